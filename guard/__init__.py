@@ -1,0 +1,78 @@
+"""guard: plain-English guardrails for AI agents, judged by an LLM, with a hook engine around them.
+
+The public API for agent builders::
+
+    import guard
+
+    @guard.hook("pre_tool_use", matcher="Bash")
+    def no_force_push(event):
+        if "push --force" in event.tool_input.get("command", ""):
+            return guard.deny("force-push rewrites shared history")
+
+    engine = guard.Engine(registry=guard.default_registry)
+    decision = await engine.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", ...})
+
+Heavy parts (pydantic models, the engine, the judge) load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from guard.decision import Decision, HookResult
+from guard.errors import GuardError
+from guard.registry import Registry, default_registry, hook
+
+if TYPE_CHECKING:
+    from guard.config import LoadedConfig, load_config
+    from guard.engine import Engine
+    from guard.events.model import Event
+
+__all__ = [
+    "Decision",
+    "Engine",
+    "Event",
+    "GuardError",
+    "HookResult",
+    "LoadedConfig",
+    "Registry",
+    "allow",
+    "ask",
+    "default_registry",
+    "deny",
+    "hook",
+    "load_config",
+    "rewrite",
+]
+
+__version__ = "0.1.0"
+
+_LAZY = {"Engine": "guard.engine", "Event": "guard.events.model", "load_config": "guard.config", "LoadedConfig": "guard.config"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'guard' has no attribute {name!r}")
+
+
+def allow(reason: str | None = None) -> HookResult:
+    """A callable hook's "no objection" (id and type are filled in by the engine)."""
+    return HookResult(id="", type="callable", decision="allow", reason=reason)
+
+
+def deny(reason: str) -> HookResult:
+    """A callable hook's block, with the reason the agent will see."""
+    return HookResult(id="", type="callable", decision="deny", reason=reason)
+
+
+def ask(reason: str) -> HookResult:
+    """A callable hook's "a person should confirm this"."""
+    return HookResult(id="", type="callable", decision="ask", reason=reason)
+
+
+def rewrite(updated_input: dict[str, Any], reason: str | None = None) -> HookResult:
+    """A callable hook's rewrite of the tool input; every blocking hook re-checks it."""
+    return HookResult(id="", type="callable", decision="allow", reason=reason, updated_input=updated_input)

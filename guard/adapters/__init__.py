@@ -1,0 +1,36 @@
+"""Client adapters: each client's hook payload in, that client's hook output out.
+
+Pure functions on plain data (standard library only: they run on every
+``guard hook`` call). An adapter module has
+
+- ``normalize(payload: dict, env: Mapping[str, str]) -> dict``: the client's
+  event as guard's canonical payload (Claude Code field names);
+- ``render(payload: dict, decision: Decision) -> Rendered``: the bytes and exit
+  code the client expects.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+__all__ = ["FORMATS", "Rendered", "adapter"]
+
+FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot")
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """What ``guard hook`` writes: stdout, the exit code, and stderr."""
+
+    stdout: str = ""
+    exit_code: int = 0
+    stderr: str = ""
+
+
+def adapter(fmt: str) -> ModuleType:
+    """The adapter module for ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown client format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return importlib.import_module(f"guard.adapters.{fmt}")

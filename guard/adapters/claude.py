@@ -1,0 +1,68 @@
+"""Claude Code: ``hookSpecificOutput`` for tool events, top-level ``decision: "block"`` elsewhere.
+
+guard's "allow" means "no objection", so a plain allow prints nothing and
+Claude's own permission rules still apply; only a rewrite is returned as an
+explicit allow (the rewritten input has already passed every blocking hook).
+``updatedInput`` is the whole input: Claude replaces, it does not merge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from guard.adapters import Rendered
+from guard.decision import Decision
+from guard.events.names import canonical_event, client_event_name
+
+__all__ = ["normalize", "render"]
+
+#: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
+_BLOCK_EVENTS = frozenset({"user_turn", "post_tool_use", "post_tool_use_failure", "stop", "subagent_stop", "pre_compact"})
+_CONTEXT_EVENTS = frozenset({"user_turn", "session_start", "post_tool_use", "post_tool_use_failure", "pre_tool_use", "subagent_start"})
+_MAX = 10_000  # Claude caps hook strings at 10,000 characters
+
+
+def _cap(text: str | None) -> str | None:
+    return text if text is None or len(text) <= _MAX else text[: _MAX - 1] + "…"
+
+
+def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    return payload
+
+
+def hook_output(event: str, decision: Decision) -> dict[str, Any]:
+    """The JSON object for ``decision`` (empty when there is nothing to say)."""
+    out: dict[str, Any] = {}
+    specific: dict[str, Any] = {}
+    reason = _cap(decision.reason)
+    if event == "pre_tool_use":
+        if decision.decision in ("deny", "ask"):
+            specific["permissionDecision"] = decision.decision
+            specific["permissionDecisionReason"] = reason or f"guard: {decision.decision}"
+        elif decision.updated_input is not None:
+            specific["permissionDecision"] = "allow"
+            specific["permissionDecisionReason"] = reason or "guard: input rewritten and re-checked"
+        if decision.updated_input is not None and decision.decision != "deny":
+            specific["updatedInput"] = decision.updated_input
+    elif event == "permission_request":
+        if decision.decision == "deny":
+            specific["decision"] = {"behavior": "deny", "message": reason or "guard: denied"}
+        elif decision.updated_input is not None:
+            specific["decision"] = {"behavior": "allow", "updatedInput": decision.updated_input}
+    elif event in _BLOCK_EVENTS and decision.decision != "allow":
+        # ask has no meaning here; blocking is the safe reading of "a person should look"
+        out["decision"] = "block"
+        out["reason"] = reason or f"guard: {decision.decision}"
+    if decision.additional_context and event in _CONTEXT_EVENTS:
+        specific["additionalContext"] = _cap(decision.additional_context)
+    if specific:
+        out["hookSpecificOutput"] = {"hookEventName": client_event_name(event), **specific}
+    return out
+
+
+def render(payload: dict[str, Any], decision: Decision) -> Rendered:
+    event = canonical_event(str(payload.get("hook_event_name", "")))
+    out = hook_output(event, decision)
+    return Rendered(stdout=json.dumps(out) if out else "")

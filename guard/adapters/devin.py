@@ -1,0 +1,39 @@
+"""Devin CLI: top-level ``decision: "block"`` / ``"approve"``, rewrites via ``hookSpecificOutput.updatedInput``.
+
+Devin has no "ask", so ask blocks with the reason (a person must look). Devin
+sends no ``cwd``; ``DEVIN_PROJECT_DIR`` stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from guard.adapters import Rendered
+from guard.decision import Decision
+from guard.events.names import canonical_event, client_event_name
+
+__all__ = ["normalize", "render"]
+
+
+def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    if "cwd" not in payload and env.get("DEVIN_PROJECT_DIR"):
+        return {**payload, "cwd": env["DEVIN_PROJECT_DIR"]}
+    return payload
+
+
+def render(payload: dict[str, Any], decision: Decision) -> Rendered:
+    event = canonical_event(str(payload.get("hook_event_name", "")))
+    out: dict[str, Any] = {}
+    if decision.decision in ("deny", "ask"):
+        out["decision"] = "block"
+        out["reason"] = decision.reason or f"guard: {decision.decision}"
+    specific: dict[str, Any] = {}
+    if decision.updated_input is not None and decision.decision == "allow":
+        specific["updatedInput"] = decision.updated_input
+    if decision.additional_context:
+        specific["additionalContext"] = decision.additional_context
+    if specific:
+        out["hookSpecificOutput"] = {"hookEventName": client_event_name(event), **specific}
+    return Rendered(stdout=json.dumps(out) if out else "")

@@ -1,0 +1,37 @@
+"""Gemini CLI: top-level ``decision: "deny"`` + ``reason``; ``hookSpecificOutput.tool_input`` merges a rewrite.
+
+Event names arrive as BeforeTool / AfterTool / BeforeAgent / AfterAgent (aliases
+of the canonical names). Gemini has no "ask": ask denies with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from guard.adapters import Rendered
+from guard.decision import Decision
+from guard.events.names import canonical_event
+
+__all__ = ["normalize", "render"]
+
+
+def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    return payload
+
+
+def render(payload: dict[str, Any], decision: Decision) -> Rendered:
+    event = canonical_event(str(payload.get("hook_event_name", "")))
+    out: dict[str, Any] = {}
+    if decision.decision in ("deny", "ask"):
+        out["decision"] = "deny"
+        out["reason"] = decision.reason or f"guard: {decision.decision}"
+    specific: dict[str, Any] = {}
+    if decision.updated_input is not None and decision.decision == "allow" and event == "pre_tool_use":
+        specific["tool_input"] = decision.updated_input
+    if decision.additional_context and event in ("user_turn", "session_start", "post_tool_use"):
+        specific["additionalContext"] = decision.additional_context
+    if specific:
+        out["hookSpecificOutput"] = specific
+    return Rendered(stdout=json.dumps(out) if out else "")

@@ -1,0 +1,98 @@
+"""``guard check``: one judgement for a person, with everything that went into it.
+
+Exit 0 allow, 1 deny, 2 ask, 3 error (a hook failed, no model configured, bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+_EXIT = {"allow": 0, "deny": 1, "ask": 2}
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("check", help="judge one tool call and explain the decision")
+    p.add_argument("--tool", required=True, help="tool name, e.g. Bash")
+    p.add_argument("--input", required=True, help="tool input as JSON, e.g. '{\"command\": \"rm -rf ~\"}'")
+    p.add_argument("--event", default="PreToolUse", help="event name (default PreToolUse)")
+    p.add_argument("--rule", help="judge against this plain-English rule instead of the config's hooks")
+    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto")
+    p.add_argument("--model", help="LiteLLM model id for this check (both tiers)")
+    p.add_argument("--config", help="guard.yaml or settings.json")
+    p.add_argument("--json", action="store_true", help="print the canonical decision JSON")
+    p.set_defaults(func=run, error_exit_code=3)
+
+
+def _payload(args: argparse.Namespace) -> dict[str, Any]:
+    from guard.errors import EventError
+
+    try:
+        tool_input = json.loads(args.input)
+    except json.JSONDecodeError as exc:
+        raise EventError(f"--input is not valid JSON: {exc.msg} at column {exc.colno}") from exc
+    if not isinstance(tool_input, dict):
+        raise EventError("--input must be a JSON object")
+    return {"hook_event_name": args.event, "tool_name": args.tool, "tool_input": tool_input, "cwd": os.getcwd()}
+
+
+def _print_human(decision: Any) -> None:
+    print(f"decision: {decision.decision}")
+    if decision.reason:
+        print(f"reason:   {decision.reason}")
+    if decision.updated_input is not None:
+        print(f"rewrite:  {json.dumps(decision.updated_input)}")
+    for h in decision.hooks:
+        bits = [f"{h.id} ({h.type})", f"→ {h.decision or 'abstain'}"]
+        if h.tier:
+            bits.append(f"tier={h.tier}")
+        if h.model:
+            bits.append(f"model={h.model}")
+        if h.confidence is not None:
+            bits.append(f"confidence={h.confidence:.2f}")
+        if h.latency_ms is not None:
+            bits.append(f"latency={h.latency_ms:.0f}ms")
+        bits.append(f"cost={'$%.6f' % h.cost_usd if h.cost_usd is not None else 'n/a'}")
+        bits.append("cache=hit" if h.cached else "cache=miss")
+        if h.error:
+            bits.append(f"error={h.error}")
+        print("  " + "  ".join(bits))
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from guard.config import load_config
+    from guard.engine import Engine
+    from guard.events.names import canonical_event
+    from guard.hooks.spec import HookSpec
+    from guard.registry import Registry
+
+    payload = _payload(args)
+    loaded = load_config(args.config)
+    settings = loaded.settings
+    if args.model:
+        settings = replace(settings, models={"quick": args.model, "thorough": args.model})
+        os.environ.pop("GUARD_MODEL_QUICK", None)
+        os.environ.pop("GUARD_MODEL_THOROUGH", None)
+    if args.rule:
+        spec = HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")
+        registry = Registry([spec])
+    else:
+        registry = Registry(loaded.specs)
+    decision = Engine(settings, registry).decide_sync(payload)
+    if args.json:
+        print(json.dumps(decision.to_dict(), indent=2))
+    else:
+        _print_human(decision)
+    errors = [h for h in decision.hooks if h.error]
+    if errors:
+        for h in errors:
+            print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
+        return 3
+    return _EXIT[decision.decision]

@@ -1,0 +1,221 @@
+"""Parse and validate a guard.yaml or a Claude Code settings.json into a LoadedConfig.
+
+Every error names the file, the key path and the reason; nothing here prints a
+traceback. Claude Code ``settings.json`` hooks (``type: command|http|prompt``)
+become guard hooks; a ``prompt`` handler becomes a smart hook.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from guard.config import LoadedConfig
+from guard.cache.duration import parse_duration
+from guard.config.entries import _key_path, spec_from_entry
+from guard.errors import ConfigError
+from guard.events.names import canonical_event
+from guard.hooks.spec import HookSpec
+from guard.settings import DEFAULT_CACHE_URL, Settings
+
+__all__ = ["parse_config"]
+
+log = logging.getLogger("guard.config")
+
+#: A settings.json command that runs guard itself: loading it as a hook would recurse.
+_SELF = re.compile(r"(^|[\s/])guard(\.exe)?\s+hook\b")
+
+
+class _Models(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    quick: str | None = None
+    thorough: str | None = None
+    api_base: str | None = None
+
+
+class _Cache(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = DEFAULT_CACHE_URL
+    ttl: str | int | float = "7d"
+
+
+class _Webhooks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    allow_networks: list[str] = Field(default_factory=list)
+
+
+class _Audit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str | None = ".guard/audit.db"
+    enabled: bool = True
+    redact: list[str] = Field(default_factory=list)
+
+
+class _Server(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str | None = None
+
+
+class _Top(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    models: _Models = Field(default_factory=_Models)
+    cache: _Cache = Field(default_factory=_Cache)
+    webhooks: _Webhooks = Field(default_factory=_Webhooks)
+    audit: _Audit = Field(default_factory=_Audit)
+    server: _Server = Field(default_factory=_Server)
+    include: list[str] = Field(default_factory=list)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", file=str(path)) from exc
+    if path.suffix == ".json":
+        try:
+            return json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(path)) from exc
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)) from exc
+
+
+def _event(name: str, file: str, key: str) -> str:
+    try:
+        return canonical_event(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file, key=key) from exc
+
+
+def _guard_hooks(block: Any, file: str) -> list[HookSpec]:
+    """guard.yaml ``hooks:`` — event → list of entries."""
+    if not isinstance(block, dict):
+        raise ConfigError("must map event names to lists of hooks", file=file, key="hooks")
+    specs = []
+    for name, entries in block.items():
+        key = f"hooks.{name}"
+        event = _event(str(name), file, key)
+        if not isinstance(entries, list):
+            raise ConfigError("must be a list of hooks", file=file, key=key)
+        for i, entry in enumerate(entries):
+            specs.append(spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i))
+    return specs
+
+
+def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
+    """Claude Code ``hooks:`` — event → [{matcher, hooks: [{type, command|url|prompt, timeout}]}]."""
+    if not isinstance(block, dict):
+        raise ConfigError("must map event names to lists of matcher groups", file=file, key="hooks")
+    specs = []
+    for name, groups in block.items():
+        key = f"hooks.{name}"
+        event = _event(str(name), file, key)
+        if not isinstance(groups, list):
+            raise ConfigError("must be a list of matcher groups", file=file, key=key)
+        for g, group in enumerate(groups):
+            gkey = f"{key}[{g}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                raise ConfigError("a matcher group needs a 'hooks' list", file=file, key=gkey)
+            for h, handler in enumerate(group["hooks"]):
+                hkey = f"{gkey}.hooks[{h}]"
+                entry = _claude_handler(handler, file, hkey)
+                if entry is None:
+                    continue
+                if group.get("matcher") is not None:
+                    entry["matcher"] = group["matcher"]
+                entry["id"] = f"claude.{event}[{len(specs)}]"
+                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs)))
+    return specs
+
+
+def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
+    if not isinstance(handler, dict):
+        raise ConfigError("a hook handler must be a mapping", file=file, key=key)
+    kind = handler.get("type")
+    entry: dict[str, Any] = {}
+    if "timeout" in handler:
+        entry["timeout"] = min(float(handler["timeout"]), 600.0)
+    if kind == "command":
+        if _SELF.search(str(handler.get("command", ""))):
+            return None  # guard's own entry: it is what is running now
+        entry["command"] = handler.get("command")
+    elif kind == "http":
+        entry["url"] = handler.get("url")
+        entry["headers"] = handler.get("headers") or {}
+    elif kind == "prompt":
+        entry["prompt"] = handler.get("prompt")
+        if handler.get("model"):
+            entry["model"] = handler["model"]
+        entry["depth"] = "quick"
+    else:
+        log.warning("%s: %s: handler type %r is not supported by guard; skipped", file, key, kind)
+        return None
+    return entry
+
+
+def parse_config(path: Path) -> LoadedConfig:
+    """Read ``path`` (guard.yaml, or a settings.json by its suffix) and everything it includes."""
+    file = str(path)
+    data = _read(path)
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a mapping", file=file)
+    if path.suffix == ".json":
+        specs = _claude_hooks(data.get("hooks", {}), file)
+        return LoadedConfig(settings=Settings(base_dir=str(path.resolve().parent.parent), config_path=file), specs=specs, sources=[file])
+    hooks = data.pop("hooks", None) or {}
+    try:
+        top = _Top.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(first["msg"], file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
+    try:
+        ttl = parse_duration(top.cache.ttl)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file, key="cache.ttl") from exc
+    base = path.resolve().parent
+    if base.name == ".guard":
+        base = base.parent
+    settings = Settings(
+        models={k: v for k, v in (("quick", top.models.quick), ("thorough", top.models.thorough)) if v},
+        api_base=top.models.api_base,
+        cache_url=top.cache.url,
+        cache_ttl=ttl,
+        allow_networks=tuple(top.webhooks.allow_networks),
+        audit_path=top.audit.path if top.audit.enabled else None,
+        audit_redact=tuple(top.audit.redact),
+        server_url=top.server.url,
+        base_dir=str(base),
+        config_path=file,
+    )
+    specs = _guard_hooks(hooks, file)
+    sources = [file]
+    for i, inc in enumerate(top.include):
+        inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)
+        if not inc_path.is_file():
+            raise ConfigError(f"included file not found: {inc_path}", file=file, key=f"include[{i}]")
+        included = parse_config(inc_path)
+        specs.extend(included.specs)
+        sources.extend(included.sources)
+    _check_unique_ids(specs)
+    return LoadedConfig(settings=settings, specs=specs, sources=sources)
+
+
+def _check_unique_ids(specs: list[HookSpec]) -> None:
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if spec.id in seen:
+            file, _, key = (spec.origin or "").partition(": ")
+            raise ConfigError(f"hook id {spec.id!r} is already used at {seen[spec.id]}", file=file, key=key + ".id")
+        seen[spec.id] = spec.origin or spec.id

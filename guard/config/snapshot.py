@@ -1,0 +1,124 @@
+"""Compiled config snapshots: validated config as JSON, reused while its sources are unchanged.
+
+Values are stored as written (``${VAR}`` unexpanded) so secrets never land in
+the snapshot and a changed environment takes effect at once; :func:`expand_env`
+substitutes them on every load. Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from guard.errors import ConfigError
+from guard.hooks.spec import HookSpec
+from guard.settings import Settings
+
+__all__ = ["expand_env", "read", "write"]
+
+FORMAT = 1
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _snapshot_path(config: Path) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "config"
+    digest = hashlib.sha1(str(config.resolve()).encode()).hexdigest()[:16]
+    return base / f"{digest}.json"
+
+
+def _fingerprint(paths: list[str]) -> list[list[Any]]:
+    out = []
+    for p in paths:
+        st = os.stat(p)
+        out.append([p, st.st_size, st.st_mtime_ns])
+    return out
+
+
+def read(config: Path) -> Any:
+    """The snapshot for ``config`` if every source file is unchanged, else None."""
+    from guard.config import LoadedConfig
+
+    try:
+        data = json.loads(_snapshot_path(config).read_text())
+        if data.get("format") != FORMAT or _fingerprint([s for s, _, _ in data["sources"]]) != data["sources"]:
+            return None
+        loaded = LoadedConfig(
+            settings=Settings.from_dict(data["settings"]),
+            specs=[HookSpec.from_dict(s) for s in data["specs"]],
+            sources=[s for s, _, _ in data["sources"]],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return expand_env(loaded)
+
+
+def write(config: Path, loaded: Any) -> None:
+    """Store ``loaded`` (unexpanded); failures only cost the next run a re-parse."""
+    if any(spec.func is not None for spec in loaded.specs):
+        return
+    target = _snapshot_path(config)
+    try:
+        payload = {
+            "format": FORMAT,
+            "sources": _fingerprint(loaded.sources),
+            "settings": loaded.settings.to_dict(),
+            "specs": [spec.to_dict() for spec in loaded.specs],
+        }
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(payload))
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+def _expand(value: str | None, where: str) -> str | None:
+    if value is None or "${" not in value:
+        return value
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in os.environ:
+            return os.environ[name]
+        if default is not None:
+            return default
+        file, _, key = where.partition(": ")
+        raise ConfigError(f"environment variable {name} is not set (used as ${{{name}}})", file=file, key=key)
+
+    return _VAR.sub(sub, value)
+
+
+def expand_env(loaded: Any) -> Any:
+    """Substitute ``${VAR}`` / ``${VAR:-default}`` in models, URLs, secrets and headers.
+
+    Commands, rules and prompts are left alone: in a shell command ``${X}`` is the
+    shell's own syntax, and rule text is the user's words.
+    """
+    s = loaded.settings
+    origin = s.config_path or "guard.yaml"
+    settings = replace(
+        s,
+        models={tier: _expand(m, f"{origin}: models.{tier}") or "" for tier, m in s.models.items()},
+        api_base=_expand(s.api_base, f"{origin}: models.api_base"),
+        cache_url=_expand(s.cache_url, f"{origin}: cache.url") or "off",
+        server_url=_expand(s.server_url, f"{origin}: server.url"),
+        allow_networks=tuple(_expand(n, f"{origin}: webhooks.allow_networks") or "" for n in s.allow_networks),
+    )
+    specs = []
+    for spec in loaded.specs:
+        where = spec.origin or spec.id
+        specs.append(
+            replace(
+                spec,
+                url=_expand(spec.url, f"{where}.url"),
+                secret=_expand(spec.secret, f"{where}.secret"),
+                model=_expand(spec.model, f"{where}.model"),
+                headers=tuple((k, _expand(v, f"{where}.headers.{k}") or "") for k, v in spec.headers),
+            )
+        )
+    return type(loaded)(settings=settings, specs=specs, sources=loaded.sources)

@@ -1,0 +1,124 @@
+"""Hook results and the merged decision, in the contract's canonical JSON.
+
+Plain dataclasses, not pydantic: this module sits on the ``guard hook`` fast path
+(a cache hit must cost about what starting Python costs). ``to_dict`` /
+``from_dict`` are the boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+__all__ = ["DECISIONS", "Decision", "HookResult", "guard_stop_loop", "merge", "strictest"]
+
+DecisionName = Literal["allow", "deny", "ask"]
+DECISIONS: tuple[str, ...] = ("allow", "deny", "ask")
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def strictest(decisions: list[str]) -> str:
+    """deny > ask > allow; nothing to merge = allow."""
+    return max(decisions, key=_RANK.__getitem__, default="allow")
+
+
+@dataclass(slots=True)
+class HookResult:
+    """What one hook said about one event. ``decision=None`` means it abstained."""
+
+    id: str
+    type: str
+    decision: str | None = None
+    reason: str | None = None
+    updated_input: dict[str, Any] | None = None
+    additional_context: str | None = None
+    tier: str | None = None
+    model: str | None = None
+    confidence: float | None = None
+    cached: bool = False
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    #: Anything else worth keeping (prompt version and hash, per-call costs, tokens, fallback notes).
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if not data["details"]:
+            del data["details"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HookResult:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(slots=True)
+class Decision:
+    """The merged answer for one event, as every output format is derived from it."""
+
+    decision: str = "allow"
+    reason: str | None = None
+    updated_input: dict[str, Any] | None = None
+    additional_context: str | None = None
+    hooks: list[HookResult] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "decision": self.decision,
+            "reason": self.reason,
+            "updated_input": self.updated_input,
+            "additional_context": self.additional_context,
+            "hooks": [h.to_dict() for h in self.hooks],
+        }
+        if self.details:
+            data["details"] = self.details
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            decision=data.get("decision", "allow"),
+            reason=data.get("reason"),
+            updated_input=data.get("updated_input"),
+            additional_context=data.get("additional_context"),
+            hooks=[HookResult.from_dict(h) for h in data.get("hooks", [])],
+            details=dict(data.get("details") or {}),
+        )
+
+
+def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = None) -> Decision:
+    """Merge hook results: deny > ask > allow; abstentions and no hooks = allow.
+
+    The reason is that of the hooks that set the final decision, joined in
+    registration order; additional context from every hook is kept.
+    """
+    verdicts = [r.decision for r in results if r.decision in _RANK]
+    final = strictest(verdicts)  # type: ignore[arg-type]
+    reasons = [f"[{r.id}] {r.reason}" if len(results) > 1 else r.reason for r in results if r.decision == final and r.reason]
+    contexts = [r.additional_context for r in results if r.additional_context]
+    return Decision(
+        decision=final,
+        reason="; ".join(str(x) for x in reasons) or None,
+        updated_input=updated_input if final != "deny" else None,
+        additional_context="\n".join(contexts) or None,
+        hooks=list(results),
+    )
+
+
+_STOP_EVENTS = frozenset({"stop", "subagent_stop"})
+
+
+def guard_stop_loop(decision: Decision, event: str, payload: dict[str, Any]) -> Decision:
+    """Block a stop at most once in a row.
+
+    With ``stop_hook_active`` the agent already went on once because of a stop
+    hook; blocking again is how agents loop forever, so the deny is turned into
+    an allow and the reason kept in ``details``.
+    """
+    if event in _STOP_EVENTS and decision.decision == "deny" and payload.get("stop_hook_active"):
+        decision.details["stop_loop_guard"] = f"not blocking again (stop_hook_active): {decision.reason}"
+        decision.decision, decision.reason = "allow", None
+    return decision

@@ -1,0 +1,151 @@
+"""The hook engine: event → matching hooks → concurrent runs → merged decision.
+
+Each hook runs under its own timeout; a crash or timeout in one never touches the
+others or the caller. failure_mode decides what a failed hook means: fail_open
+abstains (the error stays visible in the decision), fail_closed denies. A
+rewritten ``tool_input`` is judged again by every blocking hook before it is
+returned, so a rewrite can never slip past a deny.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from guard.decision import Decision, HookResult, guard_stop_loop, merge, strictest
+from guard.errors import GuardError
+from guard.events.model import Event, parse_event
+from guard.hooks import Hook, HookContext, build
+from guard.hooks.spec import HookSpec
+from guard.registry import Registry
+from guard.settings import Settings
+
+__all__ = ["Engine", "apply_rewrites", "open_audit"]
+
+log = logging.getLogger("guard.engine")
+
+
+def apply_rewrites(original: dict[str, Any] | None, results: list[HookResult]) -> dict[str, Any] | None:
+    """Apply every hook's ``updated_input`` in registration order; None when nothing changed.
+
+    Each rewrite is read as "these fields changed from the original", so two hooks
+    rewriting different fields both take effect, and a later hook wins a field
+    both touched.
+    """
+    base = dict(original or {})
+    current = dict(base)
+    for result in results:
+        new = result.updated_input
+        if not isinstance(new, dict):
+            continue
+        for key in base.keys() - new.keys():
+            current.pop(key, None)
+        for key, value in new.items():
+            if base.get(key, object()) != value:
+                current[key] = value
+    return current if current != base else None
+
+
+def open_audit(settings: Settings) -> Any:
+    """The audit log named by the settings (the engine only calls this when one is set)."""
+    from guard.audit import AuditLog
+
+    assert settings.audit_path is not None
+    return AuditLog(str(settings.path(settings.audit_path)), redact=settings.audit_redact)
+
+
+class Engine:
+    """Decides events with the hooks of one registry and the services of one settings."""
+
+    def __init__(self, settings: Settings | None = None, registry: Registry | None = None, *, audit: bool = True) -> None:
+        self.settings = settings or Settings()
+        self.registry = registry or Registry()
+        self.ctx = HookContext(self.settings)
+        self._hooks: dict[int, Hook] = {}
+        self._audit = audit and self.settings.audit_path is not None
+
+    def _hook(self, spec: HookSpec) -> Hook:
+        key = id(spec)
+        if key not in self._hooks:
+            self._hooks[key] = build(spec, self.ctx)
+        return self._hooks[key]
+
+    async def _run_one(self, spec: HookSpec, event: Event) -> HookResult:
+        started = time.perf_counter()
+        try:
+            result = await asyncio.wait_for(self._hook(spec).run(event), timeout=spec.timeout)
+        except asyncio.TimeoutError:
+            error = f"timed out after {spec.timeout:g}s"
+        except GuardError as exc:
+            error = str(exc)
+        except Exception as exc:  # a crashing hook is isolated, never the caller's problem
+            log.warning("hook %s crashed", spec.id, exc_info=True)
+            error = f"crashed: {type(exc).__name__}: {exc}"
+        else:
+            if result.latency_ms is None:
+                result.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+            return result
+        return self._failure(spec, error, started)
+
+    @staticmethod
+    def _failure(spec: HookSpec, error: str, started: float) -> HookResult:
+        closed = spec.failure_mode == "fail_closed"
+        log.warning("hook %s failed (%s): %s", spec.id, spec.failure_mode, error)
+        return HookResult(
+            id=spec.id,
+            type=spec.kind,
+            decision="deny" if closed else None,
+            reason=f"hook {spec.id} failed and is fail_closed: {error}" if closed else None,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            error=error,
+        )
+
+    async def _run_all(self, specs: list[HookSpec], event: Event) -> list[HookResult]:
+        return list(await asyncio.gather(*(self._run_one(spec, event) for spec in specs)))
+
+    async def decide(self, event: Event | dict[str, Any]) -> Decision:
+        """Run every hook that matches ``event`` and merge their verdicts."""
+        started = time.perf_counter()
+        ev = event if isinstance(event, Event) else parse_event(event)
+        specs = self.registry.matching(ev.hook_event_name, ev.tool_name)
+        results = await self._run_all(specs, ev)
+        rewritten = apply_rewrites(ev.tool_input, results)
+        decision = merge(results, updated_input=rewritten)
+        if rewritten is not None and decision.decision != "deny":
+            decision = await self._recheck(decision, specs, ev.with_tool_input(rewritten))
+        decision = guard_stop_loop(decision, ev.event, ev.payload())
+        decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        if self._audit and specs:
+            self._record(ev.payload(), decision)
+        return decision
+
+    async def _recheck(self, decision: Decision, specs: list[HookSpec], rewritten: Event) -> Decision:
+        """Judge the rewritten input with every blocking hook; their rewrites are not applied again."""
+        blocking = [s for s in specs if not s.fire_and_forget]
+        again = await self._run_all(blocking, rewritten)
+        for result in again:
+            result.details["recheck"] = True
+            result.updated_input = None
+        verdicts = [r.decision for r in again if r.decision]
+        final = strictest([decision.decision, *verdicts])  # type: ignore[list-item]
+        decision.hooks.extend(again)
+        decision.details["rechecked"] = True
+        if final != decision.decision:
+            decision.decision = final
+            decision.reason = "; ".join(f"[{r.id}] rewritten input: {r.reason}" for r in again if r.decision == final and r.reason) or None
+            if final == "deny":
+                decision.updated_input = None
+        return decision
+
+    def _record(self, payload: dict[str, Any], decision: Decision) -> None:
+        try:
+            log_ = self.ctx.resource("audit", lambda: open_audit(self.settings))
+            log_.record(payload, decision, latency_ms=decision.details.get("latency_ms", 0.0))
+        except Exception:  # the audit log must never change a decision
+            log.warning("audit log write failed", exc_info=True)
+
+    def decide_sync(self, event: Event | dict[str, Any]) -> Decision:
+        """Blocking wrapper for scripts and the CLI."""
+        return asyncio.run(self.decide(event))

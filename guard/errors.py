@@ -1,0 +1,100 @@
+"""One error tree for guard; the CLI turns these into messages, never tracebacks.
+
+    GuardError
+    ├── ConfigError        a config file, key or value is wrong (names file and key path)
+    ├── EventError         a malformed event on stdin or in a request body
+    ├── HookError          a hook could not run or gave an unreadable answer
+    │   ├── HookTimeout    the hook ran past its timeout
+    │   └── HookRefused    the static command analyser or the SSRF check refused it
+    ├── JudgeError         a model call failed (after retries)
+    │   ├── JudgeTimeout
+    │   ├── JudgeUnavailable   rate limits, 5xx and connection errors that outlasted the retries
+    │   ├── JudgeBadResponse   unparseable or refused verdicts: never read as allow
+    │   └── ModelNotConfigured no model for a tier: names GUARD_MODEL_QUICK / GUARD_MODEL_THOROUGH
+    ├── CacheError         the decision cache backend failed
+    └── DatasetError       a dataset row is malformed (names file and line)
+
+Foreign exceptions are translated at the boundary with ``raise … from exc``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CacheError",
+    "ConfigError",
+    "DatasetError",
+    "EventError",
+    "GuardError",
+    "HookError",
+    "HookRefused",
+    "HookTimeout",
+    "JudgeBadResponse",
+    "JudgeError",
+    "JudgeTimeout",
+    "JudgeUnavailable",
+    "ModelNotConfigured",
+]
+
+
+class GuardError(Exception):
+    """Base of every error guard raises on purpose; its message is meant for a person."""
+
+
+class ConfigError(GuardError):
+    """A config source is wrong; the message names the file, the key path and the reason."""
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
+        self.file = file
+        self.key = key
+        where = ": ".join(part for part in (file, key) if part)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class EventError(GuardError):
+    """The event JSON is malformed or misses what the chosen client format requires."""
+
+
+class HookError(GuardError):
+    """A hook could not produce a verdict."""
+
+
+class HookTimeout(HookError):
+    """A hook ran past its timeout (its process group, if any, was killed)."""
+
+
+class HookRefused(HookError):
+    """A hook was refused before it ran (static command analysis, SSRF policy)."""
+
+
+class JudgeError(GuardError):
+    """A model judgement failed; the smart hook's failure_mode decides what that means."""
+
+
+class JudgeTimeout(JudgeError):
+    """The model did not answer within the hook's timeout, retries included."""
+
+
+class JudgeUnavailable(JudgeError):
+    """Rate limits, server errors or connection failures outlasted the retries."""
+
+
+class JudgeBadResponse(JudgeError):
+    """The model's answer could not be read as a verdict, or it refused to judge."""
+
+
+class ModelNotConfigured(JudgeError):
+    """A smart hook needs a model for a tier and none is configured."""
+
+
+class CacheError(GuardError):
+    """The decision cache backend failed; callers treat this as a miss."""
+
+
+class DatasetError(GuardError):
+    """A dataset row is malformed; the message names the file and the line."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        where = f"{file}:{line}" if file and line else (file or "")
+        super().__init__(f"{where}: {message}" if where else message)

@@ -1,0 +1,117 @@
+"""Canonical snake_case event names and every client's spelling of them.
+
+Standard library only: this module is on the path of every ``guard hook`` call.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "BLOCKABLE_EVENTS",
+    "CANONICAL_EVENTS",
+    "TOOL_EVENTS",
+    "canonical_event",
+    "client_event_name",
+]
+
+CANONICAL_EVENTS: tuple[str, ...] = (
+    "pre_tool_use",
+    "post_tool_use",
+    "post_tool_use_failure",
+    "post_tool_use_cancelled",
+    "permission_request",
+    "user_turn",
+    "stop",
+    "subagent_start",
+    "subagent_stop",
+    "subagent_cancel_complete",
+    "session_start",
+    "session_end",
+    "notification",
+    "pre_compact",
+    "post_compaction",
+    "approval_correction",
+)
+
+#: Events whose hooks see a ``tool_name`` (matchers and ``tools`` globs apply).
+TOOL_EVENTS = frozenset(
+    {"pre_tool_use", "post_tool_use", "post_tool_use_failure", "post_tool_use_cancelled", "permission_request"}
+)
+
+#: Events where a deny actually stops something in the clients.
+BLOCKABLE_EVENTS = frozenset(
+    {"pre_tool_use", "permission_request", "user_turn", "stop", "subagent_stop", "post_tool_use", "post_tool_use_failure", "pre_compact"}
+)
+
+_ALIASES: dict[str, str] = {
+    "PreToolUse": "pre_tool_use",
+    "BeforeToolUse": "pre_tool_use",
+    "BeforeTool": "pre_tool_use",
+    "preToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "AfterToolUse": "post_tool_use",
+    "AfterTool": "post_tool_use",
+    "postToolUse": "post_tool_use",
+    "PostToolUseFailure": "post_tool_use_failure",
+    "PostToolUseCancelled": "post_tool_use_cancelled",
+    "PermissionRequest": "permission_request",
+    "UserPromptSubmit": "user_turn",
+    "BeforeAgent": "user_turn",
+    "userPromptSubmitted": "user_turn",
+    "Stop": "stop",
+    "AfterAgent": "stop",
+    "agentStop": "stop",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "SubagentCancelComplete": "subagent_cancel_complete",
+    "Notification": "notification",
+    "PreCompact": "pre_compact",
+    "PostCompaction": "post_compaction",
+    "PostCompact": "post_compaction",
+    "ApprovalCorrection": "approval_correction",
+}
+
+#: The Claude Code (PascalCase) name of each canonical event, for client output.
+_CLAUDE_NAMES: dict[str, str] = {
+    "pre_tool_use": "PreToolUse",
+    "post_tool_use": "PostToolUse",
+    "post_tool_use_failure": "PostToolUseFailure",
+    "post_tool_use_cancelled": "PostToolUseCancelled",
+    "permission_request": "PermissionRequest",
+    "user_turn": "UserPromptSubmit",
+    "stop": "Stop",
+    "subagent_start": "SubagentStart",
+    "subagent_stop": "SubagentStop",
+    "subagent_cancel_complete": "SubagentCancelComplete",
+    "session_start": "SessionStart",
+    "session_end": "SessionEnd",
+    "notification": "Notification",
+    "pre_compact": "PreCompact",
+    "post_compaction": "PostCompact",
+    "approval_correction": "ApprovalCorrection",
+}
+
+_CUSTOM_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,127}$")
+
+
+def canonical_event(name: str) -> str:
+    """Return the canonical snake_case name for ``name``.
+
+    Canonical names and aliases map as in the contract; any other well-formed key
+    (letters, digits, ``_ . : -``) is a custom event and is kept as written.
+    """
+    if name in _ALIASES:
+        return _ALIASES[name]
+    if name in CANONICAL_EVENTS:
+        return name
+    if not isinstance(name, str) or not _CUSTOM_KEY.match(name):
+        raise ValueError(f"not an event name: {name!r}")
+    return name
+
+
+def client_event_name(event: str) -> str:
+    """The PascalCase name Claude Code (and Devin, Codex) use for a canonical event."""
+    return _CLAUDE_NAMES.get(event, event)

@@ -1,0 +1,50 @@
+"""The one seam every hook kind implements, and what the engine hands them.
+
+A hook is built from a :class:`~guard.hooks.spec.HookSpec` and a :class:`HookContext`
+and answers one question: ``await hook.run(event) -> HookResult``. Timeouts,
+crash isolation and failure_mode are the engine's job, not the hook's: a hook
+raises :class:`~guard.errors.HookError` (or anything) and the engine records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from guard.hooks.spec import HookSpec
+
+if TYPE_CHECKING:
+    from guard.decision import HookResult
+    from guard.events.model import Event
+    from guard.settings import Settings
+
+__all__ = ["Hook", "HookContext"]
+
+
+@dataclass
+class HookContext:
+    """Shared, lazily built services: settings, the decision cache, the audit log.
+
+    One context per engine; hooks read what they need from it. ``resources`` holds
+    per-engine singletons built on first use (the cache backend, warm HTTP clients).
+    """
+
+    settings: Settings
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    def resource(self, name: str, build: Any) -> Any:
+        """Return the resource ``name``, building it with ``build()`` the first time."""
+        if name not in self.resources:
+            self.resources[name] = build()
+        return self.resources[name]
+
+
+@runtime_checkable
+class Hook(Protocol):
+    """A runnable hook. Implementations live in ``guard/hooks/<kind>.py``."""
+
+    spec: HookSpec
+
+    async def run(self, event: Event) -> HookResult:
+        """Judge one event. Raise on failure; the engine applies timeout and failure_mode."""
+        ...

@@ -1,0 +1,71 @@
+"""Python function hooks: in process, no subprocess, no network.
+
+The function receives the :class:`~guard.events.Event` and may return a
+:class:`~guard.decision.HookResult`, ``"allow" | "deny" | "ask"``, a dict in
+Claude Code or canonical shape, or None to abstain. Sync functions run in a
+worker thread so they never block the event loop (and other hooks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from guard.decision import DECISIONS, HookResult
+from guard.errors import ConfigError, HookError
+from guard.events.model import Event
+from guard.hooks.base import HookContext
+from guard.hooks.reply import parse_reply
+from guard.hooks.spec import HookSpec
+
+__all__ = ["CallableHook", "resolve_target"]
+
+
+def resolve_target(target: str) -> Callable[..., Any]:
+    """Import ``module:function`` (dotted attributes allowed after the colon)."""
+    module_name, _, attr = target.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import callable hook {target!r}: {exc}") from exc
+    if not callable(obj):
+        raise ConfigError(f"callable hook {target!r} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+class CallableHook:
+    """Runs a registered (decorator) or configured (``module:function``) Python function."""
+
+    def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
+        self.spec = spec
+        self.ctx = ctx
+        self._func = spec.func
+
+    async def run(self, event: Event) -> HookResult:
+        if self._func is None:
+            assert self.spec.target is not None
+            self._func = resolve_target(self.spec.target)
+        func = self._func
+        if inspect.iscoroutinefunction(func):
+            value = await func(event)
+        else:
+            value = await asyncio.to_thread(func, event)
+        return self._result(value, event)
+
+    def _result(self, value: Any, event: Event) -> HookResult:
+        spec = self.spec
+        if value is None:
+            return HookResult(id=spec.id, type="callable")
+        if isinstance(value, HookResult):
+            value.id, value.type = spec.id, "callable"
+            return value
+        if isinstance(value, str) and value in DECISIONS:
+            return HookResult(id=spec.id, type="callable", decision=value)
+        if isinstance(value, dict):
+            return parse_reply(value, hook_id=spec.id, kind="callable", event=event.event)
+        raise HookError(f"callable hook {spec.id} returned {type(value).__name__}; expected a HookResult, a verdict string, a dict or None")

@@ -1,0 +1,81 @@
+"""HookSpec: what one configured hook is, independent of where it was declared.
+
+Standard library only, so the registry and the ``guard hook`` fast path can match
+events against hooks without loading pydantic or any hook implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "HookSpec"]
+
+HOOK_KINDS: tuple[str, ...] = ("smart", "command", "http", "callable")
+
+#: Sources whose hooks get the stricter command analysis and fail closed in standalone mode.
+EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """One hook: its kind, the event and tools it applies to, and its kind's settings."""
+
+    id: str
+    kind: str  # smart | command | http | callable
+    event: str  # canonical event name
+    matcher: str | None = None  # Claude Code matcher rules on tool_name
+    tools: tuple[str, ...] | None = None  # fnmatch globs on tool_name
+    timeout: float = 10.0  # seconds, 1..600
+    failure_mode: str = "fail_open"  # fail_open | fail_closed
+    source: str = "config"  # config | settings | skill | plugin | user | library
+    origin: str | None = None  # file (and key path) it was declared in, for messages
+
+    # smart
+    rule: str | None = None
+    prompt: str | None = None  # a user's own prompt template ($ARGUMENTS), from Claude/SKILL prompt hooks
+    depth: str = "auto"  # quick | thorough | auto
+    model: str | None = None
+    confidence_threshold: float = 0.7
+    cache_ignore: tuple[str, ...] = ()  # extra payload fields left out of the cache key
+    cache_keep: tuple[str, ...] = ()  # volatile fields kept in the cache key after all
+
+    # command
+    command: str | None = None
+
+    # http
+    url: str | None = None
+    secret: str | None = None
+    fire_and_forget: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+
+    # callable
+    target: str | None = None  # "module:function"
+    func: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def external(self) -> bool:
+        """Declared by a skill, plugin or user config: stricter checks apply."""
+        return self.source in EXTERNAL_SOURCES
+
+    def replace(self, **changes: Any) -> HookSpec:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for the compiled config snapshot (callables by target name only)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "func"}
+        for key in ("tools", "cache_ignore", "cache_keep"):
+            if data[key] is not None:
+                data[key] = list(data[key])
+        data["headers"] = [list(pair) for pair in self.headers]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HookSpec:
+        data = dict(data)
+        for key in ("tools", "cache_ignore", "cache_keep"):
+            if data.get(key) is not None:
+                data[key] = tuple(data[key])
+        data["headers"] = tuple(tuple(pair) for pair in data.get("headers", ()))
+        return cls(**data)

@@ -1,0 +1,39 @@
+"""Every test runs in its own home, cache and working directory, with no GUARD_* settings leaking in."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    for name in list(os.environ):
+        if name.startswith("GUARD_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(work)
+    yield work
+
+
+@pytest.fixture
+def write_config(isolated_home: Path):  # type: ignore[no-untyped-def]
+    """Write a guard.yaml into the test's working directory and return its path."""
+
+    def write(text: str, name: str = "guard.yaml") -> Path:
+        path = isolated_home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    return write
