@@ -81,7 +81,7 @@ class Engine:
         except GuardError as exc:
             error = str(exc)
         except Exception as exc:  # a crashing hook is isolated, never the caller's problem
-            log.warning("hook %s crashed", spec.id, exc_info=True)
+            log.debug("hook %s crashed", spec.id, exc_info=True)
             error = f"crashed: {type(exc).__name__}: {exc}"
         else:
             if result.latency_ms is None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -41,8 +43,29 @@ def _fast_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
+class _BriefFormatter(logging.Formatter):
+    """One line per warning; tracebacks only with GUARD_DEBUG=1."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if os.environ.get("GUARD_DEBUG") != "1":
+            record.exc_info, record.exc_text = None, None
+        return super().format(record)
+
+
+def _setup_logging() -> None:
+    logger = logging.getLogger("guard")
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(_BriefFormatter("guard: %(levelname)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if os.environ.get("GUARD_DEBUG") == "1" else logging.WARNING)
+    logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    _setup_logging()
     from guard.errors import GuardError
 
     # the per-tool-call path: build only the hook parser

@@ -1,0 +1,72 @@
+"""`guard hook` wall time as a fresh process, as the clients run it, against Python's own start-up.
+
+Cases: an event no hook matches (the common path), and one decided by a callable
+hook (which loads the engine). Each is a ratio to `python3 -c pass` measured in
+the same run with the same interpreter. Goal: no-match ≤ 3× Python start-up.
+
+    python bench/bench_hook.py [--runs 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+POLICY = "def no_force_push(event):\n    return 'deny' if '--force' in event.tool_input.get('command', '') else None\n"
+CONFIG = "hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
+
+
+def guard_command() -> list[str]:
+    """The installed console script beside this interpreter (not a pyenv shim, which adds its own start-up)."""
+    script = Path(sys.executable).parent / "guard"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "guard.cli.main"]
+
+
+def timed(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(cmd, input=stdin, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def summary(name: str, samples: list[float], base: float) -> str:
+    med = statistics.median(samples)
+    p95 = sorted(samples)[int(len(samples) * 0.95) - 1]
+    return f"| {name} | {med:.1f} | {p95:.1f} | {med / base:.2f}× |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        (cwd / "policy.py").write_text(POLICY)
+        (cwd / "guard.yaml").write_text(CONFIG + "audit:\n  enabled: false\n")
+        env = {**os.environ, "PYTHONPATH": str(cwd), "XDG_CACHE_HOME": str(cwd / ".cache")}
+        cmd = [*guard_command(), "hook"]
+        no_match = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
+        decided = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})
+        timed(cmd, no_match, cwd, env, 2)  # compile the config snapshot, warm the page cache
+        base = timed([sys.executable, "-c", "pass"], "", cwd, env, args.runs)
+        rows = [
+            summary("python3 -c pass (baseline)", base, statistics.median(base)),
+            summary("guard hook, no hook matches", timed(cmd, no_match, cwd, env, args.runs), statistics.median(base)),
+            summary("guard hook, decided by a callable hook", timed(cmd, decided, cwd, env, args.runs), statistics.median(base)),
+        ]
+    print(f"guard hook as a fresh process ({args.runs} runs each, {sys.executable})\n")
+    print("| case | median ms | p95 ms | × python start-up |\n|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from guard.config import find_config, load_config
+from guard.errors import ConfigError
+
+FULL = """
+models:
+  quick: openai/gpt-4.1-mini
+  thorough: anthropic/claude-sonnet-4-5
+cache:
+  url: sqlite:///.guard/cache.db
+  ttl: 12h
+webhooks:
+  allow_networks: ["10.20.0.0/16"]
+hooks:
+  PreToolUse:
+    - id: no-destructive-shell
+      matcher: Bash
+      rule: Deny shell commands that delete or overwrite files outside the project directory.
+      depth: auto
+      failure_mode: fail_closed
+      timeout: 20
+    - tools: ["mcp__github__*"]
+      url: https://ops.example.com/hook
+      secret: ${OPS_WEBHOOK_SECRET}
+      fire_and_forget: true
+    - matcher: Write|Edit
+      command: ./scripts/check-path.sh
+    - matcher: Bash
+      callable: mypkg.guards:no_force_push
+  Stop:
+    - rule: Do not stop while the tests fail.
+"""
+
+
+def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OPS_WEBHOOK_SECRET", "s3cret")
+    write_config(FULL)
+    cfg = load_config()
+    assert cfg.settings.models == {"quick": "openai/gpt-4.1-mini", "thorough": "anthropic/claude-sonnet-4-5"}
+    assert cfg.settings.cache_ttl == 12 * 3600 and cfg.settings.allow_networks == ("10.20.0.0/16",)
+    kinds = [(s.id, s.kind, s.event) for s in cfg.specs]
+    assert kinds == [
+        ("no-destructive-shell", "smart", "pre_tool_use"),
+        ("pre_tool_use[1]", "http", "pre_tool_use"),
+        ("pre_tool_use[2]", "command", "pre_tool_use"),
+        ("pre_tool_use[3]", "callable", "pre_tool_use"),
+        ("stop[0]", "smart", "stop"),
+    ]
+    smart, http = cfg.specs[0], cfg.specs[1]
+    assert smart.failure_mode == "fail_closed" and smart.timeout == 20 and smart.depth == "auto"
+    assert http.secret == "s3cret" and http.tools == ("mcp__github__*",) and http.fire_and_forget
+    assert cfg.specs[2].failure_mode == "fail_open"  # the default
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 900\n      command: x\n", "hooks.PreToolUse[0].timeout"),
+        ("hooks:\n  PreToolUse:\n    - matcher: Bash\n      rule: a\n      command: b\n", "hooks.PreToolUse[0]"),
+        ("hooks:\n  PreToolUse:\n    - matcher: '(bad'\n      command: x\n", "hooks.PreToolUse[0].matcher"),
+        ("hooks:\n  PreToolUse:\n    - tools: []\n      command: x\n", "hooks.PreToolUse[0].tools"),
+        ("hooks:\n  PreToolUse:\n    - command: x\n      colour: red\n", "hooks.PreToolUse[0].colour"),
+        ("hooks:\n  PreToolUse:\n    - callable: not-a-target\n", "hooks.PreToolUse[0].callable"),
+        ("hooks:\n  PreToolUse: {command: x}\n", "hooks.PreToolUse"),
+        ("hooks:\n  'bad event!':\n    - command: x\n", "hooks.bad event!"),
+        ("cache:\n  ttl: soon\n", "cache.ttl"),
+        ("models:\n  fast: x\n", "models.fast"),
+        ("hooks:\n  PreToolUse:\n    - id: a\n      command: x\n    - id: a\n      command: y\n", "hooks.PreToolUse[1].id"),
+        ("hooks:\n  PreToolUse:\n    - url: https://h/${NOT_SET_ANYWHERE}\n", "hooks.PreToolUse[0].url"),
+    ],
+)
+def test_errors_name_the_file_and_key_path(write_config, text: str, where: str) -> None:  # type: ignore[no-untyped-def]
+    path = write_config(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    assert str(path) in str(info.value) and where in str(info.value)
+
+
+def test_invalid_yaml_names_the_line(write_config) -> None:  # type: ignore[no-untyped-def]
+    path = write_config("hooks:\n  PreToolUse:\n    - command: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"line \d+"):
+        load_config(str(path))
+
+
+def test_discovery_order(isolated_home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert find_config() is None and load_config().specs == []
+    (isolated_home / ".guard").mkdir()
+    (isolated_home / ".guard/guard.yaml").write_text("hooks: {}\n")
+    assert find_config() == Path(".guard/guard.yaml")
+    (isolated_home / "guard.yaml").write_text("hooks: {}\n")
+    assert find_config() == Path("guard.yaml")
+    monkeypatch.setenv("GUARD_CONFIG", "/elsewhere.yaml")
+    assert find_config() == Path("/elsewhere.yaml")
+    assert find_config("x.yaml") == Path("x.yaml")
+
+
+def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> None:
+    settings = {
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "guard hook --format claude", "timeout": 30},
+                    {"type": "command", "command": "./check.sh", "timeout": 5},
+                    {"type": "prompt", "prompt": "Is this safe? $ARGUMENTS"},
+                ]},
+                {"matcher": "mcp__.*", "hooks": [{"type": "http", "url": "https://hooks.example.com/x"}, {"type": "agent", "prompt": "x"}]},
+            ]
+        },
+    }
+    path = isolated_home / ".claude/settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(settings))
+    cfg = load_config(str(path))
+    assert [(s.kind, s.matcher) for s in cfg.specs] == [("command", "Bash"), ("smart", "Bash"), ("http", "mcp__.*")]
+    assert cfg.specs[0].timeout == 5 and cfg.specs[1].prompt == "Is this safe? $ARGUMENTS"
+
+
+def test_guard_yaml_includes_claude_settings(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude/settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}}))
+    write_config("include: [.claude/settings.json]\nhooks:\n  PreToolUse:\n    - command: ./a.sh\n")
+    assert [s.event for s in load_config().specs] == ["pre_tool_use", "stop"]
+
+
+def test_snapshot_is_reused_and_invalidated_when_the_file_changes(write_config, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path = write_config("hooks:\n  PreToolUse:\n    - id: one\n      command: ./a.sh\n")
+    assert [s.id for s in load_config().specs] == ["one"]
+    import guard.config.parse as parse
+
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("re-parsed although nothing changed")
+
+    with monkeypatch.context() as m:
+        m.setattr(parse, "parse_config", boom)
+        assert [s.id for s in load_config().specs] == ["one"]  # from the snapshot
+    path.write_text("hooks:\n  PreToolUse:\n    - id: two\n      command: ./b.sh\n")
+    os.utime(path, ns=(1, 1))
+    assert [s.id for s in load_config().specs] == ["two"]
+
+
+def test_secrets_stay_out_of_the_snapshot_and_env_changes_apply(write_config, monkeypatch, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    write_config("hooks:\n  SessionEnd:\n    - url: https://ops.example.com/h\n      secret: ${HOOK_SECRET}\n")
+    monkeypatch.setenv("HOOK_SECRET", "first-secret-value")
+    assert load_config().specs[0].secret == "first-secret-value"
+    snapshots = list((isolated_home.parent / "home/.cache/guard/config").glob("*.json"))
+    assert snapshots and "first-secret-value" not in snapshots[0].read_text()
+    monkeypatch.setenv("HOOK_SECRET", "rotated")
+    assert load_config().specs[0].secret == "rotated"
+
+
+def test_env_default_syntax(write_config) -> None:  # type: ignore[no-untyped-def]
+    write_config("models:\n  quick: ${QUICK_MODEL:-openai/gpt-4.1-mini}\n")
+    assert load_config().settings.models["quick"] == "openai/gpt-4.1-mini"
+
+
+def test_model_env_overrides_config(write_config, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    write_config("models:\n  quick: openai/a\n  thorough: openai/b\n")
+    s = load_config().settings
+    monkeypatch.setenv("GUARD_MODEL_QUICK", "openai/env")
+    monkeypatch.setenv("GUARD_API_BASE", "http://127.0.0.1:9/v1")
+    assert s.model_for("quick") == "openai/env" and s.model_for("thorough") == "openai/b"
+    assert s.effective_api_base() == "http://127.0.0.1:9/v1"
