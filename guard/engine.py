@@ -63,14 +63,14 @@ class Engine:
         self.settings = settings or Settings()
         self.registry = registry or Registry()
         self.ctx = HookContext(self.settings)
-        self._hooks: dict[int, Hook] = {}
+        self._hooks: dict[HookSpec, Hook] = {}
         self._audit = audit and self.settings.audit_path is not None
 
     def _hook(self, spec: HookSpec) -> Hook:
-        key = id(spec)
-        if key not in self._hooks:
-            self._hooks[key] = build(spec, self.ctx)
-        return self._hooks[key]
+        # keyed by the spec itself (frozen, hashable): run-scoped specs that are gone free their hooks too
+        if spec not in self._hooks:
+            self._hooks[spec] = build(spec, self.ctx)
+        return self._hooks[spec]
 
     async def _run_one(self, spec: HookSpec, event: Event) -> HookResult:
         started = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
             monkeypatch.delenv(name)
     monkeypatch.chdir(work)
     yield work
+    # the CLI gives the "guard" logger its own handler; later tests expect plain propagation
+    logger = logging.getLogger("guard")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
 
 
 @pytest.fixture

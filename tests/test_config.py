@@ -72,6 +72,7 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
         ("hooks:\n  'bad event!':\n    - command: x\n", "hooks.bad event!"),
         ("cache:\n  ttl: soon\n", "cache.ttl"),
         ("models:\n  fast: x\n", "models.fast"),
+        ("webhooks:\n  allow_networks: [10.0.0.0/33]\n", "webhooks.allow_networks"),
         ("hooks:\n  PreToolUse:\n    - id: a\n      command: x\n    - id: a\n      command: y\n", "hooks.PreToolUse[1].id"),
         ("hooks:\n  PreToolUse:\n    - url: https://h/${NOT_SET_ANYWHERE}\n", "hooks.PreToolUse[0].url"),
     ],

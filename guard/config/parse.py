@@ -22,6 +22,7 @@ from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
 from guard.settings import DEFAULT_CACHE_URL, Settings
+from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["parse_config"]
 
@@ -184,6 +185,10 @@ def parse_config(path: Path) -> LoadedConfig:
         ttl = parse_duration(top.cache.ttl)
     except ValueError as exc:
         raise ConfigError(str(exc), file=file, key="cache.ttl") from exc
+    try:
+        parse_networks(top.webhooks.allow_networks)
+    except ValueError as exc:
+        raise ConfigError(str(exc).removeprefix("webhooks.allow_networks: "), file=file, key="webhooks.allow_networks") from exc
     base = path.resolve().parent
     if base.name == ".guard":
         base = base.parent

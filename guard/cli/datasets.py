@@ -1,0 +1,101 @@
+"""``guard datasets check|import``: validate labeled datasets and convert published ones.
+
+``check`` exits 0 when the datasets are usable, 1 on errors (or on warnings with ``--strict``).
+``import`` writes JSONL to ``--out`` (or stdout) and its report on stderr; exit 1 when the
+file cannot be read or yields no case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+_FORMATS = ("rjudge", "assebench", "agentharm")
+_SHOWN_PER_LEVEL = 50  # findings printed per level in the human output; --json has them all
+
+
+def _fraction(text: str) -> float:
+    """argparse type for a threshold in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError("must be in (0, 1]")
+    return value
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("datasets", help="validate labeled datasets, import published ones")
+    inner = p.add_subparsers(dest="datasets_command", metavar="SUBCOMMAND", required=True)
+
+    check = inner.add_parser("check", help="schema, duplicate ids, label balance, near-duplicates, rule ids")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="dataset .jsonl files or folders holding them")
+    check.add_argument("--strict", action="store_true", help="fail (exit 1) on warnings too")
+    check.add_argument("--json", action="store_true", help="print the full report as JSON")
+    check.add_argument("--similarity", type=_fraction, default=0.9, help="near-duplicate Jaccard threshold (default 0.9)")
+
+    imp = inner.add_parser("import", help="convert R-Judge, ASSEBench or AgentHarm trajectories to dataset JSONL")
+    imp.add_argument("format", choices=_FORMATS)
+    imp.add_argument("path", metavar="PATH", help="the published JSON file, or the folder holding it")
+    imp.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
+    imp.add_argument("--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size")
+    p.set_defaults(func=run)
+
+
+def _print_check(report: Any) -> None:
+    for summary in report.files:
+        labels = " ".join(f"{k}={v}" for k, v in summary.labels.items())
+        share = f"deny {summary.deny_share:.0%}" if summary.deny_share is not None else "empty"
+        hard = f", hard negatives {summary.hard_negative_share:.0%} of allows" if summary.hard_negative_share is not None else ""
+        rules = f", rules {summary.rule_config}" if summary.rule_config else ""
+        print(f"{summary.path}: {summary.cases} cases ({labels}; {share}{hard}{rules})")
+    for findings in (report.errors, report.warnings):
+        for finding in findings[:_SHOWN_PER_LEVEL]:
+            print(finding)
+        if len(findings) > _SHOWN_PER_LEVEL:
+            print(f"… and {len(findings) - _SHOWN_PER_LEVEL} more {findings[0].level}s (--json lists them all)")
+    print(f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+
+
+def _check(args: argparse.Namespace) -> int:
+    from guard.datasets.check import check_datasets
+
+    report = check_datasets(args.paths, similarity=args.similarity)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_check(report)
+    return report.exit_code(strict=args.strict)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from guard.datasets.case import write_cases
+    from guard.datasets.importers import import_path
+    from guard.errors import DatasetError
+
+    if args.max_context < 200:
+        raise DatasetError("--max-context must be at least 200 characters")
+    cases, report = import_path(args.format, args.path, max_context=args.max_context)
+    for line in report.lines():
+        print(line, file=sys.stderr)
+    if not cases:
+        raise DatasetError(f"no tool calls found: is this a {args.format} file?", file=report.path)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                write_cases(cases, handle)
+        except OSError as exc:
+            raise DatasetError(f"cannot write: {exc.strerror}", file=args.out) from exc
+        print(f"wrote {len(cases)} cases to {args.out}", file=sys.stderr)
+    else:
+        write_cases(cases, sys.stdout)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return _check(args) if args.datasets_command == "check" else _import(args)

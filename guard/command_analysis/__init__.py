@@ -1,0 +1,51 @@
+"""Static analysis of a command hook's own command string, before it ever runs.
+
+The verdict depends on the command as written, never on the event, so a hook
+gets the same answer for every event and a refused hook is refused up front.
+Two threat levels, as in the product docs:
+
+* ``block``: refused for every source (destructive or privilege-raising commands,
+  obfuscated code, inline interpreter code, payload run as code);
+* ``escalate``: refused for hooks from skills, plugins and user config only
+  (``eval``, ``curl … | sh`` and kin, crontab changes): a person must decide.
+
+Both refuse the hook; ``external=False`` drops the escalate-only findings.
+Standard library only: this runs on the ``guard hook`` path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from guard.command_analysis.paths import BLOCK, ESCALATE
+from guard.command_analysis.rules import findings
+from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+__all__ = ["Analysis", "analyse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The analyser's verdict: ``allow``, ``escalate`` or ``block``, with every reason found."""
+
+    level: str
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def refused(self) -> bool:
+        return self.level != "allow"
+
+
+@lru_cache(maxsize=1024)
+def analyse(command: str, *, external: bool) -> Analysis:
+    """Judge ``command`` as written; ``external`` applies the stricter set for skills, plugins and user config."""
+    try:
+        found = list(dict.fromkeys(findings(parse(command), command)))
+    except ShellSyntaxError as exc:
+        return Analysis(BLOCK, (f"cannot be judged: {exc}",))
+    active = [f for f in found if f.level == BLOCK or external]
+    if not active:
+        return Analysis("allow")
+    level = BLOCK if any(f.level == BLOCK for f in active) else ESCALATE
+    return Analysis(level, tuple(f.reason for f in active))

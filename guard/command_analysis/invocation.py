@@ -1,0 +1,151 @@
+"""One simple command as it would run, with wrappers (``env``, ``nohup``, ``timeout 5``, ``xargs``) peeled off.
+
+``env nohup timeout 5 rm -rf /`` runs ``rm``: the rules judge what finally runs,
+so every wrapper that runs its operands as a command is looked through here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from guard.command_analysis.shell_syntax import Command, Word
+
+__all__ = ["Invocation", "command_name", "unwrap"]
+
+_VERSIONED = re.compile(r"^(python|pypy|perl|ruby|php|node|lua|luajit|tclsh|pwsh)[\d.]*$")
+
+#: Shell keywords that may precede a command (``if sudo true; then …``).
+_KEYWORDS = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc", "[[", "]]"}
+)
+
+#: Wrappers that run their operands as a command: (options taking a value, positional operands before the command).
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"-f", "-o", "--format", "--output"}), 0),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+    "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), 0),
+    "setsid": (frozenset(), 0),
+    "xargs": (frozenset({"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file"}), 0),
+    "flock": (frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "unbuffer": (frozenset(), 0),
+    "busybox": (frozenset(), 0),
+    "caffeinate": (frozenset({"-t", "-w"}), 0),
+    "torsocks": (frozenset(), 0),
+    "proxychains": (frozenset({"-f"}), 0),
+    "proxychains4": (frozenset({"-f"}), 0),
+}
+
+
+@dataclass(slots=True)
+class Invocation:
+    """One command as it would run: its name, arguments, and where its stdin comes from."""
+
+    name: str
+    head: Word
+    args: list[Word]
+    command: Command
+    upstream: list[Command]  # the pipeline stages before it (its stdin, unless redirected)
+    reread: int  # how many literal strings deep this is
+    splice: str | None = None  # xargs -I / find -exec placeholder spliced into the arguments
+    texts: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.texts = [w.text for w in self.args]
+
+    def options(self) -> list[str]:
+        """Arguments up to ``--`` that look like options."""
+        out: list[str] = []
+        for text in self.texts:
+            if text == "--":
+                break
+            if text.startswith("-") and text != "-":
+                out.append(text)
+        return out
+
+    def operands(self) -> list[Word]:
+        words, seen_dashdash = [], False
+        for word in self.args:
+            if word.text == "--" and not seen_dashdash:
+                seen_dashdash = True
+            elif seen_dashdash or not word.text.startswith("-") or word.text == "-":
+                words.append(word)
+        return words
+
+
+def command_name(text: str) -> str:
+    """The program a word names: ``/usr/bin/sudo`` → ``sudo``, ``python3.11`` → ``python``."""
+    base = text.rsplit("/", 1)[-1]
+    match = _VERSIONED.match(base)
+    return match.group(1) if match else base
+
+
+def unwrap(command: Command, upstream: list[Command], reread: int) -> Invocation | None:
+    """Peel keywords and wrappers (``env``, ``nohup``, ``timeout 5``, ``xargs -I{}``) off a command."""
+    words, i, splice = command.words, 0, None
+    while i < len(words):
+        name = command_name(words[i].text)
+        if name in _KEYWORDS and not words[i].dynamic:
+            i += 1
+            continue
+        if name == "function":
+            i += 2
+            continue
+        if name in ("case", "for", "select") and not words[i].dynamic:
+            return None  # `case WORD in`, `for NAME in WORDS`: a header, not a command
+        if name == "env" and any(w.text.startswith(("-S", "--split-string")) for w in words[i + 1 :]):
+            return _env_split_string(command, words[i + 1 :], upstream, reread)
+        if name == "command" and i + 1 < len(words) and words[i + 1].text in ("-v", "-V"):
+            return None  # a lookup, not a run
+        if name not in _WRAPPERS or words[i].dynamic:
+            break
+        with_value, positional = _WRAPPERS[name]
+        i += 1
+        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-":
+            text = words[i].text
+            i += 1
+            if text == "--":
+                break
+            if name == "xargs":
+                splice = _xargs_placeholder(text, words[i].text if i < len(words) else "") or splice
+            if text in with_value:
+                i += 1
+        while name == "env" and i < len(words) and "=" in words[i].text and not words[i].text.startswith("="):
+            i += 1
+        i += positional
+    if i >= len(words):
+        return None
+    return Invocation(command_name(words[i].text), words[i], list(words[i + 1 :]), command, upstream, reread, splice)
+
+
+def _xargs_placeholder(option: str, following: str) -> str | None:
+    """The replace-string of ``xargs -I R`` / ``-iR`` / ``--replace[=R]``, else None."""
+    if option == "-I":
+        return following
+    if option.startswith(("-I", "-i")):
+        return option[2:] or "{}"
+    if option.startswith("--replace"):
+        return option.partition("=")[2] or "{}"
+    return None
+
+
+def _env_split_string(command: Command, args: list[Word], upstream: list[Command], reread: int) -> Invocation:
+    """``env -S 'sh -c …'`` splits a string into a command: judge it as ``sh -c STRING``."""
+    for index, word in enumerate(args):
+        if word.text in ("-S", "--split-string") and index + 1 < len(args):
+            value = args[index + 1]
+        elif word.text.startswith(("-S", "--split-string=")) and word.text != "--split-string":
+            value = Word(word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:], word.dynamic, word.substitutions)
+        else:
+            continue
+        return Invocation("sh", Word("sh"), [Word("-c"), value], command, upstream, reread)
+    return Invocation("env", args[0], args, command, upstream, reread)

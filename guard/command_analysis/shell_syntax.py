@@ -1,0 +1,388 @@
+"""A small POSIX-shell reader: enough grammar to see every command a line would run.
+
+Why not ``shlex`` alone: it knows quotes but not ``$( )``, backticks, ``$'…'``,
+heredocs or operators, and an analyser that cannot see inside those is walked
+around by writing ``$(printf 'sudo')``. This reader splits on ``; && || | &`` and
+newlines, descends into command and process substitutions (also inside double
+quotes and unquoted heredocs), decodes ``$'…'`` escapes, and keeps redirections
+apart from arguments. It never executes anything.
+
+It is lenient on purpose: an unterminated quote or substitution runs to the end of
+the text instead of failing, so a malformed command is still judged on its content.
+Only nesting deeper than :data:`MAX_DEPTH` is refused (:class:`ShellSyntaxError`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse"]
+
+MAX_DEPTH = 32
+
+_WORD_END = frozenset(" \t\n;&|<>()")
+_REDIRECT = re.compile(r"\d*(&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ANSI_CODED = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.")
+
+
+class ShellSyntaxError(ValueError):
+    """The command nests substitutions too deeply to be judged."""
+
+
+@dataclass(slots=True)
+class Word:
+    """One shell word after quote removal; expansions are kept as written (``$HOME``)."""
+
+    text: str
+    dynamic: bool = False  # a parameter expansion or substitution outside single quotes
+    substitutions: tuple[Script, ...] = ()  # $( ), backticks, <( ), >( ) inside this word
+    process: bool = False  # the whole word is a process substitution <( ) or >( )
+    escapes: bool = False  # $'…' with hex, octal or unicode escapes (a classic disguise)
+
+
+@dataclass(slots=True)
+class Redirect:
+    op: str  # ">", ">>", "&>", "<", "<<", "<<<", …
+    target: Word
+    body: Word | None = None  # heredoc text; dynamic when the delimiter is unquoted and it expands
+
+
+@dataclass(slots=True)
+class Command:
+    """A simple command: leading assignments, its words, its redirections."""
+
+    assignments: list[Word] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.assignments or self.words or self.redirects)
+
+
+@dataclass(slots=True)
+class Pipeline:
+    commands: list[Command] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Script:
+    pipelines: list[Pipeline] = field(default_factory=list)
+
+
+def parse(text: str) -> Script:
+    """Read ``text`` as a shell script. Raises :class:`ShellSyntaxError` only for absurd nesting."""
+    return _Reader(text, depth=0).script(closer=None)
+
+
+@dataclass(slots=True)
+class _Heredoc:
+    redirect: Redirect
+    delimiter: str
+    strip_tabs: bool
+    quoted: bool
+
+
+class _Reader:
+    def __init__(self, text: str, *, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ShellSyntaxError(f"substitutions nested more than {MAX_DEPTH} deep")
+        self.s = text
+        self.i = 0
+        self.depth = depth
+        self.heredocs: list[_Heredoc] = []
+
+    def peek(self, ahead: int = 0) -> str:
+        j = self.i + ahead
+        return self.s[j] if j < len(self.s) else ""
+
+    def child(self, text: str) -> _Reader:
+        return _Reader(text, depth=self.depth + 1)
+
+    # --- grammar -------------------------------------------------------------------------
+
+    def script(self, closer: str | None) -> Script:
+        script = Script()
+        pipeline = Pipeline()
+        command = Command()
+
+        def end_command() -> None:
+            nonlocal command
+            if not command.empty():
+                pipeline.commands.append(command)
+            command = Command()
+
+        def end_pipeline() -> None:
+            nonlocal pipeline
+            end_command()
+            if pipeline.commands:
+                script.pipelines.append(pipeline)
+            pipeline = Pipeline()
+
+        while True:
+            self.skip_blanks()
+            c = self.peek()
+            if not c:
+                break
+            if closer is not None and c == closer:
+                self.i += 1
+                break
+            redirect = _REDIRECT.match(self.s, self.i) if c in "<>&" or c.isdigit() else None
+            if redirect is not None and redirect.group(1) in "<>" and self.peek(len(redirect.group())) == "(":
+                redirect = None  # <( … ) and >( … ) are process substitutions, i.e. words
+            if c == "#":
+                self.skip_comment()
+            elif c == "\n":
+                self.i += 1
+                end_pipeline()
+                self.read_heredoc_bodies()
+            elif redirect is not None:
+                self.i = redirect.end()
+                self.redirect(redirect.group(1), command)
+            elif c == "|" and self.peek(1) != "|":
+                self.i += 2 if self.peek(1) == "&" else 1
+                end_command()
+            elif c in ";&|":
+                self.i += 2 if self.s[self.i : self.i + 2] in ("&&", "||", ";;", ";&") else 1
+                end_pipeline()
+            elif c == "(":
+                self.i += 1
+                end_pipeline()
+                script.pipelines.extend(self.nested(")").pipelines)
+            elif c == ")":  # stray closer (e.g. a case pattern): a separator
+                self.i += 1
+                end_pipeline()
+            else:
+                word = self.word()
+                if not command.words and _ASSIGNMENT.match(word.text):
+                    command.assignments.append(word)
+                else:
+                    command.words.append(word)
+        end_pipeline()
+        return script
+
+    def nested(self, closer: str) -> Script:
+        """A substitution or subshell read from the same text, one level deeper."""
+        if self.depth + 1 > MAX_DEPTH:
+            raise ShellSyntaxError(f"substitutions nested more than {MAX_DEPTH} deep")
+        self.depth += 1
+        try:
+            return self.script(closer)
+        finally:
+            self.depth -= 1
+
+    def redirect(self, op: str, command: Command) -> None:
+        self.skip_blanks(newlines=False)
+        start = self.i
+        target = self.word()
+        redirect = Redirect(op, target)
+        command.redirects.append(redirect)
+        if op in ("<<", "<<-"):
+            raw = self.s[start : self.i]
+            quoted = any(q in raw for q in "'\"\\")
+            self.heredocs.append(_Heredoc(redirect, target.text, op == "<<-", quoted))
+
+    def read_heredoc_bodies(self) -> None:
+        for doc in self.heredocs:
+            lines: list[str] = []
+            while self.i < len(self.s):
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                line = self.s[self.i : end]
+                self.i = end + 1
+                if (line.lstrip("\t") if doc.strip_tabs else line) == doc.delimiter:
+                    break
+                lines.append(line)
+            body = "\n".join(lines)
+            doc.redirect.body = Word(body) if doc.quoted else self.child(body).expanded_text()
+        self.heredocs.clear()
+
+    # --- words ---------------------------------------------------------------------------
+
+    def word(self) -> Word:
+        start = self.i
+        if self.peek() in "<>" and self.peek(1) == "(":
+            self.i += 2
+            sub = self.nested(")")
+            return Word(self.s[start : self.i], dynamic=True, substitutions=(sub,), process=True)
+        out = _WordBuilder()
+        while self.i < len(self.s) and self.s[self.i] not in _WORD_END:
+            c = self.s[self.i]
+            if c == "\\":
+                nxt = self.peek(1)
+                self.i += 2
+                if nxt != "\n":
+                    out.parts.append(nxt)
+            elif c == "'":
+                out.parts.append(self.until("'", start=self.i + 1))
+            elif c == '"':
+                self.i += 1
+                self.double_quoted(out, closer='"')
+            elif c == "$" and self.peek(1) == "'":
+                self.ansi_c(out)
+            elif c == "$" and self.peek(1) == '"':
+                self.i += 2
+                self.double_quoted(out, closer='"')
+            else:
+                self.expansion_or_char(out, c)
+        return out.build()
+
+    def expanded_text(self) -> Word:
+        """The whole text read as if double-quoted (unquoted heredoc bodies, ``${…}`` insides)."""
+        out = _WordBuilder()
+        self.double_quoted(out, closer=None)
+        return out.build()
+
+    def until(self, closer: str, *, start: int) -> str:
+        end = self.s.find(closer, start)
+        end = len(self.s) if end < 0 else end
+        self.i = end + 1
+        return self.s[start:end]
+
+    def double_quoted(self, out: _WordBuilder, *, closer: str | None) -> None:
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c == closer:
+                self.i += 1
+                return
+            if c == "\\" and self.peek(1) in '$`"\\\n':
+                if self.peek(1) != "\n":
+                    out.parts.append(self.peek(1))
+                self.i += 2
+            else:
+                self.expansion_or_char(out, c)
+
+    def expansion_or_char(self, out: _WordBuilder, c: str) -> None:
+        """``$…`` and backticks expand (outside single quotes); any other character is itself."""
+        if c == "$":
+            self.dollar(out)
+        elif c == "`":
+            self.backtick(out)
+        else:
+            out.parts.append(c)
+            self.i += 1
+
+    def dollar(self, out: _WordBuilder) -> None:
+        start = self.i
+        nxt = self.peek(1)
+        if nxt == "(" and self.peek(2) == "(":  # $(( arithmetic )) may hold substitutions
+            self.i += 3
+            inner = self.balanced("(", ")", depth=2)
+            out.absorb(self.child(inner).expanded_text())
+        elif nxt == "(":
+            self.i += 2
+            out.substitutions.append(self.nested(")"))
+        elif nxt == "{":
+            self.i += 2
+            inner = self.balanced("{", "}", depth=1)
+            out.absorb(self.child(inner).expanded_text())
+        else:
+            match = _PARAMETER.match(self.s, self.i + 1)
+            if match is None:
+                out.parts.append("$")
+                self.i += 1
+                return
+            self.i = match.end()
+        out.dynamic = True
+        out.parts.append(self.s[start : self.i])
+
+    def balanced(self, opener: str, closer: str, *, depth: int) -> str:
+        """Text up to the closer that balances ``depth`` open brackets (quotes respected)."""
+        start = self.i
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c == "\\":
+                self.i += 2
+                continue
+            if c in "'\"":
+                self.until(c, start=self.i + 1)
+                continue
+            self.i += 1
+            if c == opener:
+                depth += 1
+            elif c == closer:
+                depth -= 1
+                if depth == 0:
+                    return self.s[start : self.i - 1]
+        return self.s[start:]
+
+    def backtick(self, out: _WordBuilder) -> None:
+        start = self.i
+        self.i += 1
+        chars: list[str] = []
+        while self.i < len(self.s) and self.s[self.i] != "`":
+            if self.s[self.i] == "\\" and self.peek(1) in "`$\\":
+                chars.append(self.peek(1))
+                self.i += 2
+            else:
+                chars.append(self.s[self.i])
+                self.i += 1
+        self.i += 1
+        out.substitutions.append(self.child("".join(chars)).script(closer=None))
+        out.dynamic = True
+        out.parts.append(self.s[start : self.i])
+
+    def ansi_c(self, out: _WordBuilder) -> None:
+        """``$'…'``: decode escapes so ``$'\\x73udo'`` is seen as ``sudo``."""
+        self.i += 2
+        while self.i < len(self.s) and self.s[self.i] != "'":
+            c = self.s[self.i]
+            if c != "\\":
+                out.parts.append(c)
+                self.i += 1
+                continue
+            esc = self.peek(1)
+            coded = _ANSI_CODED.match(self.s, self.i + 1)
+            if esc in _ANSI_SIMPLE:
+                out.parts.append(_ANSI_SIMPLE[esc])
+                self.i += 2
+            elif coded is not None:
+                out.parts.append(_decode_escape(coded.group()))
+                out.escapes = True
+                self.i = coded.end()
+            else:
+                out.parts.append(esc)
+                self.i += 2
+        self.i += 1
+
+    # --- blanks and comments -------------------------------------------------------------
+
+    def skip_blanks(self, *, newlines: bool = False) -> None:
+        while self.i < len(self.s):
+            if self.s[self.i] in " \t" or (newlines and self.s[self.i] == "\n"):
+                self.i += 1
+            elif self.s.startswith("\\\n", self.i):
+                self.i += 2
+            else:
+                return
+
+    def skip_comment(self) -> None:
+        end = self.s.find("\n", self.i)
+        self.i = len(self.s) if end < 0 else end
+
+
+def _decode_escape(code: str) -> str:
+    if code[0] in "xuU":
+        return chr(min(int(code[1:], 16), 0x10FFFF))
+    if code[0] == "c":
+        return chr(ord(code[1]) & 0x1F)
+    return chr(int(code, 8) & 0xFF)
+
+
+@dataclass(slots=True)
+class _WordBuilder:
+    parts: list[str] = field(default_factory=list)
+    dynamic: bool = False
+    substitutions: list[Script] = field(default_factory=list)
+    escapes: bool = False
+
+    def absorb(self, inner: Word) -> None:
+        """Keep what an expansion's inside contains (substitutions in ``${x:-$(cmd)}``)."""
+        self.substitutions.extend(inner.substitutions)
+        self.escapes = self.escapes or inner.escapes
+
+    def build(self) -> Word:
+        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes)

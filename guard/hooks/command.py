@@ -1,0 +1,177 @@
+"""Command hooks: one shell command line, with Claude Code's exit-code semantics.
+
+The event reaches the command as data, never as code: ``$ARGUMENTS`` and
+``$HOOK_PAYLOAD`` are environment variables holding the event JSON (so the shell's
+own expansion yields a string), ``$HOOK_EVENT`` is the canonical event name, and
+the whole payload is on stdin. The command line itself is judged by the static
+analyser before it ever runs (:mod:`guard.command_analysis`).
+
+Exit 0: stdout is a JSON decision when its first non-blank character is ``{``,
+otherwise plain text (context for ``user_turn`` and ``session_start``, ignored
+elsewhere). Exit 2: deny, with stderr as the reason. Anything else: a
+non-blocking error (:class:`HookError`; the engine applies ``failure_mode``).
+On cancellation (the engine's timeout) the whole process group is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from guard.command_analysis import analyse
+from guard.decision import HookResult
+from guard.errors import HookError, HookRefused
+from guard.events.model import Event
+from guard.hooks.base import HookContext
+from guard.hooks.command_output import MEMORY_CAP, Captured, read_capped, spill_long_text
+from guard.hooks.command_payload import encode_payload, fit_payload
+from guard.hooks.reply import decode_reply, parse_reply
+from guard.hooks.spec import HookSpec
+
+__all__ = ["KILL_GRACE", "SHELL", "CommandHook"]
+
+SHELL = "/bin/sh"
+#: Seconds between SIGTERM and SIGKILL for a cancelled hook's process group.
+KILL_GRACE = 0.3
+#: Events whose plain-text stdout becomes additional context (Claude Code's rule).
+_CONTEXT_EVENTS = frozenset({"user_turn", "session_start"})
+
+
+class CommandHook:
+    """Runs ``spec.command`` with ``/bin/sh -c`` in its own process group."""
+
+    def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
+        self.spec = spec
+        self.ctx = ctx
+        self.analysis = analyse(spec.command or "", external=spec.external)
+
+    async def run(self, event: Event) -> HookResult:
+        command = self._checked_command()
+        payload = event.payload()
+        stdin = encode_payload(payload)
+        env_payload = fit_payload(payload, full=stdin)
+        env = {**os.environ, "ARGUMENTS": env_payload, "HOOK_PAYLOAD": env_payload, "HOOK_EVENT": event.event}
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                SHELL,
+                "-c",
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self._cwd(event),
+                env=env,
+                start_new_session=True,  # its own process group, so a timeout can kill all of it
+            )
+        except OSError as exc:
+            raise HookError(f"command hook {self.spec.id} could not start: {exc}") from exc
+        try:
+            _, out, err = await asyncio.gather(_feed(proc, stdin.encode("utf-8")), read_capped(proc.stdout), read_capped(proc.stderr))
+            code = await proc.wait()
+        except BaseException:  # cancelled by the engine's timeout, or anything else: leave nothing behind
+            await _kill_group(proc)
+            raise
+        return self._result(code, out, err, event)
+
+    def _checked_command(self) -> str:
+        spec = self.spec
+        if not spec.command or not spec.command.strip():
+            raise HookError(f"command hook {spec.id} has no command")
+        if self.analysis.refused:
+            needs = "needs a person's approval" if self.analysis.level == "escalate" else "is refused for every source"
+            reasons = "; ".join(self.analysis.reasons)
+            raise HookRefused(f"command hook {spec.id} (from {spec.source}) {needs}: {reasons}")
+        return spec.command
+
+    def _cwd(self, event: Event) -> str | None:
+        for candidate in (event.cwd, self.ctx.settings.base_dir):
+            if candidate and Path(candidate).is_dir():
+                return str(Path(candidate).resolve())
+        return None
+
+    def _result(self, code: int, out: Captured, err: Captured, event: Event) -> HookResult:
+        spec = self.spec
+        details: dict[str, Any] = {"exit_code": code}
+        if code == 0:
+            data = decode_reply(out.text, hook_id=spec.id)
+            if out.dropped_bytes and data is not None:
+                raise HookError(f"command hook {spec.id}: JSON reply larger than the {MEMORY_CAP}-byte read limit")
+            if data is not None:
+                result = parse_reply(data, hook_id=spec.id, kind="command", event=event.event)
+                result.details = {**details, **result.details}
+            elif event.event in _CONTEXT_EVENTS and out.text.strip():
+                result = HookResult(id=spec.id, type="command", additional_context=out.text.strip(), details=details)
+            else:
+                result = HookResult(id=spec.id, type="command", details=details)
+            return self._capped(result)
+        if code == 2:
+            reason = err.text.strip() or f"command hook {spec.id} exited 2 (blocked) without a reason on stderr"
+            return self._capped(HookResult(id=spec.id, type="command", decision="deny", reason=reason, details=details))
+        how = f"was killed by signal {-code}" if code < 0 else f"exited {code}"
+        stderr, path = spill_long_text(err.text.strip(), hook_id=spec.id, label="stderr", base_dir=self._base_dir())
+        where = f" (whole stderr in {path})" if path else ""
+        raise HookError(f"command hook {spec.id} {how}{where}" + (f": {stderr}" if stderr else ""))
+
+    def _capped(self, result: HookResult) -> HookResult:
+        """Long reason or context → a file, and a preview with its path in their place."""
+        for field, label in (("reason", "reason"), ("additional_context", "context")):
+            text = getattr(result, field)
+            if text:
+                shown, path = spill_long_text(text, hook_id=self.spec.id, label=label, base_dir=self._base_dir())
+                setattr(result, field, shown)
+                if path is not None:
+                    result.details.setdefault("output_file", path)
+        return result
+
+    def _base_dir(self) -> Path:
+        return Path(self.ctx.settings.base_dir)
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write the whole payload to stdin; a hook that does not read it is not an error."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        proc.stdin.close()
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Signal the group; False when no process is left in it."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # the pgid was reused by someone else's process: ours are gone
+        return False
+    return True
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the hook's whole process group, then SIGKILL whatever is left.
+
+    The SIGKILL follows as soon as the shell has exited (or after a short grace), so
+    a grandchild that ignores SIGTERM cannot outlive the hook and the caller is not
+    kept waiting on it.
+    """
+    pgid = proc.pid  # start_new_session: the shell leads its own group
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    try:
+        # Poll the return code: proc.wait() would also wait for the pipes, which a
+        # surviving grandchild keeps open.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + KILL_GRACE
+        while proc.returncode is None and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+    finally:  # also when this cleanup is itself cancelled
+        _signal_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(asyncio.CancelledError):
+        await proc.wait()
