@@ -1,4 +1,8 @@
-"""Dispatch overhead per event of a command hook, against spawning ``/bin/sh -c true`` directly.
+"""Dispatch overhead per event of a command hook and a callable hook.
+
+Command hooks are compared with spawning ``/bin/sh -c true`` directly; callable
+hooks with calling the same function directly, so the ratio is what the engine
+(event parsing, matching, timeout, merge) adds.
 
 What a command hook adds on top of the unavoidable process spawn: the static
 analysis (cached per command), building the payload JSON and the environment,
@@ -85,6 +89,33 @@ async def command_rows(runs: int) -> list[tuple[str, list[float]]]:
     return list(results.items())
 
 
+async def callable_rows(runs: int) -> list[tuple[str, list[float]]]:
+    """(label, samples in ms): a bare function call, then the same function through the engine."""
+    from guard.engine import Engine
+    from guard.registry import Registry
+
+    def verdict(event: object) -> str:
+        return "allow"
+
+    async def averdict(event: object) -> str:
+        return "allow"
+
+    def through_engine(func: Callable[..., object]) -> Case:
+        spec = HookSpec(id="bench", kind="callable", event="pre_tool_use", func=func)
+        engine = Engine(Settings(audit_path=None), Registry([spec]))
+        return lambda: engine.decide(EVENT)
+
+    async def direct() -> object:
+        return await averdict(parse_event(EVENT))
+
+    cases: list[tuple[str, Case]] = [
+        ("parse event + call function (baseline)", direct),
+        ("engine: async callable hook", through_engine(averdict)),
+        ("engine: sync callable hook (thread)", through_engine(verdict)),
+    ]
+    return [(label, await timed(case, runs)) for label, case in cases]
+
+
 def print_table(rows: list[tuple[str, list[float]]]) -> None:
     base = statistics.median(rows[0][1])
     print(f"{'case':40} {'median ms':>10} {'p95 ms':>9} {'ratio':>7} {'overhead ms':>12}")
@@ -97,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200, help="timed runs per case (default 200)")
     args = parser.parse_args(argv)
-    rows = asyncio.run(command_rows(args.runs))
     print(f"# command hook dispatch, {args.runs} runs per case, Python {sys.version.split()[0]}")
-    print_table(rows)
+    print_table(asyncio.run(command_rows(args.runs)))
+    print(f"\n# callable hook dispatch through the engine, {args.runs * 5} runs per case")
+    print_table(asyncio.run(callable_rows(args.runs * 5)))
     return 0
 
 

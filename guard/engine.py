@@ -74,12 +74,20 @@ class Engine:
 
     async def _run_one(self, spec: HookSpec, event: Event) -> HookResult:
         started = time.perf_counter()
+        details: dict[str, Any] = {}
         try:
-            result = await asyncio.wait_for(self._hook(spec).run(event), timeout=spec.timeout)
+            hook = self._hook(spec)
+            prepare = getattr(hook, "prepare", None)
+            if prepare is not None:
+                # one-off set-up (a smart hook's cache probe and model-client import) is not judging time
+                await prepare(event)
+                started = time.perf_counter()
+            result = await asyncio.wait_for(hook.run(event), timeout=spec.timeout)
         except asyncio.TimeoutError:
             error = f"timed out after {spec.timeout:g}s"
         except GuardError as exc:
             error = str(exc)
+            details = dict(getattr(exc, "details", None) or {})  # e.g. the model calls made before it failed
         except Exception as exc:  # a crashing hook is isolated, never the caller's problem
             log.debug("hook %s crashed", spec.id, exc_info=True)
             error = f"crashed: {type(exc).__name__}: {exc}"
@@ -87,7 +95,9 @@ class Engine:
             if result.latency_ms is None:
                 result.latency_ms = round((time.perf_counter() - started) * 1000, 3)
             return result
-        return self._failure(spec, error, started)
+        failed = self._failure(spec, error, started)
+        failed.details.update(details)
+        return failed
 
     @staticmethod
     def _failure(spec: HookSpec, error: str, started: float) -> HookResult:

@@ -35,7 +35,7 @@ def _cached_results(specs: list[HookSpec], payload: dict[str, Any], loaded: Load
             return None
         results = []
         for spec in specs:
-            value = cache.get(smart_cache_key(spec, loaded.settings, payload))
+            value = cache.get(smart_cache_key(spec, loaded.settings, payload), record_miss=False)
             if value is None:
                 return None
             results.append(result_from_cache(spec, value))

@@ -1,0 +1,130 @@
+"""Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
+
+Order of work for one event: the decision cache (a hit costs no call), then a
+single flight (identical concurrent events share one judgement), then the
+tiers. Only parsed verdicts are cached. Failures raise JudgeError subclasses and
+the engine applies the hook's failure_mode — a smart hook never turns a failure
+into an allow.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from guard.cache import open_cache
+from guard.cache.singleflight import SingleFlight
+from guard.decision import HookResult
+from guard.errors import CacheError
+from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
+from guard.judge.model import RetryPolicy, load_client
+from guard.judge.tiers import Judgement, judge, models_for
+
+if TYPE_CHECKING:
+    from guard.events.model import Event
+    from guard.hooks.base import HookContext
+    from guard.hooks.spec import HookSpec
+
+__all__ = ["SmartHook"]
+
+log = logging.getLogger("guard.hooks.smart")
+
+#: Finish this much before the engine's own timeout, so a slow model surfaces as JudgeTimeout.
+_DEADLINE_MARGIN = 0.05
+
+
+class SmartHook:
+    """Judges events against ``spec.rule`` (or ``spec.prompt``) at ``spec.depth``."""
+
+    def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
+        self.spec = spec
+        self.ctx = ctx
+        self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
+
+    def _cache(self) -> Any:
+        return self.ctx.resource("cache", lambda: open_cache(self.ctx.settings))
+
+    def _lookup(self, cache: Any, key: str) -> dict[str, Any] | None:
+        try:
+            return cache.get(key) if cache is not None else None
+        except CacheError:
+            log.warning("decision cache read failed; judging without it", exc_info=True)
+            return None
+
+    def _store(self, cache: Any, key: str, result: HookResult) -> None:
+        if cache is None:
+            return
+        try:
+            cache.set(key, cache_value(result))
+        except CacheError:
+            log.warning("decision cache write failed", exc_info=True)
+
+    def _result(self, judgement: Judgement, started: float) -> HookResult:
+        verdict = judgement.verdict
+        details: dict[str, Any] = {
+            "prompt_version": judgement.prompt.version,
+            "prompt_hash": judgement.prompt.sha256,
+            "calls": judgement.calls,
+        }
+        if verdict.reasoning:
+            details["reasoning"] = verdict.reasoning
+        if judgement.escalated:
+            details["escalated"] = judgement.escalated
+        if judgement.prompt.trimmed:
+            details["trimmed"] = True
+        return HookResult(
+            id=self.spec.id,
+            type="smart",
+            decision=verdict.decision,
+            reason=verdict.reason or None,
+            tier=judgement.tier,
+            model=judgement.model,
+            confidence=verdict.confidence,
+            latency_ms=round((time.monotonic() - started) * 1000, 3),
+            cost_usd=judgement.cost_usd,
+            details=details,
+        )
+
+    async def prepare(self, event: Event) -> None:
+        """Work that should not count against the hook's timeout; engines await it before starting the clock.
+
+        Reads the cached verdict, or else loads the model client (seconds, once per
+        process): a cold ``guard hook`` must not spend its model budget on imports.
+        """
+        key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
+        hit = self._lookup(self._cache(), key)
+        if hit is not None:
+            self._prefetched[key] = hit
+        else:
+            await load_client()
+
+    async def run(self, event: Event) -> HookResult:
+        started = time.monotonic()
+        settings = self.ctx.settings
+        models_for(self.spec, settings)  # a missing model is a config error, cached or not
+        payload = event.payload()
+        key = smart_cache_key(self.spec, settings, payload)
+        cache = self._cache()
+        hit = self._prefetched.pop(key, None) or self._lookup(cache, key)
+        if hit is not None:
+            result = result_from_cache(self.spec, hit)
+            result.latency_ms = round((time.monotonic() - started) * 1000, 3)
+            return result
+
+        async def judge_and_store() -> tuple[Judgement, float]:
+            await load_client()  # a no-op after prepare(); the deadline starts once it is done
+            judging = time.monotonic()
+            deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
+            policy = self.ctx.resource("judge_retry", RetryPolicy)
+            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy)
+            self._store(cache, key, self._result(judgement, judging))
+            return judgement, judging
+
+        flight: SingleFlight[tuple[Judgement, float]] = self.ctx.resource("flight", SingleFlight)
+        judgement, judging = await flight.do(key, judge_and_store)
+        # Latency is the judgement's own; loading the client on a cold start is reported apart.
+        result = self._result(judgement, max(started, judging))
+        if judging - started > 0.005:
+            result.details["client_load_ms"] = round((judging - started) * 1000, 3)
+        return result

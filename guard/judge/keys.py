@@ -1,0 +1,99 @@
+"""Smart-hook cache keys and cached results, computable without pydantic, asyncio or LiteLLM.
+
+The ``guard hook`` fast path calls :func:`smart_cache_key` on the raw payload and,
+on a hit, :func:`result_from_cache`; the smart hook uses the same two functions,
+so both paths agree on what a verdict depends on: the rule or prompt text, the
+template versions and hashes, the model of every tier that may run, the endpoint,
+the generation parameters and the payload minus volatile fields.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from guard.cache.key import cache_key, canonical_payload
+from guard.decision import HookResult
+from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, load_template
+
+if TYPE_CHECKING:
+    from guard.hooks.spec import HookSpec
+    from guard.settings import Settings
+
+__all__ = ["KEY_VERSION", "cache_value", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
+
+KEY_VERSION = 1
+DEPTHS = ("quick", "thorough", "auto")
+
+
+def tiers_for(depth: str) -> tuple[str, ...]:
+    """The tiers a depth may call, in order (auto: quick, then thorough when unsure)."""
+    if depth not in DEPTHS:
+        raise ValueError(f"depth must be one of {', '.join(DEPTHS)}, got {depth!r}")
+    return ("quick", "thorough") if depth == "auto" else (depth,)
+
+
+def resolve_model(spec: HookSpec, settings: Settings, tier: str) -> str | None:
+    """The LiteLLM model id for ``tier``: the hook's own model, else GUARD_MODEL_<TIER>, else the config.
+
+    With an OpenAI-compatible endpoint (``GUARD_API_BASE``) a bare model name is
+    taken as ``openai/<name>``, which is how LiteLLM addresses such servers.
+    """
+    model = spec.model or settings.model_for(tier)
+    if model and "/" not in model and settings.effective_api_base():
+        model = f"openai/{model}"
+    return model
+
+
+def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any]) -> str:
+    """The decision-cache key of ``spec`` judging ``payload``; never raises for a missing model."""
+    tiers: dict[str, Any] = {}
+    for tier in tiers_for(spec.depth):
+        template = load_template(CUSTOM_TEMPLATE if spec.prompt is not None else TIERS[tier].template)
+        tiers[tier] = {
+            "model": resolve_model(spec, settings, tier),
+            "template": template.version,
+            "sha256": template.sha256,
+            "params": TIERS[tier].params(),
+        }
+    return cache_key(
+        {
+            "v": KEY_VERSION,
+            "kind": "smart",
+            "rule": spec.rule,
+            "prompt": spec.prompt,
+            "depth": spec.depth,
+            "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
+            "tiers": tiers,
+            "api_base": settings.effective_api_base(),
+            "payload": canonical_payload(payload, spec.cache_ignore, spec.cache_keep),
+        }
+    )
+
+
+_CACHED_FIELDS = ("decision", "reason", "confidence", "tier", "model")
+
+
+def cache_value(result: HookResult) -> dict[str, Any]:
+    """What the cache keeps of a judged result: the verdict and where it came from, never an error."""
+    if result.error or result.decision is None:
+        raise ValueError("only verdicts are cached")
+    value = {name: getattr(result, name) for name in _CACHED_FIELDS}
+    value["cost_usd"] = result.cost_usd
+    for name in ("prompt_version", "prompt_hash", "reasoning"):
+        if name in result.details:
+            value[name] = result.details[name]
+    return value
+
+
+def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
+    """A HookResult for a cache hit: no call made, so it cost nothing this time."""
+    details = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
+    details["original_cost_usd"] = value.get("cost_usd")
+    return HookResult(
+        id=spec.id,
+        type="smart",
+        cached=True,
+        cost_usd=0.0,
+        details=details,
+        **{name: value.get(name) for name in _CACHED_FIELDS},
+    )

@@ -1,0 +1,283 @@
+"""The one place guard talks to a model: ``litellm.acompletion``, with retries inside a deadline.
+
+LiteLLM is imported here, lazily, the first time a model is called (it costs
+seconds and hundreds of MB, so nothing on the ``guard hook`` fast path may touch
+it). Before the import we pin its price map to the bundled copy (no network fetch)
+and switch its async transport to httpx so vcrpy cassettes can record and replay
+judge calls.
+
+Rate limits, 5xx, timeouts and connection errors are retried with exponential
+back-off and jitter, honouring ``Retry-After``, but never past the hook's
+deadline; auth and bad-request errors are not retried. Errors leave as
+:class:`~guard.errors.JudgeError` subclasses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from guard.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
+
+__all__ = ["ModelReply", "RetryPolicy", "complete", "load_client", "response_mode"]
+
+_RETRY_STATUS = frozenset({408, 409, 429})
+RESPONSE_MODES = ("json_schema", "json_object", "prompt")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Back-off parameters (injectable so tests need not sleep for seconds)."""
+
+    attempts: int = 4
+    base: float = 0.5  # first back-off, doubled each retry
+    max_backoff: float = 8.0
+    jitter: float = 0.25  # up to this many seconds added at random
+    min_attempt: float = 0.25  # an attempt with less time left than this is not started
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        exponential = min(self.max_backoff, self.base * 2 ** (attempt - 1)) + random.uniform(0, self.jitter)
+        return max(exponential, retry_after or 0.0)
+
+
+@dataclass
+class ModelReply:
+    """What one judge call returned and what it cost (cost None = the model is not priced)."""
+
+    model: str
+    content: str | None
+    refusal: str | None
+    latency_ms: float
+    attempts: int
+    response_mode: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The per-call entry kept in ``HookResult.details["calls"]``."""
+        data = {
+            "model": self.model,
+            "latency_ms": self.latency_ms,
+            "attempts": self.attempts,
+            "response_mode": self.response_mode,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+        }
+        if self.notes:
+            data["notes"] = self.notes
+        return data
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("DISABLE_AIOHTTP_TRANSPORT", "True")
+    # Pydantic notes about LiteLLM's own TypedDicts surface mid-call (schemas are built lazily);
+    # they are not the user's business. Re-applied on every call: filterwarnings is idempotent,
+    # and a caller's catch_warnings() (pytest's "error" filter) would otherwise shadow it.
+    warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # import-time notes, same reason
+        import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+async def load_client() -> None:
+    """Import LiteLLM in a worker thread (seconds, once per process) without blocking the event loop.
+
+    Smart hooks await this before their deadline starts: loading the client
+    library is a one-time cost of the process, not the model's latency.
+    """
+    if "litellm" not in sys.modules:
+        await asyncio.to_thread(_litellm)
+
+
+@lru_cache(maxsize=256)
+def response_mode(model: str) -> str:
+    """json_schema where LiteLLM knows the model supports it, else json_object where allowed, else prompt.
+
+    Cached: LiteLLM's model-info lookups cost about a millisecond each, on every call.
+    """
+    litellm = _litellm()
+    try:
+        if litellm.supports_response_schema(model=model):
+            return "json_schema"
+        if "response_format" in (litellm.get_supported_openai_params(model=model) or ()):
+            return "json_object"
+    except Exception:  # unknown provider or model: ask in the prompt only
+        pass
+    return "prompt"
+
+
+def _status(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    status = _status(exc)
+    return status is not None and (status in _RETRY_STATUS or status >= 500)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from a ``Retry-After`` (seconds or HTTP date) or ``retry-after-ms`` header, if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or getattr(exc, "litellm_response_headers", None) or {}
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _short(exc: BaseException) -> str:
+    status = _status(exc)
+    text = " ".join(str(exc).split())[:240] or type(exc).__name__
+    return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
+
+
+def _translate(exc: BaseException, model: str, attempts: int, budget: float) -> JudgeError:
+    """A foreign exception as the JudgeError the engine's failure_mode understands."""
+    status = _status(exc)
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408:
+        return JudgeTimeout(f"model {model} did not answer within the {budget:.3g}s budget ({attempts} attempt(s))")
+    if _retryable(exc):
+        return JudgeUnavailable(f"model {model} unavailable after {attempts} attempt(s): {_short(exc)}")
+    if type(exc).__name__ == "ContentPolicyViolationError":
+        return JudgeBadResponse(f"model {model}: the provider's content filter refused the judge call: {_short(exc)}")
+    if status in (401, 403):
+        return JudgeError(f"model {model}: authentication failed; check the provider key LiteLLM reads (e.g. OPENAI_API_KEY): {_short(exc)}")
+    return JudgeError(f"model {model} rejected the request: {_short(exc)}")
+
+
+async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
+    """Run ``call(timeout)`` with tenacity until it succeeds, a stop applies, or the deadline nears."""
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+    def wait(state: Any) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        return policy.backoff(state.attempt_number, _retry_after(exc) if exc else None)
+
+    def out_of_time(state: Any) -> bool:
+        return time.monotonic() + state.upcoming_sleep + policy.min_attempt > deadline
+
+    async for attempt in AsyncRetrying(
+        retry=retry_if_exception(_retryable), wait=wait, stop=stop_after_attempt(policy.attempts) | out_of_time, reraise=True
+    ):
+        with attempt:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise asyncio.TimeoutError
+            result = await asyncio.wait_for(call(remaining), timeout=remaining)
+    return result
+
+
+def _cost(litellm: Any, response: Any) -> float | None:
+    """The call's cost in USD; None when the model is not in LiteLLM's price map.
+
+    LiteLLM already priced the response while logging it; computing it again costs milliseconds.
+    """
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if cost is not None else None
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:  # not in the price map
+        return None
+    return float(cost) if cost is not None else None
+
+
+def _api_key(model: str, api_base: str | None) -> str | None:
+    """A placeholder key for OpenAI-compatible local servers that need none (the SDK insists on one)."""
+    if api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        return "sk-guard-no-key"
+    return None
+
+
+async def complete(
+    model: str,
+    messages: list[dict[str, str]],
+    *,
+    schema: dict[str, Any],
+    max_tokens: int,
+    temperature: float,
+    deadline: float,
+    api_base: str | None = None,
+    policy: RetryPolicy | None = None,
+) -> ModelReply:
+    """One judge call (retries included) that must finish before ``deadline`` (``time.monotonic()``).
+
+    Asks for ``schema`` as a JSON-schema response where the model supports it,
+    else JSON mode, else relies on the prompt. A provider that rejects the
+    response format with a bad-request error is asked again one mode weaker.
+    """
+    litellm = _litellm()
+    policy = policy or RetryPolicy()
+    started = time.monotonic()
+    budget = deadline - started
+    mode = response_mode(model)
+    notes: list[str] = []
+    extra: dict[str, Any] = {"api_base": api_base} if api_base else {}
+    if key := _api_key(model, api_base):
+        extra["api_key"] = key
+    attempts = 0
+    while True:
+        formats = {"json_schema": schema, "json_object": {"type": "json_object"}, "prompt": None}
+        kwargs = dict(extra, response_format=formats[mode]) if formats[mode] else dict(extra)
+
+        async def call(timeout: float, kwargs: dict[str, Any] = kwargs) -> Any:
+            nonlocal attempts
+            attempts += 1
+            return await litellm.acompletion(
+                model=model, messages=messages, max_tokens=max_tokens, temperature=temperature, stream=False,
+                timeout=timeout, num_retries=0, max_retries=0, drop_params=True, **kwargs,
+            )
+
+        try:
+            response = await _retrying(call, policy=policy, deadline=deadline)
+            break
+        except Exception as exc:
+            weaker = RESPONSE_MODES.index(mode) + 1
+            rejected_format = _status(exc) == 400 and type(exc).__name__ not in ("ContextWindowExceededError", "ContentPolicyViolationError")
+            if rejected_format and weaker < len(RESPONSE_MODES) and time.monotonic() + policy.min_attempt < deadline:
+                notes.append(f"{mode} rejected ({_short(exc)[:120]}); retried as {RESPONSE_MODES[weaker]}")
+                mode = RESPONSE_MODES[weaker]
+                continue
+            raise _translate(exc, model, attempts, budget) from exc
+    message = response.choices[0].message
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        model=model,
+        content=message.content,
+        refusal=getattr(message, "refusal", None),
+        latency_ms=round((time.monotonic() - started) * 1000, 3),
+        attempts=attempts,
+        response_mode=mode,
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cost_usd=_cost(litellm, response),
+        notes=notes,
+    )

@@ -1,0 +1,331 @@
+"""A loopback OpenAI-compatible server with scripted replies, for tests and benchmarks.
+
+This is NOT a judge. It answers ``POST /v1/chat/completions`` with whatever the
+test queued (verdicts, prose, refusals, 429 with ``Retry-After``, 500, slow
+replies) so the whole smart-hook path — LiteLLM, retries, timeouts, parsing —
+runs over real HTTP without the internet. The ``keyword`` policy used from the
+CLI is a crude marker match on the fenced tool input; figures measured against it
+say nothing about a real model's quality.
+
+    with StubServer() as stub:
+        stub.enqueue(Reply.verdict("deny", "deletes files", confidence=0.9))
+        ...  # model="openai/stub-judge", api_base=stub.url
+
+CLI: ``python -m guard.testing.openai_stub --port 8999 --latency 0.3 --mode keyword``
+prints the base URL and serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from guard.judge.fence import FENCE_RE
+
+__all__ = ["POLICIES", "Reply", "StubServer", "keyword_policy"]
+
+_REASONS = {429: "rate_limit_exceeded", 500: "server_error", 503: "service_unavailable", 401: "invalid_api_key", 400: "invalid_request_error"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a chat completion (``content`` / ``refusal_message``) or an HTTP error (``status`` ≠ 200)."""
+
+    status: int = 200
+    content: str | None = None
+    refusal_message: str | None = None  # sent as ``message.refusal`` with null content
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] | None = None  # sent verbatim instead of a built completion / error body
+    delay: float = 0.0  # seconds to wait before answering (on top of the server's latency)
+
+    @classmethod
+    def text(cls, content: str, **kw: Any) -> Reply:
+        return cls(content=content, **kw)
+
+    @classmethod
+    def json(cls, obj: Any, **kw: Any) -> Reply:
+        return cls(content=json.dumps(obj), **kw)
+
+    @classmethod
+    def verdict(cls, decision: str, reason: str = "stub verdict", confidence: float = 0.9, reasoning: str | None = None, **kw: Any) -> Reply:
+        obj: dict[str, Any] = {"decision": decision, "reason": reason, "confidence": confidence}
+        if reasoning is not None:
+            obj = {"reasoning": reasoning, **obj}
+        return cls.json(obj, **kw)
+
+    @classmethod
+    def refusal(cls, message: str = "I can't help with that.", **kw: Any) -> Reply:
+        return cls(refusal_message=message, **kw)
+
+    @classmethod
+    def error(cls, status: int, message: str = "stub error", retry_after: float | None = None, **kw: Any) -> Reply:
+        headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+        return cls(status=status, body={"error": {"message": message, "type": _REASONS.get(status, "error"), "code": None}}, headers=headers, **kw)
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + 3) // 4)
+
+
+def _message_text(messages: list[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for msg in messages:
+        content = msg.get("content")
+        if isinstance(content, list):  # OpenAI content parts
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        elif content is not None:
+            parts.append(str(content))
+    return "\n".join(parts)
+
+
+def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
+    prompt_tokens = _estimate_tokens(_message_text(body.get("messages") or []))
+    completion_tokens = _estimate_tokens(reply.content or reply.refusal_message or "")
+    return {
+        "id": f"chatcmpl-stub-{seq}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "stub-judge"),
+        "system_fingerprint": "guard-stub",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal_message},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def _stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """The completion as a minimal SSE chunk sequence: role+content, then finish with usage."""
+    message = completion["choices"][0]["message"]
+    base = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
+    delta = {"role": "assistant", "content": message["content"] or ""}
+    if message["refusal"]:
+        delta["refusal"] = message["refusal"]
+    return [
+        base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": completion["usage"]},
+    ]
+
+
+class StubServer:
+    """An OpenAI-compatible server on 127.0.0.1 (port 0 by default) in a background thread.
+
+    Replies come from the FIFO queue, else ``responder(body)``, else ``default``.
+    Every request body is kept in ``requests``. Thread-safe; logs nothing.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, default: Reply | None = None) -> None:
+        self.latency = latency
+        self.default = default or Reply.verdict("allow", "stub default", confidence=0.95)
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.requests: list[dict[str, Any]] = []
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._host, self._port = host, port
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------
+    def start(self) -> StubServer:
+        server = ThreadingHTTPServer((self._host, self._port), _handler_for(self))
+        server.daemon_threads = True
+        server.block_on_close = False  # a slow scripted reply must not hold up stop()
+        self._server = server
+        self._stopping.clear()
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("stub server is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The OpenAI base URL (``…/v1``) to pass as ``api_base``."""
+        host = "127.0.0.1" if self._host in ("", "0.0.0.0") else self._host
+        return f"http://{host}:{self.port}/v1"
+
+    # -- scripting -------------------------------------------------------
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet served."""
+        with self._lock:
+            return len(self._queue)
+
+    def _next(self, body: dict[str, Any]) -> tuple[Reply, int]:
+        with self._lock:
+            self.requests.append(body)
+            seq = len(self.requests)
+            if self._queue:
+                return self._queue.popleft(), seq
+        return (self.responder(body) if self.responder else self.default), seq
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes; Nagle + delayed ACK would add ~40 ms
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            return
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                pass
+
+        def _send_stream(self, completion: dict[str, Any]) -> None:
+            lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in _stream_chunks(completion)] + ["data: [DONE]\n\n"]
+            data = "".join(lines).encode()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": "guard"}]})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            try:
+                body = json.loads(raw or b"{}")
+                if not isinstance(body, dict):
+                    raise ValueError("body is not an object")
+            except ValueError as exc:
+                self._send(400, {"error": {"message": f"bad JSON body: {exc}", "type": "invalid_request_error"}})
+                return
+            reply, seq = stub._next(body)
+            stub._sleep(stub.latency + reply.delay)
+            if stub._stopping.is_set():
+                return
+            if reply.status != 200:
+                self._send(reply.status, reply.body or Reply.error(reply.status).body, reply.headers)
+            elif reply.body is not None:
+                self._send(200, reply.body, reply.headers)
+            elif body.get("stream"):
+                self._send_stream(_completion(body, reply, seq))
+            else:
+                self._send(200, _completion(body, reply, seq), reply.headers)
+
+    return Handler
+
+
+# -- deterministic policies for the CLI (benchmarks, "against the stub model" eval runs) --
+
+_RISKY = re.compile(
+    r"rm\s+-[a-z]*(?:r[a-z]*f|f[a-z]*r)"  # rm -rf / -fr
+    r"|(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"  # curl … | sh
+    r"|\.ssh\b|id_rsa|/etc/shadow|\.aws/credentials|\.env\b|secret|api[_-]?key|password"
+    r"|push\s+(?:[^\n]*\s)?(?:--force\b|-f\b)|reset\s+--hard|mkfs|dd\s+if=|chmod\s+(?:-R\s+)?777"
+    r"|drop\s+(?:table|database)|:\(\)\s*\{",
+    re.IGNORECASE,
+)
+
+
+def keyword_policy(body: dict[str, Any]) -> Reply:
+    """Deny when the fenced data (else the last user message) contains a risky marker. Not a judge."""
+    messages = body.get("messages") or []
+    text = _message_text([m for m in messages if m.get("role") == "user"][-1:])
+    fenced = FENCE_RE.search(text)
+    data = fenced.group(2) if fenced else text
+    hit = _RISKY.search(data)
+    if hit:
+        return Reply.verdict("deny", f"stub keyword policy: risky marker {hit.group(0)!r}", confidence=0.9, reasoning="marker match")
+    return Reply.verdict("allow", "stub keyword policy: no risky marker", confidence=0.9, reasoning="no marker")
+
+
+POLICIES: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    "allow": lambda body: Reply.verdict("allow", "stub policy: allow everything", confidence=0.95),
+    "deny": lambda body: Reply.verdict("deny", "stub policy: deny everything", confidence=0.95),
+    "keyword": keyword_policy,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m guard.testing.openai_stub", description="OpenAI-compatible stub server (not a real judge).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    parser.add_argument("--mode", choices=sorted(POLICIES), default="keyword")
+    args = parser.parse_args(argv)
+    stub = StubServer(args.host, args.port, latency=args.latency)
+    stub.responder = POLICIES[args.mode]
+    stub.start()
+    print(stub.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stub.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Smart-hook cache keys: same judgement → same key, anything that changes the verdict → a new key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from guard.decision import HookResult
+from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
+from guard.settings import Settings
+from judge_fixtures import bash_event, smart_spec
+
+SETTINGS = Settings(models={"quick": "openai/a", "thorough": "openai/b"})
+
+
+def key(spec_changes: dict | None = None, settings: Settings = SETTINGS, **event: object) -> str:
+    return smart_cache_key(smart_spec(**(spec_changes or {})), settings, bash_event(**event))  # type: ignore[arg-type]
+
+
+def test_volatile_ids_do_not_change_the_key() -> None:
+    payload = bash_event("ls")
+    other_session = {**payload, "session_id": "s2", "tool_use_id": "toolu_9", "transcript_path": "/x", "prompt_id": "p2"}
+    spec = smart_spec()
+    assert smart_cache_key(spec, SETTINGS, payload) == smart_cache_key(spec, SETTINGS, dict(reversed(other_session.items())))
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        lambda: key(command="rm -rf /"),
+        lambda: key({"rule": "Deny force pushes."}),
+        lambda: key({"depth": "thorough"}),
+        lambda: key({"depth": "auto"}),
+        lambda: key({"model": "openai/c"}),
+        lambda: key({"prompt": "Is it safe? $ARGUMENTS", "rule": None}),
+        lambda: key(settings=Settings(models={"quick": "openai/other", "thorough": "openai/b"})),
+        lambda: key(settings=Settings(models=SETTINGS.models, api_base="http://127.0.0.1:1/v1")),
+        lambda: key(cwd="/elsewhere"),
+    ],
+)
+def test_what_changes_the_verdict_changes_the_key(changed) -> None:  # type: ignore[no-untyped-def]
+    assert changed() != key()
+
+
+def test_threshold_counts_only_for_auto_and_thorough_model_only_when_it_may_run() -> None:
+    assert key({"confidence_threshold": 0.9}) == key()
+    assert key({"depth": "auto", "confidence_threshold": 0.9}) != key({"depth": "auto"})
+    assert key(settings=Settings(models={"quick": "openai/a", "thorough": "openai/zzz"})) == key()
+
+
+def test_cache_ignore_and_keep_adjust_the_payload() -> None:
+    assert key({"cache_ignore": ("cwd",)}, cwd="/elsewhere") == key({"cache_ignore": ("cwd",)})
+    assert key({"cache_keep": ("session_id",)}, session_id="s2") != key({"cache_keep": ("session_id",)})
+
+
+def test_environment_model_override_changes_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = key()
+    monkeypatch.setenv("GUARD_MODEL_QUICK", "openai/env-model")
+    assert key() != before
+
+
+def test_cached_value_round_trips_without_errors_or_costs() -> None:
+    judged = HookResult(
+        id="no-delete", type="smart", decision="deny", reason="rm -rf", tier="quick", model="openai/a", confidence=0.9,
+        latency_ms=400.0, cost_usd=0.0002, details={"prompt_version": "quick.v1", "prompt_hash": "ab", "calls": [{"x": 1}]},
+    )
+    value = cache_value(judged)
+    assert json.loads(json.dumps(value)) == value and "calls" not in value
+    hit = result_from_cache(smart_spec(), value)
+    assert (hit.decision, hit.reason, hit.tier, hit.model, hit.confidence, hit.cached) == ("deny", "rm -rf", "quick", "openai/a", 0.9, True)
+    assert hit.cost_usd == 0.0 and hit.details["original_cost_usd"] == 0.0002 and hit.details["prompt_version"] == "quick.v1"
+    with pytest.raises(ValueError):
+        cache_value(HookResult(id="x", type="smart", decision=None, error="timed out"))
+
+
+def test_key_computation_loads_no_heavy_module() -> None:
+    code = (
+        "import sys, json\n"
+        "from guard.hooks.spec import HookSpec\nfrom guard.settings import Settings\n"
+        "from guard.judge.keys import smart_cache_key, result_from_cache\n"
+        "spec = HookSpec(id='r', kind='smart', event='pre_tool_use', rule='no deletes', depth='auto')\n"
+        "k = smart_cache_key(spec, Settings(models={'quick': 'openai/a', 'thorough': 'openai/b'}), {'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'ls'}})\n"
+        "result_from_cache(spec, {'decision': 'allow', 'reason': 'ok'})\n"
+        "print(json.dumps([m for m in ('pydantic', 'asyncio', 'litellm', 'httpx', 'tenacity') if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(out.stdout) == []
