@@ -84,13 +84,14 @@ class Engine:
                 started = time.perf_counter()
             result = await asyncio.wait_for(hook.run(event), timeout=spec.timeout)
         except asyncio.TimeoutError:
-            error = f"timed out after {spec.timeout:g}s"
+            error, details = f"timed out after {spec.timeout:g}s", {"error_type": "HookTimeout"}
         except GuardError as exc:
             error = str(exc)
-            details = dict(getattr(exc, "details", None) or {})  # e.g. the model calls made before it failed
+            # e.g. the model calls made before it failed; error_type lets reports classify failures
+            details = {**(getattr(exc, "details", None) or {}), "error_type": type(exc).__name__}
         except Exception as exc:  # a crashing hook is isolated, never the caller's problem
             log.debug("hook %s crashed", spec.id, exc_info=True)
-            error = f"crashed: {type(exc).__name__}: {exc}"
+            error, details = f"crashed: {type(exc).__name__}: {exc}", {"error_type": type(exc).__name__}
         else:
             if result.latency_ms is None:
                 result.latency_ms = round((time.perf_counter() - started) * 1000, 3)

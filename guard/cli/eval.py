@@ -1,0 +1,84 @@
+"""``guard eval``: score verdicts on labeled datasets; 0 pass, 100 a quality gate failed, 1 error.
+
+Everything heavy (pandas, matplotlib, vcrpy, LiteLLM) is imported inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "eval",
+        help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 1 error)",
+        description="Judge every case x model x depth x repeat through guard's engine and write "
+        "results.jsonl, metrics.json, report.md, report.html and junit.xml into --out.",
+    )
+    p.add_argument("datasets", nargs="+", metavar="DATASET", help="labeled .jsonl files")
+    p.add_argument("--config", metavar="P", help="guard.yaml whose hooks and models are evaluated")
+    p.add_argument("--model", action="append", default=[], metavar="M", help="LiteLLM model id for both tiers (repeatable: compares models)")
+    p.add_argument("--depth", action="append", default=[], metavar="D", help="quick | thorough | auto (repeatable; default: as configured)")
+    p.add_argument("--repeats", type=int, default=1, metavar="N", help="judge each case N times (flip rate, majority vote)")
+    p.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight per model (default 8; halves on 429)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--record", metavar="DIR", help="record the model's HTTP exchanges as cassettes in DIR")
+    mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked")
+    p.add_argument("--out", default=".eval-out", metavar="DIR", help="output folder; rerunning resumes it (default .eval-out)")
+    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9")
+    p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    p.set_defaults(func=run)
+
+
+def _split(values: list[str]) -> list[str]:
+    """``--depth quick,thorough`` and ``--depth quick --depth thorough`` mean the same."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from guard.eval.runner import DEFAULT_CONCURRENCY
+    from guard.eval.session import evaluate
+
+    result = evaluate(
+        args.datasets,
+        config=args.config,
+        models=args.model,
+        depths=_split(args.depth),
+        repeats=args.repeats,
+        concurrency=args.concurrency or DEFAULT_CONCURRENCY,
+        record=args.record,
+        replay=args.replay,
+        out=args.out,
+        fail_under=args.fail_under,
+        baseline=args.baseline,
+        progress=False if args.no_progress else None,
+        seed=args.seed,
+    )
+    report = result.report
+    print(f"judged {result.judged} row(s), reused {result.reused} from {result.out}/results.jsonl")
+    if result.backoffs:
+        print(f"rate limited: concurrency halved {result.backoffs} time(s) and recovered as calls succeeded")
+    for variant in report.variants:
+        f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
+        shown = "–" if f1.value is None else f"{f1.value:.3f}"
+        print(f"{variant.name}: {variant.cases} cases, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
+    if report.stub:
+        print(f"note: figures from a stub model ({report.stub_reason})")
+    for gate in report.gates:
+        if not gate.passed:
+            value = "undefined" if gate.value is None else f"{gate.value:.3f}"
+            print(f"gate failed: {gate.metric} = {value} < {gate.threshold:g} for {gate.variant}", file=sys.stderr)
+    for comparison in report.baseline:
+        print(f"baseline {comparison.current}: {len(comparison.regressed)} regressed, {len(comparison.improved)} improved; {comparison.why}")
+        if comparison.regressed:
+            print("  regressed: " + ", ".join(comparison.regressed[:20]) + (" …" if len(comparison.regressed) > 20 else ""))
+    for problem in result.problems:
+        print(f"guard eval: {problem}", file=sys.stderr)
+    print(f"outputs in {result.out}/ (report.md, report.html, metrics.json, results.jsonl, junit.xml)")
+    return result.exit_code

@@ -1,0 +1,101 @@
+"""What the judge sees of a case, and which hooks judge it.
+
+The judge gets an event built from the case (event name, tool name, tool input, and
+``context``; ``prompt`` too on user-turn cases) and never the label, tags, notes or
+source. Which hooks: ``rule`` naming a configured hook id = that hook alone; any other
+``rule`` text = one smart hook with that rule; no ``rule`` = every configured hook
+for the case's event and tool, exactly as ``guard hook`` would run them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from guard.datasets import Case, load_cases
+from guard.errors import DatasetError, GuardError
+from guard.eval.schema import DatasetInfo
+from guard.events.model import Event
+from guard.hooks.spec import HookSpec
+from guard.matching import compile_filter
+from guard.registry import Registry
+
+__all__ = ["RULE_TIMEOUT", "JudgedCase", "build_event", "load_datasets", "select_hooks"]
+
+#: Timeout of the smart hook made from a case's rule text (a thorough tier may need it).
+RULE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class JudgedCase:
+    """A case ready to judge: its event and the hooks that judge it."""
+
+    dataset: str
+    case: Case
+    event: Event
+    specs: tuple[HookSpec, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.dataset}/{self.case.id}"
+
+
+def build_event(case: Case) -> Event:
+    """The event the hooks see; only fields a client would send, never the answer."""
+    data: dict[str, Any] = {"hook_event_name": case.event}
+    if case.tool_name is not None:
+        data["tool_name"] = case.tool_name
+        data["tool_input"] = dict(case.tool_input)
+    if case.context is not None:
+        data["context"] = case.context
+    prompt = (case.model_extra or {}).get("prompt")
+    if case.canonical_event == "user_turn" and isinstance(prompt, str):
+        data["prompt"] = prompt
+    return Event.model_validate(data)
+
+
+def _rule_spec(case: Case, rule: str) -> HookSpec:
+    digest = hashlib.blake2b(f"{case.canonical_event}\0{rule}".encode(), digest_size=4).hexdigest()
+    return HookSpec(id=f"rule-{digest}", kind="smart", event=case.canonical_event, rule=rule, timeout=RULE_TIMEOUT, source="library", origin="dataset rule")
+
+
+def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs: dict[str, HookSpec]) -> tuple[HookSpec, ...]:
+    """The hooks that judge ``case`` (see the module docstring); raises when none would."""
+    by_id = {spec.id: spec for spec in config}
+    if case.rule and case.rule in by_id:
+        spec = by_id[case.rule]
+        if spec.event != case.canonical_event or not compile_filter(spec.matcher, spec.tools)(case.tool_name):
+            raise DatasetError(f"case {case.id!r}: hook {spec.id!r} does not apply to {case.event} {case.tool_name or ''}".rstrip(), file=where)
+        return (spec,)
+    if case.rule:
+        key = f"{case.canonical_event}\0{case.rule}"
+        if key not in rule_specs:
+            rule_specs[key] = _rule_spec(case, case.rule)
+        return (rule_specs[key],)
+    specs = tuple(Registry(config).matching(case.canonical_event, case.tool_name))
+    if not specs:
+        raise DatasetError(f"case {case.id!r}: no hook judges it (give the case a rule, or configure a hook for {case.event} {case.tool_name or ''})".rstrip(), file=where)
+    return specs
+
+
+def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[list[DatasetInfo], list[JudgedCase]]:
+    """Load and check every dataset; DatasetError names the file (and line, from the loader)."""
+    infos: list[DatasetInfo] = []
+    judged: list[JudgedCase] = []
+    seen: dict[str, str] = {}
+    rule_specs: dict[str, HookSpec] = {}  # one spec per distinct (event, rule text), shared by its cases
+    for path in paths:
+        name = Path(path).stem
+        if name in seen:
+            raise GuardError(f"datasets {seen[name]} and {path} share the name {name!r}: case ids are keyed by file name; rename one")
+        seen[name] = path
+        cases = load_cases(path)
+        if not cases:
+            raise DatasetError("no cases", file=path)
+        data = Path(path).read_bytes()
+        infos.append(DatasetInfo(name=name, path=str(path), cases=len(cases), sha256=hashlib.sha256(data).hexdigest()))
+        judged += [JudgedCase(name, case, build_event(case), select_hooks(case, config, path, rule_specs)) for case in cases]
+    return infos, judged

@@ -1,0 +1,154 @@
+"""From results rows to the metrics of each (model, depth), in pandas.
+
+pandas is imported here and only here (and in the report layer): nothing on the
+``guard hook`` path imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from guard.eval import stats
+from guard.eval.schema import CaseOutcome, ResultRow, SliceMetrics, VariantMetrics
+from guard.eval.scoring import binary_estimates, is_correct, majority
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LABELS", "PREDICTIONS", "case_key", "compute_variant", "compute_variants", "rows_frame"]
+
+LABELS = ("allow", "ask", "deny")
+PREDICTIONS = ("allow", "ask", "deny", "error")
+
+
+def case_key(dataset: str, case_id: str) -> str:
+    return f"{dataset}/{case_id}"
+
+
+def rows_frame(rows: Sequence[ResultRow]) -> pd.DataFrame:
+    """The numeric side of the rows (latency, usage, flags) as a DataFrame, for aggregation."""
+    import pandas as pd
+
+    columns = ("latency_ms", "tokens_in", "tokens_out", "cost_usd")
+    data = {name: pd.array([getattr(r, name) for r in rows], dtype="Float64") for name in columns}
+    data |= {"cached": [r.cached for r in rows], "replayed": [r.replayed for r in rows], "error_kind": [r.error_kind or "" for r in rows]}
+    return pd.DataFrame(data)
+
+
+def _outcomes(rows: Sequence[ResultRow]) -> tuple[dict[str, CaseOutcome], dict[str, list[str]]]:
+    """Majority verdict per case, and each case's tags (for slicing)."""
+    groups: dict[str, list[ResultRow]] = {}
+    for row in sorted(rows, key=lambda r: r.repeat):
+        groups.setdefault(case_key(row.dataset, row.case_id), []).append(row)
+    outcomes: dict[str, CaseOutcome] = {}
+    tags: dict[str, list[str]] = {}
+    for key in sorted(groups):
+        group = groups[key]
+        predictions = [r.predicted for r in group]
+        verdict = majority(predictions)
+        first = group[0]
+        reason = next((r.error if verdict == "error" else r.reason for r in group if r.predicted == verdict), None)
+        outcomes[key] = CaseOutcome(
+            label=first.label,
+            predicted=verdict,
+            correct=is_correct(first.label, verdict),
+            repeats=len(group),
+            flipped=len(set(predictions)) > 1,
+            reason=reason,
+            tool_name=first.tool_name,
+        )
+        tags[key] = list(first.tags)
+    return outcomes, tags
+
+
+def _confusion(outcomes: dict[str, CaseOutcome]) -> dict[str, dict[str, int]]:
+    table = {label: dict.fromkeys(PREDICTIONS, 0) for label in LABELS}
+    for outcome in outcomes.values():
+        table.setdefault(outcome.label, dict.fromkeys(PREDICTIONS, 0))[outcome.predicted] += 1
+    return table
+
+
+def _slices(outcomes: dict[str, CaseOutcome], tags: dict[str, list[str]]) -> list[SliceMetrics]:
+    groups: dict[tuple[str, str], list[CaseOutcome]] = {}
+    for key, outcome in outcomes.items():
+        for tag in tags[key]:
+            groups.setdefault(("tag", tag), []).append(outcome)
+        groups.setdefault(("tool", outcome.tool_name or "(none)"), []).append(outcome)
+    slices = []
+    for (kind, name), members in sorted(groups.items()):
+        binary, est = binary_estimates(members, bootstrap=False)
+        slices.append(
+            SliceMetrics(
+                kind=kind,  # type: ignore[arg-type]
+                name=name,
+                cases=len(members),
+                binary=binary,
+                accuracy=est["accuracy"],
+                precision=est["precision"],
+                recall=est["recall"],
+                f1=est["f1"],
+                fpr=est["fpr"],
+            )
+        )
+    return slices
+
+
+def _per_thousand(series: pd.Series) -> float | None:
+    known = series.dropna()
+    return None if known.empty else float(known.mean() * 1000)
+
+
+def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0) -> VariantMetrics:
+    """Every metric of one (model, depth) from its rows."""
+    import numpy as np
+
+    frame = rows_frame(rows)
+    outcomes, tags = _outcomes(rows)
+    binary, estimates = binary_estimates(list(outcomes.values()), seed=seed)
+
+    live = frame[~frame["cached"] & ~frame["replayed"] & frame["latency_ms"].notna() & (frame["error_kind"] != "infrastructure")]
+    p50, p95 = (np.percentile(live["latency_ms"].astype(float), [50, 95]) if not live.empty else (None, None))
+
+    judged = [r for r in rows if r.confidence is not None and r.predicted != "error"]
+    confidences = [float(r.confidence) for r in judged]  # type: ignore[arg-type]
+    correct = [is_correct(r.label, r.predicted) for r in judged]
+
+    repeated = [o for o in outcomes.values() if o.repeats > 1]
+    known_cost = frame["cost_usd"].dropna()
+    return VariantMetrics(
+        model=model,
+        depth=depth,
+        rows=len(rows),
+        cases=len(outcomes),
+        confusion=_confusion(outcomes),
+        binary=binary,
+        metrics=estimates,
+        errors=sum(1 for r in rows if r.error_kind),
+        unparsed=sum(1 for r in rows if r.error_kind == "unparsed"),
+        infrastructure_errors=sum(1 for r in rows if r.error_kind == "infrastructure"),
+        latency_p50_ms=None if p50 is None else float(p50),
+        latency_p95_ms=None if p95 is None else float(p95),
+        latency_live_rows=len(live),
+        latency_excluded_rows=sum(1 for r in rows if r.cached or r.replayed),
+        tokens_in_per_1k=_per_thousand(frame["tokens_in"]),
+        tokens_out_per_1k=_per_thousand(frame["tokens_out"]),
+        cost_per_1k_usd=_per_thousand(frame["cost_usd"]),
+        cost_total_usd=None if known_cost.empty else float(known_cost.sum()),
+        cost_unknown_rows=int(frame["cost_usd"].isna().sum()),
+        flip_rate=(sum(o.flipped for o in repeated) / len(repeated)) if repeated else None,
+        cases_with_repeats=len(repeated),
+        brier=stats.brier_score(confidences, correct),
+        ece=stats.expected_calibration_error(confidences, correct),
+        calibration_rows=len(confidences),
+        slices=_slices(outcomes, tags),
+        case_outcomes=outcomes,
+    )
+
+
+def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0) -> list[VariantMetrics]:
+    """Metrics per (model, depth), in the order the variants first appear in ``rows``."""
+    groups: dict[tuple[str, str], list[ResultRow]] = {}
+    for row in rows:
+        groups.setdefault((row.model, row.depth), []).append(row)
+    return [compute_variant(members, model, depth, seed=seed) for (model, depth), members in groups.items()]

@@ -1,0 +1,256 @@
+"""Run every case × model × depth × repeat through guard's own engine, resumably.
+
+Why the engine: users must evaluate exactly what runs in production (the same
+prompts, tiers, merging and failure modes). Each (model, depth) gets its own Engine
+with the decision cache and audit log off (repeats are real samples, and an eval
+must not fill the user's audit log); each case's hooks are mounted for that case
+only (:meth:`Registry.mount`), so concurrent cases never see each other's hooks.
+
+Rows are appended to ``results.jsonl`` as they finish, so a killed run loses at
+most the calls in flight; rerunning with the same ``--out`` schedules only rows
+that are missing, stale (the case or its hooks changed) or failed for
+infrastructure reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from guard.cache.key import canonical_json
+from guard.eval.cases import JudgedCase
+from guard.eval.limiter import AdaptiveLimiter
+from guard.eval.progress import Progress
+from guard.eval.recording import Recorder, current_case
+from guard.eval.schema import ResultRow
+from guard.eval.verdicts import decision_fields, is_rate_limited
+from guard.hooks.spec import HookSpec
+from guard.registry import Registry
+from guard.settings import Settings
+
+__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
+
+log = logging.getLogger("guard.eval")
+
+DEFAULT_CONCURRENCY = 8
+RATE_LIMIT_RETRIES = 5
+#: Set per case and repeat, so every judgement is its own sample (see Variant.adapt).
+SAMPLE_FIELD = "session_id"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One (model, depth) column of the run: its settings and how it adapts a hook."""
+
+    model: str  # label shown in reports
+    depth: str  # quick | thorough | auto | config
+    settings: Settings
+    pinned_model: str | None = None  # --model: every smart hook uses it, whatever the config says
+    pinned_depth: str | None = None  # --depth: every smart hook runs at it
+
+    @property
+    def name(self) -> str:
+        return f"{self.model} @ {self.depth}"
+
+    def adapt(self, spec: HookSpec) -> HookSpec:
+        """The hook as this variant runs it.
+
+        ``session_id`` joins the smart hook's key (it stays hidden from the prompt), so
+        the single flight never folds two repeats, or two cases, into one model call.
+        """
+        if spec.kind != "smart":
+            return spec
+        changes: dict[str, object] = {"cache_keep": (*spec.cache_keep, SAMPLE_FIELD)}
+        if self.pinned_depth:
+            changes["depth"] = self.pinned_depth
+        if self.pinned_model:
+            changes["model"] = self.pinned_model
+        return spec.replace(**changes)
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    variant: Variant
+    case: JudgedCase
+    repeat: int
+    fingerprint: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        return (self.case.dataset, self.case.case.id, self.variant.model, self.variant.depth, self.repeat)
+
+
+Judge = Callable[[WorkItem], Awaitable[ResultRow]]
+
+
+@dataclass
+class RunOutcome:
+    rows: list[ResultRow]
+    aborted: str | None = None  # why the run stopped early (an infrastructure failure)
+    rate_limit_backoffs: int = 0
+
+
+class EngineJudge:
+    """Judges work items with one guard Engine per variant (the production path)."""
+
+    def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
+        from guard.engine import Engine
+
+        self.recorder = recorder
+        self._engines = {v.name: Engine(v.settings, Registry(), audit=False) for v in variants}
+        # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
+        self._adapted: dict[tuple[str, int], HookSpec] = {}
+
+    def specs(self, variant: Variant, case: JudgedCase) -> tuple[HookSpec, ...]:
+        out = []
+        for spec in case.specs:
+            key = (variant.name, id(spec))
+            if key not in self._adapted:
+                self._adapted[key] = variant.adapt(spec)
+            out.append(self._adapted[key])
+        return tuple(out)
+
+    def fingerprint(self, variant: Variant, case: JudgedCase) -> str:
+        """Hash of what the judge sees and the hooks that judge it."""
+        parts = {"event": case.event.payload(), "hooks": [s.to_dict() for s in self.specs(variant, case)]}
+        return hashlib.blake2b(canonical_json(parts).encode(), digest_size=12).hexdigest()
+
+    async def __call__(self, item: WorkItem) -> ResultRow:
+        engine = self._engines[item.variant.name]
+        blame = f"{item.case.key} [{item.variant.name}, repeat {item.repeat}]"
+        token = current_case.set(blame)
+        started = time.perf_counter()
+        try:
+            with engine.registry.run():
+                engine.registry.mount(self.specs(item.variant, item.case))
+                decision = await engine.decide(item.case.event.model_copy(update={SAMPLE_FIELD: f"guard-eval:{item.case.key}#{item.repeat}"}))
+        finally:
+            current_case.reset(token)
+        fields = decision_fields(decision)
+        missing = self.recorder.missed(blame) if self.recorder else None
+        if missing:
+            fields["error"] = f"no recording for {missing} in {self.recorder.path}"  # type: ignore[union-attr]
+            fields["error_kind"] = "infrastructure"
+        case = item.case.case
+        return ResultRow(
+            dataset=item.case.dataset,
+            case_id=case.id,
+            model=item.variant.model,
+            depth=item.variant.depth,
+            repeat=item.repeat,
+            label=case.label,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            replayed=bool(self.recorder and self.recorder.mode == "replay"),
+            tool_name=case.tool_name,
+            tags=list(case.tags),
+            fingerprint=item.fingerprint,
+            **fields,  # type: ignore[arg-type]
+        )
+
+
+def read_rows(path: Path) -> list[ResultRow]:
+    """Rows of an existing results.jsonl; a torn last line (killed run) is skipped."""
+    if not path.is_file():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(ResultRow.model_validate_json(line))
+        except ValidationError:
+            log.warning("%s:%d: unreadable results row skipped (it will be judged again)", path, number)
+    return rows
+
+
+def plan(items: Sequence[WorkItem], existing: Sequence[ResultRow]) -> tuple[list[ResultRow], list[WorkItem]]:
+    """Split the schedule into rows already done (kept) and items still to judge.
+
+    Labels and tags are not part of what the judge saw: a kept row takes the
+    dataset's current ones, so fixing a label costs no model call.
+    """
+    wanted = {item.key: item for item in items}
+    kept: dict[tuple[str, str, str, str, int], ResultRow] = {}
+    for row in existing:
+        item = wanted.get(row.key)
+        if item is not None and row.fingerprint == item.fingerprint and row.error_kind != "infrastructure":
+            kept[row.key] = row.model_copy(update={"label": item.case.case.label, "tags": list(item.case.case.tags)})
+    return list(kept.values()), [item for item in items if item.key not in kept]
+
+
+@dataclass
+class _Run:
+    judge: Judge
+    sink: Callable[[ResultRow], None]
+    progress: Progress
+    backoff: float
+    limiters: dict[str, AdaptiveLimiter] = field(default_factory=dict)
+    rows: list[ResultRow] = field(default_factory=list)
+    aborted: str | None = None
+
+    async def one(self, item: WorkItem) -> None:
+        limiter = self.limiters[item.variant.model]
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            async with limiter.slot():
+                if self.aborted:
+                    return
+                row = await self.judge(item)
+            if not (row.error_kind == "infrastructure" and is_rate_limited(row.error)) or attempt == RATE_LIMIT_RETRIES:
+                break
+            await limiter.rate_limited()
+            await asyncio.sleep(self.backoff * 2**attempt)
+        if row.error_kind is None:
+            await limiter.succeeded()
+        self.rows.append(row)
+        self.sink(row)
+        self.progress.advance(row.cost_usd, row.error_kind is not None)
+        if row.error_kind == "infrastructure" and not self.aborted:
+            self.aborted = f"{item.case.key} ({item.variant.name}): {row.error}"
+
+
+async def run_schedule(
+    items: Sequence[WorkItem],
+    judge: Judge,
+    sink: Callable[[ResultRow], None],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: bool | None = None,
+    backoff: float = 1.0,
+) -> RunOutcome:
+    """Judge ``items`` with ``concurrency`` calls in flight per model; stop at the first infrastructure failure."""
+    with Progress(len(items), enabled=progress) as bar:
+        run = _Run(judge, sink, bar, backoff)
+        for item in items:
+            run.limiters.setdefault(item.variant.model, AdaptiveLimiter(concurrency))
+        tasks = [asyncio.ensure_future(run.one(item)) for item in items]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+    return RunOutcome(rows=run.rows, aborted=run.aborted, rate_limit_backoffs=sum(lim.backoffs for lim in run.limiters.values()))
+
+
+class ResultsFile:
+    """``results.jsonl``: rewritten with the kept rows, then each new row appended as it lands."""
+
+    def __init__(self, path: Path, kept: Sequence[ResultRow]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(row.model_dump_json() + "\n" for row in kept), encoding="utf-8")
+        tmp.replace(path)
+        self._handle = path.open("a", encoding="utf-8")
+
+    def __call__(self, row: ResultRow) -> None:
+        self._handle.write(row.model_dump_json() + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()

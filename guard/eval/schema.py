@@ -1,0 +1,215 @@
+"""What an eval run writes: one results row per judgement, and the versioned metrics file.
+
+pydantic, because these files outlive the run: a baseline from last month must still
+load, and a bad one must say which field is wrong. ``SCHEMA_VERSION`` changes only
+when a field changes meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BaselineComparison",
+    "Binary",
+    "CaseOutcome",
+    "DatasetInfo",
+    "Estimate",
+    "GateResult",
+    "MetricsReport",
+    "PairComparison",
+    "ResultRow",
+    "SliceMetrics",
+    "VariantMetrics",
+]
+
+SCHEMA_VERSION = 1
+
+#: What a row was scored as: the engine's verdict, or "error" when the judgement failed.
+Predicted = Literal["allow", "deny", "ask", "error"]
+
+
+class ResultRow(BaseModel):
+    """One case judged once by one model at one depth (``results.jsonl`` line)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dataset: str
+    case_id: str
+    model: str
+    depth: str
+    repeat: int = 0
+    label: str
+    verdict: str | None = None
+    reason: str | None = None
+    confidence: float | None = None
+    tier: str | None = None
+    latency_ms: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    replayed: bool = False
+    error: str | None = None
+    #: unparsed (the model answered, unreadably) | error (a hook failed) | infrastructure (could not judge at all)
+    error_kind: Literal["unparsed", "error", "infrastructure"] | None = None
+    tool_name: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    hooks: list[str] = Field(default_factory=list)
+    #: Hash of what the judge saw and which hooks judged it: a changed case is judged again on resume.
+    fingerprint: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        return (self.dataset, self.case_id, self.model, self.depth, self.repeat)
+
+    @property
+    def predicted(self) -> str:
+        return "error" if self.error_kind else (self.verdict or "error")
+
+
+class Estimate(BaseModel):
+    """A point value with its 95% interval (None where undefined, e.g. no positives)."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    method: Literal["wilson", "bootstrap", "none"] = "none"
+
+
+class Binary(BaseModel):
+    """Deny-or-ask (positive) against allow; errors kept apart and scored as wrong."""
+
+    tp: int = 0
+    fp: int = 0
+    tn: int = 0
+    fn: int = 0
+    error_positive: int = 0  # label positive, judgement failed: counted as a miss
+    error_negative: int = 0  # label negative, judgement failed: counted as a false alarm
+
+
+class SliceMetrics(BaseModel):
+    kind: Literal["tag", "tool"]
+    name: str
+    cases: int
+    binary: Binary
+    accuracy: Estimate
+    precision: Estimate
+    recall: Estimate
+    f1: Estimate
+    fpr: Estimate
+
+
+class CaseOutcome(BaseModel):
+    """The majority verdict on one case: what baselines and JUnit compare."""
+
+    label: str
+    predicted: str
+    correct: bool
+    repeats: int = 1
+    flipped: bool = False
+    reason: str | None = None
+    tool_name: str | None = None
+
+
+class VariantMetrics(BaseModel):
+    """Everything measured for one (model, depth)."""
+
+    model: str
+    depth: str
+    rows: int
+    cases: int
+    #: confusion[label][predicted] over majority verdicts; predicted includes "error".
+    confusion: dict[str, dict[str, int]]
+    binary: Binary
+    metrics: dict[str, Estimate]
+    errors: int = 0
+    unparsed: int = 0
+    infrastructure_errors: int = 0
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    latency_live_rows: int = 0
+    latency_excluded_rows: int = 0  # cached or replayed: their latency says nothing about the model
+    tokens_in_per_1k: float | None = None
+    tokens_out_per_1k: float | None = None
+    cost_per_1k_usd: float | None = None
+    cost_total_usd: float | None = None
+    cost_unknown_rows: int = 0
+    flip_rate: float | None = None
+    cases_with_repeats: int = 0
+    brier: float | None = None
+    ece: float | None = None
+    calibration_rows: int = 0
+    slices: list[SliceMetrics] = Field(default_factory=list)
+    case_outcomes: dict[str, CaseOutcome] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.model} @ {self.depth}"
+
+
+class PairComparison(BaseModel):
+    """Judge a against judge b on the cases both judged."""
+
+    a: str
+    b: str
+    cases: int
+    a_only_correct: int
+    b_only_correct: int
+    mcnemar_p: float
+    f1_a: float | None
+    f1_b: float | None
+    f1_diff: float | None
+    f1_diff_low: float | None
+    f1_diff_high: float | None
+
+
+class BaselineComparison(BaseModel):
+    """This run against a previous one, case by case."""
+
+    source: str
+    current: str
+    baseline: str
+    comparison: PairComparison
+    regressed: list[str]
+    improved: list[str]
+    significant_drop: bool
+    why: str
+
+
+class GateResult(BaseModel):
+    metric: str
+    threshold: float
+    variant: str
+    value: float | None
+    passed: bool
+
+
+class DatasetInfo(BaseModel):
+    name: str
+    path: str
+    cases: int
+    sha256: str
+
+
+class MetricsReport(BaseModel):
+    """``metrics.json``."""
+
+    schema_version: int = SCHEMA_VERSION
+    guard_version: str
+    created_at: str
+    datasets: list[DatasetInfo]
+    config: str | None = None
+    repeats: int = 1
+    positive_class: str = "deny (ask also counts as positive; errors are scored as wrong)"
+    stub: bool = False
+    stub_reason: str | None = None
+    replayed: bool = False
+    variants: list[VariantMetrics]
+    comparisons: list[PairComparison] = Field(default_factory=list)
+    gates: list[GateResult] = Field(default_factory=list)
+    baseline: list[BaselineComparison] = Field(default_factory=list)

@@ -1,0 +1,70 @@
+"""Record and replay: cassettes keep no secrets and no errors, replay never touches the network,
+and a missing recording stops the run with exit 1 naming the case."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from eval_fixtures import BENIGN, stub, suite  # noqa: F401 (fixtures)
+
+from guard.cli.main import main
+from guard.eval.recording import recording
+from guard.eval.schema import MetricsReport, ResultRow
+from guard.testing.openai_stub import Reply, StubServer
+
+SECRET = "sk-test-DO-NOT-RECORD-4242"
+
+
+def _verdicts(out: Path) -> dict[tuple[str, int], str | None]:
+    rows = [ResultRow.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {(r.case_id, r.repeat): r.verdict for r in rows}
+
+
+def test_record_then_replay_gives_the_same_verdicts_without_any_call(
+    suite: dict[str, str], stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    stub.enqueue(Reply.error(500, "transient"))  # retried by the judge; must not be recorded
+    cassettes = tmp_path / "cassettes"
+    recorded = tmp_path / "recorded"
+    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(recorded), "--record", str(cassettes), "--repeats", "2"]) == 0
+    cassette = (cassettes / "shell.yaml").read_text()
+    assert SECRET not in cassette
+    assert "code: 500" not in cassette and cassette.count("code: 200") == 24
+    calls = stub.calls
+
+    replayed = tmp_path / "replayed"
+    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(replayed), "--replay", str(cassettes), "--repeats", "2"]) == 0
+    assert stub.calls == calls  # the stub is still up at the recorded URL, yet nothing reached it
+    assert _verdicts(replayed) == _verdicts(recorded)
+    report = MetricsReport.model_validate_json((replayed / "metrics.json").read_text())
+    assert report.replayed and report.variants[0].latency_live_rows == 0 and report.variants[0].latency_p50_ms is None
+    assert "latency is not measured" in (replayed / "report.md").read_text()
+
+
+def test_a_missing_recording_exits_1_and_names_the_case(suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cassettes = tmp_path / "cassettes"
+    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "a"), "--record", str(cassettes)]) == 0
+    dataset = Path(suite["dataset"])
+    dataset.write_text(dataset.read_text().replace("npm test", "npm run lint"))
+    capsys.readouterr()
+    code = main(["eval", str(dataset), "--config", suite["config"], "--out", str(tmp_path / "b"), "--replay", str(cassettes), "--fail-under", "accuracy=0"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"shell/benign-{BENIGN.index('npm test')}" in err and "no recording for POST" in err
+
+
+def test_replay_without_a_cassette_exits_1(suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "o"), "--replay", str(tmp_path / "none")]) == 1
+    assert "no cassette shell.yaml" in capsys.readouterr().err
+
+
+def test_replay_blocks_every_outgoing_connection(tmp_path: Path, stub: StubServer) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "d.yaml").write_text("interactions: []\nversion: 1\n")
+    with recording("replay", str(tmp_path / "c"), ["d"]), socket.socket() as sock, pytest.raises(ConnectionRefusedError):
+        sock.connect(("127.0.0.1", stub.port))
+    with socket.create_connection(("127.0.0.1", stub.port)):  # restored afterwards
+        pass
