@@ -21,7 +21,10 @@ __all__ = ["DecisionCache", "cache_key", "canonical_payload", "open_cache"]
 class DecisionCache(Protocol):
     """A key → verdict store with a TTL. Only parsed verdicts are ever stored."""
 
-    def get(self, key: str) -> dict[str, Any] | None: ...
+    def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
+        """The live verdict under ``key`` or None. ``record_miss=False`` is for a probe
+        (the ``guard hook`` fast path) whose miss the engine's own lookup will count."""
+        ...
 
     def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None: ...
 

@@ -26,6 +26,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class _Server(ThreadingHTTPServer):
+    """A listen backlog for load tests: the default of 5 refuses bursts of 64 clients."""
+
+    request_queue_size = 256
+    daemon_threads = True
 from typing import Any
 
 from guard.judge.fence import FENCE_RE
@@ -136,13 +143,12 @@ class StubServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._host, self._port = host, port
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> StubServer:
-        server = ThreadingHTTPServer((self._host, self._port), _handler_for(self))
-        server.daemon_threads = True
+        server = _Server((self._host, self._port), _handler_for(self))
         server.block_on_close = False  # a slow scripted reply must not hold up stop()
         self._server = server
         self._stopping.clear()

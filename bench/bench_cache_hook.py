@@ -1,0 +1,97 @@
+"""A cache-hit ``guard hook`` as a fresh process, against ``python3 -c pass`` and against a miss.
+
+One smart hook judged by the loopback stub model (guard.testing.openai_stub, a
+fixed-latency scripted server, NOT a real model) answering in ``--stub-latency``
+seconds. Rows, all in the same run with the same interpreter (``sys.executable``,
+not a pyenv shim):
+
+- ``python3 -c pass``: the floor every hook process pays;
+- cache hit (audit log on, the default) and cache hit with the audit log off;
+- cache hit through a running ``guard serve`` (``guard hook --server``);
+- cache miss: a fresh process that loads LiteLLM and waits for the stub.
+
+Goal: cache hit ≤ 3× ``python3 -c pass``.
+
+    python bench/bench_cache_hook.py [--runs 30] [--miss-runs 5] [--stub-latency 0.3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_cache_setup import config, event_json, free_port, wait_for
+from bench_hook import guard_command, timed
+
+from guard.testing.openai_stub import Reply, StubServer
+
+
+def row(name: str, samples: list[float], base: float, note: str = "") -> str:
+    med = statistics.median(samples)
+    p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
+    return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base:.2f}× | {note} |"
+
+
+def start_service(workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
+    wait_for(port, proc)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--miss-runs", type=int, default=5)
+    parser.add_argument("--stub-latency", type=float, default=0.3)
+    args = parser.parse_args()
+    hook = [*guard_command(), "hook"]
+    hit_event = event_json("rm -rf ~/victim")
+    with tempfile.TemporaryDirectory() as tmp, StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub:
+        root = Path(tmp)
+        cache_db = root / "cache.db"
+        audit_on, audit_off = root / "audit-on", root / "audit-off"
+        for workdir, audit in ((audit_on, True), (audit_off, False)):
+            workdir.mkdir()
+            (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
+        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg")}
+        timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
+        timed(hook, hit_event, audit_off, env, 1)
+        calls_before = stub.calls
+        service, url = start_service(audit_off, env)
+        cases = {
+            "base": ([sys.executable, "-c", "pass"], "", audit_on),
+            "hit": (hook, hit_event, audit_on),
+            "hit_no_audit": (hook, hit_event, audit_off),
+            "via_service": ([*hook, "--server", url], hit_event, audit_off),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        try:
+            for _ in range(args.runs):  # interleaved, so a burst of load elsewhere hits every case alike
+                for name, (cmd, stdin, cwd) in cases.items():
+                    samples[name] += timed(cmd, stdin, cwd, env, 1)
+        finally:
+            service.terminate()
+            service.wait()
+        base, hits, hits_no_audit, via_service = (samples[name] for name in cases)
+        assert stub.calls == calls_before, "a 'cache hit' run called the model"
+        misses = [timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env, 1)[0] for i in range(args.miss_runs)]
+        assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
+    floor = statistics.median(base)
+    print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms\n")
+    print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
+    print(row("python3 -c pass", base, floor, "baseline"))
+    print(row("cache hit", hits, floor, "audit log on (default)"))
+    print(row("cache hit, audit log off", hits_no_audit, floor, ""))
+    print(row("cache hit via guard serve (--server)", via_service, floor, "the service's own cache"))
+    print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads LiteLLM"))
+    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 3× python3 -c pass")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""``guard serve`` under load: throughput and p50/p99 latency at 1, 16 and 64 concurrent clients.
+
+The model is the loopback stub (``python -m guard.testing.openai_stub``, a
+fixed-latency scripted server, NOT a real model) in its own process. Hits repeat
+one event whose verdict is cached; misses send a new command every request, so
+each one is judged by the stub. Miss latency is reported as a ratio to the stub's
+latency, the floor a miss cannot beat. The load generator (one keep-alive
+connection per client, minimal HTTP/1.1) runs on the same machine as the service
+and the stub, so the figures are a lower bound of what the service does on its
+own cores.
+
+    python bench/bench_serve.py [--stub-latency 0.3] [--clients 1 16 64] [--hit-requests 40] [--miss-waves 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench_cache_setup import config, event, free_port, wait_for
+from bench_hook import guard_command
+
+_commands = itertools.count()
+
+async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any]) -> dict[str, Any]:
+    """One keep-alive HTTP/1.1 POST /v1/hooks; the decision JSON back."""
+    body = json.dumps(payload).encode()
+    head = f"POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    writer.write(head.encode() + body)
+    status_and_headers = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    length = next(int(h.split(":", 1)[1]) for h in status_and_headers if h.lower().startswith("content-length:"))
+    answer = await reader.readexactly(length)
+    if " 200 " not in status_and_headers[0]:
+        raise RuntimeError(f"{status_and_headers[0]}: {answer[:200]!r}")
+    return dict(json.loads(answer))
+
+
+async def load(port: int, clients: int, per_client: int, hit: bool) -> tuple[list[float], float]:
+    """Latencies (ms) of ``clients × per_client`` requests and the wall time they took.
+
+    Each client is one keep-alive connection speaking just enough HTTP/1.1: a full
+    client library costs more CPU per request than the service on this machine.
+    """
+    latencies: list[float] = []
+
+    async def client() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for _ in range(per_client):
+                payload = event("rm -rf ~/victim" if hit else f"rm -rf ~/victim-{next(_commands)}")
+                started = time.perf_counter()
+                answer = await _post(reader, writer, port, payload)
+                latencies.append((time.perf_counter() - started) * 1000)
+                if answer["decision"] != "deny":
+                    raise RuntimeError(f"unexpected decision {answer}")
+        finally:
+            writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies, time.perf_counter() - started
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stub-latency", type=float, default=0.3)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
+    parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
+    args = parser.parse_args()
+    stub_ms = args.stub_latency * 1000
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        (workdir / "guard.yaml").write_text(config("sqlite:///.guard/cache.db"))
+        stub_port, serve_port = free_port(), free_port()
+        stub_cli = ["--port", str(stub_port), "--latency", str(args.stub_latency), "--mode", "deny"]
+        stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", *stub_cli], stdout=subprocess.DEVNULL)
+        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        serve = subprocess.Popen([*guard_command(), "serve", "--port", str(serve_port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(stub_port, stub)
+            wait_for(serve_port, serve)
+            asyncio.run(load(serve_port, 1, 2, hit=True))  # fill the cache
+            asyncio.run(load(serve_port, 4, 2, hit=False))  # first judgements: model client and prompt caches warm
+            for clients in args.clients:
+                for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
+                    latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
+                    rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99)))
+            with urllib.request.urlopen(f"http://127.0.0.1:{serve_port}/metrics") as r:
+                metrics = r.read().decode()
+        finally:
+            for proc in (serve, stub):
+                proc.terminate()
+                proc.wait()
+    print(f"guard serve, one process; model = loopback stub with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine\n")
+    print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency |\n|---|---|---|---|---|---|---|---|")
+    for kind, clients, n, rps, p50, p99 in rows:
+        ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind == "miss" else "– | –"
+        print(f"| cache {kind} | {clients} | {n} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {ratio} |")
+    counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
+    print("\nservice /metrics after the run: " + json.dumps(counters))
+
+
+if __name__ == "__main__":
+    main()

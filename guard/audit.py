@@ -1,0 +1,175 @@
+"""The audit log: every decision guard made, appended to a SQLite file.
+
+The engine records each decision here (``.guard/audit.db`` by default); ``guard
+log`` reads it back. A row keeps what a person reviewing an incident asks for:
+when, which event and tool, which session, what every hook said (verdict, tier,
+model, cache hit, latency, cost, error) and the final decision. The event payload
+is kept too, with configured fields redacted at any depth and long strings
+shortened (then the whole cut at ``PAYLOAD_LIMIT``), so the log stays small and
+secrets stay out of it. Standard library only: it is written on the ``guard
+hook`` path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from guard.cache.database import Migrations, connect
+from guard.events.names import canonical_event
+
+if TYPE_CHECKING:
+    from guard.decision import Decision
+
+__all__ = ["PAYLOAD_LIMIT", "REDACTED", "AuditLog", "redacted"]
+
+#: Characters of payload JSON kept per row; the rest is cut and marked.
+PAYLOAD_LIMIT = 4096
+REDACTED = "[redacted]"
+
+migration = Migrations("_guard_audit_migrations")
+
+
+@migration
+def m001_decisions(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE decisions (
+            id INTEGER PRIMARY KEY,
+            time REAL NOT NULL,
+            event TEXT,
+            tool TEXT,
+            session TEXT,
+            decision TEXT NOT NULL,
+            reason TEXT,
+            latency_ms REAL,
+            cost_usd REAL,
+            hooks TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            payload_truncated INTEGER NOT NULL DEFAULT 0,
+            details TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX decisions_time ON decisions (time)")
+
+
+def redacted(value: Any, names: frozenset[str]) -> Any:
+    """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
+    if isinstance(value, dict):
+        return {k: REDACTED if str(k).lower() in names else redacted(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, names) for v in value]
+    return value
+
+
+def _event_name(name: Any) -> str | None:
+    """The canonical event name, or the raw one if it is not a known spelling."""
+    try:
+        return canonical_event(name) if isinstance(name, str) else None
+    except ValueError:
+        return name
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def _clip(value: Any, longest: int) -> Any:
+    """``value`` with strings over ``longest`` characters cut, saying how much was dropped.
+
+    Cutting each long string (a whole file in ``tool_input.content``) keeps the
+    payload's other fields and its JSON shape, where cutting the text would not.
+    """
+    if isinstance(value, str) and len(value) > longest:
+        return f"{value[:longest]}…[{len(value) - longest} more characters]"
+    if isinstance(value, dict):
+        return {k: _clip(v, longest) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip(v, longest) for v in value]
+    return value
+
+
+class AuditLog:
+    """Append-only decision log in SQLite; the file is created on the first record."""
+
+    def __init__(self, path: str | os.PathLike[str], redact: Iterable[str] = (), *, payload_limit: int = PAYLOAD_LIMIT) -> None:
+        self.path = Path(path)
+        self.redact = frozenset(name.lower() for name in redact)
+        self.payload_limit = payload_limit
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = connect(self.path, migration)
+        return self._db
+
+    def _payload_text(self, payload: dict[str, Any]) -> tuple[str, bool]:
+        """The redacted payload as JSON within the limit, and whether it had to be cut mid-text."""
+        clean = redacted(payload, self.redact)
+        text = _compact(clean)
+        if len(text) > self.payload_limit:
+            text = _compact(_clip(clean, self.payload_limit // 4))
+        if len(text) > self.payload_limit:
+            return text[: self.payload_limit], True
+        return text, False
+
+    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float) -> None:
+        """Append one decision: the event payload (redacted, shortened) and every hook's result."""
+        hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
+        costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
+        text, truncated = self._payload_text(payload)
+        details = {**decision.details}
+        if decision.updated_input is not None:
+            details["updated_input"] = redacted(decision.updated_input, self.redact)
+        if decision.additional_context:
+            details["additional_context"] = decision.additional_context
+        row = (
+            time.time(),
+            _event_name(payload.get("hook_event_name")),
+            payload.get("tool_name"),
+            payload.get("session_id"),
+            decision.decision,
+            decision.reason,
+            latency_ms,
+            sum(costs) if costs else None,
+            _compact(hooks),
+            text,
+            int(truncated),
+            _compact(details) if details else None,
+        )
+        with self._lock:
+            self._connection().execute(
+                "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd,"
+                " hooks, payload, payload_truncated, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def tail(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""
+        if not self.path.exists():
+            return []
+        with self._lock:
+            cursor = self._connection().execute(
+                "SELECT * FROM (SELECT * FROM decisions ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,)
+            )
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+        for row in rows:
+            row["hooks"] = json.loads(row["hooks"])
+            row["details"] = json.loads(row["details"]) if row["details"] else {}
+            row["payload_truncated"] = bool(row["payload_truncated"])
+            if not row["payload_truncated"]:
+                row["payload"] = json.loads(row["payload"])
+        return rows
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,78 @@
+"""SQLite files guard writes (the decision cache, the audit log): opened fast, migrated once.
+
+Many ``guard hook`` processes open the same file at once, each for a few
+milliseconds, so opening must cost almost nothing: the schema version lives in
+``PRAGMA user_version`` (one read of the file header) and migrations run only
+when it is behind. Migrations are numbered functions recorded in a table, as
+in simonw/llm; WAL lets readers run beside the one writer, and a busy timeout
+queues writers instead of failing them. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["BUSY_TIMEOUT_S", "Migrations", "connect"]
+
+#: How long a writer waits for another process's write to finish before giving up.
+BUSY_TIMEOUT_S = 10.0
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+class Migrations:
+    """An ordered list of schema steps for one database, recorded in ``table``.
+
+    Use an instance as a decorator: ``@migration`` on ``def m001_initial(db): ...``.
+    """
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.steps: list[Migration] = []
+
+    def __call__(self, step: Migration) -> Migration:
+        self.steps.append(step)
+        return step
+
+    def apply(self, db: sqlite3.Connection) -> None:
+        """Run the steps this file has not seen yet, in one write transaction."""
+        db.execute("PRAGMA journal_mode=WAL")  # persistent: set once, when the file is new
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            done = {row[0] for row in db.execute(f"SELECT name FROM {self.table}")}
+            for step in self.steps:
+                if step.__name__ not in done:
+                    step(db)
+                    db.execute(f"INSERT INTO {self.table} (name, applied_at) VALUES (?, ?)", (step.__name__, time.time()))
+            db.execute(f"PRAGMA user_version={len(self.steps)}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
+def connect(path: Path, migrations: Migrations, *, durable: bool = True) -> sqlite3.Connection:
+    """Open (creating it and its directory if needed) and migrate the database at ``path``.
+
+    The connection is in autocommit mode: callers open their own ``BEGIN IMMEDIATE``
+    transactions. ``durable`` picks ``synchronous=NORMAL``: no fsync per commit, but
+    the checkpoint when a process closes the file syncs, so a power cut may lose the
+    last rows and never corrupts. ``durable=False`` (``synchronous=OFF``) skips those
+    syncs too, which saves a short-lived process 2–20 ms on a busy disk; an
+    application crash is still safe, an OS crash may damage the file. Right for a
+    cache, whose contents can always be judged again.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL" if durable else "PRAGMA synchronous=OFF")
+        if db.execute("PRAGMA user_version").fetchone()[0] < len(migrations.steps):
+            migrations.apply(db)
+    except BaseException:
+        db.close()
+        raise
+    return db

@@ -1,0 +1,120 @@
+"""The decision cache for fleets: verdicts in Redis, shared by every host.
+
+Each entry is one key written with its TTL (``SET … PX``: SETEX in
+milliseconds) under a prefix (``guard:`` by default, or the URL's ``?prefix=``),
+so Redis expires entries itself; hits and misses are two counters beside them.
+A lookup is one round trip: a small Lua script reads the entry and bumps the
+right counter. redis-py is imported when the cache is built, never on the
+``guard hook`` paths that do not need it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from guard.errors import CacheError, ConfigError
+
+__all__ = ["RedisCache"]
+
+_GET_AND_COUNT = """
+local value = redis.call('GET', KEYS[1])
+if value then redis.call('INCR', KEYS[2]) elseif ARGV[1] == '1' then redis.call('INCR', KEYS[3]) end
+return value
+"""
+
+#: Seconds to wait for Redis: a dead cache must cost a hook little more than a miss.
+SOCKET_TIMEOUT_S = 2.0
+
+
+class RedisCache:
+    """Verdicts by cache key in Redis with a TTL, plus hit/miss counters."""
+
+    backend = "redis"
+
+    def __init__(self, url: str, *, ttl: float) -> None:
+        try:
+            import redis
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigError("cache.url is a redis:// URL but redis-py is missing: pip install 'guard[redis]'") from exc
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query)
+        self.prefix = next((v for k, v in query if k == "prefix"), "guard:")
+        self.url = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "prefix"])))
+        #: The URL for messages and stats: never the password.
+        self.location = self.url.replace(f":{parts.password}@", ":***@") if parts.password else self.url
+        self.ttl = ttl
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
+        try:
+            # lib_name/lib_version None: no CLIENT SETINFO round trips on connect (a guard hook connects once per call)
+            self._redis = redis.Redis.from_url(
+                self.url, socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=SOCKET_TIMEOUT_S, lib_name=None, lib_version=None
+            )
+        except ValueError as exc:
+            raise ConfigError(f"invalid Redis URL: {exc}", key="cache.url") from exc
+        self._get_and_count = self._redis.register_script(_GET_AND_COUNT)
+        self._hits_key = f"{self.prefix}stats:hits"
+        self._misses_key = f"{self.prefix}stats:misses"
+
+    def _entry(self, key: str) -> str:
+        return f"{self.prefix}entry:{key}"
+
+    def _fail(self, exc: BaseException) -> CacheError:
+        return CacheError(f"decision cache {self.location}: {exc}")
+
+    def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
+        """The live verdict stored under ``key``, counting the hit (and the miss, unless told not to)."""
+        try:
+            keys = [self._entry(key), self._hits_key, self._misses_key]
+            raw = self._get_and_count(keys=keys, args=["1" if record_miss else "0"])
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+        return json.loads(raw)["value"] if raw is not None else None
+
+    def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
+        """Store a parsed verdict; Redis drops it after ``ttl`` seconds (the cache's TTL by default)."""
+        millis = max(1, round((self.ttl if ttl is None else ttl) * 1000))
+        record = json.dumps({"value": value, "created_at": time.time()}, separators=(",", ":"), ensure_ascii=False)
+        try:
+            self._redis.set(self._entry(key), record, px=millis)
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+
+    def _entry_keys(self) -> list[bytes]:
+        return list(self._redis.scan_iter(match=f"{self.prefix}entry:*", count=1000))
+
+    def stats(self) -> dict[str, Any]:
+        """Live entries under the prefix, hit and miss counters, and the entries' memory."""
+        try:
+            keys = self._entry_keys()
+            pipe = self._redis.pipeline(transaction=False)
+            for key in keys:
+                pipe.memory_usage(key)
+            sizes = pipe.execute()
+            hits, misses = self._redis.mget(self._hits_key, self._misses_key)
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+        return {
+            "backend": self.backend,
+            "location": f"{self.location} (prefix {self.prefix!r})",
+            "ttl_seconds": self.ttl,
+            "entries": len(keys),
+            "hits": int(hits or 0),
+            "misses": int(misses or 0),
+            "size_bytes": sum(size or 0 for size in sizes),
+        }
+
+    def clear(self) -> int:
+        """Remove every entry under the prefix and reset the counters; returns how many were removed."""
+        try:
+            keys = self._entry_keys()
+            removed = sum(self._redis.delete(*keys[i : i + 500]) for i in range(0, len(keys), 500))
+            self._redis.delete(self._hits_key, self._misses_key)
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+        return int(removed)
+
+    def close(self) -> None:
+        self._redis.close()

@@ -1,0 +1,146 @@
+"""The default decision cache: one SQLite file shared by every ``guard hook`` process.
+
+A cache hit is the common case of a hook that runs on every tool call, so the
+hit path is one write transaction (the entry's hit count and the hit counter)
+on a connection opened without schema work. The file and its directory are
+created on first use; ``stats()`` and ``clear()`` never create it.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from guard.cache.database import Migrations, connect
+from guard.errors import CacheError, ConfigError
+
+__all__ = ["SQLiteCache"]
+
+SCHEME = "sqlite:///"
+
+migration = Migrations("_guard_cache_migrations")
+
+
+@migration
+def m001_entries(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL NOT NULL,"
+        " expires_at REAL NOT NULL, hits INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
+    )
+    db.execute("CREATE INDEX entries_expires_at ON entries (expires_at)")
+    db.execute("CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
+    db.execute("INSERT INTO counters (name, value) VALUES ('hits', 0), ('misses', 0)")
+
+
+def _damaged(exc: BaseException | None) -> bool:
+    """SQLite's "not a database" / "malformed" errors (its subclasses mean locks, constraints …)."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+class SQLiteCache:
+    """Verdicts by cache key in a SQLite file, with a TTL and hit/miss counters."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], *, ttl: float) -> None:
+        self.path = Path(path)
+        self.ttl = ttl
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # one connection, shared by the engine's threads
+
+    @classmethod
+    def from_url(cls, url: str, *, ttl: float, base_dir: str | os.PathLike[str] = ".") -> SQLiteCache:
+        """``sqlite:///relative/path.db`` (against ``base_dir``) or ``sqlite:////absolute/path.db``."""
+        if not url.startswith(SCHEME) or len(url) == len(SCHEME):
+            raise ConfigError(f"expected sqlite:///path/to/cache.db or redis://host:port/db, got {url!r}", key="cache.url")
+        path = Path(os.path.expanduser(url[len(SCHEME) :]))
+        return cls(path if path.is_absolute() else Path(base_dir) / path, ttl=ttl)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on the (lazily opened) database; SQLite errors become CacheError."""
+        with self._lock:
+            try:
+                if self._db is None:
+                    self._db = connect(self.path, migration, durable=False)  # a cache can be judged again
+                db = self._db
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            except (sqlite3.Error, OSError) as exc:
+                hint = " (the file is damaged; `guard cache clear` starts a new one)" if _damaged(exc) else ""
+                raise CacheError(f"decision cache {self.path}: {exc}{hint}") from exc
+
+    def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
+        """The live verdict stored under ``key``, counting the hit (and the miss, unless told not to)."""
+        with self._transaction() as db:
+            row = db.execute(
+                "UPDATE entries SET hits = hits + 1 WHERE key = ? AND expires_at > ? RETURNING value",
+                (key, time.time()),
+            ).fetchone()
+            if row or record_miss:
+                db.execute("UPDATE counters SET value = value + 1 WHERE name = ?", ("hits" if row else "misses",))
+        return json.loads(row[0]) if row else None
+
+    def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
+        """Store a parsed verdict for ``ttl`` seconds (the cache's TTL by default); drop expired entries."""
+        now = time.time()
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        with self._transaction() as db:
+            db.execute("DELETE FROM entries WHERE expires_at <= ?", (now,))
+            db.execute(
+                "INSERT INTO entries (key, value, created_at, expires_at, hits) VALUES (?, ?, ?, ?, 0)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at,"
+                " expires_at = excluded.expires_at, hits = 0",
+                (key, text, now, now + (self.ttl if ttl is None else ttl)),
+            )
+
+    def stats(self) -> dict[str, Any]:
+        """Live entries, hits and misses counted since the last clear, and the file's size."""
+        base: dict[str, Any] = {"backend": self.backend, "location": str(self.path), "ttl_seconds": self.ttl}
+        if not self.path.exists():
+            return {**base, "entries": 0, "hits": 0, "misses": 0, "size_bytes": 0}
+        with self._transaction() as db:
+            entries = db.execute("SELECT count(*) FROM entries WHERE expires_at > ?", (time.time(),)).fetchone()[0]
+            counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {**base, "entries": entries, "hits": counters["hits"], "misses": counters["misses"], "size_bytes": size}
+
+    def clear(self) -> int:
+        """Remove every entry and reset the counters; returns how many entries were removed.
+
+        A file SQLite cannot read (an OS crash can damage it: see ``connect``) is
+        deleted instead, so the next lookup starts a fresh cache.
+        """
+        if not self.path.exists():
+            return 0
+        try:
+            with self._transaction() as db:
+                removed = db.execute("DELETE FROM entries").rowcount
+                db.execute("UPDATE counters SET value = 0")
+        except CacheError as exc:
+            if not _damaged(exc.__cause__):
+                raise
+            self.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            return 0
+        return removed
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,228 @@
+"""The ``guard serve`` ASGI app: one warm Engine per process behind a small JSON API.
+
+    POST /v1/hooks            one event (canonical, or a client's shape with ?format=X)
+                              → canonical decision JSON
+    POST /v1/hooks/{format}   one event in that client's shape → that client's hook
+                              output as the body (what ``guard hook --format X`` prints),
+                              with X-Guard-Exit-Code / X-Guard-Stderr / X-Guard-Decision
+    GET  /healthz             liveness and what is loaded
+    GET  /metrics             Prometheus text
+
+A client mistake (bad JSON, wrong content type, oversized body, unknown format,
+an event without ``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``;
+only guard's own faults are 500s. Every request shares the engine, so it shares
+the decision cache, the single-flight table and the warm model clients.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Match, Route
+
+from guard.adapters import FORMATS, adapter
+from guard.decision import Decision
+from guard.engine import Engine
+from guard.errors import EventError
+from guard.server.metrics import Metrics
+
+__all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
+
+log = logging.getLogger("guard.server")
+
+#: Largest event accepted; tool inputs with whole files in them stay well under this.
+MAX_BODY_BYTES = 1 << 20
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status)
+
+
+async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
+    """The request body as a JSON object, or an HTTPException saying what is wrong with it."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+        raise HTTPException(415, f"send the event as application/json, not {ctype}")
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > max_body:
+        raise HTTPException(413, f"body of {length} bytes is over the {max_body}-byte limit")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_body:
+            raise HTTPException(413, f"body is over the {max_body}-byte limit")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise HTTPException(400, f"expected one event as a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _client_format(name: str | None) -> Any:
+    """The adapter module for ``name``, or a 404 listing the formats there are."""
+    try:
+        return adapter(name or "")
+    except ValueError as exc:
+        raise HTTPException(404, f"unknown client format {name!r}; use one of {', '.join(FORMATS)}") from exc
+
+
+class _Service:
+    """The route handlers, around one engine and one metrics registry."""
+
+    def __init__(self, engine: Engine, metrics: Metrics, max_body: int) -> None:
+        self.engine = engine
+        self.metrics = metrics
+        self.max_body = max_body
+
+    async def _decide(self, request: Request, fmt: str | None) -> tuple[dict[str, Any], Decision]:
+        data = await _read_event(request, self.max_body)
+        if fmt is not None:
+            try:
+                data = _client_format(fmt).normalize(data, {})
+            except EventError as exc:
+                raise HTTPException(400, str(exc)) from exc
+        name = data.get("hook_event_name")
+        if not isinstance(name, str) or not name:
+            raise HTTPException(400, "field 'hook_event_name' is missing or not a string")
+        try:
+            decision = await self.engine.decide(data)
+        except EventError as exc:
+            raise HTTPException(400, str(exc)) from exc
+        self.metrics.observe_decision(decision)
+        return data, decision
+
+    async def decide(self, request: Request) -> Response:
+        _, decision = await self._decide(request, request.query_params.get("format"))
+        return JSONResponse(decision.to_dict())
+
+    async def decide_for_client(self, request: Request) -> Response:
+        fmt = request.path_params["format"]
+        module = _client_format(fmt)
+        payload, decision = await self._decide(request, fmt)
+        rendered = module.render(payload, decision)
+        headers = {"X-Guard-Exit-Code": str(rendered.exit_code), "X-Guard-Decision": decision.decision}
+        if rendered.stderr:
+            headers["X-Guard-Stderr"] = quote(rendered.stderr)
+        media = "application/json" if rendered.stdout.lstrip().startswith("{") else "text/plain"
+        return Response(rendered.stdout, media_type=media, headers=headers)
+
+    async def healthz(self, request: Request) -> Response:
+        backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
+        return JSONResponse({"status": "ok", "pid": os.getpid(), "hooks": len(self.engine.registry.specs()), "cache": backend})
+
+    async def metrics_text(self, request: Request) -> Response:
+        return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+class _MetricsMiddleware:
+    """Counts every HTTP request by route template and status, and the requests in flight."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: list[Route]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes
+
+    def _route(self, scope: Scope) -> str:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match is not Match.NONE:
+                return route.path
+        return "unmatched"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        self.metrics.in_flight += 1
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            self.metrics.in_flight -= 1
+            self.metrics.observe_request(scope["method"], self._route(scope), status, time.perf_counter() - started)
+
+
+def warm(engine: Engine) -> list[str]:
+    """Load the model client and look up every configured model before the first request.
+
+    Importing LiteLLM takes seconds and blocks the event loop; paying it at start-up
+    (uvicorn opens the port only after this) keeps it off every client's first
+    request. Returns the models warmed. A failure here is logged, not fatal: the
+    request that needs the model will report it properly.
+    """
+    smart = [s for s in engine.registry.specs() if s.kind == "smart"]
+    if not smart:
+        return []
+    models = {m for m in (engine.settings.model_for("quick"), engine.settings.model_for("thorough")) if m}
+    models |= {s.model for s in smart if s.model}
+    try:
+        from guard.judge.model import response_mode
+
+        for model in sorted(models):
+            response_mode(model)
+    except Exception:  # noqa: BLE001 - start serving anyway; the first judgement reports the problem
+        log.warning("could not warm the model client", exc_info=True)
+        return []
+    return sorted(models)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, exc.detail)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _error(500, f"internal error: {type(exc).__name__}")
+
+
+def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
+    """The service for ``engine``; ``guard serve`` runs it under uvicorn."""
+    metrics = metrics or Metrics()
+    service = _Service(engine, metrics, max_body)
+    routes = [
+        Route("/v1/hooks", service.decide, methods=["POST"]),
+        Route("/v1/hooks/{format}", service.decide_for_client, methods=["POST"]),
+        Route("/healthz", service.healthz, methods=["GET"]),
+        Route("/metrics", service.metrics_text, methods=["GET"]),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warmed = warm(engine)
+        if warmed:
+            log.info("model client ready for %s", ", ".join(warmed))
+        yield
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
+    app.state.engine = engine
+    app.state.metrics = metrics
+    app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)
+    return app

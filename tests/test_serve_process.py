@@ -1,0 +1,137 @@
+"""``guard serve`` as a real process: the stdlib client, fallback when it is down, graceful shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_fixtures import free_port, wait_for_port
+
+from guard.server.client import send_event
+
+HOOKS_MODULE = '''
+import time
+
+def judge(event):
+    command = (event.tool_input or {}).get("command", "")
+    if command.startswith("sleep "):
+        time.sleep(float(command.split()[1]))
+        return {"decision": "deny", "reason": "slept " + command.split()[1]}
+    return {"decision": "deny", "reason": "no rm"} if command.startswith("rm") else "allow"
+'''
+
+CONFIG = """
+audit:
+  path: audit.db
+hooks:
+  PreToolUse:
+    - id: slow-judge
+      matcher: Bash|bash
+      callable: servehooks:judge
+      timeout: 30
+"""
+
+
+class ServeProcess:
+    def __init__(self, proc: subprocess.Popen[str], url: str, workdir: Path) -> None:
+        self.proc, self.url, self.workdir = proc, url, workdir
+
+    def get(self, path: str) -> str:
+        with urllib.request.urlopen(self.url + path, timeout=5) as r:
+            return str(r.read().decode())
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[ServeProcess]:
+    (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
+    (tmp_path / "guard.yaml").write_text(CONFIG)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--log-level", "warning"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for_port(port, timeout=30)
+        yield ServeProcess(proc, f"http://127.0.0.1:{port}", tmp_path)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
+def test_send_event_returns_the_services_decision(serve: ServeProcess) -> None:
+    reply = send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}, timeout=10)
+    assert reply is not None and reply["decision"] == "deny" and reply["hooks"][0]["id"] == "slow-judge"
+    copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "ls"})}
+    assert (send_event(serve.url, copilot, fmt="copilot", timeout=10) or {}).get("decision") == "allow"
+    assert json.loads(serve.get("/healthz"))["hooks"] == 1
+
+
+def test_the_service_writes_the_audit_log(serve: ServeProcess) -> None:
+    send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm x"}}, timeout=10)
+    from guard.audit import AuditLog
+
+    [row] = AuditLog(serve.workdir / "audit.db").tail()
+    assert row["decision"] == "deny" and row["tool"] == "Bash"
+
+
+def test_send_event_is_none_when_the_service_is_down_or_says_no() -> None:
+    started = time.monotonic()
+    assert send_event(f"http://127.0.0.1:{free_port()}", {"hook_event_name": "Stop"}, timeout=5) is None
+    assert send_event("http://256.0.0.1:1", {"hook_event_name": "Stop"}, timeout=1) is None
+    assert time.monotonic() - started < 3
+
+
+def test_send_event_is_none_for_an_answer_that_is_not_a_decision(serve: ServeProcess) -> None:
+    assert send_event(serve.url, {"tool_name": "Bash"}, timeout=5) is None  # 400 from the service
+    assert send_event(serve.url + "/healthz#", {"hook_event_name": "Stop"}, timeout=5) is None  # 404
+
+
+def _post_in_thread(url: str, payload: dict[str, Any], out: dict[str, Any]) -> threading.Thread:
+    def post() -> None:
+        request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as r:
+                out["status"], out["body"] = r.status, json.loads(r.read())
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion
+            out["error"] = repr(exc)
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    return thread
+
+
+def test_sigterm_lets_an_in_flight_request_finish(serve: ServeProcess) -> None:
+    out: dict[str, Any] = {}
+    thread = _post_in_thread(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "sleep 1.5"}}, out)
+    deadline = time.monotonic() + 10
+    while 'guard_http_requests_in_flight 2' not in serve.get("/metrics"):  # the slow request + this one
+        assert time.monotonic() < deadline, "the slow request never started"
+        time.sleep(0.05)
+    serve.proc.send_signal(signal.SIGTERM)
+    thread.join(timeout=30)
+    assert out.get("status") == 200, out
+    assert out["body"]["decision"] == "deny" and out["body"]["reason"] == "slept 1.5"
+    assert serve.proc.wait(timeout=15) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once drained
+    with pytest.raises(OSError):  # and it stopped listening
+        urllib.request.urlopen(serve.url + "/healthz", timeout=2)
+
+
+def test_the_client_guard_hook_uses_loads_no_http_library_or_server() -> None:
+    code = (
+        "import sys, guard.server.client\n"
+        "heavy = {'starlette', 'uvicorn', 'httpx', 'litellm', 'redis', 'pydantic'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
