@@ -112,3 +112,33 @@ def test_check_without_a_model_names_the_variables(project: Path) -> None:
     proc = guard_run(["check", "--rule", "Deny deleting files", "--tool", "Bash", "--input", '{"command": "rm -rf ~"}'], "", project)
     assert proc.returncode == 3
     assert "GUARD_MODEL_QUICK" in proc.stderr
+
+
+def _crash_in_process(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failure_mode: str) -> tuple[int, str, str]:
+    import io
+
+    from guard.cli.main import main
+    from guard.engine import Engine
+
+    (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {failure_mode}\n      callable: policy:no_force_push\n")
+    monkeypatch.syspath_prepend(str(project))
+
+    def broken(self: Engine, event: object) -> None:
+        raise RuntimeError("bug in guard")
+
+    monkeypatch.setattr(Engine, "decide_sync", broken)
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(PRE)))
+    code = main(["hook"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_an_internal_error_denies_when_a_matching_hook_is_fail_closed(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _crash_in_process(project, monkeypatch, capsys, "fail_closed")
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "internal error: RuntimeError" in err
+
+
+def test_an_internal_error_with_fail_open_hooks_is_a_visible_non_blocking_error(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _crash_in_process(project, monkeypatch, capsys, "fail_open")
+    assert code == 1 and out == "" and "bug in guard" in err

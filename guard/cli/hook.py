@@ -53,13 +53,9 @@ def _read_event(fmt: str) -> dict[str, Any]:
     return payload
 
 
-def _decide(payload: dict[str, Any], args: argparse.Namespace) -> Any:
-    from guard.config import load_config
+def _decide(payload: dict[str, Any], loaded: Any, registry: Any, args: argparse.Namespace) -> Any:
     from guard.fastpath import decide_fast
-    from guard.registry import Registry, default_registry
 
-    loaded = load_config(args.config)
-    registry = Registry([*loaded.specs, *default_registry.specs()])
     server = args.server or os.environ.get("GUARD_SERVER") or loaded.settings.server_url
     fallback = None
     if server:
@@ -90,15 +86,32 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 1
+    payload: dict[str, Any] = {}
+    registry = None
     try:
         payload = _read_event(args.format)
-        decision = _decide(payload, args)
+        from guard.config import load_config
+        from guard.registry import Registry, default_registry
+
+        loaded = load_config(args.config)
+        registry = Registry([*loaded.specs, *default_registry.specs()])
+        decision = _decide(payload, loaded, registry, args)
     except EventError as exc:
         print(f"guard hook: malformed event: {exc}", file=sys.stderr)
         return 2 if fail_closed else 1
     except GuardError as exc:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 2 if fail_closed else 1
+    except Exception as exc:  # a bug in guard must not wave through a call a fail_closed hook guards
+        print(f"guard hook: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        guarded = registry is not None and any(
+            s.failure_mode == "fail_closed" for s in registry.matching(payload["hook_event_name"], payload.get("tool_name"))
+        )
+        if not (guarded or fail_closed):
+            return 1
+        from guard.decision import Decision
+
+        decision = Decision("deny", f"guard failed ({type(exc).__name__}) and this call is guarded fail_closed")
     rendered = module.render(payload, decision)
     if rendered.stdout:
         sys.stdout.write(rendered.stdout + "\n")

@@ -49,6 +49,11 @@ def build_event(case: Case) -> Event:
     if case.tool_name is not None:
         data["tool_name"] = case.tool_name
         data["tool_input"] = dict(case.tool_input)
+    else:
+        # events without a tool (UserPromptSubmit, Stop) carry their fields at the top level in
+        # every client (prompt, last_assistant_message, stop_hook_active): datasets keep them in tool_input
+        for key, value in case.tool_input.items():
+            data.setdefault(key, value)
     if case.context is not None:
         data["context"] = case.context
     prompt = (case.model_extra or {}).get("prompt")

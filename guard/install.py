@@ -1,0 +1,337 @@
+"""Write (or remove) guard's hook entry in an agent client's own settings file.
+
+People adopt guard by adding one command hook to a file their agent already reads,
+so the edit must be safe on a file they care about: it merges with the hooks and
+keys already there, installing twice leaves the file byte-identical, uninstalling
+removes only guard's entry, and a file guard cannot read is reported (naming the
+file and key) with nothing written. Standard library only; no guard hook path.
+
+Where each client reads hooks (from its documentation; see the README for caveats):
+
+=======  ==============================  ===================================  ===========
+client   project scope                   user scope                           timeouts
+=======  ==============================  ===================================  ===========
+claude   .claude/settings.json           ~/.claude/settings.json              seconds
+devin    .devin/hooks.v1.json (bare)     ~/.config/devin/config.json "hooks"  seconds
+codex    .codex/hooks.json               ~/.codex/hooks.json                  seconds
+gemini   .gemini/settings.json           ~/.gemini/settings.json              milliseconds
+=======  ==============================  ===================================  ===========
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from guard.errors import ConfigError
+from guard.events.names import canonical_event, client_event_name
+
+__all__ = ["CLIENTS", "ClientProfile", "InstallResult", "default_command", "install", "settings_path"]
+
+DEFAULT_TIMEOUT_S = 30
+
+_GEMINI_NAMES = {
+    "pre_tool_use": "BeforeTool",
+    "post_tool_use": "AfterTool",
+    "user_turn": "BeforeAgent",
+    "stop": "AfterAgent",
+    "session_start": "SessionStart",
+    "session_end": "SessionEnd",
+    "notification": "Notification",
+    "pre_compact": "PreCompress",
+}
+
+
+@dataclass(frozen=True)
+class ClientProfile:
+    """How one client lays out its hooks: files, event names, matcher and timeout units."""
+
+    name: str
+    project_file: str  # relative to the project directory
+    user_file: str  # relative to the home directory (or the client's own config-dir variable)
+    events: tuple[str, ...]  # client event names it documents
+    default_events: tuple[str, ...]  # canonical names installed when --events is not given
+    matcher: str | None  # None: leave it out (the client treats a missing matcher as "all tools")
+    timeout_ms: bool = False
+    user_dir_env: str | None = None  # e.g. CLAUDE_CONFIG_DIR replaces ~/.claude
+    bare_project_file: bool = False  # the project file IS the hooks mapping (no top-level "hooks" key)
+    handler_extra: tuple[tuple[str, Any], ...] = ()
+    gemini_names: bool = False
+
+    def event_name(self, canonical: str) -> str:
+        if self.gemini_names:
+            return _GEMINI_NAMES.get(canonical, canonical)
+        return client_event_name(canonical)
+
+
+_DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop")
+
+CLIENTS: dict[str, ClientProfile] = {
+    "claude": ClientProfile(
+        name="claude",
+        project_file=".claude/settings.json",
+        user_file=".claude/settings.json",
+        user_dir_env="CLAUDE_CONFIG_DIR",
+        events=("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied",
+                "UserPromptSubmit", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionStart",
+                "SessionEnd", "Notification", "PreCompact", "PostCompact", "PostToolBatch", "TaskCreated",
+                "TaskCompleted", "ConfigChange"),
+        default_events=_DEFAULT,
+        matcher="*",
+    ),
+    "devin": ClientProfile(
+        name="devin",
+        project_file=".devin/hooks.v1.json",
+        user_file=".config/devin/config.json",
+        bare_project_file=True,
+        events=("PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SessionStart",
+                "SessionEnd", "PostCompaction"),
+        default_events=_DEFAULT,
+        matcher=None,  # Devin matchers are regexes; "*" would not compile
+    ),
+    "codex": ClientProfile(
+        name="codex",
+        project_file=".codex/hooks.json",
+        user_file=".codex/hooks.json",
+        user_dir_env="CODEX_HOME",
+        events=("PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SessionStart",
+                "PreCompact", "PostCompact"),
+        default_events=_DEFAULT,
+        matcher=None,  # regex matchers; missing = every tool
+    ),
+    "gemini": ClientProfile(
+        name="gemini",
+        project_file=".gemini/settings.json",
+        user_file=".gemini/settings.json",
+        events=tuple(_GEMINI_NAMES.values()),
+        default_events=_DEFAULT,
+        matcher=None,  # regex for tools, exact string for lifecycle events; missing = all
+        timeout_ms=True,
+        handler_extra=(("name", "guard"),),
+        gemini_names=True,
+    ),
+}
+
+
+@dataclass
+class InstallResult:
+    """What an install or uninstall did (or would do): the file, the events touched, the new text."""
+
+    path: Path
+    changed: bool
+    events: list[str] = field(default_factory=list)  # client event names added, updated or removed
+    text: str | None = None  # the file's new content when changed
+
+
+def default_command(client: str) -> str:
+    return f"guard hook --format {client}"
+
+
+def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
+    """The file ``client`` reads hooks from at ``scope`` (``project`` or ``user``)."""
+    profile = _profile(client)
+    if scope == "project":
+        return project_dir / profile.project_file
+    if scope != "user":
+        raise ConfigError(f"unknown scope {scope!r}; use project or user")
+    if profile.user_dir_env and os.environ.get(profile.user_dir_env):
+        return Path(os.environ[profile.user_dir_env]) / Path(profile.user_file).name
+    return home / profile.user_file
+
+
+def install(
+    client: str,
+    *,
+    scope: str = "project",
+    project_dir: Path | None = None,
+    home: Path | None = None,
+    events: Sequence[str] | None = None,
+    command: str | None = None,
+    timeout_s: int = DEFAULT_TIMEOUT_S,
+    uninstall: bool = False,
+    dry_run: bool = False,
+) -> InstallResult:
+    """Add (or with ``uninstall`` remove) guard's command hook for ``events`` in ``client``'s settings.
+
+    guard's entry is the command handler whose ``command`` equals ``command``
+    (default ``guard hook --format <client>``); nothing else in the file is touched.
+    """
+    profile = _profile(client)
+    path = settings_path(client, scope, project_dir=project_dir or Path.cwd(), home=home or Path.home())
+    names = [_client_event(profile, e) for e in (events or profile.default_events)]
+    command = command or default_command(client)
+    original = path.read_text(encoding="utf-8") if path.exists() else None
+    data = _parse(original, path)
+    bare = profile.bare_project_file and scope == "project"
+    hooks_key = None if bare else "hooks"
+    hooks = _hooks_block(data, hooks_key, path)
+
+    if uninstall:
+        touched = [n for n in names if _remove(hooks, n, command, path, hooks_key)]
+        if hooks_key and not hooks and hooks_key in data and touched:
+            del data[hooks_key]
+    else:
+        handler = _handler(profile, command, timeout_s)
+        touched = [n for n in names if _add(hooks, n, handler, profile.matcher, path, hooks_key)]
+        if hooks_key and touched:
+            data[hooks_key] = hooks
+
+    if not touched:
+        return InstallResult(path=path, changed=False)
+    text = _dump(data, original)
+    if not dry_run:
+        _write_atomic(path, text)
+    return InstallResult(path=path, changed=True, events=touched, text=text)
+
+
+def _profile(client: str) -> ClientProfile:
+    try:
+        return CLIENTS[client]
+    except KeyError:
+        raise ConfigError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}") from None
+
+
+def _client_event(profile: ClientProfile, name: str) -> str:
+    """Map any event spelling guard accepts to the client's name, refusing events it does not have."""
+    try:
+        canonical = canonical_event(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="--events") from None
+    client_name = profile.event_name(canonical)
+    if client_name not in profile.events:
+        raise ConfigError(
+            f"{profile.name} has no hook event for {name!r}; it supports {', '.join(profile.events)}",
+            key="--events",
+        )
+    return client_name
+
+
+def _parse(text: str | None, path: Path) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); nothing was written"
+            " — fix the file or move it aside and run guard install again",
+            file=str(path),
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a JSON object; nothing was written", file=str(path))
+    return data
+
+
+def _hooks_block(data: dict[str, Any], key: str | None, path: Path) -> dict[str, Any]:
+    if key is None:
+        return data
+    hooks = data.get(key, {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("must be an object mapping event names to lists; nothing was written",
+                          file=str(path), key=key)
+    return hooks
+
+
+def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[Any]:
+    """The event's matcher groups, checked to have the shape every client documents."""
+    key = f"{prefix}.{event}" if prefix else event
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise ConfigError("must be a list of matcher groups; nothing was written", file=str(path), key=key)
+    for i, group in enumerate(groups):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+            raise ConfigError("a matcher group must be an object with a 'hooks' list; nothing was written",
+                              file=str(path), key=f"{key}[{i}]")
+    return groups
+
+
+def _handler(profile: ClientProfile, command: str, timeout_s: int) -> dict[str, Any]:
+    handler: dict[str, Any] = {"type": "command", "command": command,
+                               "timeout": timeout_s * 1000 if profile.timeout_ms else timeout_s}
+    handler.update(profile.handler_extra)
+    return handler
+
+
+def _is_ours(handler: Any, command: str) -> bool:
+    return isinstance(handler, dict) and handler.get("type", "command") == "command" and handler.get("command") == command
+
+
+def _add(hooks: dict[str, Any], event: str, handler: dict[str, Any], matcher: str | None, path: Path,
+         prefix: str | None) -> bool:
+    """Add guard's handler for ``event`` or refresh it in place; False when it is already exactly there."""
+    groups = _groups(hooks, event, path, prefix)
+    for group in groups:
+        for i, existing in enumerate(group.get("hooks", [])):
+            if _is_ours(existing, handler["command"]):
+                if existing == handler:
+                    return False
+                group["hooks"][i] = {**existing, **handler}
+                return True
+    group = {"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]}
+    hooks[event] = [*groups, group]
+    return True
+
+
+def _remove(hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
+    """Drop guard's handler from ``event``, then any group or event list that only it filled."""
+    if event not in hooks:
+        return False
+    groups = _groups(hooks, event, path, prefix)
+    removed = False
+    kept = []
+    for group in groups:
+        handlers = group.get("hooks", [])
+        others = [h for h in handlers if not _is_ours(h, command)]
+        if len(others) != len(handlers):
+            removed = True
+            if not others:
+                continue
+            group = {**group, "hooks": others}
+        kept.append(group)
+    if not removed:
+        return False
+    if kept:
+        hooks[event] = kept
+    else:
+        del hooks[event]
+    return True
+
+
+_INDENT = re.compile(r"^\{\s*\n([ \t]+)\S")
+
+
+def _dump(data: dict[str, Any], original: str | None) -> str:
+    """JSON in the file's own indentation (two spaces for a new file), ending in a newline."""
+    match = _INDENT.match(original or "")
+    indent: int | str = 2
+    if match:
+        unit = match.group(1)
+        indent = unit if "\t" in unit else len(unit)
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace the file in one step, so a crash never leaves a half-written settings file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

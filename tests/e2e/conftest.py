@@ -1,0 +1,143 @@
+"""Fixtures that run real agent CLIs against two stubs: the agent's own API, and OpenAI for guard's judge.
+
+Each test gets a throwaway project with a guard.yaml, guard installed by the real
+``guard install <client> --scope project``, and a HOME of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sysconfig
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard.testing.agent_cli import CLAUDE, CODEX, GEMINI, AgentCLI, AgentRun
+from guard.testing.agent_script import Reply, ScriptedAgentServer
+from guard.testing.anthropic_stub import AnthropicStub
+from guard.testing.gemini_stub import GeminiStub
+from guard.testing.openai_stub import Reply as JudgeReply
+from guard.testing.openai_stub import StubServer
+from guard.testing.responses_stub import ResponsesStub
+
+JUDGE_MODEL = "openai/stub-judge"
+
+
+def _binary(cli: AgentCLI) -> Path:
+    """The client's binary; skipped when absent unless GUARD_E2E_REQUIRE=1 (CI) makes that a failure."""
+    binary = cli.find()
+    if binary is None:
+        message = f"{cli.name} CLI not found: {cli.install_hint}"
+        if os.environ.get("GUARD_E2E_REQUIRE") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    return _binary(CLAUDE)
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return _binary(GEMINI)
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    return _binary(CODEX)
+
+
+def smart_rule(event: str, rule: str, *, matcher: str | None = None, hook_id: str = "rule") -> str:
+    """guard.yaml with one smart rule, no decision cache (each test sees the judge asked)."""
+    lines = ['cache:\n  url: "off"', "hooks:", f"  {event}:", f"    - id: {hook_id}"]
+    if matcher:
+        lines.append(f"      matcher: {matcher}")
+    lines += [f"      rule: {rule}", "      depth: quick", "      failure_mode: fail_closed",
+              # a judge call in a fresh process imports LiteLLM first: seconds on a busy CI box
+              "      timeout: 120"]
+    return "\n".join(lines) + "\n"
+
+
+def judge_says(deny_when: str, reason: str) -> Callable[[dict[str, Any]], JudgeReply]:
+    """A judge that denies (with ``reason``) exactly when the judged event mentions ``deny_when``."""
+
+    def respond(body: dict[str, Any]) -> JudgeReply:
+        text = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user")
+        if deny_when in text:
+            return JudgeReply.verdict("deny", reason, confidence=0.97)
+        return JudgeReply.verdict("allow", "harmless", confidence=0.97)
+
+    return respond
+
+
+@dataclass
+class AgentProject:
+    """A project directory wired for one e2e test: guard.yaml, the installed hook, the judge stub."""
+
+    cli: AgentCLI
+    binary: Path
+    stub: type[ScriptedAgentServer]
+    dir: Path
+    home: Path
+    judge: StubServer
+    env: dict[str, str] = field(default_factory=dict)
+
+    def configure(self, guard_yaml: str, **modules: str) -> None:
+        """Write guard.yaml (and Python hook modules by name), then run `guard install <client>`."""
+        (self.dir / "guard.yaml").write_text(guard_yaml)
+        for name, source in modules.items():
+            (self.dir / f"{name}.py").write_text(source)
+        guard = Path(sysconfig.get_path("scripts")) / "guard"
+        # a generous hook timeout: a judge call in a fresh process imports LiteLLM first
+        done = subprocess.run([str(guard), "install", self.cli.name, "--scope", "project", "--timeout", "180"],
+                              cwd=self.dir, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+    def run(self, *turns: Reply, prompt: str = "do the task") -> tuple[AgentRun, Any]:
+        with self.stub(turns) as agent:
+            run = self.cli.run(self.binary, prompt, cwd=self.dir, base_url=agent.base_url, home=self.home,
+                               env=self.env, timeout_s=600)
+        assert run.returncode == 0, run.describe()
+        return run, agent
+
+    def judged(self, needle: str) -> bool:
+        """Whether the judge was asked about something mentioning ``needle``."""
+        return any(needle in str(body.get("messages")) for body in self.judge.requests)
+
+
+def _project(cli: AgentCLI, binary: Path, stub: type[ScriptedAgentServer], tmp_path: Path) -> Iterator[AgentProject]:
+    home, root = tmp_path / "agent-home", tmp_path / "project"
+    home.mkdir()
+    root.mkdir()
+    with StubServer() as judge:
+        yield AgentProject(cli=cli, binary=binary, stub=stub, dir=root, home=home, judge=judge, env={
+            "GUARD_API_BASE": judge.url,
+            "GUARD_MODEL_QUICK": JUDGE_MODEL,
+            "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
+            "OPENAI_API_KEY": "sk-test",
+            "PYTHONPATH": str(root),  # callable hooks written into the project are importable
+        })
+
+
+@pytest.fixture
+def project(claude_bin: Path, tmp_path: Path) -> Iterator[AgentProject]:
+    """A Claude Code project."""
+    yield from _project(CLAUDE, claude_bin, AnthropicStub, tmp_path)
+
+
+@pytest.fixture
+def gemini_project(gemini_bin: Path, tmp_path: Path) -> Iterator[AgentProject]:
+    """A Gemini CLI project."""
+    yield from _project(GEMINI, gemini_bin, GeminiStub, tmp_path)
+
+
+@pytest.fixture
+def codex_project(codex_bin: Path, tmp_path: Path) -> Iterator[AgentProject]:
+    """A Codex CLI project."""
+    yield from _project(CODEX, codex_bin, ResponsesStub, tmp_path)
