@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("hook", help="judge one hook event from stdin (for settings.json)")
     p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--server", help="send the event to a running `guard serve` (default: $GUARD_SERVER)")
+    p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
     p.add_argument("--fail-closed", action="store_true", help="exit 2 (block) when the event cannot be read")
     p.set_defaults(func=run)
 
@@ -54,25 +54,37 @@ def _read_event(fmt: str) -> dict[str, Any]:
 
 
 def _decide(payload: dict[str, Any], loaded: Any, registry: Any, args: argparse.Namespace) -> Any:
+    """No-match and cache-hit events locally; then the service if one is configured; else the engine."""
     from guard.fastpath import decide_fast
 
+    decision = decide_fast(payload, loaded, registry)
+    if decision is not None:
+        return decision
     server = args.server or os.environ.get("GUARD_SERVER") or loaded.settings.server_url
-    fallback = None
+    note = None
     if server:
-        from guard.decision import Decision
+        from guard.server import autostart
         from guard.server.client import send_event
 
-        reply = send_event(server, payload, fmt=None, timeout=max((s.timeout for s in loaded.specs), default=10.0) + 5)
+        url = autostart.running_url(loaded) if server == "auto" else server
+        timeout = max((s.timeout for s in loaded.specs), default=10.0) + 5
+        reply = send_event(url, payload, timeout=timeout) if url else None
         if reply is not None:
-            return Decision.from_dict(reply)
-        fallback = f"guard serve at {server} unreachable; judged in-process"
-    decision = decide_fast(payload, loaded, registry)
-    if decision is None:
-        from guard.engine import Engine
+            from guard.decision import Decision
 
-        decision = Engine(loaded.settings, registry).decide_sync(payload)
-    if fallback:
-        decision.details["server_fallback"] = fallback
+            served = Decision.from_dict(reply)
+            served.details["server"] = url
+            return served
+        if server == "auto":
+            started = autostart.start(loaded)
+            note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
+        else:
+            note = f"guard serve at {server} unreachable; judged in-process"
+    from guard.engine import Engine
+
+    decision = Engine(loaded.settings, registry).decide_sync(payload)
+    if note:
+        decision.details["server_fallback"] = note
     return decision
 
 

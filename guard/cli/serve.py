@@ -8,7 +8,11 @@ in-flight requests finish (up to ``--shutdown-timeout`` seconds).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import sys
+import time
 from typing import Any
 
 from guard.errors import GuardError
@@ -24,7 +28,44 @@ def register(sub: Any) -> None:
     p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)")
+    p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
+    p.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S seconds without a request")
     p.set_defaults(func=run)
+
+
+def _server_class(uvicorn: Any) -> Any:
+    """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
+
+    class Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+        def __init__(self, config: Any, metrics: Any, *, state_file: str | None, idle_timeout: float | None) -> None:
+            super().__init__(config)
+            self.metrics, self.state_file, self.idle_timeout = metrics, state_file, idle_timeout
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and self.state_file:
+                host, port = self.servers[0].sockets[0].getsockname()[:2]
+                tmp = f"{self.state_file}.{os.getpid()}.tmp"
+                with open(tmp, "w") as fh:
+                    json.dump({"url": f"http://{host}:{port}", "pid": os.getpid()}, fh)
+                os.replace(tmp, self.state_file)
+
+        async def on_tick(self, counter: int) -> bool:
+            if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
+                if time.monotonic() - self.metrics.last_request > self.idle_timeout:
+                    self.should_exit = True
+            return bool(await super().on_tick(counter))
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            if self.state_file:
+                with contextlib.suppress(OSError, ValueError):
+                    with open(self.state_file) as fh:
+                        mine = json.load(fh).get("pid") == os.getpid()
+                    if mine:
+                        os.unlink(self.state_file)
+            await super().shutdown(sockets=sockets)
+
+    return Server
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         access_log=args.access_log,
         timeout_graceful_shutdown=round(args.shutdown_timeout),
     )
-    server = uvicorn.Server(config)
+    server = _server_class(uvicorn)(config, app.state.metrics, state_file=args.state_file, idle_timeout=args.idle_timeout)
     backend = loaded.settings.cache_url.split(":", 1)[0]
     print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}", file=sys.stderr)
     server.run()

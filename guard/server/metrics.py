@@ -8,6 +8,8 @@ kinds need no metrics code. No prometheus_client: a few dicts do.
 
 from __future__ import annotations
 
+import time
+
 from collections import Counter
 from collections.abc import Iterable
 
@@ -73,8 +75,10 @@ class Metrics:
         self.cache_misses = 0
         self.model_latency = Histogram()
         self.in_flight = 0
+        self.last_request = time.monotonic()  # for --idle-timeout
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.last_request = time.monotonic()
         self.requests[(method, route, status)] += 1
         self.request_latency.setdefault(route, Histogram()).observe(seconds)
 

@@ -1,0 +1,86 @@
+"""``server.url: auto``: a warm ``guard serve`` per config, started by ``guard hook`` itself.
+
+A fresh ``guard hook`` process that must call a model first imports LiteLLM
+(seconds). With ``auto``, the first such call starts ``guard serve`` in the
+background (loopback, a free port, exits after an idle period) and is judged
+in-process; later misses go to the warm service and cost about one model round
+trip. One service per config fingerprint (files, sizes, mtimes and the model
+environment), so editing guard.yaml starts a fresh one and the old one idles
+out. Standard library only: this runs inside ``guard hook``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["IDLE_TIMEOUT", "running_url", "start", "state_path"]
+
+#: Seconds without a request after which an auto-started service exits.
+IDLE_TIMEOUT = 1800
+_ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
+
+
+def state_path(loaded: Any) -> Path:
+    """Where the service for this config writes its URL and pid."""
+    parts = [[src, os.stat(src).st_size, os.stat(src).st_mtime_ns] for src in loaded.sources]
+    parts.append([os.environ.get(name) for name in _ENV])
+    parts.append([sys.executable, os.getcwd()])
+    digest = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
+    return base / f"{digest}.json"
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and _alive(data.get("pid")) else None
+
+
+def running_url(loaded: Any) -> str | None:
+    """The URL of this config's service if it is up (None while it is still starting)."""
+    state = _read(state_path(loaded))
+    url = state.get("url") if state else None
+    return url if isinstance(url, str) else None
+
+
+def start(loaded: Any) -> bool:
+    """Start this config's service in the background unless one is up or starting; True if started."""
+    path = state_path(loaded)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # another guard hook is starting it right now
+        if _read(path) is not None:
+            return False
+        command = [sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning",
+                   "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
+        if loaded.settings.config_path:
+            command += ["--config", str(Path(loaded.settings.config_path).resolve())]
+        with open(path.with_suffix(".log"), "ab") as log:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        # "starting": later hooks neither send to it nor start a second one until it writes its URL
+        path.write_text(json.dumps({"pid": child.pid, "url": None}))
+    return True

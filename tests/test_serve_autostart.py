@@ -1,0 +1,95 @@
+"""``server.url: auto``: guard hook starts a warm guard serve once and sends later misses to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard.testing.openai_stub import Reply, StubServer
+from tests.judge_fixtures import bash_event
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    with StubServer() as server:
+        server.default = Reply.verdict("deny", "deletes outside the project", confidence=0.9)
+        yield server
+
+
+def guard(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=120)
+
+
+def wait_for_state(folder: Path, *, timeout: float = 90.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in folder.glob("*.json"):
+            state = json.loads(path.read_text() or "{}")
+            if state.get("url"):
+                return state
+        time.sleep(0.2)
+    raise AssertionError(f"no service wrote its URL into {folder}: {[p.read_text() for p in folder.glob('*')]}")
+
+
+def requests_served(url: str) -> int:
+    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines() if line.startswith("guard_http_requests_total{") and 'route="/v1/hooks"' in line)
+
+
+def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\nserver: {url: auto}\ncache: {url: 'off'}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    env = {"GUARD_API_BASE": stub.url}
+    states = isolated_home.parent / "home/.cache/guard/serve"
+    first = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
+    assert json.loads(first.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", first.stderr
+    state = wait_for_state(states)
+    try:
+        # wait until it answers, then a second miss must be judged by the service, not in-process
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(state["url"] + "/healthz", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.2)
+        before = requests_served(state["url"])
+        second = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/b")))
+        assert json.loads(second.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", second.stderr
+        assert requests_served(state["url"]) == before + 1
+        assert stub.calls == 2  # one judgement in-process, one by the service
+        third = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/c")))
+        assert third.returncode == 0 and len(list(states.glob("*.json"))) == 1  # no second service
+    finally:
+        os.kill(state["pid"], signal.SIGTERM)
+
+
+def test_an_auto_started_service_leaves_when_idle(isolated_home: Path) -> None:
+    state_file = isolated_home / "serve.json"
+    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--state-file", str(state_file), "--idle-timeout", "3", "--log-level", "warning"],
+                            cwd=isolated_home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not state_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = json.loads(state_file.read_text())
+        assert state["pid"] == proc.pid and state["url"].startswith("http://127.0.0.1:")
+        assert proc.wait(timeout=60) == 0  # exits by itself after three seconds without requests
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not state_file.exists()  # and tidies up its state file
