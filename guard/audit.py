@@ -26,8 +26,9 @@ from guard.events.names import canonical_event
 
 if TYPE_CHECKING:
     from guard.decision import Decision
+    from guard.settings import Settings
 
-__all__ = ["PAYLOAD_LIMIT", "REDACTED", "AuditLog", "redacted"]
+__all__ = ["PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
@@ -173,3 +174,9 @@ class AuditLog:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def open_audit(settings: Settings) -> AuditLog:
+    """The audit log a config names (callers check ``settings.audit_path`` is set)."""
+    assert settings.audit_path is not None
+    return AuditLog(settings.path(settings.audit_path), redact=settings.audit_redact)

@@ -22,7 +22,7 @@ from guard.hooks.spec import HookSpec
 from guard.registry import Registry
 from guard.settings import Settings
 
-__all__ = ["Engine", "apply_rewrites", "open_audit"]
+__all__ = ["Engine", "apply_rewrites"]
 
 log = logging.getLogger("guard.engine")
 
@@ -46,14 +46,6 @@ def apply_rewrites(original: dict[str, Any] | None, results: list[HookResult]) -
             if base.get(key, object()) != value:
                 current[key] = value
     return current if current != base else None
-
-
-def open_audit(settings: Settings) -> Any:
-    """The audit log named by the settings (the engine only calls this when one is set)."""
-    from guard.audit import AuditLog
-
-    assert settings.audit_path is not None
-    return AuditLog(str(settings.path(settings.audit_path)), redact=settings.audit_redact)
 
 
 class Engine:
@@ -152,6 +144,8 @@ class Engine:
 
     def _record(self, payload: dict[str, Any], decision: Decision) -> None:
         try:
+            from guard.audit import open_audit
+
             log_ = self.ctx.resource("audit", lambda: open_audit(self.settings))
             log_.record(payload, decision, latency_ms=decision.details.get("latency_ms", 0.0))
         except Exception:  # the audit log must never change a decision

@@ -60,10 +60,9 @@ def decide_fast(payload: dict[str, Any], loaded: LoadedConfig, registry: Registr
     decision.details["fast_path"] = True
     if loaded.settings.audit_path is not None:
         try:
-            from guard.audit import AuditLog
+            from guard.audit import open_audit
 
-            s = loaded.settings
-            AuditLog(str(s.path(s.audit_path or "")), redact=s.audit_redact).record(payload, decision, latency_ms=decision.details["latency_ms"])
+            open_audit(loaded.settings).record(payload, decision, latency_ms=decision.details["latency_ms"])
         except Exception:
             log.warning("audit log write failed", exc_info=True)
     return decision
