@@ -142,3 +142,23 @@ def test_an_internal_error_denies_when_a_matching_hook_is_fail_closed(project: P
 def test_an_internal_error_with_fail_open_hooks_is_a_visible_non_blocking_error(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _crash_in_process(project, monkeypatch, capsys, "fail_open")
     assert code == 1 and out == "" and "bug in guard" in err
+
+
+def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
+    from guard.testing.openai_stub import Reply, StubServer
+
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    event = json.dumps({**PRE, "tool_input": {"command": "rm -rf ~/photos"}})
+    with StubServer() as stub:
+        stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)
+        miss = guard_run(["hook"], event, isolated_home, GUARD_API_BASE=stub.url)
+        hit = guard_run(["hook"], json.dumps({**json.loads(event), "session_id": "another-session"}), isolated_home, GUARD_API_BASE=stub.url)
+        assert stub.calls == 1  # the second call (another session, same tool call) was a cache hit
+    for proc in (miss, hit):
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    assert "litellm" in modules(miss)
+    assert modules(hit) == []  # no litellm, pydantic, asyncio, yaml, httpx or pandas on a cache hit
