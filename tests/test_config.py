@@ -124,6 +124,13 @@ def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> N
     assert cfg.specs[0].timeout == 5 and cfg.specs[1].prompt == "Is this safe? $ARGUMENTS"
 
 
+def test_bad_timeout_in_claude_settings_is_named(isolated_home: Path) -> None:
+    path = isolated_home / "settings.json"
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./x.sh", "timeout": "soon"}]}]}}))
+    with pytest.raises(ConfigError, match=r"hooks\.Stop\[0\]\.hooks\[0\]\.timeout"):
+        load_config(str(path))
+
+
 def test_guard_yaml_includes_claude_settings(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     (isolated_home / ".claude").mkdir()
     (isolated_home / ".claude/settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}}))

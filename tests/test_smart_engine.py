@@ -92,3 +92,13 @@ def test_guard_hook_judges_smart_rules_and_serves_repeats_from_the_cache(stub: S
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert stub.calls == 1
+
+
+def test_guard_check_model_flag_overrides_config_and_environment(stub: StubServer, isolated_home: Path) -> None:
+    stub.default = Reply.verdict("allow", "a build folder", confidence=0.95)
+    env = {"GUARD_MODEL_QUICK": "openai/env-quick", "GUARD_MODEL_THOROUGH": "openai/env-thorough", "GUARD_API_BASE": stub.url}
+    out = run_cli(["check", "--rule", "no deletes outside the project", "--tool", "Bash", "--input", '{"command": "rm -rf ./build"}',
+                   "--model", "openai/flag-model", "--json"], env, isolated_home)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["hooks"][0]["model"] == "openai/flag-model"
+    assert all(r["model"] == "flag-model" for r in stub.requests)

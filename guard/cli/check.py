@@ -65,8 +65,6 @@ def _print_human(decision: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from guard.config import load_config
     from guard.engine import Engine
     from guard.events.names import canonical_event
@@ -75,17 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
     payload = _payload(args)
     loaded = load_config(args.config)
-    settings = loaded.settings
-    if args.model:
-        settings = replace(settings, models={"quick": args.model, "thorough": args.model})
-        os.environ.pop("GUARD_MODEL_QUICK", None)
-        os.environ.pop("GUARD_MODEL_THOROUGH", None)
     if args.rule:
-        spec = HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")
-        registry = Registry([spec])
+        specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
     else:
-        registry = Registry(loaded.specs)
-    decision = Engine(settings, registry).decide_sync(payload)
+        specs = loaded.specs
+    if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
+        specs = [s.replace(model=args.model) if s.kind == "smart" else s for s in specs]
+    decision = Engine(loaded.settings, Registry(specs)).decide_sync(payload)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,31 +101,31 @@ def _event(name: str, file: str, key: str) -> str:
         raise ConfigError(str(exc), file=file, key=key) from exc
 
 
-def _guard_hooks(block: Any, file: str) -> list[HookSpec]:
-    """guard.yaml ``hooks:`` — event → list of entries."""
+def _event_lists(block: Any, file: str, what: str) -> Iterator[tuple[str, str, list[Any]]]:
+    """(canonical event, key path, items) for each event of a ``hooks:`` block, validated."""
     if not isinstance(block, dict):
-        raise ConfigError("must map event names to lists of hooks", file=file, key="hooks")
-    specs = []
-    for name, entries in block.items():
+        raise ConfigError(f"must map event names to lists of {what}", file=file, key="hooks")
+    for name, items in block.items():
         key = f"hooks.{name}"
         event = _event(str(name), file, key)
-        if not isinstance(entries, list):
-            raise ConfigError("must be a list of hooks", file=file, key=key)
-        for i, entry in enumerate(entries):
-            specs.append(spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i))
-    return specs
+        if not isinstance(items, list):
+            raise ConfigError(f"must be a list of {what}", file=file, key=key)
+        yield event, key, items
+
+
+def _guard_hooks(block: Any, file: str) -> list[HookSpec]:
+    """guard.yaml ``hooks:`` — event → list of entries."""
+    return [
+        spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i)
+        for event, key, entries in _event_lists(block, file, "hooks")
+        for i, entry in enumerate(entries)
+    ]
 
 
 def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
     """Claude Code ``hooks:`` — event → [{matcher, hooks: [{type, command|url|prompt, timeout}]}]."""
-    if not isinstance(block, dict):
-        raise ConfigError("must map event names to lists of matcher groups", file=file, key="hooks")
     specs = []
-    for name, groups in block.items():
-        key = f"hooks.{name}"
-        event = _event(str(name), file, key)
-        if not isinstance(groups, list):
-            raise ConfigError("must be a list of matcher groups", file=file, key=key)
+    for event, key, groups in _event_lists(block, file, "matcher groups"):
         for g, group in enumerate(groups):
             gkey = f"{key}[{g}]"
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
@@ -146,8 +147,10 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
         raise ConfigError("a hook handler must be a mapping", file=file, key=key)
     kind = handler.get("type")
     entry: dict[str, Any] = {}
-    if "timeout" in handler:
-        entry["timeout"] = min(float(handler["timeout"]), 600.0)
+    timeout = handler.get("timeout")
+    if timeout is not None:
+        # Claude allows up to 600 s and so does guard; anything else is left for validation to name
+        entry["timeout"] = min(timeout, 600) if isinstance(timeout, (int, float)) else timeout
     if kind == "command":
         if _SELF.search(str(handler.get("command", ""))):
             return None  # guard's own entry: it is what is running now
