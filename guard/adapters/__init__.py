@@ -14,8 +14,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
-__all__ = ["FORMATS", "Rendered", "adapter"]
+__all__ = ["FORMATS", "Rendered", "adapter", "event_of"]
 
 FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot")
 
@@ -34,3 +35,13 @@ def adapter(fmt: str) -> ModuleType:
     if fmt not in FORMATS:
         raise ValueError(f"unknown client format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return importlib.import_module(f"guard.adapters.{fmt}")
+
+
+def event_of(payload: dict[str, Any]) -> str:
+    """The canonical event name of ``payload``; "" when guard could not read one."""
+    from guard.events.names import canonical_event
+
+    try:
+        return canonical_event(str(payload.get("hook_event_name", "")))
+    except ValueError:
+        return ""
