@@ -92,6 +92,14 @@ def run(args: Any) -> int:
     )
     deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or CLIENT_TIMEOUTS.get(args.format)
     by = answer_by(deadline, started)
+    if by is not None:
+        budget = by - started
+        for spec in gate.registry.specs():
+            if spec.timeout > budget:
+                sys.stderr.write(
+                    f"guard: warning: hook {spec.id} may run {spec.timeout:g}s but the client waits {deadline:g}s:"
+                    f" guard answers at {budget:.1f}s with its failure_mode ({spec.failure_mode})\n"
+                )
     raw = sys.stdin.buffer.read()
 
     def on_deadline() -> None:
