@@ -108,6 +108,8 @@ def read_json(raw: bytes | str | dict[str, Any]) -> tuple[dict[str, Any], bool]:
             raise EventError(f"the event is nested deeper than {MAX_DEPTH} levels") from None
         except json.JSONDecodeError as exc:
             raise EventError(f"the event is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        except ValueError as exc:  # e.g. an integer past Python's digit limit
+            raise EventError(f"the event is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise EventError(f"the event must be a JSON object, got {type(data).__name__}")
     data, fixed = _walk(data)
