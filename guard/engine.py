@@ -79,13 +79,11 @@ class Engine:
         timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
         try:
             hook = self._hook(spec)
-            prepare = getattr(hook, "prepare", None)
-            if prepare is not None:
-                # one-off set-up (a smart hook's cache probe and model-client import) is not judging time,
-                # but it is the client's time: it runs inside the deadline too
-                await asyncio.wait_for(prepare(event), timeout=_budget(spec.timeout, answer_by)[0])
-                started = time.perf_counter()
-                timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
+            # one-off set-up (a smart hook's cache probe and model-client import) is not judging time,
+            # but it is the client's time: it runs inside the deadline too
+            await asyncio.wait_for(hook.prepare(event), timeout=timeout)
+            started = time.perf_counter()
+            timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
             result = await asyncio.wait_for(hook.run(event), timeout=timeout)
         except asyncio.TimeoutError:
             if cut_by_deadline:

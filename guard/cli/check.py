@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if gate.config_error is not None:
         raise gate.config_error
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
-        gate.registry = type(gate.registry)([s.replace(model=args.model) if s.kind == "smart" else s for s in gate.registry.specs()])
+        gate.use_model(args.model)
     _, decision = gate.decide(payload)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))

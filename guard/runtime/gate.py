@@ -122,6 +122,10 @@ class Gate:
         gate._engine = engine
         return gate
 
+    def use_model(self, model: str) -> None:
+        """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
+        self.registry = Registry([s.replace(model=model) if s.kind == "smart" else s for s in self.registry.specs()])
+
     # -- the policy -----------------------------------------------------------------
 
     def failure(self, error: str, *, event: str | None, specs: list[HookSpec] | None = None, kind: str = "error") -> Decision:
