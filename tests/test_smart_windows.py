@@ -63,6 +63,12 @@ def fenced(body: dict[str, Any]) -> str:
     return FENCE_RE.search(body["messages"][1]["content"]).group(2)  # type: ignore[union-attr]
 
 
+def part_of(body: dict[str, Any]) -> int:
+    """The window a request judges (1-based), from the part note guard writes before the fence."""
+    user = body["messages"][1]["content"]
+    return int(user.split("[Part ", 1)[1].split(" ", 1)[0]) if "[Part " in user else 1
+
+
 def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=180)
 
@@ -78,8 +84,9 @@ def test_guard_check_denies_a_dangerous_middle(stub: StubServer, isolated_home: 
     hook = json.loads(out.stdout)["hooks"][0]
     windows = hook["details"]["windows"]
     assert hook["decision"] == "deny" and windows == stub.calls >= 3
-    seen = [marker in fenced(body) for body in stub.requests]
-    assert any(seen) and not seen[0] and not seen[-1], "the marker sat in a middle window only"
+    parts = {part_of(body): marker in fenced(body) for body in stub.requests}
+    assert sorted(parts) == list(range(1, windows + 1))
+    assert any(parts.values()) and not parts[1] and not parts[windows], "the marker sat in a middle window only"
     assert hook["reason"].startswith("[part ")
     # the same input without the marker is allowed: the deny came from the part the judge was shown;
     # windows identical to the first input's come from the cache
@@ -119,12 +126,10 @@ WINDOWS = window_count("quick", long_bash())
 
 
 def by_window(answers: dict[int, Reply]) -> Any:
-    """A responder answering window N (1-based, from the part note) with answers[N], else a sure allow."""
+    """A responder answering window N with answers[N], else a sure allow."""
 
     def respond(body: dict[str, Any]) -> Reply:
-        user = body["messages"][1]["content"]
-        part = int(user.split("[Part ", 1)[1].split(" ", 1)[0]) if "[Part " in user else 1
-        return answers.get(part, Reply.verdict("allow", "fine", confidence=0.95))
+        return answers.get(part_of(body), Reply.verdict("allow", "fine", confidence=0.95))
 
     return respond
 
