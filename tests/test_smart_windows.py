@@ -146,6 +146,7 @@ def test_any_deny_wins_then_ask_then_allow(stub: StubServer, answers: dict[int, 
     [hook] = result.hooks
     assert (result.decision, hook.decision) == (decision, decision) and not hook.error
     assert hook.details["windows"] == stub.calls == len(hook.details["calls"]) >= 3
+    assert hook.details["prompt_version"] == "quick.v1+window.v1", "the window note's words are versioned too"
     assert sorted(c["window"] for c in hook.details["calls"]) == [f"{i}/{stub.calls}" for i in range(1, stub.calls + 1)]
 
 

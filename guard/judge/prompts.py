@@ -26,7 +26,7 @@ from guard.cache.key import VOLATILE_FIELDS
 from guard.events.names import canonical_event
 from guard.judge.fence import fence
 
-__all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
@@ -63,6 +63,8 @@ TIERS: dict[str, TierProfile] = {
     "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8),
 }
 CUSTOM_TEMPLATE = "custom"
+#: The note before each window's fence when an event is judged in parts.
+WINDOW_TEMPLATE = "window"
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Template:
     sha256: str
     system: str
     user: str | None
+    note: str | None = None  # a text block guard fills in and sends (the window note), not a conversation
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,11 @@ def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
         raise ValueError(f"no prompt template {name}.v<N>.txt in {directory}")
     number, path = versions[-1]
     raw = path.read_bytes()
-    sections = re.split(r"^\[(system|user)\]\n", raw.decode("utf-8"), flags=re.MULTILINE)
+    sections = re.split(r"^\[(system|user|note)\]\n", raw.decode("utf-8"), flags=re.MULTILINE)
     parts = dict(zip(sections[1::2], (s.strip() for s in sections[2::2]), strict=True))
-    if "system" not in parts:
+    if "system" not in parts and "note" not in parts:
         raise ValueError(f"{path}: missing the [system] section")
-    return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts["system"], parts.get("user"))
+    return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts.get("system", ""), parts.get("user"), parts.get("note"))
 
 
 def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
@@ -172,35 +175,33 @@ def window_count(tier: str, payload: dict[str, Any]) -> int:
     return _windows(tier, payload).count
 
 
-def _part_note(part: int, windows: _Windows) -> str:
-    """Trusted text before a window's fence saying what the judge is looking at."""
-    start, end = windows.span(part - 1)
-    return (
-        f"[Part {part} of {windows.count} of one long action, split so that every character is judged: characters "
-        f"{start + 1:,}-{end:,} of the {len(windows.text):,} of its JSON; parts overlap and the others are judged "
-        "separately. The first line inside the fence repeats the action's event, tool and working directory. "
-        "Deny if anything in this part breaks the rule; a part cut off mid-way is no reason to deny by itself.]\n"
-    )
-
-
 def _substitute(text: str, values: dict[str, str]) -> str:
     """Fill ``{{name}}`` placeholders in one pass, so a value that contains ``{{…}}`` stays literal."""
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def _render_one(tier: str, data: str, note: str, part: int, parts: int, rule: str | None, prompt: str | None) -> RenderedPrompt:
+def _render_one(tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None) -> RenderedPrompt:
+    """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence."""
     fenced, boundary = fence(data)
-    shown = note + fenced
     if prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)
-        user = prompt.replace(_ARGUMENTS, shown) if _ARGUMENTS in prompt else f"{prompt.rstrip()}\n\n{shown}"
-    else:
-        if not rule:
-            raise ValueError("a smart hook needs a rule or a prompt")
+    elif rule:
         template = load_template(TIERS[tier].template)
-        user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": shown})
+    else:
+        raise ValueError("a smart hook needs a rule or a prompt")
+    version, sha256, parts = template.version, template.sha256, 1
+    if windows is not None:
+        note = load_template(WINDOW_TEMPLATE)
+        start, end = windows.span(part - 1)
+        numbers = {"part": str(part), "parts": str(windows.count), "start": f"{start + 1:,}", "end": f"{end:,}", "total": f"{len(windows.text):,}"}
+        fenced = f"{_substitute(note.note or '', numbers)}\n{fenced}"
+        version, sha256, parts = f"{version}+{note.version}", hashlib.sha256(f"{sha256}+{note.sha256}".encode()).hexdigest(), windows.count
+    if prompt is not None:
+        user = prompt.replace(_ARGUMENTS, fenced) if _ARGUMENTS in prompt else f"{prompt.rstrip()}\n\n{fenced}"
+    else:
+        user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": fenced})  # type: ignore[union-attr]
     messages = [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
-    return RenderedPrompt(messages, template.version, template.sha256, boundary, part, parts)
+    return RenderedPrompt(messages, version, sha256, boundary, part, parts)
 
 
 def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> list[RenderedPrompt]:
@@ -211,7 +212,7 @@ def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = Non
     windows = _windows(tier, payload)
     count, limit = windows.count, TIERS[tier].max_windows
     if count == 1:
-        return [_render_one(tier, windows.text, "", 1, 1, rule, prompt)]
+        return [_render_one(tier, windows.text, None, 1, rule, prompt)]
     if count > limit:
         raise TooLongToJudge(
             f"the event's JSON is {len(windows.text):,} characters: judging all of it at the {tier} tier needs {count} "
@@ -221,7 +222,7 @@ def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = Non
     for part in range(1, count + 1):
         start, end = windows.span(part - 1)
         data = f"{windows.head}\n{windows.text[start:end]}"
-        rendered.append(_render_one(tier, data, _part_note(part, windows), part, count, rule, prompt))
+        rendered.append(_render_one(tier, data, windows, part, rule, prompt))
     return rendered
 
 
