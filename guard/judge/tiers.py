@@ -27,7 +27,13 @@ from guard.cache.key import cache_key
 from guard.errors import JudgeBadResponse, JudgeError, ModelNotConfigured
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
-from guard.judge.prompts import TIERS, RenderedPrompt, TooLongToJudge, render_windows, window_count
+from guard.judge.prompts import (
+    TIERS,
+    RenderedPrompt,
+    TooLongToJudge,
+    render_windows,
+    window_count,
+)
 from guard.judge.verdict import Verdict, parse_verdict, response_schema
 
 if TYPE_CHECKING:
@@ -65,9 +71,9 @@ class Judgement:
 
     @property
     def cost_usd(self) -> float | None:
-        """Total cost, or None when any call's model is not priced (a partial sum would mislead)."""
-        costs = [c.get("cost_usd") for c in self.calls if not c.get("cached")]
-        return None if not costs or None in costs else round(sum(costs), 10)  # type: ignore[arg-type]
+        """Total cost of the calls made (windows served from the cache cost nothing), or None when any call's model is not priced."""
+        paid = [c.get("cost_usd") for c in self.calls if not c.get("cached")]
+        return None if None in paid else round(sum(paid), 10)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -89,7 +95,10 @@ def _strictest(verdicts: list[tuple[RenderedPrompt, Verdict]]) -> tuple[Rendered
         return None
     top = max(_RANK[v.decision] for _, v in verdicts)
     same = [pv for pv in verdicts if _RANK[pv[1].decision] == top]
-    sureness = lambda pv: -1.0 if pv[1].confidence is None else pv[1].confidence  # noqa: E731
+
+    def sureness(pv: tuple[RenderedPrompt, Verdict]) -> float:
+        return -1.0 if pv[1].confidence is None else pv[1].confidence
+
     return max(same, key=sureness) if top else min(same, key=sureness)
 
 
@@ -123,8 +132,8 @@ class _Asker:
 
     def _window_key(self, tier: str, model: str, prompt: RenderedPrompt) -> str:
         """A window's verdict depends on exactly the request: model, endpoint, parameters and messages."""
-        params = TIERS[tier].params()
-        return cache_key({"v": 1, "kind": "smart-window", "model": model, "api_base": self.settings.effective_api_base(), "params": params, "messages": prompt.messages})
+        request = {"tier": tier, "model": model, "api_base": self.settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
+        return cache_key({"v": 1, "kind": "smart-window", **request})
 
     async def ask(self, tier: str, model: str, prompt: RenderedPrompt) -> Verdict:
         """One call on one window; a window judged before comes from the memo."""

@@ -63,19 +63,16 @@ def response_schema(*, reasoning: bool = False, ok_shape: bool = False) -> dict[
 #: Keys that make an object verdict-shaped (compared lower-cased).
 _VERDICT_KEYS = frozenset({"decision", "verdict", "ok", "permissiondecision", "allow", "allowed", "approve", "approved", "deny", "denied", "block", "blocked"})
 #: A verdict key written as a quoted JSON key, wherever it stands in the text.
-_VERDICT_KEY_TEXT = re.compile(r"""["'](?:%s)["']\s*:""" % "|".join(sorted(_VERDICT_KEYS)), re.IGNORECASE)
+_VERDICT_KEY_TEXT = re.compile(r"""["'](?:{})["']\s*:""".format("|".join(sorted(_VERDICT_KEYS))), re.IGNORECASE)
 #: finish_reason values that mean the answer is not the model's whole, unfiltered reply.
 _CUT_OFF = frozenset({"length", "content_filter"})
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object with a key twice does not parse (json would keep the last), so its verdict key reads as malformed."""
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise _DuplicateKey("duplicate key")  # the parse fails, so its verdict key in the text counts as unreadable
+        raise ValueError("duplicate key")
     return dict(pairs)
 
 
@@ -106,7 +103,7 @@ def _verdict_shaped(node: Any) -> list[dict[str, Any]]:
         return [found for item in node for found in _verdict_shaped(item)]
     if not isinstance(node, dict):
         return []
-    own = [node] if any(str(k).lower() in _VERDICT_KEYS for k in node) else []
+    own = [node] if any(k.lower() in _VERDICT_KEYS for k in node) else []
     return own + [found for value in node.values() for found in _verdict_shaped(value)]
 
 
@@ -134,7 +131,7 @@ def _confidence(value: Any) -> float | None:
 
 def _validate(obj: dict[str, Any]) -> Verdict:
     """``obj`` as a Verdict; ValueError when it is verdict-shaped but not a clean verdict."""
-    if set(k.lower() for k in obj) & _VERDICT_KEYS - {"decision", "ok"}:
+    if {k.lower() for k in obj} & _VERDICT_KEYS - {"decision", "ok"}:
         raise ValueError("verdict keys other than decision / ok")
     ok = obj.get("ok")
     if "ok" in obj and not isinstance(ok, bool):
