@@ -14,9 +14,9 @@ from guard.hooks.smart import SmartHook
 from guard.judge.fence import FENCE_RE
 from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub, transport  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("transport")]  # every test on both routes
 
 
 async def run(stub: StubServer, command: str = "rm -rf /home/u/victim", settings: Settings | None = None, **spec_changes: object):  # type: ignore[no-untyped-def]

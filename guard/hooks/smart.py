@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from guard.cache import open_cache
 from guard.cache.singleflight import SingleFlight
 from guard.decision import HookResult
-from guard.errors import CacheError
+from guard.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.tiers import Judgement, judge, models_for
@@ -96,8 +96,12 @@ class SmartHook:
         hit = self._lookup(self._cache(), key)
         if hit is not None:
             self._prefetched[key] = hit
-        else:
-            await load_client()
+            return
+        try:
+            models = models_for(self.spec, self.ctx.settings).values()
+        except ModelNotConfigured:
+            return  # run() reports it
+        await load_client(models)
 
     async def run(self, event: Event) -> HookResult:
         started = time.monotonic()
@@ -113,7 +117,7 @@ class SmartHook:
             return result
 
         async def judge_and_store() -> tuple[Judgement, float]:
-            await load_client()  # a no-op after prepare(); the deadline starts once it is done
+            await load_client(models_for(self.spec, settings).values())  # a no-op after prepare(); the deadline starts once it is done
             judging = time.monotonic()
             deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
             policy = self.ctx.resource("judge_retry", RetryPolicy)

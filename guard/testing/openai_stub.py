@@ -29,10 +29,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class _Server(ThreadingHTTPServer):
-    """A listen backlog for load tests: the default of 5 refuses bursts of 64 clients."""
+    """A listen backlog for load tests (the default of 5 refuses bursts of 64 clients); counts accepted connections."""
 
     request_queue_size = 256
     daemon_threads = True
+    accepted = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.accepted += 1  # one thread accepts, so no lock is needed
+        super().process_request(request, client_address)
 from typing import Any
 
 from guard.judge.fence import FENCE_RE
@@ -193,6 +198,11 @@ class StubServer:
     def calls(self) -> int:
         with self._lock:
             return len(self.requests)
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far (a client that reuses connections opens few)."""
+        return self._server.accepted if self._server is not None else 0
 
     @property
     def pending(self) -> int:
