@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from guard.cache.key import canonical_json
+from guard.decision import Decision
 from guard.eval.cases import JudgedCase
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.progress import Progress
@@ -35,7 +36,7 @@ from guard.hooks.spec import HookSpec
 from guard.registry import Registry
 from guard.settings import Settings
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "model_latency_ms", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
 
 log = logging.getLogger("guard.eval")
 
@@ -97,6 +98,18 @@ class RunOutcome:
     rate_limit_backoffs: int = 0
 
 
+def model_latency_ms(decision: Decision, *, fallback: float) -> float:
+    """How long the model took to answer this decision, as timed at the transport.
+
+    A hook's calls run one after another (quick, then thorough), hooks in parallel:
+    the slowest hook's total. Time spent waiting for a slot or on the event loop
+    around the call is the harness's, not the provider's, so it is left out. A
+    decision without model calls (cached, command hooks) keeps its wall time.
+    """
+    per_hook = [sum(call.get("latency_ms") or 0.0 for call in hook.details.get("calls", ())) for hook in decision.hooks]
+    return round(max(per_hook) if any(per_hook) else fallback, 3)
+
+
 class EngineJudge:
     """Judges work items with one guard Engine per variant (the production path)."""
 
@@ -146,7 +159,7 @@ class EngineJudge:
             depth=item.variant.depth,
             repeat=item.repeat,
             label=case.label,
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            latency_ms=model_latency_ms(decision, fallback=(time.perf_counter() - started) * 1000),
             replayed=bool(self.recorder and self.recorder.mode == "replay"),
             tool_name=case.tool_name,
             tags=list(case.tags),
