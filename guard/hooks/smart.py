@@ -1,10 +1,10 @@
 """Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
 
 Order of work for one event: the decision cache (a hit costs no call), then a
-single flight (identical concurrent events share one judgement), then the
-tiers. Only parsed verdicts are cached. Failures raise JudgeError subclasses and
-the engine applies the hook's failure_mode — a smart hook never turns a failure
-into an allow.
+single flight (identical concurrent events share one judgement, across a fleet
+when the cache is Redis), then the tiers. Only parsed verdicts are cached.
+Failures raise JudgeError subclasses and the engine applies the hook's
+failure_mode — a smart hook never turns a failure into an allow.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from guard.cache import open_cache
-from guard.cache.singleflight import SingleFlight
+from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.decision import HookResult
 from guard.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
@@ -32,6 +32,8 @@ log = logging.getLogger("guard.hooks.smart")
 
 #: Finish this much before the engine's own timeout, so a slow model surfaces as JudgeTimeout.
 _DEADLINE_MARGIN = 0.05
+#: A fleet lock outlives the judgement it guards by this much (then a dead holder's key is free again).
+_LEASE_MARGIN = 1.0
 
 
 class SmartHook:
@@ -59,6 +61,11 @@ class SmartHook:
             cache.set(key, cache_value(result))
         except CacheError:
             log.warning("decision cache write failed", exc_info=True)
+
+    def _cached(self, hit: dict[str, Any], started: float) -> HookResult:
+        result = result_from_cache(self.spec, hit)
+        result.latency_ms = round((time.monotonic() - started) * 1000, 3)
+        return result
 
     def _result(self, judgement: Judgement, started: float) -> HookResult:
         verdict = judgement.verdict
@@ -112,9 +119,7 @@ class SmartHook:
         cache = self._cache()
         hit = self._prefetched.pop(key, None) or self._lookup(cache, key)
         if hit is not None:
-            result = result_from_cache(self.spec, hit)
-            result.latency_ms = round((time.monotonic() - started) * 1000, 3)
-            return result
+            return self._cached(hit, started)
 
         async def judge_and_store() -> tuple[Judgement, float]:
             await load_client(models_for(self.spec, settings).values())  # a no-op after prepare(); the deadline starts once it is done
@@ -125,8 +130,14 @@ class SmartHook:
             self._store(cache, key, self._result(judgement, judging))
             return judgement, judging
 
-        flight: SingleFlight[tuple[Judgement, float]] = self.ctx.resource("flight", SingleFlight)
-        judgement, judging = await flight.do(key, judge_and_store)
+        async def judge_once_per_fleet() -> tuple[Judgement, float] | dict[str, Any]:
+            return await once_per_fleet(cache, key, judge_and_store, lease=self.spec.timeout + _LEASE_MARGIN)
+
+        flight: SingleFlight[tuple[Judgement, float] | dict[str, Any]] = self.ctx.resource("flight", SingleFlight)
+        outcome = await flight.do(key, judge_once_per_fleet)
+        if isinstance(outcome, dict):  # another process judged it while this one waited
+            return self._cached(outcome, started)
+        judgement, judging = outcome
         # Latency is the judgement's own; loading the client on a cold start is reported apart.
         result = self._result(judgement, max(started, judging))
         if judging - started > 0.005:
