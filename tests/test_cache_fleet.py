@@ -10,9 +10,9 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ def event(n: int) -> dict[str, Any]:
     return {"hook_event_name": "PreToolUse", "session_id": f"s{n}", "tool_use_id": f"t{n}", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/victim"}}
 
 
-def post(url: str, payload: dict[str, Any], results: list[Any]) -> None:
+def post(url: str, payload: dict[str, Any]) -> Any:
     request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=120) as response:
-        results.append(json.loads(response.read()))
+        return json.loads(response.read())
 
 
 @pytest.mark.slow
@@ -60,12 +60,8 @@ def test_three_replicas_on_one_redis_make_one_model_call(redis_cache_url: str, t
         try:
             for port in ports:
                 wait_for_port(port, timeout=120)
-            results: list[Any] = []
-            threads = [threading.Thread(target=post, args=(f"http://127.0.0.1:{ports[n % 3]}", event(n), results)) for n in range(30)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=120)
+            with ThreadPoolExecutor(30) as pool:  # 30 at once, spread over the replicas
+                results = list(pool.map(lambda n: post(f"http://127.0.0.1:{ports[n % 3]}", event(n)), range(30)))
             assert len(results) == 30 and {r["decision"] for r in results} == {"deny"}
             assert stub.calls == 1
             assert sum(1 for r in results if not r["hooks"][0].get("cached")) >= 1  # the holder judged; the rest waited for it
