@@ -23,6 +23,7 @@ import json
 import os
 import weakref
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -111,8 +112,12 @@ class ChatCompletion:
     _hidden_params: dict[str, Any] = field(default_factory=dict)
 
 
-#: One pool per event loop (an httpx connection belongs to the loop that opened it), and what closes it.
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]] = weakref.WeakKeyDictionary()
+#: Calls in flight per httpx client before the pool adds another client.
+SHARD = 8
+#: Seconds an idle connection is kept for reuse.
+KEEPALIVE_S = 60.0
+#: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Pool, AsyncIterator[None]]]] = weakref.WeakKeyDictionary()
 
 
 def load() -> None:
@@ -122,27 +127,74 @@ def load() -> None:
     _price_map()
 
 
-async def _closed_at_shutdown(client: Any) -> AsyncIterator[None]:
-    """Closes ``client`` when the loop shuts down (``asyncio.run`` finalizes open async generators)."""
+class _Pool:
+    """The httpx clients of one event loop and URL scheme, each kept to a few calls in flight.
+
+    httpcore scans every connection of a client on each request and response
+    (quadratic in the connections): at 64 calls in flight on one client that scan
+    costs more CPU than the call. A call goes to a client with an idle connection,
+    else to the least busy client below ``SHARD`` calls, else to a new client; so
+    the connections opened never exceed the peak of calls in flight. Plain-HTTP clients (a local server, a proxy on loopback) never build
+    a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
+    """
+
+    def __init__(self, tls: bool) -> None:
+        import httpx
+
+        self._httpx = httpx
+        self._verify: Any = httpx.create_ssl_context() if tls else False  # one CA bundle load for every client
+        self._clients: list[Any] = []
+        self._in_flight: list[int] = []
+        self._opened: list[int] = []  # connections each client holds: its peak of calls in flight
+
+    def _pick(self) -> int:
+        """A client with an idle connection, else the least busy one with room, else a new one."""
+        shards = range(len(self._clients))
+        idle = next((i for i in shards if self._in_flight[i] < self._opened[i]), None)
+        if idle is not None:
+            return idle
+        index = min(shards, key=self._in_flight.__getitem__, default=-1)
+        if index >= 0 and self._in_flight[index] < SHARD:
+            return index
+        limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+        self._clients.append(self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify))
+        self._in_flight.append(0)
+        self._opened.append(0)
+        return len(self._clients) - 1
+
+    @asynccontextmanager
+    async def client(self) -> AsyncIterator[Any]:
+        index = self._pick()
+        self._in_flight[index] += 1
+        self._opened[index] = max(self._opened[index], self._in_flight[index])
+        try:
+            yield self._clients[index]
+        finally:
+            self._in_flight[index] -= 1
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
+
+async def _closed_at_shutdown(pool: _Pool) -> AsyncIterator[None]:
+    """Closes ``pool`` when the loop shuts down (``asyncio.run`` finalizes open async generators)."""
     try:
         yield
     finally:
-        await client.aclose()
+        await pool.aclose()
 
 
-async def _client() -> Any:
-    import httpx
-
-    loop = asyncio.get_running_loop()
-    entry = _clients.get(loop)
-    if entry is None:
-        # no pool ceiling below the caller's own concurrency; idle connections kept for reuse
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=60.0)
-        client = httpx.AsyncClient(limits=limits, timeout=None)
-        closer = _closed_at_shutdown(client)
-        entry = _clients[loop] = (client, closer)
+async def _pool(url: str) -> _Pool:
+    """The running loop's pool for ``url``'s scheme, made (and set to close with the loop) on first use."""
+    scheme = "http" if url.startswith("http://") else "https"
+    pools = _pools.setdefault(asyncio.get_running_loop(), {})
+    if scheme not in pools:
+        pool = _Pool(tls=scheme == "https")
+        closer = _closed_at_shutdown(pool)
+        pools[scheme] = (pool, closer)
         await closer.__anext__()
-    return entry[0]
+    return pools[scheme][0]
 
 
 @lru_cache(maxsize=1)
@@ -243,8 +295,10 @@ async def acompletion(
     body: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
     if response_format is not None:
         body["response_format"] = response_format
+    url = f"{base.rstrip('/')}/chat/completions"
     try:
-        response = await (await _client()).post(f"{base.rstrip('/')}/chat/completions", json=body, headers=headers, timeout=timeout)
+        async with (await _pool(url)).client() as client:
+            response = await client.post(url, json=body, headers=headers, timeout=timeout)
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
     except httpx.TransportError as exc:

@@ -12,7 +12,8 @@ say nothing about a real model's quality.
         ...  # model="openai/stub-judge", api_base=stub.url
 
 CLI: ``python -m guard.testing.openai_stub --port 8999 --latency 0.3 --mode keyword``
-prints the base URL and serves until killed.
+prints the base URL and serves until killed; ``GET /v1/stub/stats`` reports the
+calls answered and the TCP connections accepted.
 """
 
 from __future__ import annotations
@@ -257,7 +258,9 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/stub/stats"):  # for benchmarks driving the stub from another process
+                self._send(200, {"calls": stub.calls, "connections": stub.connections})
+            elif self.path.rstrip("/").endswith("/models"):
                 self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": "guard"}]})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
