@@ -23,6 +23,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ from bench_cache_setup import config, event, free_port, wait_for
 from bench_hook import guard_command
 
 _commands = itertools.count()
+WARM_CLIENTS = 4
 
 async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any]) -> dict[str, Any]:
     """One keep-alive HTTP/1.1 POST /v1/hooks; the decision JSON back."""
@@ -102,7 +104,7 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
             wait_for(serve_port, serve)
             before = stub_stats(stub_port)  # the readiness probes' connections and its own
             asyncio.run(load(serve_port, 1, 2, hit=True))  # fill the cache
-            asyncio.run(load(serve_port, 4, 2, hit=False))  # first judgements: model client and prompt caches warm
+            asyncio.run(load(serve_port, WARM_CLIENTS, 2, hit=False))  # first judgements: model client and prompt caches warm
             for clients in args.clients:
                 for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
                     latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
@@ -116,6 +118,47 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
                 proc.terminate()
                 proc.wait()
     return rows, counts, metrics
+
+
+def fleet(stub_latency: float, replicas: int = 3, events: int = 30) -> dict[str, int] | None:
+    """``events`` identical concurrent events spread over ``replicas`` services sharing one redis-server: the model calls made."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        redis_port, stub_port = free_port(), free_port()
+        (workdir / "guard.yaml").write_text(config(f"redis://127.0.0.1:{redis_port}/0"))
+        procs = [
+            subprocess.Popen([binary, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL),
+            subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(stub_port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL),
+        ]
+        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        ports = [free_port() for _ in range(replicas)]
+        try:
+            wait_for(redis_port, procs[0])
+            wait_for(stub_port, procs[1])
+            for port in ports:
+                procs.append(subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL))
+                wait_for(port, procs[-1])
+
+            async def one(n: int) -> dict[str, Any]:
+                reader, writer = await asyncio.open_connection("127.0.0.1", ports[n % replicas])
+                try:
+                    return await _post(reader, writer, ports[n % replicas], event("rm -rf ~/fleet-victim"))
+                finally:
+                    writer.close()
+
+            async def burst() -> list[dict[str, Any]]:
+                return await asyncio.gather(*(one(n) for n in range(events)))
+
+            answers = asyncio.run(burst())
+            assert {a["decision"] for a in answers} == {"deny"}, answers
+            return {"calls": stub_stats(stub_port)["calls"], "events": events, "replicas": replicas}
+        finally:
+            for proc in reversed(procs):
+                proc.terminate()
+                proc.wait()
 
 
 def main() -> None:
@@ -135,9 +178,14 @@ def main() -> None:
         for kind, clients, n, rps, p50, p99 in rows:
             ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind == "miss" else "– | –"
             print(f"| cache {kind} | {clients} | {n} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {ratio} |")
-        print(f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(args.clients)} in flight)")
+        print(f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(WARM_CLIENTS, *args.clients)} in flight)")
         counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
         print("service /metrics after the run: " + json.dumps(counters))
+    fleet_counts = fleet(args.stub_latency)
+    if fleet_counts is None:
+        print("\nfleet: redis-server is not installed; skipped")
+    else:
+        print(f"\nfleet: {fleet_counts['events']} identical concurrent events over {fleet_counts['replicas']} replicas on one Redis → {fleet_counts['calls']} model call(s)")
 
 
 if __name__ == "__main__":
