@@ -198,14 +198,16 @@ async def test_concurrent_identical_events_share_one_call(stub: StubServer) -> N
 
 
 class CountingCache:
-    """A dict-backed DecisionCache that counts reads."""
+    """A dict-backed DecisionCache that counts reads and the misses it was asked to record."""
 
     def __init__(self) -> None:
         self.data: dict[str, dict] = {}
         self.gets = 0
+        self.misses = 0
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, *, record_miss: bool = True) -> dict | None:
         self.gets += 1
+        self.misses += record_miss and key not in self.data
         return self.data.get(key)
 
     def set(self, key: str, value: dict, ttl: float | None = None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from guard.cache import open_cache
@@ -43,13 +44,14 @@ class SmartHook:
         self.spec = spec
         self.ctx = ctx
         self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
+        self._missed: Counter[str] = Counter()  # misses prepare() counted, so run() does not count them again
 
     def _cache(self) -> Any:
         return self.ctx.resource("cache", lambda: open_cache(self.ctx.settings))
 
-    def _lookup(self, cache: Any, key: str) -> dict[str, Any] | None:
+    def _lookup(self, cache: Any, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
         try:
-            return cache.get(key) if cache is not None else None
+            return cache.get(key, record_miss=record_miss) if cache is not None else None
         except CacheError:
             log.warning("decision cache read failed; judging without it", exc_info=True)
             return None
@@ -104,6 +106,7 @@ class SmartHook:
         if hit is not None:
             self._prefetched[key] = hit
             return
+        self._missed[key] += 1
         try:
             models = models_for(self.spec, self.ctx.settings).values()
         except ModelNotConfigured:
@@ -117,7 +120,12 @@ class SmartHook:
         payload = event.payload()
         key = smart_cache_key(self.spec, settings, payload)
         cache = self._cache()
-        hit = self._prefetched.pop(key, None) or self._lookup(cache, key)
+        hit = self._prefetched.pop(key, None)
+        if hit is None:
+            counted = self._missed.pop(key, 0)
+            if counted > 1:
+                self._missed[key] = counted - 1
+            hit = self._lookup(cache, key, record_miss=not counted)
         if hit is not None:
             return self._cached(hit, started)
 
