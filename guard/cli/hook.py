@@ -53,14 +53,39 @@ def _read_event(fmt: str) -> dict[str, Any]:
     return payload
 
 
+def _server(payload: dict[str, Any], loaded: Any, args: argparse.Namespace) -> str | None:
+    """Where events that need a hook run go: the configured URL, or ``auto``.
+
+    Unset means ``auto`` from a session's start on (what ``guard install`` sets up):
+    the SessionStart event launches this config's warm service in the background and
+    returns at once, so the session's first judged tool call finds it up.
+    """
+    from guard.events.names import canonical_event
+
+    server = args.server or os.environ.get("GUARD_SERVER") or loaded.settings.server_url
+    if server not in (None, "auto") or canonical_event(payload["hook_event_name"]) != "session_start":
+        return server
+    if not any(spec.kind == "smart" for spec in loaded.specs):
+        return server  # nothing to judge, nothing to warm
+    from guard.server import autostart
+
+    if autostart.running_url(loaded) is None:
+        autostart.start(loaded)
+    return "auto"
+
+
 def _decide(payload: dict[str, Any], loaded: Any, registry: Any, args: argparse.Namespace) -> Any:
     """No-match and cache-hit events locally; then the service if one is configured; else the engine."""
     from guard.fastpath import decide_fast
 
+    server = _server(payload, loaded, args)
     decision = decide_fast(payload, loaded, registry)
     if decision is not None:
         return decision
-    server = args.server or os.environ.get("GUARD_SERVER") or loaded.settings.server_url
+    if server is None:  # a service a session's start launched for this config, if one is up
+        from guard.server import autostart
+
+        server = autostart.running_url(loaded)
     note = None
     if server:
         from guard.server import autostart
