@@ -1,7 +1,7 @@
 """The one place guard talks to a model: ``acompletion`` of a transport, with retries inside a deadline.
 
-``openai/…`` models go through :mod:`guard.judge.openai_transport` (httpx, one
-pooled client per event loop); every other provider, or all of them under
+``openai/…`` models go through :mod:`guard.judge.openai_transport` (httpx,
+pooled connections per event loop); every other provider, or all of them under
 ``GUARD_TRANSPORT=litellm``, through ``litellm.acompletion``.
 LiteLLM is imported here, lazily, the first time it is needed (it costs
 seconds and hundreds of MB, so nothing on the ``guard hook`` fast path may touch

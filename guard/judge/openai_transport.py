@@ -4,7 +4,7 @@
 speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
 Groq…). For those, importing LiteLLM costs seconds per fresh process and its
 per-call client cache (keyed on the timeout) opens a new connection per call;
-this route imports only httpx and keeps one connection pool per event loop.
+this route imports only httpx and reuses pooled connections per event loop.
 ``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
 
 :func:`acompletion` takes LiteLLM's arguments and answers with the parts of
@@ -134,8 +134,10 @@ class _Pool:
     (quadratic in the connections): at 64 calls in flight on one client that scan
     costs more CPU than the call. A call goes to a client with an idle connection,
     else to the least busy client below ``SHARD`` calls, else to a new client; so
-    the connections opened never exceed the peak of calls in flight. Plain-HTTP clients (a local server, a proxy on loopback) never build
-    a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
+    the connections opened never exceed the peak of calls in flight. Plain-HTTP
+    clients (a local server, a proxy on loopback) never build a TLS context
+    (``verify=False`` is moot without TLS): loading the CA bundle costs a fresh
+    process ~0.2 s.
     """
 
     def __init__(self, tls: bool) -> None:
