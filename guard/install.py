@@ -70,7 +70,8 @@ class ClientProfile:
         return client_event_name(canonical)
 
 
-_DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop")
+#: session_start: there ``guard hook`` starts the warm service, so the session's first judged call finds it up.
+_DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop", "session_start")
 
 CLIENTS: dict[str, ClientProfile] = {
     "claude": ClientProfile(

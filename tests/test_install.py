@@ -32,7 +32,7 @@ def test_claude_project_install_writes_guard_hook_for_the_default_events(tmp_pat
     path = project / ".claude" / "settings.json"
     assert result.path == path and result.changed
     hooks = json.loads(path.read_text())["hooks"]
-    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
     for groups in hooks.values():
         assert groups == [{"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
 
@@ -53,7 +53,7 @@ def test_install_keeps_other_keys_and_other_hooks(tmp_path: Path) -> None:
     assert list(data) == ["permissions", "hooks", "env"]  # key order kept
     assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [theirs]},
                                            {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
-    assert data["hooks"]["SessionStart"] == settings["hooks"]["SessionStart"]
+    assert data["hooks"]["SessionStart"] == [*settings["hooks"]["SessionStart"], {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
 
 
 def test_installing_twice_leaves_the_file_byte_identical(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_uninstall_restores_the_file_exactly(tmp_path: Path) -> None:
     install("claude", project_dir=project, home=tmp_path)
     assert path.read_bytes() != original
     result = install("claude", project_dir=project, home=tmp_path, uninstall=True)
-    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
     assert path.read_bytes() == original
 
 
@@ -158,7 +158,7 @@ def test_gemini_uses_its_event_names_and_millisecond_timeouts(tmp_path: Path) ->
     project = _project(tmp_path)
     install("gemini", project_dir=project, home=tmp_path)
     hooks = json.loads((project / ".gemini/settings.json").read_text())["hooks"]
-    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent"]
+    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart"]
     assert hooks["BeforeTool"] == [{"hooks": [
         {"type": "command", "command": "guard hook --format gemini", "timeout": 30000, "name": "guard"}]}]
 

@@ -177,7 +177,7 @@ def test_metrics_derive_cache_hits_misses_and_model_latency_from_smart_hooks() -
 
 def test_warm_loads_the_model_client_only_when_a_smart_hook_needs_it(engine: Engine) -> None:
     assert warm(engine) == []
-    smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="openai/own-model")
+    smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="anthropic/own-model")
     settings = Settings(models={"quick": "openai/stub-quick"}, audit_path=None, cache_url="off")
-    assert warm(Engine(settings, Registry([smart]))) == ["openai/own-model", "openai/stub-quick"]
-    assert "litellm" in sys.modules
+    assert warm(Engine(settings, Registry([smart]))) == ["anthropic/own-model", "openai/stub-quick"]
+    assert "litellm" in sys.modules  # the route of the non-OpenAI model (openai/ ones need only httpx)

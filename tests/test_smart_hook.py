@@ -14,9 +14,9 @@ from guard.hooks.smart import SmartHook
 from guard.judge.fence import FENCE_RE
 from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub, transport  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("transport")]  # every test on both routes
 
 
 async def run(stub: StubServer, command: str = "rm -rf /home/u/victim", settings: Settings | None = None, **spec_changes: object):  # type: ignore[no-untyped-def]
@@ -198,14 +198,16 @@ async def test_concurrent_identical_events_share_one_call(stub: StubServer) -> N
 
 
 class CountingCache:
-    """A dict-backed DecisionCache that counts reads."""
+    """A dict-backed DecisionCache that counts reads and the misses it was asked to record."""
 
     def __init__(self) -> None:
         self.data: dict[str, dict] = {}
         self.gets = 0
+        self.misses = 0
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, *, record_miss: bool = True) -> dict | None:
         self.gets += 1
+        self.misses += record_miss and key not in self.data
         return self.data.get(key)
 
     def set(self, key: str, value: dict, ttl: float | None = None) -> None:

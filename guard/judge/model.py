@@ -1,6 +1,9 @@
-"""The one place guard talks to a model: ``litellm.acompletion``, with retries inside a deadline.
+"""The one place guard talks to a model: ``acompletion`` of a transport, with retries inside a deadline.
 
-LiteLLM is imported here, lazily, the first time a model is called (it costs
+``openai/…`` models go through :mod:`guard.judge.openai_transport` (httpx,
+pooled connections per event loop); every other provider, or all of them under
+``GUARD_TRANSPORT=litellm``, through ``litellm.acompletion``.
+LiteLLM is imported here, lazily, the first time it is needed (it costs
 seconds and hundreds of MB, so nothing on the ``guard hook`` fast path may touch
 it). Before the import we pin its price map to the bundled copy (no network fetch)
 and switch its async transport to httpx so vcrpy cassettes can record and replay
@@ -21,6 +24,7 @@ import random
 import sys
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -95,14 +99,26 @@ def _litellm() -> Any:
     return litellm
 
 
-async def load_client() -> None:
-    """Import LiteLLM in a worker thread (seconds, once per process) without blocking the event loop.
+def _transport(model: str) -> Any:
+    """The module whose ``acompletion`` calls ``model``: the OpenAI transport, or LiteLLM."""
+    from guard.judge import openai_transport
+
+    return openai_transport if openai_transport.serves(model) else _litellm()
+
+
+async def load_client(models: Iterable[str]) -> None:
+    """Import the transports ``models`` need in a worker thread (once per process) without blocking the event loop.
 
     Smart hooks await this before their deadline starts: loading the client
-    library is a one-time cost of the process, not the model's latency.
+    library (seconds for LiteLLM) is a one-time cost of the process, not the model's latency.
     """
-    if "litellm" not in sys.modules:
+    from guard.judge import openai_transport
+
+    needed = {"httpx" if openai_transport.serves(model) else "litellm" for model in models}
+    if "litellm" in needed and "litellm" not in sys.modules:
         await asyncio.to_thread(_litellm)
+    if "httpx" in needed and "httpx" not in sys.modules:
+        await asyncio.to_thread(openai_transport.load)
 
 
 @lru_cache(maxsize=256)
@@ -111,6 +127,10 @@ def response_mode(model: str) -> str:
 
     Cached: LiteLLM's model-info lookups cost about a millisecond each, on every call.
     """
+    from guard.judge import openai_transport
+
+    if openai_transport.serves(model):
+        return openai_transport.response_mode(model)
     litellm = _litellm()
     try:
         if litellm.supports_response_schema(model=model):
@@ -195,17 +215,17 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     return result
 
 
-def _cost(litellm: Any, response: Any) -> float | None:
+def _cost(transport: Any, response: Any) -> float | None:
     """The call's cost in USD; None when the model is not in LiteLLM's price map.
 
-    LiteLLM already priced the response while logging it; computing it again costs milliseconds.
+    The transport already priced the response (LiteLLM while logging it); computing it again costs milliseconds.
     """
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         cost = hidden["response_cost"]
         return float(cost) if cost is not None else None
     try:
-        cost = litellm.completion_cost(completion_response=response)
+        cost = transport.completion_cost(completion_response=response)
     except Exception:  # not in the price map
         return None
     return float(cost) if cost is not None else None
@@ -235,7 +255,7 @@ async def complete(
     else JSON mode, else relies on the prompt. A provider that rejects the
     response format with a bad-request error is asked again one mode weaker.
     """
-    litellm = _litellm()
+    transport = _transport(model)
     policy = policy or RetryPolicy()
     started = time.monotonic()
     budget = deadline - started
@@ -252,7 +272,7 @@ async def complete(
         async def call(timeout: float, kwargs: dict[str, Any] = kwargs) -> Any:
             nonlocal attempts
             attempts += 1
-            return await litellm.acompletion(
+            return await transport.acompletion(
                 model=model, messages=messages, max_tokens=max_tokens, temperature=temperature, stream=False,
                 timeout=timeout, num_retries=0, max_retries=0, drop_params=True, **kwargs,
             )
@@ -280,7 +300,7 @@ async def complete(
         response_mode=mode,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=_cost(litellm, response),
+        cost_usd=_cost(transport, response),
         notes=notes,
         finish_reason=getattr(choice, "finish_reason", None),
     )

@@ -37,6 +37,7 @@ from guard.engine import Engine
 from guard.errors import EventError
 from guard.events.payload import read_payload
 from guard.runtime.gate import Gate
+from guard.server.audit_writer import BackgroundAudit
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -210,6 +211,16 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error: {type(exc).__name__}")
 
 
+def _background_audit(engine: Engine) -> BackgroundAudit | None:
+    """The engine's audit log, written off the event loop (see :mod:`guard.server.audit_writer`)."""
+    if engine.settings.audit_path is None:
+        return None
+    from guard.audit import open_audit
+
+    writer = engine.ctx.resources["audit"] = BackgroundAudit(open_audit(engine.settings))
+    return writer
+
+
 def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
     """The service for ``engine``; ``guard serve`` runs it under uvicorn."""
     metrics = metrics or Metrics()
@@ -221,12 +232,18 @@ def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metri
         Route("/metrics", service.metrics_text, methods=["GET"]),
     ]
 
+    audit = _background_audit(engine)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         warmed = warm(engine)
         if warmed:
             log.info("model client ready for %s", ", ".join(warmed))
-        yield
+        try:
+            yield
+        finally:
+            if audit is not None:
+                audit.close()  # every decision made is in the log before the process exits
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.engine = engine
