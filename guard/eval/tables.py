@@ -64,6 +64,12 @@ def notices(report: MetricsReport) -> list[str]:
     if report.replayed:
         lines.append("Replayed from recorded cassettes: verdicts, tokens and cost are as recorded; latency is not measured.")
     for variant in report.variants:
+        if variant.cost_unknown_rows:
+            scope = "no cost figures" if variant.cost_unknown_rows == variant.rows else "cost figures cover the priced rows only"
+            lines.append(
+                f"{variant.name}: {variant.cost_unknown_rows} of {variant.rows} row(s) have no price (`cost_usd: null` in results.jsonl; "
+                f"the model is not in LiteLLM's price map, or its endpoint is a custom api_base): {scope}."
+            )
         if variant.infrastructure_errors:
             lines.append(f"{variant.name}: {variant.infrastructure_errors} judgement(s) could not run (infrastructure errors); the run exits 1.")
     return lines
