@@ -3,7 +3,7 @@
 ``guard hook`` runs on every tool call, so it is dispatched before any other
 group module is imported; the rest are imported only to build ``--help``.
 Every :class:`~guard.errors.GuardError` becomes a one-line message, never a
-traceback.
+traceback; nor does a reader that closes the pipe early (``guard log | head``).
 """
 
 from __future__ import annotations
@@ -76,12 +76,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         code: int = args.func(args)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
     except GuardError as exc:
         print(f"guard: {exc}", file=sys.stderr)
         return getattr(args, "error_exit_code", 1)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
     return code
+
+
+def _reader_went_away() -> int:
+    """``guard log --json | head``: the reader stopped reading, which is not an error worth a traceback.
+
+    stdout is pointed at /dev/null so the interpreter's final flush cannot raise again;
+    the exit code is the shell's for a process killed by SIGPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover
