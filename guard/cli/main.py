@@ -64,7 +64,16 @@ def _setup_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            return _dispatch(list(sys.argv[1:] if argv is None else argv))
+        finally:  # a closed pipe surfaces here (or while printing), never at interpreter exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _dispatch(args_list: list[str]) -> int:
     _setup_logging()
     from guard.errors import GuardError
 
@@ -76,14 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         code: int = args.func(args)
-        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
     except GuardError as exc:
         print(f"guard: {exc}", file=sys.stderr)
         return getattr(args, "error_exit_code", 1)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return _reader_went_away()
     return code
 
 
