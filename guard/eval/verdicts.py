@@ -58,11 +58,6 @@ def _sum(values: list[int | float | None]) -> int | float | None:
     return sum(known) if known else None
 
 
-def _judgement_cost(hook: HookResult) -> float | None:
-    """What the hook's judgement costs: a cache hit reports the call it reuses (None when unpriced), not $0."""
-    return hook.details.get("original_cost_usd") if hook.cached else hook.cost_usd
-
-
 def decision_fields(decision: Decision) -> dict[str, object]:
     """The row fields a Decision fills: verdict, reason, confidence, tier, usage, cached, error."""
     hooks = decision.hooks
@@ -77,7 +72,7 @@ def decision_fields(decision: Decision) -> dict[str, object]:
         "tier": deciding.tier if deciding else next((h.tier for h in hooks if h.tier), None),
         "tokens_in": _sum([c.get("prompt_tokens") for c in calls]),
         "tokens_out": _sum([c.get("completion_tokens") for c in calls]),
-        "cost_usd": _sum([_judgement_cost(h) for h in hooks]),
+        "cost_usd": _sum([h.cost_usd for h in hooks]),
         "cached": any(h.cached for h in hooks),
         "error": "; ".join(f"[{h.id}] {h.error}" for h in failed) or None,
         "error_kind": _worst_kind(failed),
