@@ -64,12 +64,6 @@ def notices(report: MetricsReport) -> list[str]:
     if report.replayed:
         lines.append("Replayed from recorded cassettes: verdicts, tokens and cost are as recorded; latency is not measured.")
     for variant in report.variants:
-        if variant.cost_unknown_rows:
-            scope = "no cost figures" if variant.cost_unknown_rows == variant.rows else "cost figures cover the priced rows only"
-            lines.append(
-                f"{variant.name}: {variant.cost_unknown_rows} of {variant.rows} row(s) have no price (`cost_usd: null` in results.jsonl; "
-                f"the model is not in LiteLLM's price map, or its endpoint is a custom api_base): {scope}."
-            )
         if variant.infrastructure_errors:
             lines.append(f"{variant.name}: {variant.infrastructure_errors} judgement(s) could not run (infrastructure errors); the run exits 1.")
     return lines
@@ -131,13 +125,15 @@ def usage_table(report: MetricsReport) -> Table:
                 fmt(v.tokens_out_per_1k, 0),
                 fmt_cost(v.cost_per_1k_usd),
                 fmt_cost(v.cost_total_usd),
+                f"{v.cost_unknown_rows} of {v.rows}",
                 fmt(v.flip_rate),
                 fmt(v.brier),
                 fmt(v.ece),
             ]
         )
-    headers = ["model @ depth", "latency p50 / p95 ms", "live rows", "tokens in /1k", "tokens out /1k", "cost /1k", "cost total", "flip rate", "Brier", "ECE"]
-    return Table("Cost, latency, stability, calibration", headers, rows)
+    headers = ["model @ depth", "latency p50 / p95 ms", "live rows", "tokens in /1k", "tokens out /1k", "cost /1k", "cost total", "rows without a price", "flip rate", "Brier", "ECE"]
+    title = "Cost, latency, stability, calibration (a row has no price when LiteLLM cannot price its model or its endpoint is a custom api_base; costs cover priced rows)"
+    return Table(title, headers, rows)
 
 
 def confusion_table(variant: VariantMetrics) -> Table:
