@@ -98,11 +98,13 @@ def parse_blocks(document: str, markdown: str) -> list[Block]:
 
 
 def commands(block: Block) -> list[Command]:
-    """The block's commands: one a line, ``\\`` continuing it, comment-only lines skipped."""
+    """The block's commands: one a line, ``\\`` continuing it, comment-only lines skipped (console: ``$ `` lines)."""
     found: list[Command] = []
     pending: list[str] = []
     for offset, raw in enumerate(block.text.splitlines(), start=1):
-        line = raw[2:] if block.lang == "console" and raw.startswith("$ ") else raw
+        if block.lang == "console" and not pending and not raw.startswith("$ "):
+            continue  # a console block's output lines
+        line = raw[2:] if block.lang == "console" and not pending else raw
         if not pending and (not line.strip() or line.lstrip().startswith("#")):
             continue
         pending.append(line)
@@ -246,6 +248,11 @@ def test_the_harness_catches_a_changed_exit_code_or_decision(stub_url: str, tmp_
     assert [p.split(":")[1] for p in problems] == [str(steps[2].line), str(steps[3].line)]
     assert "expected exit 0 (allow), got exit 1 (deny)" in problems[0]
     assert "expected exit 0 (deny), got exit 0 (allow)" in problems[1]
+
+
+def test_console_blocks_run_their_prompt_lines_only() -> None:
+    (block,) = parse_blocks("x.md", "```console\n$ guard log \\\n  --json   # exit 0\n[]\n$ ls\nREADME.md\n```\n")
+    assert [(c.text, c.line) for c in commands(block)] == [("guard log \\\n  --json   # exit 0", 2), ("ls", 5)]
 
 
 def test_a_marker_without_a_reason_or_an_unknown_verb_is_an_error() -> None:
