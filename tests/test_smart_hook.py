@@ -159,10 +159,16 @@ async def test_hook_model_overrides_the_tier_models(stub: StubServer) -> None:
     assert result.model == "openai/hook-own" and stub.requests[0]["model"] == "hook-own"
 
 
-async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(stub: StubServer) -> None:
-    priced = await run(stub, settings=settings_for(stub, quick="openai/gpt-4.1-mini", thorough=THOROUGH))
+async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the provider's own endpoint, as LiteLLM finds it without a guard api_base (here: the stub in OpenAI's place)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    own = Settings(models={"quick": "openai/gpt-4.1-mini", "thorough": THOROUGH}, cache_url="off", audit_path=None)
+    priced = await run(stub, settings=own)
     assert priced.cost_usd is not None and priced.cost_usd > 0
     assert priced.details["calls"][0]["cost_usd"] == priced.cost_usd
+    custom_endpoint = await run(stub, settings=settings_for(stub, quick="openai/gpt-4.1-mini", thorough=THOROUGH))
+    assert custom_endpoint.cost_usd is None, "a priced model behind a custom api_base is not priced as the provider"
     unpriced = await run(stub)
     assert unpriced.cost_usd is None and unpriced.details["calls"][0]["cost_usd"] is None
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from guard.errors import ConfigError
+from guard.config.typos import error_message
 from guard.hooks.spec import HookSpec
 from guard.matching import validate_matcher, validate_tools
 
@@ -98,7 +99,7 @@ def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: 
         parsed = HookEntry.model_validate(entry)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(first["msg"], file=file, key=key + _key_path(first["loc"])) from exc
+        raise ConfigError(error_message(first, HookEntry), file=file, key=key + _key_path(first["loc"])) from exc
     kind = parsed.kind()
     tools = parsed.tools
     default_failure = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
 from guard.config.entries import _key_path, spec_from_entry
+from guard.config.typos import error_message
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
@@ -183,7 +184,7 @@ def parse_config(path: Path) -> LoadedConfig:
         top = _Top.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(first["msg"], file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
+        raise ConfigError(error_message(first, _Top), file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
     try:
         ttl = parse_duration(top.cache.ttl)
     except ValueError as exc:

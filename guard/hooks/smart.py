@@ -133,7 +133,7 @@ class SmartHook:
             models = models_for(self.spec, self.ctx.settings).values()
         except ModelNotConfigured:
             return  # run() reports it
-        await load_client(models)
+        await load_client(models, self.ctx.settings.effective_api_base())
 
     async def run(self, event: Event) -> HookResult:
         started = time.monotonic()
@@ -152,7 +152,7 @@ class SmartHook:
             return self._cached(hit, started)
 
         async def judge_and_store() -> tuple[Judgement, float]:
-            await load_client(models_for(self.spec, settings).values())  # a no-op after prepare(); the deadline starts once it is done
+            await load_client(models_for(self.spec, settings).values(), settings.effective_api_base())  # a no-op after prepare(); the deadline starts once it is done
             judging = time.monotonic()
             deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
             policy = self.ctx.resource("judge_retry", RetryPolicy)

@@ -298,7 +298,8 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
 # -- deterministic policies for the CLI (benchmarks, "against the stub model" eval runs) --
 
 _RISKY = re.compile(
-    r"rm\s+-[a-z]*(?:r[a-z]*f|f[a-z]*r)"  # rm -rf / -fr
+    # rm -rf / -fr of something outside the project: /…, ~…, $VAR, *, .., . (not ./build, not node_modules)
+    r"rm\s+(?:-\S+\s+)*-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*\s+(?:[^;&|\n]*\s)?(?:\\?[\"'])?(?:[/~*$]|\.\.|\./?(?=[\s\\\"';&|]|$))"
     r"|(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"  # curl … | sh
     r"|\.ssh\b|id_rsa|/etc/shadow|\.aws/credentials|\.env\b|secret|api[_-]?key|password"
     r"|push\s+(?:[^\n]*\s)?(?:--force\b|-f\b)|reset\s+--hard|mkfs|dd\s+if=|chmod\s+(?:-R\s+)?777"
