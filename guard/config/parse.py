@@ -113,16 +113,16 @@ def _event_lists(block: Any, file: str, what: str) -> Iterator[tuple[str, str, l
         yield event, key, items
 
 
-def _guard_hooks(block: Any, file: str) -> list[HookSpec]:
+def _guard_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
     """guard.yaml ``hooks:`` — event → list of entries."""
     return [
-        spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i)
+        spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i, workdir=workdir)
         for event, key, entries in _event_lists(block, file, "hooks")
         for i, entry in enumerate(entries)
     ]
 
 
-def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
+def _claude_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
     """Claude Code ``hooks:`` — event → [{matcher, hooks: [{type, command|url|prompt, timeout}]}]."""
     specs = []
     for event, key, groups in _event_lists(block, file, "matcher groups"):
@@ -138,7 +138,7 @@ def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
                 if group.get("matcher") is not None:
                     entry["matcher"] = group["matcher"]
                 entry["id"] = f"claude.{event}[{len(specs)}]"
-                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs)))
+                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs), workdir=workdir))
     return specs
 
 
@@ -176,8 +176,9 @@ def parse_config(path: Path) -> LoadedConfig:
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping", file=file)
     if path.suffix == ".json":
-        specs = _claude_hooks(data.get("hooks", {}), file)
-        return LoadedConfig(settings=Settings(base_dir=str(path.resolve().parent.parent), config_path=file), specs=specs, sources=[file])
+        project = str(path.resolve().parent.parent)  # .claude/settings.json belongs to the folder holding .claude/
+        specs = _claude_hooks(data.get("hooks", {}), file, project)
+        return LoadedConfig(settings=Settings(base_dir=project, config_path=file), specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
     try:
         top = _Top.model_validate(data)
@@ -207,7 +208,7 @@ def parse_config(path: Path) -> LoadedConfig:
         base_dir=str(base),
         config_path=file,
     )
-    specs = _guard_hooks(hooks, file)
+    specs = _guard_hooks(hooks, file, str(base))
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)

@@ -21,7 +21,7 @@ from guard.settings import Settings
 
 __all__ = ["expand_env", "read", "write"]
 
-FORMAT = 1
+FORMAT = 2  # 2: HookSpec.workdir
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
