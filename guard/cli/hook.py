@@ -24,6 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
     p.add_argument("--fail-closed", action="store_true", help="exit 2 (block) when the event cannot be read")
+    p.add_argument("--deadline", type=float, metavar="SECONDS", help="the client's timeout for this hook: answer before it (guard install writes it)")
     p.set_defaults(func=run)
 
 

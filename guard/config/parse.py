@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
 from guard.config.entries import _key_path, spec_from_entry
+from guard.config.own_hook import guard_hook_argv
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
@@ -28,9 +28,6 @@ from guard.webhooks.ssrf import parse_networks
 __all__ = ["parse_config"]
 
 log = logging.getLogger("guard.config")
-
-#: A settings.json command that runs guard itself: loading it as a hook would recurse.
-_SELF = re.compile(r"(^|[\s/])guard(\.exe)?\s+hook\b")
 
 
 class _Models(BaseModel):
@@ -152,8 +149,8 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
         # Claude allows up to 600 s and so does guard; anything else is left for validation to name
         entry["timeout"] = min(timeout, 600) if isinstance(timeout, (int, float)) else timeout
     if kind == "command":
-        if _SELF.search(str(handler.get("command", ""))):
-            return None  # guard's own entry: it is what is running now
+        if guard_hook_argv(handler.get("command")) is not None:
+            return None  # guard's own entry: it is what is running now; loading it as a hook would recurse
         entry["command"] = handler.get("command")
     elif kind == "http":
         entry["url"] = handler.get("url")
