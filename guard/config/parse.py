@@ -58,6 +58,7 @@ class _Audit(BaseModel):
 class _Server(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: str | None = None
+    token: str | None = None  # bearer token for guard serve and guard hook's requests to it; ${VAR} keeps it out of the file
 
 
 class _Top(BaseModel):
@@ -202,6 +203,7 @@ def parse_config(path: Path) -> LoadedConfig:
         audit_path=top.audit.path if top.audit.enabled else None,
         audit_redact=tuple(top.audit.redact),
         server_url=top.server.url,
+        server_token=top.server.token,
         base_dir=str(base),
         config_path=file,
     )

@@ -8,14 +8,19 @@
     GET  /healthz             liveness and what is loaded
     GET  /metrics             Prometheus text
 
-A client mistake (bad JSON, wrong content type, oversized body, unknown format,
-an event without ``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``;
-only guard's own faults are 500s. Every request shares the engine, so it shares
-the decision cache, the single-flight table and the warm model clients.
+A client mistake (bad JSON, JSON nested deeper than :data:`MAX_DEPTH`, a lone
+surrogate, wrong field types, a body that is not ``application/json``, oversized
+body, unknown format, an event without ``hook_event_name``) is a 4xx with
+``{"error": …, "status": …}``; only guard's own faults are 500s. With a token,
+every endpoint but ``/healthz`` wants ``Authorization: Bearer <token>``. Requests
+pass :class:`_RequestPolicy` (token, content type) before any route runs, so the
+routes only decide. Every request shares the engine, so it shares the decision
+cache, the single-flight table and the warm model clients.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import os
@@ -37,12 +42,17 @@ from guard.engine import Engine
 from guard.errors import EventError
 from guard.server.metrics import Metrics
 
-__all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
+__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "create_app", "warm"]
 
 log = logging.getLogger("guard.server")
 
 #: Largest event accepted; tool inputs with whole files in them stay well under this.
 MAX_BODY_BYTES = 1 << 20
+#: Deepest JSON nesting accepted; real tool inputs stay far below it, and guard's own
+#: recursive walks (redaction, cache keys, audit) stay far from Python's recursion limit.
+MAX_DEPTH = 64
+#: Paths answered without a token: a liveness probe that reveals nothing but "up".
+_OPEN_PATHS = frozenset({"/healthz"})
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,9 +67,6 @@ def _error(status: int, message: str) -> JSONResponse:
 
 async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
     """The request body as a JSON object, or an HTTPException saying what is wrong with it."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
-        raise HTTPException(415, f"send the event as application/json, not {ctype}")
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > max_body:
         raise HTTPException(413, f"body of {length} bytes is over the {max_body}-byte limit")
@@ -70,11 +77,33 @@ async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
             raise HTTPException(413, f"body is over the {max_body}-byte limit")
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise HTTPException(400, f"body is nested deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise HTTPException(400, f"expected one event as a JSON object, got {type(data).__name__}")
+    _check_json(data)
     return data
+
+
+def _check_json(data: dict[str, Any]) -> None:
+    """Refuse nesting over :data:`MAX_DEPTH` and lone surrogates (``"\\ud800"``): valid JSON guard cannot carry.
+
+    A lone surrogate cannot be written as UTF-8, so it would fail later in a hook's
+    stdin, the cache key or the audit row; here it is the client's 400.
+    """
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise HTTPException(400, f"body is nested deeper than {MAX_DEPTH} levels")
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise HTTPException(400, f"body holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which is not text") from None
 
 
 def _client_format(name: str | None) -> Any:
@@ -131,6 +160,42 @@ class _Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+class _RequestPolicy:
+    """Who may call and what they may send, before any route runs.
+
+    A token (``--token`` / ``GUARD_SERVE_TOKEN``) is required on every path but
+    ``/healthz``, compared in constant time. POST bodies must be declared
+    ``application/json``: a browser page can make a visitor's browser POST a form
+    or ``text/plain`` to a loopback port without a CORS preflight, but not JSON.
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = dict(scope["headers"])
+        if self.expected is not None and scope["path"] not in _OPEN_PATHS:
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = _error(401, "missing or wrong bearer token (Authorization: Bearer $GUARD_SERVE_TOKEN)")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        if scope["method"] == "POST":
+            ctype = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return _error(415, f"send the event as application/json, not {ctype or 'a body without Content-Type'}")
+        return None
 
 
 class _MetricsMiddleware:
@@ -203,8 +268,8 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error: {type(exc).__name__}")
 
 
-def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
-    """The service for ``engine``; ``guard serve`` runs it under uvicorn."""
+def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
+    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send."""
     metrics = metrics or Metrics()
     service = _Service(engine, metrics, max_body)
     routes = [
@@ -224,5 +289,6 @@ def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metri
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.engine = engine
     app.state.metrics = metrics
-    app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)
+    app.add_middleware(_RequestPolicy, token=token)
+    app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)  # outermost: refusals are counted too
     return app
