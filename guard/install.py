@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guard.config.own_hook import guard_hook_identity
+from guard.config.own_hook import parse_guard_hook
 from guard.errors import ConfigError
 from guard.events.names import canonical_event, client_event_name
 
-__all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "default_command", "guard_program", "install",
-           "settings_path"]
+__all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
+           "guard_program", "install", "installed_hooks", "settings_path"]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
@@ -134,6 +134,40 @@ class InstallResult:
     changed: bool
     events: list[str] = field(default_factory=list)  # client event names added, updated or removed
     text: str | None = None  # the file's new content when changed
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    """One guard entry found in a client's settings file."""
+
+    client: str
+    scope: str
+    path: Path
+    event: str  # the client's event name
+    command: str
+    timeout_s: float | None  # None: the handler sets none and the client's default applies
+
+
+def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
+    """guard's entries in ``client``'s settings at ``scope`` ([] without the file); ConfigError when it cannot be read."""
+    profile = _profile(client)
+    path = settings_path(client, scope, project_dir=project_dir, home=home)
+    if not path.is_file():
+        return []
+    hooks_key = None if profile.bare_project_file and scope == "project" else "hooks"
+    hooks = _hooks_block(_parse(path.read_text(encoding="utf-8"), path), hooks_key, path)
+    found = []
+    for event in hooks:
+        for group in _groups(hooks, event, path, hooks_key):
+            for handler in group.get("hooks", []):
+                if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+                    continue
+                if parse_guard_hook(handler.get("command")) is None:
+                    continue
+                timeout = handler.get("timeout")
+                seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
+                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds))
+    return found
 
 
 def guard_program() -> list[str]:
@@ -288,8 +322,8 @@ def _is_ours(handler: Any, command: str) -> bool:
         return False
     if handler.get("command") == command:
         return True
-    identity = guard_hook_identity(command)
-    return identity is not None and guard_hook_identity(handler.get("command")) == identity
+    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get("command"))
+    return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
 def _add(hooks: dict[str, Any], event: str, handler: dict[str, Any], matcher: str | None, path: Path,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
 from guard.config.entries import _key_path, spec_from_entry
-from guard.config.own_hook import guard_hook_argv
+from guard.config.own_hook import parse_guard_hook
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
@@ -150,7 +150,7 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
         # Claude allows up to 600 s and so does guard; anything else is left for validation to name
         entry["timeout"] = min(timeout, 600) if isinstance(timeout, (int, float)) else timeout
     if kind == "command":
-        if guard_hook_argv(handler.get("command")) is not None:
+        if parse_guard_hook(handler.get("command")) is not None:
             return None  # guard's own entry: it is what is running now; loading it as a hook would recurse
         entry["command"] = handler.get("command")
     elif kind == "http":
