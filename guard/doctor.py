@@ -151,7 +151,7 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
     if not os.path.isabs(executable):
         yield Finding("warn", topic, f"{where}: {executable!r} is found through PATH ({located}); a client started with another PATH cannot run it", reinstall + " (it writes the absolute path)")
     try:
-        ran = subprocess.run([*program, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        ran = subprocess.run([*program, "--version"], check=False, capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
         output = (ran.stdout + ran.stderr).strip()
         works = ran.returncode == 0 and output.startswith("guard")
     except (OSError, subprocess.TimeoutExpired) as exc:

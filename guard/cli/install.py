@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import shutil
@@ -110,8 +111,8 @@ def _config_warnings(timeout_s: int) -> list[str]:
     longest = max((spec.timeout for spec in loaded.specs), default=0.0)
     if longest + DEADLINE_MARGIN_S <= timeout_s:
         return []
-    return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout "
-            f"{int(longest) + DEADLINE_MARGIN_S} or more so guard answers before the client kills it"]
+    need = math.ceil(longest + DEADLINE_MARGIN_S)
+    return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
 
 
 def _warn_if_not_runnable(command: str, client: str) -> None:

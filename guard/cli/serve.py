@@ -94,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
     from guard.config import load_config
     from guard.engine import Engine
     from guard.registry import Registry, default_registry
-
     from guard.server.client import service_token
 
     loaded = load_config(args.config)

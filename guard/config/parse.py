@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
+from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.own_hook import parse_guard_hook
 from guard.errors import ConfigError
