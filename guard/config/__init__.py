@@ -50,8 +50,12 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
         if cached is not None:
             return cached
     from guard.config.parse import parse_config
+    from guard.errors import ConfigError
 
-    loaded = parse_config(found)
+    try:
+        loaded = parse_config(found)
+    except ConfigError as exc:
+        raise exc.with_line() from exc
     if use_snapshot:
         snapshot.write(found, loaded)
     return snapshot.expand_env(loaded)

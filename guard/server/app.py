@@ -8,10 +8,11 @@
     GET  /healthz             liveness and what is loaded
     GET  /metrics             Prometheus text
 
-A client mistake (bad JSON, JSON nested deeper than :data:`MAX_DEPTH`, a lone
-surrogate, wrong field types, a body that is not ``application/json``, oversized
-body, unknown format, an event without ``hook_event_name``) is a 4xx with
-``{"error": …, "status": …}``; only guard's own faults are 500s. With a token,
+A client mistake (bad JSON, JSON nested too deep, wrong field types, a body that
+is not ``application/json``, oversized body, unknown format, an event without
+``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone
+surrogates are repaired by :func:`~guard.events.payload.read_payload`; only
+guard's own faults are 500s. With a token,
 every endpoint but ``/healthz`` wants ``Authorization: Bearer <token>``. Requests
 pass :class:`_RequestPolicy` (token, content type) before any route runs, so the
 routes only decide. Every request shares the engine, so it shares the decision
@@ -40,17 +41,16 @@ from guard.adapters import FORMATS, adapter
 from guard.decision import Decision
 from guard.engine import Engine
 from guard.errors import EventError
+from guard.events.payload import MAX_DEPTH, read_payload
+from guard.runtime.gate import Gate
 from guard.server.metrics import Metrics
 
-__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "create_app", "warm"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
 
 log = logging.getLogger("guard.server")
 
 #: Largest event accepted; tool inputs with whole files in them stay well under this.
 MAX_BODY_BYTES = 1 << 20
-#: Deepest JSON nesting accepted; real tool inputs stay far below it, and guard's own
-#: recursive walks (redaction, cache keys, audit) stay far from Python's recursion limit.
-MAX_DEPTH = 64
 #: Paths answered without a token: a liveness probe that reveals nothing but "up".
 _OPEN_PATHS = frozenset({"/healthz"})
 
@@ -83,27 +83,16 @@ async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
         raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise HTTPException(400, f"expected one event as a JSON object, got {type(data).__name__}")
-    _check_json(data)
     return data
 
 
-def _check_json(data: dict[str, Any]) -> None:
-    """Refuse nesting over :data:`MAX_DEPTH` and lone surrogates (``"\\ud800"``): valid JSON guard cannot carry.
-
-    A lone surrogate cannot be written as UTF-8, so it would fail later in a hook's
-    stdin, the cache key or the audit row; here it is the client's 400.
-    """
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise HTTPException(400, f"body is nested deeper than {MAX_DEPTH} levels")
-        children = value.values() if isinstance(value, dict) else value
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+def _answer_by(request: Request) -> float | None:
+    """The caller's deadline: ``X-Guard-Deadline`` seconds from now (``guard hook`` sends what it has left)."""
     try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise HTTPException(400, f"body holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which is not text") from None
+        left = float(request.headers.get("x-guard-deadline", ""))
+    except ValueError:
+        return None
+    return time.monotonic() + left if 0 < left < 3600 else None
 
 
 def _client_format(name: str | None) -> Any:
@@ -119,25 +108,21 @@ class _Service:
 
     def __init__(self, engine: Engine, metrics: Metrics, max_body: int) -> None:
         self.engine = engine
+        self.gate = Gate.for_engine(engine)
         self.metrics = metrics
         self.max_body = max_body
 
     async def _decide(self, request: Request, fmt: str | None) -> tuple[dict[str, Any], Decision]:
         data = await _read_event(request, self.max_body)
-        if fmt is not None:
-            try:
-                data = _client_format(fmt).normalize(data, {})
-            except EventError as exc:
-                raise HTTPException(400, str(exc)) from exc
-        name = data.get("hook_event_name")
-        if not isinstance(name, str) or not name:
-            raise HTTPException(400, "field 'hook_event_name' is missing or not a string")
         try:
-            decision = await self.engine.decide(data)
+            if fmt is not None:
+                data = _client_format(fmt).normalize(data, {})
+            data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request))
         self.metrics.observe_decision(decision)
-        return data, decision
+        return payload, decision
 
     async def decide(self, request: Request) -> Response:
         _, decision = await self._decide(request, request.query_params.get("format"))

@@ -38,7 +38,7 @@ def send_event(
     """
     endpoint = url.rstrip("/") + "/v1/hooks" + (f"?format={quote(fmt)}" if fmt else "")
     body = json.dumps(payload).encode()  # ASCII escapes: a lone surrogate cannot break the encoding here
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}"}
     token = token or service_token()
     if token:
         headers["Authorization"] = f"Bearer {token}"
