@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -238,3 +240,33 @@ def test_loopback_without_a_token_serves_anyone_local(tmp_path: Path) -> None:
         proc.kill()
         _, err = proc.communicate(timeout=10)
     assert "no token (loopback only)" in err
+
+
+def test_guard_hook_sends_the_configs_token_to_its_auto_started_service(stub: StubServer, isolated_home: Path) -> None:
+    """``server: {url: auto, token: ${VAR}}``: the background service wants the token and guard hook sends it."""
+    from test_serve_autostart import bash_event, guard, wait_for_state
+
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\nserver: {url: auto, token: '${TEAM_GUARD_TOKEN}'}\ncache: {url: 'off'}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    stub.default = Reply.verdict("deny", "deletes outside the project", confidence=0.9)
+    env = {"GUARD_API_BASE": stub.url, "TEAM_GUARD_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
+    first = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
+    assert json.loads(first.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", first.stderr
+    state = wait_for_state(isolated_home.parent / "home/.cache/guard/serve")
+    service = Served(state["url"], isolated_home, None)  # type: ignore[arg-type]
+    try:
+        deadline = time.monotonic() + 60
+        while service.get("/healthz") != 200:
+            assert time.monotonic() < deadline, "the service never answered"
+            time.sleep(0.2)
+        assert service.post("/v1/hooks", json.dumps(RM).encode(), {"Content-Type": "application/json"})[0] == 401
+        second = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/b")))
+        assert json.loads(second.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", second.stderr
+        with urllib.request.urlopen(urllib.request.Request(state["url"] + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=10) as r:
+            metrics = r.read().decode()
+        assert 'route="/v1/hooks",status="200"} 1' in metrics, metrics  # the second call was the service's, with the token
+    finally:
+        os.kill(state["pid"], signal.SIGTERM)
