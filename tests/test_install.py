@@ -361,3 +361,41 @@ def test_install_warns_when_a_hook_outlasts_the_clients_timeout(tmp_path: Path) 
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n      timeout: 60\n")
     proc = _guard_cli(["install", "claude"], project)
     assert proc.returncode == 0 and "--timeout 65" in proc.stderr
+
+
+def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    import guard.install as install_module
+    from guard.config.own_hook import parse_guard_hook
+
+    monkeypatch.setattr(install_module, "guard_program", lambda: ["/Users/me/My Projects/.venv/bin/guard"])
+    command = install_module.default_command("claude", 45)
+    assert shlex.split(command) == ["/Users/me/My Projects/.venv/bin/guard", "hook", "--format", "claude", "--deadline", "45"]
+    hook = parse_guard_hook(command)
+    assert hook is not None and hook.program == ("/Users/me/My Projects/.venv/bin/guard",) and hook.identity == ("claude", "")
+
+
+def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
+    import guard.install as install_module
+
+    no_scripts = tmp_path / "bin"
+    no_scripts.mkdir()
+    monkeypatch.setattr(install_module.sys, "executable", sys.executable)
+    monkeypatch.setattr(install_module.os.path, "isfile", lambda path: False)  # no `guard` script anywhere
+    command = install_module.default_command("claude")
+    assert shlex.split(command)[:4] == [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
+    monkeypatch.undo()
+
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text(DENY_CONFIG)
+    planted = project / "guard" / "cli"
+    planted.mkdir(parents=True)
+    for init in (project / "guard" / "__init__.py", planted / "__init__.py"):
+        init.write_text("")
+    (planted / "main.py").write_text("import pathlib; pathlib.Path('planted-ran').touch()\n")
+
+    ran = _as_the_client(command, project, "/usr/bin:/bin")
+    assert not (project / "planted-ran").exists(), "a guard package in the project ran instead of guard"
+    assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", ran.stderr
+    _as_the_client(command.replace(" -P ", " "), project, "/usr/bin:/bin")
+    assert (project / "planted-ran").exists()  # the same command without -P would have run it
