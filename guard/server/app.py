@@ -10,13 +10,13 @@
 
 A client mistake (bad JSON, JSON nested too deep, wrong field types, a body that
 is not ``application/json``, oversized body, unknown format, an event without
-``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone
-surrogates are repaired by :func:`~guard.events.payload.read_payload`; only
-guard's own faults are 500s. With a token,
-every endpoint but ``/healthz`` wants ``Authorization: Bearer <token>``. Requests
-pass :class:`_RequestPolicy` (token, content type) before any route runs, so the
-routes only decide. Every request shares the engine, so it shares the decision
-cache, the single-flight table and the warm model clients.
+``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone surrogates
+are repaired by :func:`~guard.events.payload.read_payload`; only guard's own
+faults are 500s. With a token, every endpoint but ``/healthz`` wants
+``Authorization: Bearer <token>``. Requests pass :class:`_RequestPolicy` (token,
+content type) before any route runs, so the routes only decide. Every request
+shares the engine, so it shares the decision cache, the single-flight table and
+the warm model clients.
 """
 
 from __future__ import annotations
