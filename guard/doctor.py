@@ -10,7 +10,6 @@ answers, and which ``guard`` the PATH finds.
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from typing import Literal
 from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
 from guard.errors import GuardError
-from guard.install import CLIENTS, DEADLINE_MARGIN_S, InstalledHook, guard_program, installed_hooks
+from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
 
 __all__ = ["Finding", "diagnose"]
 
@@ -129,7 +128,7 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
     if not hooks and not unreadable:
         yield Finding("warn", "clients", "guard is not installed in any client here or in your home directory",
                       "guard install claude (or devin, codex, gemini)")
-    longest = max((s.timeout for s in loaded.specs), default=0.0) if loaded else 0.0
+    timeouts = [s.timeout for s in loaded.specs] if loaded else []
     groups: dict[tuple[str, Path, str, float | None], list[str]] = {}
     for hook in hooks:
         groups.setdefault((hook.client, hook.path, hook.command, hook.timeout_s), []).append(hook.event)
@@ -138,7 +137,7 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
         assert parsed is not None  # installed_hooks keeps only guard's own commands
         topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
         yield from _program(topic, where, list(parsed.program), client)
-        yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, longest, client)
+        yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
 
 
 def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:
@@ -162,10 +161,11 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
         yield Finding("fail", topic, f"{where}: `{' '.join(program)} --version` does not run guard: {output[-300:] or 'no output'}", reinstall)
 
 
-def _timeouts(topic: str, where: str, deadline: str | None, timeout_s: float | None, longest: float, client: str) -> Iterator[Finding]:
-    if timeout_s is not None and timeout_s < longest + DEADLINE_MARGIN_S:
-        yield Finding("fail", topic, f"{where}: the client kills guard after {timeout_s:g} s but a hook may take {longest:g} s: "
-                      f"that call runs unjudged", f"guard install {client} --timeout {math.ceil(longest + DEADLINE_MARGIN_S)}")
+def _timeouts(topic: str, where: str, deadline: str | None, timeout_s: float | None, hook_timeouts: list[float], client: str) -> Iterator[Finding]:
+    need = needed_timeout(hook_timeouts)
+    if timeout_s is not None and timeout_s < need:
+        yield Finding("fail", topic, f"{where}: the client kills guard after {timeout_s:g} s, but the slowest hook with guard's "
+                      f"margin needs {need} s: such a call runs unjudged", f"guard install {client} --timeout {need}")
     if deadline is None:
         yield Finding("warn", topic, f"{where}: the command does not tell guard the client's timeout (--deadline)",
                       f"guard install {client} (writes --deadline)")

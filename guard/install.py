@@ -21,6 +21,7 @@ gemini   .gemini/settings.json           ~/.gemini/settings.json              mi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -37,7 +38,7 @@ from guard.errors import ConfigError
 from guard.events.names import canonical_event, client_event_name
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
-           "guard_program", "install", "installed_hooks", "settings_path"]
+           "guard_program", "install", "installed_hooks", "needed_timeout", "settings_path"]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
@@ -134,6 +135,11 @@ class InstallResult:
     changed: bool
     events: list[str] = field(default_factory=list)  # client event names added, updated or removed
     text: str | None = None  # the file's new content when changed
+
+
+def needed_timeout(timeouts: Sequence[float]) -> int:
+    """The smallest client timeout (seconds) that still lets guard answer after the slowest of these hooks."""
+    return math.ceil(max(timeouts, default=0.0) + DEADLINE_MARGIN_S)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import shutil
@@ -99,7 +98,7 @@ def _config_warnings(timeout_s: int) -> list[str]:
     rather than discovered on the agent's first tool call.
     """
     from guard.config import find_config, load_config
-    from guard.install import DEADLINE_MARGIN_S
+    from guard.install import needed_timeout
 
     found = find_config()
     if found is None:
@@ -108,10 +107,10 @@ def _config_warnings(timeout_s: int) -> list[str]:
         loaded = load_config(str(found), use_snapshot=False)
     except GuardError as exc:
         return [f"{_BROKEN}: {exc}"]
-    longest = max((spec.timeout for spec in loaded.specs), default=0.0)
-    if longest + DEADLINE_MARGIN_S <= timeout_s:
+    need = needed_timeout([spec.timeout for spec in loaded.specs])
+    if need <= timeout_s:
         return []
-    need = math.ceil(longest + DEADLINE_MARGIN_S)
+    longest = max(spec.timeout for spec in loaded.specs)
     return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
 
 
