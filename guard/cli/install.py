@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard install: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     if args.dry_run:
-        sys.stdout.write(result.text if result.changed else "(nothing would change)\n")
+        sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
         return 0
     if not result.changed:
         state = "not installed in" if args.uninstall else "already installed in"
