@@ -2,8 +2,10 @@
 
 Order of work for one event: the decision cache (a hit costs no call), then a
 single flight (identical concurrent events share one judgement), then the
-tiers. Only parsed verdicts are cached. Failures raise JudgeError subclasses and
-the engine applies the hook's failure_mode — a smart hook never turns a failure
+tiers. Only whole judgements are cached (the verdict of each window of a long
+event too, so a window is not paid twice); a verdict that stands although a call
+failed is returned but not cached. Failures raise JudgeError subclasses and the
+engine applies the hook's failure_mode — a smart hook never turns a failure
 into an allow.
 """
 
@@ -32,6 +34,24 @@ log = logging.getLogger("guard.hooks.smart")
 
 #: Finish this much before the engine's own timeout, so a slow model surfaces as JudgeTimeout.
 _DEADLINE_MARGIN = 0.05
+
+
+class _CacheMemo:
+    """The decision cache as the judge's memo of single-window verdicts (errors logged, never raised)."""
+
+    def __init__(self, hook: SmartHook, cache: Any) -> None:
+        self.hook, self.cache = hook, cache
+
+    def lookup(self, key: str) -> dict[str, Any] | None:
+        return self.hook._lookup(self.cache, key)
+
+    def store(self, key: str, value: dict[str, Any]) -> None:
+        if self.cache is None:
+            return
+        try:
+            self.cache.set(key, value)
+        except CacheError:
+            log.warning("decision cache write failed", exc_info=True)
 
 
 class SmartHook:
@@ -71,8 +91,10 @@ class SmartHook:
             details["reasoning"] = verdict.reasoning
         if judgement.escalated:
             details["escalated"] = judgement.escalated
-        if judgement.prompt.trimmed:
-            details["trimmed"] = True
+        if judgement.prompt.parts > 1:
+            details["windows"] = judgement.prompt.parts  # every byte judged, in this many overlapping calls
+        if judgement.failures:
+            details["failed_calls"] = judgement.failures  # the verdict stands on the calls that answered
         return HookResult(
             id=self.spec.id,
             type="smart",
@@ -117,8 +139,10 @@ class SmartHook:
             judging = time.monotonic()
             deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
             policy = self.ctx.resource("judge_retry", RetryPolicy)
-            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy)
-            self._store(cache, key, self._result(judgement, judging))
+            memo = _CacheMemo(self, cache) if cache is not None else None
+            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy, memo=memo)
+            if not judgement.failures:
+                self._store(cache, key, self._result(judgement, judging))
             return judgement, judging
 
         flight: SingleFlight[tuple[Judgement, float]] = self.ctx.resource("flight", SingleFlight)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.decision import HookResult
-from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, load_template
+from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec
@@ -55,9 +55,11 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "sha256": template.sha256,
             "params": TIERS[tier].params(),
         }
+    window = load_template(WINDOW_TEMPLATE)  # the words sent with every window of a long event
     return cache_key(
         {
             "v": KEY_VERSION,
+            "window_template": [window.version, window.sha256],
             "kind": "smart",
             "rule": spec.rule,
             "prompt": spec.prompt,

@@ -62,6 +62,7 @@ class ModelReply:
     completion_tokens: int | None = None
     cost_usd: float | None = None
     notes: list[str] = field(default_factory=list)
+    finish_reason: str | None = None  # "length" / "content_filter": the content is not the whole answer
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -267,7 +268,8 @@ async def complete(
                 mode = RESPONSE_MODES[weaker]
                 continue
             raise _translate(exc, model, attempts, budget) from exc
-    message = response.choices[0].message
+    choice = response.choices[0]
+    message = choice.message
     usage = getattr(response, "usage", None)
     return ModelReply(
         model=model,
@@ -280,4 +282,5 @@ async def complete(
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=_cost(litellm, response),
         notes=notes,
+        finish_reason=getattr(choice, "finish_reason", None),
     )

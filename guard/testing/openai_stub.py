@@ -52,6 +52,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] | None = None  # sent verbatim instead of a built completion / error body
     delay: float = 0.0  # seconds to wait before answering (on top of the server's latency)
+    finish_reason: str = "stop"  # "length" / "content_filter" to script a cut-off or filtered answer
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:
@@ -107,7 +108,7 @@ def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
                 "index": 0,
                 "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal_message},
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": reply.finish_reason,
             }
         ],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
@@ -123,7 +124,7 @@ def _stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
         delta["refusal"] = message["refusal"]
     return [
         base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": completion["usage"]},
+        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": completion["choices"][0]["finish_reason"]}], "usage": completion["usage"]},
     ]
 
 
