@@ -87,10 +87,13 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
-def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: int) -> HookSpec:
+def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: int, workdir: str | None = None) -> HookSpec:
     """Validate one hook entry declared at ``origin`` (``file: key.path``) and build its spec.
 
-    Hooks from skills, plugins and user config fail closed unless they say otherwise.
+    ``workdir`` is the folder the declaring file belongs to; a command hook runs
+    there, so ``sh hooks/check.sh`` means the script beside that file whatever
+    the event says its cwd is. Hooks from skills, plugins and user config fail
+    closed unless they say otherwise.
     """
     file, _, key = origin.partition(": ")
     if not isinstance(entry, dict):
@@ -113,6 +116,7 @@ def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: 
         failure_mode=parsed.failure_mode or default_failure,
         source=source,
         origin=origin,
+        workdir=workdir,
         rule=parsed.rule,
         prompt=parsed.prompt,
         depth=parsed.depth,

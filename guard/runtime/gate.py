@@ -305,7 +305,7 @@ class Gate:
         config is used once it is up; with ``auto`` one is started if none runs.
         """
         from guard.server import autostart
-        from guard.server.client import send_event
+        from guard.server.client import send_event, service_token
 
         url = autostart.running_url(self.loaded) if self.server in (None, "auto") else self.server
         if url is None and self.server is None:
@@ -313,7 +313,8 @@ class Gate:
         timeout = max((s.timeout for s in self.registry.specs()), default=10.0) + 5
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
-        reply = send_event(url, payload, timeout=timeout) if url and timeout > 0 else None
+        token = service_token(self.loaded.settings)
+        reply = send_event(url, payload, timeout=timeout, token=token) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url
