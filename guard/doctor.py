@@ -102,7 +102,7 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
     messages = [{"role": "user", "content": 'Reply with the JSON {"ok": true} and nothing else.'}]
 
     async def ask() -> None:
-        await load_client()  # seconds of imports that must not eat the model's time
+        await load_client([model], api_base)  # seconds of imports that must not eat the model's time
         await asyncio.wait_for(complete(model, messages, schema=schema, max_tokens=16, temperature=0.0,
                                         deadline=time.monotonic() + timeout, api_base=api_base,
                                         policy=RetryPolicy(attempts=1)), timeout + 1)

@@ -4,6 +4,7 @@ in the background and returns at once, and the session's judged calls then go to
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import signal
 import time
@@ -31,8 +32,8 @@ def installed_session_start_command(project: Path) -> list[str]:
     assert out.returncode == 0, out.stderr
     settings = json.loads((project / ".claude/settings.json").read_text())
     [group] = settings["hooks"]["SessionStart"]
-    command = group["hooks"][0]["command"].split()
-    assert command[:2] == ["guard", "hook"]
+    command = shlex.split(group["hooks"][0]["command"])
+    assert Path(command[0]).name == "guard" and command[1] == "hook"
     return command[1:]
 
 
