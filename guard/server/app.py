@@ -25,6 +25,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -54,6 +55,8 @@ log = logging.getLogger("guard.server")
 MAX_BODY_BYTES = 1 << 20
 #: Paths answered without a token: a liveness probe that reveals nothing but "up".
 _OPEN_PATHS = frozenset({"/healthz"})
+#: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
+_CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -132,13 +135,26 @@ class _Service:
     async def decide_for_client(self, request: Request) -> Response:
         fmt = request.path_params["format"]
         module = _client_format(fmt)
-        payload, decision = await self._decide(request, fmt)
+        refused = request.scope.get("guard_refusal")
+        try:
+            if refused is not None:
+                raise HTTPException(*refused)
+            payload, decision = await self._decide(request, fmt)
+        except HTTPException as exc:
+            # a client reading this route (a Claude Code http hook) runs the call on any non-2xx answer,
+            # so a refused or malformed request is answered by the failure policy, in the client's shape
+            payload = {"hook_event_name": "(unreadable)"}
+            decision = self.gate.failure(f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request")
+            self.metrics.observe_decision(decision)
         rendered = module.render(payload, decision)
+        body = rendered.stdout
+        if not body and rendered.exit_code == 2:  # no exit codes over HTTP: the block goes in the body
+            body = json.dumps({"decision": "block", "reason": rendered.stderr})
         headers = {"X-Guard-Exit-Code": str(rendered.exit_code), "X-Guard-Decision": decision.decision}
         if rendered.stderr:
             headers["X-Guard-Stderr"] = quote(rendered.stderr)
-        media = "application/json" if rendered.stdout.lstrip().startswith("{") else "text/plain"
-        return Response(rendered.stdout, media_type=media, headers=headers)
+        media = "application/json" if body.lstrip().startswith("{") else "text/plain"
+        return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
@@ -164,7 +180,10 @@ class _RequestPolicy:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             refusal = self._refusal(scope)
-            if refusal is not None:
+            if refusal is not None and _CLIENT_ROUTE.match(scope["path"]):
+                # the client-format route answers with the failure policy in the client's shape (see decide_for_client)
+                scope["guard_refusal"] = (refusal.status_code, json.loads(bytes(refusal.body))["error"])
+            elif refusal is not None:
                 await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -57,6 +57,17 @@ def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: A
             metrics = r.read().decode()
         assert 'route="/v1/hooks/{format}",status="200"' in metrics, metrics
         assert 'status="401"' not in metrics and 'status="415"' not in metrics
+
+        # without allowedEnvVars Claude Code sends no token: the service refuses the request, and since the
+        # rule is fail_closed the refusal is a deny in Claude's shape (a non-2xx would have let the call run)
+        del handler["allowedEnvVars"]
+        (project.dir / ".claude/settings.json").write_text(
+            json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}))
+        second = project.dir / "second"
+        second.mkdir()
+        run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {second}", "description": "delete"}), final_text("ok"))
+        assert second.exists(), "a request the service refused let the call run"
+        assert "refused the request (401)" in str(agent.agent_requests[1].tool_results())
     finally:
         serve.kill()
         serve.communicate(timeout=10)
