@@ -24,23 +24,29 @@ log = logging.getLogger("guard.fastpath")
 
 
 def _cached_results(specs: list[HookSpec], payload: dict[str, Any], loaded: LoadedConfig) -> list[HookResult] | None:
-    if any(spec.kind != "smart" for spec in specs):
+    if any(spec.kind not in ("smart", "protect") for spec in specs):
         return None
-    from guard.cache import open_cache
-    from guard.judge.keys import result_from_cache, smart_cache_key
-
+    results = []
     try:
+        if any(spec.kind == "protect" for spec in specs):
+            from guard.hooks.protect import judge
+
+            results = [judge(spec, payload) for spec in specs if spec.kind == "protect"]
+            if any(r.decision == "deny" for r in results) or len(results) == len(specs):
+                return results  # a deterministic deny needs no cached verdict beside it
+        from guard.cache import open_cache
+        from guard.judge.keys import result_from_cache, smart_cache_key
+
         cache = open_cache(loaded.settings)
         if cache is None:
             return None
-        results = []
-        for spec in specs:
+        for spec in [s for s in specs if s.kind == "smart"]:
             value = cache.get(smart_cache_key(spec, loaded.settings, payload), record_miss=False)
             if value is None:
                 return None
             results.append(result_from_cache(spec, value))
-    except Exception:  # any cache trouble: let the engine decide (it treats the cache as optional too)
-        log.debug("fast path cache lookup failed", exc_info=True)
+    except Exception:  # any trouble: let the engine decide (it treats the cache as optional, and records a hook's crash)
+        log.debug("fast path lookup failed", exc_info=True)
         return None
     return results
 
@@ -55,6 +61,8 @@ def decide_fast(payload: dict[str, Any], loaded: LoadedConfig, registry: Registr
     results = _cached_results(specs, payload, loaded)
     if results is None:
         return None
+    if all(r.decision is None and r.type == "protect" for r in results):
+        return Decision()  # only the self-protection hook matched and it had nothing to say: as if no hook matched
     decision = guard_stop_loop(merge(results), event, payload)
     decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
     decision.details["fast_path"] = True
