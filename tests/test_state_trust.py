@@ -195,3 +195,29 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
             _stop_started_service(path)
         assert verdict(proc) == "deny" and _AllowAll.requests == 1, proc.stderr  # judged in-process; the attacker heard nothing
         assert "fails its seal" in proc.stderr
+
+
+def test_a_new_secret_unseals_everything_sealed_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GUARD_SECRET_FILE moves the secret; a replaced secret turns every old entry into a miss, never a decision."""
+    from guard.cache.sqlite import SQLiteCache
+
+    monkeypatch.setenv("GUARD_SECRET_FILE", str(tmp_path / "one"))
+    cache = SQLiteCache(tmp_path / "cache.db", ttl=60)
+    cache.set("k", {"decision": "deny"})
+    assert cache.get("k") == {"decision": "deny"} and (tmp_path / "one").exists()
+    monkeypatch.setenv("GUARD_SECRET_FILE", str(tmp_path / "two"))
+    assert cache.get("k") is None and cache.stats()["tampered"] == 1
+
+
+def test_without_a_usable_secret_nothing_is_stored_or_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.cache.sqlite import SQLiteCache
+    from guard.errors import CacheError
+    from guard.trust import seal, verify
+
+    (tmp_path / "secret").mkdir()  # a folder where the secret should be: unreadable as a file
+    monkeypatch.setenv("GUARD_SECRET_FILE", str(tmp_path / "secret"))
+    with pytest.raises(CacheError, match="secret"):
+        SQLiteCache(tmp_path / "cache.db", ttl=60).set("k", {"decision": "allow"})
+    assert verify("0" * 64, "cache", "k") is False
+    monkeypatch.setenv("GUARD_SECRET_FILE", str(tmp_path / "fresh"))
+    assert verify(seal("cache", "k", "v"), "cache", "k", "v") and not verify(seal("cache", "k", "v"), "cache", "k", "w")
