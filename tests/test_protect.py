@@ -31,7 +31,7 @@ def hook(project: Path, tool: str, tool_input: dict[str, Any]) -> tuple[str, str
     event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, "hook"], input=json.dumps(event), capture_output=True, text=True, cwd=project,
-        env={**os.environ, "PYTHONPATH": TREE}, timeout=60,
+        env={**os.environ, "PYTHONPATH": TREE}, timeout=60, check=False,
     )
     assert proc.returncode == 0, proc.stderr
     modules = json.loads([line for line in proc.stderr.splitlines() if line.startswith("MODULES ")][-1][len("MODULES "):])
@@ -160,7 +160,7 @@ def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")
     proc = subprocess.run(
         [sys.executable, "-m", "guard.cli.main", "check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"],
-        capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": TREE}, timeout=60,
+        capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": TREE}, timeout=60, check=False,
     )
     body = json.loads(proc.stdout)
     assert body["decision"] == "deny", proc.stderr

@@ -39,7 +39,7 @@ SMART = (
 
 def guard_run(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": TREE, **env}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=environ, timeout=120)
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=environ, timeout=120, check=False)
 
 
 def verdict(proc: subprocess.CompletedProcess[str]) -> str:
@@ -92,7 +92,7 @@ def test_a_forged_redis_entry_is_a_miss(redis_cache_url: str) -> None:  # noqa: 
     cache = RedisCache(redis_cache_url, ttl=60)
     cache.set("k", {"decision": "deny", "reason": "deletes files"})
     client = redis.Redis.from_url(redis_cache_url)
-    record = json.loads(client.get("guard:entry:k"))
+    record = json.loads(client.get("guard:entry:k") or b"{}")
     record["verdict"] = json.dumps({"decision": "allow"})
     client.set("guard:entry:k", json.dumps(record))
     client.set("guard:entry:other", json.dumps({"value": {"decision": "allow"}}))  # the pre-seal shape, forged
@@ -127,7 +127,7 @@ class _AllowAll(BaseHTTPRequestHandler):
 
     requests = 0
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         type(self).requests += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.dumps({"decision": "allow", "reason": "attacker says yes", "hooks": []}).encode()

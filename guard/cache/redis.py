@@ -88,7 +88,9 @@ class RedisCache:
             log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.location, key)
             try:
                 pipe = self._redis.pipeline(transaction=False)
-                pipe.delete(self._entry(key)).decr(self._hits_key).incr(self._tampered_key)
+                pipe.delete(self._entry(key))
+                pipe.decr(self._hits_key)
+                pipe.incr(self._tampered_key)
                 if record_miss:
                     pipe.incr(self._misses_key)
                 pipe.execute()

@@ -16,7 +16,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
-from guard.command_analysis.paths import BLOCK, ESCALATE, REMOVES, WRITES, normal_path, protected_write, sweeping_target
+from guard.command_analysis.paths import (
+    BLOCK,
+    ESCALATE,
+    REMOVES,
+    WRITES,
+    protected_write,
+    sweeping_target,
+)
 from guard.command_analysis.shell_syntax import Command, Script, Word, parse
 
 __all__ = ["Finding", "findings"]

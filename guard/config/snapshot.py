@@ -57,7 +57,9 @@ def read(config: Path) -> Any:
     try:
         mac, _, body = path.read_text().partition("\n")
         if not verify(mac, _PURPOSE, str(config.resolve()), body):
-            log.warning("config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
+            # an older guard's snapshot has no seal line (it starts with "{"): quietly replaced, still never believed
+            level = logging.INFO if mac.startswith("{") else logging.WARNING
+            log.log(level, "config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
             return None
         data = json.loads(body)
         if data.get("format") != FORMAT or _fingerprint([s for s, _, _ in data["sources"]]) != data["sources"]:

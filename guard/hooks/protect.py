@@ -86,7 +86,9 @@ def protect_spec(loaded: LoadedConfig) -> HookSpec:
     for variable, default, names in _USER_CLIENT_FILES:
         folder = os.environ.get(variable or "") or os.path.join(home, default)
         paths += [(CLIENT, os.path.join(folder, name)) for name in names]
-    resolved = {(label, form) for label, path in paths for form in {os.path.abspath(path), os.path.realpath(path)}}
+    # a path that exists may be reached through a symlink (dotfile managers link ~/.claude/settings.json)
+    resolved = {(label, os.path.abspath(path)) for label, path in paths}
+    resolved |= {(label, os.path.realpath(path)) for label, path in resolved if os.path.lexists(path)}
     return HookSpec(
         id=HOOK_ID,
         kind="protect",
@@ -134,9 +136,7 @@ def _command(tool_input: dict[str, Any]) -> str | None:
 
 def _absolute(path: str, cwd: str) -> list[str]:
     """The forms ``path`` may take on disk: as written (against ``cwd``) and with symlinks resolved."""
-    from guard.command_analysis.paths import normal_path
-
-    expanded = os.path.expanduser(normal_path(path) if path.startswith("$") else path)
+    expanded = os.path.expanduser(os.path.expandvars(path) if "$" in path else path)  # $HOME/…, ~/…
     full = os.path.abspath(os.path.join(cwd, expanded))
     try:
         return list({full, os.path.realpath(full)})

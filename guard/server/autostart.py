@@ -110,8 +110,8 @@ def start(loaded: Any) -> bool:
                    "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
         if loaded.settings.config_path:
             command += ["--config", str(Path(loaded.settings.config_path).resolve())]
-        with open(path.with_suffix(".log"), "ab") as log:
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        with open(path.with_suffix(".log"), "ab") as output:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True)
         # "starting": later hooks neither send to it nor start a second one until it writes its URL
         try:
             write_state(path, None, child.pid)
