@@ -165,3 +165,14 @@ def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     body = json.loads(proc.stdout)
     assert body["decision"] == "deny", proc.stderr
     assert {h["id"]: h["decision"] for h in body["hooks"]} == {HOOK_ID: "deny", "log-writes": None}
+
+
+def test_a_hard_link_to_the_config_is_another_name_for_it(project: Path) -> None:
+    os.link(project / "guard.yaml", project / "copy.yaml")
+    assert _decide(project, "Edit", {"file_path": "copy.yaml", "old_string": "a", "new_string": "b"}) == "deny"
+    assert _decide(project, "Bash", {"command": "echo > copy.yaml"}) == "deny"
+
+
+def test_patch_text_inside_an_ordinary_file_is_not_a_patch(project: Path) -> None:
+    doc = "How apply_patch headers look:\n*** Update File: .codex/hooks.json\n"
+    assert _decide(project, "Write", {"file_path": "docs/patches.md", "content": doc}) is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,8 @@ _PATH_FIELDS = frozenset(
 _SHELL_FIELDS = ("command", "cmd")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 _GLOB = re.compile(r"[*?\[]")
+#: macOS file systems ignore case by default: Guard.yaml is guard.yaml there.
+_CASE_INSENSITIVE = sys.platform == "darwin"
 
 
 def _sqlite_file(url: str) -> str | None:
@@ -118,7 +121,7 @@ def _file_targets(tool_input: dict[str, Any], *, nested: bool = True) -> Iterato
             for item in value:
                 if isinstance(item, dict):
                     yield from _file_targets(item, nested=False)
-        if isinstance(value, str) and "*** " in value:
+        if isinstance(value, str) and "*** Begin Patch" in value:
             yield from _PATCH_FILE.findall(value)
 
 
@@ -144,8 +147,28 @@ def _absolute(path: str, cwd: str) -> list[str]:
         return [full]
 
 
+def _hard_link(target: str, protected: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The protected file ``target`` is another name of (a hard link shares its inode), if any."""
+    try:
+        found = os.stat(target)
+    except (OSError, ValueError):
+        return None
+    if found.st_nlink < 2:
+        return None  # the common case: one name only, and symlinks are resolved by the caller
+    for label, path in protected:
+        try:
+            if os.path.samestat(found, os.stat(path)):
+                return label, path
+        except OSError:
+            continue
+    return None
+
+
 def _hit(target: str, removes: bool, protected: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
     """The protected (label, path) that changing ``target`` changes: the path itself, inside it, or (removing) above it."""
+    if _CASE_INSENSITIVE:
+        target = target.lower()
+        protected = tuple((label, path.lower()) for label, path in protected)
     pattern = bool(_GLOB.search(target))
     for label, path in protected:
         if pattern:
@@ -154,7 +177,7 @@ def _hit(target: str, removes: bool, protected: tuple[tuple[str, str], ...]) -> 
                 return label, path
         elif target == path or target.startswith(path + "/") or (removes and path.startswith(target.rstrip("/") + "/")):
             return label, path
-    return None
+    return _hard_link(target, protected)
 
 
 def _mentions(command: str, protected: tuple[tuple[str, str], ...], cwd: str) -> tuple[str, str] | None:
