@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,31 +37,47 @@ def secret_path() -> Path:
     return Path(config_home) / "guard" / "secret"
 
 
+def _read(file: Path) -> bytes | None:
+    """The secret's bytes, or None when there is no such file."""
+    try:
+        return file.read_bytes().strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise TrustError(f"cannot read guard's secret {file}: {exc.strerror}") from exc
+
+
+def _create(file: Path) -> None:
+    """Write a new secret to a private temporary file and hard-link it into place.
+
+    A process racing to create it sees either no file or a whole one, never half
+    of one; the loser of the race (FileExistsError) keeps the winner's secret.
+    """
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(os.urandom(_SECRET_BYTES).hex().encode() + b"\n")
+        os.link(tmp, file)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise TrustError(f"cannot create guard's secret {file}: {exc.strerror}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 @lru_cache(maxsize=4)
 def _secret(path: str) -> bytes:
     """The secret in ``path``, created (0600, in a 0700 directory) if there is none yet."""
     file = Path(path)
-    try:
-        key = file.read_bytes().strip()
-    except FileNotFoundError:
-        key = b""
-    except OSError as exc:
-        raise TrustError(f"cannot read guard's secret {file}: {exc.strerror}") from exc
-    if key:
-        return key
-    try:
-        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another guard process created it first (or left it empty): use theirs
-        key = file.read_bytes().strip()
-        if not key:
-            raise TrustError(f"guard's secret {file} is empty; delete it and guard makes a new one") from None
-        return key
-    except OSError as exc:
-        raise TrustError(f"cannot create guard's secret {file}: {exc.strerror}") from exc
-    key = os.urandom(_SECRET_BYTES).hex().encode()
-    with os.fdopen(fd, "wb") as out:
-        out.write(key + b"\n")
+    key = _read(file)
+    if key is None:
+        _create(file)
+        key = _read(file)
+    if not key:
+        raise TrustError(f"guard's secret {file} is empty or missing; delete it and guard makes a new one")
     return key
 
 
