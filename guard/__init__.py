@@ -9,8 +9,12 @@ The public API for agent builders::
         if "push --force" in event.tool_input.get("command", ""):
             return guard.deny("force-push rewrites shared history")
 
-    engine = guard.Engine(registry=guard.default_registry)
-    decision = await engine.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", ...})
+    gate = guard.Gate()                     # ./guard.yaml (or $GUARD_CONFIG) plus the hooks above
+    payload, decision = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", ...})
+    payload, decision = await gate.adecide(...)    # inside an event loop
+
+A Gate answers like ``guard hook``: the cache fast path, the failure policy and
+the audit log included. ``guard.Engine`` runs hooks without any of that.
 
 Heavy parts (pydantic models, the engine, the judge) load on first use.
 """
@@ -27,11 +31,13 @@ if TYPE_CHECKING:
     from guard.config import LoadedConfig, load_config
     from guard.engine import Engine
     from guard.events.model import Event
+    from guard.runtime.gate import Gate
 
 __all__ = [
     "Decision",
     "Engine",
     "Event",
+    "Gate",
     "GuardError",
     "HookResult",
     "LoadedConfig",
@@ -47,7 +53,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"Engine": "guard.engine", "Event": "guard.events.model", "load_config": "guard.config", "LoadedConfig": "guard.config"}
+_LAZY = {"Engine": "guard.engine", "Event": "guard.events.model", "Gate": "guard.runtime.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
 
 
 def __getattr__(name: str) -> Any:

@@ -64,6 +64,15 @@ class Decision:
     additional_context: str | None = None
     hooks: list[HookResult] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    #: What the user must see because part of this decision was not a judgement
+    #: (a fail_open hook that failed, no model, no config); clients show it
+    #: (Claude Code: ``systemMessage``) and it goes to stderr and the audit log.
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        """False when something that should have judged this event did not."""
+        return not self.warnings
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -73,6 +82,8 @@ class Decision:
             "additional_context": self.additional_context,
             "hooks": [h.to_dict() for h in self.hooks],
         }
+        if self.warnings:
+            data["warnings"] = self.warnings
         if self.details:
             data["details"] = self.details
         return data
@@ -86,6 +97,7 @@ class Decision:
             additional_context=data.get("additional_context"),
             hooks=[HookResult.from_dict(h) for h in data.get("hooks", [])],
             details=dict(data.get("details") or {}),
+            warnings=[str(w) for w in data.get("warnings") or []],
         )
 
 
@@ -93,11 +105,14 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
     """Merge hook results: deny > ask > allow; abstentions and no hooks = allow.
 
     The reason is that of the hooks that set the final decision, joined in
-    registration order; additional context from every hook is kept.
+    registration order (named by hook id when several hooks ran; the built-in
+    self-protection rule, silent on nearly every call, does not count unless it
+    spoke); additional context from every hook is kept.
     """
     verdicts = [r.decision for r in results if r.decision in _RANK]
     final = strictest(verdicts)  # type: ignore[arg-type]
-    reasons = [f"[{r.id}] {r.reason}" if len(results) > 1 else r.reason for r in results if r.decision == final and r.reason]
+    several = sum(1 for r in results if r.type != "protect" or r.decision is not None) > 1
+    reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in results if r.decision == final and r.reason]
     contexts = [r.additional_context for r in results if r.additional_context]
     return Decision(
         decision=final,
@@ -105,6 +120,7 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
         updated_input=updated_input if final != "deny" else None,
         additional_context="\n".join(contexts) or None,
         hooks=list(results),
+        warnings=[f"hook {r.id} did not judge this call (fail_open): {r.error}" for r in results if r.error and r.decision is None],
     )
 
 

@@ -48,6 +48,14 @@ def apply_rewrites(original: dict[str, Any] | None, results: list[HookResult]) -
     return current if current != base else None
 
 
+def _budget(timeout: float, answer_by: float | None) -> tuple[float, bool]:
+    """The seconds a hook may take: its own timeout or what is left before the deadline; (seconds, cut)."""
+    if answer_by is None:
+        return timeout, False
+    left = max(answer_by - time.monotonic(), 0.0)
+    return (left, True) if left < timeout else (timeout, False)
+
+
 class Engine:
     """Decides events with the hooks of one registry and the services of one settings."""
 
@@ -56,7 +64,8 @@ class Engine:
         self.registry = registry or Registry()
         self.ctx = HookContext(self.settings)
         self._hooks: dict[HookSpec, Hook] = {}
-        self._audit = audit and self.settings.audit_path is not None
+        #: Record each decision in the audit log (a Gate around this engine records instead).
+        self.audit = audit and self.settings.audit_path is not None
 
     def _hook(self, spec: HookSpec) -> Hook:
         # keyed by the spec itself (frozen, hashable): run-scoped specs that are gone free their hooks too
@@ -64,19 +73,23 @@ class Engine:
             self._hooks[spec] = build(spec, self.ctx)
         return self._hooks[spec]
 
-    async def _run_one(self, spec: HookSpec, event: Event) -> HookResult:
+    async def _run_one(self, spec: HookSpec, event: Event, answer_by: float | None) -> HookResult:
         started = time.perf_counter()
         details: dict[str, Any] = {}
+        timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
         try:
             hook = self._hook(spec)
-            prepare = getattr(hook, "prepare", None)
-            if prepare is not None:
-                # one-off set-up (a smart hook's cache probe and model-client import) is not judging time
-                await prepare(event)
-                started = time.perf_counter()
-            result = await asyncio.wait_for(hook.run(event), timeout=spec.timeout)
+            # one-off set-up (a smart hook's cache probe and model-client import) is not judging time,
+            # but it is the client's time: it runs inside the deadline too
+            await asyncio.wait_for(hook.prepare(event), timeout=timeout)
+            started = time.perf_counter()
+            timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
+            result = await asyncio.wait_for(hook.run(event), timeout=timeout)
         except asyncio.TimeoutError:
-            error, details = f"timed out after {spec.timeout:g}s", {"error_type": "HookTimeout"}
+            if cut_by_deadline:
+                error, details = "the client's hook deadline was reached before it answered", {"error_type": "Deadline"}
+            else:
+                error, details = f"timed out after {spec.timeout:g}s", {"error_type": "HookTimeout"}
         except GuardError as exc:
             error = str(exc)
             # e.g. the model calls made before it failed; error_type lets reports classify failures
@@ -95,7 +108,7 @@ class Engine:
     @staticmethod
     def _failure(spec: HookSpec, error: str, started: float) -> HookResult:
         closed = spec.failure_mode == "fail_closed"
-        log.warning("hook %s failed (%s): %s", spec.id, spec.failure_mode, error)
+        log.info("hook %s failed (%s): %s", spec.id, spec.failure_mode, error)
         return HookResult(
             id=spec.id,
             type=spec.kind,
@@ -105,32 +118,41 @@ class Engine:
             error=error,
         )
 
-    async def _run_all(self, specs: list[HookSpec], event: Event) -> list[HookResult]:
-        return list(await asyncio.gather(*(self._run_one(spec, event) for spec in specs)))
+    async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None) -> list[HookResult]:
+        return list(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in specs)))
 
-    async def decide(self, event: Event | dict[str, Any]) -> Decision:
-        """Run every hook that matches ``event`` and merge their verdicts."""
+    async def decide(
+        self, event: Event | dict[str, Any], *, specs: list[HookSpec] | None = None, answer_by: float | None = None
+    ) -> Decision:
+        """Run every hook that matches ``event`` (or ``specs``, already matched) and merge their verdicts.
+
+        ``answer_by`` (a ``time.monotonic()`` instant) is the client's deadline: a
+        hook still running then is a failure under its failure_mode, so the
+        caller always answers in time.
+        """
         started = time.perf_counter()
         ev = event if isinstance(event, Event) else parse_event(event)
-        specs = self.registry.matching(ev.hook_event_name, ev.tool_name)
-        results = await self._run_all(specs, ev)
+        if specs is None:
+            specs = self.registry.matching(ev.hook_event_name, ev.tool_name)
+        results = await self._run_all(specs, ev, answer_by)
         rewritten = apply_rewrites(ev.tool_input, results)
         decision = merge(results, updated_input=rewritten)
         if rewritten is not None and decision.decision != "deny":
-            decision = await self._recheck(decision, specs, ev.with_tool_input(rewritten))
+            decision = await self._recheck(decision, specs, ev.with_tool_input(rewritten), answer_by)
         decision = guard_stop_loop(decision, ev.event, ev.payload())
         decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        if self._audit and specs:
+        if self.audit and specs:
             self._record(ev.payload(), decision)
         return decision
 
-    async def _recheck(self, decision: Decision, specs: list[HookSpec], rewritten: Event) -> Decision:
+    async def _recheck(self, decision: Decision, specs: list[HookSpec], rewritten: Event, answer_by: float | None) -> Decision:
         """Judge the rewritten input with every blocking hook; their rewrites are not applied again."""
         blocking = [s for s in specs if not s.fire_and_forget]
-        again = await self._run_all(blocking, rewritten)
+        again = await self._run_all(blocking, rewritten, answer_by)
         for result in again:
             result.details["recheck"] = True
             result.updated_input = None
+        decision.warnings.extend(merge(again).warnings)
         verdicts = [r.decision for r in again if r.decision]
         final = strictest([decision.decision, *verdicts])  # type: ignore[list-item]
         decision.hooks.extend(again)

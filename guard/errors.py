@@ -43,11 +43,23 @@ class GuardError(Exception):
 class ConfigError(GuardError):
     """A config source is wrong; the message names the file, the key path and the reason."""
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None, line: int | None = None) -> None:
         self.file = file
         self.key = key
+        self.line = line
+        self.message = message
         where = ": ".join(part for part in (file, key) if part)
-        super().__init__(f"{where}: {message}" if where else message)
+        text = f"{where}: {message}" if where else message
+        super().__init__(f"{text} (line {line})" if line else text)
+
+    def with_line(self) -> ConfigError:
+        """This error with the line of its key in its file, when that can be found."""
+        if self.line or not (self.file and self.key):
+            return self
+        from guard.config.location import line_of
+
+        line = line_of(self.file, self.key)
+        return ConfigError(self.message, file=self.file, key=self.key, line=line) if line else self
 
 
 class EventError(GuardError):

@@ -78,23 +78,80 @@ def test_rewrite_through_the_cli_returns_the_whole_input(project: Path) -> None:
     assert out["updatedInput"] == {"command": "make deploy --dry-run", "description": "d"}
 
 
-@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"tool_name": "Bash"}), json.dumps({"hook_event_name": 3})])
-def test_malformed_event_exits_1_with_a_message_and_no_traceback(project: Path, stdin: str) -> None:
+MALFORMED = ["", "not json", "[1, 2]", json.dumps({"tool_name": "Bash"}), json.dumps({"hook_event_name": 3}), "{" * 5000 + "}" * 5000,
+             json.dumps({**PRE, "tool_name": ["Bash"]}), json.dumps({**PRE, "tool_input": "rm -rf /"}),
+             "{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"tool_input\": " + "[" * 1000 + "]" * 1000 + "}"]
+
+
+@pytest.mark.parametrize("stdin", MALFORMED)
+def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Path, stdin: str) -> None:
     proc = guard_run(["hook"], stdin, project)
-    assert proc.returncode == 1
-    assert "guard hook: malformed event:" in proc.stderr and "Traceback" not in proc.stderr
-    assert proc.stdout == ""
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    shown = json.loads(proc.stdout)["systemMessage"]  # Claude Code shows this line to the user
+    assert "malformed event" in shown and "malformed event" in proc.stderr
 
 
-def test_malformed_event_blocks_with_fail_closed(project: Path) -> None:
-    assert guard_run(["hook", "--fail-closed"], "nope", project).returncode == 2
-    assert guard_run(["hook"], "nope", project, GUARD_FAIL_CLOSED="1").returncode == 2
+@pytest.mark.parametrize("stdin", MALFORMED)
+def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -> None:
+    for proc in (guard_run(["hook", "--fail-closed"], stdin, project), guard_run(["hook"], stdin, project, GUARD_FAIL_CLOSED="1")):
+        assert "Traceback" not in proc.stderr
+        if proc.returncode == 2:  # the event itself could not be read: exit 2 blocks whatever it was
+            assert "malformed event" in proc.stderr and proc.stdout == ""
+        else:
+            out = json.loads(proc.stdout)["hookSpecificOutput"]
+            assert proc.returncode == 0 and out["permissionDecision"] == "deny" and "malformed event" in out["permissionDecisionReason"]
 
 
-def test_bad_config_is_a_clear_error(project: Path) -> None:
-    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 0\n      command: x\n")
-    proc = guard_run(["hook"], json.dumps(PRE), project)
-    assert proc.returncode == 1 and "guard.yaml: hooks.PreToolUse[0].timeout" in proc.stderr and "Traceback" not in proc.stderr
+def test_a_fail_closed_hook_blocks_a_malformed_call_to_its_tool(project: Path) -> None:
+    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_force_push\n")
+    proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": {"name": "Bash"}}), project)
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "field 'tool_name' must be a string" in out["permissionDecisionReason"]
+
+
+def test_a_lone_surrogate_is_judged_and_audited(project: Path) -> None:
+    (project / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: policy:no_force_push\n")
+    proc = guard_run(["hook"], '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force \\ud800"}}', project)
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    import sqlite3
+
+    rows = sqlite3.connect(project / "audit.db").execute("SELECT decision, payload, details FROM decisions").fetchall()
+    assert len(rows) == 1 and rows[0][0] == "deny" and "\ufffd" in rows[0][1] and "payload_repaired" in rows[0][2]
+
+
+def test_a_config_typo_blocks_tool_calls_and_names_the_key(project: Path) -> None:
+    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failur_mode: fail_closed\n      callable: policy:no_force_push\n")
+    proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": "Read"}), project)
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert proc.returncode == 0 and out["permissionDecision"] == "deny"
+    assert "guard.yaml: hooks.PreToolUse[0].failur_mode" in out["permissionDecisionReason"] and "Traceback" not in proc.stderr
+    prompt = guard_run(["hook"], json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}), project)
+    assert prompt.returncode == 0 and "failur_mode" in json.loads(prompt.stdout)["systemMessage"]  # not blocked, but shown
+    relaxed = guard_run(["hook"], json.dumps(PRE), project, GUARD_FAIL_OPEN="1")
+    assert relaxed.returncode == 0 and "failur_mode" in json.loads(relaxed.stdout)["systemMessage"]
+    assert "hookSpecificOutput" not in json.loads(relaxed.stdout)
+
+
+def test_no_config_allows_with_a_warning(isolated_home: Path) -> None:
+    proc = guard_run(["hook"], json.dumps(PRE), isolated_home)
+    assert proc.returncode == 0 and "no guard config found" in json.loads(proc.stdout)["systemMessage"]
+    check = guard_run(["check", "--tool", "Bash", "--input", "{}"], "", isolated_home)
+    assert check.returncode == 3 and "NOT JUDGED" in check.stdout and "no guard config found" in check.stderr
+
+
+def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> None:
+    import time
+
+    (project / "policy.py").write_text(POLICY + "\nimport time\ndef stuck(event):\n    time.sleep(120)\n")
+    for mode, expected in (("fail_closed", "deny"), ("fail_open", None)):
+        (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 60\n      failure_mode: {mode}\n      callable: policy:stuck\n")
+        started = time.monotonic()
+        proc = guard_run(["hook", "--deadline", "3"], json.dumps(PRE), project)
+        assert time.monotonic() - started < 3.0, "guard answered after the client's timeout"
+        out = json.loads(proc.stdout)
+        assert out.get("hookSpecificOutput", {}).get("permissionDecision") == expected
+        if expected is None:
+            assert "deadline" in out["systemMessage"]
 
 
 def test_check_exit_codes_and_json(project: Path) -> None:
@@ -118,16 +175,16 @@ def _crash_in_process(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     import io
 
     from guard.cli.main import main
-    from guard.engine import Engine
+    from guard.runtime.gate import Gate
 
     (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {failure_mode}\n      callable: policy:no_force_push\n")
     monkeypatch.syspath_prepend(str(project))
 
-    def broken(self: Engine, event: object) -> None:
+    def broken(self: Gate, *args: object) -> None:
         raise RuntimeError("bug in guard")
 
-    monkeypatch.setattr(Engine, "decide_sync", broken)
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(PRE)))
+    monkeypatch.setattr(Gate, "_local", broken)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
     code = main(["hook"])
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -136,12 +193,12 @@ def _crash_in_process(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
 def test_an_internal_error_denies_when_a_matching_hook_is_fail_closed(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _crash_in_process(project, monkeypatch, capsys, "fail_closed")
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert "internal error: RuntimeError" in err
+    assert "internal error: RuntimeError" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
 
 
-def test_an_internal_error_with_fail_open_hooks_is_a_visible_non_blocking_error(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_internal_error_with_fail_open_hooks_is_a_visible_allow(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _crash_in_process(project, monkeypatch, capsys, "fail_open")
-    assert code == 1 and out == "" and "bug in guard" in err
+    assert code == 0 and "bug in guard" in json.loads(out)["systemMessage"] and "bug in guard" in err
 
 
 def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:

@@ -13,9 +13,9 @@ from guard.hooks.spec import HookSpec
 
 
 def _own(loaded: LoadedConfig) -> list[HookSpec]:
-    """The config's own hooks, without the built-in self-protection hook that leads every list."""
-    assert loaded.specs[0].id == HOOK_ID
-    return loaded.specs[1:]
+    """The config's own hooks, without the built-in self-protection hook that ends every list."""
+    assert loaded.specs[-1].id == HOOK_ID
+    return loaded.specs[:-1]
 
 FULL = """
 models:

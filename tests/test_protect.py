@@ -91,7 +91,7 @@ def test_a_deny_is_in_the_audit_log_under_the_rule_s_id(project: Path) -> None:
 
 
 def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
-    spec = load_config().specs[0]
+    spec = load_config().specs[-1]
     assert spec.id == HOOK_ID
     return judge(spec, {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}).decision
 

@@ -7,7 +7,7 @@ import guard
 
 def test_exported_members() -> None:
     assert sorted(guard.__all__) == [
-        "Decision", "Engine", "Event", "GuardError", "HookResult", "LoadedConfig", "Registry",
+        "Decision", "Engine", "Event", "Gate", "GuardError", "HookResult", "LoadedConfig", "Registry",
         "allow", "ask", "default_registry", "deny", "hook", "load_config", "rewrite",
     ]
     for name in guard.__all__:
@@ -28,3 +28,29 @@ async def test_library_use_as_documented() -> None:
     engine = guard.Engine(Settings(audit_path=None), registry)
     d = await engine.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})
     assert d.decision == "deny" and d.to_dict()["hooks"][0]["id"].endswith("no_force_push")
+
+
+def test_a_python_caller_gets_the_gate_fast_path_and_policy(tmp_path: object, monkeypatch: object) -> None:
+    """guard.Gate answers like guard hook: no-match fast, a fail_closed failure denies, an unjudged allow warns."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(str(tmp_path))
+    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    mp.chdir(root)
+    (root / "guard.yaml").write_text(
+        "audit: {enabled: false}\ncache: {url: 'off'}\nhooks:\n  PreToolUse:\n"
+        "    - {id: strict, matcher: Bash, rule: Deny deletes., failure_mode: fail_closed}\n"
+        "    - {id: lenient, matcher: Edit, rule: Deny secrets.}\n"
+    )
+    for var in ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE"):
+        mp.delenv(var, raising=False)
+    gate = guard.Gate()
+    _, none = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})
+    assert none.decision == "allow" and none.judged and none.hooks == []
+    # not `rm -rf /`: the built-in self-protection rule denies that one without a model (it removes guard.yaml)
+    _, strict = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/photos"}})
+    assert strict.decision == "deny" and "no model" in strict.reason
+    _, lenient = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "x"}})
+    assert lenient.decision == "allow" and not lenient.judged and "lenient" in lenient.warnings[0]

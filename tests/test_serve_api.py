@@ -115,13 +115,17 @@ def test_the_wrong_method_is_a_json_405(client: TestClient) -> None:
     assert r.status_code == 405 and r.json()["status"] == 405
 
 
-def test_guards_own_fault_is_a_json_500_without_a_traceback(client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def broken(event: Any) -> Decision:
-        raise RuntimeError("secret internals")
+def test_guards_own_fault_follows_the_failure_policy(client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(event: Any, **_: Any) -> Decision:
+        raise RuntimeError("bug in the engine")
 
     monkeypatch.setattr(engine, "decide", broken)
-    r = client.post("/v1/hooks", json=RM)
-    assert r.status_code == 500 and r.json() == {"error": "internal error: RuntimeError", "status": 500}
+    r = client.post("/v1/hooks", json=RM)  # the hook is fail_open: allowed, and the allow says it was not judged
+    assert r.status_code == 200 and r.json()["decision"] == "allow"
+    assert "internal error: RuntimeError" in r.json()["warnings"][0]
+    engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
+    closed = TestClient(create_app(engine), raise_server_exceptions=False).post("/v1/hooks", json=RM)
+    assert closed.status_code == 200 and closed.json()["decision"] == "deny" and "internal error" in closed.json()["reason"]
 
 
 def test_healthz(client: TestClient) -> None:

@@ -170,7 +170,9 @@ async def test_a_slow_receiver_times_out_under_the_engine(make_receiver: Callabl
     started = time.monotonic()
     decision = await Engine(LOCAL, registry).decide(EVENT)
     assert time.monotonic() - started < 3
-    assert decision.decision == "deny" and "timed out" in (decision.hooks[0].error or "")
+    # the webhook's own read timeout and the engine's hook timeout race at 1 s: either may say so
+    error = decision.hooks[0].error or ""
+    assert decision.decision == "deny" and ("timed out" in error or "did not answer within 1s" in error)
 
 
 def test_a_trickling_receiver_is_cut_off_at_the_deadline(make_receiver: Callable[..., Receiver]) -> None:

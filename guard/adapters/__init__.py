@@ -12,10 +12,14 @@ Pure functions on plain data (standard library only: they run on every
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-__all__ = ["FORMATS", "Rendered", "adapter"]
+if TYPE_CHECKING:
+    from guard.decision import Decision
+
+__all__ = ["FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
 
 FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot")
 
@@ -29,8 +33,30 @@ class Rendered:
     stderr: str = ""
 
 
-def adapter(fmt: str) -> ModuleType:
+class Adapter(Protocol):
+    """What every ``guard.adapters.<client>`` module provides."""
+
+    def normalize(self, payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+        """The client's event as guard's canonical payload (Claude Code field names)."""
+        ...
+
+    def render(self, payload: dict[str, Any], decision: Decision) -> Rendered:
+        """The stdout, stderr and exit code the client expects for ``decision``."""
+        ...
+
+
+def adapter(fmt: str) -> Adapter:
     """The adapter module for ``fmt`` (one of :data:`FORMATS`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown client format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return importlib.import_module(f"guard.adapters.{fmt}")
+    return cast(Adapter, importlib.import_module(f"guard.adapters.{fmt}"))
+
+
+def event_of(payload: dict[str, Any]) -> str:
+    """The canonical event name of ``payload``; "" when guard could not read one."""
+    from guard.events.names import canonical_event
+
+    try:
+        return canonical_event(str(payload.get("hook_event_name", "")))
+    except ValueError:
+        return ""

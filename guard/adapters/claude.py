@@ -12,11 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered
+from guard.adapters import Rendered, event_of
 from guard.decision import Decision
-from guard.events.names import canonical_event, client_event_name
+from guard.events.names import client_event_name
 
-__all__ = ["normalize", "render"]
+__all__ = ["hook_output", "normalize", "render", "with_warnings"]
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
 _BLOCK_EVENTS = frozenset({"user_turn", "post_tool_use", "post_tool_use_failure", "stop", "subagent_stop", "pre_compact"})
@@ -26,6 +26,13 @@ _MAX = 10_000  # Claude caps hook strings at 10,000 characters
 
 def _cap(text: str | None) -> str | None:
     return text if text is None or len(text) <= _MAX else text[: _MAX - 1] + "…"
+
+
+def with_warnings(out: dict[str, Any], decision: Decision) -> dict[str, Any]:
+    """Show what guard did not judge to the user (``systemMessage``: Claude Code, Codex, Devin, Gemini CLI)."""
+    if decision.warnings:
+        out["systemMessage"] = _cap("guard: " + "; ".join(decision.warnings))
+    return out
 
 
 def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -63,6 +70,12 @@ def hook_output(event: str, decision: Decision) -> dict[str, Any]:
 
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
-    event = canonical_event(str(payload.get("hook_event_name", "")))
-    out = hook_output(event, decision)
+    try:
+        event = event_of(payload)
+    except ValueError:
+        event = ""
+    if not event and decision.decision != "allow":
+        # an event guard could not read has no JSON channel to deny through: exit 2 blocks any event that can block
+        return Rendered(exit_code=2, stderr=decision.reason or f"guard: {decision.decision}")
+    out = with_warnings(hook_output(event, decision), decision)
     return Rendered(stdout=json.dumps(out) if out else "")

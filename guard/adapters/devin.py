@@ -10,9 +10,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered
+from guard.adapters import Rendered, event_of
+from guard.adapters.claude import with_warnings
 from guard.decision import Decision
-from guard.events.names import canonical_event, client_event_name
+from guard.events.names import client_event_name
 
 __all__ = ["normalize", "render"]
 
@@ -24,7 +25,7 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
 
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
-    event = canonical_event(str(payload.get("hook_event_name", "")))
+    event = event_of(payload)
     out: dict[str, Any] = {}
     if decision.decision in ("deny", "ask"):
         out["decision"] = "block"
@@ -36,4 +37,5 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         specific["additionalContext"] = decision.additional_context
     if specific:
         out["hookSpecificOutput"] = {"hookEventName": client_event_name(event), **specific}
+    out = with_warnings(out, decision)
     return Rendered(stdout=json.dumps(out) if out else "")

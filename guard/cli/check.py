@@ -1,6 +1,7 @@
 """``guard check``: one judgement for a person, with everything that went into it.
 
-Exit 0 allow, 1 deny, 2 ask, 3 error (a hook failed, no model configured, bad input).
+Exit 0 allow, 1 deny, 2 ask, 3 error (a hook failed, no model configured, no config, bad input):
+an allow that was not a judgement is never exit 0.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print_human(decision: Any) -> None:
-    print(f"decision: {decision.decision}")
+    print(f"decision: {decision.decision}" + ("" if decision.judged else " (NOT JUDGED: see warnings)"))
     if decision.reason:
         print(f"reason:   {decision.reason}")
     if decision.updated_input is not None:
@@ -65,28 +66,29 @@ def _print_human(decision: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.config import load_config
-    from guard.engine import Engine
     from guard.events.names import canonical_event
     from guard.hooks.spec import HookSpec
-    from guard.registry import Registry
+    from guard.runtime.gate import Gate
 
     payload = _payload(args)
-    loaded = load_config(args.config)
+    specs: list[HookSpec] | None = None
     if args.rule:
         specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    else:
-        specs = loaded.specs
+    gate = Gate(args.config, specs=specs)
+    if gate.config_error is not None:
+        raise gate.config_error
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
-        specs = [s.replace(model=args.model) if s.kind == "smart" else s for s in specs]
-    decision = Engine(loaded.settings, Registry(specs)).decide_sync(payload)
+        gate.use_model(args.model)
+    _, decision = gate.decide(payload)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))
     else:
         _print_human(decision)
-    errors = [h for h in decision.hooks if h.error]
-    if errors:
-        for h in errors:
+    for h in decision.hooks:
+        if h.error:
             print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
+    for warning in decision.warnings:
+        print(f"guard check: warning: {warning}", file=sys.stderr)
+    if not decision.judged or any(h.error for h in decision.hooks):
         return 3
     return _EXIT[decision.decision]

@@ -42,7 +42,7 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
     """Load the config found by :func:`find_config`; no config at all = no hooks, defaults.
 
     Unless the config says ``protect: false``, the built-in self-protection hook
-    (:mod:`guard.hooks.protect`) comes first among its hooks.
+    (:mod:`guard.hooks.protect`) is added after the config's own hooks.
     """
     found = find_config(path)
     if found is None:
@@ -51,7 +51,7 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
     if loaded.settings.protect:
         from guard.hooks.protect import protect_spec
 
-        loaded.specs.insert(0, protect_spec(loaded))
+        loaded.specs.append(protect_spec(loaded))
     return loaded
 
 
@@ -63,8 +63,12 @@ def _load(found: Path, use_snapshot: bool) -> LoadedConfig:
         if cached is not None:
             return cached
     from guard.config.parse import parse_config
+    from guard.errors import ConfigError
 
-    loaded = parse_config(found)
+    try:
+        loaded = parse_config(found)
+    except ConfigError as exc:
+        raise exc.with_line() from exc
     if use_snapshot:
         snapshot.write(found, loaded)
     return snapshot.expand_env(loaded)

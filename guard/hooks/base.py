@@ -48,3 +48,7 @@ class Hook(Protocol):
     async def run(self, event: Event) -> HookResult:
         """Judge one event. Raise on failure; the engine applies timeout and failure_mode."""
         ...
+
+    async def prepare(self, event: Event) -> None:
+        """One-off set-up before :meth:`run` (a cache probe, a model client import), not counted as judging time."""
+        ...

@@ -17,7 +17,7 @@ from typing import Any
 from guard.decision import DECISIONS, HookResult
 from guard.errors import ConfigError, HookError
 from guard.events.model import Event
-from guard.hooks.base import HookContext
+from guard.hooks.base import Hook, HookContext
 from guard.hooks.reply import parse_reply
 from guard.hooks.spec import HookSpec
 
@@ -38,7 +38,7 @@ def resolve_target(target: str) -> Callable[..., Any]:
     return obj  # type: ignore[no-any-return]
 
 
-class CallableHook:
+class CallableHook(Hook):
     """Runs a registered (decorator) or configured (``module:function``) Python function."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:

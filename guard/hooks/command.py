@@ -26,7 +26,7 @@ from guard.command_analysis import analyse
 from guard.decision import HookResult
 from guard.errors import HookError, HookRefused
 from guard.events.model import Event
-from guard.hooks.base import HookContext
+from guard.hooks.base import Hook, HookContext
 from guard.hooks.command_output import MEMORY_CAP, Captured, read_capped, spill_long_text
 from guard.hooks.command_payload import encode_payload, fit_payload
 from guard.hooks.reply import decode_reply, parse_reply
@@ -41,7 +41,7 @@ KILL_GRACE = 0.3
 _CONTEXT_EVENTS = frozenset({"user_turn", "session_start"})
 
 
-class CommandHook:
+class CommandHook(Hook):
     """Runs ``spec.command`` with ``/bin/sh -c`` in its own process group."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from guard.decision import HookResult
 from guard.errors import HookError
 from guard.events.model import Event
-from guard.hooks.base import HookContext
+from guard.hooks.base import Hook, HookContext
 from guard.hooks.reply import decode_reply, parse_reply
 from guard.hooks.spec import HookSpec
 from guard.webhooks.client import Delivery
@@ -35,7 +35,7 @@ def _thread_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="guard-webhook-call")
 
 
-class HttpHook:
+class HttpHook(Hook):
     """POSTs each event to ``spec.url`` (see :mod:`guard.webhooks.client` for the transport)."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from guard.decision import HookResult
+from guard.hooks.base import Hook
 from guard.hooks.spec import HookSpec
 from guard.settings import user_dir
 from guard.trust import secret_path
@@ -244,7 +245,7 @@ def judge(spec: HookSpec, payload: dict[str, Any]) -> HookResult:
     return result
 
 
-class ProtectHook:
+class ProtectHook(Hook):
     """The engine's handle on :func:`judge`."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:

@@ -35,6 +35,8 @@ from guard.adapters import FORMATS, adapter
 from guard.decision import Decision
 from guard.engine import Engine
 from guard.errors import EventError
+from guard.events.payload import read_payload
+from guard.runtime.gate import Gate
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -77,6 +79,15 @@ async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
     return data
 
 
+def _answer_by(request: Request) -> float | None:
+    """The caller's deadline: ``X-Guard-Deadline`` seconds from now (``guard hook`` sends what it has left)."""
+    try:
+        left = float(request.headers.get("x-guard-deadline", ""))
+    except ValueError:
+        return None
+    return time.monotonic() + left if 0 < left < 3600 else None
+
+
 def _client_format(name: str | None) -> Any:
     """The adapter module for ``name``, or a 404 listing the formats there are."""
     try:
@@ -90,25 +101,21 @@ class _Service:
 
     def __init__(self, engine: Engine, metrics: Metrics, max_body: int) -> None:
         self.engine = engine
+        self.gate = Gate.for_engine(engine)
         self.metrics = metrics
         self.max_body = max_body
 
     async def _decide(self, request: Request, fmt: str | None) -> tuple[dict[str, Any], Decision]:
         data = await _read_event(request, self.max_body)
-        if fmt is not None:
-            try:
-                data = _client_format(fmt).normalize(data, {})
-            except EventError as exc:
-                raise HTTPException(400, str(exc)) from exc
-        name = data.get("hook_event_name")
-        if not isinstance(name, str) or not name:
-            raise HTTPException(400, "field 'hook_event_name' is missing or not a string")
         try:
-            decision = await self.engine.decide(data)
+            if fmt is not None:
+                data = _client_format(fmt).normalize(data, {})
+            data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request))
         self.metrics.observe_decision(decision)
-        return data, decision
+        return payload, decision
 
     async def decide(self, request: Request) -> Response:
         _, decision = await self._decide(request, request.query_params.get("format"))

@@ -26,7 +26,7 @@ def send_event(url: str, payload: dict[str, Any], *, fmt: str | None = None, tim
     """
     endpoint = url.rstrip("/") + "/v1/hooks" + (f"?format={quote(fmt)}" if fmt else "")
     body = json.dumps(payload, ensure_ascii=False).encode()
-    request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             data = json.loads(response.read())

@@ -81,3 +81,17 @@ def test_a_stop_hook_blocks_once_and_never_loops(project: AgentProject) -> None:
     assert len(turns) == 2, f"expected one continuation after the blocked stop, got {len(turns) - 1}"
     assert "run the test suite before stopping" in turns[1].text()
     assert run.result is not None and run.result["result"] == "still not running tests"
+
+
+def test_a_config_typo_blocks_the_call_and_the_model_is_told_why(project: AgentProject) -> None:
+    """A guard.yaml that stops loading (here a typo'd key) must not switch every rule off."""
+    project.configure(NO_DELETES)
+    (project.dir / "guard.yaml").write_text(NO_DELETES.replace("failure_mode:", "failur_mode:"))
+    marker = project.dir / "created"
+
+    run, agent = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))
+
+    assert not marker.exists(), "the call ran although guard's config does not load"
+    shown = str(agent.agent_requests[1].tool_results())
+    assert "failur_mode" in shown and "guard.yaml" in shown, shown
+    assert project.judge.requests == []

@@ -1,0 +1,342 @@
+"""The one decision path: an event in, a decision out, every failure under one policy.
+
+``guard hook``, ``guard serve``, ``guard check`` and the Python API all decide
+events through a :class:`Gate`, so they agree on what a failure means:
+
+===========================  ====================================================
+what went wrong              what the gate answers
+===========================  ====================================================
+config exists, won't load    tool calls (pre_tool_use, permission_request) are
+                             denied with the file, key and line; other events are
+                             allowed with a warning (``fail_open_config`` relaxes)
+no config found              allow, with a warning that nothing is enforced
+bad payload                  the failure mode of the hooks the event could match
+                             (strictest wins): fail_closed denies, fail_open
+                             allows with a warning
+a hook fails / times out     that hook's failure_mode; a fail_open failure is a
+                             warning on the decision
+the client's deadline        hooks still running fail under their failure_mode
+internal error               as a bad payload: never a silent allow
+===========================  ====================================================
+
+Warnings are how "allowed, but not judged" stays visible: adapters show them
+(Claude Code: ``systemMessage``), the CLI prints them on stderr, and the audit
+log keeps them.
+
+The steps, in order: read the payload (:mod:`guard.events.payload`), match hooks
+once, answer no-match and all-cached events without an event loop (the fast
+path: no asyncio, pydantic or model client), then the remote service if one is
+configured, then the local engine under the deadline; merge, stop-loop guard and
+audit happen here for all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from guard.config import LoadedConfig
+from guard.decision import Decision, HookResult, guard_stop_loop, merge
+from guard.errors import ConfigError, EventError
+from guard.events.payload import check_fields, event_name, read_json
+from guard.hooks.spec import HookSpec
+from guard.registry import Registry, default_registry
+from guard.settings import Settings
+
+__all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "answer_by"]
+
+log = logging.getLogger("guard.gate")
+
+#: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
+CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
+NO_CONFIG = "no guard config found (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml): no rule is enforced"
+
+
+def answer_by(deadline: float | None, started: float) -> float | None:
+    """The ``time.monotonic()`` instant to answer by, for a client that kills its hook after ``deadline`` s.
+
+    A margin (10%, at least 0.5 s, at most 3 s) leaves time to write the answer
+    and for the process start the clock did not see.
+    """
+    if not deadline or deadline <= 0:
+        return None
+    return started + deadline - min(max(deadline * 0.1, 0.5), 3.0)
+
+
+def _strictest_mode(specs: list[HookSpec]) -> str:
+    return "fail_closed" if any(s.failure_mode == "fail_closed" for s in specs) else "fail_open"
+
+
+class Gate:
+    """One loaded config and its registry, deciding events under guard's failure policy.
+
+    A config that exists but does not load is kept as :attr:`config_error`
+    instead of raised: the gate then answers events by the policy above.
+    """
+
+    def __init__(
+        self,
+        config: str | None = None,
+        *,
+        loaded: LoadedConfig | None = None,
+        specs: list[HookSpec] | None = None,
+        server: str | None = None,
+        fail_closed: bool = False,
+        fail_open_config: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.env = os.environ if env is None else env
+        self.config_error: ConfigError | None = None
+        if loaded is None:
+            try:
+                from guard.config import find_config, load_config
+
+                self.searched = find_config(config) is None
+                loaded = load_config(config)
+            except ConfigError as exc:
+                self.config_error, self.searched, loaded = exc, False, LoadedConfig()
+        else:
+            self.searched = False
+        if specs is not None:
+            self.searched = False  # the caller named the hooks (guard check --rule, an SDK)
+        self.loaded = loaded
+        self.settings: Settings = loaded.settings
+        self.registry = Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
+        self.fail_closed = fail_closed
+        self.fail_open_config = fail_open_config
+        self._engine: Any = None
+        self._fallback_note: str | None = None
+        #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
+        self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
+
+    @classmethod
+    def for_engine(cls, engine: Any, **options: Any) -> Gate:
+        """A gate around an existing engine and its registry (``guard serve``); the gate audits, not the engine."""
+        gate = cls(loaded=LoadedConfig(settings=engine.settings), specs=[], **options)
+        gate.registry = engine.registry
+        engine.audit = False
+        gate._engine = engine
+        return gate
+
+    def use_model(self, model: str) -> None:
+        """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
+        self.registry = Registry([s.replace(model=model) if s.kind == "smart" else s for s in self.registry.specs()])
+
+    # -- the policy -----------------------------------------------------------------
+
+    def failure(self, error: str, *, event: str | None, specs: list[HookSpec] | None = None, kind: str = "error") -> Decision:
+        """The decision when guard could not judge ``event``: the strictest failure mode of its hooks.
+
+        ``specs`` defaults to every hook of ``event`` for any tool (the tool may be
+        what could not be read), or every hook when the event itself is unknown.
+        """
+        if specs is None:
+            specs = [s for s in self.registry.specs() if event is None or s.event == event]
+        if self.fail_closed or _strictest_mode(specs) == "fail_closed":
+            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or "--fail-closed"
+            reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
+            return Decision("deny", reason, details={"failure": kind, "error": error})
+        warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
+        return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
+
+    def _config_failure(self, event: str) -> Decision:
+        assert self.config_error is not None
+        error = f"config does not load: {self.config_error}"
+        if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
+            reason = f"guard blocks tool calls until its config loads. {error} (fix it, or set GUARD_FAIL_OPEN=1 to run unguarded)"
+            return Decision("deny", reason, details={"failure": "config"})
+        return Decision(details={"failure": "config"}, warnings=[f"{error}: no rule is enforced"])
+
+    # -- deciding -------------------------------------------------------------------
+
+    def _prepare(self, raw: bytes | str | dict[str, Any], fmt: str | None) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
+        """Read and match the event: (payload, event, matching specs), or (payload, event, the decision made)."""
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        try:
+            data, repaired = read_json(raw)
+            if fmt is not None:
+                from guard.adapters import adapter
+
+                data = adapter(fmt).normalize(data, self.env)
+            check_fields(data)
+            event = event_name(data)
+        except EventError as exc:
+            event_or_none = _event_or_none(data)
+            self.current = (_readable_part(data), event_or_none or "")
+            return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind="payload")
+        self.current = (data, event)
+        if repaired:
+            data["guard_payload_repaired"] = True
+        if self.config_error is not None:
+            return data, event, self._config_failure(event)
+        specs = self.registry.matching(event, data.get("tool_name"))
+        return data, event, specs if specs else Decision()
+
+    def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float) -> Decision:
+        """Stop-loop guard, warnings, latency and the audit row: the same for every path."""
+        decision = guard_stop_loop(decision, event, payload)
+        if self.searched:
+            decision.warnings.append(NO_CONFIG)
+        if payload.pop("guard_payload_repaired", False):
+            decision.details["payload_repaired"] = "invalid UTF-8 or lone surrogates were replaced by U+FFFD"
+        decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        served = "server" in decision.details  # the service wrote its own audit row
+        if (decision.hooks or "failure" in decision.details) and not served and self.settings.audit_path is not None:
+            try:
+                from guard.audit import open_audit
+
+                open_audit(self.settings).record(payload, decision, latency_ms=decision.details["latency_ms"])
+            except Exception:  # the audit log must never change a decision
+                log.warning("audit log write failed", exc_info=True)
+        return decision
+
+    def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
+        """Every hook's verdict without the engine: the self-protection rule's, then the decision cache's; None when any must run."""
+        if any(spec.kind not in ("smart", "protect") for spec in specs):
+            return None
+        try:
+            results: dict[str, HookResult] = {}
+            if any(spec.kind == "protect" for spec in specs):
+                from guard.hooks.protect import judge
+
+                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
+                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
+                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
+            from guard.cache import open_cache
+            from guard.judge.keys import result_from_cache, smart_cache_key
+
+            cache = open_cache(self.settings)
+            if cache is None:
+                return None
+            for spec in [s for s in specs if s.kind == "smart"]:
+                value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
+                if value is None:
+                    return None
+                results[spec.id] = result_from_cache(spec, value)
+        except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
+            log.debug("fast path lookup failed", exc_info=True)
+            return None
+        return [results[spec.id] for spec in specs]  # in registration order, as the engine reports them
+
+    def decide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
+        """Decide one event synchronously: fast path, then the service, then the engine.
+
+        Returns the payload as read (for the client adapter) and the decision.
+        """
+        started = time.perf_counter()
+        payload, event, prepared = self._prepare(raw, fmt)
+        if isinstance(prepared, Decision):
+            return payload, self._finish(payload, event, prepared, started)
+        try:
+            cached = self._cached(prepared, payload)
+            if cached is not None and all(r.decision is None and r.type == "protect" for r in cached):
+                decision = Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
+            elif cached is not None:
+                decision = merge(cached)
+                decision.details["fast_path"] = True
+            else:
+                decision = self._remote(payload, answer_by) if self.server else None
+                if decision is None:
+                    decision = self._local(payload, prepared, answer_by)
+        except Exception as exc:  # a bug in guard is never a silent allow
+            log.debug("deciding %s failed", event, exc_info=True)
+            decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
+        return payload, self._finish(payload, event, decision, started)
+
+    async def adecide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
+        """Decide one event on the running loop with one warm engine (``guard serve``, async agents)."""
+        started = time.perf_counter()
+        payload, event, prepared = self._prepare(raw, fmt)
+        if isinstance(prepared, Decision):
+            return payload, self._finish(payload, event, prepared, started)
+        try:
+            decision = await self.engine().decide(payload, specs=prepared, answer_by=answer_by)
+        except EventError as exc:
+            decision = self.failure(f"malformed event: {exc}", event=event, specs=prepared, kind="payload")
+        except Exception as exc:  # a bug in guard is never a silent allow
+            log.debug("deciding %s failed", event, exc_info=True)
+            decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
+        return payload, self._finish(payload, event, decision, started)
+
+    def engine(self) -> Any:
+        """The engine for this gate's hooks (built once: it keeps the warm model clients)."""
+        if self._engine is None:
+            from guard.engine import Engine
+
+            self._engine = Engine(self.settings, self.registry, audit=False)
+        return self._engine
+
+    def _local(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision:
+        """Run the engine on a private event loop that never waits for threads a hung hook left behind."""
+        import asyncio
+
+        from guard.events.model import parse_event
+
+        try:
+            event = parse_event(payload)
+        except EventError as exc:
+            return self.failure(f"malformed event: {exc}", event=event_name(payload), specs=specs, kind="payload")
+        loop = asyncio.new_event_loop()
+        try:
+            # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
+            outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
+            decision: Decision = loop.run_until_complete(asyncio.wait_for(self.engine().decide(event, specs=specs, answer_by=deadline), outer))
+        except asyncio.TimeoutError:
+            decision = self.failure("the client's hook deadline was reached", event=event.event, specs=specs, kind="deadline")
+        finally:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=0.2))
+            loop.close()  # shuts the default executor down without waiting for its threads
+        if self._fallback_note:
+            decision.details["server_fallback"] = self._fallback_note
+        return decision
+
+    def _remote(self, payload: dict[str, Any], deadline: float | None) -> Decision | None:
+        """The service's decision, or None to decide locally (the reason is noted on that decision)."""
+        from guard.server.client import send_event
+
+        url = self.server
+        if url == "auto":
+            from guard.server import autostart
+
+            url = autostart.running_url(self.loaded)
+        timeout = max((s.timeout for s in self.registry.specs()), default=10.0) + 5
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+        reply = send_event(url, payload, timeout=timeout) if url and timeout > 0 else None
+        if reply is not None:
+            served = Decision.from_dict(reply)
+            served.details["server"] = url
+            return served
+        if self.server == "auto":
+            from guard.server import autostart
+
+            started = autostart.start(self.loaded)
+            self._fallback_note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
+        else:
+            self._fallback_note = f"guard serve at {self.server} unreachable; judged in-process"
+        return None
+
+
+def _event_or_none(data: dict[str, Any]) -> str | None:
+    try:
+        return event_name(data)
+    except EventError:
+        return None
+
+
+def _readable_part(data: dict[str, Any]) -> dict[str, Any]:
+    """What can safely be kept of an unreadable event, for the audit log and the adapter."""
+    kept: dict[str, Any] = {"hook_event_name": data.get("hook_event_name") if _event_or_none(data) else "(unreadable)"}
+    for name in ("session_id", "tool_name", "cwd"):
+        value = data.get(name)
+        if isinstance(value, str) and len(value) < 1000:
+            kept[name] = value.encode("utf-8", "replace").decode("utf-8")
+    return kept
