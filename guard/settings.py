@@ -61,6 +61,7 @@ class Settings:
     audit_path: str | None = field(default_factory=default_audit_path)  # None disables the audit log
     audit_redact: tuple[str, ...] = ()  # payload field names replaced by "[redacted]"
     server_url: str | None = None  # guard hook --server default
+    server_token: str | None = None  # bearer token of guard serve (GUARD_SERVE_TOKEN wins)
     base_dir: str = "."  # relative paths in the config resolve against this
     config_path: str | None = None
     protect: bool = True  # the built-in self-protection rule (guard.yaml `protect: false` turns it off)

@@ -56,7 +56,7 @@ def serve(tmp_path: Path) -> Iterator[ServeProcess]:
     (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
     (tmp_path / "guard.yaml").write_text(CONFIG)
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # keep the tree under test
     proc = subprocess.Popen(
         [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--log-level", "warning"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -82,7 +82,10 @@ def test_the_service_writes_the_audit_log(serve: ServeProcess) -> None:
     send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm x"}}, timeout=10)
     from guard.audit import AuditLog
 
-    [row] = AuditLog(serve.workdir / "audit.db").tail()
+    deadline = time.monotonic() + 10
+    while not (rows := AuditLog(serve.workdir / "audit.db").tail()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a thread writes the log, just after the answer
+    [row] = rows
     assert row["decision"] == "deny" and row["tool"] == "Bash"
 
 

@@ -3,6 +3,8 @@
 Each entry is one key written with its TTL (``SET … PX``: SETEX in
 milliseconds) under a prefix (``guard:`` by default, or the URL's ``?prefix=``),
 so Redis expires entries itself; hits and misses are two counters beside them.
+A ``lock:`` key per cache key, with a lease, lets one replica of a fleet judge
+an event while the others wait for its verdict (:mod:`guard.cache.singleflight`).
 A lookup is one round trip: a small Lua script reads the entry and bumps the
 right counter. redis-py is imported when the cache is built, never on the
 ``guard hook`` paths that do not need it.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import time
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -32,6 +35,11 @@ _GET_AND_COUNT = """
 local value = redis.call('GET', KEYS[1])
 if value then redis.call('INCR', KEYS[2]) elseif ARGV[1] == '1' then redis.call('INCR', KEYS[3]) end
 return value
+"""
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 #: Seconds to wait for Redis: a dead cache must cost a hook little more than a miss.
@@ -64,6 +72,7 @@ class RedisCache:
         except ValueError as exc:
             raise ConfigError(f"invalid Redis URL: {exc}", key="cache.url") from exc
         self._get_and_count = self._redis.register_script(_GET_AND_COUNT)
+        self._unlock = self._redis.register_script(_UNLOCK)
         self._hits_key = f"{self.prefix}stats:hits"
         self._misses_key = f"{self.prefix}stats:misses"
         self._tampered_key = f"{self.prefix}stats:tampered"
@@ -125,6 +134,35 @@ class RedisCache:
         record = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
         try:
             self._redis.set(self._entry(key), record, px=millis)
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+
+    def _lock(self, key: str) -> str:
+        return f"{self.prefix}lock:{key}"
+
+    def lock(self, key: str, lease: float) -> str | None:
+        """Take the fleet-wide lock on judging ``key`` (``SET NX PX``): a token to unlock with, or None if another holds it.
+
+        The lease expires on its own, so a holder that dies never blocks the key for longer than ``lease`` seconds.
+        """
+        token = secrets.token_hex(8)
+        try:
+            taken = self._redis.set(self._lock(key), token, nx=True, px=max(1, round(lease * 1000)))
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+        return token if taken else None
+
+    def unlock(self, key: str, token: str) -> None:
+        """Release the lock if ``token`` still holds it (a lock whose lease ran out may be someone else's now)."""
+        try:
+            self._unlock(keys=[self._lock(key)], args=[token])
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+
+    def locked(self, key: str) -> bool:
+        """Whether some process holds the lock on ``key`` (it is judging it now)."""
+        try:
+            return bool(self._redis.exists(self._lock(key)))
         except self._errors as exc:
             raise self._fail(exc) from exc
 

@@ -30,7 +30,7 @@ __all__ = ["expand_env", "read", "write"]
 
 log = logging.getLogger("guard.config")
 
-FORMAT = 2
+FORMAT = 3  # 2: HookSpec.workdir; 3: a seal line before the JSON
 _PURPOSE = "snapshot"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -126,6 +126,7 @@ def expand_env(loaded: Any) -> Any:
         api_base=_expand(s.api_base, f"{origin}: models.api_base"),
         cache_url=_expand(s.cache_url, f"{origin}: cache.url") or "off",
         server_url=_expand(s.server_url, f"{origin}: server.url"),
+        server_token=_expand(s.server_token, f"{origin}: server.token"),
         allow_networks=tuple(_expand(n, f"{origin}: webhooks.allow_networks") or "" for n in s.allow_networks),
     )
     specs = []

@@ -31,6 +31,7 @@ class HookSpec:
     failure_mode: str = "fail_open"  # fail_open | fail_closed
     source: str = "config"  # config | settings | skill | plugin | user | library | builtin
     origin: str | None = None  # file (and key path) it was declared in, for messages
+    workdir: str | None = None  # folder of the declaring config: where a relative command runs
 
     # smart
     rule: str | None = None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.decision import HookResult
-from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, load_template
+from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec
@@ -55,9 +55,11 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "sha256": template.sha256,
             "params": TIERS[tier].params(),
         }
+    window = load_template(WINDOW_TEMPLATE)  # the words sent with every window of a long event
     return cache_key(
         {
             "v": KEY_VERSION,
+            "window_template": [window.version, window.sha256],
             "kind": "smart",
             "rule": spec.rule,
             "prompt": spec.prompt,
@@ -86,14 +88,14 @@ def cache_value(result: HookResult) -> dict[str, Any]:
 
 
 def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
-    """A HookResult for a cache hit: no call made, so it cost nothing this time."""
+    """A HookResult for a cache hit: no call made, so it cost nothing this time (unknown stays unknown)."""
     details = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(
         id=spec.id,
         type="smart",
         cached=True,
-        cost_usd=0.0,
+        cost_usd=None if value.get("cost_usd") is None else 0.0,
         details=details,
         **{name: value.get(name) for name in _CACHED_FIELDS},
     )

@@ -1,10 +1,12 @@
 """Judge prompt templates and what the judge gets to see of an event.
 
-Templates live in ``prompts/<name>.v<N>.txt`` (the highest N wins) with a
+Templates are package data, ``guard/prompts/<name>.v<N>.txt`` (the highest N wins), with a
 ``[system]`` and an optional ``[user]`` section; every decision records the
 template's version and sha256 so a verdict can be traced to the exact words that
 produced it. The event reaches the judge as fenced data (see :mod:`guard.judge.fence`)
-without volatile ids, trimmed to the tier's token budget.
+without volatile ids, and whole: an event whose JSON exceeds the tier's budget is
+split into overlapping windows, each judged on its own (see :mod:`guard.judge.tiers`),
+never trimmed, so no byte of what is judged goes unseen.
 
 Standard library only: cache keys are computed from these templates on the
 ``guard hook`` fast path.
@@ -24,19 +26,24 @@ from guard.cache.key import VOLATILE_FIELDS
 from guard.events.names import canonical_event
 from guard.judge.fence import fence
 
-__all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "estimate_tokens", "judge_view", "load_template", "render"]
+__all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+#: Inside the package, so an installed wheel judges like a checkout. Found beside this module rather than
+#: through ``importlib.resources``: pip installs guard as plain files, and that import would add ~8 ms
+#: to every cache-hit ``guard hook``.
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 
 #: Payload fields the judge never sees: ids that change every call and say nothing about the action.
 HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort"}
-#: Shown first, in this order; the context fields are trimmed before anything else.
+#: Shown first, in this order, then the context fields, then the rest sorted.
 _LEADING = ("event", "tool_name", "cwd", "tool_input", "tool_response", "error")
 CONTEXT_FIELDS = ("prompt", "context", "last_assistant_message", "task_description")
+#: Repeated at the top of every window after the first, so each part says what it is part of.
+_HEAD_FIELDS = ("event", "tool_name", "cwd")
+_HEAD_MAX = 256  # a head field longer than this is left to the windows themselves
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _ARGUMENTS = "$ARGUMENTS"
-_MIN_LEAF = 64  # strings shorter than this are never trimmed
 
 
 @dataclass(frozen=True)
@@ -44,8 +51,9 @@ class TierProfile:
     """How one tier asks: which template, how much event data, how long an answer."""
 
     template: str
-    data_budget_tokens: int
+    data_budget_tokens: int  # per call; longer event data is judged in overlapping windows of this size
     max_tokens: int
+    max_windows: int  # more would be needed: the event is too long to judge at this tier
     temperature: float = 0.0
 
     def params(self) -> dict[str, Any]:
@@ -54,10 +62,12 @@ class TierProfile:
 
 
 TIERS: dict[str, TierProfile] = {
-    "quick": TierProfile("quick", data_budget_tokens=1000, max_tokens=160),
-    "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200),
+    "quick": TierProfile("quick", data_budget_tokens=1000, max_tokens=160, max_windows=8),
+    "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8),
 }
 CUSTOM_TEMPLATE = "custom"
+#: The note before each window's fence when an event is judged in parts.
+WINDOW_TEMPLATE = "window"
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,7 @@ class Template:
     sha256: str
     system: str
     user: str | None
+    note: str | None = None  # a text block guard fills in and sends (the window note), not a conversation
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,8 @@ class RenderedPrompt:
     version: str
     sha256: str
     boundary: str
-    trimmed: bool
+    part: int = 1  # this window's number, from 1
+    parts: int = 1  # how many windows the event was split into
 
     @property
     def est_tokens(self) -> int:
@@ -97,11 +109,11 @@ def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
         raise ValueError(f"no prompt template {name}.v<N>.txt in {directory}")
     number, path = versions[-1]
     raw = path.read_bytes()
-    sections = re.split(r"^\[(system|user)\]\n", raw.decode("utf-8"), flags=re.MULTILINE)
+    sections = re.split(r"^\[(system|user|note)\]\n", raw.decode("utf-8"), flags=re.MULTILINE)
     parts = dict(zip(sections[1::2], (s.strip() for s in sections[2::2]), strict=True))
-    if "system" not in parts:
+    if "system" not in parts and "note" not in parts:
         raise ValueError(f"{path}: missing the [system] section")
-    return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts["system"], parts.get("user"))
+    return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts.get("system", ""), parts.get("user"), parts.get("note"))
 
 
 def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
@@ -125,44 +137,45 @@ def _dumps(view: dict[str, Any]) -> str:
     return json.dumps(view, ensure_ascii=False, default=str)
 
 
-def _longest_leaf(node: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
-    """The path and value of the longest string at or below ``node`` (None when none is long enough)."""
-    if isinstance(node, str):
-        return (path, node) if len(node) >= _MIN_LEAF else None
-    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    best: tuple[tuple[Any, ...], str] | None = None
-    for key, child in children:
-        found = _longest_leaf(child, (*path, key))
-        if found and (best is None or len(found[1]) > len(best[1])):
-            best = found
-    return best
+class TooLongToJudge(ValueError):
+    """The event needs more windows than the tier allows: it cannot be judged whole there."""
 
 
-def _set_leaf(root: dict[str, Any], path: tuple[Any, ...], value: str) -> None:
-    node: Any = root
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+@dataclass(frozen=True)
+class _Windows:
+    """How one event's JSON is cut: ``count`` slices of ``size`` characters, each overlapping the last by ``overlap``."""
+
+    text: str
+    head: str
+    size: int
+    overlap: int
+
+    @property
+    def count(self) -> int:
+        if len(self.text) <= self.size:
+            return 1
+        stride = self.size - self.overlap
+        return 1 + -(-(len(self.text) - self.size) // stride)
+
+    def span(self, index: int) -> tuple[int, int]:
+        start = index * (self.size - self.overlap)
+        return start, min(len(self.text), start + self.size)
 
 
-def trim_view(view: dict[str, Any], budget_chars: int) -> tuple[dict[str, Any], bool]:
-    """Shorten the longest strings (context fields first) until the JSON fits ``budget_chars``.
+def _windows(tier: str, payload: dict[str, Any]) -> _Windows:
+    view = judge_view(payload)
+    text = _dumps(view)
+    budget = TIERS[tier].data_budget_tokens * 4
+    if len(text) <= budget:
+        return _Windows(text, "", budget, 0)
+    head = _dumps({k: view[k] for k in _HEAD_FIELDS if isinstance(view.get(k), str) and len(view[k]) <= _HEAD_MAX})
+    size = budget - len(head) - 1
+    return _Windows(text, head, size, overlap=size // 8)  # a phrase shorter than the overlap is whole in some window
 
-    Strings lose their middle, so a command keeps its start and its end.
-    """
-    view = json.loads(_dumps(view))  # a deep, JSON-only copy we may edit
-    trimmed = False
-    for scope in (CONTEXT_FIELDS, tuple(view)):
-        while (excess := len(_dumps(view)) - budget_chars) > 0:
-            leaf = _longest_leaf({k: view[k] for k in scope if k in view})
-            if leaf is None:
-                break
-            path, text = leaf
-            keep = max(32, len(text) - excess - 32)
-            cut = len(text) - keep
-            _set_leaf(view, path, f"{text[: keep // 2]}…[{cut} chars trimmed]…{text[len(text) - keep // 2 :]}")
-            trimmed = True
-    return view, trimmed
+
+def window_count(tier: str, payload: dict[str, Any]) -> int:
+    """How many calls judging ``payload`` at ``tier`` takes (1 when it fits the tier's budget)."""
+    return _windows(tier, payload).count
 
 
 def _substitute(text: str, values: dict[str, str]) -> str:
@@ -170,18 +183,55 @@ def _substitute(text: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> RenderedPrompt:
-    """Messages for one judge call: a plain-English ``rule`` in the tier's template, or a user's own ``prompt``."""
-    profile = TIERS[tier]
-    view, trimmed = trim_view(judge_view(payload), profile.data_budget_tokens * 4)
-    fenced, boundary = fence(_dumps(view))
+def _render_one(tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None) -> RenderedPrompt:
+    """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence."""
+    fenced, boundary = fence(data)
     if prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)
+    elif rule:
+        template = load_template(TIERS[tier].template)
+    else:
+        raise ValueError("a smart hook needs a rule or a prompt")
+    version, sha256, parts = template.version, template.sha256, 1
+    if windows is not None:
+        note = load_template(WINDOW_TEMPLATE)
+        start, end = windows.span(part - 1)
+        numbers = {"part": str(part), "parts": str(windows.count), "start": f"{start + 1:,}", "end": f"{end:,}", "total": f"{len(windows.text):,}"}
+        fenced = f"{_substitute(note.note or '', numbers)}\n{fenced}"
+        version, sha256, parts = f"{version}+{note.version}", hashlib.sha256(f"{sha256}+{note.sha256}".encode()).hexdigest(), windows.count
+    if prompt is not None:
         user = prompt.replace(_ARGUMENTS, fenced) if _ARGUMENTS in prompt else f"{prompt.rstrip()}\n\n{fenced}"
     else:
-        if not rule:
-            raise ValueError("a smart hook needs a rule or a prompt")
-        template = load_template(profile.template)
-        user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": fenced})
+        user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": fenced})  # type: ignore[union-attr]
     messages = [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
-    return RenderedPrompt(messages, template.version, template.sha256, boundary, trimmed)
+    return RenderedPrompt(messages, version, sha256, boundary, part, parts)
+
+
+def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> list[RenderedPrompt]:
+    """Messages for every call judging ``payload`` at ``tier``: one when it fits, else one per overlapping window.
+
+    Raises TooLongToJudge when the event needs more windows than the tier allows.
+    """
+    windows = _windows(tier, payload)
+    count, limit = windows.count, TIERS[tier].max_windows
+    if count == 1:
+        return [_render_one(tier, windows.text, None, 1, rule, prompt)]
+    if count > limit:
+        raise TooLongToJudge(
+            f"the event's JSON is {len(windows.text):,} characters: judging all of it at the {tier} tier needs {count} "
+            f"calls of ~{windows.size:,} characters, more than its limit of {limit}"
+        )
+    rendered = []
+    for part in range(1, count + 1):
+        start, end = windows.span(part - 1)
+        data = f"{windows.head}\n{windows.text[start:end]}"
+        rendered.append(_render_one(tier, data, windows, part, rule, prompt))
+    return rendered
+
+
+def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> RenderedPrompt:
+    """Messages for one judge call on an event that fits the tier's budget (TooLongToJudge otherwise)."""
+    windows = render_windows(tier, payload, rule=rule, prompt=prompt)
+    if len(windows) > 1:
+        raise TooLongToJudge(f"the event needs {len(windows)} windows at the {tier} tier; use render_windows")
+    return windows[0]

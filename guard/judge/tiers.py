@@ -1,33 +1,65 @@
-"""quick, thorough and auto: which model is asked, with which prompt, and when to escalate.
+"""quick, thorough and auto: which model is asked, with which prompt, on which windows, and when to escalate.
 
 quick asks the quick model with the short template and no reasoning; thorough
-asks the thorough model to reason, then decide; auto asks quick and escalates to
-thorough when quick answered ask, was less confident than the hook's threshold,
-or gave an unreadable answer. Every call made is recorded (tier, model, latency,
-tokens, cost, prompt version) whether or not its verdict was used.
+asks the thorough model to reason, then decide. An event too long for one call is
+judged in overlapping windows, every one of them (see
+:func:`~guard.judge.prompts.render_windows`): any deny wins, ask beats allow, and
+an allow needs every window to allow. auto asks quick and escalates to thorough
+when quick answered ask, gave no confidence or one under the hook's threshold,
+gave an unreadable answer, or when the event needs more windows than quick allows.
+
+The strictest verdict seen stands. When a call fails (one window, or thorough
+after an escalation), a deny that any call gave is the decision, and so is an ask
+under fail_open (under fail_closed the failure's deny is stricter); otherwise the
+failure is raised and the engine applies failure_mode. A judgement that stands
+on a failure is marked and never cached. Every call made is recorded (tier,
+window, model, latency, tokens, cost, prompt version) whether or not its verdict
+was used.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from guard.cache.key import cache_key
 from guard.errors import JudgeBadResponse, JudgeError, ModelNotConfigured
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
-from guard.judge.prompts import TIERS, RenderedPrompt, render
+from guard.judge.prompts import (
+    TIERS,
+    RenderedPrompt,
+    TooLongToJudge,
+    render_windows,
+    window_count,
+)
 from guard.judge.verdict import Verdict, parse_verdict, response_schema
 
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec
     from guard.settings import Settings
 
-__all__ = ["Judgement", "judge", "models_for"]
+__all__ = ["Judgement", "WindowMemo", "judge", "models_for"]
+
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+class WindowMemo(Protocol):
+    """Where verdicts of single windows are kept, so a window judged once is not paid again (the decision cache)."""
+
+    def lookup(self, key: str) -> dict[str, Any] | None: ...
+
+    def store(self, key: str, value: dict[str, Any]) -> None: ...
 
 
 @dataclass
 class Judgement:
-    """The verdict that decided, the tier and prompt behind it, and every call made on the way."""
+    """The verdict that decided, the tier and prompt behind it, and every call made on the way.
+
+    ``failures`` is non-empty when the verdict stands although some call failed:
+    such a judgement is not the whole picture and is not cached.
+    """
 
     verdict: Verdict
     tier: str
@@ -35,12 +67,39 @@ class Judgement:
     prompt: RenderedPrompt
     calls: list[dict[str, Any]] = field(default_factory=list)
     escalated: str | None = None
+    failures: list[str] = field(default_factory=list)
 
     @property
     def cost_usd(self) -> float | None:
-        """Total cost, or None when any call's model is not priced (a partial sum would mislead)."""
-        costs = [c.get("cost_usd") for c in self.calls]
-        return None if not costs or None in costs else round(sum(costs), 10)  # type: ignore[arg-type]
+        """Total cost of the calls made (windows served from the cache cost nothing), or None when any call's model is not priced."""
+        paid = [c.get("cost_usd") for c in self.calls if not c.get("cached")]
+        return None if None in paid else round(sum(paid), 10)  # type: ignore[arg-type]
+
+
+@dataclass
+class _TierRun:
+    """One tier's calls on every window of the event: the verdicts read and the calls that failed."""
+
+    tier: str
+    model: str
+    verdicts: list[tuple[RenderedPrompt, Verdict]] = field(default_factory=list)
+    errors: list[JudgeError] = field(default_factory=list)
+
+    def strictest(self) -> tuple[RenderedPrompt, Verdict] | None:
+        return _strictest(self.verdicts)
+
+
+def _strictest(verdicts: list[tuple[RenderedPrompt, Verdict]]) -> tuple[RenderedPrompt, Verdict] | None:
+    """deny over ask over allow; among denies and asks the surest, among allows the least sure (no confidence = least)."""
+    if not verdicts:
+        return None
+    top = max(_RANK[v.decision] for _, v in verdicts)
+    same = [pv for pv in verdicts if _RANK[pv[1].decision] == top]
+
+    def sureness(pv: tuple[RenderedPrompt, Verdict]) -> float:
+        return -1.0 if pv[1].confidence is None else pv[1].confidence
+
+    return max(same, key=sureness) if top else min(same, key=sureness)
 
 
 def models_for(spec: HookSpec, settings: Settings) -> dict[str, str]:
@@ -59,56 +118,142 @@ def models_for(spec: HookSpec, settings: Settings) -> dict[str, str]:
     return models
 
 
-async def _ask(tier: str, model: str, spec: HookSpec, settings: Settings, payload: dict[str, Any], calls: list[dict[str, Any]], *, deadline: float, policy: RetryPolicy) -> tuple[Verdict, RenderedPrompt]:
-    profile = TIERS[tier]
-    rendered = render(tier, payload, rule=spec.rule, prompt=spec.prompt)
-    custom = spec.prompt is not None
-    reply = await complete(
-        model,
-        rendered.messages,
-        schema=response_schema(reasoning=tier == "thorough" and not custom, ok_shape=custom),
-        max_tokens=profile.max_tokens,
-        temperature=profile.temperature,
-        deadline=deadline,
-        api_base=settings.effective_api_base(),
-        policy=policy,
-    )
-    calls.append({"tier": tier, "prompt_version": rendered.version, **reply.record()})
-    return parse_verdict(reply.content, refusal=reply.refusal), rendered
+@dataclass
+class _Asker:
+    """Everything one judgement's calls share."""
+
+    spec: HookSpec
+    settings: Settings
+    payload: dict[str, Any]
+    deadline: float
+    policy: RetryPolicy
+    memo: WindowMemo | None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def _window_key(self, tier: str, model: str, prompt: RenderedPrompt) -> str:
+        """A window's verdict depends on exactly the request: model, endpoint, parameters and messages."""
+        request = {"tier": tier, "model": model, "api_base": self.settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
+        return cache_key({"v": 1, "kind": "smart-window", **request})
+
+    async def ask(self, tier: str, model: str, prompt: RenderedPrompt) -> Verdict:
+        """One call on one window; a window judged before comes from the memo."""
+        window = {"window": f"{prompt.part}/{prompt.parts}"} if prompt.parts > 1 else {}
+        key = self._window_key(tier, model, prompt) if self.memo is not None and prompt.parts > 1 else None
+        if key is not None and (hit := self.memo.lookup(key)) is not None:  # type: ignore[union-attr]
+            try:
+                verdict = Verdict.model_validate(hit)
+            except ValueError:
+                pass  # not a window verdict: judge it again
+            else:
+                self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, "model": model, "cached": True})
+                return verdict
+        custom = self.spec.prompt is not None
+        profile = TIERS[tier]
+        reply = await complete(
+            model,
+            prompt.messages,
+            schema=response_schema(reasoning=tier == "thorough" and not custom, ok_shape=custom),
+            max_tokens=profile.max_tokens,
+            temperature=profile.temperature,
+            deadline=self.deadline,
+            api_base=self.settings.effective_api_base(),
+            policy=self.policy,
+        )
+        self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **reply.record()})
+        verdict = parse_verdict(reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason)
+        if key is not None:
+            self.memo.store(key, verdict.model_dump())  # type: ignore[union-attr]
+        return verdict
+
+    async def tier(self, tier: str, model: str) -> _TierRun:
+        """Judge every window of the event at ``tier``, concurrently; failures are collected, not raised."""
+        run = _TierRun(tier, model)
+        try:
+            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt)
+        except TooLongToJudge as exc:
+            run.errors.append(JudgeError(f"not judged on a partial view: {exc}"))
+            return run
+        results = await asyncio.gather(*(self.ask(tier, model, p) for p in prompts), return_exceptions=True)
+        for prompt, result in zip(prompts, results, strict=True):
+            if isinstance(result, Verdict):
+                run.verdicts.append((prompt, result))
+            elif isinstance(result, JudgeError):
+                if prompt.parts > 1:
+                    result = type(result)(f"window {prompt.part}/{prompt.parts}: {result}")
+                run.errors.append(result)
+            else:
+                raise result
+        return run
 
 
-def _escalation(spec: HookSpec, verdict: Verdict) -> str | None:
+def _escalation(spec: HookSpec, quick: _TierRun) -> str | None:
+    """Why quick's answer is not enough (None: it decides)."""
+    best = quick.strictest()
+    verdict = best[1] if best else None
+    if verdict and verdict.decision == "deny" and verdict.confidence is not None and verdict.confidence >= spec.confidence_threshold:
+        return None  # a sure deny wins whatever the other windows said
+    if quick.errors:
+        if all(isinstance(e, JudgeBadResponse) for e in quick.errors):
+            return f"quick answer unreadable: {quick.errors[0]}"
+        return None  # an outage or timeout: thorough would fare no better; the failure decides
+    assert verdict is not None
     if verdict.decision == "ask":
         return "quick answered ask"
-    if verdict.confidence is not None and verdict.confidence < spec.confidence_threshold:
+    if verdict.confidence is None:
+        return "quick gave no usable confidence"
+    if verdict.confidence < spec.confidence_threshold:
         return f"quick confidence {verdict.confidence:g} < threshold {spec.confidence_threshold:g}"
     return None
 
 
-async def judge(spec: HookSpec, settings: Settings, payload: dict[str, Any], *, deadline: float, policy: RetryPolicy | None = None) -> Judgement:
+def _decide(spec: HookSpec, runs: list[_TierRun], calls: list[dict[str, Any]], escalated: str | None) -> Judgement:
+    """The last run decides when it is complete; otherwise the strictest verdict of any run stands, or its failure is raised."""
+    last = runs[-1]
+    if not last.errors:
+        prompt, verdict = last.strictest()  # type: ignore[misc]
+        return Judgement(_labelled(prompt, verdict), last.tier, last.model, prompt, calls, escalated)
+    seen = [(run, pv) for run in runs for pv in run.verdicts]
+    standing = _strictest([pv for _, pv in seen])
+    if standing is not None:
+        prompt, verdict = standing
+        if verdict.decision == "deny" or (verdict.decision == "ask" and spec.failure_mode == "fail_open"):
+            run = next(r for r, pv in seen if pv is standing)
+            failures = [str(e) for r in runs for e in r.errors]
+            return Judgement(_labelled(prompt, verdict), run.tier, run.model, prompt, calls, escalated, failures)
+    raise last.errors[0]
+
+
+def _labelled(prompt: RenderedPrompt, verdict: Verdict) -> Verdict:
+    """A window's verdict says which part of the event it is about."""
+    if prompt.parts == 1:
+        return verdict
+    return verdict.model_copy(update={"reason": f"[part {prompt.part}/{prompt.parts}] {verdict.reason}".rstrip()})
+
+
+async def judge(
+    spec: HookSpec, settings: Settings, payload: dict[str, Any], *, deadline: float, policy: RetryPolicy | None = None, memo: WindowMemo | None = None
+) -> Judgement:
     """Judge ``payload`` against ``spec`` at its depth before ``deadline`` (``time.monotonic()``).
 
     Failures raise JudgeError subclasses carrying ``details["calls"]`` (the calls
     made before the failure), so the engine's failure record keeps their cost.
     """
     models = models_for(spec, settings)
-    policy = policy or RetryPolicy()
-    calls: list[dict[str, Any]] = []
+    asker = _Asker(spec, settings, payload, deadline, policy or RetryPolicy(), memo)
     try:
-        first = tiers_for(spec.depth)[0]
-        escalated: str | None = None
-        try:
-            verdict, rendered = await _ask(first, models[first], spec, settings, payload, calls, deadline=deadline, policy=policy)
-            if spec.depth == "auto":
-                escalated = _escalation(spec, verdict)
-        except JudgeBadResponse as exc:
-            if spec.depth != "auto":
-                raise
-            escalated = f"quick answer unreadable: {exc}"
-        if escalated is None:
-            return Judgement(verdict, first, models[first], rendered, calls)
-        verdict, rendered = await _ask("thorough", models["thorough"], spec, settings, payload, calls, deadline=deadline, policy=policy)
-        return Judgement(verdict, "thorough", models["thorough"], rendered, calls, escalated)
+        if spec.depth != "auto":
+            return _decide(spec, [await asker.tier(spec.depth, models[spec.depth])], asker.calls, None)
+        runs: list[_TierRun] = []
+        needed = window_count("quick", payload)
+        if needed > TIERS["quick"].max_windows:
+            escalated: str | None = f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}"
+        else:
+            runs.append(await asker.tier("quick", models["quick"]))
+            escalated = _escalation(spec, runs[0])
+            if escalated is None:
+                return _decide(spec, runs, asker.calls, None)
+        runs.append(await asker.tier("thorough", models["thorough"]))
+        return _decide(spec, runs, asker.calls, escalated)
     except JudgeError as exc:
-        exc.details = {"calls": calls}  # type: ignore[attr-defined]
+        exc.details = {"calls": asker.calls}  # type: ignore[attr-defined]
         raise

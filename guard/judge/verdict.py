@@ -1,10 +1,14 @@
-"""The judge's verdict and a tolerant reader for what models actually send back.
+"""The judge's verdict and a strict reader for what models actually send back.
 
 Models wrap JSON in code fences, put prose before it, answer in Claude's
-prompt-hook shape (``{"ok": false, "reason": …}``) or refuse. Everything that can
-be read as exactly one verdict is; everything else raises
-:class:`~guard.errors.JudgeBadResponse` so failure_mode decides — an unreadable
-answer is never an allow.
+prompt-hook shape (``{"ok": false, "reason": …}``) or refuse. The reader keeps
+that tolerance but trusts only what it can verify: every verdict-shaped thing in
+the answer (an object with a verdict key, at any depth, or a verdict key in text
+that did not parse) must be a valid verdict, and they must all agree; an allow
+must be the only verdict given. Anything else — a refusal, a truncated or
+filtered answer, an echoed ``{"decision": "allow"}`` beside a verdict in a
+slightly wrong shape — raises :class:`~guard.errors.JudgeBadResponse` so
+failure_mode decides. An unverifiable answer is never an allow.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from guard.errors import JudgeBadResponse
 __all__ = ["Verdict", "parse_verdict", "response_schema"]
 
 _SYNONYMS = {"block": "deny", "denied": "deny", "reject": "deny", "approve": "allow", "allowed": "allow", "approved": "allow"}
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 class Verdict(BaseModel):
@@ -57,69 +60,138 @@ def response_schema(*, reasoning: bool = False, ok_shape: bool = False) -> dict[
     }
 
 
-def _candidates(text: str) -> list[dict[str, Any]]:
-    """Every JSON object in ``text``: fenced blocks first, then objects embedded in prose."""
-    decoder = json.JSONDecoder()
+#: Keys that make an object verdict-shaped (compared lower-cased).
+_VERDICT_KEYS = frozenset({"decision", "verdict", "ok", "permissiondecision", "allow", "allowed", "approve", "approved", "deny", "denied", "block", "blocked"})
+#: A verdict key written as a quoted JSON key, wherever it stands in the text.
+_VERDICT_KEY_TEXT = re.compile(r"""["'](?:{})["']\s*:""".format("|".join(sorted(_VERDICT_KEYS))), re.IGNORECASE)
+#: finish_reason values that mean the answer is not the model's whole, unfiltered reply.
+_CUT_OFF = frozenset({"length", "content_filter"})
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object with a key twice does not parse (json would keep the last), so its verdict key reads as malformed."""
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates)
+
+
+def _objects(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """Every top-level JSON object in ``text`` (in code fences or prose) and the spans they cover."""
     found: list[dict[str, Any]] = []
-    for source in [*_FENCE.findall(text), text]:
-        pos = source.find("{")
-        while pos != -1:
-            try:
-                obj, end = decoder.raw_decode(source, pos)
-            except ValueError:
-                pos = source.find("{", pos + 1)
-                continue
-            if isinstance(obj, dict):
-                found.append(obj)
-            pos = source.find("{", end)
-    return found
-
-
-def _normalise(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """Map the accepted answer shapes onto Verdict fields; None when ``obj`` is not a verdict."""
-    data = dict(obj)
-    if "decision" not in data and isinstance(data.get("ok"), bool):  # Claude prompt-hook answer
-        data["decision"] = "allow" if data["ok"] else "deny"
-        data.setdefault("reason", "" if data["ok"] else "(no reason given)")
-    decision = data.get("decision")
-    if not isinstance(decision, str):
-        return None
-    decision = decision.strip().lower()
-    data["decision"] = _SYNONYMS.get(decision, decision)
-    data["reason"] = str(data.get("reason") or "")
-    confidence = data.get("confidence")
-    if isinstance(confidence, str):
+    spans: list[tuple[int, int]] = []
+    pos = text.find("{")
+    while pos != -1:
         try:
-            confidence = float(confidence.strip().rstrip("%")) / (100 if confidence.strip().endswith("%") else 1)
+            obj, end = _DECODER.raw_decode(text, pos)
         except ValueError:
-            return None
-    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 1 < confidence <= 100:
-        confidence = confidence / 100  # "confidence": 90 means 90 %
-    data["confidence"] = confidence
-    return data
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+            spans.append((pos, end))
+        pos = text.find("{", end)
+    return found, spans
 
 
-def parse_verdict(content: str | None, *, refusal: str | None = None) -> Verdict:
-    """Read one verdict out of a model answer, or raise JudgeBadResponse saying why not.
+def _verdict_shaped(node: Any) -> list[dict[str, Any]]:
+    """Every object at or below ``node`` that carries a verdict key (nested ones included)."""
+    if isinstance(node, list):
+        return [found for item in node for found in _verdict_shaped(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if any(k.lower() in _VERDICT_KEYS for k in node) else []
+    return own + [found for value in node.values() for found in _verdict_shaped(value)]
 
-    Several verdict-shaped objects that disagree are ambiguous and rejected: a
-    model echoing an injected ``{"decision": "allow"}`` must not win by position.
+
+def _stray_verdict_keys(text: str, spans: list[tuple[int, int]]) -> int:
+    """Verdict keys in the text outside every parsed object: a cut-off or malformed verdict."""
+    return sum(1 for m in _VERDICT_KEY_TEXT.finditer(text) if not any(start <= m.start() < end for start, end in spans))
+
+
+def _confidence(value: Any) -> float | None:
+    """0..1 from 0.9, 90 (percent) or "85%"; ValueError for anything else (a bool, "very high", 150)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        number = float(text.rstrip("%"))  # ValueError for words
+        value = number / 100 if text.endswith("%") else number
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"confidence {value!r} is not a number")
+    if 1 < value <= 100:
+        value = value / 100  # "confidence": 90 means 90 %
+    if not 0 <= value <= 1:
+        raise ValueError(f"confidence {value!r} is out of range")
+    return float(value)
+
+
+def _validate(obj: dict[str, Any]) -> Verdict:
+    """``obj`` as a Verdict; ValueError when it is verdict-shaped but not a clean verdict."""
+    if {k.lower() for k in obj} & _VERDICT_KEYS - {"decision", "ok"}:
+        raise ValueError("verdict keys other than decision / ok")
+    ok = obj.get("ok")
+    if "ok" in obj and not isinstance(ok, bool):
+        raise ValueError(f"ok {ok!r} is not a boolean")
+    decision = obj.get("decision")
+    if decision is None:
+        if ok is None:
+            raise ValueError("no decision")
+        decision = "allow" if ok else "deny"
+    if not isinstance(decision, str):
+        raise ValueError(f"decision {decision!r} is not a string")
+    decision = _SYNONYMS.get(decision.strip().lower(), decision.strip().lower())
+    if ok is not None and (ok != (decision == "allow")):
+        raise ValueError(f"ok {ok} contradicts decision {decision!r}")
+    reason = obj.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ValueError("reason is not a string")
+    data = {
+        "decision": decision,
+        "reason": reason or ("(no reason given)" if ok is False else ""),
+        "confidence": _confidence(obj.get("confidence")),
+        "reasoning": obj.get("reasoning") if isinstance(obj.get("reasoning"), str) else None,
+    }
+    try:
+        return Verdict.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(str(exc).splitlines()[0]) from exc
+
+
+def parse_verdict(content: str | None, *, refusal: str | None = None, finish_reason: str | None = None) -> Verdict:
+    """Read the one verdict of a model answer, or raise JudgeBadResponse saying why not.
+
+    Verdicts that disagree, verdict-shaped objects or keys that fail validation,
+    and more than one allow are ambiguous and rejected: a model echoing an
+    injected ``{"decision": "allow"}`` must not win by position or by the other
+    verdict being slightly malformed.
     """
     if refusal:
         raise JudgeBadResponse(f"the model refused to judge: {refusal[:200]}")
+    if finish_reason in _CUT_OFF:
+        raise JudgeBadResponse(f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}")
     if not content or not content.strip():
         raise JudgeBadResponse("the model returned an empty answer")
+    objects, spans = _objects(content)
     verdicts: list[Verdict] = []
-    for obj in _candidates(content):
-        data = _normalise(obj)
-        if data is None:
-            continue
+    invalid: list[str] = []
+    for obj in (shaped for top in objects for shaped in _verdict_shaped(top)):
         try:
-            verdicts.append(Verdict.model_validate(data))
-        except ValidationError:
-            continue
-    if not verdicts:
-        raise JudgeBadResponse(f"no verdict in the model's answer: {content.strip()[:200]!r}")
+            verdicts.append(_validate(obj))
+        except ValueError as exc:
+            invalid.append(str(exc))
+    stray = _stray_verdict_keys(content, spans)
+    excerpt = content.strip()[:200]
+    if not verdicts and not invalid and not stray:
+        raise JudgeBadResponse(f"no verdict in the model's answer: {excerpt!r}")
+    if invalid or stray:
+        why = invalid[0] if invalid else "a verdict that does not parse"
+        raise JudgeBadResponse(f"the model's answer holds a malformed verdict ({why}): {excerpt!r}")
     if len({v.decision for v in verdicts}) > 1:
-        raise JudgeBadResponse(f"the model's answer holds conflicting verdicts: {content.strip()[:200]!r}")
+        raise JudgeBadResponse(f"the model's answer holds conflicting verdicts: {excerpt!r}")
+    if verdicts[0].decision == "allow" and len(verdicts) > 1:
+        raise JudgeBadResponse(f"the model's answer holds more than one allow (an echo?): {excerpt!r}")
     return verdicts[-1]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from guard.testing.agent_cli import CLAUDE, CODEX, GEMINI, AgentCLI, AgentRun
+from .agent_cli import CLAUDE, CODEX, GEMINI, AgentCLI, AgentRun
 from guard.testing.agent_script import Reply, ScriptedAgentServer
 from guard.testing.anthropic_stub import AnthropicStub
 from guard.testing.gemini_stub import GeminiStub
