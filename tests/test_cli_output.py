@@ -75,5 +75,5 @@ def test_a_mistyped_key_says_which_key_was_meant(yaml: str, where: str, meant: s
 
 def test_an_unknown_key_like_no_other_lists_the_keys(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("server:\n  zzz: 1\n")
-    with pytest.raises(ConfigError, match=r"server\.zzz: unknown key \(expected one of: url\)"):
+    with pytest.raises(ConfigError, match=r"server\.zzz: unknown key \(expected one of: url, token\)"):
         load_config("guard.yaml")
