@@ -75,7 +75,7 @@ def test_send_event_returns_the_services_decision(serve: ServeProcess) -> None:
     assert reply is not None and reply["decision"] == "deny" and reply["hooks"][0]["id"] == "slow-judge"
     copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "ls"})}
     assert (send_event(serve.url, copilot, fmt="copilot", timeout=10) or {}).get("decision") == "allow"
-    assert json.loads(serve.get("/healthz"))["hooks"] == 1
+    assert json.loads(serve.get("/healthz"))["hooks"] == 2  # the config's hook and the built-in self-protection rule
 
 
 def test_the_service_writes_the_audit_log(serve: ServeProcess) -> None:

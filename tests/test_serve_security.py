@@ -43,7 +43,7 @@ hooks:
       depth: quick
       rule: Block prompts asking for secrets.
 """
-RM = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}, "session_id": "s"}
+RM = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "session_id": "s"}  # not `rm -rf /`: the self-protection rule denies that (it removes guard.yaml)
 
 
 @dataclass

@@ -51,11 +51,10 @@ def _server_class(uvicorn: Any) -> Any:
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
             if self.started and self.state_file:
+                from guard.server.autostart import write_state
+
                 host, port = self.servers[0].sockets[0].getsockname()[:2]
-                tmp = f"{self.state_file}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    json.dump({"url": f"http://{host}:{port}", "pid": os.getpid()}, fh)
-                os.replace(tmp, self.state_file)
+                write_state(self.state_file, f"http://{host}:{port}", os.getpid())
 
         async def on_tick(self, counter: int) -> bool:
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:

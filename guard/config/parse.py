@@ -23,7 +23,7 @@ from guard.config.own_hook import parse_guard_hook
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
-from guard.settings import DEFAULT_CACHE_URL, Settings
+from guard.settings import Settings, default_audit_path, default_cache_url
 from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["parse_config"]
@@ -40,7 +40,7 @@ class _Models(BaseModel):
 
 class _Cache(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    url: str = DEFAULT_CACHE_URL
+    url: str | None = None  # None: the project's folder in the user's cache directory
     ttl: str | int | float = "7d"
 
 
@@ -51,7 +51,7 @@ class _Webhooks(BaseModel):
 
 class _Audit(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str | None = ".guard/audit.db"
+    path: str | None = None  # None: the project's folder in the user's state directory
     enabled: bool = True
     redact: list[str] = Field(default_factory=list)
 
@@ -70,6 +70,7 @@ class _Top(BaseModel):
     audit: _Audit = Field(default_factory=_Audit)
     server: _Server = Field(default_factory=_Server)
     include: list[str] = Field(default_factory=list)
+    protect: bool = True
     hooks: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -177,7 +178,8 @@ def parse_config(path: Path) -> LoadedConfig:
     if path.suffix == ".json":
         project = str(path.resolve().parent.parent)  # .claude/settings.json belongs to the folder holding .claude/
         specs = _claude_hooks(data.get("hooks", {}), file, project)
-        return LoadedConfig(settings=Settings(base_dir=project, config_path=file), specs=specs, sources=[file])
+        settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(file), audit_path=default_audit_path(file))
+        return LoadedConfig(settings=settings, specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
     try:
         top = _Top.model_validate(data)
@@ -198,15 +200,16 @@ def parse_config(path: Path) -> LoadedConfig:
     settings = Settings(
         models={k: v for k, v in (("quick", top.models.quick), ("thorough", top.models.thorough)) if v},
         api_base=top.models.api_base,
-        cache_url=top.cache.url,
+        cache_url=top.cache.url if top.cache.url is not None else default_cache_url(file),
         cache_ttl=ttl,
         allow_networks=tuple(top.webhooks.allow_networks),
-        audit_path=top.audit.path if top.audit.enabled else None,
+        audit_path=(top.audit.path or default_audit_path(file)) if top.audit.enabled else None,
         audit_redact=tuple(top.audit.redact),
         server_url=top.server.url,
         server_token=top.server.token,
         base_dir=str(base),
         config_path=file,
+        protect=top.protect,
     )
     specs = _guard_hooks(hooks, file, str(base))
     sources = [file]

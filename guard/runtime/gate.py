@@ -201,26 +201,32 @@ class Gate:
         return open_audit(self.settings)
 
     def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
-        """Every hook's verdict from the decision cache, or None when any must run."""
-        if any(spec.kind != "smart" for spec in specs):
+        """Every hook's verdict without the engine: the self-protection rule's, then the decision cache's; None when any must run."""
+        if any(spec.kind not in ("smart", "protect") for spec in specs):
             return None
-        from guard.cache import open_cache
-        from guard.judge.keys import result_from_cache, smart_cache_key
-
         try:
+            results: dict[str, HookResult] = {}
+            if any(spec.kind == "protect" for spec in specs):
+                from guard.hooks.protect import judge
+
+                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
+                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
+                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
+            from guard.cache import open_cache
+            from guard.judge.keys import result_from_cache, smart_cache_key
+
             cache = open_cache(self.settings)
             if cache is None:
                 return None
-            results = []
-            for spec in specs:
+            for spec in [s for s in specs if s.kind == "smart"]:
                 value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
                 if value is None:
                     return None
-                results.append(result_from_cache(spec, value))
-        except Exception:  # any cache trouble: the engine decides (it treats the cache as optional too)
-            log.debug("fast path cache lookup failed", exc_info=True)
+                results[spec.id] = result_from_cache(spec, value)
+        except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
+            log.debug("fast path lookup failed", exc_info=True)
             return None
-        return results
+        return [results[spec.id] for spec in specs]  # in registration order, as the engine reports them
 
     def decide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
         """Decide one event synchronously: fast path, then the service, then the engine.
@@ -235,7 +241,9 @@ class Gate:
             return payload, self._finish(payload, event, prepared, started)
         try:
             cached = self._cached(prepared, payload)
-            if cached is not None:
+            if cached is not None and all(r.decision is None and r.type == "protect" for r in cached):
+                decision = Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
+            elif cached is not None:
                 decision = merge(cached)
                 decision.details["fast_path"] = True
             else:
