@@ -22,8 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import socket
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -37,11 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.agent_cli import CLAUDE  # noqa: E402
 from guard.testing.agent_script import Reply, final_text, tool_use  # noqa: E402
 from guard.testing.anthropic_stub import AnthropicStub  # noqa: E402
 from guard.testing.openai_stub import Reply as JudgeReply  # noqa: E402
 from guard.testing.openai_stub import StubServer  # noqa: E402
+from tests.e2e.agent_cli import CLAUDE  # noqa: E402
 
 RULE = "Deny shell commands that delete or overwrite files outside the project directory."
 GUARD_YAML = f"""\

@@ -110,7 +110,7 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
     spoke); additional context from every hook is kept.
     """
     verdicts = [r.decision for r in results if r.decision in _RANK]
-    final = strictest(verdicts)  # type: ignore[arg-type]
+    final = strictest(verdicts)
     several = sum(1 for r in results if r.type != "protect" or r.decision is not None) > 1
     reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in results if r.decision == final and r.reason]
     contexts = [r.additional_context for r in results if r.additional_context]

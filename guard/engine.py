@@ -85,7 +85,7 @@ class Engine:
             started = time.perf_counter()
             timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
             result = await asyncio.wait_for(hook.run(event), timeout=timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if cut_by_deadline:
                 error, details = "the client's hook deadline was reached before it answered", {"error_type": "Deadline"}
             else:
@@ -154,7 +154,7 @@ class Engine:
             result.updated_input = None
         decision.warnings.extend(merge(again).warnings)
         verdicts = [r.decision for r in again if r.decision]
-        final = strictest([decision.decision, *verdicts])  # type: ignore[list-item]
+        final = strictest([decision.decision, *verdicts])
         decision.hooks.extend(again)
         decision.details["rechecked"] = True
         if final != decision.decision:

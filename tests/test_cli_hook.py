@@ -38,7 +38,7 @@ def guard_run(args: list[str], stdin: str, cwd: Path, **env: str) -> subprocess.
 
 
 def modules(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    line = [l for l in proc.stderr.splitlines() if l.startswith("MODULES ")][-1]
+    line = [text for text in proc.stderr.splitlines() if text.startswith("MODULES ")][-1]
     return json.loads(line[len("MODULES "):])
 
 

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 from eval_fixtures import case_rows, stub, suite, write_dataset, write_suite_config  # noqa: F401 (fixtures)
+from judge_fixtures import smart_spec
 
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.judge.keys import result_from_cache
 from guard.testing.openai_stub import StubServer
-from judge_fixtures import smart_spec
 
 PRICED = "openai/gpt-4.1-mini"  # in LiteLLM's price map: a stub answering under this name must still not be priced
 

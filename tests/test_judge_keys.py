@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from judge_fixtures import bash_event, smart_spec
 
 from guard.decision import HookResult
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.settings import Settings
-from judge_fixtures import bash_event, smart_spec
 
 SETTINGS = Settings(models={"quick": "openai/a", "thorough": "openai/b"})
 

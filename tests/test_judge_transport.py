@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from judge_fixtures import bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.eval.recording import recording
 from guard.events.model import parse_event
 from guard.hooks.smart import SmartHook
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 CHECK = ["check", "--rule", "Deny deleting files outside the project", "--tool", "Bash", "--depth", "quick", "--input", '{"command": "rm -rf ~/"}']
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec
 
 from guard.engine import Engine
 from guard.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec
 
 ALLOW, DENY, ASK = ("allow", "allow"), ("deny", "deny"), ("ask", "ask")
 #: A failed judgement: fail_open abstains (with the error shown), fail_closed denies.

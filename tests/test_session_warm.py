@@ -4,8 +4,8 @@ in the background and returns at once, and the session's judged calls then go to
 from __future__ import annotations
 
 import json
-import shlex
 import os
+import shlex
 import signal
 import time
 from pathlib import Path

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.engine import Engine
 from guard.registry import Registry
 from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 
 def engine(settings: Settings, **spec_changes: object) -> Engine:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.engine import Engine
 from guard.errors import JudgeTimeout
@@ -14,7 +15,6 @@ from guard.events.model import parse_event
 from guard.hooks.smart import SmartHook
 from guard.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 
 def decide(stub: StubServer, quick: Reply, thorough: Reply, mode: str, cache_url: str = "off"):  # type: ignore[no-untyped-def]

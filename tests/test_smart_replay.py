@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from judge_fixtures import QUICK, THOROUGH, bash_event, context, smart_spec, transport  # noqa: F401 (fixture)
 
 from guard.errors import JudgeError
 from guard.events.model import parse_event
 from guard.hooks.smart import SmartHook
-from guard.testing.openai_stub import StubServer, keyword_policy
 from guard.settings import Settings
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, smart_spec, transport  # noqa: F401 (fixture)
+from guard.testing.openai_stub import StubServer, keyword_policy
 
 pytestmark = pytest.mark.usefixtures("transport")  # cassettes record and replay on both routes
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.decision import HookResult
 from guard.engine import Engine
@@ -27,7 +28,6 @@ from guard.judge.prompts import window_count
 from guard.registry import Registry
 from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer, keyword_policy
-from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 RULE = "Deny commands and writes that delete files or read secrets."
 

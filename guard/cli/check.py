@@ -63,7 +63,7 @@ def _print_human(decision: Any) -> None:
             bits.append(f"confidence={h.confidence:.2f}")
         if h.latency_ms is not None:
             bits.append(f"latency={h.latency_ms:.0f}ms")
-        bits.append(f"cost={'$%.6f' % h.cost_usd if h.cost_usd is not None else 'n/a'}")
+        bits.append(f"cost={f'${h.cost_usd:.6f}' if h.cost_usd is not None else 'n/a'}")
         bits.append("cache=hit" if h.cached else "cache=miss")
         if h.error:
             bits.append(f"error={h.error}")

@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
 def _server_class(uvicorn: Any) -> Any:
     """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
 
-    class Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+    class Server(uvicorn.Server):
         def __init__(self, config: Any, metrics: Any, *, state_file: str | None, idle_timeout: float | None) -> None:
             super().__init__(config)
             self.metrics, self.state_file, self.idle_timeout = metrics, state_file, idle_timeout

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from guard.errors import ConfigError
 from guard.config.typos import error_message
+from guard.errors import ConfigError
 from guard.hooks.spec import HookSpec
 from guard.matching import validate_matcher, validate_tools
 

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.cache.duration import parse_duration
 from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
-from guard.config.typos import error_message
 from guard.config.own_hook import parse_guard_hook
+from guard.config.typos import error_message
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
@@ -124,7 +124,7 @@ def _guard_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
 
 def _claude_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
     """Claude Code ``hooks:`` — event → [{matcher, hooks: [{type, command|url|prompt, timeout}]}]."""
-    specs = []
+    specs: list[HookSpec] = []
     for event, key, groups in _event_lists(block, file, "matcher groups"):
         for g, group in enumerate(groups):
             gkey = f"{key}[{g}]"

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from guard.datasets.case import Case
 from guard.datasets.trajectory import ToolCall, Turn, parse_action, render_context
@@ -114,7 +114,7 @@ def _context(turns: list[Turn], index: int, max_chars: int) -> str:
     return render_context(before, max_chars=max_chars)
 
 
-def _binary_label(record: dict[str, Any]) -> str:
+def _binary_label(record: dict[str, Any]) -> Literal["allow", "deny"]:
     label = record.get("label")
     if label in (0, 1) and not isinstance(label, bool):
         return "deny" if label == 1 else "allow"

@@ -14,8 +14,8 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 
 __all__ = ["SimilarPair", "field_shingles", "jaccard", "shingles", "similar_pairs"]
 

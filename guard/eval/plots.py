@@ -84,6 +84,7 @@ def _scatter(variants: list[VariantMetrics], attribute: str, label: str) -> Figu
         return None
     fig, ax = plt.subplots(figsize=(5.0, 3.4))
     for x, f1, name in points:
+        assert f1.value is not None  # points keeps only variants with an F1
         err: Any = [[f1.value - f1.low], [f1.high - f1.value]] if f1.low is not None and f1.high is not None else None
         ax.errorbar([x], [f1.value], yerr=err, fmt="o", capsize=3, label=name)
     # costs per call are tiny (0.00018): few ticks, four significant digits, so the labels never run together

@@ -82,7 +82,7 @@ def _network_blocked() -> Iterator[None]:
             return originals[1](self, address)
         _refuse_connection()
 
-    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex  # type: ignore[method-assign]
+    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:

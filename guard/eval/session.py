@@ -72,13 +72,15 @@ def _model_label(settings: Settings) -> str:
 
 def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[str]) -> list[Variant]:
     """Every (model, depth) pair; caching and the audit log are off for all of them."""
-    for depth in depths:
-        if depth not in DEPTHS:
-            raise GuardError(f"--depth {depth!r}: choose quick, thorough or auto")
+    for asked in depths:
+        if asked not in DEPTHS:
+            raise GuardError(f"--depth {asked!r}: choose quick, thorough or auto")
     base = replace(settings, cache_url="off", audit_path=None)
     variants = []
-    for model in dict.fromkeys(models) or [None]:
-        for depth in dict.fromkeys(depths) or [None]:
+    model_choices: list[str | None] = [*dict.fromkeys(models)] or [None]
+    depth_choices: list[str | None] = [*dict.fromkeys(depths)] or [None]
+    for model in model_choices:
+        for depth in depth_choices:
             pinned = replace(base, models={"quick": model, "thorough": model}) if model else base
             variants.append(Variant(model or _model_label(base), depth or "config", pinned, pinned_model=model, pinned_depth=depth))
     return variants

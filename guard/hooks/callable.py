@@ -35,7 +35,7 @@ def resolve_target(target: str) -> Callable[..., Any]:
         raise ConfigError(f"cannot import callable hook {target!r}: {exc}") from exc
     if not callable(obj):
         raise ConfigError(f"callable hook {target!r} is not callable")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 class CallableHook(Hook):

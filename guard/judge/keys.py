@@ -79,7 +79,7 @@ def cache_value(result: HookResult) -> dict[str, Any]:
     """What the cache keeps of a judged result: the verdict and where it came from, never an error."""
     if result.error or result.decision is None:
         raise ValueError("only verdicts are cached")
-    value = {name: getattr(result, name) for name in _CACHED_FIELDS}
+    value: dict[str, Any] = {name: getattr(result, name) for name in _CACHED_FIELDS}
     value["cost_usd"] = result.cost_usd
     for name in ("prompt_version", "prompt_hash", "reasoning"):
         if name in result.details:
@@ -89,7 +89,7 @@ def cache_value(result: HookResult) -> dict[str, Any]:
 
 def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
     """A HookResult for a cache hit: no call made, so it cost nothing this time (unknown stays unknown)."""
-    details = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
+    details: dict[str, Any] = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(
         id=spec.id,

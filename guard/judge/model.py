@@ -232,13 +232,14 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     def out_of_time(state: Any) -> bool:
         return time.monotonic() + state.upcoming_sleep + policy.min_attempt > deadline
 
+    too_many: Any = stop_after_attempt(policy.attempts)  # tenacity combines a stop with any callable via |
     async for attempt in AsyncRetrying(
-        retry=retry_if_exception(_retryable), wait=wait, stop=stop_after_attempt(policy.attempts) | out_of_time, reraise=True
+        retry=retry_if_exception(_retryable), wait=wait, stop=too_many | out_of_time, reraise=True
     ):
         with attempt:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise asyncio.TimeoutError
+                raise TimeoutError
             result = await asyncio.wait_for(call(remaining), timeout=remaining)
     return result
 

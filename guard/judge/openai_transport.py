@@ -231,7 +231,7 @@ def _cost(model: str, usage: Usage | None) -> float | None:
     inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if usage is None or None in (usage.prompt_tokens, usage.completion_tokens) or inp is None or out is None:
         return None
-    return float(usage.prompt_tokens * inp + usage.completion_tokens * out)  # type: ignore[operator]
+    return float(usage.prompt_tokens * inp + usage.completion_tokens * out)
 
 
 def _error(response: Any) -> ProviderError:

@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     """The newest version of template ``name``; a missing or malformed file is a ValueError naming it."""
     versions = sorted(

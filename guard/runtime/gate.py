@@ -247,9 +247,7 @@ class Gate:
                 decision = merge(cached)
                 decision.details["fast_path"] = True
             else:
-                decision = self._remote(payload, answer_by)
-                if decision is None:
-                    decision = self._local(payload, prepared, answer_by)
+                decision = self._remote(payload, answer_by) or self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
@@ -293,7 +291,7 @@ class Gate:
             # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
             outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
             decision: Decision = loop.run_until_complete(asyncio.wait_for(self.engine().decide(event, specs=specs, answer_by=deadline), outer))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             decision = self.failure("the client's hook deadline was reached", event=event.event, specs=specs, kind="deadline")
         finally:
             pending = asyncio.all_tasks(loop)

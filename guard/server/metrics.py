@@ -9,7 +9,6 @@ kinds need no metrics code. No prometheus_client: a few dicts do.
 from __future__ import annotations
 
 import time
-
 from collections import Counter
 from collections.abc import Iterable
 

@@ -206,7 +206,7 @@ class ScriptedAgentServer(Generic[RequestT]):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     def start(self) -> Self:
         self._thread.start()

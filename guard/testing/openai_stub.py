@@ -27,6 +27,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from guard.judge.fence import FENCE_RE
+
+__all__ = ["POLICIES", "Reply", "StubServer", "keyword_policy"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -39,11 +44,7 @@ class _Server(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         self.accepted += 1  # one thread accepts, so no lock is needed
         super().process_request(request, client_address)
-from typing import Any
 
-from guard.judge.fence import FENCE_RE
-
-__all__ = ["POLICIES", "Reply", "StubServer", "keyword_policy"]
 
 _REASONS = {429: "rate_limit_exceeded", 500: "server_error", 503: "service_unavailable", 401: "invalid_api_key", 400: "invalid_request_error"}
 
