@@ -7,19 +7,25 @@ Plain dataclasses, not pydantic: this module sits on the ``guard hook`` fast pat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
-__all__ = ["DECISIONS", "Decision", "HookResult", "guard_stop_loop", "merge", "strictest"]
+__all__ = ["DECISIONS", "Decision", "DecisionName", "HookResult", "guard_stop_loop", "is_decision", "merge", "strictest"]
 
 DecisionName = Literal["allow", "deny", "ask"]
 DECISIONS: tuple[str, ...] = ("allow", "deny", "ask")
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
-def strictest(decisions: list[str]) -> str:
-    """deny > ask > allow; nothing to merge = allow."""
-    return max(decisions, key=_RANK.__getitem__, default="allow")
+def strictest(decisions: Iterable[str]) -> DecisionName:
+    """deny > ask > allow; nothing to merge = allow. Anything that is not a decision is ignored."""
+    return max((d for d in decisions if is_decision(d)), key=_RANK.__getitem__, default="allow")
+
+
+def is_decision(value: object) -> TypeGuard[DecisionName]:
+    """Whether ``value`` is one of allow, deny, ask (for data read from hooks, models and files)."""
+    return isinstance(value, str) and value in _RANK
 
 
 @dataclass(slots=True)
@@ -28,7 +34,7 @@ class HookResult:
 
     id: str
     type: str
-    decision: str | None = None
+    decision: DecisionName | None = None
     reason: str | None = None
     updated_input: dict[str, Any] | None = None
     additional_context: str | None = None
@@ -58,7 +64,7 @@ class HookResult:
 class Decision:
     """The merged answer for one event, as every output format is derived from it."""
 
-    decision: str = "allow"
+    decision: DecisionName = "allow"
     reason: str | None = None
     updated_input: dict[str, Any] | None = None
     additional_context: str | None = None

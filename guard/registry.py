@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from guard.events.names import canonical_event
-from guard.hooks.spec import HookSpec
+from guard.hooks.spec import FailureMode, HookSpec
 from guard.matching import compile_filter
 
 __all__ = ["Registry", "default_registry", "hook"]
@@ -71,7 +71,7 @@ class Registry:
         tools: str | list[str] | None = None,
         id: str | None = None,
         timeout: float = 10.0,
-        failure_mode: str = "fail_open",
+        failure_mode: FailureMode = "fail_open",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: register a sync or async Python function as a hook.
 

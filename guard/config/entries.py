@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from guard.config.typos import error_message
 from guard.errors import ConfigError
-from guard.hooks.spec import HookSpec
+from guard.hooks.spec import FailureMode, HookKind, HookSpec, Source
 from guard.matching import validate_matcher, validate_tools
 
 __all__ = ["HookEntry", "spec_from_entry"]
@@ -75,7 +75,7 @@ class HookEntry(BaseModel):
             raise ValueError(f"a hook needs exactly one of rule, command, url, callable (or prompt / script); found {found}")
         return self
 
-    def kind(self) -> str:
+    def kind(self) -> HookKind:
         if self.rule or self.prompt:
             return "smart"
         if self.command or self.script:
@@ -87,7 +87,7 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
-def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: int, workdir: str | None = None) -> HookSpec:
+def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, index: int, workdir: str | None = None) -> HookSpec:
     """Validate one hook entry declared at ``origin`` (``file: key.path``) and build its spec.
 
     ``workdir`` is the folder the declaring file belongs to; a command hook runs
@@ -105,7 +105,7 @@ def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: 
         raise ConfigError(error_message(first, HookEntry), file=file, key=key + _key_path(first["loc"])) from exc
     kind = parsed.kind()
     tools = parsed.tools
-    default_failure = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
+    default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
     return HookSpec(
         id=parsed.id or f"{event}[{index}]",
         kind=kind,

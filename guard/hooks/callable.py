@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from guard.decision import DECISIONS, HookResult
+from guard.decision import HookResult, is_decision
 from guard.errors import ConfigError, HookError
 from guard.events.model import Event
 from guard.hooks.base import Hook, HookContext
@@ -64,7 +64,7 @@ class CallableHook(Hook):
         if isinstance(value, HookResult):
             value.id, value.type = spec.id, "callable"
             return value
-        if isinstance(value, str) and value in DECISIONS:
+        if is_decision(value):
             return HookResult(id=spec.id, type="callable", decision=value)
         if isinstance(value, dict):
             return parse_reply(value, hook_id=spec.id, kind="callable", event=event.event)

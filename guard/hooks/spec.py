@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
-__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "HookSpec"]
+__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookSpec", "Source"]
 
-HOOK_KINDS: tuple[str, ...] = ("smart", "command", "http", "callable", "protect")
+HookKind = Literal["smart", "command", "http", "callable", "protect"]
+FailureMode = Literal["fail_open", "fail_closed"]
+#: Where a hook was declared: its own config, a client's settings.json, a skill, a plugin, user config, Python, or guard itself.
+Source = Literal["config", "settings", "skill", "plugin", "user", "library", "builtin"]
+HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 
 #: Sources whose hooks get the stricter command analysis and fail closed in standalone mode.
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
@@ -23,13 +27,13 @@ class HookSpec:
     """One hook: its kind, the event and tools it applies to, and its kind's settings."""
 
     id: str
-    kind: str  # smart | command | http | callable | protect
+    kind: HookKind
     event: str  # canonical event name
     matcher: str | None = None  # Claude Code matcher rules on tool_name
     tools: tuple[str, ...] | None = None  # fnmatch globs on tool_name
     timeout: float = 10.0  # seconds, 1..600
-    failure_mode: str = "fail_open"  # fail_open | fail_closed
-    source: str = "config"  # config | settings | skill | plugin | user | library | builtin
+    failure_mode: FailureMode = "fail_open"
+    source: Source = "config"
     origin: str | None = None  # file (and key path) it was declared in, for messages
     workdir: str | None = None  # folder of the declaring config: where a relative command runs
 
