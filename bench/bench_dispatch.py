@@ -22,11 +22,11 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
-from guard.events.model import Event, parse_event
-from guard.hooks.base import HookContext
+from guard.core.events.model import Event, parse_event
+from guard.core.hook import HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.hooks.command import SHELL, CommandHook
-from guard.hooks.spec import HookSpec
-from guard.settings import Settings
 
 EVENT = {
     "hook_event_name": "PreToolUse",
@@ -91,8 +91,8 @@ async def command_rows(runs: int) -> list[tuple[str, list[float]]]:
 
 async def callable_rows(runs: int) -> list[tuple[str, list[float]]]:
     """(label, samples in ms): a bare function call, then the same function through the engine."""
-    from guard.engine import Engine
-    from guard.registry import Registry
+    from guard.runtime.engine import Engine
+    from guard.runtime.registry import Registry
 
     def verdict(event: object) -> str:
         return "allow"

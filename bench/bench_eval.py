@@ -92,10 +92,10 @@ def measure_full_run(cases: int, latency: float, concurrency: int) -> dict[str, 
 
 def measure_harness(cases: int, concurrency: int) -> float:
     """Seconds per row of scheduling, progress and results writing, with a judge that answers at once."""
+    from guard.core.settings import Settings
     from guard.datasets import Case
     from guard.eval.cases import JudgedCase, build_event
     from guard.eval.runner import ResultsFile, Variant
-    from guard.settings import Settings
 
     variants = [Variant(m, "quick", Settings()) for m in ("a", "b")]
     judged = [JudgedCase("bench", c, build_event(c), ()) for c in (Case(id=f"c{i}", tool_name="Bash", label="allow") for i in range(cases))]

@@ -24,11 +24,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guard.events.model import parse_event  # noqa: E402
-from guard.hooks.base import HookContext  # noqa: E402
+from guard.core.events.model import parse_event  # noqa: E402
+from guard.core.hook import HookContext  # noqa: E402
+from guard.core.settings import Settings  # noqa: E402
+from guard.core.spec import HookSpec  # noqa: E402
 from guard.hooks.smart import SmartHook  # noqa: E402
-from guard.hooks.spec import HookSpec  # noqa: E402
-from guard.settings import Settings  # noqa: E402
 from guard.testing.openai_stub import Reply, StubServer  # noqa: E402
 
 RULE = "Deny commands and writes that delete files or read secrets."

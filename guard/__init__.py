@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.decision import Decision, HookResult
-from guard.errors import GuardError
-from guard.registry import Registry, default_registry, hook
+from guard.core.decision import Decision, HookResult
+from guard.core.errors import GuardError
+from guard.runtime.registry import Registry, default_registry, hook
 
 if TYPE_CHECKING:
     from guard.config import LoadedConfig, load_config
-    from guard.engine import Engine
-    from guard.events.model import Event
+    from guard.core.events.model import Event
+    from guard.runtime.engine import Engine
     from guard.runtime.gate import Gate
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"Engine": "guard.engine", "Event": "guard.events.model", "Gate": "guard.runtime.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
+_LAZY = {"Engine": "guard.runtime.engine", "Event": "guard.core.events.model", "Gate": "guard.runtime.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,7 @@
 """The audit log: every decision guard made, appended to a SQLite file.
 
 The engine records each decision here (by default a file per config in the
-user's state directory, see :func:`guard.settings.default_audit_path`); ``guard
+user's state directory, see :func:`guard.core.settings.default_audit_path`); ``guard
 log`` reads it back. A row keeps what a person reviewing an incident asks for:
 when, which event and tool, which session, what every hook said (verdict, tier,
 model, cache hit, latency, cost, error) and the final decision. The event payload
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.cache.database import Migrations, connect
-from guard.events.names import canonical_event
+from guard.core.events.names import canonical_event
 
 if TYPE_CHECKING:
-    from guard.decision import Decision
-    from guard.settings import Settings
+    from guard.core.decision import Decision
+    from guard.core.settings import Settings
 
 __all__ = ["PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
 

@@ -21,7 +21,7 @@ from typing import Literal
 
 from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
 
 __all__ = ["Finding", "diagnose"]
@@ -70,7 +70,7 @@ def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | N
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
     """Each model a smart hook may call, asked one tiny question; a tier no hook needs is only reported."""
-    from guard.errors import ModelNotConfigured
+    from guard.core.errors import ModelNotConfigured
     from guard.judge.tiers import models_for
 
     needed: dict[str, set[str]] = {}

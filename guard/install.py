@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from guard.config.own_hook import parse_guard_hook
-from guard.errors import ConfigError
-from guard.events.names import canonical_event, client_event_name
+from guard.core.errors import ConfigError
+from guard.core.events.names import canonical_event, client_event_name
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
            "guard_program", "install", "installed_hooks", "needed_timeout", "settings_path"]

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guard.errors import ConfigError
-from guard.events.names import canonical_event
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
+from guard.core.errors import ConfigError
+from guard.core.events.names import canonical_event
+from guard.core.spec import HookSpec
+from guard.runtime.registry import Registry
 
 __all__ = ["SKILL_EVENTS", "Skill", "load_skill", "mount_selected", "mount_skill", "select_skills"]
 

@@ -14,9 +14,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from guard.events.model import Event, SubagentStart, SubagentStop
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
+from guard.core.events.model import Event, SubagentStart, SubagentStop
+from guard.core.spec import HookSpec
+from guard.runtime.registry import Registry
 
 __all__ = ["SubagentRun", "SubagentTracker"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from guard.hooks.base import HookContext
-from guard.hooks.spec import HookSpec
+from guard.core.hook import HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.judge.model import RetryPolicy
-from guard.settings import Settings
 from guard.testing.openai_stub import StubServer
 
 QUICK = "openai/stub-quick"

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from guard.adapters import adapter
-from guard.decision import Decision, HookResult
-from guard.errors import EventError
+from guard.core.decision import Decision, HookResult
+from guard.core.errors import EventError
 
 PRE = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
 

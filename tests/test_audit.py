@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from guard.audit import PAYLOAD_LIMIT, REDACTED, AuditLog
-from guard.decision import Decision, HookResult
-from guard.engine import Engine
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.decision import Decision, HookResult
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 
 EVENT = {
     "hook_event_name": "PreToolUse",
@@ -109,7 +109,7 @@ def test_the_schema_is_migrated_once_and_recorded(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from guard.audit import AuditLog
-from guard.decision import Decision
+from guard.core.decision import Decision
 for i in range(40):
     AuditLog(sys.argv[1]).record({"hook_event_name": "PreToolUse", "tool_name": sys.argv[2]}, Decision(), latency_ms=1.0)
 """

@@ -11,8 +11,8 @@ from cache_fixtures import backend, cache, cache_factory, free_port, redis_cache
 from guard.cache import open_cache
 from guard.cache.redis import RedisCache
 from guard.cache.sqlite import SQLiteCache
-from guard.errors import CacheError
-from guard.settings import Settings
+from guard.core.errors import CacheError
+from guard.core.settings import Settings
 
 VERDICT = {"decision": "deny", "reason": "deletes files outside the project — ok?", "confidence": 0.93, "tier": "quick"}
 

@@ -11,7 +11,7 @@ import pytest
 from guard.audit import AuditLog
 from guard.cache.sqlite import SQLiteCache
 from guard.cli.main import main
-from guard.decision import Decision, HookResult
+from guard.core.decision import Decision, HookResult
 
 CONFIG = """
 cache:

@@ -13,7 +13,7 @@ import pytest
 
 from guard.cache.database import Migrations
 from guard.cache.sqlite import SQLiteCache
-from guard.errors import CacheError, ConfigError
+from guard.core.errors import CacheError, ConfigError
 
 VERDICT = {"decision": "allow", "reason": "read-only command"}
 

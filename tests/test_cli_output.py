@@ -12,7 +12,7 @@ import pytest
 
 from guard.cli.check import _EXIT
 from guard.config import load_config
-from guard.errors import ConfigError
+from guard.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 

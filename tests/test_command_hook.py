@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from guard.engine import Engine
-from guard.errors import HookError, HookRefused
-from guard.events.model import Event, parse_event
-from guard.hooks.base import HookContext
+from guard.core.errors import HookError, HookRefused
+from guard.core.events.model import Event, parse_event
+from guard.core.hook import HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.hooks.command import CommandHook
 from guard.hooks.command_output import OUTPUT_CAP
 from guard.hooks.command_payload import ENV_LIMIT, TRUNCATED_KEY, encode_payload
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 
 
 def make_hook(command: str, base_dir: Path, *, source: str = "config", event: str = "pre_tool_use") -> CommandHook:

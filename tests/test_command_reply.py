@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from guard.errors import HookError
+from guard.core.errors import HookError
 from guard.hooks.reply import decode_reply, parse_reply
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from guard.engine import Engine
-from guard.events.model import parse_event
-from guard.hooks.base import HookContext
+from guard.core.events.model import parse_event
+from guard.core.hook import HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.hooks.command import KILL_GRACE, CommandHook
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 
 EVENT = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from guard.config import LoadedConfig, find_config, load_config
-from guard.errors import ConfigError
+from guard.core.errors import ConfigError
+from guard.core.spec import HookSpec
 from guard.hooks.protect import HOOK_ID
-from guard.hooks.spec import HookSpec
 
 
 def _own(loaded: LoadedConfig) -> list[HookSpec]:

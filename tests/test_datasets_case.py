@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from guard.core.errors import DatasetError
 from guard.datasets import Case, iter_cases, load_cases, write_cases
-from guard.errors import DatasetError
 
 GOOD = {"id": "shell-1", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "label": "deny", "tags": ["shell"]}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from guard.cli.main import main
+from guard.core.errors import DatasetError
 from guard.datasets import check_datasets, import_path, load_cases
 from guard.datasets.trajectory import ToolCall, Turn, parse_action, render_context
-from guard.errors import DatasetError
 
 DATA = Path(__file__).parent / "data" / "datasets"
 EXTERNAL = Path("/work/shared/external")

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 import guard
-from guard.engine import Engine, apply_rewrites
-from guard.events.model import Event
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.events.model import Event
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.engine import Engine, apply_rewrites
+from guard.runtime.registry import Registry
 
 BASH = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build", "description": "clean"}}
 

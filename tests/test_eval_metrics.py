@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 from guard.eval.compare import compare_outcomes, compare_to_baseline, load_baseline
 from guard.eval.gates import evaluate_gates, parse_gate
 from guard.eval.junit import render_junit

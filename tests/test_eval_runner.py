@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from guard.core.settings import Settings
 from guard.datasets import Case
 from guard.eval.cases import JudgedCase, build_event
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.runner import ResultsFile, Variant, WorkItem, plan, read_rows, run_schedule
 from guard.eval.schema import ResultRow
-from guard.settings import Settings
 
 
 def _items(n: int, models: tuple[str, ...] = ("m",), repeats: int = 1) -> list[WorkItem]:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from guard.errors import EventError
-from guard.events import CANONICAL_EVENTS, canonical_event, client_event_name
-from guard.events.model import Event, SubagentStop, parse_event
+from guard.core.errors import EventError
+from guard.core.events import CANONICAL_EVENTS, canonical_event, client_event_name
+from guard.core.events.model import Event, SubagentStop, parse_event
 
 ALIASES = {
     "PreToolUse": "pre_tool_use", "BeforeToolUse": "pre_tool_use", "BeforeTool": "pre_tool_use", "preToolUse": "pre_tool_use",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.errors import ConfigError
+from guard.core.errors import ConfigError
 from guard.install import default_command, install
 
 CLAUDE_HANDLER = {"type": "command", "command": default_command("claude"), "timeout": 30}

@@ -9,9 +9,9 @@ import sys
 import pytest
 from judge_fixtures import bash_event, smart_spec
 
-from guard.decision import HookResult
+from guard.core.decision import HookResult
+from guard.core.settings import Settings
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
-from guard.settings import Settings
 
 SETTINGS = Settings(models={"quick": "openai/a", "thorough": "openai/b"})
 
@@ -79,7 +79,7 @@ def test_cached_value_round_trips_without_errors_or_costs() -> None:
 def test_key_computation_loads_no_heavy_module() -> None:
     code = (
         "import sys, json\n"
-        "from guard.hooks.spec import HookSpec\nfrom guard.settings import Settings\n"
+        "from guard.core.spec import HookSpec\nfrom guard.core.settings import Settings\n"
         "from guard.judge.keys import smart_cache_key, result_from_cache\n"
         "spec = HookSpec(id='r', kind='smart', event='pre_tool_use', rule='no deletes', depth='auto')\n"
         "k = smart_cache_key(spec, Settings(models={'quick': 'openai/a', 'thorough': 'openai/b'}), {'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'ls'}})\n"

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from guard.errors import JudgeError, JudgeUnavailable
+from guard.core.errors import JudgeError, JudgeUnavailable
 from guard.judge.model import RetryPolicy, complete
 from guard.testing.openai_stub import Reply, StubServer
 

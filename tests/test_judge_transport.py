@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from judge_fixtures import bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
+from guard.core.events.model import parse_event
 from guard.eval.recording import recording
-from guard.events.model import parse_event
 from guard.hooks.smart import SmartHook
 from guard.testing.openai_stub import Reply, StubServer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard.errors import JudgeBadResponse
+from guard.core.errors import JudgeBadResponse
 from guard.judge.verdict import parse_verdict, response_schema
 
 

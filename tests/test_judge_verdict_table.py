@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pytest
 from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec
 
-from guard.engine import Engine
-from guard.registry import Registry
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
 
 ALLOW, DENY, ASK = ("allow", "allow"), ("deny", "deny"), ("ask", "ask")

@@ -23,7 +23,7 @@ async def test_library_use_as_documented() -> None:
             return guard.deny("force-push rewrites shared history")
         return None
 
-    from guard.settings import Settings
+    from guard.core.settings import Settings
 
     engine = guard.Engine(Settings(audit_path=None), registry)
     d = await engine.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})

@@ -5,9 +5,9 @@ import logging
 
 import pytest
 
-from guard.hooks.spec import HookSpec
-from guard.matching import compile_filter
-from guard.registry import Registry
+from guard.core.spec import HookSpec
+from guard.runtime.matching import compile_filter
+from guard.runtime.registry import Registry
 
 
 def spec(id: str, *, event: str = "pre_tool_use", matcher: str | None = None, tools: tuple[str, ...] | None = None) -> HookSpec:

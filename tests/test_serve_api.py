@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from guard.decision import Decision, HookResult
-from guard.engine import Engine
-from guard.events.model import Event
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
+from guard.core.decision import Decision, HookResult
+from guard.core.events.model import Event
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.server.app import create_app, warm
 from guard.server.metrics import Metrics
-from guard.settings import Settings
 
 RM = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~"}}
 LS = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from cache_fixtures import free_port, wait_for_port
 
-from guard.engine import Engine
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
 
 RULE = "Deny shell commands that delete files outside the project."

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from webhook_fixtures import Receiver, guard_log, make_receiver  # noqa: F401
 
-from guard.engine import Engine
-from guard.errors import ConfigError
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.errors import ConfigError
+from guard.core.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.skills import load_skill, mount_selected, mount_skill, select_skills
 
 LOCAL = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
-from guard.engine import Engine
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
 
 

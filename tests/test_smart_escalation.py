@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
-from guard.engine import Engine
-from guard.errors import JudgeTimeout
-from guard.events.model import parse_event
+from guard.core.errors import JudgeTimeout
+from guard.core.events.model import parse_event
 from guard.hooks.smart import SmartHook
-from guard.registry import Registry
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
 
 

@@ -9,11 +9,11 @@ import time
 import pytest
 from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub, transport  # noqa: F401 (fixture)
 
-from guard.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable, ModelNotConfigured
-from guard.events.model import parse_event
+from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable, ModelNotConfigured
+from guard.core.events.model import parse_event
+from guard.core.settings import Settings
 from guard.hooks.smart import SmartHook
 from guard.judge.fence import FENCE_RE
-from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("transport")]  # every test on both routes

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from judge_fixtures import QUICK, THOROUGH, bash_event, context, smart_spec, transport  # noqa: F401 (fixture)
 
-from guard.errors import JudgeError
-from guard.events.model import parse_event
+from guard.core.errors import JudgeError
+from guard.core.events.model import parse_event
+from guard.core.settings import Settings
 from guard.hooks.smart import SmartHook
-from guard.settings import Settings
 from guard.testing.openai_stub import StubServer, keyword_policy
 
 pytestmark = pytest.mark.usefixtures("transport")  # cassettes record and replay on both routes

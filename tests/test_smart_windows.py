@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
-from guard.decision import HookResult
-from guard.engine import Engine
-from guard.errors import JudgeUnavailable
-from guard.events.model import parse_event
+from guard.core.decision import HookResult
+from guard.core.errors import JudgeUnavailable
+from guard.core.events.model import parse_event
+from guard.core.settings import Settings
 from guard.hooks.smart import SmartHook
 from guard.judge.fence import FENCE_RE
 from guard.judge.prompts import window_count
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer, keyword_policy
 
 RULE = "Deny commands and writes that delete files or read secrets."

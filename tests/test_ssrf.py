@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard.errors import HookRefused
+from guard.core.errors import HookRefused
 from guard.webhooks.ssrf import check_url
 
 #: Name → addresses for the names used below (no real DNS in tests).

@@ -211,7 +211,7 @@ def test_a_new_secret_unseals_everything_sealed_before(tmp_path: Path, monkeypat
 
 def test_without_a_usable_secret_nothing_is_stored_or_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.cache.sqlite import SQLiteCache
-    from guard.errors import CacheError
+    from guard.core.errors import CacheError
     from guard.trust import seal, verify
 
     (tmp_path / "secret").mkdir()  # a folder where the secret should be: unreadable as a file

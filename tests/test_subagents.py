@@ -8,11 +8,11 @@ from typing import Any
 
 from webhook_fixtures import Receiver, make_receiver  # noqa: F401
 
-from guard.engine import Engine
-from guard.events.model import Event, SubagentStart, SubagentStop
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.events.model import Event, SubagentStart, SubagentStop
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.subagents import SubagentTracker
 
 SETTINGS = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)

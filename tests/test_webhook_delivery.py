@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from webhook_fixtures import Receiver, guard_log, made_and_closed, make_receiver  # noqa: F401
 
-from guard.engine import Engine
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.hooks.http import DELIVERY_QUEUE
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.webhooks.delivery import DeliveryQueue
 
 LOCAL = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)
@@ -99,10 +99,10 @@ async def test_pending_bytes_are_bounded(make_receiver: Callable[..., Receiver],
 
 SCRIPT = """
 import sys
-from guard.engine import Engine
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.core.spec import HookSpec
+from guard.runtime.registry import Registry
+from guard.core.settings import Settings
 
 spec = HookSpec(id="notify", kind="http", event="session_end", url=sys.argv[1], fire_and_forget=True)
 engine = Engine(Settings(allow_networks=("127.0.0.0/8",), audit_path=None), Registry([spec]))

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from webhook_fixtures import Received, Receiver, fake_dns, make_receiver, self_signed_cert  # noqa: F401
 
-from guard.engine import Engine
-from guard.errors import HookError, HookRefused, HookTimeout
-from guard.events.model import parse_event
-from guard.hooks import HookContext
+from guard.core.errors import HookError, HookRefused, HookTimeout
+from guard.core.events.model import parse_event
+from guard.core.hook import HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.hooks.http import HttpHook
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.engine import Engine
+from guard.runtime.registry import Registry
 from guard.webhooks.client import MAX_REPLY_BYTES, Delivery
 from guard.webhooks.signing import verify
 

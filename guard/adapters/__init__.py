@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from guard.decision import Decision
+    from guard.core.decision import Decision
 
 __all__ = ["FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
 
@@ -54,7 +54,7 @@ def adapter(fmt: str) -> Adapter:
 
 def event_of(payload: dict[str, Any]) -> str:
     """The canonical event name of ``payload``; "" when guard could not read one."""
-    from guard.events.names import canonical_event
+    from guard.core.events.names import canonical_event
 
     try:
         return canonical_event(str(payload.get("hook_event_name", "")))

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from guard.adapters import Rendered, event_of
-from guard.decision import Decision
-from guard.events.names import client_event_name
+from guard.core.decision import Decision
+from guard.core.events.names import client_event_name
 
 __all__ = ["hook_output", "normalize", "render", "with_warnings"]
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from guard.adapters import Rendered
-from guard.decision import Decision
-from guard.errors import EventError
+from guard.core.decision import Decision
+from guard.core.errors import EventError
 
 __all__ = ["normalize", "render"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from guard.adapters import Rendered, event_of
 from guard.adapters.claude import with_warnings
-from guard.decision import Decision
-from guard.events.names import client_event_name
+from guard.core.decision import Decision
+from guard.core.events.names import client_event_name
 
 __all__ = ["normalize", "render"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from guard.adapters import Rendered, event_of
 from guard.adapters.claude import with_warnings
-from guard.decision import Decision
+from guard.core.decision import Decision
 
 __all__ = ["normalize", "render"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from guard.cache.key import cache_key, canonical_payload
 
 if TYPE_CHECKING:
-    from guard.settings import Settings
+    from guard.core.settings import Settings
 
 __all__ = ["DecisionCache", "cache_key", "canonical_payload", "open_cache"]
 

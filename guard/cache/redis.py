@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from guard.cache.seal import entry_seal, sealed
-from guard.errors import CacheError, ConfigError
+from guard.core.errors import CacheError, ConfigError
 from guard.trust import TrustError
 
 __all__ = ["RedisCache"]

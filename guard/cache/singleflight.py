@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from guard.errors import CacheError
+from guard.core.errors import CacheError
 
 __all__ = ["FleetLock", "SingleFlight", "once_per_fleet"]
 

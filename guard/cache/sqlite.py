@@ -26,7 +26,7 @@ from typing import Any
 
 from guard.cache.database import Migrations, connect
 from guard.cache.seal import entry_seal, sealed
-from guard.errors import CacheError, ConfigError
+from guard.core.errors import CacheError, ConfigError
 from guard.trust import TrustError
 
 __all__ = ["SQLiteCache"]

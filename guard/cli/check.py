@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
 
 
 def _payload(args: argparse.Namespace) -> dict[str, Any]:
-    from guard.errors import EventError
+    from guard.core.errors import EventError
 
     try:
         tool_input = json.loads(args.input)
@@ -71,8 +71,8 @@ def _print_human(decision: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.events.names import canonical_event
-    from guard.hooks.spec import HookSpec
+    from guard.core.events.names import canonical_event
+    from guard.core.spec import HookSpec
     from guard.runtime.gate import Gate
 
     payload = _payload(args)

@@ -74,9 +74,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from guard.core.errors import DatasetError
     from guard.datasets.case import write_cases
     from guard.datasets.importers import import_path
-    from guard.errors import DatasetError
 
     if args.max_context < 200:
         raise DatasetError("--max-context must be at least 200 characters")

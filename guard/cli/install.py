@@ -8,7 +8,7 @@ import shlex
 import shutil
 import sys
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
 

@@ -2,7 +2,7 @@
 
 ``guard hook`` runs on every tool call, so it is dispatched before any other
 group module is imported; the rest are imported only to build ``--help``.
-Every :class:`~guard.errors.GuardError` becomes a one-line message, never a
+Every :class:`~guard.core.errors.GuardError` becomes a one-line message, never a
 traceback; nor does a reader that closes the pipe early (``guard log | head``).
 """
 
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args_list: list[str]) -> int:
     _setup_logging()
-    from guard.errors import GuardError
+    from guard.core.errors import GuardError
 
     # the per-tool-call path: build only the hook parser
     parser = _fast_parser("hook") if args_list[:1] == ["hook"] else build_parser()

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
 
@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise GuardError(f"guard serve needs starlette and uvicorn ({exc.name} is missing): pip install 'guard[serve]'") from exc
     from guard.config import load_config
-    from guard.engine import Engine
-    from guard.registry import Registry, default_registry
+    from guard.runtime.engine import Engine
+    from guard.runtime.registry import Registry, default_registry
     from guard.server.client import service_token
 
     loaded = load_config(args.config)

@@ -9,22 +9,11 @@ validates (:mod:`guard.config.parse`) and writes a new snapshot.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from guard.hooks.spec import HookSpec
-from guard.settings import Settings
+from guard.core.settings import LoadedConfig
 
 __all__ = ["LoadedConfig", "find_config", "load_config"]
-
-
-@dataclass
-class LoadedConfig:
-    """Settings plus the hook specs of one config and the files they came from."""
-
-    settings: Settings = field(default_factory=Settings)
-    specs: list[HookSpec] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
 
 
 def find_config(path: str | None = None) -> Path | None:
@@ -63,7 +52,7 @@ def _load(found: Path, use_snapshot: bool) -> LoadedConfig:
         if cached is not None:
             return cached
     from guard.config.parse import parse_config
-    from guard.errors import ConfigError
+    from guard.core.errors import ConfigError
 
     try:
         loaded = parse_config(found)

@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from guard.config.typos import error_message
-from guard.errors import ConfigError
-from guard.hooks.spec import FailureMode, HookKind, HookSpec, Source
-from guard.matching import validate_matcher, validate_tools
+from guard.core.errors import ConfigError
+from guard.core.spec import FailureMode, HookKind, HookSpec, Source
+from guard.runtime.matching import validate_matcher, validate_tools
 
 __all__ = ["HookEntry", "spec_from_entry"]
 

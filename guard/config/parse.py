@@ -20,10 +20,10 @@ from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.own_hook import parse_guard_hook
 from guard.config.typos import error_message
-from guard.errors import ConfigError
-from guard.events.names import canonical_event
-from guard.hooks.spec import HookSpec
-from guard.settings import Settings, default_audit_path, default_cache_url
+from guard.core.errors import ConfigError
+from guard.core.events.names import canonical_event
+from guard.core.settings import Settings, default_audit_path, default_cache_url
+from guard.core.spec import HookSpec
 from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["parse_config"]

@@ -21,9 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from guard.errors import ConfigError
-from guard.hooks.spec import HookSpec
-from guard.settings import Settings
+from guard.core.errors import ConfigError
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.trust import TrustError, seal, verify
 
 __all__ = ["expand_env", "read", "write"]

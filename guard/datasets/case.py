@@ -20,8 +20,8 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from guard.cache.key import canonical_json
-from guard.errors import DatasetError
-from guard.events.names import TOOL_EVENTS, canonical_event
+from guard.core.errors import DatasetError
+from guard.core.events.names import TOOL_EVENTS, canonical_event
 
 __all__ = ["LABELS", "Case", "iter_cases", "iter_lines", "load_cases", "parse_case", "write_cases"]
 

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from guard.core.errors import ConfigError, DatasetError
 from guard.datasets.case import Case, iter_lines, parse_case
 from guard.datasets.similarity import field_shingles, similar_pairs
-from guard.errors import ConfigError, DatasetError
 
 __all__ = ["CheckReport", "FileSummary", "Finding", "Row", "check_datasets", "dataset_files", "read_rows", "rule_config_for"]
 

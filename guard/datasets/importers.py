@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from guard.core.errors import DatasetError
 from guard.datasets.case import Case
 from guard.datasets.trajectory import ToolCall, Turn, parse_action, render_context
-from guard.errors import DatasetError
 
 __all__ = ["FORMATS", "ImportReport", "ImportSource", "import_path"]
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guard.core.errors import DatasetError, GuardError
+from guard.core.events.model import Event
+from guard.core.spec import HookSpec
 from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
-from guard.errors import DatasetError, GuardError
 from guard.eval.schema import DatasetInfo
-from guard.events.model import Event
-from guard.hooks.spec import HookSpec
-from guard.matching import compile_filter
-from guard.registry import Registry
+from guard.runtime.matching import compile_filter
+from guard.runtime.registry import Registry
 
 __all__ = ["RULE_TIMEOUT", "JudgedCase", "build_event", "load_datasets", "select_hooks"]
 

@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 from guard.eval import stats
 from guard.eval.schema import BaselineComparison, CaseOutcome, MetricsReport, PairComparison, ResultRow, VariantMetrics
 from guard.eval.scoring import BinaryArrays

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 from guard.eval.schema import GateResult, VariantMetrics
 
 __all__ = ["GATE_METRICS", "Gate", "evaluate_gates", "parse_gate"]

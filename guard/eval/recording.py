@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 
 __all__ = ["FILTERED_HEADERS", "MATCH_ON", "Recorder", "cassette_path", "recording", "vcr_config"]
 

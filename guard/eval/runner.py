@@ -26,16 +26,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from guard.cache.key import canonical_json
-from guard.decision import Decision
+from guard.core.decision import Decision
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
 from guard.eval.cases import JudgedCase
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.progress import Progress
 from guard.eval.recording import Recorder, current_case
 from guard.eval.schema import ResultRow
 from guard.eval.verdicts import decision_fields, is_rate_limited
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.runtime.registry import Registry
 
 __all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "model_latency_ms", "run_in_workers", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
 
@@ -115,7 +115,7 @@ class EngineJudge:
     """Judges work items with one guard Engine per variant (the production path)."""
 
     def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
-        from guard.engine import Engine
+        from guard.runtime.engine import Engine
 
         self.recorder = recorder
         self._engines = {v.name: Engine(v.settings, Registry(), audit=False) for v in variants}

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
+from guard.core.settings import Settings
 from guard.eval.compare import baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, Gate, parse_gate
 from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
 from guard.eval.schema import MetricsReport, ResultRow
-from guard.settings import Settings
 
 __all__ = ["DEPTHS", "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "STUB_MODEL_PREFIX", "EvalResult", "evaluate", "evaluate_async"]
 

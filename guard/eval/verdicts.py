@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from guard.decision import Decision, HookResult
+from guard.core.decision import Decision, HookResult
 
 __all__ = ["classify_error", "decision_fields", "is_rate_limited"]
 

@@ -1,20 +1,6 @@
-"""Hook kinds. ``build`` imports a kind's module only when a hook of that kind runs."""
+"""Hook kinds, one module each (``smart``, ``command``, ``http``, ``callable``, ``protect``), behind one seam.
 
-from __future__ import annotations
-
-import importlib
-
-from guard.hooks.base import Hook, HookContext
-from guard.hooks.spec import HOOK_KINDS, HookSpec
-
-__all__ = ["HOOK_KINDS", "Hook", "HookContext", "HookSpec", "build"]
-
-_CLASSES = {"smart": "SmartHook", "command": "CommandHook", "http": "HttpHook", "callable": "CallableHook", "protect": "ProtectHook"}
-
-
-def build(spec: HookSpec, ctx: HookContext) -> Hook:
-    """The runnable hook for ``spec`` (``guard.hooks.<kind>.<Kind>Hook``)."""
-    module = importlib.import_module(f"guard.hooks.{spec.kind}")
-    cls = getattr(module, _CLASSES[spec.kind])
-    hook: Hook = cls(spec, ctx)
-    return hook
+Each module's ``<Kind>Hook`` implements :class:`~guard.core.hook.Hook`; the
+runtime finds them by kind name (:mod:`guard.runtime.kinds`), so nothing below
+this package imports it.
+"""

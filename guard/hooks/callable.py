@@ -1,7 +1,7 @@
 """Python function hooks: in process, no subprocess, no network.
 
-The function receives the :class:`~guard.events.Event` and may return a
-:class:`~guard.decision.HookResult`, ``"allow" | "deny" | "ask"``, a dict in
+The function receives the :class:`~guard.core.events.Event` and may return a
+:class:`~guard.core.decision.HookResult`, ``"allow" | "deny" | "ask"``, a dict in
 Claude Code or canonical shape, or None to abstain. Sync functions run in a
 worker thread so they never block the event loop (and other hooks).
 """
@@ -14,12 +14,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from guard.decision import HookResult, is_decision
-from guard.errors import ConfigError, HookError
-from guard.events.model import Event
-from guard.hooks.base import Hook, HookContext
+from guard.core.decision import HookResult, is_decision
+from guard.core.errors import ConfigError, HookError
+from guard.core.events.model import Event
+from guard.core.hook import Hook, HookContext
+from guard.core.spec import HookSpec
 from guard.hooks.reply import parse_reply
-from guard.hooks.spec import HookSpec
 
 __all__ = ["CallableHook", "resolve_target"]
 

@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from guard.command_analysis import analyse
-from guard.decision import HookResult
-from guard.errors import HookError, HookRefused
-from guard.events.model import Event
-from guard.hooks.base import Hook, HookContext
+from guard.core.decision import HookResult
+from guard.core.errors import HookError, HookRefused
+from guard.core.events.model import Event
+from guard.core.hook import Hook, HookContext
+from guard.core.spec import HookSpec
 from guard.hooks.command_output import MEMORY_CAP, Captured, read_capped, spill_long_text
 from guard.hooks.command_payload import encode_payload, fit_payload
 from guard.hooks.reply import decode_reply, parse_reply
-from guard.hooks.spec import HookSpec
 
 __all__ = ["KILL_GRACE", "SHELL", "CommandHook"]
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from guard.errors import HookError
+from guard.core.errors import HookError
 
 __all__ = ["MEMORY_CAP", "OUTPUT_CAP", "PREVIEW_CHARS", "Captured", "read_capped", "spill_long_text"]
 

@@ -14,12 +14,12 @@ import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from guard.decision import HookResult
-from guard.errors import HookError
-from guard.events.model import Event
-from guard.hooks.base import Hook, HookContext
+from guard.core.decision import HookResult
+from guard.core.errors import HookError
+from guard.core.events.model import Event
+from guard.core.hook import Hook, HookContext
+from guard.core.spec import HookSpec
 from guard.hooks.reply import decode_reply, parse_reply
-from guard.hooks.spec import HookSpec
 from guard.webhooks.client import Delivery
 
 __all__ = ["DELIVERY_QUEUE", "WEBHOOK_THREADS", "HttpHook"]

@@ -27,16 +27,16 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from guard.decision import HookResult
-from guard.hooks.base import Hook
-from guard.hooks.spec import HookSpec
-from guard.settings import user_dir
+from guard.core.decision import HookResult
+from guard.core.hook import Hook
+from guard.core.settings import user_dir
+from guard.core.spec import HookSpec
 from guard.trust import secret_path
 
 if TYPE_CHECKING:
     from guard.config import LoadedConfig
-    from guard.events.model import Event
-    from guard.hooks.base import HookContext
+    from guard.core.events.model import Event
+    from guard.core.hook import HookContext
 
 __all__ = ["HOOK_ID", "ProtectHook", "judge", "protect_spec"]
 

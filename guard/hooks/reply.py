@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from guard.decision import HookResult, strictest
-from guard.errors import HookError
-from guard.events.names import canonical_event
+from guard.core.decision import HookResult, strictest
+from guard.core.errors import HookError
+from guard.core.events.names import canonical_event
 
 __all__ = ["decode_reply", "parse_reply"]
 

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache import open_cache
 from guard.cache.singleflight import SingleFlight, once_per_fleet
-from guard.decision import HookResult
-from guard.errors import CacheError, ModelNotConfigured
+from guard.core.decision import HookResult
+from guard.core.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.tiers import Judgement, judge, models_for
 
 if TYPE_CHECKING:
-    from guard.events.model import Event
-    from guard.hooks.base import HookContext
-    from guard.hooks.spec import HookSpec
+    from guard.core.events.model import Event
+    from guard.core.hook import HookContext
+    from guard.core.spec import HookSpec
 
 __all__ = ["SmartHook"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
-from guard.decision import HookResult
+from guard.core.decision import HookResult
 from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 
 if TYPE_CHECKING:
-    from guard.hooks.spec import HookSpec
-    from guard.settings import Settings
+    from guard.core.settings import Settings
+    from guard.core.spec import HookSpec
 
 __all__ = ["KEY_VERSION", "cache_value", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
 

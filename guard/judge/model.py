@@ -12,7 +12,7 @@ judge calls.
 Rate limits, 5xx, timeouts and connection errors are retried with exponential
 back-off and jitter, honouring ``Retry-After``, but never past the hook's
 deadline; auth errors (including LiteLLM's "Missing credentials" 500) and
-bad-request errors are not retried. Errors leave as :class:`~guard.errors.JudgeError`
+bad-request errors are not retried. Errors leave as :class:`~guard.core.errors.JudgeError`
 subclasses.
 
 With an ``api_base`` every model is spoken to through the OpenAI protocol (see
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from guard.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
+from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 
 __all__ = ["ModelReply", "RetryPolicy", "complete", "load_client", "response_mode", "route"]
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from guard.errors import ConfigError
+from guard.core.errors import ConfigError
 
 __all__ = ["ROUTES", "acompletion", "load", "response_mode", "serves"]
 

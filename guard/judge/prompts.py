@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.cache.key import VOLATILE_FIELDS
-from guard.events.names import canonical_event
+from guard.core.events.names import canonical_event
 from guard.judge.fence import fence
 
 __all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]

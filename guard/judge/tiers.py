@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache.key import cache_key
-from guard.errors import JudgeBadResponse, JudgeError, ModelNotConfigured
+from guard.core.errors import JudgeBadResponse, JudgeError, ModelNotConfigured
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
 from guard.judge.prompts import (
@@ -37,8 +37,8 @@ from guard.judge.prompts import (
 from guard.judge.verdict import Verdict, parse_verdict, response_schema
 
 if TYPE_CHECKING:
-    from guard.hooks.spec import HookSpec
-    from guard.settings import Settings
+    from guard.core.settings import Settings
+    from guard.core.spec import HookSpec
 
 __all__ = ["Judgement", "WindowMemo", "judge", "models_for"]
 

@@ -7,7 +7,7 @@ the answer (an object with a verdict key, at any depth, or a verdict key in text
 that did not parse) must be a valid verdict, and they must all agree; an allow
 must be the only verdict given. Anything else — a refusal, a truncated or
 filtered answer, an echoed ``{"decision": "allow"}`` beside a verdict in a
-slightly wrong shape — raises :class:`~guard.errors.JudgeBadResponse` so
+slightly wrong shape — raises :class:`~guard.core.errors.JudgeBadResponse` so
 failure_mode decides. An unverifiable answer is never an allow.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guard.errors import JudgeBadResponse
+from guard.core.errors import JudgeBadResponse
 
 __all__ = ["Verdict", "parse_verdict", "response_schema"]
 

@@ -23,7 +23,7 @@ Warnings are how "allowed, but not judged" stays visible: adapters show them
 (Claude Code: ``systemMessage``), the CLI prints them on stderr, and the audit
 log keeps them.
 
-The steps, in order: read the payload (:mod:`guard.events.payload`), match hooks
+The steps, in order: read the payload (:mod:`guard.core.events.payload`), match hooks
 once, answer no-match and all-cached events without an event loop (the fast
 path: no asyncio, pydantic or model client), then the remote service if one is
 configured, then the local engine under the deadline; merge, stop-loop guard and
@@ -38,13 +38,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from guard.config import LoadedConfig
-from guard.decision import Decision, HookResult, guard_stop_loop, merge
-from guard.errors import ConfigError, EventError
-from guard.events.payload import check_fields, event_name, read_json
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry, default_registry
-from guard.settings import Settings
+from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
+from guard.core.errors import ConfigError, EventError
+from guard.core.events.payload import check_fields, event_name, read_json
+from guard.core.settings import LoadedConfig, Settings
+from guard.core.spec import HookSpec
+from guard.runtime.registry import Registry, default_registry
 
 __all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "answer_by"]
 
@@ -271,7 +270,7 @@ class Gate:
     def engine(self) -> Any:
         """The engine for this gate's hooks (built once: it keeps the warm model clients)."""
         if self._engine is None:
-            from guard.engine import Engine
+            from guard.runtime.engine import Engine
 
             self._engine = Engine(self.settings, self.registry, audit=False)
         return self._engine
@@ -280,7 +279,7 @@ class Gate:
         """Run the engine on a private event loop that never waits for threads a hung hook left behind."""
         import asyncio
 
-        from guard.events.model import parse_event
+        from guard.core.events.model import parse_event
 
         try:
             event = parse_event(payload)

@@ -11,7 +11,7 @@
 A client mistake (bad JSON, JSON nested too deep, wrong field types, a body that
 is not ``application/json``, oversized body, unknown format, an event without
 ``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone surrogates
-are repaired by :func:`~guard.events.payload.read_payload`; only guard's own
+are repaired by :func:`~guard.core.events.payload.read_payload`; only guard's own
 faults are 500s. With a token, every endpoint but ``/healthz`` wants
 ``Authorization: Bearer <token>``. Requests pass :class:`_RequestPolicy` (token,
 content type) before any route runs, so the routes only decide. Every request
@@ -39,10 +39,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Match, Route
 
 from guard.adapters import FORMATS, adapter
-from guard.decision import Decision
-from guard.engine import Engine
-from guard.errors import EventError
-from guard.events.payload import MAX_DEPTH, read_payload
+from guard.core.decision import Decision
+from guard.core.errors import EventError
+from guard.core.events.payload import MAX_DEPTH, read_payload
+from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server.audit_writer import BackgroundAudit
 from guard.server.metrics import Metrics

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 
-from guard.decision import Decision
+from guard.core.decision import Decision
 
 __all__ = ["LATENCY_BUCKETS", "Histogram", "Metrics"]
 

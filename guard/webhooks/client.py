@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from guard.errors import HookError, HookTimeout
+from guard.core.errors import HookError, HookTimeout
 from guard.webhooks.signing import DELIVERY_HEADER, TIMESTAMP_HEADER, sign
 from guard.webhooks.ssrf import Resolver, Target, check_url, display_url
 

@@ -21,7 +21,7 @@ import hmac
 import time
 from collections.abc import Mapping
 
-from guard.errors import GuardError
+from guard.core.errors import GuardError
 
 __all__ = [
     "DELIVERY_HEADER",

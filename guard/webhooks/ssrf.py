@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from guard.errors import HookRefused
+from guard.core.errors import HookRefused
 
 __all__ = ["Resolver", "Target", "check_url", "display_url", "parse_networks", "refusal"]
 

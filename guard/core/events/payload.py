@@ -5,7 +5,7 @@ API) reads events through :func:`read_payload`, so limits and repairs are the
 same everywhere:
 
 - size and nesting depth are bounded (a 1,000-level payload is a clear
-  :class:`~guard.errors.EventError`, never a ``RecursionError``);
+  :class:`~guard.core.errors.EventError`, never a ``RecursionError``);
 - invalid UTF-8 and lone surrogates (``"\\ud800"``) are replaced by U+FFFD so
   nothing downstream (the judge's prompt, the cache key, the audit row) can
   crash on them; the repair is reported so the decision can say so;
@@ -20,8 +20,8 @@ import json
 import re
 from typing import Any
 
-from guard.errors import EventError
-from guard.events.names import canonical_event
+from guard.core.errors import EventError
+from guard.core.events.names import canonical_event
 
 __all__ = ["MAX_DEPTH", "MAX_EVENT_BYTES", "check_fields", "event_name", "read_json", "read_payload"]
 

@@ -19,7 +19,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Settings", "default_audit_path", "default_cache_url", "user_dir"]
+from guard.core.spec import HookSpec
+
+__all__ = ["LoadedConfig", "Settings", "default_audit_path", "default_cache_url", "user_dir"]
 
 MODEL_ENV = {"quick": "GUARD_MODEL_QUICK", "thorough": "GUARD_MODEL_THOROUGH"}
 
@@ -90,3 +92,12 @@ class Settings:
         for key in ("allow_networks", "audit_redact"):
             data[key] = tuple(data.get(key, ()))
         return cls(**data)
+
+
+@dataclass
+class LoadedConfig:
+    """Settings plus the hook specs of one config and the files they came from."""
+
+    settings: Settings = field(default_factory=Settings)
+    specs: list[HookSpec] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)

@@ -14,13 +14,14 @@ import logging
 import time
 from typing import Any
 
-from guard.decision import Decision, HookResult, guard_stop_loop, merge, strictest
-from guard.errors import GuardError
-from guard.events.model import Event, parse_event
-from guard.hooks import Hook, HookContext, build
-from guard.hooks.spec import HookSpec
-from guard.registry import Registry
-from guard.settings import Settings
+from guard.core.decision import Decision, HookResult, guard_stop_loop, merge, strictest
+from guard.core.errors import GuardError
+from guard.core.events.model import Event, parse_event
+from guard.core.hook import Hook, HookContext
+from guard.core.settings import Settings
+from guard.core.spec import HookSpec
+from guard.runtime.kinds import build
+from guard.runtime.registry import Registry
 
 __all__ = ["Engine", "apply_rewrites"]
 

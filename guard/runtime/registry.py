@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from guard.events.names import canonical_event
-from guard.hooks.spec import FailureMode, HookSpec
-from guard.matching import compile_filter
+from guard.core.events.names import canonical_event
+from guard.core.spec import FailureMode, HookSpec
+from guard.runtime.matching import compile_filter
 
 __all__ = ["Registry", "default_registry", "hook"]
 
@@ -75,8 +75,8 @@ class Registry:
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: register a sync or async Python function as a hook.
 
-        The function gets the :class:`~guard.events.Event` and returns a
-        :class:`~guard.decision.HookResult`, a verdict string, a dict in Claude Code
+        The function gets the :class:`~guard.core.events.Event` and returns a
+        :class:`~guard.core.decision.HookResult`, a verdict string, a dict in Claude Code
         or canonical shape, or None to abstain.
         """
 

@@ -1,9 +1,9 @@
 """The one seam every hook kind implements, and what the engine hands them.
 
-A hook is built from a :class:`~guard.hooks.spec.HookSpec` and a :class:`HookContext`
+A hook is built from a :class:`~guard.core.spec.HookSpec` and a :class:`HookContext`
 and answers one question: ``await hook.run(event) -> HookResult``. Timeouts,
 crash isolation and failure_mode are the engine's job, not the hook's: a hook
-raises :class:`~guard.errors.HookError` (or anything) and the engine records it.
+raises :class:`~guard.core.errors.HookError` (or anything) and the engine records it.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from guard.hooks.spec import HookSpec
+from guard.core.spec import HookSpec
 
 if TYPE_CHECKING:
-    from guard.decision import HookResult
-    from guard.events.model import Event
-    from guard.settings import Settings
+    from guard.core.decision import HookResult
+    from guard.core.events.model import Event
+    from guard.core.settings import Settings
 
 __all__ = ["Hook", "HookContext"]
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from guard.errors import EventError
-from guard.events.names import canonical_event
+from guard.core.errors import EventError
+from guard.core.events.names import canonical_event
 
 __all__ = ["Event", "SubagentStart", "SubagentStop", "parse_event"]
 

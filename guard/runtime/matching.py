@@ -14,7 +14,7 @@ from functools import lru_cache
 
 __all__ = ["ToolFilter", "compile_filter", "validate_matcher", "validate_tools"]
 
-log = logging.getLogger("guard.matching")
+log = logging.getLogger("guard.runtime.matching")
 
 ToolFilter = Callable[[str | None], bool]
 

@@ -1,7 +1,7 @@
 """Lifecycle events: canonical names, client aliases and the payload model.
 
-The names live in :mod:`guard.events.names` (standard library only, used on the
-``guard hook`` fast path); the pydantic payload model in :mod:`guard.events.model`
+The names live in :mod:`guard.core.events.names` (standard library only, used on the
+``guard hook`` fast path); the pydantic payload model in :mod:`guard.core.events.model`
 is loaded on first use.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.events.names import (
+from guard.core.events.names import (
     BLOCKABLE_EVENTS,
     CANONICAL_EVENTS,
     TOOL_EVENTS,
@@ -18,7 +18,7 @@ from guard.events.names import (
 )
 
 if TYPE_CHECKING:
-    from guard.events.model import Event, SubagentStart, SubagentStop
+    from guard.core.events.model import Event, SubagentStart, SubagentStop
 
 __all__ = [
     "BLOCKABLE_EVENTS",
@@ -34,7 +34,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in {"Event", "SubagentStart", "SubagentStop"}:
-        from guard.events import model
+        from guard.core.events import model
 
         return getattr(model, name)
     raise AttributeError(name)
