@@ -1,0 +1,55 @@
+"""The session store and the bounded view: what a session-aware rule can be shown, and what is forgotten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guard.datasets.case import parse_case
+from guard.errors import DatasetError
+from guard.session.context import MAX_ACTION_CHARS, MAX_ACTIONS, MAX_MESSAGE_CHARS, MAX_USER_MESSAGES, Action, SessionContext
+from guard.session.store import SqliteSessionStore, session_db_path
+
+
+def test_a_session_keeps_only_its_newest_turns_each_clipped(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    for i in range(MAX_USER_MESSAGES + 2):
+        store.add_user_message("s1", f"request {i}")
+    for i in range(MAX_ACTIONS + 5):
+        store.add_action("s1", Action.of("Bash", {"command": f"echo {i}"}, "allow"))
+    store.add_user_message("s1", "x" * (MAX_MESSAGE_CHARS + 10))
+    store.add_action("s1", Action.of("Write", {"file_path": "a.txt", "content": "y" * 1000}, "deny"))
+    store.add_user_message("other", "not mine")
+
+    context = store.context("s1")
+    assert context.user_messages[:-1] == (f"request {MAX_USER_MESSAGES}", f"request {MAX_USER_MESSAGES + 1}")
+    assert context.user_messages[-1].startswith("x" * MAX_MESSAGE_CHARS) and "10 more characters not shown" in context.user_messages[-1]
+    assert len(context.actions) == MAX_ACTIONS and context.actions[0].input == "echo 6"
+    last = context.actions[-1]
+    assert (last.tool_name, last.decision) == ("Write", "deny") and len(last.input) < MAX_ACTION_CHARS + 50
+    rows = store._db.execute("SELECT COUNT(*) FROM session_entries WHERE session_id = 's1'").fetchone()[0]
+    assert rows == MAX_USER_MESSAGES + MAX_ACTIONS, "older rows are deleted, not only hidden"
+    assert store.context("nobody") == SessionContext()
+
+
+def test_the_store_lives_in_the_users_state_directory_not_the_project(tmp_path: Path) -> None:
+    assert session_db_path({"XDG_STATE_HOME": str(tmp_path)}) == tmp_path / "guard" / "sessions.db"
+
+
+@pytest.mark.parametrize(
+    ("session", "message"),
+    [
+        ({"user_messages": "delete it"}, "session.user_messages must be a list of strings"),
+        ({"actions": [{"tool_name": "Bash", "decision": "maybe"}]}, "session.actions[0].decision must be one of allow, deny, ask"),
+        ({"actions": [{"tool": "Bash"}]}, "session.actions[0]: unknown field 'tool'"),
+        ({"messages": []}, "session: unknown field 'messages'"),
+    ],
+)
+def test_a_malformed_case_session_is_named_with_file_and_line(session: dict[str, object], message: str) -> None:
+    import json
+
+    line = json.dumps({"id": "c", "tool_name": "Bash", "tool_input": {"command": "ls"}, "label": "allow", "session": session})
+    with pytest.raises(DatasetError) as err:
+        parse_case(line, file="intent.jsonl", line=7)
+    assert "intent.jsonl" in str(err.value) and "7" in str(err.value) and message in str(err.value)
