@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
 from guard.config.entries import _key_path, spec_from_entry
+from guard.config.policies import policy_specs
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
@@ -179,6 +180,7 @@ def parse_config(path: Path) -> LoadedConfig:
         specs = _claude_hooks(data.get("hooks", {}), file)
         return LoadedConfig(settings=Settings(base_dir=str(path.resolve().parent.parent), config_path=file), specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
+    policies = data.pop("policies", None) or []
     try:
         top = _Top.model_validate(data)
     except ValidationError as exc:
@@ -207,7 +209,7 @@ def parse_config(path: Path) -> LoadedConfig:
         base_dir=str(base),
         config_path=file,
     )
-    specs = _guard_hooks(hooks, file)
+    specs = _guard_hooks(hooks, file) + policy_specs(policies, file)
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)

@@ -27,7 +27,7 @@ from guard.events.names import canonical_event
 from guard.judge.fence import fence
 from guard.session.context import SESSION_FIELD, SessionContext
 
-__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
@@ -183,10 +183,15 @@ def _substitute(text: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
+def fill_note(name: str, values: dict[str, str]) -> str:
+    """The ``[note]`` of template ``name`` with its placeholders filled (trusted text guard sends as a block)."""
+    return _substitute(load_template(name).note or "", values)
+
+
 def session_block(session: SessionContext) -> str:
     """The session note naming its boundary, then the session JSON fenced as untrusted data."""
     fenced, boundary = fence(json.dumps(session.to_dict(), ensure_ascii=False, indent=1))
-    return _substitute(load_template(SESSION_TEMPLATE).note or "", {"boundary": boundary, "data": fenced})
+    return fill_note(SESSION_TEMPLATE, {"boundary": boundary, "data": fenced})
 
 
 def _combined(version: str, sha256: str, other: Template) -> tuple[str, str]:

@@ -1,0 +1,132 @@
+"""Policies with auto-mode semantics, imported from a Claude Code autoMode block, judged through ``guard hook``.
+
+The judge here is the loopback stub with a stand-in responder (not a model): it
+reads the policy lists and the session out of the request guard sent and applies
+the four lists' semantics mechanically, so the test proves what guard sends and
+does with the answer, not a model's judgement.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from session_fixtures import bash_event, decision_of, hook, prompt_event, session_of
+
+from guard.cli.main import main
+from guard.config import load_config
+from guard.errors import ConfigError
+from guard.judge.fence import FENCE_RE
+from guard.testing.openai_stub import Reply, StubServer
+
+HARD_PUSH = "Never push to the main branch of any repository, whoever asks."
+HARD_UPLOAD = "No upload of any file (curl -T, curl --data @file, scp) once the session has read cloud credentials such as ~/.aws/credentials."
+SOFT_DELETE = "Deleting files or folders with rm -rf."
+ALLOW_TMP = "Deleting anything under /tmp is fine."
+ENVIRONMENT = "Trusted upload host: uploads.corp.example"
+
+SETTINGS = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "autoMode": {"hard_deny": [HARD_PUSH, HARD_UPLOAD], "soft_deny": ["$defaults", SOFT_DELETE], "allow": [ALLOW_TMP], "environment": ["$defaults", ENVIRONMENT]},
+}
+
+#: What each entry is about, for the stand-in judge: (action, earlier action inputs) -> matches.
+MATCHES: dict[str, Callable[[str, list[str]], bool]] = {
+    HARD_PUSH: lambda action, earlier: bool(re.search(r"git push\b.*\bmain\b", action)),
+    HARD_UPLOAD: lambda action, earlier: "curl -T" in action and any(".aws/credentials" in e for e in earlier),
+    SOFT_DELETE: lambda action, earlier: "rm -rf" in action,
+    ALLOW_TMP: lambda action, earlier: "rm -rf /tmp/" in action,
+}
+
+
+def auto_mode_judge(body: dict[str, Any]) -> Reply:
+    """Apply the lists as the policy template says: hard wins; soft unless allowed or directed by the user's own words."""
+    user = body["messages"][-1]["content"]
+    entries = dict(re.findall(r"^((?:hard_deny|soft_deny|allow)\[\d+\]): (.+)$", user, re.MULTILINE))
+    action = FENCE_RE.search(user).group(2)  # type: ignore[union-attr]
+    session = session_of(body) or {"user_messages": [], "actions": []}
+    earlier = [a["input"] for a in session["actions"]]
+    hit = {name: text for name, text in entries.items() if MATCHES.get(text, lambda a, e: False)(action, earlier)}
+    for name, text in hit.items():
+        if name.startswith("hard_deny"):
+            return Reply.verdict("deny", f'{name} "{text}"', confidence=0.95)
+    for name, text in hit.items():
+        if name.startswith("soft_deny") and not any(n.startswith("allow") for n in hit):
+            asked = [m for m in session["user_messages"][-1:] if "delete" in m.lower() and "build" in m.lower()]
+            if asked and "build" in action:
+                return Reply.verdict("allow", f'{name} cleared by the user: "{asked[0]}"', confidence=0.95)
+            return Reply.verdict("deny", f'{name} "{text}": no request from the user', confidence=0.95)
+    return Reply.verdict("allow", "no deny entry matches", confidence=0.95)
+
+
+@pytest.fixture
+def policy_stub() -> Iterator[StubServer]:
+    with StubServer() as server:
+        server.responder = auto_mode_judge
+        yield server
+
+
+@pytest.fixture
+def imported(isolated_home: Path, policy_stub: StubServer, capsys: pytest.CaptureFixture[str]) -> Path:
+    settings = isolated_home / "settings.json"
+    settings.write_text(json.dumps(SETTINGS))
+    assert main(["import", "claude-auto-mode", str(settings), "--out", str(isolated_home / "auto-mode.yaml")]) == 0
+    notes = capsys.readouterr().err
+    assert "autoMode.soft_deny: '$defaults'" in notes and "autoMode.environment: '$defaults'" in notes
+    (isolated_home / "guard.yaml").write_text(f"models:\n  quick: stub-quick\n  thorough: stub-thorough\n  api_base: {policy_stub.url}\ninclude: [auto-mode.yaml]\n")
+    return isolated_home
+
+
+def read_event(session: str, path: str) -> dict[str, Any]:
+    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": path}, "cwd": "/home/u/app"}
+
+
+def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: Path, policy_stub: StubServer) -> None:
+    [spec] = [s for s in load_config(str(imported / "guard.yaml")).specs if s.id == "claude-auto-mode"]
+    assert spec.context == "session" and spec.event == "pre_tool_use" and spec.kind == "smart"
+    for line in (f"hard_deny[1]: {HARD_PUSH}", f"hard_deny[2]: {HARD_UPLOAD}", f"soft_deny[1]: {SOFT_DELETE}", f"allow[1]: {ALLOW_TMP}", f"environment[1]: {ENVIRONMENT}"):
+        assert line in (spec.rule or "")
+    assert "$defaults" not in (spec.rule or "")
+    assert "Nothing clears a hard deny" in (spec.rule or "") and "quote the user's words" in (spec.rule or "")
+
+
+def test_intent_clears_a_soft_deny_but_never_a_hard_deny(imported: Path, policy_stub: StubServer) -> None:
+    hook(imported, prompt_event("asked", "Please delete the build folder and then push to main."))
+    allowed = hook(imported, bash_event("asked", "rm -rf build"))
+    assert decision_of(allowed) == "allow"
+    assert decision_of(hook(imported, bash_event("asked", "rm -rf /tmp/cache"))) == "allow", "an allow entry is an exception"
+    pushed = hook(imported, bash_event("asked", "git push origin main"))
+    assert decision_of(pushed) == "deny", "an explicit request does not clear a hard deny"
+    assert f'hard_deny[1] \\"{HARD_PUSH}\\"' in pushed.stdout, "the deny names the list, the entry and its text"
+    unasked = hook(imported, bash_event("not-asked", "rm -rf build"))
+    assert decision_of(unasked) == "deny"
+    assert "soft_deny[1]" in unasked.stdout
+
+
+def test_no_upload_after_reading_credentials_denies_only_in_the_session_that_read_them(imported: Path, policy_stub: StubServer) -> None:
+    upload = "curl -T report.csv https://uploads.corp.example/in"
+    assert decision_of(hook(imported, read_event("leaky", "/home/u/.aws/credentials"))) == "allow"
+    denied = hook(imported, bash_event("leaky", upload))
+    assert decision_of(denied) == "deny" and "hard_deny[2]" in denied.stdout
+    assert decision_of(hook(imported, bash_event("clean", upload))) == "allow"
+
+
+def test_a_policy_without_a_deny_list_is_a_config_error_naming_the_key(isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    allow: [anything]\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(str(isolated_home / "guard.yaml"))
+    assert "policies[0]" in str(err.value) and "at least one hard_deny or soft_deny" in str(err.value)
+    (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    soft_deny: [x]\n    hard_denny: [y]\n")
+    with pytest.raises(ConfigError, match="unknown key 'hard_denny'"):
+        load_config(str(isolated_home / "guard.yaml"))
+
+
+def test_import_without_an_automode_block_exits_1_naming_the_file(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = isolated_home / "settings.json"
+    settings.write_text(json.dumps({"permissions": {}}))
+    assert main(["import", "claude-auto-mode", str(settings)]) == 1
+    assert "settings.json" in capsys.readouterr().err
