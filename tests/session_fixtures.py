@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +62,16 @@ def intent_judge(body: dict[str, Any]) -> Reply:
     return Reply.verdict("deny", "deletion the user did not ask for", confidence=0.95)
 
 
+def stub_judging(responder: Callable[[dict[str, Any]], Reply]) -> Iterator[StubServer]:
+    """A running stub answering every request with ``responder`` (for a fixture to ``yield from``)."""
+    with StubServer() as server:
+        server.responder = responder
+        yield server
+
+
 @pytest.fixture
 def judge_stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.responder = intent_judge
-        yield server
+    yield from stub_judging(intent_judge)
 
 
 @pytest.fixture
@@ -89,7 +94,7 @@ def hook(project: Path, payload: dict[str, Any], *extra: str) -> subprocess.Comp
     """``guard hook --format claude`` as Claude Code runs it, on this tree."""
     env = {**os.environ, "PYTHONPATH": str(TREE)}
     return subprocess.run(
-        [sys.executable, "-c", PROBE, "hook", "--format", "claude", *extra], input=json.dumps(payload), capture_output=True, text=True, cwd=project, env=env, timeout=120
+        [sys.executable, "-c", PROBE, "hook", "--format", "claude", *extra], input=json.dumps(payload), capture_output=True, text=True, cwd=project, env=env, timeout=120, check=False
     )
 
 

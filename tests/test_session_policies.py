@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_fixtures import bash_event, decision_of, hook, prompt_event, session_of
+from session_fixtures import (
+    bash_event,
+    decision_of,
+    hook,
+    prompt_event,
+    session_of,
+    stub_judging,
+)
 
 from guard.cli.main import main
 from guard.config import load_config
@@ -65,9 +72,7 @@ def auto_mode_judge(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 def policy_stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.responder = auto_mode_judge
-        yield server
+    yield from stub_judging(auto_mode_judge)
 
 
 @pytest.fixture

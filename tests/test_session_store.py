@@ -8,7 +8,14 @@ import pytest
 
 from guard.datasets.case import parse_case
 from guard.errors import DatasetError
-from guard.session.context import MAX_ACTION_CHARS, MAX_ACTIONS, MAX_MESSAGE_CHARS, MAX_USER_MESSAGES, Action, SessionContext
+from guard.session.context import (
+    MAX_ACTION_CHARS,
+    MAX_ACTIONS,
+    MAX_MESSAGE_CHARS,
+    MAX_USER_MESSAGES,
+    Action,
+    SessionContext,
+)
 from guard.session.store import SqliteSessionStore, session_db_path
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guard.config import LoadedConfig
 from guard.cache.duration import parse_duration
+from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.policies import policy_specs
 from guard.errors import ConfigError

@@ -190,7 +190,7 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
         with attempt:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise asyncio.TimeoutError
+                raise TimeoutError
             result = await asyncio.wait_for(call(remaining), timeout=remaining)
     return result
 

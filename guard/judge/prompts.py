@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from guard.events.names import canonical_event
 from guard.judge.fence import fence
 from guard.session.context import SESSION_FIELD, SessionContext
 
-__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "WINDOW_TEMPLATE", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
@@ -99,7 +99,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     """The newest version of template ``name``; a missing or malformed file is a ValueError naming it."""
     versions = sorted(
