@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -117,3 +118,46 @@ def decision_of(proc: subprocess.CompletedProcess[str]) -> str:
         return "allow"
     out = json.loads(proc.stdout).get("hookSpecificOutput", {})
     return str(out.get("permissionDecision", "allow"))
+
+
+# -- a policy in Claude Code autoMode form, and a stand-in judge that applies its lists mechanically --
+
+HARD_PUSH = "Never push to the main branch of any repository, whoever asks."
+HARD_UPLOAD = "No upload of any file (curl -T, curl --data @file, scp) once the session has read cloud credentials such as ~/.aws/credentials."
+SOFT_DELETE = "Deleting files or folders with rm -rf."
+ALLOW_TMP = "Deleting anything under /tmp is fine."
+ENVIRONMENT = "Trusted upload host: uploads.corp.example"
+
+SETTINGS = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "autoMode": {"hard_deny": [HARD_PUSH, HARD_UPLOAD], "soft_deny": ["$defaults", SOFT_DELETE], "allow": [ALLOW_TMP], "environment": ["$defaults", ENVIRONMENT]},
+}
+
+#: What each entry is about, for the stand-in judge: (action, earlier action inputs) -> matches.
+MATCHES: dict[str, Callable[[str, list[str]], bool]] = {
+    HARD_PUSH: lambda action, earlier: bool(re.search(r"git push\b.*\bmain\b", action)),
+    HARD_UPLOAD: lambda action, earlier: "curl -T" in action and any(".aws/credentials" in e for e in earlier),
+    SOFT_DELETE: lambda action, earlier: "rm -rf" in action,
+    ALLOW_TMP: lambda action, earlier: "rm -rf /tmp/" in action,
+}
+
+
+def auto_mode_judge(body: dict[str, Any]) -> Reply:
+    """A stand-in judge (not a model) for policies: it reads the numbered lists and the session out of the request and
+    applies them as the policy template says: hard wins; soft unless allowed or directed by the user's own words."""
+    user = body["messages"][-1]["content"]
+    entries = dict(re.findall(r"^((?:hard_deny|soft_deny|allow)\[\d+\]): (.+)$", user, re.MULTILINE))
+    action = FENCE_RE.search(user).group(2)  # type: ignore[union-attr]
+    session = session_of(body) or {"user_messages": [], "actions": []}
+    earlier = [a["input"] for a in session["actions"]]
+    hit = {name: text for name, text in entries.items() if MATCHES.get(text, lambda a, e: False)(action, earlier)}
+    for name, text in hit.items():
+        if name.startswith("hard_deny"):
+            return Reply.verdict("deny", f'{name} "{text}"', confidence=0.95)
+    for name, text in hit.items():
+        if name.startswith("soft_deny") and not any(n.startswith("allow") for n in hit):
+            asked = [m for m in session["user_messages"][-1:] if "delete" in m.lower() and "build" in m.lower()]
+            if asked and "build" in action:
+                return Reply.verdict("allow", f'{name} cleared by the user: "{asked[0]}"', confidence=0.95)
+            return Reply.verdict("deny", f'{name} "{text}": no request from the user', confidence=0.95)
+    return Reply.verdict("allow", "no deny entry matches", confidence=0.95)

@@ -1,73 +1,37 @@
 """Policies with auto-mode semantics, imported from a Claude Code autoMode block, judged through ``guard hook``.
 
-The judge here is the loopback stub with a stand-in responder (not a model): it
-reads the policy lists and the session out of the request guard sent and applies
-the four lists' semantics mechanically, so the test proves what guard sends and
+The judge here is the loopback stub with a stand-in responder (not a model, see
+``session_fixtures.auto_mode_judge``), so the test proves what guard sends and
 does with the answer, not a model's judgement.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from session_fixtures import (
+    ALLOW_TMP,
+    ENVIRONMENT,
+    HARD_PUSH,
+    HARD_UPLOAD,
+    SETTINGS,
+    SOFT_DELETE,
+    auto_mode_judge,
     bash_event,
     decision_of,
     hook,
     prompt_event,
-    session_of,
     stub_judging,
 )
 
 from guard.cli.main import main
 from guard.config import load_config
 from guard.errors import ConfigError
-from guard.judge.fence import FENCE_RE
-from guard.testing.openai_stub import Reply, StubServer
-
-HARD_PUSH = "Never push to the main branch of any repository, whoever asks."
-HARD_UPLOAD = "No upload of any file (curl -T, curl --data @file, scp) once the session has read cloud credentials such as ~/.aws/credentials."
-SOFT_DELETE = "Deleting files or folders with rm -rf."
-ALLOW_TMP = "Deleting anything under /tmp is fine."
-ENVIRONMENT = "Trusted upload host: uploads.corp.example"
-
-SETTINGS = {
-    "permissions": {"allow": ["Bash(ls:*)"]},
-    "autoMode": {"hard_deny": [HARD_PUSH, HARD_UPLOAD], "soft_deny": ["$defaults", SOFT_DELETE], "allow": [ALLOW_TMP], "environment": ["$defaults", ENVIRONMENT]},
-}
-
-#: What each entry is about, for the stand-in judge: (action, earlier action inputs) -> matches.
-MATCHES: dict[str, Callable[[str, list[str]], bool]] = {
-    HARD_PUSH: lambda action, earlier: bool(re.search(r"git push\b.*\bmain\b", action)),
-    HARD_UPLOAD: lambda action, earlier: "curl -T" in action and any(".aws/credentials" in e for e in earlier),
-    SOFT_DELETE: lambda action, earlier: "rm -rf" in action,
-    ALLOW_TMP: lambda action, earlier: "rm -rf /tmp/" in action,
-}
-
-
-def auto_mode_judge(body: dict[str, Any]) -> Reply:
-    """Apply the lists as the policy template says: hard wins; soft unless allowed or directed by the user's own words."""
-    user = body["messages"][-1]["content"]
-    entries = dict(re.findall(r"^((?:hard_deny|soft_deny|allow)\[\d+\]): (.+)$", user, re.MULTILINE))
-    action = FENCE_RE.search(user).group(2)  # type: ignore[union-attr]
-    session = session_of(body) or {"user_messages": [], "actions": []}
-    earlier = [a["input"] for a in session["actions"]]
-    hit = {name: text for name, text in entries.items() if MATCHES.get(text, lambda a, e: False)(action, earlier)}
-    for name, text in hit.items():
-        if name.startswith("hard_deny"):
-            return Reply.verdict("deny", f'{name} "{text}"', confidence=0.95)
-    for name, text in hit.items():
-        if name.startswith("soft_deny") and not any(n.startswith("allow") for n in hit):
-            asked = [m for m in session["user_messages"][-1:] if "delete" in m.lower() and "build" in m.lower()]
-            if asked and "build" in action:
-                return Reply.verdict("allow", f'{name} cleared by the user: "{asked[0]}"', confidence=0.95)
-            return Reply.verdict("deny", f'{name} "{text}": no request from the user', confidence=0.95)
-    return Reply.verdict("allow", "no deny entry matches", confidence=0.95)
+from guard.testing.openai_stub import StubServer
 
 
 @pytest.fixture
