@@ -24,7 +24,7 @@ from guard.events.model import Event
 from guard.hooks.spec import HookSpec
 from guard.matching import compile_filter
 from guard.registry import Registry
-from guard.session.context import SESSION_FIELD
+from guard.session import SESSION_FIELD
 
 __all__ = ["RULE_TIMEOUT", "JudgedCase", "build_event", "load_datasets", "select_hooks"]
 

@@ -22,7 +22,7 @@ from guard.judge.prompts import (
     load_template,
 )
 from guard.judge.view import session_shown
-from guard.session.context import SESSION_FIELD
+from guard.session import SESSION_FIELD
 
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec

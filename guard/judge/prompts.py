@@ -25,7 +25,8 @@ from typing import Any
 from guard.cache.key import VOLATILE_FIELDS
 from guard.events.names import canonical_event
 from guard.judge.fence import fence
-from guard.session.context import SESSION_FIELD, SessionContext
+from guard.session import SESSION_FIELD
+from guard.session.context import SessionContext
 
 __all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "WINDOW_TEMPLATE", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 

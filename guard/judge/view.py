@@ -3,7 +3,7 @@
 The action is the payload as :func:`~guard.judge.prompts.judge_view` renders it.
 A session-aware rule (``context: session``: every policy, and any hook that says
 so) is also shown the bounded session context found on the payload under
-:data:`~guard.session.context.SESSION_FIELD` — put there by the gate from the
+:data:`~guard.session.SESSION_FIELD` — put there by the gate from the
 session store in production and from the case's ``session`` in eval — and an
 empty one when there is none, so a missing history reads as "the user asked for
 nothing", never as consent. Context-free rules are shown no session at all and
@@ -16,20 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.session.context import SESSION_FIELD, SessionContext
+from guard.session import SESSION_FIELD, reads_session
+from guard.session.context import SessionContext
 
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec
 
-__all__ = ["SESSION_CONTEXT", "reads_session", "session_shown"]
-
-#: The ``context`` value of a hook that reads session context.
-SESSION_CONTEXT = "session"
-
-
-def reads_session(spec: HookSpec) -> bool:
-    """Whether ``spec``'s judge is shown the session (a smart hook with ``context: session``)."""
-    return spec.kind == "smart" and spec.context == SESSION_CONTEXT
+__all__ = ["session_shown"]
 
 
 def session_shown(spec: HookSpec, payload: dict[str, Any]) -> SessionContext | None:

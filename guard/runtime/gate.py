@@ -43,10 +43,8 @@ from guard.decision import Decision, HookResult, guard_stop_loop, merge
 from guard.errors import ConfigError, EventError
 from guard.events.payload import check_fields, event_name, read_json
 from guard.hooks.spec import HookSpec
-from guard.judge.view import reads_session
 from guard.registry import Registry, default_registry
-from guard.session.context import SESSION_FIELD
-from guard.session.recording import SessionRecorder
+from guard.session import SESSION_FIELD, reads_session
 from guard.settings import Settings
 
 __all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "answer_by"]
@@ -114,7 +112,7 @@ class Gate:
         self.fail_open_config = fail_open_config
         self._engine: Any = None
         self._fallback_note: str | None = None
-        self._sessions = SessionRecorder(self.env)
+        self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
 
@@ -180,7 +178,7 @@ class Gate:
             return data, event, self._config_failure(event)
         specs = self.registry.matching(event, data.get("tool_name"))
         if self._keeps_sessions():
-            warning = self._sessions.attach(data, specs)
+            warning = self._recorder().attach(data, specs)
             if warning:
                 data[_SESSION_WARNING] = warning
         else:
@@ -190,6 +188,13 @@ class Gate:
     def _keeps_sessions(self) -> bool:
         """Whether any hook reads session context: only then are turns recorded and context attached."""
         return any(reads_session(spec) for spec in self.registry.specs())
+
+    def _recorder(self) -> Any:
+        if self._sessions is None:
+            from guard.session.recording import SessionRecorder
+
+            self._sessions = SessionRecorder(self.env)
+        return self._sessions
 
     def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float) -> Decision:
         """Stop-loop guard, warnings, latency and the audit row: the same for every path."""
@@ -219,7 +224,7 @@ class Gate:
         if shown is not None:
             decision.details["session"] = {"user_messages": len(shown["user_messages"]), "actions": len(shown["actions"])}
         if not served and self._keeps_sessions():
-            self._sessions.record(payload, event, decision)
+            self._recorder().record(payload, event, decision)
 
     def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
         """Every hook's verdict from the decision cache, or None when any must run."""

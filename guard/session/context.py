@@ -1,7 +1,7 @@
 """The session context a rule is shown: the user's latest requests and the agent's recent actions, bounded.
 
 One shape for production and eval: the gate reads it from the session store and
-puts it on the payload under :data:`SESSION_FIELD`; a dataset case's ``session``
+puts it on the payload under :data:`guard.session.SESSION_FIELD`; a dataset case's ``session``
 goes to the same field. The judge's view is built from that field alone
 (:func:`guard.judge.view.build_view`), so both paths show the judge the same bytes.
 
@@ -21,10 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_ACTIONS", "MAX_ACTION_CHARS", "MAX_MESSAGE_CHARS", "MAX_USER_MESSAGES", "SESSION_FIELD", "Action", "SessionContext", "SessionShapeError"]
+__all__ = ["MAX_ACTIONS", "MAX_ACTION_CHARS", "MAX_MESSAGE_CHARS", "MAX_USER_MESSAGES", "Action", "SessionContext", "SessionShapeError"]
 
-#: The payload field that carries the session context to the judge (never taken from a client: the gate overwrites it).
-SESSION_FIELD = "guard_session"
 MAX_USER_MESSAGES = 3
 MAX_MESSAGE_CHARS = 2000
 MAX_ACTIONS = 12

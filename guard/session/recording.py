@@ -19,8 +19,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.judge.view import reads_session
-from guard.session.context import SESSION_FIELD, Action, SessionContext
+from guard.session import SESSION_FIELD, reads_session
+from guard.session.context import Action, SessionContext
 
 if TYPE_CHECKING:
     from guard.decision import Decision
