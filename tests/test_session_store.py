@@ -60,3 +60,18 @@ def test_a_malformed_case_session_is_named_with_file_and_line(session: dict[str,
     with pytest.raises(DatasetError) as err:
         parse_case(line, file="intent.jsonl", line=7)
     assert "intent.jsonl" in str(err.value) and "7" in str(err.value) and message in str(err.value)
+
+
+def test_every_shipped_intent_case_is_judged_on_its_session() -> None:
+    from guard.config import load_config
+    from guard.eval.cases import load_datasets
+    from guard.session import SESSION_FIELD, reads_session
+
+    root = Path(__file__).resolve().parents[1] / "datasets"
+    _, judged = load_datasets([str(root / "intent.jsonl")], load_config(str(root / "intent.guard.yaml")).specs)
+    assert len(judged) >= 120
+    assert all(SESSION_FIELD in case.event.payload() and all(reads_session(s) for s in case.specs) for case in judged)
+    by_action: dict[str, set[str]] = {}
+    for case in judged:
+        by_action.setdefault(f"{case.case.tool_name} {case.case.tool_input}", set()).add(case.case.label)
+    assert sum(labels == {"allow", "deny"} for labels in by_action.values()) >= 55, "the same action under both labels"
