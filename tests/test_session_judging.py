@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+from cache_fixtures import free_port, wait_for_port
 
 from session_fixtures import (  # noqa: F401 (fixtures)
     PLAIN_RULE,
     SESSION_RULE,
+    TREE,
     bash_event,
     decision_of,
     heavy_modules,
@@ -20,6 +26,8 @@ from session_fixtures import (  # noqa: F401 (fixtures)
 )
 
 from guard.cli.main import main
+from guard.session.context import Action, SessionContext
+from guard.session.store import SqliteSessionStore, session_db_path
 from guard.testing.openai_stub import StubServer
 
 ASK = "Please delete the build folder, it is stale."
@@ -92,3 +100,25 @@ def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_proje
     assert code == 0
     [evaluated] = judge_stub.requests[before:]
     assert evaluated == production
+
+
+def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(session_project: Path, judge_stub: StubServer) -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(TREE)}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(session_project / "guard.yaml"), "--log-level", "warning"],
+        cwd=session_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for_port(port, timeout=60)
+        served = ("--server", f"http://127.0.0.1:{port}")
+        hook(session_project, prompt_event("s1", ASK), *served)
+        asked = hook(session_project, bash_event("s1", "rm -rf build"), *served)
+        assert decision_of(asked) == "allow"
+        assert decision_of(hook(session_project, bash_event("s2", "rm -rf build"), *served)) == "deny"
+    finally:
+        serve.kill()
+        serve.communicate(timeout=10)
+    assert [session_of(body) for body in requests_for(judge_stub, SESSION_RULE)] == [{"user_messages": [ASK], "actions": []}, {"user_messages": [], "actions": []}]
+    store = SqliteSessionStore(session_db_path())
+    assert store.context("s1") == SessionContext((ASK,), (Action("Bash", "rm -rf build", "allow"),)), "recorded once, by the service"
