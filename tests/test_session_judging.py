@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from cache_fixtures import free_port, wait_for_port
-
+from cache_fixtures import start_serve
 from session_fixtures import (  # noqa: F401 (fixtures)
     PLAIN_RULE,
     SESSION_RULE,
@@ -103,15 +100,9 @@ def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_proje
 
 
 def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(session_project: Path, judge_stub: StubServer) -> None:
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(TREE)}
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(session_project / "guard.yaml"), "--log-level", "warning"],
-        cwd=session_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    serve, url = start_serve(session_project / "guard.yaml", session_project, {**os.environ, "PYTHONPATH": str(TREE)})
     try:
-        wait_for_port(port, timeout=60)
-        served = ("--server", f"http://127.0.0.1:{port}")
+        served = ("--server", url)
         hook(session_project, prompt_event("s1", ASK), *served)
         asked = hook(session_project, bash_event("s1", "rm -rf build"), *served)
         assert decision_of(asked) == "allow"
