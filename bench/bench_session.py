@@ -3,7 +3,8 @@
 1. ``guard hook`` wall time (fresh process, as Claude Code runs it) for a user prompt
    with a config that has a session-aware rule (the prompt is recorded) and one that
    has none (nothing recorded), against ``python3 -c pass``.
-2. Cache hit ratio of a context-free rule and a session-aware rule over the same
+2. Cache hit ratio of a context-free rule, a ``context: request`` rule and a
+   ``context: session`` rule over the same
    simulated workload (sessions of one prompt and a few tool calls drawn from small
    pools, through one in-process Gate with the SQLite decision cache). The judge is
    the loopback stub: these are call counts, not model quality.
@@ -27,6 +28,7 @@ from bench_hook import guard_command, summary, timed
 PROMPTS = ["Please delete the build folder, it is stale.", "Run the tests and fix what fails.", "Tidy up the project."]
 COMMANDS = ["ls", "git status", "pytest -q", "rm -rf build", "cat README.md", "npm test", "rm -rf dist", "git diff"]
 SESSION_RULE = "Deleting files or folders is allowed only when the user explicitly asked for that deletion."
+REQUEST_RULE = "Installing packages is allowed only when it serves what the user asked for."
 PLAIN_RULE = "Never force-push to a shared branch."
 
 
@@ -34,6 +36,7 @@ def config(api_base: str, *, session_rule: bool) -> str:
     hooks = "hooks:\n  PreToolUse:\n    - id: plain\n      matcher: Bash\n      depth: quick\n      rule: " + PLAIN_RULE + "\n"
     if session_rule:
         hooks += "    - id: asked-deletes\n      matcher: Bash\n      depth: quick\n      context: session\n      rule: " + SESSION_RULE + "\n"
+        hooks += "    - id: on-task-installs\n      matcher: Bash\n      depth: quick\n      context: request\n      rule: " + REQUEST_RULE + "\n"
     return f"models:\n  quick: stub-quick\n  api_base: {api_base}\naudit:\n  enabled: false\n" + hooks
 
 
@@ -70,11 +73,9 @@ def hit_ratios(sessions: int) -> list[str]:
                 command = rng.choice(COMMANDS)
                 gate.decide({"hook_event_name": "PreToolUse", "session_id": session, "tool_name": "Bash", "tool_input": {"command": command}})
                 events += 1
-        calls = {rule: sum(f"Rule: {rule}" in body["messages"][-1]["content"] for body in stub.requests) for rule in (PLAIN_RULE, SESSION_RULE)}
-    return [
-        f"| context-free rule | {events} | {calls[PLAIN_RULE]} | {1 - calls[PLAIN_RULE] / events:.0%} |",
-        f"| session-aware rule | {events} | {calls[SESSION_RULE]} | {1 - calls[SESSION_RULE] / events:.0%} |",
-    ]
+        rules = {"context: event (context-free)": PLAIN_RULE, "context: request": REQUEST_RULE, "context: session": SESSION_RULE}
+        calls = {label: sum(f"Rule: {rule}" in body["messages"][-1]["content"] for body in stub.requests) for label, rule in rules.items()}
+    return [f"| {label} | {events} | {count} | {1 - count / events:.0%} |" for label, count in calls.items()]
 
 
 def main() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from guard.datasets.case import parse_case
 from guard.errors import DatasetError
+from guard.judge.fence import FENCE_RE
 from guard.session.context import (
     MAX_ACTION_CHARS,
     MAX_ACTIONS,
@@ -54,8 +56,6 @@ def test_the_store_lives_in_the_users_state_directory_not_the_project(tmp_path: 
     ],
 )
 def test_a_malformed_case_session_is_named_with_file_and_line(session: dict[str, object], message: str) -> None:
-    import json
-
     line = json.dumps({"id": "c", "tool_name": "Bash", "tool_input": {"command": "ls"}, "label": "allow", "session": session})
     with pytest.raises(DatasetError) as err:
         parse_case(line, file="intent.jsonl", line=7)
@@ -75,3 +75,27 @@ def test_every_shipped_intent_case_is_judged_on_its_session() -> None:
     for case in judged:
         by_action.setdefault(f"{case.case.tool_name} {case.case.tool_input}", set()).add(case.case.label)
     assert sum(labels == {"allow", "deny"} for labels in by_action.values()) >= 55, "the same action under both labels"
+
+
+def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
+    from guard.hooks.spec import HookSpec
+    from guard.judge.keys import smart_cache_key
+    from guard.judge.prompts import render
+    from guard.judge.view import session_shown
+    from guard.session import SESSION_FIELD
+    from guard.settings import Settings
+
+    spec = HookSpec(id="asked", kind="smart", event="pre_tool_use", rule="Deletes need the user's request.", depth="quick", context="request")
+    first = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build"},
+             SESSION_FIELD: {"user_messages": ["delete build"], "actions": [{"tool_name": "Bash", "input": "ls"}]}}
+    later = {**first, SESSION_FIELD: {"user_messages": ["delete build"], "actions": [{"tool_name": "Bash", "input": "ls"}, {"tool_name": "Bash", "input": "make"}]}}
+    other = {**first, SESSION_FIELD: {"user_messages": ["run the tests"], "actions": []}}
+    assert session_shown(spec, later) == SessionContext(("delete build",), None)
+    settings = Settings(models={"quick": "stub"}, cache_url="off", audit_path=None)
+    assert smart_cache_key(spec, settings, first) == smart_cache_key(spec, settings, later), "new actions do not change a request rule's key"
+    assert smart_cache_key(spec, settings, first) != smart_cache_key(spec, settings, other)
+    user = render("quick", later, rule=spec.rule, session=session_shown(spec, later)).messages[1]["content"]
+    shown = json.loads(FENCE_RE.findall(user)[1][1])
+    assert shown == {"user_messages": ["delete build"]}
+    session_spec = spec.replace(context="session")
+    assert smart_cache_key(session_spec, settings, first) != smart_cache_key(session_spec, settings, later)

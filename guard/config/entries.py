@@ -49,7 +49,7 @@ class HookEntry(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     cache_ignore: list[str] = Field(default_factory=list)
     cache_keep: list[str] = Field(default_factory=list)
-    context: Literal["event", "session"] = "event"
+    context: Literal["event", "request", "session"] = "event"
 
     @field_validator("matcher")
     @classmethod

@@ -2,7 +2,8 @@
 
 The action is the payload as :func:`~guard.judge.prompts.judge_view` renders it.
 A session-aware rule (``context: session``: every policy, and any hook that says
-so) is also shown the bounded session context found on the payload under
+so; ``context: request`` shows the user's requests without the actions, so its
+cache key changes only when the user speaks) is also shown the bounded session context found on the payload under
 :data:`~guard.session.SESSION_FIELD` — put there by the gate from the
 session store in production and from the case's ``session`` in eval — and an
 empty one when there is none, so a missing history reads as "the user asked for
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.session import SESSION_FIELD, reads_session
+from guard.session import REQUEST_CONTEXT, SESSION_FIELD, reads_session
 from guard.session.context import SessionContext
 
 if TYPE_CHECKING:
@@ -33,4 +34,5 @@ def session_shown(spec: HookSpec, payload: dict[str, Any]) -> SessionContext | N
     if not reads_session(spec):
         return None
     raw = payload.get(SESSION_FIELD)
-    return SessionContext() if raw is None else SessionContext.from_dict(raw).bounded()
+    shown = SessionContext() if raw is None else SessionContext.from_dict(raw).bounded()
+    return shown.requests_only() if spec.context == REQUEST_CONTEXT else shown

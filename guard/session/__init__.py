@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from guard.hooks.spec import HookSpec
 
-__all__ = ["SESSION_CONTEXT", "SESSION_FIELD", "reads_session"]
+__all__ = ["REQUEST_CONTEXT", "SESSION_CONTEXT", "SESSION_FIELD", "reads_session"]
 
 #: The payload field that carries the session context to the judge (never taken from a client: the gate overwrites it).
 SESSION_FIELD = "guard_session"
-#: The ``context`` value of a hook that reads session context.
+#: ``context:`` values beyond the default ``event``: the user's latest requests; the requests and the recent actions.
+REQUEST_CONTEXT = "request"
 SESSION_CONTEXT = "session"
 
 
 def reads_session(spec: HookSpec) -> bool:
-    """Whether ``spec``'s judge is shown the session (a smart hook with ``context: session``)."""
-    return spec.kind == "smart" and spec.context == SESSION_CONTEXT
+    """Whether ``spec``'s judge is shown session context (a smart hook with ``context: request`` or ``session``)."""
+    return spec.kind == "smart" and spec.context in (REQUEST_CONTEXT, SESSION_CONTEXT)

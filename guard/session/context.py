@@ -73,19 +73,28 @@ class Action:
 
 @dataclass(frozen=True)
 class SessionContext:
-    """The user's messages (oldest first) and the session's earlier actions (oldest first)."""
+    """The user's messages (oldest first) and the session's earlier actions (oldest first; None: not shown to this rule)."""
 
     user_messages: tuple[str, ...] = ()
-    actions: tuple[Action, ...] = ()
+    actions: tuple[Action, ...] | None = ()
 
     def bounded(self) -> SessionContext:
         """The part a judge is shown: the newest messages and actions, each clipped."""
         messages = tuple(clip(m, MAX_MESSAGE_CHARS) for m in self.user_messages[-MAX_USER_MESSAGES:])
+        if self.actions is None:
+            return SessionContext(messages, None)
         actions = tuple(Action(a.tool_name, clip(a.input, MAX_ACTION_CHARS), a.decision) for a in self.actions[-MAX_ACTIONS:])
         return SessionContext(messages, actions)
 
+    def requests_only(self) -> SessionContext:
+        """The user's messages without the actions (what a ``context: request`` rule is shown)."""
+        return SessionContext(self.user_messages, None)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"user_messages": list(self.user_messages), "actions": [a.to_dict() for a in self.actions]}
+        data: dict[str, Any] = {"user_messages": list(self.user_messages)}
+        if self.actions is not None:
+            data["actions"] = [a.to_dict() for a in self.actions]
+        return data
 
     def digest(self) -> str:
         """Identifies exactly this context (the cache key of a session-aware rule holds it)."""
