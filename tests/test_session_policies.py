@@ -99,3 +99,13 @@ def test_import_without_an_automode_block_exits_1_naming_the_file(isolated_home:
     settings.write_text(json.dumps({"permissions": {}}))
     assert main(["import", "claude-auto-mode", str(settings)]) == 1
     assert "settings.json" in capsys.readouterr().err
+
+
+def test_export_gives_back_the_automode_lists_and_names_what_does_not_map(imported: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = imported / "auto-mode.yaml"
+    config.write_text(config.read_text() + "  depth: quick\n")
+    assert main(["export", "claude-auto-mode", str(config)]) == 0
+    out, err = capsys.readouterr()
+    source = {k: [e for e in v if e != "$defaults"] for k, v in SETTINGS["autoMode"].items()}
+    assert json.loads(out) == {"autoMode": source}
+    assert "policies[0].depth: autoMode has no place for it" in err
