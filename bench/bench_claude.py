@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guard.testing.agent_cli import CLAUDE  # noqa: E402
+from tests.e2e.agent_cli import CLAUDE  # noqa: E402
 from guard.testing.agent_script import Reply, final_text, tool_use  # noqa: E402
 from guard.testing.anthropic_stub import AnthropicStub  # noqa: E402
 from guard.testing.openai_stub import Reply as JudgeReply  # noqa: E402

@@ -1,10 +1,11 @@
 """How close ``guard eval`` gets to the ideal wall time, and what the harness itself costs per case.
 
-    python bench/bench_eval.py [--cases 1000] [--latency 0.2] [--concurrency 8]
+    python bench/bench_eval.py [--cases 1000] [--latency 0.2] [--concurrency 8] [--transport auto litellm]
 
 1. A run of CASES cases x 2 models against the loopback stub (a separate process, so
    its threads do not share our GIL) answering after LATENCY seconds, at the default
-   concurrency, through the whole production path (engine, smart hook, LiteLLM, HTTP).
+   concurrency, through the whole production path (engine, smart hook, model client, HTTP),
+   once per transport (GUARD_TRANSPORT: auto = httpx for openai/ models, litellm).
    Ideal wall time = cases x latency / concurrency (each model has its own concurrency,
    so two models take as long as one). Reported: judging wall time, the ratio to ideal,
    and scoring plus report writing separately.
@@ -117,19 +118,23 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
+    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: httpx for openai/ models)")
     args = parser.parse_args()
     os.environ.pop("GUARD_API_BASE", None)
 
     ideal = args.cases * args.latency / args.concurrency
-    full = measure_full_run(args.cases, args.latency, args.concurrency)
-    overhead = measure_harness(args.cases, args.concurrency)
     print(f"guard eval bench (STUB model, {os.cpu_count()} CPUs): {args.cases} cases x 2 models, stub latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency} per model")
-    print(f"  judging wall time     {full['judging_s']:8.2f} s   (ideal {ideal:.2f} s = cases x latency / concurrency)")
-    print(f"  ratio to ideal        {full['judging_s'] / ideal:8.2f}")
-    print(f"  whole run             {full['total_s']:8.2f} s   (incl. loading, scoring, report.md/html, junit)")
-    print(f"  latency p50 / p95     {full['p50_ms']:8.0f} / {full['p95_ms']:.0f} ms per decision (stub adds {args.latency * 1000:.0f} ms)")
-    print(f"  errors                {full['errors']:8.0f}")
-    print(f"  harness overhead      {overhead * 1e6:8.0f} us per row (scheduler + progress + results.jsonl, instant judge)")
+    for transport in args.transport:
+        os.environ["GUARD_TRANSPORT"] = transport
+        full = measure_full_run(args.cases, args.latency, args.concurrency)
+        print(f" GUARD_TRANSPORT={transport}")
+        print(f"  judging wall time     {full['judging_s']:8.2f} s   (ideal {ideal:.2f} s = cases x latency / concurrency)")
+        print(f"  ratio to ideal        {full['judging_s'] / ideal:8.2f}")
+        print(f"  whole run             {full['total_s']:8.2f} s   (incl. loading, scoring, report.md/html, junit)")
+        print(f"  latency p50 / p95     {full['p50_ms']:8.0f} / {full['p95_ms']:.0f} ms per model call, as reported (stub adds {args.latency * 1000:.0f} ms)")
+        print(f"  errors                {full['errors']:8.0f}")
+    overhead = measure_harness(args.cases, args.concurrency)
+    print(f" harness overhead       {overhead * 1e6:8.0f} us per row (scheduler + progress + results.jsonl, instant judge)")
     return 0
 
 

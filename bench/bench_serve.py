@@ -9,7 +9,11 @@ connection per client, minimal HTTP/1.1) runs on the same machine as the service
 and the stub, so the figures are a lower bound of what the service does on its
 own cores.
 
-    python bench/bench_serve.py [--stub-latency 0.3] [--clients 1 16 64] [--hit-requests 40] [--miss-waves 3]
+Run once per transport (``GUARD_TRANSPORT``: ``auto`` sends ``openai/`` models over
+one pooled httpx client, ``litellm`` forces LiteLLM); for each, the connections
+the service opened to the stub (accepts counted by the stub) against the calls made.
+
+    python bench/bench_serve.py [--stub-latency 0.2] [--clients 1 16 64] [--hit-requests 40] [--miss-waves 3] [--transport auto litellm]
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +36,7 @@ from bench_cache_setup import config, event, free_port, wait_for
 from bench_hook import guard_command
 
 _commands = itertools.count()
+WARM_CLIENTS = 4
 
 async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any]) -> dict[str, Any]:
     """One keep-alive HTTP/1.1 POST /v1/hooks; the decision JSON back."""
@@ -76,14 +82,14 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--stub-latency", type=float, default=0.3)
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
-    parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
-    parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
-    args = parser.parse_args()
-    stub_ms = args.stub_latency * 1000
+def stub_stats(port: int) -> dict[str, int]:
+    """Calls the stub answered and TCP connections it accepted (this request's own included)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/stub/stats") as r:
+        return dict(json.loads(r.read()))
+
+
+def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, ...]], dict[str, int], str]:
+    """One service on its own stub, driven at every client count: table rows, the stub's counts, /metrics."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -91,30 +97,95 @@ def main() -> None:
         stub_port, serve_port = free_port(), free_port()
         stub_cli = ["--port", str(stub_port), "--latency", str(args.stub_latency), "--mode", "deny"]
         stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", *stub_cli], stdout=subprocess.DEVNULL)
-        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg"), "GUARD_TRANSPORT": transport}
         serve = subprocess.Popen([*guard_command(), "serve", "--port", str(serve_port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
         try:
             wait_for(stub_port, stub)
             wait_for(serve_port, serve)
+            before = stub_stats(stub_port)  # the readiness probes' connections and its own
             asyncio.run(load(serve_port, 1, 2, hit=True))  # fill the cache
-            asyncio.run(load(serve_port, 4, 2, hit=False))  # first judgements: model client and prompt caches warm
+            asyncio.run(load(serve_port, WARM_CLIENTS, 2, hit=False))  # first judgements: model client and prompt caches warm
             for clients in args.clients:
                 for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
                     latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
                     rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99)))
             with urllib.request.urlopen(f"http://127.0.0.1:{serve_port}/metrics") as r:
                 metrics = r.read().decode()
+            after = stub_stats(stub_port)
+            counts = {"calls": after["calls"], "connections": after["connections"] - before["connections"] - 1}
         finally:
             for proc in (serve, stub):
                 proc.terminate()
                 proc.wait()
-    print(f"guard serve, one process; model = loopback stub with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine\n")
-    print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency |\n|---|---|---|---|---|---|---|---|")
-    for kind, clients, n, rps, p50, p99 in rows:
-        ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind == "miss" else "– | –"
-        print(f"| cache {kind} | {clients} | {n} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {ratio} |")
-    counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
-    print("\nservice /metrics after the run: " + json.dumps(counters))
+    return rows, counts, metrics
+
+
+def fleet(stub_latency: float, replicas: int = 3, events: int = 30) -> dict[str, int] | None:
+    """``events`` identical concurrent events spread over ``replicas`` services sharing one redis-server: the model calls made."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        redis_port, stub_port = free_port(), free_port()
+        (workdir / "guard.yaml").write_text(config(f"redis://127.0.0.1:{redis_port}/0"))
+        procs = [
+            subprocess.Popen([binary, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL),
+            subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(stub_port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL),
+        ]
+        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        ports = [free_port() for _ in range(replicas)]
+        try:
+            wait_for(redis_port, procs[0])
+            wait_for(stub_port, procs[1])
+            for port in ports:
+                procs.append(subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL))
+                wait_for(port, procs[-1])
+
+            async def one(n: int) -> dict[str, Any]:
+                reader, writer = await asyncio.open_connection("127.0.0.1", ports[n % replicas])
+                try:
+                    return await _post(reader, writer, ports[n % replicas], event("rm -rf ~/fleet-victim"))
+                finally:
+                    writer.close()
+
+            async def burst() -> list[dict[str, Any]]:
+                return await asyncio.gather(*(one(n) for n in range(events)))
+
+            answers = asyncio.run(burst())
+            assert {a["decision"] for a in answers} == {"deny"}, answers
+            return {"calls": stub_stats(stub_port)["calls"], "events": events, "replicas": replicas}
+        finally:
+            for proc in reversed(procs):
+                proc.terminate()
+                proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stub-latency", type=float, default=0.2)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
+    parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
+    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: httpx for openai/ models)")
+    args = parser.parse_args()
+    stub_ms = args.stub_latency * 1000
+    print(f"guard serve, one process; model = loopback stub with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine")
+    for transport in args.transport:
+        rows, counts, metrics = measure(transport, args)
+        print(f"\nGUARD_TRANSPORT={transport}\n")
+        print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency |\n|---|---|---|---|---|---|---|---|")
+        for kind, clients, n, rps, p50, p99 in rows:
+            ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind == "miss" else "– | –"
+            print(f"| cache {kind} | {clients} | {n} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {ratio} |")
+        print(f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(WARM_CLIENTS, *args.clients)} in flight)")
+        counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
+        print("service /metrics after the run: " + json.dumps(counters))
+    fleet_counts = fleet(args.stub_latency)
+    if fleet_counts is None:
+        print("\nfleet: redis-server is not installed; skipped")
+    else:
+        print(f"\nfleet: {fleet_counts['events']} identical concurrent events over {fleet_counts['replicas']} replicas on one Redis → {fleet_counts['calls']} model call(s)")
 
 
 if __name__ == "__main__":

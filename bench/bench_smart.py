@@ -1,8 +1,8 @@
 """What the smart-hook path adds on top of the model's own latency, per tier, and how big each prompt is.
 
 The model is the loopback stub (``guard.testing.openai_stub``) answering after a
-fixed sleep, so every figure here measures guard + LiteLLM overhead, never a real
-model's speed or quality. The floor is a direct HTTP POST of the same request to
+fixed sleep, so every figure here measures guard + client overhead, never a real
+model's speed or quality (``openai/`` models go over httpx unless GUARD_TRANSPORT=litellm). The floor is a direct HTTP POST of the same request to
 the same stub; "added" is the smart hook's median minus the floor times the calls
 it made. Prompt tokens are counted with LiteLLM's tokenizer for gpt-4.1-mini.
 
@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -79,15 +81,40 @@ async def hook_ms(stub: StubServer, depth: str, runs: int, rule: str = RULE, cac
     return out, stub.calls - calls_before
 
 
+def fresh_process_misses(stub: StubServer, latency: float, runs: int) -> None:
+    """``guard check`` on a new command (a miss) in a new process, per transport: wall and CPU over the model's latency.
+
+    This is what the first judged call of a session, or every ``guard check``, waits for.
+    """
+    print(f"cache miss in a fresh process (`guard check`, {runs} runs per transport; the stub answers after {latency * 1000:.0f} ms)")
+    print(f"{'GUARD_TRANSPORT':<18}{'wall median ms':>16}{'over model ms':>15}{'CPU median ms':>15}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for transport in ("auto", "litellm"):
+            env = {**os.environ, "GUARD_TRANSPORT": transport, "GUARD_MODEL_QUICK": MODELS["quick"], "GUARD_MODEL_THOROUGH": MODELS["thorough"],
+                   "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": tmp}
+            walls, cpus = [], []
+            for i in range(runs):
+                command = ["check", "--rule", RULE, "--tool", "Bash", "--depth", "quick", "--input", f'{{"command": "rm -rf /srv/{transport}-{i}"}}']
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "guard.cli.main", *command], cwd=tmp, env=env, capture_output=True, check=False)
+                walls.append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            wall = statistics.median(walls)
+            print(f"{transport:<18}{wall * 1000:>16.0f}{(wall - latency) * 1000:>15.0f}{statistics.median(cpus) * 1000:>15.0f}")
+    print()
+
+
 async def main(latency: float, runs: int) -> None:
     print(f"smart-hook overhead over a STUB model answering after {latency * 1000:.0f} ms; {runs} runs each; load avg {os.getloadavg()[0]:.2f}")
     print("figures are from the loopback stub (guard.testing.openai_stub), not a real model\n")
     with StubServer(latency=latency) as stub:
         stub.responder = answer
+        await asyncio.to_thread(fresh_process_misses, stub, latency, max(3, runs // 6))
         cold = time.perf_counter()
         await hook_ms(stub, "quick", 0, offset=-100)
-        print(f"cold start (LiteLLM import + first call): {(time.perf_counter() - cold) * 1000:.0f} ms, paid once per process\n")
-        import litellm  # loaded by the cold start above
+        print(f"cold start in this process (client import + first call): {(time.perf_counter() - cold) * 1000:.0f} ms, paid once per process\n")
         floor = await floor_ms(stub, runs)
         f50 = statistics.median(floor)
         print(f"{'path':<26}{'calls':>6}{'median ms':>11}{'p95 ms':>9}{'added ms':>10}{'ratio':>7}")
@@ -101,6 +128,8 @@ async def main(latency: float, runs: int) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             hits, calls = await hook_ms(stub, "quick", runs, cache_url=f"sqlite:///{tmp}/cache.db", offset=5000)
             print(f"{'cache hit (SQLite, quick)':<26}{calls / runs:>6.0f}{statistics.median(hits):>11.2f}{pct(hits, 0.95):>9.2f}{'':>10}{'':>7}")
+
+    import litellm  # its tokenizer only; the hooks above went over httpx
 
     print("\nprompt size for a typical Bash event (tokens, gpt-4.1-mini tokenizer; the stub's own usage is chars/4)")
     print(f"{'tier':<10}{'system':>8}{'user':>7}{'total':>7}{'max_tokens':>12}{'data budget':>13}")

@@ -1,6 +1,7 @@
 """The audit log: every decision guard made, appended to a SQLite file.
 
-The engine records each decision here (``.guard/audit.db`` by default); ``guard
+The engine records each decision here (by default a file per config in the
+user's state directory, see :func:`guard.settings.default_audit_path`); ``guard
 log`` reads it back. A row keeps what a person reviewing an incident asks for:
 when, which event and tool, which session, what every hook said (verdict, tier,
 model, cache hit, latency, cost, error) and the final decision. The event payload

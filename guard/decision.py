@@ -105,11 +105,14 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
     """Merge hook results: deny > ask > allow; abstentions and no hooks = allow.
 
     The reason is that of the hooks that set the final decision, joined in
-    registration order; additional context from every hook is kept.
+    registration order (named by hook id when several hooks ran; the built-in
+    self-protection rule, silent on nearly every call, does not count unless it
+    spoke); additional context from every hook is kept.
     """
     verdicts = [r.decision for r in results if r.decision in _RANK]
     final = strictest(verdicts)  # type: ignore[arg-type]
-    reasons = [f"[{r.id}] {r.reason}" if len(results) > 1 else r.reason for r in results if r.decision == final and r.reason]
+    several = sum(1 for r in results if r.type != "protect" or r.decision is not None) > 1
+    reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in results if r.decision == final and r.reason]
     contexts = [r.additional_context for r in results if r.additional_context]
     return Decision(
         decision=final,

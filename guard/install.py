@@ -21,20 +21,28 @@ gemini   .gemini/settings.json           ~/.gemini/settings.json              mi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import shlex
+import sys
+import sysconfig
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guard.config.own_hook import parse_guard_hook
 from guard.errors import ConfigError
 from guard.events.names import canonical_event, client_event_name
 
-__all__ = ["CLIENTS", "ClientProfile", "InstallResult", "default_command", "install", "settings_path"]
+__all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
+           "guard_program", "install", "installed_hooks", "needed_timeout", "settings_path"]
 
 DEFAULT_TIMEOUT_S = 30
+#: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
+DEADLINE_MARGIN_S = 5
 
 _GEMINI_NAMES = {
     "pre_tool_use": "BeforeTool",
@@ -70,7 +78,8 @@ class ClientProfile:
         return client_event_name(canonical)
 
 
-_DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop")
+#: session_start: there ``guard hook`` starts the warm service, so the session's first judged call finds it up.
+_DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop", "session_start")
 
 CLIENTS: dict[str, ClientProfile] = {
     "claude": ClientProfile(
@@ -129,8 +138,63 @@ class InstallResult:
     text: str | None = None  # the file's new content when changed
 
 
-def default_command(client: str) -> str:
-    return f"guard hook --format {client}"
+def needed_timeout(timeouts: Sequence[float]) -> int:
+    """The smallest client timeout (seconds) that still lets guard answer after the slowest of these hooks."""
+    return math.ceil(max(timeouts, default=0.0) + DEADLINE_MARGIN_S)
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    """One guard entry found in a client's settings file."""
+
+    client: str
+    scope: str
+    path: Path
+    event: str  # the client's event name
+    command: str
+    timeout_s: float | None  # None: the handler sets none and the client's default applies
+
+
+def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
+    """guard's entries in ``client``'s settings at ``scope`` ([] without the file); ConfigError when it cannot be read."""
+    profile = _profile(client)
+    path = settings_path(client, scope, project_dir=project_dir, home=home)
+    if not path.is_file():
+        return []
+    hooks_key = None if profile.bare_project_file and scope == "project" else "hooks"
+    hooks = _hooks_block(_parse(path.read_text(encoding="utf-8"), path), hooks_key, path)
+    found = []
+    for event in hooks:
+        for group in _groups(hooks, event, path, hooks_key):
+            for handler in group.get("hooks", []):
+                if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+                    continue
+                if parse_guard_hook(handler.get("command")) is None:
+                    continue
+                timeout = handler.get("timeout")
+                seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
+                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds))
+    return found
+
+
+def guard_program() -> list[str]:
+    """The absolute command that runs the guard doing this install, as pre-commit pins its interpreter.
+
+    The ``guard`` script beside this interpreter when there is one (its ``#!`` names
+    the venv's Python, so it runs with a PATH that lacks the venv), else this
+    interpreter with ``-m``. ``-P`` keeps the client's working directory off
+    ``sys.path``, so a ``guard/`` folder the agent writes there cannot stand in.
+    """
+    for folder in (os.path.dirname(os.path.abspath(sys.executable)), sysconfig.get_path("scripts")):
+        script = os.path.join(folder, "guard")
+        if os.path.isfile(script) and os.access(script, os.X_OK):
+            return [script]
+    return [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
+
+
+def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S) -> str:
+    """``/abs/guard hook --format CLIENT --deadline SECONDS``: the client's timeout rides along so guard answers first."""
+    return shlex.join([*guard_program(), "hook", "--format", client, "--deadline", str(timeout_s)])
 
 
 def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
@@ -160,12 +224,14 @@ def install(
     """Add (or with ``uninstall`` remove) guard's command hook for ``events`` in ``client``'s settings.
 
     guard's entry is the command handler whose ``command`` equals ``command``
-    (default ``guard hook --format <client>``); nothing else in the file is touched.
+    (default :func:`default_command`) or runs ``guard hook`` with the same
+    ``--format`` and ``--config`` (another venv's path, another ``--deadline``);
+    nothing else in the file is touched.
     """
     profile = _profile(client)
     path = settings_path(client, scope, project_dir=project_dir or Path.cwd(), home=home or Path.home())
     names = [_client_event(profile, e) for e in (events or profile.default_events)]
-    command = command or default_command(client)
+    command = command or default_command(client, timeout_s)
     original = path.read_text(encoding="utf-8") if path.exists() else None
     data = _parse(original, path)
     bare = profile.bare_project_file and scope == "project"
@@ -259,7 +325,12 @@ def _handler(profile: ClientProfile, command: str, timeout_s: int) -> dict[str, 
 
 
 def _is_ours(handler: Any, command: str) -> bool:
-    return isinstance(handler, dict) and handler.get("type", "command") == "command" and handler.get("command") == command
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+        return False
+    if handler.get("command") == command:
+        return True
+    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get("command"))
+    return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
 def _add(hooks: dict[str, Any], event: str, handler: dict[str, Any], matcher: str | None, path: Path,

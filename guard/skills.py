@@ -142,7 +142,10 @@ def load_skill(path: str | Path) -> Skill:
             origin = f"{path}: {key}[{i}]"
             try:
                 specs.append(
-                    spec_from_entry(_entry(entry, name, str(event_key), i), event=event, source="skill", origin=origin, index=i)
+                    spec_from_entry(
+                        _entry(entry, name, str(event_key), i), event=event, source="skill", origin=origin, index=i,
+                        workdir=str(path.resolve().parent),
+                    )
                 )
             except ConfigError as exc:  # already names the file and key path
                 skip(str(exc))

@@ -19,6 +19,14 @@ THOROUGH = "openai/stub-thorough"
 FAST_RETRY = RetryPolicy(attempts=3, base=0.01, max_backoff=0.05, jitter=0.0, min_attempt=0.05)
 
 
+@pytest.fixture(params=["openai", "litellm"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test on both routes to an ``openai/…`` model: the httpx transport, and LiteLLM forced."""
+    if request.param == "litellm":
+        monkeypatch.setenv("GUARD_TRANSPORT", "litellm")
+    return str(request.param)
+
+
 @pytest.fixture
 def stub() -> Iterator[StubServer]:
     with StubServer() as server:

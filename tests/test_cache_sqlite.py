@@ -44,8 +44,8 @@ def test_a_new_file_is_migrated_in_wal_mode_and_records_its_migrations(tmp_path:
     SQLiteCache(path, ttl=60).set("k", VERDICT)
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
-    assert [r[0] for r in db.execute("SELECT name FROM _guard_cache_migrations")] == ["m001_entries"]
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert [r[0] for r in db.execute("SELECT name FROM _guard_cache_migrations")] == ["m001_entries", "m002_seals"]
     row = db.execute("SELECT value, created_at < expires_at, hits FROM entries WHERE key = 'k'").fetchone()
     assert (json.loads(row[0]), row[1], row[2]) == (VERDICT, 1, 0)
 

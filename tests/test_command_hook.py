@@ -240,13 +240,21 @@ async def test_long_error_output_goes_to_a_file(tmp_path: Path) -> None:
 # --- working directory -------------------------------------------------------------------------
 
 
-async def test_cwd_is_the_events_cwd_then_base_dir(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    base = tmp_path / "base"
-    base.mkdir()
-    hook = make_hook("pwd", base, event="session_start")
-    here = await hook.run(parse_event({"hook_event_name": "SessionStart", "cwd": str(project)}))
-    assert here.additional_context == str(project)
-    gone = await hook.run(parse_event({"hook_event_name": "SessionStart", "cwd": str(tmp_path / "missing")}))
-    assert gone.additional_context == str(base)
+async def test_runs_in_the_declaring_folder_never_the_events_cwd(tmp_path: Path) -> None:
+    declared = tmp_path / "declared"
+    declared.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    spec = HookSpec(id="cmd", kind="command", event="session_start", command="pwd", workdir=str(declared))
+    hook = CommandHook(spec, HookContext(Settings(base_dir=str(tmp_path), audit_path=None)))
+    result = await hook.run(parse_event({"hook_event_name": "SessionStart", "cwd": str(elsewhere)}))
+    assert result.additional_context == str(declared)
+
+
+async def test_a_hook_built_in_python_runs_in_the_settings_base(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = await make_hook("pwd", tmp_path, event="session_start").run(
+        parse_event({"hook_event_name": "SessionStart", "cwd": str(elsewhere)})
+    )
+    assert result.additional_context == str(tmp_path)

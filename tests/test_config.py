@@ -6,8 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from guard.config import find_config, load_config
+from guard.config import LoadedConfig, find_config, load_config
 from guard.errors import ConfigError
+from guard.hooks.protect import HOOK_ID
+from guard.hooks.spec import HookSpec
+
+
+def _own(loaded: LoadedConfig) -> list[HookSpec]:
+    """The config's own hooks, without the built-in self-protection hook that ends every list."""
+    assert loaded.specs[-1].id == HOOK_ID
+    return loaded.specs[:-1]
 
 FULL = """
 models:
@@ -43,9 +51,10 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
     monkeypatch.setenv("OPS_WEBHOOK_SECRET", "s3cret")
     write_config(FULL)
     cfg = load_config()
+    specs = _own(cfg)
     assert cfg.settings.models == {"quick": "openai/gpt-4.1-mini", "thorough": "anthropic/claude-sonnet-4-5"}
     assert cfg.settings.cache_ttl == 12 * 3600 and cfg.settings.allow_networks == ("10.20.0.0/16",)
-    kinds = [(s.id, s.kind, s.event) for s in cfg.specs]
+    kinds = [(s.id, s.kind, s.event) for s in specs]
     assert kinds == [
         ("no-destructive-shell", "smart", "pre_tool_use"),
         ("pre_tool_use[1]", "http", "pre_tool_use"),
@@ -53,10 +62,10 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
         ("pre_tool_use[3]", "callable", "pre_tool_use"),
         ("stop[0]", "smart", "stop"),
     ]
-    smart, http = cfg.specs[0], cfg.specs[1]
+    smart, http = specs[0], specs[1]
     assert smart.failure_mode == "fail_closed" and smart.timeout == 20 and smart.depth == "auto"
     assert http.secret == "s3cret" and http.tools == ("mcp__github__*",) and http.fire_and_forget
-    assert cfg.specs[2].failure_mode == "fail_open"  # the default
+    assert specs[2].failure_mode == "fail_open"  # the default
 
 
 @pytest.mark.parametrize(
@@ -120,8 +129,9 @@ def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> N
     path.parent.mkdir()
     path.write_text(json.dumps(settings))
     cfg = load_config(str(path))
-    assert [(s.kind, s.matcher) for s in cfg.specs] == [("command", "Bash"), ("smart", "Bash"), ("http", "mcp__.*")]
-    assert cfg.specs[0].timeout == 5 and cfg.specs[1].prompt == "Is this safe? $ARGUMENTS"
+    specs = _own(cfg)
+    assert [(s.kind, s.matcher) for s in specs] == [("command", "Bash"), ("smart", "Bash"), ("http", "mcp__.*")]
+    assert specs[0].timeout == 5 and specs[1].prompt == "Is this safe? $ARGUMENTS"
 
 
 def test_bad_timeout_in_claude_settings_is_named(isolated_home: Path) -> None:
@@ -135,12 +145,12 @@ def test_guard_yaml_includes_claude_settings(write_config, isolated_home: Path) 
     (isolated_home / ".claude").mkdir()
     (isolated_home / ".claude/settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}}))
     write_config("include: [.claude/settings.json]\nhooks:\n  PreToolUse:\n    - command: ./a.sh\n")
-    assert [s.event for s in load_config().specs] == ["pre_tool_use", "stop"]
+    assert [s.event for s in _own(load_config())] == ["pre_tool_use", "stop"]
 
 
 def test_snapshot_is_reused_and_invalidated_when_the_file_changes(write_config, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     path = write_config("hooks:\n  PreToolUse:\n    - id: one\n      command: ./a.sh\n")
-    assert [s.id for s in load_config().specs] == ["one"]
+    assert [s.id for s in _own(load_config())] == ["one"]
     import guard.config.parse as parse
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
@@ -148,20 +158,20 @@ def test_snapshot_is_reused_and_invalidated_when_the_file_changes(write_config, 
 
     with monkeypatch.context() as m:
         m.setattr(parse, "parse_config", boom)
-        assert [s.id for s in load_config().specs] == ["one"]  # from the snapshot
+        assert [s.id for s in _own(load_config())] == ["one"]  # from the snapshot
     path.write_text("hooks:\n  PreToolUse:\n    - id: two\n      command: ./b.sh\n")
     os.utime(path, ns=(1, 1))
-    assert [s.id for s in load_config().specs] == ["two"]
+    assert [s.id for s in _own(load_config())] == ["two"]
 
 
 def test_secrets_stay_out_of_the_snapshot_and_env_changes_apply(write_config, monkeypatch, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     write_config("hooks:\n  SessionEnd:\n    - url: https://ops.example.com/h\n      secret: ${HOOK_SECRET}\n")
     monkeypatch.setenv("HOOK_SECRET", "first-secret-value")
-    assert load_config().specs[0].secret == "first-secret-value"
+    assert _own(load_config())[0].secret == "first-secret-value"
     snapshots = list((isolated_home.parent / "home/.cache/guard/config").glob("*.json"))
     assert snapshots and "first-secret-value" not in snapshots[0].read_text()
     monkeypatch.setenv("HOOK_SECRET", "rotated")
-    assert load_config().specs[0].secret == "rotated"
+    assert _own(load_config())[0].secret == "rotated"
 
 
 def test_env_default_syntax(write_config) -> None:  # type: ignore[no-untyped-def]

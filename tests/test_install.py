@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from guard.errors import ConfigError
-from guard.install import install
+from guard.install import default_command, install
 
-CLAUDE_HANDLER = {"type": "command", "command": "guard hook --format claude", "timeout": 30}
+CLAUDE_HANDLER = {"type": "command", "command": default_command("claude"), "timeout": 30}
 
 
 def _project(tmp_path: Path) -> Path:
@@ -32,7 +37,7 @@ def test_claude_project_install_writes_guard_hook_for_the_default_events(tmp_pat
     path = project / ".claude" / "settings.json"
     assert result.path == path and result.changed
     hooks = json.loads(path.read_text())["hooks"]
-    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
     for groups in hooks.values():
         assert groups == [{"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
 
@@ -53,7 +58,7 @@ def test_install_keeps_other_keys_and_other_hooks(tmp_path: Path) -> None:
     assert list(data) == ["permissions", "hooks", "env"]  # key order kept
     assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [theirs]},
                                            {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
-    assert data["hooks"]["SessionStart"] == settings["hooks"]["SessionStart"]
+    assert data["hooks"]["SessionStart"] == [*settings["hooks"]["SessionStart"], {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
 
 
 def test_installing_twice_leaves_the_file_byte_identical(tmp_path: Path) -> None:
@@ -74,7 +79,7 @@ def test_uninstall_restores_the_file_exactly(tmp_path: Path) -> None:
     install("claude", project_dir=project, home=tmp_path)
     assert path.read_bytes() != original
     result = install("claude", project_dir=project, home=tmp_path, uninstall=True)
-    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
     assert path.read_bytes() == original
 
 
@@ -100,7 +105,8 @@ def test_a_changed_timeout_updates_guard_entry_in_place(tmp_path: Path) -> None:
     install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"])
     install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"], timeout_s=60)
     groups = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
-    assert groups == [{"matcher": "*", "hooks": [{**CLAUDE_HANDLER, "timeout": 60}]}]
+    assert groups == [{"matcher": "*", "hooks": [{**CLAUDE_HANDLER, "command": default_command("claude", 60), "timeout": 60}]}]
+    assert groups[0]["hooks"][0]["command"].endswith(" hook --format claude --deadline 60")
 
 
 def test_the_file_keeps_its_own_indentation(tmp_path: Path) -> None:
@@ -158,16 +164,16 @@ def test_gemini_uses_its_event_names_and_millisecond_timeouts(tmp_path: Path) ->
     project = _project(tmp_path)
     install("gemini", project_dir=project, home=tmp_path)
     hooks = json.loads((project / ".gemini/settings.json").read_text())["hooks"]
-    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent"]
+    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart"]
     assert hooks["BeforeTool"] == [{"hooks": [
-        {"type": "command", "command": "guard hook --format gemini", "timeout": 30000, "name": "guard"}]}]
+        {"type": "command", "command": default_command("gemini"), "timeout": 30000, "name": "guard"}]}]
 
 
 def test_devin_project_file_is_a_bare_hooks_mapping_and_user_file_has_a_hooks_key(tmp_path: Path) -> None:
     project = _project(tmp_path)
     home = tmp_path / "home"
     install("devin", project_dir=project, home=home, events=["PreToolUse"])
-    handler = {"type": "command", "command": "guard hook --format devin", "timeout": 30}
+    handler = {"type": "command", "command": default_command("devin"), "timeout": 30}
     assert json.loads((project / ".devin/hooks.v1.json").read_text()) == {"PreToolUse": [{"hooks": [handler]}]}
     user = home / ".config/devin/config.json"
     _write(user, {"agent": {"model": "swe-1-6-fast"}})
@@ -182,7 +188,7 @@ def test_codex_writes_hooks_json_and_honours_codex_home(tmp_path: Path, monkeypa
     project = _project(tmp_path)
     install("codex", project_dir=project, home=tmp_path)
     hooks = json.loads((project / ".codex/hooks.json").read_text())["hooks"]
-    assert hooks["PreToolUse"] == [{"hooks": [{"type": "command", "command": "guard hook --format codex", "timeout": 30}]}]
+    assert hooks["PreToolUse"] == [{"hooks": [{"type": "command", "command": default_command("codex"), "timeout": 30}]}]
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     assert install("codex", scope="user", project_dir=project, home=tmp_path).path == tmp_path / "codex-home/hooks.json"
 
@@ -264,5 +270,132 @@ def test_cli_warns_when_the_hook_command_cannot_be_found(tmp_path: Path, monkeyp
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert _cli(["claude"]) == 0
+    assert _cli(["claude", "--command", "guard hook --format claude"]) == 0
     assert "'guard' is not on PATH" in capsys.readouterr().err
+
+
+def test_reinstalling_from_another_venv_replaces_guards_entry_and_keeps_other_formats(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    path = project / ".claude/settings.json"
+    old_bare = {"type": "command", "command": "guard hook --format claude", "timeout": 30}
+    old_venv = {"type": "command", "command": "'/old venv/bin/guard' hook --format claude --deadline 10", "timeout": 10}
+    devin = {"type": "command", "command": "guard hook --format devin"}
+    _write(path, {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [old_bare]}],
+                            "Stop": [{"hooks": [old_venv, devin]}]}})
+    install("claude", project_dir=project, home=tmp_path, events=["PreToolUse", "Stop"])
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"] == [{"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
+    assert hooks["Stop"] == [{"hooks": [CLAUDE_HANDLER, devin]}]
+    install("claude", project_dir=project, home=tmp_path, events=["PreToolUse", "Stop"], uninstall=True)
+    assert json.loads(path.read_text())["hooks"] == {"Stop": [{"hooks": [devin]}]}
+
+
+@pytest.mark.parametrize("command", [
+    "guard hook",
+    "/v/bin/guard hook --format claude --deadline 30",
+    "'/my venv/bin/guard' hook --format claude",
+    "/usr/bin/python3 -P -m guard.cli.main hook --format codex",
+    "cd /x && guard hook",
+])
+def test_every_spelling_of_guards_own_entry_is_skipped_when_loading_settings(tmp_path: Path, command: str) -> None:
+    from guard.config.parse import parse_config
+
+    path = tmp_path / ".claude/settings.json"
+    _write(path, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command},
+                                                      {"type": "command", "command": "./guard-hook-lint.sh hook"}]}]}})
+    assert [s.command for s in parse_config(path).specs] == ["./guard-hook-lint.sh hook"]
+
+
+# --- the installed command, run as the client runs it ----------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+DENY_CONFIG = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo 'no pushes here' >&2; exit 2\"\n"
+PUSH = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
+
+
+def _guard_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+
+
+def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedProcess[str]:
+    """/bin/sh -c COMMAND, with a PATH that lacks guard's venv (a client started from a desktop launcher)."""
+    env = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(PUSH), capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+
+
+def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text(DENY_CONFIG)
+    proc = _guard_cli(["install", "claude", "--events", "PreToolUse", "--timeout", "45"], project)
+    assert proc.returncode == 0, proc.stderr
+    handler = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
+    command = handler["command"]
+    argv = shlex.split(command)
+    assert os.path.isabs(argv[0]) and argv[-2:] == ["--deadline", "45"] and handler["timeout"] == 45
+
+    bare_path = "/usr/bin:/bin"
+    assert shutil.which("guard", path=bare_path) is None  # the client's PATH really lacks guard
+    assert _as_the_client("guard hook --format claude", project, bare_path).returncode == 127  # what a bare entry did
+    ran = _as_the_client(command, project, bare_path)
+    assert ran.returncode == 0, ran.stderr
+    out = json.loads(ran.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]
+
+
+def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text("hoks:\n  PreToolUse: []\n")
+    refused = _guard_cli(["install", "claude"], project)
+    assert refused.returncode == 1
+    assert "guard.yaml" in refused.stderr and "hoks" in refused.stderr and "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (project / ".claude").exists()
+
+    forced = _guard_cli(["install", "claude", "--force"], project)
+    assert forced.returncode == 0 and "WARNING (--force)" in forced.stderr and "hoks" in forced.stderr
+    assert (project / ".claude/settings.json").is_file()
+
+
+def test_install_warns_when_a_hook_outlasts_the_clients_timeout(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n      timeout: 60\n")
+    proc = _guard_cli(["install", "claude"], project)
+    assert proc.returncode == 0 and "--timeout 65" in proc.stderr
+
+
+def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    import guard.install as install_module
+    from guard.config.own_hook import parse_guard_hook
+
+    monkeypatch.setattr(install_module, "guard_program", lambda: ["/Users/me/My Projects/.venv/bin/guard"])
+    command = install_module.default_command("claude", 45)
+    assert shlex.split(command) == ["/Users/me/My Projects/.venv/bin/guard", "hook", "--format", "claude", "--deadline", "45"]
+    hook = parse_guard_hook(command)
+    assert hook is not None and hook.program == ("/Users/me/My Projects/.venv/bin/guard",) and hook.identity == ("claude", "")
+
+
+def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
+    import guard.install as install_module
+
+    no_scripts = tmp_path / "bin"
+    no_scripts.mkdir()
+    monkeypatch.setattr(install_module.sys, "executable", sys.executable)
+    monkeypatch.setattr(install_module.os.path, "isfile", lambda path: False)  # no `guard` script anywhere
+    command = install_module.default_command("claude")
+    assert shlex.split(command)[:4] == [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
+    monkeypatch.undo()
+
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text(DENY_CONFIG)
+    planted = project / "guard" / "cli"
+    planted.mkdir(parents=True)
+    for init in (project / "guard" / "__init__.py", planted / "__init__.py"):
+        init.write_text("")
+    (planted / "main.py").write_text("import pathlib; pathlib.Path('planted-ran').touch()\n")
+
+    ran = _as_the_client(command, project, "/usr/bin:/bin")
+    assert not (project / "planted-ran").exists(), "a guard package in the project ran instead of guard"
+    assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", ran.stderr
+    _as_the_client(command.replace(" -P ", " "), project, "/usr/bin:/bin")
+    assert (project / "planted-ran").exists()  # the same command without -P would have run it

@@ -49,7 +49,8 @@ def test_a_python_caller_gets_the_gate_fast_path_and_policy(tmp_path: object, mo
     gate = guard.Gate()
     _, none = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})
     assert none.decision == "allow" and none.judged and none.hooks == []
-    _, strict = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
+    # not `rm -rf /`: the built-in self-protection rule denies that one without a model (it removes guard.yaml)
+    _, strict = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/photos"}})
     assert strict.decision == "deny" and "no model" in strict.reason
     _, lenient = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "x"}})
     assert lenient.decision == "allow" and not lenient.judged and "lenient" in lenient.warnings[0]

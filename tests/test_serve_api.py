@@ -75,6 +75,24 @@ def test_a_crashing_hook_is_reported_in_the_decision_not_as_a_500(client: TestCl
     assert r.json()["decision"] == "allow" and "hook bug" in r.json()["hooks"][0]["error"]
 
 
+@pytest.mark.parametrize(("headers", "content", "fail_closed"), [
+    ({"content-type": "application/json"}, b'{"toolName": "bash", "toolArgs": "{broken"}', False),
+    ({"content-type": "text/plain"}, json.dumps(RM).encode(), False),
+    ({"content-type": "application/json"}, b"{not json", True),
+])
+def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: Engine, headers: dict[str, str], content: bytes, fail_closed: bool) -> None:
+    """A Claude Code http hook runs the call on any non-2xx answer: the client route never gives one for a bad request."""
+    if fail_closed:
+        engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
+    with TestClient(create_app(engine), raise_server_exceptions=False) as c:
+        r = c.post("/v1/hooks/claude", content=content, headers=headers)
+    assert r.status_code == 200
+    if fail_closed:
+        assert r.json()["decision"] == "block" and "refused the request (400)" in r.json()["reason"]
+    else:
+        assert "refused the request" in r.json()["systemMessage"]  # allowed, but the user sees it was not judged
+
+
 @pytest.mark.parametrize(
     ("path", "kwargs", "status", "message"),
     [
@@ -89,7 +107,6 @@ def test_a_crashing_hook_is_reported_in_the_decision_not_as_a_500(client: TestCl
         ("/v1/hooks", {"json": {**RM, "pad": "x" * 5000}}, 413, "4096-byte limit"),
         ("/v1/hooks/cursor", {"json": RM}, 404, "unknown client format 'cursor'"),
         ("/v1/hooks?format=cursor", {"json": RM}, 404, "unknown client format"),
-        ("/v1/hooks/copilot", {"json": {"toolName": "bash", "toolArgs": "{broken"}}, 400, "toolArgs"),
         ("/v2/hooks", {"json": RM}, 404, "Not Found"),
     ],
 )
@@ -177,7 +194,7 @@ def test_metrics_derive_cache_hits_misses_and_model_latency_from_smart_hooks() -
 
 def test_warm_loads_the_model_client_only_when_a_smart_hook_needs_it(engine: Engine) -> None:
     assert warm(engine) == []
-    smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="openai/own-model")
+    smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="anthropic/own-model")
     settings = Settings(models={"quick": "openai/stub-quick"}, audit_path=None, cache_url="off")
-    assert warm(Engine(settings, Registry([smart]))) == ["openai/own-model", "openai/stub-quick"]
-    assert "litellm" in sys.modules
+    assert warm(Engine(settings, Registry([smart]))) == ["anthropic/own-model", "openai/stub-quick"]
+    assert "litellm" in sys.modules  # the route of the non-OpenAI model (openai/ ones need only httpx)

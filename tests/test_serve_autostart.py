@@ -42,6 +42,16 @@ def wait_for_state(folder: Path, *, timeout: float = 90.0) -> dict:
     raise AssertionError(f"no service wrote its URL into {folder}: {[p.read_text() for p in folder.glob('*')]}")
 
 
+def wait_until_answering(url: str, *, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=2)
+            return
+        except OSError:
+            time.sleep(0.2)
+
+
 def requests_served(url: str) -> int:
     text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
     return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines() if line.startswith("guard_http_requests_total{") and 'route="/v1/hooks"' in line)
@@ -59,14 +69,7 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
     assert json.loads(first.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", first.stderr
     state = wait_for_state(states)
     try:
-        # wait until it answers, then a second miss must be judged by the service, not in-process
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(state["url"] + "/healthz", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_until_answering(state["url"])  # then a second miss must be judged by the service, not in-process
         before = requests_served(state["url"])
         second = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/b")))
         assert json.loads(second.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", second.stderr

@@ -55,7 +55,8 @@ class ServeProcess:
 def serve(tmp_path: Path) -> Iterator[ServeProcess]:
     (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
     (tmp_path / "guard.yaml").write_text(CONFIG)
-    proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, {**os.environ, "PYTHONPATH": str(tmp_path)})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # keep the tree under test
+    proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, env)
     try:
         yield ServeProcess(proc, url, tmp_path)
     finally:
@@ -69,14 +70,17 @@ def test_send_event_returns_the_services_decision(serve: ServeProcess) -> None:
     assert reply is not None and reply["decision"] == "deny" and reply["hooks"][0]["id"] == "slow-judge"
     copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "ls"})}
     assert (send_event(serve.url, copilot, fmt="copilot", timeout=10) or {}).get("decision") == "allow"
-    assert json.loads(serve.get("/healthz"))["hooks"] == 1
+    assert json.loads(serve.get("/healthz"))["hooks"] == 2  # the config's hook and the built-in self-protection rule
 
 
 def test_the_service_writes_the_audit_log(serve: ServeProcess) -> None:
     send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm x"}}, timeout=10)
     from guard.audit import AuditLog
 
-    [row] = AuditLog(serve.workdir / "audit.db").tail()
+    deadline = time.monotonic() + 10
+    while not (rows := AuditLog(serve.workdir / "audit.db").tail()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a thread writes the log, just after the answer
+    [row] = rows
     assert row["decision"] == "deny" and row["tool"] == "Bash"
 
 

@@ -94,7 +94,8 @@ def test_the_service_shares_one_call_across_concurrent_requests(slow_stub: StubS
         assert slow_stub.calls == 1
         later: list[Any] = []
         _post(url, event(99), later)
-        assert later[0]["hooks"][0]["cached"] is True and slow_stub.calls == 1
+        smart = [h for h in later[0]["hooks"] if h["type"] == "smart"]
+        assert smart[0]["cached"] is True and slow_stub.calls == 1
         with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
             metrics = r.read().decode()
         assert "guard_cache_hits_total 1" in metrics and 'guard_decisions_total{decision="deny"} 17' in metrics

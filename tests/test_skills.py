@@ -244,10 +244,12 @@ hooks:
     registry = Registry()
     engine = Engine(Settings(audit_path=None), registry)
     event = {**BASH, "cwd": str(tmp_path), "tool_input": {"command": "$(touch pwned) `touch pwned2`"}}
+    skill = write_skill(tmp_path, text, "shell-skill")
     with registry.run():
-        mount_skill(registry, write_skill(tmp_path, text, "shell-skill"))
+        mount_skill(registry, skill)
         decision = await engine.decide(event)
     ran, refused = decision.hooks
-    assert ran.error is None and json.loads((tmp_path / "seen.json").read_text()) == event
+    # a skill's script runs in the skill's own folder, not the event's cwd
+    assert ran.error is None and json.loads((skill.parent / "seen.json").read_text()) == event
     assert "eval" in (refused.error or "") and refused.decision is None  # refused for a skill, never run
-    assert not any((tmp_path / name).exists() for name in ("pwned", "pwned2", "evaluated"))
+    assert not any((folder / name).exists() for folder in (tmp_path, skill.parent) for name in ("pwned", "pwned2", "evaluated"))

@@ -14,9 +14,9 @@ from guard.hooks.smart import SmartHook
 from guard.judge.fence import FENCE_RE
 from guard.settings import Settings
 from guard.testing.openai_stub import Reply, StubServer
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub, transport  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("transport")]  # every test on both routes
 
 
 async def run(stub: StubServer, command: str = "rm -rf /home/u/victim", settings: Settings | None = None, **spec_changes: object):  # type: ignore[no-untyped-def]
@@ -159,10 +159,16 @@ async def test_hook_model_overrides_the_tier_models(stub: StubServer) -> None:
     assert result.model == "openai/hook-own" and stub.requests[0]["model"] == "hook-own"
 
 
-async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(stub: StubServer) -> None:
-    priced = await run(stub, settings=settings_for(stub, quick="openai/gpt-4.1-mini", thorough=THOROUGH))
+async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the provider's own endpoint, as LiteLLM finds it without a guard api_base (here: the stub in OpenAI's place)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    own = Settings(models={"quick": "openai/gpt-4.1-mini", "thorough": THOROUGH}, cache_url="off", audit_path=None)
+    priced = await run(stub, settings=own)
     assert priced.cost_usd is not None and priced.cost_usd > 0
     assert priced.details["calls"][0]["cost_usd"] == priced.cost_usd
+    custom_endpoint = await run(stub, settings=settings_for(stub, quick="openai/gpt-4.1-mini", thorough=THOROUGH))
+    assert custom_endpoint.cost_usd is None, "a priced model behind a custom api_base is not priced as the provider"
     unpriced = await run(stub)
     assert unpriced.cost_usd is None and unpriced.details["calls"][0]["cost_usd"] is None
 
@@ -198,14 +204,16 @@ async def test_concurrent_identical_events_share_one_call(stub: StubServer) -> N
 
 
 class CountingCache:
-    """A dict-backed DecisionCache that counts reads."""
+    """A dict-backed DecisionCache that counts reads and the misses it was asked to record."""
 
     def __init__(self) -> None:
         self.data: dict[str, dict] = {}
         self.gets = 0
+        self.misses = 0
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, *, record_miss: bool = True) -> dict | None:
         self.gets += 1
+        self.misses += record_miss and key not in self.data
         return self.data.get(key)
 
     def set(self, key: str, value: dict, ttl: float | None = None) -> None:

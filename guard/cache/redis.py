@@ -3,26 +3,43 @@
 Each entry is one key written with its TTL (``SET … PX``: SETEX in
 milliseconds) under a prefix (``guard:`` by default, or the URL's ``?prefix=``),
 so Redis expires entries itself; hits and misses are two counters beside them.
+A ``lock:`` key per cache key, with a lease, lets one replica of a fleet judge
+an event while the others wait for its verdict (:mod:`guard.cache.singleflight`).
 A lookup is one round trip: a small Lua script reads the entry and bumps the
 right counter. redis-py is imported when the cache is built, never on the
 ``guard hook`` paths that do not need it.
+
+Each entry carries a seal over its key, verdict and expiry (:mod:`guard.cache.seal`):
+anyone who can write to the Redis server can forge neither. An entry that fails
+its seal is deleted, counted as ``tampered`` (not as a hit) and is a miss.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import time
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from guard.cache.seal import entry_seal, sealed
 from guard.errors import CacheError, ConfigError
+from guard.trust import TrustError
 
 __all__ = ["RedisCache"]
+
+log = logging.getLogger("guard.cache")
 
 _GET_AND_COUNT = """
 local value = redis.call('GET', KEYS[1])
 if value then redis.call('INCR', KEYS[2]) elseif ARGV[1] == '1' then redis.call('INCR', KEYS[3]) end
 return value
+"""
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 #: Seconds to wait for Redis: a dead cache must cost a hook little more than a miss.
@@ -55,8 +72,10 @@ class RedisCache:
         except ValueError as exc:
             raise ConfigError(f"invalid Redis URL: {exc}", key="cache.url") from exc
         self._get_and_count = self._redis.register_script(_GET_AND_COUNT)
+        self._unlock = self._redis.register_script(_UNLOCK)
         self._hits_key = f"{self.prefix}stats:hits"
         self._misses_key = f"{self.prefix}stats:misses"
+        self._tampered_key = f"{self.prefix}stats:tampered"
 
     def _entry(self, key: str) -> str:
         return f"{self.prefix}entry:{key}"
@@ -71,14 +90,79 @@ class RedisCache:
             raw = self._get_and_count(keys=keys, args=["1" if record_miss else "0"])
         except self._errors as exc:
             raise self._fail(exc) from exc
-        return json.loads(raw)["value"] if raw is not None else None
+        if raw is None:
+            return None
+        value = self._unsealed(key, raw)
+        if value is None:
+            log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.location, key)
+            try:
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.delete(self._entry(key))
+                pipe.decr(self._hits_key)
+                pipe.incr(self._tampered_key)
+                if record_miss:
+                    pipe.incr(self._misses_key)
+                pipe.execute()
+            except self._errors as exc:
+                raise self._fail(exc) from exc
+        return value
+
+    @staticmethod
+    def _unsealed(key: str, raw: bytes) -> dict[str, Any] | None:
+        """The verdict in a stored record whose seal verifies and which has not expired, else None."""
+        try:
+            record = json.loads(raw)
+            text, expires_at = record["verdict"], record["expires_at"]
+            if not sealed(record.get("mac"), key, text, expires_at) or expires_at <= time.time():
+                return None
+            value = json.loads(text)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
         """Store a parsed verdict; Redis drops it after ``ttl`` seconds (the cache's TTL by default)."""
-        millis = max(1, round((self.ttl if ttl is None else ttl) * 1000))
-        record = json.dumps({"value": value, "created_at": time.time()}, separators=(",", ":"), ensure_ascii=False)
+        seconds = self.ttl if ttl is None else ttl
+        millis = max(1, round(seconds * 1000))
+        now = time.time()
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        try:
+            mac = entry_seal(key, text, now + seconds)
+        except TrustError as exc:
+            raise CacheError(f"decision cache {self.location}: {exc}") from exc
+        fields = {"verdict": text, "created_at": now, "expires_at": now + seconds, "mac": mac}
+        record = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
         try:
             self._redis.set(self._entry(key), record, px=millis)
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+
+    def _lock(self, key: str) -> str:
+        return f"{self.prefix}lock:{key}"
+
+    def lock(self, key: str, lease: float) -> str | None:
+        """Take the fleet-wide lock on judging ``key`` (``SET NX PX``): a token to unlock with, or None if another holds it.
+
+        The lease expires on its own, so a holder that dies never blocks the key for longer than ``lease`` seconds.
+        """
+        token = secrets.token_hex(8)
+        try:
+            taken = self._redis.set(self._lock(key), token, nx=True, px=max(1, round(lease * 1000)))
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+        return token if taken else None
+
+    def unlock(self, key: str, token: str) -> None:
+        """Release the lock if ``token`` still holds it (a lock whose lease ran out may be someone else's now)."""
+        try:
+            self._unlock(keys=[self._lock(key)], args=[token])
+        except self._errors as exc:
+            raise self._fail(exc) from exc
+
+    def locked(self, key: str) -> bool:
+        """Whether some process holds the lock on ``key`` (it is judging it now)."""
+        try:
+            return bool(self._redis.exists(self._lock(key)))
         except self._errors as exc:
             raise self._fail(exc) from exc
 
@@ -86,14 +170,14 @@ class RedisCache:
         return list(self._redis.scan_iter(match=f"{self.prefix}entry:*", count=1000))
 
     def stats(self) -> dict[str, Any]:
-        """Live entries under the prefix, hit and miss counters, and the entries' memory."""
+        """Live entries under the prefix, hit, miss and tampered counters, and the entries' memory."""
         try:
             keys = self._entry_keys()
             pipe = self._redis.pipeline(transaction=False)
             for key in keys:
                 pipe.memory_usage(key)
             sizes = pipe.execute()
-            hits, misses = self._redis.mget(self._hits_key, self._misses_key)
+            hits, misses, tampered = self._redis.mget(self._hits_key, self._misses_key, self._tampered_key)
         except self._errors as exc:
             raise self._fail(exc) from exc
         return {
@@ -103,6 +187,7 @@ class RedisCache:
             "entries": len(keys),
             "hits": int(hits or 0),
             "misses": int(misses or 0),
+            "tampered": int(tampered or 0),
             "size_bytes": sum(size or 0 for size in sizes),
         }
 
@@ -111,7 +196,7 @@ class RedisCache:
         try:
             keys = self._entry_keys()
             removed = sum(self._redis.delete(*keys[i : i + 500]) for i in range(0, len(keys), 500))
-            self._redis.delete(self._hits_key, self._misses_key)
+            self._redis.delete(self._hits_key, self._misses_key, self._tampered_key)
         except self._errors as exc:
             raise self._fail(exc) from exc
         return int(removed)

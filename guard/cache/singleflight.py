@@ -4,15 +4,30 @@ When an agent fires the same tool call at several hooks, or a fleet sends the
 same event to ``guard serve`` at once, only the first request pays for the model
 call; the others await its result. Errors reach every waiter and are not kept:
 the next request after a failure tries again.
+
+Within a process, :class:`SingleFlight` shares the call's task. Across processes
+and hosts, :func:`once_per_fleet` takes a lock per cache key in a shared cache
+that offers one (Redis): the holder judges and stores the verdict, the others
+poll the cache until the verdict lands. The lock has a lease, so a holder that
+dies frees the key after the lease; one that fails releases it, and a waiter
+takes over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["SingleFlight"]
+from guard.errors import CacheError
+
+__all__ = ["FleetLock", "SingleFlight", "once_per_fleet"]
+
+log = logging.getLogger("guard.cache")
+
+#: How often a waiting replica looks for the holder's verdict.
+POLL_S = 0.02
 
 T = TypeVar("T")
 
@@ -50,3 +65,51 @@ class SingleFlight(Generic[T]):
 
 async def _run(factory: Callable[[], Awaitable[T]]) -> T:
     return await factory()
+
+
+@runtime_checkable
+class FleetLock(Protocol):
+    """A shared cache that can also lock a key for one judging process (see ``RedisCache``)."""
+
+    def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None: ...
+
+    def lock(self, key: str, lease: float) -> str | None: ...
+
+    def unlock(self, key: str, token: str) -> None: ...
+
+    def locked(self, key: str) -> bool: ...
+
+
+async def once_per_fleet(cache: object, key: str, work: Callable[[], Awaitable[T]], *, lease: float) -> T | dict[str, Any]:
+    """``work()`` (which stores its verdict under ``key``) in one process of the fleet; elsewhere, that verdict.
+
+    Returns ``work()``'s result where this process judged, or the cached verdict
+    (a dict) another process stored while this one waited. Without a lockable
+    cache, or when the cache fails, just ``work()``: a broken lock costs a
+    duplicate call, never a decision.
+    """
+    if not isinstance(cache, FleetLock):
+        return await work()
+    try:
+        while True:
+            token = cache.lock(key, lease)
+            if token is not None:
+                break
+            while cache.locked(key):
+                await asyncio.sleep(POLL_S)
+            stored = cache.get(key, record_miss=False)
+            if stored is not None:
+                return stored
+            # released without a verdict (the holder failed, or its lease ran out): try to take the lock
+        # the previous holder may have stored its verdict between our miss and our lock
+        stored = cache.get(key, record_miss=False)
+    except CacheError:
+        log.warning("decision cache lock failed; judging without it", exc_info=True)
+        return await work()
+    try:
+        return stored if stored is not None else await work()
+    finally:
+        try:
+            cache.unlock(key, token)
+        except CacheError:
+            log.warning("decision cache unlock failed; the lock's lease will free it", exc_info=True)

@@ -4,12 +4,17 @@ A cache hit is the common case of a hook that runs on every tool call, so the
 hit path is one write transaction (the entry's hit count and the hit counter)
 on a connection opened without schema work. The file and its directory are
 created on first use; ``stats()`` and ``clear()`` never create it.
-Standard library only.
+
+Every entry is sealed (:mod:`guard.trust`) over its key, verdict and expiry: the
+agent being guarded can write this file, and a row it rewrote from deny to
+allow (or forged) fails its seal, is deleted and counted as ``tampered``, and
+the call is judged again. Standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -20,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from guard.cache.database import Migrations, connect
+from guard.cache.seal import entry_seal, sealed
 from guard.errors import CacheError, ConfigError
+from guard.trust import TrustError
 
 __all__ = ["SQLiteCache"]
+
+log = logging.getLogger("guard.cache")
 
 SCHEME = "sqlite:///"
 
@@ -38,6 +47,13 @@ def m001_entries(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX entries_expires_at ON entries (expires_at)")
     db.execute("CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
     db.execute("INSERT INTO counters (name, value) VALUES ('hits', 0), ('misses', 0)")
+
+
+@migration
+def m002_seals(db: sqlite3.Connection) -> None:
+    """Entries from before seals have none, so they miss once and are judged again."""
+    db.execute("ALTER TABLE entries ADD COLUMN mac TEXT NOT NULL DEFAULT ''")
+    db.execute("INSERT INTO counters (name, value) VALUES ('tampered', 0)")
 
 
 def _damaged(exc: BaseException | None) -> bool:
@@ -84,12 +100,20 @@ class SQLiteCache:
                 raise CacheError(f"decision cache {self.path}: {exc}{hint}") from exc
 
     def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
-        """The live verdict stored under ``key``, counting the hit (and the miss, unless told not to)."""
+        """The live verdict stored under ``key``, counting the hit (and the miss, unless told not to).
+
+        An entry whose seal does not verify is deleted and counted as tampered: a miss.
+        """
         with self._transaction() as db:
             row = db.execute(
-                "UPDATE entries SET hits = hits + 1 WHERE key = ? AND expires_at > ? RETURNING value",
+                "UPDATE entries SET hits = hits + 1 WHERE key = ? AND expires_at > ? RETURNING value, expires_at, mac",
                 (key, time.time()),
             ).fetchone()
+            if row and not sealed(row[2], key, row[0], row[1]):
+                log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.path, key)
+                db.execute("DELETE FROM entries WHERE key = ?", (key,))
+                db.execute("UPDATE counters SET value = value + 1 WHERE name = 'tampered'")
+                row = None
             if row or record_miss:
                 db.execute("UPDATE counters SET value = value + 1 WHERE name = ?", ("hits" if row else "misses",))
         return json.loads(row[0]) if row else None
@@ -97,26 +121,32 @@ class SQLiteCache:
     def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
         """Store a parsed verdict for ``ttl`` seconds (the cache's TTL by default); drop expired entries."""
         now = time.time()
+        expires_at = now + (self.ttl if ttl is None else ttl)
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        try:
+            mac = entry_seal(key, text, expires_at)
+        except TrustError as exc:
+            raise CacheError(f"decision cache {self.path}: {exc}") from exc
         with self._transaction() as db:
             db.execute("DELETE FROM entries WHERE expires_at <= ?", (now,))
             db.execute(
-                "INSERT INTO entries (key, value, created_at, expires_at, hits) VALUES (?, ?, ?, ?, 0)"
+                "INSERT INTO entries (key, value, created_at, expires_at, hits, mac) VALUES (?, ?, ?, ?, 0, ?)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at,"
-                " expires_at = excluded.expires_at, hits = 0",
-                (key, text, now, now + (self.ttl if ttl is None else ttl)),
+                " expires_at = excluded.expires_at, hits = 0, mac = excluded.mac",
+                (key, text, now, expires_at, mac),
             )
 
     def stats(self) -> dict[str, Any]:
-        """Live entries, hits and misses counted since the last clear, and the file's size."""
+        """Live entries, hits, misses and tampered entries counted since the last clear, and the file's size."""
         base: dict[str, Any] = {"backend": self.backend, "location": str(self.path), "ttl_seconds": self.ttl}
         if not self.path.exists():
-            return {**base, "entries": 0, "hits": 0, "misses": 0, "size_bytes": 0}
+            return {**base, "entries": 0, "hits": 0, "misses": 0, "tampered": 0, "size_bytes": 0}
         with self._transaction() as db:
             entries = db.execute("SELECT count(*) FROM entries WHERE expires_at > ?", (time.time(),)).fetchone()[0]
             counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        return {**base, "entries": entries, "hits": counters["hits"], "misses": counters["misses"], "size_bytes": size}
+        counts = {name: counters.get(name, 0) for name in ("hits", "misses", "tampered")}
+        return {**base, "entries": entries, **counts, "size_bytes": size}
 
     def clear(self) -> int:
         """Remove every entry and reset the counters; returns how many entries were removed.

@@ -39,6 +39,7 @@ def _print_stats(stats: dict[str, Any]) -> None:
         ("entries", stats["entries"]),
         ("hits", stats["hits"]),
         ("misses", stats["misses"]),
+        ("tampered", stats.get("tampered", 0)),  # entries that failed their seal: deleted and judged again
         ("hit ratio", ratio),
         ("size", _size(stats["size_bytes"])),
         ("ttl", format_duration(stats["ttl_seconds"])),

@@ -18,7 +18,12 @@ _EXIT = {"allow": 0, "deny": 1, "ask": 2}
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("check", help="judge one tool call and explain the decision")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "check",
+        help="judge one tool call and explain the decision",
+        description="Judge one tool call against the config's hooks (or --rule) and explain the decision.",
+        epilog="exit codes: 0 allow, 1 deny, 2 ask, 3 error (a hook failed, no model configured, bad input)",
+    )
     p.add_argument("--tool", required=True, help="tool name, e.g. Bash")
     p.add_argument("--input", required=True, help="tool input as JSON, e.g. '{\"command\": \"rm -rf ~\"}'")
     p.add_argument("--event", default="PreToolUse", help="event name (default PreToolUse)")

@@ -25,6 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("--depth", action="append", default=[], metavar="D", help="quick | thorough | auto (repeatable; default: as configured)")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="judge each case N times (flip rate, majority vote)")
     p.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight per model (default 8; halves on 429)")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="judge in N processes sharing --concurrency, when one process's CPU is the bottleneck (default 1)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--record", metavar="DIR", help="record the model's HTTP exchanges as cassettes in DIR")
     mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked")
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         depths=_split(args.depth),
         repeats=args.repeats,
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
+        workers=args.workers,
         record=args.record,
         replay=args.replay,
         out=args.out,

@@ -12,6 +12,8 @@ from guard.errors import GuardError
 
 __all__ = ["register", "run"]
 
+_BROKEN = "the config does not load (every call it guards would be blocked)"
+
 _CLIENT_NOTES = {
     "codex": "Codex runs a new or changed hook only after you trust it: start `codex` and accept "
              "'Hooks need review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project.",
@@ -36,10 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--events", nargs="+", metavar="EVENT",
                         help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
                              "default: pre-tool, post-tool, prompt submit and stop")
-    parser.add_argument("--command", help="the hook command (default: guard hook --format CLIENT)")
+    parser.add_argument("--command", help="the hook command (default: this guard's absolute path, "
+                                          "hook --format CLIENT --deadline SECONDS)")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help=f"the client's timeout for the hook (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
+    parser.add_argument("--force", action="store_true",
+                        help="install even when the config here does not load (every guarded call would be blocked)")
     parser.set_defaults(func=run)
 
 
@@ -49,7 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.timeout <= 600:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
         return 1
-    command = args.command or default_command(args.client)
+    command = args.command or default_command(args.client, args.timeout)
+    warnings = [] if args.uninstall else _config_warnings(args.timeout)
+    refusal = next((w for w in warnings if w.startswith(_BROKEN)), None)
+    if refusal and not args.force:
+        print(f"guard install: error: {refusal}; nothing was written.\n"
+              f"Fix it (guard doctor lists every problem) or pass --force to install anyway.", file=sys.stderr)
+        return 1
     try:
         result = install(args.client, scope=args.scope, events=args.events, command=command,
                          timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run)
@@ -60,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard install: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     if args.dry_run:
-        sys.stdout.write(result.text if result.changed else "(nothing would change)\n")
+        sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
         return 0
     if not result.changed:
         state = "not installed in" if args.uninstall else "already installed in"
@@ -69,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     verb = "removed guard from" if args.uninstall else "installed guard in"
     print(f"{verb} {result.path} for {', '.join(result.events)}")
     if not args.uninstall:
+        for warning in warnings:
+            loud = "WARNING (--force)" if warning.startswith(_BROKEN) else "warning"
+            print(f"{loud}: {warning}", file=sys.stderr)
         _warn_if_not_runnable(command, args.client)
         note = _CLIENT_NOTES.get(args.client)
         if note:
@@ -76,13 +90,42 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_warnings(timeout_s: int) -> list[str]:
+    """What is wrong with the config the hook will find here; a load failure starts with ``_BROKEN``.
+
+    Installing a hook over a broken config would block every guarded call, so it
+    is refused (or with ``--force`` announced) now, naming the file, key and line,
+    rather than discovered on the agent's first tool call.
+    """
+    from guard.config import find_config, load_config
+    from guard.install import needed_timeout
+
+    found = find_config()
+    if found is None:
+        return ["no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): the hook has no rules to apply until you write one"]
+    try:
+        loaded = load_config(str(found), use_snapshot=False)
+    except GuardError as exc:
+        return [f"{_BROKEN}: {exc}"]
+    need = needed_timeout([spec.timeout for spec in loaded.specs])
+    if need <= timeout_s:
+        return []
+    longest = max(spec.timeout for spec in loaded.specs)
+    return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
+
+
 def _warn_if_not_runnable(command: str, client: str) -> None:
     """A hook the client cannot start fails open, silently; say so now rather than never."""
+    from guard.install import guard_program
+
     try:
         program = shlex.split(command)[0]
     except (ValueError, IndexError):
         return
+    suggestion = shlex.join([*guard_program(), "hook", "--format", client])
     if shutil.which(program) is None:
         print(f"warning: {program!r} is not on PATH here; the client could not run the hook and every call "
-              f"would pass unchecked. Pass the full path, e.g. "
-              f"--command '{os.path.abspath(sys.argv[0])} hook --format {client}'", file=sys.stderr)
+              f"would pass unchecked. Pass the full path, e.g. --command {shlex.quote(suggestion)}", file=sys.stderr)
+    elif not os.path.isabs(program):
+        print(f"warning: {program!r} is found through PATH; a client started with another PATH cannot run the hook. "
+              f"The default command uses the absolute path ({suggestion})", file=sys.stderr)

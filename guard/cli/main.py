@@ -3,7 +3,7 @@
 ``guard hook`` runs on every tool call, so it is dispatched before any other
 group module is imported; the rest are imported only to build ``--help``.
 Every :class:`~guard.errors.GuardError` becomes a one-line message, never a
-traceback.
+traceback; nor does a reader that closes the pipe early (``guard log | head``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 #: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "datasets", "serve", "cache", "log", "install", "importing")
+_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "datasets", "serve", "cache", "log", "install", "doctor", "importing")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +64,16 @@ def _setup_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            return _dispatch(list(sys.argv[1:] if argv is None else argv))
+        finally:  # a closed pipe surfaces here (or while printing), never at interpreter exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _dispatch(args_list: list[str]) -> int:
     _setup_logging()
     from guard.errors import GuardError
 
@@ -82,6 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _reader_went_away() -> int:
+    """``guard log --json | head``: the reader stopped reading, which is not an error worth a traceback.
+
+    stdout is pointed at /dev/null so the interpreter's final flush cannot raise again;
+    the exit code is the shell's for a process killed by SIGPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,12 +3,17 @@
 starlette and uvicorn are imported here, inside ``run``, and nowhere on the
 ``guard hook`` path. SIGTERM or Ctrl-C stops accepting connections and lets
 in-flight requests finish (up to ``--shutdown-timeout`` seconds).
+
+It listens on loopback unless told otherwise, and refuses to listen anywhere
+else without a token: the service runs your hooks and spends your model budget
+for whoever can reach it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import json
 import os
 import sys
@@ -24,6 +29,8 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("serve", help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 picks a free one)")
+    p.add_argument("--token", help="bearer token every request but /healthz must carry (default: $GUARD_SERVE_TOKEN, "
+                                   "then server.token); required to listen beyond loopback")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
@@ -44,11 +51,10 @@ def _server_class(uvicorn: Any) -> Any:
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
             if self.started and self.state_file:
+                from guard.server.autostart import write_state
+
                 host, port = self.servers[0].sockets[0].getsockname()[:2]
-                tmp = f"{self.state_file}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    json.dump({"url": f"http://{host}:{port}", "pid": os.getpid()}, fh)
-                os.replace(tmp, self.state_file)
+                write_state(self.state_file, f"http://{host}:{port}", os.getpid())
 
         async def on_tick(self, counter: int) -> bool:
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
@@ -68,6 +74,15 @@ def _server_class(uvicorn: Any) -> Any:
     return Server
 
 
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -78,10 +93,18 @@ def run(args: argparse.Namespace) -> int:
     from guard.config import load_config
     from guard.engine import Engine
     from guard.registry import Registry, default_registry
+    from guard.server.client import service_token
 
     loaded = load_config(args.config)
+    token = args.token or service_token(loaded.settings)
+    if not token and not _is_loopback(args.host):
+        raise GuardError(
+            f"refusing to listen on {args.host} without a token: anyone who can reach it could run your hooks and "
+            f"spend your model budget. Set GUARD_SERVE_TOKEN (or --token, or server.token in guard.yaml) and have "
+            f"clients send it as 'Authorization: Bearer <token>', or listen on 127.0.0.1"
+        )
     engine = Engine(loaded.settings, Registry([*loaded.specs, *default_registry.specs()]))
-    app = create_app(engine)
+    app = create_app(engine, token=token)
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -92,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     )
     server = _server_class(uvicorn)(config, app.state.metrics, state_file=args.state_file, idle_timeout=args.idle_timeout)
     backend = loaded.settings.cache_url.split(":", 1)[0]
-    print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}", file=sys.stderr)
+    auth = "bearer token required" if token else "no token (loopback only)"
+    print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}; {auth}", file=sys.stderr)
     server.run()
     return 0

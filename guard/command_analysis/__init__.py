@@ -10,6 +10,9 @@ Two threat levels, as in the product docs:
   (``eval``, ``curl … | sh`` and kin, crontab changes): a person must decide.
 
 Both refuse the hook; ``external=False`` drops the escalate-only findings.
+:func:`touched_paths` reuses the same reading to list what a command line writes
+or removes (the self-protection rule's view of a Bash call): best effort, since
+a path built at run time or written by an interpreter's own code is not seen.
 Standard library only: this runs on the ``guard hook`` path.
 """
 
@@ -18,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from guard.command_analysis.paths import BLOCK, ESCALATE
+from guard.command_analysis.paths import BLOCK, ESCALATE, REMOVES, WRITES
 from guard.command_analysis.rules import findings
 from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
 
-__all__ = ["Analysis", "analyse"]
+__all__ = ["Analysis", "analyse", "touched_paths"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +47,18 @@ def analyse(command: str, *, external: bool) -> Analysis:
         found = list(dict.fromkeys(findings(parse(command), command)))
     except ShellSyntaxError as exc:
         return Analysis(BLOCK, (f"cannot be judged: {exc}",))
-    active = [f for f in found if f.level == BLOCK or external]
+    active = [f for f in found if f.level == BLOCK or (external and f.level == ESCALATE)]
     if not active:
         return Analysis("allow")
     level = BLOCK if any(f.level == BLOCK for f in active) else ESCALATE
     return Analysis(level, tuple(f.reason for f in active))
+
+
+@lru_cache(maxsize=256)
+def touched_paths(command: str) -> tuple[tuple[str, str], ...] | None:
+    """(``writes`` | ``removes``, path as written) for each path ``command`` would change; None if it cannot be parsed."""
+    try:
+        found = findings(parse(command), command)
+        return tuple(dict.fromkeys((f.level, f.path) for f in found if f.level in (WRITES, REMOVES) and f.path))
+    except ShellSyntaxError:
+        return None

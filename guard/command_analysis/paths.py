@@ -10,10 +10,13 @@ from __future__ import annotations
 import posixpath
 import re
 
-__all__ = ["BLOCK", "ESCALATE", "normal_path", "protected_write", "sweeping_target"]
+__all__ = ["BLOCK", "ESCALATE", "REMOVES", "WRITES", "normal_path", "protected_write", "sweeping_target"]
 
 BLOCK = "block"
 ESCALATE = "escalate"
+#: Not refusals: records of a path the command writes (or changes the mode of) / removes or moves away.
+WRITES = "writes"
+REMOVES = "removes"
 
 _HOME = re.compile(r"^(\$HOME|\$\{HOME\}|~|/root|/home/[^/]+|/Users/[^/]+)(?=/|$)")
 

@@ -3,8 +3,9 @@
 Each rule reads one :class:`Invocation` (the command after wrappers such as
 ``env``, ``nohup``, ``timeout`` or ``xargs`` are peeled off) and yields
 :class:`Finding` s. Findings are BLOCK (refused for every source) or ESCALATE
-(refused for hooks from skills, plugins and user config; a person must decide).
-Arguments are data: ``echo rm -rf /`` and ``grep sudo log.txt`` run no ``rm``
+(refused for hooks from skills, plugins and user config; a person must decide);
+WRITES and REMOVES findings are no refusal, they record each path a command
+writes or removes (the self-protection rule reads them). Arguments are data: ``echo rm -rf /`` and ``grep sudo log.txt`` run no ``rm``
 and no ``sudo``, so they pass; whatever a line would *execute* is judged.
 """
 
@@ -15,7 +16,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
-from guard.command_analysis.paths import BLOCK, ESCALATE, normal_path, protected_write, sweeping_target
+from guard.command_analysis.paths import (
+    BLOCK,
+    ESCALATE,
+    REMOVES,
+    WRITES,
+    protected_write,
+    sweeping_target,
+)
 from guard.command_analysis.shell_syntax import Command, Script, Word, parse
 
 __all__ = ["Finding", "findings"]
@@ -56,8 +64,9 @@ _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    level: str  # "block" | "escalate"
+    level: str  # "block" | "escalate" | "writes" | "removes"
     reason: str
+    path: str | None = None  # the path, for "writes" and "removes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,12 @@ def _writes(path: str) -> Iterator[Finding]:
     verdict = protected_write(path)
     if verdict is not None:
         yield Finding(*verdict)
+    yield Finding(WRITES, f"writes {path}", path)
+
+
+def _removes(paths: list[str]) -> Iterator[Finding]:
+    for path in paths:
+        yield Finding(REMOVES, f"removes {path}", path)
 
 
 def _invocation(inv: Invocation) -> Iterator[Finding]:
@@ -358,6 +373,7 @@ def _recursive(inv: Invocation) -> bool:
 def _rm(inv: Invocation) -> Iterator[Finding]:
     if "--no-preserve-root" in inv.texts:
         yield Finding(BLOCK, "rm --no-preserve-root")
+    yield from _removes([w.text for w in inv.operands()])
     for word in inv.operands():
         if _recursive(inv) and sweeping_target(word.text):
             yield Finding(BLOCK, f"rm -r {word.text}: deletes the system, a home directory or the whole working directory")
@@ -365,7 +381,13 @@ def _rm(inv: Invocation) -> Iterator[Finding]:
             yield from _writes(word.text)
 
 
+def _unlink(inv: Invocation) -> Iterator[Finding]:
+    yield from _removes([w.text for w in inv.operands()])
+
+
 def _permissions(inv: Invocation) -> Iterator[Finding]:
+    for word in inv.operands()[1:]:  # a config made unreadable is a config that stops guarding
+        yield Finding(WRITES, f"changes the mode or owner of {word.text}", word.text)
     if inv.name == "chmod" and any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXt]*|[246][0-7]{3}", w.text) for w in inv.args):
         yield Finding(BLOCK, "chmod sets the setuid/setgid bit")
     if _recursive(inv) and any(sweeping_target(w.text) for w in inv.operands()[1:]):
@@ -411,18 +433,19 @@ def _file_writers(inv: Invocation) -> Iterator[Finding]:
         targets += [t.split("=", 1)[1] for t in texts if t.startswith(f"{flags[1]}=")]
     elif inv.name in ("cp", "mv", "install", "ln") and operands:
         targets = _copy_targets(texts, operands)
+        if inv.name == "mv":
+            yield from _removes(operands[:-1] if targets[0] == operands[-1] else operands)
     for target in targets:
         yield from _writes(target)
 
 
 def _copy_targets(texts: list[str], operands: list[str]) -> list[str]:
-    """The destination of cp/mv/install/ln, and each source's name inside it when it is a sensitive directory."""
+    """The destination of cp/mv/install/ln, and each source's name inside it (in case it is a directory)."""
     dest = next((texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("-t", "--target-directory")), None)
     sources = operands if dest else operands[:-1]
     dest = dest or operands[-1]
-    if normal_path(dest).rstrip("/") in ("~", "~/.ssh") or normal_path(dest).startswith("/etc/"):
-        return [dest, *(f"{dest.rstrip('/')}/{s.rsplit('/', 1)[-1]}" for s in sources)]
-    return [dest]
+    # each source's name inside the destination, in case it is a directory: `cp x .claude/` writes .claude/x
+    return [dest, *(f"{dest.rstrip('/')}/{s.rstrip('/').rsplit('/', 1)[-1]}" for s in sources)]
 
 
 def _disk(inv: Invocation) -> Iterator[Finding]:
@@ -471,6 +494,8 @@ _CHECKERS: dict[str, _Checker] = {
     **dict.fromkeys(("history", "unset", "set", "export", "declare", "typeset", "readonly", "local"), _history),
     **dict.fromkeys(("source", "."), _source),
     "rm": _rm,
+    "rmdir": _unlink,
+    "unlink": _unlink,
     "find": _find,
     "kill": _kill,
     "eval": _eval,

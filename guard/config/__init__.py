@@ -39,10 +39,23 @@ def find_config(path: str | None = None) -> Path | None:
 
 
 def load_config(path: str | None = None, *, use_snapshot: bool = True) -> LoadedConfig:
-    """Load the config found by :func:`find_config`; no config at all = no hooks, defaults."""
+    """Load the config found by :func:`find_config`; no config at all = no hooks, defaults.
+
+    Unless the config says ``protect: false``, the built-in self-protection hook
+    (:mod:`guard.hooks.protect`) is added after the config's own hooks.
+    """
     found = find_config(path)
     if found is None:
         return LoadedConfig()
+    loaded = _load(found, use_snapshot)
+    if loaded.settings.protect:
+        from guard.hooks.protect import protect_spec
+
+        loaded.specs.append(protect_spec(loaded))
+    return loaded
+
+
+def _load(found: Path, use_snapshot: bool) -> LoadedConfig:
     from guard.config import snapshot
 
     if use_snapshot:

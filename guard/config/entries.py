@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from guard.errors import ConfigError
+from guard.config.typos import error_message
 from guard.hooks.spec import HookSpec
 from guard.matching import validate_matcher, validate_tools
 
@@ -94,10 +95,13 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
-def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: int) -> HookSpec:
+def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: int, workdir: str | None = None) -> HookSpec:
     """Validate one hook entry declared at ``origin`` (``file: key.path``) and build its spec.
 
-    Hooks from skills, plugins and user config fail closed unless they say otherwise.
+    ``workdir`` is the folder the declaring file belongs to; a command hook runs
+    there, so ``sh hooks/check.sh`` means the script beside that file whatever
+    the event says its cwd is. Hooks from skills, plugins and user config fail
+    closed unless they say otherwise.
     """
     file, _, key = origin.partition(": ")
     if not isinstance(entry, dict):
@@ -106,7 +110,7 @@ def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: 
         parsed = HookEntry.model_validate(entry)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(first["msg"], file=file, key=key + _key_path(first["loc"])) from exc
+        raise ConfigError(error_message(first, HookEntry), file=file, key=key + _key_path(first["loc"])) from exc
     kind = parsed.kind()
     tools = parsed.tools
     default_failure = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
@@ -120,6 +124,7 @@ def spec_from_entry(entry: Any, *, event: str, source: str, origin: str, index: 
         failure_mode=parsed.failure_mode or default_failure,
         source=source,
         origin=origin,
+        workdir=workdir,
         rule=parsed.rule,
         prompt=parsed.prompt,
         depth=parsed.depth,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.cache.duration import parse_duration
 from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
+from guard.config.own_hook import parse_guard_hook
 from guard.config.policies import policy_specs
+from guard.config.typos import error_message
 from guard.errors import ConfigError
 from guard.events.names import canonical_event
 from guard.hooks.spec import HookSpec
-from guard.settings import DEFAULT_CACHE_URL, Settings
+from guard.settings import Settings, default_audit_path, default_cache_url
 from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["parse_config"]
 
 log = logging.getLogger("guard.config")
-
-#: A settings.json command that runs guard itself: loading it as a hook would recurse.
-_SELF = re.compile(r"(^|[\s/])guard(\.exe)?\s+hook\b")
 
 
 class _Models(BaseModel):
@@ -43,7 +41,7 @@ class _Models(BaseModel):
 
 class _Cache(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    url: str = DEFAULT_CACHE_URL
+    url: str | None = None  # None: the project's folder in the user's cache directory
     ttl: str | int | float = "7d"
 
 
@@ -54,7 +52,7 @@ class _Webhooks(BaseModel):
 
 class _Audit(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str | None = ".guard/audit.db"
+    path: str | None = None  # None: the project's folder in the user's state directory
     enabled: bool = True
     redact: list[str] = Field(default_factory=list)
 
@@ -62,6 +60,7 @@ class _Audit(BaseModel):
 class _Server(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: str | None = None
+    token: str | None = None  # bearer token for guard serve and guard hook's requests to it; ${VAR} keeps it out of the file
 
 
 class _Top(BaseModel):
@@ -72,6 +71,7 @@ class _Top(BaseModel):
     audit: _Audit = Field(default_factory=_Audit)
     server: _Server = Field(default_factory=_Server)
     include: list[str] = Field(default_factory=list)
+    protect: bool = True
     hooks: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -114,16 +114,16 @@ def _event_lists(block: Any, file: str, what: str) -> Iterator[tuple[str, str, l
         yield event, key, items
 
 
-def _guard_hooks(block: Any, file: str) -> list[HookSpec]:
+def _guard_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
     """guard.yaml ``hooks:`` — event → list of entries."""
     return [
-        spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i)
+        spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i, workdir=workdir)
         for event, key, entries in _event_lists(block, file, "hooks")
         for i, entry in enumerate(entries)
     ]
 
 
-def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
+def _claude_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
     """Claude Code ``hooks:`` — event → [{matcher, hooks: [{type, command|url|prompt, timeout}]}]."""
     specs = []
     for event, key, groups in _event_lists(block, file, "matcher groups"):
@@ -139,7 +139,7 @@ def _claude_hooks(block: Any, file: str) -> list[HookSpec]:
                 if group.get("matcher") is not None:
                     entry["matcher"] = group["matcher"]
                 entry["id"] = f"claude.{event}[{len(specs)}]"
-                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs)))
+                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs), workdir=workdir))
     return specs
 
 
@@ -153,8 +153,8 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
         # Claude allows up to 600 s and so does guard; anything else is left for validation to name
         entry["timeout"] = min(timeout, 600) if isinstance(timeout, (int, float)) else timeout
     if kind == "command":
-        if _SELF.search(str(handler.get("command", ""))):
-            return None  # guard's own entry: it is what is running now
+        if parse_guard_hook(handler.get("command")) is not None:
+            return None  # guard's own entry: it is what is running now; loading it as a hook would recurse
         entry["command"] = handler.get("command")
     elif kind == "http":
         entry["url"] = handler.get("url")
@@ -177,15 +177,17 @@ def parse_config(path: Path) -> LoadedConfig:
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping", file=file)
     if path.suffix == ".json":
-        specs = _claude_hooks(data.get("hooks", {}), file)
-        return LoadedConfig(settings=Settings(base_dir=str(path.resolve().parent.parent), config_path=file), specs=specs, sources=[file])
+        project = str(path.resolve().parent.parent)  # .claude/settings.json belongs to the folder holding .claude/
+        specs = _claude_hooks(data.get("hooks", {}), file, project)
+        settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(file), audit_path=default_audit_path(file))
+        return LoadedConfig(settings=settings, specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
     policies = data.pop("policies", None) or []
     try:
         top = _Top.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(first["msg"], file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
+        raise ConfigError(error_message(first, _Top), file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
     try:
         ttl = parse_duration(top.cache.ttl)
     except ValueError as exc:
@@ -200,16 +202,18 @@ def parse_config(path: Path) -> LoadedConfig:
     settings = Settings(
         models={k: v for k, v in (("quick", top.models.quick), ("thorough", top.models.thorough)) if v},
         api_base=top.models.api_base,
-        cache_url=top.cache.url,
+        cache_url=top.cache.url if top.cache.url is not None else default_cache_url(file),
         cache_ttl=ttl,
         allow_networks=tuple(top.webhooks.allow_networks),
-        audit_path=top.audit.path if top.audit.enabled else None,
+        audit_path=(top.audit.path or default_audit_path(file)) if top.audit.enabled else None,
         audit_redact=tuple(top.audit.redact),
         server_url=top.server.url,
+        server_token=top.server.token,
         base_dir=str(base),
         config_path=file,
+        protect=top.protect,
     )
-    specs = _guard_hooks(hooks, file) + policy_specs(policies, file)
+    specs = _guard_hooks(hooks, file, str(base)) + policy_specs(policies, file)
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)

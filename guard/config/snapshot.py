@@ -2,13 +2,19 @@
 
 Values are stored as written (``${VAR}`` unexpanded) so secrets never land in
 the snapshot and a changed environment takes effect at once; :func:`expand_env`
-substitutes them on every load. Standard library only.
+substitutes them on every load.
+
+The snapshot sits in the user's cache, where the guarded agent can write: it is
+sealed (:mod:`guard.trust`) over its text and the config's path, and a snapshot
+whose seal fails (emptied, edited, forged, copied from another config) is
+ignored and the config parsed again from its source. Standard library only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 from dataclasses import replace
@@ -18,10 +24,14 @@ from typing import Any
 from guard.errors import ConfigError
 from guard.hooks.spec import HookSpec
 from guard.settings import Settings
+from guard.trust import TrustError, seal, verify
 
 __all__ = ["expand_env", "read", "write"]
 
-FORMAT = 1
+log = logging.getLogger("guard.config")
+
+FORMAT = 3  # 2: HookSpec.workdir; 3: a seal line before the JSON
+_PURPOSE = "snapshot"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -43,8 +53,15 @@ def read(config: Path) -> Any:
     """The snapshot for ``config`` if every source file is unchanged, else None."""
     from guard.config import LoadedConfig
 
+    path = _snapshot_path(config)
     try:
-        data = json.loads(_snapshot_path(config).read_text())
+        mac, _, body = path.read_text().partition("\n")
+        if not verify(mac, _PURPOSE, str(config.resolve()), body):
+            # an older guard's snapshot has no seal line (it starts with "{"): quietly replaced, still never believed
+            level = logging.INFO if mac.startswith("{") else logging.WARNING
+            log.log(level, "config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
+            return None
+        data = json.loads(body)
         if data.get("format") != FORMAT or _fingerprint([s for s, _, _ in data["sources"]]) != data["sources"]:
             return None
         loaded = LoadedConfig(
@@ -52,7 +69,7 @@ def read(config: Path) -> Any:
             specs=[HookSpec.from_dict(s) for s in data["specs"]],
             sources=[s for s, _, _ in data["sources"]],
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return expand_env(loaded)
 
@@ -69,11 +86,13 @@ def write(config: Path, loaded: Any) -> None:
             "settings": loaded.settings.to_dict(),
             "specs": [spec.to_dict() for spec in loaded.specs],
         }
+        body = json.dumps(payload)
+        mac = seal(_PURPOSE, str(config.resolve()), body)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(payload))
+        tmp.write_text(f"{mac}\n{body}")
         os.replace(tmp, target)
-    except OSError:
+    except (OSError, TrustError):
         pass
 
 
@@ -107,6 +126,7 @@ def expand_env(loaded: Any) -> Any:
         api_base=_expand(s.api_base, f"{origin}: models.api_base"),
         cache_url=_expand(s.cache_url, f"{origin}: cache.url") or "off",
         server_url=_expand(s.server_url, f"{origin}: server.url"),
+        server_token=_expand(s.server_token, f"{origin}: server.token"),
         allow_networks=tuple(_expand(n, f"{origin}: webhooks.allow_networks") or "" for n in s.allow_networks),
     )
     specs = []

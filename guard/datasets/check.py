@@ -22,7 +22,7 @@ from guard.datasets.case import Case, iter_lines, parse_case
 from guard.datasets.similarity import field_shingles, similar_pairs
 from guard.errors import ConfigError, DatasetError
 
-__all__ = ["CheckReport", "FileSummary", "Finding", "check_datasets", "dataset_files", "rule_config_for"]
+__all__ = ["CheckReport", "FileSummary", "Finding", "Row", "check_datasets", "dataset_files", "read_rows", "rule_config_for"]
 
 DENY_BAND = (0.35, 0.65)
 HARD_NEGATIVE_TAG = "hard-negative"
@@ -83,7 +83,9 @@ class CheckReport:
 
 
 @dataclass(frozen=True)
-class _Row:
+class Row:
+    """One parsed case and where it is."""
+
     file: str
     line: int
     case: Case
@@ -110,9 +112,10 @@ def _bare(exc: DatasetError) -> str:
     return text.removeprefix(where)
 
 
-def _read(path: Path, report: CheckReport) -> list[_Row]:
+def read_rows(path: Path, report: CheckReport) -> list[Row]:
+    """Every readable case of one file; each bad line or repeated id becomes an error finding, never a stop."""
     name = str(path)
-    rows: list[_Row] = []
+    rows: list[Row] = []
     first_seen: dict[str, int] = {}
     try:
         for number, text in iter_lines(path):
@@ -125,13 +128,13 @@ def _read(path: Path, report: CheckReport) -> list[_Row]:
                 report.findings.append(Finding("error", f"duplicate id {case.id!r} (first on line {first_seen[case.id]})", name, number))
                 continue
             first_seen[case.id] = number
-            rows.append(_Row(name, number, case))
+            rows.append(Row(name, number, case))
     except DatasetError as exc:
         report.findings.append(Finding("error", _bare(exc), name))
     return rows
 
 
-def _summarise(path: Path, rows: list[_Row], report: CheckReport) -> FileSummary:
+def _summarise(path: Path, rows: list[Row], report: CheckReport) -> FileSummary:
     name = str(path)
     labels = Counter(row.case.label for row in rows)
     summary = FileSummary(name, len(rows), {label: labels[label] for label in ("allow", "deny", "ask")})
@@ -155,7 +158,7 @@ def _summarise(path: Path, rows: list[_Row], report: CheckReport) -> FileSummary
     return summary
 
 
-def _check_rules(path: Path, rows: list[_Row], summary: FileSummary, report: CheckReport) -> None:
+def _check_rules(path: Path, rows: list[Row], summary: FileSummary, report: CheckReport) -> None:
     config = rule_config_for(path)
     hook_ids: set[str] | None = None
     rule_texts: set[str] = set()
@@ -170,7 +173,7 @@ def _check_rules(path: Path, rows: list[_Row], summary: FileSummary, report: Che
             return
         hook_ids = {spec.id for spec in specs}
         rule_texts = {spec.rule for spec in specs if spec.rule}
-    unresolved: dict[str, list[_Row]] = defaultdict(list)
+    unresolved: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         rule = row.case.rule
         if rule is None or rule in rule_texts or not _RULE_ID.match(rule):
@@ -187,8 +190,8 @@ def _check_rules(path: Path, rows: list[_Row], summary: FileSummary, report: Che
             report.findings.append(Finding("error", message, where[0].file, where[0].line))
 
 
-def _check_duplicates(rows: list[_Row], report: CheckReport, threshold: float) -> None:
-    groups: dict[str, list[_Row]] = defaultdict(list)
+def _check_duplicates(rows: list[Row], report: CheckReport, threshold: float) -> None:
+    groups: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         groups[row.case.judged_text()].append(row)
     for same in groups.values():
@@ -224,9 +227,9 @@ def check_datasets(paths: list[str | Path], *, similarity: float = 0.9) -> Check
     files = dataset_files(paths)
     if not files:
         report.findings.append(Finding("error", "no dataset files found"))
-    every_row: list[_Row] = []
+    every_row: list[Row] = []
     for path in files:
-        rows = _read(path, report)
+        rows = read_rows(path, report)
         summary = _summarise(path, rows, report)
         _check_rules(path, rows, summary, report)
         report.files.append(summary)

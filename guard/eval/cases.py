@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guard.datasets import Case, load_cases
+from guard.datasets import Case
+from guard.datasets.check import CheckReport, read_rows
 from guard.errors import DatasetError, GuardError
 from guard.eval.schema import DatasetInfo
 from guard.events.model import Event
@@ -96,9 +97,10 @@ def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs:
 
 
 def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[list[DatasetInfo], list[JudgedCase]]:
-    """Load and check every dataset; DatasetError names the file (and line, from the loader)."""
+    """Load and check every dataset; one DatasetError lists every bad line of every file (as ``guard datasets check`` does)."""
     infos: list[DatasetInfo] = []
     judged: list[JudgedCase] = []
+    problems: list[str] = []
     seen: dict[str, str] = {}
     rule_specs: dict[str, HookSpec] = {}  # one spec per distinct (event, rule text), shared by its cases
     for path in paths:
@@ -106,10 +108,18 @@ def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[lis
         if name in seen:
             raise GuardError(f"datasets {seen[name]} and {path} share the name {name!r}: case ids are keyed by file name; rename one")
         seen[name] = path
-        cases = load_cases(path)
-        if not cases:
-            raise DatasetError("no cases", file=path)
-        data = Path(path).read_bytes()
-        infos.append(DatasetInfo(name=name, path=str(path), cases=len(cases), sha256=hashlib.sha256(data).hexdigest()))
-        judged += [JudgedCase(name, case, build_event(case), select_hooks(case, config, path, rule_specs)) for case in cases]
+        report = CheckReport()
+        rows = read_rows(Path(path), report)
+        problems += [str(finding) for finding in report.errors]
+        if not rows and not report.errors:
+            problems.append(f"{path}: error: no cases")
+        for row in rows:
+            try:
+                judged.append(JudgedCase(name, row.case, build_event(row.case), select_hooks(row.case, config, f"{path}:{row.line}", rule_specs)))
+            except DatasetError as exc:
+                problems.append(str(exc))
+        if rows and not report.errors:
+            infos.append(DatasetInfo(name=name, path=str(path), cases=len(rows), sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest()))
+    if problems:
+        raise DatasetError(f"{len(problems)} problem(s) in the dataset(s), nothing judged:\n  " + "\n  ".join(problems))
     return infos, judged

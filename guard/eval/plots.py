@@ -77,6 +77,7 @@ def _bars(variants: list[VariantMetrics]) -> Figure:
 
 def _scatter(variants: list[VariantMetrics], attribute: str, label: str) -> Figure | None:
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     points = [(getattr(v, attribute), v.metrics["f1"], v.name) for v in variants if getattr(v, attribute) is not None and v.metrics["f1"].value is not None]
     if not points:
@@ -85,6 +86,9 @@ def _scatter(variants: list[VariantMetrics], attribute: str, label: str) -> Figu
     for x, f1, name in points:
         err: Any = [[f1.value - f1.low], [f1.high - f1.value]] if f1.low is not None and f1.high is not None else None
         ax.errorbar([x], [f1.value], yerr=err, fmt="o", capsize=3, label=name)
+    # costs per call are tiny (0.00018): few ticks, four significant digits, so the labels never run together
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.4g}"))
     ax.set_xlabel(label)
     ax.set_ylabel("F1 (95% interval)")
     ax.legend(fontsize=8)

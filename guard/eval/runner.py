@@ -21,10 +21,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from guard.cache.key import canonical_json
+from guard.decision import Decision
 from guard.eval.cases import JudgedCase
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.progress import Progress
@@ -35,7 +37,7 @@ from guard.hooks.spec import HookSpec
 from guard.registry import Registry
 from guard.settings import Settings
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "model_latency_ms", "run_in_workers", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
 
 log = logging.getLogger("guard.eval")
 
@@ -97,6 +99,18 @@ class RunOutcome:
     rate_limit_backoffs: int = 0
 
 
+def model_latency_ms(decision: Decision, *, fallback: float) -> float:
+    """How long the model took to answer this decision, as timed at the transport.
+
+    A hook's calls run one after another (quick, then thorough), hooks in parallel:
+    the slowest hook's total. Time spent waiting for a slot or on the event loop
+    around the call is the harness's, not the provider's, so it is left out. A
+    decision without model calls (cached, command hooks) keeps its wall time.
+    """
+    per_hook = [sum(call.get("latency_ms") or 0.0 for call in hook.details.get("calls", ())) for hook in decision.hooks]
+    return round(max(per_hook) if any(per_hook) else fallback, 3)
+
+
 class EngineJudge:
     """Judges work items with one guard Engine per variant (the production path)."""
 
@@ -146,7 +160,7 @@ class EngineJudge:
             depth=item.variant.depth,
             repeat=item.repeat,
             label=case.label,
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            latency_ms=model_latency_ms(decision, fallback=(time.perf_counter() - started) * 1000),
             replayed=bool(self.recorder and self.recorder.mode == "replay"),
             tool_name=case.tool_name,
             tags=list(case.tags),
@@ -236,6 +250,75 @@ async def run_schedule(
             for task in tasks:
                 task.cancel()
     return RunOutcome(rows=run.rows, aborted=run.aborted, rate_limit_backoffs=sum(lim.backoffs for lim in run.limiters.values()))
+
+
+def _judge_shard(variants: Sequence[Variant], shard: Sequence[WorkItem], concurrency: int, rows: Any) -> None:
+    """A worker process: judge ``shard`` on its own event loop, sending each row (as JSON) and then its outcome."""
+    try:
+        judge = EngineJudge(variants)
+        outcome = asyncio.run(run_schedule(shard, judge, lambda row: rows.put(("row", row.model_dump_json())), concurrency=concurrency, progress=False))
+        rows.put(("done", outcome.aborted, outcome.rate_limit_backoffs))
+    except BaseException as exc:  # noqa: BLE001 - the parent must hear about it, not wait forever
+        rows.put(("done", f"worker failed: {type(exc).__name__}: {exc}", 0))
+
+
+def _shares(concurrency: int, workers: int) -> list[int]:
+    """Each worker's part of the per-model concurrency, together exactly ``concurrency``."""
+    return [concurrency // workers + (1 if i < concurrency % workers else 0) for i in range(workers)]
+
+
+async def run_in_workers(
+    items: Sequence[WorkItem],
+    variants: Sequence[Variant],
+    sink: Callable[[ResultRow], None],
+    *,
+    workers: int,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: bool | None = None,
+) -> RunOutcome:
+    """:func:`run_schedule` split over ``workers`` processes, for when one event loop's CPU is the bottleneck.
+
+    Each process gets every ``workers``-th item and its share of the per-model
+    concurrency; rows come back here to be written and counted. The first
+    infrastructure failure stops every worker, as in one process.
+    """
+    import multiprocessing
+    import queue
+
+    context = multiprocessing.get_context("spawn")  # fork would copy this process's threads and event loop
+    rows_queue = context.Queue()
+    processes = [
+        context.Process(target=_judge_shard, args=(list(variants), list(items[i::workers]), share, rows_queue), daemon=True)
+        for i, share in enumerate(_shares(concurrency, workers))
+    ]
+    for process in processes:
+        process.start()
+    outcome = RunOutcome(rows=[])
+    finished = 0
+    with Progress(len(items), enabled=progress) as bar:
+        while finished < len(processes):
+            try:
+                message = await asyncio.to_thread(rows_queue.get, True, 0.5)
+            except queue.Empty:
+                if all(not process.is_alive() for process in processes) and rows_queue.empty():
+                    outcome.aborted = outcome.aborted or "a worker process died"
+                    break
+                continue
+            if message[0] == "row":
+                row = ResultRow.model_validate_json(message[1])
+                outcome.rows.append(row)
+                sink(row)
+                bar.advance(row.cost_usd, row.error_kind is not None)
+                continue
+            finished += 1
+            outcome.rate_limit_backoffs += message[2]
+            if message[1] and not outcome.aborted:
+                outcome.aborted = message[1]
+                for process in processes:  # as one process would: stop scheduling at the first failure
+                    process.terminate()
+    for process in processes:
+        process.join(timeout=10)
+    return outcome
 
 
 class ResultsFile:

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 from guard.errors import GuardError
 from guard.eval.compare import baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, Gate, parse_gate
-from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_schedule
+from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.settings import Settings
 
@@ -131,6 +131,7 @@ async def evaluate_async(
     depths: Sequence[str] = (),
     repeats: int = 1,
     concurrency: int = DEFAULT_CONCURRENCY,
+    workers: int = 1,
     record: str | None = None,
     replay: str | None = None,
     out: str = ".eval-out",
@@ -149,6 +150,10 @@ async def evaluate_async(
         raise GuardError("--record and --replay exclude each other")
     if repeats < 1 or concurrency < 1:
         raise GuardError("--repeats and --concurrency must be at least 1")
+    if not 1 <= workers <= concurrency:
+        raise GuardError(f"--workers must be between 1 and --concurrency ({concurrency})")
+    if workers > 1 and (record or replay):
+        raise GuardError("--record/--replay keep one cassette in one process: run them without --workers")
     if not datasets:
         raise GuardError("name at least one dataset (.jsonl)")
     gates = [parse_gate(g) if isinstance(g, str) else g for g in fail_under]
@@ -171,7 +176,10 @@ async def evaluate_async(
         _warm_up(todo)
         sink = ResultsFile(results_path, kept)
         stack.callback(sink.close)
-        outcome = await run_schedule(todo, judge, sink, concurrency=concurrency, progress=progress)
+        if workers > 1:
+            outcome = await run_in_workers(todo, variants, sink, workers=workers, concurrency=concurrency, progress=progress)
+        else:
+            outcome = await run_schedule(todo, judge, sink, concurrency=concurrency, progress=progress)
 
     order = {item.key: index for index, item in enumerate(items)}
     rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])

@@ -125,13 +125,15 @@ def usage_table(report: MetricsReport) -> Table:
                 fmt(v.tokens_out_per_1k, 0),
                 fmt_cost(v.cost_per_1k_usd),
                 fmt_cost(v.cost_total_usd),
+                f"{v.cost_unknown_rows} of {v.rows}",
                 fmt(v.flip_rate),
                 fmt(v.brier),
                 fmt(v.ece),
             ]
         )
-    headers = ["model @ depth", "latency p50 / p95 ms", "live rows", "tokens in /1k", "tokens out /1k", "cost /1k", "cost total", "flip rate", "Brier", "ECE"]
-    return Table("Cost, latency, stability, calibration", headers, rows)
+    headers = ["model @ depth", "latency p50 / p95 ms", "live rows", "tokens in /1k", "tokens out /1k", "cost /1k", "cost total", "rows without a price", "flip rate", "Brier", "ECE"]
+    title = "Cost, latency, stability, calibration (a row has no price when LiteLLM cannot price its model or its endpoint is a custom api_base; costs cover priced rows)"
+    return Table(title, headers, rows)
 
 
 def confusion_table(variant: VariantMetrics) -> Table:

@@ -9,7 +9,7 @@ from guard.hooks.spec import HOOK_KINDS, HookSpec
 
 __all__ = ["HOOK_KINDS", "Hook", "HookContext", "HookSpec", "build"]
 
-_CLASSES = {"smart": "SmartHook", "command": "CommandHook", "http": "HttpHook", "callable": "CallableHook"}
+_CLASSES = {"smart": "SmartHook", "command": "CommandHook", "http": "HttpHook", "callable": "CallableHook", "protect": "ProtectHook"}
 
 
 def build(spec: HookSpec, ctx: HookContext) -> Hook:

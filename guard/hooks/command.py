@@ -6,6 +6,12 @@ own expansion yields a string), ``$HOOK_EVENT`` is the canonical event name, and
 the whole payload is on stdin. The command line itself is judged by the static
 analyser before it ever runs (:mod:`guard.command_analysis`).
 
+The command runs in the folder of the config file that declared it (guard.yaml's
+folder, the project root for a ``.claude/settings.json``, a skill's own folder),
+never in the event's ``cwd``: that field is written by whoever sends the event, so
+honouring it would let a payload pick which ``hooks/check.sh`` runs.
+``$CLAUDE_PROJECT_DIR`` is that folder unless the client already set it.
+
 Exit 0: stdout is a JSON decision when its first non-blank character is ``{``,
 otherwise plain text (context for ``user_turn`` and ``session_start``, ignored
 elsewhere). Exit 2: deny, with stderr as the reason. Anything else: a
@@ -54,7 +60,9 @@ class CommandHook(Hook):
         payload = event.payload()
         stdin = encode_payload(payload)
         env_payload = fit_payload(payload, full=stdin)
+        workdir = self._workdir()
         env = {**os.environ, "ARGUMENTS": env_payload, "HOOK_PAYLOAD": env_payload, "HOOK_EVENT": event.event}
+        env.setdefault("CLAUDE_PROJECT_DIR", workdir)
         try:
             proc = await asyncio.create_subprocess_exec(
                 SHELL,
@@ -63,7 +71,7 @@ class CommandHook(Hook):
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=self._cwd(event),
+                cwd=workdir,
                 env=env,
                 start_new_session=True,  # its own process group, so a timeout can kill all of it
             )
@@ -87,11 +95,9 @@ class CommandHook(Hook):
             raise HookRefused(f"command hook {spec.id} (from {spec.source}) {needs}: {reasons}")
         return spec.command
 
-    def _cwd(self, event: Event) -> str | None:
-        for candidate in (event.cwd, self.ctx.settings.base_dir):
-            if candidate and Path(candidate).is_dir():
-                return str(Path(candidate).resolve())
-        return None
+    def _workdir(self) -> str:
+        """The declaring config's folder (the settings' base for hooks built in Python)."""
+        return str(Path(self.spec.workdir or self.ctx.settings.base_dir).resolve())
 
     def _result(self, code: int, out: Captured, err: Captured, event: Event) -> HookResult:
         spec = self.spec

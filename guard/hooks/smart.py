@@ -1,24 +1,25 @@
 """Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
 
 Order of work for one event: the decision cache (a hit costs no call), then a
-single flight (identical concurrent events share one judgement), then the
-tiers. Only whole judgements are cached (the verdict of each window of a long
-event too, so a window is not paid twice); a verdict that stands although a call
-failed is returned but not cached. Failures raise JudgeError subclasses and the
-engine applies the hook's failure_mode — a smart hook never turns a failure
-into an allow.
+single flight (identical concurrent events share one judgement, across a fleet
+when the cache is Redis), then the tiers. Only whole judgements are cached (the
+verdict of each window of a long event too, so a window is not paid twice); a
+verdict that stands although a call failed is returned but not cached. Failures
+raise JudgeError subclasses and the engine applies the hook's failure_mode — a
+smart hook never turns a failure into an allow.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from guard.cache import open_cache
-from guard.cache.singleflight import SingleFlight
+from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.decision import HookResult
-from guard.errors import CacheError
+from guard.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.tiers import Judgement, judge, models_for
@@ -34,6 +35,8 @@ log = logging.getLogger("guard.hooks.smart")
 
 #: Finish this much before the engine's own timeout, so a slow model surfaces as JudgeTimeout.
 _DEADLINE_MARGIN = 0.05
+#: A fleet lock outlives the judgement it guards by this much (then a dead holder's key is free again).
+_LEASE_MARGIN = 1.0
 
 
 class _CacheMemo:
@@ -61,13 +64,14 @@ class SmartHook:
         self.spec = spec
         self.ctx = ctx
         self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
+        self._missed: Counter[str] = Counter()  # misses prepare() counted, so run() does not count them again
 
     def _cache(self) -> Any:
         return self.ctx.resource("cache", lambda: open_cache(self.ctx.settings))
 
-    def _lookup(self, cache: Any, key: str) -> dict[str, Any] | None:
+    def _lookup(self, cache: Any, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
         try:
-            return cache.get(key) if cache is not None else None
+            return cache.get(key, record_miss=record_miss) if cache is not None else None
         except CacheError:
             log.warning("decision cache read failed; judging without it", exc_info=True)
             return None
@@ -79,6 +83,11 @@ class SmartHook:
             cache.set(key, cache_value(result))
         except CacheError:
             log.warning("decision cache write failed", exc_info=True)
+
+    def _cached(self, hit: dict[str, Any], started: float) -> HookResult:
+        result = result_from_cache(self.spec, hit)
+        result.latency_ms = round((time.monotonic() - started) * 1000, 3)
+        return result
 
     def _result(self, judgement: Judgement, started: float) -> HookResult:
         verdict = judgement.verdict
@@ -118,8 +127,13 @@ class SmartHook:
         hit = self._lookup(self._cache(), key)
         if hit is not None:
             self._prefetched[key] = hit
-        else:
-            await load_client()
+            return
+        self._missed[key] += 1
+        try:
+            models = models_for(self.spec, self.ctx.settings).values()
+        except ModelNotConfigured:
+            return  # run() reports it
+        await load_client(models, self.ctx.settings.effective_api_base())
 
     async def run(self, event: Event) -> HookResult:
         started = time.monotonic()
@@ -128,14 +142,17 @@ class SmartHook:
         payload = event.payload()
         key = smart_cache_key(self.spec, settings, payload)
         cache = self._cache()
-        hit = self._prefetched.pop(key, None) or self._lookup(cache, key)
+        hit = self._prefetched.pop(key, None)
+        if hit is None:
+            counted = self._missed.pop(key, 0)
+            if counted > 1:
+                self._missed[key] = counted - 1
+            hit = self._lookup(cache, key, record_miss=not counted)
         if hit is not None:
-            result = result_from_cache(self.spec, hit)
-            result.latency_ms = round((time.monotonic() - started) * 1000, 3)
-            return result
+            return self._cached(hit, started)
 
         async def judge_and_store() -> tuple[Judgement, float]:
-            await load_client()  # a no-op after prepare(); the deadline starts once it is done
+            await load_client(models_for(self.spec, settings).values(), settings.effective_api_base())  # a no-op after prepare(); the deadline starts once it is done
             judging = time.monotonic()
             deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
             policy = self.ctx.resource("judge_retry", RetryPolicy)
@@ -145,8 +162,14 @@ class SmartHook:
                 self._store(cache, key, self._result(judgement, judging))
             return judgement, judging
 
-        flight: SingleFlight[tuple[Judgement, float]] = self.ctx.resource("flight", SingleFlight)
-        judgement, judging = await flight.do(key, judge_and_store)
+        async def judge_once_per_fleet() -> tuple[Judgement, float] | dict[str, Any]:
+            return await once_per_fleet(cache, key, judge_and_store, lease=self.spec.timeout + _LEASE_MARGIN)
+
+        flight: SingleFlight[tuple[Judgement, float] | dict[str, Any]] = self.ctx.resource("flight", SingleFlight)
+        outcome = await flight.do(key, judge_once_per_fleet)
+        if isinstance(outcome, dict):  # another process judged it while this one waited
+            return self._cached(outcome, started)
+        judgement, judging = outcome
         # Latency is the judgement's own; loading the client on a cold start is reported apart.
         result = self._result(judgement, max(started, judging))
         if judging - started > 0.005:

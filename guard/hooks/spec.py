@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "HookSpec"]
 
-HOOK_KINDS: tuple[str, ...] = ("smart", "command", "http", "callable")
+HOOK_KINDS: tuple[str, ...] = ("smart", "command", "http", "callable", "protect")
 
 #: Sources whose hooks get the stricter command analysis and fail closed in standalone mode.
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
@@ -23,14 +23,15 @@ class HookSpec:
     """One hook: its kind, the event and tools it applies to, and its kind's settings."""
 
     id: str
-    kind: str  # smart | command | http | callable
+    kind: str  # smart | command | http | callable | protect
     event: str  # canonical event name
     matcher: str | None = None  # Claude Code matcher rules on tool_name
     tools: tuple[str, ...] | None = None  # fnmatch globs on tool_name
     timeout: float = 10.0  # seconds, 1..600
     failure_mode: str = "fail_open"  # fail_open | fail_closed
-    source: str = "config"  # config | settings | skill | plugin | user | library
+    source: str = "config"  # config | settings | skill | plugin | user | library | builtin
     origin: str | None = None  # file (and key path) it was declared in, for messages
+    workdir: str | None = None  # folder of the declaring config: where a relative command runs
 
     # smart
     rule: str | None = None
@@ -55,6 +56,9 @@ class HookSpec:
     target: str | None = None  # "module:function"
     func: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
+    # protect (the built-in self-protection rule)
+    paths: tuple[tuple[str, str], ...] = ()  # (label, absolute file or folder) no tool call may change
+
     @property
     def external(self) -> bool:
         """Declared by a skill, plugin or user config: stricter checks apply."""
@@ -69,7 +73,8 @@ class HookSpec:
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])
-        data["headers"] = [list(pair) for pair in self.headers]
+        for key in ("headers", "paths"):
+            data[key] = [list(pair) for pair in data[key]]
         return data
 
     @classmethod
@@ -78,5 +83,6 @@ class HookSpec:
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data.get(key) is not None:
                 data[key] = tuple(data[key])
-        data["headers"] = tuple(tuple(pair) for pair in data.get("headers", ()))
+        for key in ("headers", "paths"):
+            data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
         return cls(**data)

@@ -103,14 +103,14 @@ def cache_value(result: HookResult) -> dict[str, Any]:
 
 
 def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
-    """A HookResult for a cache hit: no call made, so it cost nothing this time."""
+    """A HookResult for a cache hit: no call made, so it cost nothing this time (unknown stays unknown)."""
     details = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(
         id=spec.id,
         type="smart",
         cached=True,
-        cost_usd=0.0,
+        cost_usd=None if value.get("cost_usd") is None else 0.0,
         details=details,
         **{name: value.get(name) for name in _CACHED_FIELDS},
     )

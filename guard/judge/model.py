@@ -1,6 +1,9 @@
-"""The one place guard talks to a model: ``litellm.acompletion``, with retries inside a deadline.
+"""The one place guard talks to a model: ``acompletion`` of a transport, with retries inside a deadline.
 
-LiteLLM is imported here, lazily, the first time a model is called (it costs
+``openai/…`` models go through :mod:`guard.judge.openai_transport` (httpx,
+pooled connections per event loop); every other provider, or all of them under
+``GUARD_TRANSPORT=litellm``, through ``litellm.acompletion``.
+LiteLLM is imported here, lazily, the first time it is needed (it costs
 seconds and hundreds of MB, so nothing on the ``guard hook`` fast path may touch
 it). Before the import we pin its price map to the bundled copy (no network fetch)
 and switch its async transport to httpx so vcrpy cassettes can record and replay
@@ -8,8 +11,13 @@ judge calls.
 
 Rate limits, 5xx, timeouts and connection errors are retried with exponential
 back-off and jitter, honouring ``Retry-After``, but never past the hook's
-deadline; auth and bad-request errors are not retried. Errors leave as
-:class:`~guard.errors.JudgeError` subclasses.
+deadline; auth errors (including LiteLLM's "Missing credentials" 500) and
+bad-request errors are not retried. Errors leave as :class:`~guard.errors.JudgeError`
+subclasses.
+
+With an ``api_base`` every model is spoken to through the OpenAI protocol (see
+:func:`route`): the endpoint is documented as OpenAI-compatible, whatever the
+model id's provider prefix.
 """
 
 from __future__ import annotations
@@ -18,18 +26,22 @@ import asyncio
 import email.utils
 import os
 import random
+import re
 import sys
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from guard.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 
-__all__ = ["ModelReply", "RetryPolicy", "complete", "load_client", "response_mode"]
+__all__ = ["ModelReply", "RetryPolicy", "complete", "load_client", "response_mode", "route"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
+#: How LiteLLM words a missing key when it raises it as something other than a 401 (e.g. a 500).
+_MISSING_KEY = re.compile(r"missing credentials|missing [\w ]*api[ _]key|api[ _]key (?:is )?(?:not set|missing|required)", re.IGNORECASE)
 RESPONSE_MODES = ("json_schema", "json_object", "prompt")
 
 
@@ -50,7 +62,7 @@ class RetryPolicy:
 
 @dataclass
 class ModelReply:
-    """What one judge call returned and what it cost (cost None = the model is not priced)."""
+    """What one judge call returned and what it cost (cost None = not priced, or not the provider's endpoint)."""
 
     model: str
     content: str | None
@@ -95,14 +107,26 @@ def _litellm() -> Any:
     return litellm
 
 
-async def load_client() -> None:
-    """Import LiteLLM in a worker thread (seconds, once per process) without blocking the event loop.
+def _transport(model: str) -> Any:
+    """The module whose ``acompletion`` calls ``model``: the OpenAI transport, or LiteLLM."""
+    from guard.judge import openai_transport
+
+    return openai_transport if openai_transport.serves(model) else _litellm()
+
+
+async def load_client(models: Iterable[str], api_base: str | None = None) -> None:
+    """Import the transports ``models`` need in a worker thread (once per process) without blocking the event loop.
 
     Smart hooks await this before their deadline starts: loading the client
-    library is a one-time cost of the process, not the model's latency.
+    library (seconds for LiteLLM) is a one-time cost of the process, not the model's latency.
     """
-    if "litellm" not in sys.modules:
+    from guard.judge import openai_transport
+
+    needed = {"httpx" if openai_transport.serves(route(model, api_base)) else "litellm" for model in models}
+    if "litellm" in needed and "litellm" not in sys.modules:
         await asyncio.to_thread(_litellm)
+    if "httpx" in needed and "httpx" not in sys.modules:
+        await asyncio.to_thread(openai_transport.load)
 
 
 @lru_cache(maxsize=256)
@@ -111,6 +135,10 @@ def response_mode(model: str) -> str:
 
     Cached: LiteLLM's model-info lookups cost about a millisecond each, on every call.
     """
+    from guard.judge import openai_transport
+
+    if openai_transport.serves(model):
+        return openai_transport.response_mode(model)
     litellm = _litellm()
     try:
         if litellm.supports_response_schema(model=model):
@@ -127,7 +155,16 @@ def _status(exc: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def _auth_failure(exc: BaseException) -> bool:
+    """A rejected or missing credential: retrying cannot help, whatever status LiteLLM gave it."""
+    if _status(exc) in (401, 403) or type(exc).__name__ in ("AuthenticationError", "PermissionDeniedError"):
+        return True
+    return bool(_MISSING_KEY.search(str(exc)))
+
+
 def _retryable(exc: BaseException) -> bool:
+    if _auth_failure(exc):
+        return False
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
     status = _status(exc)
@@ -159,17 +196,28 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
 
 
-def _translate(exc: BaseException, model: str, attempts: int, budget: float) -> JudgeError:
+def _key_hint(routed: str) -> str:
+    """Which variable to set for ``routed`` (the model as LiteLLM is asked for it), in LiteLLM's own words."""
+    try:
+        missing = _litellm().validate_environment(model=routed).get("missing_keys") or []
+    except Exception:  # an unknown provider: LiteLLM cannot say
+        missing = []
+    if missing:
+        return f"set {' or '.join(missing)}"
+    return "the key in the environment was refused"
+
+
+def _translate(exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None) -> JudgeError:
     """A foreign exception as the JudgeError the engine's failure_mode understands."""
     status = _status(exc)
+    if _auth_failure(exc):
+        return JudgeError(f"model {model}: authentication failed ({_key_hint(routed or model)}): {_short(exc)}")
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408:
         return JudgeTimeout(f"model {model} did not answer within the {budget:.3g}s budget ({attempts} attempt(s))")
     if _retryable(exc):
         return JudgeUnavailable(f"model {model} unavailable after {attempts} attempt(s): {_short(exc)}")
     if type(exc).__name__ == "ContentPolicyViolationError":
         return JudgeBadResponse(f"model {model}: the provider's content filter refused the judge call: {_short(exc)}")
-    if status in (401, 403):
-        return JudgeError(f"model {model}: authentication failed; check the provider key LiteLLM reads (e.g. OPENAI_API_KEY): {_short(exc)}")
     return JudgeError(f"model {model} rejected the request: {_short(exc)}")
 
 
@@ -195,20 +243,31 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     return result
 
 
-def _cost(litellm: Any, response: Any) -> float | None:
+def _cost(transport: Any, response: Any) -> float | None:
     """The call's cost in USD; None when the model is not in LiteLLM's price map.
 
-    LiteLLM already priced the response while logging it; computing it again costs milliseconds.
+    The transport already priced the response (LiteLLM while logging it); computing it again costs milliseconds.
     """
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         cost = hidden["response_cost"]
         return float(cost) if cost is not None else None
     try:
-        cost = litellm.completion_cost(completion_response=response)
+        cost = transport.completion_cost(completion_response=response)
     except Exception:  # not in the price map
         return None
     return float(cost) if cost is not None else None
+
+
+def route(model: str, api_base: str | None) -> str:
+    """The LiteLLM model id to call: with an OpenAI-compatible ``api_base``, always through ``openai/``.
+
+    ``anthropic/claude-haiku-4-5`` then reaches the endpoint as model ``anthropic/claude-haiku-4-5``
+    (what a LiteLLM proxy or OpenRouter expects) instead of LiteLLM speaking Anthropic's protocol to it.
+    """
+    if api_base and not model.startswith("openai/"):
+        return f"openai/{model}"
+    return model
 
 
 def _api_key(model: str, api_base: str | None) -> str | None:
@@ -235,14 +294,15 @@ async def complete(
     else JSON mode, else relies on the prompt. A provider that rejects the
     response format with a bad-request error is asked again one mode weaker.
     """
-    litellm = _litellm()
+    routed = route(model, api_base)
+    transport = _transport(routed)
     policy = policy or RetryPolicy()
     started = time.monotonic()
     budget = deadline - started
-    mode = response_mode(model)
+    mode = response_mode(routed)
     notes: list[str] = []
     extra: dict[str, Any] = {"api_base": api_base} if api_base else {}
-    if key := _api_key(model, api_base):
+    if key := _api_key(routed, api_base):
         extra["api_key"] = key
     attempts = 0
     while True:
@@ -252,8 +312,8 @@ async def complete(
         async def call(timeout: float, kwargs: dict[str, Any] = kwargs) -> Any:
             nonlocal attempts
             attempts += 1
-            return await litellm.acompletion(
-                model=model, messages=messages, max_tokens=max_tokens, temperature=temperature, stream=False,
+            return await transport.acompletion(
+                model=routed, messages=messages, max_tokens=max_tokens, temperature=temperature, stream=False,
                 timeout=timeout, num_retries=0, max_retries=0, drop_params=True, **kwargs,
             )
 
@@ -267,7 +327,7 @@ async def complete(
                 notes.append(f"{mode} rejected ({_short(exc)[:120]}); retried as {RESPONSE_MODES[weaker]}")
                 mode = RESPONSE_MODES[weaker]
                 continue
-            raise _translate(exc, model, attempts, budget) from exc
+            raise _translate(exc, model, attempts, budget, routed) from exc
     choice = response.choices[0]
     message = choice.message
     usage = getattr(response, "usage", None)
@@ -280,7 +340,7 @@ async def complete(
         response_mode=mode,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=_cost(litellm, response),
+        cost_usd=None if api_base else _cost(transport, response),  # a custom endpoint's price is not the provider's
         notes=notes,
         finish_reason=getattr(choice, "finish_reason", None),
     )

@@ -208,9 +208,7 @@ class Gate:
         self._session_finish(payload, event, decision, served)
         if (decision.hooks or "failure" in decision.details) and not served and self.settings.audit_path is not None:
             try:
-                from guard.audit import open_audit
-
-                open_audit(self.settings).record(payload, decision, latency_ms=decision.details["latency_ms"])
+                self._audit_log().record(payload, decision, latency_ms=decision.details["latency_ms"])
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -226,27 +224,41 @@ class Gate:
         if not served and self._keeps_sessions():
             self._recorder().record(payload, event, decision)
 
-    def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
-        """Every hook's verdict from the decision cache, or None when any must run."""
-        if any(spec.kind != "smart" for spec in specs):
-            return None
-        from guard.cache import open_cache
-        from guard.judge.keys import result_from_cache, smart_cache_key
+    def _audit_log(self) -> Any:
+        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else opened here."""
+        from guard.audit import open_audit
 
+        if self._engine is not None:
+            return self._engine.ctx.resource("audit", lambda: open_audit(self.settings))
+        return open_audit(self.settings)
+
+    def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
+        """Every hook's verdict without the engine: the self-protection rule's, then the decision cache's; None when any must run."""
+        if any(spec.kind not in ("smart", "protect") for spec in specs):
+            return None
         try:
+            results: dict[str, HookResult] = {}
+            if any(spec.kind == "protect" for spec in specs):
+                from guard.hooks.protect import judge
+
+                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
+                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
+                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
+            from guard.cache import open_cache
+            from guard.judge.keys import result_from_cache, smart_cache_key
+
             cache = open_cache(self.settings)
             if cache is None:
                 return None
-            results = []
-            for spec in specs:
+            for spec in [s for s in specs if s.kind == "smart"]:
                 value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
                 if value is None:
                     return None
-                results.append(result_from_cache(spec, value))
-        except Exception:  # any cache trouble: the engine decides (it treats the cache as optional too)
-            log.debug("fast path cache lookup failed", exc_info=True)
+                results[spec.id] = result_from_cache(spec, value)
+        except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
+            log.debug("fast path lookup failed", exc_info=True)
             return None
-        return results
+        return [results[spec.id] for spec in specs]  # in registration order, as the engine reports them
 
     def decide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
         """Decide one event synchronously: fast path, then the service, then the engine.
@@ -255,15 +267,19 @@ class Gate:
         """
         started = time.perf_counter()
         payload, event, prepared = self._prepare(raw, fmt)
+        if event == "session_start" and self.config_error is None:
+            self._warm_for_session()
         if isinstance(prepared, Decision):
             return payload, self._finish(payload, event, prepared, started)
         try:
             cached = self._cached(prepared, payload)
-            if cached is not None:
+            if cached is not None and all(r.decision is None and r.type == "protect" for r in cached):
+                decision = Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
+            elif cached is not None:
                 decision = merge(cached)
                 decision.details["fast_path"] = True
             else:
-                decision = self._remote(payload, answer_by) if self.server else None
+                decision = self._remote(payload, answer_by)
                 if decision is None:
                     decision = self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
@@ -323,30 +339,48 @@ class Gate:
         return decision
 
     def _remote(self, payload: dict[str, Any], deadline: float | None) -> Decision | None:
-        """The service's decision, or None to decide locally (the reason is noted on that decision)."""
-        from guard.server.client import send_event
+        """The service's decision, or None to decide locally (the reason is noted on that decision).
 
-        url = self.server
-        if url == "auto":
-            from guard.server import autostart
+        With no ``server.url`` a service that a session's start launched for this
+        config is used once it is up; with ``auto`` one is started if none runs.
+        """
+        from guard.server import autostart
+        from guard.server.client import send_event, service_token
 
-            url = autostart.running_url(self.loaded)
+        url = autostart.running_url(self.loaded) if self.server in (None, "auto") else self.server
+        if url is None and self.server is None:
+            return None
         timeout = max((s.timeout for s in self.registry.specs()), default=10.0) + 5
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
-        reply = send_event(url, payload, timeout=timeout) if url and timeout > 0 else None
+        token = service_token(self.loaded.settings)
+        reply = send_event(url, payload, timeout=timeout, token=token) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url
             return served
         if self.server == "auto":
-            from guard.server import autostart
-
             started = autostart.start(self.loaded)
             self._fallback_note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
         else:
-            self._fallback_note = f"guard serve at {self.server} unreachable; judged in-process"
+            self._fallback_note = f"guard serve at {url} unreachable; judged in-process"
         return None
+
+    def _warm_for_session(self) -> None:
+        """A session starts: launch this config's warm service in the background and return at once.
+
+        ``guard install`` hooks SessionStart for this, so the session's first judged
+        tool call finds a warm judge (no model client import in the hook process).
+        """
+        if self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
+            return
+        from guard.server import autostart
+
+        try:
+            if autostart.running_url(self.loaded) is None:
+                autostart.start(self.loaded)
+        except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
+            log.warning("could not start the warm service", exc_info=True)
 
 
 def _event_or_none(data: dict[str, Any]) -> str | None:

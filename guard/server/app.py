@@ -8,17 +8,24 @@
     GET  /healthz             liveness and what is loaded
     GET  /metrics             Prometheus text
 
-A client mistake (bad JSON, wrong content type, oversized body, unknown format,
-an event without ``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``;
-only guard's own faults are 500s. Every request shares the engine, so it shares
-the decision cache, the single-flight table and the warm model clients.
+A client mistake (bad JSON, JSON nested too deep, wrong field types, a body that
+is not ``application/json``, oversized body, unknown format, an event without
+``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone surrogates
+are repaired by :func:`~guard.events.payload.read_payload`; only guard's own
+faults are 500s. With a token, every endpoint but ``/healthz`` wants
+``Authorization: Bearer <token>``. Requests pass :class:`_RequestPolicy` (token,
+content type) before any route runs, so the routes only decide. Every request
+shares the engine, so it shares the decision cache, the single-flight table and
+the warm model clients.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -35,8 +42,9 @@ from guard.adapters import FORMATS, adapter
 from guard.decision import Decision
 from guard.engine import Engine
 from guard.errors import EventError
-from guard.events.payload import read_payload
+from guard.events.payload import MAX_DEPTH, read_payload
 from guard.runtime.gate import Gate
+from guard.server.audit_writer import BackgroundAudit
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -45,6 +53,10 @@ log = logging.getLogger("guard.server")
 
 #: Largest event accepted; tool inputs with whole files in them stay well under this.
 MAX_BODY_BYTES = 1 << 20
+#: Paths answered without a token: a liveness probe that reveals nothing but "up".
+_OPEN_PATHS = frozenset({"/healthz"})
+#: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
+_CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -59,9 +71,6 @@ def _error(status: int, message: str) -> JSONResponse:
 
 async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
     """The request body as a JSON object, or an HTTPException saying what is wrong with it."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
-        raise HTTPException(415, f"send the event as application/json, not {ctype}")
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > max_body:
         raise HTTPException(413, f"body of {length} bytes is over the {max_body}-byte limit")
@@ -72,6 +81,8 @@ async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
             raise HTTPException(413, f"body is over the {max_body}-byte limit")
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise HTTPException(400, f"body is nested deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -124,13 +135,26 @@ class _Service:
     async def decide_for_client(self, request: Request) -> Response:
         fmt = request.path_params["format"]
         module = _client_format(fmt)
-        payload, decision = await self._decide(request, fmt)
+        refused = request.scope.get("guard_refusal")
+        try:
+            if refused is not None:
+                raise HTTPException(*refused)
+            payload, decision = await self._decide(request, fmt)
+        except HTTPException as exc:
+            # a client reading this route (a Claude Code http hook) runs the call on any non-2xx answer,
+            # so a refused or malformed request is answered by the failure policy, in the client's shape
+            payload = {"hook_event_name": "(unreadable)"}
+            decision = self.gate.failure(f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request")
+            self.metrics.observe_decision(decision)
         rendered = module.render(payload, decision)
+        body = rendered.stdout
+        if not body and rendered.exit_code == 2:  # no exit codes over HTTP: the block goes in the body
+            body = json.dumps({"decision": "block", "reason": rendered.stderr})
         headers = {"X-Guard-Exit-Code": str(rendered.exit_code), "X-Guard-Decision": decision.decision}
         if rendered.stderr:
             headers["X-Guard-Stderr"] = quote(rendered.stderr)
-        media = "application/json" if rendered.stdout.lstrip().startswith("{") else "text/plain"
-        return Response(rendered.stdout, media_type=media, headers=headers)
+        media = "application/json" if body.lstrip().startswith("{") else "text/plain"
+        return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
@@ -138,6 +162,45 @@ class _Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+class _RequestPolicy:
+    """Who may call and what they may send, before any route runs.
+
+    A token (``--token`` / ``GUARD_SERVE_TOKEN``) is required on every path but
+    ``/healthz``, compared in constant time. POST bodies must be declared
+    ``application/json``: a browser page can make a visitor's browser POST a form
+    or ``text/plain`` to a loopback port without a CORS preflight, but not JSON.
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None and _CLIENT_ROUTE.match(scope["path"]):
+                # the client-format route answers with the failure policy in the client's shape (see decide_for_client)
+                scope["guard_refusal"] = (refusal.status_code, json.loads(bytes(refusal.body))["error"])
+            elif refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = dict(scope["headers"])
+        if self.expected is not None and scope["path"] not in _OPEN_PATHS:
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = _error(401, "missing or wrong bearer token (Authorization: Bearer $GUARD_SERVE_TOKEN)")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        if scope["method"] == "POST":
+            ctype = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return _error(415, f"send the event as application/json, not {ctype or 'a body without Content-Type'}")
+        return None
 
 
 class _MetricsMiddleware:
@@ -210,8 +273,18 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error: {type(exc).__name__}")
 
 
-def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
-    """The service for ``engine``; ``guard serve`` runs it under uvicorn."""
+def _background_audit(engine: Engine) -> BackgroundAudit | None:
+    """The engine's audit log, written off the event loop (see :mod:`guard.server.audit_writer`)."""
+    if engine.settings.audit_path is None:
+        return None
+    from guard.audit import open_audit
+
+    writer = engine.ctx.resources["audit"] = BackgroundAudit(open_audit(engine.settings))
+    return writer
+
+
+def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
+    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send."""
     metrics = metrics or Metrics()
     service = _Service(engine, metrics, max_body)
     routes = [
@@ -221,15 +294,22 @@ def create_app(engine: Engine, *, max_body: int = MAX_BODY_BYTES, metrics: Metri
         Route("/metrics", service.metrics_text, methods=["GET"]),
     ]
 
+    audit = _background_audit(engine)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         warmed = warm(engine)
         if warmed:
             log.info("model client ready for %s", ", ".join(warmed))
-        yield
+        try:
+            yield
+        finally:
+            if audit is not None:
+                audit.close()  # every decision made is in the log before the process exits
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.engine = engine
     app.state.metrics = metrics
-    app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)
+    app.add_middleware(_RequestPolicy, token=token)
+    app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)  # outermost: refusals are counted too
     return app

@@ -6,7 +6,12 @@ background (loopback, a free port, exits after an idle period) and is judged
 in-process; later misses go to the warm service and cost about one model round
 trip. One service per config fingerprint (files, sizes, mtimes and the model
 environment), so editing guard.yaml starts a fresh one and the old one idles
-out. Standard library only: this runs inside ``guard hook``.
+out.
+
+The state file naming the service's URL is in the user's cache, where the
+guarded agent can write; it is sealed (:mod:`guard.trust`) over its path, URL
+and pid, and a file whose seal fails is ignored: no URL in it is trusted.
+Standard library only: this runs inside ``guard hook``.
 """
 
 from __future__ import annotations
@@ -14,13 +19,19 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IDLE_TIMEOUT", "running_url", "start", "state_path"]
+from guard.trust import seal, verify
+
+__all__ = ["IDLE_TIMEOUT", "running_url", "start", "state_path", "write_state"]
+
+log = logging.getLogger("guard.server")
+_PURPOSE = "serve"
 
 #: Seconds without a request after which an auto-started service exits.
 IDLE_TIMEOUT = 1800
@@ -49,12 +60,32 @@ def _alive(pid: object) -> bool:
     return True
 
 
+def _seal(path: Path, url: str | None, pid: int) -> str:
+    return seal(_PURPOSE, str(path), url or "", str(pid))
+
+
+def write_state(path: str | os.PathLike[str], url: str | None, pid: int) -> None:
+    """Atomically write the sealed ``{url, pid}`` record of the service at ``path``."""
+    target = Path(path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"url": url, "pid": pid, "mac": _seal(target, url, pid)}))
+    os.replace(tmp, target)
+
+
 def _read(path: Path) -> dict[str, Any] | None:
+    """The record at ``path`` if its seal verifies and its process is alive, else None."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and _alive(data.get("pid")) else None
+    if not isinstance(data, dict):
+        return None
+    url, pid = data.get("url"), data.get("pid")
+    well_formed = (url is None or isinstance(url, str)) and isinstance(pid, int)
+    if not well_formed or not verify(data.get("mac"), _PURPOSE, str(path), url or "", str(pid)):
+        log.warning("guard serve state file %s fails its seal (tampered or forged); ignoring it", path)
+        return None
+    return data if _alive(pid) else None
 
 
 def running_url(loaded: Any) -> str | None:
@@ -79,8 +110,11 @@ def start(loaded: Any) -> bool:
                    "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
         if loaded.settings.config_path:
             command += ["--config", str(Path(loaded.settings.config_path).resolve())]
-        with open(path.with_suffix(".log"), "ab") as log:
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        with open(path.with_suffix(".log"), "ab") as output:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True)
         # "starting": later hooks neither send to it nor start a second one until it writes its URL
-        path.write_text(json.dumps({"pid": child.pid, "url": None}))
+        try:
+            write_state(path, None, child.pid)
+        except OSError:  # TrustError included: the service is then never trusted, hooks judge in-process
+            log.warning("cannot write guard serve state file %s", path, exc_info=True)
     return True

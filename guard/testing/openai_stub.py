@@ -12,7 +12,8 @@ say nothing about a real model's quality.
         ...  # model="openai/stub-judge", api_base=stub.url
 
 CLI: ``python -m guard.testing.openai_stub --port 8999 --latency 0.3 --mode keyword``
-prints the base URL and serves until killed.
+prints the base URL and serves until killed; ``GET /v1/stub/stats`` reports the
+calls answered and the TCP connections accepted.
 """
 
 from __future__ import annotations
@@ -29,10 +30,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class _Server(ThreadingHTTPServer):
-    """A listen backlog for load tests: the default of 5 refuses bursts of 64 clients."""
+    """A listen backlog for load tests (the default of 5 refuses bursts of 64 clients); counts accepted connections."""
 
     request_queue_size = 256
     daemon_threads = True
+    accepted = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.accepted += 1  # one thread accepts, so no lock is needed
+        super().process_request(request, client_address)
 from typing import Any
 
 from guard.judge.fence import FENCE_RE
@@ -196,6 +202,11 @@ class StubServer:
             return len(self.requests)
 
     @property
+    def connections(self) -> int:
+        """TCP connections accepted so far (a client that reuses connections opens few)."""
+        return self._server.accepted if self._server is not None else 0
+
+    @property
     def pending(self) -> int:
         """Scripted replies not yet served."""
         with self._lock:
@@ -248,7 +259,9 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/stub/stats"):  # for benchmarks driving the stub from another process
+                self._send(200, {"calls": stub.calls, "connections": stub.connections})
+            elif self.path.rstrip("/").endswith("/models"):
                 self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": "guard"}]})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -285,7 +298,8 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
 # -- deterministic policies for the CLI (benchmarks, "against the stub model" eval runs) --
 
 _RISKY = re.compile(
-    r"rm\s+-[a-z]*(?:r[a-z]*f|f[a-z]*r)"  # rm -rf / -fr
+    # rm -rf / -fr of something outside the project: /…, ~…, $VAR, *, .., . (not ./build, not node_modules)
+    r"rm\s+(?:-\S+\s+)*-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*\s+(?:[^;&|\n]*\s)?(?:\\?[\"'])?(?:[/~*$]|\.\.|\./?(?=[\s\\\"';&|]|$))"
     r"|(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"  # curl … | sh
     r"|\.ssh\b|id_rsa|/etc/shadow|\.aws/credentials|\.env\b|secret|api[_-]?key|password"
     r"|push\s+(?:[^\n]*\s)?(?:--force\b|-f\b)|reset\s+--hard|mkfs|dd\s+if=|chmod\s+(?:-R\s+)?777"

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 import guard
-
-from guard.testing.agent_cli import CLAUDE, CODEX, GEMINI, AgentCLI, AgentRun
 from guard.testing.agent_script import Reply, ScriptedAgentServer
 from guard.testing.anthropic_stub import AnthropicStub
 from guard.testing.gemini_stub import GeminiStub
 from guard.testing.openai_stub import Reply as JudgeReply
 from guard.testing.openai_stub import StubServer
 from guard.testing.responses_stub import ResponsesStub
+
+from .agent_cli import CLAUDE, CODEX, GEMINI, AgentCLI, AgentRun
 
 JUDGE_MODEL = "openai/stub-judge"
 

@@ -1,0 +1,197 @@
+"""``guard doctor``'s checks: would guard actually judge the next tool call here?
+
+Each check turns one way guard silently stops guarding into a finding that says
+what is wrong and what to do: a config that does not load, a smart hook with no
+model or an unreachable one, a client whose hook command cannot start guard (gone,
+relative to a PATH the client may not have) or kills it before its slowest hook
+answers, and which ``guard`` the PATH finds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from guard.config import LoadedConfig, find_config, load_config
+from guard.config.own_hook import parse_guard_hook
+from guard.errors import GuardError
+from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
+
+__all__ = ["Finding", "diagnose"]
+
+Status = Literal["ok", "warn", "fail"]
+#: Seconds a hook command gets to answer ``--version``.
+VERSION_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome: ``fail`` means guard is not guarding as configured."""
+
+    status: Status
+    topic: str
+    message: str
+    fix: str | None = None
+
+
+def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout: float) -> Iterator[Finding]:
+    """Every check, in the order a user fixes things: config, models, installed hooks, PATH."""
+    found = list(_installed(project_dir, home))
+    hooks = [h for h in found if isinstance(h, InstalledHook)]
+    loaded, finding = _config(config, installed_here=any(h.scope == "project" for h in hooks))
+    yield finding
+    if loaded is not None:
+        yield from _models(loaded, model_timeout)
+    yield from (f for f in found if isinstance(f, Finding))
+    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks))
+    yield from _path(hooks)
+
+
+def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | None, Finding]:
+    found = find_config(path)
+    if found is None:
+        status: Status = "fail" if installed_here else "warn"
+        why = "guard is installed in this project and" if installed_here else "guard"
+        return LoadedConfig(), Finding(status, "config", f"no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): {why} has no rules, every call is allowed",
+                                       "write guard.yaml in the project, or point GUARD_CONFIG at one")
+    try:
+        loaded = load_config(str(found), use_snapshot=False)
+    except GuardError as exc:
+        return None, Finding("fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked")
+    return loaded, Finding("ok", "config", f"{len(loaded.specs)} hooks from {', '.join(loaded.sources)}")
+
+
+def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
+    """Each model a smart hook may call, asked one tiny question; a tier no hook needs is only reported."""
+    from guard.errors import ModelNotConfigured
+    from guard.judge.tiers import models_for
+
+    needed: dict[str, set[str]] = {}
+    for spec in (s for s in loaded.specs if s.kind == "smart"):
+        try:
+            for tier, model in models_for(spec, loaded.settings).items():
+                needed.setdefault(model, set()).add(tier)
+        except ModelNotConfigured as exc:
+            yield Finding("fail", "model", str(exc), "set the model; until then this hook cannot judge anything")
+    for tier in ("quick", "thorough"):
+        if not any(tier in tiers for tiers in needed.values()) and not loaded.settings.model_for(tier):
+            yield Finding("ok", "model", f"{tier}: no model configured (no smart hook needs one)")
+    for model, tiers in sorted(needed.items()):
+        label = f"{'/'.join(sorted(tiers))}: {model}"
+        problem = _ask(model, loaded.settings.effective_api_base(), timeout)
+        if problem is None:
+            yield Finding("ok", "model", f"{label} answers")
+        else:
+            where = f" at {loaded.settings.effective_api_base()}" if loaded.settings.effective_api_base() else ""
+            yield Finding("fail", "model", f"{label}{where} does not answer: {problem}",
+                          "check the model id, the provider key (e.g. OPENAI_API_KEY) and GUARD_API_BASE / models.api_base")
+
+
+def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
+    """One tiny completion within ``timeout`` seconds (after the client library loads); None when it answered, else why not."""
+    from guard.judge.model import RetryPolicy, complete, load_client
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+    messages = [{"role": "user", "content": 'Reply with the JSON {"ok": true} and nothing else.'}]
+
+    async def ask() -> None:
+        await load_client([model], api_base)  # seconds of imports that must not eat the model's time
+        await asyncio.wait_for(complete(model, messages, schema=schema, max_tokens=16, temperature=0.0,
+                                        deadline=time.monotonic() + timeout, api_base=api_base,
+                                        policy=RetryPolicy(attempts=1)), timeout + 1)
+
+    try:
+        asyncio.run(ask())
+    except Exception as exc:  # noqa: BLE001 - every failure is the finding
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Finding]:
+    for client in CLIENTS:
+        for scope in ("project", "user"):
+            try:
+                yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
+            except GuardError as exc:
+                yield Finding("fail", f"{client} hooks", f"cannot read the settings: {exc}", "fix the file's JSON")
+
+
+def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, unreadable: bool) -> Iterator[Finding]:
+    """Per distinct installed command: does it start guard, from an absolute path, with time to answer?"""
+    if not hooks and not unreadable:
+        yield Finding("warn", "clients", "guard is not installed in any client here or in your home directory",
+                      "guard install claude (or devin, codex, gemini)")
+    timeouts = [s.timeout for s in loaded.specs] if loaded else []
+    groups: dict[tuple[str, Path, str, float | None], list[str]] = {}
+    for hook in hooks:
+        groups.setdefault((hook.client, hook.path, hook.command, hook.timeout_s), []).append(hook.event)
+    for (client, path, command, timeout_s), events in groups.items():
+        parsed = parse_guard_hook(command)
+        assert parsed is not None  # installed_hooks keeps only guard's own commands
+        topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
+        yield from _program(topic, where, list(parsed.program), client)
+        yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
+
+
+def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:
+    reinstall = f"run `guard install {client}` again from the environment guard is installed in"
+    executable = program[0]
+    located = executable if os.path.isabs(executable) else shutil.which(executable)
+    if located is None or not os.path.isfile(located) or not os.access(located, os.X_OK):
+        yield Finding("fail", topic, f"{where}: {executable!r} does not exist or is not executable: the client cannot start guard and every call runs unchecked", reinstall)
+        return
+    if not os.path.isabs(executable):
+        yield Finding("warn", topic, f"{where}: {executable!r} is found through PATH ({located}); a client started with another PATH cannot run it", reinstall + " (it writes the absolute path)")
+    try:
+        ran = subprocess.run([*program, "--version"], check=False, capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        output = (ran.stdout + ran.stderr).strip()
+        works = ran.returncode == 0 and output.startswith("guard")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        works, output = False, str(exc)
+    if works:
+        yield Finding("ok", topic, f"{where}: {' '.join(program)} runs ({output})")
+    else:
+        yield Finding("fail", topic, f"{where}: `{' '.join(program)} --version` does not run guard: {output[-300:] or 'no output'}", reinstall)
+
+
+def _timeouts(topic: str, where: str, deadline: str | None, timeout_s: float | None, hook_timeouts: list[float], client: str) -> Iterator[Finding]:
+    need = needed_timeout(hook_timeouts)
+    if timeout_s is not None and timeout_s < need:
+        yield Finding("fail", topic, f"{where}: the client kills guard after {timeout_s:g} s, but the slowest hook with guard's "
+                      f"margin needs {need} s: such a call runs unjudged", f"guard install {client} --timeout {need}")
+    if deadline is None:
+        yield Finding("warn", topic, f"{where}: the command does not tell guard the client's timeout (--deadline)",
+                      f"guard install {client} (writes --deadline)")
+    elif timeout_s is not None and _number(deadline) != timeout_s:
+        yield Finding("warn", topic, f"{where}: --deadline {deadline} but the client's timeout is {timeout_s:g} s",
+                      f"guard install {client} --timeout {timeout_s:g}")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _path(hooks: list[InstalledHook]) -> Iterator[Finding]:
+    """Which guard a bare ``guard`` means here, against the one running this check."""
+    this = guard_program()[0]
+    on_path = shutil.which("guard")
+    bare = any(not os.path.isabs(p.program[0]) for p in map(parse_guard_hook, (h.command for h in hooks)) if p)
+    if on_path is None and bare:
+        yield Finding("fail", "PATH", "no guard on PATH here, and an installed hook runs a bare `guard`", f"reinstall the hooks so they run {this}")
+    elif on_path is None:
+        yield Finding("ok", "PATH", "no guard on PATH here (installed hooks do not need it)")
+    elif os.path.realpath(on_path) != os.path.realpath(this):
+        yield Finding("warn", "PATH", f"guard on PATH is {on_path}, not this one ({this}): a bare `guard` runs the other",
+                      "activate the environment you mean, or reinstall the hooks from it")
+    else:
+        yield Finding("ok", "PATH", f"guard on PATH is this one ({on_path})")

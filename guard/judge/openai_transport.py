@@ -1,0 +1,314 @@
+"""The fast route to ``openai/…`` models: OpenAI's chat API over one shared httpx client, no LiteLLM.
+
+``openai/<name>`` with an ``api_base`` is how guard reaches any server that
+speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
+Groq…). For those, importing LiteLLM costs seconds per fresh process and its
+per-call client cache (keyed on the timeout) opens a new connection per call;
+this route imports only httpx and reuses pooled connections per event loop.
+``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
+
+:func:`acompletion` takes LiteLLM's arguments and answers with the parts of
+LiteLLM's response that :mod:`guard.judge.model` reads, raising exceptions that
+carry ``status_code`` / ``response`` as LiteLLM's do, so retries, error messages
+and the response-format fallback work the same on both routes. Prices and
+structured-output support come from the price map LiteLLM ships, read as JSON
+(never by importing LiteLLM); a model not in it costs ``None``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from guard.errors import ConfigError
+
+__all__ = ["ROUTES", "acompletion", "load", "response_mode", "serves"]
+
+PREFIX = "openai/"
+ROUTES = ("auto", "litellm")
+DEFAULT_BASE = "https://api.openai.com/v1"
+#: LiteLLM's local price map, beside its package (read, never imported).
+PRICE_MAP = "model_prices_and_context_window_backup.json"
+
+
+def serves(model: str) -> bool:
+    """Whether ``model`` takes this route: ``openai/…`` unless ``GUARD_TRANSPORT=litellm``."""
+    route = os.environ.get("GUARD_TRANSPORT", "auto").strip().lower() or "auto"
+    if route not in ROUTES:
+        raise ConfigError(f"unknown transport {route!r}; use one of {', '.join(ROUTES)}", key="GUARD_TRANSPORT")
+    return route == "auto" and model.startswith(PREFIX)
+
+
+class ProviderError(Exception):
+    """An HTTP error answer from the provider (``status_code``, and the ``response`` for Retry-After)."""
+
+    def __init__(self, message: str, *, status_code: int, response: Any = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.response = response
+
+
+class BadRequestError(ProviderError):
+    pass
+
+
+class ContextWindowExceededError(BadRequestError):
+    pass
+
+
+class ContentPolicyViolationError(BadRequestError):
+    pass
+
+
+class AuthenticationError(ProviderError):
+    pass
+
+
+class RateLimitError(ProviderError):
+    pass
+
+
+class ServiceUnavailableError(ProviderError):
+    pass
+
+
+class APIConnectionError(ConnectionError):
+    """The provider could not be reached, or dropped the connection (retried like LiteLLM's)."""
+
+
+@dataclass
+class Message:
+    content: str | None
+    refusal: str | None = None
+
+
+@dataclass
+class Choice:
+    message: Message
+    finish_reason: str | None = None
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class ChatCompletion:
+    """The fields of a chat completion guard reads, in LiteLLM's shape."""
+
+    choices: list[Choice]
+    usage: Usage | None
+    _hidden_params: dict[str, Any] = field(default_factory=dict)
+
+
+#: Calls in flight per httpx client before the pool adds another client.
+SHARD = 8
+#: Seconds an idle connection is kept for reuse.
+KEEPALIVE_S = 60.0
+#: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Pool, AsyncIterator[None]]]] = weakref.WeakKeyDictionary()
+
+
+def load() -> None:
+    """Import httpx and read the price map (a fraction of a second, once per process)."""
+    import httpx  # noqa: F401
+
+    _price_map()
+
+
+class _Pool:
+    """The httpx clients of one event loop and URL scheme, each kept to a few calls in flight.
+
+    httpcore scans every connection of a client on each request and response
+    (quadratic in the connections): at 64 calls in flight on one client that scan
+    costs more CPU than the call. A call goes to a client with an idle connection,
+    else to the least busy client below ``SHARD`` calls, else to a new client; so
+    the connections opened never exceed the peak of calls in flight. Plain-HTTP
+    clients (a local server, a proxy on loopback) never build a TLS context
+    (``verify=False`` is moot without TLS): loading the CA bundle costs a fresh
+    process ~0.2 s.
+    """
+
+    def __init__(self, tls: bool) -> None:
+        import httpx
+
+        self._httpx = httpx
+        self._verify: Any = httpx.create_ssl_context() if tls else False  # one CA bundle load for every client
+        self._clients: list[Any] = []
+        self._in_flight: list[int] = []
+        self._opened: list[int] = []  # connections each client holds: its peak of calls in flight
+
+    def _pick(self) -> int:
+        """A client with an idle connection, else the least busy one with room, else a new one."""
+        shards = range(len(self._clients))
+        idle = next((i for i in shards if self._in_flight[i] < self._opened[i]), None)
+        if idle is not None:
+            return idle
+        index = min(shards, key=self._in_flight.__getitem__, default=-1)
+        if index >= 0 and self._in_flight[index] < SHARD:
+            return index
+        limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+        self._clients.append(self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify))
+        self._in_flight.append(0)
+        self._opened.append(0)
+        return len(self._clients) - 1
+
+    @asynccontextmanager
+    async def client(self) -> AsyncIterator[Any]:
+        index = self._pick()
+        self._in_flight[index] += 1
+        self._opened[index] = max(self._opened[index], self._in_flight[index])
+        try:
+            yield self._clients[index]
+        finally:
+            self._in_flight[index] -= 1
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
+
+async def _closed_at_shutdown(pool: _Pool) -> AsyncIterator[None]:
+    """Closes ``pool`` when the loop shuts down (``asyncio.run`` finalizes open async generators)."""
+    try:
+        yield
+    finally:
+        await pool.aclose()
+
+
+async def _pool(url: str) -> _Pool:
+    """The running loop's pool for ``url``'s scheme, made (and set to close with the loop) on first use."""
+    scheme = "http" if url.startswith("http://") else "https"
+    pools = _pools.setdefault(asyncio.get_running_loop(), {})
+    if scheme not in pools:
+        pool = _Pool(tls=scheme == "https")
+        closer = _closed_at_shutdown(pool)
+        pools[scheme] = (pool, closer)
+        await closer.__anext__()
+    return pools[scheme][0]
+
+
+@lru_cache(maxsize=1)
+def _price_map() -> dict[str, Any]:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return {}
+    try:
+        data = json.loads((Path(spec.origin).parent / PRICE_MAP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _model_info(model: str) -> dict[str, Any]:
+    name = model.removeprefix(PREFIX)
+    prices = _price_map()
+    for key in (model, name):
+        info = prices.get(key)
+        if isinstance(info, dict) and info.get("litellm_provider") == "openai":
+            return info
+    return {}
+
+
+def response_mode(model: str) -> str:
+    """json_schema where the price map says the model supports it, else JSON mode (as LiteLLM answers)."""
+    return "json_schema" if _model_info(model).get("supports_response_schema") else "json_object"
+
+
+def _cost(model: str, usage: Usage | None) -> float | None:
+    info = _model_info(model)
+    inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if usage is None or None in (usage.prompt_tokens, usage.completion_tokens) or inp is None or out is None:
+        return None
+    return float(usage.prompt_tokens * inp + usage.completion_tokens * out)  # type: ignore[operator]
+
+
+def _error(response: Any) -> ProviderError:
+    """The provider's error answer as the exception type LiteLLM would raise for it."""
+    try:
+        detail = response.json().get("error") or {}
+    except (ValueError, AttributeError):
+        detail = {}
+    if not isinstance(detail, dict):
+        detail = {"message": str(detail)}
+    code = str(detail.get("code") or detail.get("type") or "")
+    message = str(detail.get("message") or response.text[:240] or response.reason_phrase)
+    status = response.status_code
+    kind: type[ProviderError] = ProviderError
+    if status == 400:
+        kind = {"context_length_exceeded": ContextWindowExceededError, "content_filter": ContentPolicyViolationError, "content_policy_violation": ContentPolicyViolationError}.get(code, BadRequestError)
+    elif status in (401, 403):
+        kind = AuthenticationError
+    elif status == 429:
+        kind = RateLimitError
+    elif status >= 500:
+        kind = ServiceUnavailableError
+    return kind(message, status_code=status, response=response)
+
+
+def _completion(model: str, data: Any, response: Any) -> ChatCompletion:
+    try:
+        raw = data["choices"][0]
+        message = raw["message"]
+        choice = Choice(Message(message.get("content"), message.get("refusal")), raw.get("finish_reason"))
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ProviderError(f"the answer is not a chat completion ({type(exc).__name__}: {exc})", status_code=response.status_code, response=response) from exc
+    counts = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    usage = Usage(counts.get("prompt_tokens"), counts.get("completion_tokens")) if counts else None
+    return ChatCompletion([choice], usage, {"response_cost": _cost(model, usage)})
+
+
+async def acompletion(
+    *,
+    model: str,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    temperature: float,
+    timeout: float,
+    stream: bool = False,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    response_format: dict[str, Any] | None = None,
+    **litellm_only: Any,  # num_retries, max_retries, drop_params: guard retries itself and sends only what is set
+) -> ChatCompletion:
+    """One chat completion; the arguments are LiteLLM's, so both routes share one call site."""
+    import httpx
+
+    if stream:
+        raise ValueError("the OpenAI transport does not stream")
+    base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or DEFAULT_BASE
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        raise AuthenticationError("no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401)
+    headers = {"Authorization": f"Bearer {key}"}
+    if organization := os.environ.get("OPENAI_ORGANIZATION"):
+        headers["OpenAI-Organization"] = organization
+    body: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+    if response_format is not None:
+        body["response_format"] = response_format
+    url = f"{base.rstrip('/')}/chat/completions"
+    try:
+        async with (await _pool(url)).client() as client:
+            response = await client.post(url, json=body, headers=headers, timeout=timeout)
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except httpx.TransportError as exc:
+        raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    if response.status_code >= 400:
+        raise _error(response)
+    try:
+        data = response.json()
+    except ValueError as exc:
+        raise ProviderError(f"the answer is not JSON: {response.text[:120]!r}", status_code=response.status_code, response=response) from exc
+    return _completion(model, data, response)

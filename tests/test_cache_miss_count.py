@@ -1,0 +1,27 @@
+"""Cache statistics count each judged event's miss once (the engine's prepare and run share one lookup's count)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judge_fixtures import bash_event, stub  # noqa: F401 (fixture)
+from test_smart_engine import run_cli
+
+from guard.testing.openai_stub import Reply, StubServer
+
+
+def test_a_miss_then_a_hit_count_one_miss_and_one_hit(stub: StubServer, isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text(
+        f"models: {{quick: openai/stub-quick}}\ncache: {{url: 'sqlite:///{isolated_home}/cache.db'}}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)
+    for _ in range(2):
+        out = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=json.dumps(bash_event()))
+        assert out.returncode == 0, out.stderr
+    stats = run_cli(["cache", "stats", "--json"], {}, isolated_home)
+    assert stats.returncode == 0, stats.stderr
+    counts = json.loads(stats.stdout)
+    assert (counts["misses"], counts["hits"], stub.calls) == (1, 1, 1)

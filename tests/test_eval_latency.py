@@ -1,0 +1,30 @@
+"""``guard eval`` reports the model's latency, timed at the transport, not the time a row spent elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eval_fixtures import BENIGN, GOOD, case_rows, stub, write_dataset  # noqa: F401 (fixture)
+
+from guard.cli.main import main
+from guard.eval.schema import MetricsReport, ResultRow
+from guard.testing.openai_stub import StubServer
+
+
+def test_reported_latency_is_the_models_not_the_rows_wall_time(stub: StubServer, tmp_path: Path) -> None:
+    stub.latency = 0.1
+    dataset = write_dataset(tmp_path / "cases.jsonl", case_rows(BENIGN, "allow", "benign"))
+    config = tmp_path / "guard.yaml"
+    # a slow command hook beside the smart one: the row takes 0.6 s, the model 0.1 s
+    config.write_text(
+        f"models:\n  quick: {GOOD}\n  thorough: {GOOD}\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n"
+        "    - id: judge\n      matcher: Bash\n      rule: Deny shell commands that destroy data.\n      depth: quick\n"
+        "    - id: slow-check\n      matcher: Bash\n      command: sleep 0.6\n"
+    )
+    out = tmp_path / "out"
+    assert main(["eval", str(dataset), "--config", str(config), "--out", str(out), "--no-progress"]) == 0
+    rows = [ResultRow.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == len(BENIGN) and all(r.error is None for r in rows)
+    assert all(100 <= (r.latency_ms or 0) < 450 for r in rows), [r.latency_ms for r in rows]
+    p50 = MetricsReport.model_validate_json((out / "metrics.json").read_text()).variants[0].latency_p50_ms
+    assert p50 is not None and 100 <= p50 < 450

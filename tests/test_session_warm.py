@@ -1,0 +1,63 @@
+"""A session's start warms the service: the SessionStart entry ``guard install`` writes starts ``guard serve``
+in the background and returns at once, and the session's judged calls then go to it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from test_serve_autostart import guard, requests_served, stub, wait_for_state, wait_until_answering  # noqa: F401 (fixture)
+
+from guard.testing.openai_stub import StubServer
+from tests.judge_fixtures import bash_event
+
+pytestmark = pytest.mark.slow
+
+SMART = (
+    "models: {quick: openai/stub-quick}\ncache: {url: 'off'}\n"
+    "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+    "      rule: Deny shell commands that delete files outside the project.\n"
+)
+SESSION_START = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/u/proj", "hook_event_name": "SessionStart", "source": "startup"}
+
+
+def installed_session_start_command(project: Path) -> list[str]:
+    """The SessionStart command ``guard install claude`` wrote, as guard CLI arguments."""
+    out = guard(["install", "claude"], project, {})
+    assert out.returncode == 0, out.stderr
+    settings = json.loads((project / ".claude/settings.json").read_text())
+    [group] = settings["hooks"]["SessionStart"]
+    command = shlex.split(group["hooks"][0]["command"])
+    assert Path(command[0]).name == "guard" and command[1] == "hook"
+    return command[1:]
+
+
+def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text(SMART)
+    env = {"GUARD_API_BASE": stub.url}
+    states = isolated_home.parent / "home/.cache/guard/serve"
+    command = installed_session_start_command(isolated_home)
+    started = time.monotonic()
+    warm = guard(command, isolated_home, env, json.dumps(SESSION_START))
+    assert warm.returncode == 0 and time.monotonic() - started < 10, warm.stderr  # returns without waiting for the service
+    state = wait_for_state(states)
+    try:
+        wait_until_answering(state["url"])
+        miss = guard(["hook", "--format", "claude"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
+        assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
+        assert requests_served(state["url"]) == 1 and stub.calls == 1  # judged by the warm service
+    finally:
+        os.kill(state["pid"], signal.SIGTERM)
+
+
+def test_session_start_without_smart_hooks_starts_nothing(isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: lint\n      matcher: Bash\n      command: 'true'\n")
+    out = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(SESSION_START))
+    assert out.returncode == 0, out.stderr
+    time.sleep(0.5)
+    assert not list((isolated_home.parent / "home/.cache/guard/serve").glob("*.json"))
