@@ -6,7 +6,10 @@ newest :data:`~guard.session.context.MAX_USER_MESSAGES` messages and
 deleted as new ones arrive) and nothing older than :data:`RETENTION_S`. The file
 lives outside the project (``$XDG_STATE_HOME/guard/sessions.db``, else
 ``~/.local/state/guard/sessions.db``): the guarded agent works in the project tree
-and must not be able to write the user's requests for it.
+and must not be able to write the user's requests for it. Every row is sealed
+(:mod:`guard.trust`) and a row whose seal does not verify is not shown, so an
+agent that reaches the file still cannot forge a request; deleting rows is what
+the self-protection rule (which covers guard's state directory) is there to stop.
 
 Standard library only: ``guard hook`` records a user turn on its fast path.
 """
@@ -22,18 +25,21 @@ from pathlib import Path
 from typing import Protocol
 
 from guard.session.context import MAX_ACTIONS, MAX_USER_MESSAGES, Action, SessionContext
+from guard.trust import seal, verify
 
 __all__ = ["RETENTION_S", "SessionStore", "SqliteSessionStore", "open_session_store", "session_db_path"]
 
 RETENTION_S = 7 * 86400.0
 _LIMITS = {"user": MAX_USER_MESSAGES, "action": MAX_ACTIONS}
+_PURPOSE = "session"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_entries (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id TEXT NOT NULL,
     kind TEXT NOT NULL,
     body TEXT NOT NULL,
-    at REAL NOT NULL
+    at REAL NOT NULL,
+    mac TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS session_entries_by_session ON session_entries (session_id, kind, seq);
 CREATE INDEX IF NOT EXISTS session_entries_by_age ON session_entries (at);
@@ -70,9 +76,10 @@ class SqliteSessionStore:
 
     def _add(self, session_id: str, kind: str, body: str) -> None:
         now = time.time()
+        mac = seal(_PURPOSE, session_id, kind, body, repr(now))  # TrustError (no secret): nothing is recorded
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT INTO session_entries (session_id, kind, body, at) VALUES (?, ?, ?, ?)", (session_id, kind, body, now))
+            self._db.execute("INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES (?, ?, ?, ?, ?)", (session_id, kind, body, now, mac))
             self._db.execute(
                 "DELETE FROM session_entries WHERE session_id = ? AND kind = ? AND seq NOT IN "
                 "(SELECT seq FROM session_entries WHERE session_id = ? AND kind = ? ORDER BY seq DESC LIMIT ?)",
@@ -88,9 +95,13 @@ class SqliteSessionStore:
         self._add(session_id, "action", json.dumps(action.to_dict(), ensure_ascii=False))
 
     def context(self, session_id: str) -> SessionContext:
-        rows = self._db.execute(
-            "SELECT kind, body FROM session_entries WHERE session_id = ? AND at >= ? ORDER BY seq", (session_id, time.time() - RETENTION_S)
-        ).fetchall()
+        rows = [
+            (kind, body)
+            for kind, body, at, mac in self._db.execute(
+                "SELECT kind, body, at, mac FROM session_entries WHERE session_id = ? AND at >= ? ORDER BY seq", (session_id, time.time() - RETENTION_S)
+            )
+            if verify(mac, _PURPOSE, session_id, kind, body, repr(at))
+        ]
         messages = tuple(body for kind, body in rows if kind == "user")
         actions = tuple(_read_action(body) for kind, body in rows if kind == "action")
         return SessionContext(messages, actions).bounded()
