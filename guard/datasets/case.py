@@ -17,15 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from guard.cache.key import canonical_json
 from guard.errors import DatasetError
@@ -87,7 +79,7 @@ class Case(BaseModel):
         """What a judge sees of this case (input, context, rule; never label, tags or notes),
         normalised so that cases a judge cannot tell apart compare equal."""
         context = " ".join((self.context or "").split())
-        parts = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
+        parts: tuple[str, ...] = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
         if self.session is not None:
             parts += (canonical_json(self.session),)
         return "\n".join(parts)

@@ -4,7 +4,8 @@ The judge gets an event built from the case (event name, tool name, tool input, 
 ``context``; ``prompt`` too on user-turn cases; ``session`` on the field the gate puts
 the session store's context on, so session-aware rules see it through the same view
 builder as in production) and never the label, tags, notes or source. A case's
-``rule`` text becomes a session-aware rule when the case carries a session. Which hooks: ``rule`` naming a configured hook id = that hook alone; any other
+``rule`` text becomes a session-aware rule when the case carries a session.
+Which hooks: ``rule`` naming a configured hook id = that hook alone; any other
 ``rule`` text = one smart hook with that rule; no ``rule`` = every configured hook
 for the case's event and tool, exactly as ``guard hook`` would run them.
 """

@@ -14,13 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.decision import HookResult
-from guard.judge.prompts import (
-    CUSTOM_TEMPLATE,
-    SESSION_TEMPLATE,
-    TIERS,
-    WINDOW_TEMPLATE,
-    load_template,
-)
+from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 from guard.judge.view import session_shown
 from guard.session import SESSION_FIELD
 

@@ -238,7 +238,7 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
         with attempt:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError
+                raise asyncio.TimeoutError
             result = await asyncio.wait_for(call(remaining), timeout=remaining)
     return result
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from guard.judge.fence import fence
 from guard.session import SESSION_FIELD
 from guard.session.context import SessionContext
 
-__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "WINDOW_TEMPLATE", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
 #: Inside the package, so an installed wheel judges like a checkout. Found beside this module rather than
 #: through ``importlib.resources``: pip installs guard as plain files, and that import would add ~8 ms
@@ -103,7 +103,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@cache
+@lru_cache(maxsize=None)
 def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     """The newest version of template ``name``; a missing or malformed file is a ValueError naming it."""
     versions = sorted(

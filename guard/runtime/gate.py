@@ -325,7 +325,7 @@ class Gate:
             # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
             outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
             decision: Decision = loop.run_until_complete(asyncio.wait_for(self.engine().decide(event, specs=specs, answer_by=deadline), outer))
-        except TimeoutError:
+        except asyncio.TimeoutError:
             decision = self.failure("the client's hook deadline was reached", event=event.event, specs=specs, kind="deadline")
         finally:
             pending = asyncio.all_tasks(loop)
