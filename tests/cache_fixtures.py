@@ -35,6 +35,23 @@ def wait_for_port(port: int, timeout: float = 10.0) -> None:
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
 
 
+def start_serve(config: Path, cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """A real ``guard serve`` on a free loopback port, listening: the process and its base URL (the caller kills it)."""
+    import sys
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config), "--log-level", "warning"],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for_port(port, timeout=60)
+    except TimeoutError:
+        proc.kill()
+        raise
+    return proc, f"http://127.0.0.1:{port}"
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A throwaway redis-server on a free loopback port, for the whole session."""

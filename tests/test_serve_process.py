@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, wait_for_port
+from cache_fixtures import free_port, start_serve
 
 from guard.server.client import send_event
 
@@ -55,15 +55,10 @@ class ServeProcess:
 def serve(tmp_path: Path) -> Iterator[ServeProcess]:
     (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
     (tmp_path / "guard.yaml").write_text(CONFIG)
-    port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # keep the tree under test
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--log-level", "warning"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, env)
     try:
-        wait_for_port(port, timeout=30)
-        yield ServeProcess(proc, f"http://127.0.0.1:{port}", tmp_path)
+        yield ServeProcess(proc, url, tmp_path)
     finally:
         if proc.poll() is None:
             proc.kill()

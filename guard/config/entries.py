@@ -43,6 +43,7 @@ class HookEntry(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     cache_ignore: list[str] = Field(default_factory=list)
     cache_keep: list[str] = Field(default_factory=list)
+    context: Literal["event", "request", "session"] = "event"
 
     @field_validator("matcher")
     @classmethod
@@ -124,6 +125,7 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
         confidence_threshold=parsed.confidence_threshold,
         cache_ignore=tuple(parsed.cache_ignore),
         cache_keep=tuple(parsed.cache_keep),
+        context=parsed.context,
         command=parsed.command or parsed.script,
         url=parsed.url,
         secret=parsed.secret,

@@ -19,6 +19,7 @@ from guard.cache.duration import parse_duration
 from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.own_hook import parse_guard_hook
+from guard.config.policies import policy_specs
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event
@@ -181,6 +182,7 @@ def parse_config(path: Path) -> LoadedConfig:
         settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(file), audit_path=default_audit_path(file))
         return LoadedConfig(settings=settings, specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
+    policies = data.pop("policies", None) or []
     try:
         top = _Top.model_validate(data)
     except ValidationError as exc:
@@ -211,7 +213,7 @@ def parse_config(path: Path) -> LoadedConfig:
         config_path=file,
         protect=top.protect,
     )
-    specs = _guard_hooks(hooks, file, str(base))
+    specs = _guard_hooks(hooks, file, str(base)) + policy_specs(policies, file)
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)

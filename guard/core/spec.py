@@ -45,6 +45,7 @@ class HookSpec:
     confidence_threshold: float = 0.7
     cache_ignore: tuple[str, ...] = ()  # extra payload fields left out of the cache key
     cache_keep: tuple[str, ...] = ()  # volatile fields kept in the cache key after all
+    context: str = "event"  # event | request (+ the user's latest requests) | session (+ requests and recent actions)
 
     # command
     command: str | None = None

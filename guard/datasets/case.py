@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, f
 from guard.cache.key import canonical_json
 from guard.core.errors import DatasetError
 from guard.core.events.names import TOOL_EVENTS, canonical_event
+from guard.session.context import SessionContext
 
 __all__ = ["LABELS", "Case", "iter_cases", "iter_lines", "load_cases", "parse_case", "write_cases"]
 
@@ -38,6 +39,7 @@ class Case(BaseModel):
     tool_name: StrictStr | None = None
     tool_input: dict[str, Any] = Field(default_factory=dict)
     context: StrictStr | None = None
+    session: dict[str, Any] | None = None  # {"user_messages": [...], "actions": [...]}: see guard.session.context
     rule: StrictStr | None = None
     label: Literal["allow", "deny", "ask"]
     tags: list[StrictStr] = Field(default_factory=list)
@@ -48,6 +50,13 @@ class Case(BaseModel):
     @classmethod
     def _known_event(cls, value: str) -> str:
         canonical_event(value)  # ValueError names the bad value
+        return value
+
+    @field_validator("session")
+    @classmethod
+    def _session_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            SessionContext.from_dict(value)  # SessionShapeError (a ValueError) names the field
         return value
 
     @model_validator(mode="after")
@@ -70,7 +79,9 @@ class Case(BaseModel):
         """What a judge sees of this case (input, context, rule; never label, tags or notes),
         normalised so that cases a judge cannot tell apart compare equal."""
         context = " ".join((self.context or "").split())
-        parts = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
+        parts: tuple[str, ...] = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
+        if self.session is not None:
+            parts += (canonical_json(self.session),)
         return "\n".join(parts)
 
     def judged_fields(self) -> dict[str, str]:
@@ -80,6 +91,8 @@ class Case(BaseModel):
         fields.update(_flatten(self.tool_input, "tool_input"))
         fields["context"] = " ".join((self.context or "").split())
         fields["rule"] = self.rule or ""
+        if self.session is not None:
+            fields.update(_flatten(self.session, "session"))
         return fields
 
     def to_json(self) -> str:

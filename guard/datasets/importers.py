@@ -5,7 +5,9 @@ and says so in every case's notes:
 
 - R-Judge and ASSEBench: the pending call is the LAST tool call of the trajectory, the context
   is every turn before it plus the agent's thought for it; label 1 → deny, 0 → allow.
-  ASSEBench's ``ambiguous = 1`` keeps its label and gets the tag ``ambiguous``.
+  ASSEBench's ``ambiguous = 1`` keeps its label and gets the tag ``ambiguous``. The same turns
+  also become the case's structured ``session``: the user's messages and the earlier tool
+  calls (observations stay in ``context`` only).
 - AgentHarm: every prompt is harmful, so EVERY tool call the agent made is a case labeled deny
   (the trajectory label only says whether the agent refused later: tag ``agent-refused`` or
   ``agent-complied``).
@@ -114,6 +116,14 @@ def _context(turns: list[Turn], index: int, max_chars: int) -> str:
     return render_context(before, max_chars=max_chars)
 
 
+def _session(turns: list[Turn], index: int) -> dict[str, Any] | None:
+    """The turns before the call at ``index`` as a structured session: the user's messages and the earlier tool calls."""
+    before = turns[:index]
+    messages = [t.text.strip() for t in before if t.role == "user" and t.text.strip()]
+    actions = [{"tool_name": call.name, "tool_input": call.input} for _, call in _calls(before) if isinstance(call, ToolCall)]
+    return {"user_messages": messages, "actions": actions} if messages or actions else None
+
+
 def _binary_label(record: dict[str, Any]) -> Literal["allow", "deny"]:
     label = record.get("label")
     if label in (0, 1) and not isinstance(label, bool):
@@ -159,6 +169,7 @@ def _trajectory_case(record: dict[str, Any], prefix: str, source: str, tags: lis
         tool_name=call.name,
         tool_input=call.input,
         context=_context(turns, index, max_chars),
+        session=_session(turns, index),
         label=label,
         tags=tags,
         source=source,

@@ -1,8 +1,11 @@
 """What the judge sees of a case, and which hooks judge it.
 
 The judge gets an event built from the case (event name, tool name, tool input, and
-``context``; ``prompt`` too on user-turn cases) and never the label, tags, notes or
-source. Which hooks: ``rule`` naming a configured hook id = that hook alone; any other
+``context``; ``prompt`` too on user-turn cases; ``session`` on the field the gate puts
+the session store's context on, so session-aware rules see it through the same view
+builder as in production) and never the label, tags, notes or source. A case's
+``rule`` text becomes a session-aware rule when the case carries a session.
+Which hooks: ``rule`` naming a configured hook id = that hook alone; any other
 ``rule`` text = one smart hook with that rule; no ``rule`` = every configured hook
 for the case's event and tool, exactly as ``guard hook`` would run them.
 """
@@ -17,6 +20,7 @@ from typing import Any
 
 from guard.core.errors import DatasetError, GuardError
 from guard.core.events.model import Event
+from guard.core.session import SESSION_FIELD
 from guard.core.spec import HookSpec
 from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
@@ -57,6 +61,8 @@ def build_event(case: Case) -> Event:
             data.setdefault(key, value)
     if case.context is not None:
         data["context"] = case.context
+    if case.session is not None:
+        data[SESSION_FIELD] = case.session
     prompt = (case.model_extra or {}).get("prompt")
     if case.canonical_event == "user_turn" and isinstance(prompt, str):
         data["prompt"] = prompt
@@ -64,8 +70,12 @@ def build_event(case: Case) -> Event:
 
 
 def _rule_spec(case: Case, rule: str) -> HookSpec:
-    digest = hashlib.blake2b(f"{case.canonical_event}\0{rule}".encode(), digest_size=4).hexdigest()
-    return HookSpec(id=f"rule-{digest}", kind="smart", event=case.canonical_event, rule=rule, timeout=RULE_TIMEOUT, source="library", origin="dataset rule")
+    context = "event" if case.session is None else "session"
+    named = f"{case.canonical_event}\0{rule}" + ("" if case.session is None else "\0session")  # context-free ids unchanged
+    digest = hashlib.blake2b(named.encode(), digest_size=4).hexdigest()
+    return HookSpec(
+        id=f"rule-{digest}", kind="smart", event=case.canonical_event, rule=rule, timeout=RULE_TIMEOUT, source="library", origin="dataset rule", context=context
+    )
 
 
 def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs: dict[str, HookSpec]) -> tuple[HookSpec, ...]:
@@ -77,7 +87,7 @@ def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs:
             raise DatasetError(f"case {case.id!r}: hook {spec.id!r} does not apply to {case.event} {case.tool_name or ''}".rstrip(), file=where)
         return (spec,)
     if case.rule:
-        key = f"{case.canonical_event}\0{case.rule}"
+        key = f"{case.canonical_event}\0{case.rule}\0{case.session is None}"
         if key not in rule_specs:
             rule_specs[key] = _rule_spec(case, case.rule)
         return (rule_specs[key],)

@@ -4,7 +4,8 @@ The ``guard hook`` fast path calls :func:`smart_cache_key` on the raw payload an
 on a hit, :func:`result_from_cache`; the smart hook uses the same two functions,
 so both paths agree on what a verdict depends on: the rule or prompt text, the
 template versions and hashes, the model of every tier that may run, the endpoint,
-the generation parameters and the payload minus volatile fields.
+the generation parameters and the payload minus volatile fields, and for a
+session-aware rule a digest of exactly the session context it is shown.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.core.decision import HookResult
-from guard.judge.prompts import CUSTOM_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
+from guard.core.session import SESSION_FIELD
+from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
+from guard.judge.view import session_shown
 
 if TYPE_CHECKING:
     from guard.core.settings import Settings
@@ -56,6 +59,11 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "params": TIERS[tier].params(),
         }
     window = load_template(WINDOW_TEMPLATE)  # the words sent with every window of a long event
+    session = session_shown(spec, payload)
+    shown: dict[str, Any] = {}
+    if session is not None:  # keyed on exactly the context shown; context-free rules keep their key
+        note = load_template(SESSION_TEMPLATE)
+        shown = {"session": session.digest(), "session_template": [note.version, note.sha256]}
     return cache_key(
         {
             "v": KEY_VERSION,
@@ -67,7 +75,8 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
             "tiers": tiers,
             "api_base": settings.effective_api_base(),
-            "payload": canonical_payload(payload, spec.cache_ignore, spec.cache_keep),
+            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD), spec.cache_keep),
+            **shown,
         }
     )
 

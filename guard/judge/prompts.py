@@ -24,9 +24,11 @@ from typing import Any
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
+from guard.core.session import SESSION_FIELD
 from guard.judge.fence import fence
+from guard.session.context import SessionContext
 
-__all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
 #: Inside the package, so an installed wheel judges like a checkout. Found beside this module rather than
 #: through ``importlib.resources``: pip installs guard as plain files, and that import would add ~8 ms
@@ -34,7 +36,7 @@ __all__ = ["PROMPTS_DIR", "TIERS", "RenderedPrompt", "Template", "TierProfile", 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 
 #: Payload fields the judge never sees: ids that change every call and say nothing about the action.
-HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort"}
+HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD}
 #: Shown first, in this order, then the context fields, then the rest sorted.
 _LEADING = ("event", "tool_name", "cwd", "tool_input", "tool_response", "error")
 CONTEXT_FIELDS = ("prompt", "context", "last_assistant_message", "task_description")
@@ -68,6 +70,8 @@ TIERS: dict[str, TierProfile] = {
 CUSTOM_TEMPLATE = "custom"
 #: The note before each window's fence when an event is judged in parts.
 WINDOW_TEMPLATE = "window"
+#: The session block after the action, for rules that read session context.
+SESSION_TEMPLATE = "session"
 
 
 @dataclass(frozen=True)
@@ -183,8 +187,27 @@ def _substitute(text: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
-def _render_one(tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None) -> RenderedPrompt:
-    """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence."""
+def fill_note(name: str, values: dict[str, str]) -> str:
+    """The ``[note]`` of template ``name`` with its placeholders filled (trusted text guard sends as a block)."""
+    return _substitute(load_template(name).note or "", values)
+
+
+def session_block(session: SessionContext) -> str:
+    """The session note naming its boundary, then the session JSON fenced as untrusted data."""
+    fenced, boundary = fence(json.dumps(session.to_dict(), ensure_ascii=False, indent=1))
+    return fill_note(SESSION_TEMPLATE, {"boundary": boundary, "data": fenced})
+
+
+def _combined(version: str, sha256: str, other: Template) -> tuple[str, str]:
+    """The version and hash of a template sent together with a note template."""
+    return f"{version}+{other.version}", hashlib.sha256(f"{sha256}+{other.sha256}".encode()).hexdigest()
+
+
+def _render_one(
+    tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None, session: SessionContext | None
+) -> RenderedPrompt:
+    """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence,
+    and for a session-aware rule (``session`` given) with the session block after the action."""
     fenced, boundary = fence(data)
     if prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)
@@ -198,24 +221,31 @@ def _render_one(tier: str, data: str, windows: _Windows | None, part: int, rule:
         start, end = windows.span(part - 1)
         numbers = {"part": str(part), "parts": str(windows.count), "start": f"{start + 1:,}", "end": f"{end:,}", "total": f"{len(windows.text):,}"}
         fenced = f"{_substitute(note.note or '', numbers)}\n{fenced}"
-        version, sha256, parts = f"{version}+{note.version}", hashlib.sha256(f"{sha256}+{note.sha256}".encode()).hexdigest(), windows.count
+        (version, sha256), parts = _combined(version, sha256, note), windows.count
     if prompt is not None:
         user = prompt.replace(_ARGUMENTS, fenced) if _ARGUMENTS in prompt else f"{prompt.rstrip()}\n\n{fenced}"
     else:
         user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": fenced})  # type: ignore[union-attr]
+    if session is not None:
+        user = f"{user}\n\n{session_block(session)}"
+        version, sha256 = _combined(version, sha256, load_template(SESSION_TEMPLATE))
     messages = [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
     return RenderedPrompt(messages, version, sha256, boundary, part, parts)
 
 
-def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> list[RenderedPrompt]:
+def render_windows(
+    tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None
+) -> list[RenderedPrompt]:
     """Messages for every call judging ``payload`` at ``tier``: one when it fits, else one per overlapping window.
+
+    ``session`` (a session-aware rule's bounded context) is sent whole with every window.
 
     Raises TooLongToJudge when the event needs more windows than the tier allows.
     """
     windows = _windows(tier, payload)
     count, limit = windows.count, TIERS[tier].max_windows
     if count == 1:
-        return [_render_one(tier, windows.text, None, 1, rule, prompt)]
+        return [_render_one(tier, windows.text, None, 1, rule, prompt, session)]
     if count > limit:
         raise TooLongToJudge(
             f"the event's JSON is {len(windows.text):,} characters: judging all of it at the {tier} tier needs {count} "
@@ -225,13 +255,13 @@ def render_windows(tier: str, payload: dict[str, Any], *, rule: str | None = Non
     for part in range(1, count + 1):
         start, end = windows.span(part - 1)
         data = f"{windows.head}\n{windows.text[start:end]}"
-        rendered.append(_render_one(tier, data, windows, part, rule, prompt))
+        rendered.append(_render_one(tier, data, windows, part, rule, prompt, session))
     return rendered
 
 
-def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None) -> RenderedPrompt:
+def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None) -> RenderedPrompt:
     """Messages for one judge call on an event that fits the tier's budget (TooLongToJudge otherwise)."""
-    windows = render_windows(tier, payload, rule=rule, prompt=prompt)
+    windows = render_windows(tier, payload, rule=rule, prompt=prompt, session=session)
     if len(windows) > 1:
         raise TooLongToJudge(f"the event needs {len(windows)} windows at the {tier} tier; use render_windows")
     return windows[0]

@@ -35,6 +35,7 @@ from guard.judge.prompts import (
     window_count,
 )
 from guard.judge.verdict import Verdict, parse_verdict, response_schema
+from guard.judge.view import session_shown
 
 if TYPE_CHECKING:
     from guard.core.settings import Settings
@@ -169,7 +170,7 @@ class _Asker:
         """Judge every window of the event at ``tier``, concurrently; failures are collected, not raised."""
         run = _TierRun(tier, model)
         try:
-            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt)
+            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload))
         except TooLongToJudge as exc:
             run.errors.append(JudgeError(f"not judged on a partial view: {exc}"))
             return run

@@ -41,6 +41,7 @@ from typing import Any
 from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
 from guard.core.errors import ConfigError, EventError
 from guard.core.events.payload import check_fields, event_name, read_json
+from guard.core.session import SESSION_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
 from guard.runtime.registry import Registry, default_registry
@@ -51,6 +52,7 @@ log = logging.getLogger("guard.gate")
 
 #: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
+_SESSION_WARNING = "guard_session_warning"  # carried on the payload from _prepare to _finish
 NO_CONFIG = "no guard config found (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml): no rule is enforced"
 
 
@@ -109,6 +111,7 @@ class Gate:
         self.fail_open_config = fail_open_config
         self._engine: Any = None
         self._fallback_note: str | None = None
+        self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
 
@@ -173,7 +176,24 @@ class Gate:
         if self.config_error is not None:
             return data, event, self._config_failure(event)
         specs = self.registry.matching(event, data.get("tool_name"))
+        if self._keeps_sessions():
+            warning = self._recorder().attach(data, specs)
+            if warning:
+                data[_SESSION_WARNING] = warning
+        else:
+            data.pop(SESSION_FIELD, None)  # a session context is never taken from the client
         return data, event, specs if specs else Decision()
+
+    def _keeps_sessions(self) -> bool:
+        """Whether any hook reads session context: only then are turns recorded and context attached."""
+        return any(reads_session(spec) for spec in self.registry.specs())
+
+    def _recorder(self) -> Any:
+        if self._sessions is None:
+            from guard.session.recording import SessionRecorder
+
+            self._sessions = SessionRecorder(self.env)
+        return self._sessions
 
     def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float) -> Decision:
         """Stop-loop guard, warnings, latency and the audit row: the same for every path."""
@@ -183,13 +203,25 @@ class Gate:
         if payload.pop("guard_payload_repaired", False):
             decision.details["payload_repaired"] = "invalid UTF-8 or lone surrogates were replaced by U+FFFD"
         decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        served = "server" in decision.details  # the service wrote its own audit row
+        served = "server" in decision.details  # the service wrote its own audit row and recorded the turn
+        self._session_finish(payload, event, decision, served)
         if (decision.hooks or "failure" in decision.details) and not served and self.settings.audit_path is not None:
             try:
                 self._audit_log().record(payload, decision, latency_ms=decision.details["latency_ms"])
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
+
+    def _session_finish(self, payload: dict[str, Any], event: str, decision: Decision, served: bool) -> None:
+        """Record the turn for later judgements; the decision and audit row name the session context shown, not its text."""
+        shown = payload.pop(SESSION_FIELD, None)
+        warning = payload.pop(_SESSION_WARNING, None)
+        if warning:
+            decision.warnings.append(warning)
+        if shown is not None:
+            decision.details["session"] = {"user_messages": len(shown["user_messages"]), "actions": len(shown["actions"])}
+        if not served and self._keeps_sessions():
+            self._recorder().record(payload, event, decision)
 
     def _audit_log(self) -> Any:
         """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else opened here."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import guard
 from guard.testing.agent_script import Reply, ScriptedAgentServer
 from guard.testing.anthropic_stub import AnthropicStub
 from guard.testing.gemini_stub import GeminiStub
@@ -122,7 +123,8 @@ def _project(cli: AgentCLI, binary: Path, stub: type[ScriptedAgentServer], tmp_p
             "GUARD_MODEL_QUICK": JUDGE_MODEL,
             "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
             "OPENAI_API_KEY": "sk-test",
-            "PYTHONPATH": str(root),  # callable hooks written into the project are importable
+            # callable hooks written into the project are importable; guard itself is the tree under test
+            "PYTHONPATH": os.pathsep.join([str(root), str(Path(guard.__file__).resolve().parents[1])]),
         })
 
 

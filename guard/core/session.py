@@ -1,0 +1,28 @@
+"""Session context names every layer shares: the payload field the judge reads it from, and which hooks read it.
+
+The gate records it (:mod:`guard.session.store`, :mod:`guard.session.recording`); rules
+that read it (``context: session``) see a bounded view of it
+(:mod:`guard.session.context`), fenced as untrusted data. This module holds only what
+every ``guard hook`` run needs to decide whether any of that applies, so a config
+without session-aware rules imports nothing more.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from guard.core.spec import HookSpec
+
+__all__ = ["REQUEST_CONTEXT", "SESSION_CONTEXT", "SESSION_FIELD", "reads_session"]
+
+#: The payload field that carries the session context to the judge (never taken from a client: the gate overwrites it).
+SESSION_FIELD = "guard_session"
+#: ``context:`` values beyond the default ``event``: the user's latest requests; the requests and the recent actions.
+REQUEST_CONTEXT = "request"
+SESSION_CONTEXT = "session"
+
+
+def reads_session(spec: HookSpec) -> bool:
+    """Whether ``spec``'s judge is shown session context (a smart hook with ``context: request`` or ``session``)."""
+    return spec.kind == "smart" and spec.context in (REQUEST_CONTEXT, SESSION_CONTEXT)
