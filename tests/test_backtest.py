@@ -78,7 +78,7 @@ def environment(stub: StubServer, home: Path) -> dict[str, str]:
 
 
 def guard(args: list[str], cwd: Path, stub: StubServer) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=environment(stub, cwd.parent), timeout=180)
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], check=False, capture_output=True, text=True, cwd=cwd, env=environment(stub, cwd.parent), timeout=180)
 
 
 def hook_event(tool_input: dict[str, Any], session: str) -> str:

@@ -24,8 +24,10 @@ _ENVELOPE = frozenset({"hook_event_name", "session_id", "transcript_path", "cwd"
 def _case(row: dict[str, Any], source: str) -> Case:
     payload: dict[str, Any] = row["payload"]
     tool_name = payload.get("tool_name")
+    tool_input: dict[str, Any]
     if isinstance(tool_name, str):
-        tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        given = payload.get("tool_input")
+        tool_input = given if isinstance(given, dict) else {}
     else:  # events without a tool keep their fields (prompt, last_assistant_message) where build_event looks
         tool_name, tool_input = None, {k: v for k, v in payload.items() if k not in _ENVELOPE}
     context = payload.get("context")
