@@ -166,6 +166,10 @@ def test_against_an_old_config_and_filters(recorded: Path, stub: StubServer) -> 
     assert sampled.returncode == 0, sampled.stderr
     assert MetricsReport.model_validate_json((recorded / "bt3" / "metrics.json").read_text()).backtest.events == 2  # type: ignore[union-attr]
 
+    by_rule = guard(["backtest", "--config", "guard.new.yaml", "--rule", "words", "--out", "bt4"], recorded, stub)
+    assert by_rule.returncode == 0, by_rule.stderr
+    assert MetricsReport.model_validate_json((recorded / "bt4" / "metrics.json").read_text()).backtest.events == len(TRAFFIC)  # type: ignore[union-attr]
+
     unknown = guard(["backtest", "--config", "guard.new.yaml", "--rule", "no-such-hook"], recorded, stub)
     assert unknown.returncode == 1 and "no-such-hook" in unknown.stderr and "Traceback" not in unknown.stderr
 
