@@ -75,6 +75,42 @@ def _stops(decision: str) -> bool:
     return decision in POSITIVE
 
 
+@dataclass
+class _Comparison:
+    """The replayed events so far: results rows (label = reference decision), flips, failures and cache use."""
+
+    dataset: str
+    model: str
+    depth: str
+    rows: list[ResultRow] = field(default_factory=list)
+    flips: list[Flip] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # events the new config could not judge at all
+    cache_hits: int = 0
+    cached_events: int = 0
+    errors: int = 0
+
+    def add(self, event: RecordedEvent, reference: Decision, decision: Decision) -> None:
+        fields = decision_fields(decision)
+        if fields["error_kind"] == "infrastructure":
+            self.problems.append(f"audit row {event.audit_id}: {fields['error']}")
+        self.errors += fields["error"] is not None
+        self.cache_hits += sum(h.cached for h in decision.hooks)
+        self.cached_events += _no_model_call(decision)
+        self.rows.append(
+            ResultRow(
+                dataset=self.dataset, case_id=str(event.audit_id), model=self.model, depth=self.depth, label=reference.decision,
+                latency_ms=decision.details.get("latency_ms"), tool_name=event.tool, tags=[event.event or "unknown"], **fields,  # type: ignore[arg-type]
+            )
+        )
+        if _stops(reference.decision) != _stops(decision.decision):
+            self.flips.append(
+                Flip(
+                    audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=_summary(event.payload),
+                    before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason,
+                )
+            )
+
+
 def _no_model_call(decision: Decision) -> bool:
     """Every smart hook of the decision answered from the cache (and there was one)."""
     smart = [h for h in decision.hooks if h.type == "smart"]
@@ -142,31 +178,11 @@ def backtest(
     if any(spec.kind == "smart" for gate in (new_gate, old_gate) if gate for spec in gate.registry.specs()):
         warm_up(new_gate.settings.model_for("quick"))
     after, before = _decide_all(new_gate, old_gate, events, concurrency)
-    name = Path(config).name
-    variant = Variant(model=name, depth="config", settings=new_gate.settings)
-    rows, flips, problems = [], [], []
-    cache_hits = cached_events = errors = 0
+    variant = Variant(model=Path(config).name, depth="config", settings=new_gate.settings)
+    compared = _Comparison(dataset=path.stem, model=variant.model, depth=variant.depth)
     for index, (event, decision) in enumerate(zip(events, after, strict=True)):
-        reference = before[index] if before is not None else Decision(decision=event.decision, reason=event.reason)
-        fields = decision_fields(decision)
-        if fields["error_kind"] == "infrastructure":
-            problems.append(f"audit row {event.audit_id}: {fields['error']}")
-        errors += fields["error"] is not None
-        cache_hits += sum(h.cached for h in decision.hooks)
-        cached_events += _no_model_call(decision)
-        rows.append(
-            ResultRow(
-                dataset=path.stem, case_id=str(event.audit_id), model=variant.model, depth=variant.depth, label=reference.decision,
-                latency_ms=decision.details.get("latency_ms"), tool_name=event.tool, tags=[event.event or "unknown"], **fields,  # type: ignore[arg-type]
-            )
-        )
-        if _stops(reference.decision) != _stops(decision.decision):
-            flips.append(
-                Flip(
-                    audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=_summary(event.payload),
-                    before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason,
-                )
-            )
+        compared.add(event, before[index] if before is not None else Decision(decision=event.decision, reason=event.reason), decision)
+    rows, flips, problems = compared.rows, compared.flips, compared.problems
     new_denies = sum(1 for f in flips if _stops(f.after))
     reference_costs = [h.cost_usd for d in before for h in d.hooks] if before is not None else [e.cost_usd for e in events]
     known_costs = [cost for cost in reference_costs if cost is not None]
@@ -182,9 +198,9 @@ def backtest(
         mcnemar_p=stats.mcnemar_exact(new_denies, len(flips) - new_denies),
         flips=flips,
         reference_cost_usd=sum(known_costs) if known_costs else None,
-        cache_hits=cache_hits,
-        cached_events=cached_events,
-        errors=errors,
+        cache_hits=compared.cache_hits,
+        cached_events=compared.cached_events,
+        errors=compared.errors,
         max_new_denies=max_new_denies,
     )
     digest = hashlib.sha256(",".join(str(e.audit_id) for e in events).encode()).hexdigest()
