@@ -7,8 +7,10 @@ when, which event and tool, which session, what every hook said (verdict, tier,
 model, cache hit, latency, cost, error) and the final decision. The event payload
 is kept too, with configured fields redacted at any depth and long strings
 shortened (then the whole cut at ``PAYLOAD_LIMIT``), so the log stays small and
-secrets stay out of it. Standard library only: it is written on the ``guard
-hook`` path.
+secrets stay out of it. A row records whether its payload was shortened or cut,
+because ``guard backtest`` replays only payloads kept whole; a person may label a
+row (``guard log label``) so it becomes a regression case. Standard library only:
+it is written on the ``guard hook`` path.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
+__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
 REDACTED = "[redacted]"
+#: Verdicts a person can give a logged decision.
+LABELS = ("allow", "deny", "ask")
 
 migration = Migrations("_guard_audit_migrations")
 
@@ -58,6 +62,13 @@ def m001_decisions(db: sqlite3.Connection) -> None:
         )"""
     )
     db.execute("CREATE INDEX decisions_time ON decisions (time)")
+
+
+@migration
+def m002_replay_and_label(db: sqlite3.Connection) -> None:
+    """Whether long strings were shortened (NULL on older rows: unknown), and a person's label."""
+    db.execute("ALTER TABLE decisions ADD COLUMN payload_shortened INTEGER")
+    db.execute("ALTER TABLE decisions ADD COLUMN label TEXT")
 
 
 def redacted(value: Any, names: frozenset[str]) -> Any:
@@ -111,21 +122,22 @@ class AuditLog:
             self._db = connect(self.path, migration)
         return self._db
 
-    def _payload_text(self, payload: dict[str, Any]) -> tuple[str, bool]:
-        """The redacted payload as JSON within the limit, and whether it had to be cut mid-text."""
+    def _payload_text(self, payload: dict[str, Any]) -> tuple[str, bool, bool]:
+        """The redacted payload as JSON within the limit, whether it had to be cut mid-text, and whether strings were shortened."""
         clean = redacted(payload, self.redact)
         text = _compact(clean)
+        if len(text) <= self.payload_limit:
+            return text, False, False
+        text = _compact(_clip(clean, self.payload_limit // 4))
         if len(text) > self.payload_limit:
-            text = _compact(_clip(clean, self.payload_limit // 4))
-        if len(text) > self.payload_limit:
-            return text[: self.payload_limit], True
-        return text, False
+            return text[: self.payload_limit], True, True
+        return text, False, True
 
     def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float) -> None:
         """Append one decision: the event payload (redacted, shortened) and every hook's result."""
         hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
-        text, truncated = self._payload_text(payload)
+        text, truncated, shortened = self._payload_text(payload)
         details = {**decision.details}
         if decision.updated_input is not None:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
@@ -143,23 +155,22 @@ class AuditLog:
             _compact(hooks),
             text,
             int(truncated),
+            int(shortened),
             _compact(details) if details else None,
         )
         with self._lock:
             self._connection().execute(
                 "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd,"
-                " hooks, payload, payload_truncated, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " hooks, payload, payload_truncated, payload_shortened, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
-    def tail(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""
+    def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """Rows of ``sql`` with their JSON columns read back (a cut payload stays text)."""
         if not self.path.exists():
             return []
         with self._lock:
-            cursor = self._connection().execute(
-                "SELECT * FROM (SELECT * FROM decisions ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,)
-            )
+            cursor = self._connection().execute(sql, params)
             names = [column[0] for column in cursor.description]
             rows = [dict(zip(names, row)) for row in cursor.fetchall()]
         for row in rows:
@@ -169,6 +180,34 @@ class AuditLog:
             if not row["payload_truncated"]:
                 row["payload"] = json.loads(row["payload"])
         return rows
+
+    def tail(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""
+        return self._select("SELECT * FROM (SELECT * FROM decisions ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,))
+
+    def rows(self, *, since: float | None = None, session: str | None = None, labeled: bool = False) -> list[dict[str, Any]]:
+        """Every decision at or after ``since`` (epoch seconds), of one ``session``, or only labeled ones; oldest first."""
+        clauses: list[str] = ["1"]
+        params: list[float | str] = []
+        if since is not None:
+            clauses.append("time >= ?")
+            params.append(since)
+        if session is not None:
+            clauses.append("session = ?")
+            params.append(session)
+        if labeled:
+            clauses.append("label IS NOT NULL")
+        return self._select(f"SELECT * FROM decisions WHERE {' AND '.join(clauses)} ORDER BY id", tuple(params))
+
+    def set_label(self, row_id: int, label: str) -> bool:
+        """Store a person's verdict on row ``row_id``; False when there is no such row."""
+        if label not in LABELS:
+            raise ValueError(f"label must be one of {', '.join(LABELS)}, got {label!r}")
+        if not self.path.exists():
+            return False
+        with self._lock:
+            cursor = self._connection().execute("UPDATE decisions SET label = ? WHERE id = ?", (label, row_id))
+        return cursor.rowcount == 1
 
     def close(self) -> None:
         with self._lock:

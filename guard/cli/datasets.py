@@ -1,4 +1,4 @@
-"""``guard datasets check|import``: validate labeled datasets and convert published ones.
+"""``guard datasets check|import|from-audit``: validate labeled datasets, convert published ones, turn labeled traffic into cases.
 
 ``check`` exits 0 when the datasets are usable, 1 on errors (or on warnings with ``--strict``).
 ``import`` writes JSONL to ``--out`` (or stdout) and its report on stderr; exit 1 when the
@@ -44,6 +44,11 @@ def register(sub: Any) -> None:
     imp.add_argument("path", metavar="PATH", help="the published JSON file, or the folder holding it")
     imp.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
     imp.add_argument("--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size")
+
+    audit = inner.add_parser("from-audit", help="write the audit rows labeled with guard log label as dataset JSONL")
+    audit.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
+    audit.add_argument("--config", help="config whose audit log is read (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    audit.add_argument("--log", metavar="FILE", help="audit database to read instead of the config's")
     p.set_defaults(func=run)
 
 
@@ -75,7 +80,6 @@ def _check(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from guard.core.errors import DatasetError
-    from guard.datasets.case import write_cases
     from guard.datasets.importers import import_path
 
     if args.max_context < 200:
@@ -85,17 +89,52 @@ def _import(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     if not cases:
         raise DatasetError(f"no tool calls found: is this a {args.format} file?", file=report.path)
-    if args.out:
+    _write(cases, args.out)
+    return 0
+
+
+def _write(cases: Any, out: str | None) -> None:
+    """JSONL to ``out``, or to stdout (the report goes to stderr either way)."""
+    from guard.core.errors import DatasetError
+    from guard.datasets.case import write_cases
+
+    if out:
         try:
-            with open(args.out, "w", encoding="utf-8") as handle:
+            with open(out, "w", encoding="utf-8") as handle:
                 write_cases(cases, handle)
         except OSError as exc:
-            raise DatasetError(f"cannot write: {exc.strerror}", file=args.out) from exc
-        print(f"wrote {len(cases)} cases to {args.out}", file=sys.stderr)
+            raise DatasetError(f"cannot write: {exc.strerror}", file=out) from exc
+        print(f"wrote {len(cases)} cases to {out}", file=sys.stderr)
     else:
         write_cases(cases, sys.stdout)
+
+
+def _from_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from guard.audit import AuditLog
+    from guard.config import load_config
+    from guard.core.errors import GuardError
+    from guard.datasets.audit_cases import cases_from_audit
+
+    if args.log:
+        path = Path(args.log)
+    else:
+        settings = load_config(args.config).settings
+        if settings.audit_path is None:
+            raise GuardError("the audit log is off (audit.enabled: false): name one with --log")
+        path = settings.path(settings.audit_path)
+    if not path.is_file():
+        raise GuardError(f"no audit log at {path}")
+    cases, skipped = cases_from_audit(AuditLog(path).rows(labeled=True), str(path))
+    for why, count in skipped.items():
+        print(f"left out {count} labeled row(s): {why}", file=sys.stderr)
+    if not cases:
+        raise GuardError(f"no usable labeled decision in {path}: label some with guard log label ID allow|deny|ask")
+    _write(cases, args.out)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    return _check(args) if args.datasets_command == "check" else _import(args)
+    commands = {"check": _check, "import": _import, "from-audit": _from_audit}
+    return commands[args.datasets_command](args)

@@ -33,6 +33,8 @@ def register(sub: Any) -> None:
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9")
     p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--prevalence", type=float, metavar="P", help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate")
+    p.add_argument("--suggest-thresholds", action="store_true", help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.set_defaults(func=run)
 
@@ -40,6 +42,37 @@ def register(sub: Any) -> None:
 def _split(values: list[str]) -> list[str]:
     """``--depth quick,thorough`` and ``--depth quick --depth thorough`` mean the same."""
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _base_rate_line(at: Any) -> str:
+    from guard.eval.tables import fmt_estimate
+
+    return (
+        f"at prevalence {at.prevalence:g}: precision {fmt_estimate(at.precision)}, "
+        f"calls stopped per 1,000 {fmt_estimate(at.alerts_per_1k)}, false denies per 1,000 {fmt_estimate(at.false_denies_per_1k)}"
+    )
+
+
+def _threshold_line(point: Any) -> str:
+    """The confidence_threshold a team can set for one false-positive budget, from the measured P(deny) threshold.
+
+    A quick-tier deny at or above ``confidence_threshold`` decides; one below it goes
+    to the thorough tier. A P(deny) threshold under 0.5 would mean stopping calls the
+    model allowed, which no confidence_threshold does.
+    """
+    from guard.eval.tables import fmt_estimate
+
+    budget = f"FPR ≤ {point.target_fpr:g}"
+    if point.recall.value is None:
+        return f"{budget}: no threshold (the dataset needs both positive and negative cases)"
+    reached = f"recall {fmt_estimate(point.recall)} at FPR {point.fpr:.4f} on {point.negatives} negatives"
+    if point.negatives * point.target_fpr < 1:
+        reached += f" (fewer than {1 / point.target_fpr:.0f} negatives: the budget is finer than one case)"
+    if point.threshold is None:
+        return f"{budget}: even the surest deny exceeds the budget; recall 0"
+    if point.threshold < 0.5:
+        return f"{budget}: needs stopping calls the model allowed (P(deny) ≥ {point.threshold:.3f}); no confidence_threshold reaches it; {reached}"
+    return f"{budget}: confidence_threshold: {point.threshold:g}  ({reached})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         progress=False if args.no_progress else None,
         seed=args.seed,
+        prevalence=args.prevalence,
     )
     report = result.report
     print(f"judged {result.judged} row(s), reused {result.reused} from {result.out}/results.jsonl")
@@ -70,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
         f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
         shown = "–" if f1.value is None else f"{f1.value:.3f}"
         print(f"{variant.name}: {variant.cases} cases, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
+        if variant.at_prevalence is not None:
+            print("  " + _base_rate_line(variant.at_prevalence))
+        if args.suggest_thresholds:
+            for point in variant.operating_points:
+                print("  " + _threshold_line(point))
     if report.stub:
         print(f"note: figures from a stub model ({report.stub_reason})")
     for gate in report.gates:

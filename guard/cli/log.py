@@ -1,4 +1,8 @@
-"""``guard log``: the latest decisions from the audit log, for a person or as JSON."""
+"""``guard log``: the latest decisions from the audit log, for a person or as JSON; ``guard log label`` marks one right or wrong.
+
+A labeled row is a regression case in waiting: ``guard datasets from-audit`` writes
+every labeled row as a dataset case.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +11,25 @@ import json
 import time
 from typing import Any
 
+from guard.audit import LABELS
+from guard.cli.arguments import whole_number
+
 __all__ = ["register", "run"]
+
+_CONFIG_HELP = "guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("log", help="show the latest decisions from the audit log")
-    p.add_argument("--limit", "-n", type=_positive, default=20, metavar="N", help="how many decisions (default 20)")
+    p.add_argument("--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)")
     p.add_argument("--json", action="store_true", help="print the rows as a JSON array")
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    p.add_argument("--config", help=_CONFIG_HELP)
+    inner = p.add_subparsers(dest="log_command", metavar="SUBCOMMAND")
+    label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)")
+    label.add_argument("id", type=whole_number(1), metavar="ID", help="the decision's number (#ID in guard log)")
+    label.add_argument("label", choices=LABELS, help="what guard should have decided")
+    label.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     p.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
 
 
 def _ms(value: float | None) -> str:
@@ -46,21 +50,37 @@ def _hook_line(hook: dict[str, Any]) -> str:
 def _print_row(row: dict[str, Any]) -> None:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["time"]))
     cost = f"${row['cost_usd']:.6f}" if row["cost_usd"] is not None else "-"
-    head = [when, f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost]
-    print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else ""))
+    head = [f"#{row['id']}", when, f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost]
+    label = f"  [labeled {row['label']}]" if row.get("label") else ""
+    print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else "") + label)
     for hook in row["hooks"]:
         print(_hook_line(hook))
+
+
+def _label(log: Any, args: argparse.Namespace) -> int:
+    from guard.core.errors import GuardError
+
+    if not log.set_label(args.id, args.label):
+        raise GuardError(f"no decision #{args.id} in {log.path} (guard log shows the numbers)")
+    print(f"decision #{args.id} labeled {args.label}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from guard.audit import AuditLog
     from guard.config import load_config
+    from guard.core.errors import GuardError
 
     settings = load_config(args.config).settings
     if settings.audit_path is None:
+        if args.log_command == "label":
+            raise GuardError("the audit log is off (audit.enabled: false): there is nothing to label")
         print("the audit log is off (audit.enabled: false)")
         return 0
-    rows = AuditLog(settings.path(settings.audit_path), redact=settings.audit_redact).tail(args.limit)
+    log = AuditLog(settings.path(settings.audit_path), redact=settings.audit_redact)
+    if args.log_command == "label":
+        return _label(log, args)
+    rows = log.tail(args.limit)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0

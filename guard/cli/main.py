@@ -18,7 +18,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 #: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "datasets", "serve", "cache", "log", "install", "doctor", "importing")
+_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "cache", "log", "install", "doctor", "importing")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from guard.eval import stats
+from guard.eval import base_rate, stats
 from guard.eval.schema import CaseOutcome, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
 
@@ -99,8 +99,8 @@ def _per_thousand(series: pd.Series) -> float | None:
     return None if known.empty else float(known.mean() * 1000)
 
 
-def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0) -> VariantMetrics:
-    """Every metric of one (model, depth) from its rows."""
+def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0, prevalence: float | None = None) -> VariantMetrics:
+    """Every metric of one (model, depth) from its rows; figures at ``prevalence`` too when one is stated."""
     import numpy as np
 
     frame = rows_frame(rows)
@@ -143,12 +143,14 @@ def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: 
         calibration_rows=len(confidences),
         slices=_slices(outcomes, tags),
         case_outcomes=outcomes,
+        at_prevalence=base_rate.at_prevalence(binary, prevalence) if prevalence is not None else None,
+        operating_points=base_rate.operating_points(base_rate.deny_scores(rows)),
     )
 
 
-def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0) -> list[VariantMetrics]:
+def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0, prevalence: float | None = None) -> list[VariantMetrics]:
     """Metrics per (model, depth), in the order the variants first appear in ``rows``."""
     groups: dict[tuple[str, str], list[ResultRow]] = {}
     for row in rows:
         groups.setdefault((row.model, row.depth), []).append(row)
-    return [compute_variant(members, model, depth, seed=seed) for (model, depth), members in groups.items()]
+    return [compute_variant(members, model, depth, seed=seed, prevalence=prevalence) for (model, depth), members in groups.items()]

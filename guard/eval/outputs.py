@@ -19,7 +19,7 @@ from guard.eval.metrics import compute_variants
 from guard.eval.report_html import render_html
 from guard.eval.report_md import render_markdown
 from guard.eval.runner import Variant
-from guard.eval.schema import DatasetInfo, MetricsReport, ResultRow, VariantMetrics
+from guard.eval.schema import BacktestSummary, DatasetInfo, MetricsReport, ResultRow, VariantMetrics
 
 __all__ = ["OUTPUT_FILES", "build_report", "write_outputs"]
 
@@ -45,9 +45,11 @@ def build_report(
     gates: Sequence[Gate],
     baseline: tuple[str, list[VariantMetrics]] | None,
     seed: int = 0,
+    prevalence: float | None = None,
+    backtest: BacktestSummary | None = None,
 ) -> MetricsReport:
     """Metrics per (model, depth), model-against-model tests, gates and the comparison with ``baseline`` (source, variants)."""
-    scored = compute_variants(rows, seed=seed)
+    scored = compute_variants(rows, seed=seed, prevalence=prevalence)
     by_name = {v.name: v for v in scored}
     ordered = [by_name[v.name] for v in variants if v.name in by_name]
     return MetricsReport(
@@ -63,6 +65,7 @@ def build_report(
         comparisons=pairwise(ordered, seed=seed),
         gates=evaluate_gates(gates, ordered),
         baseline=compare_to_baseline(ordered, baseline[1], baseline[0], seed=seed) if baseline and ordered else [],
+        backtest=backtest,
     )
 
 

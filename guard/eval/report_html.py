@@ -30,8 +30,7 @@ def html_table(table: Table) -> str:
 
 def render_html(report: MetricsReport) -> str:
     """The Markdown report's tables plus the figures, in one file."""
-    datasets = ", ".join(f"{d.name} ({d.cases} cases)" for d in report.datasets)
-    parts = [f"<h1>guard eval: {escape(datasets)}</h1>"]
+    parts = [f"<h1>{escape(tables.title(report))}</h1>"]
     parts += [f'<p class="note">{escape(line)}</p>' for line in tables.notices(report)]
     result = tables.result_line(report)
     if result:
@@ -43,4 +42,4 @@ def render_html(report: MetricsReport) -> str:
         parts += [html_table(tables.confusion_table(variant)), html_table(tables.slice_table(variant)), html_table(tables.misjudged_table(variant))]
     parts.append(f"<p>Positive class: {escape(report.positive_class)}. Schema v{report.schema_version}, guard {escape(report.guard_version)}, {escape(report.created_at)}.</p>")
     body = "\n".join(parts)
-    return f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>guard eval</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n'
+    return f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(tables.title(report))}</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n'

@@ -25,8 +25,7 @@ def _folded(summary: str, body: str) -> str:
 
 def render_markdown(report: MetricsReport) -> str:
     """The whole report; a failed gate or a significant drop is visible in the first lines."""
-    datasets = ", ".join(f"`{d.name}` ({d.cases} cases)" for d in report.datasets)
-    parts = [f"## guard eval: {datasets}, {report.repeats} repeat(s)\n"]
+    parts = [f"## {tables.title(report)}\n"]
     parts += [f"> **Note:** {line}\n" for line in tables.notices(report)]
     result = tables.result_line(report)
     if result:

@@ -13,14 +13,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "SCHEMA_VERSION",
+    "BacktestSummary",
     "BaselineComparison",
     "Binary",
     "CaseOutcome",
     "DatasetInfo",
     "Estimate",
+    "Flip",
     "GateResult",
     "MetricsReport",
+    "OperatingPoint",
     "PairComparison",
+    "PrevalenceMetrics",
     "ResultRow",
     "SliceMetrics",
     "VariantMetrics",
@@ -78,7 +82,7 @@ class Estimate(BaseModel):
     low: float | None = None
     high: float | None = None
     n: int = 0
-    method: Literal["wilson", "bootstrap", "none"] = "none"
+    method: Literal["wilson", "bootstrap", "propagated", "none"] = "none"
 
 
 class Binary(BaseModel):
@@ -116,6 +120,30 @@ class CaseOutcome(BaseModel):
     tool_name: str | None = None
 
 
+class PrevalenceMetrics(BaseModel):
+    """The balanced-dataset rates carried to a stated base rate of calls that should be stopped.
+
+    Precision depends on the base rate; recall and FPR do not. Intervals are the
+    Wilson bounds of recall and FPR put through the same formula (precision rises
+    with recall and falls with FPR), so they are conservative.
+    """
+
+    prevalence: float
+    precision: Estimate
+    alerts_per_1k: Estimate  # calls stopped per 1,000 real calls
+    false_denies_per_1k: Estimate  # calls stopped that should have run, per 1,000 real calls
+
+
+class OperatingPoint(BaseModel):
+    """Recall at a false-positive budget, from verdict confidences: the threshold on P(deny) that reaches it."""
+
+    target_fpr: float
+    recall: Estimate
+    fpr: float | None = None  # achieved on this dataset
+    threshold: float | None = None  # stop when P(deny) ≥ threshold; None when no threshold keeps FPR within the target
+    negatives: int = 0  # below 1 / target_fpr the target is finer than one case
+
+
 class VariantMetrics(BaseModel):
     """Everything measured for one (model, depth)."""
 
@@ -146,6 +174,8 @@ class VariantMetrics(BaseModel):
     calibration_rows: int = 0
     slices: list[SliceMetrics] = Field(default_factory=list)
     case_outcomes: dict[str, CaseOutcome] = Field(default_factory=dict)
+    at_prevalence: PrevalenceMetrics | None = None
+    operating_points: list[OperatingPoint] = Field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -196,6 +226,48 @@ class DatasetInfo(BaseModel):
     sha256: str
 
 
+class Flip(BaseModel):
+    """One replayed event whose stop-or-let-through verdict changed, with both sides' reasons."""
+
+    audit_id: int
+    time: float
+    tool: str | None = None
+    session: str | None = None
+    summary: str  # the tool input, shortened, so a reviewer recognises the event
+    before: str
+    before_reason: str | None = None
+    after: str
+    after_reason: str | None = None
+
+    @property
+    def direction(self) -> str:
+        return f"{'deny' if self.before in ('deny', 'ask') else 'allow'}→{'deny' if self.after in ('deny', 'ask') else 'allow'}"
+
+
+class BacktestSummary(BaseModel):
+    """``guard backtest``: recorded (or OLD-config) decisions against a new config's, event by event."""
+
+    audit_log: str
+    config: str
+    reference: str  # "recorded decisions" or the OLD config's path
+    events: int  # replayed
+    skipped: dict[str, int] = Field(default_factory=dict)  # why an audit row could not be replayed faithfully → rows
+    redacted_events: int = 0  # replayed with [redacted] where the original had a value
+    new_denies: int = 0  # allow → deny (or ask)
+    new_allows: int = 0  # deny (or ask) → allow
+    mcnemar_p: float = 1.0
+    flips: list[Flip] = Field(default_factory=list)
+    reference_cost_usd: float | None = None  # the reference's model spend on these events (the new config's is in the usage table)
+    cache_hits: int = 0  # hook verdicts the new config took from the decision cache
+    cached_events: int = 0  # events decided with no model call at all
+    errors: int = 0  # events where a hook of the new config failed
+    max_new_denies: int | None = None
+
+    @property
+    def gate_failed(self) -> bool:
+        return self.max_new_denies is not None and self.new_denies > self.max_new_denies
+
+
 class MetricsReport(BaseModel):
     """``metrics.json``."""
 
@@ -213,3 +285,4 @@ class MetricsReport(BaseModel):
     comparisons: list[PairComparison] = Field(default_factory=list)
     gates: list[GateResult] = Field(default_factory=list)
     baseline: list[BaselineComparison] = Field(default_factory=list)
+    backtest: BacktestSummary | None = None

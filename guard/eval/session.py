@@ -20,12 +20,13 @@ from urllib.parse import urlparse
 
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
+from guard.eval.base_rate import parse_prevalence
 from guard.eval.compare import baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, Gate, parse_gate
 from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
 from guard.eval.schema import MetricsReport, ResultRow
 
-__all__ = ["DEPTHS", "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "STUB_MODEL_PREFIX", "EvalResult", "evaluate", "evaluate_async"]
+__all__ = ["DEPTHS", "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "STUB_MODEL_PREFIX", "EvalResult", "evaluate", "evaluate_async", "stub_reason", "warm_up"]
 
 EXIT_OK, EXIT_ERROR, EXIT_GATE = 0, 1, 100
 DEPTHS = ("quick", "thorough", "auto")
@@ -116,13 +117,17 @@ def _engine_log_quiet() -> Iterator[None]:
         engine_log.setLevel(level)
 
 
-def _warm_up(items: Sequence[WorkItem]) -> None:
+def warm_up(model: str | None) -> None:
     """Import LiteLLM before the clock starts: its seconds-long import must not land in the first rows' latency."""
+    from guard.judge.model import response_mode
+
+    response_mode(model or "openai/unset")
+
+
+def _warm_up(items: Sequence[WorkItem]) -> None:
     smart = next((item for item in items if any(spec.kind == "smart" for spec in item.case.specs)), None)
     if smart is not None:
-        from guard.judge.model import response_mode
-
-        response_mode(smart.variant.pinned_model or smart.variant.settings.model_for("quick") or "openai/unset")
+        warm_up(smart.variant.pinned_model or smart.variant.settings.model_for("quick"))
 
 
 async def evaluate_async(
@@ -141,8 +146,13 @@ async def evaluate_async(
     baseline: str | None = None,
     progress: bool | None = None,
     seed: int = 0,
+    prevalence: float | None = None,
 ) -> EvalResult:
-    """Run an eval and write its outputs into ``out``; see the module docstring for exit codes."""
+    """Run an eval and write its outputs into ``out``; see the module docstring for exit codes.
+
+    ``prevalence`` (the share of real calls that should be stopped) adds precision,
+    alert volume and false denies per 1,000 calls at that base rate.
+    """
     from guard.config import load_config
     from guard.eval.cases import load_datasets
     from guard.eval.outputs import build_report, write_outputs
@@ -159,6 +169,11 @@ async def evaluate_async(
     if not datasets:
         raise GuardError("name at least one dataset (.jsonl)")
     gates = [parse_gate(g) if isinstance(g, str) else g for g in fail_under]
+    if prevalence is not None:
+        try:
+            parse_prevalence(prevalence)
+        except ValueError as exc:
+            raise GuardError(f"--prevalence: {exc}") from None
     loaded = load_config(config)
     infos, cases = load_datasets(datasets, loaded.specs)
     variants = build_variants(loaded.settings, models, depths)
@@ -187,7 +202,7 @@ async def evaluate_async(
     rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])
     report = build_report(
         rows, infos, variants, config=str(loaded.sources[0]) if loaded.sources else config, repeats=repeats,
-        replayed=bool(replay), stub=stub_reason(variants), gates=gates, baseline=base, seed=seed,
+        replayed=bool(replay), stub=stub_reason(variants), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
     )
     write_outputs(Path(out), report)
     problems = [f"run stopped: {outcome.aborted}"] if outcome.aborted else []

@@ -13,21 +13,27 @@ from guard.eval.schema import Estimate, MetricsReport, VariantMetrics
 
 __all__ = [
     "Table",
+    "backtest_tables",
+    "base_rate_table",
     "baseline_tables",
     "confusion_table",
     "gate_table",
     "headline_tables",
     "misjudged_table",
     "notices",
+    "operating_point_table",
     "pairwise_table",
     "result_line",
     "slice_table",
     "summary_table",
+    "title",
     "usage_table",
 ]
 
 #: How many case ids or rows a summary lists before it says "and N more".
 LIST_LIMIT = 25
+#: How many flipped events a backtest report lists (metrics.json has them all).
+FLIP_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,24 @@ def fmt_cost(value: float | None) -> str:
     return "–" if value is None else f"${value:.4f}"
 
 
+def title(report: MetricsReport) -> str:
+    """What ran, for the report's heading: ``guard eval`` on datasets or ``guard backtest`` on an audit log."""
+    if report.backtest:
+        return f"guard backtest: {report.backtest.config} against {report.backtest.reference}, {report.backtest.events} event(s)"
+    datasets = ", ".join(f"{d.name} ({d.cases} cases)" for d in report.datasets)
+    return f"guard eval: {datasets}, {report.repeats} repeat(s)"
+
+
 def notices(report: MetricsReport) -> list[str]:
     """Warnings a reader must see before any figure."""
     lines = []
+    if report.backtest:
+        lines.append(
+            f"Each event's label is the reference decision ({report.backtest.reference}): "
+            "a 'misjudged' case is an event the new config decides the other way, and accuracy is agreement."
+        )
+        if report.backtest.redacted_events:
+            lines.append(f"{report.backtest.redacted_events} event(s) were replayed with [redacted] where the agent sent a value (audit.redact).")
     if report.stub:
         lines.append(
             f"These figures come from a STUB model ({report.stub_reason}), not a real judge: "
@@ -72,7 +93,10 @@ def notices(report: MetricsReport) -> list[str]:
 def headline_tables(report: MetricsReport) -> list[Table]:
     """The tables at the top of every report, in order: summary, gates, baseline, pairs, usage."""
     return [
+        *backtest_tables(report),
         summary_table(report),
+        *([base_rate_table(report)] if any(v.at_prevalence for v in report.variants) else []),
+        *([operating_point_table(report)] if any(v.operating_points for v in report.variants) and not report.backtest else []),
         *([gate_table(report)] if report.gates else []),
         *baseline_tables(report),
         *([pairwise_table(report)] if report.comparisons else []),
@@ -82,11 +106,11 @@ def headline_tables(report: MetricsReport) -> list[Table]:
 
 def result_line(report: MetricsReport) -> str | None:
     """FAILED / passed with counts, or None when the run had no gate and no baseline."""
-    failed = sum(1 for g in report.gates if not g.passed)
+    failed = sum(1 for g in report.gates if not g.passed) + bool(report.backtest and report.backtest.gate_failed)
     dropped = sum(1 for b in report.baseline if b.significant_drop)
     if failed or dropped:
         return f"Result: FAILED ({failed} gate(s) failed, {dropped} significant drop(s) against the baseline)"
-    if report.gates or report.baseline:
+    if report.gates or report.baseline or (report.backtest and report.backtest.max_new_denies is not None):
         return "Result: passed (every gate holds, no significant drop)"
     return None
 
@@ -110,6 +134,63 @@ def summary_table(report: MetricsReport) -> Table:
         )
     headers = ["model @ depth", "cases", "accuracy", "precision", "recall", "F1", "FPR", "kappa", "errors"]
     return Table("Summary (95% intervals: Wilson; F1 and kappa: bootstrap)", headers, rows)
+
+
+def base_rate_table(report: MetricsReport) -> Table:
+    rows = [
+        [
+            v.name,
+            f"{p.prevalence:g}",
+            fmt_estimate(p.precision),
+            fmt_estimate(p.alerts_per_1k),
+            fmt_estimate(p.false_denies_per_1k),
+        ]
+        for v in report.variants
+        if (p := v.at_prevalence) is not None
+    ]
+    headers = ["model @ depth", "prevalence", "precision", "calls stopped /1k", "false denies /1k"]
+    return Table("At the stated base rate (intervals: Wilson bounds of recall and FPR carried through)", headers, rows)
+
+
+def operating_point_table(report: MetricsReport) -> Table:
+    rows = []
+    for v in report.variants:
+        for p in v.operating_points:
+            fine = "" if p.negatives * p.target_fpr >= 1 else f" (only {p.negatives} negatives: finer than one case)"
+            rows.append([v.name, f"{p.target_fpr:g}{fine}", fmt_estimate(p.recall), "none reaches it" if p.threshold is None else f"≥ {p.threshold:.3f}", fmt(p.fpr)])
+    headers = ["model @ depth", "FPR budget", "recall", "stop when P(deny)", "FPR reached"]
+    return Table("Recall at a fixed false-positive rate (from verdict confidences)", headers, rows)
+
+
+def backtest_tables(report: MetricsReport) -> list[Table]:
+    """What the new config would change on past traffic: counts, cost, and every flipped event with both reasons (latency: the usage table)."""
+    b = report.backtest
+    if b is None:
+        return []
+    skipped = ", ".join(f"{count} {why}" for why, count in b.skipped.items()) or "none"
+    gate = "–" if b.max_new_denies is None else f"{'FAIL' if b.gate_failed else 'pass'} (at most {b.max_new_denies})"
+    summary = [
+        ["audit log", b.audit_log],
+        ["events replayed", str(b.events)],
+        ["skipped (not replayable faithfully)", skipped],
+        ["allow → deny (new denies)", str(b.new_denies)],
+        ["deny → allow (new allows)", str(b.new_allows)],
+        ["McNemar p (new config vs reference)", f"{b.mcnemar_p:.4f}"],
+        ["new denies gate", gate],
+        ["model cost: new / reference", f"{fmt_cost(report.variants[0].cost_total_usd if report.variants else None)} / {fmt_cost(b.reference_cost_usd)}"],
+        ["cache: hook verdicts reused / events with no model call", f"{b.cache_hits} / {b.cached_events}"],
+        ["events where a new hook failed", str(b.errors)],
+    ]
+    flips = [
+        [str(f.audit_id), f.direction, f.tool or "-", f.summary, f"{f.before}: {f.before_reason or '-'}", f"{f.after}: {f.after_reason or '-'}"]
+        for f in b.flips[:FLIP_LIMIT]
+    ]
+    if len(b.flips) > FLIP_LIMIT:
+        flips.append(["…", "", "", "", "", f"{len(b.flips) - FLIP_LIMIT} more in metrics.json"])
+    return [
+        Table(f"Backtest: {b.config} against {b.reference}", ["", ""], summary),
+        Table(f"Flipped events ({len(b.flips)})", ["audit id", "flip", "tool", "event", "before", "after"], flips),
+    ]
 
 
 def usage_table(report: MetricsReport) -> Table:
