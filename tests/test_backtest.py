@@ -29,6 +29,8 @@ from guard.testing.openai_stub import Reply, StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = """models: {{quick: openai/stub-judge}}
+audit: {{path: .guard/audit.db}}
+cache: {{url: "sqlite:///.guard/cache.db"}}
 hooks:
   PreToolUse:
     - id: words
