@@ -44,3 +44,26 @@ def write_config(isolated_home: Path):  # type: ignore[no-untyped-def]
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_services_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Stop the warm ``guard serve`` processes tests started (SessionStart, ``server.url: auto``) when the run ends.
+
+    They detach on purpose and would otherwise idle for 30 minutes after the suite.
+    """
+    yield
+    import signal
+
+    base = str(tmp_path_factory.getbasetemp().resolve())
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if b"serve" in argv and any(b"guard" in arg for arg in argv) and cwd.startswith(base.rsplit("/", 1)[0]):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+            except OSError:
+                pass
