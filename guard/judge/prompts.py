@@ -20,13 +20,15 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
 from guard.core.session import SESSION_FIELD
 from guard.judge.fence import fence
-from guard.session.context import SessionContext
+
+if TYPE_CHECKING:
+    from guard.session.context import SessionContext
 
 __all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from guard.core.session import REQUEST_CONTEXT, SESSION_FIELD, reads_session
-from guard.session.context import SessionContext
 
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
+    from guard.session.context import SessionContext
 
 __all__ = ["session_shown"]
 
@@ -33,6 +33,8 @@ def session_shown(spec: HookSpec, payload: dict[str, Any]) -> SessionContext | N
     """
     if not reads_session(spec):
         return None
+    from guard.session.context import SessionContext  # only session-aware rules pay for it
+
     raw = payload.get(SESSION_FIELD)
     shown = SessionContext() if raw is None else SessionContext.from_dict(raw).bounded()
     return shown.requests_only() if spec.context == REQUEST_CONTEXT else shown
