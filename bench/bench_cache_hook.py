@@ -8,7 +8,7 @@ not a pyenv shim):
 - ``python3 -c pass``: the floor every hook process pays;
 - cache hit (audit log on, the default) and cache hit with the audit log off;
 - cache hit through a running ``guard serve`` (``guard hook --server``);
-- cache miss: a fresh process that loads LiteLLM and waits for the stub.
+- cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
 
 Goal: cache hit ≤ 3× ``python3 -c pass``.
 
@@ -89,7 +89,7 @@ def main() -> None:
     print(row("cache hit", hits, floor, "audit log on (default)"))
     print(row("cache hit, audit log off", hits_no_audit, floor, ""))
     print(row("cache hit via guard serve (--server)", via_service, floor, "the service's own cache"))
-    print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads LiteLLM"))
+    print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
     print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 3× python3 -c pass")
 
 
