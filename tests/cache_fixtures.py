@@ -6,7 +6,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,31 +24,50 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout: float = 10.0) -> None:
+def wait_for_port(port: int, timeout: float = 10.0, proc: subprocess.Popen[str] | None = None) -> None:
+    """Wait until something listens on ``port``; with ``proc``, fail at once (with its stderr) if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
         except OSError:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode} before listening on {port}: {proc.communicate()[1][-2000:]}") from None
             time.sleep(0.02)
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+def start_listening(command: Callable[[int], list[str]], **popen: Any) -> tuple[subprocess.Popen[str], int]:
+    """Start ``command(port)`` on a free loopback port and wait until it listens; the caller kills it.
+
+    Another process may take the free port between the check and the bind: a
+    server that exits before listening is started again on another port.
+    """
+    for attempt in range(3):
+        port = free_port()
+        proc = subprocess.Popen(command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+        try:
+            wait_for_port(port, timeout=60, proc=proc)
+        except RuntimeError:
+            if attempt == 2:
+                raise
+            continue
+        except TimeoutError:
+            proc.kill()
+            raise
+        return proc, port
+    raise AssertionError("unreachable")
 
 
 def start_serve(config: Path, cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     """A real ``guard serve`` on a free loopback port, listening: the process and its base URL (the caller kills it)."""
     import sys
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config), "--log-level", "warning"],
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        wait_for_port(port, timeout=60)
-    except TimeoutError:
-        proc.kill()
-        raise
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config), "--log-level", "warning"]
+
+    proc, port = start_listening(command, cwd=cwd, env=env)
     return proc, f"http://127.0.0.1:{port}"
 
 

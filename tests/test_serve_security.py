@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, wait_for_port
+from cache_fixtures import free_port, start_listening, wait_for_port
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
@@ -87,13 +87,11 @@ def stub() -> Iterator[StubServer]:
 @pytest.fixture
 def served(tmp_path: Path, stub: StubServer) -> Iterator[Served]:
     (tmp_path / "guard.yaml").write_text(CONFIG)
-    port = free_port()
-    proc = subprocess.Popen(
-        serve_command("--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--token", TOKEN),
-        cwd=tmp_path, env=serve_env(GUARD_API_BASE=stub.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc, port = start_listening(
+        lambda port: serve_command("--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--token", TOKEN, "--log-level", "warning"),
+        cwd=tmp_path, env=serve_env(GUARD_API_BASE=stub.url),
     )
     try:
-        wait_for_port(port, timeout=60)
         yield Served(f"http://127.0.0.1:{port}", tmp_path, proc)
     finally:
         proc.kill()
