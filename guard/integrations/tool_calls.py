@@ -15,9 +15,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from guard.core.decision import Decision
 from guard.runtime.gate import Gate, answer_by
 
-__all__ = ["ToolCallGate", "ToolVerdict"]
+__all__ = ["ToolCallGate", "ToolVerdict", "verdict"]
 
 log = logging.getLogger("guard.integrations")
 
@@ -59,16 +60,27 @@ class ToolCallGate:
         return event
 
     async def judge(self, tool_name: str, tool_input: dict[str, Any], *, session_id: str | None = None) -> ToolVerdict:
-        """guard's decision on one call, as the SDK can act on it."""
+        """guard's decision on one call, as the SDK can act on it (on the running event loop)."""
         by = answer_by(self.deadline, time.monotonic())
         _, decision = await self.gate.adecide(self.event(tool_name, tool_input, session_id), answer_by=by)
-        for warning in decision.warnings:
-            log.warning("guard: %s", warning)
-        if decision.decision == "deny":
-            return ToolVerdict(False, tool_input, f"guard denied this {tool_name} call: {decision.reason or 'denied'}", warnings=decision.warnings)
-        if decision.decision == "ask":
-            message = f"guard: a person must approve this {tool_name} call and none is available here: {decision.reason or 'approval required'}"
-            return ToolVerdict(False, tool_input, message, warnings=decision.warnings)
-        if decision.updated_input is not None:
-            return ToolVerdict(True, decision.updated_input, decision.reason, rewritten=True, warnings=decision.warnings)
-        return ToolVerdict(True, tool_input, warnings=decision.warnings)
+        return verdict(tool_name, tool_input, decision)
+
+    def judge_sync(self, tool_name: str, tool_input: dict[str, Any], *, session_id: str | None = None) -> ToolVerdict:
+        """:meth:`judge` for synchronous agents (a cache hit takes the fast path: no event loop)."""
+        by = answer_by(self.deadline, time.monotonic())
+        _, decision = self.gate.decide(self.event(tool_name, tool_input, session_id), answer_by=by)
+        return verdict(tool_name, tool_input, decision)
+
+
+def verdict(tool_name: str, tool_input: dict[str, Any], decision: Decision) -> ToolVerdict:
+    """What the SDK does with ``decision``; its warnings are logged (the SDK has no channel to show them)."""
+    for warning in decision.warnings:
+        log.warning("guard: %s", warning)
+    if decision.decision == "deny":
+        return ToolVerdict(False, tool_input, f"guard denied this {tool_name} call: {decision.reason or 'denied'}", warnings=decision.warnings)
+    if decision.decision == "ask":
+        message = f"guard: a person must approve this {tool_name} call and none is available here: {decision.reason or 'approval required'}"
+        return ToolVerdict(False, tool_input, message, warnings=decision.warnings)
+    if decision.updated_input is not None:
+        return ToolVerdict(True, decision.updated_input, decision.reason, rewritten=True, warnings=decision.warnings)
+    return ToolVerdict(True, tool_input, warnings=decision.warnings)
