@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -57,7 +57,7 @@ def claude_agent_sdk_case(config: str) -> Callable[[], Awaitable[Any]]:
     event: Any = {"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": ".", "tool_name": "shell", "tool_input": ARGS}
 
     async def call() -> Any:
-        await callback(dict(event), "toolu_1", {"signal": None})
+        await callback(cast(Any, dict(event)), "toolu_1", {"signal": None})
         return shell(**ARGS)
 
     return call
