@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,11 @@ import pytest
 pytest.importorskip("claude_agent_sdk")
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+from e2e.agent_cli import CLAUDE
 from integration_fixtures import guard_yaml, policy  # noqa: F401 (fixture)
 
 from guard.integrations.claude_agent_sdk import guard_hooks
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use
-
-sys.path.insert(0, str(Path(__file__).parent))
-from e2e.agent_cli import CLAUDE  # noqa: E402
 
 
 async def run_agent(project: Path, hooks: dict[str, Any], *turns: Any) -> tuple[AnthropicStub, ResultMessage | None]:

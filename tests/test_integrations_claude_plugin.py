@@ -11,14 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.agent_cli import CLAUDE
 from integration_fixtures import POLICY, guard_yaml
 
 import guard
 from guard.install import PLUGIN_DIR, plugin_hooks
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use
-
-sys.path.insert(0, str(Path(__file__).parent))
-from e2e.agent_cli import CLAUDE  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
