@@ -74,6 +74,26 @@ async def test_a_rewrite_runs_the_rewritten_command(isolated_home: Path, policy:
     assert out.read_text().strip() == "rewritten-by-guard"
 
 
+@pytest.mark.claude
+@pytest.mark.slow
+async def test_a_smart_rule_is_judged_in_process_by_the_model_inside_the_sdk_session(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.testing.openai_stub import Reply, StubServer
+
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n"
+        "      failure_mode: fail_closed\n      rule: Deny shell commands that delete files.\n"
+    )
+    victim, marker = isolated_home / "victim", isolated_home / "ran"
+    victim.mkdir()
+    with StubServer() as judge:
+        judge.default = Reply.verdict("deny", "deletes the victim folder", confidence=0.96)
+        monkeypatch.setenv("GUARD_API_BASE", judge.url)
+        agent, _ = await run_agent(isolated_home, guard_hooks(str(isolated_home / "guard.yaml")), bash(f"touch {marker} && rm -rf {victim}"), final_text("ok"))
+        assert judge.calls == 1
+    assert not marker.exists() and victim.is_dir()
+    assert "deletes the victim folder" in str(agent.agent_requests[1].tool_results())
+
+
 # -- the callbacks as the SDK calls them: (input, tool_use_id, context) -> hook output ---------------------------
 
 
