@@ -38,7 +38,7 @@ from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event, client_event_name
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
-           "guard_program", "install", "installed_hooks", "needed_timeout", "settings_path"]
+           "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_hooks", "settings_path"]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
@@ -406,3 +406,24 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+#: The Claude Code plugin shipped in the package (its own one-plugin marketplace), and its id there.
+PLUGIN_DIR = Path(__file__).parent / "claude_plugin"
+PLUGIN_ID = "guard@guard"
+#: The plugin's hook command: a plugin cannot know this venv's path, so it runs ``guard`` from PATH.
+PLUGIN_COMMAND = "guard hook --format claude --deadline 600"
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """The hooks the plugin declares (``hooks/hooks.json``): the events and handler ``guard install claude`` writes."""
+    profile = CLIENTS["claude"]
+    handler = _handler(profile, PLUGIN_COMMAND, 600)
+    return {profile.event_name(e): [{"matcher": profile.matcher, "hooks": [handler]}] for e in profile.default_events}
+
+
+def plugin_commands(scope: str, *, claude: str = "claude", uninstall: bool = False) -> list[list[str]]:
+    """The ``claude plugin`` commands that install (or remove) guard's plugin at ``scope`` (project or user)."""
+    if uninstall:
+        return [[claude, "plugin", "uninstall", PLUGIN_ID, "--scope", scope]]
+    return [[claude, "plugin", "marketplace", "add", str(PLUGIN_DIR)], [claude, "plugin", "install", PLUGIN_ID, "--scope", scope]]

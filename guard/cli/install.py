@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                           "hook --format CLIENT --deadline SECONDS)")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help=f"the client's timeout for the hook (default {DEFAULT_TIMEOUT_S})")
+    parser.add_argument("--plugin", action="store_true",
+                        help="claude only: install guard as a Claude Code plugin (claude plugin marketplace add + install) "
+                             "instead of editing settings.json; its hook runs `guard` from PATH")
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
     parser.add_argument("--force", action="store_true",
                         help="install even when the config here does not load (every guarded call would be blocked)")
@@ -61,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard install: error: {refusal}; nothing was written.\n"
               f"Fix it (guard doctor lists every problem) or pass --force to install anyway.", file=sys.stderr)
         return 1
+    if args.plugin:
+        return _run_plugin(args)
     try:
         result = install(args.client, scope=args.scope, events=args.events, command=command,
                          timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run)
@@ -87,6 +92,40 @@ def run(args: argparse.Namespace) -> int:
         note = _CLIENT_NOTES.get(args.client)
         if note:
             print(f"note: {note}")
+    return 0
+
+
+def _run_plugin(args: argparse.Namespace) -> int:
+    """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
+    import subprocess
+
+    from guard.install import PLUGIN_COMMAND, plugin_commands
+
+    if args.client != "claude":
+        print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
+        return 1
+    claude = os.environ.get("GUARD_CLAUDE_BIN") or shutil.which("claude")
+    commands = plugin_commands(args.scope, claude=claude or "claude", uninstall=args.uninstall)
+    if args.dry_run:
+        print("\n".join(shlex.join(c) for c in commands))
+        return 0
+    if claude is None:
+        print("guard install: error: the claude CLI is not on PATH (or $GUARD_CLAUDE_BIN); run these yourself:\n"
+              + "\n".join(shlex.join(c) for c in commands), file=sys.stderr)
+        return 1
+    for command in commands:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            print(f"guard install: error: {shlex.join(command)}: {exc}", file=sys.stderr)
+            return 1
+        if done.returncode != 0:
+            print(f"guard install: error: {shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}", file=sys.stderr)
+            return 1
+    print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
+    if not args.uninstall and shutil.which("guard") is None:
+        print(f"warning: `guard` is not on PATH here; the plugin runs `{PLUGIN_COMMAND}` and a client that cannot start it "
+              "lets every call pass unchecked. Install guard on PATH (pipx install guard) or use `guard install claude` without --plugin", file=sys.stderr)
     return 0
 
 

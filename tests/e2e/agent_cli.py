@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLAUDE", "CODEX", "GEMINI", "AgentCLI", "AgentRun"]
+__all__ = ["CLAUDE", "CODEX", "COPILOT", "GEMINI", "AgentCLI", "AgentRun"]
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -143,4 +143,18 @@ CODEX = AgentCLI(
                    "-c", 'model_providers.stub={{name="stub", base_url="{base_url}/v1", wire_api="responses", '
                          'env_key="GUARD_E2E_STUB_KEY"}}',
                    "-m", "stub-model", "{prompt}"),
+)
+
+COPILOT = AgentCLI(
+    name="copilot",
+    npm_package="@github/copilot",
+    binary="copilot",
+    binary_env="GUARD_E2E_COPILOT",
+    drop_prefixes=("COPILOT_", "GITHUB_", "GH_"),
+    # BYOK: an Anthropic-compatible provider (the stub) and no GitHub login; offline keeps it off GitHub's servers
+    api_env=(("COPILOT_PROVIDER_TYPE", "anthropic"), ("COPILOT_PROVIDER_API_KEY", "sk-ant-test"),
+             ("COPILOT_MODEL", "claude-sonnet-4"), ("COPILOT_OFFLINE", "true")),
+    base_url_env="COPILOT_PROVIDER_BASE_URL",
+    # prints JSONL (one event a line), so AgentRun.result stays None; the stub's requests are what is asserted
+    headless_args=("-p", "{prompt}", "--allow-all-tools", "--output-format", "json"),
 )
