@@ -9,7 +9,8 @@ split into overlapping windows, each judged on its own (see :mod:`guard.judge.ti
 never trimmed, so no byte of what is judged goes unseen.
 
 Standard library only: cache keys are computed from these templates on the
-``guard hook`` fast path.
+``guard hook`` fast path, which is also why the value classes are named tuples
+(a frozen dataclass costs that path ~1 ms each to define).
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
@@ -50,8 +50,7 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _ARGUMENTS = "$ARGUMENTS"
 
 
-@dataclass(frozen=True)
-class TierProfile:
+class TierProfile(NamedTuple):
     """How one tier asks: which template, how much event data, how long an answer."""
 
     template: str
@@ -76,8 +75,7 @@ WINDOW_TEMPLATE = "window"
 SESSION_TEMPLATE = "session"
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(NamedTuple):
     name: str
     version: str  # e.g. "quick.v1"
     sha256: str
@@ -86,8 +84,7 @@ class Template:
     note: str | None = None  # a text block guard fills in and sends (the window note), not a conversation
 
 
-@dataclass(frozen=True)
-class RenderedPrompt:
+class RenderedPrompt(NamedTuple):
     messages: list[dict[str, str]]
     version: str
     sha256: str
@@ -147,8 +144,7 @@ class TooLongToJudge(ValueError):
     """The event needs more windows than the tier allows: it cannot be judged whole there."""
 
 
-@dataclass(frozen=True)
-class _Windows:
+class _Windows(NamedTuple):
     """How one event's JSON is cut: ``count`` slices of ``size`` characters, each overlapping the last by ``overlap``."""
 
     text: str
