@@ -144,13 +144,13 @@ class TooLongToJudge(ValueError):
     """The event needs more windows than the tier allows: it cannot be judged whole there."""
 
 
-class _Windows(NamedTuple):
+class _Windows:
     """How one event's JSON is cut: ``count`` slices of ``size`` characters, each overlapping the last by ``overlap``."""
 
-    text: str
-    head: str
-    size: int
-    overlap: int
+    __slots__ = ("head", "overlap", "size", "text")
+
+    def __init__(self, text: str, head: str, size: int, overlap: int) -> None:
+        self.text, self.head, self.size, self.overlap = text, head, size, overlap
 
     @property
     def count(self) -> int:
