@@ -1,0 +1,44 @@
+"""Decision and HookResult behave as the values every output format and the audit log are built from."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from guard.core.decision import Decision, HookResult, merge
+
+
+def verdict(**changes: object) -> HookResult:
+    return HookResult(**{"id": "no-delete", "type": "smart", "decision": "deny", "reason": "deletes a home folder", **changes})  # type: ignore[arg-type]
+
+
+def test_equal_by_value_and_unhashable_like_the_mutable_values_they_are() -> None:
+    assert verdict() == verdict() and verdict() != verdict(reason="other") and verdict() != "no-delete"
+    assert Decision() == Decision() and Decision(hooks=[verdict()]) != Decision()
+    with pytest.raises(TypeError):
+        hash(verdict())
+    with pytest.raises(AttributeError):
+        verdict().colour = "red"  # type: ignore[attr-defined]
+
+
+def test_defaults_are_fresh_per_instance() -> None:
+    first, second = Decision(), Decision()
+    first.warnings.append("w")
+    first.details["x"] = 1
+    assert second.warnings == [] and second.details == {} and HookResult("a", "smart").details == {}
+
+
+def test_to_dict_is_a_detached_json_copy_that_from_dict_reads_back() -> None:
+    result = verdict(details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"})
+    decision = merge([result, HookResult("guard.protect", "protect")])
+    data = decision.to_dict()
+    result.details["calls"][0]["tokens"] = 99  # the dict is a copy, not a view
+    assert json.loads(json.dumps(data)) == data and data["hooks"][0]["details"] == {"calls": [{"tokens": 3}]}
+    assert "details" not in data["hooks"][1]  # empty details are left out
+    assert Decision.from_dict({**data, "hooks": [*data["hooks"], {"id": "x", "type": "smart", "future_field": 1}]}).hooks[2] == HookResult("x", "smart")
+    assert HookResult.from_dict(data["hooks"][0]) == verdict(details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"})
+
+
+def test_repr_names_the_fields() -> None:
+    assert repr(Decision(reason="r")) == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[])"
