@@ -132,8 +132,7 @@ def expand_env(loaded: Any) -> Any:
     for spec in loaded.specs:
         where = spec.origin or spec.id
         specs.append(
-            replace(
-                spec,
+            spec.replace(
                 url=_expand(spec.url, f"{where}.url"),
                 secret=_expand(spec.secret, f"{where}.secret"),
                 model=_expand(spec.model, f"{where}.model"),
