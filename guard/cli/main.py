@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
@@ -84,15 +84,18 @@ def _dispatch(args_list: list[str]) -> int:
         from guard.cli.hook import parse_plain
         from guard.core.logs import set_up_before_use
 
-        set_up_before_use(_setup_logging)
-        args = parse_plain(args_list[1:]) or _fast_parser("hook").parse_args(args_list)
-    else:
-        _setup_logging()
-        parser = build_parser()
-        args = parser.parse_args(args_list)
-        if not getattr(args, "func", None):
-            parser.print_help()
-            return 0
+        with set_up_before_use(_setup_logging):
+            return _run(parse_plain(args_list[1:]) or _fast_parser("hook").parse_args(args_list))
+    _setup_logging()
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return _run(args)
+
+
+def _run(args: Any) -> int:
     from guard.core.errors import GuardError
 
     try:

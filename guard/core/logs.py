@@ -2,14 +2,16 @@
 
 A cache hit logs nothing, and :mod:`logging` (with ``traceback``, ``string`` and
 ``textwrap``) is a measurable part of what such a hit costs in a fresh process.
-Modules the fast path loads hold a :class:`LazyLogger`; the CLI registers its
-handler set-up with :func:`set_up_before_use`, which runs before the first record
-(or when :func:`set_up` is called, before code that logs through plain loggers).
+Modules the fast path loads hold a :class:`LazyLogger`; for the length of a
+command the CLI registers its handler set-up with :func:`set_up_before_use`, which
+runs before the first record (or when :func:`set_up` is called, before code that
+logs through plain loggers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["LazyLogger", "set_up", "set_up_before_use"]
@@ -17,9 +19,15 @@ __all__ = ["LazyLogger", "set_up", "set_up_before_use"]
 _pending: list[Callable[[], None]] = []
 
 
-def set_up_before_use(setup: Callable[[], None]) -> None:
-    """Run ``setup`` (which configures :mod:`logging`) before guard's first log record."""
+@contextmanager
+def set_up_before_use(setup: Callable[[], None]) -> Iterator[None]:
+    """Within the block, run ``setup`` (which configures :mod:`logging`) before guard's first log record."""
     _pending.append(setup)
+    try:
+        yield
+    finally:
+        if setup in _pending:  # nothing logged: the set-up is not left for code that runs later in this process
+            _pending.remove(setup)
 
 
 def set_up() -> None:
