@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
 from guard.core.session import SESSION_FIELD
-from guard.judge.fence import fence
 
 if TYPE_CHECKING:
     from guard.session.context import SessionContext
@@ -192,6 +191,8 @@ def fill_note(name: str, values: dict[str, str]) -> str:
 
 def session_block(session: SessionContext) -> str:
     """The session note naming its boundary, then the session JSON fenced as untrusted data."""
+    from guard.judge.fence import fence  # rendering only: a cache key needs no fence
+
     fenced, boundary = fence(json.dumps(session.to_dict(), ensure_ascii=False, indent=1))
     return fill_note(SESSION_TEMPLATE, {"boundary": boundary, "data": fenced})
 
@@ -206,6 +207,8 @@ def _render_one(
 ) -> RenderedPrompt:
     """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence,
     and for a session-aware rule (``session`` given) with the session block after the action."""
+    from guard.judge.fence import fence
+
     fenced, boundary = fence(data)
     if prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)
