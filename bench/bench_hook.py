@@ -52,7 +52,7 @@ def main() -> None:
         cwd = Path(tmp)
         (cwd / "policy.py").write_text(POLICY)
         (cwd / "guard.yaml").write_text(CONFIG + "audit:\n  enabled: false\n")
-        env = {**os.environ, "PYTHONPATH": str(cwd), "XDG_CACHE_HOME": str(cwd / ".cache")}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])), "XDG_CACHE_HOME": str(cwd / ".cache")}
         cmd = [*guard_command(), "hook"]
         no_match = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
         decided = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})

@@ -23,23 +23,40 @@ def dry_run(event):
     return guard.rewrite({**event.tool_input, "command": event.tool_input["command"] + " --dry-run"})
 """
 
+#: Modules a cache hit or a no-match event must not load: the model stack, and what only slow paths need.
+HEAVY = ("pydantic", "asyncio", "litellm", "yaml", "httpx", "pandas", "logging", "argparse")
+
 PROBE = (
-    "import sys, json\n"
+    "import sys, json, threading\n"
+    "started = []\n"
+    "start = threading.Thread.start\n"
+    "threading.Thread.start = lambda self: (started.append(self.name), start(self))[1]\n"
     "from guard.cli.main import main\n"
     "rc = main(sys.argv[1:])\n"
-    "sys.stderr.write('MODULES ' + json.dumps(sorted(m for m in ('pydantic', 'asyncio', 'litellm', 'yaml', 'httpx', 'pandas') if m in sys.modules)) + '\\n')\n"
+    f"sys.stderr.write('MODULES ' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)) + '\\n')\n"
+    "sys.stderr.write('THREADS ' + json.dumps(started) + '\\n')\n"
     "sys.exit(rc)\n"
 )
+#: The guard tree this test run imports, so the fresh processes run the same code.
+SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 
 
 def guard_run(args: list[str], stdin: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": str(cwd), **env}
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), SOURCE_ROOT]), **env}
     return subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=environ, timeout=60)
 
 
+def probed(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:
+    line = [text for text in proc.stderr.splitlines() if text.startswith(label + " ")][-1]
+    return json.loads(line[len(label) + 1:])
+
+
 def modules(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    line = [text for text in proc.stderr.splitlines() if text.startswith("MODULES ")][-1]
-    return json.loads(line[len("MODULES "):])
+    return probed(proc, "MODULES")
+
+
+def threads_started(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return probed(proc, "THREADS")
 
 
 @pytest.fixture
@@ -68,7 +85,8 @@ def test_no_matching_hook_prints_nothing_and_loads_nothing_heavy(project: Path) 
     guard_run(["hook"], event, project)  # first run compiles the config snapshot
     proc = guard_run(["hook"], event, project)
     assert proc.returncode == 0 and proc.stdout == ""
-    assert modules(proc) == []  # no pydantic, asyncio, litellm, yaml, httpx, pandas on the no-match path
+    assert modules(proc) == []  # no pydantic, asyncio, litellm, yaml, httpx, pandas, logging or argparse on the no-match path
+    assert threads_started(proc) == []  # nothing to wait for: the deadline watchdog is not armed
 
 
 def test_rewrite_through_the_cli_returns_the_whole_input(project: Path) -> None:
@@ -218,4 +236,5 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     for proc in (miss, hit):
         assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     assert "httpx" in modules(miss) and "litellm" not in modules(miss)  # openai/ models take the light transport
-    assert modules(hit) == []  # no litellm, pydantic, asyncio, yaml, httpx or pandas on a cache hit
+    assert modules(hit) == []  # no litellm, pydantic, asyncio, yaml, httpx, pandas, logging or argparse on a cache hit
+    assert threads_started(hit) == [] and threads_started(miss) != []  # the watchdog guards the model call, not the lookup

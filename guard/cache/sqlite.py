@@ -14,7 +14,6 @@ the call is judged again. Standard library only.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -27,11 +26,12 @@ from typing import Any
 from guard.cache.database import Migrations, connect
 from guard.cache.seal import entry_seal, sealed
 from guard.core.errors import CacheError, ConfigError
+from guard.core.logs import LazyLogger
 from guard.trust import TrustError
 
 __all__ = ["SQLiteCache"]
 
-log = logging.getLogger("guard.cache")
+log = LazyLogger("guard.cache")
 
 SCHEME = "sqlite:///"
 

@@ -4,7 +4,8 @@ Deciding is the :class:`~guard.runtime.gate.Gate`'s job; this module reads
 stdin, renders the client's output and makes sure an answer is written before
 the client's own hook timeout (``--deadline``, which ``guard install`` writes):
 a watchdog writes the failure policy's answer and exits if anything hangs —
-a model, the service, a sync callable that ignores its timeout.
+a model, the service, a sync callable that ignores its timeout. The gate arms
+it when deciding leaves the local fast path, so a cache hit starts no thread.
 
 Exit codes are the client's protocol: 0 with JSON (or nothing), or 2 with the
 reason on stderr where the client blocks by exit code. guard never exits with
@@ -17,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CLIENT_TIMEOUTS", "register", "run"]
+__all__ = ["CLIENT_TIMEOUTS", "parse_plain", "register", "run"]
 
 #: Each client's default hook timeout in seconds, used when no --deadline is given.
 CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0}
@@ -32,6 +33,38 @@ def register(sub: Any) -> None:
     p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
     p.add_argument("--fail-open", action="store_true", help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)")
     p.set_defaults(func=run)
+
+
+_VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline"}
+_FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open"}
+
+
+def parse_plain(argv: list[str]) -> Any:
+    """``guard hook``'s arguments when spelled out plainly (what ``guard install`` writes), without argparse; else None.
+
+    argparse costs a tool call a few milliseconds; anything unusual (``--help``, an
+    abbreviation, a bad value) returns None and :func:`register`'s parser answers it.
+    """
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False, func=run)
+    rest = iter(argv)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            setattr(args, _FLAGS[name], True)
+        elif name in _VALUED:
+            value = value if eq else next(rest, "-")
+            if value.startswith("-"):
+                return None
+            setattr(args, _VALUED[name], value)
+        else:
+            return None
+    try:
+        args.deadline = None if args.deadline is None else float(args.deadline)
+    except ValueError:
+        return None
+    return args
 
 
 def _emit(rendered: Any, decision: Any) -> int:
@@ -81,6 +114,7 @@ def run(args: Any) -> int:
     except ValueError as exc:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 2  # a misconfigured hook command must not let calls through
+    from guard.core.logs import set_up as set_up_logging
     from guard.runtime.gate import Gate, answer_by
 
     env = os.environ
@@ -107,15 +141,22 @@ def run(args: Any) -> int:
         decision = gate.failure("the client's hook deadline was reached before guard answered", event=event or None, kind="deadline")
         os._exit(_emit(module.render(payload, decision), decision))
 
-    watchdog = _arm_watchdog(by, on_deadline) if by is not None else None
+    watchdog: list[Any] = []
+
+    def before_slow_path() -> None:
+        set_up_logging()  # the engine's modules log through plain loggers
+        if by is not None:
+            watchdog.append(_arm_watchdog(by, on_deadline))
+
+    gate.before_slow_path = before_slow_path
     try:
         payload, decision = gate.decide(raw, fmt=args.format, answer_by=by)
     except Exception as exc:  # a bug in guard is never a silent allow
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
     rendered = module.render(payload, decision)
-    if watchdog is not None:
-        watchdog.cancel()
+    for timer in watchdog:
+        timer.cancel()
     return _exit_past_hung_threads(_emit(rendered, decision))
 
 

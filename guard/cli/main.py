@@ -8,12 +8,14 @@ traceback; nor does a reader that closes the pipe early (``guard log | head``).
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["main"]
 
@@ -22,6 +24,8 @@ _GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "se
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="guard", description="Plain-English guardrails for AI agents, judged by an LLM.")
     parser.add_argument("--version", action="version", version="guard 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -37,27 +41,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fast_parser(name: str) -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="guard")
     sub = parser.add_subparsers(dest="command")
     importlib.import_module(f"guard.cli.{name}").register(sub)
     return parser
 
 
-class _BriefFormatter(logging.Formatter):
-    """One line per warning; tracebacks only with GUARD_DEBUG=1."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        if os.environ.get("GUARD_DEBUG") != "1":
-            record.exc_info, record.exc_text = None, None
-        return super().format(record)
-
-
 def _setup_logging() -> None:
+    """guard's records as one ``guard: LEVEL: message`` line each on stderr; tracebacks only with GUARD_DEBUG=1."""
+    import logging
+
+    class BriefFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            if os.environ.get("GUARD_DEBUG") != "1":
+                record.exc_info, record.exc_text = None, None
+            return super().format(record)
+
     logger = logging.getLogger("guard")
     if logger.handlers:
         return
     handler = logging.StreamHandler()
-    handler.setFormatter(_BriefFormatter("guard: %(levelname)s: %(message)s"))
+    handler.setFormatter(BriefFormatter("guard: %(levelname)s: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if os.environ.get("GUARD_DEBUG") == "1" else logging.WARNING)
     logger.propagate = False
@@ -74,15 +80,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args_list: list[str]) -> int:
-    _setup_logging()
-    from guard.core.errors import GuardError
+    if args_list[:1] == ["hook"]:  # the per-tool-call path: no argparse for plain arguments, logging only to log
+        from guard.cli.hook import parse_plain
+        from guard.core.logs import set_up_before_use
 
-    # the per-tool-call path: build only the hook parser
-    parser = _fast_parser("hook") if args_list[:1] == ["hook"] else build_parser()
+        with set_up_before_use(_setup_logging):
+            return _run(parse_plain(args_list[1:]) or _fast_parser("hook").parse_args(args_list))
+    _setup_logging()
+    parser = build_parser()
     args = parser.parse_args(args_list)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    return _run(args)
+
+
+def _run(args: Any) -> int:
+    from guard.core.errors import GuardError
+
     try:
         code: int = args.func(args)
     except GuardError as exc:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 from dataclasses import replace
@@ -22,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
+from guard.core.logs import LazyLogger
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.trust import TrustError, seal, verify
 
 __all__ = ["expand_env", "read", "write"]
 
-log = logging.getLogger("guard.config")
+log = LazyLogger("guard.config")
 
 FORMAT = 3  # 2: HookSpec.workdir; 3: a seal line before the JSON
 _PURPOSE = "snapshot"
@@ -58,8 +58,7 @@ def read(config: Path) -> Any:
         mac, _, body = path.read_text().partition("\n")
         if not verify(mac, _PURPOSE, str(config.resolve()), body):
             # an older guard's snapshot has no seal line (it starts with "{"): quietly replaced, still never believed
-            level = logging.INFO if mac.startswith("{") else logging.WARNING
-            log.log(level, "config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
+            (log.info if mac.startswith("{") else log.warning)("config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
             return None
         data = json.loads(body)
         if data.get("format") != FORMAT or _fingerprint([s for s, _, _ in data["sources"]]) != data["sources"]:
@@ -133,8 +132,7 @@ def expand_env(loaded: Any) -> Any:
     for spec in loaded.specs:
         where = spec.origin or spec.id
         specs.append(
-            replace(
-                spec,
+            spec.replace(
                 url=_expand(spec.url, f"{where}.url"),
                 secret=_expand(spec.secret, f"{where}.secret"),
                 model=_expand(spec.model, f"{where}.model"),

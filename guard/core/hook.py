@@ -8,7 +8,6 @@ raises :class:`~guard.core.errors.HookError` (or anything) and the engine record
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from guard.core.spec import HookSpec
@@ -21,16 +20,20 @@ if TYPE_CHECKING:
 __all__ = ["Hook", "HookContext"]
 
 
-@dataclass
 class HookContext:
     """Shared, lazily built services: settings, the decision cache, the audit log.
 
     One context per engine; hooks read what they need from it. ``resources`` holds
     per-engine singletons built on first use (the cache backend, warm HTTP clients).
+    A plain class: this module is on the ``guard hook`` fast path (the
+    self-protection rule implements :class:`Hook`).
     """
 
-    settings: Settings
-    resources: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("resources", "settings")
+
+    def __init__(self, settings: Settings, resources: dict[str, Any] | None = None) -> None:
+        self.settings = settings
+        self.resources: dict[str, Any] = {} if resources is None else resources
 
     def resource(self, name: str, build: Any) -> Any:
         """Return the resource ``name``, building it with ``build()`` the first time."""

@@ -7,7 +7,6 @@ events against hooks without loading pydantic or any hook implementation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 __all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookSpec", "Source"]
@@ -22,46 +21,112 @@ HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
 
 
-@dataclass(frozen=True, slots=True)
 class HookSpec:
-    """One hook: its kind, the event and tools it applies to, and its kind's settings."""
+    """One hook: its kind, the event and tools it applies to, and its kind's settings.
 
+    A frozen value like the dataclass it replaces (equal and hashed by every field
+    but ``func``), written out because defining a dataclass costs every
+    ``guard hook`` process ~1 ms.
+
+    Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
+    matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
+    (1..600); ``origin`` the file (and key path) it was declared in, for messages;
+    ``workdir`` the declaring config's folder (where a relative command runs).
+    Smart: ``prompt`` is a user's own template ($ARGUMENTS) from Claude/SKILL prompt
+    hooks; ``depth`` quick | thorough | auto; ``cache_ignore`` extra payload fields
+    left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
+    ``context`` event | request (+ the user's latest requests) | session (+ requests
+    and recent actions). Callable: ``target`` is "module:function". Protect: ``paths``
+    are (label, absolute file or folder) no tool call may change.
+    """
+
+    __slots__ = (
+        "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
+        "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
+        "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths",
+    )
     id: str
     kind: HookKind
-    event: str  # canonical event name
-    matcher: str | None = None  # Claude Code matcher rules on tool_name
-    tools: tuple[str, ...] | None = None  # fnmatch globs on tool_name
-    timeout: float = 10.0  # seconds, 1..600
-    failure_mode: FailureMode = "fail_open"
-    source: Source = "config"
-    origin: str | None = None  # file (and key path) it was declared in, for messages
-    workdir: str | None = None  # folder of the declaring config: where a relative command runs
+    event: str
+    matcher: str | None
+    tools: tuple[str, ...] | None
+    timeout: float
+    failure_mode: FailureMode
+    source: Source
+    origin: str | None
+    workdir: str | None
+    rule: str | None
+    prompt: str | None
+    depth: str
+    model: str | None
+    confidence_threshold: float
+    cache_ignore: tuple[str, ...]
+    cache_keep: tuple[str, ...]
+    context: str
+    command: str | None
+    url: str | None
+    secret: str | None
+    fire_and_forget: bool
+    headers: tuple[tuple[str, str], ...]
+    target: str | None
+    func: Callable[..., Any] | None
+    paths: tuple[tuple[str, str], ...]
 
-    # smart
-    rule: str | None = None
-    prompt: str | None = None  # a user's own prompt template ($ARGUMENTS), from Claude/SKILL prompt hooks
-    depth: str = "auto"  # quick | thorough | auto
-    model: str | None = None
-    confidence_threshold: float = 0.7
-    cache_ignore: tuple[str, ...] = ()  # extra payload fields left out of the cache key
-    cache_keep: tuple[str, ...] = ()  # volatile fields kept in the cache key after all
-    context: str = "event"  # event | request (+ the user's latest requests) | session (+ requests and recent actions)
+    def __init__(
+        self,
+        id: str,
+        kind: HookKind,
+        event: str,
+        matcher: str | None = None,
+        tools: tuple[str, ...] | None = None,
+        timeout: float = 10.0,
+        failure_mode: FailureMode = "fail_open",
+        source: Source = "config",
+        origin: str | None = None,
+        workdir: str | None = None,
+        rule: str | None = None,
+        prompt: str | None = None,
+        depth: str = "auto",
+        model: str | None = None,
+        confidence_threshold: float = 0.7,
+        cache_ignore: tuple[str, ...] = (),
+        cache_keep: tuple[str, ...] = (),
+        context: str = "event",
+        command: str | None = None,
+        url: str | None = None,
+        secret: str | None = None,
+        fire_and_forget: bool = False,
+        headers: tuple[tuple[str, str], ...] = (),
+        target: str | None = None,
+        func: Callable[..., Any] | None = None,
+        paths: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        values = locals()
+        for name in self.__slots__:
+            object.__setattr__(self, name, values[name])
 
-    # command
-    command: str | None = None
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"HookSpec is frozen: cannot assign {name!r} (use .replace())")
 
-    # http
-    url: str | None = None
-    secret: str | None = None
-    fire_and_forget: bool = False
-    headers: tuple[tuple[str, str], ...] = ()
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"HookSpec is frozen: cannot delete {name!r}")
 
-    # callable
-    target: str | None = None  # "module:function"
-    func: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__ if name != "func")
 
-    # protect (the built-in self-protection rule)
-    paths: tuple[tuple[str, str], ...] = ()  # (label, absolute file or folder) no tool call may change
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HookSpec) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        return f"HookSpec({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__ if name != 'func')})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild through __init__ (attributes cannot be set)
+        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
 
     @property
     def external(self) -> bool:
@@ -69,11 +134,12 @@ class HookSpec:
         return self.source in EXTERNAL_SOURCES
 
     def replace(self, **changes: Any) -> HookSpec:
-        return replace(self, **changes)
+        """A copy with ``changes``; an unknown field is a TypeError."""
+        return type(self)(**{**{name: getattr(self, name) for name in self.__slots__}, **changes})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for the compiled config snapshot (callables by target name only)."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "func"}
+        data = {name: getattr(self, name) for name in self.__slots__ if name != "func"}
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])

@@ -9,7 +9,8 @@ split into overlapping windows, each judged on its own (see :mod:`guard.judge.ti
 never trimmed, so no byte of what is judged goes unseen.
 
 Standard library only: cache keys are computed from these templates on the
-``guard hook`` fast path.
+``guard hook`` fast path, which is also why the value classes are named tuples
+(a frozen dataclass costs that path ~1 ms each to define).
 """
 
 from __future__ import annotations
@@ -17,15 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
 from guard.core.session import SESSION_FIELD
-from guard.judge.fence import fence
 
 if TYPE_CHECKING:
     from guard.session.context import SessionContext
@@ -50,8 +49,7 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _ARGUMENTS = "$ARGUMENTS"
 
 
-@dataclass(frozen=True)
-class TierProfile:
+class TierProfile(NamedTuple):
     """How one tier asks: which template, how much event data, how long an answer."""
 
     template: str
@@ -76,8 +74,7 @@ WINDOW_TEMPLATE = "window"
 SESSION_TEMPLATE = "session"
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(NamedTuple):
     name: str
     version: str  # e.g. "quick.v1"
     sha256: str
@@ -86,8 +83,7 @@ class Template:
     note: str | None = None  # a text block guard fills in and sends (the window note), not a conversation
 
 
-@dataclass(frozen=True)
-class RenderedPrompt:
+class RenderedPrompt(NamedTuple):
     messages: list[dict[str, str]]
     version: str
     sha256: str
@@ -147,14 +143,13 @@ class TooLongToJudge(ValueError):
     """The event needs more windows than the tier allows: it cannot be judged whole there."""
 
 
-@dataclass(frozen=True)
 class _Windows:
     """How one event's JSON is cut: ``count`` slices of ``size`` characters, each overlapping the last by ``overlap``."""
 
-    text: str
-    head: str
-    size: int
-    overlap: int
+    __slots__ = ("head", "overlap", "size", "text")
+
+    def __init__(self, text: str, head: str, size: int, overlap: int) -> None:
+        self.text, self.head, self.size, self.overlap = text, head, size, overlap
 
     @property
     def count(self) -> int:
@@ -196,6 +191,8 @@ def fill_note(name: str, values: dict[str, str]) -> str:
 
 def session_block(session: SessionContext) -> str:
     """The session note naming its boundary, then the session JSON fenced as untrusted data."""
+    from guard.judge.fence import fence  # rendering only: a cache key needs no fence
+
     fenced, boundary = fence(json.dumps(session.to_dict(), ensure_ascii=False, indent=1))
     return fill_note(SESSION_TEMPLATE, {"boundary": boundary, "data": fenced})
 
@@ -210,6 +207,8 @@ def _render_one(
 ) -> RenderedPrompt:
     """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence,
     and for a session-aware rule (``session`` given) with the session block after the action."""
+    from guard.judge.fence import fence
+
     fenced, boundary = fence(data)
     if prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)

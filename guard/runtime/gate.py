@@ -32,15 +32,15 @@ audit happen here for all of them.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
 from guard.core.errors import ConfigError, EventError
 from guard.core.events.payload import check_fields, event_name, read_json
+from guard.core.logs import LazyLogger
 from guard.core.session import SESSION_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
@@ -48,7 +48,7 @@ from guard.runtime.registry import Registry, default_registry
 
 __all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "answer_by"]
 
-log = logging.getLogger("guard.gate")
+log = LazyLogger("guard.gate")
 
 #: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
@@ -114,6 +114,9 @@ class Gate:
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
+        #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
+        #: ``guard hook`` arms its watchdog there, so a local cache hit starts no thread.
+        self.before_slow_path: Callable[[], None] | None = None
 
     @classmethod
     def for_engine(cls, engine: Any, **options: Any) -> Gate:
@@ -246,6 +249,8 @@ class Gate:
             from guard.cache import open_cache
             from guard.judge.keys import result_from_cache, smart_cache_key
 
+            if not self.settings.cache_url.startswith("sqlite:///"):
+                self._slow_path()  # a network cache can hang
             cache = open_cache(self.settings)
             if cache is None:
                 return None
@@ -278,11 +283,17 @@ class Gate:
                 decision = merge(cached)
                 decision.details["fast_path"] = True
             else:
+                self._slow_path()
                 decision = self._remote(payload, answer_by) or self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
         return payload, self._finish(payload, event, decision, started)
+
+    def _slow_path(self) -> None:
+        if self.before_slow_path is not None:
+            call, self.before_slow_path = self.before_slow_path, None
+            call()
 
     async def adecide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
         """Decide one event on the running loop with one warm engine (``guard serve``, async agents)."""
@@ -373,6 +384,7 @@ class Gate:
             return
         from guard.server import autostart
 
+        self._slow_path()
         try:
             if autostart.running_url(self.loaded) is None:
                 autostart.start(self.loaded)

@@ -7,14 +7,15 @@ warning), never everything: a typo must not widen a hook to every tool.
 from __future__ import annotations
 
 import fnmatch
-import logging
 import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from guard.core.logs import LazyLogger
+
 __all__ = ["ToolFilter", "compile_filter", "validate_matcher", "validate_tools"]
 
-log = logging.getLogger("guard.runtime.matching")
+log = LazyLogger("guard.runtime.matching")
 
 ToolFilter = Callable[[str | None], bool]
 

@@ -9,7 +9,6 @@ moment the run's ``with`` block ends. Standard library only.
 from __future__ import annotations
 
 import contextvars
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +19,6 @@ from guard.runtime.matching import compile_filter
 
 __all__ = ["Registry", "default_registry", "hook"]
 
-log = logging.getLogger("guard.registry")
 
 _run_hooks: contextvars.ContextVar[tuple[HookSpec, ...] | None] = contextvars.ContextVar("guard_run_hooks", default=None)
 

@@ -1,0 +1,75 @@
+"""The values on the ``guard hook`` fast path (Decision, HookResult, HookSpec) keep the behaviour of the dataclasses they were."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+
+import pytest
+
+from guard.core.decision import Decision, HookResult, merge
+from guard.core.spec import HookSpec
+
+
+def verdict(**changes: object) -> HookResult:
+    return HookResult(**{"id": "no-delete", "type": "smart", "decision": "deny", "reason": "deletes a home folder", **changes})  # type: ignore[arg-type]
+
+
+def test_equal_by_value_and_unhashable_like_the_mutable_values_they_are() -> None:
+    assert verdict() == verdict() and verdict() != verdict(reason="other") and verdict() != "no-delete"
+    assert Decision() == Decision() and Decision(hooks=[verdict()]) != Decision()
+    with pytest.raises(TypeError):
+        hash(verdict())
+    with pytest.raises(AttributeError):
+        verdict().colour = "red"  # type: ignore[attr-defined]
+
+
+def test_defaults_are_fresh_per_instance() -> None:
+    first, second = Decision(), Decision()
+    first.warnings.append("w")
+    first.details["x"] = 1
+    assert second.warnings == [] and second.details == {} and HookResult("a", "smart").details == {}
+
+
+def test_to_dict_is_a_detached_json_copy_that_from_dict_reads_back() -> None:
+    result = verdict(details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"})
+    decision = merge([result, HookResult("guard.protect", "protect")])
+    data = decision.to_dict()
+    result.details["calls"][0]["tokens"] = 99  # the dict is a copy, not a view
+    assert json.loads(json.dumps(data)) == data and data["hooks"][0]["details"] == {"calls": [{"tokens": 3}]}
+    assert "details" not in data["hooks"][1]  # empty details are left out
+    assert Decision.from_dict({**data, "hooks": [*data["hooks"], {"id": "x", "type": "smart", "future_field": 1}]}).hooks[2] == HookResult("x", "smart")
+    assert HookResult.from_dict(data["hooks"][0]) == verdict(details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"})
+
+
+def test_repr_names_the_fields() -> None:
+    assert repr(Decision(reason="r")) == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[])"
+
+
+def spec(**changes: object) -> HookSpec:
+    return HookSpec(**{"id": "no-delete", "kind": "smart", "event": "pre_tool_use", "rule": "Deny deletes", "tools": ("Bash",), **changes})  # type: ignore[arg-type]
+
+
+def test_hook_spec_is_a_frozen_value_hashed_without_its_callable() -> None:
+    assert spec() == spec(func=print) and hash(spec()) == hash(spec(func=print)) and len({spec(), spec(func=print)}) == 1
+    assert spec() != spec(depth="quick") and spec() != "no-delete"
+    assert HookSpec("no-delete", "smart", "pre_tool_use", None, ("Bash",), rule="Deny deletes") == spec()  # positional order kept
+    with pytest.raises(AttributeError):
+        spec().rule = "Allow everything"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del spec().rule
+    assert "func" not in repr(spec(func=print)) and repr(spec()).startswith("HookSpec(id='no-delete', kind='smart', event='pre_tool_use'")
+
+
+def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
+    original = spec(func=print, headers=(("X-Key", "v"),), paths=(("config", "/p/guard.yaml"),))
+    changed = original.replace(depth="quick")
+    assert changed.depth == "quick" and original.depth == "auto" and changed.func is print
+    with pytest.raises(TypeError):
+        original.replace(colour="red")
+    data = original.to_dict()
+    assert "func" not in data and data["tools"] == ["Bash"] and data["headers"] == [["X-Key", "v"]]
+    assert HookSpec.from_dict(json.loads(json.dumps(data))) == original
+    assert copy.deepcopy(original) == original and copy.copy(original).func is print
+    assert pickle.loads(pickle.dumps(spec())) == spec()
