@@ -30,15 +30,18 @@ fi
 sdist="$(ls dist/guard-*.tar.gz)"
 python3 -m pip wheel --no-deps -q -w dist "$sdist"
 wheel="$(ls dist/guard-*.whl)"
-python3 - "$sdist" "$wheel" <<'PY'
+assets="$(git ls-files guard | grep -v '\.py$' || true)"   # every template and plugin file the package ships
+python3 - "$sdist" "$wheel" $assets <<'PY'
 import sys, tarfile, zipfile
 sdist, wheel = tarfile.open(sys.argv[1]).getnames(), zipfile.ZipFile(sys.argv[2]).namelist()
-for name in ("quick.v1.txt", "thorough.v1.txt", "custom.v1.txt"):
-    assert any(n.endswith(f"guard/prompts/{name}") for n in sdist), f"sdist lacks guard/prompts/{name}"
-    assert f"guard/prompts/{name}" in wheel, f"wheel lacks guard/prompts/{name}"
+assets = sys.argv[3:]
+assert any(a.startswith("guard/prompts/window.") for a in assets) and any("claude_plugin" in a for a in assets), assets
+for asset in assets:
+    assert any(n.endswith(asset) for n in sdist), f"sdist lacks {asset}"
+    assert asset in wheel, f"wheel lacks {asset}"
 assert not [n for n in wheel if "agent_cli" in n or n.startswith("tests/")], "test harnesses are not part of the package"
 PY
-echo "wheel-smoke: $sdist and $wheel hold the prompt templates"
+echo "wheel-smoke: $sdist and $wheel hold every template and plugin file ($(echo $assets | wc -w))"
 
 echo "wheel-smoke: installing $wheel[eval] in a fresh virtualenv"
 python3 -m venv "$work/venv"

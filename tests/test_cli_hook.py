@@ -238,3 +238,32 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     assert "httpx" in modules(miss) and "litellm" not in modules(miss)  # openai/ models take the light transport
     assert modules(hit) == []  # no litellm, pydantic, asyncio, yaml, httpx, pandas, logging or argparse on a cache hit
     assert threads_started(hit) == [] and threads_started(miss) != []  # the watchdog guards the model call, not the lookup
+
+
+@pytest.mark.parametrize("args", [["hook", "--format", "cursor"], ["hook", "--bogus"], ["hook", "--deadline", "abc"]])
+def test_a_broken_hook_command_blocks_instead_of_letting_calls_through(project: Path, args: list[str]) -> None:
+    """A typo in the installed command line: exit 2, which every client reads as "block", with the reason on stderr."""
+    proc = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=json.dumps(PRE), capture_output=True, text=True, cwd=project, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip()
+
+
+def test_a_locked_decision_cache_does_not_outlast_the_deadline(project: Path) -> None:
+    """An agent holding a write lock on the cache must not make guard miss the client's timeout (the client would run the call)."""
+    import sqlite3
+    import time
+
+    (project / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\ncache: {url: 'sqlite:///cache.db'}\n"
+        "hooks:\n  PreToolUse:\n    - {id: strict, matcher: Bash, depth: quick, failure_mode: fail_closed, rule: Deny deletes.}\n"
+    )
+    guard_run(["hook"], json.dumps(PRE), project, GUARD_API_BASE="http://127.0.0.1:9/v1")  # creates cache.db
+    lock = sqlite3.connect(project / "cache.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        proc = guard_run(["hook", "--deadline", "4"], json.dumps(PRE), project, GUARD_API_BASE="http://127.0.0.1:9/v1")
+        took = time.monotonic() - started
+    finally:
+        lock.rollback()
+    assert took < 4.0, f"guard answered after the client's timeout ({took:.1f}s)"
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr

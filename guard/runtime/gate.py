@@ -275,6 +275,13 @@ class Gate:
             self._warm_for_session()
         if isinstance(prepared, Decision):
             return payload, self._finish(payload, event, prepared, started)
+        if answer_by is not None:
+            from guard.cache.database import BUSY_TIMEOUT_S
+
+            if answer_by - time.monotonic() < 2 * BUSY_TIMEOUT_S:
+                # the fast path may wait on a locked SQLite file twice (cache read, audit write): with less
+                # time left than that, the watchdog covers the whole decision, not just the slow path
+                self._slow_path()
         try:
             cached = self._cached(prepared, payload)
             if cached is not None and all(r.decision is None and r.type == "protect" for r in cached):
