@@ -167,8 +167,7 @@ class Gate:
                 from guard.adapters import adapter
 
                 data = adapter(fmt).normalize(data, self.env)
-            check_fields(data)
-            event = event_name(data)
+            event = check_fields(data)
         except EventError as exc:
             event_or_none = _event_or_none(data)
             self.current = (_readable_part(data), event_or_none or "")

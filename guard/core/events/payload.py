@@ -116,9 +116,9 @@ def read_json(raw: bytes | str | dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return data, repaired or fixed
 
 
-def check_fields(data: dict[str, Any]) -> None:
-    """Raise :class:`EventError` unless the event name is known and guard's fields have the clients' types."""
-    event_name(data)
+def check_fields(data: dict[str, Any]) -> str:
+    """The canonical event name, once guard's fields are known to have the clients' types; else :class:`EventError`."""
+    event = event_name(data)
     for name in _STRING_FIELDS:
         value = data.get(name)
         if value is not None and not isinstance(value, str):
@@ -129,6 +129,7 @@ def check_fields(data: dict[str, Any]) -> None:
     active = data.get("stop_hook_active")
     if active is not None and not isinstance(active, bool):
         raise EventError(f"field 'stop_hook_active' must be true or false, got {type(active).__name__}")
+    return event
 
 
 def event_name(data: dict[str, Any]) -> str:
