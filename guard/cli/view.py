@@ -1,0 +1,52 @@
+"""``guard view``: the local web view of decisions, rules and eval runs.
+
+It listens on loopback only and answers only requests addressed to a loopback
+name, so a web page the user visits cannot reach it through DNS rebinding. To
+share the view with a team, ``guard serve`` mounts it under ``/ui`` behind its token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from guard.core.errors import GuardError
+
+__all__ = ["LOOPBACK_NAMES", "register", "run"]
+
+#: Host names the view answers to (the port is not part of the check).
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("view", help="browse decisions, rules and eval runs in a local web page")
+    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    p.add_argument("--audit", metavar="FILE", help="audit log to show (default: the config's)")
+    p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="folders holding guard eval --out runs")
+    p.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "::1", "localhost"), help="loopback interface (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8377, help="port (default 8377; 0 picks a free one)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        from guard.view import ViewSources, create_view
+    except ImportError as exc:
+        raise GuardError(f"guard view needs starlette, uvicorn and jinja2 ({exc.name} is missing): pip install 'guard[serve]'") from exc
+    from guard.config import load_config
+
+    loaded = load_config(args.config)
+    settings = loaded.settings
+    audit = Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)
+    sources = ViewSources(audit, tuple(Path(d) for d in args.evals), frozenset(settings.audit_redact))
+    app = TrustedHostMiddleware(create_view(sources), allowed_hosts=list(LOOPBACK_NAMES))
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+    server = uvicorn.Server(config)
+    print(f"guard view: audit log {audit or '(none)'}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
+    server.run()
+    return 0

@@ -1,0 +1,103 @@
+"""The view's ASGI app: pages from :mod:`guard.view.decisions`, :mod:`guard.view.rules`
+and :mod:`guard.view.evals`, the packaged static files, and the headers every answer carries.
+
+Every page is a GET that only reads; the audit log is opened read-only. A page
+shows what the audit log kept, which the log already redacted when it wrote the row;
+the view redacts the configured names again, so a field added to
+``audit.redact`` later is hidden in old rows too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view"]
+
+_HERE = Path(__file__).parent
+
+#: Only the view's own scripts, styles and requests; no inline script, no framing, no form posts elsewhere.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class ViewSources:
+    """What the view reads: the audit log, eval output folders, and the names to redact."""
+
+    __slots__ = ("audit", "evals", "redact")
+
+    def __init__(self, audit: Path | None, evals: tuple[Path, ...] = (), redact: frozenset[str] = frozenset()) -> None:
+        self.audit = audit
+        self.evals = evals
+        self.redact = frozenset(name.lower() for name in redact)
+
+
+class _SecurityHeaders:
+    """Adds the CSP and friends to every answer, static files included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def templates() -> Jinja2Templates:
+    """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
+    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    return Jinja2Templates(env=env)
+
+
+def create_view(sources: ViewSources) -> Starlette:
+    """The view app for ``sources``; mount it anywhere (``request.url_for`` keeps links right under ``/ui``)."""
+    from guard.view import decisions, evals, rules
+
+    pages = templates()
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse(request.url_for("decisions"), status_code=303)
+
+    routes: list[BaseRoute] = [
+        Route("/", home, name="home"),
+        *decisions.routes(sources, pages),
+        *rules.routes(sources, pages),
+        *evals.routes(sources, pages),
+        Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.state.sources = sources
+    app.add_middleware(_SecurityHeaders)
+    return app
