@@ -3,7 +3,7 @@
     core      errors, events, hook specs, the Hook seam, decisions, settings
     runtime   registry, matching, engine, the gate (the one decision path)
     parts     hooks, judge, cache, config, audit, trust, session store, command analysis, webhooks, skills
-    surfaces  cli, server, eval, backtest, datasets, install, doctor, testing
+    surfaces  cli, server, view, eval, backtest, datasets, install, doctor, testing
 
 A module may import its own layer and the layers below it. Imports inside
 functions (loaded on first use, e.g. the gate reaching the cache on a miss) are
@@ -22,7 +22,7 @@ LAYERS = {
     "core": 0,
     "runtime": 1,
     **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
-    **dict.fromkeys(["cli", "server", "eval", "backtest", "datasets", "install", "doctor", "testing", "integrations"], 3),
+    **dict.fromkeys(["cli", "server", "view", "eval", "backtest", "datasets", "install", "doctor", "testing", "integrations"], 3),
 }
 
 
