@@ -66,7 +66,7 @@ def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: A
         second = project.dir / "second"
         second.mkdir()
         run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {second}", "description": "delete"}), final_text("ok"))
-        assert second.exists(), "a request the service refused let the call run"
+        assert second.exists(), f"a request the service refused let the call run: {run.describe()}"
         assert "refused the request (401)" in str(agent.agent_requests[1].tool_results())
     finally:
         serve.kill()
