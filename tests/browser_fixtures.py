@@ -31,6 +31,11 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+#: The one Playwright and browser of the session. Each test module that imports ``chromium`` gets its own
+#: session fixture, and a second Playwright in one thread fails ("Sync API inside the asyncio loop"), so they share.
+_SHARED: dict[str, Any] = {}
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
     """One headless Chromium for the session."""
@@ -41,10 +46,16 @@ def chromium() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _missing("playwright is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+    if not _SHARED:
+        playwright = sync_playwright().start()
+        _SHARED.update(playwright=playwright, browser=playwright.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS), users=0)
+    _SHARED["users"] += 1
+    yield _SHARED["browser"]
+    _SHARED["users"] -= 1
+    if not _SHARED["users"]:
+        _SHARED["browser"].close()
+        _SHARED.pop("playwright").stop()
+        _SHARED.clear()
 
 
 @pytest.fixture
