@@ -178,3 +178,20 @@ def test_a_case_whose_dataset_changed_since_the_run_does_not_show_the_new_conten
         assert status == 200 and "not found with the content the run judged" in body and "/srv/other" not in body
     finally:
         dataset.write_text(original)
+
+
+def test_links_stay_under_the_prefix_the_view_is_mounted_at(runs: Path) -> None:
+    """``guard serve`` mounts the view under /ui: every evals link must point there, not at the root."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.testclient import TestClient
+
+    from guard.view import ViewSources, create_view
+
+    client = TestClient(Starlette(routes=[Mount("/ui", app=create_view(ViewSources(None, (runs,))))]))
+    pages = ["/ui/evals", "/ui/evals/run?run=0/worse", "/ui/evals/compare?a=0/good|0&b=0/worse|0", "/ui/evals/case?a=0/good|0&b=0/worse|0&case=shell/risky-1"]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        links = re.findall(r'(?:href|src|action)="([^"#]*)', response.text)
+        assert links and all(link.startswith("http://testserver/ui/") for link in links), (url, [x for x in links if "/ui/" not in x])

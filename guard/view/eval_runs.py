@@ -83,6 +83,8 @@ def _read_report(path: Path, stamp: tuple[int, int]) -> MetricsReport | str:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"{METRICS}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); the run may still be writing it"
+    except RecursionError:
+        return f"{METRICS}: nested too deeply to be a guard eval report"
     try:
         return MetricsReport.model_validate(data)
     except ValidationError as exc:
