@@ -21,9 +21,13 @@ from typing import Any
 import pytest
 from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
 from eval_fixtures import write_dataset, write_suite_config
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
 
 from guard.eval.schema import MetricsReport
 from guard.testing.openai_stub import Reply, StubServer, keyword_policy
+from guard.view import ViewSources, create_view
 
 GOOD = "openai/stub-good"
 WORSE = "openai/stub-worse"
@@ -182,12 +186,6 @@ def test_a_case_whose_dataset_changed_since_the_run_does_not_show_the_new_conten
 
 def test_links_stay_under_the_prefix_the_view_is_mounted_at(runs: Path) -> None:
     """``guard serve`` mounts the view under /ui: every evals link must point there, not at the root."""
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-    from starlette.testclient import TestClient
-
-    from guard.view import ViewSources, create_view
-
     client = TestClient(Starlette(routes=[Mount("/ui", app=create_view(ViewSources(None, (runs,))))]))
     pages = ["/ui/evals", "/ui/evals/run?run=0/worse", "/ui/evals/compare?a=0/good|0&b=0/worse|0", "/ui/evals/case?a=0/good|0&b=0/worse|0&case=shell/risky-1"]
     for url in pages:
@@ -195,3 +193,9 @@ def test_links_stay_under_the_prefix_the_view_is_mounted_at(runs: Path) -> None:
         assert response.status_code == 200, url
         links = re.findall(r'(?:href|src|action)="([^"#]*)', response.text)
         assert links and all(link.startswith("http://testserver/ui/") for link in links), (url, [x for x in links if "/ui/" not in x])
+
+
+def test_a_case_input_hides_the_fields_the_audit_log_redacts(runs: Path) -> None:
+    client = TestClient(create_view(ViewSources(None, (runs,), frozenset({"Command"}))))
+    body = client.get("/evals/case?b=0/good|0&case=shell/risky-2").text
+    assert "[redacted]" in body and "id_rsa" not in body.split('id="case-input"')[1].split("</pre>")[0]

@@ -25,8 +25,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from guard.audit import redacted
+from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
-from guard.eval.metrics import case_key
 from guard.eval.schema import DatasetInfo, MetricsReport, ResultRow, VariantMetrics
 
 __all__ = ["CaseInput", "EvalRun", "case_input", "find_runs", "load_results"]
@@ -156,15 +157,22 @@ def load_results(run: EvalRun, variant: VariantMetrics | None = None) -> list[Re
 
 @dataclass(frozen=True)
 class CaseInput:
-    """What the judge was shown for a case, from the dataset file the run names, or why it is not shown."""
+    """A case from the dataset file the run names, its inputs as indented JSON with the audit log's names redacted; or why it is not shown."""
 
     event: str | None = None
     tool_name: str | None = None
-    tool_input: dict[str, Any] | None = None
+    tool_input: str | None = None
     context: str | None = None
+    session: str | None = None
     rule: str | None = None
+    tags: tuple[str, ...] = ()
+    notes: str | None = None
     source: str | None = None
     missing: str | None = None
+
+
+def _pretty(value: Any, redact: frozenset[str]) -> str:
+    return json.dumps(redacted(value, redact), indent=2, ensure_ascii=False, default=str)
 
 
 def _dataset_file(run: EvalRun, info: DatasetInfo) -> Path | None:
@@ -187,21 +195,31 @@ def _sha256(path: Path, stamp: tuple[int, int]) -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _cases(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
+def _cases(path: Path, stamp: tuple[int, int]) -> dict[str, Case]:
     return {row.case.id: row.case for row in read_rows(path, CheckReport())}
 
 
-def case_input(run: EvalRun, key: str) -> CaseInput:
-    """Case ``key`` (``dataset/case_id``) of ``run`` as the judge saw it."""
+def case_input(run: EvalRun, key: str, redact: frozenset[str] = frozenset()) -> CaseInput:
+    """Case ``key`` (``dataset/case_id``) of ``run`` as the judge saw it, with the fields people keep beside it."""
     dataset, _, case_id = key.partition("/")
     info = next((d for d in (run.report.datasets if run.report else []) if d.name == dataset), None)
     if info is None:
         return CaseInput(missing=f"the run names no dataset {dataset!r}")
     path = _dataset_file(run, info)
-    if path is None:
+    stamp = _stamp(path) if path else None
+    if path is None or stamp is None:
         return CaseInput(missing=f"dataset {info.path} is not found with the content the run judged (sha256 {info.sha256[:12]}…)")
-    stamp = _stamp(path)
-    case = _cases(path, stamp).get(case_id) if stamp else None
-    if case is None or case_key(dataset, case.id) != key:
+    case = _cases(path, stamp).get(case_id)
+    if case is None:
         return CaseInput(missing=f"case {case_id!r} is not in {info.path}")
-    return CaseInput(event=case.event, tool_name=case.tool_name, tool_input=dict(case.tool_input), context=case.context, rule=case.rule, source=os.fspath(path))
+    return CaseInput(
+        event=case.event,
+        tool_name=case.tool_name,
+        tool_input=_pretty(case.tool_input, redact),
+        context=case.context,
+        session=None if case.session is None else _pretty(case.session, redact),
+        rule=case.rule,
+        tags=tuple(case.tags),
+        notes=case.notes,
+        source=os.fspath(path),
+    )

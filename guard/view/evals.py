@@ -9,7 +9,7 @@ index (``ID|N``), both only looked up among the runs found (:mod:`guard.view.eva
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -17,7 +17,6 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.audit import redacted
 from guard.eval import tables
 from guard.eval.compare import SIGNIFICANCE, compare_to_baseline
 from guard.eval.schema import Estimate, ResultRow, VariantMetrics
@@ -173,9 +172,8 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             {"side": s, "outcome": s.variant.case_outcomes[key], "rows": _rows_of(load_results(s.run, s.variant), key)}
             for s in found
         ]
-        shown = next((c for c in (case_input(s.run, key) for s in found) if c.missing is None), None) or case_input(found[0].run, key)
-        if shown.tool_input is not None:
-            shown = replace(shown, tool_input=redacted(shown.tool_input, sources.redact))
+        inputs = [case_input(s.run, key, sources.redact) for s in found]
+        shown = next((c for c in inputs if c.missing is None), inputs[0])
         return pages.TemplateResponse(request, "eval_case.html", {"section": "evals", "key": key, "columns": columns, "case": shown})
 
     return [
