@@ -93,10 +93,13 @@ def test_the_runs_list_shows_both_runs_newest_first_with_f1_and_its_interval(vie
     names = [n for n in rows.locator("td:first-child > a").all_inner_texts()]
     assert names.index("worse") < names.index("good")  # newest first
     worse = _report(runs, "worse").variants[0]
-    row = page.locator("#runs tr", has_text="worse")
+    row = page.locator("#runs tr[data-run='0/worse']")
     assert _interval(worse.metrics["f1"]) in row.inner_text()
     assert "stub model" in row.inner_text() and "FAILED" in row.inner_text()  # its f1=0.9 gate failed
-    assert "passed" in page.locator("#runs tr", has_text="good").first.inner_text()
+    assert "passed" in page.locator("#runs tr[data-run='0/good']").inner_text()
+    row.get_by_role("link", name="compare with good").click()
+    page.wait_for_url("**/evals/compare?a=*")
+    assert sorted(page.locator("#regressed a.case-link").all_inner_texts()) == REGRESSED
 
 
 def test_a_run_page_shows_f1_with_its_interval_as_metrics_json_has_it(view: str, runs: Path, page: Any) -> None:  # noqa: F811

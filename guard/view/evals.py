@@ -95,7 +95,9 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
 
     async def index(request: Request) -> Response:
         runs = find_runs(sources.evals)
-        return pages.TemplateResponse(request, "evals.html", {"section": "evals", "runs": runs, "folders": sources.evals, "tables": tables})
+        readable = [run for run in runs if run.report and run.report.variants]
+        previous = {newer.id: older for newer, older in zip(readable, readable[1:], strict=False)}  # newest first: the next one is older
+        return pages.TemplateResponse(request, "evals.html", {"section": "evals", "runs": runs, "previous": previous, "folders": sources.evals, "tables": tables})
 
     async def run_page(request: Request) -> Response:
         run = by_id().get(request.query_params.get("run", ""))
