@@ -87,19 +87,22 @@ def _case_rows(run: EvalRun, variant: int | None, outcome: str, query: str) -> t
 
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
+    """The pages; plain functions, so Starlette runs them in its thread pool: reading a large run or
+    bootstrapping a comparison never holds up the event loop of a ``guard serve`` that mounts the view."""
+
     def by_id() -> dict[str, EvalRun]:
-        return {run.id: run for run in find_runs(sources.evals)}
+        return {run.id: run for run in find_runs(sources.evals)}  # newest first, as listed
 
     def missing(request: Request, what: str) -> Response:
         return pages.TemplateResponse(request, "eval_missing.html", {"section": "evals", "what": what}, status_code=404)
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         runs = find_runs(sources.evals)
         readable = [run for run in runs if run.report and run.report.variants]
         previous = {newer.id: older for newer, older in zip(readable, readable[1:], strict=False)}  # newest first: the next one is older
         return pages.TemplateResponse(request, "evals.html", {"section": "evals", "runs": runs, "previous": previous, "folders": sources.evals, "tables": tables})
 
-    async def run_page(request: Request) -> Response:
+    def run_page(request: Request) -> Response:
         run = by_id().get(request.query_params.get("run", ""))
         if run is None:
             return missing(request, "No such eval run among the configured folders.")
@@ -128,18 +131,16 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             "per_variant": per_variant,
             "cases": cases,
             "matched": matched,
-            "limit": CASE_LIMIT,
             "filters": {"variant": variant, "outcome": outcome, "q": query},
             "outcomes": OUTCOMES,
         }
         return pages.TemplateResponse(request, "eval_run.html", context)
 
-    async def compare_page(request: Request) -> Response:
+    def compare_page(request: Request) -> Response:
         runs = by_id()
-        ordered = sorted(runs.values(), key=lambda r: r.created, reverse=True)
         a = _side(runs, request.query_params.get("a"))
         b = _side(runs, request.query_params.get("b"))
-        context: dict[str, Any] = {"section": "evals", "options": _sides(ordered), "a": a, "b": b, "significance": SIGNIFICANCE}
+        context: dict[str, Any] = {"section": "evals", "options": _sides(list(runs.values())), "a": a, "b": b, "significance": SIGNIFICANCE}
         if (request.query_params.get("a") or request.query_params.get("b")) and (a is None or b is None):
             return missing(request, "Pick two variants of runs found in the configured folders.")
         if a is not None and b is not None:
@@ -162,7 +163,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             context["improved"] = [(key, va.case_outcomes[key], vb.case_outcomes[key]) for key in result.improved]
         return pages.TemplateResponse(request, "eval_compare.html", context)
 
-    async def case_page(request: Request) -> Response:
+    def case_page(request: Request) -> Response:
         runs = by_id()
         refs = [ref for ref in (request.query_params.get("a"), request.query_params.get("b")) if ref]
         sides = [_side(runs, ref) for ref in refs]
