@@ -97,6 +97,7 @@ def test_the_runs_list_shows_both_runs_newest_first_with_f1_and_its_interval(vie
     assert _interval(worse.metrics["f1"]) in row.inner_text()
     assert "stub model" in row.inner_text() and "FAILED" in row.inner_text()  # its f1=0.9 gate failed
     assert "passed" in page.locator("#runs tr[data-run='0/good']").inner_text()
+    screenshot(page, "eval-runs")
     row.get_by_role("link", name="compare with good").click()
     page.wait_for_url("**/evals/compare?a=*")
     assert sorted(page.locator("#regressed a.case-link").all_inner_texts()) == REGRESSED
