@@ -31,14 +31,13 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-#: The one Playwright and browser of the session. Each test module that imports ``chromium`` gets its own
-#: session fixture, and a second Playwright in one thread fails ("Sync API inside the asyncio loop"), so they share.
-_SHARED: dict[str, Any] = {}
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """One headless Chromium for the session."""
+    """One headless Chromium per test module.
+
+    Not per session: Playwright's sync API keeps an event loop running in this thread
+    while it is open, and the asyncio tests that run after the browser tests need the thread's loop free.
+    """
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if binary is None:
         _missing("chromium is not installed (apt-get install chromium)")
@@ -46,16 +45,10 @@ def chromium() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _missing("playwright is not installed (pip install playwright)")
-    if not _SHARED:
-        playwright = sync_playwright().start()
-        _SHARED.update(playwright=playwright, browser=playwright.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS), users=0)
-    _SHARED["users"] += 1
-    yield _SHARED["browser"]
-    _SHARED["users"] -= 1
-    if not _SHARED["users"]:
-        _SHARED["browser"].close()
-        _SHARED.pop("playwright").stop()
-        _SHARED.clear()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture
