@@ -47,7 +47,7 @@ def worse_policy(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A folder of eval runs: good, worse (made second), and one whose metrics.json was cut short."""
+    """A folder of eval runs: good, worse (made second), one whose metrics.json was cut short, one not guard's, one not scored yet."""
     root = tmp_path_factory.mktemp("evals-view")
     evals = root / "evals"
     with StubServer() as stub:
@@ -60,12 +60,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             assert done.returncode == code, done.stderr
     (evals / "broken").mkdir()
     (evals / "broken" / "metrics.json").write_text('{"schema_version": 1, "guard_version": "0.1", "created_at": "2026-')
+    (evals / "alien").mkdir()
+    (evals / "alien" / "metrics.json").write_text('{"accuracy": 0.99}')
+    (evals / "running").mkdir()
+    (evals / "running" / "results.jsonl").write_text((evals / "good" / "results.jsonl").read_text().splitlines()[0] + "\n")
     yield evals
 
 
 @pytest.fixture(scope="module")
 def view(runs: Path) -> Iterator[str]:
-    proc, url = start_view("--audit", str(runs.parent / "audit.db"), "--evals", str(runs), cwd=runs.parent)
+    proc, url = start_view("--audit", str(runs.parent / "audit.db"), "--evals", str(runs), str(runs.parent / "gone"), cwd=runs.parent)
     yield url
     proc.kill()
     proc.wait()
@@ -147,10 +151,13 @@ def test_comparing_the_good_run_with_the_worse_lists_the_regressed_cases_and_bot
     assert "allow" in b and "wrong" in b and "stub-worse: looks like routine maintenance" in b
 
 
-def test_an_unreadable_run_is_listed_with_its_error_and_the_others_still_are(view: str) -> None:
+def test_unreadable_runs_are_listed_with_their_error_and_the_others_still_are(view: str) -> None:
     status, body = _get(view + "/evals")
     assert status == 200
     assert re.search(r"broken.*cannot read this run: metrics\.json: not valid JSON", body, re.S)
+    assert re.search(r"alien.*cannot read this run: metrics\.json: not a guard eval report: field guard_version: Field required", body, re.S)
+    assert re.search(r"running.*cannot read this run: no metrics\.json \(only results\.jsonl\): the run is still going", body, re.S)
+    assert re.search(r"gone.*cannot read this run: folder not found", body, re.S)
     assert ">good</a>" in body and ">worse</a>" in body
     status, body = _get(view + "/evals/run?run=0/broken")
     assert status == 200 and "This run cannot be read" in body
@@ -163,7 +170,7 @@ def test_an_unreadable_run_is_listed_with_its_error_and_the_others_still_are(vie
         "/evals/run?run=0/..",
         "/evals/run?run=0/../good",
         "/evals/run?run=/etc",
-        "/evals/run?run=1",
+        "/evals/run?run=2",
         "/evals/case?b=0/good|0&case=../../../etc/passwd",
         "/evals/case?b=0/../good|0&case=shell/risky-1",
         "/evals/compare?a=0/good|0&b=0/good|7",

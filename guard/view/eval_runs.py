@@ -142,8 +142,8 @@ def _read_results(path: Path, stamp: tuple[int, int]) -> tuple[ResultRow, ...]:
     return tuple(rows)
 
 
-def load_results(run: EvalRun, variant: VariantMetrics | None = None) -> list[ResultRow]:
-    """The run's ``results.jsonl`` rows (of ``variant`` only, when given); none when the file is gone."""
+def load_results(run: EvalRun, variant: VariantMetrics) -> list[ResultRow]:
+    """The ``results.jsonl`` rows of one variant of the run; none when the file is gone."""
     path = run.folder / RESULTS
     stamp = _stamp(path)
     if stamp is None:
@@ -152,7 +152,7 @@ def load_results(run: EvalRun, variant: VariantMetrics | None = None) -> list[Re
         rows = _read_results(path, stamp)
     except OSError:
         return []
-    return [r for r in rows if variant is None or (r.model == variant.model and r.depth == variant.depth)]
+    return [r for r in rows if r.model == variant.model and r.depth == variant.depth]
 
 
 @dataclass(frozen=True)
