@@ -119,7 +119,10 @@ def test_a_run_page_shows_f1_with_its_interval_as_metrics_json_has_it(view: str,
     assert cells[headers.index("F1")] == _interval(variant.metrics["f1"])
     assert cells[headers.index("recall")] == _interval(variant.metrics["recall"])
     assert variant.metrics["f1"].value is not None and variant.metrics["f1"].value < 1
-    assert page.locator("svg.reliability circle.bin").count() >= 1  # the reliability chart, drawn on the server
+    # the reliability chart, drawn on the server: one dot per confidence bin (right: 0.9; wrong: 0.8 allows, a 0.7 deny)
+    bins = page.locator("svg.reliability circle.bin title").all_text_contents()
+    assert bins == ["1 verdict(s) at mean confidence 0.70: 0% right", "2 verdict(s) at mean confidence 0.80: 0% right", "9 verdict(s) at mean confidence 0.90: 100% right"]
+    assert f"ECE {variant.ece:.3f}" in page.locator(".eval-variant").inner_text()
     confusion = page.locator("xpath=//h3[starts-with(., 'Confusion matrix')]/following-sibling::table[1]")
     deny_row = confusion.locator("tr", has_text=re.compile(r"^deny")).first.locator("td").all_inner_texts()
     assert deny_row == ["deny", str(variant.confusion["deny"]["allow"]), "0", str(variant.confusion["deny"]["deny"]), "0"]
