@@ -16,7 +16,7 @@ from guard.eval.scoring import binary_estimates, is_correct, majority
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABELS", "PREDICTIONS", "case_key", "compute_variant", "compute_variants", "rows_frame"]
+__all__ = ["LABELS", "PREDICTIONS", "calibration_pairs", "case_key", "compute_variant", "compute_variants", "rows_frame"]
 
 LABELS = ("allow", "ask", "deny")
 PREDICTIONS = ("allow", "ask", "deny", "error")
@@ -94,6 +94,12 @@ def _slices(outcomes: dict[str, CaseOutcome], tags: dict[str, list[str]]) -> lis
     return slices
 
 
+def calibration_pairs(rows: Sequence[ResultRow]) -> tuple[list[float], list[bool]]:
+    """Each judged row's stated confidence and whether its verdict was right: what Brier, ECE and reliability charts read."""
+    judged = [r for r in rows if r.confidence is not None and r.predicted != "error"]
+    return [float(r.confidence) for r in judged], [is_correct(r.label, r.predicted) for r in judged]  # type: ignore[arg-type]
+
+
 def _per_thousand(series: pd.Series) -> float | None:
     known = series.dropna()
     return None if known.empty else float(known.mean() * 1000)
@@ -110,9 +116,7 @@ def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: 
     live = frame[~frame["cached"] & ~frame["replayed"] & frame["latency_ms"].notna() & (frame["error_kind"] != "infrastructure")]
     p50, p95 = (np.percentile(live["latency_ms"].astype(float), [50, 95]) if not live.empty else (None, None))
 
-    judged = [r for r in rows if r.confidence is not None and r.predicted != "error"]
-    confidences = [float(r.confidence) for r in judged]  # type: ignore[arg-type]
-    correct = [is_correct(r.label, r.predicted) for r in judged]
+    confidences, correct = calibration_pairs(rows)
 
     repeated = [o for o in outcomes.values() if o.repeats > 1]
     known_cost = frame["cost_usd"].dropna()

@@ -21,6 +21,7 @@ __all__ = [
     "Z95",
     "bootstrap_interval",
     "brier_score",
+    "calibration_bins",
     "cohen_kappa",
     "expected_calibration_error",
     "mcnemar_exact",
@@ -98,18 +99,23 @@ def brier_score(confidences: Sequence[float], correct: Sequence[bool]) -> float 
     return sum((p - float(ok)) ** 2 for p, ok in zip(confidences, correct, strict=True)) / len(confidences)
 
 
-def expected_calibration_error(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float | None:
-    """ECE over ``bins`` equal-width confidence bins: |accuracy − mean confidence| weighted by bin size."""
-    if not confidences:
-        return None
+def calibration_bins(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[tuple[int, float, float]]:
+    """(count, mean confidence, accuracy) of each non-empty equal-width confidence bin, lowest first: a reliability chart's points."""
     totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of confidence, correct
     for p, ok in zip(confidences, correct, strict=True):
         index = min(bins - 1, max(0, math.ceil(round(p * bins, 9)) - 1))  # round: 0.7 * 10 is 7.000000000000001
         totals[index][0] += 1
         totals[index][1] += p
         totals[index][2] += int(ok)
+    return [(int(count), conf_sum / count, hits / count) for count, conf_sum, hits in totals if count]
+
+
+def expected_calibration_error(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float | None:
+    """ECE over ``bins`` equal-width confidence bins: |accuracy − mean confidence| weighted by bin size."""
+    if not confidences:
+        return None
     n = len(confidences)
-    return sum(abs(hits / count - conf_sum / count) * count / n for count, conf_sum, hits in totals if count)
+    return sum(abs(accuracy - confidence) * count / n for count, confidence, accuracy in calibration_bins(confidences, correct, bins))
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float] | None:
