@@ -3,7 +3,7 @@
 Chromium is skipped when absent unless ``GUARD_E2E_REQUIRE=1`` (CI) makes that a
 failure. Every page a test opens records its console errors and failed requests:
 a Content-Security-Policy violation or a missing asset fails the test at teardown.
-Screenshots go to ``$GUARD_SCREENSHOTS`` (default ``.screenshots/``).
+Screenshots go to the checkout's ``.screenshots/``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 from cache_fixtures import start_listening
+
+#: Where screenshots go: the checkout's ``.screenshots/`` (tests run in temporary folders, and conftest drops GUARD_* variables).
+SCREENSHOTS = Path(__file__).resolve().parent.parent / ".screenshots"
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -68,7 +71,7 @@ def page(chromium: Any) -> Iterator[Any]:
 
 def screenshot(tab: Any, name: str) -> Path:
     """Save a full-page screenshot for people to look at (the closing note and CI artifacts)."""
-    folder = Path(os.environ.get("GUARD_SCREENSHOTS", ".screenshots"))
+    folder = SCREENSHOTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     tab.screenshot(path=str(path), full_page=True)

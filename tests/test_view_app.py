@@ -21,7 +21,8 @@ def view(tmp_path: Path) -> str:
 def test_every_page_loads_its_packaged_assets_under_the_csp(view: str, page) -> None:  # noqa: F811
     for section in ("Decisions", "Rules", "Evals"):
         page.goto(view)
-        page.get_by_role("link", name=section).click()
+        with page.expect_navigation():
+            page.get_by_role("link", name=section).click()
         assert page.locator("h1").first.inner_text().startswith(section)
         assert page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgba(0, 0, 0, 0)"  # view.css applied
 
