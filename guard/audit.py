@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
+__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
@@ -71,6 +71,72 @@ def m002_replay_and_label(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE decisions ADD COLUMN label TEXT")
 
 
+#: One row per hook per decision: what ``guard view`` filters and aggregates by, without parsing JSON.
+_HOOK_COLUMNS = ("decision_id", "position", "hook", "type", "decision", "tier", "model", "cached", "latency_ms", "cost_usd", "error", "time")
+_INSERT_HOOK = f"INSERT INTO decision_hooks ({', '.join(_HOOK_COLUMNS)}) VALUES ({', '.join('?' * len(_HOOK_COLUMNS))})"
+
+
+def _hook_rows(decision_id: int, when: float, hooks: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (decision_id, i, str(h.get("id")), h.get("type"), h.get("decision"), h.get("tier"), h.get("model"), int(bool(h.get("cached"))),
+         h.get("latency_ms"), h.get("cost_usd"), h.get("error"), when)
+        for i, h in enumerate(hooks)
+    ]
+
+
+def _search_text(tool: Any, reason: Any, payload: str) -> str:
+    """What the view's text search looks in: the tool, the reason and the (redacted, shortened) payload."""
+    return f"{tool or ''}\n{reason or ''}\n{payload}"
+
+
+def _fail_open(hooks: list[dict[str, Any]]) -> bool:
+    """A hook failed and its fail_open mode let the call through unjudged."""
+    return any(h.get("error") and h.get("decision") is None for h in hooks)
+
+
+@migration
+def m003_view_indexes(db: sqlite3.Connection) -> None:
+    """What ``guard view`` queries by: the client, whether the call was judged, each hook's row, a trigram text index.
+
+    Rows written before have no client and no warnings (NULL); whether they were
+    judged is read back from their hooks (a fail_open failure) and details (a failure).
+    """
+    db.execute("ALTER TABLE decisions ADD COLUMN client TEXT")
+    db.execute("ALTER TABLE decisions ADD COLUMN judged INTEGER")
+    db.execute("ALTER TABLE decisions ADD COLUMN warnings TEXT")
+    db.execute(
+        """CREATE TABLE decision_hooks (
+            decision_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            hook TEXT NOT NULL,
+            type TEXT,
+            decision TEXT,
+            tier TEXT,
+            model TEXT,
+            cached INTEGER NOT NULL DEFAULT 0,
+            latency_ms REAL,
+            cost_usd REAL,
+            error TEXT,
+            time REAL NOT NULL,
+            PRIMARY KEY (decision_id, position)
+        ) WITHOUT ROWID"""
+    )
+    db.execute("CREATE VIRTUAL TABLE decisions_text USING fts5(text, content='', tokenize='trigram')")
+    for row_id, when, tool, reason, hooks_json, payload, details in db.execute(
+        "SELECT id, time, tool, reason, hooks, payload, details FROM decisions"
+    ).fetchall():
+        hooks = json.loads(hooks_json)
+        db.executemany(_INSERT_HOOK, _hook_rows(row_id, when, hooks))
+        judged = not _fail_open(hooks) and '"failure"' not in (details or "")
+        db.execute("UPDATE decisions SET judged = ? WHERE id = ?", (int(judged), row_id))
+        db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (row_id, _search_text(tool, reason, payload)))
+    db.execute("CREATE INDEX decision_hooks_rule ON decision_hooks (hook, decision_id)")
+    db.execute("CREATE INDEX decision_hooks_rule_time ON decision_hooks (hook, time)")
+    db.execute("CREATE INDEX decision_hooks_rule_latency ON decision_hooks (hook, cached, latency_ms)")
+    for column in ("decision", "tool", "session"):
+        db.execute(f"CREATE INDEX decisions_{column} ON decisions ({column}, id)")
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
     if isinstance(value, dict):
@@ -107,6 +173,17 @@ def _clip(value: Any, longest: int) -> Any:
     return value
 
 
+def parsed_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``decisions`` row with its JSON columns read back (a payload cut mid-text stays text)."""
+    row["hooks"] = json.loads(row["hooks"])
+    row["details"] = json.loads(row["details"]) if row["details"] else {}
+    row["warnings"] = json.loads(row["warnings"]) if row.get("warnings") else []
+    row["payload_truncated"] = bool(row["payload_truncated"])
+    if not row["payload_truncated"]:
+        row["payload"] = json.loads(row["payload"])
+    return row
+
+
 class AuditLog:
     """Append-only decision log in SQLite; the file is created on the first record."""
 
@@ -133,8 +210,8 @@ class AuditLog:
             return text[: self.payload_limit], True, True
         return text, False, True
 
-    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float) -> None:
-        """Append one decision: the event payload (redacted, shortened) and every hook's result."""
+    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float, client: str | None = None) -> None:
+        """Append one decision: the event payload (redacted, shortened), every hook's result, and the ``client`` format it came in."""
         hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
         text, truncated, shortened = self._payload_text(payload)
@@ -143,10 +220,11 @@ class AuditLog:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
+        now, tool = time.time(), payload.get("tool_name")
         row = (
-            time.time(),
+            now,
             _event_name(payload.get("hook_event_name")),
-            payload.get("tool_name"),
+            tool,
             payload.get("session_id"),
             decision.decision,
             decision.reason,
@@ -157,13 +235,28 @@ class AuditLog:
             int(truncated),
             int(shortened),
             _compact(details) if details else None,
+            client,
+            int(decision.judged),
+            _compact(decision.warnings) if decision.warnings else None,
         )
         with self._lock:
-            self._connection().execute(
-                "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd,"
-                " hooks, payload, payload_truncated, payload_shortened, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = db.execute(
+                    "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
+                    " payload_truncated, payload_shortened, details, client, judged, warnings) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                row_id = cursor.lastrowid
+                assert row_id is not None
+                db.executemany(_INSERT_HOOK, _hook_rows(row_id, now, hooks))
+                db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (row_id, _search_text(tool, decision.reason, text)))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows of ``sql`` with their JSON columns read back (a cut payload stays text)."""
@@ -173,13 +266,7 @@ class AuditLog:
             cursor = self._connection().execute(sql, params)
             names = [column[0] for column in cursor.description]
             rows = [dict(zip(names, row)) for row in cursor.fetchall()]
-        for row in rows:
-            row["hooks"] = json.loads(row["hooks"])
-            row["details"] = json.loads(row["details"]) if row["details"] else {}
-            row["payload_truncated"] = bool(row["payload_truncated"])
-            if not row["payload_truncated"]:
-                row["payload"] = json.loads(row["payload"])
-        return rows
+        return [parsed_row(row) for row in rows]
 
     def tail(self, limit: int = 20) -> list[dict[str, Any]]:
         """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""

@@ -124,7 +124,7 @@ class _Service:
             data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request))
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt)
         self.metrics.observe_decision(decision)
         return payload, decision
 

@@ -9,6 +9,7 @@ the view redacts the configured names again, so a field added to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,13 @@ class _SecurityHeaders:
 def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    env.filters["pretty"] = _pretty
     return Jinja2Templates(env=env)
+
+
+def _pretty(value: Any) -> str:
+    """``value`` as indented JSON for a ``<pre>`` (escaped by the template like any text)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def create_view(sources: ViewSources) -> Starlette:
