@@ -120,7 +120,7 @@ def main() -> None:
     since = time.strftime("%Y-%m-%dT%H:%M", time.localtime(time.time() - 86_400))
     pages = {
         "decisions (newest 50)": "/decisions",
-        "decisions, page at row 50,000": f"/decisions?before={middle}",
+        "decisions, page in the middle": f"/decisions?before={middle}",
         "filter decision=deny": "/decisions?decision=deny",
         "filter decision=not judged": "/decisions?decision=unjudged",
         "filter rule=no-exfil": "/decisions?rule=no-exfil",

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from guard import audit_index
 from guard.cache.database import Migrations, connect
 from guard.core.events.names import canonical_event
 
@@ -71,70 +72,18 @@ def m002_replay_and_label(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE decisions ADD COLUMN label TEXT")
 
 
-#: One row per hook per decision: what ``guard view`` filters and aggregates by, without parsing JSON.
-_HOOK_COLUMNS = ("decision_id", "position", "hook", "type", "decision", "tier", "model", "cached", "latency_ms", "cost_usd", "error", "time")
-_INSERT_HOOK = f"INSERT INTO decision_hooks ({', '.join(_HOOK_COLUMNS)}) VALUES ({', '.join('?' * len(_HOOK_COLUMNS))})"
-
-
-def _hook_rows(decision_id: int, when: float, hooks: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [
-        (decision_id, i, str(h.get("id")), h.get("type"), h.get("decision"), h.get("tier"), h.get("model"), int(bool(h.get("cached"))),
-         h.get("latency_ms"), h.get("cost_usd"), h.get("error"), when)
-        for i, h in enumerate(hooks)
-    ]
-
-
-def _search_text(tool: Any, reason: Any, payload: str) -> str:
-    """What the view's text search looks in: the tool, the reason and the (redacted, shortened) payload."""
-    return f"{tool or ''}\n{reason or ''}\n{payload}"
-
-
-def _fail_open(hooks: list[dict[str, Any]]) -> bool:
-    """A hook failed and its fail_open mode let the call through unjudged."""
-    return any(h.get("error") and h.get("decision") is None for h in hooks)
-
-
 @migration
 def m003_view_indexes(db: sqlite3.Connection) -> None:
-    """What ``guard view`` queries by: the client, whether the call was judged, each hook's row, a trigram text index.
+    """The client format, whether the call was judged, its warnings; and what ``guard view`` queries by (:mod:`guard.audit_index`).
 
     Rows written before have no client and no warnings (NULL); whether they were
-    judged is read back from their hooks (a fail_open failure) and details (a failure).
+    judged is read back from their hooks and details.
     """
     db.execute("ALTER TABLE decisions ADD COLUMN client TEXT")
     db.execute("ALTER TABLE decisions ADD COLUMN judged INTEGER")
     db.execute("ALTER TABLE decisions ADD COLUMN warnings TEXT")
-    db.execute(
-        """CREATE TABLE decision_hooks (
-            decision_id INTEGER NOT NULL,
-            position INTEGER NOT NULL,
-            hook TEXT NOT NULL,
-            type TEXT,
-            decision TEXT,
-            tier TEXT,
-            model TEXT,
-            cached INTEGER NOT NULL DEFAULT 0,
-            latency_ms REAL,
-            cost_usd REAL,
-            error TEXT,
-            time REAL NOT NULL,
-            PRIMARY KEY (decision_id, position)
-        ) WITHOUT ROWID"""
-    )
-    db.execute("CREATE VIRTUAL TABLE decisions_text USING fts5(text, content='', tokenize='trigram')")
-    for row_id, when, tool, reason, hooks_json, payload, details in db.execute(
-        "SELECT id, time, tool, reason, hooks, payload, details FROM decisions"
-    ).fetchall():
-        hooks = json.loads(hooks_json)
-        db.executemany(_INSERT_HOOK, _hook_rows(row_id, when, hooks))
-        judged = not _fail_open(hooks) and '"failure"' not in (details or "")
-        db.execute("UPDATE decisions SET judged = ? WHERE id = ?", (int(judged), row_id))
-        db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (row_id, _search_text(tool, reason, payload)))
-    db.execute("CREATE INDEX decision_hooks_rule ON decision_hooks (hook, decision_id)")
-    db.execute("CREATE INDEX decision_hooks_rule_time ON decision_hooks (hook, time)")
-    db.execute("CREATE INDEX decision_hooks_rule_latency ON decision_hooks (hook, cached, latency_ms)")
-    for column in ("decision", "tool", "session"):
-        db.execute(f"CREATE INDEX decisions_{column} ON decisions ({column}, id)")
+    audit_index.create(db)
+    audit_index.backfill(db)
 
 
 def redacted(value: Any, names: frozenset[str]) -> Any:
@@ -249,10 +198,8 @@ class AuditLog:
                     " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
-                row_id = cursor.lastrowid
-                assert row_id is not None
-                db.executemany(_INSERT_HOOK, _hook_rows(row_id, now, hooks))
-                db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (row_id, _search_text(tool, decision.reason, text)))
+                assert cursor.lastrowid is not None
+                audit_index.write(db, cursor.lastrowid, now, tool, decision.reason, text, hooks)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

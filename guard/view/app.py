@@ -76,6 +76,23 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class _OwnRoutes:
+    """``url_for`` names resolve against the view's routes, under the path it is mounted at.
+
+    Mounted in another app (``/ui`` in ``guard serve``), Starlette would look names
+    up in the outer router and build URLs from the outer app's root.
+    """
+
+    def __init__(self, app: ASGIApp, router: Any) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "router": self.router, "app_root_path": scope.get("root_path", "")}
+        await self.app(scope, receive, send)
+
+
 def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
@@ -106,5 +123,6 @@ def create_view(sources: ViewSources) -> Starlette:
     ]
     app = Starlette(routes=routes)
     app.state.sources = sources
+    app.add_middleware(_OwnRoutes, router=app.router)
     app.add_middleware(_SecurityHeaders)
     return app
