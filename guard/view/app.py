@@ -97,7 +97,15 @@ def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
     env.filters["pretty"] = _pretty
+    env.filters["ms"] = _milliseconds
     return Jinja2Templates(env=env)
+
+
+def _milliseconds(value: float | None) -> str:
+    """A latency for a person: one decimal under 10 ms, none above; a dash when unknown."""
+    if value is None:
+        return "—"
+    return f"{value:.1f} ms" if value < 10 else f"{value:.0f} ms"
 
 
 def _pretty(value: Any) -> str:

@@ -183,8 +183,8 @@ class AuditQueries:
             if not hours:
                 return [], None
             latency = db.execute(f"SELECT hook, bin, sum(n) AS n FROM rule_latency {window} GROUP BY hook, bin ORDER BY hook, bin", params).fetchall()
-        first = int(since // 3600) if since is not None else min(h["hour"] for h in hours)
         last = max(h["hour"] for h in hours)
+        first = int(since // 3600) if since is not None else min(min(h["hour"] for h in hours), last - 23)  # a chart spans a day at least
         count = min(buckets, last - first + 1)
         width = (last - first + 1) / count
         stats: dict[str, RuleStats] = {}
