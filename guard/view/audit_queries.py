@@ -49,10 +49,29 @@ class DecisionFilters:
         if self.text is not None and len(self.text) < MIN_SEARCH:
             raise ValueError(f"search for at least {MIN_SEARCH} characters")
 
-    def where(self) -> tuple[list[str], list[Any]]:
-        """SQL conditions on ``d`` (the decisions table) and their parameters."""
+    def select(self, *, before: int | None, after: int | None, limit: int) -> tuple[str, list[Any]]:
+        """The SQL for up to ``limit`` matching rows, newest first, between the ids ``after`` and ``before``.
+
+        A search or a rule drives the query from its own index in id order
+        (``CROSS JOIN`` keeps SQLite from reordering), so the first page of a
+        term found in every row reads a page of rows, not every match; other
+        filters use their ``(column, id)`` indexes.
+        """
+        source, key = "decisions d", "d.id"
         clauses: list[str] = []
         params: list[Any] = []
+        phrase = '"' + self.text.replace('"', '""') + '"' if self.text is not None else None  # one phrase: a substring, whatever its characters
+        if phrase is not None:
+            source, key = "decisions_text t CROSS JOIN decisions d ON d.id = t.rowid", "t.rowid"
+            clauses.append("decisions_text MATCH ?")
+            params.append(phrase)
+        elif self.rule is not None:
+            source, key = "decision_hooks h CROSS JOIN decisions d ON d.id = h.decision_id", "h.decision_id"
+            clauses.append("h.hook = ?")
+            params.append(self.rule)
+        if self.rule is not None and phrase is not None:
+            clauses.append("d.id IN (SELECT decision_id FROM decision_hooks WHERE hook = ?)")
+            params.append(self.rule)
         if self.decision == "unjudged":
             clauses.append("d.judged = 0")
         elif self.decision is not None:
@@ -63,19 +82,11 @@ class DecisionFilters:
             if value is not None:
                 clauses.append(f"d.{column} = ?")
                 params.append(value)
-        if self.since is not None:
-            clauses.append("d.time >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("d.time < ?")
-            params.append(self.until)
-        if self.rule is not None:
-            clauses.append("d.id IN (SELECT decision_id FROM decision_hooks WHERE hook = ?)")
-            params.append(self.rule)
-        if self.text is not None:
-            clauses.append("d.id IN (SELECT rowid FROM decisions_text WHERE decisions_text MATCH ?)")
-            params.append('"' + self.text.replace('"', '""') + '"')  # one phrase: a substring, whatever its characters
-        return clauses, params
+        for bound, op, value in (("d.time", ">=", self.since), ("d.time", "<", self.until), (key, "<", before), (key, ">", after)):
+            if value is not None:
+                clauses.append(f"{bound} {op} ?")
+                params.append(value)
+        return f"SELECT d.* FROM {source} WHERE {' AND '.join(clauses) or '1'} ORDER BY {key} DESC LIMIT ?", [*params, limit]
 
 
 @dataclass
@@ -142,19 +153,11 @@ class AuditQueries:
 
     def decisions(self, filters: DecisionFilters, *, before: int | None = None, after: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Up to ``limit`` matching rows, newest first, older than ``before`` or newer than ``after`` (ids)."""
-        clauses, params = filters.where()
-        if before is not None:
-            clauses.append("d.id < ?")
-            params.append(before)
-        if after is not None:
-            clauses.append("d.id > ?")
-            params.append(after)
-        where = " AND ".join(clauses) or "1"
-        sql = f"SELECT d.* FROM decisions d WHERE {where} ORDER BY d.id DESC LIMIT ?"
+        sql, params = filters.select(before=before, after=after, limit=limit)
         with self._db() as db:
             if db is None:
                 return []
-            return [parsed_row(row) for row in db.execute(sql, (*params, limit))]
+            return [parsed_row(row) for row in db.execute(sql, params)]
 
     def decision(self, row_id: int) -> dict[str, Any] | None:
         with self._db() as db:
