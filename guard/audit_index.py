@@ -21,7 +21,7 @@ import math
 import sqlite3
 from typing import Any
 
-__all__ = ["LATENCY_STEP", "backfill", "create", "judged_from", "latency_bin", "latency_of_bin", "write"]
+__all__ = ["LATENCY_STEP", "backfill", "create", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
 
 #: Width of a latency bin: each bin's upper bound is this factor above the one before.
 LATENCY_STEP = 1.2
@@ -103,9 +103,37 @@ def write(db: sqlite3.Connection, decision_id: int, when: float, tool: Any, reas
     db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"))
 
 
-def backfill(db: sqlite3.Connection) -> None:
-    """Index every row written before the index existed; whether each was judged is read back from its hooks and details."""
-    for row_id, when, tool, reason, hooks_json, payload, details in db.execute("SELECT id, time, tool, reason, hooks, payload, details FROM decisions").fetchall():
-        hooks = json.loads(hooks_json)
-        write(db, row_id, when, tool, reason, payload, hooks)
-        db.execute("UPDATE decisions SET judged = ? WHERE id = ?", (int(judged_from(hooks, json.loads(details) if details else {})), row_id))
+def mark_unindexed(db: sqlite3.Connection) -> None:
+    """Note that the rows already in the file (ids up to the largest) are not indexed yet (a migration step: cheap).
+
+    The hook path must not pay for indexing a big old log: ``guard view`` does it (:func:`backfill`) before it reads.
+    """
+    db.execute("CREATE TABLE audit_backfill (upto INTEGER NOT NULL)")
+    db.execute("INSERT INTO audit_backfill SELECT coalesce(max(id), 0) FROM decisions")
+
+
+def backfill(db: sqlite3.Connection, batch: int = 2000) -> int:
+    """Index the rows written before the index existed, newest first, ``batch`` rows per transaction; how many were indexed.
+
+    Whether each was judged is read back from its hooks and details. Short
+    transactions let ``guard hook`` processes write between batches.
+    """
+    done = 0
+    while db.execute("SELECT upto FROM audit_backfill").fetchone()[0] > 0:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            upto = db.execute("SELECT upto FROM audit_backfill").fetchone()[0]
+            rows = db.execute(
+                "SELECT id, time, tool, reason, hooks, payload, details FROM decisions WHERE id > ? AND id <= ?", (max(upto - batch, 0), upto)
+            ).fetchall()
+            for row_id, when, tool, reason, hooks_json, payload, details in rows:
+                hooks = json.loads(hooks_json)
+                write(db, row_id, when, tool, reason, payload, hooks)
+                db.execute("UPDATE decisions SET judged = ? WHERE id = ?", (int(judged_from(hooks, json.loads(details) if details else {})), row_id))
+            db.execute("UPDATE audit_backfill SET upto = ?", (max(upto - batch, 0),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        done += len(rows)
+    return done

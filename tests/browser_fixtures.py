@@ -31,9 +31,13 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """One headless Chromium for the session."""
+    """One headless Chromium per test module.
+
+    Not per session: Playwright's sync API keeps an event loop running in the
+    main thread while it is open, and every async test after it would fail.
+    """
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if binary is None:
         _missing("chromium is not installed (apt-get install chromium)")

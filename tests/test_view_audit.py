@@ -135,15 +135,17 @@ def _old_audit_file(path: Path) -> None:
 def test_an_old_audit_file_is_migrated_and_shown_whole(tmp_path: Path) -> None:
     path = tmp_path / "audit.db"
     _old_audit_file(path)
+    log = AuditLog(path)
+    log.record(_event("new"), merge([HookResult("new-rule", "callable", "allow")]), latency_ms=1.0, client="gemini")
+    indexed = sqlite3.connect(path)
+    assert [r[0] for r in indexed.execute("SELECT DISTINCT hook FROM decision_hooks")] == ["new-rule"]  # guard hook migrates, never back-fills
     client = _client(path)
-    assert _ids(client.get("/decisions").text) == [2, 1]
-    assert _ids(client.get("/decisions?rule=old-rule&decision=deny").text) == [1]  # backfilled hook rows
+    assert _ids(client.get("/decisions").text) == [3, 2, 1]
+    assert _ids(client.get("/decisions?rule=old-rule&decision=deny").text) == [1]  # back-filled by the view: hook rows
     assert _ids(client.get("/decisions?q=curl+old").text) == [1]  # backfilled text index
     assert _ids(client.get("/decisions?decision=unjudged").text) == [2]  # judged read back from its failed hook
     rules = client.get("/rules").text
     assert 'data-rule="old-rule"' in rules and re.search(r'<td class="num calls">2</td>', rules)
-    log = AuditLog(path)
-    log.record(_event("new"), merge([HookResult("new-rule", "callable", "allow")]), latency_ms=1.0, client="gemini")
     rows = log.tail()
     assert [r["id"] for r in rows] == [1, 2, 3] and rows[2]["client"] == "gemini" and rows[0]["client"] is None
     migrated = sqlite3.connect(path)
@@ -171,3 +173,10 @@ def test_guard_hook_records_its_client_format(tmp_path: Path, fmt: str) -> None:
     assert done.returncode == 0, done.stderr
     [row] = AuditLog(tmp_path / "audit.db").tail()
     assert row["client"] == fmt and row["judged"] == 1
+
+
+def test_a_file_that_is_not_an_audit_log_is_named_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    path.write_text("this is not a database\n" * 100)
+    page = TestClient(create_view(ViewSources(path)), raise_server_exceptions=False).get("/decisions")
+    assert page.status_code == 500 and f"cannot read the audit log {path}" in page.text and "Traceback" not in page.text

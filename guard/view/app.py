@@ -10,6 +10,7 @@ the view redacts the configured names again, so a field added to
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,12 @@ def create_view(sources: ViewSources) -> Starlette:
         *evals.routes(sources, pages),
         Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes)
+    async def unreadable(request: Request, exc: Exception) -> Response:
+        """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback."""
+        message = f"cannot read the audit log {sources.audit}: {exc} (guard view migrates an older log once, which needs write access)"
+        return pages.TemplateResponse(request, "decisions_error.html", {"section": None, "message": message}, status_code=500)
+
+    app = Starlette(routes=routes, exception_handlers={sqlite3.DatabaseError: unreadable})
     app.state.sources = sources
     app.add_middleware(_OwnRoutes, router=app.router)
     app.add_middleware(_SecurityHeaders)

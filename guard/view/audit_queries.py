@@ -5,8 +5,8 @@ Lists are keyset-paginated on ``id`` (newest first: ``id < before``), never
 ``m003_view_indexes`` adds (decision, tool, session, client, time; a rule
 through ``decision_hooks``; text through the trigram index ``decisions_text``);
 the rules page reads hourly rollups (see :mod:`guard.audit_index`). An
-older file is migrated once when the view first opens it; after that the view
-only reads (``PRAGMA query_only``).
+older file is migrated and its rows indexed once when the view first opens it;
+after that the view only reads (``PRAGMA query_only``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guard import audit_index
 from guard.audit import migration, parsed_row
 from guard.audit_index import latency_of_bin
 from guard.cache.database import connect
@@ -141,7 +142,11 @@ class AuditQueries:
             yield None
             return
         if not self._migrated:
-            connect(self.path, migration).close()  # an older file gains the view's tables and indexes, once
+            writer = connect(self.path, migration)  # an older file gains the view's tables, and its rows are indexed, once
+            try:
+                audit_index.backfill(writer)
+            finally:
+                writer.close()
             self._migrated = True
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         try:
