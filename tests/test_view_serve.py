@@ -8,8 +8,10 @@ import os
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from browser_fixtures import chromium, page, screenshot  # noqa: F401 (fixtures)
 from cache_fixtures import start_serve
 
 from guard.server.ui import COOKIE, cookie_value
@@ -113,7 +115,7 @@ def test_a_token_in_the_link_signs_in_and_is_dropped_from_the_address(served: st
 
 def test_after_signing_in_the_next_page_stays_inside_the_ui(served: str) -> None:
     """No open redirect: ``next`` outside /ui goes to the view's home."""
-    for target in ("https://evil.example/", "//evil.example/ui/", "/v1/hooks"):
+    for target in ("https://evil.example/", "//evil.example/ui/", "/v1/hooks", "/ui/../v1/hooks", "/ui\\..\\x"):
         signed = _request(served, "POST", "/ui/login", body=urllib.parse.urlencode({"token": TOKEN, "next": target}), headers={"Content-Type": "application/x-www-form-urlencoded"})
         assert signed.status == 303 and signed.getheader("Location") == "/ui/"
 
@@ -128,3 +130,20 @@ def test_without_a_token_the_ui_answers_loopback_names_only(open_served: str) ->
     _decisions_page_shows_the_deny(open_served, {})
     rebound = _request(open_served, path="/ui/decisions", headers={"Host": "evil.example"})
     assert rebound.status == 400 and b"curl" not in rebound.body  # type: ignore[attr-defined]
+
+
+def test_a_browser_signs_in_once_and_then_sees_decisions_live(served: str, page: Any) -> None:  # noqa: F811
+    _deny_through_the_api(served, TOKEN)
+    page.goto(served + "/ui/decisions?decision=deny")
+    assert "curl" not in page.content()
+    page.fill("input[name=token]", TOKEN)
+    page.get_by_role("button", name="Open").click()
+    page.wait_for_url(served + "/ui/decisions?decision=deny")
+    page.locator("tbody#rows tr.row-deny", has_text="curl is not allowed here").wait_for(timeout=15_000)
+    assert [c["name"] for c in page.context.cookies() if c["httpOnly"] and c["sameSite"] == "Strict" and c["path"] == "/ui"] == [COOKIE]
+    page.evaluate("window.stillHere = true")
+    _deny_through_the_api(served, TOKEN)
+    page.locator("tbody#rows tr.row-deny").nth(1).wait_for(timeout=15_000)  # the live poll carries the cookie
+    assert page.evaluate("window.stillHere") is True
+    page.get_by_role("link", name="Rules").click()
+    assert page.locator("tr.rule[data-rule=no-curl] td.calls").inner_text() == "2"
