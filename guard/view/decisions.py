@@ -109,7 +109,7 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
         "excerpt": _excerpt(payload),
         "models": models,
         "cached": bool(hooks) and all(h.get("cached") for h in judging or hooks),
-        "problems": [*errors, *row["warnings"]],
+        "problems": row["warnings"] or errors,  # a fail_open warning already names the hook and its error
         "unjudged": row.get("judged") == 0,
     }
 
