@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from guard import audit_index
 from guard.cache.database import Migrations, connect
 from guard.core.events.names import canonical_event
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "redacted"]
+__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
@@ -71,6 +72,21 @@ def m002_replay_and_label(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE decisions ADD COLUMN label TEXT")
 
 
+@migration
+def m003_view_indexes(db: sqlite3.Connection) -> None:
+    """The client format, whether the call was judged, its warnings; and what ``guard view`` queries by (:mod:`guard.audit_index`).
+
+    Rows written before have no client and no warnings (NULL); they are indexed
+    (and whether they were judged read back) by ``guard view``, not here: a
+    ``guard hook`` process that migrates a big old log must still answer in time.
+    """
+    db.execute("ALTER TABLE decisions ADD COLUMN client TEXT")
+    db.execute("ALTER TABLE decisions ADD COLUMN judged INTEGER")
+    db.execute("ALTER TABLE decisions ADD COLUMN warnings TEXT")
+    audit_index.create(db)
+    audit_index.mark_unindexed(db)
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
     if isinstance(value, dict):
@@ -107,6 +123,17 @@ def _clip(value: Any, longest: int) -> Any:
     return value
 
 
+def parsed_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``decisions`` row with its JSON columns read back (a payload cut mid-text stays text)."""
+    row["hooks"] = json.loads(row["hooks"])
+    row["details"] = json.loads(row["details"]) if row["details"] else {}
+    row["warnings"] = json.loads(row["warnings"]) if row.get("warnings") else []
+    row["payload_truncated"] = bool(row["payload_truncated"])
+    if not row["payload_truncated"]:
+        row["payload"] = json.loads(row["payload"])
+    return row
+
+
 class AuditLog:
     """Append-only decision log in SQLite; the file is created on the first record."""
 
@@ -133,8 +160,8 @@ class AuditLog:
             return text[: self.payload_limit], True, True
         return text, False, True
 
-    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float) -> None:
-        """Append one decision: the event payload (redacted, shortened) and every hook's result."""
+    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float, client: str | None = None) -> None:
+        """Append one decision: the event payload (redacted, shortened), every hook's result, and the ``client`` format it came in."""
         hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
         text, truncated, shortened = self._payload_text(payload)
@@ -143,10 +170,11 @@ class AuditLog:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
+        now, tool = time.time(), payload.get("tool_name")
         row = (
-            time.time(),
+            now,
             _event_name(payload.get("hook_event_name")),
-            payload.get("tool_name"),
+            tool,
             payload.get("session_id"),
             decision.decision,
             decision.reason,
@@ -157,13 +185,26 @@ class AuditLog:
             int(truncated),
             int(shortened),
             _compact(details) if details else None,
+            client,
+            int(decision.judged),
+            _compact(decision.warnings) if decision.warnings else None,
         )
         with self._lock:
-            self._connection().execute(
-                "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd,"
-                " hooks, payload, payload_truncated, payload_shortened, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = db.execute(
+                    "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
+                    " payload_truncated, payload_shortened, details, client, judged, warnings) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                assert cursor.lastrowid is not None
+                audit_index.write(db, cursor.lastrowid, now, tool, decision.reason, text, hooks)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows of ``sql`` with their JSON columns read back (a cut payload stays text)."""
@@ -173,13 +214,7 @@ class AuditLog:
             cursor = self._connection().execute(sql, params)
             names = [column[0] for column in cursor.description]
             rows = [dict(zip(names, row)) for row in cursor.fetchall()]
-        for row in rows:
-            row["hooks"] = json.loads(row["hooks"])
-            row["details"] = json.loads(row["details"]) if row["details"] else {}
-            row["payload_truncated"] = bool(row["payload_truncated"])
-            if not row["payload_truncated"]:
-                row["payload"] = json.loads(row["payload"])
-        return rows
+        return [parsed_row(row) for row in rows]
 
     def tail(self, limit: int = 20) -> list[dict[str, Any]]:
         """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""

@@ -2,7 +2,7 @@
 
     core      errors, events, hook specs, the Hook seam, decisions, settings
     runtime   registry, matching, engine, the gate (the one decision path)
-    parts     hooks, judge, cache, config, audit, trust, session store, command analysis, webhooks, skills
+    parts     hooks, judge, cache, config, audit (and its view index), trust, session store, command analysis, webhooks, skills
     surfaces  cli, server, view, eval, backtest, datasets, install, doctor, testing
 
 A module may import its own layer and the layers below it. Imports inside
@@ -21,7 +21,7 @@ ROOT = Path(guard.__file__).parent
 LAYERS = {
     "core": 0,
     "runtime": 1,
-    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
+    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "audit_index", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
     **dict.fromkeys(["cli", "server", "view", "eval", "backtest", "datasets", "install", "doctor", "testing", "integrations"], 3),
 }
 

@@ -197,8 +197,8 @@ class Gate:
             self._sessions = SessionRecorder(self.env)
         return self._sessions
 
-    def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float) -> Decision:
-        """Stop-loop guard, warnings, latency and the audit row: the same for every path."""
+    def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None) -> Decision:
+        """Stop-loop guard, warnings, latency and the audit row (naming the ``client`` format): the same for every path."""
         decision = guard_stop_loop(decision, event, payload)
         if self.searched:
             decision.warnings.append(NO_CONFIG)
@@ -209,7 +209,7 @@ class Gate:
         self._session_finish(payload, event, decision, served)
         if (decision.hooks or "failure" in decision.details) and not served and self.settings.audit_path is not None:
             try:
-                self._audit_log().record(payload, decision, latency_ms=decision.details["latency_ms"])
+                self._audit_log().record(payload, decision, latency_ms=decision.details["latency_ms"], client=client)
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -273,7 +273,7 @@ class Gate:
         if event == "session_start" and self.config_error is None:
             self._warm_for_session()
         if isinstance(prepared, Decision):
-            return payload, self._finish(payload, event, prepared, started)
+            return payload, self._finish(payload, event, prepared, started, fmt)
         if answer_by is not None:
             from guard.cache.database import BUSY_TIMEOUT_S
 
@@ -294,19 +294,25 @@ class Gate:
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
-        return payload, self._finish(payload, event, decision, started)
+        return payload, self._finish(payload, event, decision, started, fmt)
 
     def _slow_path(self) -> None:
         if self.before_slow_path is not None:
             call, self.before_slow_path = self.before_slow_path, None
             call()
 
-    async def adecide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
-        """Decide one event on the running loop with one warm engine (``guard serve``, async agents)."""
+    async def adecide(
+        self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
+    ) -> tuple[dict[str, Any], Decision]:
+        """Decide one event on the running loop with one warm engine (``guard serve``, async agents).
+
+        ``client``: the format an event already normalized came in (for the audit row); ``fmt`` implies it.
+        """
+        client = fmt or client
         started = time.perf_counter()
         payload, event, prepared = self._prepare(raw, fmt)
         if isinstance(prepared, Decision):
-            return payload, self._finish(payload, event, prepared, started)
+            return payload, self._finish(payload, event, prepared, started, client)
         try:
             decision = await self.engine().decide(payload, specs=prepared, answer_by=answer_by)
         except EventError as exc:
@@ -314,7 +320,7 @@ class Gate:
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
-        return payload, self._finish(payload, event, decision, started)
+        return payload, self._finish(payload, event, decision, started, client)
 
     def engine(self) -> Any:
         """The engine for this gate's hooks (built once: it keeps the warm model clients)."""

@@ -36,7 +36,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Match, Route
+from starlette.routing import BaseRoute, Match, Route
 
 from guard.adapters import FORMATS, adapter
 from guard.core.decision import Decision
@@ -44,6 +44,7 @@ from guard.core.errors import EventError
 from guard.core.events.payload import MAX_DEPTH, read_payload
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
+from guard.server import ui
 from guard.server.audit_writer import BackgroundAudit
 from guard.server.metrics import Metrics
 
@@ -124,7 +125,7 @@ class _Service:
             data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request))
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt)
         self.metrics.observe_decision(decision)
         return payload, decision
 
@@ -190,6 +191,8 @@ class _RequestPolicy:
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = dict(scope["headers"])
+        if ui.is_ui_path(scope["path"]):
+            return None  # the view checks the token itself and signs a browser in (guard.server.ui)
         if self.expected is not None and scope["path"] not in _OPEN_PATHS:
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
@@ -293,6 +296,7 @@ def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_
         Route("/healthz", service.healthz, methods=["GET"]),
         Route("/metrics", service.metrics_text, methods=["GET"]),
     ]
+    app_routes: list[BaseRoute] = [*routes, ui.mount(engine.settings, token)]  # the web view of the audit log, /ui
 
     audit = _background_audit(engine)
 
@@ -307,7 +311,7 @@ def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_
             if audit is not None:
                 audit.close()  # every decision made is in the log before the process exits
 
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
+    app = Starlette(routes=app_routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.engine = engine
     app.state.metrics = metrics
     app.add_middleware(_RequestPolicy, token=token)

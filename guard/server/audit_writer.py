@@ -32,15 +32,15 @@ class BackgroundAudit:
         self._thread = threading.Thread(target=self._write, name="guard-audit", daemon=True)
         self._thread.start()
 
-    def record(self, payload: dict[str, Any], decision: Any, *, latency_ms: float) -> None:
+    def record(self, payload: dict[str, Any], decision: Any, *, latency_ms: float, client: str | None = None) -> None:
         """Queue one decision's row; returns at once."""
-        self._rows.put((payload, decision, latency_ms))
+        self._rows.put((payload, decision, latency_ms, client))
 
     def _write(self) -> None:
         while (item := self._rows.get()) is not _STOP:
-            payload, decision, latency_ms = item
+            payload, decision, latency_ms, client = item
             try:
-                self._audit.record(payload, decision, latency_ms=latency_ms)
+                self._audit.record(payload, decision, latency_ms=latency_ms, client=client)
             except Exception:  # the audit log must never take the service down
                 log.warning("audit log write failed", exc_info=True)
 

@@ -9,6 +9,8 @@ the view redacts the configured names again, so a field added to
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -75,10 +77,41 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class _OwnRoutes:
+    """``url_for`` names resolve against the view's routes, under the path it is mounted at.
+
+    Mounted in another app (``/ui`` in ``guard serve``), Starlette would look names
+    up in the outer router and build URLs from the outer app's root.
+    """
+
+    def __init__(self, app: ASGIApp, router: Any) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "router": self.router, "app_root_path": scope.get("root_path", "")}
+        await self.app(scope, receive, send)
+
+
 def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    env.filters["pretty"] = _pretty
+    env.filters["ms"] = _milliseconds
     return Jinja2Templates(env=env)
+
+
+def _milliseconds(value: float | None) -> str:
+    """A latency for a person: one decimal under 10 ms, none above; a dash when unknown."""
+    if value is None:
+        return "—"
+    return f"{value:.1f} ms" if value < 10 else f"{value:.0f} ms"
+
+
+def _pretty(value: Any) -> str:
+    """``value`` as indented JSON for a ``<pre>`` (escaped by the template like any text)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def create_view(sources: ViewSources) -> Starlette:
@@ -97,7 +130,13 @@ def create_view(sources: ViewSources) -> Starlette:
         *evals.routes(sources, pages),
         Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes)
+    async def unreadable(request: Request, exc: Exception) -> Response:
+        """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback."""
+        message = f"cannot read the audit log {sources.audit}: {exc} (guard view migrates an older log once, which needs write access)"
+        return pages.TemplateResponse(request, "decisions_error.html", {"section": None, "message": message}, status_code=500)
+
+    app = Starlette(routes=routes, exception_handlers={sqlite3.DatabaseError: unreadable})
     app.state.sources = sources
+    app.add_middleware(_OwnRoutes, router=app.router)
     app.add_middleware(_SecurityHeaders)
     return app

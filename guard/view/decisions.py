@@ -1,19 +1,158 @@
-"""The decisions page(s) of the view."""
+"""The decisions pages: the audit log newest first, filtered by a GET form (a filtered view is a URL to share), one decision in full, and new rows for the live list.
+
+What a row shows is redacted again here with the configured names, so a name
+added to ``audit.redact`` after a secret was logged hides it from the page too.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import time
+from datetime import datetime
+from typing import Any
+
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
+from guard.audit import REDACTED, redacted
 from guard.view.app import ViewSources
+from guard.view.audit_queries import AuditQueries, DecisionFilters
 
-__all__ = ["routes"]
+__all__ = ["PAGE_SIZE", "routes"]
+
+PAGE_SIZE = 50
+#: Rows one live poll sends at most (a burst beyond it is a reload away).
+LIVE_LIMIT = 200
+EXCERPT = 160
+_FILTER_FIELDS = ("decision", "rule", "tool", "session", "client", "since", "until", "q")
+#: ``"name": value`` in JSON text, for a payload that was cut mid-text and cannot be parsed.
+_JSON_MEMBER = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]]*)')
+
+
+def redacted_text(text: str, names: frozenset[str]) -> str:
+    """JSON text (possibly cut mid-way) with the value of every member named in ``names`` replaced."""
+    if not names:
+        return text
+
+    def hide(match: re.Match[str]) -> str:
+        if match.group(1).lower() in names:
+            return f'"{match.group(1)}"{match.group(2)}"{REDACTED}"'
+        return match.group(0)
+
+    return _JSON_MEMBER.sub(hide, text)
+
+
+def _epoch(value: str, field: str) -> float:
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        raise ValueError(f"{field}: {value!r} is not a date and time (YYYY-MM-DDTHH:MM)") from None
+
+
+def filters_from(request: Request) -> tuple[DecisionFilters, dict[str, str]]:
+    """The filters a query string asks for, and the non-empty parameters (to keep in links); ValueError names a bad one."""
+    given = {k: request.query_params[k].strip() for k in _FILTER_FIELDS if request.query_params.get(k, "").strip()}
+    filters = DecisionFilters(
+        decision=given.get("decision"),
+        rule=given.get("rule"),
+        tool=given.get("tool"),
+        session=given.get("session"),
+        client=given.get("client"),
+        since=_epoch(given["since"], "since") if "since" in given else None,
+        until=_epoch(given["until"], "until") if "until" in given else None,
+        text=given.get("q"),
+    )
+    return filters, given
+
+
+def _id_param(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def _excerpt(payload: Any) -> str:
+    """The part of the input a person scans for: a command or path when there is one, else the tool input as JSON."""
+    if isinstance(payload, str):
+        text = payload
+    else:
+        tool_input = payload.get("tool_input", payload) if isinstance(payload, dict) else payload
+        if isinstance(tool_input, dict):
+            first = next((tool_input[k] for k in ("command", "file_path", "url", "path", "pattern", "prompt") if isinstance(tool_input.get(k), str)), None)
+            text = first if first is not None else json.dumps(tool_input, ensure_ascii=False)
+        else:
+            text = json.dumps(tool_input, ensure_ascii=False)
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
+
+
+def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    """A row as the pages show it: redacted again, with the derived columns."""
+    hooks = redacted(row["hooks"], names)
+    payload = redacted_text(row["payload"], names) if row["payload_truncated"] else redacted(row["payload"], names)
+    judging = [h for h in hooks if h.get("type") != "protect" or h.get("decision")]  # the self-protection rule, silent on every call, is noise
+    models = sorted({" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")})
+    errors = [f"{h['id']}: {h['error']}" for h in hooks if h.get("error")]
+    return {
+        **row,
+        "when": _when(row["time"]),
+        "hooks": hooks,
+        "rules": judging,
+        "payload": payload,
+        "payload_text": payload if isinstance(payload, str) else json.dumps(payload, indent=2, ensure_ascii=False),
+        "details": redacted(row["details"], names),
+        "excerpt": _excerpt(payload),
+        "models": models,
+        "cached": bool(hooks) and all(h.get("cached") for h in judging or hooks),
+        "problems": row["warnings"] or errors,  # a fail_open warning already names the hook and its error
+        "unjudged": row.get("judged") == 0,
+    }
 
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
-    async def index(request: Request) -> Response:
-        return pages.TemplateResponse(request, "decisions.html", {"section": "decisions"})
+    audit = AuditQueries(sources.audit)
 
-    return [Route("/decisions", index, name="decisions")]
+    def index(request: Request) -> Response:
+        context: dict[str, Any] = {"section": "decisions", "given": {}, "rows": [], "error": None, "audit": sources.audit}
+        try:
+            filters, context["given"] = filters_from(request)
+        except ValueError as exc:
+            context["error"] = str(exc)
+            return pages.TemplateResponse(request, "decisions.html", {**context, "choices": audit.choices()}, status_code=400)
+        before = _id_param(request, "before")
+        rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
+        context.update(
+            rows=[_shown(r, sources.redact) for r in rows[:PAGE_SIZE]],
+            older=rows[PAGE_SIZE - 1]["id"] if len(rows) > PAGE_SIZE else None,
+            paged=before is not None,
+            choices=audit.choices(),
+        )
+        return pages.TemplateResponse(request, "decisions.html", context)
+
+    def newer(request: Request) -> Response:
+        """Rows newer than ``after`` under the same filters, rendered as table rows for the live list to prepend."""
+        try:
+            filters, _ = filters_from(request)
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        after = _id_param(request, "after") or 0
+        rows = [_shown(r, sources.redact) for r in audit.decisions(filters, after=after, limit=LIVE_LIMIT)]
+        html = pages.get_template("decisions_rows.html").render(rows=rows, url_for=request.url_for)
+        return JSONResponse({"top": rows[0]["id"] if rows else after, "count": len(rows), "html": html})
+
+    def detail(request: Request) -> Response:
+        row_id = request.path_params["id"]
+        row = audit.decision(row_id)
+        shown = _shown(row, sources.redact) if row is not None else None
+        return pages.TemplateResponse(request, "decision.html", {"section": "decisions", "id": row_id, "row": shown}, status_code=200 if shown else 404)
+
+    return [
+        Route("/decisions", index, name="decisions"),
+        Route("/decisions/newer", newer, name="decisions_newer"),
+        Route("/decisions/{id:int}", detail, name="decision"),
+    ]

@@ -1,6 +1,13 @@
-"""The rules page(s) of the view."""
+"""The rules page: each rule's record (calls, verdict rates, errors, fail-open allows, cache hits, cost, latency) and its verdicts over time.
+
+The chart is an inline SVG drawn here (stacked bars per time bucket), so the page
+needs no chart library and no script.
+"""
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -8,12 +15,51 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.view.app import ViewSources
+from guard.view.audit_queries import AuditQueries, RuleStats
 
-__all__ = ["routes"]
+__all__ = ["RANGES", "routes"]
+
+#: The time ranges the page offers, in seconds (None: the whole log).
+RANGES: dict[str, float | None] = {"24h": 86_400.0, "7d": 7 * 86_400.0, "30d": 30 * 86_400.0, "all": None}
+_VERDICTS = ("allow", "ask", "deny", "abstain")
+CHART_WIDTH, CHART_HEIGHT = 300, 48
+
+
+def chart(rule: RuleStats) -> list[dict[str, Any]]:
+    """The bars of ``rule``'s chart: one rectangle per verdict per bucket, stacked, scaled to the busiest bucket."""
+    tallest = max((sum(b.values()) for b in rule.buckets), default=0) or 1
+    width = CHART_WIDTH / max(len(rule.buckets), 1)
+    bars: list[dict[str, Any]] = []
+    for i, bucket in enumerate(rule.buckets):
+        y = float(CHART_HEIGHT)
+        for verdict in _VERDICTS:
+            height = CHART_HEIGHT * bucket[verdict] / tallest
+            if height > 0:
+                y -= height
+                bars.append({"x": round(i * width, 2), "y": round(y, 2), "w": round(width * 0.9, 2), "h": round(height, 2), "verdict": verdict, "n": bucket[verdict]})
+    return bars
 
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
-    async def index(request: Request) -> Response:
-        return pages.TemplateResponse(request, "rules.html", {"section": "rules"})
+    audit = AuditQueries(sources.audit)
+
+    def index(request: Request) -> Response:
+        chosen = request.query_params.get("range", "all")
+        if chosen not in RANGES:
+            chosen = "all"
+        length = RANGES[chosen]
+        stats, span = audit.rules(since=time.time() - length if length is not None else None)
+        context = {
+            "section": "rules",
+            "rules": [{"stats": rule, "bars": chart(rule)} for rule in stats],
+            "span": [time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) for t in span] if span else None,
+            "ranges": list(RANGES),
+            "chosen": chosen,
+            "since": time.strftime("%Y-%m-%dT%H:%M", time.localtime(span[0])) if span and length is not None else None,
+            "width": CHART_WIDTH,
+            "height": CHART_HEIGHT,
+            "audit": sources.audit,
+        }
+        return pages.TemplateResponse(request, "rules.html", context)
 
     return [Route("/rules", index, name="rules")]
