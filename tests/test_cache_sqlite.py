@@ -80,7 +80,7 @@ def test_a_locked_file_is_not_mistaken_for_a_damaged_one(tmp_path: Path, monkeyp
     cache = SQLiteCache(path, ttl=60)
     cache.set("k", VERDICT)
     monkeypatch.setattr("guard.cache.database.BUSY_TIMEOUT_S", 0.05)
-    holder = sqlite3.connect(path, isolation_level=None)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(CacheError, match="locked") as exc:
@@ -144,3 +144,19 @@ def test_many_processes_share_a_brand_new_file(tmp_path: Path) -> None:
     assert stats["hits"] == hits
     assert stats["hits"] + stats["misses"] == 12 * 60
     assert stats["entries"] == 13
+
+
+def test_a_new_file_another_process_is_creating_is_waited_for_not_failed(tmp_path: Path) -> None:
+    """Two processes creating one audit log or cache at once (two hooks, a hook and guard view): the second waits."""
+    from guard.audit import migration
+    from guard.cache.database import connect
+
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE held (x)")
+    holder.execute("BEGIN IMMEDIATE")  # another process is mid-migration
+    threading.Timer(0.3, lambda: holder.execute("COMMIT")).start()
+    db = connect(path, migration)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.close()
+    holder.close()

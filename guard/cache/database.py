@@ -39,7 +39,7 @@ class Migrations:
 
     def apply(self, db: sqlite3.Connection) -> None:
         """Run the steps this file has not seen yet, in one write transaction."""
-        db.execute("PRAGMA journal_mode=WAL")  # persistent: set once, when the file is new
+        _use_wal(db)
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
@@ -53,6 +53,25 @@ class Migrations:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (persistent: once set, every later open keeps it).
+
+    SQLite answers "database is locked" at once, without the busy timeout, when
+    another connection holds a lock while this one changes the journal mode: two
+    processes creating the same new file (a hook and ``guard view``, two hooks)
+    would lose that race. So wait for the lock here, as a write would.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def connect(path: Path, migrations: Migrations, *, durable: bool = True) -> sqlite3.Connection:
