@@ -24,14 +24,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 
-from guard.view.app import CONTENT_SECURITY_POLICY
-
 __all__ = ["COOKIE", "PREFIX", "cookie_value", "is_ui_path", "mount"]
 
 PREFIX = "/ui"
 COOKIE = "guard_ui"
 _LOGIN = f"{PREFIX}/login"
 _LOGIN_BODY_LIMIT = 8192
+#: The sign-in form has no script, style or image (its icon is an empty data: URL): it may only post to this service.
+_LOGIN_POLICY = "default-src 'none'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 _ASK = "This service needs its token (GUARD_SERVE_TOKEN) to show its decisions."
 
 Scope = MutableMapping[str, Any]
@@ -106,7 +106,7 @@ class _TokenGate:
     def _form(self, to: str, message: str, status: int) -> Response:
         """The sign-in form, going on to ``to`` once the token is right."""
         page = _LOGIN_PAGE.format(message=_escape(message), action=_escape(_LOGIN), next=_escape(_safe_next(to)))
-        return HTMLResponse(page, status_code=status, headers={"WWW-Authenticate": "Bearer", "Content-Security-Policy": CONTENT_SECURITY_POLICY, "Cache-Control": "no-store"})
+        return HTMLResponse(page, status_code=status, headers={"WWW-Authenticate": "Bearer", "Content-Security-Policy": _LOGIN_POLICY, "Cache-Control": "no-store"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -137,14 +137,32 @@ class _TokenGate:
         await response(scope, receive, send)
 
 
+class _BuiltOnFirstRequest:
+    """The view, built when someone first opens it.
+
+    ``guard serve`` races a session's first tool call at start-up; the view's
+    templates (Jinja2) and pages are not part of answering that call.
+    """
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            from guard.view import ViewSources, create_view
+
+            audit = self.settings.path(self.settings.audit_path) if self.settings.audit_path else None
+            self.app = create_view(ViewSources(audit, (), frozenset(self.settings.audit_redact)))
+        await self.app(scope, receive, send)
+
+
 def mount(settings: Any, token: str | None) -> Mount:
     """The view of ``settings``' audit log under ``/ui``: behind the token, or loopback names only without one."""
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from guard.cli.view import LOOPBACK_NAMES
-    from guard.view import ViewSources, create_view
 
-    audit = settings.path(settings.audit_path) if settings.audit_path else None
-    view: ASGIApp = create_view(ViewSources(audit, (), frozenset(settings.audit_redact)))
+    view: ASGIApp = _BuiltOnFirstRequest(settings)
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)
