@@ -83,7 +83,8 @@ def test_without_the_token_the_ui_asks_for_it_and_a_wrong_one_is_refused(served:
     _deny_through_the_api(served, TOKEN)
     bare = _request(served, path="/ui/decisions")
     assert bare.status == 401 and b'name="token"' in bare.body and b"curl" not in bare.body  # type: ignore[attr-defined]
-    assert "script-src 'self'" in bare.headers["Content-Security-Policy"]
+    policy = bare.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy and "frame-ancestors 'none'" in policy  # nothing may run on the form
     for wrong in (
         _request(served, path="/ui/decisions?token=not-the-token"),
         _request(served, "POST", "/ui/login", body="token=not-the-token&next=/ui/decisions", headers={"Content-Type": "application/x-www-form-urlencoded"}),
