@@ -4,7 +4,9 @@ A fresh ``guard hook`` process that must call a model first imports LiteLLM
 (seconds). With ``auto``, the first such call starts ``guard serve`` in the
 background (loopback, a free port, exits after an idle period) and is judged
 in-process; later misses go to the warm service and cost about one model round
-trip. One service per config fingerprint (files, sizes, mtimes and the model
+trip. A miss that finds the service still starting (a session's start launched
+it moments ago) waits for it, within the client's deadline, rather than loading
+the model client itself. One service per config fingerprint (files, sizes, mtimes and the model
 environment), so editing guard.yaml starts a fresh one and the old one idles
 out.
 
@@ -23,18 +25,23 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from guard.trust import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "running_url", "start", "state_path", "write_state"]
+__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "start", "state_path", "write_state"]
 
 log = logging.getLogger("guard.server")
 _PURPOSE = "serve"
 
 #: Seconds without a request after which an auto-started service exits.
 IDLE_TIMEOUT = 1800
+#: The longest a hook waits for a starting service (one loading LiteLLM on a busy machine) before judging in-process.
+STARTUP_WAIT = 15.0
+#: How often a hook waiting for a starting service reads its state file.
+_POLL_S = 0.01
 _ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
 
 
@@ -88,11 +95,25 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if _alive(pid) else None
 
 
-def running_url(loaded: Any) -> str | None:
-    """The URL of this config's service if it is up (None while it is still starting)."""
-    state = _read(state_path(loaded))
-    url = state.get("url") if state else None
-    return url if isinstance(url, str) else None
+def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
+    """The URL of this config's service if it is up; while it is starting, wait up to ``wait`` seconds for it.
+
+    None when no service runs or starts for this config (or its starting process
+    died), or it is not up in time. A starting service writes its URL once it
+    listens with its model client loaded, so a URL returned here is a warm one.
+    """
+    path = state_path(loaded)
+    give_up = time.monotonic() + wait
+    while True:
+        state = _read(path)
+        if state is None:
+            return None
+        url = state.get("url")
+        if isinstance(url, str):
+            return url
+        if time.monotonic() >= give_up:
+            return None
+        time.sleep(_POLL_S)
 
 
 def start(loaded: Any) -> bool:
