@@ -13,7 +13,8 @@ out.
 The state file naming the service's URL is in the user's cache, where the
 guarded agent can write; it is sealed (:mod:`guard.trust`) over its path, URL
 and pid, and a file whose seal fails is ignored: no URL in it is trusted.
-Standard library only: this runs inside ``guard hook``.
+Standard library only, loaded lazily (no ``logging`` or ``subprocess`` until
+needed): this runs inside ``guard hook``.
 """
 
 from __future__ import annotations
@@ -21,19 +22,18 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import logging
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from guard.core.logs import LazyLogger
 from guard.trust import seal, verify
 
 __all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "start", "state_path", "write_state"]
 
-log = logging.getLogger("guard.server")
+log = LazyLogger("guard.server")
 _PURPOSE = "serve"
 
 #: Seconds without a request after which an auto-started service exits.
@@ -127,6 +127,8 @@ def start(loaded: Any) -> bool:
             return False  # another guard hook is starting it right now
         if _read(path) is not None:
             return False
+        import subprocess  # only here: a hook sending to a running service never starts one
+
         command = [sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning",
                    "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
         if loaded.settings.config_path:
