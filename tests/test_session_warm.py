@@ -100,6 +100,29 @@ def test_a_service_that_never_comes_up_is_waited_for_only_while_the_call_can_sti
     assert stub.calls == 1 and 2 < took < 14  # waited for the service, then judged in-process before the client's deadline
 
 
+def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.config import load_config
+    from guard.server.autostart import STARTUP_WAIT, state_path, write_state
+
+    (isolated_home / "guard.yaml").write_text(SMART)
+    monkeypatch.setenv("GUARD_API_BASE", stub.url)
+    hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = state_path(load_config(None))
+        path.parent.mkdir(parents=True)
+        write_state(path, None, hung.pid)
+        launched = time.time() - STARTUP_WAIT - 5
+        os.utime(path, (launched, launched))  # "starting" since well before the longest start-up guard waits for
+        started = time.monotonic()
+        miss = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(bash_event("rm -rf ~/a")))
+        took = time.monotonic() - started
+    finally:
+        hung.kill()
+        hung.wait()
+    assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
+    assert stub.calls == 1 and took < STARTUP_WAIT  # judged in-process without waiting out the stuck start
+
+
 def test_session_start_without_smart_hooks_starts_nothing(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: lint\n      matcher: Bash\n      command: 'true'\n")
     out = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(SESSION_START))

@@ -101,9 +101,15 @@ def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
     None when no service runs or starts for this config (or its starting process
     died), or it is not up in time. A starting service writes its URL once it
     listens with its model client loaded, so a URL returned here is a warm one.
+    One still starting :data:`STARTUP_WAIT` seconds after its launch is taken to
+    be stuck: no call waits for it any more.
     """
     path = state_path(loaded)
-    give_up = time.monotonic() + wait
+    try:
+        launched_ago = time.time() - path.stat().st_mtime  # the "starting" record is written as the service is launched
+    except OSError:
+        launched_ago = 0.0
+    give_up = time.monotonic() + min(wait, max(STARTUP_WAIT - launched_ago, 0.0))
     while True:
         state = _read(path)
         if state is None:
