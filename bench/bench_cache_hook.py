@@ -10,7 +10,7 @@ not a pyenv shim):
 - cache hit through a running ``guard serve`` (``guard hook --server``);
 - cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
 
-Goal: cache hit ≤ 3× ``python3 -c pass``.
+Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, as installed).
 
     python bench/bench_cache_hook.py [--runs 30] [--miss-runs 5] [--stub-latency 0.3]
 """
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench_cache_setup import config, event_json, free_port, wait_for
-from bench_hook import guard_command, timed
+from bench_hook import compile_guard, guard_command, timed
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--miss-runs", type=int, default=5)
     parser.add_argument("--stub-latency", type=float, default=0.3)
     args = parser.parse_args()
+    compile_guard()
     hook = [*guard_command(), "hook"]
     hit_event = event_json("rm -rf ~/victim")
     with tempfile.TemporaryDirectory() as tmp, StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub:
@@ -83,14 +84,15 @@ def main() -> None:
         misses = [timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env, 1)[0] for i in range(args.miss_runs)]
         assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
     floor = statistics.median(base)
-    print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms\n")
+    print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
+          f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
     print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
     print(row("python3 -c pass", base, floor, "baseline"))
     print(row("cache hit", hits, floor, "audit log on (default)"))
     print(row("cache hit, audit log off", hits_no_audit, floor, ""))
     print(row("cache hit via guard serve (--server)", via_service, floor, "the service's own cache"))
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
-    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 3× python3 -c pass")
+    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 2× python3 -c pass")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
-"""The values on the ``guard hook`` fast path (Decision, HookResult, HookSpec) keep the behaviour of the dataclasses they were."""
+"""The values on the ``guard hook`` fast path (Decision, HookResult, HookSpec, Settings, LoadedConfig) keep the behaviour of the dataclasses they were."""
 
 from __future__ import annotations
 
 import copy
 import json
 import pickle
+from pathlib import Path
 
 import pytest
 
 from guard.core.decision import Decision, HookResult, merge
+from guard.core.settings import LoadedConfig, Settings, default_audit_path, default_cache_url
 from guard.core.spec import HookSpec
 
 
@@ -73,3 +75,33 @@ def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
     assert HookSpec.from_dict(json.loads(json.dumps(data))) == original
     assert copy.deepcopy(original) == original and copy.copy(original).func is print
     assert pickle.loads(pickle.dumps(spec())) == spec()
+
+
+def test_settings_default_to_the_project_folders_of_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings()
+    assert settings.cache_url == default_cache_url() and settings.audit_path == default_audit_path() and settings.models == {}
+    assert Settings(audit_path=None).audit_path is None  # None turns the audit log off; it is not "the default"
+    assert Settings().models is not settings.models  # a fresh dict per value
+
+
+def test_settings_are_a_frozen_value_with_replace_and_a_json_round_trip() -> None:
+    settings = Settings(models={"quick": "openai/q"}, cache_url="off", audit_path=None, allow_networks=("127.0.0.0/8",))
+    with pytest.raises(AttributeError):
+        settings.cache_url = "sqlite:///elsewhere.db"  # type: ignore[misc]
+    changed = settings.replace(server_url="auto")
+    assert changed.server_url == "auto" and settings.server_url is None and changed.models == settings.models
+    with pytest.raises(TypeError):
+        settings.replace(colour="red")
+    data = settings.to_dict()
+    data["models"]["quick"] = "changed"  # a copy, not a view
+    assert settings.models == {"quick": "openai/q"}
+    assert Settings.from_dict(json.loads(json.dumps(settings.to_dict()))) == settings
+    assert pickle.loads(pickle.dumps(settings)) == settings and copy.deepcopy(settings) == settings
+
+
+def test_loaded_config_compares_by_value_with_fresh_defaults() -> None:
+    first, second = LoadedConfig(settings=Settings(cache_url="off")), LoadedConfig(settings=Settings(cache_url="off"))
+    assert first == second
+    first.sources.append("guard.yaml")
+    assert first != second and second.sources == [] and second.specs == []

@@ -7,6 +7,8 @@ import json
 import os
 import shlex
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -53,6 +55,72 @@ def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServe
         assert requests_served(state["url"]) == 1 and stub.calls == 1  # judged by the warm service
     finally:
         os.kill(state["pid"], signal.SIGTERM)
+
+
+def test_a_miss_right_after_session_start_waits_for_the_starting_service(stub: StubServer, isolated_home: Path) -> None:
+    """The session's first judged call comes before the service is up: it is judged by the service, not a cold process."""
+    (isolated_home / "guard.yaml").write_text(SMART)
+    env = {"GUARD_API_BASE": stub.url}
+    states = isolated_home.parent / "home/.cache/guard/serve"
+    command = installed_session_start_command(isolated_home)
+    warm = guard(command, isolated_home, env, json.dumps(SESSION_START))
+    assert warm.returncode == 0, warm.stderr
+    [state_file] = states.glob("*.json")
+    assert json.loads(state_file.read_text())["url"] is None  # still starting when the first tool call comes
+    try:
+        miss = guard(["hook", "--format", "claude"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
+        assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
+        state = wait_for_state(states)
+        assert requests_served(state["url"]) == 1 and stub.calls == 1  # judged once, by the warm service
+    finally:
+        os.kill(json.loads(state_file.read_text())["pid"], signal.SIGTERM)
+
+
+def test_a_service_that_never_comes_up_is_waited_for_only_while_the_call_can_still_be_judged(
+    stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A "starting" service that hangs: the hook stops waiting in time to judge the call itself (never an unjudged allow)."""
+    from guard.config import load_config
+    from guard.server.autostart import state_path, write_state
+
+    (isolated_home / "guard.yaml").write_text(SMART.replace("timeout: 60", "timeout: 5"))
+    monkeypatch.setenv("GUARD_API_BASE", stub.url)
+    hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = state_path(load_config(None))  # the state file guard hook reads for this config, interpreter and folder
+        path.parent.mkdir(parents=True)
+        write_state(path, None, hung.pid)  # "starting", by a live process that will never listen
+        started = time.monotonic()
+        miss = guard(["hook", "--format", "claude", "--deadline", "14"], isolated_home, {}, json.dumps(bash_event("rm -rf ~/a")))
+        took = time.monotonic() - started
+    finally:
+        hung.kill()
+        hung.wait()
+    assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
+    assert stub.calls == 1 and 2 < took < 14  # waited for the service, then judged in-process before the client's deadline
+
+
+def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.config import load_config
+    from guard.server.autostart import STARTUP_WAIT, state_path, write_state
+
+    (isolated_home / "guard.yaml").write_text(SMART)
+    monkeypatch.setenv("GUARD_API_BASE", stub.url)
+    hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = state_path(load_config(None))
+        path.parent.mkdir(parents=True)
+        write_state(path, None, hung.pid)
+        launched = time.time() - STARTUP_WAIT - 5
+        os.utime(path, (launched, launched))  # "starting" since well before the longest start-up guard waits for
+        started = time.monotonic()
+        miss = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(bash_event("rm -rf ~/a")))
+        took = time.monotonic() - started
+    finally:
+        hung.kill()
+        hung.wait()
+    assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
+    assert stub.calls == 1 and took < STARTUP_WAIT  # judged in-process without waiting out the stuck start
 
 
 def test_session_start_without_smart_hooks_starts_nothing(isolated_home: Path) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from guard.core.record import FrozenRecord
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
@@ -24,13 +25,16 @@ __all__ = ["FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
 FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot")
 
 
-@dataclass(frozen=True, slots=True)
-class Rendered:
+class Rendered(FrozenRecord):
     """What ``guard hook`` writes: stdout, the exit code, and stderr."""
 
-    stdout: str = ""
-    exit_code: int = 0
-    stderr: str = ""
+    __slots__ = ("stdout", "exit_code", "stderr")
+    stdout: str
+    exit_code: int
+    stderr: str
+
+    def __init__(self, stdout: str = "", exit_code: int = 0, stderr: str = "") -> None:
+        self._assign(locals())
 
 
 class Adapter(Protocol):

@@ -16,7 +16,6 @@ import asyncio
 import copy
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 
 from guard.config import LoadedConfig, load_config
 from guard.core.decision import Decision
@@ -31,7 +30,7 @@ def replay_gate(config: str) -> Gate:
     if not os.path.isfile(config):
         raise GuardError(f"config {config}: no such file")
     loaded = load_config(config)
-    settings = replace(loaded.settings, audit_path=None, server_url=None)
+    settings = loaded.settings.replace(audit_path=None, server_url=None)
     quiet = LoadedConfig(settings=settings, specs=loaded.specs, sources=loaded.sources)
     env = {name: value for name, value in os.environ.items() if name != "GUARD_SERVER"}
     return Gate(loaded=quiet, specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)

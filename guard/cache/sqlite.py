@@ -2,7 +2,8 @@
 
 A cache hit is the common case of a hook that runs on every tool call, so the
 hit path is one write transaction (the entry's hit count and the hit counter)
-on a connection opened without schema work. The file and its directory are
+on a connection opened without schema work. ``guard serve`` reads instead and
+writes the counts in batches (:mod:`guard.cache.batched_counts`). The file and its directory are
 created on first use; ``stats()`` and ``clear()`` never create it.
 
 Every entry is sealed (:mod:`guard.trust`) over its key, verdict and expiry: the
@@ -18,7 +19,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -81,23 +82,33 @@ class SQLiteCache:
         return cls(path if path.is_absolute() else Path(base_dir) / path, ttl=ttl)
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction on the (lazily opened) database; SQLite errors become CacheError."""
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """The (lazily opened) database, held for the block; SQLite errors become CacheError."""
         with self._lock:
             try:
                 if self._db is None:
                     self._db = connect(self.path, migration, durable=False)  # a cache can be judged again
-                db = self._db
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield db
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
+                yield self._db
             except (sqlite3.Error, OSError) as exc:
                 hint = " (the file is damaged; `guard cache clear` starts a new one)" if _damaged(exc) else ""
                 raise CacheError(f"decision cache {self.path}: {exc}{hint}") from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on the database; SQLite errors become CacheError."""
+        with self._connection() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _drop_tampered(self, db: sqlite3.Connection, key: str) -> None:
+        log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.path, key)
+        db.execute("DELETE FROM entries WHERE key = ?", (key,))
+        db.execute("UPDATE counters SET value = value + 1 WHERE name = 'tampered'")
 
     def get(self, key: str, *, record_miss: bool = True) -> dict[str, Any] | None:
         """The live verdict stored under ``key``, counting the hit (and the miss, unless told not to).
@@ -110,13 +121,28 @@ class SQLiteCache:
                 (key, time.time()),
             ).fetchone()
             if row and not sealed(row[2], key, row[0], row[1]):
-                log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.path, key)
-                db.execute("DELETE FROM entries WHERE key = ?", (key,))
-                db.execute("UPDATE counters SET value = value + 1 WHERE name = 'tampered'")
+                self._drop_tampered(db, key)
                 row = None
             if row or record_miss:
                 db.execute("UPDATE counters SET value = value + 1 WHERE name = ?", ("hits" if row else "misses",))
         return json.loads(row[0]) if row else None
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        """The live verdict under ``key`` without counting it: a read, no write transaction (an entry failing its
+        seal is still deleted and counted as tampered). For callers that count in batches (:meth:`add_counts`)."""
+        with self._connection() as db:
+            row = db.execute("SELECT value, expires_at, mac FROM entries WHERE key = ? AND expires_at > ?", (key, time.time())).fetchone()
+        if row and not sealed(row[2], key, row[0], row[1]):
+            with self._transaction() as db:
+                self._drop_tampered(db, key)
+            return None
+        return json.loads(row[0]) if row else None
+
+    def add_counts(self, entry_hits: Mapping[str, int], counters: Mapping[str, int]) -> None:
+        """Add hits per entry and to the ``hits``/``misses`` counters, counted elsewhere, in one transaction."""
+        with self._transaction() as db:
+            db.executemany("UPDATE entries SET hits = hits + ? WHERE key = ?", [(n, key) for key, n in entry_hits.items()])
+            db.executemany("UPDATE counters SET value = value + ? WHERE name = ?", [(n, name) for name, n in counters.items()])
 
     def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
         """Store a parsed verdict for ``ttl`` seconds (the cache's TTL by default); drop expired entries."""

@@ -87,7 +87,8 @@ def _dispatch(args_list: list[str]) -> int:
         with set_up_before_use(_setup_logging):
             return _run(parse_plain(args_list[1:]) or _fast_parser("hook").parse_args(args_list))
     _setup_logging()
-    parser = build_parser()
+    # guard serve is started by guard hook as a session starts (server.url: auto): it builds its own parser alone
+    parser = _fast_parser("serve") if args_list[:1] == ["serve"] else build_parser()
     args = parser.parse_args(args_list)
     if not getattr(args, "func", None):
         parser.print_help()

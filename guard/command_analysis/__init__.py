@@ -18,22 +18,25 @@ Standard library only: this runs on the ``guard hook`` path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from guard.command_analysis.paths import BLOCK, ESCALATE, REMOVES, WRITES
 from guard.command_analysis.rules import findings
 from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+from guard.core.record import FrozenRecord
 
 __all__ = ["Analysis", "analyse", "touched_paths"]
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(FrozenRecord):
     """The analyser's verdict: ``allow``, ``escalate`` or ``block``, with every reason found."""
 
+    __slots__ = ("level", "reasons")
     level: str
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...]
+
+    def __init__(self, level: str, reasons: tuple[str, ...] = ()) -> None:
+        self._assign(locals())
 
     @property
     def refused(self) -> bool:

@@ -7,9 +7,9 @@ so every wrapper that runs its operands as a command is looked through here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from guard.command_analysis.shell_syntax import Command, Word
+from guard.core.record import Record
 
 __all__ = ["Invocation", "command_name", "unwrap"]
 
@@ -46,21 +46,19 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 }
 
 
-@dataclass(slots=True)
-class Invocation:
-    """One command as it would run: its name, arguments, and where its stdin comes from."""
+class Invocation(Record):
+    """One command as it would run: its name, arguments, and where its stdin comes from.
 
-    name: str
-    head: Word
-    args: list[Word]
-    command: Command
-    upstream: list[Command]  # the pipeline stages before it (its stdin, unless redirected)
-    reread: int  # how many literal strings deep this is
-    splice: str | None = None  # xargs -I / find -exec placeholder spliced into the arguments
-    texts: list[str] = field(init=False)
+    ``upstream``: the pipeline stages before it (its stdin, unless redirected);
+    ``reread``: how many literal strings deep this is; ``splice``: an xargs -I /
+    find -exec placeholder spliced into the arguments; ``texts``: the arguments' text.
+    """
 
-    def __post_init__(self) -> None:
-        self.texts = [w.text for w in self.args]
+    __slots__ = ("name", "head", "args", "command", "upstream", "reread", "splice", "texts")
+
+    def __init__(self, name: str, head: Word, args: list[Word], command: Command, upstream: list[Command], reread: int, splice: str | None = None) -> None:
+        self.name, self.head, self.args, self.command, self.upstream, self.reread, self.splice = name, head, args, command, upstream, reread, splice
+        self.texts = [w.text for w in args]
 
     def options(self) -> list[str]:
         """Arguments up to ``--`` that look like options."""

@@ -15,7 +15,8 @@ Only nesting deeper than :data:`MAX_DEPTH` is refused (:class:`ShellSyntaxError`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from guard.core.record import Record
 
 __all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse"]
 
@@ -33,44 +34,56 @@ class ShellSyntaxError(ValueError):
     """The command nests substitutions too deeply to be judged."""
 
 
-@dataclass(slots=True)
-class Word:
-    """One shell word after quote removal; expansions are kept as written (``$HOME``)."""
+class Word(Record):
+    """One shell word after quote removal; expansions are kept as written (``$HOME``).
 
-    text: str
-    dynamic: bool = False  # a parameter expansion or substitution outside single quotes
-    substitutions: tuple[Script, ...] = ()  # $( ), backticks, <( ), >( ) inside this word
-    process: bool = False  # the whole word is a process substitution <( ) or >( )
-    escapes: bool = False  # $'…' with hex, octal or unicode escapes (a classic disguise)
+    ``dynamic``: a parameter expansion or substitution outside single quotes;
+    ``substitutions``: $( ), backticks, <( ), >( ) inside this word; ``process``:
+    the whole word is a process substitution <( ) or >( ); ``escapes``: $'…' with
+    hex, octal or unicode escapes (a classic disguise).
+    """
 
+    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes")
 
-@dataclass(slots=True)
-class Redirect:
-    op: str  # ">", ">>", "&>", "<", "<<", "<<<", …
-    target: Word
-    body: Word | None = None  # heredoc text; dynamic when the delimiter is unquoted and it expands
+    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False) -> None:
+        self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
 
 
-@dataclass(slots=True)
-class Command:
+class Redirect(Record):
+    """``op`` (">", ">>", "&>", "<", "<<", "<<<", …) on ``target``; ``body`` is heredoc text, dynamic when it expands."""
+
+    __slots__ = ("op", "target", "body")
+
+    def __init__(self, op: str, target: Word, body: Word | None = None) -> None:
+        self.op, self.target, self.body = op, target, body
+
+
+class Command(Record):
     """A simple command: leading assignments, its words, its redirections."""
 
-    assignments: list[Word] = field(default_factory=list)
-    words: list[Word] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
+    __slots__ = ("assignments", "words", "redirects")
+
+    def __init__(self, assignments: list[Word] | None = None, words: list[Word] | None = None, redirects: list[Redirect] | None = None) -> None:
+        self.assignments: list[Word] = [] if assignments is None else assignments
+        self.words: list[Word] = [] if words is None else words
+        self.redirects: list[Redirect] = [] if redirects is None else redirects
 
     def empty(self) -> bool:
         return not (self.assignments or self.words or self.redirects)
 
 
-@dataclass(slots=True)
-class Pipeline:
-    commands: list[Command] = field(default_factory=list)
+class Pipeline(Record):
+    __slots__ = ("commands",)
+
+    def __init__(self, commands: list[Command] | None = None) -> None:
+        self.commands: list[Command] = [] if commands is None else commands
 
 
-@dataclass(slots=True)
-class Script:
-    pipelines: list[Pipeline] = field(default_factory=list)
+class Script(Record):
+    __slots__ = ("pipelines",)
+
+    def __init__(self, pipelines: list[Pipeline] | None = None) -> None:
+        self.pipelines: list[Pipeline] = [] if pipelines is None else pipelines
 
 
 def parse(text: str) -> Script:
@@ -78,12 +91,11 @@ def parse(text: str) -> Script:
     return _Reader(text, depth=0).script(closer=None)
 
 
-@dataclass(slots=True)
 class _Heredoc:
-    redirect: Redirect
-    delimiter: str
-    strip_tabs: bool
-    quoted: bool
+    __slots__ = ("redirect", "delimiter", "strip_tabs", "quoted")
+
+    def __init__(self, redirect: Redirect, delimiter: str, strip_tabs: bool, quoted: bool) -> None:
+        self.redirect, self.delimiter, self.strip_tabs, self.quoted = redirect, delimiter, strip_tabs, quoted
 
 
 class _Reader:
@@ -372,12 +384,14 @@ def _decode_escape(code: str) -> str:
     return chr(int(code, 8) & 0xFF)
 
 
-@dataclass(slots=True)
 class _WordBuilder:
-    parts: list[str] = field(default_factory=list)
-    dynamic: bool = False
-    substitutions: list[Script] = field(default_factory=list)
-    escapes: bool = False
+    __slots__ = ("parts", "dynamic", "substitutions", "escapes")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.dynamic = False
+        self.substitutions: list[Script] = []
+        self.escapes = False
 
     def absorb(self, inner: Word) -> None:
         """Keep what an expansion's inside contains (substitutions in ``${x:-$(cmd)}``)."""

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +118,7 @@ def expand_env(loaded: Any) -> Any:
     """
     s = loaded.settings
     origin = s.config_path or "guard.yaml"
-    settings = replace(
-        s,
+    settings = s.replace(
         models={tier: _expand(m, f"{origin}: models.{tier}") or "" for tier, m in s.models.items()},
         api_base=_expand(s.api_base, f"{origin}: models.api_base"),
         cache_url=_expand(s.cache_url, f"{origin}: cache.url") or "off",

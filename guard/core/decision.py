@@ -1,8 +1,7 @@
 """Hook results and the merged decision, in the contract's canonical JSON.
 
-Plain classes with ``__slots__``, not pydantic nor dataclasses: this module sits on
-the ``guard hook`` fast path (a cache hit must cost about what starting Python
-costs, and defining a dataclass costs ~1 ms). They compare by value like the
+Plain :class:`~guard.core.record.Record` classes, not pydantic nor dataclasses: this
+module sits on the ``guard hook`` fast path. They compare by value like the
 dataclasses they replace. ``to_dict`` / ``from_dict`` are the boundary.
 """
 
@@ -10,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from copy import deepcopy
-from typing import Any, ClassVar, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard
+
+from guard.core.record import Record
 
 __all__ = ["DECISIONS", "Decision", "DecisionName", "HookResult", "guard_stop_loop", "is_decision", "merge", "strictest"]
 
@@ -29,28 +30,7 @@ def is_decision(value: object) -> TypeGuard[DecisionName]:
     return isinstance(value, str) and value in _RANK
 
 
-class _Record:
-    """Equality and repr by the values of ``__slots__`` (in field order); mutable, so unhashable."""
-
-    __slots__ = ()
-    __hash__: ClassVar[None] = None  # type: ignore[assignment]
-
-    def _fields(self) -> tuple[str, ...]:
-        return self.__slots__
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._fields())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Record) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self._fields())})"
-
-
-class HookResult(_Record):
+class HookResult(Record):
     """What one hook said about one event. ``decision=None`` means it abstained.
 
     ``details`` keeps anything else worth keeping (prompt version and hash, per-call costs, tokens, fallback notes).
@@ -92,7 +72,7 @@ class HookResult(_Record):
         return cls(**{k: v for k, v in data.items() if k in cls.__slots__})
 
 
-class Decision(_Record):
+class Decision(Record):
     """The merged answer for one event, as every output format is derived from it.
 
     ``warnings`` is what the user must see because part of this decision was not a

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guard.core.record import FrozenRecord, Record
 from guard.core.spec import HookSpec
 
 __all__ = ["LoadedConfig", "Settings", "default_audit_path", "default_cache_url", "user_dir"]
@@ -51,22 +51,59 @@ def default_audit_path(config_path: str | None = None) -> str:
     return str(_project_dir("state", config_path) / "audit.db")
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Models, cache, webhooks, audit and server settings of one config."""
+class _Computed:
+    """The default of a field whose value is worked out when the settings are made (it depends on the working directory)."""
 
-    models: dict[str, str] = field(default_factory=dict)  # tier -> LiteLLM model id
-    api_base: str | None = None
-    cache_url: str = field(default_factory=default_cache_url)  # sqlite:///path | redis://host:port/db | off
-    cache_ttl: float = 7 * 86400.0  # seconds
-    allow_networks: tuple[str, ...] = ()
-    audit_path: str | None = field(default_factory=default_audit_path)  # None disables the audit log
-    audit_redact: tuple[str, ...] = ()  # payload field names replaced by "[redacted]"
-    server_url: str | None = None  # guard hook --server default
-    server_token: str | None = None  # bearer token of guard serve (GUARD_SERVE_TOKEN wins)
-    base_dir: str = "."  # relative paths in the config resolve against this
-    config_path: str | None = None
-    protect: bool = True  # the built-in self-protection rule (guard.yaml `protect: false` turns it off)
+
+_COMPUTED = _Computed()
+
+
+class Settings(FrozenRecord):
+    """Models, cache, webhooks, audit and server settings of one config (a frozen value; :meth:`replace` copies).
+
+    ``models`` maps a tier to a LiteLLM model id; ``cache_url`` is sqlite:///path,
+    redis://host:port/db or off; ``cache_ttl`` seconds; ``audit_path`` None disables
+    the audit log; ``audit_redact`` payload field names replaced by "[redacted]";
+    ``server_url`` the ``guard hook --server`` default; ``server_token`` guard
+    serve's bearer token (GUARD_SERVE_TOKEN wins); ``base_dir`` where relative
+    paths resolve; ``protect`` the built-in self-protection rule (guard.yaml
+    ``protect: false`` turns it off).
+    """
+
+    __slots__ = ("models", "api_base", "cache_url", "cache_ttl", "allow_networks", "audit_path", "audit_redact",
+                 "server_url", "server_token", "base_dir", "config_path", "protect")
+    models: dict[str, str]
+    api_base: str | None
+    cache_url: str
+    cache_ttl: float
+    allow_networks: tuple[str, ...]
+    audit_path: str | None
+    audit_redact: tuple[str, ...]
+    server_url: str | None
+    server_token: str | None
+    base_dir: str
+    config_path: str | None
+    protect: bool
+
+    def __init__(
+        self,
+        models: dict[str, str] | None = None,
+        api_base: str | None = None,
+        cache_url: str | _Computed = _COMPUTED,
+        cache_ttl: float = 7 * 86400.0,
+        allow_networks: tuple[str, ...] = (),
+        audit_path: str | None | _Computed = _COMPUTED,
+        audit_redact: tuple[str, ...] = (),
+        server_url: str | None = None,
+        server_token: str | None = None,
+        base_dir: str = ".",
+        config_path: str | None = None,
+        protect: bool = True,
+    ) -> None:
+        models = {} if models is None else models
+        cache_url = default_cache_url() if isinstance(cache_url, _Computed) else cache_url
+        audit_path = default_audit_path() if isinstance(audit_path, _Computed) else audit_path
+        self._assign(locals())
 
     def model_for(self, tier: str) -> str | None:
         """The model for ``quick`` or ``thorough``: environment first, then config."""
@@ -81,7 +118,9 @@ class Settings:
         return p if p.is_absolute() else Path(self.base_dir) / p
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """JSON-ready form (the compiled config snapshot); :meth:`from_dict` reads it back."""
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["models"] = dict(self.models)
         for key in ("allow_networks", "audit_redact"):
             data[key] = list(data[key])
         return data
@@ -94,10 +133,12 @@ class Settings:
         return cls(**data)
 
 
-@dataclass
-class LoadedConfig:
+class LoadedConfig(Record):
     """Settings plus the hook specs of one config and the files they came from."""
 
-    settings: Settings = field(default_factory=Settings)
-    specs: list[HookSpec] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
+    __slots__ = ("settings", "specs", "sources")
+
+    def __init__(self, settings: Settings | None = None, specs: list[HookSpec] | None = None, sources: list[str] | None = None) -> None:
+        self.settings: Settings = Settings() if settings is None else settings
+        self.specs: list[HookSpec] = [] if specs is None else specs
+        self.sources: list[str] = [] if sources is None else sources

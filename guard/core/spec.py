@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
+from guard.core.record import FrozenRecord
+
 __all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookSpec", "Source"]
 
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
@@ -21,12 +23,11 @@ HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
 
 
-class HookSpec:
+class HookSpec(FrozenRecord):
     """One hook: its kind, the event and tools it applies to, and its kind's settings.
 
     A frozen value like the dataclass it replaces (equal and hashed by every field
-    but ``func``), written out because defining a dataclass costs every
-    ``guard hook`` process ~1 ms.
+    but ``func``; :meth:`replace` makes changed copies).
 
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
@@ -101,45 +102,19 @@ class HookSpec:
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        values = locals()
-        for name in self.__slots__:
-            object.__setattr__(self, name, values[name])
+        self._assign(locals())
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"HookSpec is frozen: cannot assign {name!r} (use .replace())")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"HookSpec is frozen: cannot delete {name!r}")
-
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__ if name != "func")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HookSpec) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._compared() == other._compared()
-
-    def __hash__(self) -> int:
-        return hash(self._compared())
-
-    def __repr__(self) -> str:
-        return f"HookSpec({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__ if name != 'func')})"
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild through __init__ (attributes cannot be set)
-        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
+    def _fields(self) -> tuple[str, ...]:
+        return _COMPARED  # equal, hashed and shown without its callable
 
     @property
     def external(self) -> bool:
         """Declared by a skill, plugin or user config: stricter checks apply."""
         return self.source in EXTERNAL_SOURCES
 
-    def replace(self, **changes: Any) -> HookSpec:
-        """A copy with ``changes``; an unknown field is a TypeError."""
-        return type(self)(**{**{name: getattr(self, name) for name in self.__slots__}, **changes})
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for the compiled config snapshot (callables by target name only)."""
-        data = {name: getattr(self, name) for name in self.__slots__ if name != "func"}
+        data = {name: getattr(self, name) for name in _COMPARED}
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])
@@ -156,3 +131,6 @@ class HookSpec:
         for key in ("headers", "paths"):
             data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
         return cls(**data)
+
+
+_COMPARED = tuple(name for name in HookSpec.__slots__ if name != "func")

@@ -14,7 +14,7 @@ import ipaddress
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -76,13 +76,13 @@ def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[s
     for asked in depths:
         if asked not in DEPTHS:
             raise GuardError(f"--depth {asked!r}: choose quick, thorough or auto")
-    base = replace(settings, cache_url="off", audit_path=None)
+    base = settings.replace(cache_url="off", audit_path=None)
     variants = []
     model_choices: list[str | None] = [*dict.fromkeys(models)] or [None]
     depth_choices: list[str | None] = [*dict.fromkeys(depths)] or [None]
     for model in model_choices:
         for depth in depth_choices:
-            pinned = replace(base, models={"quick": model, "thorough": model}) if model else base
+            pinned = base.replace(models={"quick": model, "thorough": model}) if model else base
             variants.append(Variant(model or _model_label(base), depth or "config", pinned, pinned_model=model, pinned_depth=depth))
     return variants
 

@@ -121,7 +121,8 @@ _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Po
 
 
 def load() -> None:
-    """Import httpx and read the price map (a fraction of a second, once per process)."""
+    """Import httpx, the connection library its clients load on first use, and read the price map (once per process)."""
+    import httpcore  # noqa: F401
     import httpx  # noqa: F401
 
     _price_map()

@@ -68,6 +68,31 @@ class Engine:
         #: Record each decision in the audit log (a Gate around this engine records instead).
         self.audit = audit and self.settings.audit_path is not None
 
+    def warm(self) -> list[str]:
+        """Load what judging the first event would load, without judging anything; returns the models made ready.
+
+        Builds every smart hook, and readies the client of each model they may call:
+        LiteLLM's model lookups, or the OpenAI transport with its connection library.
+        Blocking (seconds for LiteLLM): ``guard serve`` runs it before it listens, so
+        no client's first judged call pays it. Calls no model.
+        """
+        smart = [spec for spec in self.registry.specs() if spec.kind == "smart"]
+        if not smart:
+            return []
+        from guard.judge import openai_transport
+        from guard.judge.model import response_mode, route
+
+        for spec in smart:
+            self._hook(spec)
+        models = {m for m in (self.settings.model_for("quick"), self.settings.model_for("thorough")) if m}
+        models |= {spec.model for spec in smart if spec.model}
+        api_base = self.settings.effective_api_base()
+        for model in sorted(models):
+            response_mode(model)
+            if openai_transport.serves(route(model, api_base)):
+                openai_transport.load()
+        return sorted(models)
+
     def _hook(self, spec: HookSpec) -> Hook:
         # keyed by the spec itself (frozen, hashable): run-scoped specs that are gone free their hooks too
         if spec not in self._hooks:

@@ -290,7 +290,7 @@ class Gate:
                 decision.details["fast_path"] = True
             else:
                 self._slow_path()
-                decision = self._remote(payload, answer_by) or self._local(payload, prepared, answer_by)
+                decision = self._remote(payload, prepared, answer_by) or self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
@@ -358,19 +358,27 @@ class Gate:
             decision.details["server_fallback"] = self._fallback_note
         return decision
 
-    def _remote(self, payload: dict[str, Any], deadline: float | None) -> Decision | None:
+    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision | None:
         """The service's decision, or None to decide locally (the reason is noted on that decision).
 
         With no ``server.url`` a service that a session's start launched for this
-        config is used once it is up; with ``auto`` one is started if none runs.
+        config is used; with ``auto`` one is started if none runs. One still
+        starting is waited for (it loads the model client once, for every call to
+        come) as long as the time left would still let this process run ``specs``
+        itself should it not come up: the call is always judged.
         """
         from guard.server import autostart
         from guard.server.client import send_event, service_token
 
-        url = autostart.running_url(self.loaded) if self.server in (None, "auto") else self.server
+        longest = max((s.timeout for s in specs), default=10.0)
+        if self.server in (None, "auto"):
+            spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
+            url = autostart.running_url(self.loaded, wait=min(max(spare, 0.0), autostart.STARTUP_WAIT))
+        else:
+            url = self.server
         if url is None and self.server is None:
             return None
-        timeout = max((s.timeout for s in self.registry.specs()), default=10.0) + 5
+        timeout = longest + 5
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
         token = service_token(self.loaded.settings)

@@ -250,20 +250,11 @@ def warm(engine: Engine) -> list[str]:
     request. Returns the models warmed. A failure here is logged, not fatal: the
     request that needs the model will report it properly.
     """
-    smart = [s for s in engine.registry.specs() if s.kind == "smart"]
-    if not smart:
-        return []
-    models = {m for m in (engine.settings.model_for("quick"), engine.settings.model_for("thorough")) if m}
-    models |= {s.model for s in smart if s.model}
     try:
-        from guard.judge.model import response_mode
-
-        for model in sorted(models):
-            response_mode(model)
+        return engine.warm()
     except Exception:  # noqa: BLE001 - start serving anyway; the first judgement reports the problem
         log.warning("could not warm the model client", exc_info=True)
         return []
-    return sorted(models)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

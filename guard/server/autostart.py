@@ -4,14 +4,17 @@ A fresh ``guard hook`` process that must call a model first imports LiteLLM
 (seconds). With ``auto``, the first such call starts ``guard serve`` in the
 background (loopback, a free port, exits after an idle period) and is judged
 in-process; later misses go to the warm service and cost about one model round
-trip. One service per config fingerprint (files, sizes, mtimes and the model
+trip. A miss that finds the service still starting (a session's start launched
+it moments ago) waits for it, within the client's deadline, rather than loading
+the model client itself. One service per config fingerprint (files, sizes, mtimes and the model
 environment), so editing guard.yaml starts a fresh one and the old one idles
 out.
 
 The state file naming the service's URL is in the user's cache, where the
 guarded agent can write; it is sealed (:mod:`guard.trust`) over its path, URL
 and pid, and a file whose seal fails is ignored: no URL in it is trusted.
-Standard library only: this runs inside ``guard hook``.
+Standard library only, loaded lazily (no ``logging`` or ``subprocess`` until
+needed): this runs inside ``guard hook``.
 """
 
 from __future__ import annotations
@@ -19,22 +22,26 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import logging
 import os
-import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from guard.core.logs import LazyLogger
 from guard.trust import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "running_url", "start", "state_path", "write_state"]
+__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "start", "state_path", "write_state"]
 
-log = logging.getLogger("guard.server")
+log = LazyLogger("guard.server")
 _PURPOSE = "serve"
 
 #: Seconds without a request after which an auto-started service exits.
 IDLE_TIMEOUT = 1800
+#: The longest a hook waits for a starting service (one loading LiteLLM on a busy machine) before judging in-process.
+STARTUP_WAIT = 15.0
+#: How often a hook waiting for a starting service reads its state file.
+_POLL_S = 0.01
 _ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
 
 
@@ -88,11 +95,31 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if _alive(pid) else None
 
 
-def running_url(loaded: Any) -> str | None:
-    """The URL of this config's service if it is up (None while it is still starting)."""
-    state = _read(state_path(loaded))
-    url = state.get("url") if state else None
-    return url if isinstance(url, str) else None
+def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
+    """The URL of this config's service if it is up; while it is starting, wait up to ``wait`` seconds for it.
+
+    None when no service runs or starts for this config (or its starting process
+    died), or it is not up in time. A starting service writes its URL once it
+    listens with its model client loaded, so a URL returned here is a warm one.
+    One still starting :data:`STARTUP_WAIT` seconds after its launch is taken to
+    be stuck: no call waits for it any more.
+    """
+    path = state_path(loaded)
+    try:
+        launched_ago = time.time() - path.stat().st_mtime  # the "starting" record is written as the service is launched
+    except OSError:
+        launched_ago = 0.0
+    give_up = time.monotonic() + min(wait, max(STARTUP_WAIT - launched_ago, 0.0))
+    while True:
+        state = _read(path)
+        if state is None:
+            return None
+        url = state.get("url")
+        if isinstance(url, str):
+            return url
+        if time.monotonic() >= give_up:
+            return None
+        time.sleep(_POLL_S)
 
 
 def start(loaded: Any) -> bool:
@@ -106,6 +133,8 @@ def start(loaded: Any) -> bool:
             return False  # another guard hook is starting it right now
         if _read(path) is not None:
             return False
+        import subprocess  # only here: a hook sending to a running service never starts one
+
         command = [sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning",
                    "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
         if loaded.settings.config_path:
