@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +162,31 @@ class AuditLog:
 
     def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float, client: str | None = None) -> None:
         """Append one decision: the event payload (redacted, shortened), every hook's result, and the ``client`` format it came in."""
+        self.record_many([(payload, decision, latency_ms, client)])
+
+    def record_many(self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]]) -> None:
+        """Append (payload, decision, latency_ms, client) entries in one transaction: ``guard serve``'s writer batches what queued."""
+        rows = [self._row(*entry) for entry in entries]
+        with self._lock:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for row, hooks in rows:
+                    cursor = db.execute(
+                        "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
+                        " payload_truncated, payload_shortened, details, client, judged, warnings) VALUES"
+                        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        row,
+                    )
+                    assert cursor.lastrowid is not None
+                    audit_index.write(db, cursor.lastrowid, row[0], row[2], row[5], row[9], hooks)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _row(self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
+        """The ``decisions`` row for one decision, and its hooks' results (redacted) for the index."""
         hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
         text, truncated, shortened = self._payload_text(payload)
@@ -170,11 +195,10 @@ class AuditLog:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
-        now, tool = time.time(), payload.get("tool_name")
         row = (
-            now,
+            time.time(),
             _event_name(payload.get("hook_event_name")),
-            tool,
+            payload.get("tool_name"),
             payload.get("session_id"),
             decision.decision,
             decision.reason,
@@ -189,22 +213,7 @@ class AuditLog:
             int(decision.judged),
             _compact(decision.warnings) if decision.warnings else None,
         )
-        with self._lock:
-            db = self._connection()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = db.execute(
-                    "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
-                    " payload_truncated, payload_shortened, details, client, judged, warnings) VALUES"
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-                assert cursor.lastrowid is not None
-                audit_index.write(db, cursor.lastrowid, now, tool, decision.reason, text, hooks)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        return row, hooks
 
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         """Rows of ``sql`` with their JSON columns read back (a cut payload stays text)."""

@@ -133,3 +133,65 @@ def test_the_client_guard_hook_uses_loads_no_http_library_or_server() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_decision_is_in_the_audit_log_after_sigterm_even_while_the_log_was_locked(serve: ServeProcess) -> None:
+    """Rows queue while another process holds the log's write lock, then land in batches; a clean stop loses none."""
+    import sqlite3
+
+    from guard.audit import AuditLog
+
+    send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}, timeout=10)
+    deadline = time.monotonic() + 10
+    while not AuditLog(serve.workdir / "audit.db").tail() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    holder = sqlite3.connect(serve.workdir / "audit.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # `guard log label` or a guard hook beside the service, mid-write
+    started = time.monotonic()
+    replies = [send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": f"rm f{i}"}}, timeout=10)
+               for i in range(40)]
+    answered_in = time.monotonic() - started
+    holder.execute("COMMIT")
+    holder.close()
+    assert all(r is not None and r["decision"] == "deny" for r in replies)
+    assert answered_in < 5, "decisions waited for the locked audit log"
+    serve.proc.send_signal(signal.SIGTERM)
+    serve.proc.wait(timeout=30)
+    commands = [row["payload"]["tool_input"]["command"] for row in AuditLog(serve.workdir / "audit.db").tail(100)]
+    assert commands == ["ls", *[f"rm f{i}" for i in range(40)]]
+
+
+def test_the_audit_writer_writes_what_queued_in_one_transaction_and_a_bad_row_loses_only_itself() -> None:
+    from guard.server.audit_writer import BackgroundAudit
+
+    class Log:
+        def __init__(self) -> None:
+            self.batches: list[list[str]] = []
+            self.gate = threading.Event()
+
+        def record_many(self, entries: list[Any]) -> None:
+            self.gate.wait(5)
+            if "bad" in [e[0] for e in entries]:
+                raise ValueError("cannot write")
+            self.batches.append([e[0] for e in entries])
+
+        def close(self) -> None:
+            pass
+
+    log = Log()
+    writer = BackgroundAudit(log)
+    for name in ["first", *[f"r{i}" for i in range(50)]]:
+        writer.record(name, None, latency_ms=1.0)  # type: ignore[arg-type]
+    log.gate.set()  # the log was busy while 51 rows queued
+    deadline = time.monotonic() + 5
+    while sum(map(len, log.batches)) < 51 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [n for b in log.batches for n in b] == ["first", *[f"r{i}" for i in range(50)]]
+    assert len(log.batches) <= 2  # what queued went in one transaction
+
+    log.gate.clear()
+    for name in ["x", "a", "bad", "b"]:
+        writer.record(name, None, latency_ms=1.0)  # type: ignore[arg-type]
+    log.gate.set()
+    writer.close()
+    assert [n for b in log.batches for n in b][51:] == ["x", "a", "b"]

@@ -5,7 +5,8 @@ Written on the event loop, each insert is a transaction there, and a WAL
 checkpoint or another process holding the write lock (``guard log``, a
 ``guard hook`` beside the service) stalls every request in flight for as long
 as it lasts. Here the engine's ``record`` only queues the row; one thread
-writes whatever has queued, in order, and the queue is drained before the
+writes whatever has queued, in order and in one transaction per batch (under
+load, one commit for many decisions), and the queue is drained before the
 service exits.
 """
 
@@ -21,6 +22,8 @@ __all__ = ["BackgroundAudit"]
 log = logging.getLogger("guard.server")
 
 _STOP = object()
+#: Most rows written in one transaction.
+BATCH = 256
 
 
 class BackgroundAudit:
@@ -37,11 +40,27 @@ class BackgroundAudit:
         self._rows.put((payload, decision, latency_ms, client))
 
     def _write(self) -> None:
-        while (item := self._rows.get()) is not _STOP:
-            payload, decision, latency_ms, client = item
+        stopping = False
+        while not stopping:
+            batch = [self._rows.get()]
+            while len(batch) < BATCH and not self._rows.empty():
+                batch.append(self._rows.get())
+            if _STOP in batch:
+                stopping = True
+                batch = [item for item in batch if item is not _STOP]
+            if not batch:
+                continue
             try:
-                self._audit.record(payload, decision, latency_ms=latency_ms, client=client)
+                self._audit.record_many(batch)
             except Exception:  # the audit log must never take the service down
+                self._one_by_one(batch)
+
+    def _one_by_one(self, batch: list[Any]) -> None:
+        """After a failed batch, each row on its own: one bad row loses only itself."""
+        for entry in batch:
+            try:
+                self._audit.record_many([entry])
+            except Exception:
                 log.warning("audit log write failed", exc_info=True)
 
     def close(self) -> None:
