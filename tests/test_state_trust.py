@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -162,16 +163,28 @@ def _state_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, api_base: 
 
 
 def _stop_started_service(path: Path) -> None:
-    """A hook that ignored the forged file starts the real service: stop it."""
-    try:
-        pid = json.loads(path.read_text()).get("pid")
-    except (OSError, ValueError):
-        return
-    if isinstance(pid, int) and pid != os.getpid():
+    """A hook that ignored the forged file starts the real service: stop it and wait until it is gone.
+
+    Left running, it would publish its own (sealed) state over the next forged file.
+    """
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
         try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+            pid = json.loads(path.read_text()).get("pid")
+        except (OSError, ValueError):
+            pid = None
+        if isinstance(pid, int) and pid != os.getpid():
+            break
+        time.sleep(0.05)
+    else:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)
+            time.sleep(0.05)
+    except ProcessLookupError:
+        pass
 
 
 @pytest.mark.slow
