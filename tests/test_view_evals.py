@@ -213,3 +213,29 @@ def test_a_case_input_hides_the_fields_the_audit_log_redacts(runs: Path) -> None
     client = TestClient(create_view(ViewSources(None, (runs,), frozenset({"Command"}))))
     body = client.get("/evals/case?b=0/good|0&case=shell/risky-2").text
     assert "[redacted]" in body and "id_rsa" not in body.split('id="case-input"')[1].split("</pre>")[0]
+
+
+def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(runs: Path) -> None:
+    from cache_fixtures import start_listening
+
+    (runs.parent / "serve.yaml").write_text("hooks: {}\n")
+    token = "evals-ui-token-0123456789"
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(runs.parent / "serve.yaml"),
+                "--token", token, "--evals", str(runs), "--log-level", "warning"]
+
+    proc, port = start_listening(command, cwd=runs.parent)
+    try:
+        url = f"http://127.0.0.1:{port}/ui/evals"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url, timeout=30)
+        assert refused.value.code == 401
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=30) as r:
+            body = r.read().decode()
+        good = MetricsReport.model_validate_json((runs / "good" / "metrics.json").read_text())
+        assert "worse" in body and "good" in body
+        assert f"{good.variants[0].metrics['f1'].value:.3f}" in body
+    finally:
+        proc.kill()
+        proc.wait()

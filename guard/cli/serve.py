@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from guard.core.errors import GuardError
@@ -37,6 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)")
     p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
+    p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals")
     p.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S seconds without a request")
     p.set_defaults(func=run)
 
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     counted = for_service(loaded.settings)
     if counted is not None:  # lookups on the event loop only read; hit and miss counts are written in batches
         engine.ctx.resources["cache"] = counted
-    app = create_app(engine, token=token)
+    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals))
     config = uvicorn.Config(
         app,
         host=args.host,

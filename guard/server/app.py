@@ -29,6 +29,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -277,8 +278,10 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
     return writer
 
 
-def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None) -> Starlette:
-    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send."""
+def create_app(
+    engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None, evals: tuple[Path, ...] = ()
+) -> Starlette:
+    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows."""
     metrics = metrics or Metrics()
     service = _Service(engine, metrics, max_body)
     routes = [
@@ -287,7 +290,7 @@ def create_app(engine: Engine, *, token: str | None = None, max_body: int = MAX_
         Route("/healthz", service.healthz, methods=["GET"]),
         Route("/metrics", service.metrics_text, methods=["GET"]),
     ]
-    app_routes: list[BaseRoute] = [*routes, ui.mount(engine.settings, token)]  # the web view of the audit log, /ui
+    app_routes: list[BaseRoute] = [*routes, ui.mount(engine.settings, token, evals)]  # the web view of the audit log, /ui
 
     audit = _background_audit(engine)
 

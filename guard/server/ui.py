@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -144,8 +145,9 @@ class _BuiltOnFirstRequest:
     templates (Jinja2) and pages are not part of answering that call.
     """
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Any, evals: tuple[Path, ...]) -> None:
         self.settings = settings
+        self.evals = evals
         self.app: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -153,16 +155,16 @@ class _BuiltOnFirstRequest:
             from guard.view import ViewSources, create_view
 
             audit = self.settings.path(self.settings.audit_path) if self.settings.audit_path else None
-            self.app = create_view(ViewSources(audit, (), frozenset(self.settings.audit_redact)))
+            self.app = create_view(ViewSources(audit, self.evals, frozenset(self.settings.audit_redact)))
         await self.app(scope, receive, send)
 
 
-def mount(settings: Any, token: str | None) -> Mount:
-    """The view of ``settings``' audit log under ``/ui``: behind the token, or loopback names only without one."""
+def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mount:
+    """The view of ``settings``' audit log (and the ``evals`` run folders) under ``/ui``: behind the token, or loopback names only without one."""
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from guard.cli.view import LOOPBACK_NAMES
 
-    view: ASGIApp = _BuiltOnFirstRequest(settings)
+    view: ASGIApp = _BuiltOnFirstRequest(settings, evals)
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)
