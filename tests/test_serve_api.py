@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +14,7 @@ from guard.core.decision import Decision, HookResult
 from guard.core.events.model import Event
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
+from guard.judge.model import client_status
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry
 from guard.server.app import create_app, warm
@@ -197,4 +198,8 @@ def test_warm_loads_the_model_client_only_when_a_smart_hook_needs_it(engine: Eng
     smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="anthropic/own-model")
     settings = Settings(models={"quick": "openai/stub-quick"}, audit_path=None, cache_url="off")
     assert warm(Engine(settings, Registry([smart]))) == ["anthropic/own-model", "openai/stub-quick"]
-    assert "litellm" in sys.modules  # the route of the non-OpenAI model (openai/ ones need only httpx)
+    deadline = time.monotonic() + 60
+    while client_status()["litellm"] != "ready":  # imported by a background thread: the non-OpenAI model's route
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert client_status()["openai"] == "ready"

@@ -195,3 +195,44 @@ def test_the_audit_writer_writes_what_queued_in_one_transaction_and_a_bad_row_lo
     log.gate.set()
     writer.close()
     assert [n for b in log.batches for n in b][51:] == ["x", "a", "b"]
+
+
+SMART_CONFIG = """
+hooks:
+  PreToolUse:
+    - id: no-deletes
+      matcher: Bash
+      rule: Deny deleting files.
+"""
+
+
+def _health_of_a_service(tmp_path: Path, **env: str) -> Iterator[dict[str, Any]]:
+    """``/healthz`` of a real ``guard serve`` with a smart hook, read until its LiteLLM client is not loading any more."""
+    (tmp_path / "guard.yaml").write_text(SMART_CONFIG)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
+    proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, {**clean, "OPENAI_API_KEY": "sk-test", **env})
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with urllib.request.urlopen(url + "/healthz", timeout=10) as r:
+                health = json.loads(r.read())
+            yield health
+            if health["model_clients"]["litellm"] != "loading":
+                return
+            assert time.monotonic() < deadline, health
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)
+
+
+def test_a_service_whose_models_all_go_to_an_openai_compatible_endpoint_never_loads_litellm(tmp_path: Path) -> None:
+    """With GUARD_API_BASE every model id goes over the OpenAI transport, an unprefixed one too: LiteLLM's seconds stay out."""
+    [health] = _health_of_a_service(tmp_path, GUARD_API_BASE="http://127.0.0.1:9/v1", GUARD_MODEL_QUICK="stub", GUARD_MODEL_THOROUGH="anthropic/x")
+    assert health["model_clients"] == {"openai": "ready", "litellm": "not loaded"}
+
+
+def test_a_service_listens_with_its_openai_client_ready_and_loads_litellm_for_the_other_models_meanwhile(tmp_path: Path) -> None:
+    healths = list(_health_of_a_service(tmp_path, GUARD_MODEL_QUICK="openai/gpt-4.1-mini", GUARD_MODEL_THOROUGH="anthropic/claude-haiku-4-5"))
+    assert healths[0]["model_clients"]["openai"] == "ready"
+    assert healths[-1]["model_clients"]["litellm"] == "ready"

@@ -28,6 +28,7 @@ import os
 import random
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ from typing import Any
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 
-__all__ = ["ModelReply", "RetryPolicy", "complete", "load_client", "response_mode", "route"]
+__all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 #: How LiteLLM words a missing key when it raises it as something other than a 401 (e.g. a 500).
@@ -127,6 +128,42 @@ async def load_client(models: Iterable[str], api_base: str | None = None) -> Non
         await asyncio.to_thread(_litellm)
     if "httpx" in needed and "httpx" not in sys.modules:
         await asyncio.to_thread(openai_transport.load)
+
+
+#: The thread importing LiteLLM for :func:`preload`, while it runs.
+_loading: threading.Thread | None = None
+
+
+def preload(models: Iterable[str], api_base: str | None = None) -> list[str]:
+    """Ready the clients ``models`` will be called through, for a service about to listen; returns their routed ids.
+
+    The OpenAI transport (a fraction of a second) is loaded here. LiteLLM (seconds)
+    is imported by a background thread instead: a service that waited for it would
+    keep every call waiting, the quick tier's included, while only the calls routed
+    through LiteLLM need it, and those wait for it in :func:`load_client` off the event loop.
+    """
+    global _loading
+    from guard.judge import openai_transport
+
+    routed = sorted({route(model, api_base) for model in models})
+    slow = [model for model in routed if not openai_transport.serves(model)]
+    for model in routed:
+        if model not in slow:
+            openai_transport.load()
+            response_mode(model)
+    if slow and "litellm" not in sys.modules and _loading is None:
+        _loading = threading.Thread(target=lambda: [response_mode(model) for model in slow], name="guard-load-litellm", daemon=True)
+        _loading.start()
+    else:
+        for model in slow:
+            response_mode(model)
+    return routed
+
+
+def client_status() -> dict[str, str]:
+    """Which model client libraries this process has ready: ``ready``, ``loading`` or ``not loaded`` (``guard serve``'s /healthz)."""
+    litellm = "loading" if _loading is not None and _loading.is_alive() else "ready" if "litellm" in sys.modules else "not loaded"
+    return {"openai": "ready" if "httpx" in sys.modules else "not loaded", "litellm": litellm}
 
 
 @lru_cache(maxsize=256)

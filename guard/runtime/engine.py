@@ -69,29 +69,23 @@ class Engine:
         self.audit = audit and self.settings.audit_path is not None
 
     def warm(self) -> list[str]:
-        """Load what judging the first event would load, without judging anything; returns the models made ready.
+        """Load what judging the first event would load, without judging anything; returns the models made ready (routed ids).
 
-        Builds every smart hook, and readies the client of each model they may call:
-        LiteLLM's model lookups, or the OpenAI transport with its connection library.
-        Blocking (seconds for LiteLLM): ``guard serve`` runs it before it listens, so
-        no client's first judged call pays it. Calls no model.
+        Builds every smart hook and readies the client of each model they may call
+        (:func:`guard.judge.model.preload`: the OpenAI transport now, LiteLLM in a
+        background thread). ``guard serve`` runs it before it listens, so a
+        client's first judged call pays neither. Calls no model.
         """
         smart = [spec for spec in self.registry.specs() if spec.kind == "smart"]
         if not smart:
             return []
-        from guard.judge import openai_transport
-        from guard.judge.model import response_mode, route
+        from guard.judge.model import preload
 
         for spec in smart:
             self._hook(spec)
         models = {m for m in (self.settings.model_for("quick"), self.settings.model_for("thorough")) if m}
         models |= {spec.model for spec in smart if spec.model}
-        api_base = self.settings.effective_api_base()
-        for model in sorted(models):
-            response_mode(model)
-            if openai_transport.serves(route(model, api_base)):
-                openai_transport.load()
-        return sorted(models)
+        return preload(models, self.settings.effective_api_base())
 
     def _hook(self, spec: HookSpec) -> Hook:
         # keyed by the spec itself (frozen, hashable): run-scoped specs that are gone free their hooks too

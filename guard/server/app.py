@@ -159,8 +159,11 @@ class _Service:
         return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
+        from guard.judge.model import client_status
+
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
-        return JSONResponse({"status": "ok", "pid": os.getpid(), "hooks": len(self.engine.registry.specs()), "cache": backend})
+        return JSONResponse({"status": "ok", "pid": os.getpid(), "hooks": len(self.engine.registry.specs()), "cache": backend,
+                             "model_clients": client_status()})
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
@@ -244,11 +247,11 @@ class _MetricsMiddleware:
 
 
 def warm(engine: Engine) -> list[str]:
-    """Load the model client and look up every configured model before the first request.
+    """Ready every smart hook and its model client before the first request (see :meth:`Engine.warm`).
 
-    Importing LiteLLM takes seconds and blocks the event loop; paying it at start-up
-    (uvicorn opens the port only after this) keeps it off every client's first
-    request. Returns the models warmed. A failure here is logged, not fatal: the
+    uvicorn opens the port only after this, so a client's first judged call does
+    not pay the OpenAI transport's import; LiteLLM's seconds-long import goes on
+    in a background thread (``/healthz`` says ``loading``). Returns the models warmed. A failure here is logged, not fatal: the
     request that needs the model will report it properly.
     """
     try:
