@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view"]
+__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view", "index_param"]
 
 _HERE = Path(__file__).parent
 
@@ -56,6 +56,21 @@ class ViewSources:
         self.audit = audit
         self.evals = evals
         self.redact = frozenset(name.lower() for name in redact)
+
+
+#: Row ids and indexes a URL may name: SQLite's largest integer has 19 digits.
+_INDEX_DIGITS = 18
+
+
+def index_param(value: str | None) -> int | None:
+    """A row id or list index from a URL: ASCII digits only, few enough for SQLite; else None.
+
+    ``str.isdigit`` alone lets ``"²"`` through to ``int()``, and a 5,000-digit id
+    through to SQLite: a crafted link must be a "not found", not a server error.
+    """
+    if value is None or not value.isascii() or not value.isdigit() or len(value) > _INDEX_DIGITS:
+        return None
+    return int(value)
 
 
 class _SecurityHeaders:

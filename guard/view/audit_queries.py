@@ -49,6 +49,8 @@ class DecisionFilters:
             raise ValueError(f"decision must be one of {', '.join(_FILTER_VERDICTS)}, got {self.decision!r}")
         if self.text is not None and len(self.text) < MIN_SEARCH:
             raise ValueError(f"search for at least {MIN_SEARCH} characters")
+        if self.text is not None and "\x00" in self.text:
+            raise ValueError("search text cannot hold a NUL character (SQLite's full-text query ends at one)")
 
     def select(self, *, before: int | None, after: int | None, limit: int) -> tuple[str, list[Any]]:
         """The SQL for up to ``limit`` matching rows, newest first, between the ids ``after`` and ``before``.

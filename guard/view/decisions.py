@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.audit import REDACTED, redacted
-from guard.view.app import ViewSources
+from guard.view.app import ViewSources, index_param
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 
 __all__ = ["PAGE_SIZE", "routes"]
@@ -66,11 +66,6 @@ def filters_from(request: Request) -> tuple[DecisionFilters, dict[str, str]]:
         text=given.get("q"),
     )
     return filters, given
-
-
-def _id_param(request: Request, name: str) -> int | None:
-    value = request.query_params.get(name, "")
-    return int(value) if value.isdigit() else None
 
 
 def _when(epoch: float) -> str:
@@ -124,7 +119,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         except ValueError as exc:
             context["error"] = str(exc)
             return pages.TemplateResponse(request, "decisions.html", {**context, "choices": audit.choices()}, status_code=400)
-        before = _id_param(request, "before")
+        before = index_param(request.query_params.get("before"))
         rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
         context.update(
             rows=[_shown(r, sources.redact) for r in rows[:PAGE_SIZE]],
@@ -140,19 +135,20 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             filters, _ = filters_from(request)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        after = _id_param(request, "after") or 0
+        after = index_param(request.query_params.get("after")) or 0
         rows = [_shown(r, sources.redact) for r in audit.decisions(filters, after=after, limit=LIVE_LIMIT)]
         html = pages.get_template("decisions_rows.html").render(rows=rows, url_for=request.url_for)
         return JSONResponse({"top": rows[0]["id"] if rows else after, "count": len(rows), "html": html})
 
     def detail(request: Request) -> Response:
         row_id = request.path_params["id"]
-        row = audit.decision(row_id)
+        index = index_param(row_id)
+        row = audit.decision(index) if index is not None else None
         shown = _shown(row, sources.redact) if row is not None else None
         return pages.TemplateResponse(request, "decision.html", {"section": "decisions", "id": row_id, "row": shown}, status_code=200 if shown else 404)
 
     return [
         Route("/decisions", index, name="decisions"),
         Route("/decisions/newer", newer, name="decisions_newer"),
-        Route("/decisions/{id:int}", detail, name="decision"),
+        Route("/decisions/{id}", detail, name="decision"),
     ]
