@@ -92,20 +92,19 @@ def test_a_nul_in_the_search_is_named_not_blamed_on_the_audit_log(view: str) -> 
 def test_rows_written_into_the_audit_log_by_hand_do_not_hide_the_others(folder: Path, view: str) -> None:
     """The agent can write the audit file: a malformed row is flagged on its own, the real deny still shows."""
     deep = "[" * 5000 + "]" * 5000
-    crafted = [("not json", "{}", None, 1.0), (deep, deep, None, 1.0), ("[1, 2]", "{}", "nope", 1.0), ('[{"id": "x", "latency_ms": "slow"}]', "{}", None, "late")]
+    deeper = '[{"id": "h", "details": %s}]' % ("[" * 950 + "]" * 950)  # parses, but the pages' code recurses
+    crafted = [("not json", "{}", None, 1.0), (deep, deep, None, 1.0), (deeper, "{}", None, 1.0), ("[1, 2]", "{}", "nope", 1.0), ('[{"id": "x", "latency_ms": "slow"}]', "{}", None, "late")]
+    odd = ('[{"id": "h\\ud800"}]', '{"x": "\\udfff"}', None, 1.0)  # lone surrogates cannot be sent as UTF-8
+    insert = "INSERT INTO decisions (time, event, tool, session, decision, reason, hooks, payload, payload_truncated, details) VALUES (?, 'PreToolUse', CAST(? AS TEXT), 'evil', 'allow', 'crafted', ?, ?, 0, ?)"
     with sqlite3.connect(folder / "audit.db") as db:
-        ids = [
-            db.execute(
-                "INSERT INTO decisions (time, event, tool, session, decision, reason, hooks, payload, payload_truncated, details) VALUES (?, 'PreToolUse', 'Bash', 'evil', 'allow', 'crafted', ?, ?, 0, ?)",
-                (when, hooks, payload, details),
-            ).lastrowid
-            for hooks, payload, details, when in crafted
-        ]
+        ids = [db.execute(insert, (when, b"Bash", hooks, payload, details)).lastrowid for hooks, payload, details, when in crafted]
+        odd_id = db.execute(insert, (odd[3], b"\xffBash", *odd[:3])).lastrowid  # not UTF-8 at all
     status, body = _get(view + "/decisions")
-    assert status == 200 and "curl may leak the workspace" in body and body.count("malformed") >= len(crafted)
+    assert status == 200 and "curl may leak the workspace" in body and body.count("malformed audit row") == len(crafted)
     for row_id in ids:
         status, body = _get(f"{view}/decisions/{row_id}")
-        assert status == 200 and "malformed" in body
+        assert status == 200 and "malformed audit row" in body
+    assert _get(f"{view}/decisions/{odd_id}")[0] == 200 and _get(view + "/rules")[0] == 200
 
 
 def test_a_fifo_or_a_device_in_a_run_folder_is_an_error_not_a_hang(tmp_path: Path) -> None:
