@@ -28,21 +28,49 @@ PAGE_SIZE = 50
 LIVE_LIMIT = 200
 EXCERPT = 160
 _FILTER_FIELDS = ("decision", "rule", "tool", "session", "client", "since", "until", "q")
-#: ``"name": value`` in JSON text, for a payload that was cut mid-text and cannot be parsed.
-_JSON_MEMBER = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]]*)')
+#: A ``"name":`` in JSON text, for a payload that was cut mid-text and cannot be parsed.
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the JSON value at ``start`` ends: a whole object or array, strings and nesting included (the end of a cut text)."""
+    depth, quoted, at = 0, False, start
+    while at < len(text):
+        char = text[at]
+        if quoted:
+            if char == "\\":
+                at += 1
+            elif char == '"':
+                quoted = False
+                if depth == 0:
+                    return at + 1
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]" or (char == "," and depth == 0):
+            if depth == 0:
+                return at
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+    return len(text)
 
 
 def redacted_text(text: str, names: frozenset[str]) -> str:
-    """JSON text (possibly cut mid-way) with the value of every member named in ``names`` replaced."""
+    """JSON text (possibly cut mid-way) with the whole value of every member named in ``names`` replaced, nested ones too."""
     if not names:
         return text
-
-    def hide(match: re.Match[str]) -> str:
-        if match.group(1).lower() in names:
-            return f'"{match.group(1)}"{match.group(2)}"{REDACTED}"'
-        return match.group(0)
-
-    return _JSON_MEMBER.sub(hide, text)
+    kept, at = [], 0
+    while (key := _JSON_KEY.search(text, at)) is not None:
+        if key.group(1).lower() in names:
+            kept.append(f'{text[at:key.end()]}"{REDACTED}"')
+            at = _value_end(text, key.end())
+        else:
+            kept.append(text[at:key.end()])  # go on inside the value: a named member may be nested in it
+            at = key.end()
+    return "".join(kept) + text[at:]
 
 
 def _epoch(value: str, field: str) -> float:
