@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -12,11 +13,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from browser_fixtures import start_view
+from browser_fixtures import chromium, page, start_view  # noqa: F401 (fixtures)
+from eval_fixtures import case_rows, write_dataset, write_suite_config
 
 from guard.audit import REDACTED
+from guard.testing.openai_stub import StubServer
 
 SECRET = "sk-live-attack-0123456789"
 CONFIG = """
@@ -137,3 +141,48 @@ def test_a_secret_first_in_a_nested_object_of_a_cut_payload_is_hidden(tmp_path: 
             status, body = _get(url + path)
             assert status == 200 and SECRET not in body, path
         assert REDACTED in _get(url + "/decisions/1")[1]
+
+
+#: Markup an agent may put in anything it shapes: it must reach the page as text.
+HOSTILE = '<img src=x onerror="window.pwned=1"><b id=injected>'
+
+
+def _no_markup_ran(tab: Any) -> None:
+    assert tab.evaluate("window.pwned") is None
+    assert tab.locator("#injected").count() == 0 and tab.locator("img[src=x]").count() == 0
+
+
+def test_eval_runs_shaped_by_the_agent_are_text_and_a_nan_confidence_is_left_off_the_chart(tmp_path: Path, page: Any) -> None:  # noqa: F811
+    """A dataset with markup in its case ids, input and notes, judged by a real ``guard eval``; a copy
+    in a folder named with markup; another whose results.jsonl states NaN, infinite and 5.0 confidences."""
+    rows = case_rows([f"echo {HOSTILE}", "ls"], "allow", "ok") + case_rows(["rm -rf /srv"], "deny", HOSTILE.replace("/", ""))
+    rows[0]["notes"] = HOSTILE
+    evals = tmp_path / "evals"
+    with StubServer() as stub:
+        dataset = write_dataset(tmp_path / "shell.jsonl", rows)
+        config = write_suite_config(tmp_path / "guard.yaml", stub.url)
+        command = [sys.executable, "-m", "guard.cli.main", "eval", str(dataset), "--config", str(config), "--out", str(evals / "plain"), "--no-progress"]
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    shutil.copytree(evals / "plain", evals / HOSTILE.replace("/", ""))
+    shutil.copytree(evals / "plain", evals / "nan")
+    results = [json.loads(line) for line in (evals / "plain" / "results.jsonl").read_text().splitlines()]
+    stated = [float("nan"), float("inf"), 5.0]
+    (evals / "nan" / "results.jsonl").write_text("".join(json.dumps({**r, "confidence": stated[i % 3]}) + "\n" for i, r in enumerate(results)))
+    for url in _view(tmp_path, "--evals", str(evals)):
+        status, body = _get(url + "/evals/run?run=0/nan")
+        assert status == 200 and "No chart" in body
+        page.goto(url + "/evals")
+        assert HOSTILE.replace("/", "") in page.locator("#runs").inner_text()
+        _no_markup_ran(page)
+        page.get_by_role("link", name=HOSTILE.replace("/", "")).click()
+        page.wait_for_selector("#case-table")
+        _no_markup_ran(page)
+        for link in page.locator("a.case-link").all():
+            assert link.get_attribute("href").startswith(url + "/evals/case?")
+        assert "shell/" + HOSTILE.replace("/", "") + "-0" in page.locator("#case-table").inner_text()
+        page.locator("a.case-link", has_text="shell/ok-0").first.click()
+        page.wait_for_selector("#case-input")
+        shown = page.locator("#case-input").inner_text()
+        assert json.dumps("echo " + HOSTILE)[1:-1] in shown and "notes: " + HOSTILE in shown
+        _no_markup_ran(page)
