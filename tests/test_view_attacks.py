@@ -186,3 +186,11 @@ def test_eval_runs_shaped_by_the_agent_are_text_and_a_nan_confidence_is_left_off
         shown = page.locator("#case-input").inner_text()
         assert json.dumps("echo " + HOSTILE)[1:-1] in shown and "notes: " + HOSTILE in shown
         _no_markup_ran(page)
+
+
+def test_a_rollup_written_by_hand_is_a_page_that_says_so_and_the_decisions_still_show(folder: Path, view: str) -> None:
+    with sqlite3.connect(folder / "audit.db") as db:
+        db.execute("INSERT INTO rule_latency VALUES ('no-curl', 1, 1000000, 3)")  # a latency bin past any float
+    status, body = _get(view + "/rules")
+    assert status == 500 and "This page cannot be shown" in body and "OverflowError" in body and "Traceback" not in body
+    assert _get(view + "/decisions")[0] == 200

@@ -10,6 +10,7 @@ the view redacts the configured names again, so a field added to
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -26,6 +27,9 @@ from starlette.templating import Jinja2Templates
 __all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view", "index_param"]
 
 _HERE = Path(__file__).parent
+_log = logging.getLogger(__name__)
+#: What reading data of the wrong shape raises (handled inside the app, where pages can still be rendered).
+_DATA_ERRORS = (ValueError, TypeError, ArithmeticError, LookupError, AttributeError)
 
 #: Only the view's own scripts, styles and requests; no inline script, no framing, no form posts elsewhere.
 CONTENT_SECURITY_POLICY = (
@@ -148,9 +152,17 @@ def create_view(sources: ViewSources) -> Starlette:
     async def unreadable(request: Request, exc: Exception) -> Response:
         """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback."""
         message = f"cannot read the audit log {sources.audit}: {exc} (guard view migrates an older log once, which needs write access)"
-        return pages.TemplateResponse(request, "decisions_error.html", {"section": None, "message": message}, status_code=500)
+        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message}, status_code=500)
 
-    app = Starlette(routes=routes, exception_handlers={sqlite3.DatabaseError: unreadable})
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        """Data no guard command wrote (the agent can write the audit log and run folders) tripped a page: say so; the traceback goes to the log."""
+        _log.error("guard view: %s failed: %r", request.url.path, exc, exc_info=exc)
+        message = f"{type(exc).__name__}: {exc}. The audit log or an eval run folder may hold data guard did not write."
+        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "This page cannot be shown", "message": message}, status_code=500)
+
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {sqlite3.DatabaseError: unreadable}
+    handlers.update(dict.fromkeys(_DATA_ERRORS, unexpected))
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.sources = sources
     app.add_middleware(_OwnRoutes, router=app.router)
     app.add_middleware(_SecurityHeaders)
