@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from browser_fixtures import chromium, page, start_view  # noqa: F401 (fixtures)
+from cache_fixtures import start_listening
 from eval_fixtures import case_rows, write_dataset, write_suite_config
 
 from guard.audit import REDACTED
@@ -194,3 +195,24 @@ def test_a_rollup_written_by_hand_is_a_page_that_says_so_and_the_decisions_still
     status, body = _get(view + "/rules")
     assert status == 500 and "This page cannot be shown" in body and "OverflowError" in body and "Traceback" not in body
     assert _get(view + "/decisions")[0] == 200
+
+
+def test_a_token_in_a_sign_in_link_stays_out_of_the_access_log(folder: Path) -> None:
+    token = "tok-never-logged-0123456789"
+
+    def serve(port: int) -> list[str]:
+        return [sys.executable, "-m", "guard.cli.main", "serve", "--config", str(folder / "guard.yaml"), "--port", str(port), "--access-log"]
+
+    proc, port = start_listening(serve, cwd=folder, env={**os.environ, "GUARD_SERVE_TOKEN": token})
+    try:
+        for query in (f"token={token}", f"a=1&token={token}&b=2", "token=wrong-guess"):
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/ui/decisions?{query}")
+            try:
+                urllib.request.urlopen(request, timeout=20).close()
+            except urllib.error.HTTPError:
+                pass
+    finally:
+        proc.terminate()
+        log = "".join(proc.communicate(timeout=30))  # uvicorn's access log is on stdout
+    assert "GET /ui/decisions?token=[redacted]" in log and "a=1&token=[redacted]&b=2" in log  # the requests were logged
+    assert token not in log and "wrong-guess" not in log

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,21 @@ _LOGIN_PAGE = """<!doctype html>
 <input type="hidden" name="next" value="{next}">
 <label>Service token <input type="password" name="token" autocomplete="current-password" autofocus></label>
 <button type="submit">Open</button></form></body></html>"""
+
+
+class _TokenOutOfAccessLog(logging.Filter):
+    """``guard serve --access-log`` writes each path with its query: a ``?token=`` sign-in link must not put the token in a log."""
+
+    PARAM = re.compile(r"([?&]token=)[^&]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str):  # uvicorn: (client, method, path and query, ...)
+            record.args = (*args[:2], self.PARAM.sub(r"\1[redacted]", args[2]), *args[3:])
+        return True
+
+
+_ACCESS_LOG_FILTER = _TokenOutOfAccessLog()
 
 
 def is_ui_path(path: str) -> bool:
@@ -165,6 +182,7 @@ def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mou
 
     from guard.cli.view import LOOPBACK_NAMES
 
+    logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
     view: ASGIApp = _BuiltOnFirstRequest(settings, evals)
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)
