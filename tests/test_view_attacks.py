@@ -3,6 +3,7 @@ run folders holding a FIFO or a device, and a secret cut mid-payload. Each throu
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 from browser_fixtures import chromium, page, start_view  # noqa: F401 (fixtures)
-from cache_fixtures import start_listening
+from cache_fixtures import start_listening, start_serve
 from eval_fixtures import case_rows, write_dataset, write_suite_config
 
 from guard.audit import REDACTED
@@ -34,9 +36,9 @@ hooks:
 """
 
 
-def _get(url: str, timeout: float = 20.0) -> tuple[int, str]:
+def _get(url: str, timeout: float = 20.0, headers: dict[str, str] | None = None, body: bytes | None = None) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers or {}), timeout=timeout) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -216,3 +218,53 @@ def test_a_token_in_a_sign_in_link_stays_out_of_the_access_log(folder: Path) -> 
         log = "".join(proc.communicate(timeout=30))  # uvicorn's access log is on stdout
     assert "GET /ui/decisions?token=[redacted]" in log and "a=1&token=[redacted]&b=2" in log  # the requests were logged
     assert token not in log and "wrong-guess" not in log
+
+
+def _status_for_host(url: str, host: str, path: str = "/decisions") -> int:
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    connection.putrequest("GET", path, skip_host=True)
+    connection.putheader("Host", host)
+    connection.endheaders()
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1.evil.example", "localhost.evil.example", "localhost:80@evil.example", "evil.example#@localhost", "", "0.0.0.0", "[::ffff:127.0.0.1]"])
+def test_a_rebinding_page_cannot_pass_an_odd_host_name(view: str, host: str) -> None:
+    assert _status_for_host(view, host) == 400
+    assert _status_for_host(view, "[::1]:8377") == 200  # the loopback names, IPv6 included, still answer
+
+
+def test_the_ui_cookie_opens_neither_the_hook_api_nor_the_metrics(folder: Path) -> None:
+    from guard.server.ui import COOKIE, cookie_value
+
+    token = "tok-cookie-scope-0123456789"
+    proc, url = start_serve(folder / "guard.yaml", folder, {**os.environ, "GUARD_SERVE_TOKEN": token})
+    signed_in = {"Cookie": f"{COOKIE}={cookie_value(token)}"}
+    try:
+        assert _get(url + "/ui/decisions", headers=signed_in)[0] == 200  # the cookie is good for the view
+        event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode()
+        assert _get(url + "/v1/hooks", headers={**signed_in, "Content-Type": "application/json"}, body=event)[0] == 401
+        assert _get(url + "/metrics", headers=signed_in)[0] == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_hostile_session_tool_and_reason_arrive_live_as_text(tmp_path: Path, page: Any) -> None:  # noqa: F811
+    """The live list inserts rows with innerHTML: what it inserts must be the server's escaped rendering."""
+    (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: echo-back\n      command: \"cat >&2; exit 2\"\n")
+    for url in _view(tmp_path):
+        page.goto(url + "/decisions")
+        event = {"hook_event_name": "PreToolUse", "session_id": HOSTILE, "tool_name": HOSTILE, "tool_input": {"command": HOSTILE}}
+        env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
+        subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        row = page.locator("tbody#rows tr.fresh")
+        row.wait_for(timeout=15_000)
+        assert HOSTILE in row.inner_text() and "<img" in row.locator("td.reason").inner_text()  # the reason echoes the event
+        _no_markup_ran(page)
+        page.goto(f"{url}/decisions/{row.get_attribute('data-id')}")
+        assert HOSTILE in page.locator("dl.facts").inner_text()
+        _no_markup_ran(page)
