@@ -268,3 +268,20 @@ def test_hostile_session_tool_and_reason_arrive_live_as_text(tmp_path: Path, pag
         page.goto(f"{url}/decisions/{row.get_attribute('data-id')}")
         assert HOSTILE in page.locator("dl.facts").inner_text()
         _no_markup_ran(page)
+
+
+@pytest.mark.parametrize("redacted_when", ["logging", "viewing"])
+def test_a_hook_echoing_its_event_does_not_carry_a_redacted_field_into_its_reason(tmp_path: Path, redacted_when: str) -> None:
+    """A command hook that prints the event to stderr makes it the deny reason: the secret under ``api_key`` rides along.
+    Redacted when the row is logged; and by the view when ``api_key`` was added to ``audit.redact`` later."""
+    config = "audit: {path: audit.db, redact: [%s]}\nhooks:\n  PreToolUse:\n    - id: echo-back\n      command: \"cat >&2; exit 2\"\n"
+    (tmp_path / "guard.yaml").write_text(config % ("api_key" if redacted_when == "logging" else ""))
+    _hook(tmp_path, {"command": "deploy", "api_key": SECRET})
+    with sqlite3.connect(tmp_path / "audit.db") as db:
+        logged = json.dumps(db.execute("SELECT * FROM decisions").fetchall())
+    assert "deploy" in logged and (SECRET in logged) == (redacted_when == "viewing")
+    (tmp_path / "guard.yaml").write_text(config % "api_key")
+    for url in _view(tmp_path):
+        for path in ("/decisions", "/decisions/1", "/decisions/newer?after=0"):
+            status, body = _get(url + path)
+            assert status == 200 and "deploy" in body and SECRET not in body, path

@@ -7,7 +7,6 @@ added to ``audit.redact`` after a secret was logged hides it from the page too.
 from __future__ import annotations
 
 import json
-import re
 import time
 from datetime import datetime
 from typing import Any
@@ -17,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.audit import REDACTED, redacted
+from guard.audit import redacted, redacted_hook, redacted_text
 from guard.view.app import ViewSources, index_param
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 
@@ -28,51 +27,6 @@ PAGE_SIZE = 50
 LIVE_LIMIT = 200
 EXCERPT = 160
 _FILTER_FIELDS = ("decision", "rule", "tool", "session", "client", "since", "until", "q")
-#: A ``"name":`` in JSON text, for a payload that was cut mid-text and cannot be parsed.
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')
-
-
-def _value_end(text: str, start: int) -> int:
-    """Where the JSON value at ``start`` ends: a whole object or array, strings and nesting included (the end of a cut text)."""
-    depth, quoted, at = 0, False, start
-    while at < len(text):
-        char = text[at]
-        if quoted:
-            if char == "\\":
-                at += 1
-            elif char == '"':
-                quoted = False
-                if depth == 0:
-                    return at + 1
-        elif char == '"':
-            quoted = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]" or (char == "," and depth == 0):
-            if depth == 0:
-                return at
-            depth -= 1
-            if depth == 0:
-                return at + 1
-        at += 1
-    return len(text)
-
-
-def redacted_text(text: str, names: frozenset[str]) -> str:
-    """JSON text (possibly cut mid-way) with the whole value of every member named in ``names`` replaced, nested ones too."""
-    if not names:
-        return text
-    kept, at = [], 0
-    while (key := _JSON_KEY.search(text, at)) is not None:
-        if key.group(1).lower() in names:
-            kept.append(f'{text[at:key.end()]}"{REDACTED}"')
-            at = _value_end(text, key.end())
-        else:
-            kept.append(text[at:key.end()])  # go on inside the value: a named member may be nested in it
-            at = key.end()
-    return "".join(kept) + text[at:]
-
-
 def _epoch(value: str, field: str) -> float:
     try:
         return datetime.fromisoformat(value).timestamp()
@@ -116,8 +70,9 @@ def _excerpt(payload: Any) -> str:
 
 def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     """A row as the pages show it: redacted again, with the derived columns."""
-    hooks = redacted(row["hooks"], names)
+    hooks = [redacted_hook(h, names) for h in row["hooks"]]
     payload = redacted_text(row["payload"], names) if row["payload_truncated"] else redacted(row["payload"], names)
+    warnings = [redacted_text(w, names) for w in row["warnings"]]
     judging = [h for h in hooks if h.get("type") != "protect" or h.get("decision")]  # the self-protection rule, silent on every call, is noise
     models = sorted({" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")})
     errors = [f"{h['id']}: {h['error']}" for h in hooks if h.get("error")]
@@ -132,7 +87,9 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
         "excerpt": _excerpt(payload),
         "models": models,
         "cached": bool(hooks) and all(h.get("cached") for h in judging or hooks),
-        "problems": row["warnings"] or errors,  # a fail_open warning already names the hook and its error
+        "reason": redacted_text(row["reason"], names) if row["reason"] else row["reason"],
+        "warnings": warnings,
+        "problems": warnings or errors,  # a fail_open warning already names the hook and its error
         "unjudged": row.get("judged") == 0,
     }
 
