@@ -220,21 +220,25 @@ def test_a_token_in_a_sign_in_link_stays_out_of_the_access_log(folder: Path) -> 
     assert token not in log and "wrong-guess" not in log
 
 
-def _status_for_host(url: str, host: str, path: str = "/decisions") -> int:
+def _answer_for_host(url: str, host: str, path: str = "/decisions", body: bytes | None = None) -> tuple[int, str]:
     parts = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
-    connection.putrequest("GET", path, skip_host=True)
+    connection.putrequest("POST" if body else "GET", path, skip_host=True)
     connection.putheader("Host", host)
-    connection.endheaders()
-    status = connection.getresponse().status
+    if body:
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(len(body)))
+    connection.endheaders(body)
+    response = connection.getresponse()
+    answer = response.status, response.read().decode()
     connection.close()
-    return status
+    return answer
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1.evil.example", "localhost.evil.example", "localhost:80@evil.example", "evil.example#@localhost", "", "0.0.0.0", "[::ffff:127.0.0.1]"])
 def test_a_rebinding_page_cannot_pass_an_odd_host_name(view: str, host: str) -> None:
-    assert _status_for_host(view, host) == 400
-    assert _status_for_host(view, "[::1]:8377") == 200  # the loopback names, IPv6 included, still answer
+    assert _answer_for_host(view, host)[0] == 400
+    assert _answer_for_host(view, "[::1]:8377")[0] == 200  # the loopback names, IPv6 included, still answer
 
 
 def test_the_ui_cookie_opens_neither_the_hook_api_nor_the_metrics(folder: Path) -> None:
@@ -285,3 +289,21 @@ def test_a_hook_echoing_its_event_does_not_carry_a_redacted_field_into_its_reaso
         for path in ("/decisions", "/decisions/1", "/decisions/newer?after=0"):
             status, body = _get(url + path)
             assert status == 200 and "deploy" in body and SECRET not in body, path
+
+
+def test_without_a_token_guard_serve_answers_no_rebound_host_name(folder: Path) -> None:
+    """Not only /ui: a page whose name was rebound to 127.0.0.1 is same-origin with the hook API, so it could
+    send JSON events (spending the model budget, writing the audit log and session history) and read the answers."""
+    env = {k: v for k, v in os.environ.items() if k != "GUARD_SERVE_TOKEN"}
+    proc, url = start_serve(folder / "guard.yaml", folder, env)
+    event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode()
+    try:
+        for path, body in (("/v1/hooks", event), ("/metrics", None), ("/ui/decisions", None)):
+            assert _answer_for_host(url, "evil.example", path, body)[0] == 400, path
+            assert _answer_for_host(url, "localhost:80@evil.example", path, body)[0] == 400, path
+            assert _answer_for_host(url, url.removeprefix("http://"), path, body)[0] == 200, path
+        status, answer = _answer_for_host(url, "evil.example", "/v1/hooks/claude", event)  # a client route answers in the client's shape
+        assert status == 200 and "guard did not judge this event" in answer and "refused the request (400)" in answer
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -27,7 +27,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 
-__all__ = ["COOKIE", "PREFIX", "cookie_value", "is_ui_path", "mount"]
+from guard.cli.view import LOOPBACK_NAMES
+
+__all__ = ["COOKIE", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
 
 PREFIX = "/ui"
 COOKIE = "guard_ui"
@@ -65,6 +67,14 @@ class _TokenOutOfAccessLog(logging.Filter):
 
 
 _ACCESS_LOG_FILTER = _TokenOutOfAccessLog()
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a ``Host`` header names this machine's loopback (any port): what a DNS-rebinding page cannot send."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    name, colon, port = host.rpartition(":")
+    return bool(colon) and port.isascii() and port.isdigit() and name.lower() in LOOPBACK_NAMES
 
 
 def is_ui_path(path: str) -> bool:
