@@ -84,6 +84,11 @@ def view(folder: Path) -> Iterator[str]:
         "/decisions/99999999999999999999999",
         "/evals/compare?a=0|%C2%B2&b=0|0",
         "/evals/run?run=0&variant=" + "9" * 5000,
+        # full-text query syntax is searched for as text: one quoted phrase, whatever its characters
+        '/decisions?q=%22curl%22%20NEAR%20%22env%22',
+        "/decisions?q=text%3Acurl*",
+        "/decisions?q=%22%22%22%22",
+        "/decisions?q=" + "curl%20" * 5000,
     ],
 )
 def test_a_crafted_number_in_the_url_is_a_clear_answer_not_a_server_error(view: str, path: str) -> None:
