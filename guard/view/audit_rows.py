@@ -71,11 +71,16 @@ def _problem(exc: Exception) -> str:
     return str(exc)
 
 
+def _as_an_event_may_be(value: Any) -> Any:
+    """``value`` no deeper than an event may be (a payload exactly as deep as ``guard hook`` accepts passes), lone surrogates repaired."""
+    return read_json(value)[0] if isinstance(value, dict) else read_json({"": value})[0][""]
+
+
 def checked_row(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` (as SQLite gave it) with its JSON read back and its types checked; a malformed row says what is wrong."""
     try:
         parsed = parsed_row(dict(row))
-        checked, _ = read_json({name: parsed[name] for name in _JSON_COLUMNS})  # no deeper than an event may be; lone surrogates repaired
+        checked = {name: _as_an_event_may_be(parsed[name]) for name in _JSON_COLUMNS}
         return _Row.model_validate({**parsed, **checked}).model_dump()
     except (ValueError, TypeError, RecursionError, EventError) as exc:  # JSONDecodeError and ValidationError are ValueErrors
         raw = row.get("payload")
