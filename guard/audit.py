@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted"]
+__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted", "redacted_hook", "redacted_text"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
@@ -94,6 +95,60 @@ def redacted(value: Any, names: frozenset[str]) -> Any:
     if isinstance(value, list):
         return [redacted(v, names) for v in value]
     return value
+
+
+#: A ``"name":`` in JSON text, for JSON text that cannot be parsed (a payload cut mid-text, a hook's reason echoing its event).
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the JSON value at ``start`` ends: a whole object or array, strings and nesting included (the end of a cut text)."""
+    depth, quoted, at = 0, False, start
+    while at < len(text):
+        char = text[at]
+        if quoted:
+            if char == "\\":
+                at += 1
+            elif char == '"':
+                quoted = False
+                if depth == 0:
+                    return at + 1
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]" or (char == "," and depth == 0):
+            if depth == 0:
+                return at
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+    return len(text)
+
+
+def redacted_text(text: str, names: frozenset[str]) -> str:
+    """JSON text (possibly cut mid-way) with the whole value of every member named in ``names`` replaced, nested ones too."""
+    if not names:
+        return text
+    kept, at = [], 0
+    while (key := _JSON_KEY.search(text, at)) is not None:
+        if key.group(1).lower() in names:
+            kept.append(f'{text[at:key.end()]}"{REDACTED}"')
+            at = _value_end(text, key.end())
+        else:
+            kept.append(text[at:key.end()])  # go on inside the value: a named member may be nested in it
+            at = key.end()
+    return "".join(kept) + text[at:]
+
+
+def redacted_hook(hook: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    """One hook's result with the named fields hidden, in its reason and error too: a hook may echo the event it was given."""
+    clean = redacted(hook, names)
+    for key in ("reason", "error"):
+        if isinstance(clean.get(key), str):
+            clean[key] = redacted_text(clean[key], names)
+    return clean
 
 
 def _event_name(name: Any) -> str | None:
@@ -187,7 +242,7 @@ class AuditLog:
 
     def _row(self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The ``decisions`` row for one decision, and its hooks' results (redacted) for the index."""
-        hooks = [redacted(h.to_dict(), self.redact) for h in decision.hooks]
+        hooks = [redacted_hook(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
         text, truncated, shortened = self._payload_text(payload)
         details = {**decision.details}
@@ -201,7 +256,7 @@ class AuditLog:
             payload.get("tool_name"),
             payload.get("session_id"),
             decision.decision,
-            decision.reason,
+            redacted_text(decision.reason, self.redact) if decision.reason else decision.reason,
             latency_ms,
             sum(costs) if costs else None,
             _compact(hooks),
@@ -211,7 +266,7 @@ class AuditLog:
             _compact(details) if details else None,
             client,
             int(decision.judged),
-            _compact(decision.warnings) if decision.warnings else None,
+            _compact([redacted_text(w, self.redact) for w in decision.warnings]) if decision.warnings else None,
         )
         return row, hooks
 

@@ -39,7 +39,7 @@ def engine() -> Engine:
 
 @pytest.fixture
 def client(engine: Engine) -> Iterator[TestClient]:
-    with TestClient(create_app(engine, max_body=4096), raise_server_exceptions=False) as c:
+    with TestClient(create_app(engine, max_body=4096), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
         yield c
 
 
@@ -85,7 +85,7 @@ def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: E
     """A Claude Code http hook runs the call on any non-2xx answer: the client route never gives one for a bad request."""
     if fail_closed:
         engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
-    with TestClient(create_app(engine), raise_server_exceptions=False) as c:
+    with TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
         r = c.post("/v1/hooks/claude", content=content, headers=headers)
     assert r.status_code == 200
     if fail_closed:
@@ -142,7 +142,7 @@ def test_guards_own_fault_follows_the_failure_policy(client: TestClient, engine:
     assert r.status_code == 200 and r.json()["decision"] == "allow"
     assert "internal error: RuntimeError" in r.json()["warnings"][0]
     engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
-    closed = TestClient(create_app(engine), raise_server_exceptions=False).post("/v1/hooks", json=RM)
+    closed = TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False).post("/v1/hooks", json=RM)
     assert closed.status_code == 200 and closed.json()["decision"] == "deny" and "internal error" in closed.json()["reason"]
 
 

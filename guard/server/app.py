@@ -176,6 +176,8 @@ class _RequestPolicy:
     ``/healthz``, compared in constant time. POST bodies must be declared
     ``application/json``: a browser page can make a visitor's browser POST a form
     or ``text/plain`` to a loopback port without a CORS preflight, but not JSON.
+    Without a token, only requests addressed to a loopback name are answered: a page
+    whose own name was rebound to 127.0.0.1 would otherwise be same-origin with the service.
     """
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
@@ -197,6 +199,9 @@ class _RequestPolicy:
         headers = dict(scope["headers"])
         if ui.is_ui_path(scope["path"]):
             return None  # the view checks the token itself and signs a browser in (guard.server.ui)
+        if self.expected is None and not ui.is_loopback_host(headers.get(b"host", b"").decode("latin-1")):
+            # DNS rebinding: a page on evil.example resolved to 127.0.0.1 is same-origin with this service, JSON and all
+            return _error(400, "without a token this service answers only requests addressed to 127.0.0.1, localhost or [::1]")
         if self.expected is not None and scope["path"] not in _OPEN_PATHS:
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):

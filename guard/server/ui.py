@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 
-__all__ = ["COOKIE", "PREFIX", "cookie_value", "is_ui_path", "mount"]
+from guard.cli.view import LOOPBACK_NAMES
+
+__all__ = ["COOKIE", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
 
 PREFIX = "/ui"
 COOKIE = "guard_ui"
@@ -48,6 +52,29 @@ _LOGIN_PAGE = """<!doctype html>
 <input type="hidden" name="next" value="{next}">
 <label>Service token <input type="password" name="token" autocomplete="current-password" autofocus></label>
 <button type="submit">Open</button></form></body></html>"""
+
+
+class _TokenOutOfAccessLog(logging.Filter):
+    """``guard serve --access-log`` writes each path with its query: a ``?token=`` sign-in link must not put the token in a log."""
+
+    PARAM = re.compile(r"([?&]token=)[^&]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str):  # uvicorn: (client, method, path and query, ...)
+            record.args = (*args[:2], self.PARAM.sub(r"\1[redacted]", args[2]), *args[3:])
+        return True
+
+
+_ACCESS_LOG_FILTER = _TokenOutOfAccessLog()
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a ``Host`` header names this machine's loopback (any port): what a DNS-rebinding page cannot send."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    name, colon, port = host.rpartition(":")
+    return bool(colon) and port.isascii() and port.isdigit() and name.lower() in LOOPBACK_NAMES
 
 
 def is_ui_path(path: str) -> bool:
@@ -165,6 +192,7 @@ def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mou
 
     from guard.cli.view import LOOPBACK_NAMES
 
+    logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
     view: ASGIApp = _BuiltOnFirstRequest(settings, evals)
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)

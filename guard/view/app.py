@@ -10,6 +10,7 @@ the view redacts the configured names again, so a field added to
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -23,9 +24,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view"]
+__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view", "index_param"]
 
 _HERE = Path(__file__).parent
+_log = logging.getLogger(__name__)
+#: What reading data of the wrong shape raises (handled inside the app, where pages can still be rendered).
+_DATA_ERRORS = (ValueError, TypeError, ArithmeticError, LookupError, AttributeError)
 
 #: Only the view's own scripts, styles and requests; no inline script, no framing, no form posts elsewhere.
 CONTENT_SECURITY_POLICY = (
@@ -56,6 +60,21 @@ class ViewSources:
         self.audit = audit
         self.evals = evals
         self.redact = frozenset(name.lower() for name in redact)
+
+
+#: Row ids and indexes a URL may name: SQLite's largest integer has 19 digits.
+_INDEX_DIGITS = 18
+
+
+def index_param(value: str | None) -> int | None:
+    """A row id or list index from a URL: ASCII digits only, few enough for SQLite; else None.
+
+    ``str.isdigit`` alone lets ``"²"`` through to ``int()``, and a 5,000-digit id
+    through to SQLite: a crafted link must be a "not found", not a server error.
+    """
+    if value is None or not value.isascii() or not value.isdigit() or len(value) > _INDEX_DIGITS:
+        return None
+    return int(value)
 
 
 class _SecurityHeaders:
@@ -133,9 +152,17 @@ def create_view(sources: ViewSources) -> Starlette:
     async def unreadable(request: Request, exc: Exception) -> Response:
         """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback."""
         message = f"cannot read the audit log {sources.audit}: {exc} (guard view migrates an older log once, which needs write access)"
-        return pages.TemplateResponse(request, "decisions_error.html", {"section": None, "message": message}, status_code=500)
+        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message}, status_code=500)
 
-    app = Starlette(routes=routes, exception_handlers={sqlite3.DatabaseError: unreadable})
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        """Data no guard command wrote (the agent can write the audit log and run folders) tripped a page: say so; the traceback goes to the log."""
+        _log.error("guard view: %s failed: %r", request.url.path, exc, exc_info=exc)
+        message = f"{type(exc).__name__}: {exc}. The audit log or an eval run folder may hold data guard did not write."
+        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "This page cannot be shown", "message": message}, status_code=500)
+
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {sqlite3.DatabaseError: unreadable}
+    handlers.update(dict.fromkeys(_DATA_ERRORS, unexpected))
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.sources = sources
     app.add_middleware(_OwnRoutes, router=app.router)
     app.add_middleware(_SecurityHeaders)

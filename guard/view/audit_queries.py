@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from guard import audit_index
-from guard.audit import migration, parsed_row
+from guard.audit import migration
 from guard.audit_index import latency_of_bin
 from guard.cache.database import connect
+from guard.view.audit_rows import checked_row
 
 __all__ = ["MIN_SEARCH", "AuditQueries", "DecisionFilters", "RuleStats"]
 
@@ -49,6 +50,8 @@ class DecisionFilters:
             raise ValueError(f"decision must be one of {', '.join(_FILTER_VERDICTS)}, got {self.decision!r}")
         if self.text is not None and len(self.text) < MIN_SEARCH:
             raise ValueError(f"search for at least {MIN_SEARCH} characters")
+        if self.text is not None and "\x00" in self.text:
+            raise ValueError("search text cannot hold a NUL character (SQLite's full-text query ends at one)")
 
     def select(self, *, before: int | None, after: int | None, limit: int) -> tuple[str, list[Any]]:
         """The SQL for up to ``limit`` matching rows, newest first, between the ids ``after`` and ``before``.
@@ -151,6 +154,7 @@ class AuditQueries:
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA query_only = 1")
+            db.text_factory = lambda data: data.decode("utf-8", "replace")  # a row written by hand may hold any bytes
             db.row_factory = _row_dict
             yield db
         finally:
@@ -162,14 +166,14 @@ class AuditQueries:
         with self._db() as db:
             if db is None:
                 return []
-            return [parsed_row(row) for row in db.execute(sql, params)]
+            return [checked_row(row) for row in db.execute(sql, params)]
 
     def decision(self, row_id: int) -> dict[str, Any] | None:
         with self._db() as db:
             if db is None:
                 return None
             row = db.execute("SELECT * FROM decisions WHERE id = ?", (row_id,)).fetchone()
-            return parsed_row(row) if row else None
+            return checked_row(row) if row else None
 
     def choices(self) -> dict[str, list[str]]:
         """The values the filter menus offer: every rule, tool and client seen (from their indexes)."""

@@ -7,7 +7,6 @@ added to ``audit.redact`` after a secret was logged hides it from the page too.
 from __future__ import annotations
 
 import json
-import re
 import time
 from datetime import datetime
 from typing import Any
@@ -17,8 +16,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.audit import REDACTED, redacted
-from guard.view.app import ViewSources
+from guard.audit import redacted, redacted_hook, redacted_text
+from guard.view.app import ViewSources, index_param
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 
 __all__ = ["PAGE_SIZE", "routes"]
@@ -28,23 +27,6 @@ PAGE_SIZE = 50
 LIVE_LIMIT = 200
 EXCERPT = 160
 _FILTER_FIELDS = ("decision", "rule", "tool", "session", "client", "since", "until", "q")
-#: ``"name": value`` in JSON text, for a payload that was cut mid-text and cannot be parsed.
-_JSON_MEMBER = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]]*)')
-
-
-def redacted_text(text: str, names: frozenset[str]) -> str:
-    """JSON text (possibly cut mid-way) with the value of every member named in ``names`` replaced."""
-    if not names:
-        return text
-
-    def hide(match: re.Match[str]) -> str:
-        if match.group(1).lower() in names:
-            return f'"{match.group(1)}"{match.group(2)}"{REDACTED}"'
-        return match.group(0)
-
-    return _JSON_MEMBER.sub(hide, text)
-
-
 def _epoch(value: str, field: str) -> float:
     try:
         return datetime.fromisoformat(value).timestamp()
@@ -68,11 +50,6 @@ def filters_from(request: Request) -> tuple[DecisionFilters, dict[str, str]]:
     return filters, given
 
 
-def _id_param(request: Request, name: str) -> int | None:
-    value = request.query_params.get(name, "")
-    return int(value) if value.isdigit() else None
-
-
 def _when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
@@ -93,8 +70,9 @@ def _excerpt(payload: Any) -> str:
 
 def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     """A row as the pages show it: redacted again, with the derived columns."""
-    hooks = redacted(row["hooks"], names)
+    hooks = [redacted_hook(h, names) for h in row["hooks"]]
     payload = redacted_text(row["payload"], names) if row["payload_truncated"] else redacted(row["payload"], names)
+    warnings = [redacted_text(w, names) for w in row["warnings"]]
     judging = [h for h in hooks if h.get("type") != "protect" or h.get("decision")]  # the self-protection rule, silent on every call, is noise
     models = sorted({" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")})
     errors = [f"{h['id']}: {h['error']}" for h in hooks if h.get("error")]
@@ -109,7 +87,9 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
         "excerpt": _excerpt(payload),
         "models": models,
         "cached": bool(hooks) and all(h.get("cached") for h in judging or hooks),
-        "problems": row["warnings"] or errors,  # a fail_open warning already names the hook and its error
+        "reason": redacted_text(row["reason"], names) if row["reason"] else row["reason"],
+        "warnings": warnings,
+        "problems": warnings or errors,  # a fail_open warning already names the hook and its error
         "unjudged": row.get("judged") == 0,
     }
 
@@ -124,7 +104,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         except ValueError as exc:
             context["error"] = str(exc)
             return pages.TemplateResponse(request, "decisions.html", {**context, "choices": audit.choices()}, status_code=400)
-        before = _id_param(request, "before")
+        before = index_param(request.query_params.get("before"))
         rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
         context.update(
             rows=[_shown(r, sources.redact) for r in rows[:PAGE_SIZE]],
@@ -140,19 +120,20 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             filters, _ = filters_from(request)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        after = _id_param(request, "after") or 0
+        after = index_param(request.query_params.get("after")) or 0
         rows = [_shown(r, sources.redact) for r in audit.decisions(filters, after=after, limit=LIVE_LIMIT)]
         html = pages.get_template("decisions_rows.html").render(rows=rows, url_for=request.url_for)
         return JSONResponse({"top": rows[0]["id"] if rows else after, "count": len(rows), "html": html})
 
     def detail(request: Request) -> Response:
         row_id = request.path_params["id"]
-        row = audit.decision(row_id)
+        index = index_param(row_id)
+        row = audit.decision(index) if index is not None else None
         shown = _shown(row, sources.redact) if row is not None else None
         return pages.TemplateResponse(request, "decision.html", {"section": "decisions", "id": row_id, "row": shown}, status_code=200 if shown else 404)
 
     return [
         Route("/decisions", index, name="decisions"),
         Route("/decisions/newer", newer, name="decisions_newer"),
-        Route("/decisions/{id:int}", detail, name="decision"),
+        Route("/decisions/{id}", detail, name="decision"),
     ]

@@ -43,7 +43,10 @@ class ReliabilityChart:
 
 def reliability_chart(rows: Sequence[ResultRow]) -> ReliabilityChart | None:
     """The chart of ``rows`` with a confidence, or None when no row stated one."""
-    confidences, correct = calibration_pairs(rows)
+    stated, right = calibration_pairs(rows)
+    # results.jsonl may be written by anyone: NaN, infinity or 5.0 is no probability to place on the chart
+    kept = [(c, ok) for c, ok in zip(stated, right, strict=True) if 0.0 <= c <= 1.0]
+    confidences, correct = [c for c, _ in kept], [ok for _, ok in kept]
     if not confidences:
         return None
     bins = calibration_bins(confidences, correct)

@@ -13,10 +13,13 @@ run with an ``error``, listed like the others. Files are parsed once per change
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
+import io
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -67,17 +70,35 @@ class EvalRun:
 
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
-        stat = path.stat()
+        found = path.stat()
     except OSError:
         return None
-    return stat.st_mtime_ns, stat.st_size
+    return found.st_mtime_ns, found.st_size
+
+
+def _open_regular(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading when it is a regular file, else OSError.
+
+    A run folder is written by whoever ran the eval, perhaps the agent: a FIFO
+    named ``metrics.json`` would block the read for ever, a link to ``/dev/zero``
+    never end. Checked on the open file, so swapping the file after a check cannot help.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @functools.lru_cache(maxsize=64)
 def _read_report(path: Path, stamp: tuple[int, int]) -> MetricsReport | str:
     """The parsed report, or a one-line reason it cannot be read (``stamp`` keys the cache)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with _open_regular(path) as file:
+            text = file.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return f"{METRICS}: cannot read: {getattr(exc, 'strerror', None) or exc}"
     try:
@@ -133,7 +154,7 @@ def find_runs(folders: Sequence[Path]) -> list[EvalRun]:
 @functools.lru_cache(maxsize=16)
 def _read_results(path: Path, stamp: tuple[int, int]) -> tuple[ResultRow, ...]:
     rows = []
-    with path.open(encoding="utf-8", errors="replace") as lines:
+    with io.TextIOWrapper(_open_regular(path), encoding="utf-8", errors="replace") as lines:
         for line in lines:
             try:
                 rows.append(ResultRow.model_validate_json(line))
@@ -189,7 +210,8 @@ def _dataset_file(run: EvalRun, info: DatasetInfo) -> Path | None:
 @functools.lru_cache(maxsize=16)
 def _sha256(path: Path, stamp: tuple[int, int]) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with _open_regular(path) as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
     except OSError:
         return None
 

@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 from guard.eval import tables
 from guard.eval.compare import SIGNIFICANCE, compare_to_baseline
 from guard.eval.schema import Estimate, ResultRow, VariantMetrics
-from guard.view.app import ViewSources
+from guard.view.app import ViewSources, index_param
 from guard.view.eval_reliability import reliability_chart
 from guard.view.eval_runs import EvalRun, case_input, find_runs, load_results
 
@@ -51,12 +51,12 @@ class Side:
 
 
 def _side(runs: dict[str, EvalRun], ref: str | None) -> Side | None:
-    run_id, _, index = (ref or "").rpartition("|")
-    run = runs.get(run_id)
-    if run is None or not index.isdigit():
+    run_id, _, given = (ref or "").rpartition("|")
+    run, index = runs.get(run_id), index_param(given)
+    if run is None or index is None:
         return None
-    variant = run.variant(int(index))
-    return Side(run, int(index), variant) if variant else None
+    variant = run.variant(index)
+    return Side(run, index, variant) if variant else None
 
 
 def _sides(runs: list[EvalRun]) -> list[Side]:
@@ -109,8 +109,8 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         if run.report is None:
             return pages.TemplateResponse(request, "eval_run.html", {"section": "evals", "run": run})
         report = run.report
-        variant_param = request.query_params.get("variant", "")
-        variant = int(variant_param) if variant_param.isdigit() and run.variant(int(variant_param)) else None
+        variant = index_param(request.query_params.get("variant"))
+        variant = variant if variant is not None and run.variant(variant) else None
         outcome = request.query_params.get("outcome", "all")
         outcome = outcome if outcome in OUTCOMES else "all"
         query = request.query_params.get("q", "")[:200]
