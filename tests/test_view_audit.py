@@ -180,3 +180,22 @@ def test_a_file_that_is_not_an_audit_log_is_named_not_a_traceback(tmp_path: Path
     path.write_text("this is not a database\n" * 100)
     page = TestClient(create_view(ViewSources(path)), raise_server_exceptions=False).get("/decisions")
     assert page.status_code == 500 and f"cannot read the audit log {path}" in page.text and "Traceback" not in page.text
+
+
+def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: Path) -> None:
+    import urllib.request
+
+    from browser_fixtures import start_view
+
+    path = tmp_path / "audit.db"
+    _old_audit_file(path)
+    proc, url = start_view("--audit", str(path), cwd=tmp_path)
+    try:
+        indexed = sqlite3.connect(path)
+        assert indexed.execute("SELECT count(DISTINCT decision_id) FROM decision_hooks").fetchone()[0] == 2  # before any page was asked for
+        with urllib.request.urlopen(url + "/decisions?rule=old-rule", timeout=30) as r:
+            assert _ids(r.read().decode()) == [2, 1]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "indexed 2 decision(s) logged before this version" in err

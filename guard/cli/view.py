@@ -30,6 +30,21 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _index_older_rows(audit: Path | None) -> None:
+    """Index a log written before the view's index existed now, saying so, rather than on the first page someone opens."""
+    import sqlite3
+
+    from guard.view.audit_queries import AuditQueries
+
+    try:
+        indexed = AuditQueries(audit).index_older_rows()
+    except (sqlite3.Error, OSError) as exc:  # the pages name the problem too
+        print(f"guard view: cannot index {audit}: {exc}", file=sys.stderr)
+        return
+    if indexed:
+        print(f"guard view: indexed {indexed} decision(s) logged before this version", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -48,5 +63,6 @@ def run(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
     server = uvicorn.Server(config)
     print(f"guard view: audit log {audit or '(none)'}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
+    _index_older_rows(audit)
     server.run()
     return 0

@@ -139,18 +139,25 @@ class AuditQueries:
         self.path = path
         self._migrated = False
 
+    def index_older_rows(self) -> int:
+        """Give an older file the view's tables and index its rows (once; ``guard view`` does it before it listens); how many were indexed."""
+        if self.path is None or not self.path.exists():
+            return 0
+        writer = connect(self.path, migration)
+        try:
+            indexed = audit_index.backfill(writer)
+        finally:
+            writer.close()
+        self._migrated = True
+        return indexed
+
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection | None]:
         if self.path is None or not self.path.exists():
             yield None
             return
         if not self._migrated:
-            writer = connect(self.path, migration)  # an older file gains the view's tables, and its rows are indexed, once
-            try:
-                audit_index.backfill(writer)
-            finally:
-                writer.close()
-            self._migrated = True
+            self.index_older_rows()
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA query_only = 1")
