@@ -119,17 +119,19 @@ def test_rows_written_into_the_audit_log_by_hand_do_not_hide_the_others(folder: 
     assert _get(f"{view}/decisions/{odd_id}")[0] == 200 and _get(view + "/rules")[0] == 200
 
 
-def test_a_fifo_or_a_device_in_a_run_folder_is_an_error_not_a_hang(tmp_path: Path) -> None:
+def test_a_fifo_a_device_or_a_huge_file_in_a_run_folder_is_an_error_not_a_hang(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
-    for name in ("fifo", "zero"):
+    for name in ("fifo", "zero", "huge"):
         (evals / name).mkdir(parents=True)
         (evals / name / "results.jsonl").write_text("")
     os.mkfifo(evals / "fifo" / "metrics.json")
+    with open(evals / "huge" / "metrics.json", "wb") as huge:
+        huge.truncate(300 << 20)  # sparse: 300 MB that costs no disk, and would cost the view its memory
     (evals / "zero" / "metrics.json").symlink_to("/dev/zero")
     (tmp_path / "guard.yaml").write_text(CONFIG % "")
     for url in _view(tmp_path, "--evals", str(evals)):
         status, body = _get(url + "/evals", timeout=15)
-        assert status == 200 and body.count("not a regular file") == 2
+        assert status == 200 and body.count("not a regular file") == 2 and "300 MB, over the 256 MB" in body
         for run in ("0/fifo", "0/zero"):
             status, body = _get(f"{url}/evals/run?run={run}", timeout=15)
             assert status == 200 and "not a regular file" in body

@@ -37,6 +37,8 @@ __all__ = ["CaseInput", "EvalRun", "case_input", "find_runs", "load_results"]
 
 METRICS = "metrics.json"
 RESULTS = "results.jsonl"
+#: Largest metrics.json read: a real report is a few MB (3,000 cases × 2 models: 1.9 MB); a run folder the agent wrote may hold anything.
+MAX_REPORT_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ def _open_regular(path: Path) -> io.BufferedReader:
 @functools.lru_cache(maxsize=64)
 def _read_report(path: Path, stamp: tuple[int, int]) -> MetricsReport | str:
     """The parsed report, or a one-line reason it cannot be read (``stamp`` keys the cache)."""
+    if stamp[1] > MAX_REPORT_BYTES:
+        return f"{METRICS}: {stamp[1] >> 20} MB, over the {MAX_REPORT_BYTES >> 20} MB a guard eval report could be"
     try:
         with _open_regular(path) as file:
             text = file.read().decode("utf-8")
