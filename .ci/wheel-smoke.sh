@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 work="$(mktemp -d)"
 stub_pid=""
+view_pid=""
 cleanup() {
-  if [[ -n "$stub_pid" ]]; then kill "$stub_pid" 2>/dev/null || true; wait "$stub_pid" 2>/dev/null || true; fi
+  for pid in $stub_pid $view_pid; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -43,9 +44,9 @@ assert not [n for n in wheel if "agent_cli" in n or n.startswith("tests/")], "te
 PY
 echo "wheel-smoke: $sdist and $wheel hold every template and plugin file ($(echo $assets | wc -w))"
 
-echo "wheel-smoke: installing $wheel[eval] in a fresh virtualenv"
+echo "wheel-smoke: installing $wheel[eval,serve] in a fresh virtualenv"
 python3 -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install -q "$root/$wheel[eval]"
+"$work/venv/bin/python" -m pip install -q "$root/$wheel[eval,serve]"
 guard="$work/venv/bin/guard"
 py="$work/venv/bin/python"
 
@@ -99,4 +100,15 @@ cat >tiny.jsonl <<'EOF'
 EOF
 expect 0 "accuracy 1.000" eval.log "$guard" eval tiny.jsonl --config guard.yaml --out out --no-progress --fail-under accuracy=1.0
 [[ "$(wc -l <out/results.jsonl)" == 3 ]] || fail "guard eval wrote $(wc -l <out/results.jsonl) rows, expected 3"
+
+# guard view: its templates and static files come from the wheel; it shows the hook's deny and the eval run
+view_port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$guard" view --config guard.yaml --evals out --port "$view_port" 2>view.err &
+view_pid=$!
+fetch() { "$py" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$view_port$1"; }
+for _ in $(seq 100); do fetch /decisions >view.html 2>/dev/null && break; sleep 0.1; done
+grep -q 'badge deny' view.html || fail "guard view did not show the hook's deny: $(cat view.err; head -c 2000 view.html)"
+fetch /evals | grep -q 'accuracy\|F1' || fail "guard view did not list the eval run: $(cat view.err)"
+fetch /static/view.css | grep -q 'badge' || fail "guard view did not serve its stylesheet from the wheel"
+echo "wheel-smoke: guard view shows the deny and the eval run with its packaged templates and assets"
 echo "wheel-smoke: the installed wheel judges, hooks and evaluates from outside the source tree"
