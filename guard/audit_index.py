@@ -8,7 +8,8 @@
 - ``rule_latency``: per rule and hour, a histogram of judged (uncached) latencies
   in bins 20% wide, so p50/p95 come out within 20% without keeping every value sorted.
 - ``decisions_text``: a trigram full-text index (contentless) of the tool,
-  reason and stored payload, for substring search.
+  reason and stored payload, for substring search; a SQLite without FTS5's
+  trigram tokenizer (before 3.34) makes the file without it, and search scans.
 
 Written in the same transaction as the decision, on the ``guard hook`` path:
 standard library only, a handful of small inserts.
@@ -21,7 +22,7 @@ import math
 import sqlite3
 from typing import Any
 
-__all__ = ["LATENCY_STEP", "backfill", "create", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
+__all__ = ["LATENCY_STEP", "backfill", "create", "has_text_index", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
 
 #: Width of a latency bin: each bin's upper bound is this factor above the one before.
 LATENCY_STEP = 1.2
@@ -66,7 +67,10 @@ def create(db: sqlite3.Connection) -> None:
         ) WITHOUT ROWID"""
     )
     db.execute("CREATE TABLE rule_latency (hook TEXT NOT NULL, hour INTEGER NOT NULL, bin INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hook, hour, bin)) WITHOUT ROWID")
-    db.execute("CREATE VIRTUAL TABLE decisions_text USING fts5(text, content='', tokenize='trigram')")
+    try:
+        db.execute("CREATE VIRTUAL TABLE decisions_text USING fts5(text, content='', tokenize='trigram')")
+    except sqlite3.OperationalError:  # no FTS5, or no trigram tokenizer (SQLite before 3.34): guard view's search scans instead
+        pass
     for column in ("decision", "tool", "session", "client"):
         db.execute(f"CREATE INDEX decisions_{column} ON decisions ({column}, id)")
 
@@ -100,7 +104,13 @@ def write(db: sqlite3.Connection, decision_id: int, when: float, tool: Any, reas
     db.executemany(_INSERT_HOOK, rows)
     db.executemany(_ADD_HOUR, hours)
     db.executemany(_ADD_LATENCY, latencies)
-    db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"))
+    if has_text_index(db):
+        db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"))
+
+
+def has_text_index(db: sqlite3.Connection) -> bool:
+    """Whether this file has the trigram index (a file made by a SQLite without it has none)."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'decisions_text'").fetchone() is not None
 
 
 def mark_unindexed(db: sqlite3.Connection) -> None:

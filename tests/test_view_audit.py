@@ -199,3 +199,37 @@ def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: P
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert "indexed 2 decision(s) logged before this version" in err
+
+
+def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guard_hook_and_searched_by_scanning(tmp_path: Path) -> None:
+    """SQLite before 3.34 (Ubuntu 20.04, RHEL 8) has no trigram tokenizer: the log must still be written, and search must still find."""
+    import os
+    import subprocess
+    import sys
+    import urllib.parse
+    import urllib.request
+
+    from browser_fixtures import start_view
+
+    (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
+    env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
+
+    def hook(command: str) -> None:
+        event = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": command}}
+        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        assert done.returncode == 0 and "audit" not in done.stderr, done.stderr
+
+    hook("ls first")
+    with sqlite3.connect(tmp_path / "audit.db") as db:
+        db.execute("DROP TABLE decisions_text")  # as create() leaves a file on such a SQLite
+    hook("cat 50%_off.txt")
+    hook("ls third")
+    assert [r["id"] for r in AuditLog(tmp_path / "audit.db").tail()] == [1, 2, 3]
+    proc, url = start_view("--audit", str(tmp_path / "audit.db"), cwd=tmp_path)
+    try:
+        for query, ids in (("50%_OFF", [2]), ("%_o", [2]), ("LS T", [3]), ("Bash", [3, 2, 1]), ("zzz", [])):
+            with urllib.request.urlopen(url + "/decisions?" + urllib.parse.urlencode({"q": query}), timeout=30) as r:
+                assert _ids(r.read().decode()) == ids, query
+    finally:
+        proc.kill()
+        proc.wait()

@@ -53,7 +53,7 @@ class DecisionFilters:
         if self.text is not None and "\x00" in self.text:
             raise ValueError("search text cannot hold a NUL character (SQLite's full-text query ends at one)")
 
-    def select(self, *, before: int | None, after: int | None, limit: int) -> tuple[str, list[Any]]:
+    def select(self, *, before: int | None, after: int | None, limit: int, text_index: bool = True) -> tuple[str, list[Any]]:
         """The SQL for up to ``limit`` matching rows, newest first, between the ids ``after`` and ``before``.
 
         A search or a rule drives the query from its own index in id order
@@ -64,16 +64,18 @@ class DecisionFilters:
         source, key = "decisions d", "d.id"
         clauses: list[str] = []
         params: list[Any] = []
-        phrase = '"' + self.text.replace('"', '""') + '"' if self.text is not None else None  # one phrase: a substring, whatever its characters
-        if phrase is not None:
+        if self.text is not None and text_index:
             source, key = "decisions_text t CROSS JOIN decisions d ON d.id = t.rowid", "t.rowid"
             clauses.append("decisions_text MATCH ?")
-            params.append(phrase)
-        elif self.rule is not None:
+            params.append('"' + self.text.replace('"', '""') + '"')  # one phrase: a substring, whatever its characters
+        elif self.text is not None:  # a file without the trigram index: the same text, scanned (case-insensitive, as trigram is)
+            clauses.append("(coalesce(d.tool, '') || char(10) || coalesce(d.reason, '') || char(10) || d.payload) LIKE ? ESCAPE '\\'")
+            params.append("%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if self.rule is not None and source == "decisions d":
             source, key = "decision_hooks h CROSS JOIN decisions d ON d.id = h.decision_id", "h.decision_id"
             clauses.append("h.hook = ?")
             params.append(self.rule)
-        if self.rule is not None and phrase is not None:
+        elif self.rule is not None:
             clauses.append("d.id IN (SELECT decision_id FROM decision_hooks WHERE hook = ?)")
             params.append(self.rule)
         if self.decision == "unjudged":
@@ -169,10 +171,10 @@ class AuditQueries:
 
     def decisions(self, filters: DecisionFilters, *, before: int | None = None, after: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Up to ``limit`` matching rows, newest first, older than ``before`` or newer than ``after`` (ids)."""
-        sql, params = filters.select(before=before, after=after, limit=limit)
         with self._db() as db:
             if db is None:
                 return []
+            sql, params = filters.select(before=before, after=after, limit=limit, text_index=audit_index.has_text_index(db))
             return [checked_row(row) for row in db.execute(sql, params)]
 
     def decision(self, row_id: int) -> dict[str, Any] | None:
