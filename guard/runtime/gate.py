@@ -373,7 +373,7 @@ class Gate:
         longest = max((s.timeout for s in specs), default=10.0)
         if self.server in (None, "auto"):
             spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
-            url = autostart.running_url(self.loaded, wait=min(max(spare, 0.0), autostart.STARTUP_WAIT))
+            url = autostart.running_url(self.loaded, wait=max(spare, 0.0))  # it caps the wait at STARTUP_WAIT from the launch
         else:
             url = self.server
         if url is None and self.server is None:
