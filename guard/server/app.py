@@ -27,7 +27,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from guard.adapters import FORMATS, adapter
 from guard.core.decision import Decision
@@ -60,11 +61,6 @@ _OPEN_PATHS = frozenset({"/healthz"})
 #: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
 _CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from html import escape
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from guard.cli.view import LOOPBACK_NAMES
 
@@ -39,11 +40,6 @@ _LOGIN_BODY_LIMIT = 8192
 _LOGIN_POLICY = "default-src 'none'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 _ASK = "This service needs its token (GUARD_SERVE_TOKEN) to show its decisions."
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOGIN_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>guard view: sign in</title><link rel="icon" href="data:,"></head>
@@ -108,10 +104,6 @@ async def _small_body(request: Request) -> bytes:
     return body
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
 class _TokenGate:
     """Lets a request into the view when it proves the token; signs a browser in once."""
 
@@ -133,7 +125,7 @@ class _TokenGate:
 
     def _form(self, to: str, message: str, status: int) -> Response:
         """The sign-in form, going on to ``to`` once the token is right."""
-        page = _LOGIN_PAGE.format(message=_escape(message), action=_escape(_LOGIN), next=_escape(_safe_next(to)))
+        page = _LOGIN_PAGE.format(message=escape(message), action=escape(_LOGIN), next=escape(_safe_next(to)))
         return HTMLResponse(page, status_code=status, headers={"WWW-Authenticate": "Bearer", "Content-Security-Policy": _LOGIN_POLICY, "Cache-Control": "no-store"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
