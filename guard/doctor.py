@@ -42,11 +42,14 @@ class Finding:
 
 
 def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout: float) -> Iterator[Finding]:
-    """Every check, in the order a user fixes things: config, models, installed hooks, PATH."""
+    """Every check, in the order a user fixes things: config, trust, models, installed hooks, PATH."""
     found = list(_installed(project_dir, home))
     hooks = [h for h in found if isinstance(h, InstalledHook)]
-    loaded, finding = _config(config, installed_here=any(h.scope == "project" for h in hooks))
+    installed_here = any(h.scope == "project" for h in hooks)
+    loaded, finding = _config(config, installed_here=installed_here)
     yield finding
+    if loaded is not None and loaded.sources:
+        yield _trusted(config, installed_here=installed_here)
     if loaded is not None:
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
@@ -66,6 +69,23 @@ def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | N
     except GuardError as exc:
         return None, Finding("fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked")
     return loaded, Finding("ok", "config", f"{len(loaded.specs)} hooks from {', '.join(loaded.sources)}")
+
+
+def _trusted(path: str | None, *, installed_here: bool) -> Finding:
+    """Whether ``guard hook`` enforces the config on disk, the copy you trusted before it changed, or nothing (never trusted)."""
+    from guard.config.pinning import load_trusted
+
+    try:
+        pinned = load_trusted(path)
+    except GuardError as exc:
+        return Finding("fail", "trust", f"the trusted copy guard hook enforces does not load: {exc}", "review the config and run guard trust")
+    if pinned.status == "untrusted":
+        status: Status = "fail" if installed_here else "warn"
+        return Finding(status, "trust", "the config was never trusted: guard hook blocks every tool call until you trust it",
+                       "review it and run guard trust (in your terminal)")
+    if pinned.status == "changed":
+        return Finding("warn", "trust", pinned.notes[0], "guard trust shows the change and asks before guard hook enforces it")
+    return Finding("ok", "trust", "guard hook enforces this config as you trusted it")
 
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:

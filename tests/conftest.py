@@ -1,4 +1,10 @@
-"""Every test runs in its own home, cache and working directory, with no GUARD_* settings leaking in."""
+"""Every test runs in its own home, cache, state and working directory, with no GUARD_* settings or agent markers leaking in.
+
+guard hook and guard serve enforce only a config the user trusted: a test trusts
+its config as the user would, through the library function behind ``guard trust``
+(:func:`trust_config`; ``write_config`` does it unless told not to). There is no
+switch that skips trust, for tests or anyone else.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +26,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    from guard.cli.user_consent import AGENT_MARKERS
+
     for name in list(os.environ):
-        if name.startswith("GUARD_"):
+        # a suite run from inside an agent client must not look like the agent to guard trust / guard install
+        if name.startswith("GUARD_") or name in AGENT_MARKERS or name == "CURSOR_EXTENSION_HOST_ROLE":
             monkeypatch.delenv(name)
     monkeypatch.chdir(work)
     yield work
@@ -33,14 +43,41 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     logger.setLevel(logging.NOTSET)
 
 
+def trust_config(config: str | Path) -> None:
+    """Trust ``config`` as the user does with ``guard trust`` (the same library function, after their yes).
+
+    A ``guard.yaml`` or ``.guard/guard.yaml`` is trusted for its folder (what ``guard
+    hook`` searches from there) and under its own path; any other file under its path
+    (``guard hook --config FILE``).
+    """
+    from guard.config import SEARCHED
+    from guard.config.pinning import trust
+
+    path = Path(config).absolute()
+    for name in sorted(SEARCHED, key=len, reverse=True):  # .guard/guard.yaml before guard.yaml
+        if path.as_posix().endswith("/" + name):
+            trust(cwd=str(path.parents[name.count("/")]))
+            return
+    trust(str(path))
+
+
 @pytest.fixture
 def write_config(isolated_home: Path):  # type: ignore[no-untyped-def]
-    """Write a guard.yaml into the test's working directory and return its path."""
+    """Write a guard.yaml into the test's working directory, trust it (unless ``trusted=False``) and return its path.
 
-    def write(text: str, name: str = "guard.yaml") -> Path:
+    A config that does not load is left untrusted, as ``guard trust`` leaves it.
+    """
+    from guard.core.errors import ConfigError
+
+    def write(text: str, name: str = "guard.yaml", *, trusted: bool = True) -> Path:
         path = isolated_home / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+        if trusted:
+            try:
+                trust_config(path)
+            except ConfigError:
+                pass
         return path
 
     return write

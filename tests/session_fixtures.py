@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 
 from guard.judge.fence import FENCE_RE
 from guard.testing.openai_stub import Reply, StubServer
@@ -78,6 +79,7 @@ def judge_stub() -> Iterator[StubServer]:
 @pytest.fixture
 def session_project(isolated_home: Path, judge_stub: StubServer) -> Path:
     (isolated_home / "guard.yaml").write_text(config_text(judge_stub.url))
+    trust_config(isolated_home / "guard.yaml")
     return isolated_home
 
 

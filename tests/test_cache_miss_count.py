@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conftest import trust_config
 from judge_fixtures import bash_event, stub  # noqa: F401 (fixture)
 from test_smart_engine import run_cli
 
@@ -17,6 +18,7 @@ def test_a_miss_then_a_hit_count_one_miss_and_one_hit(stub: StubServer, isolated
         "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
         "      rule: Deny shell commands that delete files outside the project.\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)
     for _ in range(2):
         out = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=json.dumps(bash_event()))

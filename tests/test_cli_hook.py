@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 
 PRE = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}, "cwd": "/tmp"}
 
@@ -66,6 +67,7 @@ def project(isolated_home: Path) -> Path:
     (isolated_home / "guard.yaml").write_text(
         "hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     return isolated_home
 
 
@@ -92,6 +94,7 @@ def test_no_matching_hook_prints_nothing_and_loads_nothing_heavy(project: Path) 
 
 def test_rewrite_through_the_cli_returns_the_whole_input(project: Path) -> None:
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: policy:dry_run\n")
+    trust_config(project / "guard.yaml")
     proc = guard_run(["hook"], json.dumps({**PRE, "tool_input": {"command": "make deploy", "description": "d"}}), project)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["updatedInput"] == {"command": "make deploy --dry-run", "description": "d"}
@@ -123,6 +126,7 @@ def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -
 
 def test_a_fail_closed_hook_blocks_a_malformed_call_to_its_tool(project: Path) -> None:
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_force_push\n")
+    trust_config(project / "guard.yaml")
     proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": {"name": "Bash"}}), project)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "field 'tool_name' must be a string" in out["permissionDecisionReason"]
@@ -130,6 +134,7 @@ def test_a_fail_closed_hook_blocks_a_malformed_call_to_its_tool(project: Path) -
 
 def test_a_lone_surrogate_is_judged_and_audited(project: Path) -> None:
     (project / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: policy:no_force_push\n")
+    trust_config(project / "guard.yaml")
     proc = guard_run(["hook"], '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force \\ud800"}}', project)
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     import sqlite3
@@ -138,7 +143,9 @@ def test_a_lone_surrogate_is_judged_and_audited(project: Path) -> None:
     assert len(rows) == 1 and rows[0][0] == "deny" and "\ufffd" in rows[0][1] and "payload_repaired" in rows[0][2]
 
 
-def test_a_config_typo_blocks_tool_calls_and_names_the_key(project: Path) -> None:
+def test_a_config_typo_blocks_tool_calls_and_names_the_key(isolated_home: Path) -> None:
+    project = isolated_home / "fresh"  # never trusted: a config the user trusted keeps being enforced (test_trust.py)
+    project.mkdir()
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failur_mode: fail_closed\n      callable: policy:no_force_push\n")
     proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": "Read"}), project)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
@@ -164,6 +171,7 @@ def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> No
     (project / "policy.py").write_text(POLICY + "\nimport time\ndef stuck(event):\n    time.sleep(120)\n")
     for mode, expected in (("fail_closed", "deny"), ("fail_open", None)):
         (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 60\n      failure_mode: {mode}\n      callable: policy:stuck\n")
+        trust_config(project / "guard.yaml")
         started = time.monotonic()
         proc = guard_run(["hook", "--deadline", "3"], json.dumps(PRE), project)
         assert time.monotonic() - started < 3.0, "guard answered after the client's timeout"
@@ -197,6 +205,7 @@ def _crash_in_process(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     from guard.runtime.gate import Gate
 
     (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {failure_mode}\n      callable: policy:no_force_push\n")
+    trust_config(project / "guard.yaml")
     monkeypatch.syspath_prepend(str(project))
 
     def broken(self: Gate, *args: object) -> None:
@@ -228,6 +237,7 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
         "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
         "      rule: Deny shell commands that delete files outside the project.\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     event = json.dumps({**PRE, "tool_input": {"command": "rm -rf ~/photos"}})
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)
@@ -257,6 +267,7 @@ def test_a_locked_decision_cache_does_not_outlast_the_deadline(project: Path) ->
         "models: {quick: openai/stub-quick}\ncache: {url: 'sqlite:///cache.db'}\n"
         "hooks:\n  PreToolUse:\n    - {id: strict, matcher: Bash, depth: quick, failure_mode: fail_closed, rule: Deny deletes.}\n"
     )
+    trust_config(project / "guard.yaml")
     guard_run(["hook"], json.dumps(PRE), project, GUARD_API_BASE="http://127.0.0.1:9/v1")  # creates cache.db
     lock = sqlite3.connect(project / "cache.db", isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import trust_config
+
 REPO = Path(__file__).resolve().parent.parent
 
 GOOD = "#!/bin/sh\necho good >> \"$(dirname \"$0\")/../ran.txt\"\necho \"$CLAUDE_PROJECT_DIR\" > \"$(dirname \"$0\")/../project_dir.txt\"\nexit 0\n"
@@ -45,6 +47,7 @@ def test_guard_yaml_command_runs_beside_guard_yaml_not_in_the_events_cwd(tmp_pat
     plant(project, "hooks/check.sh", GOOD)
     plant(attacker, "hooks/check.sh", EVIL)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: check\n      command: sh hooks/check.sh\n")
+    trust_config(project / "guard.yaml")
 
     # the process starts in a third folder: neither it nor the event's cwd decides where the script is
     proc = guard_hook(["--config", str(project / "guard.yaml")], bash_event(attacker), started_in)
@@ -63,6 +66,7 @@ def test_settings_json_command_runs_from_the_project_root(tmp_path: Path) -> Non
     handler = {"type": "command", "command": "sh .claude/hooks/check.sh"}
     settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}
     (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    trust_config(project / ".claude" / "settings.json")
 
     proc = guard_hook(["--config", str(project / ".claude" / "settings.json")], bash_event(attacker), attacker)
 
@@ -76,6 +80,7 @@ def test_the_clients_own_claude_project_dir_is_kept(tmp_path: Path) -> None:
     project = tmp_path / "project"
     plant(project, "hooks/check.sh", GOOD)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: sh hooks/check.sh\n")
+    trust_config(project / "guard.yaml")
 
     proc = guard_hook([], bash_event(tmp_path), project, CLAUDE_PROJECT_DIR="/set/by/the/client")
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 
 from guard.cli.main import main
 
@@ -66,6 +67,7 @@ def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_
     (isolated_home / "guard.yaml").write_text(
         f"audit: {{path: audit.db}}\nhooks:\n  PreToolUse:\n    - id: p\n      failure_mode: {mode}\n      callable: policy:check\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     monkeypatch.chdir(isolated_home)
     monkeypatch.syspath_prepend(str(isolated_home))
     for raw in hostile_inputs():
@@ -86,6 +88,7 @@ def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_
 
 def test_hostile_events_as_real_processes(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: p\n      failure_mode: fail_closed\n      command: 'true'\n")
+    trust_config(isolated_home / "guard.yaml")
     for raw in hostile_inputs(seed=11, count=6)[::3]:
         proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=raw, capture_output=True, cwd=isolated_home, timeout=60)
         assert b"Traceback" not in proc.stderr and proc.returncode in (0, 2), (raw[:200], proc.stderr)

@@ -21,7 +21,7 @@ ROOT = Path(guard.__file__).parent
 LAYERS = {
     "core": 0,
     "runtime": 1,
-    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "audit_index", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
+    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "audit_index", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session", "protection"], 2),
     **dict.fromkeys(["cli", "server", "view", "eval", "backtest", "datasets", "install", "doctor", "testing", "integrations"], 3),
 }
 

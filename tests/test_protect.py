@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 
 import guard
 from guard.config import load_config
@@ -44,6 +45,7 @@ def hook(project: Path, tool: str, tool_input: dict[str, Any]) -> tuple[str, str
 @pytest.fixture
 def project(isolated_home: Path) -> Path:
     (isolated_home / "guard.yaml").write_text(CONFIG)
+    trust_config(isolated_home / "guard.yaml")
     hook(isolated_home, "Read", {"file_path": "README.md"})  # compiles the config snapshot, as the first tool call of a session does
     return isolated_home
 
@@ -78,6 +80,7 @@ def test_ordinary_calls_are_allowed_and_cost_nothing_extra(project: Path, tool: 
 
 def test_protect_false_turns_the_rule_off(project: Path) -> None:
     (project / "guard.yaml").write_text("protect: false\n" + CONFIG)
+    trust_config(project / "guard.yaml")
     assert hook(project, "Write", {"file_path": "guard.yaml", "content": ""})[0] == "allow"
 
 
@@ -151,6 +154,7 @@ def test_a_symlink_to_the_config_is_followed(project: Path) -> None:
 
 def test_a_configured_cache_inside_the_project_is_protected(project: Path) -> None:
     (project / "guard.yaml").write_text("cache: {url: 'sqlite:///.guard/cache.db'}\n" + CONFIG)
+    trust_config(project / "guard.yaml")
     assert _decide(project, "Bash", {"command": "sqlite3 x; rm .guard/cache.db-wal"}) == "deny"
     assert _decide(project, "Write", {"file_path": ".guard/cache.db", "content": ""}) == "deny"
 
@@ -158,6 +162,7 @@ def test_a_configured_cache_inside_the_project_is_protected(project: Path) -> No
 def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     """With another hook that must run (a command hook on Write), the engine runs the rule beside it."""
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")
+    trust_config(project / "guard.yaml")
     proc = subprocess.run(
         [sys.executable, "-m", "guard.cli.main", "check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"],
         capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": TREE}, timeout=60, check=False,

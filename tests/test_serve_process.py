@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from cache_fixtures import free_port, start_serve
+from conftest import trust_config
 
 from guard.server.client import send_event
 
@@ -55,6 +56,7 @@ class ServeProcess:
 def serve(tmp_path: Path) -> Iterator[ServeProcess]:
     (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
     (tmp_path / "guard.yaml").write_text(CONFIG)
+    trust_config(tmp_path / "guard.yaml")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # keep the tree under test
     proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, env)
     try:
@@ -209,6 +211,7 @@ hooks:
 def _health_of_a_service(tmp_path: Path, **env: str) -> Iterator[dict[str, Any]]:
     """``/healthz`` of a real ``guard serve`` with a smart hook, read until its LiteLLM client is not loading any more."""
     (tmp_path / "guard.yaml").write_text(SMART_CONFIG)
+    trust_config(tmp_path / "guard.yaml")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
     proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, {**clean, "OPENAI_API_KEY": "sk-test", **env})
     try:

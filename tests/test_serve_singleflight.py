@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from cache_fixtures import free_port, wait_for_port
+from conftest import trust_config
 
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
@@ -75,6 +76,7 @@ def _post(url: str, payload: dict[str, Any], results: list[Any]) -> None:
 
 def test_the_service_shares_one_call_across_concurrent_requests(slow_stub: StubServer, tmp_path: Path) -> None:
     (tmp_path / "guard.yaml").write_text(CONFIG)
+    trust_config(tmp_path / "guard.yaml")
     port = free_port()
     env = {**os.environ, "GUARD_API_BASE": slow_stub.url}
     proc = subprocess.Popen(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 from session_fixtures import (
     ALLOW_TMP,
     ENVIRONMENT,
@@ -47,6 +48,7 @@ def imported(isolated_home: Path, policy_stub: StubServer, capsys: pytest.Captur
     notes = capsys.readouterr().err
     assert "autoMode.soft_deny: '$defaults'" in notes and "autoMode.environment: '$defaults'" in notes
     (isolated_home / "guard.yaml").write_text(f"models:\n  quick: stub-quick\n  thorough: stub-thorough\n  api_base: {policy_stub.url}\ninclude: [auto-mode.yaml]\n")
+    trust_config(isolated_home / "guard.yaml")
     return isolated_home
 
 
@@ -86,10 +88,12 @@ def test_no_upload_after_reading_credentials_denies_only_in_the_session_that_rea
 
 def test_a_policy_without_a_deny_list_is_a_config_error_naming_the_key(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    allow: [anything]\n")
+    trust_config(isolated_home / "guard.yaml")
     with pytest.raises(ConfigError) as err:
         load_config(str(isolated_home / "guard.yaml"))
     assert "policies[0]" in str(err.value) and "at least one hard_deny or soft_deny" in str(err.value)
     (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    soft_deny: [x]\n    hard_denny: [y]\n")
+    trust_config(isolated_home / "guard.yaml")
     with pytest.raises(ConfigError, match="unknown key 'hard_denny'"):
         load_config(str(isolated_home / "guard.yaml"))
 

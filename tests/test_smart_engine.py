@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.core.settings import Settings
@@ -85,6 +86,7 @@ def test_guard_hook_judges_smart_rules_and_serves_repeats_from_the_cache(stub: S
         "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
         "      rule: Deny shell commands that delete files outside the project.\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)
     event = json.dumps(bash_event())
     first = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=event)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
 
 from guard.core.decision import HookResult
@@ -104,6 +105,7 @@ def test_guard_hook_denies_a_dangerous_middle(stub: StubServer, isolated_home: P
         "hooks:\n  PreToolUse:\n    - id: no-secrets\n      matcher: Write\n      depth: quick\n      timeout: 60\n"
         f"      rule: {RULE}\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     stub.responder = keyword_policy
     event = {**bash_event(), "tool_name": "Write", "tool_input": write_input("cat ~/.ssh/id_rsa")}
     out = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=json.dumps(event))

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from cache_fixtures import free_port, redis_cache_url, redis_url  # noqa: F401 (fixtures)
+from conftest import trust_config
 
 import guard
 from guard.cache.redis import RedisCache
@@ -57,6 +58,7 @@ def stub() -> Iterator[StubServer]:
 
 def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
     guard_run(["hook"], isolated_home, json.dumps(bash_event("rm -rf ~/photos")), GUARD_API_BASE=stub.url)
     secret = isolated_home.parent / "home/.config/guard/secret"
     assert secret_path() == secret and stat.S_IMODE(secret.stat().st_mode) == 0o600
@@ -66,6 +68,7 @@ def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Pat
 
 def test_a_cache_row_rewritten_from_deny_to_allow_is_judged_again(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("rm -rf ~/photos"))
     assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "deny"
     assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "deny"
@@ -108,6 +111,7 @@ def test_a_forged_redis_entry_is_a_miss(redis_cache_url: str) -> None:  # noqa: 
 @pytest.mark.parametrize("tamper", ["empty the hooks", "forge without a seal"])
 def test_an_emptied_or_forged_snapshot_does_not_drop_the_rules(isolated_home: Path, tamper: str) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: no-bash\n      matcher: Bash\n      command: 'echo no shell here >&2; exit 2'\n")
+    trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("ls"))
     assert verdict(guard_run(["hook"], isolated_home, event)) == "deny"
     [snapshot] = (isolated_home.parent / "home/.cache/guard/config").glob("*.json")
@@ -153,11 +157,11 @@ def attacker() -> Iterator[str]:
 
 
 def _state_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, api_base: str) -> Path:
-    from guard.config import load_config
+    from guard.config.pinning import load_trusted
     from guard.server import autostart
 
     monkeypatch.setenv("GUARD_API_BASE", api_base)  # part of the service's fingerprint, as in the hook's environment
-    path = autostart.state_path(load_config())
+    path = autostart.state_path(load_trusted().loaded)  # the trusted config, as guard hook loads it
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -192,6 +196,7 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
     isolated_home: Path, stub: StubServer, attacker: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (isolated_home / "guard.yaml").write_text(SMART.replace("hooks:", "server: {url: auto}\ncache: {url: 'off'}\nhooks:"))
+    trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("rm -rf ~/photos"))
     path = _state_file(isolated_home, monkeypatch, stub.url)
     from guard.server.autostart import write_state

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from starlette.testclient import TestClient
 
 from guard.audit import REDACTED, AuditLog
@@ -167,6 +168,7 @@ def test_guard_hook_records_its_client_format(tmp_path: Path, fmt: str) -> None:
     import sys
 
     (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
+    trust_config(tmp_path / "guard.yaml")
     event = {"hook_event_name": "PreToolUse" if fmt == "claude" else "BeforeTool", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}
     env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
     done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", fmt], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
@@ -212,6 +214,7 @@ def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guar
     from browser_fixtures import start_view
 
     (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
+    trust_config(tmp_path / "guard.yaml")
     env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
 
     def hook(command: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
+from conftest import trust_config
 
 from guard.audit import AuditLog
 
@@ -34,6 +35,7 @@ class Workspace:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         (folder / "guard.yaml").write_text(CONFIG)
+        trust_config(folder / "guard.yaml")
 
     def hook(self, command: str, *, session: str = "sess-a", tool: str = "Bash", fmt: str = "claude") -> dict[str, Any]:
         """Run ``guard hook`` as a client would; the answer it printed."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
+from conftest import trust_config
 from eval_fixtures import write_dataset, write_suite_config
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -219,6 +220,7 @@ def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(
     from cache_fixtures import start_listening
 
     (runs.parent / "serve.yaml").write_text("hooks: {}\n")
+    trust_config(runs.parent / "serve.yaml")
     token = "evals-ui-token-0123456789"
 
     def command(port: int) -> list[str]:

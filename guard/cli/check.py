@@ -70,6 +70,15 @@ def _print_human(decision: Any) -> None:
         print("  " + "  ".join(bits))
 
 
+def _trust_note(config: str | None) -> None:
+    """Say when what was judged here is not what ``guard hook`` enforces (a changed or never trusted config)."""
+    from guard.config.pinning import trust_note
+
+    note = trust_note(config)
+    if note:
+        print(f"guard check: note: {note}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from guard.core.events.names import canonical_event
     from guard.core.spec import HookSpec
@@ -79,9 +88,11 @@ def run(args: argparse.Namespace) -> int:
     specs: list[HookSpec] | None = None
     if args.rule:
         specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    gate = Gate(args.config, specs=specs)
+    gate = Gate(args.config, specs=specs)  # the config on disk: this is the user's own command, not the hook
     if gate.config_error is not None:
         raise gate.config_error
+    if specs is None:
+        _trust_note(args.config)
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
         gate.use_model(args.model)
     _, decision = gate.decide(payload)

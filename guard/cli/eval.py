@@ -76,9 +76,13 @@ def _threshold_line(point: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from guard.config.pinning import trust_note
     from guard.eval.runner import DEFAULT_CONCURRENCY
     from guard.eval.session import evaluate
 
+    note = trust_note(args.config)  # the eval reads the disk; guard hook enforces the trusted copy
+    if note:
+        print(f"guard eval: note: {note}", file=sys.stderr)
     result = evaluate(
         args.datasets,
         config=args.config,

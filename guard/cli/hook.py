@@ -123,6 +123,7 @@ def run(args: Any) -> int:
         server=args.server,
         fail_closed=args.fail_closed or env.get("GUARD_FAIL_CLOSED") == "1",
         fail_open_config=args.fail_open or env.get("GUARD_FAIL_OPEN") == "1",
+        pinned=True,  # the config the user trusted, never whatever the agent left on disk
     )
     deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or CLIENT_TIMEOUTS.get(args.format)
     by = answer_by(deadline, started)

@@ -52,8 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from guard.cli.user_consent import refusal as agent_refusal
     from guard.install import default_command, install
 
+    refused = agent_refusal("guard install")
+    if refused:  # it writes the client's hook settings and records trust: the agent must not do either
+        print(f"guard install: error: {refused}", file=sys.stderr)
+        return 1
     if not 1 <= args.timeout <= 600:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
         return 1
@@ -85,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     verb = "removed guard from" if args.uninstall else "installed guard in"
     print(f"{verb} {result.path} for {', '.join(result.events)}")
     if not args.uninstall:
+        _trust_config()
         for warning in warnings:
             loud = "WARNING (--force)" if warning.startswith(_BROKEN) else "warning"
             print(f"{loud}: {warning}", file=sys.stderr)
@@ -151,6 +157,34 @@ def _config_warnings(timeout_s: int) -> list[str]:
         return []
     longest = max(spec.timeout for spec in loaded.specs)
     return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
+
+
+def _trust_config() -> None:
+    """Installing is the user adopting guard here: trust the config found, unless another version was trusted before.
+
+    A config changed since it was trusted is left to ``guard trust``, which shows
+    the change and asks on the terminal.
+    """
+    from guard.config import find_config, trust_store
+    from guard.config.pinning import read_candidate, record, unchanged
+
+    found = find_config()
+    if found is None or not found.is_file():
+        return
+    explicit = os.environ.get("GUARD_CONFIG") or None
+    previous = trust_store.read(trust_store.trust_key(explicit))
+    try:
+        candidate = read_candidate(found)
+    except GuardError as exc:
+        print(f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr)
+        return
+    if previous is None:
+        record(candidate, explicit)
+        names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
+        print(f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced")
+    elif not unchanged(previous, candidate):
+        print(f"warning: {candidate.config} differs from the version you trusted, which guard hook keeps enforcing:"
+              " review and accept the change with `guard trust`", file=sys.stderr)
 
 
 def _warn_if_not_runnable(command: str, client: str) -> None:

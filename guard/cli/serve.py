@@ -98,12 +98,18 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise GuardError(f"guard serve needs starlette and uvicorn ({exc.name} is missing): pip install 'guard[serve]'") from exc
     from guard.cache.batched_counts import for_service
-    from guard.config import load_config
+    from guard.config import LoadedConfig
+    from guard.config.pinning import load_trusted
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
     from guard.server.client import service_token
 
-    loaded = load_config(args.config)
+    trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
+    if trusted.error is not None:
+        raise trusted.error
+    loaded = trusted.loaded or LoadedConfig()
+    for note in trusted.notes:
+        print(f"guard serve: warning: {note}", file=sys.stderr)
     token = args.token or service_token(loaded.settings)
     if not token and not _is_loopback(args.host):
         raise GuardError(
@@ -115,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     counted = for_service(loaded.settings)
     if counted is not None:  # lookups on the event loop only read; hit and miss counts are written in batches
         engine.ctx.resources["cache"] = counted
-    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals))
+    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals), warnings=tuple(trusted.notes))
     config = uvicorn.Config(
         app,
         host=args.host,

@@ -1,9 +1,11 @@
 """Finding and loading guard's configuration.
 
 ``load_config`` first tries a compiled snapshot of the config (plain JSON, keyed
-by the source files' paths, sizes and mtimes) so ``guard hook`` never pays for
-YAML and pydantic validation when nothing changed; on a miss it parses and
-validates (:mod:`guard.config.parse`) and writes a new snapshot.
+by the source files' paths, sizes and mtimes) so nothing pays for YAML and
+pydantic validation when nothing changed; on a miss it parses and validates
+(:mod:`guard.config.parse`) and writes a new snapshot. ``guard hook`` and
+``guard serve`` do not load the disk at all but the copy the user trusted
+(:func:`guard.config.pinning.load_trusted`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ from pathlib import Path
 
 from guard.core.settings import LoadedConfig
 
-__all__ = ["LoadedConfig", "find_config", "load_config"]
+__all__ = ["LoadedConfig", "find_config", "load_config", "with_protection"]
+
+#: Where a folder's config is searched, in order (relative to the folder).
+SEARCHED = ("guard.yaml", ".guard/guard.yaml")
 
 
-def find_config(path: str | None = None) -> Path | None:
-    """``--config PATH``, then ``$GUARD_CONFIG``, then ``./guard.yaml``, then ``./.guard/guard.yaml``."""
+def find_config(path: str | None = None, *, cwd: str | None = None) -> Path | None:
+    """``--config PATH``, then ``$GUARD_CONFIG``, then ``./guard.yaml``, then ``./.guard/guard.yaml`` (of ``cwd``)."""
     explicit = path or os.environ.get("GUARD_CONFIG")
     if explicit:
         return Path(explicit)
-    for candidate in (Path("guard.yaml"), Path(".guard/guard.yaml")):
+    for name in SEARCHED:
+        candidate = Path(cwd, name) if cwd else Path(name)
         if candidate.is_file():
             return candidate
     return None
@@ -36,7 +42,11 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
     found = find_config(path)
     if found is None:
         return LoadedConfig()
-    loaded = _load(found, use_snapshot)
+    return with_protection(_load(found, use_snapshot))
+
+
+def with_protection(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded`` with the built-in self-protection hook after its own hooks, unless it says ``protect: false``."""
     if loaded.settings.protect:
         from guard.hooks.protect import protect_spec
 

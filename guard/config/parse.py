@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,16 @@ from guard.core.settings import Settings, default_audit_path, default_cache_url
 from guard.core.spec import HookSpec
 from guard.webhooks.ssrf import parse_networks
 
-__all__ = ["parse_config"]
+__all__ = ["Reader", "parse_config"]
 
 log = logging.getLogger("guard.config")
+
+#: Reads one config file's text; FileNotFoundError when there is no such file. The trusted loader reads sealed copies instead of the disk.
+Reader = Callable[[Path], str]
+
+
+def _disk(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 class _Models(BaseModel):
@@ -75,11 +82,19 @@ class _Top(BaseModel):
     hooks: dict[str, Any] = Field(default_factory=dict)
 
 
-def _read(path: Path) -> Any:
+class _MissingFile(ConfigError):
+    """No such file (an include names it, so the message names the include)."""
+
+
+def _read(path: Path, reader: Reader) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = reader(path)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        raise _MissingFile(f"cannot read config: {exc.strerror}", file=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror}", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from exc
     if path.suffix == ".json":
         try:
             return json.loads(text) if text.strip() else {}
@@ -170,10 +185,10 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
     return entry
 
 
-def parse_config(path: Path) -> LoadedConfig:
-    """Read ``path`` (guard.yaml, or a settings.json by its suffix) and everything it includes."""
+def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
+    """Read ``path`` (guard.yaml, or a settings.json by its suffix) and everything it includes, each through ``reader``."""
     file = str(path)
-    data = _read(path)
+    data = _read(path, reader)
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping", file=file)
     if path.suffix == ".json":
@@ -217,9 +232,12 @@ def parse_config(path: Path) -> LoadedConfig:
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)
-        if not inc_path.is_file():
-            raise ConfigError(f"included file not found: {inc_path}", file=file, key=f"include[{i}]")
-        included = parse_config(inc_path)
+        try:
+            included = parse_config(inc_path, reader)
+        except _MissingFile as exc:
+            if exc.file != str(inc_path):
+                raise
+            raise ConfigError(f"included file not found: {inc_path}", file=file, key=f"include[{i}]") from exc
         specs.extend(included.specs)
         sources.extend(included.sources)
     _check_unique_ids(specs)

@@ -8,6 +8,11 @@ The snapshot sits in the user's cache, where the guarded agent can write: it is
 sealed (:mod:`guard.trust`) over its text and the config's path, and a snapshot
 whose seal fails (emptied, edited, forged, copied from another config) is
 ignored and the config parsed again from its source. Standard library only.
+
+Two kinds share the folder: a snapshot of the files on disk, valid while their
+sizes and mtimes are unchanged (``guard check``), and a snapshot of a trusted
+copy (``guard hook``, ``guard serve``), keyed and validated by the trusted
+record's pin alone, whatever the disk holds now.
 """
 
 from __future__ import annotations
@@ -29,15 +34,15 @@ __all__ = ["expand_env", "read", "write"]
 
 log = LazyLogger("guard.config")
 
-FORMAT = 3  # 2: HookSpec.workdir; 3: a seal line before the JSON
+FORMAT = 4  # 2: HookSpec.workdir; 3: a seal line before the JSON; 4: pinned snapshots, HookSpec.scripts
 _PURPOSE = "snapshot"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-def _snapshot_path(config: Path) -> Path:
+def _snapshot_path(config: Path, pin: str | None) -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "config"
     digest = hashlib.sha1(str(config.resolve()).encode()).hexdigest()[:16]
-    return base / f"{digest}.json"
+    return base / (f"{digest}.json" if pin is None else f"{digest}-{pin[:16]}.json")
 
 
 def _fingerprint(paths: list[str]) -> list[list[Any]]:
@@ -48,11 +53,11 @@ def _fingerprint(paths: list[str]) -> list[list[Any]]:
     return out
 
 
-def read(config: Path) -> Any:
-    """The snapshot for ``config`` if every source file is unchanged, else None."""
+def read(config: Path, *, pin: str | None = None) -> Any:
+    """The snapshot for ``config`` if every source file is unchanged (with ``pin``: of that trusted copy), else None."""
     from guard.config import LoadedConfig
 
-    path = _snapshot_path(config)
+    path = _snapshot_path(config, pin)
     try:
         mac, _, body = path.read_text().partition("\n")
         if not verify(mac, _PURPOSE, str(config.resolve()), body):
@@ -60,27 +65,32 @@ def read(config: Path) -> Any:
             (log.info if mac.startswith("{") else log.warning)("config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
             return None
         data = json.loads(body)
-        if data.get("format") != FORMAT or _fingerprint([s for s, _, _ in data["sources"]]) != data["sources"]:
+        if data.get("format") != FORMAT or data.get("pin") != pin:
+            return None
+        if pin is None and _fingerprint(data["sources"]) != data["fingerprint"]:
             return None
         loaded = LoadedConfig(
             settings=Settings.from_dict(data["settings"]),
             specs=[HookSpec.from_dict(s) for s in data["specs"]],
-            sources=[s for s, _, _ in data["sources"]],
+            sources=list(data["sources"]),
+            pin=pin,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return expand_env(loaded)
 
 
-def write(config: Path, loaded: Any) -> None:
-    """Store ``loaded`` (unexpanded); failures only cost the next run a re-parse."""
+def write(config: Path, loaded: Any, *, pin: str | None = None) -> None:
+    """Store ``loaded`` (unexpanded), parsed from the disk or (``pin``) from that trusted copy; failures only cost the next run a re-parse."""
     if any(spec.func is not None for spec in loaded.specs):
         return
-    target = _snapshot_path(config)
+    target = _snapshot_path(config, pin)
     try:
         payload = {
             "format": FORMAT,
-            "sources": _fingerprint(loaded.sources),
+            "pin": pin,
+            "sources": list(loaded.sources),
+            "fingerprint": None if pin is not None else _fingerprint(loaded.sources),
             "settings": loaded.settings.to_dict(),
             "specs": [spec.to_dict() for spec in loaded.specs],
         }
@@ -137,4 +147,4 @@ def expand_env(loaded: Any) -> Any:
                 headers=tuple((k, _expand(v, f"{where}.headers.{k}") or "") for k, v in spec.headers),
             )
         )
-    return type(loaded)(settings=settings, specs=specs, sources=loaded.sources)
+    return type(loaded)(settings=settings, specs=specs, sources=loaded.sources, pin=loaded.pin)

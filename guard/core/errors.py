@@ -2,6 +2,7 @@
 
     GuardError
     ├── ConfigError        a config file, key or value is wrong (names file and key path)
+    │   └── UntrustedConfig  a config the user never trusted: guard hook and guard serve do not enforce it
     ├── EventError         a malformed event on stdin or in a request body
     ├── HookError          a hook could not run or gave an unreadable answer
     │   ├── HookTimeout    the hook ran past its timeout
@@ -33,6 +34,7 @@ __all__ = [
     "JudgeTimeout",
     "JudgeUnavailable",
     "ModelNotConfigured",
+    "UntrustedConfig",
 ]
 
 
@@ -60,6 +62,15 @@ class ConfigError(GuardError):
 
         line = line_of(self.file, self.key)
         return ConfigError(self.message, file=self.file, key=self.key, line=line) if line else self
+
+
+class UntrustedConfig(ConfigError):
+    """A config on disk that the user never approved with ``guard trust``: not enforced, and never run as is.
+
+    A repository's guard.yaml can name command hooks; running them on the agent's
+    first tool call would run code nobody reviewed, so the gate answers as for a
+    config that does not load (tool calls denied, the reason saying how to trust it).
+    """
 
 
 class EventError(GuardError):

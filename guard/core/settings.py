@@ -134,11 +134,16 @@ class Settings(FrozenRecord):
 
 
 class LoadedConfig(Record):
-    """Settings plus the hook specs of one config and the files they came from."""
+    """Settings plus the hook specs of one config and the files they came from.
 
-    __slots__ = ("settings", "specs", "sources")
+    ``pin`` identifies the trusted copy it was loaded from (``guard trust``), None when read from disk.
+    """
 
-    def __init__(self, settings: Settings | None = None, specs: list[HookSpec] | None = None, sources: list[str] | None = None) -> None:
+    __slots__ = ("settings", "specs", "sources", "pin")
+
+    def __init__(self, settings: Settings | None = None, specs: list[HookSpec] | None = None, sources: list[str] | None = None,
+                 pin: str | None = None) -> None:
         self.settings: Settings = Settings() if settings is None else settings
         self.specs: list[HookSpec] = [] if specs is None else specs
         self.sources: list[str] = [] if sources is None else sources
+        self.pin: str | None = pin

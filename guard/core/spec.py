@@ -38,13 +38,16 @@ class HookSpec(FrozenRecord):
     left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
     ``context`` event | request (+ the user's latest requests) | session (+ requests
     and recent actions). Callable: ``target`` is "module:function". Protect: ``paths``
-    are (label, absolute file or folder) no tool call may change.
+    are (label, absolute file or folder) no tool call may change. ``scripts``: the
+    (absolute path, sha256) of each script a command hook runs, as the user trusted
+    them (``guard trust``); None when the config was read from disk untrusted
+    (``guard check``), so nothing is compared before the command runs.
     """
 
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
-        "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths",
+        "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
     )
     id: str
     kind: HookKind
@@ -72,6 +75,7 @@ class HookSpec(FrozenRecord):
     target: str | None
     func: Callable[..., Any] | None
     paths: tuple[tuple[str, str], ...]
+    scripts: tuple[tuple[str, str], ...] | None
 
     def __init__(
         self,
@@ -101,6 +105,7 @@ class HookSpec(FrozenRecord):
         target: str | None = None,
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
+        scripts: tuple[tuple[str, str], ...] | None = None,
     ) -> None:
         self._assign(locals())
 
@@ -118,8 +123,9 @@ class HookSpec(FrozenRecord):
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])
-        for key in ("headers", "paths"):
-            data[key] = [list(pair) for pair in data[key]]
+        for key in ("headers", "paths", "scripts"):
+            if data[key] is not None:
+                data[key] = [list(pair) for pair in data[key]]
         return data
 
     @classmethod
@@ -130,6 +136,8 @@ class HookSpec(FrozenRecord):
                 data[key] = tuple(data[key])
         for key in ("headers", "paths"):
             data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
+        if data.get("scripts") is not None:
+            data["scripts"] = tuple(tuple(pair) for pair in data["scripts"])
         return cls(**data)
 
 

@@ -12,6 +12,12 @@ never in the event's ``cwd``: that field is written by whoever sends the event, 
 honouring it would let a payload pick which ``hooks/check.sh`` runs.
 ``$CLAUDE_PROJECT_DIR`` is that folder unless the client already set it.
 
+A hook of a trusted config (``guard hook``, ``guard serve``) runs only the
+scripts the user trusted: one that changed since ``guard trust``, or that was
+not there then, is refused (:class:`HookRefused`, so the hook's ``failure_mode``
+applies) and the reason says how to accept it. Running a sealed old copy instead
+would break scripts that load files beside them; refusing is visible either way.
+
 Exit 0: stdout is a JSON decision when its first non-blank character is ``{``,
 otherwise plain text (context for ``user_turn`` and ``session_start``, ignored
 elsewhere). Exit 2: deny, with stderr as the reason. Anything else: a
@@ -57,6 +63,7 @@ class CommandHook(Hook):
 
     async def run(self, event: Event) -> HookResult:
         command = self._checked_command()
+        self._check_scripts()
         payload = event.payload()
         stdin = encode_payload(payload)
         env_payload = fit_payload(payload, full=stdin)
@@ -94,6 +101,26 @@ class CommandHook(Hook):
             reasons = "; ".join(self.analysis.reasons)
             raise HookRefused(f"command hook {spec.id} (from {spec.source}) {needs}: {reasons}")
         return spec.command
+
+    def _check_scripts(self) -> None:
+        """Refuse to run a script of a trusted config that is not the one the user trusted (see the module docstring)."""
+        trusted = self.spec.scripts
+        if trusted is None:  # read from disk by the user's own tools (guard check): nothing was pinned
+            return
+        from guard.config.hook_scripts import scripts_of
+        from guard.config.trust_store import digest
+
+        pinned, spec = dict(trusted), self.spec
+        for path in scripts_of(spec.command or "", self._workdir()):
+            try:
+                with open(path, "rb") as fh:
+                    now = digest(fh.read())
+            except OSError:
+                continue  # gone: the command fails on its own, as it would have
+            if pinned.get(path) != now:
+                how = "changed since" if path in pinned else "was not there when"
+                raise HookRefused(f"command hook {spec.id} was not run: {path} {how} you trusted the config."
+                                  " Review it and run `guard trust` in a terminal to accept it")
 
     def _workdir(self) -> str:
         """The declaring config's folder (the settings' base for hooks built in Python)."""

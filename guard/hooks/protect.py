@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from guard.core.decision import HookResult
 from guard.core.hook import Hook
-from guard.core.settings import user_dir
 from guard.core.spec import HookSpec
-from guard.trust import secret_path
+from guard.protection import targets
 
 if TYPE_CHECKING:
     from guard.config import LoadedConfig
@@ -42,20 +41,8 @@ __all__ = ["HOOK_ID", "ProtectHook", "judge", "protect_spec"]
 
 HOOK_ID = "guard.protect"
 
-#: Labels of protected paths, as the deny reason names them.
-CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
-
-#: Where the clients read hooks (guard/install.py writes the first of each), per project and per user.
-_PROJECT_CLIENT_FILES = (
-    ".claude/settings.json", ".claude/settings.local.json", ".devin/hooks.v1.json", ".devin/config.json",
-    ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
-)
-_USER_CLIENT_FILES = (
-    ("CLAUDE_CONFIG_DIR", ".claude", ("settings.json", "settings.local.json")),
-    (None, ".config/devin", ("config.json",)),
-    ("CODEX_HOME", ".codex", ("hooks.json", "config.toml")),
-    (None, ".gemini", ("settings.json",)),
-)
+#: Labels of protected paths, as the deny reason names them (what is protected: :mod:`guard.protection.targets`).
+CONFIG, STATE, CLIENT, SECRET = targets.CONFIG, targets.STATE, targets.CLIENT, targets.SECRET
 #: Tools that only read: they are refused the secret, nothing else.
 _READERS = frozenset(
     {"read", "read_file", "readfile", "read_many_files", "view", "glob", "grep", "ls", "list_directory", "search_file_content",
@@ -72,27 +59,8 @@ _GLOB = re.compile(r"[*?\[]")
 _CASE_INSENSITIVE = sys.platform == "darwin"
 
 
-def _sqlite_file(url: str) -> str | None:
-    return url[len("sqlite:///"):] if url.startswith("sqlite:///") else None
-
-
 def protect_spec(loaded: LoadedConfig) -> HookSpec:
-    """The self-protection hook for ``loaded``: its config files, guard's state, client hook settings, the secret."""
-    settings = loaded.settings
-    home = os.path.expanduser("~")
-    paths: list[tuple[str, str]] = [(CONFIG, source) for source in loaded.sources]
-    paths += [(SECRET, str(secret_path())), (SECRET, str(user_dir("config")))]
-    paths += [(STATE, str(user_dir("cache"))), (STATE, str(user_dir("state")))]
-    for file in filter(None, (_sqlite_file(settings.cache_url), settings.audit_path)):
-        base = str(settings.path(file))
-        paths += [(STATE, base + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-    paths += [(CLIENT, os.path.join(settings.base_dir, name)) for name in _PROJECT_CLIENT_FILES]
-    for variable, default, names in _USER_CLIENT_FILES:
-        folder = os.environ.get(variable or "") or os.path.join(home, default)
-        paths += [(CLIENT, os.path.join(folder, name)) for name in names]
-    # a path that exists may be reached through a symlink (dotfile managers link ~/.claude/settings.json)
-    resolved = {(label, os.path.abspath(path)) for label, path in paths}
-    resolved |= {(label, os.path.realpath(path)) for label, path in resolved if os.path.lexists(path)}
+    """The self-protection hook for ``loaded``: every path :func:`guard.protection.targets.protected_paths` names."""
     return HookSpec(
         id=HOOK_ID,
         kind="protect",
@@ -102,7 +70,7 @@ def protect_spec(loaded: LoadedConfig) -> HookSpec:
         failure_mode="fail_open",
         source="builtin",
         origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
-        paths=tuple(sorted(resolved)),
+        paths=targets.protected_paths(loaded),
     )
 
 
@@ -201,8 +169,9 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     if not isinstance(tool_input, dict):
         return None
     cwd = str(payload.get("cwd") or os.getcwd())
-    secret = tuple(p for p in spec.paths if p[0] == SECRET)
-    protected = secret if tool.lower() in _READERS else spec.paths
+    paths = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
+    secret = tuple(p for p in paths if p[0] in targets.READ_PROTECTED_LABELS)
+    protected = secret if tool.lower() in _READERS else paths
     for written in _file_targets(tool_input):
         for target in _absolute(written, cwd):
             hit = _hit(target, False, protected)  # a path field naming a folder above them is most often a search
@@ -220,11 +189,11 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     touched = touched_paths(command)
     for kind, written in touched or ():
         for target in _absolute(written, cwd):
-            hit = _hit(target, kind == "removes", spec.paths)
+            hit = _hit(target, kind == "removes", paths)
             if hit:
                 return f"the command {kind} {hit[1]} ({hit[0]})"
     if touched is None or analyse(command, external=False).refused:
-        named = _mentions(command, spec.paths, cwd)
+        named = _mentions(command, paths, cwd)
         if named:
             return f"the command names {named[1]} ({named[0]}) and cannot be fully analysed"
     return None

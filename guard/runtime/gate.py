@@ -9,6 +9,12 @@ what went wrong              what the gate answers
 config exists, won't load    tool calls (pre_tool_use, permission_request) are
                              denied with the file, key and line; other events are
                              allowed with a warning (``fail_open_config`` relaxes)
+config never trusted         (``pinned``: guard hook, guard serve) as a config that
+                             won't load: tool calls denied, saying to run ``guard
+                             trust``; its hooks never run (``fail_open_config``
+                             relaxes to "nothing enforced", visibly)
+trusted config changed       (``pinned``) the trusted copy is enforced; every
+                             decision warns which file changed, how to accept it
 no config found              allow, with a warning that nothing is enforced
 bad payload                  the failure mode of the hooks the event could match
                              (strictest wins): fail_closed denies, fail_open
@@ -38,7 +44,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
-from guard.core.errors import ConfigError, EventError
+from guard.core.errors import ConfigError, EventError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import SESSION_FIELD, reads_session
@@ -75,7 +81,9 @@ class Gate:
     """One loaded config and its registry, deciding events under guard's failure policy.
 
     A config that exists but does not load is kept as :attr:`config_error`
-    instead of raised: the gate then answers events by the policy above.
+    instead of raised: the gate then answers events by the policy above. With
+    ``pinned`` (``guard hook``, ``guard serve``) the config is the copy the user
+    trusted (:mod:`guard.config.pinning`), never the disk as it is now.
     """
 
     def __init__(
@@ -88,15 +96,15 @@ class Gate:
         fail_closed: bool = False,
         fail_open_config: bool = False,
         env: Mapping[str, str] | None = None,
+        pinned: bool = False,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
+        #: What differs on disk from the trusted config being enforced, and how to accept it (every decision shows it).
+        self.trust_notes: list[str] = []
         if loaded is None:
             try:
-                from guard.config import find_config, load_config
-
-                self.searched = find_config(config) is None
-                loaded = load_config(config)
+                loaded = self._load(config, pinned)
             except ConfigError as exc:
                 self.config_error, self.searched, loaded = exc, False, LoadedConfig()
         else:
@@ -117,6 +125,20 @@ class Gate:
         #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
         #: ``guard hook`` arms its watchdog there, so a local cache hit starts no thread.
         self.before_slow_path: Callable[[], None] | None = None
+
+    def _load(self, config: str | None, pinned: bool) -> LoadedConfig:
+        from guard.config import find_config, load_config
+
+        if not pinned:
+            self.searched = find_config(config) is None
+            return load_config(config)
+        from guard.config.pinning import load_trusted
+
+        trusted = load_trusted(config)
+        self.searched, self.trust_notes = trusted.status == "none", trusted.notes
+        if trusted.error is not None:
+            raise trusted.error
+        return trusted.loaded or LoadedConfig()
 
     @classmethod
     def for_engine(cls, engine: Any, **options: Any) -> Gate:
@@ -150,9 +172,11 @@ class Gate:
 
     def _config_failure(self, event: str) -> Decision:
         assert self.config_error is not None
-        error = f"config does not load: {self.config_error}"
+        untrusted = isinstance(self.config_error, UntrustedConfig)
+        error = f"config {'not trusted' if untrusted else 'does not load'}: {self.config_error}"
         if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
-            reason = f"guard blocks tool calls until its config loads. {error} (fix it, or set GUARD_FAIL_OPEN=1 to run unguarded)"
+            until, fix = ("you trust its config", "") if untrusted else ("its config loads", "fix it, or ")
+            reason = f"guard blocks tool calls until {until}. {error} ({fix}set GUARD_FAIL_OPEN=1 to run unguarded)"
             return Decision("deny", reason, details={"failure": "config"})
         return Decision(details={"failure": "config"}, warnings=[f"{error}: no rule is enforced"])
 
@@ -202,6 +226,7 @@ class Gate:
         decision = guard_stop_loop(decision, event, payload)
         if self.searched:
             decision.warnings.append(NO_CONFIG)
+        decision.warnings.extend(self.trust_notes)
         if payload.pop("guard_payload_repaired", False):
             decision.details["payload_repaired"] = "invalid UTF-8 or lone surrogates were replaced by U+FFFD"
         decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -221,7 +246,8 @@ class Gate:
         if warning:
             decision.warnings.append(warning)
         if shown is not None:
-            decision.details["session"] = {"user_messages": len(shown["user_messages"]), "actions": len(shown["actions"])}
+            decision.details["session"] = {"user_messages": len(shown["user_messages"]), "actions": len(shown["actions"]),
+                                           "user_messages_from": self._recorder().source(payload)}
         if not served and self._keeps_sessions():
             self._recorder().record(payload, event, decision)
 

@@ -108,9 +108,10 @@ def _client_format(name: str | None) -> Any:
 class _Service:
     """The route handlers, around one engine and one metrics registry."""
 
-    def __init__(self, engine: Engine, metrics: Metrics, max_body: int) -> None:
+    def __init__(self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = ()) -> None:
         self.engine = engine
         self.gate = Gate.for_engine(engine)
+        self.gate.trust_notes = list(warnings)
         self.metrics = metrics
         self.max_body = max_body
 
@@ -283,11 +284,13 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
 
 
 def create_app(
-    engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None, evals: tuple[Path, ...] = ()
+    engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None, evals: tuple[Path, ...] = (),
+    warnings: tuple[str, ...] = (),
 ) -> Starlette:
-    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows."""
+    """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows;
+    ``warnings``: shown on every decision (what differs on disk from the trusted config being enforced)."""
     metrics = metrics or Metrics()
-    service = _Service(engine, metrics, max_body)
+    service = _Service(engine, metrics, max_body, warnings)
     routes = [
         Route("/v1/hooks", service.decide, methods=["POST"]),
         Route("/v1/hooks/{format}", service.decide_for_client, methods=["POST"]),

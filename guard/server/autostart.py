@@ -46,10 +46,13 @@ _ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
 
 
 def state_path(loaded: Any) -> Path:
-    """Where the service for this config writes its URL and pid."""
-    parts = [[src, os.stat(src).st_size, os.stat(src).st_mtime_ns] for src in loaded.sources]
+    """Where the service for this config writes its URL and pid: one per trusted copy (else per file version) and model environment."""
+    if getattr(loaded, "pin", None):
+        parts: list[Any] = [["trusted", loaded.settings.config_path, loaded.pin]]
+    else:
+        parts = [[src, os.stat(src).st_size, os.stat(src).st_mtime_ns] for src in loaded.sources]
     parts.append([os.environ.get(name) for name in _ENV])
-    parts.append([sys.executable, os.getcwd()])
+    parts.append([sys.executable])
     digest = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
     return base / f"{digest}.json"

@@ -1,14 +1,21 @@
-"""The gate's side of session context: show it to the rules that read it, and record each turn after the decision.
+"""The gate's side of session context: show it to the rules that read it, and record each tool call after the decision.
 
 Only a gate whose hooks include a session-aware rule keeps a history (others
-pay nothing). What is recorded, keyed by the client's ``session_id``:
+pay nothing). What a rule is shown:
 
-- ``user_turn`` (Claude ``UserPromptSubmit`` and its equivalents): the prompt, unless guard blocked it;
-- ``pre_tool_use``: the tool, its input (as the call will run, after any rewrite) and guard's decision.
+- the user's messages: only from the client's own transcript
+  (:mod:`guard.session.transcript`); never from an event, since any process the
+  agent starts can send a ``UserPromptSubmit``. No transcript guard can verify:
+  no user message (``details.session.source`` says why);
+- the earlier actions: the transcript's tool calls (so the history covers what
+  happened before guard first saw the session), each with guard's decision when
+  guard recorded one; without a transcript, the calls guard recorded.
 
-A session context arriving on a payload is never trusted: :meth:`SessionRecorder.attach`
-replaces it with the store's (or removes it when no matching rule reads it), so
-whoever can send an event cannot claim what the user asked for.
+What is recorded, keyed by the client's ``session_id``: each ``pre_tool_use``
+call (its ``tool_use_id``, the tool, its input as it will run, after any rewrite,
+and guard's decision). A session context arriving on a payload is never trusted:
+:meth:`SessionRecorder.attach` replaces it (or removes it when no matching rule
+reads it).
 
 Standard library only: this runs on the ``guard hook`` fast path.
 """
@@ -21,15 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 from guard.core.session import SESSION_FIELD, reads_session
 from guard.session.context import Action, SessionContext
+from guard.session.transcript import client_transcript, read_turns
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.spec import HookSpec
     from guard.session.store import SessionStore
 
-__all__ = ["SessionRecorder"]
+__all__ = ["NO_TRANSCRIPT", "SessionRecorder"]
 
 log = logging.getLogger("guard.session")
+
+NO_TRANSCRIPT = "nowhere: no transcript at the client's own location, so no user message is believed"
 
 
 def _default_store(env: Mapping[str, str]) -> SessionStore:
@@ -63,14 +73,28 @@ class SessionRecorder:
         session_id = payload.get("session_id")
         context = SessionContext()
         warning = None
+        transcript = client_transcript(payload.get("transcript_path"), self.env)
         if isinstance(session_id, str) and session_id:
             try:
-                context = self.store().context(session_id)
+                context = self._context(session_id, transcript, payload.get("tool_use_id"))
             except Exception as exc:  # the store is optional; the rule still runs, on less
                 log.warning("session store read failed", exc_info=True)
                 warning = f"session context unavailable ({type(exc).__name__}: {exc}): session-aware rules judged without it"
         payload[SESSION_FIELD] = context.to_dict()
         return warning
+
+    def _context(self, session_id: str, transcript: Any, pending: object) -> SessionContext:
+        if transcript is None:
+            return self.store().context(session_id)
+        turns = read_turns(transcript, pending=pending if isinstance(pending, str) else None)
+        decided = self.store().decisions(session_id)
+        actions = tuple(Action.of(name, tool_input, decided.get(call_id)) for call_id, name, tool_input in turns.actions)
+        return SessionContext(turns.user_messages, actions).bounded()
+
+    def source(self, payload: dict[str, Any]) -> str:
+        """Where the user's messages shown for ``payload`` came from (``details.session.user_messages_from``)."""
+        transcript = client_transcript(payload.get("transcript_path"), self.env)
+        return f"the {transcript.client} transcript {transcript.path}" if transcript else NO_TRANSCRIPT
 
     def record(self, payload: dict[str, Any], event: str, decision: Decision) -> None:
         """Remember this turn for later judgements of the session; never changes the decision."""
@@ -78,10 +102,10 @@ class SessionRecorder:
         if not isinstance(session_id, str) or not session_id:
             return
         try:
-            if event == "user_turn" and isinstance(payload.get("prompt"), str) and decision.decision != "deny":
-                self.store().add_user_message(session_id, payload["prompt"])
-            elif event == "pre_tool_use" and isinstance(payload.get("tool_name"), str):
+            if event == "pre_tool_use" and isinstance(payload.get("tool_name"), str):
                 tool_input = decision.updated_input or payload.get("tool_input") or {}
-                self.store().add_action(session_id, Action.of(payload["tool_name"], tool_input, decision.decision))
+                tool_use_id = payload.get("tool_use_id")
+                action = Action.of(payload["tool_name"], tool_input, decision.decision)
+                self.store().add_action(session_id, action, tool_use_id if isinstance(tool_use_id, str) else None)
         except Exception:  # recording must never change or delay a decision beyond the write
             log.warning("session store write failed", exc_info=True)

@@ -1,17 +1,19 @@
-"""Where the gate keeps each session's user messages and tool calls: a small SQLite file in the user's state directory.
+"""Where the gate keeps each session's tool calls and its decisions on them: a small SQLite file in the user's state directory.
 
 Keyed by the client's session id. Only what a judge may be shown is kept: the
-newest :data:`~guard.session.context.MAX_USER_MESSAGES` messages and
-:data:`~guard.session.context.MAX_ACTIONS` actions of a session (older rows are
-deleted as new ones arrive) and nothing older than :data:`RETENTION_S`. The file
-lives outside the project (``$XDG_STATE_HOME/guard/sessions.db``, else
-``~/.local/state/guard/sessions.db``): the guarded agent works in the project tree
-and must not be able to write the user's requests for it. Every row is sealed
-(:mod:`guard.trust`) and a row whose seal does not verify is not shown, so an
-agent that reaches the file still cannot forge a request; deleting rows is what
-the self-protection rule (which covers guard's state directory) is there to stop.
+newest :data:`~guard.session.context.MAX_ACTIONS` actions of a session (older
+rows are deleted as new ones arrive) and nothing older than :data:`RETENTION_S`.
+No user message is ever kept here: consent comes only from the client's own
+transcript (:mod:`guard.session.transcript`), since whoever can run ``guard hook``
+can send an event claiming to be the user. For a client with a transcript, the
+store only adds guard's decision to each call (by ``tool_use_id``); for the
+others its actions are the history. The file lives outside the project
+(``$XDG_STATE_HOME/guard/sessions.db``, else ``~/.local/state/guard/sessions.db``).
+Every row is sealed (:mod:`guard.trust`) and a row whose seal does not verify is
+not shown; deleting rows is what the self-protection rule (which covers guard's
+state directory) is there to stop.
 
-Standard library only: ``guard hook`` records a user turn on its fast path.
+Standard library only: ``guard hook`` records a tool call on its fast path.
 """
 
 from __future__ import annotations
@@ -22,15 +24,15 @@ import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from guard.session.context import MAX_ACTIONS, MAX_USER_MESSAGES, Action, SessionContext
+from guard.session.context import MAX_ACTIONS, Action, SessionContext
 from guard.trust import seal, verify
 
 __all__ = ["RETENTION_S", "SessionStore", "SqliteSessionStore", "open_session_store", "session_db_path"]
 
 RETENTION_S = 7 * 86400.0
-_LIMITS = {"user": MAX_USER_MESSAGES, "action": MAX_ACTIONS}
+_LIMITS = {"action": MAX_ACTIONS}
 _PURPOSE = "session"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_entries (
@@ -47,13 +49,13 @@ CREATE INDEX IF NOT EXISTS session_entries_by_age ON session_entries (at);
 
 
 class SessionStore(Protocol):
-    """What the gate needs of a session store (a sealed store can stand in at merge time)."""
+    """What the gate needs of a session store."""
 
-    def add_user_message(self, session_id: str, text: str) -> None: ...
-
-    def add_action(self, session_id: str, action: Action) -> None: ...
+    def add_action(self, session_id: str, action: Action, tool_use_id: str | None = None) -> None: ...
 
     def context(self, session_id: str) -> SessionContext: ...
+
+    def decisions(self, session_id: str) -> dict[str, str | None]: ...
 
 
 def session_db_path(env: Mapping[str, str] | None = None) -> Path:
@@ -85,34 +87,38 @@ class SqliteSessionStore:
                 "(SELECT seq FROM session_entries WHERE session_id = ? AND kind = ? ORDER BY seq DESC LIMIT ?)",
                 (session_id, kind, session_id, kind, _LIMITS[kind]),
             )
-            if kind == "user":  # once a turn is often enough to forget old sessions
+            if self._db.execute("SELECT COUNT(*) FROM session_entries WHERE session_id = ?", (session_id,)).fetchone()[0] == 1:
+                # a session's first row is often enough to forget old sessions
                 self._db.execute("DELETE FROM session_entries WHERE at < ?", (now - RETENTION_S,))
 
-    def add_user_message(self, session_id: str, text: str) -> None:
-        self._add(session_id, "user", text)
+    def add_action(self, session_id: str, action: Action, tool_use_id: str | None = None) -> None:
+        body = action.to_dict()
+        if tool_use_id:
+            body["tool_use_id"] = tool_use_id
+        self._add(session_id, "action", json.dumps(body, ensure_ascii=False))
 
-    def add_action(self, session_id: str, action: Action) -> None:
-        self._add(session_id, "action", json.dumps(action.to_dict(), ensure_ascii=False))
+    def _bodies(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's action rows that verify, oldest first (rows of another kind, like an older guard's prompts, are never read)."""
+        return [
+            json.loads(body)
+            for body, at, mac in self._db.execute(
+                "SELECT body, at, mac FROM session_entries WHERE session_id = ? AND kind = 'action' AND at >= ? ORDER BY seq",
+                (session_id, time.time() - RETENTION_S),
+            )
+            if verify(mac, _PURPOSE, session_id, "action", body, repr(at))
+        ]
 
     def context(self, session_id: str) -> SessionContext:
-        rows = [
-            (kind, body)
-            for kind, body, at, mac in self._db.execute(
-                "SELECT kind, body, at, mac FROM session_entries WHERE session_id = ? AND at >= ? ORDER BY seq", (session_id, time.time() - RETENTION_S)
-            )
-            if verify(mac, _PURPOSE, session_id, kind, body, repr(at))
-        ]
-        messages = tuple(body for kind, body in rows if kind == "user")
-        actions = tuple(_read_action(body) for kind, body in rows if kind == "action")
-        return SessionContext(messages, actions).bounded()
+        """The session's recorded actions (and never a user message)."""
+        actions = tuple(Action(data["tool_name"], data["input"], data.get("decision")) for data in self._bodies(session_id))
+        return SessionContext((), actions).bounded()
+
+    def decisions(self, session_id: str) -> dict[str, str | None]:
+        """guard's decision on each recorded call, by the client's ``tool_use_id``."""
+        return {data["tool_use_id"]: data.get("decision") for data in self._bodies(session_id) if data.get("tool_use_id")}
 
     def close(self) -> None:
         self._db.close()
-
-
-def _read_action(body: str) -> Action:
-    data = json.loads(body)
-    return Action(data["tool_name"], data["input"], data.get("decision"))
 
 
 def open_session_store(env: Mapping[str, str] | None = None) -> SqliteSessionStore:

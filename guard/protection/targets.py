@@ -1,0 +1,157 @@
+"""What the self-protection rule protects: every file that decides what guard enforces, or that guard's seals rely on.
+
+==============================  ================================================================
+label                           paths
+==============================  ================================================================
+guard's secret (read too)       ``$XDG_CONFIG_HOME/guard/`` (the secret, ``$GUARD_SECRET_FILE``);
+                                it derives every seal and the service's token
+guard's trusted configs         ``$XDG_STATE_HOME/guard/trusted/`` (what ``guard trust`` recorded)
+guard's state                   ``$XDG_CACHE_HOME/guard/``, ``$XDG_STATE_HOME/guard/`` (decision
+                                cache, audit log, sessions.db, config snapshots, the service's
+                                state files) and the configured cache and audit files
+guard's config                  the config and its includes, and ``guard.yaml`` / ``.guard/`` in
+                                each project folder (a new file there would shadow the config)
+a script guard's hooks run      each script a command hook runs (:mod:`guard.config.hook_scripts`)
+the agent client's settings     ``.claude/settings.json``, ``.claude/settings.local.json``,
+                                ``.gemini/``, ``.codex/``, ``.github/hooks/``, ``.cursor/``,
+                                ``.devin/`` in the project folder and every folder above it;
+                                ``~/.claude/settings*.json`` and ``~/.claude/plugins/``
+                                (``$CLAUDE_CONFIG_DIR``), ``~/.gemini/``, ``~/.codex/``
+                                (``$CODEX_HOME``), ``~/.copilot/``, ``~/.cursor/``,
+                                ``~/.config/devin/``
+the client's transcript         the session transcript guard reads the user's words from
+guard's installation            guard's package folder and the interpreter's ``sys.prefix``
+==============================  ================================================================
+
+A call that names a read-protected path (:data:`READ_PROTECTED_LABELS`: the
+secret) is refused even when it only reads; every other path is write-protected
+(a call naming it runs only when it is proven to read). Client settings are looked
+for in the project, never only beside the config, which may live elsewhere
+(``$GUARD_CONFIG``): the project is the hook's working directory, the
+``*_PROJECT_DIR`` the clients set, the config's project and (per event, see
+:func:`event_paths`) the event's ``cwd``. Paths only: no subprocess, and no file
+system calls but ``lexists``/``realpath`` for symlinked files — this runs on
+every ``guard hook``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from guard.config.hook_scripts import scripts_of
+from guard.core.settings import user_dir
+from guard.trust import secret_path
+
+if TYPE_CHECKING:
+    from guard.core.settings import LoadedConfig
+
+__all__ = [
+    "CLIENT", "CONFIG", "INSTALL", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "STATE", "TRANSCRIPT", "TRUSTED",
+    "event_paths", "protected_paths",
+]
+
+#: Labels of protected paths, as the deny reason names them.
+CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
+TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = "guard's trusted configs", "a script guard's hooks run", "the client's transcript", "guard's installation"
+#: A call that names one of these is refused even if it only reads.
+READ_PROTECTED_LABELS = frozenset({SECRET})
+
+#: Where the clients read hooks and settings, relative to a project folder (and to every folder above it).
+_PROJECT_CLIENT = (".claude/settings.json", ".claude/settings.local.json", ".gemini", ".codex", ".github/hooks", ".cursor", ".devin")
+#: A config file here would be what ``guard hook`` finds (``.guard`` holds ``.guard/guard.yaml``).
+_PROJECT_CONFIG = ("guard.yaml", ".guard")
+#: Variables the clients set to the project folder for their hooks.
+_PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "DEVIN_PROJECT_DIR")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_client(env: Mapping[str, str]) -> Iterator[str]:
+    home = os.path.expanduser("~")
+    claude = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    yield from (os.path.join(claude, name) for name in ("settings.json", "settings.local.json", "plugins"))
+    yield os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
+    yield env.get("CODEX_HOME") or os.path.join(home, ".codex")
+    yield env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
+    yield os.path.join(home, ".cursor")
+    yield os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "devin")
+
+
+def _folders_up(folder: str) -> Iterator[str]:
+    """``folder`` and each folder above it, short of ``/``."""
+    folder = os.path.abspath(folder)
+    while True:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        yield folder
+        folder = parent
+
+
+def _project(roots: Iterable[str]) -> Iterator[tuple[str, str]]:
+    seen: set[str] = set()
+    for root in roots:
+        yield from ((CONFIG, os.path.join(os.path.abspath(root), name)) for name in _PROJECT_CONFIG)
+        for folder in _folders_up(root):
+            if folder in seen:
+                continue
+            seen.add(folder)
+            yield from ((CLIENT, os.path.join(folder, name)) for name in _PROJECT_CLIENT)
+
+
+def _sqlite_file(url: str) -> str | None:
+    return url[len("sqlite:///"):] if url.startswith("sqlite:///") else None
+
+
+def _scripts(loaded: LoadedConfig) -> Iterator[str]:
+    for spec in loaded.specs:
+        if spec.kind != "command" or not spec.command:
+            continue
+        if spec.scripts is not None:
+            yield from (path for path, _ in spec.scripts)
+        else:
+            yield from scripts_of(spec.command, spec.workdir or loaded.settings.base_dir)
+
+
+def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Absolute, and also with symlinks resolved where the path exists (dotfile managers link settings files)."""
+    absolute = {(label, os.path.abspath(path)) for label, path in pairs}
+    absolute |= {(label, os.path.realpath(path)) for label, path in absolute if os.path.lexists(path)}
+    return tuple(sorted(absolute))
+
+
+def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec."""
+    env = os.environ if env is None else env
+    settings = loaded.settings
+    pairs: list[tuple[str, str]] = [(CONFIG, source) for source in loaded.sources]
+    if env.get("GUARD_CONFIG"):
+        pairs.append((CONFIG, env["GUARD_CONFIG"]))
+    pairs += [(SECRET, str(secret_path())), (SECRET, str(user_dir("config")))]
+    pairs += [(STATE, str(user_dir("cache"))), (STATE, str(user_dir("state"))), (TRUSTED, str(user_dir("state") / "trusted"))]
+    for file in filter(None, (_sqlite_file(settings.cache_url), settings.audit_path)):
+        base = str(settings.path(file))
+        pairs += [(STATE, base + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    roots = [settings.base_dir, os.getcwd(), *filter(None, (env.get(name) for name in _PROJECT_ENV))]
+    pairs += _project(roots)
+    pairs += [(CLIENT, path) for path in _user_client(env)]
+    pairs += [(SCRIPT, path) for path in _scripts(loaded)]
+    pairs += [(INSTALL, _PACKAGE), (INSTALL, sys.prefix)]
+    return _resolved(pairs)
+
+
+def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """What one event adds to the spec's paths: the client settings of the project it runs in (its ``cwd``), and its transcript."""
+    from guard.session.transcript import client_transcript
+
+    env = os.environ if env is None else env
+    pairs: list[tuple[str, str]] = []
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd and "\0" not in cwd:
+        pairs += _project([cwd])
+    transcript = client_transcript(payload.get("transcript_path"), env)
+    if transcript is not None:
+        pairs.append((TRANSCRIPT, transcript.path))
+    return _resolved(pairs)
