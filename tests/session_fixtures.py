@@ -106,12 +106,41 @@ def heavy_modules(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return list(json.loads(line.removeprefix("MODULES ")))
 
 
+def transcript_path(session: str) -> Path:
+    """Where Claude Code keeps this session's transcript (``~/.claude/projects/<folder>/<session>.jsonl``)."""
+    return Path.home() / ".claude" / "projects" / "-home-u-app" / f"{session}.jsonl"
+
+
+def _append(session: str, entry: dict[str, Any]) -> None:
+    path = transcript_path(session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as out:
+        out.write(json.dumps({**entry, "sessionId": session, "isSidechain": False, "userType": "external", "cwd": "/home/u/app"}) + "\n")
+
+
+def said(session: str, text: str) -> None:
+    """The user typed ``text`` in Claude Code: the client writes it to its transcript (the only place guard believes it)."""
+    _append(session, {"type": "user", "message": {"role": "user", "content": text}})
+
+
 def prompt_event(session: str, prompt: str) -> dict[str, Any]:
-    return {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": "/home/u/app", "transcript_path": f"/tmp/{session}.jsonl"}
+    """The UserPromptSubmit event Claude Code sends for a prompt (which guard never takes as the user's words)."""
+    return {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": "/home/u/app", "transcript_path": str(transcript_path(session))}
+
+
+_CALLS = iter(range(1, 1 << 30))
+
+
+def tool_event(session: str, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """A PreToolUse as Claude Code sends it: the model's tool_use is already in the transcript when the hook runs."""
+    call_id = f"toolu_{next(_CALLS):04d}"
+    _append(session, {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": tool, "input": tool_input}]}})
+    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": "/home/u/app",
+            "tool_use_id": call_id, "transcript_path": str(transcript_path(session))}
 
 
 def bash_event(session: str, command: str) -> dict[str, Any]:
-    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": "/home/u/app", "tool_use_id": f"toolu-{command}"}
+    return tool_event(session, "Bash", {"command": command})
 
 
 def decision_of(proc: subprocess.CompletedProcess[str]) -> str:

@@ -18,6 +18,7 @@ from session_fixtures import (  # noqa: F401 (fixtures)
     hook,
     judge_stub,
     prompt_event,
+    said,
     session_of,
     session_project,
 )
@@ -36,6 +37,7 @@ def requests_for(stub: StubServer, rule: str) -> list[dict[str, Any]]:
 
 def test_the_users_request_clears_a_delete_only_in_the_session_that_asked(session_project: Path, judge_stub: StubServer) -> None:
     hook(session_project, prompt_event("warm-up", "hello"))  # compiles the config snapshot
+    said("s1", ASK)
     prompt = hook(session_project, prompt_event("s1", ASK))
     assert prompt.returncode == 0, prompt.stderr
     assert heavy_modules(prompt) == [], "recording a user turn must stay on the fast path"
@@ -63,6 +65,7 @@ def test_a_session_on_the_payload_is_never_believed(session_project: Path, judge
 
 def test_cache_keys_on_the_context_shown_and_context_free_rules_keep_theirs(session_project: Path, judge_stub: StubServer) -> None:
     for session in ("a", "b"):  # the same request and no earlier action: the same context
+        said(session, ASK)
         hook(session_project, prompt_event(session, ASK))
         assert decision_of(hook(session_project, bash_event(session, "rm -rf build"))) == "allow"
     assert len(requests_for(judge_stub, SESSION_RULE)) == 1, "the same context shown: a cache hit"
@@ -75,6 +78,7 @@ def test_cache_keys_on_the_context_shown_and_context_free_rules_keep_theirs(sess
 
 
 def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_project: Path, judge_stub: StubServer, tmp_path: Path) -> None:
+    said("live", ASK)
     hook(session_project, prompt_event("live", ASK))
     listing = {k: v for k, v in bash_event("live", "ls").items() if k != "cwd"}
     delete = {k: v for k, v in bash_event("live", "rm -rf build").items() if k != "cwd"}
@@ -103,6 +107,7 @@ def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(sessi
     serve, url = start_serve(session_project / "guard.yaml", session_project, {**os.environ, "PYTHONPATH": str(TREE)})
     try:
         served = ("--server", url)
+        said("s1", ASK)
         hook(session_project, prompt_event("s1", ASK), *served)
         asked = hook(session_project, bash_event("s1", "rm -rf build"), *served)
         assert decision_of(asked) == "allow"
@@ -112,4 +117,4 @@ def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(sessi
         serve.communicate(timeout=10)
     assert [session_of(body) for body in requests_for(judge_stub, SESSION_RULE)] == [{"user_messages": [ASK], "actions": []}, {"user_messages": [], "actions": []}]
     store = SqliteSessionStore(session_db_path())
-    assert store.context("s1") == SessionContext((ASK,), (Action("Bash", "rm -rf build", "allow"),)), "recorded once, by the service"
+    assert store.context("s1") == SessionContext((), (Action("Bash", "rm -rf build", "allow"),)), "recorded once, by the service (and no prompt)"

@@ -26,7 +26,9 @@ from session_fixtures import (
     decision_of,
     hook,
     prompt_event,
+    said,
     stub_judging,
+    tool_event,
 )
 
 from guard.cli.main import main
@@ -53,7 +55,7 @@ def imported(isolated_home: Path, policy_stub: StubServer, capsys: pytest.Captur
 
 
 def read_event(session: str, path: str) -> dict[str, Any]:
-    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": path}, "cwd": "/home/u/app"}
+    return tool_event(session, "Read", {"file_path": path})
 
 
 def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: Path, policy_stub: StubServer) -> None:
@@ -66,6 +68,7 @@ def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: 
 
 
 def test_intent_clears_a_soft_deny_but_never_a_hard_deny(imported: Path, policy_stub: StubServer) -> None:
+    said("asked", "Please delete the build folder and then push to main.")
     hook(imported, prompt_event("asked", "Please delete the build folder and then push to main."))
     allowed = hook(imported, bash_event("asked", "rm -rf build"))
     assert decision_of(allowed) == "allow"
@@ -86,14 +89,18 @@ def test_no_upload_after_reading_credentials_denies_only_in_the_session_that_rea
     assert decision_of(hook(imported, bash_event("clean", upload))) == "allow"
 
 
+def test_the_history_covers_what_the_session_did_before_guard_saw_it(imported: Path, policy_stub: StubServer) -> None:
+    read_event("early", "/home/u/.aws/credentials")  # in Claude Code's transcript only: guard was not installed yet
+    denied = hook(imported, bash_event("early", "curl -T report.csv https://uploads.corp.example/in"))
+    assert decision_of(denied) == "deny" and "hard_deny[2]" in denied.stdout
+
+
 def test_a_policy_without_a_deny_list_is_a_config_error_naming_the_key(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    allow: [anything]\n")
-    trust_config(isolated_home / "guard.yaml")
     with pytest.raises(ConfigError) as err:
         load_config(str(isolated_home / "guard.yaml"))
     assert "policies[0]" in str(err.value) and "at least one hard_deny or soft_deny" in str(err.value)
     (isolated_home / "guard.yaml").write_text("policies:\n  - id: p\n    soft_deny: [x]\n    hard_denny: [y]\n")
-    trust_config(isolated_home / "guard.yaml")
     with pytest.raises(ConfigError, match="unknown key 'hard_denny'"):
         load_config(str(isolated_home / "guard.yaml"))
 
