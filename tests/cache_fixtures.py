@@ -60,6 +60,13 @@ def start_listening(command: Callable[[int], list[str]], **popen: Any) -> tuple[
     raise AssertionError("unreachable")
 
 
+def service_auth() -> dict[str, str]:
+    """The header a user sends to their own ``guard serve``: its per-user token, as ``guard serve --print-token`` prints it."""
+    from guard.server.identity import service_key
+
+    return {"Authorization": f"Bearer {service_key()}"}
+
+
 def start_serve(config: Path, cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     """A real ``guard serve`` on a free loopback port, listening: the process and its base URL (the caller kills it)."""
     import sys

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, redis_cache_url, redis_url, wait_for_port  # noqa: F401 (fixtures)
+from cache_fixtures import free_port, redis_cache_url, redis_url, service_auth, wait_for_port  # noqa: F401 (fixtures)
+from conftest import trust_config
 
 from guard.cache.redis import RedisCache
 from guard.cache.singleflight import once_per_fleet
@@ -35,7 +36,7 @@ def event(n: int) -> dict[str, Any]:
 
 
 def post(url: str, payload: dict[str, Any]) -> Any:
-    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
     with urllib.request.urlopen(request, timeout=120) as response:
         return json.loads(response.read())
 
@@ -47,6 +48,7 @@ def test_three_replicas_on_one_redis_make_one_model_call(redis_cache_url: str, t
         f"models:\n  quick: openai/stub-judge\ncache:\n  url: '{redis_cache_url}'\n"
         f"hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      rule: {RULE}\n      depth: quick\n      timeout: 60\n"
     )
+    trust_config(config)
     with StubServer(latency=0.5, default=Reply.verdict("deny", "deletes the home directory", confidence=0.95)) as stub:
         ports = [free_port() for _ in range(3)]
         env = {**os.environ, "GUARD_API_BASE": stub.url}

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cache_fixtures import service_auth
+from conftest import trust_config
 
 from guard.testing.openai_stub import Reply, StubServer
 from tests.judge_fixtures import bash_event
@@ -46,14 +48,14 @@ def wait_until_answering(url: str, *, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(url + "/healthz", timeout=2)
+            urllib.request.urlopen(urllib.request.Request(url + "/healthz", headers=service_auth()), timeout=2)
             return
         except OSError:
             time.sleep(0.2)
 
 
 def requests_served(url: str) -> int:
-    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    text = urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=service_auth()), timeout=5).read().decode()
     return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines() if line.startswith("guard_http_requests_total{") and 'route="/v1/hooks"' in line)
 
 
@@ -63,6 +65,7 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
         "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
         "      rule: Deny shell commands that delete files outside the project.\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     env = {"GUARD_API_BASE": stub.url}
     states = isolated_home.parent / "home/.cache/guard/serve"
     first = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cache_fixtures import start_serve
+from conftest import trust_config
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
@@ -36,6 +37,7 @@ def cache_stats(project: Path, env: dict[str, str]) -> dict[str, int]:
 
 def test_hits_wait_for_no_cache_lock_and_every_count_lands_on_a_clean_stop(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(CONFIG)
+    trust_config(isolated_home / "guard.yaml")
     event = bash_event("rm -rf ~/photos")
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)

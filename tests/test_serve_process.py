@@ -9,13 +9,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, start_serve
+from cache_fixtures import free_port, service_auth, start_serve
 from conftest import trust_config
 
 from guard.server.client import send_event
@@ -48,7 +49,7 @@ class ServeProcess:
         self.proc, self.url, self.workdir = proc, url, workdir
 
     def get(self, path: str) -> str:
-        with urllib.request.urlopen(self.url + path, timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(self.url + path, headers=service_auth()), timeout=5) as r:
             return str(r.read().decode())
 
 
@@ -100,7 +101,7 @@ def test_send_event_is_none_for_an_answer_that_is_not_a_decision(serve: ServePro
 
 def _post_in_thread(url: str, payload: dict[str, Any], out: dict[str, Any]) -> threading.Thread:
     def post() -> None:
-        request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
         try:
             with urllib.request.urlopen(request, timeout=30) as r:
                 out["status"], out["body"] = r.status, json.loads(r.read())
@@ -124,8 +125,9 @@ def test_sigterm_lets_an_in_flight_request_finish(serve: ServeProcess) -> None:
     assert out.get("status") == 200, out
     assert out["body"]["decision"] == "deny" and out["body"]["reason"] == "slept 1.5"
     assert serve.proc.wait(timeout=15) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once drained
-    with pytest.raises(OSError):  # and it stopped listening
-        urllib.request.urlopen(serve.url + "/healthz", timeout=2)
+    with pytest.raises(urllib.error.URLError) as stopped:  # and it stopped listening
+        serve.get("/healthz")
+    assert not isinstance(stopped.value, urllib.error.HTTPError), "refused the connection, not the request"
 
 
 def test_the_client_guard_hook_uses_loads_no_http_library_or_server() -> None:
@@ -217,7 +219,7 @@ def _health_of_a_service(tmp_path: Path, **env: str) -> Iterator[dict[str, Any]]
     try:
         deadline = time.monotonic() + 60
         while True:
-            with urllib.request.urlopen(url + "/healthz", timeout=10) as r:
+            with urllib.request.urlopen(urllib.request.Request(url + "/healthz", headers=service_auth()), timeout=10) as r:
                 health = json.loads(r.read())
             yield health
             if health["model_clients"]["litellm"] != "loading":

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from cache_fixtures import free_port, start_listening, wait_for_port
+from conftest import trust_config
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
@@ -87,6 +88,7 @@ def stub() -> Iterator[StubServer]:
 @pytest.fixture
 def served(tmp_path: Path, stub: StubServer) -> Iterator[Served]:
     (tmp_path / "guard.yaml").write_text(CONFIG)
+    trust_config(tmp_path / "guard.yaml")
     proc, port = start_listening(
         lambda port: serve_command("--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--token", TOKEN, "--log-level", "warning"),
         cwd=tmp_path, env=serve_env(GUARD_API_BASE=stub.url),
@@ -102,7 +104,7 @@ def served(tmp_path: Path, stub: StubServer) -> Iterator[Served]:
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
 
-def test_every_endpoint_but_healthz_wants_the_token(served: Served) -> None:
+def test_every_endpoint_wants_the_token(served: Served) -> None:
     body = json.dumps(RM).encode()
     for headers in ({"Content-Type": "application/json"},
                     {"Content-Type": "application/json", "Authorization": "Bearer wrong"},
@@ -115,7 +117,7 @@ def test_every_endpoint_but_healthz_wants_the_token(served: Served) -> None:
         assert status == 200 and "(401)" in json.dumps(reply), (headers, reply)
     assert not (served.folder / "ran.marker").exists()  # refused before any hook ran
     assert served.get("/metrics") == 401 and served.get("/metrics", {"Authorization": f"Bearer {TOKEN}"}) == 200
-    assert served.get("/healthz") == 200
+    assert served.get("/healthz") == 401 and served.get("/healthz", {"Authorization": f"Bearer {TOKEN}"}) == 200, "every route, /healthz too"
 
     status, reply = served.post("/v1/hooks", body, AUTH)
     assert status == 200 and reply["decision"] == "allow" and (served.folder / "ran.marker").exists()
@@ -185,7 +187,7 @@ def test_hostile_json_never_gets_a_500(served: Served) -> None:
             status = 400  # the client route answers a bad body with the failure policy (in a 200)
         statuses[status] = statuses.get(status, 0) + 1
     assert statuses.get(400, 0) > 50 and statuses.get(200, 0) > 10, statuses  # both kinds were really exercised
-    assert served.get("/healthz") == 200  # and the service is still up
+    assert served.get("/healthz", AUTH) == 200  # and the service is still up
 
 
 @pytest.mark.parametrize(("body", "reason"), [
@@ -231,17 +233,25 @@ def test_listening_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
         proc.communicate(timeout=10)
 
 
-def test_loopback_without_a_token_serves_anyone_local(tmp_path: Path) -> None:
+def test_loopback_without_a_token_of_yours_answers_only_the_holder_of_the_per_user_token(tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen(serve_command("--port", str(port)), cwd=tmp_path, env=serve_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_port(port, timeout=60)
-        assert (send_event(f"http://127.0.0.1:{port}", RM, timeout=30) or {}).get("decision") == "allow"
+        served = Served(f"http://127.0.0.1:{port}", tmp_path, proc)
+        assert (send_event(served.url, RM, timeout=30) or {}).get("decision") == "allow", "guard hook derives the token itself"
+        for path in ("/v1/hooks", "/healthz", "/metrics"):  # any other local process, the agent included, is refused
+            status = served.post(path, json.dumps(RM).encode(), {"Content-Type": "application/json"})[0] if path == "/v1/hooks" else served.get(path)
+            assert status == 401, path
+        printed = subprocess.run(serve_command("--print-token"), cwd=tmp_path, env=serve_env(), capture_output=True, text=True, timeout=60)
+        assert served.get("/healthz", {"Authorization": f"Bearer {printed.stdout.strip()}"}) == 200, "the user's own copy of it"
+        refused = subprocess.run(serve_command("--print-token"), cwd=tmp_path, env=serve_env(CLAUDECODE="1"), capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1 and not refused.stdout and "needs you, not an agent" in refused.stderr
     finally:
         proc.kill()
         _, err = proc.communicate(timeout=10)
-    assert "no token (loopback only)" in err
+    assert "per-user: guard serve --print-token shows it" in err
 
 
 def test_guard_hook_sends_the_configs_token_to_its_auto_started_service(stub: StubServer, isolated_home: Path) -> None:
@@ -253,6 +263,7 @@ def test_guard_hook_sends_the_configs_token_to_its_auto_started_service(stub: St
         "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
         "      rule: Deny shell commands that delete files outside the project.\n"
     )
+    trust_config(isolated_home / "guard.yaml")
     stub.default = Reply.verdict("deny", "deletes outside the project", confidence=0.9)
     env = {"GUARD_API_BASE": stub.url, "TEAM_GUARD_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
     first = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
@@ -261,7 +272,7 @@ def test_guard_hook_sends_the_configs_token_to_its_auto_started_service(stub: St
     service = Served(state["url"], isolated_home, None)  # type: ignore[arg-type]
     try:
         deadline = time.monotonic() + 60
-        while service.get("/healthz") != 200:
+        while service.get("/healthz", AUTH) != 200:
             assert time.monotonic() < deadline, "the service never answered"
             time.sleep(0.2)
         assert service.post("/v1/hooks", json.dumps(RM).encode(), {"Content-Type": "application/json"})[0] == 401

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, wait_for_port
+from cache_fixtures import free_port, service_auth, wait_for_port
 from conftest import trust_config
 
 from guard.core.settings import Settings
@@ -69,7 +69,7 @@ hooks:
 
 
 def _post(url: str, payload: dict[str, Any], results: list[Any]) -> None:
-    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
     with urllib.request.urlopen(request, timeout=120) as r:
         results.append(json.loads(r.read()))
 
@@ -98,7 +98,7 @@ def test_the_service_shares_one_call_across_concurrent_requests(slow_stub: StubS
         _post(url, event(99), later)
         smart = [h for h in later[0]["hooks"] if h["type"] == "smart"]
         assert smart[0]["cached"] is True and slow_stub.calls == 1
-        with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=service_auth()), timeout=10) as r:
             metrics = r.read().decode()
         assert "guard_cache_hits_total 1" in metrics and 'guard_decisions_total{decision="deny"} 17' in metrics
     finally:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from test_serve_autostart import guard, requests_served, stub, wait_for_state, wait_until_answering  # noqa: F401 (fixture)
 
 from guard.testing.openai_stub import StubServer
@@ -41,6 +42,7 @@ def installed_session_start_command(project: Path) -> list[str]:
 
 def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
     env = {"GUARD_API_BASE": stub.url}
     states = isolated_home.parent / "home/.cache/guard/serve"
     command = installed_session_start_command(isolated_home)
@@ -60,6 +62,7 @@ def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServe
 def test_a_miss_right_after_session_start_waits_for_the_starting_service(stub: StubServer, isolated_home: Path) -> None:
     """The session's first judged call comes before the service is up: it is judged by the service, not a cold process."""
     (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
     env = {"GUARD_API_BASE": stub.url}
     states = isolated_home.parent / "home/.cache/guard/serve"
     command = installed_session_start_command(isolated_home)
@@ -80,14 +83,15 @@ def test_a_service_that_never_comes_up_is_waited_for_only_while_the_call_can_sti
     stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A "starting" service that hangs: the hook stops waiting in time to judge the call itself (never an unjudged allow)."""
-    from guard.config import load_config
+    from guard.config.pinning import load_trusted
     from guard.server.autostart import state_path, write_state
 
     (isolated_home / "guard.yaml").write_text(SMART.replace("timeout: 60", "timeout: 5"))
+    trust_config(isolated_home / "guard.yaml")
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        path = state_path(load_config(None))  # the state file guard hook reads for this config, interpreter and folder
+        path = state_path(load_trusted().loaded)  # the state file guard hook reads for this trusted config and interpreter
         path.parent.mkdir(parents=True)
         write_state(path, None, hung.pid)  # "starting", by a live process that will never listen
         started = time.monotonic()
@@ -101,14 +105,15 @@ def test_a_service_that_never_comes_up_is_waited_for_only_while_the_call_can_sti
 
 
 def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.config import load_config
+    from guard.config.pinning import load_trusted
     from guard.server.autostart import STARTUP_WAIT, state_path, write_state
 
     (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        path = state_path(load_config(None))
+        path = state_path(load_trusted().loaded)
         path.parent.mkdir(parents=True)
         write_state(path, None, hung.pid)
         launched = time.time() - STARTUP_WAIT - 5
@@ -125,6 +130,7 @@ def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, i
 
 def test_session_start_without_smart_hooks_starts_nothing(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: lint\n      matcher: Bash\n      command: 'true'\n")
+    trust_config(isolated_home / "guard.yaml")
     out = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(SESSION_START))
     assert out.returncode == 0, out.stderr
     time.sleep(0.5)

@@ -201,9 +201,12 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
     path = _state_file(isolated_home, monkeypatch, stub.url)
     from guard.server.autostart import write_state
 
-    # control: a state file sealed with the user's secret is believed (so the forged one below is what is refused)
+    # control: a state file sealed with the user's secret is read (the attacker is asked), but the answer of a service
+    # that cannot prove it holds this user's key is not believed: judged in-process
     write_state(path, attacker, os.getpid())
-    assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "allow" and _AllowAll.requests == 1
+    control = guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)
+    assert verdict(control) == "deny" and _AllowAll.requests == 1 and "does not prove it came from guard serve" in control.stderr
+    _stop_started_service(path)
 
     for forged in ({"url": attacker, "pid": os.getpid()}, {"url": attacker, "pid": os.getpid(), "mac": "0" * 64}):
         path.write_text(json.dumps(forged))

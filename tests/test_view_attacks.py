@@ -306,19 +306,20 @@ def test_a_hook_echoing_its_event_does_not_carry_a_redacted_field_into_its_reaso
             assert status == 200 and "deploy" in body and SECRET not in body, path
 
 
-def test_without_a_token_guard_serve_answers_no_rebound_host_name(folder: Path) -> None:
+def test_guard_serve_answers_a_rebound_host_name_nothing(folder: Path) -> None:
     """Not only /ui: a page whose name was rebound to 127.0.0.1 is same-origin with the hook API, so it could
-    send JSON events (spending the model budget, writing the audit log and session history) and read the answers."""
+    send JSON events (spending the model budget, writing the audit log and session history) and read the answers.
+    guard serve always wants a token (the per-user one when the user set none), which such a page cannot have."""
     env = {k: v for k, v in os.environ.items() if k != "GUARD_SERVE_TOKEN"}
     proc, url = start_serve(folder / "guard.yaml", folder, env)
     event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode()
     try:
         for path, body in (("/v1/hooks", event), ("/metrics", None), ("/ui/decisions", None)):
-            assert _answer_for_host(url, "evil.example", path, body)[0] == 400, path
-            assert _answer_for_host(url, "localhost:80@evil.example", path, body)[0] == 400, path
-            assert _answer_for_host(url, url.removeprefix("http://"), path, body)[0] == 200, path
+            assert _answer_for_host(url, "evil.example", path, body)[0] == 401, path
+            assert _answer_for_host(url, "localhost:80@evil.example", path, body)[0] == 401, path
+            assert _answer_for_host(url, url.removeprefix("http://"), path, body)[0] == 401, path
         status, answer = _answer_for_host(url, "evil.example", "/v1/hooks/claude", event)  # a client route answers in the client's shape
-        assert status == 200 and "guard did not judge this event" in answer and "refused the request (400)" in answer
+        assert status == 200 and "guard did not judge this event" in answer and "refused the request (401)" in answer
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from browser_fixtures import chromium, page, screenshot  # noqa: F401 (fixtures)
 from cache_fixtures import start_serve
+from conftest import trust_config
 
 from guard.server.ui import COOKIE, cookie_value
 
@@ -43,6 +44,7 @@ def _request(url: str, method: str = "GET", path: str = "/", *, body: str | None
 
 def _serve(tmp_path: Path, token: str | None) -> Iterator[str]:
     (tmp_path / "guard.yaml").write_text(CONFIG)
+    trust_config(tmp_path / "guard.yaml")
     env = {k: v for k, v in os.environ.items() if k != "GUARD_SERVE_TOKEN"}
     if token:
         env["GUARD_SERVE_TOKEN"] = token
@@ -126,11 +128,16 @@ def test_a_script_may_send_the_bearer_token_instead(served: str) -> None:
     _decisions_page_shows_the_deny(served, {"Authorization": f"Bearer {TOKEN}"})
 
 
-def test_without_a_token_the_ui_answers_loopback_names_only(open_served: str) -> None:
-    _deny_through_the_api(open_served, None)
-    _decisions_page_shows_the_deny(open_served, {})
-    rebound = _request(open_served, path="/ui/decisions", headers={"Host": "evil.example"})
-    assert rebound.status == 400 and b"curl" not in rebound.body  # type: ignore[attr-defined]
+def test_without_a_token_of_yours_the_ui_wants_the_per_user_one(open_served: str) -> None:
+    from guard.server.identity import service_key
+
+    key = service_key()
+    assert key is not None
+    _deny_through_the_api(open_served, key)
+    _decisions_page_shows_the_deny(open_served, {"Authorization": f"Bearer {key}"})
+    for headers in ({}, {"Host": "evil.example"}):
+        refused = _request(open_served, path="/ui/decisions", headers=headers)
+        assert refused.status == 401 and b"curl" not in refused.body  # type: ignore[attr-defined]
 
 
 def test_a_browser_signs_in_once_and_then_sees_decisions_live(served: str, page: Any) -> None:  # noqa: F811

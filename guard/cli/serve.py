@@ -4,9 +4,14 @@ starlette and uvicorn are imported here, inside ``run``, and nowhere on the
 ``guard hook`` path. SIGTERM or Ctrl-C stops accepting connections and lets
 in-flight requests finish (up to ``--shutdown-timeout`` seconds).
 
-It listens on loopback unless told otherwise, and refuses to listen anywhere
-else without a token: the service runs your hooks and spends your model budget
-for whoever can reach it.
+It answers only callers that hold its token, on every route, loopback included:
+the user's token (``--token``, ``GUARD_SERVE_TOKEN``, ``server.token``), else a
+per-user one derived from guard's secret (``--print-token`` shows it), which
+``guard hook`` derives by itself and the agent cannot read
+(:mod:`guard.server.identity`). It listens on loopback unless told otherwise,
+and listens anywhere else only with a token of the user's: the service runs your
+hooks and spends your model budget for whoever can reach it. It enforces the
+config the user trusted, as ``guard hook`` does (:mod:`guard.config.pinning`).
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("serve", help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 picks a free one)")
-    p.add_argument("--token", help="bearer token every request but /healthz must carry (default: $GUARD_SERVE_TOKEN, "
-                                   "then server.token); required to listen beyond loopback")
+    p.add_argument("--token", help="bearer token every request must carry (default: $GUARD_SERVE_TOKEN, then server.token, "
+                                   "else a per-user token derived from guard's secret); one of yours is required to listen beyond loopback")
+    p.add_argument("--print-token", action="store_true", help="print the token this service would require (for a Claude Code http hook "
+                                                              "or signing in to /ui) and exit; refused under an agent client")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
@@ -90,6 +97,17 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
+def _print_token(token: str | None) -> int:
+    from guard.cli.user_consent import refusal
+
+    refused = refusal("guard serve --print-token")
+    if refused or token is None:
+        print(f"guard serve: error: {refused or 'no token: guard secret cannot be read'}", file=sys.stderr)
+        return 1
+    print(token)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -102,18 +120,22 @@ def run(args: argparse.Namespace) -> int:
     from guard.config.pinning import load_trusted
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
-    from guard.server.client import service_token
+    from guard.server.identity import explicit_token, service_key
 
     trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
     if trusted.error is not None:
         raise trusted.error
     loaded = trusted.loaded or LoadedConfig()
+    token = service_key(loaded.settings, args.token)
+    if args.print_token:
+        return _print_token(token)
     for note in trusted.notes:
         print(f"guard serve: warning: {note}", file=sys.stderr)
-    token = args.token or service_token(loaded.settings)
-    if not token and not _is_loopback(args.host):
+    if token is None:
+        raise GuardError("guard serve cannot derive its per-user token: guard's secret cannot be read (see guard doctor); set GUARD_SERVE_TOKEN")
+    if not (args.token or explicit_token(loaded.settings)) and not _is_loopback(args.host):
         raise GuardError(
-            f"refusing to listen on {args.host} without a token: anyone who can reach it could run your hooks and "
+            f"refusing to listen on {args.host} without a token of yours: anyone who can reach it could run your hooks and "
             f"spend your model budget. Set GUARD_SERVE_TOKEN (or --token, or server.token in guard.yaml) and have "
             f"clients send it as 'Authorization: Bearer <token>', or listen on 127.0.0.1"
         )
@@ -134,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     server = _server_class(uvicorn)(config, app.state.metrics, state_file=args.state_file, idle_timeout=args.idle_timeout,
                                     after_shutdown=counted.close if counted is not None else None)  # every tallied count written
     backend = loaded.settings.cache_url.split(":", 1)[0]
-    auth = "bearer token required" if token else "no token (loopback only)"
+    auth = "bearer token required" + ("" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)")
     print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}; {auth}", file=sys.stderr)
     server.run()
     return 0

@@ -394,7 +394,7 @@ class Gate:
         itself should it not come up: the call is always judged.
         """
         from guard.server import autostart
-        from guard.server.client import send_event, service_token
+        from guard.server.client import send_event, service_key
 
         longest = max((s.timeout for s in specs), default=10.0)
         if self.server in (None, "auto"):
@@ -407,8 +407,8 @@ class Gate:
         timeout = longest + 5
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
-        token = service_token(self.loaded.settings)
-        reply = send_event(url, payload, timeout=timeout, token=token) if url and timeout > 0 else None
+        key = service_key(self.loaded.settings)
+        reply = send_event(url, payload, timeout=timeout, key=key) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url

@@ -12,11 +12,14 @@ A client mistake (bad JSON, JSON nested too deep, wrong field types, a body that
 is not ``application/json``, oversized body, unknown format, an event without
 ``hook_event_name``) is a 4xx with ``{"error": …, "status": …}``; lone surrogates
 are repaired by :func:`~guard.core.events.payload.read_payload`; only guard's own
-faults are 500s. With a token, every endpoint but ``/healthz`` wants
-``Authorization: Bearer <token>``. Requests pass :class:`_RequestPolicy` (token,
-content type) before any route runs, so the routes only decide. Every request
-shares the engine, so it shares the decision cache, the single-flight table and
-the warm model clients.
+faults are 500s. With a token (``guard serve`` always has one: the user's, else
+the per-user key, :mod:`guard.server.identity`) every endpoint wants
+``Authorization: Bearer <token>`` (or ``guard hook``'s credential derived from
+it), and an answer to a request carrying ``X-Guard-Nonce`` is signed
+(``X-Guard-Proof``) so ``guard hook`` can tell it from an impostor's. Requests
+pass :class:`_RequestPolicy` (token, content type) before any route runs, so the
+routes only decide. Every request shares the engine, so it shares the decision
+cache, the single-flight table and the warm model clients.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
 from guard.server.audit_writer import BackgroundAudit
+from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, proof
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -56,8 +60,6 @@ log = logging.getLogger("guard.server")
 
 #: Largest event accepted; tool inputs with whole files in them stay well under this.
 MAX_BODY_BYTES = 1 << 20
-#: Paths answered without a token: a liveness probe that reveals nothing but "up".
-_OPEN_PATHS = frozenset({"/healthz"})
 #: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
 _CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
@@ -108,8 +110,9 @@ def _client_format(name: str | None) -> Any:
 class _Service:
     """The route handlers, around one engine and one metrics registry."""
 
-    def __init__(self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = (), token: str | None = None) -> None:
         self.engine = engine
+        self.token = token
         self.gate = Gate.for_engine(engine)
         self.gate.trust_notes = list(warnings)
         self.metrics = metrics
@@ -129,7 +132,11 @@ class _Service:
 
     async def decide(self, request: Request) -> Response:
         _, decision = await self._decide(request, request.query_params.get("format"))
-        return JSONResponse(decision.to_dict())
+        response = JSONResponse(decision.to_dict())
+        nonce = request.headers.get(NONCE_HEADER)
+        if nonce and self.token:  # guard hook believes only an answer signed with the key it shares with this service
+            response.headers[PROOF_HEADER] = proof(self.token, nonce[:128], bytes(response.body))
+        return response
 
     async def decide_for_client(self, request: Request) -> Response:
         fmt = request.path_params["format"]
@@ -169,8 +176,8 @@ class _Service:
 class _RequestPolicy:
     """Who may call and what they may send, before any route runs.
 
-    A token (``--token`` / ``GUARD_SERVE_TOKEN``) is required on every path but
-    ``/healthz``, compared in constant time. POST bodies must be declared
+    A token is required on every path, compared in constant time (the token
+    itself, or ``guard hook``'s credential derived from it). POST bodies must be declared
     ``application/json``: a browser page can make a visitor's browser POST a form
     or ``text/plain`` to a loopback port without a CORS preflight, but not JSON.
     Without a token, only requests addressed to a loopback name are answered: a page
@@ -180,6 +187,7 @@ class _RequestPolicy:
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode() if token else None
+        self.hook_credential = f"Bearer {credential(token)}".encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -199,9 +207,9 @@ class _RequestPolicy:
         if self.expected is None and not ui.is_loopback_host(headers.get(b"host", b"").decode("latin-1")):
             # DNS rebinding: a page on evil.example resolved to 127.0.0.1 is same-origin with this service, JSON and all
             return _error(400, "without a token this service answers only requests addressed to 127.0.0.1, localhost or [::1]")
-        if self.expected is not None and scope["path"] not in _OPEN_PATHS:
+        if self.expected is not None and self.hook_credential is not None:
             given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            if not (hmac.compare_digest(given, self.expected) | hmac.compare_digest(given, self.hook_credential)):
                 response = _error(401, "missing or wrong bearer token (Authorization: Bearer $GUARD_SERVE_TOKEN)")
                 response.headers["WWW-Authenticate"] = "Bearer"
                 return response
@@ -290,7 +298,7 @@ def create_app(
     """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows;
     ``warnings``: shown on every decision (what differs on disk from the trusted config being enforced)."""
     metrics = metrics or Metrics()
-    service = _Service(engine, metrics, max_body, warnings)
+    service = _Service(engine, metrics, max_body, warnings, token)
     routes = [
         Route("/v1/hooks", service.decide, methods=["POST"]),
         Route("/v1/hooks/{format}", service.decide_for_client, methods=["POST"]),

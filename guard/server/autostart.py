@@ -10,9 +10,14 @@ the model client itself. One service per config fingerprint (files, sizes, mtime
 environment), so editing guard.yaml starts a fresh one and the old one idles
 out.
 
-The state file naming the service's URL is in the user's cache, where the
-guarded agent can write; it is sealed (:mod:`guard.trust`) over its path, URL
-and pid, and a file whose seal fails is ignored: no URL in it is trusted.
+The service is guard's, whatever the project holds: it runs with ``-I``, from
+a working directory outside the project, on the interpreter and the guard
+package this hook runs (:func:`service_command`), so a ``guard/`` folder the
+agent writes into the project is never what serves. The state file naming the
+service's URL is in the user's cache, where the guarded agent can write; it is
+sealed (:mod:`guard.trust`) over its path, URL and pid, and a file whose seal
+fails is ignored; and an answer from the URL counts only with the service's
+proof of identity (:mod:`guard.server.identity`).
 Standard library only, loaded lazily (no ``logging`` or ``subprocess`` until
 needed): this runs inside ``guard hook``.
 """
@@ -31,7 +36,7 @@ from typing import Any
 from guard.core.logs import LazyLogger
 from guard.trust import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "start", "state_path", "write_state"]
+__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "service_command", "start", "state_path", "write_state"]
 
 log = LazyLogger("guard.server")
 _PURPOSE = "serve"
@@ -125,6 +130,24 @@ def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
         time.sleep(_POLL_S)
 
 
+#: Loads the guard package from the folder named first (and only it: its parent is not put on ``sys.path``), then
+#: runs its CLI. ``-I`` keeps the working directory and ``PYTHONPATH`` off ``sys.path`` (and ignores ``PYTHON*``
+#: variables); absolute ``PYTHONPATH`` entries go after everything else, so the user's callable hooks still import
+#: but nothing there can stand in for guard, its dependencies or the standard library.
+_BOOT = ("import importlib.util, os, sys; package = sys.argv.pop(1); "
+         "spec = importlib.util.spec_from_file_location('guard', os.path.join(package, '__init__.py'), submodule_search_locations=[package]); "
+         "module = importlib.util.module_from_spec(spec); sys.modules['guard'] = module; spec.loader.exec_module(module); "
+         "sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]; "
+         "from guard.cli.main import main; sys.exit(main())")
+
+
+def service_command() -> list[str]:
+    """The command that runs the guard this process is running: this interpreter, isolated, and this guard package."""
+    import guard
+
+    return [sys.executable, "-I", "-c", _BOOT, str(Path(guard.__file__).resolve().parent)]
+
+
 def start(loaded: Any) -> bool:
     """Start this config's service in the background unless one is up or starting; True if started."""
     path = state_path(loaded)
@@ -138,12 +161,14 @@ def start(loaded: Any) -> bool:
             return False
         import subprocess  # only here: a hook sending to a running service never starts one
 
-        command = [sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning",
+        command = [*service_command(), "serve", "--port", "0", "--log-level", "warning",
                    "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
         if loaded.settings.config_path:
             command += ["--config", str(Path(loaded.settings.config_path).resolve())]
         with open(path.with_suffix(".log"), "ab") as output:
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True)
+            # a cwd outside the project: nothing there is on the service's path or found as its config
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True,
+                                     cwd=path.parent)
         # "starting": later hooks neither send to it nor start a second one until it writes its URL
         try:
             write_state(path, None, child.pid)

@@ -1,52 +1,65 @@
 """Send one event to a running ``guard serve``: what ``guard hook --server URL`` does.
 
-Standard library only (``urllib``): it runs inside ``guard hook`` on every tool
-call, where importing an HTTP library would cost more than the round trip.
+The answer is believed only when it proves it came from the service holding this
+user's key (:mod:`guard.server.identity`): anything else — a process that took
+the port, one a forged or stale state file points at — is None, and the caller
+judges the event in-process. Standard library only (``urllib``): it runs inside
+``guard hook`` on every tool call, where importing an HTTP library would cost
+more than the round trip.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["TOKEN_ENV", "send_event", "service_token"]
+from guard.core.logs import LazyLogger
+from guard.server.identity import NONCE_HEADER, PROOF_HEADER, TOKEN_ENV, credential, explicit_token, new_nonce, service_key, verify_proof
 
-TOKEN_ENV = "GUARD_SERVE_TOKEN"
+__all__ = ["TOKEN_ENV", "send_event", "service_key", "service_token"]
 
+log = LazyLogger("guard.server")
 
-def service_token(settings: Any = None) -> str | None:
-    """The bearer token for ``guard serve``: ``$GUARD_SERVE_TOKEN``, else the config's ``server.token``."""
-    return os.environ.get(TOKEN_ENV) or getattr(settings, "server_token", None) or None
+#: The user's own token, when they set one (the per-user key is used otherwise: see :func:`service_key`).
+service_token = explicit_token
 
 
 def send_event(
-    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, token: str | None = None
+    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, key: str | None = None
 ) -> dict[str, Any] | None:
-    """The service's canonical decision for ``payload``, or None when it cannot give one.
+    """The service's canonical decision for ``payload``, or None when it cannot give one that proves it is guard's.
 
     ``url`` is the service's base URL (``http://127.0.0.1:8787``). With ``fmt``
     the payload is in that client's shape and the service normalizes it. None
-    means "judge it yourself": the service is down, unreachable, too slow, or
-    answered something that is not a decision. A 4xx for a malformed event is
+    means "judge it yourself": the service is down, unreachable, too slow, is not
+    the service holding ``key`` (default: :func:`service_key` without a config),
+    or answered something that is not a decision. A 4xx for a malformed event is
     also None, so the in-process engine reports the problem the usual way.
-    ``token`` (default :func:`service_token` without a config) goes out as a
-    bearer token.
     """
+    key = key or service_key()
+    if key is None:  # no secret, no token: nothing could prove an answer
+        return None
     endpoint = url.rstrip("/") + "/v1/hooks" + (f"?format={quote(fmt)}" if fmt else "")
     body = json.dumps(payload).encode()  # ASCII escapes: a lone surrogate cannot break the encoding here
-    headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}"}
-    token = token or service_token()
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    nonce = new_nonce()
+    headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}", "Authorization": f"Bearer {credential(key)}",
+               NONCE_HEADER: nonce}
     request = urllib.request.Request(endpoint, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read())
+            answer = response.read()
+            signed = response.headers.get(PROOF_HEADER)
     except (OSError, ValueError):  # URLError, HTTPError, timeouts and refused connections are OSErrors
+        return None
+    if not verify_proof(key, nonce, answer, signed):
+        log.warning("the answer from %s does not prove it came from guard serve (this user's key); judging in-process", url)
+        return None
+    try:
+        data = json.loads(answer)
+    except ValueError:
         return None
     if not isinstance(data, dict) or data.get("decision") not in ("allow", "deny", "ask"):
         return None

@@ -1,0 +1,72 @@
+"""Who may call ``guard serve``, and how ``guard hook`` knows an answer came from it.
+
+One key per service: the token the user set (``--token``, ``GUARD_SERVE_TOKEN``,
+``server.token``), else one derived from the per-user secret (:mod:`guard.trust`),
+which the agent cannot read (self-protection read-protects it; a sandbox keeps
+it out of reach). From the key:
+
+- the service accepts ``Authorization: Bearer <key>`` (what a person or a Claude
+  Code http hook sends) or ``Bearer <credential>`` (what ``guard hook`` sends) on
+  every route, loopback included;
+- ``guard hook`` sends a fresh nonce with each event, and the service signs its
+  answer: ``X-Guard-Proof`` is an HMAC, under a proof key derived from the key,
+  of the nonce and the body. A process that took the service's port (or that a
+  state file points at) learns the credential from the request but cannot derive
+  the proof key from it, so its answer fails the check and the call is judged
+  in-process.
+
+Standard library only: ``guard hook`` signs and checks on its service path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from typing import Any
+
+from guard.trust import TrustError, seal
+
+__all__ = ["NONCE_HEADER", "PROOF_HEADER", "TOKEN_ENV", "credential", "explicit_token", "new_nonce", "proof", "service_key", "verify_proof"]
+
+TOKEN_ENV = "GUARD_SERVE_TOKEN"
+NONCE_HEADER = "X-Guard-Nonce"
+PROOF_HEADER = "X-Guard-Proof"
+
+
+def explicit_token(settings: Any = None) -> str | None:
+    """A token the user set: ``$GUARD_SERVE_TOKEN``, else the config's ``server.token``."""
+    return os.environ.get(TOKEN_ENV) or getattr(settings, "server_token", None) or None
+
+
+def service_key(settings: Any = None, token: str | None = None) -> str | None:
+    """The service's key: ``token``, else the user's, else the per-user one (None when the secret is unavailable)."""
+    chosen = token or explicit_token(settings)
+    if chosen:
+        return chosen
+    try:
+        return seal("serve-token")
+    except TrustError:
+        return None
+
+
+def _derive(key: str, purpose: str) -> bytes:
+    return hmac.new(key.encode(), purpose.encode(), hashlib.sha256).digest()
+
+
+def credential(key: str) -> str:
+    """What ``guard hook`` sends as its bearer token: accepted by the service, useless for signing answers."""
+    return _derive(key, "guard-hook").hex()
+
+
+def new_nonce() -> str:
+    return os.urandom(16).hex()
+
+
+def proof(key: str, nonce: str, body: bytes) -> str:
+    """The service's signature over its answer ``body`` to the request that carried ``nonce``."""
+    return hmac.new(_derive(key, "guard-serve-proof"), nonce.encode() + b"\n" + body, hashlib.sha256).hexdigest()
+
+
+def verify_proof(key: str, nonce: str, body: bytes, given: object) -> bool:
+    return isinstance(given, str) and hmac.compare_digest(given, proof(key, nonce, body))
