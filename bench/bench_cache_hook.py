@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench_cache_setup import config, event_json, free_port, wait_for
-from bench_hook import compile_guard, guard_command, timed
+from bench_hook import compile_guard, guard_command, timed, trust_folder
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -60,7 +60,9 @@ def main() -> None:
         for workdir, audit in ((audit_on, True), (audit_off, False)):
             workdir.mkdir()
             (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
-        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg")}
+        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state")}
+        for workdir in (audit_on, audit_off):
+            trust_folder(workdir, env)
         timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
         timed(hook, hit_event, audit_off, env, 1)
         calls_before = stub.calls

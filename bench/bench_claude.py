@@ -50,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from guard.server.identity import service_key  # noqa: E402
 from guard.testing.agent_script import Reply, final_text, tool_use  # noqa: E402
 from guard.testing.anthropic_stub import AnthropicStub  # noqa: E402
 from guard.testing.openai_stub import Reply as JudgeReply  # noqa: E402
@@ -127,7 +128,7 @@ def guard_server(project: Path, judge: StubServer) -> Iterator[str]:
         deadline = time.monotonic() + 120
         while True:
             try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1):
+                with urllib.request.urlopen(urllib.request.Request(f"{url}/healthz", headers={"Authorization": f"Bearer {service_key()}"}), timeout=1):
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
@@ -263,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-latency", type=float, default=0.0,
                         help="seconds the agent stub takes to ask for the first tool call (0: at once, the worst case)")
     args = parser.parse_args(argv)
+    # guard install records its trust in the state directory and Claude Code runs its hooks with another HOME:
+    # one state directory for both, outside the user's own
+    os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="bench-claude-state-"))
     binary = CLAUDE.find()
     if binary is None:
         print(f"Claude Code CLI not found: {CLAUDE.install_hint}", file=sys.stderr)

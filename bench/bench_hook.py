@@ -41,6 +41,18 @@ def compile_guard() -> None:
     compileall.compile_dir(str(Path(guard.__file__).parent), quiet=1)
 
 
+def trust_folder(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """Trust ``folder``'s guard.yaml as the user does with ``guard trust`` (the library function behind it).
+
+    guard hook and guard serve enforce only a trusted config. The record goes to a state
+    directory beside ``folder`` (set in the returned environment), not the user's own.
+    """
+    env = {**env, "XDG_STATE_HOME": env.get("XDG_STATE_HOME") or str(folder / ".state")}
+    code = "import sys; from guard.config.pinning import trust; trust(cwd=sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(folder)], env=env, check=True)
+    return env
+
+
 def timed(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str], runs: int) -> list[float]:
     samples = []
     for _ in range(runs):
@@ -66,6 +78,7 @@ def main() -> None:
         (cwd / "policy.py").write_text(POLICY)
         (cwd / "guard.yaml").write_text(CONFIG + "audit:\n  enabled: false\n")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])), "XDG_CACHE_HOME": str(cwd / ".cache")}
+        env = trust_folder(cwd, env)
         cmd = [*guard_command(), "hook"]
         no_match = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
         decided = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_hook import trust_folder
+
 CONFIG = "audit: {enabled: false}\nhooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
 EVENTS = {
     "Read README.md": ("Read", {"file_path": "README.md"}),
@@ -53,6 +55,7 @@ def main() -> None:
             project = root / f"protect-{str(protect).lower()}"
             project.mkdir()
             (project / "guard.yaml").write_text(f"protect: {str(protect).lower()}\n{CONFIG}")
+            trust_folder(project, env)
             projects[protect] = project
         cmd = [sys.executable, "-m", "guard.cli.main", "hook"]
         rows = []

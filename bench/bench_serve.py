@@ -33,15 +33,20 @@ from pathlib import Path
 from typing import Any
 
 from bench_cache_setup import config, event, free_port, wait_for
-from bench_hook import guard_command
+from bench_hook import guard_command, trust_folder
+
+from guard.server.identity import service_key
 
 _commands = itertools.count()
+#: The per-user token guard serve requires (what ``guard serve --print-token`` prints).
+AUTH = f"Bearer {service_key()}"
 WARM_CLIENTS = 4
 
 async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any]) -> dict[str, Any]:
     """One keep-alive HTTP/1.1 POST /v1/hooks; the decision JSON back."""
     body = json.dumps(payload).encode()
-    head = f"POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    head = (f"POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAuthorization: {AUTH}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n")
     writer.write(head.encode() + body)
     status_and_headers = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
     length = next(int(h.split(":", 1)[1]) for h in status_and_headers if h.lower().startswith("content-length:"))
@@ -98,6 +103,7 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
         stub_cli = ["--port", str(stub_port), "--latency", str(args.stub_latency), "--mode", "deny"]
         stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", *stub_cli], stdout=subprocess.DEVNULL)
         env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg"), "GUARD_TRANSPORT": transport}
+        env = trust_folder(workdir, env)
         serve = subprocess.Popen([*guard_command(), "serve", "--port", str(serve_port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
         try:
             wait_for(stub_port, stub)
@@ -109,7 +115,7 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
                 for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
                     latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
                     rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99)))
-            with urllib.request.urlopen(f"http://127.0.0.1:{serve_port}/metrics") as r:
+            with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{serve_port}/metrics", headers={"Authorization": AUTH})) as r:
                 metrics = r.read().decode()
             after = stub_stats(stub_port)
             counts = {"calls": after["calls"], "connections": after["connections"] - before["connections"] - 1}
@@ -134,6 +140,7 @@ def fleet(stub_latency: float, replicas: int = 3, events: int = 30) -> dict[str,
             subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(stub_port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL),
         ]
         env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        env = trust_folder(workdir, env)
         ports = [free_port() for _ in range(replicas)]
         try:
             wait_for(redis_port, procs[0])

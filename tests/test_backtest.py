@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 
 from guard.datasets import load_cases
 from guard.eval.schema import MetricsReport, ResultRow
@@ -76,6 +77,7 @@ def stub() -> Iterator[StubServer]:
 
 def environment(stub: StubServer, home: Path) -> dict[str, str]:
     kept = {name: value for name, value in os.environ.items() if not name.startswith("GUARD_")}
+    kept = {name: value for name, value in kept.items() if name not in ("XDG_STATE_HOME", "XDG_CONFIG_HOME")}
     return {**kept, "HOME": str(home), "PYTHONPATH": str(ROOT), "GUARD_API_BASE": stub.url}
 
 
@@ -99,6 +101,11 @@ def recording(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Pat
     project.mkdir()
     webhook = "http://127.0.0.1:9/never-called"  # a fire_and_forget webhook a backtest leaves out
     (project / "guard.yaml").write_text(CONFIG.format(forbidden=OLD_RULE, webhook=webhook))
+    with pytest.MonkeyPatch.context() as user:  # trusted as the user whose HOME the recorded hooks run with
+        user.setenv("HOME", str(project.parent))
+        for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+            user.delenv(name, raising=False)
+        trust_config(project / "guard.yaml")
     (project / "guard.new.yaml").write_text(CONFIG.format(forbidden=NEW_RULE, webhook=webhook))
     events = [hook_event({"command": c}, "s1") for c in TRAFFIC] + [hook_event({"command": SHORTENED}, "s2"), hook_event(CUT, "s2")]
     env = environment(stub, project.parent)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
 from e2e.agent_cli import CLAUDE
 from integration_fixtures import POLICY, guard_yaml
 
@@ -50,6 +51,7 @@ def test_the_installed_plugin_denies_a_call_in_the_real_claude_code(tmp_path: Pa
     home.mkdir()
     project.mkdir()
     (project / "guard.yaml").write_text(guard_yaml("Bash"))
+    trust_config(project / "guard.yaml")
     (project / "guard_test_policy.py").write_text(POLICY)
     env = {"PYTHONPATH": os.pathsep.join([str(project), str(Path(guard.__file__).resolve().parents[1])])}
     installed = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", "claude", "--plugin", "--scope", "project"], cwd=project,

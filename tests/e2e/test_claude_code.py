@@ -7,8 +7,11 @@ the command actually ran, and what the model was shown afterwards.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from guard.config.trust_store import store_dir
 from guard.testing.anthropic_stub import final_text, tool_use
 
 from .conftest import AgentProject, judge_says, smart_rule
@@ -84,8 +87,12 @@ def test_a_stop_hook_blocks_once_and_never_loops(project: AgentProject) -> None:
 
 
 def test_a_config_typo_blocks_the_call_and_the_model_is_told_why(project: AgentProject) -> None:
-    """A guard.yaml that stops loading (here a typo'd key) must not switch every rule off."""
+    """A guard.yaml that does not load (here a typo'd key) must not switch every rule off.
+
+    A teammate who cloned the repository: guard is installed in its .claude/settings.json, but this guard.yaml was
+    never trusted on their machine (a trusted one keeps its trusted rules in force: tests/test_trust.py)."""
     project.configure(NO_DELETES)
+    shutil.rmtree(store_dir())
     (project.dir / "guard.yaml").write_text(NO_DELETES.replace("failure_mode:", "failur_mode:"))
     marker = project.dir / "created"
 

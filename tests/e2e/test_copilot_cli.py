@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 
 import guard
 from guard.install import guard_program
@@ -47,6 +48,7 @@ def copilot_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, P
     project.mkdir()
     (project / "policy.py").write_text(POLICY)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n")
+    trust_config(project / "guard.yaml")
     command = shlex.join([*guard_program(), "hook", "--format", "copilot", "--deadline", "30"])
     (home / ".copilot" / "hooks" / "guard.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command, "timeoutSec": 30}]}}))
     yield binary, home, project

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from cache_fixtures import free_port, wait_for_port
+from conftest import trust_config
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -30,6 +31,7 @@ TOKEN = "e2e-serve-token"
 def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: AgentProject) -> None:
     (project.dir / "guard.yaml").write_text(
         smart_rule("PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"))
+    trust_config(project.dir / "guard.yaml")
     project.judge.responder = judge_says("rm -rf", "deletes a directory")
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "GUARD_SERVE_TOKEN": TOKEN, "GUARD_API_BASE": project.judge.url,
