@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 from guard.config import trust_store
-from guard.config.hook_scripts import scripts_of
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
@@ -76,6 +75,7 @@ def _read_bytes(path: str) -> bytes:
 
 def read_candidate(found: Path) -> Candidate:
     """Parse ``found`` from the bytes read now, and read the scripts its command hooks run; ConfigError when it does not load."""
+    from guard.config.hook_scripts import scripts_of
     from guard.config.parse import parse_config
 
     contents: dict[str, bytes] = {}

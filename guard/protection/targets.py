@@ -41,7 +41,6 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.config.hook_scripts import scripts_of
 from guard.core.settings import user_dir
 from guard.trust import secret_path
 
@@ -109,9 +108,11 @@ def _scripts(loaded: LoadedConfig) -> Iterator[str]:
     for spec in loaded.specs:
         if spec.kind != "command" or not spec.command:
             continue
-        if spec.scripts is not None:
+        if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
             yield from (path for path, _ in spec.scripts)
         else:
+            from guard.config.hook_scripts import scripts_of
+
             yield from scripts_of(spec.command, spec.workdir or loaded.settings.base_dir)
 
 
