@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
+from guard.judge import endpoint
 
 __all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
 
@@ -76,6 +77,7 @@ class ModelReply:
     cost_usd: float | None = None
     notes: list[str] = field(default_factory=list)
     finish_reason: str | None = None  # "length" / "content_filter": the content is not the whole answer
+    endpoint: str | None = None  # the URL the call went to (guard.judge.endpoint)
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -87,6 +89,7 @@ class ModelReply:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "endpoint": self.endpoint,
         }
         if self.notes:
             data["notes"] = self.notes
@@ -381,4 +384,5 @@ async def complete(
         cost_usd=None if api_base else _cost(transport, response),  # a custom endpoint's price is not the provider's
         notes=notes,
         finish_reason=getattr(choice, "finish_reason", None),
+        endpoint=endpoint.resolve(routed, api_base),
     )

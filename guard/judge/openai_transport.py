@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
+from guard.judge import endpoint
 
-__all__ = ["ROUTES", "acompletion", "load", "response_mode", "serves"]
+__all__ = ["ROUTES", "acompletion", "load", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
 ROUTES = ("auto", "litellm")
-DEFAULT_BASE = "https://api.openai.com/v1"
 #: LiteLLM's local price map, beside its package (read, never imported).
 PRICE_MAP = "model_prices_and_context_window_backup.json"
 
@@ -125,7 +125,7 @@ def load() -> None:
     import httpcore  # noqa: F401
     import httpx  # noqa: F401
 
-    _price_map()
+    price_map()
 
 
 class _Pool:
@@ -201,7 +201,8 @@ async def _pool(url: str) -> _Pool:
 
 
 @lru_cache(maxsize=1)
-def _price_map() -> dict[str, Any]:
+def price_map() -> dict[str, Any]:
+    """LiteLLM's bundled price map, read as JSON (empty when LiteLLM is not installed or the file is unreadable)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return {}
@@ -214,7 +215,7 @@ def _price_map() -> dict[str, Any]:
 
 def _model_info(model: str) -> dict[str, Any]:
     name = model.removeprefix(PREFIX)
-    prices = _price_map()
+    prices = price_map()
     for key in (model, name):
         info = prices.get(key)
         if isinstance(info, dict) and info.get("litellm_provider") == "openai":
@@ -288,7 +289,7 @@ async def acompletion(
 
     if stream:
         raise ValueError("the OpenAI transport does not stream")
-    base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or DEFAULT_BASE
+    base = endpoint.resolve(model, api_base)
     key = api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
         raise AuthenticationError("no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401)
