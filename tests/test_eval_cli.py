@@ -127,8 +127,9 @@ def test_baseline_lists_regressions_and_fails_on_a_significant_drop(suite: dict[
     capsys.readouterr()
     code = main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "worse"), "--model", BAD, "--baseline", baseline])
     assert code == 100
-    out = capsys.readouterr().out
-    assert "6 regressed, 0 improved" in out and "shell/risky-0" in out
+    printed = capsys.readouterr()
+    assert "6 cases regressed, 0 improved" in printed.out and "Result: FAILED (6 regressions > --max-regressions 0; a significant drop)" in printed.out
+    assert "regressed shell/risky-0 [deny → allow]: rm -rf /srv/data — stub: allow everything" in printed.err  # the case, its input and the reason
     report = MetricsReport.model_validate_json(Path(tmp_path / "worse", "metrics.json").read_text())
     (diff,) = report.baseline
     assert diff.significant_drop and sorted(diff.regressed) == [f"shell/risky-{i}" for i in range(6)]
