@@ -205,4 +205,5 @@ def test_labeled_decisions_become_a_dataset(recorded: Path, stub: StubServer) ->
     cases = {case.tool_input["command"]: case for case in load_cases(recorded / "labeled.jsonl")}
     assert {command: case.label for command, case in cases.items()} == {"echo alpha": "allow", "echo beta": "deny"}
     assert cases["echo alpha"].tool_name == "Bash" and cases["echo alpha"].event == "PreToolUse" and "relabeled" in cases["echo alpha"].tags
+    assert cases["echo alpha"].cluster == "session s1"  # calls of one session are not independent: eval resamples sessions
     assert guard(["datasets", "check", "--strict", "labeled.jsonl"], recorded, stub).returncode == 0

@@ -116,10 +116,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"judged {result.judged} row(s), reused {result.reused} from {result.out}/results.jsonl")
     if result.backoffs:
         print(f"rate limited: concurrency halved {result.backoffs} time(s) and recovered as calls succeeded")
+    left_out = f" judged ({report.unrecorded_cases} without a recording left out)" if report.unrecorded else ""
     for variant in report.variants:
         f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
         shown = "–" if f1.value is None else f"{f1.value:.3f}"
-        print(f"{variant.name}: {variant.cases} cases, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
+        print(f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
         if variant.at_prevalence is not None:
             print("  " + _base_rate_line(variant.at_prevalence))
         if args.suggest_thresholds:

@@ -36,13 +36,8 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / max(1, count - 1)
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 12))
-        value += step
-    return ticks if len(ticks) >= 2 else [start, start + step]
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    return [round(i * step, 12) for i in range(first, max(last, first + 1) + 1)]
 
 
 def _spread_labels(wanted: list[float], top: float, bottom: float) -> list[float]:
@@ -83,13 +78,13 @@ def scatter_svg(points: Sequence[Point], *, x_label: str, y_label: str, x_format
     ]
     for tick in x_ticks:
         parts.append(f'<line class="grid" x1="{px(tick):.1f}" y1="{top}" x2="{px(tick):.1f}" y2="{top + plot_h}"/>')
-        parts.append(f'<text class="tick" x="{px(tick):.1f}" y="{top + plot_h + 14}" text-anchor="middle">{escape(x_format(tick))}</text>')
+        parts.append(f'<text class="tick" x="{px(tick):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{escape(x_format(tick))}</text>')
     for tick in y_ticks:
         parts.append(f'<line class="grid" x1="{left}" y1="{py(tick):.1f}" x2="{left + plot_w}" y2="{py(tick):.1f}"/>')
-        parts.append(f'<text class="tick" x="{left - 6}" y="{py(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+        parts.append(f'<text class="tick" x="{left - 9}" y="{py(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
     parts.append(f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>')
     parts.append(f'<text class="axis" x="12" y="{top + plot_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 12 {top + plot_h / 2:.1f})">{escape(y_label)}</text>')
-    labels = _spread_labels([py(p.y) + 4 for p in points], top + 10, top + plot_h)
+    labels = _spread_labels([py(p.y) + 4 for p in points], top + 10, top + plot_h - 2)
     for i, (point, label_y) in enumerate(zip(points, labels, strict=True)):
         color = PALETTE[i % len(PALETTE)]
         x, y = px(point.x), py(point.y)

@@ -197,7 +197,7 @@ def compare_to_baseline(
                 regressed=regressed,
                 improved=improved,
                 significant_drop=mcnemar_drop or f1_drop,
-                why="; ".join(reasons) or f"no significant drop (McNemar p={pair.mcnemar_p:.4f}, {len(regressed)} regressed, {len(improved)} improved)",
+                why="; ".join(reasons) or f"no significant drop (McNemar p={pair.mcnemar_p:.4f})",
                 new_denies=new_denies,
                 new_allows=new_allows,
                 baseline_verdicts={k: before[k].predicted for k in dict.fromkeys([*regressed, *improved, *new_denies, *new_allows])},

@@ -13,6 +13,7 @@ from html import escape
 
 from guard.eval import tables
 from guard.eval.chart import Point, scatter_svg
+from guard.eval.compare import METRIC_NAMES
 from guard.eval.schema import MetricsReport
 from guard.eval.tables import Section, Table
 
@@ -27,14 +28,15 @@ h1{font-size:1.3rem;margin:.2rem 0 .6rem}h2{font-size:1.1rem;margin:1.4rem 0 .5r
 p{margin:.35rem 0}
 table{border-collapse:collapse;width:100%;background:var(--card);border:1px solid var(--line);font-size:13px;margin:.2rem 0 .8rem}
 th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
-th{font-weight:600;color:var(--muted);background:#f0f2f5}
-td{font-variant-numeric:tabular-nums}
+th{font-weight:600;color:var(--muted);background:#f0f2f5;overflow-wrap:normal}
+td{font-variant-numeric:tabular-nums}td.nowrap{white-space:nowrap}
+td.wrong{color:var(--bad)}td.right{color:var(--muted)}
 .note{background:#fff8c5;border:1px solid #d4a72c;padding:.35rem .8rem;border-radius:3px}
 .result{font-size:1.05rem;font-weight:600}.result.fail{color:var(--bad)}.result.pass{color:var(--good)}.result.unjudged{color:var(--warn)}
 .headline{font-size:1.05rem}.muted{color:var(--muted)}
 .verdict{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:1.5rem;align-items:start;margin:.6rem 0}
 .verdict figure{margin:0}.verdict figcaption{color:var(--muted);font-size:12px;max-width:560px}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:0 1rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:0 1rem}
 svg.chart{display:block;background:var(--card);border:1px solid var(--line)}
 svg.chart .frame{fill:none;stroke:var(--line)}svg.chart .grid{stroke:#eef1f4}
 svg.chart text{font-size:11px;fill:var(--muted)}svg.chart text.label{font-size:12px;font-weight:600}
@@ -46,8 +48,15 @@ footer{color:var(--muted);font-size:12px;margin-top:1.5rem}
 
 def _table(table: Table, *, titled: bool = True) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
-    body = "".join("<tr>" + "".join(f"<td>{_diff(cell) if i == table.diff_column else escape(cell)}</td>" for i, cell in enumerate(row)) + "</tr>" for row in table.rows)
-    return (f"<h3>{escape(table.title)}</h3>" if titled else "") + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    rows = []
+    for r, row in enumerate(table.rows):
+        cells = []
+        for i, cell in enumerate(row):
+            classes = " ".join(c for c in ("nowrap" if i in table.nowrap else "", table.marks[r][i] if table.marks else "") if c)
+            opened = f'<td class="{classes}">' if classes else "<td>"
+            cells.append(f"{opened}{_diff(cell) if i == table.diff_column else escape(cell)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<h3>{escape(table.title)}</h3>" if titled else "") + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 _MARKS = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)
@@ -73,14 +82,17 @@ def _section(section: Section) -> str:
 def _chart(report: MetricsReport) -> str:
     """Cost (else latency) against the ranking metric, when at least two models have both."""
     metric = report.ranking.metric if report.ranking else "f1"
+    name = METRIC_NAMES.get(metric, metric)
 
     def points(attribute: str) -> list[Point]:
         found = []
         for v in report.variants:
             est, x = v.metrics[metric], getattr(v, attribute)
             if est.value is not None and x is not None:
-                found.append(Point(v.name, x, est.value, est.low, est.high))
+                found.append(Point(v.model if one_depth else v.name, x, est.value, est.low, est.high))
         return found
+
+    one_depth = len({v.depth for v in report.variants}) == 1  # then "@ depth" adds nothing to a label
 
     for attribute, label, shown in (
         ("cost_per_1k_usd", "USD per 1,000 decisions", tables.fmt_usd),
@@ -89,8 +101,8 @@ def _chart(report: MetricsReport) -> str:
         found = points(attribute)
         if len(found) >= 2:
             left_out = len(report.variants) - len(found)
-            caption = f"{metric} (95% interval) against {label}; top left is best." + (f" {left_out} model(s) without a value are not drawn." if left_out else "")
-            return f'<figure>{scatter_svg(found, x_label=label, y_label=metric, x_format=shown)}<figcaption>{escape(caption)}</figcaption></figure>'
+            caption = f"{name} (95% interval) against {label}; top left is best." + (f" {left_out} model(s) without a value are not drawn." if left_out else "")
+            return f'<figure>{scatter_svg(found, x_label=label, y_label=name, x_format=shown)}<figcaption>{escape(caption)}</figcaption></figure>'
     return ""
 
 

@@ -54,6 +54,8 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     diff_column: int | None = None  # a column holding a word diff (``[-old-]{+new+}``), shown as such in HTML
+    nowrap: tuple[int, ...] = ()  # columns HTML keeps on one line (case ids, labels)
+    marks: list[list[str]] | None = None  # per cell: "right", "wrong" or "" (HTML colours the verdicts)
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,13 @@ class Section:
     fold: bool = False
 
 
+def _number(value: float, digits: int) -> str:
+    shown = f"{value:.{digits}f}"
+    return shown.lstrip("-") if float(shown) == 0 else shown  # -0.000 reads as a sign that is not there
+
+
 def fmt(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    return "–" if value is None else _number(value, digits)
 
 
 def fmt_estimate(est: Estimate) -> str:
@@ -76,7 +83,7 @@ def fmt_estimate(est: Estimate) -> str:
         return "–"
     if est.low is None or est.high is None:
         return fmt(est.value)
-    return f"{est.value:.3f} [{est.low:.3f}, {est.high:.3f}]"
+    return f"{_number(est.value, 3)} [{_number(est.low, 3)}, {_number(est.high, 3)}]"
 
 
 def fmt_usd(value: float | None) -> str:
@@ -230,7 +237,7 @@ def _summary_table(report: MetricsReport) -> Table:
         errors = f"{v.errors} ({v.unparsed} unparsed)" if v.unparsed else str(v.errors)
         rows.append([*([str(i)] if ranked else []), v.name, str(v.cases), *(fmt_estimate(v.metrics[m]) for m, _ in SUMMARY_METRICS), cost, latency, errors])
     headers = [*(["rank"] if ranked else []), "model @ depth", "cases", *(label for _, label in SUMMARY_METRICS), "USD per 1,000 decisions", "latency p50 / p95 ms", "errors"]
-    return Table("Ranking" if ranked else "Summary", headers, rows)
+    return Table("Ranking" if ranked else "Summary", headers, rows, nowrap=(1,) if ranked else (0,))
 
 
 def _more_metrics_table(report: MetricsReport) -> Table:
@@ -243,12 +250,12 @@ def _more_metrics_table(report: MetricsReport) -> Table:
             fmt_estimate(v.metrics["exact_accuracy"]),
             fmt(v.brier),
             fmt(v.ece),
-            "–" if v.flip_rate is None else f"{v.flip_rate:.3f} of {v.cases_with_repeats}",
+            "–" if v.flip_rate is None else f"{v.flip_rate:.0%} of {v.cases_with_repeats}",
         ]
-        for v in report.variants
+        for v in _ranked(report)
     ]
-    headers = ["model @ depth", "precision", "specificity", "kappa (vs labels)", "exact accuracy", "Brier", "ECE", "flip rate (cases)"]
-    return Table("More metrics (95% intervals)", headers, rows)
+    headers = ["model @ depth", "precision", "specificity", "kappa (vs labels)", "exact accuracy", "Brier", "ECE", "cases whose repeats differ"]
+    return Table("More metrics", headers, rows)
 
 
 def _interval_note(report: MetricsReport) -> str:
@@ -261,7 +268,7 @@ def _interval_note(report: MetricsReport) -> str:
 def _cost_table(report: MetricsReport) -> Table:
     """Where each model was called, at what price, with what usage: the provenance of every cost cell."""
     rows = []
-    for v in report.variants:
+    for v in _ranked(report):
         endpoints = ", ".join(f"{e.url}{' (local)' if e.local else ''}" for e in v.endpoints) or "no call recorded"
         prices = "; ".join(
             f"{p.model}: ${p.input_per_mtok:g} in / ${p.output_per_mtok:g} out ({p.source})" if p.input_per_mtok is not None else f"{p.model}: no price (add --price or prices:)"
@@ -280,15 +287,17 @@ def _gate_table(report: MetricsReport) -> Table:
 def _case_table(report: MetricsReport, name: str, keys: Sequence[str], variants: Sequence[VariantMetrics], *, baseline: BaselineComparison | None = None) -> Table:
     """Cases with their input and each variant's verdict and reason (after the baseline's verdict, when given)."""
     heads = ([f"baseline ({baseline.baseline})"] if baseline else []) + [v.name for v in variants]
-    rows = []
+    rows, marks = [], []
     for key in keys[:LIST_LIMIT]:
         outcomes = [v.case_outcomes.get(key) for v in variants]
         label = next((o.label for o in outcomes if o), "")
         before = [baseline.baseline_verdicts.get(key, "–")] if baseline else []
-        rows.append([key, _cell(report.case_inputs.get(key), 120), label, *before, *(_cell(f"{o.predicted}: {o.reason or 'no reason given'}") if o else "–" for o in outcomes)])
+        rows.append([key, _cell(report.case_inputs.get(key), 120), label, *before, *(_cell(f"{o.predicted}: {o.reason or 'no reason given'}", 140) if o else "–" for o in outcomes)])
+        marks.append(["", "", "", *([""] * len(before)), *(("right" if o.correct else "wrong") if o else "" for o in outcomes)])
     if len(keys) > LIST_LIMIT:
         rows.append(["…", "", "", *([""] * (len(heads) - 1)), f"{len(keys) - LIST_LIMIT} more in results.jsonl"])
-    return Table(f"{name} ({len(keys)})", ["case", "input", "label", *heads], rows)
+        marks.append([""] * (3 + len(heads)))
+    return Table(f"{name} ({len(keys)})", ["case", "input", "label", *heads], rows, nowrap=(0, 2), marks=marks)
 
 
 def case_lines(report: MetricsReport, variant: VariantMetrics, keys: Sequence[str], what: str) -> list[str]:
@@ -399,27 +408,34 @@ def slice_table(variant: VariantMetrics) -> Table:
     return Table(f"Slices: {variant.name} (worst accuracy first)", ["by", "slice", "cases", "accuracy", "precision", "recall", "F1", "FPR"], rows)
 
 
+#: A slice of fewer cases says more about chance than about the judge.
+MIN_SLICE = 3
+
+
 def _slices_side_by_side(report: MetricsReport) -> Table | None:
-    """Accuracy per slice for every variant in one table, worst first; slices that are the whole dataset say nothing and are left out."""
-    variants = report.variants
+    """Accuracy per slice for every variant in one table, the leader's worst first.
+
+    Slices that are the whole dataset, or smaller than MIN_SLICE cases, say nothing and are left out.
+    """
+    variants = _ranked(report)
     total = max((v.cases for v in variants), default=0)
     found: dict[tuple[str, str], dict[str, tuple[int, float | None]]] = {}
     for v in variants:
         for s in v.slices:
             found.setdefault((s.kind, s.name), {})[v.name] = (s.cases, s.accuracy.value)
-    kept = {key: per for key, per in found.items() if max(cases for cases, _ in per.values()) < total}
+    kept = {key: per for key, per in found.items() if MIN_SLICE <= max(cases for cases, _ in per.values()) < total}
     if not kept:
         return None
 
-    def worst(item: tuple[tuple[str, str], dict[str, tuple[int, float | None]]]) -> tuple[float, str, str]:
-        values = [value for _, value in item[1].values() if value is not None]
-        return (min(values) if values else 2.0, *item[0])
+    def worst(item: tuple[tuple[str, str], dict[str, tuple[int, float | None]]]) -> tuple[float, ...]:
+        values = [item[1][v.name][1] if v.name in item[1] else None for v in variants]
+        return tuple(2.0 if value is None else value for value in values)
 
-    rows = [
-        [kind, name, str(max(cases for cases, _ in per.values())), *(fmt(per[v.name][1]) if v.name in per else "–" for v in variants)]
-        for (kind, name), per in sorted(kept.items(), key=worst)
-    ]
-    return Table("Accuracy by slice (worst first)", ["by", "slice", "cases", *(v.name for v in variants)], rows)
+    ordered = sorted(kept.items(), key=worst)
+    rows = [[kind, name, str(max(cases for cases, _ in per.values())), *(fmt(per[v.name][1]) if v.name in per else "–" for v in variants)] for (kind, name), per in ordered[:LIST_LIMIT]]
+    if len(ordered) > LIST_LIMIT:
+        rows.append(["…", f"{len(ordered) - LIST_LIMIT} more in metrics.json", "", *([""] * len(variants))])
+    return Table(f"Accuracy by slice of {MIN_SLICE} cases or more ({variants[0].name}'s worst first)", ["by", "slice", "cases", *(v.name for v in variants)], rows)
 
 
 def confusion_table(variant: VariantMetrics) -> Table:
@@ -539,7 +555,10 @@ def detail_sections(report: MetricsReport) -> list[Section]:
     found: list[Section] = []
     if report.comparisons:
         found.append(Section("pairs", "Model against model", [line for line in (_agreement_line(report),) if line], [_pairwise_table(report)]))
-    wrong = [key for key in dict.fromkeys(k for v in variants for k, o in v.case_outcomes.items() if not o.correct)]
+    wrong = sorted(
+        dict.fromkeys(k for v in variants for k, o in v.case_outcomes.items() if not o.correct),
+        key=lambda k: (all(v.case_outcomes[k].correct for v in variants[:1] if k in v.case_outcomes), -sum(not v.case_outcomes[k].correct for v in variants if k in v.case_outcomes), k),
+    )  # the leader's mistakes first, then the cases most models got wrong
     if wrong and not report.backtest:
         found.append(Section("misjudged", "Misjudged cases", [f"Cases at least one model got wrong, with each model's verdict and reason ({len(wrong)} in all)."], [_case_table(report, "Misjudged cases", wrong, variants)], fold=True))
     if (slices := _slices_side_by_side(report)) is not None:
@@ -548,7 +567,7 @@ def detail_sections(report: MetricsReport) -> list[Section]:
         found.append(Section("flaky", "Flakiness", ["Per case, the share of repeats whose verdict differs from the majority."], [flaky], fold=True))
     if variants:
         found.append(Section("confusion", "Confusion matrices", ["Majority verdict per case; errors and unparsed answers have their own column and count as wrong."], [confusion_table(v) for v in variants], fold=True))
-        found.append(Section("more", "More metrics", [], [_more_metrics_table(report)], fold=True))
+        found.append(Section("more", "More metrics", ["95% intervals; Brier and ECE from the verdicts' stated confidence."], [_more_metrics_table(report)], fold=True))
         found.append(Section("cost", "Cost and provenance", ["Prices are USD per million tokens; a row without a price is shown as such, never as a zero cost."], [_cost_table(report)], fold=True))
     found += [Section(id, heading, [], [t], fold=True) for id, heading, t in (("base-rate", "At the stated base rate", _base_rate_table(report)), ("operating-points", "Recall at a fixed false-positive rate", _operating_point_table(report))) if t]
     return found
