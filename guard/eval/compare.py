@@ -84,7 +84,10 @@ def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dic
     value_a = arrays_a.point(stat_a) if shared else None
     value_b = arrays_b.point(stat_b) if shared else None
     diff = None if value_a is None or value_b is None else value_a - value_b
-    paired = stats.paired_bootstrap(stat_a, stat_b, len(shared), seed=seed, clusters=clusters) if diff is not None else None
+    if metric == "f1":
+        paired = f1_paired
+    else:
+        paired = stats.paired_bootstrap(stat_a, stat_b, len(shared), seed=seed, clusters=clusters) if diff is not None else None
     se = paired.se if paired else None
     if se == 0.0:  # the judges agree on every case: no paired spread to read, so bound it as if they were independent
         se = math.sqrt(_spread(stat_a, len(shared), seed, clusters) + _spread(stat_b, len(shared), seed + 1, clusters)) or None

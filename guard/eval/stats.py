@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -138,27 +139,36 @@ def _percentiles(samples: np.ndarray) -> tuple[float, float] | None:
 
 
 def resample_weights(n: int, *, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES, clusters: Sequence[Hashable] | None = None) -> np.ndarray:
-    """How often each of ``n`` cases is drawn in each of ``samples`` resamples (a samples × n array).
+    """How often each of ``n`` cases is drawn in each of ``samples`` resamples (a samples × n array, read-only).
 
     Without ``clusters`` cases are drawn with replacement; with them (one key per
     case) whole clusters are, so cases that share a session or a source move
     together and the interval widens as their dependence warrants. Weights rather
-    than index rows, so both kinds of draw feed the same weighted statistics.
+    than index rows, so both kinds of draw feed the same weighted statistics. The
+    same draw is shared by every statistic of a run (cached), as the seed makes it
+    the same anyway.
     """
+    if clusters is not None and len(clusters) != n:
+        raise ValueError(f"{len(clusters)} cluster keys for {n} cases")
+    return _weights(n, seed, samples, None if clusters is None else tuple(str(c) for c in clusters))
+
+
+@lru_cache(maxsize=8)
+def _weights(n: int, seed: int, samples: int, clusters: tuple[str, ...] | None) -> np.ndarray:
     import numpy as np
 
     rng = np.random.default_rng(seed)
     if clusters is None:
-        units, member = n, np.arange(n)
+        units, member = n, None
     else:
-        if len(clusters) != n:
-            raise ValueError(f"{len(clusters)} cluster keys for {n} cases")
-        _, member = np.unique(np.array([str(c) for c in clusters]), return_inverse=True)
+        _, member = np.unique(np.array(clusters), return_inverse=True)
         units = int(member.max()) + 1 if n else 0
     drawn = rng.integers(0, units, size=(samples, units))
     flat = (drawn + np.arange(samples)[:, None] * units).ravel()
-    counts = np.bincount(flat, minlength=samples * units).reshape(samples, units).astype(float)
-    return counts[:, member]
+    counts = np.bincount(flat, minlength=samples * units).reshape(samples, units)
+    weights = counts if member is None else counts[:, member]
+    weights.flags.writeable = False
+    return weights
 
 
 def bootstrap_samples(

@@ -486,7 +486,7 @@ def _backtest_section(report: MetricsReport) -> Section | None:
     lines = [
         f"{b.config} against {b.reference} on {b.events} event(s) of {b.audit_log}: {_plural(b.new_denies, 'new deny', 'new denies')} (allow → deny), "
         f"{_plural(b.new_allows, 'new allow')} (deny → allow); McNemar p = {b.mcnemar_p:.4f} (new config against the reference).",
-        f"Skipped (not replayable faithfully): {skipped}. Model cost new / reference: {fmt_cost(report.variants[0].cost_total_usd if report.variants else None)} / {fmt_cost(b.reference_cost_usd)}. "
+        f"Skipped (not replayable faithfully): {skipped}. Model cost new / reference: {fmt_usd(report.variants[0].cost_total_usd if report.variants else None)} / {fmt_usd(b.reference_cost_usd)}. "
         f"Cache: {b.cache_hits} hook verdict(s) reused, {b.cached_events} event(s) with no model call. Events where a new hook failed: {b.errors}.",
     ]
     tables = []
