@@ -154,7 +154,7 @@ def test_backtest_reports_exactly_the_planted_flips_and_gates_new_denies(recorde
     assert (change.old_text, change.new_text) == (f"Deny shell commands that mention {OLD_RULE}.", f"Deny shell commands that mention {NEW_RULE}.")
     assert f"| words | 2 | 1 | Deny shell commands that mention [-{OLD_RULE}.-]{{+{NEW_RULE}.+}} (old: guard.yaml as it is now" in report
     assert "<del>FORBIDDEN(alpha).</del><ins>FORBIDDEN(beta) or FORBIDDEN(gamma).</ins>" in (out / "report.html").read_text()
-    assert "rule words: 2 new denies, 1 new allows" in proc.stdout
+    assert "rule words: 2 allow → deny, 1 deny → allow; Deny shell commands that mention [-FORBIDDEN(alpha).-]" in proc.stdout
     assert audit_rows(recorded) == before_rows  # the replay wrote nothing to the log it read
 
     again = guard(["backtest", "--config", "guard.new.yaml", "--out", "bt2", "--max-new-denies", "2"], recorded, stub)
@@ -173,7 +173,7 @@ def test_against_an_old_config_and_filters(recorded: Path, stub: StubServer) -> 
     assert {(f.summary, f.direction) for f in summary.flips} == PLANTED
     assert [(r.rule, r.old_source) for r in summary.rules] == [("words", "guard.yaml")]  # --against: the old text is OLD's
     limited = guard(["backtest", "--config", "guard.new.yaml", "--against", "guard.yaml", "--session", "s1", "--out", "bt5", "--max-new-allows", "0"], recorded, stub)
-    assert limited.returncode == 100 and "gate failed: 1 new allows > --max-new-allows 0" in limited.stderr
+    assert limited.returncode == 100 and "gate failed: 1 new allow > --max-new-allows 0" in limited.stderr
     assert summary.skipped == {}  # --session s1 leaves out the two unreplayable s2 rows before they are looked at
 
     sampled = guard(["backtest", "--config", "guard.new.yaml", "--sample", "2", "--out", "bt3"], recorded, stub)

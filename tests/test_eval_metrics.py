@@ -206,7 +206,7 @@ def test_junit_fails_only_regressions_and_skips_known_failures() -> None:
     assert known is not None and known.get("message", "").startswith("known failure: wrong in the baseline too")
     assert cases[("gates.m @ quick", "accuracy ≥ 0.5")].find("failure") is None  # one test case per gate
     baseline = cases[("baseline.m @ quick", "against base.json")].find("failure")  # and one for the baseline comparison
-    assert baseline is not None and baseline.get("message") == "1 regressions > --max-regressions 0"
+    assert baseline is not None and baseline.get("message") == "1 regression > --max-regressions 0"
     assert (root.get("failures"), root.get("skipped")) == ("2", "1")
 
     same = ET.fromstring(render_junit(_baseline_report(base, base)))  # nothing regressed: green, even with a case that is wrong

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"allow → deny: {summary.new_denies}, deny → allow: {summary.new_allows} (McNemar p = {summary.mcnemar_p:.4f}); "
           f"cache: {summary.cache_hits} verdict(s) reused, {summary.cached_events} event(s) with no model call")
     for change in summary.rules:
-        print(f"  rule {change.rule}: {change.new_denies} new denies, {change.new_allows} new allows; {rule_change_text(change.old_text, change.new_text, change.old_source)}")
+        print(f"  rule {change.rule}: {change.new_denies} allow → deny, {change.new_allows} deny → allow; {rule_change_text(change.old_text, change.new_text, change.old_source)}")
     for flip in summary.flips[:20]:
         rules = f" [{', '.join(flip.rules)}]" if flip.rules else ""
         print(f"  #{flip.audit_id} {flip.direction}{rules} {flip.tool or '-'}: {flip.summary}\n    before {flip.before}: {flip.before_reason or '-'}\n    after  {flip.after}: {flip.after_reason or '-'}")

@@ -46,6 +46,11 @@ Predicted = Literal["allow", "deny", "ask", "error"]
 ErrorKind = Literal["unparsed", "error", "infrastructure", "unrecorded"]
 
 
+def _counted(plural: str, count: int) -> str:
+    """"regressions" / "new denies" / "new allows" for a count of one: "regression", "new deny", "new allow"."""
+    return plural if count != 1 else {"new denies": "new deny"}.get(plural, plural.removesuffix("s"))
+
+
 class ModelCall(BaseModel):
     """One model call of a judgement: which model, at which endpoint, and its usage as the provider reported it."""
 
@@ -307,7 +312,7 @@ class BaselineComparison(BaseModel):
         found = []
         for name, keys, limit in (("regressions", self.regressed, self.max_regressions), ("new denies", self.new_denies, self.max_new_denies), ("new allows", self.new_allows, self.max_new_allows)):
             if limit is not None and len(keys) > limit:
-                found.append(f"{len(keys)} {name} > --max-{name.replace(' ', '-')} {limit}")
+                found.append(f"{len(keys)} {_counted(name, len(keys))} > --max-{name.replace(' ', '-')} {limit}")
         return found
 
     @property
@@ -393,9 +398,9 @@ class BacktestSummary(BaseModel):
         """Each --max-* limit the new config breaks, in words."""
         found = []
         if self.max_new_denies is not None and self.new_denies > self.max_new_denies:
-            found.append(f"{self.new_denies} new denies > --max-new-denies {self.max_new_denies}")
+            found.append(f"{self.new_denies} {_counted('new denies', self.new_denies)} > --max-new-denies {self.max_new_denies}")
         if self.max_new_allows is not None and self.new_allows > self.max_new_allows:
-            found.append(f"{self.new_allows} new allows > --max-new-allows {self.max_new_allows}")
+            found.append(f"{self.new_allows} {_counted('new allows', self.new_allows)} > --max-new-allows {self.max_new_allows}")
         return found
 
     @property

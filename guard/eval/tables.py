@@ -180,7 +180,10 @@ def result_line(report: MetricsReport) -> str | None:
         if b.gate_failed:
             return f"Result: FAILED ({compared}: {'; '.join(b.limits_exceeded)})"
         if b.max_new_denies is not None or b.max_new_allows is not None:
-            limits = [f"{b.new_denies} new denies ≤ {b.max_new_denies}" if b.max_new_denies is not None else "", f"{b.new_allows} new allows ≤ {b.max_new_allows}" if b.max_new_allows is not None else ""]
+            limits = [
+                f"{_plural(b.new_denies, 'new deny', 'new denies')} ≤ {b.max_new_denies}" if b.max_new_denies is not None else "",
+                f"{_plural(b.new_allows, 'new allow')} ≤ {b.max_new_allows}" if b.max_new_allows is not None else "",
+            ]
             return f"Result: passed ({compared}: {', '.join(x for x in limits if x)})"
         return None
     failed_gates = sum(1 for g in report.gates if not g.passed)
@@ -189,7 +192,10 @@ def result_line(report: MetricsReport) -> str | None:
         return f"Result: FAILED ({'; '.join(failures)})"
     if report.gates or report.baseline:
         held = ["every gate holds"] if report.gates else []
-        held += [f"against the baseline {_plural(len(b.regressed), 'regression')} (at most {b.max_regressions}), no significant drop" if b.max_regressions is not None else "no significant drop against the baseline" for b in report.baseline[:1]]
+        held += [
+            f"{_plural(len(b.regressed), 'regression')} against the baseline, at most {b.max_regressions}; no significant drop" if b.max_regressions is not None else "no significant drop against the baseline"
+            for b in report.baseline[:1]
+        ]
         return f"Result: passed ({'; '.join(held)})"
     return None
 
