@@ -52,6 +52,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks))
+    yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
     yield from _path(hooks)
 
 
@@ -173,6 +174,29 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
         topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
         yield from _program(topic, where, list(parsed.program), client)
         yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
+
+
+def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home: Path) -> Iterator[Finding]:
+    """Each client's protection level: sandboxed (its sandbox, tried here, keeps guard's files out of reach) or unsandboxed."""
+    from guard.sandbox.levels import SANDBOXES, level
+    from guard.sandbox.paths import protected_paths
+    from guard.sandbox.probe import probe
+
+    paths = protected_paths(loaded)
+    for client in clients:
+        topic = f"{client} sandbox"
+        found = level(client, paths, project_dir=project_dir, home=home)
+        if not found.sandboxed:
+            fix = f"guard install {client} (it configures the sandbox)" if client in SANDBOXES else None
+            yield Finding("warn", topic, f"unsandboxed: guard refuses the calls it recognises, nothing more holds: {'; '.join(found.reasons)}", fix)
+            continue
+        held, what = probe(client, paths, project_dir=project_dir)
+        if held is False:
+            yield Finding("fail", topic, f"the settings ask for a sandbox, but it does not hold here: {what}",
+                          "Claude Code's sandbox needs user namespaces (bubblewrap) and socat; in a container, run it with them allowed")
+        else:
+            checked = f"checked: {what}" if held else f"its settings hold guard's files; {what}"
+            yield Finding("ok", topic, f"sandboxed: guard's files are outside what the agent may write, its secret outside what it may read ({checked})")
 
 
 def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:
