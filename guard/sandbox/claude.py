@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from guard.install import settings_path
-from guard.sandbox import records
+from guard.sandbox import SandboxChange, records
 from guard.sandbox.paths import ProtectedPaths
 from guard.settings_file import dump_json, parse_json, write_atomic
 
-__all__ = ["LOCAL_FILE", "SCALARS", "SandboxChange", "apply", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
+__all__ = ["LOCAL_FILE", "SCALARS", "apply", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
 
 LOCAL_FILE = ".claude/settings.local.json"
 #: The sandbox switches guard sets, and why a different value leaves guard's files within reach.
@@ -46,15 +46,6 @@ SCALARS: dict[tuple[str, ...], tuple[Any, str]] = {
 _DENY_WRITE = ("sandbox", "filesystem", "denyWrite")
 _DENY_READ = ("sandbox", "filesystem", "denyRead")
 _DENY_RULES = ("permissions", "deny")
-
-
-class SandboxChange:
-    """What an install or uninstall did (or would do) to one settings file."""
-
-    __slots__ = ("changed", "notes", "path", "text")
-
-    def __init__(self, path: Path, changed: bool, text: str | None = None, notes: tuple[str, ...] = ()) -> None:
-        self.path, self.changed, self.text, self.notes = path, changed, text, notes
 
 
 def _rule_path(path: str) -> str:
@@ -81,7 +72,7 @@ def _key(path: tuple[str, ...]) -> str:
 
 
 def _container(data: dict[str, Any], path: tuple[str, ...], created: list[str]) -> dict[str, Any]:
-    """The object at ``path`` (made, and noted in ``created``, where missing); a ConfigError-free best effort on odd shapes."""
+    """The object at ``path`` (made, and noted in ``created``, where missing); ValueError when something else is in the way."""
     node = data
     for depth, name in enumerate(path):
         if not isinstance(node.get(name), dict):
@@ -135,7 +126,8 @@ def _uninstall(data: dict[str, Any], paths: ProtectedPaths, record: dict[str, An
     for key, mine in lists.items():
         entries = _lookup(data, tuple(key.split(".")))
         if isinstance(entries, list):
-            entries[:] = [e for e in entries if e not in set(mine)]
+            gone = set(mine)
+            entries[:] = [e for e in entries if e not in gone]
     if record:
         for key, was in record.get("scalars", {}).items():
             path = tuple(key.split("."))

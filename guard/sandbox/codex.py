@@ -28,7 +28,7 @@ from typing import Any
 
 from guard.core.errors import ConfigError
 from guard.install import settings_path
-from guard.sandbox.claude import SandboxChange
+from guard.sandbox import SandboxChange
 from guard.sandbox.paths import ProtectedPaths
 from guard.settings_file import write_atomic
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from guard.sandbox import claude, codex
-from guard.sandbox.claude import SandboxChange
+from guard.sandbox import SandboxChange, claude, codex
 from guard.sandbox.paths import ProtectedPaths
 
 __all__ = ["CANNOT", "SANDBOXES", "Level", "configure", "level"]
