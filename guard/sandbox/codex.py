@@ -61,10 +61,13 @@ def _listed(paths: tuple[str, ...], project_dir: Path) -> list[str]:
 
     It makes a read-only placeholder for a missing file in an existing folder of
     a writable root, but refuses to start (every command fails) on any other
-    missing path; outside the workspace and the temp folders nothing is writable anyway.
+    missing path — a missing folder such as a project's ``.cursor/`` included, so
+    a missing path is listed only when its name is a file's (it has an extension);
+    outside the workspace and the temp folders nothing is writable anyway.
     """
     inside = str(project_dir.resolve()).rstrip("/") + "/"
-    return [p for p in paths if os.path.lexists(p) or (p.startswith(inside) and os.path.isdir(os.path.dirname(p)))]
+    return [p for p in paths if os.path.lexists(p)
+            or (p.startswith(inside) and os.path.isdir(os.path.dirname(p)) and os.path.splitext(os.path.basename(p))[1])]
 
 
 def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
