@@ -150,7 +150,7 @@ def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None
     env = os.environ if env is None else env
     pairs: list[tuple[str, str]] = []
     cwd = payload.get("cwd")
-    if isinstance(cwd, str) and cwd and "\0" not in cwd:
+    if isinstance(cwd, str) and cwd and "\0" not in cwd and os.path.abspath(cwd) != os.getcwd():  # the hook's own folder is in the spec
         pairs += _project([cwd])
     transcript = client_transcript(payload.get("transcript_path"), env)
     if transcript is not None:
