@@ -170,17 +170,31 @@ def _codex(entry: dict[str, Any]) -> tuple[str | None, list[tuple[str, str, Any]
     return None, []
 
 
+def _either(*names: str) -> tuple[bytes, ...]:
+    """``"type":"x"`` as compact and as spaced JSON writes it."""
+    return tuple(form for name in names for form in (f'"type":"{name}"'.encode(), f'"type": "{name}"'.encode()))
+
+
+#: Bytes a line must hold to be parsed at all, and bytes that rule it out (a tool result is never the user's words nor a
+#: call): most of a long transcript is tool output, and skipping it unparsed keeps a 500 KB transcript to a few milliseconds.
+_WANTED = {"claude": _either("user", "tool_use"), "codex": _either("user_message", "function_call", "custom_tool_call", "local_shell_call")}
+_UNWANTED = {"claude": _either("tool_result"), "codex": _either("function_call_output", "custom_tool_call_output")}
+
+
 def read_turns(transcript: Transcript, *, pending: str | None = None) -> TranscriptTurns:
     """The newest user messages and tool calls of ``transcript``, leaving out the call being judged (``pending``, its id)."""
     from guard.session.context import MAX_ACTIONS, MAX_USER_MESSAGES  # not at import: self-protection only needs client_transcript
 
     parse = _claude if transcript.client == "claude" else _codex
+    wanted, unwanted = _WANTED[transcript.client], _UNWANTED[transcript.client]
     messages: list[str] = []
     actions: list[tuple[str, str, Any]] = []
     try:
         for line in _lines_from_end(transcript.path):
             if len(messages) >= MAX_USER_MESSAGES and len(actions) >= MAX_ACTIONS:
                 break
+            if not any(w in line for w in wanted) or any(u in line for u in unwanted):
+                continue
             try:
                 entry = json.loads(line)
             except ValueError:
