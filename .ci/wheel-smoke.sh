@@ -22,24 +22,25 @@ fail() { echo "wheel-smoke: $*" >&2; exit 1; }
 echo "wheel-smoke: building the sdist from the tracked files, then the wheel from the sdist"
 mkdir -p "$work/src" dist
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$work/src"
-rm -f dist/guard-*.tar.gz dist/guard-*.whl
+rm -f dist/plainguard-*.tar.gz dist/plainguard-*.whl
 if python3 -c "import build" 2>/dev/null; then
   (cd "$work/src" && python3 -m build --sdist --outdir "$root/dist" >/dev/null)
 else  # the PEP 517 backend directly: no extra tool needed
   (cd "$work/src" && python3 -c 'import sys, setuptools.build_meta as backend; backend.build_sdist(sys.argv[1])' "$root/dist" >/dev/null)
 fi
-sdist="$(ls dist/guard-*.tar.gz)"
+sdist="$(ls dist/plainguard-*.tar.gz)"
 python3 -m pip wheel --no-deps -q -w dist "$sdist"
-wheel="$(ls dist/guard-*.whl)"
-assets="$(git ls-files guard | grep -v '\.py$' || true)"   # every template and plugin file the package ships
+wheel="$(ls dist/plainguard-*.whl)"
+assets="$(git ls-files guard prompts | grep -v '\.py$' || true)"   # every prompt, template and plugin file the package ships
 python3 - "$sdist" "$wheel" $assets <<'PY'
 import sys, tarfile, zipfile
 sdist, wheel = tarfile.open(sys.argv[1]).getnames(), zipfile.ZipFile(sys.argv[2]).namelist()
 assets = sys.argv[3:]
-assert any(a.startswith("guard/prompts/window.") for a in assets) and any("claude_plugin" in a for a in assets), assets
+assert any(a.startswith("prompts/window.") for a in assets) and any("claude_plugin" in a for a in assets), assets
 for asset in assets:
     assert any(n.endswith(asset) for n in sdist), f"sdist lacks {asset}"
-    assert asset in wheel, f"wheel lacks {asset}"
+    packaged = f"guard/{asset}" if asset.startswith("prompts/") else asset  # prompts/ is guard/prompts/ in the wheel
+    assert packaged in wheel, f"wheel lacks {packaged}"
 assert not [n for n in wheel if "agent_cli" in n or n.startswith("tests/")], "test harnesses are not part of the package"
 PY
 echo "wheel-smoke: $sdist and $wheel hold every template and plugin file ($(echo $assets | wc -w))"

@@ -76,6 +76,9 @@ def _threshold_line(point: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from guard.core.extras import require
+
+    require("eval", "guard eval")  # before judging a single case
     from guard.eval.runner import DEFAULT_CONCURRENCY
     from guard.eval.session import evaluate
 

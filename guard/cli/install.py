@@ -99,6 +99,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
     import subprocess
 
+    from guard.core.extras import DISTRIBUTION
     from guard.install import PLUGIN_COMMAND, plugin_commands
 
     if args.client != "claude":
@@ -125,7 +126,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
     if not args.uninstall and shutil.which("guard") is None:
         print(f"warning: `guard` is not on PATH here; the plugin runs `{PLUGIN_COMMAND}` and a client that cannot start it "
-              "lets every call pass unchecked. Install guard on PATH (pipx install guard) or use `guard install claude` without --plugin", file=sys.stderr)
+              f"lets every call pass unchecked. Install guard on PATH (pipx install {DISTRIBUTION}) or use `guard install claude` without --plugin", file=sys.stderr)
     return 0
 
 

@@ -91,16 +91,16 @@ def _is_loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
+    from guard.core.extras import require
 
-        from guard.server.app import create_app
-    except ImportError as exc:
-        raise GuardError(f"guard serve needs starlette and uvicorn ({exc.name} is missing): pip install 'guard[serve]'") from exc
+    require("serve", "guard serve")
+    import uvicorn
+
     from guard.cache.batched_counts import for_service
     from guard.config import load_config
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
+    from guard.server.app import create_app
     from guard.server.client import service_token
 
     loaded = load_config(args.config)

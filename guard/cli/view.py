@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from guard.core.errors import GuardError
-
 __all__ = ["LOOPBACK_NAMES", "register", "run"]
 
 #: Host names the view answers to (the port is not part of the check).
@@ -46,14 +44,14 @@ def _index_older_rows(audit: Path | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from guard.core.extras import require
 
-        from guard.view import ViewSources, create_view
-    except ImportError as exc:
-        raise GuardError(f"guard view needs starlette, uvicorn and jinja2 ({exc.name} is missing): pip install 'guard[serve]'") from exc
+    require("view", "guard view")
+    import uvicorn
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
     from guard.config import load_config
+    from guard.view import ViewSources, create_view
 
     loaded = load_config(args.config)
     settings = loaded.settings
