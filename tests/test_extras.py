@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
-import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from import_fixtures import trapped_env
 from judge_fixtures import StubServer
 
 from guard.core.extras import DISTRIBUTION, EXTRAS
@@ -23,26 +23,10 @@ from guard.core.extras import DISTRIBUTION, EXTRAS
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-_BLOCKER = """
-import os, sys
-BLOCKED = set(os.environ["BLOCK_MODULES"].split(","))
-class Refuse:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-sys.meta_path.insert(0, Refuse())
-"""
-
-
 def run_without(modules: list[str], args: list[str], cwd: Path, *, python: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """``guard ARGS`` (or ``python ARGS``) in a process where ``modules`` cannot be imported."""
-    blocker = cwd / ".blocker"
-    blocker.mkdir(exist_ok=True)
-    (blocker / "sitecustomize.py").write_text(_BLOCKER)
-    env = {**os.environ, "PYTHONPATH": str(blocker), "BLOCK_MODULES": ",".join(modules)}
     command = [sys.executable, *(python or ["-m", "guard.cli.main"]), *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=trapped_env(cwd, refuse=modules), timeout=120)
 
 
 def _assert_install_line(done: subprocess.CompletedProcess[str], extra: str) -> None:

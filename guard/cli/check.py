@@ -47,6 +47,15 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
     return {"hook_event_name": args.event, "tool_name": args.tool, "tool_input": tool_input, "cwd": os.getcwd()}
 
 
+def _error_note(hook: Any, decision: Any) -> str:
+    """A hook's error, or where it is already shown: each problem is said once (the no-model message was said three times)."""
+    if decision.reason and hook.error in decision.reason:
+        return "error: see reason"
+    if any(hook.error in warning for warning in decision.warnings):  # a fail_open hook's failure is a warning, on stderr
+        return "error: see warning"
+    return f"error={hook.error}"
+
+
 def _print_human(decision: Any) -> None:
     print(f"decision: {decision.decision}" + ("" if decision.judged else " (NOT JUDGED: see warnings)"))
     if decision.reason:
@@ -66,7 +75,7 @@ def _print_human(decision: Any) -> None:
         bits.append(f"cost={f'${h.cost_usd:.6f}' if h.cost_usd is not None else 'n/a'}")
         bits.append("cache=hit" if h.cached else "cache=miss")
         if h.error:
-            bits.append(f"error={h.error}")
+            bits.append(_error_note(h, decision))
         print("  " + "  ".join(bits))
 
 
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     specs: list[HookSpec] | None = None
     if args.rule:
         specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    gate = Gate(args.config, specs=specs)
+    gate = Gate(args.config, specs=specs, start_service=False)  # a running warm service is used, none is left behind
     if gate.config_error is not None:
         raise gate.config_error
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
@@ -89,9 +98,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(decision.to_dict(), indent=2))
     else:
         _print_human(decision)
-    for h in decision.hooks:
-        if h.error:
-            print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
+    if args.json:  # stdout is for programs: the person reads what failed here
+        for h in decision.hooks:
+            if h.error and not any(h.error in warning for warning in decision.warnings):
+                print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
     for warning in decision.warnings:
         print(f"guard check: warning: {warning}", file=sys.stderr)
     if not decision.judged or any(h.error for h in decision.hooks):

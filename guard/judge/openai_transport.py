@@ -31,7 +31,7 @@ from typing import Any
 
 from guard.core.errors import ConfigError
 
-__all__ = ["ROUTES", "acompletion", "load", "response_mode", "serves"]
+__all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
 ROUTES = ("auto", "litellm")
@@ -84,6 +84,14 @@ class ServiceUnavailableError(ProviderError):
 class APIConnectionError(ConnectionError):
     """The provider could not be reached, or dropped the connection (retried like LiteLLM's)."""
 
+    unreachable = False
+
+
+class EndpointUnreachable(APIConnectionError):
+    """No connection could be opened at all (refused, no such host, TLS handshake): waiting will not help soon."""
+
+    unreachable = True
+
 
 @dataclass
 class Message:
@@ -125,7 +133,7 @@ def load() -> None:
     import httpcore  # noqa: F401
     import httpx  # noqa: F401
 
-    _price_map()
+    price_map()
 
 
 class _Pool:
@@ -200,21 +208,27 @@ async def _pool(url: str) -> _Pool:
     return pools[scheme][0]
 
 
-@lru_cache(maxsize=1)
-def _price_map() -> dict[str, Any]:
+def litellm_data(name: str) -> dict[str, Any]:
+    """One of the JSON files LiteLLM ships beside its package, read without importing LiteLLM ({} when absent)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return {}
     try:
-        data = json.loads((Path(spec.origin).parent / PRICE_MAP).read_text(encoding="utf-8"))
+        data = json.loads((Path(spec.origin).parent / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
+@lru_cache(maxsize=1)
+def price_map() -> dict[str, Any]:
+    """LiteLLM's bundled model map: prices, providers, structured-output support."""
+    return litellm_data(PRICE_MAP)
+
+
 def _model_info(model: str) -> dict[str, Any]:
     name = model.removeprefix(PREFIX)
-    prices = _price_map()
+    prices = price_map()
     for key in (model, name):
         info = prices.get(key)
         if isinstance(info, dict) and info.get("litellm_provider") == "openai":
@@ -304,6 +318,8 @@ async def acompletion(
             response = await client.post(url, json=body, headers=headers, timeout=timeout)
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except httpx.ConnectError as exc:
+        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
     except httpx.TransportError as exc:
         raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
     if response.status_code >= 400:

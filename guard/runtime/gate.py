@@ -88,6 +88,7 @@ class Gate:
         fail_closed: bool = False,
         fail_open_config: bool = False,
         env: Mapping[str, str] | None = None,
+        start_service: bool = True,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
@@ -109,6 +110,9 @@ class Gate:
         self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
         self.fail_closed = fail_closed
         self.fail_open_config = fail_open_config
+        #: Whether ``server.url: auto`` (and a session's start) may launch a background ``guard serve``;
+        #: ``guard check`` uses one that runs but starts none (each would idle for 30 minutes).
+        self.start_service = start_service
         self._engine: Any = None
         self._fallback_note: str | None = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
@@ -387,7 +391,9 @@ class Gate:
             served = Decision.from_dict(reply)
             served.details["server"] = url
             return served
-        if self.server == "auto":
+        if self.server == "auto" and not self.start_service:
+            self._fallback_note = "no guard serve runs for this config; judged in-process"
+        elif self.server == "auto":
             started = autostart.start(self.loaded)
             self._fallback_note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
         else:
@@ -400,7 +406,7 @@ class Gate:
         ``guard install`` hooks SessionStart for this, so the session's first judged
         tool call finds a warm judge (no model client import in the hook process).
         """
-        if self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
+        if not self.start_service or self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
             return
         from guard.server import autostart
 
