@@ -129,6 +129,6 @@ def run(args: argparse.Namespace) -> int:
                                     after_shutdown=counted.close if counted is not None else None)  # every tallied count written
     backend = loaded.settings.cache_url.split(":", 1)[0]
     auth = "bearer token required" if token else "no token (loopback only)"
-    print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}; {auth}", file=sys.stderr)
+    print(f"guard serve: {loaded.summary()}; decision cache: {backend}; {auth}", file=sys.stderr)
     server.run()
     return 0
