@@ -44,8 +44,17 @@ def _print_stats(stats: dict[str, Any]) -> None:
         ("size", _size(stats["size_bytes"])),
         ("ttl", format_duration(stats["ttl_seconds"])),
     ]
+    from guard.cli.terminal import Table, console
+
+    out = console()
+    if out is None:
+        for name, value in rows:
+            print(f"{name:<10} {value}")
+        return
+    table = Table("", "")
     for name, value in rows:
-        print(f"{name:<10} {value}")
+        table.add(name, str(value), styles={0: "bold"})
+    table.print(out)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,11 +57,15 @@ def _error_note(hook: Any, decision: Any) -> str:
 
 
 def _print_human(decision: Any) -> None:
-    print(f"decision: {decision.decision}" + ("" if decision.judged else " (NOT JUDGED: see warnings)"))
+    from guard.cli.terminal import DECISION_STYLES, console, say
+
+    out = console()
+    say(out, ("decision: ", "bold"), (decision.decision, DECISION_STYLES[decision.decision]),
+        ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
     if decision.reason:
-        print(f"reason:   {decision.reason}")
+        say(out, ("reason:   ", "bold"), (decision.reason, None))
     if decision.updated_input is not None:
-        print(f"rewrite:  {json.dumps(decision.updated_input)}")
+        say(out, ("rewrite:  ", "bold"), (json.dumps(decision.updated_input), None))
     for h in decision.hooks:
         bits = [f"{h.id} ({h.type})", f"→ {h.decision or 'abstain'}"]
         if h.tier:
@@ -76,7 +80,7 @@ def _print_human(decision: Any) -> None:
         bits.append("cache=hit" if h.cached else "cache=miss")
         if h.error:
             bits.append(_error_note(h, decision))
-        print("  " + "  ".join(bits))
+        say(out, ("  " + "  ".join(bits), DECISION_STYLES.get(h.decision or "") if h.error is None else "red"))
 
 
 def run(args: argparse.Namespace) -> int:
