@@ -24,7 +24,13 @@ from typing import Any
 
 from guard.core.errors import GuardError
 
-__all__ = ["register", "run"]
+__all__ = ["bound_url", "register", "run"]
+
+
+def bound_url(server: Any) -> str:
+    """Where a started uvicorn server listens, with the port it was given (``--port 0`` picks one)."""
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def register(sub: Any) -> None:
@@ -58,8 +64,7 @@ def _server_class(uvicorn: Any) -> Any:
             if self.started and self.state_file:
                 from guard.server.autostart import write_state
 
-                host, port = self.servers[0].sockets[0].getsockname()[:2]
-                write_state(self.state_file, f"http://{host}:{port}", os.getpid())
+                write_state(self.state_file, bound_url(self), os.getpid())
 
         async def on_tick(self, counter: int) -> bool:
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:

@@ -294,7 +294,7 @@ class Gate:
                 decision.details["fast_path"] = True
             else:
                 self._slow_path()
-                decision = self._remote(payload, prepared, answer_by) or self._local(payload, prepared, answer_by)
+                decision = self._remote(payload, prepared, answer_by, fmt) or self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
@@ -362,7 +362,7 @@ class Gate:
             decision.details["server_fallback"] = self._fallback_note
         return decision
 
-    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision | None:
+    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None, client: str | None = None) -> Decision | None:
         """The service's decision, or None to decide locally (the reason is noted on that decision).
 
         With no ``server.url`` a service that a session's start launched for this
@@ -386,7 +386,7 @@ class Gate:
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
         token = service_token(self.loaded.settings)
-        reply = send_event(url, payload, timeout=timeout, token=token) if url and timeout > 0 else None
+        reply = send_event(url, payload, timeout=timeout, token=token, client=client) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url

@@ -48,6 +48,7 @@ from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
 from guard.server.audit_writer import BackgroundAudit
+from guard.server.client import CLIENT_HEADER
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -105,6 +106,12 @@ def _client_format(name: str | None) -> Any:
         raise HTTPException(404, f"unknown client format {name!r}; use one of {', '.join(FORMATS)}") from exc
 
 
+def _sent_by(request: Request) -> str | None:
+    """The client a ``guard hook`` judged this normalized event for (``X-Guard-Client``), for the audit row; only a known format counts."""
+    name = request.headers.get(CLIENT_HEADER)
+    return name if name in FORMATS else None
+
+
 class _Service:
     """The route handlers, around one engine and one metrics registry."""
 
@@ -122,7 +129,7 @@ class _Service:
             data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt)
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt or _sent_by(request))
         self.metrics.observe_decision(decision)
         return payload, decision
 

@@ -13,9 +13,11 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["TOKEN_ENV", "send_event", "service_token"]
+__all__ = ["CLIENT_HEADER", "TOKEN_ENV", "send_event", "service_token"]
 
 TOKEN_ENV = "GUARD_SERVE_TOKEN"
+#: Which client an already normalized event came from (``guard hook --format``), so the service's audit row names it.
+CLIENT_HEADER = "X-Guard-Client"
 
 
 def service_token(settings: Any = None) -> str | None:
@@ -24,7 +26,7 @@ def service_token(settings: Any = None) -> str | None:
 
 
 def send_event(
-    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, token: str | None = None
+    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, token: str | None = None, client: str | None = None
 ) -> dict[str, Any] | None:
     """The service's canonical decision for ``payload``, or None when it cannot give one.
 
@@ -34,11 +36,13 @@ def send_event(
     answered something that is not a decision. A 4xx for a malformed event is
     also None, so the in-process engine reports the problem the usual way.
     ``token`` (default :func:`service_token` without a config) goes out as a
-    bearer token.
+    bearer token. ``client`` names the client a normalized ``payload`` came from.
     """
     endpoint = url.rstrip("/") + "/v1/hooks" + (f"?format={quote(fmt)}" if fmt else "")
     body = json.dumps(payload).encode()  # ASCII escapes: a lone surrogate cannot break the encoding here
     headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}"}
+    if client:
+        headers[CLIENT_HEADER] = client
     token = token or service_token()
     if token:
         headers["Authorization"] = f"Bearer {token}"
