@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
     p.add_argument("--input", required=True, help="tool input as JSON, e.g. '{\"command\": \"rm -rf ~\"}'")
     p.add_argument("--event", default="PreToolUse", help="event name (default PreToolUse)")
     p.add_argument("--rule", help="judge against this plain-English rule instead of the config's hooks")
-    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto")
+    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto",
+                   help="with --rule: which tier judges it (auto: quick, then thorough when unsure; default auto)")
     p.add_argument("--model", help="LiteLLM model id for this check (both tiers)")
     p.add_argument("--config", help="guard.yaml or settings.json")
     p.add_argument("--json", action="store_true", help="print the canonical decision JSON")

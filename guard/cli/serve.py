@@ -34,14 +34,20 @@ def bound_url(server: Any) -> str:
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("serve", help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)",
+        description="Serve one warm engine over HTTP: POST /v1/hooks (canonical events, or a client's shape with ?format=X), "
+        "/healthz, /metrics and the web view under /ui. Loopback unless a token is set; guard hook starts one in the "
+        "background for a session (guard services lists and stops those).",
+    )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 picks a free one)")
     p.add_argument("--token", help="bearer token every request but /healthz must carry (default: $GUARD_SERVE_TOKEN, "
                                    "then server.token); required to listen beyond loopback")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
-    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's and guard's log level (default info)")
     p.add_argument("--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)")
     p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals")
