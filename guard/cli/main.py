@@ -104,8 +104,9 @@ def _run(args: Any) -> int:
     except GuardError as exc:
         print(f"guard: {exc}", file=sys.stderr)
         return getattr(args, "error_exit_code", 1)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # a command may say what the interruption left behind (guard eval: the rows kept)
+        on_interrupt = getattr(args, "on_interrupt", None)
+        return on_interrupt(args) if on_interrupt else 130
     return code
 
 
