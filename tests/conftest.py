@@ -1,4 +1,4 @@
-"""Every test runs in its own home, cache and working directory, with no GUARD_* settings leaking in."""
+"""Every test runs in its own home, cache and working directory, with no GUARD_* settings leaking in (GUARD_E2E_* are the harness's own)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     for name in list(os.environ):
-        if name.startswith("GUARD_"):
+        # GUARD_E2E_* configure the test harness (where the agent CLIs are, whether they must be there), not guard
+        if name.startswith("GUARD_") and not name.startswith("GUARD_E2E_"):
             monkeypatch.delenv(name)
     monkeypatch.chdir(work)
     yield work
