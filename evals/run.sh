@@ -4,7 +4,7 @@
 #   bash evals/run.sh            # CI: prove replay, the gate, the baseline and live/replay agreement
 #   bash evals/run.sh --record   # after a prompt or dataset change: re-record cassettes and baseline
 #
-# Each step asserts guard eval's exit code: 0 pass, 100 a quality gate failed, 1 could not judge.
+# Each step asserts guard eval's exit code: 0 pass, 100 a gate or limit failed, 3 re-record, 1 could not judge.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -80,13 +80,14 @@ grep -q "STUB model" "$out/replay/report.md"  # the report says whose figures th
 cp -r "$out/replay" "$out/gate"
 expect 100 gate --replay "$cassettes" --repeats 2 --fail-under accuracy=1.0
 grep -q "^judged 0 row(s), reused 100" "$out/gate.log"
-# 3. A case with no recording stops the run with 1 and names the case.
+# 3. A case with no recording is not judged: exit 3, "re-record" naming the rule and the case, no gate evaluated.
 mkdir -p "$out/changed"
 sed 's/rm -rf ~\//rm -rf ~\/changed/' "$suite" >"$out/changed/shell-subset.jsonl"
 got=0
-guard eval "$out/changed/shell-subset.jsonl" --config "$config" --out "$out/missing" --replay "$cassettes" --no-progress >"$out/missing.log" 2>&1 || got=$?
-[[ "$got" == 1 ]] && grep -q "shell-subset/shell-0001" "$out/missing.log" || { echo "evals: a missing recording did not exit 1 naming the case" >&2; cat "$out/missing.log" >&2; exit 1; }
-echo "evals: missing recording -> exit 1 naming the case as expected"
+guard eval "$out/changed/shell-subset.jsonl" --config "$config" --out "$out/missing" --replay "$cassettes" --baseline "$baseline" --fail-under "$floor" --no-progress >"$out/missing.log" 2>&1 || got=$?
+[[ "$got" == 3 ]] && grep -q "re-record (1 case of rule no-destructive-shell has no recording)" "$out/missing.log" && grep -q "shell-subset/shell-0001" "$out/missing/report.md" \
+  && ! grep -q "regress\|gate failed" "$out/missing.log" || { echo "evals: a missing recording did not exit 3 saying re-record" >&2; cat "$out/missing.log" >&2; exit 1; }
+echo "evals: missing recording -> exit 3, re-record, as expected"
 # 4. Live against the stub: the same verdicts as the cassettes (the recordings match today's prompts).
 start_stub keyword
 expect 0 live --repeats 2 --baseline "$baseline"
@@ -95,10 +96,18 @@ verdicts "$out/live/results.jsonl" >"$out/live.verdicts"
 cmp -s "$out/replay.verdicts" "$out/live.verdicts" \
   || { echo "evals: live and replayed verdicts differ: re-record with evals/run.sh --record" >&2; diff "$out/replay.verdicts" "$out/live.verdicts" >&2; exit 1; }
 echo "evals: live verdicts = replayed verdicts"
-# 5. A worse judge (allows everything) is a significant drop against the baseline: 100.
+# 5. A worse judge (allows everything) regresses against the baseline: 100, and JUnit is red for exactly its regressions.
 start_stub allow
 expect 100 degraded --repeats 2 --baseline "$baseline"
 stop_stub
+python3 - "$out/degraded" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+(comparison,) = json.load(open(f"{sys.argv[1]}/metrics.json"))["baseline"]
+failed = {c.get("name") for c in ET.parse(f"{sys.argv[1]}/junit.xml").iter("testcase") if c.find("failure") is not None}
+regressed = {key.split("/", 1)[1] for key in comparison["regressed"]}
+assert regressed and failed == regressed | {f"against {comparison['source']}"}, (sorted(failed), sorted(regressed))
+PY
+echo "evals: junit fails the regressed cases and the baseline comparison, nothing else"
 
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then cat "$out/replay/report.md" >>"$GITHUB_STEP_SUMMARY"; fi
 echo "evals: all steps passed (figures from the stub model; reports in $out/)"

@@ -25,9 +25,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from guard import audit_index
+from guard import audit_chain, audit_index, audit_recovery
 from guard.cache.database import Migrations, connect
 from guard.core.events.names import canonical_event
+from guard.core.logs import LazyLogger
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
@@ -42,6 +43,7 @@ REDACTED = "[redacted]"
 LABELS = ("allow", "deny", "ask")
 
 migration = Migrations("_guard_audit_migrations")
+log = LazyLogger("guard.audit")
 
 
 @migration
@@ -86,6 +88,12 @@ def m003_view_indexes(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE decisions ADD COLUMN warnings TEXT")
     audit_index.create(db)
     audit_index.mark_unindexed(db)
+
+
+@migration
+def m004_sealed_chain(db: sqlite3.Connection) -> None:
+    """Each new row sealed to the one before it, and a sealed head (:mod:`guard.audit_chain`); the rows already there stay unchained."""
+    audit_chain.create(db)
 
 
 def redacted(value: Any, names: frozenset[str]) -> Any:
@@ -204,6 +212,13 @@ class AuditLog:
             self._db = connect(self.path, migration)
         return self._db
 
+    def _reading(self) -> sqlite3.Connection:
+        """The connection for a reader: a file that is not a readable log is a clear error, never a traceback."""
+        try:
+            return self._connection()
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(self.path, exc) from exc
+
     def _payload_text(self, payload: dict[str, Any]) -> tuple[str, bool, bool]:
         """The redacted payload as JSON within the limit, whether it had to be cut mid-text, and whether strings were shortened."""
         clean = redacted(payload, self.redact)
@@ -220,25 +235,57 @@ class AuditLog:
         self.record_many([(payload, decision, latency_ms, client)])
 
     def record_many(self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]]) -> None:
-        """Append (payload, decision, latency_ms, client) entries in one transaction: ``guard serve``'s writer batches what queued."""
+        """Append (payload, decision, latency_ms, client) entries in one transaction: ``guard serve``'s writer batches what queued.
+
+        Each row is sealed into the chain in that transaction. A file that is not
+        a readable database is set aside and the rows go to a new log (its first
+        row says so); any failure is noted beside the log, then raised.
+        """
         rows = [self._row(*entry) for entry in entries]
         with self._lock:
-            db = self._connection()
-            db.execute("BEGIN IMMEDIATE")
             try:
-                for row, hooks in rows:
-                    cursor = db.execute(
-                        "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
-                        " payload_truncated, payload_shortened, details, client, judged, warnings) VALUES"
-                        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        row,
-                    )
-                    assert cursor.lastrowid is not None
-                    audit_index.write(db, cursor.lastrowid, row[0], row[2], row[5], row[9], hooks)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
+                try:
+                    self._append(rows)
+                except sqlite3.DatabaseError as exc:
+                    if not audit_recovery.is_damaged(exc):
+                        raise
+                    self._start_anew(rows, exc)
+            except Exception as exc:
+                audit_recovery.note_failure(self.path, exc)
                 raise
+
+    def _start_anew(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]], exc: BaseException) -> None:
+        """Set the damaged file aside, and write ``rows`` to a new log whose first row says why."""
+        self.close_unlocked()
+        moved = audit_recovery.set_aside(self.path)
+        warning = f"the audit log {self.path} could not be read ({exc}); it was set aside as {moved.name} and this log started anew"
+        log.warning("%s", warning)
+        first, hooks = rows[0]
+        rows = [(_with_warning(first, warning), hooks), *rows[1:]]
+        self._append(rows)
+
+    def _append(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]) -> None:
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            chain = audit_chain.ChainWriter(db)
+            if chain.restart and rows:
+                first, hooks = rows[0]
+                rows = [(_with_warning(first, f"audit chain restarted: {chain.restart}"), hooks), *rows[1:]]
+            for row, hooks in rows:
+                row_id, link = chain.seal(row)
+                db.execute(
+                    "INSERT INTO decisions (id, time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
+                    " payload_truncated, payload_shortened, details, client, judged, warnings, chain) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (row_id, *row, link),
+                )
+                audit_index.write(db, row_id, row[0], row[2], row[5], row[9], hooks)
+            chain.finish()
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _row(self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The ``decisions`` row for one decision, and its hooks' results (redacted) for the index."""
@@ -275,7 +322,10 @@ class AuditLog:
         if not self.path.exists():
             return []
         with self._lock:
-            cursor = self._connection().execute(sql, params)
+            try:
+                cursor = self._reading().execute(sql, params)
+            except sqlite3.DatabaseError as exc:
+                raise _unreadable(self.path, exc) from exc
             names = [column[0] for column in cursor.description]
             rows = [dict(zip(names, row)) for row in cursor.fetchall()]
         return [parsed_row(row) for row in rows]
@@ -305,14 +355,47 @@ class AuditLog:
         if not self.path.exists():
             return False
         with self._lock:
-            cursor = self._connection().execute("UPDATE decisions SET label = ? WHERE id = ?", (label, row_id))
+            try:
+                cursor = self._reading().execute("UPDATE decisions SET label = ? WHERE id = ?", (label, row_id))
+            except sqlite3.DatabaseError as exc:
+                raise _unreadable(self.path, exc) from exc
         return cursor.rowcount == 1
+
+    def verify(self) -> audit_chain.ChainReport:
+        """Check the sealed chain of every row (:func:`guard.audit_chain.verify_chain`); a file that cannot be read is a GuardError."""
+        with self._lock:
+            db = self._reading()
+            factory = db.text_factory
+            db.text_factory = lambda data: data.decode("utf-8", "replace")  # a row written by hand may hold any bytes
+            try:
+                return audit_chain.verify_chain(db)
+            except sqlite3.DatabaseError as exc:
+                raise _unreadable(self.path, exc) from exc
+            finally:
+                db.text_factory = factory
 
     def close(self) -> None:
         with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+            self.close_unlocked()
+
+    def close_unlocked(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _with_warning(row: tuple[Any, ...], warning: str) -> tuple[Any, ...]:
+    """``row`` (the ``decisions`` values) with ``warning`` added to its warnings column."""
+    at = audit_chain.WARNINGS
+    kept = json.loads(row[at]) if row[at] else []
+    return (*row[:at], _compact([warning, *kept]), *row[at + 1:])
+
+
+def _unreadable(path: Path, exc: BaseException) -> Exception:
+    from guard.core.errors import GuardError
+
+    what = "is not a readable audit log" if audit_recovery.is_damaged(exc) else "cannot be read"
+    return GuardError(f"{path} {what} ({exc}); guard hook sets a damaged log aside and starts a new one on its next decision")
 
 
 def open_audit(settings: Settings) -> AuditLog:

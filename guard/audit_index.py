@@ -28,8 +28,8 @@ __all__ = ["LATENCY_STEP", "backfill", "create", "has_text_index", "judged_from"
 LATENCY_STEP = 1.2
 _LATENCY_FLOOR_MS = 0.1
 
-_INSERT_HOOK = (
-    "INSERT INTO decision_hooks (hook, decision_id, position, type, decision, tier, model, cached, latency_ms, cost_usd, error)"
+_INSERT_HOOK = (  # OR REPLACE: rows left by a decision deleted by hand never block a new one
+    "INSERT OR REPLACE INTO decision_hooks (hook, decision_id, position, type, decision, tier, model, cached, latency_ms, cost_usd, error)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _ADD_HOUR = (

@@ -48,9 +48,11 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     loaded, finding = _config(config, installed_here=any(h.scope == "project" for h in hooks))
     yield finding
     if loaded is not None:
+        yield from _audit(loaded)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks))
+    yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
     yield from _path(hooks)
 
 
@@ -75,6 +77,40 @@ class _Model:
     tiers: set[str]
     written: str
     origin: str
+
+
+def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
+    """Is the audit log the whole record: readable, its sealed chain intact, no failed writes, nothing set aside?"""
+    from guard import audit_recovery
+    from guard.audit import open_audit
+
+    settings = loaded.settings
+    if settings.audit_path is None:
+        yield Finding("ok", "audit log", "off (audit.enabled: false)")
+        return
+    log = open_audit(settings)
+    try:
+        if not log.path.exists():
+            yield Finding("ok", "audit log", f"no decisions logged yet in {log.path}")
+        else:
+            report = log.verify()
+            if report.intact:
+                older = f"; {report.unchained} older rows unchained" if report.unchained else ""
+                yield Finding("ok", "audit log", f"{log.path}: sealed chain intact ({report.chained} rows{older})")
+            else:
+                yield Finding("fail", "audit log", f"{log.path}: the sealed chain is broken: {report.problems[0]}"
+                              + (f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""),
+                              "guard log verify lists every problem; once reviewed, move the file aside and guard starts a new log")
+    except GuardError as exc:
+        yield Finding("fail", "audit log", str(exc), "move the file aside, or let the next guard hook decision do it")
+    finally:
+        log.close()
+    failed = audit_recovery.failures(log.path)
+    if failed:
+        yield Finding("warn", "audit log", f"{len(failed)} audit write{'s' if len(failed) > 1 else ''} failed, the last: {failed[-1]['error']}: "
+                      "those decisions are not in the log", "check the disk and the file's permissions")
+    for aside in audit_recovery.set_aside_files(log.path):
+        yield Finding("warn", "audit log", f"an unreadable audit log was set aside as {aside}", "review it, then delete it")
 
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
@@ -178,6 +214,29 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
         topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
         yield from _program(topic, where, list(parsed.program), client)
         yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
+
+
+def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home: Path) -> Iterator[Finding]:
+    """Each client's protection level: sandboxed (its sandbox, tried here, keeps guard's files out of reach) or unsandboxed."""
+    from guard.sandbox.levels import SANDBOXES, level
+    from guard.sandbox.paths import protected_paths
+    from guard.sandbox.probe import probe
+
+    paths = protected_paths(loaded)
+    for client in clients:
+        topic = f"{client} sandbox"
+        found = level(client, paths, project_dir=project_dir, home=home)
+        if not found.sandboxed:
+            fix = f"guard install {client} (it configures the sandbox)" if client in SANDBOXES else None
+            yield Finding("warn", topic, f"unsandboxed: guard refuses the calls it recognises, nothing more holds: {'; '.join(found.reasons)}", fix)
+            continue
+        held, what = probe(client, paths, project_dir=project_dir)
+        if held is False:
+            yield Finding("fail", topic, f"the settings ask for a sandbox, but it does not hold here: {what}",
+                          "Claude Code's sandbox needs user namespaces (bubblewrap) and socat; in a container, run it with them allowed")
+        else:
+            checked = f"checked: {what}" if held else f"its settings hold guard's files; {what}"
+            yield Finding("ok", topic, f"sandboxed: guard's files are outside what the agent may write, its secret outside what it may read ({checked})")
 
 
 def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:

@@ -20,14 +20,11 @@ gemini   .gemini/settings.json           ~/.gemini/settings.json              mi
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 import shlex
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +33,9 @@ from typing import Any
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event, client_event_name
+from guard.settings_file import dump_json as _dump
+from guard.settings_file import parse_json as _parse
+from guard.settings_file import write_atomic as _write_atomic
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
            "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_hooks", "settings_path"]
@@ -278,22 +278,6 @@ def _client_event(profile: ClientProfile, name: str) -> str:
     return client_name
 
 
-def _parse(text: str | None, path: Path) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); nothing was written"
-            " — fix the file or move it aside and run guard install again",
-            file=str(path),
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("the top level must be a JSON object; nothing was written", file=str(path))
-    return data
-
-
 def _hooks_block(data: dict[str, Any], key: str | None, path: Path) -> dict[str, Any]:
     if key is None:
         return data
@@ -372,40 +356,6 @@ def _remove(hooks: dict[str, Any], event: str, command: str, path: Path, prefix:
     else:
         del hooks[event]
     return True
-
-
-_INDENT = re.compile(r"^\{\s*\n([ \t]+)\S")
-
-
-def _dump(data: dict[str, Any], original: str | None) -> str:
-    """JSON in the file's own indentation (two spaces for a new file), ending in a newline."""
-    match = _INDENT.match(original or "")
-    indent: int | str = 2
-    if match:
-        unit = match.group(1)
-        indent = unit if "\t" in unit else len(unit)
-    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace the file in one step, so a crash never leaves a half-written settings file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 #: The Claude Code plugin shipped in the package (its own one-plugin marketplace), and its id there.

@@ -142,10 +142,19 @@ def test_backtest_reports_exactly_the_planted_flips_and_gates_new_denies(recorde
     rows = [ResultRow.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((r.label, r.verdict) for r in rows) == sorted(TRAFFIC.values())
     junit = (out / "junit.xml").read_text()
-    assert junit.count("<failure ") == len(PLANTED)
+    assert junit.count("<failure ") == len(PLANTED) + 1  # each flipped event, and the --max-new-denies limit
+    assert '<failure message="2 new denies &gt; --max-new-denies 1" type="limit"' in junit
     report = (out / "report.md").read_text()
-    assert report.startswith("## guard backtest: ") and "Result: FAILED" in report
-    assert "| echo beta | allow: [words] nothing forbidden | deny: mentions beta |" in report  # the replay leaves the webhook out
+    assert report.startswith("## guard backtest: ")
+    assert "**Result: FAILED** (guard.new.yaml against recorded decisions: 2 new denies > --max-new-denies 1)" in report
+    assert "baseline" not in report.lower()  # it speaks of the configs compared: there is no baseline
+    assert "| words | Bash | echo beta | allow: [words] nothing forbidden | deny: mentions beta |" in report  # the flip names its rule; the webhook is left out
+    (change,) = summary.rules  # which rule flipped what, and how its text changed (read from the live guard.yaml, as it is now)
+    assert (change.rule, change.new_denies, change.new_allows) == ("words", 2, 1)
+    assert (change.old_text, change.new_text) == (f"Deny shell commands that mention {OLD_RULE}.", f"Deny shell commands that mention {NEW_RULE}.")
+    assert f"| words | 2 | 1 | Deny shell commands that mention [-{OLD_RULE}.-]{{+{NEW_RULE}.+}} (old: guard.yaml as it is now" in report
+    assert "<del>FORBIDDEN(alpha).</del><ins>FORBIDDEN(beta) or FORBIDDEN(gamma).</ins>" in (out / "report.html").read_text()
+    assert "rule words: 2 allow → deny, 1 deny → allow; Deny shell commands that mention [-FORBIDDEN(alpha).-]" in proc.stdout
     assert audit_rows(recorded) == before_rows  # the replay wrote nothing to the log it read
 
     again = guard(["backtest", "--config", "guard.new.yaml", "--out", "bt2", "--max-new-denies", "2"], recorded, stub)
@@ -162,6 +171,9 @@ def test_against_an_old_config_and_filters(recorded: Path, stub: StubServer) -> 
     summary = MetricsReport.model_validate_json((recorded / "bt" / "metrics.json").read_text()).backtest
     assert summary is not None and summary.reference == "guard.yaml"
     assert {(f.summary, f.direction) for f in summary.flips} == PLANTED
+    assert [(r.rule, r.old_source) for r in summary.rules] == [("words", "guard.yaml")]  # --against: the old text is OLD's
+    limited = guard(["backtest", "--config", "guard.new.yaml", "--against", "guard.yaml", "--session", "s1", "--out", "bt5", "--max-new-allows", "0"], recorded, stub)
+    assert limited.returncode == 100 and "gate failed: 1 new allow > --max-new-allows 0" in limited.stderr
     assert summary.skipped == {}  # --session s1 leaves out the two unreplayable s2 rows before they are looked at
 
     sampled = guard(["backtest", "--config", "guard.new.yaml", "--sample", "2", "--out", "bt3"], recorded, stub)
@@ -193,4 +205,5 @@ def test_labeled_decisions_become_a_dataset(recorded: Path, stub: StubServer) ->
     cases = {case.tool_input["command"]: case for case in load_cases(recorded / "labeled.jsonl")}
     assert {command: case.label for command, case in cases.items()} == {"echo alpha": "allow", "echo beta": "deny"}
     assert cases["echo alpha"].tool_name == "Bash" and cases["echo alpha"].event == "PreToolUse" and "relabeled" in cases["echo alpha"].tags
+    assert cases["echo alpha"].cluster == "session s1"  # calls of one session are not independent: eval resamples sessions
     assert guard(["datasets", "check", "--strict", "labeled.jsonl"], recorded, stub).returncode == 0

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from guard.core.errors import GuardError
-from guard.eval.compare import compare_outcomes, compare_to_baseline, load_baseline
+from guard.eval.compare import Limits, compare_outcomes, compare_to_baseline, load_baseline
 from guard.eval.gates import evaluate_gates, parse_gate
 from guard.eval.junit import render_junit
 from guard.eval.metrics import compute_variants
@@ -169,25 +169,56 @@ def test_markdown_report_says_stub_and_result_first() -> None:
     text = render_markdown(_report(stub=True, stub_reason="model openai/stub-judge is a stub"))
     head = text[:600]
     assert "STUB model (model openai/stub-judge is a stub)" in head
-    assert "**Result: FAILED**" in head
-    assert "| a @ quick | 4 |" in text and "Confusion matrix: b @ quick" in text
-    assert "<details><summary>Misjudged cases: a @ quick</summary>" in text
+    assert "**Result: FAILED** (2 gates failed)" in head
+    assert "| a @ quick | 4 |" in text and "#### Confusion matrix: b @ quick" in text
+    assert "<details><summary>Misjudged cases</summary>" in text
     assert "STUB" not in render_markdown(_report())
 
 
-def test_html_report_is_one_self_contained_file_with_figures() -> None:
+def test_html_report_is_one_self_contained_file_with_an_svg_chart() -> None:
     html = render_html(_report())
-    assert html.count("data:image/png;base64,") >= 3  # confusion matrices, metric bars, cost against F1
-    assert "http://" not in html and "https://" not in html and "<script" not in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html and "<img" not in html
+    assert html.count('<svg class="chart"') == 1  # cost against F1, drawn inline
+    assert html.count("Confusion matrix: a @ quick") == 1  # one set of confusion matrices, not a figure and a table
     assert "Model against model" in html
 
 
-def test_junit_has_a_case_per_row_per_variant_with_the_reason() -> None:
-    root = ET.fromstring(render_junit(_report()))
-    cases = list(root.iter("testcase"))
-    assert len(cases) == 8
-    (suite_a, suite_b) = root.findall("testsuite")
-    assert suite_a.get("name") == "a @ quick" and suite_a.get("failures") == "1" and suite_a.get("errors") == "1"
-    failure = next(c for c in suite_a.iter("testcase") if c.get("name") == "d2").find("failure")
+def test_a_row_without_a_price_is_never_shown_as_zero() -> None:
+    unpriced = compute_variants([r.model_copy(update={"cost_usd": None}) for r in ROWS_A])[0]
+    text = render_markdown(_report(variants=[unpriced], comparisons=[], gates=[]))
+    assert "| no price |" in text and "$0" not in text
+
+
+def _baseline_report(now_pairs: list[tuple[str, str]], base_pairs: list[tuple[str, str]], limit: int | None = 0) -> MetricsReport:
+    now, base = _variant("m", now_pairs), _variant("m", base_pairs)
+    (diff,) = compare_to_baseline([now], [base], "base.json", limits=Limits(regressions=limit))
+    return _report(variants=[now], comparisons=[], gates=evaluate_gates([parse_gate("accuracy=0.5")], [now]), baseline=[diff])
+
+
+def test_junit_fails_only_regressions_and_skips_known_failures() -> None:
+    base = [("deny", "deny"), ("allow", "allow"), ("deny", "allow"), ("allow", "allow")]  # c2 already wrong
+    now = [("deny", "allow"), ("allow", "allow"), ("deny", "allow"), ("allow", "allow")]  # c0 regressed, c2 still wrong
+    root = ET.fromstring(render_junit(_baseline_report(now, base)))
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    regressed = cases[("d.m @ quick", "c0")].find("failure")
+    assert regressed is not None and regressed.get("message", "").startswith("regressed: right in the baseline, now expected deny, got allow")
+    known = cases[("d.m @ quick", "c2")].find("skipped")
+    assert known is not None and known.get("message", "").startswith("known failure: wrong in the baseline too")
+    assert cases[("gates.m @ quick", "accuracy ≥ 0.5")].find("failure") is None  # one test case per gate
+    baseline = cases[("baseline.m @ quick", "against base.json")].find("failure")  # and one for the baseline comparison
+    assert baseline is not None and baseline.get("message") == "1 regression > --max-regressions 0"
+    assert (root.get("failures"), root.get("skipped")) == ("2", "1")
+
+    same = ET.fromstring(render_junit(_baseline_report(base, base)))  # nothing regressed: green, even with a case that is wrong
+    assert same.get("failures") == "0" and same.get("errors") == "0" and same.get("skipped") == "1"
+    allowed = ET.fromstring(render_junit(_baseline_report(now, base, limit=1)))  # a regression the limit allows is listed, not red
+    assert allowed.get("failures") == "0" and allowed.get("skipped") == "2"
+
+
+def test_junit_without_a_baseline_fails_wrong_cases_and_classnames_read_as_dataset_and_model() -> None:
+    rows = [row("c1", "deny", "allow", model="openai/gpt-4.1-mini", dataset="shell.v2", reason="looked fine")]
+    report = _report(variants=compute_variants(rows), comparisons=[], gates=[])
+    (case,) = ET.fromstring(render_junit(report)).iter("testcase")
+    assert case.get("classname") == "shell\u2024v2.openai/gpt-4\u20241-mini @ quick"  # one dot: package = dataset, class = model
+    failure = case.find("failure")
     assert failure is not None and failure.get("message") == "expected deny, got allow: looked fine"
-    assert suite_b.get("failures") == "2"  # b denies the two allow cases

@@ -1,5 +1,6 @@
 """The ``guard_eval`` fixture as a user's CI runs it: recorded once with pytest-recording,
-then replayed with ``--block-network`` and the stub gone."""
+then replayed with ``--block-network`` and the stub gone. A failure names the misjudged
+cases with their input and reason, and the report is where the test asked for it."""
 
 from __future__ import annotations
 
@@ -29,7 +30,12 @@ def test_rules(guard_eval):
 
 @pytest.mark.vcr
 def test_too_strict(guard_eval):
-    guard_eval("mislabeled.jsonl", config="guard.yaml").assert_metrics(recall=1.0)
+    guard_eval("mislabeled.jsonl", config="guard.yaml", out="reports/strict").assert_metrics(recall=1.0)
+
+
+@pytest.mark.vcr
+def test_gated(guard_eval):
+    guard_eval("mislabeled.jsonl", config="guard.yaml", fail_under=["recall=1.0"]).assert_passed()
 '''
 
 
@@ -44,7 +50,7 @@ def _pytest(project: Path, *args: str) -> dict[str, str | None]:
     for case in ET.parse(report).getroot().iter("testcase"):
         failure = case.find("failure")
         error = case.find("error")
-        outcomes[case.get("name", "")] = failure.get("message") if failure is not None else ("ERROR " + (error.get("message") or "") if error is not None else None)
+        outcomes[case.get("name", "")] = (failure.get("message", "") + "\n" + (failure.text or "")) if failure is not None else ("ERROR " + (error.get("message") or "") if error is not None else None)
     return outcomes
 
 
@@ -63,13 +69,19 @@ def test_guard_eval_fixture_records_then_replays_with_the_network_blocked(tmp_pa
         first = _pytest(project, "--record-mode=once")
         calls = stub.calls
     assert first["test_rules"] is None, first
-    assert "recall = 0.500" in str(first["test_too_strict"])  # the failure names the metric and its value
-    assert calls == 14
+    assert calls == 16
     assert (project / "cassettes" / "test_user_rules" / "test_rules.yaml").is_file()
 
-    replay = _pytest(project, "--block-network")  # stub stopped; record mode defaults to none
+    replay = _pytest(project, "--block-network", "--guard-eval-out=eval-reports")  # stub stopped; record mode defaults to none
     assert replay["test_rules"] is None, replay
-    assert "recall = 0.500" in str(replay["test_too_strict"])
+    for outcomes in (first, replay):
+        strict, gated = str(outcomes["test_too_strict"]), str(outcomes["test_gated"])
+        assert "recall = 0.500" in strict  # the metric and its value
+        assert "misjudged mislabeled/benign-labeled-deny-0 [deny → allow]: ls -la — stub keyword policy: no risky marker" in strict  # the case, its input, the reason
+        assert "(report: reports/strict/report.md)" in strict  # where the test asked for it, not pytest's tmp folder
+        assert "gate failed: recall = 0.500 < 1 for openai/stub-good @ config" in gated and "misjudged mislabeled/benign-labeled-deny-0 [deny → allow]: ls -la" in gated
+    assert (project / "reports" / "strict" / "report.md").is_file()
+    assert (project / "eval-reports" / "test_user_rules.py__test_gated" / "report.md").is_file()  # --guard-eval-out: one folder per test
 
 
 def test_the_plugin_is_registered_for_pytest() -> None:

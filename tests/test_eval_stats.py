@@ -80,11 +80,58 @@ def test_bootstrap_is_seeded_and_brackets_the_mean() -> None:
     import numpy as np
 
     values = np.array([1.0] * 30 + [0.0] * 70)
-    mean = lambda idx: values[idx].mean(axis=-1)  # noqa: E731
+    mean = lambda w: (w * values).sum(axis=-1) / w.sum(axis=-1)  # noqa: E731
     first = stats.bootstrap_interval(mean, values.size, seed=7)
     assert first == stats.bootstrap_interval(mean, values.size, seed=7)
     assert first is not None and first[0] < 0.3 < first[1]
     assert stats.bootstrap_interval(mean, 0) is None
+
+
+def test_a_cluster_bootstrap_widens_the_interval_of_dependent_cases() -> None:
+    import numpy as np
+
+    # 10 sessions of 10 cases each, every case of a session right or wrong together: 10 pieces of evidence, not 100
+    values = np.repeat([1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0], 10)
+    sessions = [f"s{i // 10}" for i in range(100)]
+    mean = lambda w: (w * values).sum(axis=-1) / w.sum(axis=-1)  # noqa: E731
+    plain = stats.bootstrap_interval(mean, 100, seed=1)
+    clustered = stats.bootstrap_interval(mean, 100, seed=1, clusters=sessions)
+    assert plain is not None and clustered is not None
+    assert clustered[1] - clustered[0] > 2 * (plain[1] - plain[0])
+    weights = stats.resample_weights(100, seed=3, samples=50, clusters=sessions)
+    assert all(len(set(row[i * 10 : i * 10 + 10])) == 1 for row in weights for i in range(10))  # a session is drawn whole
+    assert (weights.sum(axis=1) == 100).all()
+
+
+def test_holm_adjusts_step_down_and_keeps_the_order() -> None:
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
+    assert stats.holm([]) == []
+
+
+def test_fleiss_kappa_hand_values() -> None:
+    assert stats.fleiss_kappa([["a", "a", "a"], ["b", "b", "b"]]) == pytest.approx(1.0)
+    # Fleiss (1971) style hand computation: P̄ = (1 + 1/3 + 1) / 3, P̄e = (5/9)² + (4/9)²
+    assert stats.fleiss_kappa([["a", "a", "a"], ["a", "b", "b"], ["b", "b", "b"]]) == pytest.approx(((7 / 3) / 3 - 41 / 81) / (1 - 41 / 81))
+    assert stats.fleiss_kappa([["a", "a"], ["a", "a"]]) is None  # chance agreement is 1
+
+
+def test_minimum_detectable_difference_is_2_8_standard_errors() -> None:
+    # z(0.975) + z(0.80) = 1.95996 + 0.84162, as in "Adding Error Bars to Evals"
+    assert stats.minimum_detectable_difference(0.1) == pytest.approx(0.28016, abs=1e-4)
+    assert stats.minimum_detectable_difference(0.1, power=0.9) == pytest.approx(0.1 * (1.95996 + 1.28155), abs=1e-4)
+
+
+def test_paired_bootstrap_p_value_is_1_for_identical_judges_and_small_for_a_clear_gap() -> None:
+    import numpy as np
+
+    a = np.array([1.0] * 40 + [0.0] * 10)
+    b = np.array([1.0] * 20 + [0.0] * 30)
+    mean = lambda values: (lambda w: (w * values).sum(axis=-1) / w.sum(axis=-1))  # noqa: E731
+    same = stats.paired_bootstrap(mean(a), mean(a), 50)
+    assert same is not None and same.p == 1.0 and same.se == 0.0
+    gap = stats.paired_bootstrap(mean(a), mean(b), 50)
+    assert gap is not None and gap.p < 0.01 and gap.low > 0 and gap.se > 0
 
 
 def _outcomes(spec: list[tuple[str, str, int]]) -> list[CaseOutcome]:

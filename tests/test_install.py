@@ -270,7 +270,7 @@ def test_cli_warns_when_the_hook_command_cannot_be_found(tmp_path: Path, monkeyp
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert _cli(["claude", "--command", "guard hook --format claude"]) == 0
+    assert _cli(["claude", "--no-sandbox", "--command", "guard hook --format claude"]) == 0
     assert "'guard' is not on PATH" in capsys.readouterr().err
 
 

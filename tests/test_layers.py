@@ -2,8 +2,9 @@
 
     core      errors, events, hook specs, the Hook seam, decisions, settings
     runtime   registry, matching, engine, the gate (the one decision path)
-    parts     hooks, judge, cache, config, audit (and its view index), trust, session store, command analysis, webhooks, skills
-    surfaces  cli, server, view, eval, backtest, datasets, install, doctor, testing
+    parts     hooks, judge, cache, config, audit (its view index, sealed chain, recovery), settings files, trust, session store,
+              command analysis, webhooks, skills
+    surfaces  cli, server, view, eval, backtest, datasets, install, the client's sandbox, doctor, testing
 
 A module may import its own layer and the layers below it. Imports inside
 functions (loaded on first use, e.g. the gate reaching the cache on a miss) are
@@ -21,8 +22,8 @@ ROOT = Path(guard.__file__).parent
 LAYERS = {
     "core": 0,
     "runtime": 1,
-    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "audit_index", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
-    **dict.fromkeys(["cli", "server", "view", "eval", "backtest", "datasets", "install", "doctor", "testing", "integrations"], 3),
+    **dict.fromkeys(["hooks", "judge", "cache", "config", "audit", "audit_index", "audit_chain", "audit_recovery", "settings_file", "trust", "command_analysis", "webhooks", "skills", "subagents", "adapters", "prompts", "session"], 2),
+    **dict.fromkeys(["cli", "server", "view", "eval", "backtest", "datasets", "install", "sandbox", "doctor", "testing", "integrations"], 3),
 }
 
 

@@ -6,8 +6,9 @@ tree on PATH and no provider key. Every command of a block (one per line; ``\\``
 must exit 0, unless its line ends in ``# exit N``; ``# exit N: deny`` (allow | deny | ask) also
 checks the decision it prints. An HTML comment on the line before a block changes what happens:
 
-    <!-- readme-test: stub -->          run against the OpenAI-compatible stub model (keyword policy)
-                                        through the documented override: GUARD_API_BASE, GUARD_MODEL_*
+    <!-- readme-test: stub -->          run against the OpenAI-compatible stub model (keyword policy; a model
+                                        named …stub-allow / …stub-deny allows / denies everything) through the
+                                        documented override: GUARD_API_BASE, GUARD_MODEL_*
     <!-- readme-test: skip REASON -->   do not run it; REASON is the test's skip reason
     <!-- readme-test: file PATH -->     not a command: write the block to PATH for the blocks after it
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.testing.openai_stub import StubServer, keyword_policy
+from guard.testing.openai_stub import StubServer, by_model_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ("README.md", "evals/README.md", "datasets/README.md")
@@ -190,7 +191,7 @@ def shell_blocks() -> list[Block]:
 @pytest.fixture(scope="module")
 def stub_url() -> Iterator[str]:
     with StubServer() as stub:
-        stub.responder = keyword_policy
+        stub.responder = by_model_policy  # the keyword policy, or for --model …stub-allow / …stub-deny a judge that allows / denies everything
         yield stub.url
 
 

@@ -49,3 +49,31 @@ def test_a_locked_audit_log_holds_up_no_decision_and_every_row_lands(serve: Serv
     serve.proc.send_signal(signal.SIGTERM)
     serve.proc.wait(timeout=30)
     assert rows(log) == 4  # queued rows were written before the service left
+
+
+def test_the_services_batches_and_hook_processes_beside_it_chain_into_one_intact_log(serve: ServeProcess) -> None:
+    """The batch writer and ``guard hook`` processes write one log at once: one chain, no gap, nothing unsealed."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    def via_service(n: int) -> None:
+        assert (send_event(serve.url, {**LS, "tool_input": {"command": f"ls {n}"}}, timeout=20) or {}).get("decision") == "allow"
+
+    def via_hook(n: int) -> None:
+        event = json.dumps({**LS, "tool_input": {"command": f"rm {n}"}})
+        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=event, capture_output=True, text=True,
+                              cwd=serve.workdir, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(serve.workdir), *sys.path])}, timeout=60)
+        assert done.returncode == 0 and "deny" in done.stdout, done.stderr
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: via_service(n) if n % 3 else via_hook(n), range(45)))
+    serve.proc.send_signal(signal.SIGTERM)  # drains the writer's queue
+    serve.proc.wait(timeout=30)
+
+    from guard.audit import AuditLog
+
+    report = AuditLog(serve.workdir / "audit.db").verify()
+    assert report.intact and report.chained == 45 and report.unchained == 0, report.problems

@@ -45,6 +45,7 @@ class RecordedEvent:
     cost_usd: float | None
     hooks: tuple[str, ...]
     payload: dict[str, Any]
+    stopped_by: tuple[str, ...] = ()  # the hooks whose recorded verdict was deny or ask
 
     @property
     def redacted(self) -> bool:
@@ -95,6 +96,7 @@ def _recorded(row: dict[str, Any]) -> RecordedEvent:
         cost_usd=row["cost_usd"],
         hooks=tuple(h["id"] for h in row["hooks"]),
         payload=row["payload"],
+        stopped_by=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask")),
     )
 
 

@@ -5,20 +5,20 @@ decision (the recorded one, or the OLD config's) and whose verdict is the new
 config's, so the eval writers report agreement, the flip matrix (as the confusion
 matrix) and every flipped event (as JUnit failures) without a second renderer.
 A flip is a change of stop-or-let-through (ask counts as stop, as in the eval).
-Exit codes as ``guard eval``: 0 fine, 100 more new denies than ``max_new_denies``,
-1 the replay could not judge (a model unreachable, no config).
+Each flip names the rule that stopped the call on the side that stopped it, and the
+report shows that rule's text in both configs (a word diff). Exit codes as
+``guard eval``: 0 fine, 100 more new denies than ``max_new_denies`` or new allows
+than ``max_new_allows``, 1 the replay could not judge (a model unreachable, no config).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from guard.audit import AuditLog
 from guard.backtest.events import RecordedEvent, sample, split_replayable
@@ -27,8 +27,10 @@ from guard.cache.duration import parse_duration
 from guard.config import find_config, load_config
 from guard.core.decision import Decision
 from guard.core.errors import GuardError
+from guard.core.spec import HookSpec
 from guard.eval import stats
-from guard.eval.schema import BacktestSummary, DatasetInfo, Flip, MetricsReport, ResultRow
+from guard.eval.cases import input_summary
+from guard.eval.schema import BacktestSummary, DatasetInfo, Flip, MetricsReport, ResultRow, RuleChange
 from guard.eval.scoring import POSITIVE
 from guard.eval.verdicts import decision_fields
 from guard.runtime.gate import Gate
@@ -36,7 +38,6 @@ from guard.runtime.gate import Gate
 __all__ = ["BacktestResult", "audit_path", "backtest"]
 
 EXIT_OK, EXIT_ERROR, EXIT_GATE = 0, 1, 100
-SUMMARY_CHARS = 160
 
 
 @dataclass
@@ -59,18 +60,6 @@ def audit_path(log: str | None, config: str) -> Path:
     return settings.path(settings.audit_path)
 
 
-def _summary(payload: dict[str, Any]) -> str:
-    """The part of the event a reviewer recognises it by: the command, path, URL or prompt."""
-    tool_input = payload.get("tool_input")
-    if isinstance(tool_input, dict):
-        shown = next((tool_input[k] for k in ("command", "file_path", "url", "path", "pattern") if isinstance(tool_input.get(k), str)), None)
-        text = shown if shown is not None else json.dumps(tool_input, ensure_ascii=False)
-    else:
-        text = str(payload.get("prompt") or payload.get("hook_event_name") or "")
-    text = " ".join(text.split())
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
-
-
 def _stops(decision: str) -> bool:
     return decision in POSITIVE
 
@@ -89,7 +78,7 @@ class _Comparison:
     cached_events: int = 0
     errors: int = 0
 
-    def add(self, event: RecordedEvent, reference: Decision, decision: Decision) -> None:
+    def add(self, event: RecordedEvent, reference: Decision, decision: Decision, reference_stoppers: Sequence[str]) -> None:
         fields = decision_fields(decision)
         if fields["error_kind"] == "infrastructure":
             self.problems.append(f"audit row {event.audit_id}: {fields['error']}")
@@ -103,12 +92,56 @@ class _Comparison:
             )
         )
         if _stops(reference.decision) != _stops(decision.decision):
+            stoppers = [h.id for h in decision.hooks if h.decision in POSITIVE] if _stops(decision.decision) else list(reference_stoppers)
             self.flips.append(
                 Flip(
-                    audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=_summary(event.payload),
-                    before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason,
+                    audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=input_summary(event.payload),
+                    before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason, rules=stoppers,
                 )
             )
+
+
+def _hook_text(spec: HookSpec) -> str | None:
+    """What a hook says or runs: a rule's text, a prompt, a command, a URL or a callable's name."""
+    return spec.rule or spec.prompt or spec.command or spec.url or spec.target
+
+
+def _reference_specs(config: str, against: Gate | None, against_path: str | None) -> tuple[list[HookSpec], str | None]:
+    """The hooks the reference decisions came from, and where their text was read.
+
+    With ``--against OLD``, OLD's. Against the recorded decisions, the audit log keeps
+    no rule text: the live config (the one ``guard hook`` finds) is the best account,
+    read as it is now and said so, unless it is the new config itself.
+    """
+    if against is not None:
+        return list(against.registry.specs()), against_path
+    live = find_config(None)
+    if live is None or Path(live).resolve() == Path(config).resolve():
+        return [], None
+    try:
+        return list(load_config(str(live)).specs), f"{live} as it is now (the audit log keeps no rule text)"
+    except GuardError:
+        return [], None
+
+
+def _rule_changes(flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[HookSpec], old_source: str | None) -> list[RuleChange]:
+    """Each rule the flips name, with its old and new text and how many flips went each way."""
+    new_by_id, old_by_id = {s.id: s for s in new}, {s.id: s for s in old}
+    changes: dict[str, RuleChange] = {}
+    for flip in flips:
+        for rule in flip.rules:
+            change = changes.get(rule)
+            if change is None:
+                old_spec, new_spec = old_by_id.get(rule), new_by_id.get(rule)
+                change = changes[rule] = RuleChange(
+                    rule=rule, old_text=_hook_text(old_spec) if old_spec else None, new_text=_hook_text(new_spec) if new_spec else None,
+                    old_source=old_source if old_spec else None,
+                )
+            if _stops(flip.after):
+                change.new_denies += 1
+            else:
+                change.new_allows += 1
+    return sorted(changes.values(), key=lambda c: -(c.new_denies + c.new_allows))
 
 
 def _no_model_call(decision: Decision) -> bool:
@@ -155,14 +188,15 @@ def backtest(
     concurrency: int = 8,
     out: str = ".backtest-out",
     max_new_denies: int | None = None,
+    max_new_allows: int | None = None,
 ) -> BacktestResult:
     """Replay the audit log through ``config`` and write the comparison into ``out``; see the module docstring."""
     from guard.eval.outputs import build_report, write_outputs
     from guard.eval.runner import ResultsFile, Variant
     from guard.eval.session import stub_reason, warm_up
 
-    if concurrency < 1 or (sample_size is not None and sample_size < 1) or (max_new_denies is not None and max_new_denies < 0):
-        raise GuardError("--concurrency and --sample must be at least 1, --max-new-denies at least 0")
+    if concurrency < 1 or (sample_size is not None and sample_size < 1) or any(limit is not None and limit < 0 for limit in (max_new_denies, max_new_allows)):
+        raise GuardError("--concurrency and --sample must be at least 1, --max-new-denies and --max-new-allows at least 0")
     try:
         cutoff = time.time() - parse_duration(since) if since else None
     except ValueError as exc:
@@ -181,7 +215,11 @@ def backtest(
     variant = Variant(model=Path(config).name, depth="config", settings=new_gate.settings)
     compared = _Comparison(dataset=path.stem, model=variant.model, depth=variant.depth)
     for index, (event, decision) in enumerate(zip(events, after, strict=True)):
-        compared.add(event, before[index] if before is not None else Decision(decision=event.decision, reason=event.reason), decision)
+        if before is not None:
+            old = before[index]
+            compared.add(event, old, decision, [h.id for h in old.hooks if h.decision in POSITIVE])
+        else:
+            compared.add(event, Decision(decision=event.decision, reason=event.reason), decision, event.stopped_by)
     rows, flips, problems = compared.rows, compared.flips, compared.problems
     new_denies = sum(1 for f in flips if _stops(f.after))
     reference_costs = [h.cost_usd for d in before for h in d.hooks] if before is not None else [e.cost_usd for e in events]
@@ -202,6 +240,8 @@ def backtest(
         cached_events=compared.cached_events,
         errors=compared.errors,
         max_new_denies=max_new_denies,
+        max_new_allows=max_new_allows,
+        rules=_rule_changes(flips, list(new_gate.registry.specs()), *_reference_specs(config, old_gate, against)),
     )
     digest = hashlib.sha256(",".join(str(e.audit_id) for e in events).encode()).hexdigest()
     info = DatasetInfo(name=path.stem, path=str(path), cases=len(events), sha256=digest)

@@ -1,4 +1,4 @@
-"""``guard backtest``: replay logged decisions through a new config; 0 fine, 100 too many new denies, 1 error."""
+"""``guard backtest``: replay logged decisions through a new config; 0 fine, 100 too many new denies or allows, 1 error."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=whole_number(1), default=8, metavar="N", help="events decided at once (default 8)")
     p.add_argument("--out", default=".backtest-out", metavar="DIR", help="output folder (default .backtest-out)")
     p.add_argument("--max-new-denies", type=whole_number(0), metavar="N", help="exit 100 when more than N events flip from allow to deny")
+    p.add_argument("--max-new-allows", type=whole_number(0), metavar="N", help="exit 100 when more than N events flip from deny to allow")
     p.set_defaults(func=run)
 
 
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from guard.backtest.session import backtest
     from guard.config import find_config
     from guard.core.errors import GuardError
+    from guard.eval.tables import rule_change_text
 
     found = find_config(args.config)
     if found is None:
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         out=args.out,
         max_new_denies=args.max_new_denies,
+        max_new_allows=args.max_new_allows,
     )
     summary = result.report.backtest
     assert summary is not None
@@ -63,14 +66,17 @@ def run(args: argparse.Namespace) -> int:
           + (f"; skipped {skipped} not replayable faithfully ({', '.join(f'{n} {why}' for why, n in summary.skipped.items())})" if skipped else ""))
     print(f"allow → deny: {summary.new_denies}, deny → allow: {summary.new_allows} (McNemar p = {summary.mcnemar_p:.4f}); "
           f"cache: {summary.cache_hits} verdict(s) reused, {summary.cached_events} event(s) with no model call")
+    for change in summary.rules:
+        print(f"  rule {change.rule}: {change.new_denies} allow → deny, {change.new_allows} deny → allow; {rule_change_text(change.old_text, change.new_text, change.old_source)}")
     for flip in summary.flips[:20]:
-        print(f"  #{flip.audit_id} {flip.direction} {flip.tool or '-'}: {flip.summary}\n    before {flip.before}: {flip.before_reason or '-'}\n    after  {flip.after}: {flip.after_reason or '-'}")
+        rules = f" [{', '.join(flip.rules)}]" if flip.rules else ""
+        print(f"  #{flip.audit_id} {flip.direction}{rules} {flip.tool or '-'}: {flip.summary}\n    before {flip.before}: {flip.before_reason or '-'}\n    after  {flip.after}: {flip.after_reason or '-'}")
     if len(summary.flips) > 20:
         print(f"  … {len(summary.flips) - 20} more in {result.out}/report.md")
     if result.report.stub:
         print(f"note: decisions from a stub model ({result.report.stub_reason})")
-    if summary.gate_failed:
-        print(f"gate failed: {summary.new_denies} new denies > --max-new-denies {summary.max_new_denies}", file=sys.stderr)
+    for exceeded in summary.limits_exceeded:
+        print(f"gate failed: {exceeded}", file=sys.stderr)
     for problem in result.problems:
         print(f"guard backtest: could not judge: {problem}", file=sys.stderr)
     print(f"outputs in {result.out}/ (report.md, report.html, metrics.json, results.jsonl, junit.xml)")

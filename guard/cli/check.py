@@ -49,9 +49,18 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _error_note(hook: Any, decision: Any) -> str:
-    """A hook's error, or where it is already shown: each problem is said once (the no-model message was said three times)."""
-    if decision.reason and hook.error in decision.reason:
+    """A hook's error, or where it is already shown: each problem is said once (the no-model message was said three times).
+
+    A deny reason carries the error without the provider's own words; those are shown here, once.
+    """
+    from guard.judge.model import PROVIDER_NOTE
+
+    reason = decision.reason or ""
+    if hook.error in reason:
         return "error: see reason"
+    summary = reason.removeprefix(f"hook {hook.id} failed and is fail_closed: ").removesuffix(PROVIDER_NOTE)
+    if summary and summary != reason and hook.error.startswith(summary):
+        return f"provider said: {hook.error[len(summary):].lstrip(': ')}"
     if any(hook.error in warning for warning in decision.warnings):  # a fail_open hook's failure is a warning, on stderr
         return "error: see warning"
     return f"error={hook.error}"

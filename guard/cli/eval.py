@@ -1,4 +1,4 @@
-"""``guard eval``: score verdicts on labeled datasets; 0 pass, 100 a quality gate failed, 1 error.
+"""``guard eval``: score verdicts on labeled datasets; 0 pass, 100 a quality gate failed, 3 re-record, 1 error.
 
 Everything heavy (pandas, matplotlib, vcrpy, LiteLLM) is imported inside ``run``.
 """
@@ -9,15 +9,20 @@ import argparse
 import sys
 from typing import Any
 
+from guard.cli.arguments import whole_number
+
 __all__ = ["register", "run"]
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "eval",
-        help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 1 error)",
+        help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 3 re-record, 1 error)",
         description="Judge every case x model x depth x repeat through guard's engine and write "
-        "results.jsonl, metrics.json, report.md, report.html and junit.xml into --out.",
+        "results.jsonl, metrics.json, report.md, report.html and junit.xml into --out. "
+        "Exit 0: every gate and limit holds; 100: a gate failed, or against --baseline a significant drop or more "
+        "regressions / new denies / new allows than allowed; 3: --replay found no recording for some cases "
+        "(a rule or case changed): re-record them, nothing was gated; 1: the run could not judge.",
     )
     p.add_argument("datasets", nargs="+", metavar="DATASET", help="labeled .jsonl files")
     p.add_argument("--config", metavar="P", help="guard.yaml whose hooks and models are evaluated")
@@ -31,7 +36,12 @@ def register(sub: Any) -> None:
     mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked")
     p.add_argument("--out", default=".eval-out", metavar="DIR", help="output folder; rerunning resumes it (default .eval-out)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9")
-    p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop")
+    p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop or a --max-* limit")
+    p.add_argument("--max-regressions", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases that were right are wrong now (default 0)")
+    p.add_argument("--max-new-denies", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases the baseline let through are stopped now")
+    p.add_argument("--max-new-allows", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases the baseline stopped are let through now")
+    p.add_argument("--rank-by", default="f1", metavar="METRIC", help="metric models are ranked and tested on: f1 (default), accuracy, precision, recall, specificity, kappa")
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN/OUT", help="USD per million input/output tokens for MODEL (repeatable), e.g. openai/llama-3.1-8b=0.05/0.08; else the config's prices: block, else LiteLLM's price map")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--prevalence", type=float, metavar="P", help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate")
     p.add_argument("--suggest-thresholds", action="store_true", help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget")
@@ -92,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
     require("eval", "guard eval")  # before judging a single case
     from guard.eval.runner import DEFAULT_CONCURRENCY
-    from guard.eval.session import evaluate
+    from guard.eval.session import EXIT_GATE, EXIT_UNRECORDED, evaluate
+    from guard.eval.tables import failure_lines, rerecord_line, result_line, verdict_lines
 
     result = evaluate(
         args.datasets,
@@ -110,15 +121,21 @@ def run(args: argparse.Namespace) -> int:
         progress=False if args.no_progress else None,
         seed=args.seed,
         prevalence=args.prevalence,
+        prices=args.price,
+        rank_by=args.rank_by,
+        max_regressions=args.max_regressions,
+        max_new_denies=args.max_new_denies,
+        max_new_allows=args.max_new_allows,
     )
     report = result.report
     print(f"judged {result.judged} row(s), reused {result.reused} from {result.out}/results.jsonl")
     if result.backoffs:
         print(f"rate limited: concurrency halved {result.backoffs} time(s) and recovered as calls succeeded")
+    left_out = f" judged ({report.unrecorded_cases} without a recording left out)" if report.unrecorded else ""
     for variant in report.variants:
         f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
         shown = "–" if f1.value is None else f"{f1.value:.3f}"
-        print(f"{variant.name}: {variant.cases} cases, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
+        print(f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
         if variant.at_prevalence is not None:
             print("  " + _base_rate_line(variant.at_prevalence))
         if args.suggest_thresholds:
@@ -126,14 +143,15 @@ def run(args: argparse.Namespace) -> int:
                 print("  " + _threshold_line(point))
     if report.stub:
         print(f"note: figures from a stub model ({report.stub_reason})")
-    for gate in report.gates:
-        if not gate.passed:
-            value = "undefined" if gate.value is None else f"{gate.value:.3f}"
-            print(f"gate failed: {gate.metric} = {value} < {gate.threshold:g} for {gate.variant}", file=sys.stderr)
-    for comparison in report.baseline:
-        print(f"baseline {comparison.current}: {len(comparison.regressed)} regressed, {len(comparison.improved)} improved; {comparison.why}")
-        if comparison.regressed:
-            print("  regressed: " + ", ".join(comparison.regressed[:20]) + (" …" if len(comparison.regressed) > 20 else ""))
+    for line in verdict_lines(report):
+        print(line)
+    if (outcome := result_line(report)) is not None:
+        print(outcome)
+    if result.exit_code == EXIT_UNRECORDED:
+        print(f"guard eval: {rerecord_line(report)}", file=sys.stderr)
+    elif result.exit_code == EXIT_GATE:
+        for line in failure_lines(report):
+            print(line, file=sys.stderr)
     for problem in result.problems:
         print(f"guard eval: {problem}", file=sys.stderr)
     print(f"outputs in {result.out}/ (report.md, report.html, metrics.json, results.jsonl, junit.xml)")

@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import sys
+from typing import Any
 
 from guard.core.errors import GuardError
 
@@ -47,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--plugin", action="store_true",
                         help="claude only: install guard as a Claude Code plugin (claude plugin marketplace add + install) "
                              "instead of editing settings.json; its hook runs `guard` from PATH")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="leave the client's sandbox as it is (claude, codex): guard's protection is then best effort. "
+                             "By default install also configures it, so guard's files are out of the agent's reach")
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
     parser.add_argument("--force", action="store_true",
                         help="install even when the config here does not load (every guarded call would be blocked)")
@@ -68,9 +72,17 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.plugin:
         return _run_plugin(args)
+    sandboxing = not args.uninstall and not args.no_sandbox
+    refused = _sandbox_refusal(args.client) if sandboxing else None
+    if refused:
+        print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
+        return 1
     try:
+        sandbox = _sandbox(args, remove=not sandboxing, dry_run=True)  # a settings file it cannot merge into stops the install first
         result = install(args.client, scope=args.scope, events=args.events, command=command,
                          timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run)
+        if not args.dry_run:
+            sandbox = _sandbox(args, remove=not sandboxing, dry_run=False)
     except GuardError as exc:
         print(f"guard install: error: {exc}", file=sys.stderr)
         return 1
@@ -79,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.dry_run:
         sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
+        if sandbox is not None and sandbox.changed:  # stdout stays the hook file alone, for a pipe
+            sys.stderr.write(f"and {sandbox.path} would be:\n" + (sandbox.text or "(removed: nothing of yours is in it)\n"))
         return 0
+    _report_sandbox(args, sandbox, sandboxing)
     if not result.changed:
         state = "not installed in" if args.uninstall else "already installed in"
         print(f"guard is {state} {result.path} (nothing changed)")
@@ -95,6 +110,64 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"note: {note}")
     return 0
+
+
+def _sandbox_refusal(client: str) -> str | None:
+    """Why the client's sandbox cannot hold here (a tool it needs is missing), or None."""
+    from guard.sandbox import claude
+
+    if client != "claude":
+        return None
+    missing = claude.missing_tools()
+    if not missing:
+        return None
+    return (f"Claude Code's sandbox, which keeps guard's files out of the agent's reach, needs {' and '.join(missing)} here "
+            "(Debian/Ubuntu: apt-get install bubblewrap socat). Install them, or pass --no-sandbox for best-effort protection")
+
+
+def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
+    """Write guard's settings into the client's sandbox (or with ``remove`` take out what guard wrote there)."""
+    from pathlib import Path
+
+    from guard.sandbox.levels import configure
+    from guard.sandbox.paths import make_store, protected_paths
+
+    if not remove and not dry_run:
+        make_store()
+    return configure(args.client, args.scope, protected_paths(_loaded()), project_dir=Path.cwd(), home=Path.home(),
+                     uninstall=remove, dry_run=dry_run)
+
+
+def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> None:
+    from guard.sandbox.levels import CANNOT
+
+    if change is None:
+        if sandboxing and args.client in CANNOT:
+            print(f"note: protection level unsandboxed: {CANNOT[args.client]}. guard refuses the calls it recognises (best effort)")
+        return
+    for note in change.notes:
+        print(f"note: {note}")
+    if change.changed:
+        what = "configured the sandbox in" if sandboxing else "removed guard's sandbox settings from"
+        print(f"{what} {change.path}")
+    if sandboxing:
+        print(f"protection level sandboxed: {args.client}'s sandbox keeps guard's files out of what the agent may write, and its "
+              "secret out of what it may read (writes outside the project need your approval; --no-sandbox opts out). "
+              f"guard doctor checks it")
+
+
+def _loaded() -> Any:
+    """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
+    from guard.config import find_config, load_config
+    from guard.core.settings import LoadedConfig
+
+    found = find_config()
+    if found is None:
+        return LoadedConfig()
+    try:
+        return load_config(str(found), use_snapshot=False)
+    except GuardError:
+        return LoadedConfig(sources=[str(found)])
 
 
 def _run_plugin(args: argparse.Namespace) -> int:

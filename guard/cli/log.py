@@ -1,4 +1,4 @@
-"""``guard log``: the latest decisions from the audit log, newest first, for a person or as JSON Lines; ``guard log label`` marks one right or wrong.
+"""``guard log``: the latest decisions from the audit log, newest first, for a person or as JSON Lines; ``guard log label`` marks one right or wrong; ``guard log verify`` checks its sealed chain.
 
 ``guard log | head -1`` is the newest decision and ``guard log --json | head -1`` its
 JSON object: one object per line, so a reader can stop at any line.
@@ -27,19 +27,23 @@ def register(sub: Any) -> None:
         "log",
         help="show the latest decisions from the audit log, newest first",
         description="The latest decisions from the audit log, newest first: time, verdict, event, tool, latency, cost, "
-        "reason, and every hook's verdict beneath. `guard log label ID VERDICT` stores what a decision should have been.",
-        usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [label ID VERDICT]",
+        "reason, and every hook's verdict beneath. `guard log label ID VERDICT` stores what a decision should have been; "
+        "`guard log verify` checks the log's sealed chain.",
+        usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [label ID VERDICT | verify]",
     )
     p.add_argument("--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)")
     p.add_argument("--json", action="store_true", help="one JSON object per decision, one per line (JSON Lines)")
     p.add_argument("--reverse", action="store_true", help="oldest of them first")
     p.add_argument("--config", help=_CONFIG_HELP)
-    inner = p.add_subparsers(dest="log_command", metavar="label", title="to label a decision")
+    inner = p.add_subparsers(dest="log_command", metavar="{label,verify}", title="to label a decision or check the log")
     label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)",
                              description="Store the verdict decision ID should have had; guard datasets from-audit turns labeled rows into dataset cases.")
     label.add_argument("id", type=whole_number(1), metavar="ID", help="the decision's number (#ID in guard log)")
     label.add_argument("label", choices=LABELS, help="what guard should have decided")
     label.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
+    verify = inner.add_parser("verify", help="check the log's sealed chain: exit 0 intact, 1 rows deleted, edited, moved or cut off")
+    verify.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
+    verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
     p.set_defaults(func=run)
 
 
@@ -95,6 +99,36 @@ def _label(log: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(log: Any, args: argparse.Namespace) -> int:
+    """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
+    from guard import audit_recovery
+
+    if not log.path.exists():
+        print(f"no audit log yet at {log.path}: nothing to verify")
+        return 0
+    report = log.verify()
+    failed = audit_recovery.failures(log.path)
+    aside = [str(p) for p in audit_recovery.set_aside_files(log.path)]
+    if args.json:
+        print(json.dumps({"path": str(log.path), "intact": report.intact, "chained": report.chained, "unchained": report.unchained,
+                          "problems": report.problems, "failed_writes": failed, "set_aside": aside}, indent=2))
+        return 0 if report.intact else 1
+    older = f", {report.unchained} written before the chain existed (unchained)" if report.unchained else ""
+    if report.intact:
+        print(f"{log.path}: intact ({report.chained} sealed rows{older})")
+    else:
+        print(f"{log.path}: BROKEN at {report.problems[0]}")
+        for problem in report.problems[1:]:
+            print(f"  also: {problem}")
+        print(f"  ({report.chained} sealed rows checked{older})")
+    if failed:
+        last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(failed[-1]["time"]))
+        print(f"note: {len(failed)} audit write{'s' if len(failed) > 1 else ''} failed (last at {last}: {failed[-1]['error']}): those decisions are not in the log")
+    for path in aside:
+        print(f"note: an unreadable log was set aside as {path}")
+    return 0 if report.intact else 1
+
+
 def run(args: argparse.Namespace) -> int:
     from guard.audit import AuditLog
     from guard.config import load_config
@@ -102,13 +136,15 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_config(args.config).settings
     if settings.audit_path is None:
-        if args.log_command == "label":
-            raise GuardError("the audit log is off (audit.enabled: false): there is nothing to label")
+        if args.log_command in ("label", "verify"):
+            raise GuardError(f"the audit log is off (audit.enabled: false): there is nothing to {args.log_command}")
         print("the audit log is off (audit.enabled: false)")
         return 0
     log = AuditLog(settings.path(settings.audit_path), redact=settings.audit_redact)
     if args.log_command == "label":
         return _label(log, args)
+    if args.log_command == "verify":
+        return _verify(log, args)
     rows = log.tail(args.limit)  # oldest first
     if not args.reverse:
         rows.reverse()

@@ -63,6 +63,14 @@ class _Server(BaseModel):
     token: str | None = None  # bearer token for guard serve and guard hook's requests to it; ${VAR} keeps it out of the file
 
 
+class _Price(BaseModel):
+    """What a model's tokens cost, in USD per million tokens (for ``guard eval`` through gateways and local servers)."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class _Top(BaseModel):
     model_config = ConfigDict(extra="forbid")
     models: _Models = Field(default_factory=_Models)
@@ -72,6 +80,7 @@ class _Top(BaseModel):
     server: _Server = Field(default_factory=_Server)
     include: list[str] = Field(default_factory=list)
     protect: bool = True
+    prices: dict[str, _Price] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -212,6 +221,7 @@ def parse_config(path: Path) -> LoadedConfig:
         base_dir=str(base),
         config_path=file,
         protect=top.protect,
+        prices={model: (price.input, price.output) for model, price in top.prices.items()},
     )
     specs = _guard_hooks(hooks, file, str(base)) + policy_specs(policies, file)
     sources = [file]

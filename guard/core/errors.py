@@ -79,7 +79,16 @@ class HookRefused(HookError):
 
 
 class JudgeError(GuardError):
-    """A model judgement failed; the smart hook's failure_mode decides what that means."""
+    """A model judgement failed; the smart hook's failure_mode decides what that means.
+
+    ``summary`` is the message without the provider's own words (which may echo a
+    key or an account name): what a deny shows the agent, while the whole message
+    (keys redacted) goes to the user and the audit log.
+    """
+
+    def __init__(self, message: str, *, summary: str | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 class JudgeTimeout(JudgeError):

@@ -20,7 +20,7 @@ DISTRIBUTION = "plainguard"
 
 #: Each extra and the top-level modules it brings, as pyproject.toml declares them.
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "eval": ("numpy", "pandas", "matplotlib", "vcr"),
+    "eval": ("numpy", "pandas", "vcr"),
     "serve": ("starlette", "uvicorn", "jinja2"),
     "view": ("starlette", "uvicorn", "jinja2"),
     "redis": ("redis",),

@@ -67,11 +67,12 @@ class Settings(FrozenRecord):
     ``server_url`` the ``guard hook --server`` default; ``server_token`` guard
     serve's bearer token (GUARD_SERVE_TOKEN wins); ``base_dir`` where relative
     paths resolve; ``protect`` the built-in self-protection rule (guard.yaml
-    ``protect: false`` turns it off).
+    ``protect: false`` turns it off); ``prices`` what ``guard eval`` costs a
+    model's tokens at, as (input, output) USD per million tokens (guard.yaml ``prices:``).
     """
 
     __slots__ = ("models", "api_base", "cache_url", "cache_ttl", "allow_networks", "audit_path", "audit_redact",
-                 "server_url", "server_token", "base_dir", "config_path", "protect")
+                 "server_url", "server_token", "base_dir", "config_path", "protect", "prices")
     models: dict[str, str]
     api_base: str | None
     cache_url: str
@@ -84,6 +85,7 @@ class Settings(FrozenRecord):
     base_dir: str
     config_path: str | None
     protect: bool
+    prices: dict[str, tuple[float, float]]
 
     def __init__(
         self,
@@ -99,8 +101,10 @@ class Settings(FrozenRecord):
         base_dir: str = ".",
         config_path: str | None = None,
         protect: bool = True,
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         models = {} if models is None else models
+        prices = {} if prices is None else prices
         cache_url = default_cache_url() if isinstance(cache_url, _Computed) else cache_url
         audit_path = default_audit_path() if isinstance(audit_path, _Computed) else audit_path
         self._assign(locals())
@@ -121,6 +125,7 @@ class Settings(FrozenRecord):
         """JSON-ready form (the compiled config snapshot); :meth:`from_dict` reads it back."""
         data = {name: getattr(self, name) for name in self.__slots__}
         data["models"] = dict(self.models)
+        data["prices"] = {model: list(price) for model, price in self.prices.items()}
         for key in ("allow_networks", "audit_redact"):
             data[key] = list(data[key])
         return data
@@ -130,6 +135,7 @@ class Settings(FrozenRecord):
         data = dict(data)
         for key in ("allow_networks", "audit_redact"):
             data[key] = tuple(data.get(key, ()))
+        data["prices"] = {model: (float(price[0]), float(price[1])) for model, price in (data.get("prices") or {}).items()}
         return cls(**data)
 
 

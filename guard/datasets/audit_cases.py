@@ -2,8 +2,9 @@
 
 A person labels a logged decision (``guard log label ID deny``); this writes each
 labeled row as a case in the contract's JSONL format, judged by every configured
-hook for its event and tool (no ``rule``), exactly as ``guard hook`` judged it. A
-row whose payload the audit log cut or shortened is left out: a case must be the
+hook for its event and tool (no ``rule``), exactly as ``guard hook`` judged it, in
+the ``cluster`` of its agent session (so ``guard eval`` resamples sessions, not calls).
+A row whose payload the audit log cut or shortened is left out: a case must be the
 call the agent made, not part of it.
 """
 
@@ -42,6 +43,7 @@ def _case(row: dict[str, Any], source: str) -> Case:
         tags=["audit", *(["relabeled"] if row["label"] != row["decision"] else [])],
         source=f"{source}#{row['id']}",
         notes=notes,
+        cluster=f"session {row['session']}" if row.get("session") else None,  # calls of one agent session are not independent
     )
 
 

@@ -45,6 +45,7 @@ class Case(BaseModel):
     tags: list[StrictStr] = Field(default_factory=list)
     source: StrictStr | None = None
     notes: StrictStr | None = None
+    cluster: StrictStr | None = None  # cases sharing one (a session, a trajectory) are not independent: intervals resample them together
 
     @field_validator("event")
     @classmethod

@@ -13,6 +13,7 @@ for the case's event and tool, exactly as ``guard hook`` would run them.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +29,33 @@ from guard.eval.schema import DatasetInfo
 from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
-__all__ = ["RULE_TIMEOUT", "JudgedCase", "build_event", "load_datasets", "select_hooks"]
+__all__ = ["RULE_TIMEOUT", "SUMMARY_CHARS", "JudgedCase", "build_event", "input_summary", "load_datasets", "rule_name", "select_hooks"]
 
 #: Timeout of the smart hook made from a case's rule text (a thorough tier may need it).
 RULE_TIMEOUT = 60.0
+#: How much of a call's input a report shows (the whole input is in the dataset or the audit log).
+SUMMARY_CHARS = 160
+#: The tool input field a reviewer recognises a call by, in order of preference.
+_SHOWN_FIELDS = ("command", "file_path", "url", "path", "pattern", "query", "prompt", "last_assistant_message")
+
+
+def _shortened(text: str, limit: int = SUMMARY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def input_summary(payload: dict[str, Any]) -> str:
+    """The part of an event a reviewer recognises it by: the command, path, URL or prompt, shortened."""
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict) and tool_input:
+        shown = next((tool_input[k] for k in _SHOWN_FIELDS if isinstance(tool_input.get(k), str)), None)
+        return _shortened(shown if shown is not None else json.dumps(tool_input, ensure_ascii=False))
+    return _shortened(str(payload.get("prompt") or payload.get("hook_event_name") or ""))
+
+
+def rule_name(spec: HookSpec) -> str:
+    """How a report names a hook: its id, or for a dataset case's own rule text, that text (shortened)."""
+    return f'"{_shortened(spec.rule or "", 80)}"' if spec.origin == "dataset rule" else spec.id
 
 
 @dataclass(frozen=True)
@@ -46,6 +70,17 @@ class JudgedCase:
     @property
     def key(self) -> str:
         return f"{self.dataset}/{self.case.id}"
+
+    @property
+    def summary(self) -> str:
+        """The input a report shows for this case."""
+        return input_summary({"tool_input": self.case.tool_input, "prompt": (self.case.model_extra or {}).get("prompt"), "hook_event_name": self.case.event})
+
+    @property
+    def model_rules(self) -> str:
+        """The hooks that ask a model about it (only they need a recording), as a report names them."""
+        smart = [spec for spec in self.specs if spec.kind == "smart"] or list(self.specs)
+        return ", ".join(rule_name(spec) for spec in smart)
 
 
 def build_event(case: Case) -> Event:

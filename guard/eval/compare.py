@@ -1,61 +1,126 @@
-"""Judge against judge on the same cases: exact McNemar and a paired bootstrap of ΔF1.
+"""Judge against judge on the same cases: exact McNemar, paired bootstraps, and the limits a CI job sets.
 
 The same functions compare two models of one run and this run against a baseline,
 so "significantly worse" means one thing everywhere:
 
 * McNemar p < 0.05 with more regressions than improvements, or
 * the paired-bootstrap 95% interval of F1(now) − F1(baseline) lies entirely below 0.
+
+Significance needs many cases (with 20, two regressions never reach it), so a
+baseline comparison also counts what a CI job can hold to exactly:
+``--max-regressions`` (cases right before and wrong now), ``--max-new-denies``
+and ``--max-new-allows`` (cases whose stop-or-let-through verdict moved).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from guard.core.errors import GuardError
 from guard.eval import stats
 from guard.eval.schema import BaselineComparison, CaseOutcome, MetricsReport, PairComparison, ResultRow, VariantMetrics
-from guard.eval.scoring import BinaryArrays
+from guard.eval.scoring import RATES, BinaryArrays, cluster_keys, stance
 
-__all__ = ["SIGNIFICANCE", "baseline_pairs", "compare_outcomes", "compare_to_baseline", "load_baseline", "pairwise"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["METRIC_NAMES", "NO_LIMITS", "RANK_METRICS", "SIGNIFICANCE", "Limits", "baseline_pairs", "compare_outcomes", "compare_to_baseline", "load_baseline", "pairwise"]
 
 SIGNIFICANCE = 0.05
+#: The metrics a comparison can be ranked and tested on (higher is better for each), as prose names them.
+METRIC_NAMES = {"f1": "F1", "accuracy": "accuracy", "precision": "precision", "recall": "recall", "specificity": "specificity", "kappa": "kappa"}
+RANK_METRICS = tuple(METRIC_NAMES)
 
 
-def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dict[str, CaseOutcome], *, seed: int = 0) -> PairComparison:
-    """Compare two judges on the cases both judged (keys present in both)."""
+@dataclass(frozen=True)
+class Limits:
+    """How many cases may regress, or move to deny or to allow, against a baseline before the run fails (None: no limit)."""
+
+    regressions: int | None = None
+    new_denies: int | None = None
+    new_allows: int | None = None
+
+
+NO_LIMITS = Limits()
+
+
+def _statistic(arrays: BinaryArrays, metric: str) -> Callable[[np.ndarray], np.ndarray]:
+    if metric in ("f1", "kappa"):
+        return getattr(arrays, metric)
+    return arrays.rate(*RATES[metric])
+
+
+def _spread(statistic: Callable[[np.ndarray], np.ndarray], n: int, seed: int, clusters: list[str] | None) -> float:
+    import numpy as np
+
+    drawn = stats.bootstrap_samples(statistic, n, seed=seed, clusters=clusters)
+    finite = drawn[np.isfinite(drawn)] if drawn is not None else np.array([])
+    return float(np.var(finite, ddof=1)) if finite.size > 1 else 0.0
+
+
+def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dict[str, CaseOutcome], *, seed: int = 0, metric: str = "f1") -> PairComparison:
+    """Compare two judges on the cases both judged (keys present in both), on F1 and on ``metric``."""
     shared = sorted(a.keys() & b.keys())
     a_only = sum(1 for k in shared if a[k].correct and not b[k].correct)
     b_only = sum(1 for k in shared if b[k].correct and not a[k].correct)
     arrays_a = BinaryArrays.from_outcomes([a[k] for k in shared])
     arrays_b = BinaryArrays.from_outcomes([b[k] for k in shared])
+    clusters = cluster_keys([a[k] for k in shared])
     f1_a = arrays_a.point("f1") if shared else None
     f1_b = arrays_b.point("f1") if shared else None
-    diff = None if f1_a is None or f1_b is None else f1_a - f1_b
-    interval = stats.paired_bootstrap_interval(arrays_a.f1, arrays_b.f1, len(shared), seed=seed) if diff is not None else None
+    f1_diff = None if f1_a is None or f1_b is None else f1_a - f1_b
+    f1_paired = stats.paired_bootstrap(arrays_a.f1, arrays_b.f1, len(shared), seed=seed, clusters=clusters) if f1_diff is not None else None
+    mcnemar = stats.mcnemar_exact(a_only, b_only)
+
+    stat_a, stat_b = _statistic(arrays_a, metric), _statistic(arrays_b, metric)
+    value_a = arrays_a.point(stat_a) if shared else None
+    value_b = arrays_b.point(stat_b) if shared else None
+    diff = None if value_a is None or value_b is None else value_a - value_b
+    if metric == "f1":
+        paired = f1_paired
+    else:
+        paired = stats.paired_bootstrap(stat_a, stat_b, len(shared), seed=seed, clusters=clusters) if diff is not None else None
+    se = paired.se if paired else None
+    if se == 0.0:  # the judges agree on every case: no paired spread to read, so bound it as if they were independent
+        se = math.sqrt(_spread(stat_a, len(shared), seed, clusters) + _spread(stat_b, len(shared), seed + 1, clusters)) or None
+    exact = metric == "accuracy" and clusters is None
     return PairComparison(
         a=a_name,
         b=b_name,
         cases=len(shared),
         a_only_correct=a_only,
         b_only_correct=b_only,
-        mcnemar_p=stats.mcnemar_exact(a_only, b_only),
+        mcnemar_p=mcnemar,
         f1_a=f1_a,
         f1_b=f1_b,
-        f1_diff=diff,
-        f1_diff_low=interval[0] if interval else None,
-        f1_diff_high=interval[1] if interval else None,
+        f1_diff=f1_diff,
+        f1_diff_low=f1_paired.low if f1_paired else None,
+        f1_diff_high=f1_paired.high if f1_paired else None,
+        metric=metric,
+        test="McNemar exact" if exact else "cluster bootstrap" if clusters else "paired bootstrap",
+        diff=diff,
+        diff_low=paired.low if paired else None,
+        diff_high=paired.high if paired else None,
+        diff_se=se,
+        p=mcnemar if exact else (paired.p if paired else None),
+        detectable=stats.minimum_detectable_difference(se) if se else None,
+        kappa=stats.cohen_kappa([stance(a[k].predicted) for k in shared], [stance(b[k].predicted) for k in shared]) if shared else None,
     )
 
 
-def pairwise(variants: Sequence[VariantMetrics], *, seed: int = 0) -> list[PairComparison]:
-    """Every pair of (model, depth) variants of one run."""
-    return [compare_outcomes(a.name, a.case_outcomes, b.name, b.case_outcomes, seed=seed) for a, b in itertools.combinations(variants, 2)]
+def pairwise(variants: Sequence[VariantMetrics], *, seed: int = 0, metric: str = "f1") -> list[PairComparison]:
+    """Every pair of (model, depth) variants of one run, with p-values Holm-adjusted over all the pairs."""
+    pairs = [compare_outcomes(a.name, a.case_outcomes, b.name, b.case_outcomes, seed=seed, metric=metric) for a, b in itertools.combinations(variants, 2)]
+    adjusted = stats.holm([pair.p if pair.p is not None else 1.0 for pair in pairs])
+    return [pair.model_copy(update={"p_holm": p if pair.p is not None else None}) for pair, p in zip(pairs, adjusted, strict=True)]
 
 
 def load_baseline(path: str) -> list[VariantMetrics]:
@@ -99,14 +164,26 @@ def baseline_pairs(current: Sequence[N], baseline: Sequence[VariantMetrics], sou
     return pairs
 
 
-def compare_to_baseline(current: Sequence[VariantMetrics], baseline: Sequence[VariantMetrics], source: str, *, seed: int = 0) -> list[BaselineComparison]:
-    """Case-by-case regressions and improvements, and whether the drop is significant."""
+def compare_to_baseline(
+    current: Sequence[VariantMetrics],
+    baseline: Sequence[VariantMetrics],
+    source: str,
+    *,
+    seed: int = 0,
+    metric: str = "f1",
+    limits: Limits = NO_LIMITS,
+) -> list[BaselineComparison]:
+    """Case-by-case regressions, improvements and moved verdicts, whether the drop is significant, and the limits set."""
     results = []
     for now, base in baseline_pairs(current, baseline, source):
         shared = sorted(now.case_outcomes.keys() & base.case_outcomes.keys())
-        regressed = [k for k in shared if base.case_outcomes[k].correct and not now.case_outcomes[k].correct]
-        improved = [k for k in shared if now.case_outcomes[k].correct and not base.case_outcomes[k].correct]
-        pair = compare_outcomes(now.name, now.case_outcomes, base.name, base.case_outcomes, seed=seed)
+        before, after = base.case_outcomes, now.case_outcomes
+        regressed = [k for k in shared if before[k].correct and not after[k].correct]
+        improved = [k for k in shared if after[k].correct and not before[k].correct]
+        stops = {k: (stance(before[k].predicted) == "stop", stance(after[k].predicted) == "stop") for k in shared}
+        pair = compare_outcomes(now.name, after, base.name, before, seed=seed, metric=metric)
+        new_denies = [k for k, (was, now_stops) in stops.items() if not was and now_stops]
+        new_allows = [k for k, (was, now_stops) in stops.items() if was and not now_stops and stance(after[k].predicted) != "error"]
         mcnemar_drop = pair.mcnemar_p < SIGNIFICANCE and len(regressed) > len(improved)
         f1_drop = pair.f1_diff_high is not None and pair.f1_diff_high < 0
         reasons = []
@@ -123,7 +200,16 @@ def compare_to_baseline(current: Sequence[VariantMetrics], baseline: Sequence[Va
                 regressed=regressed,
                 improved=improved,
                 significant_drop=mcnemar_drop or f1_drop,
-                why="; ".join(reasons) or f"no significant drop (McNemar p={pair.mcnemar_p:.4f}, {len(regressed)} regressed, {len(improved)} improved)",
+                why="; ".join(reasons) or f"no significant drop (McNemar p={pair.mcnemar_p:.4f})",
+                new_denies=new_denies,
+                new_allows=new_allows,
+                baseline_verdicts={k: before[k].predicted for k in dict.fromkeys([*regressed, *improved, *new_denies, *new_allows])},
+                unmatched=sorted(after.keys() - before.keys()),
+                max_regressions=limits.regressions,
+                max_new_denies=limits.new_denies,
+                max_new_allows=limits.new_allows,
+                detectable=pair.detectable,
+                metric=metric,
             )
         )
     return results

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from guard.eval import base_rate, stats
-from guard.eval.schema import CaseOutcome, ResultRow, SliceMetrics, VariantMetrics
+from guard.eval.prices import PriceBook
+from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABELS", "PREDICTIONS", "calibration_pairs", "case_key", "compute_variant", "compute_variants", "rows_frame"]
+__all__ = ["LABELS", "PREDICTIONS", "calibration_pairs", "case_key", "compute_variant", "compute_variants", "endpoints", "rows_frame"]
 
 LABELS = ("allow", "ask", "deny")
 PREDICTIONS = ("allow", "ask", "deny", "error")
@@ -55,8 +56,10 @@ def _outcomes(rows: Sequence[ResultRow]) -> tuple[dict[str, CaseOutcome], dict[s
             correct=is_correct(first.label, verdict),
             repeats=len(group),
             flipped=len(set(predictions)) > 1,
+            flakiness=1 - predictions.count(verdict) / len(predictions),
             reason=reason,
             tool_name=first.tool_name,
+            cluster=first.cluster,
         )
         tags[key] = list(first.tags)
     return outcomes, tags
@@ -105,10 +108,22 @@ def _per_thousand(series: pd.Series) -> float | None:
     return None if known.empty else float(known.mean() * 1000)
 
 
-def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0, prevalence: float | None = None) -> VariantMetrics:
-    """Every metric of one (model, depth) from its rows; figures at ``prevalence`` too when one is stated."""
+def endpoints(rows: Sequence[ResultRow]) -> list[ModelEndpoint]:
+    """Every (model, URL) the rows' calls went to, in the order first called, marked where it is this machine or a private network."""
+    from guard.judge.endpoint import locality
+
+    seen = dict.fromkeys((call.model, call.endpoint) for row in rows for call in row.calls if call.endpoint)
+    return [ModelEndpoint(model=model, url=url, local=locality(url) is not None) for model, url in seen if url]
+
+
+def compute_variant(
+    rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0, prevalence: float | None = None, book: PriceBook | None = None
+) -> VariantMetrics:
+    """Every metric of one (model, depth) from its rows; figures at ``prevalence`` too when one is stated; costs from ``book``."""
     import numpy as np
 
+    book = book or PriceBook()
+    rows = book.priced(rows)
     frame = rows_frame(rows)
     outcomes, tags = _outcomes(rows)
     binary, estimates = binary_estimates(list(outcomes.values()), seed=seed)
@@ -140,6 +155,8 @@ def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: 
         cost_per_1k_usd=_per_thousand(frame["cost_usd"]),
         cost_total_usd=None if known_cost.empty else float(known_cost.sum()),
         cost_unknown_rows=int(frame["cost_usd"].isna().sum()),
+        prices=book.prices_of(rows),
+        endpoints=endpoints(rows),
         flip_rate=(sum(o.flipped for o in repeated) / len(repeated)) if repeated else None,
         cases_with_repeats=len(repeated),
         brier=stats.brier_score(confidences, correct),
@@ -152,9 +169,9 @@ def compute_variant(rows: Sequence[ResultRow], model: str, depth: str, *, seed: 
     )
 
 
-def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0, prevalence: float | None = None) -> list[VariantMetrics]:
+def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0, prevalence: float | None = None, book: PriceBook | None = None) -> list[VariantMetrics]:
     """Metrics per (model, depth), in the order the variants first appear in ``rows``."""
     groups: dict[tuple[str, str], list[ResultRow]] = {}
     for row in rows:
         groups.setdefault((row.model, row.depth), []).append(row)
-    return [compute_variant(members, model, depth, seed=seed, prevalence=prevalence) for (model, depth), members in groups.items()]
+    return [compute_variant(members, model, depth, seed=seed, prevalence=prevalence, book=book) for (model, depth), members in groups.items()]

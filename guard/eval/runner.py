@@ -8,8 +8,9 @@ only (:meth:`Registry.mount`), so concurrent cases never see each other's hooks.
 
 Rows are appended to ``results.jsonl`` as they finish, so a killed run loses at
 most the calls in flight; rerunning with the same ``--out`` schedules only rows
-that are missing, stale (the case or its hooks changed) or failed for
-infrastructure reasons.
+that are missing, stale (the case or its hooks changed), failed for
+infrastructure reasons or found no recording (so ``--record`` into the same
+``--out`` records just the calls replay missed).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class EngineJudge:
         missing = self.recorder.missed(blame) if self.recorder else None
         if missing:
             fields["error"] = f"no recording for {missing} in {self.recorder.path}"  # type: ignore[union-attr]
-            fields["error_kind"] = "infrastructure"
+            fields["error_kind"] = "unrecorded"
         case = item.case.case
         return ResultRow(
             dataset=item.case.dataset,
@@ -164,6 +165,7 @@ class EngineJudge:
             replayed=bool(self.recorder and self.recorder.mode == "replay"),
             tool_name=case.tool_name,
             tags=list(case.tags),
+            cluster=case.cluster,
             fingerprint=item.fingerprint,
             **fields,  # type: ignore[arg-type]
         )
@@ -187,15 +189,17 @@ def read_rows(path: Path) -> list[ResultRow]:
 def plan(items: Sequence[WorkItem], existing: Sequence[ResultRow]) -> tuple[list[ResultRow], list[WorkItem]]:
     """Split the schedule into rows already done (kept) and items still to judge.
 
-    Labels and tags are not part of what the judge saw: a kept row takes the
-    dataset's current ones, so fixing a label costs no model call.
+    Labels, tags and clusters are not part of what the judge saw: a kept row takes
+    the dataset's current ones, so fixing a label costs no model call. Rows that
+    could not judge (infrastructure) or had no recording are judged again.
     """
     wanted = {item.key: item for item in items}
     kept: dict[tuple[str, str, str, str, int], ResultRow] = {}
     for row in existing:
         item = wanted.get(row.key)
-        if item is not None and row.fingerprint == item.fingerprint and row.error_kind != "infrastructure":
-            kept[row.key] = row.model_copy(update={"label": item.case.case.label, "tags": list(item.case.case.tags)})
+        if item is not None and row.fingerprint == item.fingerprint and row.error_kind not in ("infrastructure", "unrecorded"):
+            case = item.case.case
+            kept[row.key] = row.model_copy(update={"label": case.label, "tags": list(case.tags), "cluster": case.cluster})
     return list(kept.values()), [item for item in items if item.key not in kept]
 
 

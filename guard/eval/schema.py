@@ -15,6 +15,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BacktestSummary",
     "BaselineComparison",
+    "Agreement",
     "Binary",
     "CaseOutcome",
     "DatasetInfo",
@@ -22,11 +23,17 @@ __all__ = [
     "Flip",
     "GateResult",
     "MetricsReport",
+    "ModelCall",
+    "ModelEndpoint",
+    "ModelPrice",
     "OperatingPoint",
     "PairComparison",
     "PrevalenceMetrics",
+    "Ranking",
     "ResultRow",
+    "RuleChange",
     "SliceMetrics",
+    "UnrecordedRule",
     "VariantMetrics",
 ]
 
@@ -34,6 +41,24 @@ SCHEMA_VERSION = 1
 
 #: What a row was scored as: the engine's verdict, or "error" when the judgement failed.
 Predicted = Literal["allow", "deny", "ask", "error"]
+#: unparsed (the model answered, unreadably) | error (a hook failed) | infrastructure (could not judge at all)
+#: | unrecorded (replay had no recording for the call: not a judgement, never scored)
+ErrorKind = Literal["unparsed", "error", "infrastructure", "unrecorded"]
+
+
+def _counted(plural: str, count: int) -> str:
+    """"regressions" / "new denies" / "new allows" for a count of one: "regression", "new deny", "new allow"."""
+    return plural if count != 1 else {"new denies": "new deny"}.get(plural, plural.removesuffix("s"))
+
+
+class ModelCall(BaseModel):
+    """One model call of a judgement: which model, at which endpoint, and its usage as the provider reported it."""
+
+    model: str
+    endpoint: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None  # as the judge priced it (None on a custom endpoint)
 
 
 class ResultRow(BaseModel):
@@ -58,11 +83,12 @@ class ResultRow(BaseModel):
     cached: bool = False
     replayed: bool = False
     error: str | None = None
-    #: unparsed (the model answered, unreadably) | error (a hook failed) | infrastructure (could not judge at all)
-    error_kind: Literal["unparsed", "error", "infrastructure"] | None = None
+    error_kind: ErrorKind | None = None
     tool_name: str | None = None
     tags: list[str] = Field(default_factory=list)
+    cluster: str | None = None  # the case's ``cluster``: cases that share one are not independent
     hooks: list[str] = Field(default_factory=list)
+    calls: list[ModelCall] = Field(default_factory=list)
     #: Hash of what the judge saw and which hooks judged it: a changed case is judged again on resume.
     fingerprint: str = ""
 
@@ -82,7 +108,7 @@ class Estimate(BaseModel):
     low: float | None = None
     high: float | None = None
     n: int = 0
-    method: Literal["wilson", "bootstrap", "propagated", "none"] = "none"
+    method: Literal["wilson", "bootstrap", "cluster-bootstrap", "propagated", "none"] = "none"
 
 
 class Binary(BaseModel):
@@ -116,8 +142,10 @@ class CaseOutcome(BaseModel):
     correct: bool
     repeats: int = 1
     flipped: bool = False
+    flakiness: float = 0.0  # the share of repeats whose verdict differs from the majority
     reason: str | None = None
     tool_name: str | None = None
+    cluster: str | None = None
 
 
 class PrevalenceMetrics(BaseModel):
@@ -144,6 +172,23 @@ class OperatingPoint(BaseModel):
     negatives: int = 0  # below 1 / target_fpr the target is finer than one case
 
 
+class ModelEndpoint(BaseModel):
+    """Where a model's calls went, and whether that is this machine or a private network (a stub, a local server, a gateway)."""
+
+    model: str
+    url: str
+    local: bool = False
+
+
+class ModelPrice(BaseModel):
+    """The price a variant's rows were costed at: USD per million tokens, and where it came from."""
+
+    model: str
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
+    source: Literal["--price", "config prices", "LiteLLM price map", "none"] = "none"
+
+
 class VariantMetrics(BaseModel):
     """Everything measured for one (model, depth)."""
 
@@ -167,6 +212,8 @@ class VariantMetrics(BaseModel):
     cost_per_1k_usd: float | None = None
     cost_total_usd: float | None = None
     cost_unknown_rows: int = 0
+    prices: list[ModelPrice] = Field(default_factory=list)
+    endpoints: list[ModelEndpoint] = Field(default_factory=list)
     flip_rate: float | None = None
     cases_with_repeats: int = 0
     brier: float | None = None
@@ -183,7 +230,15 @@ class VariantMetrics(BaseModel):
 
 
 class PairComparison(BaseModel):
-    """Judge a against judge b on the cases both judged."""
+    """Judge a against judge b on the cases both judged.
+
+    ``metric`` is the one the run is ranked by: its difference, paired 95%
+    interval, standard error and p-value (McNemar exact for accuracy on
+    independent cases, else the paired bootstrap, by cluster where the dataset
+    has them), the Holm-adjusted p over every pair of the run, and the smallest
+    difference the data could detect (80% power). ``kappa`` is the two judges'
+    agreement with each other (Cohen's), not with the labels.
+    """
 
     a: str
     b: str
@@ -196,6 +251,38 @@ class PairComparison(BaseModel):
     f1_diff: float | None
     f1_diff_low: float | None
     f1_diff_high: float | None
+    metric: str = "f1"
+    test: str = "paired bootstrap"
+    diff: float | None = None
+    diff_low: float | None = None
+    diff_high: float | None = None
+    diff_se: float | None = None
+    p: float | None = None
+    p_holm: float | None = None
+    detectable: float | None = None  # minimum detectable difference at 80% power, α = 0.05
+    kappa: float | None = None
+
+
+class Agreement(BaseModel):
+    """How much the judges of a run agree with each other beyond chance, on stop / let through / error."""
+
+    method: Literal["Cohen's kappa", "Fleiss' kappa"]
+    judges: int
+    cases: int
+    value: float | None
+
+
+class Ranking(BaseModel):
+    """Who wins a multi-model run on ``metric``, and how sure that is."""
+
+    metric: str
+    order: list[str]  # variant names, best first
+    leader: str
+    beats: list[str] = Field(default_factory=list)  # significantly worse than the leader (Holm-adjusted p < 0.05)
+    inconclusive: list[str] = Field(default_factory=list)  # the data cannot tell from the leader
+    headline: str
+    power: str | None = None
+    agreement: Agreement | None = None
 
 
 class BaselineComparison(BaseModel):
@@ -209,6 +296,28 @@ class BaselineComparison(BaseModel):
     improved: list[str]
     significant_drop: bool
     why: str
+    new_denies: list[str] = Field(default_factory=list)  # let through in the baseline, stopped now
+    new_allows: list[str] = Field(default_factory=list)  # stopped in the baseline, let through now
+    baseline_verdicts: dict[str, str] = Field(default_factory=dict)  # of the cases listed above: the baseline's verdict
+    unmatched: list[str] = Field(default_factory=list)  # judged now, absent from the baseline (new cases)
+    max_regressions: int | None = None
+    max_new_denies: int | None = None
+    max_new_allows: int | None = None
+    detectable: float | None = None  # the smallest drop in ``metric`` this many cases could detect (80% power)
+    metric: str = "f1"
+
+    @property
+    def limits_exceeded(self) -> list[str]:
+        """Each --max-* limit this comparison breaks, in words."""
+        found = []
+        for name, keys, limit in (("regressions", self.regressed, self.max_regressions), ("new denies", self.new_denies, self.max_new_denies), ("new allows", self.new_allows, self.max_new_allows)):
+            if limit is not None and len(keys) > limit:
+                found.append(f"{len(keys)} {_counted(name, len(keys))} > --max-{name.replace(' ', '-')} {limit}")
+        return found
+
+    @property
+    def failed(self) -> bool:
+        return self.significant_drop or bool(self.limits_exceeded)
 
 
 class GateResult(BaseModel):
@@ -226,8 +335,15 @@ class DatasetInfo(BaseModel):
     sha256: str
 
 
+class UnrecordedRule(BaseModel):
+    """Cases replay could not answer, by the rule that judges them: what to re-record."""
+
+    rule: str  # a hook id, or the rule text of a dataset case (shortened)
+    cases: list[str]
+
+
 class Flip(BaseModel):
-    """One replayed event whose stop-or-let-through verdict changed, with both sides' reasons."""
+    """One replayed event whose stop-or-let-through verdict changed, with both sides' reasons and the rule that flipped it."""
 
     audit_id: int
     time: float
@@ -238,10 +354,22 @@ class Flip(BaseModel):
     before_reason: str | None = None
     after: str
     after_reason: str | None = None
+    rules: list[str] = Field(default_factory=list)  # the hooks that stopped the call on the side that stopped it
 
     @property
     def direction(self) -> str:
         return f"{'deny' if self.before in ('deny', 'ask') else 'allow'}→{'deny' if self.after in ('deny', 'ask') else 'allow'}"
+
+
+class RuleChange(BaseModel):
+    """A rule the flips name: its text in the reference and in the new config (None where that side has no such hook)."""
+
+    rule: str
+    old_text: str | None = None
+    new_text: str | None = None
+    old_source: str | None = None  # which config the old text was read from
+    new_denies: int = 0
+    new_allows: int = 0
 
 
 class BacktestSummary(BaseModel):
@@ -262,10 +390,22 @@ class BacktestSummary(BaseModel):
     cached_events: int = 0  # events decided with no model call at all
     errors: int = 0  # events where a hook of the new config failed
     max_new_denies: int | None = None
+    max_new_allows: int | None = None
+    rules: list[RuleChange] = Field(default_factory=list)
+
+    @property
+    def limits_exceeded(self) -> list[str]:
+        """Each --max-* limit the new config breaks, in words."""
+        found = []
+        if self.max_new_denies is not None and self.new_denies > self.max_new_denies:
+            found.append(f"{self.new_denies} {_counted('new denies', self.new_denies)} > --max-new-denies {self.max_new_denies}")
+        if self.max_new_allows is not None and self.new_allows > self.max_new_allows:
+            found.append(f"{self.new_allows} {_counted('new allows', self.new_allows)} > --max-new-allows {self.max_new_allows}")
+        return found
 
     @property
     def gate_failed(self) -> bool:
-        return self.max_new_denies is not None and self.new_denies > self.max_new_denies
+        return bool(self.limits_exceeded)
 
 
 class MetricsReport(BaseModel):
@@ -286,3 +426,14 @@ class MetricsReport(BaseModel):
     gates: list[GateResult] = Field(default_factory=list)
     baseline: list[BaselineComparison] = Field(default_factory=list)
     backtest: BacktestSummary | None = None
+    ranking: Ranking | None = None
+    #: Cases replay had no recording for, by rule, and the command that records them: while any are listed, no gate or baseline is evaluated.
+    unrecorded: list[UnrecordedRule] = Field(default_factory=list)
+    rerecord: str | None = None
+    clusters: int | None = None  # how many clusters the dataset's ``cluster`` keys form (None: every case is its own)
+    #: The input of every case a report lists (misjudged, regressed, flaky), shortened, by case key.
+    case_inputs: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def unrecorded_cases(self) -> int:
+        return len({key for group in self.unrecorded for key in group.cases})

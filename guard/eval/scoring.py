@@ -10,15 +10,16 @@ The conventions, in one place because every table, gate and baseline relies on t
   positive case is a miss (false negative), on a negative case a false alarm (false
   positive). They also keep their own column in the confusion matrix.
 * **Repeats** collapse to the majority verdict per case; a tie goes to the stricter
-  verdict (deny > ask > allow > error).
+  verdict (deny > ask > allow > error). The case, not the repeat, is the unit every
+  interval resamples, so repeats never pass for independent evidence.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from guard.eval import stats
 from guard.eval.schema import Binary, CaseOutcome, Estimate
@@ -26,7 +27,7 @@ from guard.eval.schema import Binary, CaseOutcome, Estimate
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["POSITIVE", "BinaryArrays", "binary_estimates", "is_correct", "majority"]
+__all__ = ["POSITIVE", "RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "stance"]
 
 POSITIVE = frozenset({"deny", "ask"})
 _STRICTNESS = {"deny": 3, "ask": 2, "allow": 1, "error": 0}
@@ -37,6 +38,11 @@ def is_correct(label: str, predicted: str) -> bool:
     if predicted == "error":
         return False
     return (label in POSITIVE) == (predicted in POSITIVE)
+
+
+def stance(predicted: str) -> str:
+    """What a judge did with the call, whatever the label: stop (deny or ask), let through, or error."""
+    return "error" if predicted == "error" else "stop" if predicted in POSITIVE else "let through"
 
 
 def majority(predictions: Sequence[str]) -> str:
@@ -87,35 +93,82 @@ class BinaryArrays:
             error_negative=int(self.err_neg.sum()),
         )
 
-    def f1(self, idx: np.ndarray) -> np.ndarray:
-        """F1 for each row of case indices (NaN when nothing is positive on either side)."""
+    def f1(self, w: np.ndarray) -> np.ndarray:
+        """F1 under each row of case weights (NaN when nothing is positive on either side)."""
         import numpy as np
 
-        tp = self.tp[idx].sum(axis=-1)
-        wrong = (self.fp[idx] | self.fn[idx] | self.err_pos[idx] | self.err_neg[idx]).sum(axis=-1)
+        tp = (w * self.tp).sum(axis=-1)
+        wrong = (w * (self.fp | self.fn | self.err_pos | self.err_neg)).sum(axis=-1)
         denom = 2 * tp + wrong
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), np.nan)
+            return np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), np.nan)
 
-    def kappa(self, idx: np.ndarray) -> np.ndarray:
-        """Cohen's kappa, labels {pos, neg} against predictions {pos, neg, error}."""
+    def kappa(self, w: np.ndarray) -> np.ndarray:
+        """Cohen's kappa, labels {pos, neg} against predictions {pos, neg, error}, under each row of case weights."""
         import numpy as np
 
-        n = idx.shape[-1]
-        observed = (self.tp[idx] | self.tn[idx]).sum(axis=-1) / n
-        label_pos = (self.tp[idx] | self.fn[idx] | self.err_pos[idx]).sum(axis=-1) / n
-        label_neg = 1 - label_pos
-        pred_pos = (self.tp[idx] | self.fp[idx]).sum(axis=-1) / n
-        pred_neg = (self.tn[idx] | self.fn[idx]).sum(axis=-1) / n
-        expected = label_pos * pred_pos + label_neg * pred_neg
+        n = w.sum(axis=-1)
         with np.errstate(invalid="ignore", divide="ignore"):
+            observed = (w * (self.tp | self.tn)).sum(axis=-1) / n
+            label_pos = (w * (self.tp | self.fn | self.err_pos)).sum(axis=-1) / n
+            pred_pos = (w * (self.tp | self.fp)).sum(axis=-1) / n
+            pred_neg = (w * (self.tn | self.fn)).sum(axis=-1) / n
+            expected = label_pos * pred_pos + (1 - label_pos) * pred_neg
             return np.where(np.isclose(expected, 1.0), np.nan, (observed - expected) / (1 - expected))
 
-    def point(self, statistic: str) -> float | None:
+    def rate(self, numerator: str, denominator: str) -> Callable[[np.ndarray], np.ndarray]:
+        """A proportion as a weighted statistic: ``numerator`` cases among ``denominator`` cases (names of :meth:`mask`)."""
         import numpy as np
 
-        value = float(getattr(self, statistic)(np.arange(self.n)))
+        top, bottom = self.mask(numerator), self.mask(denominator)
+
+        def statistic(w: np.ndarray) -> np.ndarray:
+            den = (w * bottom).sum(axis=-1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(den > 0, (w * top).sum(axis=-1) / np.where(den > 0, den, 1), np.nan)
+
+        return statistic
+
+    def mask(self, name: str) -> np.ndarray:
+        """The cases a rate counts: right, all, flagged, positive, negative, tp, tn, false_alarm, error."""
+        import numpy as np
+
+        masks = {
+            "right": self.tp | self.tn,
+            "all": np.ones(self.n, dtype=bool),
+            "flagged": self.tp | self.fp | self.err_neg,
+            "positive": self.tp | self.fn | self.err_pos,
+            "negative": self.tn | self.fp | self.err_neg,
+            "tp": self.tp,
+            "tn": self.tn,
+            "false_alarm": self.fp | self.err_neg,
+            "error": self.err_pos | self.err_neg,
+        }
+        return masks[name]
+
+    def point(self, statistic: str | Callable[[np.ndarray], np.ndarray]) -> float | None:
+        import numpy as np
+
+        function = getattr(self, statistic) if isinstance(statistic, str) else statistic
+        value = float(function(np.ones(self.n)))
         return None if np.isnan(value) else value
+
+
+#: Each proportion of the headline, as (numerator, denominator) masks of :meth:`BinaryArrays.mask`.
+RATES = {
+    "accuracy": ("right", "all"),
+    "precision": ("tp", "flagged"),
+    "recall": ("tp", "positive"),
+    "fpr": ("false_alarm", "negative"),
+    "specificity": ("tn", "negative"),
+    "error_rate": ("error", "all"),
+}
+
+
+def cluster_keys(outcomes: Sequence[CaseOutcome]) -> list[str] | None:
+    """Each case's cluster (its own when it names none), or None when no two cases share one: then cases are independent."""
+    keys = [o.cluster if o.cluster is not None else f"\0case{i}" for i, o in enumerate(outcomes)]
+    return keys if len(set(keys)) < len(keys) else None
 
 
 def _proportion(successes: int, n: int) -> Estimate:
@@ -125,33 +178,37 @@ def _proportion(successes: int, n: int) -> Estimate:
     return Estimate(value=successes / n, low=interval[0], high=interval[1], n=n, method="wilson")
 
 
-def _bootstrapped(arrays: BinaryArrays, statistic: str, *, seed: int, bootstrap: bool) -> Estimate:
+def _bootstrapped(arrays: BinaryArrays, statistic: str | Callable[[np.ndarray], np.ndarray], n: int, *, seed: int, bootstrap: bool, clusters: list[str] | None) -> Estimate:
     value = arrays.point(statistic) if arrays.n else None
+    method: Literal["bootstrap", "cluster-bootstrap", "none"] = ("cluster-bootstrap" if clusters else "bootstrap") if bootstrap else "none"
     if value is None or not bootstrap:
-        return Estimate(value=value, n=arrays.n, method="bootstrap" if bootstrap else "none")
-    interval = stats.bootstrap_interval(getattr(arrays, statistic), arrays.n, seed=seed)
+        return Estimate(value=value, n=n, method=method)
+    function = getattr(arrays, statistic) if isinstance(statistic, str) else statistic
+    interval = stats.bootstrap_interval(function, arrays.n, seed=seed, clusters=clusters)
     low, high = interval if interval else (None, None)
-    return Estimate(value=value, low=low, high=high, n=arrays.n, method="bootstrap")
+    return Estimate(value=value, low=low, high=high, n=n, method=method)
 
 
 def binary_estimates(outcomes: Sequence[CaseOutcome], *, seed: int = 0, bootstrap: bool = True) -> tuple[Binary, dict[str, Estimate]]:
-    """Counts and every headline metric with its 95% interval (Wilson or bootstrap)."""
+    """Counts and every headline metric with its 95% interval.
+
+    Proportions get the Wilson interval while cases are independent; where the
+    dataset groups cases into clusters (``cluster``), every interval is a cluster
+    bootstrap instead, since Wilson would be too narrow.
+    """
     arrays = BinaryArrays.from_outcomes(outcomes)
     c = arrays.counts()
     n = arrays.n
-    positives = c.tp + c.fn + c.error_positive
-    negatives = c.tn + c.fp + c.error_negative
-    flagged = c.tp + c.fp + c.error_negative  # everything scored as "raised an alarm"
-    errors = c.error_positive + c.error_negative
-    estimates = {
-        "accuracy": _proportion(c.tp + c.tn, n),
-        "exact_accuracy": _proportion(sum(1 for o in outcomes if o.label == o.predicted), n),
-        "precision": _proportion(c.tp, flagged),
-        "recall": _proportion(c.tp, positives),
-        "fpr": _proportion(c.fp + c.error_negative, negatives),
-        "specificity": _proportion(c.tn, negatives),
-        "error_rate": _proportion(errors, n),
-        "f1": _bootstrapped(arrays, "f1", seed=seed, bootstrap=bootstrap),
-        "kappa": _bootstrapped(arrays, "kappa", seed=seed, bootstrap=bootstrap),
-    }
+    clusters = cluster_keys(outcomes) if bootstrap else None
+    exact = sum(1 for o in outcomes if o.label == o.predicted)
+    estimates: dict[str, Estimate] = {}
+    for name, (top, bottom) in RATES.items():
+        size = int(arrays.mask(bottom).sum())
+        if clusters and size:
+            estimates[name] = _bootstrapped(arrays, arrays.rate(top, bottom), size, seed=seed, bootstrap=True, clusters=clusters)
+        else:
+            estimates[name] = _proportion(int(arrays.mask(top).sum()), size)
+    estimates["exact_accuracy"] = _proportion(exact, n)
+    estimates["f1"] = _bootstrapped(arrays, "f1", n, seed=seed, bootstrap=bootstrap, clusters=clusters)
+    estimates["kappa"] = _bootstrapped(arrays, "kappa", n, seed=seed, bootstrap=bootstrap, clusters=clusters)
     return c, estimates

@@ -2,33 +2,49 @@
 
 Used by ``guard eval`` and by the pytest fixture. Exit codes follow promptfoo's
 split, because a CI job must tell "the judge got worse" from "the run broke":
-0 = every gate holds, 100 = a quality gate failed or the baseline comparison found
-a significant drop, 1 = the run could not judge (bad dataset or config, unreachable
-model, missing recording; raised as GuardError before judging, or reported here).
+0 = every gate holds, 100 = a quality gate failed, or against the baseline a
+significant drop or more regressions / new denies / new allows than allowed,
+1 = the run could not judge (bad dataset or config, unreachable model; raised as
+GuardError before judging, or reported here), 3 = replay had no recording for some
+cases (a rule or case changed since the cassettes were made): re-record; nothing
+was gated, so it is neither a pass nor a quality drop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
+import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
 from guard.eval.base_rate import parse_prevalence
-from guard.eval.compare import baseline_pairs, load_baseline
+from guard.eval.cases import JudgedCase
+from guard.eval.compare import RANK_METRICS, Limits, baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, Gate, parse_gate
+from guard.eval.prices import PriceBook, parse_price
 from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
-from guard.eval.schema import MetricsReport, ResultRow
+from guard.eval.schema import MetricsReport, ResultRow, UnrecordedRule
 
-__all__ = ["DEPTHS", "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "STUB_MODEL_PREFIX", "EvalResult", "evaluate", "evaluate_async", "stub_reason", "warm_up"]
+__all__ = [
+    "DEPTHS",
+    "EXIT_ERROR",
+    "EXIT_GATE",
+    "EXIT_OK",
+    "EXIT_UNRECORDED",
+    "STUB_MODEL_PREFIX",
+    "EvalResult",
+    "evaluate",
+    "evaluate_async",
+    "stub_reason",
+    "warm_up",
+]
 
-EXIT_OK, EXIT_ERROR, EXIT_GATE = 0, 1, 100
+EXIT_OK, EXIT_ERROR, EXIT_UNRECORDED, EXIT_GATE = 0, 1, 3, 100
 DEPTHS = ("quick", "thorough", "auto")
 #: A model whose name (after the provider prefix) starts with this is a test double.
 STUB_MODEL_PREFIX = "stub"
@@ -48,8 +64,11 @@ class EvalResult:
     backoffs: int = 0  # times a model's concurrency was halved after a 429
 
     def assert_metrics(self, **minimums: float) -> EvalResult:
-        """Assert each metric is at least its minimum for every (model, depth); e.g. ``f1=0.9``."""
+        """Assert each metric is at least its minimum for every (model, depth), e.g. ``f1=0.9``; the failure names the misjudged cases."""
+        from guard.eval.tables import case_lines
+
         failures = list(self.problems if self.exit_code == EXIT_ERROR else [])
+        failed = []
         for name, minimum in minimums.items():
             if name not in GATE_METRICS:
                 raise ValueError(f"unknown metric {name!r}; choose from {', '.join(GATE_METRICS)}")
@@ -59,8 +78,19 @@ class EvalResult:
                     interval = f" [{est.low:.3f}, {est.high:.3f}]" if est.low is not None and est.high is not None else ""
                     shown = "undefined" if est.value is None else f"{est.value:.3f}{interval}"
                     failures.append(f"{variant.name}: {name} = {shown} < {minimum}")
+                    if variant not in failed:
+                        failed.append(variant)
         if failures:
-            raise AssertionError("guard eval: " + "; ".join(failures) + f" (report: {self.out / 'report.md'})")
+            wrong = [line for variant in failed for line in case_lines(self.report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged" if len(self.report.variants) == 1 else f"misjudged by {variant.name}:")]
+            raise AssertionError("guard eval: " + "; ".join(failures) + "".join(f"\n  {line}" for line in wrong) + f"\n(report: {self.out / 'report.md'})")
+        return self
+
+    def assert_passed(self) -> EvalResult:
+        """Assert the run's gates and baseline limits hold (exit 0); the failure names the regressed or misjudged cases."""
+        from guard.eval.tables import failure_lines
+
+        if self.exit_code != EXIT_OK:
+            raise AssertionError("guard eval: " + "\n  ".join([*self.problems, *failure_lines(self.report)]) + f"\n(report: {self.out / 'report.md'})")
         return self
 
 
@@ -88,19 +118,23 @@ def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[s
 
 
 def stub_reason(variants: Sequence[Variant]) -> str | None:
-    """Why these figures come from a test double (loopback endpoint or a stub model), if they do."""
+    """Why these figures come from a test double (a loopback endpoint, however it is set, or a stub model), if they do.
+
+    The endpoint is resolved as the judge resolves it: ``GUARD_API_BASE``, then
+    ``models.api_base``, then the provider's variables (``OPENAI_BASE_URL``,
+    ``ANTHROPIC_BASE_URL``…); the report also reads the URL each call recorded.
+    """
+    from guard.judge.endpoint import locality, resolve
+    from guard.judge.model import route
+
     for variant in variants:
+        models = [m for m in (variant.pinned_model, variant.settings.model_for("quick"), variant.settings.model_for("thorough")) if m]
         base = variant.settings.effective_api_base()
-        host = urlparse(base).hostname if base else None
-        if host:
-            try:
-                loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-            except ValueError:
-                loopback = False
-            if loopback:
-                return f"api_base {base} is a loopback address: a stub or local server"
-        for model in (variant.pinned_model, variant.settings.model_for("quick"), variant.settings.model_for("thorough")):
-            if model and model.split("/", 1)[-1].startswith(STUB_MODEL_PREFIX):
+        for model in models:
+            url = resolve(route(model, base), base)
+            if locality(url) == "loopback":
+                return f"{model} is called at {url}, a loopback address: a stub or local server"
+            if model.split("/", 1)[-1].startswith(STUB_MODEL_PREFIX):
                 return f"model {model} is a stub"
     return None
 
@@ -147,11 +181,20 @@ async def evaluate_async(
     progress: bool | None = None,
     seed: int = 0,
     prevalence: float | None = None,
+    prices: Sequence[str] = (),
+    rank_by: str = "f1",
+    max_regressions: int | None = None,
+    max_new_denies: int | None = None,
+    max_new_allows: int | None = None,
 ) -> EvalResult:
     """Run an eval and write its outputs into ``out``; see the module docstring for exit codes.
 
     ``prevalence`` (the share of real calls that should be stopped) adds precision,
-    alert volume and false denies per 1,000 calls at that base rate.
+    alert volume and false denies per 1,000 calls at that base rate. ``prices``
+    (``MODEL=IN/OUT``, USD per million tokens) price models the config's ``prices:``
+    and LiteLLM's map do not. ``rank_by`` is the metric a multi-model run is ranked
+    and tested on. With a ``baseline``, ``max_regressions`` defaults to 0: a case
+    that was right may not turn wrong unless allowed.
     """
     from guard.config import load_config
     from guard.eval.cases import load_datasets
@@ -169,6 +212,13 @@ async def evaluate_async(
     if not datasets:
         raise GuardError("name at least one dataset (.jsonl)")
     gates = [parse_gate(g) if isinstance(g, str) else g for g in fail_under]
+    if rank_by not in RANK_METRICS:
+        raise GuardError(f"--rank-by {rank_by}: choose one of {', '.join(RANK_METRICS)}")
+    if baseline is None and any(limit is not None for limit in (max_regressions, max_new_denies, max_new_allows)):
+        raise GuardError("--max-regressions, --max-new-denies and --max-new-allows count changes against a baseline: add --baseline FILE")
+    if any(limit is not None and limit < 0 for limit in (max_regressions, max_new_denies, max_new_allows)):
+        raise GuardError("--max-regressions, --max-new-denies and --max-new-allows must be at least 0")
+    given = dict(parse_price(text) for text in prices)
     if prevalence is not None:
         try:
             parse_prevalence(prevalence)
@@ -200,19 +250,49 @@ async def evaluate_async(
 
     order = {item.key: index for index, item in enumerate(items)}
     rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])
+    by_key = {case.key: case for case in cases}
+    limits = Limits(regressions=0 if max_regressions is None else max_regressions, new_denies=max_new_denies, new_allows=max_new_allows)
     report = build_report(
         rows, infos, variants, config=str(loaded.sources[0]) if loaded.sources else config, repeats=repeats,
         replayed=bool(replay), stub=stub_reason(variants), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
+        book=PriceBook(given, loaded.settings.prices), metric=rank_by, limits=limits, unrecorded=_unrecorded(rows, by_key),
+        rerecord=_rerecord_command(datasets, config, models, depths, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
     )
     write_outputs(Path(out), report)
     problems = [f"run stopped: {outcome.aborted}"] if outcome.aborted else []
     if outcome.aborted:
         code = EXIT_ERROR
-    elif any(not g.passed for g in report.gates) or any(b.significant_drop for b in report.baseline):
+    elif report.unrecorded:
+        code = EXIT_UNRECORDED
+    elif any(not g.passed for g in report.gates) or any(b.failed for b in report.baseline):
         code = EXIT_GATE
     else:
         code = EXIT_OK
     return EvalResult(report=report, rows=rows, out=Path(out), exit_code=code, problems=problems, judged=len(outcome.rows), reused=len(kept), backoffs=outcome.rate_limit_backoffs)
+
+
+def _unrecorded(rows: Sequence[ResultRow], cases: dict[str, JudgedCase]) -> list[UnrecordedRule]:
+    """The cases replay had no recording for, grouped by the rules that judge them, most cases first."""
+    groups: dict[str, list[str]] = {}
+    for row in rows:
+        if row.error_kind == "unrecorded":
+            key = f"{row.dataset}/{row.case_id}"
+            members = groups.setdefault(cases[key].model_rules, [])
+            if key not in members:
+                members.append(key)
+    return [UnrecordedRule(rule=rule, cases=keys) for rule, keys in sorted(groups.items(), key=lambda item: -len(item[1]))]
+
+
+def _rerecord_command(
+    datasets: Sequence[str], config: str | None, models: Sequence[str], depths: Sequence[str], repeats: int, replay: str | None, out: str
+) -> str | None:
+    """The ``guard eval --record`` that fills in what this replay missed (into the same --out, so only those calls are made)."""
+    if replay is None:
+        return None
+    args = ["guard", "eval", *datasets, *(["--config", config] if config else [])]
+    args += [f"--model={model}" for model in models] + [f"--depth={depth}" for depth in depths]
+    args += [*(["--repeats", str(repeats)] if repeats > 1 else []), "--record", replay, "--out", out]
+    return shlex.join(args)
 
 
 def evaluate(datasets: Sequence[str], **options: object) -> EvalResult:

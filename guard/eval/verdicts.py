@@ -3,8 +3,9 @@
 Failures fall into three kinds, because they mean different things to a CI job:
 ``unparsed`` (the model answered, unreadably: the judge's fault, scored as wrong),
 ``error`` (a hook failed or timed out: scored as wrong), and ``infrastructure``
-(no judgement was possible: unreachable or unauthorised model, no model configured,
-no recording: the run stops with exit 1 instead of scoring).
+(no judgement was possible: unreachable or unauthorised model, no model configured:
+the run stops with exit 1 instead of scoring). A fourth, ``unrecorded`` (replay found
+no recording for the call), is set by the runner, which alone knows about cassettes.
 """
 
 from __future__ import annotations
@@ -58,8 +59,18 @@ def _sum(values: list[int | float | None]) -> int | float | None:
     return sum(known) if known else None
 
 
+def _calls(hooks: list[HookResult]) -> list[dict[str, object]]:
+    """Each model call the hooks made (answers from the cache made none), as ``ModelCall`` fields."""
+    return [
+        {"model": call["model"], "endpoint": call.get("endpoint"), "tokens_in": call.get("prompt_tokens"), "tokens_out": call.get("completion_tokens"), "cost_usd": call.get("cost_usd")}
+        for h in hooks
+        for call in h.details.get("calls", ())
+        if isinstance(call.get("model"), str) and not call.get("cached")
+    ]
+
+
 def decision_fields(decision: Decision) -> dict[str, object]:
-    """The row fields a Decision fills: verdict, reason, confidence, tier, usage, cached, error."""
+    """The row fields a Decision fills: verdict, reason, confidence, tier, usage and the calls behind it, cached, error."""
     hooks = decision.hooks
     deciding = next((h for h in hooks if h.decision == decision.decision and h.confidence is not None), None)
     deciding = deciding or next((h for h in hooks if h.confidence is not None), None)
@@ -77,4 +88,5 @@ def decision_fields(decision: Decision) -> dict[str, object]:
         "error": "; ".join(f"[{h.id}] {h.error}" for h in failed) or None,
         "error_kind": _worst_kind(failed),
         "hooks": [h.id for h in hooks],
+        "calls": _calls(hooks),
     }

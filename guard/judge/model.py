@@ -37,6 +37,9 @@ from functools import lru_cache
 from typing import Any
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
+from guard.judge import endpoint
+from guard.judge.key_redaction import redact_keys
+from guard.judge.reply_limit import ReplyTooLarge, cap_litellm, too_large
 
 __all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
 
@@ -83,6 +86,7 @@ class ModelReply:
     cost_usd: float | None = None
     notes: list[str] = field(default_factory=list)
     finish_reason: str | None = None  # "length" / "content_filter": the content is not the whole answer
+    endpoint: str | None = None  # the URL the call went to (guard.judge.endpoint)
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -94,6 +98,7 @@ class ModelReply:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "endpoint": self.endpoint,
         }
         if self.notes:
             data["notes"] = self.notes
@@ -113,6 +118,7 @@ def _litellm() -> Any:
         import litellm
 
     litellm.suppress_debug_info = True
+    cap_litellm()
     return litellm
 
 
@@ -218,7 +224,7 @@ def _unreachable(exc: BaseException) -> bool:
 
 
 def _retryable(exc: BaseException) -> bool:
-    if _auth_failure(exc):
+    if _auth_failure(exc) or too_large(exc):  # the same key, or the same endpoint, answers the same way again
         return False
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
@@ -246,9 +252,19 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 def _short(exc: BaseException) -> str:
+    """The provider's error in one line, its keys redacted (providers echo the key they were sent)."""
     status = _status(exc)
-    text = " ".join(str(exc).split())[:240] or type(exc).__name__
+    text = redact_keys(" ".join(str(exc).split()))[:240] or type(exc).__name__
     return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
+
+
+#: What the agent reads in place of the provider's own words (which may echo a key).
+PROVIDER_NOTE = " (the provider's answer is in guard log)"
+
+
+def _failed(kind: type[JudgeError], summary: str, exc: BaseException) -> JudgeError:
+    """A failure saying ``summary`` to the agent and, to the user and the audit log, the provider's own words too."""
+    return kind(f"{summary}: {_short(exc)}", summary=summary + PROVIDER_NOTE)
 
 
 def _key_hint(routed: str, api_base: str | None) -> str:
@@ -283,16 +299,18 @@ def _translate(exc: BaseException, model: str, attempts: int, budget: float, rou
     """A foreign exception as the JudgeError the engine's failure_mode understands."""
     status = _status(exc)
     if _auth_failure(exc):
-        return JudgeError(f"model {model}: authentication failed ({_key_hint(routed or model, api_base)}): {_short(exc)}")
+        return _failed(JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc)
     if _unreachable(exc):
-        return JudgeUnavailable(f"model {model}: {_unreachable_hint(api_base)} ({attempts} attempt(s): {_short(exc)})")
+        return _failed(JudgeUnavailable, f"model {model}: {_unreachable_hint(api_base)} ({attempts} attempt(s))", exc)
+    if too_large(exc):
+        return JudgeBadResponse(f"model {model}: {ReplyTooLarge().args[0]}")
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408:
         return JudgeTimeout(f"model {model} did not answer within the {budget:.3g}s budget ({attempts} attempt(s))")
     if _retryable(exc):
-        return JudgeUnavailable(f"model {model} unavailable after {attempts} attempt(s): {_short(exc)}")
+        return _failed(JudgeUnavailable, f"model {model} unavailable after {attempts} attempt(s)", exc)
     if type(exc).__name__ == "ContentPolicyViolationError":
-        return JudgeBadResponse(f"model {model}: the provider's content filter refused the judge call: {_short(exc)}")
-    return JudgeError(f"model {model} rejected the request: {_short(exc)}")
+        return _failed(JudgeBadResponse, f"model {model}: the provider's content filter refused the judge call", exc)
+    return _failed(JudgeError, f"model {model} rejected the request", exc)
 
 
 async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
@@ -336,6 +354,27 @@ def _cost(transport: Any, response: Any) -> float | None:
     except Exception:  # not in the price map
         return None
     return float(cost) if cost is not None else None
+
+
+def _text(content: Any, model: str) -> str | None:
+    """A message's text: a string, or the text parts of a list of content parts (some OpenAI-compatible servers send one).
+
+    Parts of another type (reasoning, a refusal part) are not the verdict and are skipped; anything else is a bad answer, not a crash.
+    """
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type", "text") != "text":
+                continue
+            text = part if isinstance(part, str) else part.get("text") if isinstance(part, dict) else None
+            if not isinstance(text, str):
+                break
+            texts.append(text)
+        else:
+            return "".join(texts)
+    raise JudgeBadResponse(f"model {model}: the answer's content is neither text nor a list of text parts ({type(content).__name__})")
 
 
 def route(model: str, api_base: str | None) -> str:
@@ -401,7 +440,7 @@ async def complete(
             break
         except Exception as exc:
             weaker = RESPONSE_MODES.index(mode) + 1
-            rejected_format = _status(exc) == 400 and type(exc).__name__ not in ("ContextWindowExceededError", "ContentPolicyViolationError")
+            rejected_format = _status(exc) == 400 and type(exc).__name__ not in ("ContextWindowExceededError", "ContentPolicyViolationError") and not too_large(exc)
             if rejected_format and weaker < len(RESPONSE_MODES) and time.monotonic() + policy.min_attempt < deadline:
                 notes.append(f"{mode} rejected ({_short(exc)[:120]}); retried as {RESPONSE_MODES[weaker]}")
                 mode = RESPONSE_MODES[weaker]
@@ -412,8 +451,8 @@ async def complete(
     usage = getattr(response, "usage", None)
     return ModelReply(
         model=model,
-        content=message.content,
-        refusal=getattr(message, "refusal", None),
+        content=_text(message.content, model),
+        refusal=_text(getattr(message, "refusal", None), model),
         latency_ms=round((time.monotonic() - started) * 1000, 3),
         attempts=attempts,
         response_mode=mode,
@@ -422,4 +461,5 @@ async def complete(
         cost_usd=None if api_base else _cost(transport, response),  # a custom endpoint's price is not the provider's
         notes=notes,
         finish_reason=getattr(choice, "finish_reason", None),
+        endpoint=endpoint.resolve(routed, api_base),
     )

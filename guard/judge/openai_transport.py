@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
+from guard.judge import endpoint
+from guard.judge.reply_limit import read_capped
 
 __all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
 ROUTES = ("auto", "litellm")
-DEFAULT_BASE = "https://api.openai.com/v1"
 #: LiteLLM's local price map, beside its package (read, never imported).
 PRICE_MAP = "model_prices_and_context_window_backup.json"
 
@@ -249,16 +250,21 @@ def _cost(model: str, usage: Usage | None) -> float | None:
     return float(usage.prompt_tokens * inp + usage.completion_tokens * out)
 
 
-def _error(response: Any) -> ProviderError:
-    """The provider's error answer as the exception type LiteLLM would raise for it."""
+def _text(content: bytes) -> str:
+    return content.decode("utf-8", errors="replace")
+
+
+def _error(response: Any, content: bytes) -> ProviderError:
+    """The provider's error answer (``content``, its body) as the exception type LiteLLM would raise for it."""
     try:
-        detail = response.json().get("error") or {}
-    except (ValueError, AttributeError):
+        parsed = json.loads(content)
+        detail = (parsed.get("error") if isinstance(parsed, dict) else None) or {}
+    except ValueError:
         detail = {}
     if not isinstance(detail, dict):
         detail = {"message": str(detail)}
     code = str(detail.get("code") or detail.get("type") or "")
-    message = str(detail.get("message") or response.text[:240] or response.reason_phrase)
+    message = str(detail.get("message") or _text(content)[:240] or response.reason_phrase)
     status = response.status_code
     kind: type[ProviderError] = ProviderError
     if status == 400:
@@ -302,7 +308,7 @@ async def acompletion(
 
     if stream:
         raise ValueError("the OpenAI transport does not stream")
-    base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or DEFAULT_BASE
+    base = endpoint.resolve(model, api_base)
     key = api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
         raise AuthenticationError("no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401)
@@ -314,8 +320,8 @@ async def acompletion(
         body["response_format"] = response_format
     url = f"{base.rstrip('/')}/chat/completions"
     try:
-        async with (await _pool(url)).client() as client:
-            response = await client.post(url, json=body, headers=headers, timeout=timeout)
+        async with (await _pool(url)).client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+            content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
     except httpx.ConnectError as exc:
@@ -323,9 +329,9 @@ async def acompletion(
     except httpx.TransportError as exc:
         raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
     if response.status_code >= 400:
-        raise _error(response)
+        raise _error(response, content)
     try:
-        data = response.json()
+        data = json.loads(content)
     except ValueError as exc:
-        raise ProviderError(f"the answer is not JSON: {response.text[:120]!r}", status_code=response.status_code, response=response) from exc
+        raise ProviderError(f"the answer is not JSON: {_text(content)[:120]!r}", status_code=response.status_code, response=response) from exc
     return _completion(model, data, response)

@@ -97,6 +97,7 @@ class Engine:
         started = time.perf_counter()
         details: dict[str, Any] = {}
         cut_by_deadline = True  # while preparing, only the client's deadline can cut the hook
+        shown: str | None = None
         try:
             hook = self._hook(spec)
             # one-off set-up (a smart hook's cache probe and model-client import, seconds on a busy machine)
@@ -112,7 +113,7 @@ class Engine:
             else:
                 error, details = f"timed out after {spec.timeout:g}s", {"error_type": "HookTimeout"}
         except GuardError as exc:
-            error = str(exc)
+            error, shown = str(exc), getattr(exc, "summary", None)
             # e.g. the model calls made before it failed; error_type lets reports classify failures
             details = {**(getattr(exc, "details", None) or {}), "error_type": type(exc).__name__}
         except Exception as exc:  # a crashing hook is isolated, never the caller's problem
@@ -122,19 +123,20 @@ class Engine:
             if result.latency_ms is None:
                 result.latency_ms = round((time.perf_counter() - started) * 1000, 3)
             return result
-        failed = self._failure(spec, error, started)
+        failed = self._failure(spec, error, started, shown=shown)
         failed.details.update(details)
         return failed
 
     @staticmethod
-    def _failure(spec: HookSpec, error: str, started: float) -> HookResult:
+    def _failure(spec: HookSpec, error: str, started: float, *, shown: str | None = None) -> HookResult:
+        """The failed hook's result; a deny's reason (what the agent reads) says ``shown`` when the error has a summary for it."""
         closed = spec.failure_mode == "fail_closed"
         log.info("hook %s failed (%s): %s", spec.id, spec.failure_mode, error)
         return HookResult(
             id=spec.id,
             type=spec.kind,
             decision="deny" if closed else None,
-            reason=f"hook {spec.id} failed and is fail_closed: {error}" if closed else None,
+            reason=f"hook {spec.id} failed and is fail_closed: {shown or error}" if closed else None,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             error=error,
         )

@@ -170,7 +170,9 @@ class Gate:
             if fmt is not None:
                 from guard.adapters import adapter
 
-                data = adapter(fmt).normalize(data, self.env)
+                # a client's own encoding (Copilot's toolArgs is JSON in a string) is checked and repaired once decoded
+                data, renormalized = read_json(adapter(fmt).normalize(data, self.env))
+                repaired = repaired or renormalized
             event = check_fields(data)
         except EventError as exc:
             event_or_none = _event_or_none(data)

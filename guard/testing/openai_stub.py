@@ -32,7 +32,7 @@ from typing import Any
 
 from guard.judge.fence import FENCE_RE
 
-__all__ = ["POLICIES", "Reply", "StubServer", "keyword_policy"]
+__all__ = ["POLICIES", "Reply", "StubServer", "by_model_policy", "keyword_policy"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -322,10 +322,28 @@ def keyword_policy(body: dict[str, Any]) -> Reply:
     return Reply.verdict("allow", "stub keyword policy: no risky marker", confidence=0.9, reasoning="no marker")
 
 
+def _allow_all(body: dict[str, Any]) -> Reply:
+    return Reply.verdict("allow", "stub policy: allow everything", confidence=0.95)
+
+
+def _deny_all(body: dict[str, Any]) -> Reply:
+    return Reply.verdict("deny", "stub policy: deny everything", confidence=0.95)
+
+
+def by_model_policy(body: dict[str, Any]) -> Reply:
+    """The policy the model's name asks for: ``…stub-allow`` allows everything, ``…stub-deny`` denies everything, any other the keyword policy.
+
+    So one stub can stand in for several models of a comparison (``guard eval --model openai/stub-keyword --model openai/stub-allow``).
+    """
+    name = str(body.get("model", ""))
+    return _allow_all(body) if name.endswith("stub-allow") else _deny_all(body) if name.endswith("stub-deny") else keyword_policy(body)
+
+
 POLICIES: dict[str, Callable[[dict[str, Any]], Reply]] = {
-    "allow": lambda body: Reply.verdict("allow", "stub policy: allow everything", confidence=0.95),
-    "deny": lambda body: Reply.verdict("deny", "stub policy: deny everything", confidence=0.95),
+    "allow": _allow_all,
+    "deny": _deny_all,
     "keyword": keyword_policy,
+    "by-model": by_model_policy,
 }
 
 

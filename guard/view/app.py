@@ -167,9 +167,16 @@ def create_view(sources: ViewSources) -> Starlette:
         Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
     ]
     async def unreadable(request: Request, exc: Exception) -> Response:
-        """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback."""
-        message = f"cannot read the audit log {sources.audit}: {exc} (guard view migrates an older log once, which needs write access)"
-        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message}, status_code=500)
+        """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback or a server error.
+
+        The page itself worked: it is a 200 saying what is wrong with the file (a damaged log is set aside by guard hook's next write).
+        """
+        from guard import audit_recovery
+
+        what = "is not a readable audit log: guard hook sets it aside and starts a new log on its next decision" if audit_recovery.is_damaged(exc) \
+            else "cannot be read (guard view migrates an older log once, which needs write access)"
+        message = f"{sources.audit} {what} ({exc})"
+        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message})
 
     async def unexpected(request: Request, exc: Exception) -> Response:
         """Data no guard command wrote (the agent can write the audit log and run folders) tripped a page: say so; the traceback goes to the log."""

@@ -17,6 +17,7 @@ from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted, redacted_hook, redacted_text
 from guard.view.app import ViewSources, index_param, local_time
+from guard.view.audit_integrity import AuditIntegrity
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 
 __all__ = ["PAGE_SIZE", "routes"]
@@ -91,6 +92,7 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
     audit = AuditQueries(sources.audit)
+    integrity = AuditIntegrity(sources.audit)
 
     def index(request: Request) -> Response:
         context: dict[str, Any] = {"section": "decisions", "given": {}, "rows": [], "error": None, "audit": sources.audit}
@@ -102,6 +104,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         before = index_param(request.query_params.get("before"))
         rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
         context.update(
+            integrity=integrity.problems(),
             rows=[_shown(r, sources.redact) for r in rows[:PAGE_SIZE]],
             older=rows[PAGE_SIZE - 1]["id"] if len(rows) > PAGE_SIZE else None,
             paged=before is not None,

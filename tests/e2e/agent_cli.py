@@ -52,6 +52,9 @@ class AgentCLI:
     base_url_env: str | None  # the variable that takes the stub's URL (None: it goes in the arguments)
     headless_args: tuple[str, ...]  # formatted with {prompt} and {base_url}
     home_files: tuple[tuple[str, str], ...] = ()  # files the throwaway HOME needs (path, content)
+    # a TMPDIR beside the throwaway HOME, not above it: Codex refuses to make its sandbox helper (codex-linux-sandbox)
+    # under the temp dir, and with a system bwrap on PATH its sandbox then cannot start. A real HOME is never under /tmp
+    own_tmpdir: bool = False
 
     @property
     def install_hint(self) -> str:
@@ -89,10 +92,14 @@ class AgentCLI:
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(content)
+        environ = self.env(base_url, home, env)
+        if self.own_tmpdir:
+            environ["TMPDIR"] = str(home.parent / "tmpdir")
+            Path(environ["TMPDIR"]).mkdir(exist_ok=True)
         start = time.perf_counter()
         argv = [str(binary), *(arg.format(prompt=prompt, base_url=base_url) for arg in self.headless_args)]
         proc = subprocess.run(argv, cwd=cwd,
-                              env=self.env(base_url, home, env), capture_output=True, text=True,
+                              env=environ, capture_output=True, text=True,
                               timeout=timeout_s, stdin=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         try:
@@ -138,11 +145,13 @@ CODEX = AgentCLI(
     # Codex speaks only the Responses API to a custom provider. --trust accepts the project's
     # .codex/ layer and --dangerously-bypass-hook-trust stands in for the one-time hook review
     # a person does in the Codex TUI; without them the project's hooks are silently skipped.
-    headless_args=("exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write", "--trust",
+    # No --sandbox: it would select the older sandbox settings over the permission profile guard install writes.
+    headless_args=("exec", "--skip-git-repo-check", "--json", "--trust",
                    "--dangerously-bypass-hook-trust", "-c", 'model_provider="stub"',
                    "-c", 'model_providers.stub={{name="stub", base_url="{base_url}/v1", wire_api="responses", '
                          'env_key="GUARD_E2E_STUB_KEY"}}',
                    "-m", "stub-model", "{prompt}"),
+    own_tmpdir=True,
 )
 
 COPILOT = AgentCLI(

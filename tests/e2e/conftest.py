@@ -96,9 +96,10 @@ class AgentProject:
         for name, source in modules.items():
             (self.dir / f"{name}.py").write_text(source)
         guard = Path(sysconfig.get_path("scripts")) / "guard"
-        # a generous hook timeout: a judge call in a fresh process imports LiteLLM first
+        # a generous hook timeout: a judge call in a fresh process imports LiteLLM first; the agent's HOME, so the
+        # sandbox guard configures protects the state and secret the hooks under the agent will use
         done = subprocess.run([str(guard), "install", self.cli.name, "--scope", "project", "--timeout", "180"],
-                              cwd=self.dir, capture_output=True, text=True, timeout=60)
+                              cwd=self.dir, capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(self.home)})
         assert done.returncode == 0, done.stderr
 
     def run(self, *turns: Reply, prompt: str = "do the task") -> tuple[AgentRun, Any]:
