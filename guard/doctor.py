@@ -70,7 +70,16 @@ def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | N
         loaded = load_config(str(found), use_snapshot=False)
     except GuardError as exc:
         return None, Finding("fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked")
-    return loaded, Finding("ok", "config", f"{len(loaded.specs)} hooks from {', '.join(loaded.sources)}")
+    return loaded, Finding("ok", "config", loaded.summary())
+
+
+@dataclass
+class _Model:
+    """One model id smart hooks call: the tiers it serves, as written and where, and the first hook that needs it."""
+
+    tiers: set[str]
+    written: str
+    origin: str
 
 
 def _trusted(path: str | None, *, installed_here: bool) -> Finding:
@@ -125,29 +134,60 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
 
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
-    """Each model a smart hook may call, asked one tiny question; a tier no hook needs is only reported."""
+    """Each model a smart hook may call: checked for a provider and a key, then asked one tiny question."""
     from guard.core.errors import ModelNotConfigured
+    from guard.judge.keys import tiers_for
+    from guard.judge.providers import ModelUnusable, model_origin, preflight
     from guard.judge.tiers import models_for
 
-    needed: dict[str, set[str]] = {}
+    settings = loaded.settings
+    needed: dict[str, _Model] = {}
+    missing: set[str] = set()  # tiers a hook needs and has no model for: said once per tier, never also "not needed"
     for spec in (s for s in loaded.specs if s.kind == "smart"):
         try:
-            for tier, model in models_for(spec, loaded.settings).items():
-                needed.setdefault(model, set()).add(tier)
+            models = models_for(spec, settings)
         except ModelNotConfigured as exc:
-            yield Finding("fail", "model", str(exc), "set the model; until then this hook cannot judge anything")
+            tiers = set(tiers_for(spec.depth)) - missing
+            missing |= tiers
+            if tiers:
+                yield Finding("fail", "model", str(exc), "set the model; until then this hook cannot judge anything")
+            continue
+        for tier, model in models.items():
+            written = spec.model or settings.model_for(tier) or model
+            needed.setdefault(model, _Model(set(), written, model_origin(spec, settings, tier))).tiers.add(tier)
     for tier in ("quick", "thorough"):
-        if not any(tier in tiers for tiers in needed.values()) and not loaded.settings.model_for(tier):
+        if tier not in missing and not any(tier in m.tiers for m in needed.values()) and not settings.model_for(tier):
             yield Finding("ok", "model", f"{tier}: no model configured (no smart hook needs one)")
-    for model, tiers in sorted(needed.items()):
-        label = f"{'/'.join(sorted(tiers))}: {model}"
-        problem = _ask(model, loaded.settings.effective_api_base(), timeout)
+    api_base = settings.effective_api_base()
+    for model, use in sorted(needed.items()):
+        label = _label(model, use, api_base)
+        try:
+            preflight(model, api_base, use.origin)
+        except ModelUnusable as exc:  # the message says what to set
+            yield Finding("fail", "model", f"{label}: {_about(model, str(exc))}")
+            continue
+        problem = _ask(model, api_base, timeout)
         if problem is None:
             yield Finding("ok", "model", f"{label} answers")
         else:
-            where = f" at {loaded.settings.effective_api_base()}" if loaded.settings.effective_api_base() else ""
-            yield Finding("fail", "model", f"{label}{where} does not answer: {problem}",
+            yield Finding("fail", "model", f"{label} does not answer: {_about(model, problem)}",
                           "check the model id, the provider key (e.g. OPENAI_API_KEY) and GUARD_API_BASE / models.api_base")
+
+
+def _label(model: str, use: _Model, api_base: str | None) -> str:
+    """The model as the user wrote it and where (``quick: stub (GUARD_MODEL_QUICK; sent as openai/stub to …)``)."""
+    where = [use.origin]
+    if api_base:
+        where.append(f"sent as {model} to {api_base}" if model != use.written else f"at {api_base}")
+    return f"{'/'.join(sorted(use.tiers))}: {use.written} ({'; '.join(where)})"
+
+
+def _about(model: str, message: str) -> str:
+    """A judge error without its leading "model X" (the finding names the model already)."""
+    for lead in (f"model {model}: ", f"model {model} "):
+        if message.startswith(lead):
+            return message[len(lead):]
+    return message
 
 
 def _ask(model: str, api_base: str | None, timeout: float) -> str | None:

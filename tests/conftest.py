@@ -1,4 +1,4 @@
-"""Every test runs in its own home, cache, state and working directory, with no GUARD_* settings or agent markers leaking in.
+"""Every test runs in its own home, cache, state and working directory, with no GUARD_* settings (GUARD_E2E_* are the harness's own) or agent markers leaking in.
 
 guard hook and guard serve enforce only a config the user trusted: a test trusts
 its config as the user would, through the library function behind ``guard trust``
@@ -30,8 +30,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     from guard.cli.user_consent import AGENT_MARKERS
 
     for name in list(os.environ):
+        # GUARD_E2E_* configure the test harness (where the agent CLIs are, whether they must be there), not guard;
         # a suite run from inside an agent client must not look like the agent to guard trust / guard install
-        if name.startswith("GUARD_") or name in AGENT_MARKERS or name == "CURSOR_EXTENSION_HOST_ROLE":
+        guard_setting = name.startswith("GUARD_") and not name.startswith("GUARD_E2E_")
+        if guard_setting or name in AGENT_MARKERS or name == "CURSOR_EXTENSION_HOST_ROLE":
             monkeypatch.delenv(name)
     monkeypatch.chdir(work)
     yield work

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from browser_fixtures import start_view
@@ -23,6 +24,11 @@ from conftest import trust_config
 SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 CONFIG = "audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
 POLICY = "import guard\n\ndef no_force_push(event):\n    if '--force' in event.tool_input.get('command', ''):\n        return guard.deny('force-push rewrites shared history')\n"
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """What ``guard log --json`` prints: one object per line."""
+    return [json.loads(line) for line in text.splitlines()]
 
 
 def guard(project: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -122,7 +128,7 @@ def test_the_next_decision_after_tampering_keeps_the_break_on_record(logged: Pat
 
     assert code == 1 and "BROKEN at #4–#5 are missing" in out, out
     assert "#6: audit chain restarted: the log ended at #3 but its sealed head names #5" in out, out
-    row = json.loads(guard(logged, "log", "--json").stdout)[-1]
+    row = json_lines(guard(logged, "log", "--json").stdout)[0]  # newest first
     assert row["id"] == 6 and any("audit chain restarted" in w for w in row["warnings"])  # ids are never reused
 
 
@@ -135,7 +141,7 @@ def test_a_head_and_tail_removed_together_do_not_stop_later_rows(logged: Path) -
     code, out = verify(logged)
 
     assert code == 1 and "#4: audit chain restarted: the chain's sealed head is missing" in out and "audit write" not in out, out
-    assert [r["id"] for r in json.loads(guard(logged, "log", "--json").stdout)] == [1, 2, 3, 4, 5]
+    assert [r["id"] for r in json_lines(guard(logged, "log", "--json", "--reverse").stdout)] == [1, 2, 3, 4, 5]
 
 
 def test_a_label_set_later_is_not_tampering(logged: Path) -> None:
@@ -177,7 +183,7 @@ def test_a_damaged_log_is_set_aside_and_the_next_decision_starts_a_new_one(logge
     assert "set aside as audit.db.unreadable-" in done.stderr
     [aside] = sorted(logged.glob("audit.db.unreadable-*"))
     assert aside.read_bytes().startswith(b"this is not a database")
-    [row] = json.loads(guard(logged, "log", "--json").stdout)
+    [row] = json_lines(guard(logged, "log", "--json").stdout)
     assert row["decision"] == "deny" and any("set aside as audit.db.unreadable-" in w for w in row["warnings"])
     code, out = verify(logged)
     assert code == 0 and f"an unreadable log was set aside as {aside}" in out

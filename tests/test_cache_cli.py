@@ -73,16 +73,19 @@ def test_guard_log_shows_decisions_and_hooks(config: Path, capsys: pytest.Captur
     log.record({"hook_event_name": "PreToolUse", "tool_name": "Read"}, Decision(hooks=[HookResult(id="no-rm", type="smart", decision="allow", cached=True)]), latency_ms=2.0)
     code, out = run(capsys, "log")
     assert code == 0
-    first, hook1, second, hook2 = out.splitlines()
-    assert "deny" in first and "pre_tool_use" in first and "Bash" in first and "415 ms" in first and "deletes home" in first
+    newest, hook2, older, hook1 = out.splitlines()  # newest first: `guard log | head -1` is the latest decision
+    assert "deny" in older and "pre_tool_use" in older and "Bash" in older and "415 ms" in older and "deletes home" in older
     assert hook1.split() == ["no-rm", "smart", "deny", "quick", "openai/stub", "412", "ms", "$0.000120"]
-    assert "allow" in second and "Read" in second
+    assert "allow" in newest and "Read" in newest
     assert hook2.split() == ["no-rm", "smart", "allow", "cached"]
+    code, out = run(capsys, "log", "--reverse")
+    assert out.splitlines()[0] == older
     code, out = run(capsys, "log", "--limit", "1", "--json")
-    [row] = json.loads(out)
-    assert row["tool"] == "Read"
-    code, out = run(capsys, "log", "--json")
-    assert json.loads(out)[0]["payload"]["tool_input"]["token"] == "[redacted]"
+    [line] = out.splitlines()
+    assert json.loads(line)["tool"] == "Read"
+    code, out = run(capsys, "log", "--json")  # JSON Lines: one object per line, newest first
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["tool"] for r in rows] == ["Read", "Bash"] and rows[1]["payload"]["tool_input"]["token"] == "[redacted]"
 
 
 def test_guard_log_with_nothing_logged_says_so(config: Path, capsys: pytest.CaptureFixture[str]) -> None:

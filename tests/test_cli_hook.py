@@ -26,7 +26,7 @@ def dry_run(event):
 
 #: Modules a cache hit or a no-match event must not load: the model stack, and what only slow paths need
 #: (dataclasses brings inspect, ast, dis and tokenize; urllib.request and subprocess reach the service).
-HEAVY = ("pydantic", "asyncio", "litellm", "yaml", "httpx", "pandas", "logging", "argparse", "dataclasses", "inspect", "urllib.request", "subprocess")
+HEAVY = ("pydantic", "asyncio", "litellm", "yaml", "httpx", "pandas", "logging", "argparse", "dataclasses", "inspect", "urllib.request", "subprocess", "rich")
 
 PROBE = (
     "import sys, json, threading\n"

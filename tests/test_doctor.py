@@ -47,7 +47,7 @@ def test_doctor_passes_when_everything_works(project: Path, stub: StubServer) ->
     proc = guard(["doctor"], project, GUARD_API_BASE=stub.url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not lines(proc, "FAIL") and "guard is ready" in proc.stdout
-    assert any("quick: openai/stub-quick answers" in line for line in lines(proc, "ok"))
+    assert any(f"quick: openai/stub-quick (models.quick in guard.yaml; at {stub.url}) answers" in line for line in lines(proc, "ok"))
     assert stub.calls == 1  # one tiny request, not a judgement per hook
     assert any("claude hook" in line and "runs (guard " in line for line in lines(proc, "ok"))
 
@@ -66,6 +66,18 @@ def test_doctor_reports_a_smart_hook_without_a_model(isolated_home: Path) -> Non
     proc = guard(["doctor"], isolated_home)
     assert proc.returncode == 1
     assert any("no model for the quick tier" in line and "GUARD_MODEL_QUICK" in line for line in lines(proc, "FAIL"))
+    # it said both "FAIL … no model for the quick tier" and "ok model: quick: no model configured (no smart hook needs one)"
+    models = [line for line in proc.stdout.splitlines() if "model:" in line]
+    assert not any(line.startswith("ok") and "quick" in line for line in models), models
+    assert any(line.startswith("ok") and "thorough: no model configured (no smart hook needs one)" in line for line in models), models
+
+
+def test_doctor_counts_the_hooks_the_user_wrote_and_shows_models_as_written(isolated_home: Path, stub: StubServer) -> None:
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: one\n      rule: Deny deleting files.\n      depth: quick\n")
+    proc = guard(["doctor"], isolated_home, GUARD_API_BASE=stub.url, GUARD_MODEL_QUICK="stub")
+    [config] = lines(proc, "ok    config")
+    assert config == "ok    config: 1 hook from guard.yaml (and built in: guard.protect)"  # it said "2 hooks"
+    assert any(f"quick: stub (GUARD_MODEL_QUICK; sent as openai/stub to {stub.url}) answers" in line for line in lines(proc, "ok")), proc.stdout
 
 
 def test_doctor_reports_a_config_that_does_not_load(project: Path) -> None:

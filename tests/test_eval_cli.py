@@ -64,7 +64,7 @@ def test_an_unreachable_model_exits_1_not_100(tmp_path: Path, capsys: pytest.Cap
     code = main(["eval", str(dataset), "--config", str(config), "--out", str(tmp_path / "out"), "--fail-under", "accuracy=0"])
     assert code == 1
     err = capsys.readouterr().err
-    assert "run stopped: one/only-0" in err and "unavailable" in err
+    assert "run stopped: one/only-0" in err and f"nothing answers at {url}" in err
 
 
 def test_resume_judges_only_missing_rows(suite: dict[str, str], stub: StubServer) -> None:

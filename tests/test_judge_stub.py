@@ -136,3 +136,16 @@ def test_cli_prints_the_base_url_and_serves_the_policy() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_cli_on_a_busy_port_says_so_in_one_line() -> None:
+    """It died with a raw OSError traceback."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr and "--port 0" in done.stderr

@@ -52,10 +52,13 @@ class RedisCache:
     backend = "redis"
 
     def __init__(self, url: str, *, ttl: float) -> None:
+        from guard.core.extras import MissingExtra, require
+
         try:
+            require("redis", "cache.url: redis://")
             import redis
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ConfigError("cache.url is a redis:// URL but redis-py is missing: pip install 'guard[redis]'") from exc
+        except MissingExtra as exc:
+            raise ConfigError(str(exc), key="cache.url") from exc
         parts = urlsplit(url)
         query = parse_qsl(parts.query)
         self.prefix = next((v for k, v in query if k == "prefix"), "guard:")

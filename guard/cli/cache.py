@@ -14,7 +14,10 @@ __all__ = ["register", "run"]
 def register(sub: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p: argparse.ArgumentParser = sub.add_parser("cache", help="show or clear the decision cache")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "cache", help="show or clear the decision cache",
+        description="Show the figures of the decision cache the config names (entries, hits, misses, size, TTL), or empty it.",
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     stats = actions.add_parser("stats", parents=[common], help="entries, hits, misses and size of the cache")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -44,8 +47,17 @@ def _print_stats(stats: dict[str, Any]) -> None:
         ("size", _size(stats["size_bytes"])),
         ("ttl", format_duration(stats["ttl_seconds"])),
     ]
+    from guard.cli.terminal import Table, console
+
+    out = console()
+    if out is None:
+        for name, value in rows:
+            print(f"{name:<10} {value}")
+        return
+    table = Table("", "")
     for name, value in rows:
-        print(f"{name:<10} {value}")
+        table.add(name, str(value), styles={0: "bold"})
+    table.print(out)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
     p.add_argument("--input", required=True, help="tool input as JSON, e.g. '{\"command\": \"rm -rf ~\"}'")
     p.add_argument("--event", default="PreToolUse", help="event name (default PreToolUse)")
     p.add_argument("--rule", help="judge against this plain-English rule instead of the config's hooks")
-    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto")
+    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto",
+                   help="with --rule: which tier judges it (auto: quick, then thorough when unsure; default auto)")
     p.add_argument("--model", help="LiteLLM model id for this check (both tiers)")
     p.add_argument("--config", help="guard.yaml or settings.json")
     p.add_argument("--json", action="store_true", help="print the canonical decision JSON")
@@ -47,12 +48,34 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
     return {"hook_event_name": args.event, "tool_name": args.tool, "tool_input": tool_input, "cwd": os.getcwd()}
 
 
+def _error_note(hook: Any, decision: Any) -> str:
+    """A hook's error, or where it is already shown: each problem is said once (the no-model message was said three times).
+
+    A deny reason carries the error without the provider's own words; those are shown here, once.
+    """
+    from guard.judge.model import PROVIDER_NOTE
+
+    reason = decision.reason or ""
+    if hook.error in reason:
+        return "error: see reason"
+    summary = reason.removeprefix(f"hook {hook.id} failed and is fail_closed: ").removesuffix(PROVIDER_NOTE)
+    if summary and summary != reason and hook.error.startswith(summary):
+        return f"provider said: {hook.error[len(summary):].lstrip(': ')}"
+    if any(hook.error in warning for warning in decision.warnings):  # a fail_open hook's failure is a warning, on stderr
+        return "error: see warning"
+    return f"error={hook.error}"
+
+
 def _print_human(decision: Any) -> None:
-    print(f"decision: {decision.decision}" + ("" if decision.judged else " (NOT JUDGED: see warnings)"))
+    from guard.cli.terminal import DECISION_STYLES, console, say
+
+    out = console()
+    say(out, ("decision: ", "bold"), (decision.decision, DECISION_STYLES[decision.decision]),
+        ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
     if decision.reason:
-        print(f"reason:   {decision.reason}")
+        say(out, ("reason:   ", "bold"), (decision.reason, None))
     if decision.updated_input is not None:
-        print(f"rewrite:  {json.dumps(decision.updated_input)}")
+        say(out, ("rewrite:  ", "bold"), (json.dumps(decision.updated_input), None))
     for h in decision.hooks:
         bits = [f"{h.id} ({h.type})", f"→ {h.decision or 'abstain'}"]
         if h.tier:
@@ -66,8 +89,8 @@ def _print_human(decision: Any) -> None:
         bits.append(f"cost={f'${h.cost_usd:.6f}' if h.cost_usd is not None else 'n/a'}")
         bits.append("cache=hit" if h.cached else "cache=miss")
         if h.error:
-            bits.append(f"error={h.error}")
-        print("  " + "  ".join(bits))
+            bits.append(_error_note(h, decision))
+        say(out, ("  " + "  ".join(bits), DECISION_STYLES.get(h.decision or "") if h.error is None else "red"))
 
 
 def _trust_note(config: str | None) -> None:
@@ -88,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     specs: list[HookSpec] | None = None
     if args.rule:
         specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    gate = Gate(args.config, specs=specs)  # the config on disk: this is the user's own command, not the hook
+    gate = Gate(args.config, specs=specs, start_service=False)  # the config on disk (the user's own command); a running warm service is used, none is left behind
     if gate.config_error is not None:
         raise gate.config_error
     if specs is None:
@@ -100,9 +123,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(decision.to_dict(), indent=2))
     else:
         _print_human(decision)
-    for h in decision.hooks:
-        if h.error:
-            print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
+    if args.json:  # stdout is for programs: the person reads what failed here
+        for h in decision.hooks:
+            if h.error and not any(h.error in warning for warning in decision.warnings):
+                print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
     for warning in decision.warnings:
         print(f"guard check: warning: {warning}", file=sys.stderr)
     if not decision.judged or any(h.error for h in decision.hooks):

@@ -30,7 +30,11 @@ def _fraction(text: str) -> float:
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("datasets", help="validate labeled datasets, import published ones")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "datasets", help="validate labeled datasets, import published ones",
+        description="Check labeled datasets (guard eval's input) for what makes figures wrong, convert published "
+        "trajectory sets into dataset cases, or turn decisions labeled with guard log label into cases.",
+    )
     inner = p.add_subparsers(dest="datasets_command", metavar="SUBCOMMAND", required=True)
 
     check = inner.add_parser("check", help="schema, duplicate ids, label balance, near-duplicates, rule ids")
@@ -40,7 +44,7 @@ def register(sub: Any) -> None:
     check.add_argument("--similarity", type=_fraction, default=0.9, help="near-duplicate Jaccard threshold (default 0.9)")
 
     imp = inner.add_parser("import", help="convert R-Judge, ASSEBench or AgentHarm trajectories to dataset JSONL")
-    imp.add_argument("format", choices=_FORMATS)
+    imp.add_argument("format", choices=_FORMATS, help="which published set the file comes from")
     imp.add_argument("path", metavar="PATH", help="the published JSON file, or the folder holding it")
     imp.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
     imp.add_argument("--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size")

@@ -17,20 +17,28 @@ _LABELS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("doctor", help="check config, models, installed hooks and PATH; say what to fix")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "doctor",
+        help="check config, models, installed hooks and PATH; say what to fix",
+        description="Check that guard would judge the next tool call here: the config loads, every model a smart hook "
+        "uses has a provider and a key and answers, each installed client hook starts this guard with time to answer, "
+        "and which guard PATH finds. Exit 0 when nothing is broken (warnings allowed), 1 otherwise.",
+    )
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--model-timeout", type=float, default=15.0, metavar="S", help="seconds each model gets to answer one tiny request (default 15)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from guard.cli.terminal import STATUS_STYLES, console, say
     from guard.doctor import diagnose
 
+    out = console()
     broken = 0
     for finding in diagnose(args.config, project_dir=Path.cwd(), home=Path.home(), model_timeout=args.model_timeout):
-        print(f"{_LABELS[finding.status]}  {finding.topic}: {finding.message}", flush=True)
+        say(out, (_LABELS[finding.status], STATUS_STYLES[finding.status]), (f"  {finding.topic}: {finding.message}", None))
         if finding.fix and finding.status != "ok":
-            print(f"      fix: {finding.fix}", flush=True)
+            say(out, ("      fix: ", "bold"), (finding.fix, None))
         broken += finding.status == "fail"
     if broken:
         print(f"\n{broken} problem{'s' if broken > 1 else ''}: guard is not guarding as configured", file=sys.stderr)

@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
     p.add_argument("--prevalence", type=float, metavar="P", help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate")
     p.add_argument("--suggest-thresholds", action="store_true", help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, on_interrupt=interrupted)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -85,7 +85,22 @@ def _threshold_line(point: Any) -> str:
     return f"{budget}: confidence_threshold: {point.threshold:g}  ({reached})"
 
 
+def interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C: the rows judged so far stay in results.jsonl, and the same command picks up from them."""
+    try:
+        with open(f"{args.out}/results.jsonl", "rb") as fh:
+            kept = sum(1 for line in fh if line.strip())
+    except OSError:
+        kept = 0
+    print(f"guard eval: interrupted; {kept} judged row(s) are kept in {args.out}/results.jsonl: "
+          "run the same command again to judge only the rest", file=sys.stderr)
+    return 130
+
+
 def run(args: argparse.Namespace) -> int:
+    from guard.core.extras import require
+
+    require("eval", "guard eval")  # before judging a single case
     from guard.config.pinning import trust_note
     from guard.eval.runner import DEFAULT_CONCURRENCY
     from guard.eval.session import EXIT_GATE, EXIT_UNRECORDED, evaluate

@@ -25,7 +25,13 @@ CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("hook", help="judge one hook event from stdin (for settings.json)")
+    p = sub.add_parser(
+        "hook",
+        help="judge one hook event from stdin (for settings.json)",
+        description="Read one hook event (JSON) from stdin, decide it with the config's hooks and print the answer in the "
+        "client's hook protocol. This is the command `guard install` writes into a client's settings; it answers "
+        "before --deadline with the failure policy if anything hangs.",
+    )
     p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")

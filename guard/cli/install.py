@@ -24,6 +24,7 @@ _CLIENT_NOTES = {
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from guard.core.events.names import client_event_name
     from guard.install import CLIENTS, DEFAULT_TIMEOUT_S
 
     parser = subparsers.add_parser(
@@ -36,9 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scope", choices=("project", "user"), default="project",
                         help="project: the settings in the current directory (default); user: your home directory")
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
+    defaults = ", ".join(client_event_name(event) for event in CLIENTS["claude"].default_events)
     parser.add_argument("--events", nargs="+", metavar="EVENT",
                         help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
-                             "default: pre-tool, post-tool, prompt submit and stop")
+                             f"default: {defaults} (in each client's own names)")
     parser.add_argument("--command", help="the hook command (default: this guard's absolute path, "
                                           "hook --format CLIENT --deadline SECONDS)")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -178,6 +180,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
     import subprocess
 
+    from guard.core.extras import DISTRIBUTION
     from guard.install import PLUGIN_COMMAND, plugin_commands
 
     if args.client != "claude":
@@ -204,7 +207,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
     if not args.uninstall and shutil.which("guard") is None:
         print(f"warning: `guard` is not on PATH here; the plugin runs `{PLUGIN_COMMAND}` and a client that cannot start it "
-              "lets every call pass unchecked. Install guard on PATH (pipx install guard) or use `guard install claude` without --plugin", file=sys.stderr)
+              f"lets every call pass unchecked. Install guard on PATH (pipx install {DISTRIBUTION}) or use `guard install claude` without --plugin", file=sys.stderr)
     return 0
 
 

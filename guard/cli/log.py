@@ -1,4 +1,7 @@
-"""``guard log``: the latest decisions from the audit log, for a person or as JSON; ``guard log label`` marks one right or wrong; ``guard log verify`` checks its sealed chain.
+"""``guard log``: the latest decisions from the audit log, newest first, for a person or as JSON Lines; ``guard log label`` marks one right or wrong; ``guard log verify`` checks its sealed chain.
+
+``guard log | head -1`` is the newest decision and ``guard log --json | head -1`` its
+JSON object: one object per line, so a reader can stop at any line.
 
 A labeled row is a regression case in waiting: ``guard datasets from-audit`` writes
 every labeled row as a dataset case.
@@ -20,12 +23,21 @@ _CONFIG_HELP = "guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yam
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("log", help="show the latest decisions from the audit log")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "log",
+        help="show the latest decisions from the audit log, newest first",
+        description="The latest decisions from the audit log, newest first: time, verdict, event, tool, latency, cost, "
+        "reason, and every hook's verdict beneath. `guard log label ID VERDICT` stores what a decision should have been; "
+        "`guard log verify` checks the log's sealed chain.",
+        usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [label ID VERDICT | verify]",
+    )
     p.add_argument("--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)")
-    p.add_argument("--json", action="store_true", help="print the rows as a JSON array")
+    p.add_argument("--json", action="store_true", help="one JSON object per decision, one per line (JSON Lines)")
+    p.add_argument("--reverse", action="store_true", help="oldest of them first")
     p.add_argument("--config", help=_CONFIG_HELP)
-    inner = p.add_subparsers(dest="log_command", metavar="SUBCOMMAND")
-    label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)")
+    inner = p.add_subparsers(dest="log_command", metavar="{label,verify}", title="to label a decision or check the log")
+    label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)",
+                             description="Store the verdict decision ID should have had; guard datasets from-audit turns labeled rows into dataset cases.")
     label.add_argument("id", type=whole_number(1), metavar="ID", help="the decision's number (#ID in guard log)")
     label.add_argument("label", choices=LABELS, help="what guard should have decided")
     label.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
@@ -50,14 +62,32 @@ def _hook_line(hook: dict[str, Any]) -> str:
     return "    " + "  ".join(bits)
 
 
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
 def _print_row(row: dict[str, Any]) -> None:
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["time"]))
+    when = _when(row["time"])
     cost = f"${row['cost_usd']:.6f}" if row["cost_usd"] is not None else "-"
     head = [f"#{row['id']}", when, f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost]
     label = f"  [labeled {row['label']}]" if row.get("label") else ""
     print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else "") + label)
     for hook in row["hooks"]:
         print(_hook_line(hook))
+
+
+def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
+    """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
+    from guard.cli.terminal import DECISION_STYLES, Table
+
+    table = Table("#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost"))
+    for row in rows:
+        hooks = "\n".join(_hook_line(hook).strip() for hook in row["hooks"])
+        reason = (row["reason"] or "") + (f" [labeled {row['label']}]" if row.get("label") else "")
+        cost = f"${row['cost_usd']:.6f}" if row["cost_usd"] is not None else "-"
+        table.add(str(row["id"]), _when(row["time"]), row["decision"], row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost,
+                  "\n".join(filter(None, [reason, hooks])), styles={2: DECISION_STYLES.get(row["decision"], "")})
+    table.print(out)
 
 
 def _label(log: Any, args: argparse.Namespace) -> int:
@@ -115,12 +145,22 @@ def run(args: argparse.Namespace) -> int:
         return _label(log, args)
     if args.log_command == "verify":
         return _verify(log, args)
-    rows = log.tail(args.limit)
+    rows = log.tail(args.limit)  # oldest first
+    if not args.reverse:
+        rows.reverse()
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
         return 0
     if not rows:
         print(f"no decisions logged yet in {settings.path(settings.audit_path)}")
+        return 0
+    from guard.cli.terminal import console
+
+    out = console()
+    if out is not None:
+        _print_table(out, rows)
+        return 0
     for row in rows:
         _print_row(row)
     return 0

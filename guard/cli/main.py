@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 #: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "cache", "log", "install", "trust", "doctor", "importing", "view")
+_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "services", "cache", "log", "install", "trust", "doctor", "importing", "view")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,8 +104,9 @@ def _run(args: Any) -> int:
     except GuardError as exc:
         print(f"guard: {exc}", file=sys.stderr)
         return getattr(args, "error_exit_code", 1)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # a command may say what the interruption left behind (guard eval: the rows kept)
+        on_interrupt = getattr(args, "on_interrupt", None)
+        return on_interrupt(args) if on_interrupt else 130
     return code
 
 

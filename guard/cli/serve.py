@@ -29,11 +29,23 @@ from typing import Any
 
 from guard.core.errors import GuardError
 
-__all__ = ["register", "run"]
+__all__ = ["bound_url", "register", "run"]
+
+
+def bound_url(server: Any) -> str:
+    """Where a started uvicorn server listens, with the port it was given (``--port 0`` picks one)."""
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("serve", help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)",
+        description="Serve one warm engine over HTTP: POST /v1/hooks (canonical events, or a client's shape with ?format=X), "
+        "/healthz, /metrics and the web view under /ui. Loopback unless a token is set; guard hook starts one in the "
+        "background for a session (guard services lists and stops those).",
+    )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 picks a free one)")
     p.add_argument("--token", help="bearer token every request must carry (default: $GUARD_SERVE_TOKEN, then server.token, "
@@ -42,7 +54,7 @@ def register(sub: Any) -> None:
                                                               "or signing in to /ui) and exit; refused under an agent client")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
-    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's and guard's log level (default info)")
     p.add_argument("--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)")
     p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals")
@@ -65,8 +77,7 @@ def _server_class(uvicorn: Any) -> Any:
             if self.started and self.state_file:
                 from guard.server.autostart import write_state
 
-                host, port = self.servers[0].sockets[0].getsockname()[:2]
-                write_state(self.state_file, f"http://{host}:{port}", os.getpid())
+                write_state(self.state_file, bound_url(self), os.getpid())
 
         async def on_tick(self, counter: int) -> bool:
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
@@ -109,17 +120,17 @@ def _print_token(token: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
+    from guard.core.extras import require
 
-        from guard.server.app import create_app
-    except ImportError as exc:
-        raise GuardError(f"guard serve needs starlette and uvicorn ({exc.name} is missing): pip install 'guard[serve]'") from exc
+    require("serve", "guard serve")
+    import uvicorn
+
     from guard.cache.batched_counts import for_service
     from guard.config import LoadedConfig
     from guard.config.pinning import load_trusted
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
+    from guard.server.app import create_app
     from guard.server.identity import explicit_token, service_key
 
     trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
@@ -157,6 +168,6 @@ def run(args: argparse.Namespace) -> int:
                                     after_shutdown=counted.close if counted is not None else None)  # every tallied count written
     backend = loaded.settings.cache_url.split(":", 1)[0]
     auth = "bearer token required" + ("" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)")
-    print(f"guard serve: {len(loaded.specs)} hooks from {', '.join(loaded.sources) or 'no config'}; decision cache: {backend}; {auth}", file=sys.stderr)
+    print(f"guard serve: {loaded.summary()}; decision cache: {backend}; {auth}", file=sys.stderr)
     server.run()
     return 0

@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from guard.core.errors import GuardError
-
 __all__ = ["LOOPBACK_NAMES", "register", "run"]
 
 #: Host names the view answers to (the port is not part of the check).
@@ -21,7 +19,12 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("view", help="browse decisions, rules and eval runs in a local web page")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "view",
+        help="browse decisions, rules and eval runs in a local web page",
+        description="Serve a read-only web page of the audit log (every decision and its reason, filters, search), "
+        "per-rule figures and guard eval runs, on loopback only; it prints its address once it listens.",
+    )
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--audit", metavar="FILE", help="audit log to show (default: the config's)")
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="folders holding guard eval --out runs")
@@ -45,15 +48,28 @@ def _index_older_rows(audit: Path | None) -> None:
         print(f"guard view: indexed {indexed} decision(s) logged before this version", file=sys.stderr)
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
+def _announcing(uvicorn: Any) -> Any:
+    """uvicorn's Server, printing the page's address once it listens (with ``--port 0``, the port it got)."""
+    from guard.cli.serve import bound_url
 
-        from guard.view import ViewSources, create_view
-    except ImportError as exc:
-        raise GuardError(f"guard view needs starlette, uvicorn and jinja2 ({exc.name} is missing): pip install 'guard[serve]'") from exc
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(f"guard view: {bound_url(self)}/ (Ctrl-C stops it)", flush=True)
+
+    return Server
+
+
+def run(args: argparse.Namespace) -> int:
+    from guard.core.extras import require
+
+    require("view", "guard view")
+    import uvicorn
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
     from guard.config import load_config
+    from guard.view import ViewSources, create_view
 
     loaded = load_config(args.config)
     settings = loaded.settings
@@ -61,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     sources = ViewSources(audit, tuple(Path(d) for d in args.evals), frozenset(settings.audit_redact))
     app = TrustedHostMiddleware(create_view(sources), allowed_hosts=list(LOOPBACK_NAMES))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
-    server = uvicorn.Server(config)
+    server = _announcing(uvicorn)(config)
     print(f"guard view: audit log {audit or '(none)'}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
     _index_older_rows(audit)
     server.run()

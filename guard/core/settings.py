@@ -153,3 +153,11 @@ class LoadedConfig(Record):
         self.specs: list[HookSpec] = [] if specs is None else specs
         self.sources: list[str] = [] if sources is None else sources
         self.pin: str | None = pin
+
+    def summary(self) -> str:
+        """How many hooks the user's files define and where from ("1 hook from guard.yaml"): built-in ones are named apart."""
+        own = [spec for spec in self.specs if spec.source != "builtin"]
+        where = ", ".join(self.sources) or "no config"
+        text = f"{len(own)} hook{'' if len(own) == 1 else 's'} from {where}"
+        builtin = [spec.id for spec in self.specs if spec.source == "builtin"]
+        return text + (f" (and built in: {', '.join(builtin)})" if builtin else "")

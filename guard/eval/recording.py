@@ -96,10 +96,10 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
     A fresh recording replaces the old cassette; a resumed one (``resume``) keeps it and
     adds the calls still missing.
     """
-    try:
-        import vcr
-    except ImportError as exc:  # pragma: no cover - vcrpy ships with guard[eval]
-        raise GuardError("--record/--replay need vcrpy: pip install 'guard[eval]'") from exc
+    from guard.core.extras import require
+
+    require("eval", "--record/--replay", ("vcr",))
+    import vcr
 
     path = cassette_path(directory, dataset_names)
     if mode == "replay" and not path.is_file():

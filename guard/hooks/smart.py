@@ -22,6 +22,7 @@ from guard.core.decision import HookResult
 from guard.core.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
+from guard.judge.providers import check_models
 from guard.judge.tiers import Judgement, judge, models_for
 
 if TYPE_CHECKING:
@@ -130,10 +131,11 @@ class SmartHook:
             return
         self._missed[key] += 1
         try:
-            models = models_for(self.spec, self.ctx.settings).values()
+            models = models_for(self.spec, self.ctx.settings)
         except ModelNotConfigured:
             return  # run() reports it
-        await load_client(models, self.ctx.settings.effective_api_base())
+        check_models(self.spec, self.ctx.settings, models)  # no key, no such provider: said now, not after the import
+        await load_client(models.values(), self.ctx.settings.effective_api_base())
 
     async def run(self, event: Event) -> HookResult:
         started = time.monotonic()
@@ -152,7 +154,9 @@ class SmartHook:
             return self._cached(hit, started)
 
         async def judge_and_store() -> tuple[Judgement, float]:
-            await load_client(models_for(self.spec, settings).values(), settings.effective_api_base())  # a no-op after prepare(); the deadline starts once it is done
+            models = models_for(self.spec, settings)
+            check_models(self.spec, settings, models)
+            await load_client(models.values(), settings.effective_api_base())  # a no-op after prepare(); the deadline starts once it is done
             judging = time.monotonic()
             deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
             policy = self.ctx.resource("judge_retry", RetryPolicy)

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 from guard.adapters import event_of
 from guard.adapters.claude import hook_output, with_warnings
 from guard.core.events.names import canonical_event
+from guard.core.extras import require
 from guard.runtime.gate import CONFIG_BLOCKED_EVENTS, Gate, answer_by
+
+require("claude-agent-sdk", "guard.integrations.claude_agent_sdk")  # on import, not at the first guard_hooks() call
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher

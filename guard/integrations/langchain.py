@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
-
+from guard.core.extras import missing_extra
 from guard.integrations.tool_calls import ToolCallGate, ToolVerdict
+
+try:
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware.types import ToolCallRequest
+    from langchain_core.messages import ToolMessage
+except ModuleNotFoundError as exc:
+    raise missing_extra("langchain", "guard.integrations.langchain", exc) from exc
 
 __all__ = ["GuardMiddleware"]
 

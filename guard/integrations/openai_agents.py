@@ -14,9 +14,13 @@ import json
 import logging
 from typing import Any
 
-from agents import Agent, FunctionTool, ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
-
+from guard.core.extras import missing_extra
 from guard.integrations.tool_calls import ToolCallGate
+
+try:
+    from agents import Agent, FunctionTool, ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+except ModuleNotFoundError as exc:  # the install line, not "No module named 'agents'"
+    raise missing_extra("openai-agents", "guard.integrations.openai_agents", exc) from exc
 
 __all__ = ["guard_agent_tools", "guard_tool_guardrail"]
 

@@ -44,6 +44,12 @@ from guard.judge.reply_limit import ReplyTooLarge, cap_litellm, too_large
 __all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
+#: How a connection that never opened reads, from httpx and from LiteLLM (which may raise it as a 500).
+_UNREACHABLE = re.compile(
+    r"connection refused|errno 111|name or service not known|nodename nor servname|temporary failure in name resolution"
+    r"|no address associated with hostname|getaddrinfo failed|network is unreachable|no route to host|all connection attempts failed",
+    re.IGNORECASE,
+)
 #: How LiteLLM words a missing key when it raises it as something other than a 401 (e.g. a 500).
 _MISSING_KEY = re.compile(r"missing credentials|missing [\w ]*api[ _]key|api[ _]key (?:is )?(?:not set|missing|required)", re.IGNORECASE)
 RESPONSE_MODES = ("json_schema", "json_object", "prompt")
@@ -54,6 +60,7 @@ class RetryPolicy:
     """Back-off parameters (injectable so tests need not sleep for seconds)."""
 
     attempts: int = 4
+    connect_attempts: int = 2  # an endpoint nothing answers at (refused, no such host): one quick retry, then say so
     base: float = 0.5  # first back-off, doubled each retry
     max_backoff: float = 8.0
     jitter: float = 0.25  # up to this many seconds added at random
@@ -100,6 +107,7 @@ class ModelReply:
 
 def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # no fetch from GitHub on the first anthropic/ call
     os.environ.setdefault("DISABLE_AIOHTTP_TRANSPORT", "True")
     # Pydantic notes about LiteLLM's own TypedDicts surface mid-call (schemas are built lazily);
     # they are not the user's business. Re-applied on every call: filterwarnings is idempotent,
@@ -205,6 +213,16 @@ def _auth_failure(exc: BaseException) -> bool:
     return bool(_MISSING_KEY.search(str(exc)))
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """Nothing answers at the endpoint: refused, no such host, no route. Not a timeout or a dropped connection."""
+    if isinstance(exc, TimeoutError):
+        return False
+    if getattr(exc, "unreachable", None) is not None:  # the OpenAI transport knows which connections never opened
+        return bool(exc.unreachable)  # type: ignore[attr-defined]
+    connection = isinstance(exc, OSError) or type(exc).__name__ in ("APIConnectionError", "InternalServerError")
+    return connection and _status(exc) in (None, 500) and bool(_UNREACHABLE.search(str(exc)))
+
+
 def _retryable(exc: BaseException) -> bool:
     if _auth_failure(exc) or too_large(exc):  # the same key, or the same endpoint, answers the same way again
         return False
@@ -240,27 +258,50 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
 
 
+#: What the agent reads in place of the provider's own words (which may echo a key).
+PROVIDER_NOTE = " (the provider's answer is in guard log)"
+
+
 def _failed(kind: type[JudgeError], summary: str, exc: BaseException) -> JudgeError:
     """A failure saying ``summary`` to the agent and, to the user and the audit log, the provider's own words too."""
-    return kind(f"{summary}: {_short(exc)}", summary=f"{summary} (the provider's answer is in guard log)")
+    return kind(f"{summary}: {_short(exc)}", summary=summary + PROVIDER_NOTE)
 
 
-def _key_hint(routed: str) -> str:
-    """Which variable to set for ``routed`` (the model as LiteLLM is asked for it), in LiteLLM's own words."""
-    try:
-        missing = _litellm().validate_environment(model=routed).get("missing_keys") or []
-    except Exception:  # an unknown provider: LiteLLM cannot say
-        missing = []
+def _key_hint(routed: str, api_base: str | None) -> str:
+    """Which variable to set for ``routed`` (the model as the transport is asked for it), without loading LiteLLM for it."""
+    from guard.judge import openai_transport
+    from guard.judge.providers import api_base_origin
+
+    if api_base:
+        sent = "OPENAI_API_KEY" if os.environ.get("OPENAI_API_KEY") else "a request without a key"
+        return f"{api_base} ({api_base_origin(api_base)}) refused {sent}: set OPENAI_API_KEY to the key it expects"
+    if openai_transport.serves(routed) or "litellm" not in sys.modules:
+        missing = [] if os.environ.get("OPENAI_API_KEY") or not routed.startswith("openai/") else ["OPENAI_API_KEY"]
+    else:  # the call went through LiteLLM, so asking it costs nothing more
+        try:
+            missing = _litellm().validate_environment(model=routed).get("missing_keys") or []
+        except Exception:  # an unknown provider: LiteLLM cannot say
+            missing = []
     if missing:
         return f"set {' or '.join(missing)}"
     return "the key in the environment was refused"
 
 
-def _translate(exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None) -> JudgeError:
+def _unreachable_hint(api_base: str | None) -> str:
+    from guard.judge.providers import api_base_origin
+
+    if api_base:
+        return f"nothing answers at {api_base}: start that server or fix {api_base_origin(api_base)}"
+    return "the provider cannot be reached from here: check the network, or set GUARD_API_BASE to an OpenAI-compatible server"
+
+
+def _translate(exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None, api_base: str | None = None) -> JudgeError:
     """A foreign exception as the JudgeError the engine's failure_mode understands."""
     status = _status(exc)
     if _auth_failure(exc):
-        return _failed(JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model)})", exc)
+        return _failed(JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc)
+    if _unreachable(exc):
+        return _failed(JudgeUnavailable, f"model {model}: {_unreachable_hint(api_base)} ({attempts} attempt(s))", exc)
     if too_large(exc):
         return JudgeBadResponse(f"model {model}: {ReplyTooLarge().args[0]}")
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or status == 408:
@@ -283,9 +324,13 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     def out_of_time(state: Any) -> bool:
         return time.monotonic() + state.upcoming_sleep + policy.min_attempt > deadline
 
+    def nobody_there(state: Any) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        return exc is not None and _unreachable(exc) and state.attempt_number >= policy.connect_attempts
+
     too_many: Any = stop_after_attempt(policy.attempts)  # tenacity combines a stop with any callable via |
     async for attempt in AsyncRetrying(
-        retry=retry_if_exception(_retryable), wait=wait, stop=too_many | out_of_time, reraise=True
+        retry=retry_if_exception(_retryable), wait=wait, stop=too_many | out_of_time | nobody_there, reraise=True
     ):
         with attempt:
             remaining = deadline - time.monotonic()
@@ -400,7 +445,7 @@ async def complete(
                 notes.append(f"{mode} rejected ({_short(exc)[:120]}); retried as {RESPONSE_MODES[weaker]}")
                 mode = RESPONSE_MODES[weaker]
                 continue
-            raise _translate(exc, model, attempts, budget, routed) from exc
+            raise _translate(exc, model, attempts, budget, routed, api_base) from exc
     choice = response.choices[0]
     message = choice.message
     usage = getattr(response, "usage", None)

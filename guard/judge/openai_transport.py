@@ -33,7 +33,7 @@ from guard.core.errors import ConfigError
 from guard.judge import endpoint
 from guard.judge.reply_limit import read_capped
 
-__all__ = ["ROUTES", "acompletion", "load", "price_map", "response_mode", "serves"]
+__all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
 ROUTES = ("auto", "litellm")
@@ -84,6 +84,14 @@ class ServiceUnavailableError(ProviderError):
 
 class APIConnectionError(ConnectionError):
     """The provider could not be reached, or dropped the connection (retried like LiteLLM's)."""
+
+    unreachable = False
+
+
+class EndpointUnreachable(APIConnectionError):
+    """No connection could be opened at all (refused, no such host, TLS handshake): waiting will not help soon."""
+
+    unreachable = True
 
 
 @dataclass
@@ -201,17 +209,22 @@ async def _pool(url: str) -> _Pool:
     return pools[scheme][0]
 
 
-@lru_cache(maxsize=1)
-def price_map() -> dict[str, Any]:
-    """LiteLLM's bundled price map, read as JSON (empty when LiteLLM is not installed or the file is unreadable)."""
+def litellm_data(name: str) -> dict[str, Any]:
+    """One of the JSON files LiteLLM ships beside its package, read without importing LiteLLM ({} when absent)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return {}
     try:
-        data = json.loads((Path(spec.origin).parent / PRICE_MAP).read_text(encoding="utf-8"))
+        data = json.loads((Path(spec.origin).parent / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+@lru_cache(maxsize=1)
+def price_map() -> dict[str, Any]:
+    """LiteLLM's bundled model map: prices, providers, structured-output support."""
+    return litellm_data(PRICE_MAP)
 
 
 def _model_info(model: str) -> dict[str, Any]:
@@ -311,6 +324,8 @@ async def acompletion(
             content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except httpx.ConnectError as exc:
+        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
     except httpx.TransportError as exc:
         raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
     if response.status_code >= 400:

@@ -1,6 +1,6 @@
 """Judge prompt templates and what the judge gets to see of an event.
 
-Templates are package data, ``guard/prompts/<name>.v<N>.txt`` (the highest N wins), with a
+Templates are ``prompts/<name>.v<N>.txt`` at the top of the project (the highest N wins), with a
 ``[system]`` and an optional ``[user]`` section; every decision records the
 template's version and sha256 so a verdict can be traced to the exact words that
 produced it. The event reaches the judge as fenced data (see :mod:`guard.judge.fence`)
@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
 
-#: Inside the package, so an installed wheel judges like a checkout. Found beside this module rather than
-#: through ``importlib.resources``: pip installs guard as plain files, and that import would add ~8 ms
-#: to every cache-hit ``guard hook``.
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+_PACKAGE = Path(__file__).resolve().parents[1]
+#: ``prompts/`` beside the package in a checkout (and an editable install); the wheel ships the same
+#: files inside it, as ``guard/prompts/`` (setup.py maps the folder), and that copy wins where it exists.
+#: Found by path rather than through ``importlib.resources``: that import would add ~8 ms to every
+#: cache-hit ``guard hook``.
+PROMPTS_DIR = next((d for d in (_PACKAGE / "prompts", _PACKAGE.parent / "prompts") if d.is_dir()), _PACKAGE / "prompts")
 
 #: Payload fields the judge never sees: ids that change every call and say nothing about the action.
 HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD}

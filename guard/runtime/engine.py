@@ -96,13 +96,14 @@ class Engine:
     async def _run_one(self, spec: HookSpec, event: Event, answer_by: float | None) -> HookResult:
         started = time.perf_counter()
         details: dict[str, Any] = {}
-        timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
+        cut_by_deadline = True  # while preparing, only the client's deadline can cut the hook
         shown: str | None = None
         try:
             hook = self._hook(spec)
-            # one-off set-up (a smart hook's cache probe and model-client import) is not judging time,
-            # but it is the client's time: it runs inside the deadline too
-            await asyncio.wait_for(hook.prepare(event), timeout=timeout)
+            # one-off set-up (a smart hook's cache probe and model-client import, seconds on a busy machine)
+            # is not judging time: the hook's own timeout starts after it. It is the client's time, so the
+            # deadline covers it.
+            await asyncio.wait_for(hook.prepare(event), timeout=None if answer_by is None else max(answer_by - time.monotonic(), 0.0))
             started = time.perf_counter()
             timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
             result = await asyncio.wait_for(hook.run(event), timeout=timeout)

@@ -97,6 +97,7 @@ class Gate:
         fail_open_config: bool = False,
         env: Mapping[str, str] | None = None,
         pinned: bool = False,
+        start_service: bool = True,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
@@ -117,6 +118,9 @@ class Gate:
         self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
         self.fail_closed = fail_closed
         self.fail_open_config = fail_open_config
+        #: Whether ``server.url: auto`` (and a session's start) may launch a background ``guard serve``;
+        #: ``guard check`` uses one that runs but starts none (each would idle for 30 minutes).
+        self.start_service = start_service
         self._engine: Any = None
         self._fallback_note: str | None = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
@@ -318,7 +322,7 @@ class Gate:
                 decision.details["fast_path"] = True
             else:
                 self._slow_path()
-                decision = self._remote(payload, prepared, answer_by) or self._local(payload, prepared, answer_by)
+                decision = self._remote(payload, prepared, answer_by, fmt) or self._local(payload, prepared, answer_by)
         except Exception as exc:  # a bug in guard is never a silent allow
             log.debug("deciding %s failed", event, exc_info=True)
             decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
@@ -386,7 +390,7 @@ class Gate:
             decision.details["server_fallback"] = self._fallback_note
         return decision
 
-    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision | None:
+    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None, client: str | None = None) -> Decision | None:
         """The service's decision, or None to decide locally (the reason is noted on that decision).
 
         With no ``server.url`` a service that a session's start launched for this
@@ -410,12 +414,14 @@ class Gate:
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
         key = service_key(self.loaded.settings)
-        reply = send_event(url, payload, timeout=timeout, key=key) if url and timeout > 0 else None
+        reply = send_event(url, payload, timeout=timeout, key=key, client=client) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url
             return served
-        if self.server == "auto":
+        if self.server == "auto" and not self.start_service:
+            self._fallback_note = "no guard serve runs for this config; judged in-process"
+        elif self.server == "auto":
             started = autostart.start(self.loaded)
             self._fallback_note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
         else:
@@ -428,7 +434,7 @@ class Gate:
         ``guard install`` hooks SessionStart for this, so the session's first judged
         tool call finds a warm judge (no model client import in the hook process).
         """
-        if self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
+        if not self.start_service or self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
             return
         from guard.server import autostart
 

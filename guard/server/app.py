@@ -51,6 +51,7 @@ from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
 from guard.server.audit_writer import BackgroundAudit
+from guard.server.client import CLIENT_HEADER
 from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, proof
 from guard.server.metrics import Metrics
 
@@ -107,6 +108,12 @@ def _client_format(name: str | None) -> Any:
         raise HTTPException(404, f"unknown client format {name!r}; use one of {', '.join(FORMATS)}") from exc
 
 
+def _sent_by(request: Request) -> str | None:
+    """The client a ``guard hook`` judged this normalized event for (``X-Guard-Client``), for the audit row; only a known format counts."""
+    name = request.headers.get(CLIENT_HEADER)
+    return name if name in FORMATS else None
+
+
 class _Service:
     """The route handlers, around one engine and one metrics registry."""
 
@@ -126,7 +133,7 @@ class _Service:
             data, _ = read_payload(data)
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt)
+        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt or _sent_by(request))
         self.metrics.observe_decision(decision)
         return payload, decision
 

@@ -31,12 +31,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from guard.core.logs import LazyLogger
 from guard.trust import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "running_url", "service_command", "start", "state_path", "write_state"]
+__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "start", "state_path", "stop", "write_state"]
 
 log = LazyLogger("guard.server")
 _PURPOSE = "serve"
@@ -50,6 +50,10 @@ _POLL_S = 0.01
 _ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
 
 
+def _folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
+
+
 def state_path(loaded: Any) -> Path:
     """Where the service for this config writes its URL and pid: one per trusted copy (else per file version) and model environment."""
     if getattr(loaded, "pin", None):
@@ -59,8 +63,7 @@ def state_path(loaded: Any) -> Path:
     parts.append([os.environ.get(name) for name in _ENV])
     parts.append([sys.executable])
     digest = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
-    return base / f"{digest}.json"
+    return _folder() / f"{digest}.json"
 
 
 def _alive(pid: object) -> bool:
@@ -175,3 +178,83 @@ def start(loaded: Any) -> bool:
         except OSError:  # TrustError included: the service is then never trusted, hooks judge in-process
             log.warning("cannot write guard serve state file %s", path, exc_info=True)
     return True
+
+
+class Service(NamedTuple):
+    """A background ``guard serve`` this user's hooks started: its state file, URL (None while starting) and process."""
+
+    state_file: Path
+    url: str | None
+    pid: int
+    started: float  # when it was launched (the state file's first write), seconds since the epoch
+    command: tuple[str, ...]  # its command line, as the system reports it (empty when it cannot be read)
+
+
+def _command_line(pid: int) -> tuple[str, ...]:
+    """``pid``'s argv: /proc on Linux, else ``ps``; empty when neither can say."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+    except OSError:
+        pass
+    import shlex
+    import subprocess
+
+    try:
+        done = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+        return tuple(shlex.split(done.stdout.strip())) if done.returncode == 0 else ()
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return ()
+
+
+def _is_service(command: tuple[str, ...], state_file: Path) -> bool:
+    """Whether ``command`` is the ``guard serve`` that owns ``state_file`` (a reused pid is some other program)."""
+    return "serve" in command and "--state-file" in command and str(state_file) in command
+
+
+def services() -> list[Service]:
+    """Every running background service whose sealed state file names it, oldest first."""
+    found: list[Service] = []
+    for path in sorted(_folder().glob("*.json")):
+        state = _read(path)
+        if state is None:
+            continue
+        command = _command_line(state["pid"])
+        if command and not _is_service(command, path):
+            continue  # the pid now belongs to another program: the service is gone
+        try:
+            started = path.stat().st_mtime
+        except OSError:
+            continue
+        found.append(Service(path, state.get("url"), state["pid"], started, command))
+    return sorted(found, key=lambda s: s.started)
+
+
+def stop(service: Service, *, wait: float = 10.0) -> bool:
+    """Stop ``service`` (SIGTERM: in-flight calls finish) and wait up to ``wait`` seconds; True once it is gone.
+
+    Nothing is signalled unless the process is still the ``guard serve`` of that state file.
+    """
+    import signal
+
+    if not _is_service(_command_line(service.pid), service.state_file):
+        return not _alive(service.pid)
+    try:
+        os.kill(service.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    give_up = time.monotonic() + wait
+    while time.monotonic() < give_up:
+        if not _alive(service.pid) or _zombie(service.pid):
+            service.state_file.unlink(missing_ok=True)  # it removes its own on a clean exit; not after a crash
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _zombie(pid: int) -> bool:
+    """Exited but not yet reaped by its parent (a hook process that is itself gone leaves it to init)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False

@@ -19,7 +19,10 @@ from urllib.parse import quote
 from guard.core.logs import LazyLogger
 from guard.server.identity import NONCE_HEADER, PROOF_HEADER, TOKEN_ENV, credential, explicit_token, new_nonce, service_key, verify_proof
 
-__all__ = ["TOKEN_ENV", "send_event", "service_key", "service_token"]
+__all__ = ["CLIENT_HEADER", "TOKEN_ENV", "send_event", "service_key", "service_token"]
+
+#: Which client an already normalized event came from (``guard hook --format``), so the service's audit row names it.
+CLIENT_HEADER = "X-Guard-Client"
 
 log = LazyLogger("guard.server")
 
@@ -28,7 +31,7 @@ service_token = explicit_token
 
 
 def send_event(
-    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, key: str | None = None
+    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, key: str | None = None, client: str | None = None
 ) -> dict[str, Any] | None:
     """The service's canonical decision for ``payload``, or None when it cannot give one that proves it is guard's.
 
@@ -38,6 +41,7 @@ def send_event(
     the service holding ``key`` (default: :func:`service_key` without a config),
     or answered something that is not a decision. A 4xx for a malformed event is
     also None, so the in-process engine reports the problem the usual way.
+    ``client`` names the client a normalized ``payload`` came from.
     """
     key = key or service_key()
     if key is None:  # no secret, no token: nothing could prove an answer
@@ -47,6 +51,8 @@ def send_event(
     nonce = new_nonce()
     headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}", "Authorization": f"Bearer {credential(key)}",
                NONCE_HEADER: nonce}
+    if client:
+        headers[CLIENT_HEADER] = client
     request = urllib.request.Request(endpoint, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:

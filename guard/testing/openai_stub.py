@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import threading
 import time
 from collections import deque
@@ -355,7 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stub = StubServer(args.host, args.port, latency=args.latency)
     stub.responder = POLICIES[args.mode]
-    stub.start()
+    try:
+        stub.start()
+    except OSError as exc:  # a busy port, or a host this machine does not have: one line, not a traceback
+        print(f"{parser.prog}: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+              "(pick another --port, or --port 0 for a free one)", file=sys.stderr)
+        return 1
     print(stub.url, flush=True)
     try:
         while True:

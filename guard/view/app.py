@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +116,26 @@ def templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
     env.filters["pretty"] = _pretty
     env.filters["ms"] = _milliseconds
+    env.filters["local_time"] = local_time
     return Jinja2Templates(env=env)
+
+
+def local_time(value: float | str | None) -> str:
+    """A moment as every page shows one: local time, to the second, no offset.
+
+    Decisions are logged as epoch seconds; eval runs record an ISO time in UTC (``2025-06-01T12:00:00+00:00``).
+    Text that is not an ISO time is shown as it is.
+    """
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, str):
+        try:
+            epoch = datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return value
+    else:
+        epoch = value
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
 def _milliseconds(value: float | None) -> str:

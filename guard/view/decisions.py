@@ -7,7 +7,6 @@ added to ``audit.redact`` after a secret was logged hides it from the page too.
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +16,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted, redacted_hook, redacted_text
-from guard.view.app import ViewSources, index_param
+from guard.view.app import ViewSources, index_param, local_time
 from guard.view.audit_integrity import AuditIntegrity
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 
@@ -51,10 +50,6 @@ def filters_from(request: Request) -> tuple[DecisionFilters, dict[str, str]]:
     return filters, given
 
 
-def _when(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
-
-
 def _excerpt(payload: Any) -> str:
     """The part of the input a person scans for: a command or path when there is one, else the tool input as JSON."""
     if isinstance(payload, str):
@@ -79,7 +74,7 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     errors = [f"{h['id']}: {h['error']}" for h in hooks if h.get("error")]
     return {
         **row,
-        "when": _when(row["time"]),
+        "when": local_time(row["time"]),
         "hooks": hooks,
         "rules": judging,
         "payload": payload,

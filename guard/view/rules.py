@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.view.app import ViewSources
+from guard.view.app import ViewSources, local_time
 from guard.view.audit_queries import AuditQueries, RuleStats
 
 __all__ = ["RANGES", "routes"]
@@ -52,7 +52,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         context = {
             "section": "rules",
             "rules": [{"stats": rule, "bars": chart(rule)} for rule in stats],
-            "span": [time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) for t in span] if span else None,
+            "span": [local_time(t) for t in span] if span else None,
             "ranges": list(RANGES),
             "chosen": chosen,
             "since": time.strftime("%Y-%m-%dT%H:%M", time.localtime(span[0])) if span and length is not None else None,

@@ -1,0 +1,37 @@
+"""Ctrl-C during ``guard eval``: it exited 130 without a word, though the rows it kept would be reused."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from eval_fixtures import stub, write_dataset, write_suite_config  # noqa: F401 (fixture)
+
+from guard.testing.openai_stub import StubServer
+
+
+def rows(out: Path) -> int:
+    results = out / "results.jsonl"
+    return len(results.read_text().splitlines()) if results.exists() else 0
+
+
+def test_ctrl_c_says_how_many_rows_are_kept_and_that_a_rerun_resumes(tmp_path: Path, stub: StubServer) -> None:  # noqa: F811
+    stub.latency = 0.4  # slow enough to interrupt mid-run
+    dataset, config, out = write_dataset(tmp_path / "shell.jsonl"), write_suite_config(tmp_path / "guard.yaml", stub.url), tmp_path / "out"
+    command = [sys.executable, "-m", "guard.cli.main", "eval", str(dataset), "--config", str(config), "--out", str(out), "--no-progress", "--concurrency", "1"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while rows(out) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    kept = rows(out)
+    assert f"interrupted; {kept} judged row(s) are kept in {out}/results.jsonl" in err and "run the same command again" in err, err
+    assert "Traceback" not in err
+    again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert again.returncode == 0 and f"reused {kept} from" in again.stdout, again.stdout + again.stderr
