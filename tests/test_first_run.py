@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cache_fixtures import free_port
+from conftest import trust_config
 from import_fixtures import trapped_env
 
 from guard.testing.openai_stub import Reply, StubServer
@@ -58,6 +59,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeou
 @pytest.mark.parametrize("problem", sorted(PROBLEMS))
 def test_a_first_run_problem_is_named_once_with_what_to_set(problem: str, command: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (isolated_home / "guard.yaml").write_text(CONFIG)
+    trust_config(isolated_home / "guard.yaml")
     port = free_port()
     extra, wanted = PROBLEMS[problem]
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
@@ -89,6 +91,7 @@ def test_importing_the_model_client_does_not_count_against_the_hooks_timeout(iso
             f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n"
             "    - id: slow-start\n      rule: Deny deleting files.\n      depth: quick\n      timeout: 5\n      failure_mode: fail_closed\n"
         )
+        trust_config(isolated_home / "guard.yaml")
         env = {**trapped_env(isolated_home, slow={"litellm": 8.0}), "GUARD_TRANSPORT": "litellm"}  # every model through LiteLLM
         done, _ = run(["check", "--tool", "Bash", "--input", '{"command": "rm -rf /srv/data"}'], isolated_home, env, timeout=180)
         assert stub.calls == 1
@@ -104,6 +107,7 @@ def test_a_refused_key_is_final_at_once(isolated_home: Path) -> None:
             f"models:\n  quick: openai/gpt-4.1-mini\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n"
             "    - id: r\n      rule: Deny deleting files.\n      depth: quick\n      timeout: 8\n      failure_mode: fail_closed\n"
         )
+        trust_config(isolated_home / "guard.yaml")
         env = {**trapped_env(isolated_home, slow=NO_LITELLM), "OPENAI_API_KEY": "sk-wrong"}
         done, took = run(["hook", "--format", "claude"], isolated_home, env, stdin=json.dumps({**CALL, "cwd": str(isolated_home)}))
         assert stub.calls == 1  # not retried
@@ -118,6 +122,7 @@ def test_guard_check_leaves_no_background_service(isolated_home: Path) -> None:
         (isolated_home / "guard.yaml").write_text(
             f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nserver:\n  url: auto\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n"
         )
+        trust_config(isolated_home / "guard.yaml")
         done, _ = run(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, trapped_env(isolated_home))
     assert done.returncode == 0, done.stdout + done.stderr
     serve = isolated_home.parent / "home" / ".cache" / "guard" / "serve"

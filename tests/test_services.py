@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 
 from guard.server.autostart import write_state
 from guard.testing.openai_stub import Reply, StubServer
@@ -36,6 +37,7 @@ def start_service(project: Path, stub: StubServer) -> dict:
     """A session starts in ``project``: guard hook launches its warm service, as it does for Claude Code."""
     project.mkdir(exist_ok=True)
     (project / "guard.yaml").write_text(f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n")
+    trust_config(project / "guard.yaml")
     event = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project), "source": "startup"}
     done = guard(["hook", "--format", "claude"], project, stdin=json.dumps(event))
     assert done.returncode == 0, done.stderr

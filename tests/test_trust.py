@@ -117,6 +117,16 @@ def test_a_cloned_repositorys_config_runs_nothing_until_trusted(isolated_home: P
     assert marker.exists(), "trusted: its hooks run"
 
 
+@pytest.mark.parametrize("payload", ["not json", '{"hook_event_name": "PreToolUse", "tool_name": 5}'])
+def test_an_untrusted_config_blocks_a_call_it_cannot_read(isolated_home: Path, payload: str) -> None:
+    """An untrusted config has no hooks to take a failure mode from: a malformed call was allowed silently (exit 0, no output)."""
+    (isolated_home / "guard.yaml").write_text(NO_FETCH)
+    proc = guard(["hook", "--format", "claude"], isolated_home, payload)
+    said = proc.stdout + proc.stderr
+    blocked = proc.returncode == 2 or json.loads(proc.stdout or "{}").get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+    assert blocked and "untrusted config" in said, (proc.returncode, said)
+
+
 def test_a_forged_trust_record_is_no_trust(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     trust_config(isolated_home / "guard.yaml")

@@ -167,8 +167,10 @@ class Gate:
         """
         if specs is None:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
-        if self.fail_closed or _strictest_mode(specs) == "fail_closed":
-            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or "--fail-closed"
+        # a config that is untrusted or does not load has no hooks to take a mode from: it blocks as tool calls are blocked
+        config_blocks = self.config_error is not None and not self.fail_open_config and (event is None or event in CONFIG_BLOCKED_EVENTS)
+        if self.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
+            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (("an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load") if config_blocks else "--fail-closed")
             reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
             return Decision("deny", reason, details={"failure": kind, "error": error})
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"

@@ -98,15 +98,34 @@ class AgentCLI:
             Path(environ["TMPDIR"]).mkdir(exist_ok=True)
         start = time.perf_counter()
         argv = [str(binary), *(arg.format(prompt=prompt, base_url=base_url) for arg in self.headless_args)]
-        proc = subprocess.run(argv, cwd=cwd,
-                              env=environ, capture_output=True, text=True,
-                              timeout=timeout_s, stdin=subprocess.DEVNULL)
+        strays = [p for p in _SANDBOX_STRAYS if not p.exists()]
+        try:
+            proc = subprocess.run(argv, cwd=cwd,
+                                  env=environ, capture_output=True, text=True,
+                                  timeout=timeout_s, stdin=subprocess.DEVNULL)
+        finally:
+            _remove_empty(strays)
         wall = time.perf_counter() - start
         try:
             result = json.loads(proc.stdout) if proc.stdout.strip() else None
         except json.JSONDecodeError:
             result = None
         return AgentRun(proc.returncode, result if isinstance(result, dict) else None, proc.stdout, proc.stderr, wall)
+
+
+#: What Codex's sandbox leaves in /tmp, a writable root: the folders it mounts read-only in each one (.git among
+#: them). An empty /tmp/.git made Copilot, run later in a project under /tmp, take /tmp as the repository and
+#: look for its hooks there, so a deny test saw the command run.
+_SANDBOX_STRAYS = tuple(Path("/tmp") / name for name in (".git", ".codex", ".agents", ".aws"))
+
+
+def _remove_empty(paths: list[Path]) -> None:
+    """Remove the folders in ``paths`` that a run created and left empty (never anything with content)."""
+    for path in paths:
+        try:
+            path.rmdir()
+        except OSError:
+            pass
 
 
 CLAUDE = AgentCLI(

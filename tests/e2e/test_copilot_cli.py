@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def copilot_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, P
     home, project = tmp_path / "agent-home", tmp_path / "project"
     (home / ".copilot" / "hooks").mkdir(parents=True)
     project.mkdir()
+    # the project is its own repository: Copilot looks for the repository root above the cwd, and must not find a stray one
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "policy.py").write_text(POLICY)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n")
     trust_config(project / "guard.yaml")
