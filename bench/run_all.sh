@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every benchmark in one go; the figures in the README come from this script's output.
+# Every benchmark in one go; the figures in docs/benchmarks.md come from this script's output.
 # All model figures come from the loopback stub model (guard/testing/openai_stub.py), not a real model.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -15,7 +15,7 @@ Rows written before the chain existed are counted as unchained, not as broken.
 
 What it cannot see: the whole file replaced by an older copy of itself (file and
 head together), or deleted. Keeping the agent off the state directory (the
-client's sandbox, see the README's Threat model) is what prevents those.
+client's sandbox, see docs/threat-model.md) is what prevents those.
 Standard library only: it runs on the ``guard hook`` path.
 """
 

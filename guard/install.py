@@ -6,7 +6,7 @@ keys already there, installing twice leaves the file byte-identical, uninstallin
 removes only guard's entry, and a file guard cannot read is reported (naming the
 file and key) with nothing written. Standard library only; no guard hook path.
 
-Where each client reads hooks (from its documentation; see the README for caveats):
+Where each client reads hooks (from its documentation; see docs/clients.md for caveats):
 
 =======  ==============================  ===================================  ===========
 client   project scope                   user scope                           timeouts

@@ -1,5 +1,5 @@
 """``guard eval`` as a team's CI gate, through the CLI against the loopback stub: record, edit a rule, re-record, gate;
-and the README's CI workflow and three-model comparison print what the README says they print.
+and the Evals page's CI workflow and three-model comparison print what docs/evals.md says they print.
 
 The stub follows the rule text: a rule that says STRICT also stops two harmless
 commands. So editing the rule plants exactly two regressions on a 20-case dataset
@@ -115,20 +115,19 @@ def test_junit_is_red_for_regressions_only_and_skips_known_failures(edited: dict
     assert "rules.openai/stub-good @ config" in classnames and "baseline.openai/stub-good @ config" in classnames
 
 
-def _readme_text_lines() -> list[str]:
-    """The lines of the README's ```text blocks in its Evals section: what the runs there print."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Evals\n") : readme.index("### Backtests\n")]
-    blocks = section.split("```text\n")[1:]
+def _evals_page_text_lines() -> list[str]:
+    """The lines of the Evals page's ```text blocks: what the runs there print."""
+    page = (ROOT / "docs" / "evals.md").read_text(encoding="utf-8")
+    blocks = page.split("```text\n")[1:]
     return [line for block in blocks for line in block.split("```")[0].splitlines() if line.strip() and line != "…"]
 
 
-def test_the_readme_shows_what_its_ci_workflow_and_comparison_print(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Runs the README's stub blocks as they are written (same paths, same flags) and finds every line it quotes in their output."""
+def test_the_evals_page_shows_what_its_ci_workflow_and_comparison_print(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs the Evals page's stub blocks as they are written (same paths, same flags) and finds every line it quotes in their output."""
     for name in ("datasets", "evals"):
         shutil.copytree(ROOT / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
-    quoted = _readme_text_lines()
+    quoted = _evals_page_text_lines()
     assert len(quoted) >= 7
     printed = []
     with StubServer() as stub:
@@ -153,4 +152,4 @@ def test_the_readme_shows_what_its_ci_workflow_and_comparison_print(tmp_path: Pa
         captured = capsys.readouterr()
         printed = (captured.out + captured.err).splitlines()
     missing = [line for line in quoted if line not in printed]
-    assert not missing, "README quotes lines guard eval no longer prints:\n" + "\n".join(missing)
+    assert not missing, "docs/evals.md quotes lines guard eval no longer prints:\n" + "\n".join(missing)

@@ -1,7 +1,7 @@
-"""The READMEs are tested: every shell block a user is meant to run is run, so an example cannot rot.
+"""The READMEs and the docs pages are tested: every shell block a user is meant to run is run, so an example cannot rot.
 
-Each ```bash / sh / shell / console block of README.md, evals/README.md and datasets/README.md runs
-in a scratch directory holding a copy of ``datasets/`` and ``evals/``, with ``guard`` from this
+Each ```bash / sh / shell / console block of README.md, evals/README.md, datasets/README.md and every
+docs/*.md page runs in a scratch directory holding a copy of ``datasets/`` and ``evals/``, with ``guard`` from this
 tree on PATH and no provider key. Every command of a block (one per line; ``\\`` continues a line)
 must exit 0, unless its line ends in ``# exit N``; ``# exit N: deny`` (allow | deny | ask) also
 checks the decision it prints. An HTML comment on the line before a block changes what happens:
@@ -11,6 +11,7 @@ checks the decision it prints. An HTML comment on the line before a block change
                                         documented override: GUARD_API_BASE, GUARD_MODEL_*
     <!-- readme-test: skip REASON -->   do not run it; REASON is the test's skip reason
     <!-- readme-test: file PATH -->     not a command: write the block to PATH for the blocks after it
+                                        (in the same document: each page is read on its own)
 
 Other blocks (yaml, json, python) are documentation and are not run.
 """
@@ -31,7 +32,8 @@ import pytest
 from guard.testing.openai_stub import StubServer, by_model_policy
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ("README.md", "evals/README.md", "datasets/README.md")
+#: The READMEs, then every page of the docs site; each is read on its own, as its reader reads it (its own ``file`` blocks only).
+DOCUMENTS = ("README.md", "evals/README.md", "datasets/README.md", *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")))
 #: What the scratch directory copies from the repository (commands run from its root, as the READMEs say).
 COPIED = ("datasets", "evals")
 SHELLS = frozenset({"bash", "sh", "shell", "console"})
@@ -211,6 +213,8 @@ def test_every_document_has_run_blocks_and_markers_parse() -> None:
     blocks = all_blocks()  # raises on an unknown marker or a skip without a reason
     assert any(b.runs and b.verb == "stub" for b in blocks if b.document == "README.md")
     assert any(b.runs and b.verb is None for b in blocks if b.document == "README.md")
+    pages = [b for b in blocks if b.document.startswith("docs/")]  # the reference moved out of the README runs too
+    assert any(b.runs and b.verb == "stub" for b in pages) and any(b.runs and b.verb is None for b in pages)
 
 
 # -- the harness can fail: a changed decision or exit code is caught --------------------------------------------

@@ -20,7 +20,7 @@ any             ``AI_AGENT`` (the cross-vendor convention Claude Code also sets)
 ==============  ===================================================================
 
 An agent can unset them, which is why the terminal is required as well; neither
-is a sandbox (see the README's Threat model).
+is a sandbox (see docs/threat-model.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ puts it on the payload under :data:`guard.session.SESSION_FIELD`; a dataset case
 goes to the same field. The judge's view is built from that field alone
 (:func:`guard.judge.view.build_view`), so both paths show the judge the same bytes.
 
-Bounds (documented in the README, "Session-aware rules"): the last
+Bounds (documented in docs/session-rules.md): the last
 :data:`MAX_USER_MESSAGES` user messages of at most :data:`MAX_MESSAGE_CHARS`
 characters each, and the last :data:`MAX_ACTIONS` actions whose input is cut to
 :data:`MAX_ACTION_CHARS` characters. A cut says how much it left out.
