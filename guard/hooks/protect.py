@@ -92,34 +92,66 @@ def _above(path: str, folder: str) -> bool:
     return folder == "/" or path.startswith(folder.rstrip("/") + "/")
 
 
-def _named(unit: Unit, protected: tuple[tuple[str, str], ...], *, sweeping: bool) -> tuple[str, str] | None:
-    """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
+class _Index:
+    """Protected paths by name, and the folders holding them, for lookups that cost the same for 5 or 500 paths."""
 
-    A folder at or above the unit's working directory counts only when ``sweeping``
-    (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
-    """
-    fold = str.lower if _CASE_INSENSITIVE else str
-    cwd = fold(unit.cwd)
-
-    def holds(folder: str, path: str) -> bool:
-        return _above(path, folder) and (sweeping or not (folder == cwd or _above(cwd, folder)))
-
-    for label, path in protected:
-        path = fold(path)
-        for candidate in map(fold, unit.paths):
-            if candidate == path or _above(candidate, path) or holds(candidate, path):
-                return label, path
-        for pattern in map(fold, unit.patterns):
-            folders, folder = [path], os.path.dirname(path)
-            while folder != folders[-1] and len(folders) < 64:
-                folders.append(folder)
+    def __init__(self, protected: tuple[tuple[str, str], ...]) -> None:
+        self.protected = protected
+        self.exact: dict[str, tuple[str, str]] = {}
+        self.holders: dict[str, tuple[str, str]] = {}
+        self.depth = 0
+        for label, path in protected:
+            path = _fold(path)
+            self.exact.setdefault(path, (label, path))
+            self.depth = max(self.depth, path.count("/"))
+            folder = os.path.dirname(path)
+            while folder not in self.holders:
+                self.holders[folder] = (label, path)
+                if os.path.dirname(folder) == folder:
+                    break
                 folder = os.path.dirname(folder)
-            if any(fnmatch.fnmatchcase(f, pattern) and (f == path or holds(f, path)) for f in folders):
-                return label, path
-    return next(filter(None, (_hard_link(p, protected) for p in unit.paths)), None)
+
+    def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str] | None:
+        """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
+
+        A folder at or above the unit's working directory counts only when ``sweeping``
+        (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
+        """
+        cwd = _fold(unit.cwd)
+        for candidate in map(_fold, unit.paths):
+            hit = self.exact.get(candidate) or self._inside(candidate)
+            if hit:
+                return hit
+            holder = self.holders.get(candidate)
+            if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
+                return holder
+        for pattern in map(_fold, unit.patterns):
+            for path, hit in self.exact.items():
+                if fnmatch.fnmatchcase(path, pattern):
+                    return hit
+            for folder, hit in self.holders.items():
+                if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
+                    return hit
+        return next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+
+    def _inside(self, candidate: str) -> tuple[str, str] | None:
+        """The protected folder ``candidate`` lies in, looking only as deep as the deepest protected path."""
+        at = 0
+        for _ in range(self.depth):
+            at = candidate.find("/", at + 1)
+            if at < 0:
+                return None
+            hit = self.exact.get(candidate[:at])
+            if hit:
+                return hit
+        return None
 
 
-def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: tuple[tuple[str, str], ...], cwd: str) -> Proof:
+def _fold(path: str) -> str:
+    return path.lower() if _CASE_INSENSITIVE else path
+
+
+def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index, cwd: str) -> Proof:
     """Whether what ``unit`` does only reads; a shell command's output sent elsewhere (``> /tmp/out``) does not count against it."""
     from guard.command_analysis.shell_syntax import Command
     from guard.protection.naming import named_by
@@ -129,7 +161,7 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: tuple[t
         return prove(tool, tool_input, cwd, os.environ)
     command = unit.command
     kept = [r for r in command.redirects if r.op.startswith("<") or r.target.dynamic
-            or _named(named_by(r.target.text, unit.cwd, os.environ), protected, sweeping=True)]
+            or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)]
     return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command)
 
 
@@ -153,16 +185,19 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         found = units(tool, tool_input, cwd, os.environ)
     except TooLarge as exc:
         return f"the call is too large to judge ({exc})"
+    except RecursionError:
+        return "the call is too large to judge (it nests too deeply)"
+    secret_index, index = _Index(secret), _Index(paths)
     for unit in found:
-        hit = _named(unit, secret, sweeping=unit.tree)
+        hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return f"{_what(unit, tool)} would read {hit[1]} ({hit[0]}), or search a folder holding it"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
             return f"{_what(unit, tool)} {itself}"
-        hit = _named(unit, paths, sweeping=unit.tree)
+        hit = index.named(unit, sweeping=unit.tree)
         if hit:
-            proof = _proof(tool, tool_input, unit, paths, cwd)
+            proof = _proof(tool, tool_input, unit, index, cwd)
             if not proof.proven:
                 return f"{_what(unit, tool)} names {hit[1]} ({hit[0]}) and is not proven to only read: {proof.reason}"
     return None

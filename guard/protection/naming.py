@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,10 +36,13 @@ from guard.command_analysis.invocation import unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text
 
-__all__ = ["LIMITS", "TooLarge", "Unit", "named_by", "units"]
+__all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
 
 #: The bounds on what one call may make guard look at.
-LIMITS = {"text": 1024 * 1024, "strings": 4096, "depth": 32, "tokens": 20_000, "braces": 256, "entries": 5000, "command": MAX_COMMAND}
+LIMITS = {"text": 1024 * 1024, "strings": 4096, "depth": 32, "tokens": 20_000, "commands": 4096, "braces": 256, "brace_groups": 64,
+          "patterns": 512, "entries": 5000, "command": MAX_COMMAND}
+#: How long looking at one call may take, whatever the machine's load: past it, the call is too large to judge.
+SECONDS = 1.0
 #: Fields whose text a tool writes or shows, never opens: file contents, replacements, prose.
 DATA_FIELDS = frozenset(
     {"content", "contents", "new_string", "old_string", "new_source", "description", "prompt", "text", "message", "body",
@@ -47,9 +51,11 @@ DATA_FIELDS = frozenset(
 #: Fields that name the folder a call runs in or searches.
 DIRECTORY_FIELDS = frozenset({"directory", "workdir", "cwd", "dir", "dir_path", "working_directory", "working_dir", "root"})
 #: Programs that act on a whole tree (searchers, archivers, syncers): with no folder named, the working directory.
-TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip"})
+TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip", "patch"})
 #: Tree programs that act on the working directory when no folder is named (``grep -r x``, ``tar -x``, ``unzip a.zip``).
-IN_WORKING_DIRECTORY = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "grep", "egrep", "fgrep", "ls", "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "tree", "git", "du"})
+IN_WORKING_DIRECTORY = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "grep", "egrep", "fgrep", "ls", "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "tree", "git", "du", "patch"})
+#: git subcommands that act on the whole work tree.
+GIT_TREE = frozenset({"clean", "grep", "apply", "am"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
 RECURSIVE_OPTION = frozenset({"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du"})
 #: Tools that search a tree (a folder named, or the working directory).
@@ -84,8 +90,52 @@ class Unit:
 
 
 class _Budget:
+    """What is left of :data:`LIMITS` for one call; the clock too, so a slow machine still answers in time."""
+
     def __init__(self) -> None:
-        self.tokens, self.entries, self.text = LIMITS["tokens"], LIMITS["entries"], LIMITS["text"]
+        self.tokens, self.entries, self.text, self.commands = LIMITS["tokens"], LIMITS["entries"], LIMITS["text"], LIMITS["commands"]
+        self.until = time.monotonic() + SECONDS
+        self.patterns = LIMITS["patterns"]
+        self.folders: dict[str, str | None] = {}  # folder -> its real path (None: missing), resolved once per call
+        self.listed: dict[str, frozenset[str] | None] = {}  # folder -> its entries that are symlinks (None: not listed)
+        self.listing = LIMITS["entries"] * 4
+
+    def real_folder(self, folder: str) -> str | None:
+        if folder not in self.folders:
+            try:
+                self.folders[folder] = os.path.realpath(folder) if os.path.isdir(folder) else None
+            except (OSError, ValueError):
+                self.folders[folder] = None
+        return self.folders[folder]
+
+    def links(self, folder: str) -> frozenset[str] | None:
+        """The names in ``folder`` that are symlinks, or None when it is too large to list within the budget."""
+        if folder not in self.listed:
+            links: set[str] = set()
+            listed = True
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        self.listing -= 1
+                        if self.listing < 0:
+                            listed = False
+                            break
+                        if entry.is_symlink():
+                            links.add(entry.name)
+            except (OSError, ValueError):
+                listed = False
+            self.listed[folder] = frozenset(links) if listed else None
+        return self.listed[folder]
+
+    def spend_command(self) -> None:
+        self.commands -= 1
+        if self.commands < 0:
+            raise TooLarge(f"the command line holds more than {LIMITS['commands']} commands")
+        self.clock()
+
+    def clock(self) -> None:
+        if time.monotonic() > self.until:
+            raise TooLarge(f"looking at it took more than {SECONDS:g} s")
 
     def spend_text(self, size: int) -> None:
         self.text -= size
@@ -96,6 +146,8 @@ class _Budget:
         self.tokens -= 1
         if self.tokens < 0:
             raise TooLarge(f"the call names more than {LIMITS['tokens']} distinct words")
+        if not self.tokens % 256:
+            self.clock()
 
 
 def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> list[Unit]:
@@ -131,6 +183,7 @@ def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
         tool.paths.add(os.path.normpath(workdir))  # Grep or Glob with no folder searches the working directory
     for base in bases[1:]:
         tool.paths.add(base)
+    _into_folders(tool)
     found.append(tool)
     return found
 
@@ -188,6 +241,7 @@ class _Shell:
         return cwd
 
     def command(self, command: Command, cwd: str, depth: int) -> str:
+        self.budget.spend_command()
         words = [*command.assignments, *command.words, *(r.target for r in command.redirects)]
         words += [r.body for r in command.redirects if r.body is not None]
         for word in words:
@@ -204,7 +258,7 @@ class _Shell:
         unit = Unit(" ".join(w.text for w in command.words)[:200] or "(redirection)", cwd, command=command, program=program, args=args,
                     texts=[w.text for w in words])
         unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
-            program == "git" and bool({"clean", "grep"} & set(args[:3])))
+            program == "git" and bool(GIT_TREE & set(args[:3])))
         seen: set[str] = set()
         for word in words:
             for token in _tokens(word.text, self.env, self.assigned):
@@ -214,6 +268,7 @@ class _Shell:
                     _resolve(token, cwd, unit, self.budget)
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
+        _into_folders(unit)
         self.found.append(unit)
         if program in ("cd", "pushd") and invocation is not None:
             operands = [w for w in invocation.args if not w.text.startswith("-")]
@@ -225,6 +280,14 @@ class _Shell:
         name, eq, value = text.partition("=")
         if eq and name.isidentifier() and len(self.assigned) < 256:
             self.assigned[name] = _expand_vars(value, self.env, self.assigned)[:4096]
+
+
+def _into_folders(unit: Unit) -> None:
+    """Each named file's name inside each named folder: ``cp x/settings.json .claude/`` and ``cp -t. x/guard.yaml`` write there."""
+    folders = [p for p in sorted(unit.paths)[:256] if os.path.isdir(p)][:16]
+    if folders:
+        names = {os.path.basename(p) for p in unit.paths} - {""}
+        unit.paths |= {os.path.join(folder, name) for folder in folders for name in names}
 
 
 def _recursive(args: list[str], program: str) -> bool:
@@ -248,6 +311,8 @@ def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> I
             part = _tilde(part, env)
             if part != whole and len(part) <= 4096:
                 yield part
+            if len(part) > 2 and part[0] == "-" and part[1] != "-":
+                yield _tilde(part[2:], env)  # a short option's attached value: -t. -o/path -C~/x
 
 
 def _tilde(text: str, env: Mapping[str, str]) -> str:
@@ -313,6 +378,8 @@ def _braces(text: str) -> list[str]:
     """Bash brace expansion, bounded: past :data:`LIMITS` ``braces`` results, each ``{…}`` becomes a ``*`` glob."""
     if "{" not in text or "}" not in text:
         return [text]
+    if text.count("{") > LIMITS["brace_groups"]:
+        return [_brace_glob(text)]
     results = [text]
     done: list[str] = []
     while results:
@@ -395,26 +462,34 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget) -> None:
     if full.startswith("//"):
         full = "/" + full.lstrip("/")
     if _MAGIC & set(full):
+        if full not in unit.patterns:
+            budget.patterns -= 1
+            if budget.patterns < 0:
+                raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
         matches = _glob(full, budget)
         if matches is None:
             unit.patterns.add(full)
             return
         unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
         for match in matches:
-            _add(match, unit)
+            _add(match, unit, budget)
         return
-    _add(full, unit)
+    _add(full, unit, budget)
 
 
-def _add(full: str, unit: Unit) -> None:
+def _add(full: str, unit: Unit, budget: _Budget) -> None:
+    """``full`` and the same with symlinks resolved: its folder resolved and listed once per call, the file looked up there."""
     unit.paths.add(full)
+    parent, name = os.path.split(full)
+    real = budget.real_folder(parent)
+    if real is None:
+        return  # no such folder: nothing there can be a link
+    links = budget.links(parent)
+    if links is not None and name not in links:
+        unit.paths.add(os.path.join(real, name))
+        return
     try:
-        if os.path.lexists(full):
-            unit.paths.add(os.path.realpath(full))
-        else:
-            parent = os.path.dirname(full)
-            if os.path.lexists(parent):
-                unit.paths.add(os.path.join(os.path.realpath(parent), os.path.basename(full)))
+        unit.paths.add(os.path.realpath(full))
     except (OSError, ValueError):
         pass
 
