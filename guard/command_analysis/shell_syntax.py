@@ -18,7 +18,7 @@ import re
 
 from guard.core.record import Record
 
-__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse"]
+__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse", "parse_strict"]
 
 MAX_DEPTH = 32
 
@@ -91,6 +91,18 @@ def parse(text: str) -> Script:
     return _Reader(text, depth=0).script(closer=None)
 
 
+def parse_strict(text: str) -> Script:
+    """:func:`parse`, but an unterminated quote, substitution or ``${`` raises :class:`ShellSyntaxError`.
+
+    What the shell itself would refuse to run is never proven safe (:mod:`guard.protection.readonly`).
+    """
+    reader = _Reader(text, depth=0)
+    script = reader.script(closer=None)
+    if reader.unterminated:
+        raise ShellSyntaxError(f"unterminated {reader.unterminated[0]}")
+    return script
+
+
 class _Heredoc:
     __slots__ = ("redirect", "delimiter", "strip_tabs", "quoted")
 
@@ -106,13 +118,17 @@ class _Reader:
         self.i = 0
         self.depth = depth
         self.heredocs: list[_Heredoc] = []
+        #: What ran to the end of the text unclosed (shared with child readers): the lenient reading went on anyway.
+        self.unterminated: list[str] = []
 
     def peek(self, ahead: int = 0) -> str:
         j = self.i + ahead
         return self.s[j] if j < len(self.s) else ""
 
     def child(self, text: str) -> _Reader:
-        return _Reader(text, depth=self.depth + 1)
+        reader = _Reader(text, depth=self.depth + 1)
+        reader.unterminated = self.unterminated
+        return reader
 
     # --- grammar -------------------------------------------------------------------------
 
@@ -138,6 +154,8 @@ class _Reader:
             self.skip_blanks()
             c = self.peek()
             if not c:
+                if closer is not None:
+                    self.unterminated.append(f"substitution without {closer}")
                 break
             if closer is not None and c == closer:
                 self.i += 1
@@ -250,7 +268,9 @@ class _Reader:
 
     def until(self, closer: str, *, start: int) -> str:
         end = self.s.find(closer, start)
-        end = len(self.s) if end < 0 else end
+        if end < 0:
+            self.unterminated.append(f"quote {closer}")
+            end = len(self.s)
         self.i = end + 1
         return self.s[start:end]
 
@@ -266,6 +286,8 @@ class _Reader:
                 self.i += 2
             else:
                 self.expansion_or_char(out, c)
+        if closer is not None:
+            self.unterminated.append(f"quote {closer}")
 
     def expansion_or_char(self, out: _WordBuilder, c: str) -> None:
         """``$…`` and backticks expand (outside single quotes); any other character is itself."""
@@ -319,6 +341,7 @@ class _Reader:
                 depth -= 1
                 if depth == 0:
                     return self.s[start : self.i - 1]
+        self.unterminated.append(f"{opener} without {closer}")
         return self.s[start:]
 
     def backtick(self, out: _WordBuilder) -> None:
@@ -358,6 +381,8 @@ class _Reader:
             else:
                 out.parts.append(esc)
                 self.i += 2
+        if self.i >= len(self.s):
+            self.unterminated.append("quote $'")
         self.i += 1
 
     # --- blanks and comments -------------------------------------------------------------

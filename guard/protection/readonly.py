@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse
+from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse_strict
 
 __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "prove", "prove_command", "prove_script"]
 
@@ -217,7 +217,7 @@ _GIT: dict[str, _Program] = {
     "status": _Program("sbuvz", "u", _longs("short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash"),
                        _longs("porcelain untracked-files ignored")),
     "branch": _Program("arvl", long_flags=_longs("all remotes list show-current verbose no-color merged no-merged"),
-                       long_values=_longs("contains no-contains merged no-merged sort points-at format")),
+                       long_values=_longs("sort format"), check=_no_operands),
     "rev-parse": _Program("q", long_flags=_longs("show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir show-prefix"),
                           long_values=_longs("short abbrev-ref")),
     "ls-files": _Program("cdmoiskuvtz", "x", _longs("cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch"), _longs("exclude")),
@@ -342,7 +342,7 @@ def prove_script(text: str) -> Proof:
     if len(text) > MAX_COMMAND:
         return Proof(False, f"the command is larger than {MAX_COMMAND} bytes")
     try:
-        script = parse(text)
+        script = parse_strict(text)
     except ShellSyntaxError as exc:
         return Proof(False, f"the command cannot be read: {exc}")
     names = []
