@@ -40,13 +40,16 @@ class Word(Record):
     ``dynamic``: a parameter expansion or substitution outside single quotes;
     ``substitutions``: $( ), backticks, <( ), >( ) inside this word; ``process``:
     the whole word is a process substitution <( ) or >( ); ``escapes``: $'…' with
-    hex, octal or unicode escapes (a classic disguise).
+    hex, octal or unicode escapes (a classic disguise); ``glob``: an unquoted ``*``, ``?``
+    or ``[`` (the shell matches the word against file names).
     """
 
-    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes")
+    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob")
 
-    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False) -> None:
+    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False,
+                 glob: bool = False) -> None:
         self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
+        self.glob = glob
 
 
 class Redirect(Record):
@@ -257,6 +260,7 @@ class _Reader:
                 self.i += 2
                 self.double_quoted(out, closer='"')
             else:
+                out.glob = out.glob or c in "*?["
                 self.expansion_or_char(out, c)
         return out.build()
 
@@ -410,13 +414,14 @@ def _decode_escape(code: str) -> str:
 
 
 class _WordBuilder:
-    __slots__ = ("parts", "dynamic", "substitutions", "escapes")
+    __slots__ = ("parts", "dynamic", "substitutions", "escapes", "glob")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.dynamic = False
         self.substitutions: list[Script] = []
         self.escapes = False
+        self.glob = False
 
     def absorb(self, inner: Word) -> None:
         """Keep what an expansion's inside contains (substitutions in ``${x:-$(cmd)}``)."""
@@ -424,4 +429,4 @@ class _WordBuilder:
         self.escapes = self.escapes or inner.escapes
 
     def build(self) -> Word:
-        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes)
+        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob)

@@ -124,7 +124,9 @@ class _Index:
                 return hit
             holder = self.holders.get(candidate)
             if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
-                return holder
+                holder = self._under(candidate, unit.only_names)
+                if holder:
+                    return holder
         for pattern in map(_fold, unit.patterns):
             for path, hit in self.exact.items():
                 if fnmatch.fnmatchcase(path, pattern):
@@ -133,6 +135,19 @@ class _Index:
                 if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
                     return hit
         return next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+
+    def _under(self, folder: str, only_names: tuple[str, bool] | None) -> tuple[str, str] | None:
+        """A protected path in ``folder`` that ``find -name PATTERN`` would reach (a part of its path below matches)."""
+        for path, hit in self.exact.items():
+            if not _above(path, folder):
+                continue
+            if only_names is None:
+                return hit
+            pattern, fold = only_names
+            parts = path[len(folder.rstrip("/")) + 1 :].split("/")
+            if any(fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern) for part in parts):
+                return hit
+        return None
 
     def _inside(self, candidate: str) -> tuple[str, str] | None:
         """The protected folder ``candidate`` lies in, looking only as deep as the deepest protected path."""

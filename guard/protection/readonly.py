@@ -224,6 +224,8 @@ _GIT: dict[str, _Program] = {
     "blame": _Program("lstwefnpc", "L", _longs("show-name show-number porcelain line-porcelain root show-stats"), _longs("date")),
     "remote": _Program("v", long_flags=_longs("verbose"), check=_no_operands),
     "shortlog": _Program("nse", long_flags=_longs("numbered summary email")),
+    "grep": _Program("EFGPiywxvclLoqsbnhHz", "ABCefm", _longs(_COMMON_GREP + " cached untracked no-index full-name"),
+                     _longs("regexp file max-count after-context before-context context max-depth color")),
 }
 
 
