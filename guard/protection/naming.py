@@ -29,7 +29,6 @@ import fnmatch
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from guard.command_analysis.invocation import unwrap
@@ -72,27 +71,26 @@ class TooLarge(ValueError):
     """The call holds more than guard will look at within its bounds."""
 
 
-@dataclass
 class Unit:
     """One thing that acts: a simple shell command, or the tool call itself.
 
     ``paths``: absolute paths it names (as written and with symlinks resolved);
-    ``patterns``: absolute globs it may name that were not enumerated (matched against protected paths);
+    ``patterns``: absolute globs it may name (matched against protected paths too);
     ``command``: the shell command (None for a tool call); ``tree``: it acts on whole folders;
-    ``program``: the program it runs, with its arguments' text, after wrappers.
+    ``program``, ``args``: what it runs, after wrappers; ``texts``: its words' text;
+    ``only_names``: ``find … -name PATTERN`` (no ``-o``) acts only on names matching (pattern, case-insensitive).
     """
 
-    label: str
-    cwd: str
-    paths: set[str] = field(default_factory=set)
-    patterns: set[str] = field(default_factory=set)
-    command: Command | None = None
-    tree: bool = False
-    program: str | None = None
-    args: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    #: ``find … -name PATTERN`` (no ``-o``): only files whose name matches are acted on; (pattern, case-insensitive).
-    only_names: tuple[str, bool] | None = None
+    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names")
+
+    def __init__(self, label: str, cwd: str, *, command: Command | None = None, tree: bool = False, program: str | None = None,
+                 args: list[str] | None = None, texts: list[str] | None = None) -> None:
+        self.label, self.cwd, self.command, self.tree, self.program = label, cwd, command, tree, program
+        self.paths: set[str] = set()
+        self.patterns: set[str] = set()
+        self.args: list[str] = args or []
+        self.texts: list[str] = texts or []
+        self.only_names: tuple[str, bool] | None = None
 
 
 class _Budget:

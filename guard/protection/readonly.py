@@ -23,10 +23,10 @@ here at all. Standard library only: it runs on the ``guard hook`` fast path.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse_strict
+from guard.core.record import FrozenRecord
 
 __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "prove", "prove_command", "prove_script"]
 
@@ -34,12 +34,15 @@ __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", 
 MAX_COMMAND = 256 * 1024
 
 
-@dataclass(frozen=True)
-class Proof:
+class Proof(FrozenRecord):
     """Whether a call is proven to only read, and why (what proved it, or the first thing that did not)."""
 
+    __slots__ = ("proven", "reason")
     proven: bool
     reason: str
+
+    def __init__(self, proven: bool, reason: str) -> None:
+        self._assign(locals())
 
 
 #: Built-in tools that only read, by lower-cased name (Claude Code, Gemini CLI, Copilot CLI, Codex, Devin).
@@ -54,22 +57,28 @@ _SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/")
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
-@dataclass(frozen=True)
-class _Program:
+class _Program(FrozenRecord):
     """Options of one reading program: short letters (alone or clustered), letters taking a value, long options.
 
     ``long_values`` take a value (``--opt=V`` or ``--opt V``); a name in both sets may stand alone or take ``=V``.
-    ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``).
+    ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``);
+    ``any_args``: every argument is data (echo); ``check``: a last look at the arguments (sed's script, date's operand).
     """
 
-    flags: str = ""
-    values: str = ""
-    long_flags: frozenset[str] = frozenset()
-    long_values: frozenset[str] = frozenset()
-    numeric: bool = False
-    max_operands: int | None = None
-    any_args: bool = False
-    check: Callable[[list[str]], str | None] | None = None
+    __slots__ = ("flags", "values", "long_flags", "long_values", "numeric", "max_operands", "any_args", "check")
+    flags: str
+    values: str
+    long_flags: frozenset[str]
+    long_values: frozenset[str]
+    numeric: bool
+    max_operands: int | None
+    any_args: bool
+    check: Callable[[list[str]], str | None] | None
+
+    def __init__(self, flags: str = "", values: str = "", long_flags: frozenset[str] = frozenset(), long_values: frozenset[str] = frozenset(),
+                 numeric: bool = False, max_operands: int | None = None, any_args: bool = False,
+                 check: Callable[[list[str]], str | None] | None = None) -> None:
+        self._assign(locals())
 
 
 def _longs(text: str) -> frozenset[str]:
