@@ -104,12 +104,11 @@ class _Index:
             path = _fold(path)
             self.exact.setdefault(path, (label, path))
             self.depth = max(self.depth, path.count("/"))
-            folder = os.path.dirname(path)
-            while folder not in self.holders:
-                self.holders[folder] = (label, path)
-                if os.path.dirname(folder) == folder:
-                    break
-                folder = os.path.dirname(folder)
+            end = path.rfind("/")
+            while end > 0 and path[:end] not in self.holders:  # each folder above it, up to one already listed
+                self.holders[path[:end]] = (label, path)
+                end = path.rfind("/", 0, end)
+            self.holders.setdefault("/", (label, path))
 
     def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str] | None:
         """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
