@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from guard.command_analysis.invocation import unwrap
+from guard.command_analysis.invocation import command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text
 
@@ -252,7 +252,8 @@ class _Shell:
         for word in command.assignments:
             self._assign(word.text)
         invocation = unwrap(command, [], 0)
-        program = invocation.name if invocation is not None else None
+        # the program as it would run: ``G=guard; $G install`` runs guard
+        program = command_name(_expand_vars(invocation.head.text, self.env, self.assigned)) if invocation is not None else None
         args = invocation.texts if invocation is not None else []
         if program in ("export", "declare", "typeset", "local", "readonly"):
             for text in args:
