@@ -192,12 +192,28 @@ def test_windows_share_the_cache_so_a_retry_pays_only_what_failed(stub: StubServ
     assert again.cached and stub.calls == 1, "the whole judgement is cached too"
 
 
-@pytest.mark.parametrize(("mode", "decision"), [("fail_open", "allow"), ("fail_closed", "deny")])
-def test_too_long_to_judge_whole_applies_the_failure_mode_without_a_call(stub: StubServer, mode: str, decision: str) -> None:
+@pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
+def test_too_long_to_judge_whole_is_refused_whatever_the_failure_mode_without_a_call(stub: StubServer, mode: str) -> None:
+    """The agent chose its size: never allowed on a partial view, nor because it could not be judged (#22 item 6)."""
     event = bash_event("echo " + padding(3000))  # ~140 KB: more than 8 quick windows
     result = engine(stub, depth="quick", failure_mode=mode).decide_sync(event)
     [hook] = result.hooks
-    assert result.decision == decision and "not judged on a partial view" in (hook.error or "") and stub.calls == 0
+    assert result.decision == "deny" and "too large to judge" in (hook.reason or "") and hook.error is None and stub.calls == 0
+
+
+def test_guard_hook_refuses_a_write_too_large_to_judge_under_fail_open(stub: StubServer, isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick, thorough: openai/stub-thorough}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-secrets\n      matcher: Write\n      failure_mode: fail_open\n      timeout: 60\n"
+        f"      rule: {RULE}\n"
+    )
+    trust_config(isolated_home / "guard.yaml")
+    event = {**bash_event(), "tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": padding(12_000)}}  # ~550 KB
+    out = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=json.dumps(event))
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stdout)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "deny" and "too large to judge" in said["permissionDecisionReason"]
+    assert stub.calls == 0
 
 
 def test_auto_sends_an_input_too_long_for_quick_straight_to_thorough(stub: StubServer) -> None:

@@ -102,6 +102,10 @@ class JudgeError(GuardError):
         self.summary = summary
 
 
+class JudgeTooLarge(JudgeError):
+    """The event needs more windows than any tier judges: refused whatever failure_mode says (the agent chose its size)."""
+
+
 class JudgeTimeout(JudgeError):
     """The model did not answer within the hook's timeout, retries included."""
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from guard.cache import open_cache
 from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.core.decision import HookResult
-from guard.core.errors import CacheError, ModelNotConfigured
+from guard.core.errors import CacheError, JudgeTooLarge, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.providers import check_models
@@ -89,6 +89,12 @@ class SmartHook:
         result = result_from_cache(self.spec, hit)
         result.latency_ms = round((time.monotonic() - started) * 1000, 3)
         return result
+
+    def _too_large(self, exc: JudgeTooLarge, started: float) -> HookResult:
+        """A deny, not a failure: an event too large for the model to see whole is never allowed on that ground."""
+        reason = f"{self.spec.id}: {exc}; a call too large to judge is refused, whatever failure_mode says (split it into smaller calls)"
+        return HookResult(self.spec.id, self.spec.kind, decision="deny", reason=reason, latency_ms=round((time.monotonic() - started) * 1000, 3),
+                          details={"too_large": str(exc)})
 
     def _result(self, judgement: Judgement, started: float) -> HookResult:
         verdict = judgement.verdict
@@ -170,7 +176,10 @@ class SmartHook:
             return await once_per_fleet(cache, key, judge_and_store, lease=self.spec.timeout + _LEASE_MARGIN)
 
         flight: SingleFlight[tuple[Judgement, float] | dict[str, Any]] = self.ctx.resource("flight", SingleFlight)
-        outcome = await flight.do(key, judge_once_per_fleet)
+        try:
+            outcome = await flight.do(key, judge_once_per_fleet)
+        except JudgeTooLarge as exc:
+            return self._too_large(exc, started)
         if isinstance(outcome, dict):  # another process judged it while this one waited
             return self._cached(outcome, started)
         judgement, judging = outcome

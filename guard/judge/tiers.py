@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache.key import cache_key
-from guard.core.errors import JudgeBadResponse, JudgeError, ModelNotConfigured
+from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTooLarge, ModelNotConfigured
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
 from guard.judge.prompts import (
@@ -171,9 +171,8 @@ class _Asker:
         run = _TierRun(tier, model)
         try:
             prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload))
-        except TooLongToJudge as exc:
-            run.errors.append(JudgeError(f"not judged on a partial view: {exc}"))
-            return run
+        except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
+            raise JudgeTooLarge(f"too large to judge: {exc}") from exc
         results = await asyncio.gather(*(self.ask(tier, model, p) for p in prompts), return_exceptions=True)
         for prompt, result in zip(prompts, results, strict=True):
             if isinstance(result, Verdict):
