@@ -331,7 +331,10 @@ def failure_lines(report: MetricsReport) -> list[str]:
         lines.append(f"baseline {b.current}: {'; '.join(_baseline_failures(b))}")
         lines += case_lines(report, by_name[b.current], b.regressed, "regressed")
     for g in report.gates:
-        if not g.passed and g.variant in by_name and not report.baseline:
+        if not g.passed and g.metric == "route_coverage":
+            found = [c for c in report.routes if c.variant == g.variant]
+            lines += [f"  {r.rule}: not seen: {_top(r.holes)}; judged differently: {_top(r.differently)}" for c in found for r in c.rules if r.stopped < r.generated]
+        elif not g.passed and g.variant in by_name and not report.baseline:
             variant = by_name.pop(g.variant)
             lines += case_lines(report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged")
     return lines
