@@ -581,8 +581,15 @@ def route_lines(report: MetricsReport) -> list[str]:
     lines = []
     for coverage in report.routes:
         generated = sum(r.generated for r in coverage.rules)
+        if not generated:
+            lines.append(f"route coverage ({coverage.variant}): no deny case has an effect the route templates rebuild (a file written, edited, deleted or read, a URL fetched)")
+            continue
         lines.append(f"route coverage ({coverage.variant}): {fmt_estimate(coverage.coverage)}, {sum(r.stopped for r in coverage.rules)} of {generated} other routes stopped")
-        lines += [f"  {r.rule}: {r.generated} routes, {r.not_seen} not seen, {r.judged_differently} judged differently, {r.judged_same} judged the same" for r in coverage.rules]
+        for r in coverage.rules:
+            if r.generated:
+                lines.append(f"  {r.rule}: {r.generated} routes, {r.not_seen} not seen, {r.judged_differently} judged differently, {r.judged_same} judged the same")
+            else:
+                lines.append(f"  {r.rule}: no routes (its {_plural(r.cases_without_routes, 'deny case has', 'deny cases have')} no effect the templates rebuild)")
     return lines
 
 
