@@ -78,7 +78,7 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "tiers": tiers,
             "api_base": settings.effective_api_base(),
             "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD), spec.cache_keep),
-            "effect": effect_of(payload),
+            "effect": effect_of(payload, for_key=True),
             **shown,
         }
     )

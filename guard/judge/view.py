@@ -41,9 +41,11 @@ Standard library only: the ``guard hook`` fast path computes cache keys with it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from guard.core.session import FILES_FIELD, REQUEST_CONTEXT, SESSION_FIELD, reads_session
@@ -143,6 +145,7 @@ def _current(place: _Place, payload: dict[str, Any]) -> tuple[bool, bytes | None
         return True, None, info.st_size
 
 
+@lru_cache(maxsize=4)  # the quick and the thorough prompt show the same diff
 def _diff(old: bytes, new: str, path: str) -> str:
     import difflib  # only when a write replaces a file that is shown
 
@@ -150,7 +153,7 @@ def _diff(old: bytes, new: str, path: str) -> str:
     return _bounded("".join(lines), DIFF_CHARS)
 
 
-def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any] | None:
     raw = next((tool_input[k] for k in ("file_path", "path", "absolute_path") if isinstance(tool_input.get(k), str)), None)
     content = next((tool_input[k] for k in ("content", "file_text", "text") if isinstance(tool_input.get(k), str)), None)
     if raw is None or content is None:
@@ -168,7 +171,8 @@ def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any])
     if exists:
         shown["current_size"] = old_size
         if old is not None and change not in ("unchanged",):
-            shown["diff"] = _diff(old, content, place.path)
+            # the diff follows from the new content (in the payload) and the current one: a key needs only the latter's digest
+            shown["diff"] = hashlib.blake2b(old, digest_size=16).hexdigest() if for_key else _diff(old, content, place.path)
         elif place.inside is False:
             shown["current_content"] = "not shown: the file is outside the project"
     return shown
@@ -247,8 +251,12 @@ def _mcp(tool_name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "mcp", "server": server, "tool": tool, "arguments": sorted(tool_input)}
 
 
-def effect_of(payload: dict[str, Any]) -> dict[str, Any] | None:
-    """What the call in ``payload`` does, in the same shape for every client (None: shown as sent)."""
+def effect_of(payload: dict[str, Any], *, for_key: bool = False) -> dict[str, Any] | None:
+    """What the call in ``payload`` does, in the same shape for every client (None: shown as sent).
+
+    ``for_key``: as the decision cache keys it, with a digest of the current file in place of the diff
+    (the same information; a diff of a large file costs milliseconds a cache hit should not pay).
+    """
     tool_name = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     kind = tool_kind(tool_name if isinstance(tool_name, str) else None)
@@ -256,7 +264,7 @@ def effect_of(payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     if kind == "write":
-        return _write(tool_input, cwd, payload)
+        return _write(tool_input, cwd, payload, for_key)
     if kind == "edit":
         return _edit(tool_input, cwd, payload)
     if kind == "patch":
