@@ -124,7 +124,19 @@ def test_every_clients_write_and_edit_tools_show_the_same_effect(tmp_path: Path)
     assert (fetched["method"], fetched["url"], fetched["hosts"]) == ("GET", "http://169.254.169.254/latest/meta-data/", ["169.254.169.254"])
 
 
-def test_a_huge_write_adds_a_bounded_diff(tmp_path: Path) -> None:
-    (tmp_path / "big.txt").write_text("old line\n" * 5000)
-    view = judge_view({"hook_event_name": "PreToolUse", "cwd": str(tmp_path), "tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": "new line\n" * 5000}})
+def test_a_huge_write_adds_a_bounded_diff(isolated_home: Path) -> None:
+    project = isolated_home / "project"
+    project.mkdir()
+    (project / "big.txt").write_text("old line\n" * 5000)
+    view = judge_view({"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": "new line\n" * 5000}})
     assert view["effect"]["change"] == "overwrite" and len(view["effect"]["diff"]) < 3100 and "more characters" in view["effect"]["diff"]
+
+
+def test_an_agent_started_in_the_home_folder_does_not_make_dotfiles_project_files(isolated_home: Path) -> None:
+    home = Path(os.environ["HOME"])  # the fixture's own home folder
+    (home / ".netrc").write_text("machine api.example.com password SENTINEL-netrc\n")
+    for cwd in (str(home), str(home.parent), os.sep, None):
+        event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": str(home / ".netrc"), "content": ""}, **({"cwd": cwd} if cwd else {})}
+        view = judge_view(event)
+        assert view["effect"]["change"] == "emptying" and "diff" not in view["effect"], cwd
+        assert view["effect"]["current_content"].startswith("not shown: ") and "SENTINEL-netrc" not in json.dumps(view)

@@ -20,8 +20,8 @@ fetch      WebFetch, web_fetch                              method, URL and host
 =========  ===============================================  ===================================================
 
 The project is the event's ``cwd``. The current file is read from the disk —
-bounded, regular files only, and only inside the project, so a write to
-``~/.aws/credentials`` never sends that file's content to the model provider — except in
+bounded, regular files only, and only inside a project that is not ``/`` or the home
+folder, so a write to ``~/.aws/credentials`` never sends that file's content to the model provider — except in
 ``guard eval``, where the case's ``files`` (the world the case describes) are put
 on the payload under :data:`FILES_FIELD` and the disk is never read; the gate drops
 that field from a client's payload. Every string is bounded, so a huge write adds
@@ -101,12 +101,31 @@ class _Place:
         self.path = os.path.normpath(path)
         self.real = resolve(self.path) if os.path.isabs(self.path) else self.path
         self.project = resolve(cwd) if cwd and os.path.isabs(cwd) else None
+        self.on_disk = on_disk
 
     @property
     def inside(self) -> bool | None:
         if self.project is None:
             return None
         return self.real == self.project or self.real.startswith(self.project.rstrip(os.sep) + os.sep)
+
+    @property
+    def hidden_because(self) -> str | None:
+        """Why the current content may not be shown to the model, or None when it may.
+
+        On the disk, only inside a known project that is not ``/``, the home folder or a folder above it:
+        an agent started in ``~`` must not turn ``~/.aws/credentials`` into a "project file".
+        """
+        if not self.on_disk:
+            return "outside the project" if self.inside is False else None  # eval: the case's own world
+        if self.inside is None:
+            return "no project folder (the event has no cwd)"
+        if not self.inside:
+            return "outside the project"
+        home = os.path.realpath(os.path.expanduser("~"))
+        if self.project is not None and (self.project == os.sep or home == self.project or home.startswith(self.project.rstrip(os.sep) + os.sep)):
+            return "the project folder is / or holds the home folder"
+        return None
 
     def fields(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"path": self.path}
@@ -120,7 +139,7 @@ class _Place:
 def _current(place: _Place, payload: dict[str, Any]) -> tuple[bool, bytes | None, int]:
     """(exists, content when it may be shown, size) of the file at ``place`` now.
 
-    Content only for a regular file inside the project of at most MAX_FILE_BYTES;
+    Content only for a regular file of at most MAX_FILE_BYTES that may be shown (:attr:`_Place.hidden_because`);
     the disk is never touched when the payload carries the eval's files.
     """
     files = payload.get(FILES_FIELD)
@@ -129,14 +148,14 @@ def _current(place: _Place, payload: dict[str, Any]) -> tuple[bool, bytes | None
         if not isinstance(text, str):
             return False, None, 0
         data = text.encode()
-        return True, data if place.inside is not False and len(data) <= MAX_FILE_BYTES else None, len(data)
+        return True, data if place.hidden_because is None and len(data) <= MAX_FILE_BYTES else None, len(data)
     try:
         info = os.stat(place.real)
     except (OSError, ValueError):
         return False, None, 0
     if not stat.S_ISREG(info.st_mode):
         return True, None, info.st_size  # a folder, FIFO or device: never opened (a FIFO would block the hook)
-    if place.inside is False or info.st_size > MAX_FILE_BYTES:
+    if place.hidden_because is not None or info.st_size > MAX_FILE_BYTES:
         return True, None, info.st_size
     try:
         with open(place.real, "rb") as fh:
@@ -173,8 +192,8 @@ def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any],
         if old is not None and change not in ("unchanged",):
             # the diff follows from the new content (in the payload) and the current one: a key needs only the latter's digest
             shown["diff"] = hashlib.blake2b(old, digest_size=16).hexdigest() if for_key else _diff(old, content, place.path)
-        elif place.inside is False:
-            shown["current_content"] = "not shown: the file is outside the project"
+        elif place.hidden_because is not None:
+            shown["current_content"] = f"not shown: {place.hidden_because}"
     return shown
 
 
