@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--prevalence", type=float, metavar="P", help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate")
     p.add_argument("--suggest-thresholds", action="store_true", help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget")
+    p.add_argument("--routes", action="store_true", help="route coverage: rebuild each deny case's effect by other routes (Write for cat >, tee, sed -i, "
+                   "apply_patch, an MCP write, other clients' tools…) and report per rule the routes its matcher does not see and those judged differently; "
+                   "gate it with --fail-under route_coverage=VALUE")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.set_defaults(func=run, on_interrupt=interrupted)
 
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from guard.config.pinning import trust_note
     from guard.eval.runner import DEFAULT_CONCURRENCY
     from guard.eval.session import EXIT_GATE, EXIT_UNRECORDED, evaluate
-    from guard.eval.tables import failure_lines, rerecord_line, result_line, verdict_lines
+    from guard.eval.tables import failure_lines, rerecord_line, result_line, route_lines, verdict_lines
 
     note = trust_note(args.config)  # the eval reads the disk; guard hook enforces the trusted copy
     if note:
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         max_regressions=args.max_regressions,
         max_new_denies=args.max_new_denies,
         max_new_allows=args.max_new_allows,
+        routes=args.routes,
     )
     report = result.report
     print(f"judged {result.judged} row(s), reused {result.reused} from {result.out}/results.jsonl")
@@ -148,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
     if report.stub:
         print(f"note: figures from a stub model ({report.stub_reason})")
     for line in verdict_lines(report):
+        print(line)
+    for line in route_lines(report):
         print(line)
     if (outcome := result_line(report)) is not None:
         print(outcome)

@@ -46,6 +46,8 @@ class Case(BaseModel):
     source: StrictStr | None = None
     notes: StrictStr | None = None
     cluster: StrictStr | None = None  # cases sharing one (a session, a trajectory) are not independent: intervals resample them together
+    cwd: StrictStr | None = None  # the project folder the call runs in (the judge is told whether a path is inside it)
+    files: dict[str, StrictStr] | None = None  # absolute path → current content: the files the case's world holds (others do not exist)
 
     @field_validator("event")
     @classmethod
@@ -83,6 +85,8 @@ class Case(BaseModel):
         parts: tuple[str, ...] = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
         if self.session is not None:
             parts += (canonical_json(self.session),)
+        if self.cwd is not None or self.files is not None:
+            parts += (self.cwd or "", canonical_json(self.files or {}))
         return "\n".join(parts)
 
     def judged_fields(self) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """What the judge sees of a case, and which hooks judge it.
 
-The judge gets an event built from the case (event name, tool name, tool input, and
-``context``; ``prompt`` too on user-turn cases; ``session`` on the field the gate puts
+The judge gets an event built from the case (event name, tool name, tool input, ``cwd``,
+``context``, and the case's ``files`` as the current state of the files a write replaces; ``prompt`` too on user-turn cases; ``session`` on the field the gate puts
 the session store's context on, so session-aware rules see it through the same view
 builder as in production) and never the label, tags, notes or source. A case's
 ``rule`` text becomes a session-aware rule when the case carries a session.
@@ -21,7 +21,7 @@ from typing import Any
 
 from guard.core.errors import DatasetError, GuardError
 from guard.core.events.model import Event
-from guard.core.session import SESSION_FIELD
+from guard.core.session import FILES_FIELD, SESSION_FIELD
 from guard.core.spec import HookSpec
 from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
@@ -86,9 +86,12 @@ class JudgedCase:
 def build_event(case: Case) -> Event:
     """The event the hooks see; only fields a client would send, never the answer."""
     data: dict[str, Any] = {"hook_event_name": case.event}
+    if case.cwd is not None:
+        data["cwd"] = case.cwd
     if case.tool_name is not None:
         data["tool_name"] = case.tool_name
         data["tool_input"] = dict(case.tool_input)
+        data[FILES_FIELD] = dict(case.files or {})  # the case's world: the judge's view never reads this machine's disk
     else:
         # events without a tool (UserPromptSubmit, Stop) carry their fields at the top level in
         # every client (prompt, last_assistant_message, stop_hook_active): datasets keep them in tool_input

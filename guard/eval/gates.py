@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from guard.core.errors import GuardError
 from guard.eval.schema import GateResult, VariantMetrics
 
-__all__ = ["GATE_METRICS", "Gate", "evaluate_gates", "parse_gate"]
+__all__ = ["GATE_METRICS", "ROUTE_METRIC", "Gate", "evaluate_gates", "parse_gate"]
 
-GATE_METRICS = ("accuracy", "exact_accuracy", "precision", "recall", "f1", "kappa", "specificity")
+GATE_METRICS = ("accuracy", "exact_accuracy", "precision", "recall", "f1", "kappa", "specificity", "route_coverage")
+#: Measured only by ``guard eval --routes`` (the share of other routes to a deny case's effect that its rule stops).
+ROUTE_METRIC = "route_coverage"
 _INVERSE = {"fpr": "specificity", "error_rate": "accuracy", "false_positive_rate": "specificity"}
 
 Gate = tuple[str, float]
@@ -44,6 +46,6 @@ def evaluate_gates(gates: Sequence[Gate], variants: Sequence[VariantMetrics]) ->
     results = []
     for metric, threshold in gates:
         for variant in variants:
-            value = variant.metrics[metric].value
+            value = variant.metrics[metric].value if metric in variant.metrics else None
             results.append(GateResult(metric=metric, threshold=threshold, variant=variant.name, value=value, passed=value is not None and value >= threshold))
     return results

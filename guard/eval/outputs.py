@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from guard.eval.compare import NO_LIMITS, Limits, compare_to_baseline, pairwise
-from guard.eval.gates import Gate, evaluate_gates
+from guard.eval.gates import ROUTE_METRIC, Gate, evaluate_gates
 from guard.eval.junit import render_junit
 from guard.eval.metrics import compute_variants
 from guard.eval.prices import PriceBook
@@ -21,7 +21,7 @@ from guard.eval.ranking import rank
 from guard.eval.report_html import render_html
 from guard.eval.report_md import render_markdown
 from guard.eval.runner import Variant
-from guard.eval.schema import BacktestSummary, BaselineComparison, DatasetInfo, MetricsReport, ResultRow, UnrecordedRule, VariantMetrics
+from guard.eval.schema import BacktestSummary, BaselineComparison, DatasetInfo, MetricsReport, ResultRow, RouteCoverage, UnrecordedRule, VariantMetrics
 
 __all__ = ["OUTPUT_FILES", "build_report", "write_outputs"]
 
@@ -71,6 +71,7 @@ def build_report(
     unrecorded: Sequence[UnrecordedRule] = (),
     rerecord: str | None = None,
     inputs: Mapping[str, str] | None = None,
+    routes: Sequence[RouteCoverage] = (),
 ) -> MetricsReport:
     """Metrics per (model, depth), the ranking and model-against-model tests, gates and the comparison with ``baseline`` (source, variants).
 
@@ -80,6 +81,10 @@ def build_report(
     """
     judged = [row for row in rows if row.error_kind != "unrecorded"]
     scored = compute_variants(judged, seed=seed, prevalence=prevalence, book=book)
+    for variant in scored:  # route coverage is a metric of its variant, so gates and tables read it like any other
+        found = next((r for r in routes if r.variant == variant.name), None)
+        if found is not None:
+            variant.metrics[ROUTE_METRIC] = found.coverage
     by_name = {v.name: v for v in scored}
     ordered = [by_name[v.name] for v in variants if v.name in by_name]
     comparisons = pairwise(ordered, seed=seed, metric=metric)
@@ -107,6 +112,7 @@ def build_report(
         rerecord=rerecord if unrecorded else None,
         clusters=len(clusters) if named else None,
         case_inputs={key: text for key, text in (inputs or {}).items() if key in listed},
+        routes=list(routes),
     )
 
 

@@ -31,6 +31,9 @@ __all__ = [
     "PrevalenceMetrics",
     "Ranking",
     "ResultRow",
+    "RouteCoverage",
+    "RouteResult",
+    "RouteRule",
     "RuleChange",
     "SliceMetrics",
     "UnrecordedRule",
@@ -408,6 +411,44 @@ class BacktestSummary(BaseModel):
         return bool(self.limits_exceeded)
 
 
+class RouteResult(BaseModel):
+    """One route to a deny case's effect, for one rule: seen by its matcher or not, and the verdict (None: not seen, not judged)."""
+
+    case: str
+    rule: str
+    route: str
+    tool_name: str
+    seen: bool
+    verdict: str | None = None
+    original: str  # the verdict on the case as written
+
+
+class RouteRule(BaseModel):
+    """``guard eval --routes`` for one rule: how its deny cases fare when the same effect comes by other routes."""
+
+    rule: str
+    cases: int  # deny cases routes were generated for
+    cases_without_routes: int = 0  # deny cases whose effect is none the templates rebuild
+    generated: int
+    not_seen: int  # no matcher of the rule matches the route's tool: a hole, whatever the model would say
+    judged_same: int  # stopped (deny or ask) exactly when the original was
+    judged_differently: int
+    errors: int = 0
+    stopped: int
+    coverage: Estimate  # stopped / generated
+    holes: dict[str, int] = Field(default_factory=dict)  # route → times not seen
+    differently: dict[str, int] = Field(default_factory=dict)  # route → times judged differently
+
+
+class RouteCoverage(BaseModel):
+    """Route coverage of one (model, depth): per rule, and every route judged."""
+
+    variant: str
+    rules: list[RouteRule]
+    coverage: Estimate  # stopped / generated over every rule: what ``--fail-under route_coverage=…`` gates
+    results: list[RouteResult] = Field(default_factory=list)
+
+
 class MetricsReport(BaseModel):
     """``metrics.json``."""
 
@@ -433,6 +474,8 @@ class MetricsReport(BaseModel):
     clusters: int | None = None  # how many clusters the dataset's ``cluster`` keys form (None: every case is its own)
     #: The input of every case a report lists (misjudged, regressed, flaky), shortened, by case key.
     case_inputs: dict[str, str] = Field(default_factory=dict)
+    #: ``guard eval --routes``: per (model, depth), how each rule holds when a deny case's effect comes by other routes.
+    routes: list[RouteCoverage] = Field(default_factory=list)
 
     @property
     def unrecorded_cases(self) -> int:

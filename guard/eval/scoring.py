@@ -27,7 +27,7 @@ from guard.eval.schema import Binary, CaseOutcome, Estimate
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["POSITIVE", "RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "stance"]
+__all__ = ["POSITIVE", "RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "proportion", "stance"]
 
 POSITIVE = frozenset({"deny", "ask"})
 _STRICTNESS = {"deny": 3, "ask": 2, "allow": 1, "error": 0}
@@ -171,7 +171,8 @@ def cluster_keys(outcomes: Sequence[CaseOutcome]) -> list[str] | None:
     return keys if len(set(keys)) < len(keys) else None
 
 
-def _proportion(successes: int, n: int) -> Estimate:
+def proportion(successes: int, n: int) -> Estimate:
+    """successes / n with its Wilson 95% interval (no value when n is 0)."""
     interval = stats.wilson_interval(successes, n)
     if interval is None:
         return Estimate(n=0, method="wilson")
@@ -207,8 +208,8 @@ def binary_estimates(outcomes: Sequence[CaseOutcome], *, seed: int = 0, bootstra
         if clusters and size:
             estimates[name] = _bootstrapped(arrays, arrays.rate(top, bottom), size, seed=seed, bootstrap=True, clusters=clusters)
         else:
-            estimates[name] = _proportion(int(arrays.mask(top).sum()), size)
-    estimates["exact_accuracy"] = _proportion(exact, n)
+            estimates[name] = proportion(int(arrays.mask(top).sum()), size)
+    estimates["exact_accuracy"] = proportion(exact, n)
     estimates["f1"] = _bootstrapped(arrays, "f1", n, seed=seed, bootstrap=bootstrap, clusters=clusters)
     estimates["kappa"] = _bootstrapped(arrays, "kappa", n, seed=seed, bootstrap=bootstrap, clusters=clusters)
     return c, estimates

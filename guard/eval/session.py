@@ -25,10 +25,10 @@ from guard.core.settings import Settings
 from guard.eval.base_rate import parse_prevalence
 from guard.eval.cases import JudgedCase
 from guard.eval.compare import RANK_METRICS, Limits, baseline_pairs, load_baseline
-from guard.eval.gates import GATE_METRICS, Gate, parse_gate
+from guard.eval.gates import GATE_METRICS, ROUTE_METRIC, Gate, parse_gate
 from guard.eval.prices import PriceBook, parse_price
 from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
-from guard.eval.schema import MetricsReport, ResultRow, UnrecordedRule
+from guard.eval.schema import Estimate, MetricsReport, ResultRow, UnrecordedRule
 
 __all__ = [
     "DEPTHS",
@@ -73,7 +73,7 @@ class EvalResult:
             if name not in GATE_METRICS:
                 raise ValueError(f"unknown metric {name!r}; choose from {', '.join(GATE_METRICS)}")
             for variant in self.report.variants:
-                est = variant.metrics[name]
+                est = variant.metrics.get(name, Estimate())
                 if est.value is None or est.value < minimum:
                     interval = f" [{est.low:.3f}, {est.high:.3f}]" if est.low is not None and est.high is not None else ""
                     shown = "undefined" if est.value is None else f"{est.value:.3f}{interval}"
@@ -186,8 +186,12 @@ async def evaluate_async(
     max_regressions: int | None = None,
     max_new_denies: int | None = None,
     max_new_allows: int | None = None,
+    routes: bool = False,
 ) -> EvalResult:
     """Run an eval and write its outputs into ``out``; see the module docstring for exit codes.
+
+    ``routes`` adds route coverage (:mod:`guard.eval.routes`): each deny case's effect by
+    every other route, through its rule's matcher and judge (not resumed: judged each run).
 
     ``prevalence`` (the share of real calls that should be stopped) adds precision,
     alert volume and false denies per 1,000 calls at that base rate. ``prices``
@@ -200,6 +204,7 @@ async def evaluate_async(
     from guard.eval.cases import load_datasets
     from guard.eval.outputs import build_report, write_outputs
     from guard.eval.recording import recording
+    from guard.eval.routes import judge_routes
 
     if record and replay:
         raise GuardError("--record and --replay exclude each other")
@@ -212,6 +217,8 @@ async def evaluate_async(
     if not datasets:
         raise GuardError("name at least one dataset (.jsonl)")
     gates = [parse_gate(g) if isinstance(g, str) else g for g in fail_under]
+    if not routes and any(metric == ROUTE_METRIC for metric, _ in gates):
+        raise GuardError(f"--fail-under {ROUTE_METRIC} is measured by --routes: add --routes")
     if rank_by not in RANK_METRICS:
         raise GuardError(f"--rank-by {rank_by}: choose one of {', '.join(RANK_METRICS)}")
     if baseline is None and any(limit is not None for limit in (max_regressions, max_new_denies, max_new_allows)):
@@ -247,9 +254,10 @@ async def evaluate_async(
             outcome = await run_in_workers(todo, variants, sink, workers=workers, concurrency=concurrency, progress=progress)
         else:
             outcome = await run_schedule(todo, judge, sink, concurrency=concurrency, progress=progress)
+        order = {item.key: index for index, item in enumerate(items)}
+        rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])
+        coverage = await judge_routes(variants, cases, rows, judge, concurrency=concurrency) if routes and not outcome.aborted else []
 
-    order = {item.key: index for index, item in enumerate(items)}
-    rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])
     by_key = {case.key: case for case in cases}
     limits = Limits(regressions=0 if max_regressions is None else max_regressions, new_denies=max_new_denies, new_allows=max_new_allows)
     report = build_report(
@@ -257,6 +265,7 @@ async def evaluate_async(
         replayed=bool(replay), stub=stub_reason(variants), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
         book=PriceBook(given, loaded.settings.prices), metric=rank_by, limits=limits, unrecorded=_unrecorded(rows, by_key),
         rerecord=_rerecord_command(datasets, config, models, depths, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
+        routes=coverage,
     )
     write_outputs(Path(out), report)
     problems = [f"run stopped: {outcome.aborted}"] if outcome.aborted else []

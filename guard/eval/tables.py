@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from guard.eval.compare import METRIC_NAMES
 from guard.eval.metrics import PREDICTIONS
-from guard.eval.schema import BaselineComparison, Estimate, MetricsReport, VariantMetrics
+from guard.eval.schema import BaselineComparison, Estimate, MetricsReport, RouteCoverage, VariantMetrics
 
 __all__ = [
     "LIST_LIMIT",
@@ -32,6 +32,7 @@ __all__ = [
     "notices",
     "rerecord_line",
     "result_line",
+    "route_lines",
     "sections",
     "slice_table",
     "split_result",
@@ -330,7 +331,10 @@ def failure_lines(report: MetricsReport) -> list[str]:
         lines.append(f"baseline {b.current}: {'; '.join(_baseline_failures(b))}")
         lines += case_lines(report, by_name[b.current], b.regressed, "regressed")
     for g in report.gates:
-        if not g.passed and g.variant in by_name and not report.baseline:
+        if not g.passed and g.metric == "route_coverage":
+            found = [c for c in report.routes if c.variant == g.variant]
+            lines += [f"  {r.rule}: not seen: {_top(r.holes)}; judged differently: {_top(r.differently)}" for c in found for r in c.rules if r.stopped < r.generated]
+        elif not g.passed and g.variant in by_name and not report.baseline:
             variant = by_name.pop(g.variant)
             lines += case_lines(report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged")
     return lines
@@ -543,6 +547,52 @@ def _unrecorded_section(report: MetricsReport) -> Section | None:
     return Section("unrecorded", "Re-record", lines, [Table("Cases without a recording, by rule", ["rule", "cases", "which"], rows)])
 
 
+def _top(counts: dict[str, int], limit: int = 4) -> str:
+    shown = [f"{name} ×{count}" for name, count in list(counts.items())[:limit]]
+    return ", ".join(shown) + (f" … {len(counts) - limit} more" if len(counts) > limit else "") if shown else "–"
+
+
+def _route_table(coverage: RouteCoverage, titled: bool) -> Table:
+    headers = ["rule", "deny cases", "routes", "not seen", "judged differently", "judged the same", "route coverage", "not seen (most often)", "judged differently (most often)"]
+    rows = [
+        [r.rule, f"{r.cases}" + (f" (+{r.cases_without_routes} without routes)" if r.cases_without_routes else ""), str(r.generated), str(r.not_seen),
+         str(r.judged_differently), str(r.judged_same), fmt_estimate(r.coverage), _top(r.holes), _top(r.differently)]
+        for r in coverage.rules
+    ]
+    rows.append(["all rules", str(sum(r.cases for r in coverage.rules)), str(sum(r.generated for r in coverage.rules)), str(sum(r.not_seen for r in coverage.rules)),
+                 str(sum(r.judged_differently for r in coverage.rules)), str(sum(r.judged_same for r in coverage.rules)), fmt_estimate(coverage.coverage), "", ""])
+    return Table(f"Route coverage: {coverage.variant}" if titled else "Route coverage", headers, rows, nowrap=(0,))
+
+
+def _routes_section(report: MetricsReport) -> Section | None:
+    if not report.routes:
+        return None
+    lines = [
+        "Each deny case's effect rebuilt by other routes (other clients' tools, apply_patch, an MCP server, shell routes such as tee, sed -i, "
+        "cp or mv over the file, python3 -c, find -delete, git clean). Not seen: no matcher of the rule matches the route's tool, so the rule never runs, "
+        "whatever the model would say. Judged the same: stopped (deny or ask) exactly when the case as written was. "
+        "Route coverage: the share of routes the rule stops."
+    ]
+    return Section("routes", "Route coverage", lines, [_route_table(c, titled=len(report.routes) > 1) for c in report.routes])
+
+
+def route_lines(report: MetricsReport) -> list[str]:
+    """One line per (model, depth) and one per rule: what the terminal shows of ``--routes``."""
+    lines = []
+    for coverage in report.routes:
+        generated = sum(r.generated for r in coverage.rules)
+        if not generated:
+            lines.append(f"route coverage ({coverage.variant}): no deny case has an effect the route templates rebuild (a file written, edited, deleted or read, a URL fetched)")
+            continue
+        lines.append(f"route coverage ({coverage.variant}): {fmt_estimate(coverage.coverage)}, {sum(r.stopped for r in coverage.rules)} of {generated} other routes stopped")
+        for r in coverage.rules:
+            if r.generated:
+                lines.append(f"  {r.rule}: {r.generated} routes, {r.not_seen} not seen, {r.judged_differently} judged differently, {r.judged_same} judged the same")
+            else:
+                lines.append(f"  {r.rule}: no routes (its {_plural(r.cases_without_routes, 'deny case has', 'deny cases have')} no effect the templates rebuild)")
+    return lines
+
+
 def summary_sections(report: MetricsReport) -> list[Section]:
     """What a reader needs first: what to re-record, who wins (or the run's figures), gates and the baseline."""
     found = [s for s in (_unrecorded_section(report), _backtest_section(report)) if s]
@@ -551,6 +601,8 @@ def summary_sections(report: MetricsReport) -> list[Section]:
         found.append(Section("summary", "Who wins" if report.ranking else "Summary", lines, [_summary_table(report)]))
     if report.gates:
         found.append(Section("gates", "Gates", [], [_gate_table(report)]))
+    if (routes := _routes_section(report)) is not None:
+        found.append(routes)
     found += [_baseline_section(report, b) for b in report.baseline]
     return found
 

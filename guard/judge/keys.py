@@ -4,8 +4,10 @@ The ``guard hook`` fast path calls :func:`smart_cache_key` on the raw payload an
 on a hit, :func:`result_from_cache`; the smart hook uses the same two functions,
 so both paths agree on what a verdict depends on: the rule or prompt text, the
 template versions and hashes, the model of every tier that may run, the endpoint,
-the generation parameters and the payload minus volatile fields, and for a
-session-aware rule a digest of exactly the session context it is shown.
+the generation parameters, the payload minus volatile fields, the call's effect
+as the judge is shown it (it reads the file a write replaces: the same call on a
+changed file is judged again), and for a session-aware rule a digest of exactly
+the session context it is shown.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.core.decision import HookResult
-from guard.core.session import SESSION_FIELD
+from guard.core.session import FILES_FIELD, SESSION_FIELD
 from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
-from guard.judge.view import session_shown
+from guard.judge.view import effect_of, session_shown
 
 if TYPE_CHECKING:
     from guard.core.settings import Settings
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KEY_VERSION", "cache_value", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
 
-KEY_VERSION = 1
+KEY_VERSION = 2  # 2: the judge is shown each call's effect (guard.judge.view)
 DEPTHS = ("quick", "thorough", "auto")
 
 
@@ -75,7 +77,8 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
             "tiers": tiers,
             "api_base": settings.effective_api_base(),
-            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD), spec.cache_keep),
+            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD), spec.cache_keep),
+            "effect": effect_of(payload, for_key=True),
             **shown,
         }
     )

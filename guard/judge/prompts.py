@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
-from guard.core.session import SESSION_FIELD
+from guard.core.session import FILES_FIELD, SESSION_FIELD
+from guard.judge.view import effect_of
 
 if TYPE_CHECKING:
     from guard.session.context import SessionContext
@@ -39,7 +40,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 PROMPTS_DIR = next((d for d in (_PACKAGE / "prompts", _PACKAGE.parent / "prompts") if d.is_dir()), _PACKAGE / "prompts")
 
 #: Payload fields the judge never sees: ids that change every call and say nothing about the action.
-HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD}
+HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD, FILES_FIELD}
 #: Shown first, in this order, then the context fields, then the rest sorted.
 _LEADING = ("event", "tool_name", "cwd", "tool_input", "tool_response", "error")
 CONTEXT_FIELDS = ("prompt", "context", "last_assistant_message", "task_description")
@@ -121,7 +122,8 @@ def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
 
 
 def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
-    """The event as the judge sees it: canonical event name first, volatile ids gone."""
+    """The event as the judge sees it: canonical event name first, what the call does (:func:`~guard.judge.view.effect_of`)
+    right after the tool's name, volatile ids gone."""
     view: dict[str, Any] = {}
     name = payload.get("hook_event_name")
     if isinstance(name, str):
@@ -129,6 +131,11 @@ def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
             view["event"] = canonical_event(name)
         except ValueError:
             view["event"] = name
+    if payload.get("tool_name") is not None:
+        view["tool_name"] = payload["tool_name"]
+    effect = effect_of(payload)
+    if effect is not None:
+        view["effect"] = effect
     rest = {k: v for k, v in payload.items() if k not in HIDDEN_FIELDS and v is not None}
     for key in (*_LEADING, *CONTEXT_FIELDS):
         if key in rest:

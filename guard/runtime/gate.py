@@ -47,7 +47,7 @@ from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
 from guard.core.errors import ConfigError, EventError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
-from guard.core.session import SESSION_FIELD, reads_session
+from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
 from guard.runtime.registry import Registry, default_registry
@@ -204,6 +204,7 @@ class Gate:
             event_or_none = _event_or_none(data)
             self.current = (_readable_part(data), event_or_none or "")
             return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind="payload")
+        data.pop(FILES_FIELD, None)  # the files a judge is shown are read here, never taken from a client
         self.current = (data, event)
         if repaired:
             data["guard_payload_repaired"] = True
