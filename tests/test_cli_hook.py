@@ -101,8 +101,10 @@ def test_rewrite_through_the_cli_returns_the_whole_input(project: Path) -> None:
 
 
 MALFORMED = ["", "not json", "[1, 2]", json.dumps({"tool_name": "Bash"}), json.dumps({"hook_event_name": 3}), "{" * 5000 + "}" * 5000,
-             json.dumps({**PRE, "tool_name": ["Bash"]}), json.dumps({**PRE, "tool_input": "rm -rf /"}),
-             "{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"tool_input\": " + "[" * 1000 + "]" * 1000 + "}"]
+             json.dumps({**PRE, "tool_name": ["Bash"]}), json.dumps({**PRE, "tool_input": "rm -rf /"})]
+#: over the nesting and the size limit: the agent chose them, so no failure_mode lets them through
+TOO_LARGE = ["{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"tool_input\": " + "[" * 1000 + "]" * 1000 + "}",
+             json.dumps({**PRE, "tool_input": {"command": "ls", "padding": "x" * (9 * 1024 * 1024)}})]
 
 
 @pytest.mark.parametrize("stdin", MALFORMED)
@@ -113,7 +115,19 @@ def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Pat
     assert "malformed event" in shown and "malformed event" in proc.stderr
 
 
-@pytest.mark.parametrize("stdin", MALFORMED)
+@pytest.mark.parametrize("stdin", TOO_LARGE, ids=["too deep", "over 8 MiB"])
+def test_an_event_too_large_to_judge_is_refused_under_fail_open_hooks(project: Path, stdin: str) -> None:
+    """An 8 MiB or 1,000-level event was allowed under the default fail_open, on the agent's own say-so."""
+    proc = guard_run(["hook"], stdin, project)
+    assert "Traceback" not in proc.stderr
+    if proc.returncode == 2:  # the event name could not be read: exit 2 blocks whatever the call was
+        assert "too large to judge" in proc.stderr and proc.stdout == ""
+    else:
+        out = json.loads(proc.stdout)["hookSpecificOutput"]
+        assert proc.returncode == 0 and out["permissionDecision"] == "deny" and "too large to judge" in out["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("stdin", MALFORMED + TOO_LARGE, ids=lambda stdin: stdin[:40])
 def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -> None:
     for proc in (guard_run(["hook", "--fail-closed"], stdin, project), guard_run(["hook"], stdin, project, GUARD_FAIL_CLOSED="1")):
         assert "Traceback" not in proc.stderr

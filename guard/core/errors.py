@@ -4,6 +4,7 @@
     ├── ConfigError        a config file, key or value is wrong (names file and key path)
     │   └── UntrustedConfig  a config the user never trusted: guard hook and guard serve do not enforce it
     ├── EventError         a malformed event on stdin or in a request body
+    │   └── EventTooLarge  over the size or nesting limit: refused whatever failure_mode says
     ├── HookError          a hook could not run or gave an unreadable answer
     │   ├── HookTimeout    the hook ran past its timeout
     │   └── HookRefused    the static command analyser or the SSRF check refused it
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "EventError",
+    "EventTooLarge",
     "GuardError",
     "HookError",
     "HookRefused",
@@ -75,6 +77,10 @@ class UntrustedConfig(ConfigError):
 
 class EventError(GuardError):
     """The event JSON is malformed or misses what the chosen client format requires."""
+
+
+class EventTooLarge(EventError):
+    """The event is over guard's size or nesting limit: refused whatever failure_mode says (the agent chose its size)."""
 
 
 class HookError(GuardError):

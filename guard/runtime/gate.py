@@ -18,7 +18,10 @@ trusted config changed       (``pinned``) the trusted copy is enforced; every
 no config found              allow, with a warning that nothing is enforced
 bad payload                  the failure mode of the hooks the event could match
                              (strictest wins): fail_closed denies, fail_open
-                             allows with a warning
+                             allows with a warning; under a config that is not
+                             trusted or does not load, blocked as a tool call
+payload too large            denied whatever the failure modes: the agent chose
+                             its size
 a hook fails / times out     that hook's failure_mode; a fail_open failure is a
                              warning on the decision
 the client's deadline        hooks still running fail under their failure_mode
@@ -44,7 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
-from guard.core.errors import ConfigError, EventError, UntrustedConfig
+from guard.core.errors import ConfigError, EventError, EventTooLarge, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
@@ -164,7 +167,12 @@ class Gate:
 
         ``specs`` defaults to every hook of ``event`` for any tool (the tool may be
         what could not be read), or every hook when the event itself is unknown.
+        An event too large to read (``kind="too_large"``) is refused whatever the modes:
+        the agent chose its size, so failing open on it would let the agent choose the answer.
         """
+        if kind == "too_large":
+            return Decision("deny", f"guard refuses an event too large to judge, whatever the failure mode (the agent chose its size): {error}",
+                            details={"failure": kind, "error": error})
         if specs is None:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
         # a config that is untrusted or does not load has no hooks to take a mode from: it blocks as tool calls are blocked
@@ -203,7 +211,8 @@ class Gate:
         except EventError as exc:
             event_or_none = _event_or_none(data)
             self.current = (_readable_part(data), event_or_none or "")
-            return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind="payload")
+            kind = "too_large" if isinstance(exc, EventTooLarge) else "payload"
+            return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind=kind)
         data.pop(FILES_FIELD, None)  # the files a judge is shown are read here, never taken from a client
         self.current = (data, event)
         if repaired:

@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from guard.core.errors import EventError
+from guard.core.errors import EventError, EventTooLarge
 from guard.core.events.names import canonical_event
 
 __all__ = ["MAX_DEPTH", "MAX_EVENT_BYTES", "check_fields", "event_name", "read_json", "read_payload"]
@@ -46,7 +46,7 @@ def _walk(data: Any) -> tuple[Any, bool]:
     while stack:
         container, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise EventError(f"the event is nested deeper than {MAX_DEPTH} levels")
+            raise EventTooLarge(f"the event is nested deeper than {MAX_DEPTH} levels")
         items = container.items() if isinstance(container, dict) else enumerate(container)
         fixes: list[tuple[Any, Any, Any]] = []
         for key, value in items:
@@ -69,7 +69,7 @@ def _decode(raw: bytes | str) -> tuple[str, bool]:
     if isinstance(raw, str):
         return raw, False
     if len(raw) > MAX_EVENT_BYTES:
-        raise EventError(f"the event is {len(raw)} bytes, over the {MAX_EVENT_BYTES}-byte limit")
+        raise EventTooLarge(f"the event is {len(raw)} bytes, over the {MAX_EVENT_BYTES}-byte limit")
     try:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
@@ -99,13 +99,13 @@ def read_json(raw: bytes | str | dict[str, Any]) -> tuple[dict[str, Any], bool]:
     else:
         text, repaired = _decode(raw)
         if len(text) > MAX_EVENT_BYTES:
-            raise EventError(f"the event is {len(text)} characters, over the {MAX_EVENT_BYTES}-byte limit")
+            raise EventTooLarge(f"the event is {len(text)} characters, over the {MAX_EVENT_BYTES}-byte limit")
         if not text.strip():
             raise EventError("no event (expected one JSON object)")
         try:
             data = json.loads(text)
         except RecursionError:
-            raise EventError(f"the event is nested deeper than {MAX_DEPTH} levels") from None
+            raise EventTooLarge(f"the event is nested deeper than {MAX_DEPTH} levels") from None
         except json.JSONDecodeError as exc:
             raise EventError(f"the event is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
         except ValueError as exc:  # e.g. an integer past Python's digit limit
