@@ -1,6 +1,7 @@
 """Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
 
-Order of work for one event: the decision cache (a hit costs no call), then a
+Order of work for one event: the read-only lane when the rule opts in
+(:mod:`guard.judge.read_only_lane`: a proven read is allowed, no call), the decision cache (a hit costs no call), then a
 single flight (identical concurrent events share one judgement, across a fleet
 when the cache is Redis), then the tiers. Only whole judgements are cached (the
 verdict of each window of a long event too, so a window is not paid twice); a
@@ -23,6 +24,7 @@ from guard.core.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.providers import check_models
+from guard.judge.read_only_lane import lane_result
 from guard.judge.tiers import Judgement, judge, models_for
 
 if TYPE_CHECKING:
@@ -124,6 +126,8 @@ class SmartHook:
         Reads the cached verdict, or else loads the model client (seconds, once per
         process): a cold ``guard hook`` must not spend its model budget on imports.
         """
+        if lane_result(self.spec, event.payload()) is not None:
+            return
         key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
         hit = self._lookup(self._cache(), key)
         if hit is not None:
@@ -142,6 +146,9 @@ class SmartHook:
         settings = self.ctx.settings
         models_for(self.spec, settings)  # a missing model is a config error, cached or not
         payload = event.payload()
+        lane = lane_result(self.spec, payload)
+        if lane is not None:
+            return lane
         key = smart_cache_key(self.spec, settings, payload)
         cache = self._cache()
         hit = self._prefetched.pop(key, None)

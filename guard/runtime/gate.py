@@ -266,7 +266,7 @@ class Gate:
         return open_audit(self.settings)
 
     def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
-        """Every hook's verdict without the engine: the self-protection rule's, then the decision cache's; None when any must run."""
+        """Every hook's verdict without the engine: the self-protection rule's, then the read-only lane's or the decision cache's; None when any must run."""
         if any(spec.kind not in ("smart", "protect") for spec in specs):
             return None
         try:
@@ -277,6 +277,15 @@ class Gate:
                 results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
                 if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
                     return list(results.values())  # a deterministic deny needs no cached verdict beside it
+            from guard.judge.read_only_lane import lane_result
+
+            smart = [s for s in specs if s.kind == "smart"]
+            for spec in smart:
+                lane = lane_result(spec, payload, self.env)
+                if lane is not None:
+                    results[spec.id] = lane
+            if len(results) == len(specs):
+                return [results[spec.id] for spec in specs]  # decided without opening the cache
             from guard.cache import open_cache
             from guard.judge.keys import result_from_cache, smart_cache_key
 
@@ -285,7 +294,7 @@ class Gate:
             cache = open_cache(self.settings)
             if cache is None:
                 return None
-            for spec in [s for s in specs if s.kind == "smart"]:
+            for spec in [s for s in smart if s.id not in results]:
                 value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
                 if value is None:
                     return None
