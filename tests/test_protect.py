@@ -125,7 +125,7 @@ def test_bash_commands_that_change_guard_are_denied(project: Path, command: str)
 
 @pytest.mark.parametrize(
     "command",
-    ["git status", "cat guard.yaml", "grep rule guard.yaml", "echo done > /tmp/out.txt", "rm -rf build dist", "cp guard.yaml /tmp/backup.yaml", "ls .claude"],
+    ["git status", "cat guard.yaml", "grep rule guard.yaml", "echo done > /tmp/out.txt", "rm -rf build dist", "cat guard.yaml > /tmp/backup.yaml", "ls .claude", "find . -name '*.yaml'", "pytest -q ."],
 )
 def test_ordinary_bash_commands_are_allowed(project: Path, command: str) -> None:
     assert _decide(project, "Bash", {"command": command}) is None

@@ -70,12 +70,13 @@ def normal_path(text: str) -> str:
 def sweeping_target(text: str) -> bool:
     """True for ``/``, ``~``, ``.``, ``*``, a system directory, or those plus ``/*``: what ``rm -r`` must never get."""
     path = normal_path(text)
-    while True:
-        trimmed = re.sub(r"(/\*|/\.\*|/\.|/)$", "", path)
-        if trimmed == path or not trimmed:
-            path = trimmed
+    end = len(path)
+    while end:  # drop trailing /*, /.*, /. and / by index: no rescans of a long path
+        suffix = next((x for x in ("/*", "/.*", "/.", "/") if path.endswith(x, 0, end)), "")
+        if not suffix:
             break
-        path = trimmed
+        end -= len(suffix)
+    path = path[:end]
     if path in ("", "~", ".", "..", "*", ".*", "~/*") or path in SYSTEM_DIRS:
         return True
     return bool(re.fullmatch(r"~[A-Za-z_][\w.-]*|(\.\./)+\.\.|/\*", path))

@@ -1,30 +1,36 @@
 """The built-in self-protection rule: the guarded agent may not change guard itself.
 
 An agent with a Write or Bash tool could otherwise edit guard.yaml, drop guard's
-entry from the client's hook settings, rewrite guard's state or replace the
-secret its seals rely on (:mod:`guard.trust`). This hook denies, without a model,
-every PreToolUse call that would write, move, delete or re-mode one of those
-paths, and any call that would read the secret. It is on unless guard.yaml says
-``protect: false``.
+entry from the client's hook settings, rewrite guard's state, replace the secret
+its seals rely on (:mod:`guard.trust`), or run guard's own CLI. This hook judges
+every PreToolUse call, of every tool of every client, by what it *names*
+(:mod:`guard.protection.naming`: every string of the input, expanded as the shell
+and the tool would), never by a list of bad verbs:
 
-What it reads: path fields of file tools (``file_path``, ``path``, ``notebook_path``
-… of Write, Edit, MultiEdit, NotebookEdit, write_file, replace, MCP file tools),
-file headers of ``apply_patch`` bodies, and ``command`` fields, read by the shell
-analyser (:func:`guard.command_analysis.touched_paths`: redirections, rm, mv, cp,
-tee, sed -i, chmod …). The Bash part is best effort: a path built at run time,
-or written by an interpreter's own code, is only caught when the command names
-a protected path and does something the analyser cannot follow. Standard library
-only: it runs on the ``guard hook`` fast path for every tool call.
+* a call naming the secret, or searching a tree above it (``grep -r``, ``find``,
+  the Grep and Glob tools, ``tar``, ``cp -r`` …), is refused;
+* a call that runs guard or calls its service is refused
+  (:mod:`guard.protection.self_invocation`);
+* a call naming another protected path (:mod:`guard.protection.targets`), a
+  folder holding one, or sweeping the tree it runs in, runs only when the
+  read-only prover (:mod:`guard.protection.readonly`) proves that what names it
+  only reads; each simple command of a shell line is judged on its own;
+* a call too large to look at within the bounds is refused, whatever the
+  failure mode: the agent chose its size.
+
+What parsing cannot see (a path built at run time, code that computes one,
+base64 fed to a shell) is left to smart rules and the client's sandbox
+(docs/threat-model.md). It is on unless guard.yaml says ``protect: false``.
+Standard library only: it runs on the ``guard hook`` fast path for every tool call.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from guard.core.decision import HookResult
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
     from guard.config import LoadedConfig
     from guard.core.events.model import Event
     from guard.core.hook import HookContext
+    from guard.protection.naming import Unit
+    from guard.protection.readonly import Proof
 
 __all__ = ["HOOK_ID", "ProtectHook", "judge", "protect_spec"]
 
@@ -43,18 +51,6 @@ HOOK_ID = "guard.protect"
 
 #: Labels of protected paths, as the deny reason names them (what is protected: :mod:`guard.protection.targets`).
 CONFIG, STATE, CLIENT, SECRET = targets.CONFIG, targets.STATE, targets.CLIENT, targets.SECRET
-#: Tools that only read: they are refused the secret, nothing else.
-_READERS = frozenset(
-    {"read", "read_file", "readfile", "read_many_files", "view", "glob", "grep", "ls", "list_directory", "search_file_content",
-     "notebookread", "webfetch", "websearch"}
-)
-_PATH_FIELDS = frozenset(
-    {"file_path", "filepath", "filePath", "path", "notebook_path", "absolute_path", "target_file", "file", "filename",
-     "destination", "dest", "target", "source", "new_path", "old_path", "paths", "files"}
-)
-_SHELL_FIELDS = ("command", "cmd")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
-_GLOB = re.compile(r"[*?\[]")
 #: macOS file systems ignore case by default: Guard.yaml is guard.yaml there.
 _CASE_INSENSITIVE = sys.platform == "darwin"
 
@@ -74,49 +70,7 @@ def protect_spec(loaded: LoadedConfig) -> HookSpec:
     )
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        yield from (item for item in value if isinstance(item, str))
-
-
-def _file_targets(tool_input: dict[str, Any], *, nested: bool = True) -> Iterator[str]:
-    """Paths named by a file tool's fields, its edits one level down (MultiEdit-style lists), and apply_patch headers."""
-    for key, value in tool_input.items():
-        if key in _PATH_FIELDS:
-            yield from _strings(value)
-        elif nested and isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    yield from _file_targets(item, nested=False)
-        if isinstance(value, str) and "*** Begin Patch" in value:
-            yield from _PATCH_FILE.findall(value)
-
-
-def _command(tool_input: dict[str, Any]) -> str | None:
-    for key in _SHELL_FIELDS:
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            import shlex
-
-            return shlex.join(value)
-    return None
-
-
-def _absolute(path: str, cwd: str) -> list[str]:
-    """The forms ``path`` may take on disk: as written (against ``cwd``) and with symlinks resolved."""
-    expanded = os.path.expanduser(os.path.expandvars(path) if "$" in path else path)  # $HOME/…, ~/…
-    full = os.path.abspath(os.path.join(cwd, expanded))
-    try:
-        return list({full, os.path.realpath(full)})
-    except (OSError, ValueError):  # e.g. an embedded NUL: no such file can exist, the path as written is compared
-        return [full]
-
-
-def _hard_link(target: str, protected: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+def _hard_link(target: str, protected: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
     """The protected file ``target`` is another name of (a hard link shares its inode), if any."""
     try:
         found = os.stat(target)
@@ -133,70 +87,124 @@ def _hard_link(target: str, protected: tuple[tuple[str, str], ...]) -> tuple[str
     return None
 
 
-def _hit(target: str, removes: bool, protected: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """The protected (label, path) that changing ``target`` changes: the path itself, inside it, or (removing) above it."""
-    if _CASE_INSENSITIVE:
-        target = target.lower()
-        protected = tuple((label, path.lower()) for label, path in protected)
-    pattern = bool(_GLOB.search(target))
-    for label, path in protected:
-        if pattern:
-            candidates = [path] + ([os.path.dirname(path)] if removes else [])
-            if any(fnmatch.fnmatchcase(c, target) for c in candidates):
-                return label, path
-        elif target == path or target.startswith(path + "/") or (removes and path.startswith(target.rstrip("/") + "/")):
-            return label, path
-    return _hard_link(target, protected)
+def _above(path: str, folder: str) -> bool:
+    """Whether ``folder`` is a folder holding ``path`` (at any depth)."""
+    return folder == "/" or path.startswith(folder.rstrip("/") + "/")
 
 
-def _mentions(command: str, protected: tuple[tuple[str, str], ...], cwd: str) -> tuple[str, str] | None:
-    home = os.path.expanduser("~")
-    for label, path in protected:
-        spellings = {path}
-        if path.startswith(cwd.rstrip("/") + "/"):
-            spellings.add(os.path.relpath(path, cwd))
-        if path.startswith(home + "/"):
-            spellings |= {"~/" + os.path.relpath(path, home), "$HOME/" + os.path.relpath(path, home)}
-        if any(s in command for s in spellings):
-            return label, path
-    return None
+class _Index:
+    """Protected paths by name, and the folders holding them, for lookups that cost the same for 5 or 500 paths."""
+
+    def __init__(self, protected: tuple[tuple[str, str], ...]) -> None:
+        self.protected = protected
+        self.exact: dict[str, tuple[str, str]] = {}
+        self.holders: dict[str, tuple[str, str]] = {}
+        self.depth = 0
+        for label, path in protected:
+            path = _fold(path)
+            self.exact.setdefault(path, (label, path))
+            self.depth = max(self.depth, path.count("/"))
+            folder = os.path.dirname(path)
+            while folder not in self.holders:
+                self.holders[folder] = (label, path)
+                if os.path.dirname(folder) == folder:
+                    break
+                folder = os.path.dirname(folder)
+
+    def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str] | None:
+        """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
+
+        A folder at or above the unit's working directory counts only when ``sweeping``
+        (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
+        """
+        cwd = _fold(unit.cwd)
+        for candidate in map(_fold, unit.paths):
+            hit = self.exact.get(candidate) or self._inside(candidate)
+            if hit:
+                return hit
+            holder = self.holders.get(candidate)
+            if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
+                return holder
+        for pattern in map(_fold, unit.patterns):
+            for path, hit in self.exact.items():
+                if fnmatch.fnmatchcase(path, pattern):
+                    return hit
+            for folder, hit in self.holders.items():
+                if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
+                    return hit
+        return next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+
+    def _inside(self, candidate: str) -> tuple[str, str] | None:
+        """The protected folder ``candidate`` lies in, looking only as deep as the deepest protected path."""
+        at = 0
+        for _ in range(self.depth):
+            at = candidate.find("/", at + 1)
+            if at < 0:
+                return None
+            hit = self.exact.get(candidate[:at])
+            if hit:
+                return hit
+        return None
+
+
+def _fold(path: str) -> str:
+    return path.lower() if _CASE_INSENSITIVE else path
+
+
+def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index, cwd: str) -> Proof:
+    """Whether what ``unit`` does only reads; a shell command's output sent elsewhere (``> /tmp/out``) does not count against it."""
+    from guard.command_analysis.shell_syntax import Command
+    from guard.protection.naming import named_by
+    from guard.protection.readonly import prove, prove_command
+
+    if unit.command is None:
+        return prove(tool, tool_input, cwd, os.environ)
+    command = unit.command
+    kept = [r for r in command.redirects if r.op.startswith("<") or r.target.dynamic
+            or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)]
+    return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command)
 
 
 def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     """Why this call may not run, or None."""
+    from guard.protection.naming import TooLarge, units
+    from guard.protection.self_invocation import runs_guard
+
     tool = str(payload.get("tool_name") or "")
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
     cwd = str(payload.get("cwd") or os.getcwd())
-    paths = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
+    if "\0" in cwd:
+        return "the call's working directory holds a NUL byte"
+    entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
+    urls = [path for label, path in entries if label == targets.SERVICE]
+    paths = tuple(entry for entry in entries if entry[0] != targets.SERVICE)
     secret = tuple(p for p in paths if p[0] in targets.READ_PROTECTED_LABELS)
-    protected = secret if tool.lower() in _READERS else paths
-    for written in _file_targets(tool_input):
-        for target in _absolute(written, cwd):
-            hit = _hit(target, False, protected)  # a path field naming a folder above them is most often a search
-            if hit:
-                verb = "read" if protected is secret else "change"
-                return f"{tool} would {verb} {hit[1]} ({hit[0]})"
-    command = _command(tool_input)
-    if command is None:
-        return None
-    named = _mentions(command, secret, cwd)
-    if named:
-        return f"the command names {named[1]} ({named[0]})"
-    from guard.command_analysis import analyse, touched_paths
-
-    touched = touched_paths(command)
-    for kind, written in touched or ():
-        for target in _absolute(written, cwd):
-            hit = _hit(target, kind == "removes", paths)
-            if hit:
-                return f"the command {kind} {hit[1]} ({hit[0]})"
-    if touched is None or analyse(command, external=False).refused:
-        named = _mentions(command, paths, cwd)
-        if named:
-            return f"the command names {named[1]} ({named[0]}) and cannot be fully analysed"
+    try:
+        found = units(tool, tool_input, cwd, os.environ)
+    except TooLarge as exc:
+        return f"the call is too large to judge ({exc})"
+    except RecursionError:
+        return "the call is too large to judge (it nests too deeply)"
+    secret_index, index = _Index(secret), _Index(paths)
+    for unit in found:
+        hit = secret_index.named(unit, sweeping=unit.tree)
+        if hit:
+            return f"{_what(unit, tool)} would read {hit[1]} ({hit[0]}), or search a folder holding it"
+        itself = runs_guard(unit, urls, os.environ)
+        if itself:
+            return f"{_what(unit, tool)} {itself}"
+        hit = index.named(unit, sweeping=unit.tree)
+        if hit:
+            proof = _proof(tool, tool_input, unit, index, cwd)
+            if not proof.proven:
+                return f"{_what(unit, tool)} names {hit[1]} ({hit[0]}) and is not proven to only read: {proof.reason}"
     return None
+
+
+def _what(unit: Unit, tool: str) -> str:
+    return f"the command `{unit.label}`" if unit.command is not None else tool
 
 
 def judge(spec: HookSpec, payload: dict[str, Any]) -> HookResult:

@@ -1,187 +1,383 @@
-"""Proving that a tool call only reads: an allowlist, so whatever it does not know is not proven.
+"""The read-only prover: proof, from an allowlist, that a tool call only reads.
 
-A call is proven read-only when it is a known reading tool, or a shell command whose
-every part is a known reading program used with options known to be safe: pipelines
-and lists of them, input from files, output to nowhere but ``/dev/null`` or another
-descriptor. Any expansion (``$VAR``, ``$( )``, backticks, process substitution,
-``$'…'``), assignment, heredoc, keyword, unknown program or unknown option is not
-proven. Programs that run others (pagers, ``find -exec``, ``xargs``, ``awk``, ``git``
-whose repository config can name programs to run) are not on the list.
+Self-protection lets a call that names one of guard's write-protected files run
+only when this module proves the call reads and nothing else; later, the same
+proof lets guard skip a model call. A proof comes from what is known to be safe,
+never from what is known to be bad:
 
-Standard library only: this runs on the ``guard hook`` path.
+* a client's built-in read tools (Claude Code's Read, Grep, Glob, LS; Gemini's
+  read_file, list_directory …; Copilot's view), by name;
+* a shell command that is a list or pipeline of simple commands, each an
+  allowlisted reading program (cat, head, grep, ls, git log …) with only the
+  options listed for it. An unknown program, an unknown option, a redirection
+  to a file, a leading assignment (``PAGER=…``), a substitution (``$( )``,
+  backticks, ``<( )``) or anything the shell reader cannot read is not proven.
+
+Options that run a program (``rg --pre``, ``sort --compress-program``, ``git -c``,
+``find -exec``), write a file (``sort -o``, ``uniq IN OUT``, ``tree -o``, ``git
+diff --output``) or open a pager or editor are simply not on the lists: pagers,
+editors and interpreters (less, man, vim, awk, python …) are not reading programs
+here at all. Standard library only: it runs on the ``guard hook`` fast path.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse
-from guard.core.record import FrozenRecord
 
-__all__ = ["READ_TOOLS", "Proof", "prove"]
+__all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "prove", "prove_command", "prove_script"]
 
-#: Built-in tools of the clients that only read files (lower case; Claude Code, Gemini CLI, Copilot, Codex).
-READ_TOOLS = frozenset({"read", "read_file", "read_many_files", "view", "notebookread"})
-_MAX_COMMAND = 16_384
+#: A shell command longer than this is never proven (and self-protection refuses it: too large to judge).
+MAX_COMMAND = 256 * 1024
 
 
-class Proof(FrozenRecord):
-    """``proven``: the call only reads; ``reason`` says what proved it, or why it is not proven."""
+@dataclass(frozen=True)
+class Proof:
+    """Whether a call is proven to only read, and why (what proved it, or the first thing that did not)."""
 
-    __slots__ = ("proven", "reason")
     proven: bool
     reason: str
 
-    def __init__(self, proven: bool, reason: str) -> None:
-        self._assign(locals())
+
+#: Built-in tools that only read, by lower-cased name (Claude Code, Gemini CLI, Copilot CLI, Codex, Devin).
+READ_TOOLS = frozenset(
+    {"read", "grep", "glob", "ls", "notebookread", "read_file", "read_many_files", "list_directory", "glob_tool",
+     "search_file_content", "view", "readfile", "list_dir", "find_file", "file_search", "grep_search"}
+)
+#: Tools whose ``command`` (a string, or an argv list) is a shell command line.
+SHELL_TOOLS = frozenset({"bash", "run_shell_command", "shell", "local_shell", "exec_command", "container.exec", "exec"})
+_SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/")
+#: Redirections that read, or write only to a standard stream or /dev/null.
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
-_NUMBER = re.compile(r"^\+?-?\d+[bkmgKMG]?$")
-#: (flags without a value, options taking one, a check on that value or None for any text)
-_Spec = tuple[frozenset[str], frozenset[str], Callable[[str], bool] | None]
+@dataclass(frozen=True)
+class _Program:
+    """Options of one reading program: short letters (alone or clustered), letters taking a value, long options.
+
+    ``long_values`` take a value (``--opt=V`` or ``--opt V``); a name in both sets may stand alone or take ``=V``.
+    ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``).
+    """
+
+    flags: str = ""
+    values: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_values: frozenset[str] = frozenset()
+    numeric: bool = False
+    max_operands: int | None = None
+    any_args: bool = False
+    check: Callable[[list[str]], str | None] | None = None
 
 
-def _flags(letters: str) -> frozenset[str]:
-    return frozenset(f"-{c}" for c in letters)
+def _longs(text: str) -> frozenset[str]:
+    return frozenset(f"--{name}" for name in text.split())
 
 
-def _numeric(value: str) -> bool:
-    return bool(_NUMBER.match(value))
+def _sed_script(args: list[str]) -> str | None:
+    """sed is proven only with ``-n``/``-E`` and a script of addresses and ``p d q =`` (no ``s``, ``w``, ``e``, ``r``)."""
+    scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+    if not scripts:
+        operands = [a for a in args if not a.startswith("-")]
+        scripts = operands[:1]
+    for script in scripts:
+        bare, i = [], 0
+        while i < len(script):
+            c = script[i]
+            if c == "/":  # an address regex: its text is data
+                end = i + 1
+                while end < len(script) and script[end] != "/":
+                    end += 2 if script[end] == "\\" else 1
+                i = end + 1
+                continue
+            bare.append(c)
+            i += 1
+        if set("".join(bare)) - set("0123456789,$;pdqn=!{}~+ \n\t"):
+            return f"the sed script {script!r} may write or run commands"
+    return None
 
 
-_SED_PRINT = re.compile(r"^(?:\d+(?:,\d+|,\$)?|\$)p$|^(?:\d+(?:,\d+)?p;)+\d+(?:,\d+)?p$")
+def _no_operands(args: list[str]) -> str | None:
+    return "an operand would change it" if any(not a.startswith("-") for a in args) else None
 
-_PROGRAMS: dict[str, _Spec] = {
-    "cat": (_flags("nbAEsTtuve"), frozenset(), None),
-    "head": (_flags("qv"), frozenset({"-n", "-c"}), _numeric),
-    "tail": (_flags("qv"), frozenset({"-n", "-c"}), _numeric),
-    "wc": (_flags("lwcmL"), frozenset(), None),
-    "nl": (_flags("p"), frozenset({"-b", "-n", "-w", "-s", "-v", "-i"}), None),
-    "ls": (_flags("laAhtrSdF1iGnsogcuU") | frozenset({"--color", "--color=never", "--color=auto"}), frozenset(), None),
-    "grep": (_flags("nivclLwxEFGHhoqsIzZ") | frozenset({"--color", "--color=never", "--color=auto", "--line-number"}),
-             frozenset({"-A", "-B", "-C", "-e", "-m"}), None),
-    "echo": (_flags("neE"), frozenset(), None),
-    "pwd": (_flags("LP"), frozenset(), None),
-    "sort": (_flags("nrufbdhMVs"), frozenset({"-k", "-t"}), None),
-    "uniq": (_flags("cdiu"), frozenset(), None),
-    "cut": (frozenset({"-s"}), frozenset({"-d", "-f", "-c", "-b"}), None),
-    "stat": (_flags("L"), frozenset({"-c"}), None),
-    "basename": (frozenset(), frozenset(), None),
-    "dirname": (frozenset(), frozenset(), None),
-    "true": (frozenset(), frozenset(), None),
+
+def _date(args: list[str]) -> str | None:
+    return None if all(a.startswith("+") for a in args if not a.startswith("-")) else "date with an operand sets the clock"
+
+
+_COMMON_GREP = (
+    "extended-regexp fixed-strings basic-regexp perl-regexp ignore-case no-ignore-case word-regexp line-regexp "
+    "invert-match count files-with-matches files-without-match only-matching quiet silent no-messages byte-offset "
+    "line-number with-filename no-filename null text recursive dereference-recursive initial-tab null-data help version"
+)
+_PROGRAMS: dict[str, _Program] = {
+    "cat": _Program("AbeEnstTuv", long_flags=_longs("show-all number-nonblank number squeeze-blank show-ends show-tabs show-nonprinting")),
+    "head": _Program("qvz", "cn", _longs("quiet silent verbose zero-terminated"), _longs("bytes lines"), numeric=True),
+    "tail": _Program("fFqvz", "cns", _longs("follow retry quiet silent verbose zero-terminated"), _longs("bytes lines follow sleep-interval pid"), numeric=True),
+    "wc": _Program("clmwL", long_flags=_longs("bytes chars lines words max-line-length total"), long_values=_longs("files0-from total")),
+    "ls": _Program("aAbBcCdfFghHiklLmnNopqQrRsStuUvwxXZ1", "IT", _longs(
+        "all almost-all human-readable si classify directory inode numeric-uid-gid recursive reverse size literal "
+        "dereference group-directories-first full-time color author escape no-group hide-control-chars show-control-chars"),
+        _longs("color sort time time-style format ignore hide width block-size indicator-style quoting-style tabsize")),
+    "grep": _Program("EFGPiywxvclLoqsbnHhZaIrRTUz", "ABCefmdD", _longs(_COMMON_GREP),
+                     _longs("regexp file max-count after-context before-context context include exclude exclude-dir color colour "
+                            "label binary-files directories devices exclude-from")),
+    "rg": _Program("iIsSFwxvclnNoquUHLaz0.", "ABCegtTmMj", _longs(
+        "ignore-case smart-case case-sensitive fixed-strings word-regexp line-regexp invert-match count files-with-matches "
+        "files-without-match line-number no-line-number only-matching quiet hidden no-ignore follow files no-heading "
+        "heading with-filename no-filename vimgrep json multiline pcre2 text null column no-messages sort-files stats "
+        "trim no-config count-matches unrestricted type-list"),
+        _longs("regexp glob iglob type type-not max-count after-context before-context context max-depth color colors "
+               "max-filesize sort sortr threads encoding replace max-columns")),
+    "sort": _Program("bdfgiMhnRrsuVzc", "kt", _longs(
+        "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting month-sort "
+        "human-numeric-sort numeric-sort random-sort reverse stable unique version-sort zero-terminated check"), _longs("key field-separator")),
+    "uniq": _Program("cdDiuz", "fsw", _longs("count repeated ignore-case unique zero-terminated"), _longs("skip-fields skip-chars check-chars"), max_operands=1),
+    "cut": _Program("nsz", "bcdf", _longs("only-delimited complement zero-terminated"), _longs("bytes characters delimiter fields output-delimiter")),
+    "tr": _Program("cCdst", long_flags=_longs("complement delete squeeze-repeats truncate-set1")),
+    "file": _Program("bcEhiklLNprsSz0", "eFfmP", _longs("brief mime mime-type mime-encoding no-dereference dereference keep-going raw special-files"), _longs("separator files-from magic-file")),
+    "stat": _Program("LfFt", "c", _longs("dereference file-system terse"), _longs("format printf")),
+    "diff": _Program("qsyupcairBbwEiNTtlrZ", "UCxXWI", _longs(
+        "brief report-identical-files side-by-side unified context text recursive new-file ignore-case ignore-all-space "
+        "ignore-space-change ignore-blank-lines expand-tabs initial-tab strip-trailing-cr minimal no-dereference color suppress-common-lines"),
+        _longs("unified context exclude exclude-from ignore-matching-lines label width line-format color "
+               "old-line-format new-line-format unchanged-line-format")),
+    "echo": _Program(any_args=True),
+    "printf": _Program(any_args=True),
+    "pwd": _Program("LP"),
+    "true": _Program(any_args=True),
+    "false": _Program(any_args=True),
+    ":": _Program(any_args=True),
+    "cd": _Program("LPe"),
+    "basename": _Program("asz", "s", _longs("multiple zero"), _longs("suffix")),
+    "dirname": _Program("z", long_flags=_longs("zero")),
+    "realpath": _Program("eEmLPqsz", long_flags=_longs("canonicalize-existing canonicalize-missing logical physical quiet strip no-symlinks zero"), long_values=_longs("relative-to relative-base")),
+    "readlink": _Program("efmnqsvz", long_flags=_longs("canonicalize canonicalize-existing canonicalize-missing no-newline quiet silent verbose zero")),
+    "which": _Program("as"),
+    "whoami": _Program(),
+    "id": _Program("gGnruz"),
+    "uname": _Program("asnrvmpio"),
+    "nproc": _Program(),
+    "date": _Program("uRI", "dr", _longs("utc universal rfc-email iso-8601"), _longs("date reference iso-8601 rfc-3339"), check=_date),
+    "seq": _Program("w", "fs", _longs("equal-width"), _longs("format separator")),
+    "nl": _Program("p", "bdfhilnsvw"),
+    "od": _Program("bcdfilosvx", "AjNStw", long_values=_longs("address-radix skip-bytes read-bytes format width")),
+    "hexdump": _Program("bcCdovx", "enfsL"),
+    "hd": _Program("bcCdovx", "enfsL"),
+    "xxd": _Program("bEeiup", "cglos", max_operands=1),
+    "md5sum": _Program("bctwz", long_flags=_longs("binary check text warn strict quiet status tag zero")),
+    "sha1sum": _Program("bctwz", long_flags=_longs("binary check text warn strict quiet status tag zero")),
+    "sha256sum": _Program("bctwz", long_flags=_longs("binary check text warn strict quiet status tag zero")),
+    "tac": _Program("br", "s", _longs("before regex"), _longs("separator")),
+    "rev": _Program(),
+    "fold": _Program("bs", "w", _longs("bytes spaces"), _longs("width")),
+    "expand": _Program("i", "t", _longs("initial"), _longs("tabs")),
+    "column": _Program("tnx", "sco", long_values=_longs("separator output-separator")),
+    "comm": _Program("123iz", long_flags=_longs("check-order nocheck-order zero-terminated"), long_values=_longs("output-delimiter")),
+    "join": _Program("iez", "aejotv12", long_flags=_longs("ignore-case check-order nocheck-order header zero-terminated")),
+    "paste": _Program("sz", "d", _longs("serial zero-terminated"), _longs("delimiters")),
+    "strings": _Program("afw", "nte", _longs("all print-file-name"), _longs("bytes radix encoding")),
+    "du": _Program("abchHklLmsSx0", "dBt", _longs("all apparent-size bytes total human-readable si summarize dereference one-file-system null"), _longs("max-depth block-size threshold exclude")),
+    "df": _Program("ahHiklPTx", "tB", _longs("all human-readable si inodes local portability print-type total"), _longs("type exclude-type output block-size")),
+    "tree": _Program("adlfixpsughDFqNQrtvUCAS", "LIP", _longs("noreport dirsfirst du prune"), _longs("filelimit charset sort")),
+    "test": _Program(any_args=True),
+    "[": _Program(any_args=True),
+    "env": _Program("0", check=_no_operands),
+    "printenv": _Program("0"),
+    "hostname": _Program("fisdA", check=_no_operands),
+    "jq": _Program("rjacnsSCMe", "", _longs("raw-output join-output ascii-output compact-output null-input slurp sort-keys color-output monochrome-output exit-status tab raw-input"),
+                   _longs("arg argjson indent slurpfile rawfile")),
+    "sed": _Program("nEr", "e", _longs("quiet silent regexp-extended posix"), _longs("expression"), check=_sed_script),
+    "type": _Program("aftpP"),
 }
-#: Programs whose positional arguments are not files they read (so at most one output file cannot sneak in).
-_MAX_OPERANDS = {"uniq": 1, "basename": 2}
+#: ``find`` primaries that only test or print to stdout (with the number of values each takes).
+_FIND_PRIMARIES = {
+    **dict.fromkeys(("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+                     "-maxdepth", "-mindepth", "-newer", "-perm", "-size", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin",
+                     "-atime", "-amin", "-ctime", "-cmin", "-links", "-inum", "-samefile", "-printf", "-regextype", "-lname",
+                     "-ilname", "-used"), 1),
+    **dict.fromkeys(("-print", "-print0", "-ls", "-prune", "-empty", "-readable", "-writable", "-executable", "-true", "-false",
+                     "-not", "!", "-a", "-and", "-o", "-or", "(", ")", ",", "-depth", "-mount", "-xdev", "-follow", "-nouser",
+                     "-nogroup", "-daystart", "-noleaf", "-quit", "-L", "-H", "-P"), 0),
+}
+#: git subcommands that read, with the options known to be safe (``-c``, ``--output``, ``--ext-diff``, a pager … are not).
+_GIT_LOG = _Program("pqsuwbnzMC", "nSGUL", _longs(
+    "oneline stat shortstat numstat name-only name-status graph all decorate no-decorate no-merges merges reverse "
+    "abbrev-commit patch no-patch follow first-parent cached staged ignore-all-space ignore-space-change word-diff color "
+    "no-color raw summary full-index check minimal patience histogram relative source topo-order date-order "
+    "show-signature no-abbrev-commit exit-code quiet no-renames find-renames binary"),
+    _longs("format pretty author committer since until after before grep max-count skip date unified color word-diff "
+           "abbrev diff-filter relative find-renames stat decorate"), numeric=True)
+_GIT: dict[str, _Program] = {
+    "log": _GIT_LOG,
+    "show": _GIT_LOG,
+    "diff": _GIT_LOG,
+    "status": _Program("sbuvz", "u", _longs("short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash"),
+                       _longs("porcelain untracked-files ignored")),
+    "branch": _Program("arvl", long_flags=_longs("all remotes list show-current verbose no-color merged no-merged"),
+                       long_values=_longs("contains no-contains merged no-merged sort points-at format")),
+    "rev-parse": _Program("q", long_flags=_longs("show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir show-prefix"),
+                          long_values=_longs("short abbrev-ref")),
+    "ls-files": _Program("cdmoiskuvtz", "x", _longs("cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch"), _longs("exclude")),
+    "blame": _Program("lstwefnpc", "L", _longs("show-name show-number porcelain line-porcelain root show-stats"), _longs("date")),
+    "remote": _Program("v", long_flags=_longs("verbose"), check=_no_operands),
+    "shortlog": _Program("nse", long_flags=_longs("numbered summary email")),
+}
+
+
+def _program(name: str) -> str | None:
+    """The bare program a command word names, when it can only be the system's: ``cat`` or ``/usr/bin/cat``."""
+    if "/" not in name:
+        return name
+    for prefix in _SYSTEM_BIN:
+        if name.startswith(prefix) and "/" not in name[len(prefix):]:
+            return name[len(prefix):]
+    return None
+
+
+def _options(program: _Program, args: list[str]) -> str | None:
+    """Why ``args`` are not all known-safe for ``program``, or None."""
+    if program.any_args:
+        return None
+    operands, i = 0, 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            operands += len(args) - i
+            break
+        if arg == "-" or not arg.startswith("-"):
+            operands += 1
+            continue
+        if arg.startswith("--"):
+            name, eq, _ = arg.partition("=")
+            if name in program.long_values and not eq and name not in program.long_flags:
+                i += 1
+            elif not ((eq and name in program.long_values) or (not eq and name in program.long_flags)):
+                return f"the option {arg} is not known to be safe"
+            continue
+        if program.numeric and arg[1:].isdigit():
+            continue
+        for position, letter in enumerate(arg[1:], start=1):
+            if letter in program.values:
+                i += position == len(arg) - 1  # its value is the next argument
+                break
+            if letter not in program.flags:
+                return f"the option {arg} is not known to be safe"
+    if program.max_operands is not None and operands > program.max_operands:
+        return f"more than {program.max_operands} operand: the last one would be written"
+    return program.check(args) if program.check else None
+
+
+def _find(args: list[str]) -> str | None:
+    i = 0
+    while i < len(args) and not args[i].startswith(("-", "(", "!")):
+        i += 1  # the starting points
+    while i < len(args):
+        arg = args[i]
+        if arg not in _FIND_PRIMARIES:
+            return f"find {arg} is not known to only read"
+        i += 1 + _FIND_PRIMARIES[arg]
+    return None
+
+
+def _git(args: list[str]) -> str | None:
+    i = 0
+    while i < len(args) and args[i] in ("--no-pager", "-P", "--no-optional-locks"):
+        i += 1
+    if i >= len(args):
+        return "git with no subcommand"
+    spec = _GIT.get(args[i])
+    if spec is None:
+        return f"git {args[i]} is not known to only read"
+    return _options(spec, args[i + 1 :])
 
 
 def _word_problem(word: Word) -> str | None:
-    if word.dynamic or word.substitutions or word.process or word.escapes:
-        return f"{word.text!r} expands at run time"
+    if word.substitutions or word.process:
+        return f"{word.text!r} runs a command to build its text"
+    if word.escapes:
+        return f"{word.text!r} hides text behind $'\\x..' escapes"
     return None
 
 
-def _option_problem(program: str, args: list[str]) -> str | None:
-    flags, valued, check = _PROGRAMS[program]
-    operands = 0
-    pending: str | None = None
-    for index, arg in enumerate(args):
-        if pending is not None:
-            if check is not None and not check(arg):
-                return f"{program} {pending} {arg!r} is not a number"
-            pending = None
-            continue
-        if arg == "--" or not arg.startswith("-") or arg == "-":
-            operands += 1
-            continue
-        if program in ("head", "tail") and _numeric(arg[1:]):
-            continue
-        if arg in flags:
-            continue
-        if arg in valued:
-            pending = arg
-            continue
-        if arg[:2] in valued and len(arg) > 2:  # -n5, -A3
-            if check is not None and not check(arg[2:]):
-                return f"{program} {arg!r} is not a known-safe option"
-            continue
-        if not arg.startswith("--") and all(f"-{c}" in flags for c in arg[1:]):
-            continue  # combined flags: -la
-        if index + 1 < len(args) and not arg.startswith("--") and all(f"-{c}" in flags for c in arg[1:-1]) and f"-{arg[-1]}" in valued:
-            pending = f"-{arg[-1]}"  # combined flags ending in one taking a value: -nA 3
-            continue
-        return f"{program} option {arg!r} is not known to be safe"
-    if pending is not None:
-        return f"{program} {pending} has no value"
-    if operands > _MAX_OPERANDS.get(program, operands):
-        return f"{program} with {operands} operands may write its last one"
-    return None
-
-
-def _sed_problem(args: list[str]) -> str | None:
-    """Only ``sed -n 'N,Mp' FILE…``: printing lines, nothing that writes or runs."""
-    if not args or args[0] != "-n" or len(args) < 2 or not _SED_PRINT.match(args[1]):
-        return "sed is proven only as sed -n 'N,Mp'"
-    if any(arg.startswith("-") for arg in args[2:]):
-        return "sed takes no further options here"
-    return None
-
-
-def _command_problem(command: Command) -> str | None:
+def prove_command(command: Command) -> Proof:
+    """Whether one simple command (words, assignments, redirections) only reads."""
     if command.assignments:
-        return "a variable assignment"
+        return Proof(False, f"it sets {command.assignments[0].text.split('=', 1)[0]} for the command (a pager, a hook, a library)")
     for redirect in command.redirects:
-        if redirect.op in ("<<", "<<-", "<<<"):
-            return "a heredoc or here-string"
-        problem = _word_problem(redirect.target)
+        problem = _word_problem(redirect.target) or (_word_problem(redirect.body) if redirect.body else None)
         if problem:
-            return problem
-        if redirect.op == "<":
-            continue
-        if redirect.op in (">&", "<&") and redirect.target.text.isdigit():
-            continue
-        if redirect.target.text != "/dev/null":
-            return f"output redirected to {redirect.target.text!r}"
+            return Proof(False, problem)
+        writes = redirect.op not in ("<", "<<", "<<-", "<<<", ">&", "<&") or (redirect.op == ">&" and not redirect.target.text.isdigit())
+        if writes and redirect.target.text not in _HARMLESS_TARGETS:
+            return Proof(False, f"it redirects output to {redirect.target.text}")
+        if redirect.op == "<&" and not redirect.target.text.isdigit():
+            return Proof(False, f"it redirects from {redirect.target.text}")
     if not command.words:
-        return "no program"
+        return Proof(True, "only redirections that read")
     for word in command.words:
         problem = _word_problem(word)
         if problem:
-            return problem
-    program, args = command.words[0].text, [w.text for w in command.words[1:]]
-    if program == "sed":
-        return _sed_problem(args)
-    if program not in _PROGRAMS:
-        return f"{program!r} is not a known reading program"
-    return _option_problem(program, args)
+            return Proof(False, problem)
+    head, args = command.words[0], [w.text for w in command.words[1:]]
+    name = None if head.dynamic else _program(head.text)
+    if name is None:
+        return Proof(False, f"the program {head.text!r} is not a known reading program")
+    if name == "find":
+        problem = _find(args)
+    elif name == "git":
+        problem = _git(args)
+    elif name in _PROGRAMS:
+        problem = _options(_PROGRAMS[name], args)
+    else:
+        return Proof(False, f"{name} is not a known reading program")
+    return Proof(False, f"{name}: {problem}") if problem else Proof(True, f"{name} with known-safe options only reads")
 
 
-def _shell(command: str) -> Proof:
-    if len(command) > _MAX_COMMAND:
-        return Proof(False, "the command is too long to prove")
+def prove_script(text: str) -> Proof:
+    """Whether a shell command line is a list or pipeline of commands that each only read."""
+    if len(text) > MAX_COMMAND:
+        return Proof(False, f"the command is larger than {MAX_COMMAND} bytes")
     try:
-        script = parse(command)
+        script = parse(text)
     except ShellSyntaxError as exc:
-        return Proof(False, f"cannot be read: {exc}")
-    programs: list[str] = []
+        return Proof(False, f"the command cannot be read: {exc}")
+    names = []
     for pipeline in script.pipelines:
-        for part in pipeline.commands:
-            problem = _command_problem(part)
-            if problem:
-                return Proof(False, problem)
-            programs.append(part.words[0].text)
-    if not programs:
-        return Proof(False, "no program")
-    return Proof(True, "only reads: " + ", ".join(dict.fromkeys(programs)))
+        for command in pipeline.commands:
+            proof = prove_command(command)
+            if not proof.proven:
+                return proof
+            names.append(command.words[0].text if command.words else "<")
+    return Proof(True, f"every command only reads ({', '.join(dict.fromkeys(names)) or 'empty'})")
+
+
+def command_text(tool_input: Mapping[str, Any]) -> str | None:
+    """A shell tool's command line: ``command`` / ``cmd`` as a string, or an argv list (Codex) joined back."""
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and _program(value[0]) in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
+                return str(value[2])  # Codex runs ["bash", "-lc", SCRIPT]
+            import shlex
+
+            return shlex.join(value)
+    return None
 
 
 def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> Proof:
-    """Whether the call ``tool_name(tool_input)`` run in ``cwd`` only reads. Never raises."""
-    tool = tool_name.lower()
-    if tool in READ_TOOLS:
-        return Proof(True, f"{tool_name} only reads")
-    command = tool_input.get("command")
-    if tool in ("bash", "run_shell_command", "shell") and isinstance(command, str):
-        return _shell(command)
-    return Proof(False, f"{tool_name} is not a known reading tool")
+    """Whether the call ``tool_name(tool_input)`` only reads. ``cwd`` and ``env`` are the hook's (kept for callers that refine)."""
+    name = tool_name.lower()
+    if name in READ_TOOLS:
+        return Proof(True, f"{tool_name} is a built-in read tool")
+    if name in SHELL_TOOLS or name.endswith(("__bash", "__shell")):
+        command = command_text(tool_input)
+        if command is None:
+            return Proof(False, f"{tool_name} has no command to read")
+        return prove_script(command)
+    return Proof(False, f"{tool_name} is not a known read-only tool")

@@ -21,6 +21,8 @@ the agent client's settings     ``.claude/settings.json``, ``.claude/settings.lo
                                 ``~/.config/devin/``
 the client's transcript         the session transcript guard reads the user's words from
 guard's installation            guard's package folder and the interpreter's ``sys.prefix``
+guard's service (a URL)         ``server.url`` when it names one (not a path: the rule refuses
+                                requests to it, :mod:`guard.protection.self_invocation`)
 ==============================  ================================================================
 
 A call that names a read-protected path (:data:`READ_PROTECTED_LABELS`: the
@@ -48,13 +50,15 @@ if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
 
 __all__ = [
-    "CLIENT", "CONFIG", "INSTALL", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "STATE", "TRANSCRIPT", "TRUSTED",
+    "CLIENT", "CONFIG", "INSTALL", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "SERVICE", "STATE", "TRANSCRIPT", "TRUSTED",
     "event_paths", "protected_paths",
 ]
 
 #: Labels of protected paths, as the deny reason names them.
 CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
 TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = "guard's trusted configs", "a script guard's hooks run", "the client's transcript", "guard's installation"
+#: The entry that holds the service's URL rather than a path.
+SERVICE = "guard's service"
 #: A call that names one of these is refused even if it only reads.
 READ_PROTECTED_LABELS = frozenset({SECRET})
 
@@ -140,7 +144,8 @@ def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SCRIPT, path) for path in _scripts(loaded)]
     pairs += [(INSTALL, _PACKAGE), (INSTALL, sys.prefix)]
-    return _resolved(pairs)
+    service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
+    return _resolved(pairs) + tuple(service)
 
 
 def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:

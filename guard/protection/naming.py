@@ -1,0 +1,521 @@
+"""What a tool call names on disk: every string of its input, expanded the way the shell and the tool would.
+
+Self-protection judges a call by the paths it names, not by its verbs. This
+module walks ``tool_input`` (every field of any name, lists and nested objects),
+reads a shell tool's command line with the shell reader, and turns each word or
+string into the absolute paths it can stand for:
+
+* quotes and escapes (the shell reader), braces (``guard.yam{l,}``), tilde,
+  ``$HOME``, ``$XDG_*``, ``${…}`` and ``${X:-default}`` from the hook's
+  environment and from literal assignments earlier in the command;
+* each word is also split at ``' " ( ) , ; = : < > | &`` and spaces, so a
+  path inside code or an option (``open('guard.yaml')``, ``--output=x``,
+  ``file:///…``) is seen;
+* globs, matched against the file system (and, past the budget, against the
+  protected paths themselves); ``//``, ``.`` and ``..`` against ``cwd``, the
+  command's earlier literal ``cd`` and any directory-like field (Gemini's
+  ``directory``, Codex's ``workdir``); symlinks resolved.
+
+Fields that hold what a tool writes into a file (``content``, ``new_string`` …)
+and prose (``description``) are data, not names. Every step is bounded: a call
+with more text, words or expansions than :data:`LIMITS` allows raises
+:class:`TooLarge` (the caller refuses it: the agent chose its size).
+Standard library only: it runs on the ``guard hook`` fast path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from guard.command_analysis.invocation import unwrap
+from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, parse
+from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text
+
+__all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
+
+#: The bounds on what one call may make guard look at.
+LIMITS = {"text": 1024 * 1024, "strings": 4096, "depth": 32, "tokens": 20_000, "commands": 4096, "braces": 256, "brace_groups": 64,
+          "patterns": 512, "entries": 5000, "command": MAX_COMMAND}
+#: How long looking at one call may take, whatever the machine's load: past it, the call is too large to judge.
+SECONDS = 1.0
+#: Fields whose text a tool writes or shows, never opens: file contents, replacements, prose.
+DATA_FIELDS = frozenset(
+    {"content", "contents", "new_string", "old_string", "new_source", "description", "prompt", "text", "message", "body",
+     "title", "summary", "explanation", "justification", "commit_message", "new_str", "old_str", "file_text", "insert_text"}
+)
+#: Fields that name the folder a call runs in or searches.
+DIRECTORY_FIELDS = frozenset({"directory", "workdir", "cwd", "dir", "dir_path", "working_directory", "working_dir", "root"})
+#: Programs that act on a whole tree (searchers, archivers, syncers): with no folder named, the working directory.
+TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip", "patch"})
+#: Tree programs that act on the working directory when no folder is named (``grep -r x``, ``tar -x``, ``unzip a.zip``).
+IN_WORKING_DIRECTORY = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "grep", "egrep", "fgrep", "ls", "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "tree", "git", "du", "patch"})
+#: git subcommands that act on the whole work tree.
+GIT_TREE = frozenset({"clean", "grep", "apply", "am"})
+#: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
+RECURSIVE_OPTION = frozenset({"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du"})
+#: Tools that search a tree (a folder named, or the working directory).
+SEARCH_TOOLS = frozenset({"grep", "glob", "search_file_content", "glob_tool", "grep_search", "file_search", "find_file", "read_many_files", "list_dir"})
+_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;=:<>|&`\t\n\r"})
+_MAGIC = frozenset("*?[")
+
+
+class TooLarge(ValueError):
+    """The call holds more than guard will look at within its bounds."""
+
+
+@dataclass
+class Unit:
+    """One thing that acts: a simple shell command, or the tool call itself.
+
+    ``paths``: absolute paths it names (as written and with symlinks resolved);
+    ``patterns``: absolute globs it may name that were not enumerated (matched against protected paths);
+    ``command``: the shell command (None for a tool call); ``tree``: it acts on whole folders;
+    ``program``: the program it runs, with its arguments' text, after wrappers.
+    """
+
+    label: str
+    cwd: str
+    paths: set[str] = field(default_factory=set)
+    patterns: set[str] = field(default_factory=set)
+    command: Command | None = None
+    tree: bool = False
+    program: str | None = None
+    args: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+
+class _Budget:
+    """What is left of :data:`LIMITS` for one call; the clock too, so a slow machine still answers in time."""
+
+    def __init__(self) -> None:
+        self.tokens, self.entries, self.text, self.commands = LIMITS["tokens"], LIMITS["entries"], LIMITS["text"], LIMITS["commands"]
+        self.until = time.monotonic() + SECONDS
+        self.patterns = LIMITS["patterns"]
+        self.folders: dict[str, str | None] = {}  # folder -> its real path (None: missing), resolved once per call
+        self.listed: dict[str, frozenset[str] | None] = {}  # folder -> its entries that are symlinks (None: not listed)
+        self.listing = LIMITS["entries"] * 4
+
+    def real_folder(self, folder: str) -> str | None:
+        if folder not in self.folders:
+            try:
+                self.folders[folder] = os.path.realpath(folder) if os.path.isdir(folder) else None
+            except (OSError, ValueError):
+                self.folders[folder] = None
+        return self.folders[folder]
+
+    def links(self, folder: str) -> frozenset[str] | None:
+        """The names in ``folder`` that are symlinks, or None when it is too large to list within the budget."""
+        if folder not in self.listed:
+            links: set[str] = set()
+            listed = True
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        self.listing -= 1
+                        if self.listing < 0:
+                            listed = False
+                            break
+                        if entry.is_symlink():
+                            links.add(entry.name)
+            except (OSError, ValueError):
+                listed = False
+            self.listed[folder] = frozenset(links) if listed else None
+        return self.listed[folder]
+
+    def spend_command(self) -> None:
+        self.commands -= 1
+        if self.commands < 0:
+            raise TooLarge(f"the command line holds more than {LIMITS['commands']} commands")
+        self.clock()
+
+    def clock(self) -> None:
+        if time.monotonic() > self.until:
+            raise TooLarge(f"looking at it took more than {SECONDS:g} s")
+
+    def spend_text(self, size: int) -> None:
+        self.text -= size
+        if self.text < 0:
+            raise TooLarge(f"the call holds more than {LIMITS['text']} characters of text to judge")
+
+    def spend_token(self) -> None:
+        self.tokens -= 1
+        if self.tokens < 0:
+            raise TooLarge(f"the call names more than {LIMITS['tokens']} distinct words")
+        if not self.tokens % 256:
+            self.clock()
+
+
+def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> list[Unit]:
+    """Every unit of the call ``tool_name(tool_input)`` with what it names. Raises :class:`TooLarge`."""
+    budget = _Budget()
+    fields, directories = _strings(tool_input, budget)
+    bases = [cwd] + [os.path.normpath(os.path.join(cwd, _expand_vars(d, env, {}))) for d in directories]
+    workdir = bases[-1]  # a shell runs in its directory field, if it has one
+    found: list[Unit] = []
+    name = tool_name.lower()
+    command = command_text(tool_input) if name in SHELL_TOOLS or name.endswith(("__bash", "__shell")) else None
+    if command is not None:
+        if len(command) > LIMITS["command"]:
+            raise TooLarge(f"the command is longer than {LIMITS['command']} characters")
+        try:
+            script = parse(command)
+        except ShellSyntaxError as exc:
+            raise TooLarge(f"the command cannot be read: {exc}") from exc
+        _Shell(env, budget, found).script(script, workdir, depth=0)
+        strings = [s for key, s in fields if key not in ("command", "cmd")]
+    else:
+        strings = [s for _, s in fields]
+    tool = Unit(tool_name, cwd, program=name, tree=name in SEARCH_TOOLS, texts=strings)
+    seen: set[str] = set()
+    for text in strings:
+        for token in _tokens(text, env, {}):
+            if token not in seen:
+                seen.add(token)
+                budget.spend_token()
+                for base in bases:
+                    _resolve(token, base, tool, budget)
+    if tool.tree and not any(os.path.isdir(p) for p in tool.paths):
+        tool.paths.add(os.path.normpath(workdir))  # Grep or Glob with no folder searches the working directory
+    for base in bases[1:]:
+        tool.paths.add(base)
+    _into_folders(tool)
+    found.append(tool)
+    return found
+
+
+def named_by(word: str, cwd: str, env: Mapping[str, str]) -> Unit:
+    """A unit holding what one shell word names (a redirection's target)."""
+    unit, budget = Unit(word, cwd), _Budget()
+    for token in _tokens(word, env, {}):
+        _resolve(token, cwd, unit, budget)
+    return unit
+
+
+def _strings(value: Any, budget: _Budget, key: str = "", depth: int = 0) -> tuple[list[tuple[str, str]], list[str]]:
+    """(field name, string) for every string in ``value`` outside data fields, and the directory fields' values."""
+    if depth > LIMITS["depth"]:
+        raise TooLarge(f"the tool input nests deeper than {LIMITS['depth']} levels")
+    strings: list[tuple[str, str]] = []
+    directories: list[str] = []
+    if isinstance(value, str):
+        if key.lower() in DATA_FIELDS:
+            return strings, directories
+        budget.spend_text(len(value))
+        strings.append((key, value))
+        if key.lower() in DIRECTORY_FIELDS:
+            directories.append(value)
+    elif isinstance(value, Mapping):
+        items = list(value.items())
+        if len(items) > LIMITS["strings"]:
+            raise TooLarge(f"the tool input has more than {LIMITS['strings']} fields in one object")
+        for name, item in items:
+            more, dirs = _strings(item, budget, str(name), depth + 1)
+            strings += more
+            directories += dirs
+    elif isinstance(value, list):
+        if len(value) > LIMITS["strings"]:
+            raise TooLarge(f"the tool input has more than {LIMITS['strings']} items in one list")
+        for item in value:
+            more, dirs = _strings(item, budget, key, depth + 1)
+            strings += more
+            directories += dirs
+    return strings, directories
+
+
+class _Shell:
+    """Walks a parsed command line: one unit per simple command, with the folder each runs in."""
+
+    def __init__(self, env: Mapping[str, str], budget: _Budget, found: list[Unit]) -> None:
+        self.env, self.budget, self.found = env, budget, found
+        self.assigned: dict[str, str] = {}
+
+    def script(self, script: Script, cwd: str, depth: int) -> str:
+        for pipeline in script.pipelines:
+            for command in pipeline.commands:
+                cwd = self.command(command, cwd, depth)
+        return cwd
+
+    def command(self, command: Command, cwd: str, depth: int) -> str:
+        self.budget.spend_command()
+        words = [*command.assignments, *command.words, *(r.target for r in command.redirects)]
+        words += [r.body for r in command.redirects if r.body is not None]
+        for word in words:
+            for sub in word.substitutions:
+                self.script(sub, cwd, depth + 1)
+        for word in command.assignments:
+            self._assign(word.text)
+        invocation = unwrap(command, [], 0)
+        program = invocation.name if invocation is not None else None
+        args = invocation.texts if invocation is not None else []
+        if program in ("export", "declare", "typeset", "local", "readonly"):
+            for text in args:
+                self._assign(text)
+        unit = Unit(" ".join(w.text for w in command.words)[:200] or "(redirection)", cwd, command=command, program=program, args=args,
+                    texts=[w.text for w in words])
+        unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
+            program == "git" and bool(GIT_TREE & set(args[:3])))
+        seen: set[str] = set()
+        for word in words:
+            for token in _tokens(word.text, self.env, self.assigned):
+                if token not in seen:
+                    seen.add(token)
+                    self.budget.spend_token()
+                    _resolve(token, cwd, unit, self.budget)
+        if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
+            unit.paths.add(os.path.normpath(cwd))
+        _into_folders(unit)
+        self.found.append(unit)
+        if program in ("cd", "pushd") and invocation is not None:
+            operands = [w for w in invocation.args if not w.text.startswith("-")]
+            target = _expand_vars(operands[0].text, self.env, self.assigned) if operands else self.env.get("HOME", cwd)
+            return os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
+        return cwd
+
+    def _assign(self, text: str) -> None:
+        name, eq, value = text.partition("=")
+        if eq and name.isidentifier() and len(self.assigned) < 256:
+            self.assigned[name] = _expand_vars(value, self.env, self.assigned)[:4096]
+
+
+def _into_folders(unit: Unit) -> None:
+    """Each named file's name inside each named folder: ``cp x/settings.json .claude/`` and ``cp -t. x/guard.yaml`` write there."""
+    folders = [p for p in sorted(unit.paths)[:256] if os.path.isdir(p)][:16]
+    if folders:
+        names = {os.path.basename(p) for p in unit.paths} - {""}
+        unit.paths |= {os.path.join(folder, name) for folder in folders for name in names}
+
+
+def _recursive(args: list[str], program: str) -> bool:
+    for arg in args:
+        if arg == "--":
+            break
+        if arg in ("--recursive", "--archive", "--dereference-recursive"):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg or (program == "cp" and "a" in arg)):
+            return True
+    return False
+
+
+def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> Iterator[str]:
+    """Each path-like string ``text`` may stand for: expanded whole, and its parts between separators."""
+    for expanded in _braces(_expand_vars(text, env, assigned)):
+        whole = _tilde(expanded.strip(), env)
+        if whole and len(whole) <= 4096 and "\0" not in whole:
+            yield whole
+        for part in expanded.translate(_SEPARATORS).split():
+            part = _tilde(part, env)
+            if part != whole and len(part) <= 4096:
+                yield part
+            if len(part) > 2 and part[0] == "-" and part[1] != "-":
+                yield _tilde(part[2:], env)  # a short option's attached value: -t. -o/path -C~/x
+
+
+def _tilde(text: str, env: Mapping[str, str]) -> str:
+    if text == "~" or text.startswith("~/"):
+        return env.get("HOME", os.path.expanduser("~")) + text[1:]
+    if text.startswith("~") and len(text) < 256:
+        return os.path.expanduser(text)
+    return text
+
+
+def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int = 0) -> str:
+    """``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` from ``assigned`` then ``env``; unset is empty."""
+    if "$" not in text or depth > 4:
+        return text
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c != "$" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        if text[i + 1] == "{":
+            end, level, j = -1, 1, i + 2
+            while j < n:  # the matching brace (defaults may nest ${…})
+                if text[j] == "{":
+                    level += 1
+                elif text[j] == "}":
+                    level -= 1
+                    if level == 0:
+                        end = j
+                        break
+                j += 1
+            if end < 0:
+                out.append(text[i:])
+                break
+            inner = text[i + 2 : end]
+            k = 0
+            while k < len(inner) and (inner[k].isalnum() or inner[k] == "_"):
+                k += 1
+            name, rest = inner[:k], inner[k:]
+            value = assigned.get(name, env.get(name))
+            if rest[:2] in (":-", ":=") or rest[:1] in ("-", "="):
+                default = rest[2:] if rest[:1] == ":" else rest[1:]
+                if value is None or (not value and rest[:1] == ":"):
+                    value = _expand_vars(default, env, assigned, depth + 1)
+            out.append(value or "")
+            i = end + 1
+            continue
+        j = i + 1
+        while j < n and (text[j].isalnum() or text[j] == "_"):
+            j += 1
+        if j == i + 1:
+            out.append(c)
+            i += 1
+            continue
+        out.append(assigned.get(text[i + 1 : j], env.get(text[i + 1 : j], "")))
+        i = j
+    return "".join(out)
+
+
+def _braces(text: str) -> list[str]:
+    """Bash brace expansion, bounded: past :data:`LIMITS` ``braces`` results, each ``{…}`` becomes a ``*`` glob."""
+    if "{" not in text or "}" not in text:
+        return [text]
+    if text.count("{") > LIMITS["brace_groups"]:
+        return [_brace_glob(text)]
+    results = [text]
+    done: list[str] = []
+    while results:
+        current = results.pop()
+        group = _first_group(current)
+        if group is None:
+            done.append(current)
+        else:
+            start, end, choices = group
+            results.extend(current[:start] + choice + current[end + 1 :] for choice in choices)
+        if len(results) + len(done) > LIMITS["braces"]:
+            return [_brace_glob(text)]
+    return done
+
+
+def _first_group(text: str) -> tuple[int, int, list[str]] | None:
+    """The first ``{a,b}`` or ``{1..9}`` group: (start, end, its choices)."""
+    i = text.find("{")
+    while 0 <= i:
+        level, j, commas = 0, i, [i]
+        while j < len(text):
+            if text[j] == "{":
+                level += 1
+            elif text[j] == "}":
+                level -= 1
+                if level == 0:
+                    break
+            elif text[j] == "," and level == 1:
+                commas.append(j)
+            j += 1
+        if j >= len(text):
+            return None
+        if len(commas) > 1:
+            commas.append(j)
+            return i, j, [text[a + 1 : b] for a, b in zip(commas, commas[1:], strict=False)]
+        sequence = _sequence(text[i + 1 : j])
+        if sequence is not None:
+            return i, j, sequence
+        i = text.find("{", i + 1)
+    return None
+
+
+def _sequence(inner: str) -> list[str] | None:
+    low, sep, high = inner.partition("..")
+    if not sep:
+        return None
+    try:
+        a, b = int(low), int(high)
+    except ValueError:
+        if len(low) == len(high) == 1:
+            a, b = ord(low), ord(high)
+            if abs(b - a) > LIMITS["braces"]:
+                return None
+            step = 1 if b >= a else -1
+            return [chr(x) for x in range(a, b + step, step)]
+        return None
+    if abs(b - a) > LIMITS["braces"]:
+        return ["*"]  # counted as one wildcard: more numbers than are worth listing
+    step = 1 if b >= a else -1
+    return [str(x) for x in range(a, b + step, step)]
+
+
+def _brace_glob(text: str) -> str:
+    out, level = [], 0
+    for c in text:
+        if c == "{":
+            if level == 0:
+                out.append("*")
+            level += 1
+        elif c == "}" and level:
+            level -= 1
+        elif level == 0:
+            out.append(c)
+    return "".join(out)
+
+
+def _resolve(token: str, base: str, unit: Unit, budget: _Budget) -> None:
+    """Add the absolute paths (or, past the budget, the glob) ``token`` names, relative to ``base``."""
+    full = os.path.normpath(os.path.join(base, token))
+    if full.startswith("//"):
+        full = "/" + full.lstrip("/")
+    if _MAGIC & set(full):
+        if full not in unit.patterns:
+            budget.patterns -= 1
+            if budget.patterns < 0:
+                raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
+        matches = _glob(full, budget)
+        if matches is None:
+            unit.patterns.add(full)
+            return
+        unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
+        for match in matches:
+            _add(match, unit, budget)
+        return
+    _add(full, unit, budget)
+
+
+def _add(full: str, unit: Unit, budget: _Budget) -> None:
+    """``full`` and the same with symlinks resolved: its folder resolved and listed once per call, the file looked up there."""
+    unit.paths.add(full)
+    parent, name = os.path.split(full)
+    real = budget.real_folder(parent)
+    if real is None:
+        return  # no such folder: nothing there can be a link
+    links = budget.links(parent)
+    if links is not None and name not in links:
+        unit.paths.add(os.path.join(real, name))
+        return
+    try:
+        unit.paths.add(os.path.realpath(full))
+    except (OSError, ValueError):
+        pass
+
+
+def _glob(pattern: str, budget: _Budget) -> list[str] | None:
+    """What ``pattern`` matches on disk (dotfiles too: ``shopt -s dotglob`` is the agent's choice); None past the budget."""
+    current = ["/"]
+    for part in pattern.split("/")[1:]:
+        if not part:
+            continue
+        if not (_MAGIC & set(part)):
+            current = [os.path.join(c, part) for c in current]
+            continue
+        matched: list[str] = []
+        for folder in current:
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        budget.entries -= 1
+                        if budget.entries < 0:
+                            return None
+                        if fnmatch.fnmatchcase(entry.name, part):
+                            matched.append(os.path.join(folder, entry.name))
+            except (OSError, ValueError):
+                continue
+        current = matched
+        if not current:
+            return []
+    return [c for c in current if os.path.lexists(c)]

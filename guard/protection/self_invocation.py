@@ -1,0 +1,90 @@
+"""Whether a tool call runs guard itself or talks to guard's service.
+
+The agent must not switch guard off through guard's own doors: ``guard install
+--uninstall``, ``guard trust``, ``python3 -m guard.cli.main …``, a ``guard hook``
+run with a forged event, or a request to the service. The installed ``guard``
+script lies in guard's environment, which is protected by path; this module
+catches the spellings a path does not: the bare name, the module, a runner
+(``uv run guard``), inline code importing it, and a loopback URL on the
+service's port. Standard library only: it runs on the ``guard hook`` fast path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from guard.command_analysis.invocation import command_name
+from guard.protection.naming import Unit
+
+__all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
+
+#: ``guard serve``'s default port.
+DEFAULT_PORT = 8787
+_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi"})
+_PYTHONS = frozenset({"python", "pypy"})
+_LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
+_CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:\t\n"})
+
+
+def _imports_guard(texts: Iterable[str]) -> bool:
+    for text in texts:
+        words = text.translate(_CODE_SEPARATORS).split()
+        for before, word in zip(words, words[1:], strict=False):
+            if before in ("import", "from", "__import__", "import_module", "-m") and (word == "guard" or word.startswith("guard.")):
+                return True
+    return False
+
+
+def _module_option(args: list[str]) -> bool:
+    for before, arg in zip(["", *args], args, strict=False):
+        module = arg[2:] if arg.startswith("-m") and len(arg) > 2 else arg if before == "-m" else ""
+        if module == "guard" or module.startswith("guard."):
+            return True
+    return False
+
+
+def service_ports(urls: Iterable[str], env: Mapping[str, str]) -> set[int]:
+    """Ports guard's service may listen on: the default, configured URLs, ``$GUARD_SERVER`` and the running services'."""
+    ports = {DEFAULT_PORT}
+    found = [*urls, env.get("GUARD_SERVER", "")]
+    folder = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
+    try:
+        for state in sorted(folder.glob("*.json"))[:32]:
+            url = json.loads(state.read_text()).get("url")
+            found.append(url if isinstance(url, str) else "")
+    except (OSError, ValueError, AttributeError):
+        pass
+    for url in found:
+        port = url.rstrip("/").rsplit(":", 1)[-1].split("/", 1)[0] if url.count(":") >= 2 else ""
+        if port.isdigit():
+            ports.add(int(port))
+    return ports
+
+
+def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str | None:
+    """Why ``unit`` runs guard or calls its service, or None."""
+    program, args = unit.program or "", unit.args
+    if command_name(program) == "guard" or os.path.basename(program) == "guard":
+        return "runs guard's own command"
+    if program in _PYTHONS and _module_option(args):
+        return "runs guard's module"
+    if program in _RUNNERS and any(a == "guard" or a.startswith("guard.") for a in args[:4]):
+        return f"runs guard through {program}"
+    if _imports_guard(unit.texts):
+        return "runs code that imports guard"
+    texts = unit.texts
+    if any(host in text for text in texts for host in _LOOPBACK):
+        ports = service_ports(urls, env)
+        for text in texts:
+            for host in _LOOPBACK:
+                at = text.find(host)
+                while at >= 0:
+                    digits = text[at + len(host) : at + len(host) + 6]
+                    port = digits[: len(digits) - len(digits.lstrip("0123456789"))]
+                    if port and int(port) in ports:
+                        return f"sends a request to guard's service ({host}{port})"
+                    at = text.find(host, at + 1)
+    return None
