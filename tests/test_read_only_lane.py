@@ -82,7 +82,11 @@ def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_conf
     "sed -i 's/a/b/' src/app.py",  # writes
     "cat src/app.py > copy.py",  # writes through a redirection
     "python3 src/app.py",  # runs code
-    "grep -rn secret .",  # a recursive read: not proven by the allowlist
+    "grep -rn TODO .",  # a recursive read of a tree that holds guard.yaml
+    "cd .claude && cat settings.json",  # the client's hook settings, reached through cd
+    "cd && cat notes.txt",  # cd alone goes home
+    "git status",  # the repository's own config can name programs to run (core.fsmonitor)
+    "printenv",  # prints the environment's secrets
     "cat guard.yaml",  # guard's config: protected
     "cat .claude/settings.json",  # the client's hook settings: protected
     "cat .env",  # a credential

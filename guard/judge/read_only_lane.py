@@ -37,7 +37,15 @@ _SENSITIVE_NAMES = frozenset(
 )
 _SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*")
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
+#: Proven reads the lane still leaves to the judge: they print the environment's secrets, or run what a
+#: repository's own config names (``core.fsmonitor``, ``diff.external``, textconv drivers), which the agent can write.
+_NOT_IN_LANE = frozenset({"env", "printenv", "git"})
+#: Programs and tools that read a whole tree (their root defaults to the working directory).
+_TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob", "search_file_content", "grep_search", "file_search",
+                           "find_file", "glob_tool", "read_many_files"})
+_RECURSIVE_OPTION = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--(?:dereference-)?recursive$|^-d$|^--directories=recurse$")
 _GLOB = re.compile(r"[*?\[]")
+_BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
 def _sensitive(word: str) -> bool:
@@ -91,6 +99,28 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
     return None
 
 
+def _reads_a_tree(tool: str, words: list[str]) -> bool:
+    """Whether the call may read below the folders it names (or below its working directory): a search, a ``cd``."""
+    if tool in _TREE_READERS:
+        return True
+    programs = set(words) & (_TREE_READERS | {"cd", "ls"})
+    return bool(programs - {"grep", "ls"}) or (bool(programs) and any(_RECURSIVE_OPTION.match(w) for w in words))
+
+
+def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
+    """Why reading the tree at ``root`` would read a protected path or a credential file that is there."""
+    folder = os.path.normpath(os.path.join(cwd, os.path.expanduser(root)))
+    for label, path in protected:
+        if path.startswith(folder.rstrip("/") + "/") and os.path.lexists(path):
+            return f"{root!r} holds {path} ({label})"
+    try:
+        names = os.listdir(folder) if os.path.isdir(folder) else []
+    except OSError:
+        return None
+    found = [name for name in names if _sensitive(name)]
+    return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
+
+
 def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
     """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential."""
     from guard.protection import targets
@@ -102,12 +132,25 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
     if closed:
         return closed
     protected = spec.paths + targets.event_paths(payload)
-    for word in _candidates(tool_input):
+    words = list(_candidates(tool_input))
+    tool = str(payload.get("tool_name") or "").lower()
+    if set(words) & _NOT_IN_LANE:
+        return f"{sorted(set(words) & _NOT_IN_LANE)[0]} is left to the judge"
+    if "cd" in words and _BARE_CD.search(str(tool_input.get("command") or "")):
+        return "cd without a folder goes home"
+    for word in words:
+        if "$" in word or "`" in word:
+            return f"{word!r} expands at run time"
         if _sensitive(word):
             return f"{word!r} may hold credentials"
         problem = _place(word, cwd, protected)
         if problem:
             return problem
+    if _reads_a_tree(tool, words):
+        for root in [cwd, *(w for w in words if not w.startswith("-"))]:
+            problem = _above_guarded(root, cwd, protected)
+            if problem:
+                return problem
     return None
 
 

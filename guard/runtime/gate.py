@@ -73,6 +73,9 @@ def answer_by(deadline: float | None, started: float) -> float | None:
     return started + deadline - min(max(deadline * 0.1, 0.5), 3.0)
 
 
+_UNOPENED = object()
+
+
 def _strictest_mode(specs: list[HookSpec]) -> str:
     return "fail_closed" if any(s.failure_mode == "fail_closed" for s in specs) else "fail_open"
 
@@ -124,6 +127,8 @@ class Gate:
         self._engine: Any = None
         self._fallback_note: str | None = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
+        self._audit: Any = None  # the audit log and decision cache, opened on first use and kept for the next decision
+        self._cache: Any = _UNOPENED
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
         #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
@@ -258,12 +263,26 @@ class Gate:
             self._recorder().record(payload, event, decision)
 
     def _audit_log(self) -> Any:
-        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else opened here."""
+        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else the gate's own, kept open."""
         from guard.audit import open_audit
 
         if self._engine is not None:
             return self._engine.ctx.resource("audit", lambda: open_audit(self.settings))
-        return open_audit(self.settings)
+        if self._audit is None:
+            self._audit = open_audit(self.settings)
+        return self._audit
+
+    def _decision_cache(self) -> Any:
+        """The decision cache the fast path reads, opened once per gate (an SDK's gate decides many calls)."""
+        if self._engine is not None:
+            from guard.cache import open_cache
+
+            return self._engine.ctx.resource("cache", lambda: open_cache(self.settings))
+        if self._cache is _UNOPENED:
+            from guard.cache import open_cache
+
+            self._cache = open_cache(self.settings)
+        return self._cache
 
     def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
         """Every hook's verdict without the engine: the self-protection rule's, then the read-only lane's or the decision cache's; None when any must run."""
@@ -286,12 +305,11 @@ class Gate:
                     results[spec.id] = lane
             if len(results) == len(specs):
                 return [results[spec.id] for spec in specs]  # decided without opening the cache
-            from guard.cache import open_cache
             from guard.judge.keys import result_from_cache, smart_cache_key
 
             if not self.settings.cache_url.startswith("sqlite:///"):
                 self._slow_path()  # a network cache can hang
-            cache = open_cache(self.settings)
+            cache = self._decision_cache()
             if cache is None:
                 return None
             for spec in [s for s in smart if s.id not in results]:
