@@ -24,7 +24,6 @@ from guard.core.errors import CacheError, ModelNotConfigured
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.providers import check_models
-from guard.judge.read_only_lane import lane_result
 from guard.judge.tiers import Judgement, judge, models_for
 
 if TYPE_CHECKING:
@@ -40,6 +39,12 @@ log = logging.getLogger("guard.hooks.smart")
 _DEADLINE_MARGIN = 0.05
 #: A fleet lock outlives the judgement it guards by this much (then a dead holder's key is free again).
 _LEASE_MARGIN = 1.0
+
+
+def _lane(spec: HookSpec, payload: dict[str, Any]) -> HookResult | None:
+    from guard.judge.read_only_lane import lane_result
+
+    return lane_result(spec, payload)
 
 
 class _CacheMemo:
@@ -126,7 +131,7 @@ class SmartHook:
         Reads the cached verdict, or else loads the model client (seconds, once per
         process): a cold ``guard hook`` must not spend its model budget on imports.
         """
-        if lane_result(self.spec, event.payload()) is not None:
+        if self.spec.skip_read_only and _lane(self.spec, event.payload()) is not None:
             return
         key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
         hit = self._lookup(self._cache(), key)
@@ -146,7 +151,7 @@ class SmartHook:
         settings = self.ctx.settings
         models_for(self.spec, settings)  # a missing model is a config error, cached or not
         payload = event.payload()
-        lane = lane_result(self.spec, payload)
+        lane = _lane(self.spec, payload) if self.spec.skip_read_only else None
         if lane is not None:
             return lane
         key = smart_cache_key(self.spec, settings, payload)

@@ -35,7 +35,8 @@ _SENSITIVE_NAMES = frozenset(
      ".azure", ".gcloud", "gcloud", ".config", ".password-store", ".vault-token", "credentials", "credentials.json",
      "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "shadow", "gshadow", "sudoers", ".bash_history", ".zsh_history"}
 )
-_SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*")
+_SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
+                       "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
 #: Proven reads the lane still leaves to the judge: they print the environment's secrets, or run what a
 #: repository's own config names (``core.fsmonitor``, ``diff.external``, textconv drivers), which the agent can write.
@@ -45,6 +46,9 @@ _TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob
                            "find_file", "glob_tool", "read_many_files"})
 _RECURSIVE_OPTION = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--(?:dereference-)?recursive$|^-d$|^--directories=recurse$")
 _GLOB = re.compile(r"[*?\[]")
+#: Programs whose first operand is a pattern or a script unless an option gives it.
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed"})
+_PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file", "--expression")
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -65,11 +69,36 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _candidates(tool_input: Mapping[str, Any]) -> Iterator[str]:
-    """Each word of each string that could be a path (options' values included: ``--file=x``)."""
-    for text in _strings(tool_input):
-        for word in _WORD.findall(text):
-            yield word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+def _operands(command: str) -> list[str] | None:
+    """The words of a shell command as the shell splits them, and its redirection targets, less a grep or sed pattern
+    (not a file it reads); None when the line cannot be read."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return None
+    words: list[str] = []
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            texts = [w.text for w in part.words]
+            named = any(t.startswith(_PATTERN_OPTIONS) for t in texts[1:])  # -e / -f give the pattern: every operand is a file
+            if texts and texts[0] in _PATTERN_FIRST and not named:
+                first = next((i for i, t in enumerate(texts[1:], 1) if not t.startswith("-")), None)
+                texts = [t for i, t in enumerate(texts) if i != first]
+            words += texts + [r.target.text for r in part.redirects]
+    return words
+
+
+def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
+    """Each word of the call that could be a path (options' values included: ``--file=x``)."""
+    from guard.protection.readonly import SHELL_TOOLS, command_text
+
+    command = command_text(tool_input) if tool_name.lower() in SHELL_TOOLS else None
+    shell = _operands(command) if command is not None else None
+    words = shell if shell is not None else [w for text in _strings(tool_input) for w in _WORD.findall(text)]
+    for word in words:
+        yield word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
 
 
 def _outside(cwd: str) -> str | None:
@@ -132,8 +161,8 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
     if closed:
         return closed
     protected = spec.paths + targets.event_paths(payload)
-    words = list(_candidates(tool_input))
     tool = str(payload.get("tool_name") or "").lower()
+    words = list(_candidates(tool, tool_input))
     if set(words) & _NOT_IN_LANE:
         return f"{sorted(set(words) & _NOT_IN_LANE)[0]} is left to the judge"
     if "cd" in words and _BARE_CD.search(str(tool_input.get("command") or "")):
@@ -141,6 +170,8 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
     for word in words:
         if "$" in word or "`" in word:
             return f"{word!r} expands at run time"
+        if "\n" in word:
+            return "a quoted word runs over lines (or a quote is never closed)"
         if _sensitive(word):
             return f"{word!r} may hold credentials"
         problem = _place(word, cwd, protected)

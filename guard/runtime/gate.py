@@ -296,13 +296,14 @@ class Gate:
                 results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
                 if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
                     return list(results.values())  # a deterministic deny needs no cached verdict beside it
-            from guard.judge.read_only_lane import lane_result
-
             smart = [s for s in specs if s.kind == "smart"]
-            for spec in smart:
-                lane = lane_result(spec, payload, self.env)
-                if lane is not None:
-                    results[spec.id] = lane
+            if any(spec.skip_read_only for spec in smart):
+                from guard.judge.read_only_lane import lane_result
+
+                for spec in smart:
+                    lane = lane_result(spec, payload, self.env)
+                    if lane is not None:
+                        results[spec.id] = lane
             if len(results) == len(specs):
                 return [results[spec.id] for spec in specs]  # decided without opening the cache
             from guard.judge.keys import result_from_cache, smart_cache_key
