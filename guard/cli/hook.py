@@ -18,8 +18,10 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CLIENT_TIMEOUTS", "parse_plain", "register", "run"]
+__all__ = ["CLIENT_TIMEOUTS", "LARGE_INPUT", "parse_plain", "register", "run"]
 
+#: An event this large (bytes) is watched from the start, and is refused if the deadline comes first: its size is the agent's choice.
+LARGE_INPUT = 64 * 1024
 #: Each client's default hook timeout in seconds, used when no --deadline is given.
 CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0}
 
@@ -146,6 +148,11 @@ def run(args: Any) -> int:
     def on_deadline() -> None:
         payload, event = gate.current
         decision = gate.failure("the client's hook deadline was reached before guard answered", event=event or None, kind="deadline")
+        if len(raw) > LARGE_INPUT and decision.decision != "deny":
+            from guard.core.decision import Decision
+
+            reason = f"guard could not judge this {len(raw)}-byte call before the client's deadline; a call too large to judge is refused"
+            decision = Decision("deny", reason, details={"failure": "deadline", "error": "input too large to judge in time"})
         os._exit(_emit(module.render(payload, decision), decision))
 
     watchdog: list[Any] = []
@@ -155,7 +162,10 @@ def run(args: Any) -> int:
         if by is not None:
             watchdog.append(_arm_watchdog(by, on_deadline))
 
-    gate.before_slow_path = before_slow_path
+    if len(raw) > LARGE_INPUT:
+        before_slow_path()  # reading and analysing it may take a while: the watchdog covers it from the start
+    else:
+        gate.before_slow_path = before_slow_path
     try:
         payload, decision = gate.decide(raw, fmt=args.format, answer_by=by)
     except Exception as exc:  # a bug in guard is never a silent allow

@@ -18,7 +18,7 @@ import re
 
 from guard.core.record import Record
 
-__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse"]
+__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse", "parse_strict"]
 
 MAX_DEPTH = 32
 
@@ -40,13 +40,16 @@ class Word(Record):
     ``dynamic``: a parameter expansion or substitution outside single quotes;
     ``substitutions``: $( ), backticks, <( ), >( ) inside this word; ``process``:
     the whole word is a process substitution <( ) or >( ); ``escapes``: $'…' with
-    hex, octal or unicode escapes (a classic disguise).
+    hex, octal or unicode escapes (a classic disguise); ``glob``: an unquoted ``*``, ``?``
+    or ``[`` (the shell matches the word against file names).
     """
 
-    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes")
+    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob")
 
-    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False) -> None:
+    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False,
+                 glob: bool = False) -> None:
         self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
+        self.glob = glob
 
 
 class Redirect(Record):
@@ -91,6 +94,18 @@ def parse(text: str) -> Script:
     return _Reader(text, depth=0).script(closer=None)
 
 
+def parse_strict(text: str) -> Script:
+    """:func:`parse`, but an unterminated quote, substitution or ``${`` raises :class:`ShellSyntaxError`.
+
+    What the shell itself would refuse to run is never proven safe (:mod:`guard.protection.readonly`).
+    """
+    reader = _Reader(text, depth=0)
+    script = reader.script(closer=None)
+    if reader.unterminated:
+        raise ShellSyntaxError(f"unterminated {reader.unterminated[0]}")
+    return script
+
+
 class _Heredoc:
     __slots__ = ("redirect", "delimiter", "strip_tabs", "quoted")
 
@@ -106,13 +121,17 @@ class _Reader:
         self.i = 0
         self.depth = depth
         self.heredocs: list[_Heredoc] = []
+        #: What ran to the end of the text unclosed (shared with child readers): the lenient reading went on anyway.
+        self.unterminated: list[str] = []
 
     def peek(self, ahead: int = 0) -> str:
         j = self.i + ahead
         return self.s[j] if j < len(self.s) else ""
 
     def child(self, text: str) -> _Reader:
-        return _Reader(text, depth=self.depth + 1)
+        reader = _Reader(text, depth=self.depth + 1)
+        reader.unterminated = self.unterminated
+        return reader
 
     # --- grammar -------------------------------------------------------------------------
 
@@ -138,6 +157,8 @@ class _Reader:
             self.skip_blanks()
             c = self.peek()
             if not c:
+                if closer is not None:
+                    self.unterminated.append(f"substitution without {closer}")
                 break
             if closer is not None and c == closer:
                 self.i += 1
@@ -239,6 +260,7 @@ class _Reader:
                 self.i += 2
                 self.double_quoted(out, closer='"')
             else:
+                out.glob = out.glob or c in "*?["
                 self.expansion_or_char(out, c)
         return out.build()
 
@@ -250,7 +272,9 @@ class _Reader:
 
     def until(self, closer: str, *, start: int) -> str:
         end = self.s.find(closer, start)
-        end = len(self.s) if end < 0 else end
+        if end < 0:
+            self.unterminated.append(f"quote {closer}")
+            end = len(self.s)
         self.i = end + 1
         return self.s[start:end]
 
@@ -266,6 +290,8 @@ class _Reader:
                 self.i += 2
             else:
                 self.expansion_or_char(out, c)
+        if closer is not None:
+            self.unterminated.append(f"quote {closer}")
 
     def expansion_or_char(self, out: _WordBuilder, c: str) -> None:
         """``$…`` and backticks expand (outside single quotes); any other character is itself."""
@@ -319,6 +345,7 @@ class _Reader:
                 depth -= 1
                 if depth == 0:
                     return self.s[start : self.i - 1]
+        self.unterminated.append(f"{opener} without {closer}")
         return self.s[start:]
 
     def backtick(self, out: _WordBuilder) -> None:
@@ -358,6 +385,8 @@ class _Reader:
             else:
                 out.parts.append(esc)
                 self.i += 2
+        if self.i >= len(self.s):
+            self.unterminated.append("quote $'")
         self.i += 1
 
     # --- blanks and comments -------------------------------------------------------------
@@ -385,13 +414,14 @@ def _decode_escape(code: str) -> str:
 
 
 class _WordBuilder:
-    __slots__ = ("parts", "dynamic", "substitutions", "escapes")
+    __slots__ = ("parts", "dynamic", "substitutions", "escapes", "glob")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.dynamic = False
         self.substitutions: list[Script] = []
         self.escapes = False
+        self.glob = False
 
     def absorb(self, inner: Word) -> None:
         """Keep what an expansion's inside contains (substitutions in ``${x:-$(cmd)}``)."""
@@ -399,4 +429,4 @@ class _WordBuilder:
         self.escapes = self.escapes or inner.escapes
 
     def build(self) -> Word:
-        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes)
+        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob)

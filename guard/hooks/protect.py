@@ -104,12 +104,11 @@ class _Index:
             path = _fold(path)
             self.exact.setdefault(path, (label, path))
             self.depth = max(self.depth, path.count("/"))
-            folder = os.path.dirname(path)
-            while folder not in self.holders:
-                self.holders[folder] = (label, path)
-                if os.path.dirname(folder) == folder:
-                    break
-                folder = os.path.dirname(folder)
+            end = path.rfind("/")
+            while end > 0 and path[:end] not in self.holders:  # each folder above it, up to one already listed
+                self.holders[path[:end]] = (label, path)
+                end = path.rfind("/", 0, end)
+            self.holders.setdefault("/", (label, path))
 
     def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str] | None:
         """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
@@ -124,7 +123,9 @@ class _Index:
                 return hit
             holder = self.holders.get(candidate)
             if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
-                return holder
+                holder = self._under(candidate, unit.only_names)
+                if holder:
+                    return holder
         for pattern in map(_fold, unit.patterns):
             for path, hit in self.exact.items():
                 if fnmatch.fnmatchcase(path, pattern):
@@ -133,6 +134,19 @@ class _Index:
                 if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
                     return hit
         return next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+
+    def _under(self, folder: str, only_names: tuple[str, bool] | None) -> tuple[str, str] | None:
+        """A protected path in ``folder`` that ``find -name PATTERN`` would reach (a part of its path below matches)."""
+        for path, hit in self.exact.items():
+            if not _above(path, folder):
+                continue
+            if only_names is None:
+                return hit
+            pattern, fold = only_names
+            parts = path[len(folder.rstrip("/")) + 1 :].split("/")
+            if any(fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern) for part in parts):
+                return hit
+        return None
 
     def _inside(self, candidate: str) -> tuple[str, str] | None:
         """The protected folder ``candidate`` lies in, looking only as deep as the deepest protected path."""

@@ -29,10 +29,9 @@ import fnmatch
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from guard.command_analysis.invocation import unwrap
+from guard.command_analysis.invocation import command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text
 
@@ -48,12 +47,16 @@ DATA_FIELDS = frozenset(
     {"content", "contents", "new_string", "old_string", "new_source", "description", "prompt", "text", "message", "body",
      "title", "summary", "explanation", "justification", "commit_message", "new_str", "old_str", "file_text", "insert_text"}
 )
+#: Fields a tool matches against file names (Glob's pattern, read_many_files' paths); elsewhere ``*`` is just a character.
+GLOB_FIELDS = frozenset({"pattern", "patterns", "glob", "include", "paths", "globs"})
 #: Fields that name the folder a call runs in or searches.
 DIRECTORY_FIELDS = frozenset({"directory", "workdir", "cwd", "dir", "dir_path", "working_directory", "working_dir", "root"})
 #: Programs that act on a whole tree (searchers, archivers, syncers): with no folder named, the working directory.
-TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip", "patch"})
+TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip"})
 #: Tree programs that act on the working directory when no folder is named (``grep -r x``, ``tar -x``, ``unzip a.zip``).
 IN_WORKING_DIRECTORY = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "grep", "egrep", "fgrep", "ls", "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "tree", "git", "du", "patch"})
+#: ``patch`` options that take a value (what is left are the files it patches).
+_PATCH_VALUES = frozenset({"-i", "-d", "-o", "-r", "-p", "-F", "-z", "-B", "-V", "-Y", "-D"})
 #: git subcommands that act on the whole work tree.
 GIT_TREE = frozenset({"clean", "grep", "apply", "am"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
@@ -68,25 +71,26 @@ class TooLarge(ValueError):
     """The call holds more than guard will look at within its bounds."""
 
 
-@dataclass
 class Unit:
     """One thing that acts: a simple shell command, or the tool call itself.
 
     ``paths``: absolute paths it names (as written and with symlinks resolved);
-    ``patterns``: absolute globs it may name that were not enumerated (matched against protected paths);
+    ``patterns``: absolute globs it may name (matched against protected paths too);
     ``command``: the shell command (None for a tool call); ``tree``: it acts on whole folders;
-    ``program``: the program it runs, with its arguments' text, after wrappers.
+    ``program``, ``args``: what it runs, after wrappers; ``texts``: its words' text;
+    ``only_names``: ``find … -name PATTERN`` (no ``-o``) acts only on names matching (pattern, case-insensitive).
     """
 
-    label: str
-    cwd: str
-    paths: set[str] = field(default_factory=set)
-    patterns: set[str] = field(default_factory=set)
-    command: Command | None = None
-    tree: bool = False
-    program: str | None = None
-    args: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
+    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names")
+
+    def __init__(self, label: str, cwd: str, *, command: Command | None = None, tree: bool = False, program: str | None = None,
+                 args: list[str] | None = None, texts: list[str] | None = None) -> None:
+        self.label, self.cwd, self.command, self.tree, self.program = label, cwd, command, tree, program
+        self.paths: set[str] = set()
+        self.patterns: set[str] = set()
+        self.args: list[str] = args or []
+        self.texts: list[str] = texts or []
+        self.only_names: tuple[str, bool] | None = None
 
 
 class _Budget:
@@ -167,18 +171,16 @@ def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
         except ShellSyntaxError as exc:
             raise TooLarge(f"the command cannot be read: {exc}") from exc
         _Shell(env, budget, found).script(script, workdir, depth=0)
-        strings = [s for key, s in fields if key not in ("command", "cmd")]
-    else:
-        strings = [s for _, s in fields]
-    tool = Unit(tool_name, cwd, program=name, tree=name in SEARCH_TOOLS, texts=strings)
-    seen: set[str] = set()
-    for text in strings:
-        for token in _tokens(text, env, {}):
-            if token not in seen:
-                seen.add(token)
+        fields = [(key, s) for key, s in fields if key not in ("command", "cmd")]
+    tool = Unit(tool_name, cwd, program=name, tree=name in SEARCH_TOOLS, texts=[s for _, s in fields])
+    seen: set[tuple[str, bool]] = set()
+    for key, text in fields:
+        for token, glob in _tokens(text, env, {}, glob=key.lower() in GLOB_FIELDS):
+            if (token, glob) not in seen:
+                seen.add((token, glob))
                 budget.spend_token()
                 for base in bases:
-                    _resolve(token, base, tool, budget)
+                    _resolve(token, base, tool, budget, glob=glob)
     if tool.tree and not any(os.path.isdir(p) for p in tool.paths):
         tool.paths.add(os.path.normpath(workdir))  # Grep or Glob with no folder searches the working directory
     for base in bases[1:]:
@@ -191,8 +193,8 @@ def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
 def named_by(word: str, cwd: str, env: Mapping[str, str]) -> Unit:
     """A unit holding what one shell word names (a redirection's target)."""
     unit, budget = Unit(word, cwd), _Budget()
-    for token in _tokens(word, env, {}):
-        _resolve(token, cwd, unit, budget)
+    for token, glob in _tokens(word, env, {}, glob=True):
+        _resolve(token, cwd, unit, budget, glob=glob)
     return unit
 
 
@@ -250,7 +252,8 @@ class _Shell:
         for word in command.assignments:
             self._assign(word.text)
         invocation = unwrap(command, [], 0)
-        program = invocation.name if invocation is not None else None
+        # the program as it would run: ``G=guard; $G install`` runs guard
+        program = command_name(_expand_vars(invocation.head.text, self.env, self.assigned)) if invocation is not None else None
         args = invocation.texts if invocation is not None else []
         if program in ("export", "declare", "typeset", "local", "readonly"):
             for text in args:
@@ -258,14 +261,16 @@ class _Shell:
         unit = Unit(" ".join(w.text for w in command.words)[:200] or "(redirection)", cwd, command=command, program=program, args=args,
                     texts=[w.text for w in words])
         unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
-            program == "git" and bool(GIT_TREE & set(args[:3])))
-        seen: set[str] = set()
+            program == "git" and bool(GIT_TREE & set(args[:3]))) or (program == "patch" and _patches_tree(args))
+        if program == "find":
+            unit.only_names = _find_names(args)
+        seen: set[tuple[str, bool]] = set()
         for word in words:
-            for token in _tokens(word.text, self.env, self.assigned):
-                if token not in seen:
-                    seen.add(token)
+            for token, glob in _tokens(word.text, self.env, self.assigned, glob=word.glob or word.dynamic):
+                if (token, glob) not in seen:
+                    seen.add((token, glob))
                     self.budget.spend_token()
-                    _resolve(token, cwd, unit, self.budget)
+                    _resolve(token, cwd, unit, self.budget, glob=glob)
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
         _into_folders(unit)
@@ -290,6 +295,19 @@ def _into_folders(unit: Unit) -> None:
         unit.paths |= {os.path.join(folder, name) for folder in folders for name in names}
 
 
+def _patches_tree(args: list[str]) -> bool:
+    """``patch < fix.diff`` (no file named) patches whatever files the diff names, in the working tree."""
+    return not any(not a.startswith("-") and (i == 0 or args[i - 1] not in _PATCH_VALUES) for i, a in enumerate(args))
+
+
+def _find_names(args: list[str]) -> tuple[str, bool] | None:
+    """The one ``-name``/``-iname`` pattern every file ``find`` acts on must match, when there is no alternative (``-o``)."""
+    if {"-o", "-or", ","} & set(args):
+        return None
+    found = [(args[i + 1], args[i] == "-iname") for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")]
+    return found[0] if len(found) == 1 else None
+
+
 def _recursive(args: list[str], program: str) -> bool:
     for arg in args:
         if arg == "--":
@@ -301,18 +319,20 @@ def _recursive(args: list[str], program: str) -> bool:
     return False
 
 
-def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> Iterator[str]:
+def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, glob: bool) -> Iterator[tuple[str, bool]]:
     """Each path-like string ``text`` may stand for: expanded whole, and its parts between separators."""
-    for expanded in _braces(_expand_vars(text, env, assigned)):
+    expansions, wild = _braces(_expand_vars(text, env, assigned))
+    glob = glob or wild
+    for expanded in expansions:
         whole = _tilde(expanded.strip(), env)
         if whole and len(whole) <= 4096 and "\0" not in whole:
-            yield whole
+            yield whole, glob
         for part in expanded.translate(_SEPARATORS).split():
             part = _tilde(part, env)
             if part != whole and len(part) <= 4096:
-                yield part
+                yield part, glob
             if len(part) > 2 and part[0] == "-" and part[1] != "-":
-                yield _tilde(part[2:], env)  # a short option's attached value: -t. -o/path -C~/x
+                yield _tilde(part[2:], env), glob  # a short option's attached value: -t. -o/path -C~/x
 
 
 def _tilde(text: str, env: Mapping[str, str]) -> str:
@@ -374,12 +394,12 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
     return "".join(out)
 
 
-def _braces(text: str) -> list[str]:
+def _braces(text: str) -> tuple[list[str], bool]:
     """Bash brace expansion, bounded: past :data:`LIMITS` ``braces`` results, each ``{…}`` becomes a ``*`` glob."""
     if "{" not in text or "}" not in text:
-        return [text]
+        return [text], False
     if text.count("{") > LIMITS["brace_groups"]:
-        return [_brace_glob(text)]
+        return [_brace_glob(text)], True
     results = [text]
     done: list[str] = []
     while results:
@@ -391,8 +411,8 @@ def _braces(text: str) -> list[str]:
             start, end, choices = group
             results.extend(current[:start] + choice + current[end + 1 :] for choice in choices)
         if len(results) + len(done) > LIMITS["braces"]:
-            return [_brace_glob(text)]
-    return done
+            return [_brace_glob(text)], True
+    return done, False
 
 
 def _first_group(text: str) -> tuple[int, int, list[str]] | None:
@@ -437,7 +457,7 @@ def _sequence(inner: str) -> list[str] | None:
             return [chr(x) for x in range(a, b + step, step)]
         return None
     if abs(b - a) > LIMITS["braces"]:
-        return ["*"]  # counted as one wildcard: more numbers than are worth listing
+        return None  # more numbers than are worth listing: left as written
     step = 1 if b >= a else -1
     return [str(x) for x in range(a, b + step, step)]
 
@@ -456,12 +476,12 @@ def _brace_glob(text: str) -> str:
     return "".join(out)
 
 
-def _resolve(token: str, base: str, unit: Unit, budget: _Budget) -> None:
+def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
     """Add the absolute paths (or, past the budget, the glob) ``token`` names, relative to ``base``."""
     full = os.path.normpath(os.path.join(base, token))
     if full.startswith("//"):
         full = "/" + full.lstrip("/")
-    if _MAGIC & set(full):
+    if glob and _MAGIC & set(full):
         if full not in unit.patterns:
             budget.patterns -= 1
             if budget.patterns < 0:

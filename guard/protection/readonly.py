@@ -23,10 +23,10 @@ here at all. Standard library only: it runs on the ``guard hook`` fast path.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse
+from guard.command_analysis.shell_syntax import Command, ShellSyntaxError, Word, parse_strict
+from guard.core.record import FrozenRecord
 
 __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "prove", "prove_command", "prove_script"]
 
@@ -34,12 +34,15 @@ __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", 
 MAX_COMMAND = 256 * 1024
 
 
-@dataclass(frozen=True)
-class Proof:
+class Proof(FrozenRecord):
     """Whether a call is proven to only read, and why (what proved it, or the first thing that did not)."""
 
+    __slots__ = ("proven", "reason")
     proven: bool
     reason: str
+
+    def __init__(self, proven: bool, reason: str) -> None:
+        self._assign(locals())
 
 
 #: Built-in tools that only read, by lower-cased name (Claude Code, Gemini CLI, Copilot CLI, Codex, Devin).
@@ -54,22 +57,28 @@ _SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/")
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
-@dataclass(frozen=True)
-class _Program:
+class _Program(FrozenRecord):
     """Options of one reading program: short letters (alone or clustered), letters taking a value, long options.
 
     ``long_values`` take a value (``--opt=V`` or ``--opt V``); a name in both sets may stand alone or take ``=V``.
-    ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``).
+    ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``);
+    ``any_args``: every argument is data (echo); ``check``: a last look at the arguments (sed's script, date's operand).
     """
 
-    flags: str = ""
-    values: str = ""
-    long_flags: frozenset[str] = frozenset()
-    long_values: frozenset[str] = frozenset()
-    numeric: bool = False
-    max_operands: int | None = None
-    any_args: bool = False
-    check: Callable[[list[str]], str | None] | None = None
+    __slots__ = ("flags", "values", "long_flags", "long_values", "numeric", "max_operands", "any_args", "check")
+    flags: str
+    values: str
+    long_flags: frozenset[str]
+    long_values: frozenset[str]
+    numeric: bool
+    max_operands: int | None
+    any_args: bool
+    check: Callable[[list[str]], str | None] | None
+
+    def __init__(self, flags: str = "", values: str = "", long_flags: frozenset[str] = frozenset(), long_values: frozenset[str] = frozenset(),
+                 numeric: bool = False, max_operands: int | None = None, any_args: bool = False,
+                 check: Callable[[list[str]], str | None] | None = None) -> None:
+        self._assign(locals())
 
 
 def _longs(text: str) -> frozenset[str]:
@@ -217,13 +226,15 @@ _GIT: dict[str, _Program] = {
     "status": _Program("sbuvz", "u", _longs("short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash"),
                        _longs("porcelain untracked-files ignored")),
     "branch": _Program("arvl", long_flags=_longs("all remotes list show-current verbose no-color merged no-merged"),
-                       long_values=_longs("contains no-contains merged no-merged sort points-at format")),
+                       long_values=_longs("sort format"), check=_no_operands),
     "rev-parse": _Program("q", long_flags=_longs("show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir show-prefix"),
                           long_values=_longs("short abbrev-ref")),
     "ls-files": _Program("cdmoiskuvtz", "x", _longs("cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch"), _longs("exclude")),
     "blame": _Program("lstwefnpc", "L", _longs("show-name show-number porcelain line-porcelain root show-stats"), _longs("date")),
     "remote": _Program("v", long_flags=_longs("verbose"), check=_no_operands),
     "shortlog": _Program("nse", long_flags=_longs("numbered summary email")),
+    "grep": _Program("EFGPiywxvclLoqsbnhHz", "ABCefm", _longs(_COMMON_GREP + " cached untracked no-index full-name"),
+                     _longs("regexp file max-count after-context before-context context max-depth color")),
 }
 
 
@@ -342,7 +353,7 @@ def prove_script(text: str) -> Proof:
     if len(text) > MAX_COMMAND:
         return Proof(False, f"the command is larger than {MAX_COMMAND} bytes")
     try:
-        script = parse(text)
+        script = parse_strict(text)
     except ShellSyntaxError as exc:
         return Proof(False, f"the command cannot be read: {exc}")
     names = []

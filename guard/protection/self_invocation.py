@@ -25,8 +25,10 @@ __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
 DEFAULT_PORT = 8787
 _RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi"})
 _PYTHONS = frozenset({"python", "pypy"})
+#: Programs that run code given as text (``sh -c 'guard …'``, ``python -c "subprocess.run(['guard', …])"``).
+_CODE_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "python", "pypy", "node", "perl", "ruby", "php", "lua", "eval", "xargs"})
 _LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
-_CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:\t\n"})
+_CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$\t\n"})
 
 
 def _imports_guard(texts: Iterable[str]) -> bool:
@@ -35,6 +37,14 @@ def _imports_guard(texts: Iterable[str]) -> bool:
         for before, word in zip(words, words[1:], strict=False):
             if before in ("import", "from", "__import__", "import_module", "-m") and (word == "guard" or word.startswith("guard.")):
                 return True
+    return False
+
+
+def _names_guard(texts: Iterable[str]) -> bool:
+    """Whether code text holds the word ``guard`` as a command (``guard``, ``…/bin/guard``)."""
+    for text in texts:
+        if "guard" in text and any(word == "guard" or word.endswith("/guard") for word in text.translate(_CODE_SEPARATORS).split()):
+            return True
     return False
 
 
@@ -75,6 +85,8 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
         return f"runs guard through {program}"
     if _imports_guard(unit.texts):
         return "runs code that imports guard"
+    if program in _CODE_RUNNERS and _names_guard(unit.texts[1:]):
+        return f"runs code ({program}) that runs guard's command"
     texts = unit.texts
     if any(host in text for text in texts for host in _LOOPBACK):
         ports = service_ports(urls, env)

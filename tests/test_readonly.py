@@ -1,0 +1,121 @@
+"""The read-only prover: proof from an allowlist that a call only reads, holding against every GTFOBins escape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard.protection.readonly import Proof, prove
+
+GTFOBINS = Path("/work/shared/external/gtfobins/examples.jsonl")
+
+
+def bash(command: str) -> Proof:
+    return prove("Bash", {"command": command}, "/tmp", {})
+
+
+@pytest.mark.skipif(not GTFOBINS.exists(), reason="the GTFOBins extract is not on this machine")
+def test_no_gtfobins_escape_is_proven_read_only() -> None:
+    """Shells, pagers, -exec, awk system(), sed e/w, git -c, tar --checkpoint-action, uploads, writes: none is proven.
+
+    Only "file-read" examples may be proven, and only those that print a file with
+    allowlisted options (``cat FILE``, ``tail -c+0 FILE``): they do only read.
+    """
+    rows = [json.loads(line) for line in GTFOBINS.read_text().splitlines()]
+    proven = [row for row in rows if bash(row["code"]).proven]
+    escapes = [row for row in proven if row["function"] != "file-read"]
+    assert escapes == []
+    assert len(rows) > 800 and len(proven) < len([r for r in rows if r["function"] == "file-read"])
+    for row in proven:  # each proven one is a reading program on the example's input file, nothing run or written
+        assert "/path/to/output-file" not in row["code"] and "/bin/sh" not in row["code"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.pager='sh -c id' log",
+        "PAGER=/bin/sh git log",
+        "git --exec-path=. x",
+        "git diff --output=out.txt",
+        "git diff --ext-diff",
+        "git branch evil",
+        "git help config",
+        "find . -exec /bin/sh \\; -quit",
+        "find / -fprintf out DATA -quit",
+        "find . -delete",
+        "awk 'BEGIN {system(\"/bin/sh\")}'",
+        "sed -n '1e exec /bin/sh' /etc/hosts",
+        "sed -n '1s/.*/DATA/w out' /etc/hosts",
+        "sed -i 's/a/b/' f",
+        "tar -cf /dev/null /dev/null --checkpoint=1 --checkpoint-action=exec=/bin/sh",
+        "less /etc/hosts",
+        "man ls",
+        "vim -c ':!/bin/sh'",
+        "rg --pre /bin/sh x",
+        "sort -o out f",
+        "sort --compress-program=sh f",
+        "uniq in out",
+        "xxd -r - out",
+        "tree -o out",
+        "date -s 2020-01-01",
+        "env /bin/sh",
+        "hostname evil",
+        "cat f > out",
+        "cat f >> out",
+        "cat $(echo f)",
+        "cat `echo f`",
+        "cat <(echo f)",
+        "./cat f",
+        "/tmp/cat f",
+        "$CAT f",
+        "cat $'\\x2fetc/passwd'",
+        "echo 'unterminated",
+        "ls; rm -rf build",
+        "cat f | sh",
+        "python3 script.py",
+    ],
+)
+def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
+    proof = bash(command)
+    assert not proof.proven and proof.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat src/app.py | grep -n def | sort | uniq -c | head -5",
+        "git log --oneline -n 5 && git status --porcelain && git diff --stat HEAD~1",
+        "sed -n '1,20p' guard.yaml",
+        "ls -la .claude 2>/dev/null",
+        "find . -name '*.py' -type f -not -path './.venv/*'",
+        "grep -rn 'def main' src/ 2>&1 | head",
+        "wc -l < guard.yaml",
+        "cd src && ls",
+        "echo done",
+    ],
+)
+def test_reading_pipelines_are_proven(command: str) -> None:
+    assert bash(command).proven
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "proven"),
+    [
+        ("Read", {"file_path": "x"}, True),  # Claude Code
+        ("Grep", {"pattern": "x"}, True),
+        ("read_file", {"absolute_path": "/x"}, True),  # Gemini
+        ("list_directory", {"path": "/x"}, True),
+        ("view", {"path": "x"}, True),  # Copilot
+        ("Bash", {"command": ["bash", "-lc", "cat x | head"]}, True),  # Codex's argv
+        ("run_shell_command", {"command": "git status", "directory": "src"}, True),
+        ("Write", {"file_path": "x", "content": ""}, False),
+        ("Edit", {"file_path": "x", "old_string": "a", "new_string": "b"}, False),
+        ("mcp__fs__read_then_write", {"path": "x"}, False),
+        ("Bash", {"command": ["apply_patch", "*** Begin Patch\n*** End Patch\n"]}, False),
+    ],
+)
+def test_each_client_s_read_tools_are_proven_by_name(tool: str, tool_input: dict[str, Any], proven: bool) -> None:
+    assert prove(tool, tool_input, "/tmp", {}).proven is proven
