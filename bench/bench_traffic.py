@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,7 @@ def run(sessions: list[dict[str, Any]], *, lane: bool, session: bool, latency: f
         with ThreadPoolExecutor(concurrency) as pool:
             for done in [pool.submit(replay, s, folder, gates, config_path, env, tally) for s in sessions]:
                 done.result()
+        tally.lock = None  # type: ignore[assignment]  # sent back to the parent process
         return tally, stub.calls
 
 
@@ -135,7 +137,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for lane in (False, True):
         for session in (False, True):
-            tally, model_calls = run(sessions, lane=lane, session=session, latency=args.latency, concurrency=args.concurrency)
+            # each configuration in its own process: every one starts cold, and what a process holds open ends with it
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+                tally, model_calls = child.submit(run, sessions, lane=lane, session=session, latency=args.latency, concurrency=args.concurrency).result()
             label = f"{'on' if lane else 'off'}, {'context: session' if session else 'context-free'}"
             print(row(label, tally, model_calls, args.latency), flush=True)
     print(f"\ngoal: ≤ {GOAL} model calls per 1,000 tool calls with the lane on")
