@@ -39,6 +39,7 @@ audit happen here for all of them.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -129,6 +130,7 @@ class Gate:
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
         self._audit: Any = None  # the audit log and decision cache, opened on first use and kept for the next decision
         self._cache: Any = _UNOPENED
+        self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
         #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
@@ -390,8 +392,25 @@ class Gate:
             self._engine = Engine(self.settings, self.registry, audit=False)
         return self._engine
 
+    def _thread_loop(self) -> Any:
+        """This thread's event loop for the engine, kept across decisions (never closed, so never waiting for
+        threads a hung hook left behind): the model client's pooled connections belong to it, so the next
+        miss reuses them instead of opening (and leaking) a connection per call."""
+        import asyncio
+
+        loop = getattr(self._loops, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = self._loops.loop = asyncio.new_event_loop()
+        return loop
+
+    def close(self) -> None:
+        """Close this thread's event loop, shutting its worker threads down without waiting (a one-shot CLI exits next)."""
+        loop = getattr(self._loops, "loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.close()
+
     def _local(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision:
-        """Run the engine on a private event loop that never waits for threads a hung hook left behind."""
+        """Run the engine on this thread's event loop (:meth:`_thread_loop`)."""
         import asyncio
 
         from guard.core.events.model import parse_event
@@ -400,7 +419,7 @@ class Gate:
             event = parse_event(payload)
         except EventError as exc:
             return self.failure(f"malformed event: {exc}", event=event_name(payload), specs=specs, kind="payload")
-        loop = asyncio.new_event_loop()
+        loop = self._thread_loop()
         try:
             # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
             outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
@@ -413,7 +432,6 @@ class Gate:
                 task.cancel()
             if pending:
                 loop.run_until_complete(asyncio.wait(pending, timeout=0.2))
-            loop.close()  # shuts the default executor down without waiting for its threads
         if self._fallback_note:
             decision.details["server_fallback"] = self._fallback_note
         return decision
