@@ -54,3 +54,25 @@ def test_a_python_caller_gets_the_gate_fast_path_and_policy(tmp_path: object, mo
     assert strict.decision == "deny" and "no model" in strict.reason
     _, lenient = gate.decide({"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "x"}})
     assert lenient.decision == "allow" and not lenient.judged and "lenient" in lenient.warnings[0]
+
+
+def test_an_in_process_gate_keeps_one_model_connection_and_its_databases_across_calls(tmp_path: object, monkeypatch: object) -> None:
+    """A Python caller deciding many calls pays one connection to the model, not one (left open) per miss."""
+    import os
+    from pathlib import Path
+
+    from guard.testing.openai_stub import Reply, StubServer
+
+    folder = Path(str(tmp_path))
+    with StubServer(default=Reply.verdict("allow", "fine", confidence=0.95)) as stub:
+        (folder / "guard.yaml").write_text(f"models: {{quick: openai/stub-quick, api_base: {stub.url}}}\n"
+                                           "hooks:\n  PreToolUse:\n    - id: r\n      matcher: Bash\n      depth: quick\n      rule: Deny deletes.\n")
+        gate = guard.Gate(str(folder / "guard.yaml"))
+        open_files = []
+        for number in range(12):
+            event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(folder), "tool_name": "Bash", "tool_input": {"command": f"echo {number}"}}
+            assert gate.decide(event)[1].hooks[0].decision == "allow"
+            assert gate.decide(event)[1].hooks[0].cached  # the second is a hit
+            open_files.append(len(os.listdir("/proc/self/fd")))
+        assert stub.calls == 12 and stub.connections == 1
+        assert open_files[-1] == open_files[1]  # nothing more held open after the first calls

@@ -74,7 +74,7 @@ def test_a_cache_row_rewritten_from_deny_to_allow_is_judged_again(isolated_home:
     assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "deny"
     assert stub.calls == 1  # the second was a cache hit
 
-    [path] = (isolated_home.parent / "home/.cache/guard/projects").glob("*/cache.db")  # out of the project tree
+    path = isolated_home.parent / "home/.cache/guard/cache.db"  # out of the project tree
     db = sqlite3.connect(path)
     [(key, value)] = db.execute("SELECT key, value FROM entries").fetchall()
     forged = json.loads(value)

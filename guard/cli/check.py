@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
         gate.use_model(args.model)
     _, decision = gate.decide(payload)
+    gate.close()
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))
     else:

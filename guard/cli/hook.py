@@ -171,6 +171,7 @@ def run(args: Any) -> int:
     except Exception as exc:  # a bug in guard is never a silent allow
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
+    gate.close()
     rendered = module.render(payload, decision)
     for timer in watchdog:
         timer.cancel()

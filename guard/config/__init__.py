@@ -46,11 +46,21 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
 
 
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:
-    """``loaded`` with the built-in self-protection hook after its own hooks, unless it says ``protect: false``."""
-    if loaded.settings.protect:
-        from guard.hooks.protect import protect_spec
+    """``loaded`` with the built-in self-protection hook after its own hooks, unless it says ``protect: false``.
 
-        loaded.specs.append(protect_spec(loaded))
+    Rules in the read-only lane (``skip_read_only``) get the protected paths too, even with
+    ``protect: false``: a read that names one of them is never decided without the judge.
+    """
+    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.skip_read_only]
+    if not (loaded.settings.protect or lane):
+        return loaded
+    from guard.hooks.protect import protect_spec
+
+    protection = protect_spec(loaded)
+    for index in lane:
+        loaded.specs[index] = loaded.specs[index].replace(paths=protection.paths)
+    if loaded.settings.protect:
+        loaded.specs.append(protection)
     return loaded
 
 

@@ -44,6 +44,7 @@ class HookEntry(BaseModel):
     cache_ignore: list[str] = Field(default_factory=list)
     cache_keep: list[str] = Field(default_factory=list)
     context: Literal["event", "request", "session"] = "event"
+    skip_read_only: bool = False
 
     @field_validator("matcher")
     @classmethod
@@ -74,6 +75,8 @@ class HookEntry(BaseModel):
         if len(kinds) != 1:
             found = ", ".join(kinds) or "none"
             raise ValueError(f"a hook needs exactly one of rule, command, url, callable (or prompt / script); found {found}")
+        if self.skip_read_only and not (self.rule or self.prompt):
+            raise ValueError("skip_read_only applies to a rule (or prompt): only a judged hook can skip the model")
         return self
 
     def kind(self) -> HookKind:
@@ -126,6 +129,7 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
         cache_ignore=tuple(parsed.cache_ignore),
         cache_keep=tuple(parsed.cache_keep),
         context=parsed.context,
+        skip_read_only=parsed.skip_read_only,
         command=parsed.command or parsed.script,
         url=parsed.url,
         secret=parsed.secret,

@@ -203,7 +203,7 @@ def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
     if path.suffix == ".json":
         project = str(path.resolve().parent.parent)  # .claude/settings.json belongs to the folder holding .claude/
         specs = _claude_hooks(data.get("hooks", {}), file, project)
-        settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(file), audit_path=default_audit_path(file))
+        settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(), audit_path=default_audit_path(file))
         return LoadedConfig(settings=settings, specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
     policies = data.pop("policies", None) or []
@@ -226,7 +226,7 @@ def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
     settings = Settings(
         models={k: v for k, v in (("quick", top.models.quick), ("thorough", top.models.thorough)) if v},
         api_base=top.models.api_base,
-        cache_url=top.cache.url if top.cache.url is not None else default_cache_url(file),
+        cache_url=top.cache.url if top.cache.url is not None else default_cache_url(),
         cache_ttl=ttl,
         allow_networks=tuple(top.webhooks.allow_networks),
         audit_path=(top.audit.path or default_audit_path(file)) if top.audit.enabled else None,

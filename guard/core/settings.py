@@ -41,9 +41,11 @@ def _project_dir(kind: str, config_path: str | None) -> Path:
     return user_dir(kind) / "projects" / f"{folder}-{digest}"
 
 
-def default_cache_url(config_path: str | None = None) -> str:
-    """The decision cache of the project whose config is ``config_path``, in the user's cache directory."""
-    return f"sqlite:///{_project_dir('cache', config_path) / 'cache.db'}"
+def default_cache_url() -> str:
+    """The user's decision cache, one for every config: an entry's key is what was judged (rule text, models,
+    prompt versions, endpoint, the payload and context shown), so a renamed or edited config, or ``guard backtest
+    --config new.yaml``, finds the verdicts of the rules it did not change."""
+    return f"sqlite:///{user_dir('cache') / 'cache.db'}"
 
 
 def default_audit_path(config_path: str | None = None) -> str:

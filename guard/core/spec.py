@@ -37,7 +37,9 @@ class HookSpec(FrozenRecord):
     hooks; ``depth`` quick | thorough | auto; ``cache_ignore`` extra payload fields
     left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
     ``context`` event | request (+ the user's latest requests) | session (+ requests
-    and recent actions). Callable: ``target`` is "module:function". Protect: ``paths``
+    and recent actions); ``skip_read_only`` the rule says a call proven to only read
+    cannot break it, so such calls are allowed without a model (:mod:`guard.judge.read_only_lane`;
+    ``paths`` then holds what such a read may not name). Callable: ``target`` is "module:function". Protect: ``paths``
     are (label, absolute file or folder) no tool call may change. ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
     them (``guard trust``); None when the config was read from disk untrusted
@@ -47,7 +49,7 @@ class HookSpec(FrozenRecord):
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
-        "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
+        "skip_read_only", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
     )
     id: str
     kind: HookKind
@@ -67,6 +69,7 @@ class HookSpec(FrozenRecord):
     cache_ignore: tuple[str, ...]
     cache_keep: tuple[str, ...]
     context: str
+    skip_read_only: bool
     command: str | None
     url: str | None
     secret: str | None
@@ -97,6 +100,7 @@ class HookSpec(FrozenRecord):
         cache_ignore: tuple[str, ...] = (),
         cache_keep: tuple[str, ...] = (),
         context: str = "event",
+        skip_read_only: bool = False,
         command: str | None = None,
         url: str | None = None,
         secret: str | None = None,

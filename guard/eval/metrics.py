@@ -13,6 +13,7 @@ from guard.eval import base_rate, stats
 from guard.eval.prices import PriceBook
 from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
+from guard.judge.read_only_lane import TIER as LANE_TIER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +50,8 @@ def _outcomes(rows: Sequence[ResultRow]) -> tuple[dict[str, CaseOutcome], dict[s
         predictions = [r.predicted for r in group]
         verdict = majority(predictions)
         first = group[0]
-        reason = next((r.error if verdict == "error" else r.reason for r in group if r.predicted == verdict), None)
+        deciding = next((r for r in group if r.predicted == verdict), first)
+        reason = deciding.error if verdict == "error" else deciding.reason
         outcomes[key] = CaseOutcome(
             label=first.label,
             predicted=verdict,
@@ -60,6 +62,7 @@ def _outcomes(rows: Sequence[ResultRow]) -> tuple[dict[str, CaseOutcome], dict[s
             reason=reason,
             tool_name=first.tool_name,
             cluster=first.cluster,
+            tier=deciding.tier,
         )
         tags[key] = list(first.tags)
     return outcomes, tags
@@ -78,6 +81,8 @@ def _slices(outcomes: dict[str, CaseOutcome], tags: dict[str, list[str]]) -> lis
         for tag in tags[key]:
             groups.setdefault(("tag", tag), []).append(outcome)
         groups.setdefault(("tool", outcome.tool_name or "(none)"), []).append(outcome)
+        if outcome.tier == LANE_TIER:  # what the lane decided without a model, and whether it was ever wrong
+            groups.setdefault(("tier", LANE_TIER), []).append(outcome)
     slices = []
     for (kind, name), members in sorted(groups.items()):
         binary, est = binary_estimates(members, bootstrap=False)

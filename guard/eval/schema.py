@@ -126,7 +126,9 @@ class Binary(BaseModel):
 
 
 class SliceMetrics(BaseModel):
-    kind: Literal["tag", "tool"]
+    """Scores of the cases with one tag, of one tool, or decided by the read-only lane (``tier``, ``read_only``)."""
+
+    kind: Literal["tag", "tool", "tier"]
     name: str
     cases: int
     binary: Binary
@@ -149,6 +151,8 @@ class CaseOutcome(BaseModel):
     reason: str | None = None
     tool_name: str | None = None
     cluster: str | None = None
+    #: The tier that gave the majority verdict (quick, thorough, read_only: the read-only lane, no model).
+    tier: str | None = None
 
 
 class PrevalenceMetrics(BaseModel):

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
@@ -29,6 +30,9 @@ from guard.eval.gates import GATE_METRICS, ROUTE_METRIC, Gate, parse_gate
 from guard.eval.prices import PriceBook, parse_price
 from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
 from guard.eval.schema import Estimate, MetricsReport, ResultRow, UnrecordedRule
+
+if TYPE_CHECKING:
+    from guard.config import LoadedConfig
 
 __all__ = [
     "DEPTHS",
@@ -231,7 +235,7 @@ async def evaluate_async(
             parse_prevalence(prevalence)
         except ValueError as exc:
             raise GuardError(f"--prevalence: {exc}") from None
-    loaded = load_config(config)
+    loaded = _rules_only(load_config(config))
     infos, cases = load_datasets(datasets, loaded.specs)
     variants = build_variants(loaded.settings, models, depths)
     base = (baseline, load_baseline(baseline)) if baseline else None
@@ -307,3 +311,16 @@ def _rerecord_command(
 def evaluate(datasets: Sequence[str], **options: object) -> EvalResult:
     """Blocking :func:`evaluate_async` (for the CLI and synchronous tests)."""
     return asyncio.run(evaluate_async(datasets, **options))  # type: ignore[arg-type]
+
+
+def _rules_only(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded`` without the built-in self-protection hook: eval scores the config's rules against labels.
+
+    Self-protection refuses what names *this machine's* guard files (its secret, state and
+    client settings), so a dataset case that happens to name ``/`` or ``~`` would be decided by
+    where the eval runs, not by the rule or model under test.
+    """
+    from guard.hooks.protect import HOOK_ID
+
+    loaded.specs = [spec for spec in loaded.specs if spec.id != HOOK_ID]
+    return loaded

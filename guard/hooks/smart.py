@@ -1,6 +1,7 @@
 """Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
 
-Order of work for one event: the decision cache (a hit costs no call), then a
+Order of work for one event: the read-only lane when the rule opts in
+(:mod:`guard.judge.read_only_lane`: a proven read is allowed, no call), the decision cache (a hit costs no call), then a
 single flight (identical concurrent events share one judgement, across a fleet
 when the cache is Redis), then the tiers. Only whole judgements are cached (the
 verdict of each window of a long event too, so a window is not paid twice); a
@@ -38,6 +39,12 @@ log = logging.getLogger("guard.hooks.smart")
 _DEADLINE_MARGIN = 0.05
 #: A fleet lock outlives the judgement it guards by this much (then a dead holder's key is free again).
 _LEASE_MARGIN = 1.0
+
+
+def _lane(spec: HookSpec, payload: dict[str, Any]) -> HookResult | None:
+    from guard.judge.read_only_lane import lane_result
+
+    return lane_result(spec, payload)
 
 
 class _CacheMemo:
@@ -130,6 +137,8 @@ class SmartHook:
         Reads the cached verdict, or else loads the model client (seconds, once per
         process): a cold ``guard hook`` must not spend its model budget on imports.
         """
+        if self.spec.skip_read_only and _lane(self.spec, event.payload()) is not None:
+            return
         key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
         hit = self._lookup(self._cache(), key)
         if hit is not None:
@@ -148,6 +157,9 @@ class SmartHook:
         settings = self.ctx.settings
         models_for(self.spec, settings)  # a missing model is a config error, cached or not
         payload = event.payload()
+        lane = _lane(self.spec, payload) if self.spec.skip_read_only else None
+        if lane is not None:
+            return lane
         key = smart_cache_key(self.spec, settings, payload)
         cache = self._cache()
         hit = self._prefetched.pop(key, None)

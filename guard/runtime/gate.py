@@ -42,6 +42,7 @@ audit happen here for all of them.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -74,6 +75,9 @@ def answer_by(deadline: float | None, started: float) -> float | None:
     if not deadline or deadline <= 0:
         return None
     return started + deadline - min(max(deadline * 0.1, 0.5), 3.0)
+
+
+_UNOPENED = object()
 
 
 def _strictest_mode(specs: list[HookSpec]) -> str:
@@ -127,6 +131,9 @@ class Gate:
         self._engine: Any = None
         self._fallback_note: str | None = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
+        self._audit: Any = None  # the audit log and decision cache, opened on first use and kept for the next decision
+        self._cache: Any = _UNOPENED
+        self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
         #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
@@ -270,15 +277,29 @@ class Gate:
             self._recorder().record(payload, event, decision)
 
     def _audit_log(self) -> Any:
-        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else opened here."""
+        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else the gate's own, kept open."""
         from guard.audit import open_audit
 
         if self._engine is not None:
             return self._engine.ctx.resource("audit", lambda: open_audit(self.settings))
-        return open_audit(self.settings)
+        if self._audit is None:
+            self._audit = open_audit(self.settings)
+        return self._audit
+
+    def _decision_cache(self) -> Any:
+        """The decision cache the fast path reads, opened once per gate (an SDK's gate decides many calls)."""
+        if self._engine is not None:
+            from guard.cache import open_cache
+
+            return self._engine.ctx.resource("cache", lambda: open_cache(self.settings))
+        if self._cache is _UNOPENED:
+            from guard.cache import open_cache
+
+            self._cache = open_cache(self.settings)
+        return self._cache
 
     def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
-        """Every hook's verdict without the engine: the self-protection rule's, then the decision cache's; None when any must run."""
+        """Every hook's verdict without the engine: the self-protection rule's, then the read-only lane's or the decision cache's; None when any must run."""
         if any(spec.kind not in ("smart", "protect") for spec in specs):
             return None
         try:
@@ -289,15 +310,24 @@ class Gate:
                 results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
                 if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
                     return list(results.values())  # a deterministic deny needs no cached verdict beside it
-            from guard.cache import open_cache
+            smart = [s for s in specs if s.kind == "smart"]
+            if any(spec.skip_read_only for spec in smart):
+                from guard.judge.read_only_lane import lane_result
+
+                for spec in smart:
+                    lane = lane_result(spec, payload, self.env)
+                    if lane is not None:
+                        results[spec.id] = lane
+            if len(results) == len(specs):
+                return [results[spec.id] for spec in specs]  # decided without opening the cache
             from guard.judge.keys import result_from_cache, smart_cache_key
 
             if not self.settings.cache_url.startswith("sqlite:///"):
                 self._slow_path()  # a network cache can hang
-            cache = open_cache(self.settings)
+            cache = self._decision_cache()
             if cache is None:
                 return None
-            for spec in [s for s in specs if s.kind == "smart"]:
+            for spec in [s for s in smart if s.id not in results]:
                 value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
                 if value is None:
                     return None
@@ -374,8 +404,25 @@ class Gate:
             self._engine = Engine(self.settings, self.registry, audit=False)
         return self._engine
 
+    def _thread_loop(self) -> Any:
+        """This thread's event loop for the engine, kept across decisions (never closed, so never waiting for
+        threads a hung hook left behind): the model client's pooled connections belong to it, so the next
+        miss reuses them instead of opening (and leaking) a connection per call."""
+        import asyncio
+
+        loop = getattr(self._loops, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = self._loops.loop = asyncio.new_event_loop()
+        return loop
+
+    def close(self) -> None:
+        """Close this thread's event loop, shutting its worker threads down without waiting (a one-shot CLI exits next)."""
+        loop = getattr(self._loops, "loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.close()
+
     def _local(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision:
-        """Run the engine on a private event loop that never waits for threads a hung hook left behind."""
+        """Run the engine on this thread's event loop (:meth:`_thread_loop`)."""
         import asyncio
 
         from guard.core.events.model import parse_event
@@ -384,7 +431,7 @@ class Gate:
             event = parse_event(payload)
         except EventError as exc:
             return self.failure(f"malformed event: {exc}", event=event_name(payload), specs=specs, kind="payload")
-        loop = asyncio.new_event_loop()
+        loop = self._thread_loop()
         try:
             # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
             outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
@@ -397,7 +444,6 @@ class Gate:
                 task.cancel()
             if pending:
                 loop.run_until_complete(asyncio.wait(pending, timeout=0.2))
-            loop.close()  # shuts the default executor down without waiting for its threads
         if self._fallback_note:
             decision.details["server_fallback"] = self._fallback_note
         return decision

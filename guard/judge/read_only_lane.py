@@ -1,0 +1,201 @@
+"""The read-only lane: a rule that says reads cannot break it gets proven reads decided without a model.
+
+A smart hook opts in with ``skip_read_only: true`` (a rule about deleting, overwriting,
+pushing or uploading). A ``PreToolUse`` call is then allowed without a model call when
+:func:`guard.protection.readonly.prove` proves it only reads, every path it names is inside
+the project (the event's ``cwd``; never the root or the home folder), none is protected
+(the hook's ``paths``: what the self-protection rule guards, and the event's own project
+settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …). Whatever is
+not proven goes to the judge as before. The result says where it came from:
+``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
+the audit log and ``guard view``.
+
+Standard library only: this runs on the ``guard hook`` fast path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from guard.core.decision import HookResult
+from guard.core.spec import HookSpec
+
+__all__ = ["LANE", "TIER", "lane_result"]
+
+TIER = "read_only"
+LANE = "read_only_lane"
+
+#: Names of files and folders that hold credentials: a read of one is never in the lane.
+_SENSITIVE_NAMES = frozenset(
+    {".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+     ".azure", ".gcloud", "gcloud", ".config", ".password-store", ".vault-token", "credentials", "credentials.json",
+     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "shadow", "gshadow", "sudoers", ".bash_history", ".zsh_history"}
+)
+_SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
+                       "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
+_WORD = re.compile(r"[^\s'\"|;&<>()`]+")
+#: Proven reads the lane still leaves to the judge: they print the environment's secrets, or run what a
+#: repository's own config names (``core.fsmonitor``, ``diff.external``, textconv drivers), which the agent can write.
+_NOT_IN_LANE = frozenset({"env", "printenv", "git"})
+#: Programs and tools that read a whole tree (their root defaults to the working directory).
+_TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob", "search_file_content", "grep_search", "file_search",
+                           "find_file", "glob_tool", "read_many_files"})
+_RECURSIVE_OPTION = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--(?:dereference-)?recursive$|^-d$|^--directories=recurse$")
+_GLOB = re.compile(r"[*?\[]")
+#: Programs whose first operand is a pattern or a script unless an option gives it.
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed"})
+_PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file", "--expression")
+_BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
+
+
+def _sensitive(word: str) -> bool:
+    parts = [p for p in word.lower().split("/") if p]
+    return any(p in _SENSITIVE_NAMES or any(fnmatch.fnmatchcase(p, pat) for pat in _SENSITIVE_PATTERNS) for p in parts)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a tool input, however deep."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _operands(command: str) -> list[str] | None:
+    """The words of a shell command as the shell splits them, and its redirection targets, less a grep or sed pattern
+    (not a file it reads); None when the line cannot be read."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return None
+    words: list[str] = []
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            texts = [w.text for w in part.words]
+            named = any(t.startswith(_PATTERN_OPTIONS) for t in texts[1:])  # -e / -f give the pattern: every operand is a file
+            if texts and texts[0] in _PATTERN_FIRST and not named:
+                first = next((i for i, t in enumerate(texts[1:], 1) if not t.startswith("-")), None)
+                texts = [t for i, t in enumerate(texts) if i != first]
+            words += texts + [r.target.text for r in part.redirects]
+    return words
+
+
+def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
+    """Each word of the call that could be a path (options' values included: ``--file=x``)."""
+    from guard.protection.readonly import SHELL_TOOLS, command_text
+
+    command = command_text(tool_input) if tool_name.lower() in SHELL_TOOLS else None
+    shell = _operands(command) if command is not None else None
+    words = shell if shell is not None else [w for text in _strings(tool_input) for w in _WORD.findall(text)]
+    for word in words:
+        yield word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+
+
+def _outside(cwd: str) -> str | None:
+    """Why the lane is closed in ``cwd``: a project it is not (the root, the home folder or above)."""
+    home = os.path.expanduser("~")
+    if cwd == "/" or not os.path.isabs(cwd) or home == cwd or home.startswith(cwd.rstrip("/") + "/"):
+        return f"{cwd} is not a project folder"
+    return None
+
+
+def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
+    """Why ``word``, read as a path, keeps the call out of the lane: outside the project, or protected."""
+    target = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+    try:
+        forms = {target, os.path.realpath(target)}
+    except (OSError, ValueError):
+        return f"{word!r} cannot be resolved"
+    for form in forms:
+        if form == "/dev/null":
+            continue
+        if form != cwd and not form.startswith(cwd + "/"):
+            return f"{word!r} is outside the project"
+        glob = bool(_GLOB.search(form))
+        for label, path in protected:
+            if (glob and fnmatch.fnmatchcase(path, form)) or form == path or form.startswith(path.rstrip("/") + "/"):
+                return f"it names {path} ({label})"
+    return None
+
+
+def _reads_a_tree(tool: str, words: list[str]) -> bool:
+    """Whether the call may read below the folders it names (or below its working directory): a search, a ``cd``."""
+    if tool in _TREE_READERS:
+        return True
+    programs = set(words) & (_TREE_READERS | {"cd", "ls"})
+    return bool(programs - {"grep", "ls"}) or (bool(programs) and any(_RECURSIVE_OPTION.match(w) for w in words))
+
+
+def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
+    """Why reading the tree at ``root`` would read a protected path or a credential file that is there."""
+    folder = os.path.normpath(os.path.join(cwd, os.path.expanduser(root)))
+    for label, path in protected:
+        if path.startswith(folder.rstrip("/") + "/") and os.path.lexists(path):
+            return f"{root!r} holds {path} ({label})"
+    try:
+        names = os.listdir(folder) if os.path.isdir(folder) else []
+    except OSError:
+        return None
+    found = [name for name in names if _sensitive(name)]
+    return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
+
+
+def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
+    """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential."""
+    from guard.protection import targets
+
+    tool_input = payload.get("tool_input")
+    assert isinstance(tool_input, Mapping)
+    cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
+    closed = _outside(cwd)
+    if closed:
+        return closed
+    protected = spec.paths + targets.event_paths(payload)
+    tool = str(payload.get("tool_name") or "").lower()
+    words = list(_candidates(tool, tool_input))
+    if set(words) & _NOT_IN_LANE:
+        return f"{sorted(set(words) & _NOT_IN_LANE)[0]} is left to the judge"
+    if "cd" in words and _BARE_CD.search(str(tool_input.get("command") or "")):
+        return "cd without a folder goes home"
+    for word in words:
+        if "$" in word or "`" in word:
+            return f"{word!r} expands at run time"
+        if "\n" in word:
+            return "a quoted word runs over lines (or a quote is never closed)"
+        if _sensitive(word):
+            return f"{word!r} may hold credentials"
+        problem = _place(word, cwd, protected)
+        if problem:
+            return problem
+    if _reads_a_tree(tool, words):
+        for root in [cwd, *(w for w in words if not w.startswith("-"))]:
+            problem = _above_guarded(root, cwd, protected)
+            if problem:
+                return problem
+    return None
+
+
+def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> HookResult | None:
+    """The allow the lane gives ``spec`` for this call without a model, or None when the judge must decide."""
+    if not spec.skip_read_only or spec.event != "pre_tool_use":
+        return None
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, Mapping):
+        return None
+    from guard.protection.readonly import prove
+
+    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), os.environ if env is None else env)
+    if not proof.proven or _guarded(payload, spec) is not None:
+        return None
+    return HookResult(id=spec.id, type="smart", decision="allow", reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
+                      tier=TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": LANE})
