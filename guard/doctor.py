@@ -23,6 +23,7 @@ from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import GuardError
 from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
+from guard.runtime.matching import matcher_report
 
 __all__ = ["Finding", "diagnose"]
 
@@ -48,6 +49,8 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     installed_here = any(h.scope == "project" for h in hooks)
     loaded, finding = _config(config, installed_here=installed_here)
     yield finding
+    for problem in matcher_report(loaded.specs if loaded is not None else []):
+        yield Finding("warn", "matcher", problem, "name the tool as the client does, or use a canonical action (docs/actions.md)")
     if loaded is not None and loaded.sources:
         yield _trusted(config, installed_here=installed_here)
     if loaded is not None:

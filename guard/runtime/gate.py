@@ -207,7 +207,7 @@ class Gate:
             data["guard_payload_repaired"] = True
         if self.config_error is not None:
             return data, event, self._config_failure(event)
-        specs = self.registry.matching(event, data.get("tool_name"))
+        specs = self.registry.matching(event, data.get("tool_name"), fmt)
         if self._keeps_sessions():
             warning = self._recorder().attach(data, specs)
             if warning:
