@@ -115,6 +115,8 @@ class Gate:
         self.loaded = loaded
         self.settings: Settings = loaded.settings
         self.registry = Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
+        self.config_hooks = specs is None
         self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
         self.fail_closed = fail_closed
         self.fail_open_config = fail_open_config
@@ -156,6 +158,7 @@ class Gate:
     def use_model(self, model: str) -> None:
         """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
         self.registry = Registry([s.replace(model=model) if s.kind == "smart" else s for s in self.registry.specs()])
+        self.config_hooks = False  # the service would judge with the config's models
 
     # -- the policy -----------------------------------------------------------------
 
@@ -397,8 +400,12 @@ class Gate:
         config is used; with ``auto`` one is started if none runs. One still
         starting is waited for (it loads the model client once, for every call to
         come) as long as the time left would still let this process run ``specs``
-        itself should it not come up: the call is always judged.
+        itself should it not come up: the call is always judged. Hooks the caller
+        chose (``guard check --rule``, ``--model``, an SDK's engine) are never sent:
+        the service would answer with the config's.
         """
+        if not self.config_hooks:
+            return None
         from guard.server import autostart
         from guard.server.client import send_event, service_key
 
