@@ -22,7 +22,8 @@ from typing import Literal
 from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import GuardError
-from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
+from guard.core.extras import DISTRIBUTION
+from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
 from guard.runtime.matching import matcher_report
 
 __all__ = ["Finding", "diagnose"]
@@ -57,7 +58,9 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
         yield from _audit(loaded)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
-    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks))
+    plugins = plugin_scopes(project_dir=project_dir, home=home)
+    yield from _plugins(plugins, home)
+    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks) or bool(plugins))
     yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
     yield from _path(hooks)
 
@@ -220,6 +223,18 @@ def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Findin
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
             except GuardError as exc:
                 yield Finding("fail", f"{client} hooks", f"cannot read the settings: {exc}", "fix the file's JSON")
+
+
+def _plugins(enabled: list[tuple[str, Path]], home: Path) -> Iterator[Finding]:
+    """Each settings file enabling guard's Claude Code plugin: does its hook find a guard to run?"""
+    program = plugin_guard(os.environ, home) if enabled else None
+    for scope, path in enabled:
+        topic = f"claude plugin ({scope})"
+        if program is None:
+            yield Finding("fail", topic, f"{path} enables guard's plugin, but its hook finds no guard ($GUARD_BIN, PATH, "
+                          "~/.local/bin/guard): it blocks every tool call", f"install guard on PATH (pipx install {DISTRIBUTION}) or set GUARD_BIN")
+        else:
+            yield Finding("ok", topic, f"{path} enables guard's plugin; its hook runs {program}")
 
 
 def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, unreadable: bool) -> Iterator[Finding]:

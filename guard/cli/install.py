@@ -179,9 +179,10 @@ def _loaded() -> Any:
 def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
     import subprocess
+    from pathlib import Path
 
     from guard.core.extras import DISTRIBUTION
-    from guard.install import PLUGIN_COMMAND, plugin_commands
+    from guard.install import plugin_commands, plugin_guard
 
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
@@ -205,9 +206,10 @@ def _run_plugin(args: argparse.Namespace) -> int:
             print(f"guard install: error: {shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}", file=sys.stderr)
             return 1
     print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
-    if not args.uninstall and shutil.which("guard") is None:
-        print(f"warning: `guard` is not on PATH here; the plugin runs `{PLUGIN_COMMAND}` and a client that cannot start it "
-              f"lets every call pass unchecked. Install guard on PATH (pipx install {DISTRIBUTION}) or use `guard install claude` without --plugin", file=sys.stderr)
+    if not args.uninstall and plugin_guard(os.environ, Path.home()) is None:
+        print(f"warning: the plugin finds no guard here ($GUARD_BIN, PATH, ~/.local/bin/guard), so it blocks every tool call "
+              f"until it does. Install guard on PATH (pipx install {DISTRIBUTION}), set GUARD_BIN, or use `guard install claude` "
+              "without --plugin", file=sys.stderr)
     return 0
 
 
