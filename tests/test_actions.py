@@ -115,3 +115,15 @@ def test_guard_check_and_doctor_name_a_matcher_no_client_has(write_config: Any) 
     doctor = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"], capture_output=True,
                             text=True, cwd=project, timeout=120, env=_env())
     assert "matcher: hook no-shell" in doctor.stdout and "did you mean bash?" in doctor.stdout, doctor.stdout
+
+
+def test_the_docs_table_lists_every_clients_tools_as_the_matcher_reads_them() -> None:
+    from guard.core.actions import ACTIONS, CLIENT_TOOLS
+
+    text = (Path(SOURCE_ROOT) / "docs" / "actions.md").read_text()
+    shown = text.split("<!-- actions-table: generated from guard.core.actions.CLIENT_TOOLS -->\n")[1].split("<!-- /actions-table -->")[0]
+    rows = shown.splitlines()[2:]
+    clients = ["claude", "codex", "gemini", "copilot", "devin"]
+    expected = [f"| `{action}` | " + " | ".join(", ".join(f"`{name}`" for name, acts in CLIENT_TOOLS[c].items() if action in acts) or "—"
+                                                for c in clients) + " |" for action in ACTIONS if action != "@mcp"]
+    assert rows == expected
