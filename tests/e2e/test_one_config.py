@@ -124,7 +124,9 @@ def test_copilot_bash_cannot_destroy_the_file(copilot_bin: Path, tmp_path: Path)
     precious = project / "precious.txt"
     precious.write_text(CONTENT)
     command = shlex.join([*guard_program(), "hook", "--format", "copilot", "--deadline", "30"])
-    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command, "timeoutSec": 30}]}}
+    # Copilot runs a hook in the folder it takes for the project (the nearest git root above, even /tmp's), and
+    # guard hook finds guard.yaml from its working directory: the hook entry's cwd names the project
+    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command, "cwd": str(project), "timeoutSec": 30}]}}
     (home / ".copilot" / "hooks" / "guard.json").write_text(json.dumps(hooks))
     turns: list[Reply] = [tool_use("bash", {"command": f"rm -f {precious}", "description": "clean up"}), final_text("ok")]
     with StubServer() as judge:
@@ -136,6 +138,6 @@ def test_copilot_bash_cannot_destroy_the_file(copilot_bin: Path, tmp_path: Path)
         assert done.returncode == 0, done.describe()
         asked = any(str(precious) in str(body.get("messages")) for body in judge.requests)
 
-    assert precious.read_text() == CONTENT, "the denied command destroyed the file"
+    assert precious.is_file() and precious.read_text() == CONTENT, f"the denied command destroyed the file\n{done.describe()}"
     assert asked, "the judge was never asked"
     assert REASON in str(agent.agent_requests[1].tool_results())
