@@ -22,7 +22,9 @@ from typing import Literal
 from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import GuardError
-from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout
+from guard.core.extras import DISTRIBUTION
+from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
+from guard.runtime.matching import matcher_report
 
 __all__ = ["Finding", "diagnose"]
 
@@ -48,13 +50,17 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     installed_here = any(h.scope == "project" for h in hooks)
     loaded, finding = _config(config, installed_here=installed_here)
     yield finding
+    for problem in matcher_report(loaded.specs if loaded is not None else []):
+        yield Finding("warn", "matcher", problem, "name the tool as the client does, or use a canonical action (docs/actions.md)")
     if loaded is not None and loaded.sources:
         yield _trusted(config, installed_here=installed_here)
     if loaded is not None:
         yield from _audit(loaded)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
-    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks))
+    plugins = plugin_scopes(project_dir=project_dir, home=home)
+    yield from _plugins(plugins, home)
+    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks) or bool(plugins))
     yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
     yield from _path(hooks)
 
@@ -217,6 +223,18 @@ def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Findin
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
             except GuardError as exc:
                 yield Finding("fail", f"{client} hooks", f"cannot read the settings: {exc}", "fix the file's JSON")
+
+
+def _plugins(enabled: list[tuple[str, Path]], home: Path) -> Iterator[Finding]:
+    """Each settings file enabling guard's Claude Code plugin: does its hook find a guard to run?"""
+    program = plugin_guard(os.environ, home) if enabled else None
+    for scope, path in enabled:
+        topic = f"claude plugin ({scope})"
+        if program is None:
+            yield Finding("fail", topic, f"{path} enables guard's plugin, but its hook finds no guard ($GUARD_BIN, PATH, "
+                          "~/.local/bin/guard): it blocks every tool call", f"install guard on PATH (pipx install {DISTRIBUTION}) or set GUARD_BIN")
+        else:
+            yield Finding("ok", topic, f"{path} enables guard's plugin; its hook runs {program}")
 
 
 def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, unreadable: bool) -> Iterator[Finding]:

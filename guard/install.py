@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 import os
 import shlex
+import shutil
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from guard.settings_file import parse_json as _parse
 from guard.settings_file import write_atomic as _write_atomic
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
-           "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_hooks", "settings_path"]
+           "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_guard", "plugin_hooks",
+           "plugin_scopes", "settings_path"]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
@@ -361,8 +363,30 @@ def _remove(hooks: dict[str, Any], event: str, command: str, path: Path, prefix:
 #: The Claude Code plugin shipped in the package (its own one-plugin marketplace), and its id there.
 PLUGIN_DIR = Path(__file__).parent / "claude_plugin"
 PLUGIN_ID = "guard@guard"
-#: The plugin's hook command: a plugin cannot know this venv's path, so it runs ``guard`` from PATH.
-PLUGIN_COMMAND = "guard hook --format claude --deadline 600"
+#: The plugin's hook command: a plugin cannot know this venv's path, so ``hooks/run-guard.sh`` finds guard
+#: as :func:`plugin_guard` does, or blocks the call with a message (a command that does not start lets it through).
+PLUGIN_COMMAND = 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/run-guard.sh" hook --format claude --deadline 600'
+
+
+def plugin_guard(env: Mapping[str, str], home: Path) -> str | None:
+    """The guard program the plugin's hook runs with ``env``: ``$GUARD_BIN``, then PATH, then ``~/.local/bin/guard``."""
+    candidates = [env.get("GUARD_BIN") or "", shutil.which("guard", path=env.get("PATH")) or "", str(home / ".local" / "bin" / "guard")]
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
+def plugin_scopes(*, project_dir: Path, home: Path) -> list[tuple[str, Path]]:
+    """The Claude Code settings files (scope, path) that enable guard's plugin (``enabledPlugins``)."""
+    enabled = []
+    for scope in ("project", "user"):
+        path = settings_path("claude", scope, project_dir=project_dir, home=home)
+        try:
+            data = _parse(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
+        except (OSError, ConfigError):
+            continue  # an unreadable settings file is reported with the client's hooks
+        plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
+        if isinstance(plugins, dict) and plugins.get(PLUGIN_ID) is True:
+            enabled.append((scope, path))
+    return enabled
 
 
 def plugin_hooks() -> dict[str, Any]:

@@ -68,8 +68,9 @@ def test_routes_report_holes_and_differing_verdicts_per_rule(tmp_path: Path, stu
     shell = rules["no-wipe-shell"]
     assert shell.cases == 1 and shell.generated == shell.not_seen + shell.judged_same + shell.judged_differently
     # a Bash-only rule never runs on another client's shell tool, a file tool, apply_patch or an MCP server
-    assert {"rm -rf (run_shell_command, Gemini CLI)", "rm -rf (bash, Copilot CLI)", "empty Write (Claude Code)", "apply_patch Delete File (Codex)", "MCP filesystem move_file"} <= set(shell.holes)
-    assert all(not name.endswith("(Bash)") for name in shell.holes)
+    assert {"rm -rf (run_shell_command, Gemini CLI)", "empty Write (Claude Code)", "apply_patch Delete File (Codex)", "MCP filesystem move_file"} <= set(shell.holes)
+    # tool names match ignoring case, so `matcher: Bash` sees Copilot's `bash`
+    assert all(not name.endswith(("(Bash)", "(bash, Copilot CLI)")) for name in shell.holes)
     assert {"find -delete (Bash)", "git clean (Bash)", "truncate (Bash)", "python3 -c shutil.rmtree (Bash)"} <= set(shell.differently)
     files = rules["no-wipe-files"]
     assert "apply_patch Delete File (Codex)" in files.holes and "rm -rf (exec, Devin)" in files.holes

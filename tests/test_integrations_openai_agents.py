@@ -109,3 +109,58 @@ async def test_ask_is_rejected_because_no_person_is_in_the_loop(isolated_home: P
     await Runner.run(guard_agent_tools(agent_for(model, ran), str(isolated_home / "guard.yaml")), "go")
 
     assert ran == [] and "a person signs off on releases" in tool_outputs(model)[0]
+
+
+def calls(*turns: tuple[str, dict[str, Any]]) -> ScriptedModel:
+    """A scripted model whose turns are one named function call each."""
+    model = ScriptedModel()
+    model.turns = [[ResponseFunctionToolCall(type="function_call", call_id=f"call_{name}_{i}", name=name, arguments=json.dumps(args))]
+                   for i, (name, args) in enumerate(turns)]
+    return model
+
+
+def test_tools_behind_handoffs_and_agents_used_as_tools_are_guarded_and_named(
+        isolated_home: Path, policy: Any, caplog: pytest.LogCaptureFixture) -> None:
+    ran: list[str] = []
+    ops = agent_for(calls(), ran)
+    ops.name = "ops"
+    helper = agent_for(calls(), ran)
+    helper.name = "helper"
+    triage = Agent(name="triage", model=calls(), handoffs=[ops], tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")])
+    ops.handoffs = [triage]  # a cycle: each agent is visited once
+
+    with caplog.at_level("INFO", logger="guard.integrations"):
+        guard_agent_tools(triage, str(isolated_home / "guard.yaml"))
+
+    assert "guarding 3 function tools: triage.ask_helper, helper.shell, ops.shell" in caplog.text
+
+
+async def test_a_handoff_agents_shell_call_is_judged(isolated_home: Path, policy: Any) -> None:
+    (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
+    ran: list[str] = []
+    ops_model = calls(("shell", {"command": "rm -rf /srv/data"}))
+    ops = agent_for(ops_model, ran)
+    ops.name = "ops"
+    triage = Agent(name="triage", model=calls(("transfer_to_ops", {})), handoffs=[ops])
+    guard_agent_tools(triage, str(isolated_home / "guard.yaml"))
+
+    await Runner.run(triage, "clean up")
+
+    assert ran == []
+    assert any("deleting folders is not allowed in this project" in out for out in tool_outputs(ops_model))
+
+
+async def test_an_agent_used_as_a_tool_has_its_shell_call_judged(isolated_home: Path, policy: Any) -> None:
+    (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
+    ran: list[str] = []
+    helper_model = calls(("shell", {"command": "rm -rf /srv/data"}))
+    helper = agent_for(helper_model, ran)
+    helper.name = "helper"
+    triage = Agent(name="triage", model=calls(("ask_helper", {"input": "clean /srv"})),
+                   tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")])
+    guard_agent_tools(triage, str(isolated_home / "guard.yaml"))
+
+    await Runner.run(triage, "clean up")
+
+    assert ran == []
+    assert any("deleting folders is not allowed in this project" in out for out in tool_outputs(helper_model))

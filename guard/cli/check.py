@@ -102,6 +102,14 @@ def _trust_note(config: str | None) -> None:
         print(f"guard check: note: {note}", file=sys.stderr)
 
 
+def _matcher_notes(gate: Any) -> None:
+    """Name the config's hooks whose matcher matches no known tool: they would never run in any client."""
+    from guard.runtime.matching import matcher_report
+
+    for problem in matcher_report(gate.registry.specs()):
+        print(f"guard check: warning: {problem}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from guard.core.events.names import canonical_event
     from guard.core.spec import HookSpec
@@ -116,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         raise gate.config_error
     if specs is None:
         _trust_note(args.config)
+        _matcher_notes(gate)
     if args.model:  # a smart hook's own model wins over both tiers, config and environment alike
         gate.use_model(args.model)
     _, decision = gate.decide(payload)

@@ -58,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from guard.cli.trust import adopt_config
     from guard.cli.user_consent import refusal as agent_refusal
     from guard.install import default_command, install
 
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
         return 1
     command = args.command or default_command(args.client, args.timeout)
+    if not (args.uninstall or args.dry_run or args.plugin) and args.scope == "project":
+        _write_starter_if_none()
     warnings = [] if args.uninstall else _config_warnings(args.timeout)
     refusal = next((w for w in warnings if w.startswith(_BROKEN)), None)
     if refusal and not args.force:
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     verb = "removed guard from" if args.uninstall else "installed guard in"
     print(f"{verb} {result.path} for {', '.join(result.events)}")
     if not args.uninstall:
-        _trust_config()
+        adopt_config()
         for warning in warnings:
             loud = "WARNING (--force)" if warning.startswith(_BROKEN) else "warning"
             print(f"{loud}: {warning}", file=sys.stderr)
@@ -179,9 +182,10 @@ def _loaded() -> Any:
 def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
     import subprocess
+    from pathlib import Path
 
     from guard.core.extras import DISTRIBUTION
-    from guard.install import PLUGIN_COMMAND, plugin_commands
+    from guard.install import plugin_commands, plugin_guard
 
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
@@ -205,9 +209,10 @@ def _run_plugin(args: argparse.Namespace) -> int:
             print(f"guard install: error: {shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}", file=sys.stderr)
             return 1
     print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
-    if not args.uninstall and shutil.which("guard") is None:
-        print(f"warning: `guard` is not on PATH here; the plugin runs `{PLUGIN_COMMAND}` and a client that cannot start it "
-              f"lets every call pass unchecked. Install guard on PATH (pipx install {DISTRIBUTION}) or use `guard install claude` without --plugin", file=sys.stderr)
+    if not args.uninstall and plugin_guard(os.environ, Path.home()) is None:
+        print(f"warning: the plugin finds no guard here ($GUARD_BIN, PATH, ~/.local/bin/guard), so it blocks every tool call "
+              f"until it does. Install guard on PATH (pipx install {DISTRIBUTION}), set GUARD_BIN, or use `guard install claude` "
+              "without --plugin", file=sys.stderr)
     return 0
 
 
@@ -235,32 +240,16 @@ def _config_warnings(timeout_s: int) -> list[str]:
     return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
 
 
-def _trust_config() -> None:
-    """Installing is the user adopting guard here: trust the config found, unless another version was trusted before.
+def _write_starter_if_none() -> None:
+    """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts."""
+    from pathlib import Path
 
-    A config changed since it was trusted is left to ``guard trust``, which shows
-    the change and asks on the terminal.
-    """
-    from guard.config import find_config, trust_store
-    from guard.config.pinning import read_candidate, record, unchanged
+    from guard.config import find_config
+    from guard.config.starter import write_starter
 
-    found = find_config()
-    if found is None or not found.is_file():
-        return
-    explicit = os.environ.get("GUARD_CONFIG") or None
-    previous = trust_store.read(trust_store.trust_key(explicit))
-    try:
-        candidate = read_candidate(found)
-    except GuardError as exc:
-        print(f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr)
-        return
-    if previous is None:
-        record(candidate, explicit)
-        names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
-        print(f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced")
-    elif not unchanged(previous, candidate):
-        print(f"warning: {candidate.config} differs from the version you trusted, which guard hook keeps enforcing:"
-              " review and accept the change with `guard trust`", file=sys.stderr)
+    if find_config() is None:
+        path = write_starter(Path.cwd() / "guard.yaml")
+        print(f"wrote the starter {path}: rules on @shell, @write, @edit and @mcp, so every client's routes are judged (docs/init.md)")
 
 
 def _warn_if_not_runnable(command: str, client: str) -> None:

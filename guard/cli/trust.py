@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from guard.config.pinning import Candidate
     from guard.config.trust_store import TrustRecord
 
-__all__ = ["register", "run"]
+__all__ = ["adopt_config", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -127,3 +127,31 @@ def run(args: argparse.Namespace) -> int:
     record(candidate, explicit)
     print(f"trusted {candidate.config} ({len(candidate.files)} file{'s' if len(candidate.files) != 1 else ''}): guard hook and guard serve enforce it now")
     return 0
+
+
+def adopt_config() -> None:
+    """Installing is the user adopting guard here: trust the config found, unless another version was trusted before.
+
+    A config changed since it was trusted is left to ``guard trust``, which shows
+    the change and asks on the terminal.
+    """
+    from guard.config import find_config, trust_store
+    from guard.config.pinning import read_candidate, record, unchanged
+
+    found = find_config()
+    if found is None or not found.is_file():
+        return
+    explicit = os.environ.get("GUARD_CONFIG") or None
+    previous = trust_store.read(trust_store.trust_key(explicit))
+    try:
+        candidate = read_candidate(found)
+    except GuardError as exc:
+        print(f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr)
+        return
+    if previous is None:
+        record(candidate, explicit)
+        names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
+        print(f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced")
+    elif not unchanged(previous, candidate):
+        print(f"warning: {candidate.config} differs from the version you trusted, which guard hook keeps enforcing:"
+              " review and accept the change with `guard trust`", file=sys.stderr)

@@ -22,9 +22,10 @@ from guard.config.own_hook import parse_guard_hook
 from guard.config.policies import policy_specs
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError
-from guard.core.events.names import canonical_event
+from guard.core.events.names import CANONICAL_EVENTS, canonical_event, suggest_event
 from guard.core.settings import Settings, default_audit_path, default_cache_url
 from guard.core.spec import HookSpec
+from guard.runtime.matching import matcher_report
 from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["Reader", "parse_config"]
@@ -89,6 +90,20 @@ class _Top(BaseModel):
     protect: bool = True
     prices: dict[str, _Price] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
+    custom_events: list[str] = Field(default_factory=list)
+
+
+def _custom_events(names: list[str], file: str) -> frozenset[str]:
+    """The declared custom events: each a well-formed key that is not a known event's name."""
+    for i, name in enumerate(names):
+        key = f"custom_events[{i}]"
+        try:
+            canonical = canonical_event(name)
+        except ValueError as exc:
+            raise ConfigError(str(exc), file=file, key=key) from exc
+        if canonical != name or name in CANONICAL_EVENTS:
+            raise ConfigError(f"{name!r} is a known event ({canonical}), not a custom one", file=file, key=key)
+    return frozenset(names)
 
 
 class _MissingFile(ConfigError):
@@ -119,30 +134,43 @@ def _read(path: Path, reader: Reader) -> Any:
         raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)) from exc
 
 
-def _event(name: str, file: str, key: str) -> str:
+def _event(name: str, file: str, key: str, custom: frozenset[str] | None) -> str:
+    """The canonical event; a near miss of a known one is an error, and so is an undeclared custom one.
+
+    ``custom`` is guard.yaml's ``custom_events`` list; None for a client's settings.json,
+    whose new events guard may not know yet (only a near miss is refused there).
+    """
     try:
-        return canonical_event(name)
+        event = canonical_event(name)
     except ValueError as exc:
         raise ConfigError(str(exc), file=file, key=key) from exc
+    if event != name or name in CANONICAL_EVENTS or (custom is not None and name in custom):
+        return event
+    meant = suggest_event(name)
+    if meant is not None:
+        raise ConfigError(f"unknown event {name!r}: did you mean {meant}? (a hook under a misspelt event never runs)", file=file, key=key)
+    if custom is not None:
+        raise ConfigError(f"unknown event {name!r}: a custom event must be listed under custom_events: first", file=file, key=key)
+    return event
 
 
-def _event_lists(block: Any, file: str, what: str) -> Iterator[tuple[str, str, list[Any]]]:
+def _event_lists(block: Any, file: str, what: str, custom: frozenset[str] | None = None) -> Iterator[tuple[str, str, list[Any]]]:
     """(canonical event, key path, items) for each event of a ``hooks:`` block, validated."""
     if not isinstance(block, dict):
         raise ConfigError(f"must map event names to lists of {what}", file=file, key="hooks")
     for name, items in block.items():
         key = f"hooks.{name}"
-        event = _event(str(name), file, key)
+        event = _event(str(name), file, key, custom)
         if not isinstance(items, list):
             raise ConfigError(f"must be a list of {what}", file=file, key=key)
         yield event, key, items
 
 
-def _guard_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
+def _guard_hooks(block: Any, file: str, workdir: str, custom: frozenset[str]) -> list[HookSpec]:
     """guard.yaml ``hooks:`` — event → list of entries."""
     return [
         spec_from_entry(entry, event=event, source="config", origin=f"{file}: {key}[{i}]", index=i, workdir=workdir)
-        for event, key, entries in _event_lists(block, file, "hooks")
+        for event, key, entries in _event_lists(block, file, "hooks", custom)
         for i, entry in enumerate(entries)
     ]
 
@@ -238,7 +266,9 @@ def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
         protect=top.protect,
         prices={model: (price.input, price.output) for model, price in top.prices.items()},
     )
-    specs = _guard_hooks(hooks, file, str(base)) + policy_specs(policies, file)
+    specs = _guard_hooks(hooks, file, str(base), _custom_events(top.custom_events, file)) + policy_specs(policies, file)
+    for problem in matcher_report(specs):
+        log.warning("%s", problem)
     sources = [file]
     for i, inc in enumerate(top.include):
         inc_path = (base / inc) if not Path(inc).is_absolute() else Path(inc)

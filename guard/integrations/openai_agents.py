@@ -1,7 +1,7 @@
 """OpenAI Agents SDK: guard as a tool-input guardrail, the SDK's own check before a function tool runs.
 
-``guard_agent_tools(agent)`` attaches one guardrail to every function tool of an
-agent; ``guard_tool_guardrail()`` makes the guardrail for ``@function_tool(tool_input_guardrails=[...])``.
+``guard_agent_tools(agent)`` attaches one guardrail to every function tool reachable
+from an agent (its handoffs and agents used as tools too); ``guard_tool_guardrail()`` makes the guardrail for ``@function_tool(tool_input_guardrails=[...])``.
 A call guard denies is rejected: the tool does not run and the model gets
 guard's reason as the tool's result. ``ask`` has no person to ask and is
 rejected with the reason. A tool input guardrail cannot change the arguments,
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from guard.core.extras import missing_extra
 from guard.integrations.tool_calls import ToolCallGate
 
 try:
-    from agents import Agent, FunctionTool, ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+    from agents import Agent, FunctionTool, Handoff, ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 except ModuleNotFoundError as exc:  # the install line, not "No module named 'agents'"
     raise missing_extra("openai-agents", "guard.integrations.openai_agents", exc) from exc
 
@@ -54,16 +55,55 @@ def guard_tool_guardrail(config: str | None = None, **options: Any) -> ToolInput
 
 
 def guard_agent_tools(agent: Agent[Any], config: str | None = None, **options: Any) -> Agent[Any]:
-    """Attach one guard guardrail to every function tool of ``agent`` (in place; returns the agent).
+    """Attach one guard guardrail to every function tool reachable from ``agent`` (in place; returns the agent).
 
-    Hosted tools (web search, code interpreter…) run at OpenAI and take no
-    tool guardrails: they are logged as unguarded, never silently skipped.
+    Reachable: the agent's tools, the tools of agents it hands off to and of agents
+    used as tools (``Agent.as_tool``), recursively. The guarded tools are logged by
+    name (INFO); hosted tools (web search, code interpreter…) run at OpenAI and take
+    no tool guardrails, and MCP servers' tools are listed only at run time: both are
+    logged as unguarded (WARNING), never silently skipped.
     """
     guardrail = guard_tool_guardrail(config, **options)
-    for tool in agent.tools:
+    guarded: list[str] = []
+    for owner, tool in _reachable_tools(agent):
         if isinstance(tool, FunctionTool):
             kept = [g for g in tool.tool_input_guardrails or [] if g.get_name() != guardrail.get_name()]  # attaching twice replaces
             tool.tool_input_guardrails = [*kept, guardrail]
+            guarded.append(f"{owner.name}.{tool.name}")
         else:
-            log.warning("guard: the %s tool %r is not a function tool and cannot be guarded", type(tool).__name__, getattr(tool, "name", tool))
+            log.warning("guard: the %s tool %r of agent %r is not a function tool and cannot be guarded",
+                        type(tool).__name__, getattr(tool, "name", tool), owner.name)
+    log.info("guard: guarding %d function tool%s: %s", len(guarded), "" if len(guarded) == 1 else "s", ", ".join(guarded) or "none")
     return agent
+
+
+def _reachable_tools(root: Agent[Any]) -> Iterator[tuple[Agent[Any], Any]]:
+    """(agent, tool) for every tool of ``root`` and of each agent reachable by a handoff or as a tool, each agent once."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        agent = pending.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if getattr(agent, "mcp_servers", None):
+            log.warning("guard: agent %r has MCP servers; their tools are not guarded by guard_agent_tools", agent.name)
+        for tool in agent.tools:
+            yield agent, tool
+            inner = getattr(tool, "_agent_instance", None)  # Agent.as_tool keeps the agent it runs
+            if isinstance(inner, Agent):
+                pending.append(inner)
+        for target in agent.handoffs:
+            reached = target if isinstance(target, Agent) else _handoff_agent(target)
+            if reached is None:
+                log.warning("guard: the handoff %r of agent %r does not say which agent it runs; that agent's tools are not guarded",
+                            getattr(target, "tool_name", target), agent.name)
+            else:
+                pending.append(reached)
+
+
+def _handoff_agent(target: Handoff[Any, Any]) -> Agent[Any] | None:
+    """The agent a ``handoff(...)`` object runs (the SDK keeps a weak reference to it), or None."""
+    ref = getattr(target, "_agent_ref", None)
+    agent = ref() if callable(ref) else None
+    return agent if isinstance(agent, Agent) else None

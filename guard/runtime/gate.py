@@ -122,6 +122,8 @@ class Gate:
         self.loaded = loaded
         self.settings: Settings = loaded.settings
         self.registry = Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
+        self.config_hooks = specs is None
         self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
         self.fail_closed = fail_closed
         self.fail_open_config = fail_open_config
@@ -166,6 +168,7 @@ class Gate:
     def use_model(self, model: str) -> None:
         """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
         self.registry = Registry([s.replace(model=model) if s.kind == "smart" else s for s in self.registry.specs()])
+        self.config_hooks = False  # the service would judge with the config's models
 
     # -- the policy -----------------------------------------------------------------
 
@@ -226,7 +229,7 @@ class Gate:
             data["guard_payload_repaired"] = True
         if self.config_error is not None:
             return data, event, self._config_failure(event)
-        specs = self.registry.matching(event, data.get("tool_name"))
+        specs = self.registry.matching(event, data.get("tool_name"), fmt)
         if self._keeps_sessions():
             warning = self._recorder().attach(data, specs)
             if warning:
@@ -455,8 +458,12 @@ class Gate:
         config is used; with ``auto`` one is started if none runs. One still
         starting is waited for (it loads the model client once, for every call to
         come) as long as the time left would still let this process run ``specs``
-        itself should it not come up: the call is always judged.
+        itself should it not come up: the call is always judged. Hooks the caller
+        chose (``guard check --rule``, ``--model``, an SDK's engine) are never sent:
+        the service would answer with the config's.
         """
+        if not self.config_hooks:
+            return None
         from guard.server import autostart
         from guard.server.client import send_event, service_key
 

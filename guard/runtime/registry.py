@@ -40,10 +40,10 @@ class Registry:
         """Every hook visible here: the global ones, then the current run's."""
         return [*self._specs, *(_run_hooks.get() or ())]
 
-    def matching(self, event: str, tool_name: str | None = None) -> list[HookSpec]:
-        """Hooks for ``event`` (any alias) whose filter accepts ``tool_name``, in registration order."""
+    def matching(self, event: str, tool_name: str | None = None, client: str | None = None) -> list[HookSpec]:
+        """Hooks for ``event`` (any alias) whose filter accepts ``tool_name`` from ``client`` (None: any), in order."""
         name = canonical_event(event)
-        return [s for s in self.specs() if s.event == name and compile_filter(s.matcher, s.tools)(tool_name)]
+        return [s for s in self.specs() if s.event == name and compile_filter(s.matcher, s.tools)(tool_name, client)]
 
     @contextmanager
     def run(self) -> Iterator[None]:

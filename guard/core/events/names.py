@@ -13,6 +13,7 @@ __all__ = [
     "TOOL_EVENTS",
     "canonical_event",
     "client_event_name",
+    "suggest_event",
 ]
 
 CANONICAL_EVENTS: tuple[str, ...] = (
@@ -115,3 +116,24 @@ def canonical_event(name: str) -> str:
 def client_event_name(event: str) -> str:
     """The PascalCase name Claude Code (and Devin, Codex) use for a canonical event."""
     return _CLAUDE_NAMES.get(event, event)
+
+
+def suggest_event(name: str) -> str | None:
+    """The known event ``name`` was probably meant as (equal ignoring case, or one typo away), else None.
+
+    A custom event that close to a known one is almost always a typo that would
+    switch a rule off silently (``PreTooluse`` never fires).
+    """
+    import difflib  # only config loading pays for it, never a hook call
+
+    known = [*_ALIASES, *CANONICAL_EVENTS]
+    if name in known:
+        return None
+    # the spelling in the user's style: PascalCase for PascalCase, snake_case otherwise
+    styled = sorted(known, key=lambda c: (c.islower() == name.islower(), c[:1].isupper() == name[:1].isupper()))
+    folded = {candidate.casefold().replace("_", ""): candidate for candidate in styled}
+    key = name.casefold().replace("_", "").replace("-", "")
+    if key in folded:
+        return folded[key]
+    close = difflib.get_close_matches(key, list(folded), n=1, cutoff=0.85)
+    return folded[close[0]] if close else None
