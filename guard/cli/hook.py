@@ -21,7 +21,7 @@ from typing import Any
 __all__ = ["CLIENT_TIMEOUTS", "parse_plain", "register", "run"]
 
 #: Each client's default hook timeout in seconds, used when no --deadline is given.
-CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0}
+CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0, "cursor": 30.0}
 
 
 def register(sub: Any) -> None:
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
         "client's hook protocol. This is the command `guard install` writes into a client's settings; it answers "
         "before --deadline with the failure policy if anything hangs.",
     )
-    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot")
+    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
     p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's documented default)")
