@@ -15,7 +15,11 @@ claude   .claude/settings.json           ~/.claude/settings.json              se
 devin    .devin/hooks.v1.json (bare)     ~/.config/devin/config.json "hooks"  seconds
 codex    .codex/hooks.json               ~/.codex/hooks.json                  seconds
 gemini   .gemini/settings.json           ~/.gemini/settings.json              milliseconds
+cursor   .cursor/hooks.json (flat)       ~/.cursor/hooks.json                 seconds
 =======  ==============================  ===================================  ===========
+
+Cursor's ``hooks.json`` lists handlers straight under each event (no matcher
+groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler.
 """
 
 from __future__ import annotations
@@ -55,6 +59,24 @@ _GEMINI_NAMES = {
     "pre_compact": "PreCompress",
 }
 
+#: Cursor's generic events (``preToolUse`` fires for every tool, the shell and MCP included).
+_CURSOR_NAMES = {
+    "pre_tool_use": "preToolUse",
+    "post_tool_use": "postToolUse",
+    "post_tool_use_failure": "postToolUseFailure",
+    "user_turn": "beforeSubmitPrompt",
+    "stop": "stop",
+    "subagent_start": "subagentStart",
+    "subagent_stop": "subagentStop",
+    "session_start": "sessionStart",
+    "session_end": "sessionEnd",
+    "pre_compact": "preCompact",
+}
+#: Cursor events whose answer can stop something: their handler is ``failClosed``. guard answers every event itself,
+#: its failure policy included (a fail_open hook's failure is an explicit allow), so a guard that Cursor could not
+#: run or had to kill decided nothing, and must not read as "proceed".
+CURSOR_BLOCKING = ("preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "beforeSubmitPrompt")
+
 
 @dataclass(frozen=True)
 class ClientProfile:
@@ -70,11 +92,15 @@ class ClientProfile:
     user_dir_env: str | None = None  # e.g. CLAUDE_CONFIG_DIR replaces ~/.claude
     bare_project_file: bool = False  # the project file IS the hooks mapping (no top-level "hooks" key)
     handler_extra: tuple[tuple[str, Any], ...] = ()
-    gemini_names: bool = False
+    names: dict[str, str] | None = None  # canonical → client event name, when the client does not use Claude's
+    flat: bool = False  # each event lists handlers directly (Cursor), not matcher groups with a "hooks" list
+    file_keys: tuple[tuple[str, Any], ...] = ()  # top-level keys the file must carry (Cursor: "version": 1)
+    typed: bool = True  # the handler says "type": "command"
+    fail_closed_events: tuple[str, ...] = ()  # client events whose handler is written with "failClosed": true
 
     def event_name(self, canonical: str) -> str:
-        if self.gemini_names:
-            return _GEMINI_NAMES.get(canonical, canonical)
+        if self.names is not None:
+            return self.names.get(canonical, canonical)
         return client_event_name(canonical)
 
 
@@ -123,7 +149,21 @@ CLIENTS: dict[str, ClientProfile] = {
         matcher=None,  # regex for tools, exact string for lifecycle events; missing = all
         timeout_ms=True,
         handler_extra=(("name", "guard"),),
-        gemini_names=True,
+        names=_GEMINI_NAMES,
+    ),
+    "cursor": ClientProfile(
+        name="cursor",
+        project_file=".cursor/hooks.json",
+        user_file=".cursor/hooks.json",
+        events=(*_CURSOR_NAMES.values(), "beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
+                "afterMCPExecution", "beforeReadFile", "afterFileEdit"),
+        default_events=_DEFAULT,
+        matcher=None,  # a handler without a matcher runs for every tool
+        names=_CURSOR_NAMES,
+        flat=True,
+        file_keys=(("version", 1),),
+        typed=False,
+        fail_closed_events=CURSOR_BLOCKING,
     ),
 }
 
@@ -153,6 +193,7 @@ class InstalledHook:
     event: str  # the client's event name
     command: str
     timeout_s: float | None  # None: the handler sets none and the client's default applies
+    fail_closed: bool = False  # the handler says "failClosed": true (Cursor: a hook that fails blocks)
 
 
 def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
@@ -165,15 +206,16 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
     hooks = _hooks_block(_parse(path.read_text(encoding="utf-8"), path), hooks_key, path)
     found = []
     for event in hooks:
-        for group in _groups(hooks, event, path, hooks_key):
-            for handler in group.get("hooks", []):
+        for handlers in _handler_lists(profile, hooks, event, path, hooks_key):
+            for handler in handlers:
                 if not isinstance(handler, dict) or handler.get("type", "command") != "command":
                     continue
                 if parse_guard_hook(handler.get("command")) is None:
                     continue
                 timeout = handler.get("timeout")
                 seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
-                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds))
+                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds,
+                                           handler.get("failClosed") is True))
     return found
 
 
@@ -239,14 +281,14 @@ def install(
     hooks = _hooks_block(data, hooks_key, path)
 
     if uninstall:
-        touched = [n for n in names if _remove(hooks, n, command, path, hooks_key)]
+        touched = [n for n in names if _remove(profile, hooks, n, command, path, hooks_key)]
         if hooks_key and not hooks and hooks_key in data and touched:
             del data[hooks_key]
     else:
-        handler = _handler(profile, command, timeout_s)
-        touched = [n for n in names if _add(hooks, n, handler, profile.matcher, path, hooks_key)]
+        touched = [n for n in names if _add(profile, hooks, n, _handler(profile, command, timeout_s, n), path, hooks_key)]
         if hooks_key and touched:
             data[hooks_key] = hooks
+            data = {**{k: v for k, v in profile.file_keys if k not in data}, **data}
 
     if not touched:
         return InstallResult(path=path, changed=False)
@@ -301,9 +343,22 @@ def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -
     return groups
 
 
-def _handler(profile: ClientProfile, command: str, timeout_s: int) -> dict[str, Any]:
-    handler: dict[str, Any] = {"type": "command", "command": command,
-                               "timeout": timeout_s * 1000 if profile.timeout_ms else timeout_s}
+def _handler_lists(profile: ClientProfile, hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[list[Any]]:
+    """The handler lists of ``event``: one per matcher group, or the event's own list in a flat file."""
+    if not profile.flat:
+        return [group.get("hooks", []) for group in _groups(hooks, event, path, prefix)]
+    handlers = hooks.get(event, [])
+    if not isinstance(handlers, list):
+        raise ConfigError("must be a list of hook handlers; nothing was written", file=str(path),
+                          key=f"{prefix}.{event}" if prefix else event)
+    return [handlers]
+
+
+def _handler(profile: ClientProfile, command: str, timeout_s: int, event: str | None = None) -> dict[str, Any]:
+    handler: dict[str, Any] = {"type": "command"} if profile.typed else {}
+    handler.update({"command": command, "timeout": timeout_s * 1000 if profile.timeout_ms else timeout_s})
+    if event in profile.fail_closed_events:
+        handler["failClosed"] = True
     handler.update(profile.handler_extra)
     return handler
 
@@ -317,26 +372,39 @@ def _is_ours(handler: Any, command: str) -> bool:
     return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
-def _add(hooks: dict[str, Any], event: str, handler: dict[str, Any], matcher: str | None, path: Path,
+def _add(profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dict[str, Any], path: Path,
          prefix: str | None) -> bool:
     """Add guard's handler for ``event`` or refresh it in place; False when it is already exactly there."""
-    groups = _groups(hooks, event, path, prefix)
-    for group in groups:
-        for i, existing in enumerate(group.get("hooks", [])):
+    lists = _handler_lists(profile, hooks, event, path, prefix)
+    for handlers in lists:
+        for i, existing in enumerate(handlers):
             if _is_ours(existing, handler["command"]):
                 if existing == handler:
                     return False
-                group["hooks"][i] = {**existing, **handler}
+                handlers[i] = {**existing, **handler}
                 return True
-    group = {"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]}
-    hooks[event] = [*groups, group]
+    if profile.flat:
+        hooks[event] = [*lists[0], handler]
+        return True
+    group = {"matcher": profile.matcher, "hooks": [handler]} if profile.matcher is not None else {"hooks": [handler]}
+    hooks[event] = [*hooks.get(event, []), group]
     return True
 
 
-def _remove(hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
+def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
     """Drop guard's handler from ``event``, then any group or event list that only it filled."""
     if event not in hooks:
         return False
+    if profile.flat:
+        handlers = _handler_lists(profile, hooks, event, path, prefix)[0]
+        kept_handlers = [h for h in handlers if not _is_ours(h, command)]
+        if len(kept_handlers) == len(handlers):
+            return False
+        if kept_handlers:
+            hooks[event] = kept_handlers
+        else:
+            del hooks[event]
+        return True
     groups = _groups(hooks, event, path, prefix)
     removed = False
     kept = []

@@ -200,7 +200,7 @@ def test_events_accept_any_alias_and_refuse_what_the_client_lacks(tmp_path: Path
     with pytest.raises(ConfigError, match="codex has no hook event for 'SubagentStop'"):
         install("codex", project_dir=project, home=tmp_path, events=["SubagentStop"])
     with pytest.raises(ConfigError, match="unknown client"):
-        install("cursor", project_dir=project, home=tmp_path)
+        install("windsurf", project_dir=project, home=tmp_path)
 
 
 def test_a_custom_command_is_its_own_entry(tmp_path: Path) -> None:

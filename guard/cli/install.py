@@ -20,6 +20,8 @@ _CLIENT_NOTES = {
              "'Hooks need review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project.",
     "gemini": "Older Gemini CLI releases run hooks only with `\"tools\": {\"enableHooks\": true}` in settings.json.",
     "devin": "Devin also runs the hooks in .claude/settings.json; install guard for one of the two per project.",
+    "cursor": "Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; "
+              "install guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json.",
 }
 
 
@@ -30,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "install",
         help="write guard's hook entry into an agent client's settings",
-        description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex or "
-                    "Gemini CLI. Existing hooks and keys are kept; running it twice changes nothing.",
+        description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex, "
+                    "Gemini CLI or Cursor. Existing hooks and keys are kept; running it twice changes nothing.",
     )
     parser.add_argument("client", choices=sorted(CLIENTS), help="the agent client to hook into")
     parser.add_argument("--scope", choices=("project", "user"), default="project",
