@@ -106,6 +106,8 @@ class ClientProfile:
 
 #: session_start: there ``guard hook`` starts the warm service, so the session's first judged call finds it up.
 _DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop", "session_start")
+#: permission_denied: Claude Code's own denials (auto mode, permission rules) go to the audit log and the session's history.
+_CLAUDE_DEFAULT = (*_DEFAULT, "permission_denied")
 
 CLIENTS: dict[str, ClientProfile] = {
     "claude": ClientProfile(
@@ -117,7 +119,7 @@ CLIENTS: dict[str, ClientProfile] = {
                 "UserPromptSubmit", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionStart",
                 "SessionEnd", "Notification", "PreCompact", "PostCompact", "PostToolBatch", "TaskCreated",
                 "TaskCompleted", "ConfigChange"),
-        default_events=_DEFAULT,
+        default_events=_CLAUDE_DEFAULT,
         matcher="*",
     ),
     "devin": ClientProfile(

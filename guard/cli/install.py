@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scope", choices=("project", "user"), default="project",
                         help="project: the settings in the current directory (default); user: your home directory")
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
-    defaults = ", ".join(client_event_name(event) for event in CLIENTS["claude"].default_events)
+    defaults = ", ".join(client_event_name(event) for event in CLIENTS["codex"].default_events)
     parser.add_argument("--events", nargs="+", metavar="EVENT",
                         help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
-                             f"default: {defaults} (in each client's own names)")
+                             f"default: {defaults} (in each client's own names; claude also PermissionDenied)")
     parser.add_argument("--command", help="the hook command (default: this guard's absolute path, "
                                           "hook --format CLIENT --deadline SECONDS)")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
