@@ -211,8 +211,8 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
 
 
 def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Finding]:
-    for client in CLIENTS:
-        for scope in ("project", "user"):
+    for client, profile in CLIENTS.items():
+        for scope in ("project", "user", *(("policy",) if profile.policy_file is not None else ())):
             try:
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
             except GuardError as exc:

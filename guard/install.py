@@ -16,7 +16,12 @@ devin    .devin/hooks.v1.json (bare)     ~/.config/devin/config.json "hooks"  se
 codex    .codex/hooks.json               ~/.codex/hooks.json                  seconds
 gemini   .gemini/settings.json           ~/.gemini/settings.json              milliseconds
 cursor   .cursor/hooks.json (flat)       ~/.cursor/hooks.json                 seconds
+copilot  .github/hooks/guard.json        ~/.copilot/hooks/guard.json          seconds
 =======  ==============================  ===================================  ===========
+
+Copilot CLI also reads machine-wide policy hooks (scope ``policy``:
+``/etc/github-copilot/policy.d/guard.json``, root-owned, not group- or
+world-writable), which ``disableAllHooks`` cannot switch off.
 
 Cursor's ``hooks.json`` lists handlers straight under each event (no matcher
 groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler.
@@ -72,6 +77,19 @@ _CURSOR_NAMES = {
     "session_end": "sessionEnd",
     "pre_compact": "preCompact",
 }
+#: Copilot CLI's events (only preToolUse can deny; guard hooks it alone by default).
+_COPILOT_NAMES = {
+    "pre_tool_use": "preToolUse",
+    "post_tool_use": "postToolUse",
+    "user_turn": "userPromptSubmitted",
+    "stop": "agentStop",
+    "subagent_stop": "subagentStop",
+    "session_start": "sessionStart",
+    "session_end": "sessionEnd",
+}
+#: Where Copilot CLI reads policy hooks on Linux and macOS (its hooks reference; Windows: %ProgramData%\GitHub\Copilot\policy.d).
+COPILOT_POLICY_DIR = Path("/etc/github-copilot/policy.d")
+
 #: Cursor events whose answer can stop something: their handler is ``failClosed``. guard answers every event itself,
 #: its failure policy included (a fail_open hook's failure is an explicit allow), so a guard that Cursor could not
 #: run or had to kill decided nothing, and must not read as "proceed".
@@ -97,6 +115,10 @@ class ClientProfile:
     file_keys: tuple[tuple[str, Any], ...] = ()  # top-level keys the file must carry (Cursor: "version": 1)
     typed: bool = True  # the handler says "type": "command"
     fail_closed_events: tuple[str, ...] = ()  # client events whose handler is written with "failClosed": true
+    command_key: str = "command"  # the handler field holding the command (Copilot: "bash")
+    timeout_key: str = "timeout"  # the handler field holding the timeout (Copilot: "timeoutSec")
+    policy_file: Path | None = None  # a machine-wide file the client reads before every other (scope "policy")
+    own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
 
     def event_name(self, canonical: str) -> str:
         if self.names is not None:
@@ -167,6 +189,23 @@ CLIENTS: dict[str, ClientProfile] = {
         typed=False,
         fail_closed_events=CURSOR_BLOCKING,
     ),
+    "copilot": ClientProfile(
+        name="copilot",
+        project_file=".github/hooks/guard.json",
+        user_file=".copilot/hooks/guard.json",
+        user_dir_env="COPILOT_HOME",
+        events=tuple(_COPILOT_NAMES.values()),
+        # only preToolUse's answer is honoured, and an event without its name in the payload reads as preToolUse
+        default_events=("pre_tool_use",),
+        matcher=None,
+        names=_COPILOT_NAMES,
+        flat=True,
+        file_keys=(("version", 1),),
+        command_key="bash",
+        timeout_key="timeoutSec",
+        policy_file=COPILOT_POLICY_DIR / "guard.json",
+        own_file=True,
+    ),
 }
 
 
@@ -212,11 +251,11 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
             for handler in handlers:
                 if not isinstance(handler, dict) or handler.get("type", "command") != "command":
                     continue
-                if parse_guard_hook(handler.get("command")) is None:
+                if parse_guard_hook(handler.get(profile.command_key)) is None:
                     continue
-                timeout = handler.get("timeout")
+                timeout = handler.get(profile.timeout_key)
                 seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
-                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds,
+                found.append(InstalledHook(client, scope, path, event, handler[profile.command_key], seconds,
                                            handler.get("failClosed") is True))
     return found
 
@@ -242,14 +281,18 @@ def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S) -> str:
 
 
 def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
-    """The file ``client`` reads hooks from at ``scope`` (``project`` or ``user``)."""
+    """The file ``client`` reads hooks from at ``scope`` (``project``, ``user``, or for Copilot ``policy``)."""
     profile = _profile(client)
     if scope == "project":
         return project_dir / profile.project_file
+    if scope == "policy" and profile.policy_file is not None:
+        return profile.policy_file
     if scope != "user":
-        raise ConfigError(f"unknown scope {scope!r}; use project or user")
+        more = " or policy" if profile.policy_file is not None else ""
+        raise ConfigError(f"unknown scope {scope!r} for {client}; use project, user{more}")
     if profile.user_dir_env and os.environ.get(profile.user_dir_env):
-        return Path(os.environ[profile.user_dir_env]) / Path(profile.user_file).name
+        # the variable replaces the client's folder in the home directory (~/.claude, ~/.codex, ~/.copilot)
+        return Path(os.environ[profile.user_dir_env]).joinpath(*Path(profile.user_file).parts[1:])
     return home / profile.user_file
 
 
@@ -294,9 +337,15 @@ def install(
 
     if not touched:
         return InstallResult(path=path, changed=False)
+    if uninstall and profile.own_file and set(data) <= {key for key, _ in profile.file_keys}:
+        if not dry_run:
+            path.unlink()
+        return InstallResult(path=path, changed=True, events=touched)
     text = _dump(data, original)
     if not dry_run:
         _write_atomic(path, text)
+        if scope == "policy":
+            path.chmod(0o644)  # Copilot ignores a policy file that is group- or world-writable
     return InstallResult(path=path, changed=True, events=touched, text=text)
 
 
@@ -358,19 +407,19 @@ def _handler_lists(profile: ClientProfile, hooks: dict[str, Any], event: str, pa
 
 def _handler(profile: ClientProfile, command: str, timeout_s: int, event: str | None = None) -> dict[str, Any]:
     handler: dict[str, Any] = {"type": "command"} if profile.typed else {}
-    handler.update({"command": command, "timeout": timeout_s * 1000 if profile.timeout_ms else timeout_s})
+    handler.update({profile.command_key: command, profile.timeout_key: timeout_s * 1000 if profile.timeout_ms else timeout_s})
     if event in profile.fail_closed_events:
         handler["failClosed"] = True
     handler.update(profile.handler_extra)
     return handler
 
 
-def _is_ours(handler: Any, command: str) -> bool:
+def _is_ours(profile: ClientProfile, handler: Any, command: str) -> bool:
     if not isinstance(handler, dict) or handler.get("type", "command") != "command":
         return False
-    if handler.get("command") == command:
+    if handler.get(profile.command_key) == command:
         return True
-    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get("command"))
+    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get(profile.command_key))
     return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
@@ -380,7 +429,7 @@ def _add(profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dic
     lists = _handler_lists(profile, hooks, event, path, prefix)
     for handlers in lists:
         for i, existing in enumerate(handlers):
-            if _is_ours(existing, handler["command"]):
+            if _is_ours(profile, existing, handler[profile.command_key]):
                 if existing == handler:
                     return False
                 handlers[i] = {**existing, **handler}
@@ -399,7 +448,7 @@ def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: 
         return False
     if profile.flat:
         handlers = _handler_lists(profile, hooks, event, path, prefix)[0]
-        kept_handlers = [h for h in handlers if not _is_ours(h, command)]
+        kept_handlers = [h for h in handlers if not _is_ours(profile, h, command)]
         if len(kept_handlers) == len(handlers):
             return False
         if kept_handlers:
@@ -412,7 +461,7 @@ def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: 
     kept = []
     for group in groups:
         handlers = group.get("hooks", [])
-        others = [h for h in handlers if not _is_ours(h, command)]
+        others = [h for h in handlers if not _is_ours(profile, h, command)]
         if len(others) != len(handlers):
             removed = True
             if not others:
