@@ -142,6 +142,13 @@ def run(args: Any) -> int:
                     f" guard answers at {budget:.1f}s with its failure_mode ({spec.failure_mode})\n"
                 )
     raw = sys.stdin.buffer.read()
+    if env.get("DEVIN_PROJECT_DIR"):  # Devin also runs .claude hooks: guard's own Devin entry may be the one to judge
+        from guard.runtime.reused_entry import devin_entry
+
+        elsewhere = devin_entry(args.format, raw, env)
+        if elsewhere:
+            sys.stderr.write(f"guard: this .claude entry steps aside under Devin: guard's entry in {elsewhere} judges this call\n")
+            return 0
 
     def on_deadline() -> None:
         payload, event = gate.current

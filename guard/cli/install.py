@@ -19,7 +19,8 @@ _CLIENT_NOTES = {
     "codex": "Codex runs a new or changed hook only after you trust it: start `codex` and accept "
              "'Hooks need review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project.",
     "gemini": "Older Gemini CLI releases run hooks only with `\"tools\": {\"enableHooks\": true}` in settings.json.",
-    "devin": "Devin also runs the hooks in .claude/settings.json; install guard for one of the two per project.",
+    "devin": "Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
+             "steps aside under Devin and this entry judges each call once.",
     "copilot": "Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per project. "
                "In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy hooks always load.",
     "cursor": "Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; "
