@@ -38,11 +38,14 @@ def register(sub: Any) -> None:
     p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's documented default)")
     p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
     p.add_argument("--fail-open", action="store_true", help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)")
+    p.add_argument("--defer", action="store_true",
+                   help="claude only, for headless runs (claude -p): when a fail_closed hook cannot judge a tool call, answer "
+                        "defer instead of deny, so the session stops with the call pending and `claude -p --resume` judges it again")
     p.set_defaults(func=run)
 
 
 _VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline"}
-_FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open"}
+_FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open", "--defer": "defer"}
 
 
 def parse_plain(argv: list[str]) -> Any:
@@ -53,7 +56,8 @@ def parse_plain(argv: list[str]) -> Any:
     """
     from types import SimpleNamespace
 
-    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False, func=run)
+    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False,
+                           defer=False, func=run)
     rest = iter(argv)
     for arg in rest:
         name, eq, value = arg.partition("=")
@@ -71,6 +75,23 @@ def parse_plain(argv: list[str]) -> Any:
     except ValueError:
         return None
     return args
+
+
+def _deferred(decision: Any, fmt: str, defer: bool) -> Any:
+    """With ``--defer`` (Claude Code): a fail_closed hook's failure to judge becomes Claude Code's ``defer``, not a deny.
+
+    A headless session then ends with ``stop_reason: "tool_deferred"`` and the
+    call pending; resumed, Claude Code sends the same PreToolUse and guard
+    judges it again. Only a failure is deferred (the event or config could not
+    be read, the deadline came, every denying hook failed rather than judged):
+    a rule's deny stays a deny.
+    """
+    if not defer or fmt != "claude" or decision.decision != "deny":
+        return decision
+    denying = [h for h in decision.hooks if h.decision == "deny"]
+    if "failure" in decision.details or (denying and all(h.error for h in denying)):
+        decision.details["defer"] = True
+    return decision
 
 
 def _emit(rendered: Any, decision: Any) -> int:
@@ -153,6 +174,7 @@ def run(args: Any) -> int:
     def on_deadline() -> None:
         payload, event = gate.current
         decision = gate.failure("the client's hook deadline was reached before guard answered", event=event or None, kind="deadline")
+        decision = _deferred(decision, args.format, args.defer)
         os._exit(_emit(module.render(payload, decision), decision))
 
     watchdog: list[Any] = []
@@ -168,7 +190,7 @@ def run(args: Any) -> int:
     except Exception as exc:  # a bug in guard is never a silent allow
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
-    rendered = module.render(payload, decision)
+    rendered = module.render(payload, _deferred(decision, args.format, args.defer))
     for timer in watchdog:
         timer.cancel()
     return _exit_past_hung_threads(_emit(rendered, decision))
