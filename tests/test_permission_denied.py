@@ -65,3 +65,20 @@ def test_guard_install_claude_hooks_permission_denied(tmp_path: Path) -> None:
     install("claude", project_dir=tmp_path, home=tmp_path)
     hooks = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
     assert "PermissionDenied" in hooks
+
+
+def test_guard_view_lists_the_client_denial_with_its_reason(session_project: Path) -> None:
+    import urllib.request
+
+    from browser_fixtures import start_view
+
+    hook(session_project, denied(bash_event("s4", "rm -rf ~/old")))
+    proc, url = start_view("--config", str(session_project / "guard.yaml"), cwd=session_project)
+    try:
+        with urllib.request.urlopen(url + "/decisions?decision=deny", timeout=30) as response:
+            page = response.read().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "PermissionDenied" in page or "permission_denied" in page
+    assert REASON in page and "rm -rf ~/old" in page
