@@ -49,3 +49,21 @@ def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) ->
     proc = _guard_cli(["install", "copilot", "--policy", "--dry-run"], project)
     if os.geteuid() == 0:
         assert proc.returncode == 0 and json.loads(proc.stdout)["hooks"]["preToolUse"][0]["bash"].endswith("--format copilot --deadline 30")
+
+
+def test_a_hook_copilot_starts_outside_the_project_finds_the_config_by_the_events_cwd(isolated_home: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import trust_config
+    from test_install import REPO
+
+    project = _project(tmp_path)
+    (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: bash\n      command: "echo \'no pushes here\' >&2; exit 2"\n')
+    trust_config(project / "guard.yaml")
+    elsewhere = tmp_path / "elsewhere"  # Copilot CLI 1.0.102 ran user-level hooks in /tmp
+    elsewhere.mkdir()
+    event = {"timestamp": 1, "cwd": str(project), "toolName": "bash", "toolArgs": json.dumps({"command": "git push"})}
+    ran = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", "copilot"], input=json.dumps(event),
+                         capture_output=True, text=True, cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert json.loads(ran.stdout)["permissionDecision"] == "deny", ran.stderr

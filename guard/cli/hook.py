@@ -117,6 +117,30 @@ def _arm_watchdog(answer_by: float, fire: Any) -> Any:
     return timer
 
 
+#: Clients that may start a hook outside the project (Copilot CLI 1.0.102 started user-level hooks in /tmp).
+_ELSEWHERE = frozenset({"copilot"})
+
+
+def _enter_event_folder(raw: bytes) -> None:
+    """Find the config where the client says the session works (the event's ``cwd``), when none is where guard started.
+
+    Only the config's location moves: guard still enforces only a config the
+    user trusted, so a folder named by a forged event gains nothing.
+    """
+    import json
+
+    from guard.config import find_config
+
+    if find_config() is not None:
+        return
+    try:
+        cwd = json.loads(raw).get("cwd")
+    except (ValueError, AttributeError):
+        return
+    if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
+        os.chdir(cwd)
+
+
 def _exit_past_hung_threads(code: int) -> int:
     """Exit now if a hook left a thread running: the interpreter would wait for it at exit."""
     threading = sys.modules.get("threading")
@@ -145,6 +169,9 @@ def run(args: Any) -> int:
     from guard.runtime.gate import Gate, answer_by
 
     env = os.environ
+    raw = sys.stdin.buffer.read()
+    if args.format in _ELSEWHERE and args.config is None:
+        _enter_event_folder(raw)
     gate = Gate(
         args.config,
         server=args.server,
@@ -162,7 +189,6 @@ def run(args: Any) -> int:
                     f"guard: warning: hook {spec.id} may run {spec.timeout:g}s but the client waits {deadline:g}s:"
                     f" guard answers at {budget:.1f}s with its failure_mode ({spec.failure_mode})\n"
                 )
-    raw = sys.stdin.buffer.read()
     if env.get("DEVIN_PROJECT_DIR"):  # Devin also runs .claude hooks: guard's own Devin entry may be the one to judge
         from guard.runtime.reused_entry import devin_entry
 
