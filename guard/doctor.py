@@ -217,8 +217,8 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
 
 
 def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Finding]:
-    for client in CLIENTS:
-        for scope in ("project", "user"):
+    for client, profile in CLIENTS.items():
+        for scope in ("project", "user", *(("policy",) if profile.policy_file is not None else ())):
             try:
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
             except GuardError as exc:
@@ -241,7 +241,7 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
     """Per distinct installed command: does it start guard, from an absolute path, with time to answer?"""
     if not hooks and not unreadable:
         yield Finding("warn", "clients", "guard is not installed in any client here or in your home directory",
-                      "guard install claude (or devin, codex, gemini)")
+                      "guard install claude (or devin, codex, gemini, cursor)")
     timeouts = [s.timeout for s in loaded.specs] if loaded else []
     groups: dict[tuple[str, Path, str, float | None], list[str]] = {}
     for hook in hooks:
@@ -252,6 +252,15 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
         topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
         yield from _program(topic, where, list(parsed.program), client)
         yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
+    yield from _fail_open_handlers(hooks)
+
+
+def _fail_open_handlers(hooks: list[InstalledHook]) -> Iterator[Finding]:
+    """A handler the client runs fail-open where guard needs it closed (Cursor's ``failClosed``)."""
+    for hook in hooks:
+        if hook.event in CLIENTS[hook.client].fail_closed_events and not hook.fail_closed:
+            yield Finding("warn", f"{hook.client} hook", f"{hook.path} ({hook.event}): no \"failClosed\": true, so a guard "
+                          "the client cannot start, or kills, lets the call through unjudged", f"guard install {hook.client}")
 
 
 def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home: Path) -> Iterator[Finding]:

@@ -15,7 +15,16 @@ claude   .claude/settings.json           ~/.claude/settings.json              se
 devin    .devin/hooks.v1.json (bare)     ~/.config/devin/config.json "hooks"  seconds
 codex    .codex/hooks.json               ~/.codex/hooks.json                  seconds
 gemini   .gemini/settings.json           ~/.gemini/settings.json              milliseconds
+cursor   .cursor/hooks.json (flat)       ~/.cursor/hooks.json                 seconds
+copilot  .github/hooks/guard.json        ~/.copilot/hooks/guard.json          seconds
 =======  ==============================  ===================================  ===========
+
+Copilot CLI also reads machine-wide policy hooks (scope ``policy``:
+``/etc/github-copilot/policy.d/guard.json``, root-owned, not group- or
+world-writable), which ``disableAllHooks`` cannot switch off.
+
+Cursor's ``hooks.json`` lists handlers straight under each event (no matcher
+groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler.
 """
 
 from __future__ import annotations
@@ -57,6 +66,37 @@ _GEMINI_NAMES = {
     "pre_compact": "PreCompress",
 }
 
+#: Cursor's generic events (``preToolUse`` fires for every tool, the shell and MCP included).
+_CURSOR_NAMES = {
+    "pre_tool_use": "preToolUse",
+    "post_tool_use": "postToolUse",
+    "post_tool_use_failure": "postToolUseFailure",
+    "user_turn": "beforeSubmitPrompt",
+    "stop": "stop",
+    "subagent_start": "subagentStart",
+    "subagent_stop": "subagentStop",
+    "session_start": "sessionStart",
+    "session_end": "sessionEnd",
+    "pre_compact": "preCompact",
+}
+#: Copilot CLI's events (only preToolUse can deny; guard hooks it alone by default).
+_COPILOT_NAMES = {
+    "pre_tool_use": "preToolUse",
+    "post_tool_use": "postToolUse",
+    "user_turn": "userPromptSubmitted",
+    "stop": "agentStop",
+    "subagent_stop": "subagentStop",
+    "session_start": "sessionStart",
+    "session_end": "sessionEnd",
+}
+#: Where Copilot CLI reads policy hooks on Linux and macOS (its hooks reference; Windows: %ProgramData%\GitHub\Copilot\policy.d).
+COPILOT_POLICY_DIR = Path("/etc/github-copilot/policy.d")
+
+#: Cursor events whose answer can stop something: their handler is ``failClosed``. guard answers every event itself,
+#: its failure policy included (a fail_open hook's failure is an explicit allow), so a guard that Cursor could not
+#: run or had to kill decided nothing, and must not read as "proceed".
+CURSOR_BLOCKING = ("preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "beforeSubmitPrompt")
+
 
 @dataclass(frozen=True)
 class ClientProfile:
@@ -72,16 +112,26 @@ class ClientProfile:
     user_dir_env: str | None = None  # e.g. CLAUDE_CONFIG_DIR replaces ~/.claude
     bare_project_file: bool = False  # the project file IS the hooks mapping (no top-level "hooks" key)
     handler_extra: tuple[tuple[str, Any], ...] = ()
-    gemini_names: bool = False
+    names: dict[str, str] | None = None  # canonical → client event name, when the client does not use Claude's
+    flat: bool = False  # each event lists handlers directly (Cursor), not matcher groups with a "hooks" list
+    file_keys: tuple[tuple[str, Any], ...] = ()  # top-level keys the file must carry (Cursor: "version": 1)
+    typed: bool = True  # the handler says "type": "command"
+    fail_closed_events: tuple[str, ...] = ()  # client events whose handler is written with "failClosed": true
+    command_key: str = "command"  # the handler field holding the command (Copilot: "bash")
+    timeout_key: str = "timeout"  # the handler field holding the timeout (Copilot: "timeoutSec")
+    policy_file: Path | None = None  # a machine-wide file the client reads before every other (scope "policy")
+    own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
 
     def event_name(self, canonical: str) -> str:
-        if self.gemini_names:
-            return _GEMINI_NAMES.get(canonical, canonical)
+        if self.names is not None:
+            return self.names.get(canonical, canonical)
         return client_event_name(canonical)
 
 
 #: session_start: there ``guard hook`` starts the warm service, so the session's first judged call finds it up.
 _DEFAULT = ("pre_tool_use", "post_tool_use", "user_turn", "stop", "session_start")
+#: permission_denied: Claude Code's own denials (auto mode, permission rules) go to the audit log and the session's history.
+_CLAUDE_DEFAULT = (*_DEFAULT, "permission_denied")
 
 CLIENTS: dict[str, ClientProfile] = {
     "claude": ClientProfile(
@@ -93,7 +143,7 @@ CLIENTS: dict[str, ClientProfile] = {
                 "UserPromptSubmit", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionStart",
                 "SessionEnd", "Notification", "PreCompact", "PostCompact", "PostToolBatch", "TaskCreated",
                 "TaskCompleted", "ConfigChange"),
-        default_events=_DEFAULT,
+        default_events=_CLAUDE_DEFAULT,
         matcher="*",
     ),
     "devin": ClientProfile(
@@ -125,7 +175,38 @@ CLIENTS: dict[str, ClientProfile] = {
         matcher=None,  # regex for tools, exact string for lifecycle events; missing = all
         timeout_ms=True,
         handler_extra=(("name", "guard"),),
-        gemini_names=True,
+        names=_GEMINI_NAMES,
+    ),
+    "cursor": ClientProfile(
+        name="cursor",
+        project_file=".cursor/hooks.json",
+        user_file=".cursor/hooks.json",
+        events=(*_CURSOR_NAMES.values(), "beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
+                "afterMCPExecution", "beforeReadFile", "afterFileEdit"),
+        default_events=_DEFAULT,
+        matcher=None,  # a handler without a matcher runs for every tool
+        names=_CURSOR_NAMES,
+        flat=True,
+        file_keys=(("version", 1),),
+        typed=False,
+        fail_closed_events=CURSOR_BLOCKING,
+    ),
+    "copilot": ClientProfile(
+        name="copilot",
+        project_file=".github/hooks/guard.json",
+        user_file=".copilot/hooks/guard.json",
+        user_dir_env="COPILOT_HOME",
+        events=tuple(_COPILOT_NAMES.values()),
+        # only preToolUse's answer is honoured, and an event without its name in the payload reads as preToolUse
+        default_events=("pre_tool_use",),
+        matcher=None,
+        names=_COPILOT_NAMES,
+        flat=True,
+        file_keys=(("version", 1),),
+        command_key="bash",
+        timeout_key="timeoutSec",
+        policy_file=COPILOT_POLICY_DIR / "guard.json",
+        own_file=True,
     ),
 }
 
@@ -155,6 +236,7 @@ class InstalledHook:
     event: str  # the client's event name
     command: str
     timeout_s: float | None  # None: the handler sets none and the client's default applies
+    fail_closed: bool = False  # the handler says "failClosed": true (Cursor: a hook that fails blocks)
 
 
 def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
@@ -167,15 +249,16 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
     hooks = _hooks_block(_parse(path.read_text(encoding="utf-8"), path), hooks_key, path)
     found = []
     for event in hooks:
-        for group in _groups(hooks, event, path, hooks_key):
-            for handler in group.get("hooks", []):
+        for handlers in _handler_lists(profile, hooks, event, path, hooks_key):
+            for handler in handlers:
                 if not isinstance(handler, dict) or handler.get("type", "command") != "command":
                     continue
-                if parse_guard_hook(handler.get("command")) is None:
+                if parse_guard_hook(handler.get(profile.command_key)) is None:
                     continue
-                timeout = handler.get("timeout")
+                timeout = handler.get(profile.timeout_key)
                 seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
-                found.append(InstalledHook(client, scope, path, event, handler["command"], seconds))
+                found.append(InstalledHook(client, scope, path, event, handler[profile.command_key], seconds,
+                                           handler.get("failClosed") is True))
     return found
 
 
@@ -200,14 +283,18 @@ def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S) -> str:
 
 
 def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
-    """The file ``client`` reads hooks from at ``scope`` (``project`` or ``user``)."""
+    """The file ``client`` reads hooks from at ``scope`` (``project``, ``user``, or for Copilot ``policy``)."""
     profile = _profile(client)
     if scope == "project":
         return project_dir / profile.project_file
+    if scope == "policy" and profile.policy_file is not None:
+        return profile.policy_file
     if scope != "user":
-        raise ConfigError(f"unknown scope {scope!r}; use project or user")
+        more = " or policy" if profile.policy_file is not None else ""
+        raise ConfigError(f"unknown scope {scope!r} for {client}; use project, user{more}")
     if profile.user_dir_env and os.environ.get(profile.user_dir_env):
-        return Path(os.environ[profile.user_dir_env]) / Path(profile.user_file).name
+        # the variable replaces the client's folder in the home directory (~/.claude, ~/.codex, ~/.copilot)
+        return Path(os.environ[profile.user_dir_env]).joinpath(*Path(profile.user_file).parts[1:])
     return home / profile.user_file
 
 
@@ -241,20 +328,26 @@ def install(
     hooks = _hooks_block(data, hooks_key, path)
 
     if uninstall:
-        touched = [n for n in names if _remove(hooks, n, command, path, hooks_key)]
+        touched = [n for n in names if _remove(profile, hooks, n, command, path, hooks_key)]
         if hooks_key and not hooks and hooks_key in data and touched:
             del data[hooks_key]
     else:
-        handler = _handler(profile, command, timeout_s)
-        touched = [n for n in names if _add(hooks, n, handler, profile.matcher, path, hooks_key)]
+        touched = [n for n in names if _add(profile, hooks, n, _handler(profile, command, timeout_s, n), path, hooks_key)]
         if hooks_key and touched:
             data[hooks_key] = hooks
+            data = {**{k: v for k, v in profile.file_keys if k not in data}, **data}
 
     if not touched:
         return InstallResult(path=path, changed=False)
+    if uninstall and profile.own_file and set(data) <= {key for key, _ in profile.file_keys}:
+        if not dry_run:
+            path.unlink()
+        return InstallResult(path=path, changed=True, events=touched)
     text = _dump(data, original)
     if not dry_run:
         _write_atomic(path, text)
+        if scope == "policy":
+            path.chmod(0o644)  # Copilot ignores a policy file that is group- or world-writable
     return InstallResult(path=path, changed=True, events=touched, text=text)
 
 
@@ -303,48 +396,74 @@ def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -
     return groups
 
 
-def _handler(profile: ClientProfile, command: str, timeout_s: int) -> dict[str, Any]:
-    handler: dict[str, Any] = {"type": "command", "command": command,
-                               "timeout": timeout_s * 1000 if profile.timeout_ms else timeout_s}
+def _handler_lists(profile: ClientProfile, hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[list[Any]]:
+    """The handler lists of ``event``: one per matcher group, or the event's own list in a flat file."""
+    if not profile.flat:
+        return [group.get("hooks", []) for group in _groups(hooks, event, path, prefix)]
+    handlers = hooks.get(event, [])
+    if not isinstance(handlers, list):
+        raise ConfigError("must be a list of hook handlers; nothing was written", file=str(path),
+                          key=f"{prefix}.{event}" if prefix else event)
+    return [handlers]
+
+
+def _handler(profile: ClientProfile, command: str, timeout_s: int, event: str | None = None) -> dict[str, Any]:
+    handler: dict[str, Any] = {"type": "command"} if profile.typed else {}
+    handler.update({profile.command_key: command, profile.timeout_key: timeout_s * 1000 if profile.timeout_ms else timeout_s})
+    if event in profile.fail_closed_events:
+        handler["failClosed"] = True
     handler.update(profile.handler_extra)
     return handler
 
 
-def _is_ours(handler: Any, command: str) -> bool:
+def _is_ours(profile: ClientProfile, handler: Any, command: str) -> bool:
     if not isinstance(handler, dict) or handler.get("type", "command") != "command":
         return False
-    if handler.get("command") == command:
+    if handler.get(profile.command_key) == command:
         return True
-    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get("command"))
+    ours, theirs = parse_guard_hook(command), parse_guard_hook(handler.get(profile.command_key))
     return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
-def _add(hooks: dict[str, Any], event: str, handler: dict[str, Any], matcher: str | None, path: Path,
+def _add(profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dict[str, Any], path: Path,
          prefix: str | None) -> bool:
     """Add guard's handler for ``event`` or refresh it in place; False when it is already exactly there."""
-    groups = _groups(hooks, event, path, prefix)
-    for group in groups:
-        for i, existing in enumerate(group.get("hooks", [])):
-            if _is_ours(existing, handler["command"]):
+    lists = _handler_lists(profile, hooks, event, path, prefix)
+    for handlers in lists:
+        for i, existing in enumerate(handlers):
+            if _is_ours(profile, existing, handler[profile.command_key]):
                 if existing == handler:
                     return False
-                group["hooks"][i] = {**existing, **handler}
+                handlers[i] = {**existing, **handler}
                 return True
-    group = {"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]}
-    hooks[event] = [*groups, group]
+    if profile.flat:
+        hooks[event] = [*lists[0], handler]
+        return True
+    group = {"matcher": profile.matcher, "hooks": [handler]} if profile.matcher is not None else {"hooks": [handler]}
+    hooks[event] = [*hooks.get(event, []), group]
     return True
 
 
-def _remove(hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
+def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
     """Drop guard's handler from ``event``, then any group or event list that only it filled."""
     if event not in hooks:
         return False
+    if profile.flat:
+        handlers = _handler_lists(profile, hooks, event, path, prefix)[0]
+        kept_handlers = [h for h in handlers if not _is_ours(profile, h, command)]
+        if len(kept_handlers) == len(handlers):
+            return False
+        if kept_handlers:
+            hooks[event] = kept_handlers
+        else:
+            del hooks[event]
+        return True
     groups = _groups(hooks, event, path, prefix)
     removed = False
     kept = []
     for group in groups:
         handlers = group.get("hooks", [])
-        others = [h for h in handlers if not _is_ours(h, command)]
+        others = [h for h in handlers if not _is_ours(profile, h, command)]
         if len(others) != len(handlers):
             removed = True
             if not others:

@@ -83,4 +83,4 @@ def test_copilot_camel_case_input_and_flat_deny() -> None:
 
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="claude"):
-        adapter("cursor")
+        adapter("windsurf")

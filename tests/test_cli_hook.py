@@ -265,7 +265,7 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     assert threads_started(hit) == [] and threads_started(miss) != []  # the watchdog guards the model call, not the lookup
 
 
-@pytest.mark.parametrize("args", [["hook", "--format", "cursor"], ["hook", "--bogus"], ["hook", "--deadline", "abc"]])
+@pytest.mark.parametrize("args", [["hook", "--format", "windsurf"], ["hook", "--bogus"], ["hook", "--deadline", "abc"]])
 def test_a_broken_hook_command_blocks_instead_of_letting_calls_through(project: Path, args: list[str]) -> None:
     """A typo in the installed command line: exit 2, which every client reads as "block", with the reason on stderr."""
     proc = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=json.dumps(PRE), capture_output=True, text=True, cwd=project, timeout=60)

@@ -37,7 +37,7 @@ def test_claude_project_install_writes_guard_hook_for_the_default_events(tmp_pat
     path = project / ".claude" / "settings.json"
     assert result.path == path and result.changed
     hooks = json.loads(path.read_text())["hooks"]
-    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
+    assert list(hooks) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PermissionDenied"]
     for groups in hooks.values():
         assert groups == [{"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
 
@@ -79,7 +79,7 @@ def test_uninstall_restores_the_file_exactly(tmp_path: Path) -> None:
     install("claude", project_dir=project, home=tmp_path)
     assert path.read_bytes() != original
     result = install("claude", project_dir=project, home=tmp_path, uninstall=True)
-    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
+    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PermissionDenied"]
     assert path.read_bytes() == original
 
 
@@ -200,7 +200,7 @@ def test_events_accept_any_alias_and_refuse_what_the_client_lacks(tmp_path: Path
     with pytest.raises(ConfigError, match="codex has no hook event for 'SubagentStop'"):
         install("codex", project_dir=project, home=tmp_path, events=["SubagentStop"])
     with pytest.raises(ConfigError, match="unknown client"):
-        install("cursor", project_dir=project, home=tmp_path)
+        install("windsurf", project_dir=project, home=tmp_path)
 
 
 def test_a_custom_command_is_its_own_entry(tmp_path: Path) -> None:

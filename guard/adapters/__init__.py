@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
 
-FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot")
+FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot", "cursor")
 
 
 class Rendered(FrozenRecord):

@@ -46,7 +46,8 @@ def hook_output(event: str, decision: Decision) -> dict[str, Any]:
     reason = _cap(decision.reason)
     if event == "pre_tool_use":
         if decision.decision in ("deny", "ask"):
-            specific["permissionDecision"] = decision.decision
+            # defer: guard could not judge and `guard hook --defer` asked to pause a headless session rather than deny
+            specific["permissionDecision"] = "defer" if decision.details.get("defer") else decision.decision
             specific["permissionDecisionReason"] = reason or f"guard: {decision.decision}"
         elif decision.updated_input is not None:
             specific["permissionDecision"] = "allow"

@@ -23,7 +23,7 @@ __all__ = ["CLIENT_TIMEOUTS", "LARGE_INPUT", "parse_plain", "register", "run"]
 #: An event this large (bytes) is watched from the start, and is refused if the deadline comes first: its size is the agent's choice.
 LARGE_INPUT = 64 * 1024
 #: Each client's default hook timeout in seconds, used when no --deadline is given.
-CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0}
+CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0, "cursor": 30.0}
 
 
 def register(sub: Any) -> None:
@@ -34,17 +34,20 @@ def register(sub: Any) -> None:
         "client's hook protocol. This is the command `guard install` writes into a client's settings; it answers "
         "before --deadline with the failure policy if anything hangs.",
     )
-    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot")
+    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
     p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's documented default)")
     p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
     p.add_argument("--fail-open", action="store_true", help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)")
+    p.add_argument("--defer", action="store_true",
+                   help="claude only, for headless runs (claude -p): when a fail_closed hook cannot judge a tool call, answer "
+                        "defer instead of deny, so the session stops with the call pending and `claude -p --resume` judges it again")
     p.set_defaults(func=run)
 
 
 _VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline"}
-_FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open"}
+_FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open", "--defer": "defer"}
 
 
 def parse_plain(argv: list[str]) -> Any:
@@ -55,7 +58,8 @@ def parse_plain(argv: list[str]) -> Any:
     """
     from types import SimpleNamespace
 
-    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False, func=run)
+    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False,
+                           defer=False, func=run)
     rest = iter(argv)
     for arg in rest:
         name, eq, value = arg.partition("=")
@@ -73,6 +77,23 @@ def parse_plain(argv: list[str]) -> Any:
     except ValueError:
         return None
     return args
+
+
+def _deferred(decision: Any, fmt: str, defer: bool) -> Any:
+    """With ``--defer`` (Claude Code): a fail_closed hook's failure to judge becomes Claude Code's ``defer``, not a deny.
+
+    A headless session then ends with ``stop_reason: "tool_deferred"`` and the
+    call pending; resumed, Claude Code sends the same PreToolUse and guard
+    judges it again. Only a failure is deferred (the event or config could not
+    be read, the deadline came, every denying hook failed rather than judged):
+    a rule's deny stays a deny.
+    """
+    if not defer or fmt != "claude" or decision.decision != "deny":
+        return decision
+    denying = [h for h in decision.hooks if h.decision == "deny"]
+    if "failure" in decision.details or (denying and all(h.error for h in denying)):
+        decision.details["defer"] = True
+    return decision
 
 
 def _emit(rendered: Any, decision: Any) -> int:
@@ -96,6 +117,30 @@ def _arm_watchdog(answer_by: float, fire: Any) -> Any:
     timer.daemon = True
     timer.start()
     return timer
+
+
+#: Clients that may start a hook outside the project (Copilot CLI 1.0.102 started user-level hooks in /tmp).
+_ELSEWHERE = frozenset({"copilot"})
+
+
+def _enter_event_folder(raw: bytes) -> None:
+    """Find the config where the client says the session works (the event's ``cwd``), when none is where guard started.
+
+    Only the config's location moves: guard still enforces only a config the
+    user trusted, so a folder named by a forged event gains nothing.
+    """
+    import json
+
+    from guard.config import find_config
+
+    if find_config() is not None:
+        return
+    try:
+        cwd = json.loads(raw).get("cwd")
+    except (ValueError, AttributeError):
+        return
+    if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
+        os.chdir(cwd)
 
 
 def _exit_past_hung_threads(code: int) -> int:
@@ -126,6 +171,9 @@ def run(args: Any) -> int:
     from guard.runtime.gate import Gate, answer_by
 
     env = os.environ
+    raw = sys.stdin.buffer.read()
+    if args.format in _ELSEWHERE and args.config is None:
+        _enter_event_folder(raw)
     gate = Gate(
         args.config,
         server=args.server,
@@ -143,7 +191,13 @@ def run(args: Any) -> int:
                     f"guard: warning: hook {spec.id} may run {spec.timeout:g}s but the client waits {deadline:g}s:"
                     f" guard answers at {budget:.1f}s with its failure_mode ({spec.failure_mode})\n"
                 )
-    raw = sys.stdin.buffer.read()
+    if env.get("DEVIN_PROJECT_DIR"):  # Devin also runs .claude hooks: guard's own Devin entry may be the one to judge
+        from guard.runtime.reused_entry import devin_entry
+
+        elsewhere = devin_entry(args.format, raw, env)
+        if elsewhere:
+            sys.stderr.write(f"guard: this .claude entry steps aside under Devin: guard's entry in {elsewhere} judges this call\n")
+            return 0
 
     def on_deadline() -> None:
         payload, event = gate.current
@@ -153,6 +207,7 @@ def run(args: Any) -> int:
 
             reason = f"guard could not judge this {len(raw)}-byte call before the client's deadline; a call too large to judge is refused"
             decision = Decision("deny", reason, details={"failure": "deadline", "error": "input too large to judge in time"})
+        decision = _deferred(decision, args.format, args.defer)
         os._exit(_emit(module.render(payload, decision), decision))
 
     watchdog: list[Any] = []
@@ -172,7 +227,7 @@ def run(args: Any) -> int:
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
     gate.close()
-    rendered = module.render(payload, decision)
+    rendered = module.render(payload, _deferred(decision, args.format, args.defer))
     for timer in watchdog:
         timer.cancel()
     return _exit_past_hung_threads(_emit(rendered, decision))

@@ -19,7 +19,12 @@ _CLIENT_NOTES = {
     "codex": "Codex runs a new or changed hook only after you trust it: start `codex` and accept "
              "'Hooks need review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project.",
     "gemini": "Older Gemini CLI releases run hooks only with `\"tools\": {\"enableHooks\": true}` in settings.json.",
-    "devin": "Devin also runs the hooks in .claude/settings.json; install guard for one of the two per project.",
+    "devin": "Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
+             "steps aside under Devin and this entry judges each call once.",
+    "copilot": "Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per project. "
+               "In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy hooks always load.",
+    "cursor": "Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; "
+              "install guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json.",
 }
 
 
@@ -30,17 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "install",
         help="write guard's hook entry into an agent client's settings",
-        description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex or "
-                    "Gemini CLI. Existing hooks and keys are kept; running it twice changes nothing.",
+        description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex, "
+                    "Gemini CLI, Copilot CLI or Cursor. Existing hooks and keys are kept; running it twice changes nothing.",
     )
     parser.add_argument("client", choices=sorted(CLIENTS), help="the agent client to hook into")
-    parser.add_argument("--scope", choices=("project", "user"), default="project",
-                        help="project: the settings in the current directory (default); user: your home directory")
+    parser.add_argument("--scope", choices=("project", "user", "policy"), default="project",
+                        help="project: the settings in the current directory (default); user: your home directory; "
+                             "policy: copilot's machine-wide policy hooks (root only)")
+    parser.add_argument("--policy", dest="scope", action="store_const", const="policy",
+                        help="copilot only: install as a machine-wide policy hook (/etc/github-copilot/policy.d/guard.json), "
+                             "which loads before every other hook and which disableAllHooks cannot switch off; needs root")
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
-    defaults = ", ".join(client_event_name(event) for event in CLIENTS["claude"].default_events)
+    defaults = ", ".join(client_event_name(event) for event in CLIENTS["codex"].default_events)
     parser.add_argument("--events", nargs="+", metavar="EVENT",
                         help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
-                             f"default: {defaults} (in each client's own names)")
+                             f"default: {defaults} (in each client's own names; claude also PermissionDenied)")
     parser.add_argument("--command", help="the hook command (default: this guard's absolute path, "
                                           "hook --format CLIENT --deadline SECONDS)")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -80,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.plugin:
         return _run_plugin(args)
+    refused = _policy_refusal(args.client) if args.scope == "policy" else None
+    if refused:
+        print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
+        return 1
     sandboxing = not args.uninstall and not args.no_sandbox
     refused = _sandbox_refusal(args.client) if sandboxing else None
     if refused:
@@ -98,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard install: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     if args.dry_run:
-        sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
+        if result.changed and result.text is None:
+            sys.stdout.write(f"({result.path} would be removed: nothing but guard's entry is in it)\n")
+        else:
+            sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
         if sandbox is not None and sandbox.changed:  # stdout stays the hook file alone, for a pipe
             sys.stderr.write(f"and {sandbox.path} would be:\n" + (sandbox.text or "(removed: nothing of yours is in it)\n"))
         return 0
@@ -119,6 +135,17 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"note: {note}")
     return 0
+
+
+def _policy_refusal(client: str) -> str | None:
+    """Why a machine-wide policy hook cannot be installed here, or None."""
+    from guard.install import CLIENTS
+
+    if CLIENTS[client].policy_file is None:
+        return f"--policy is for copilot only ({client} has no policy-level hooks guard can write)"
+    if os.geteuid() != 0:
+        return "a policy hook is machine-wide and must be owned by root: run it with sudo"
+    return None
 
 
 def _sandbox_refusal(client: str) -> str | None:

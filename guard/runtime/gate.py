@@ -260,9 +260,11 @@ class Gate:
         decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
         served = "server" in decision.details  # the service wrote its own audit row and recorded the turn
         self._session_finish(payload, event, decision, served)
-        if (decision.hooks or "failure" in decision.details) and not served and self.settings.audit_path is not None:
+        denied = event == "permission_denied"  # the client's own permission decision: audited even with no hook on it
+        if (decision.hooks or "failure" in decision.details or denied) and not served and self.settings.audit_path is not None:
             try:
-                self._audit_log().record(payload, decision, latency_ms=decision.details["latency_ms"], client=client)
+                row = _client_denial(payload, decision, client) if denied else decision
+                self._audit_log().record(payload, row, latency_ms=decision.details["latency_ms"], client=client)
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -516,6 +518,14 @@ def _event_or_none(data: dict[str, Any]) -> str | None:
         return event_name(data)
     except EventError:
         return None
+
+
+def _client_denial(payload: dict[str, Any], decision: Decision, client: str | None) -> Decision:
+    """The audit row of a ``permission_denied`` event: the client's deny and its reason, beside any hook's verdict on it."""
+    reason = payload.get("reason")
+    said = f": {reason}" if isinstance(reason, str) and reason else ""
+    return Decision("deny", f"{client or 'the client'} denied this call{said}", hooks=decision.hooks,
+                    details={**decision.details, "denied_by": "client"}, warnings=decision.warnings)
 
 
 def _readable_part(data: dict[str, Any]) -> dict[str, Any]:

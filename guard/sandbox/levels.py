@@ -23,6 +23,7 @@ CANNOT = {
               "(security.toolSandboxing, bubblewrap) keeps writes in the workspace but cannot deny reading guard's secret",
     "devin": "Devin has no sandbox guard can configure",
     "copilot": "Copilot CLI has no sandbox guard can configure",
+    "cursor": "Cursor's sandbox is set in its own settings, not in a file guard can configure",
 }
 
 

@@ -13,7 +13,9 @@ pay nothing). What a rule is shown:
 
 What is recorded, keyed by the client's ``session_id``: each ``pre_tool_use``
 call (its ``tool_use_id``, the tool, its input as it will run, after any rewrite,
-and guard's decision). A session context arriving on a payload is never trusted:
+and guard's decision), and each ``permission_denied`` (Claude Code's auto mode
+or permission rules denied a call: the same ``tool_use_id`` is then recorded as
+denied, so a rule sees that the agent was already refused). A session context arriving on a payload is never trusted:
 :meth:`SessionRecorder.attach` replaces it (or removes it when no matching rule
 reads it).
 
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 __all__ = ["NO_TRANSCRIPT", "SessionRecorder"]
 
 log = logging.getLogger("guard.session")
+
+#: Events that record a tool call: guard's own judgement, and the client denying a call after it (its decision replaces guard's).
+_RECORDED = frozenset({"pre_tool_use", "permission_denied"})
 
 NO_TRANSCRIPT = "nowhere: no transcript at the client's own location, so no user message is believed"
 
@@ -102,10 +107,12 @@ class SessionRecorder:
         if not isinstance(session_id, str) or not session_id:
             return
         try:
-            if event == "pre_tool_use" and isinstance(payload.get("tool_name"), str):
+            if event in _RECORDED and isinstance(payload.get("tool_name"), str):
                 tool_input = decision.updated_input or payload.get("tool_input") or {}
                 tool_use_id = payload.get("tool_use_id")
-                action = Action.of(payload["tool_name"], tool_input, decision.decision)
+                # the client's own denial (Claude Code's PermissionDenied) is what happened to the call, whatever guard said
+                outcome = "deny" if event == "permission_denied" else decision.decision
+                action = Action.of(payload["tool_name"], tool_input, outcome)
                 self.store().add_action(session_id, action, tool_use_id if isinstance(tool_use_id, str) else None)
         except Exception:  # recording must never change or delay a decision beyond the write
             log.warning("session store write failed", exc_info=True)

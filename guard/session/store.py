@@ -110,7 +110,11 @@ class SqliteSessionStore:
 
     def context(self, session_id: str) -> SessionContext:
         """The session's recorded actions (and never a user message)."""
-        actions = tuple(Action(data["tool_name"], data["input"], data.get("decision")) for data in self._bodies(session_id))
+        calls: dict[object, dict[str, Any]] = {}
+        for i, data in enumerate(self._bodies(session_id)):
+            call = calls.setdefault(data.get("tool_use_id") or i, data)  # a later row on the same call (a denial) updates it in place
+            call["decision"] = data.get("decision")
+        actions = tuple(Action(data["tool_name"], data["input"], data.get("decision")) for data in calls.values())
         return SessionContext((), actions).bounded()
 
     def decisions(self, session_id: str) -> dict[str, str | None]:

@@ -2,15 +2,14 @@
 
 Copilot CLI 1.0.102 does not load a repository's ``.github/hooks/*.json`` in
 ``-p`` mode (github/copilot-cli#3345), so the hook goes in the throwaway HOME's
-``~/.copilot/hooks/``, which it loads in every mode. ``guard install`` has no
-copilot target yet; the file is the one Copilot documents.
+``~/.copilot/hooks/``, which it loads in every mode: ``guard install copilot --scope user``
+writes it there (``~/.copilot/hooks/guard.json``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,15 +44,18 @@ def copilot_bin() -> Path:
 def copilot_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
     binary = copilot_bin
     home, project = tmp_path / "agent-home", tmp_path / "project"
-    (home / ".copilot" / "hooks").mkdir(parents=True)
+    home.mkdir()
     project.mkdir()
     # the project is its own repository: Copilot looks for the repository root above the cwd, and must not find a stray one
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "policy.py").write_text(POLICY)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n")
     trust_config(project / "guard.yaml")
-    command = shlex.join([*guard_program(), "hook", "--format", "copilot", "--deadline", "30"])
-    (home / ".copilot" / "hooks" / "guard.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command, "timeoutSec": 30}]}}))
+    done = subprocess.run([*guard_program(), "install", "copilot", "--scope", "user"], cwd=project, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    hook = json.loads((home / ".copilot" / "hooks" / "guard.json").read_text())["hooks"]["preToolUse"][0]
+    assert hook["type"] == "command" and hook["timeoutSec"] == 30 and "--format copilot" in hook["bash"]
     yield binary, home, project
 
 
@@ -65,8 +67,8 @@ def run(binary: Path, home: Path, project: Path, command: str) -> tuple[AgentRun
     return done, agent
 
 
-def test_a_denied_shell_call_never_runs_and_the_model_is_told_why(copilot_project: tuple[Path, Path, Path]) -> None:
-    binary, home, project = copilot_project
+def assert_a_delete_is_denied(binary: Path, home: Path, project: Path) -> None:
+    """The agent's `touch … && rm -rf …` never runs, and the model is told the policy's reason."""
     victim, marker = project / "victim", project / "ran"
     victim.mkdir()
 
@@ -74,6 +76,10 @@ def test_a_denied_shell_call_never_runs_and_the_model_is_told_why(copilot_projec
 
     assert not marker.exists() and victim.is_dir(), "the denied command ran"
     assert "deleting folders is not allowed in this project" in str(agent.agent_requests[1].tool_results())
+
+
+def test_a_denied_shell_call_never_runs_and_the_model_is_told_why(copilot_project: tuple[Path, Path, Path]) -> None:
+    assert_a_delete_is_denied(*copilot_project)
 
 
 def test_an_allowed_shell_call_runs(copilot_project: tuple[Path, Path, Path]) -> None:

@@ -22,6 +22,7 @@ CANONICAL_EVENTS: tuple[str, ...] = (
     "post_tool_use_failure",
     "post_tool_use_cancelled",
     "permission_request",
+    "permission_denied",
     "user_turn",
     "stop",
     "subagent_start",
@@ -37,7 +38,7 @@ CANONICAL_EVENTS: tuple[str, ...] = (
 
 #: Events whose hooks see a ``tool_name`` (matchers and ``tools`` globs apply).
 TOOL_EVENTS = frozenset(
-    {"pre_tool_use", "post_tool_use", "post_tool_use_failure", "post_tool_use_cancelled", "permission_request"}
+    {"pre_tool_use", "post_tool_use", "post_tool_use_failure", "post_tool_use_cancelled", "permission_request", "permission_denied"}
 )
 
 #: Events where a deny actually stops something in the clients.
@@ -57,6 +58,7 @@ _ALIASES: dict[str, str] = {
     "PostToolUseFailure": "post_tool_use_failure",
     "PostToolUseCancelled": "post_tool_use_cancelled",
     "PermissionRequest": "permission_request",
+    "PermissionDenied": "permission_denied",
     "UserPromptSubmit": "user_turn",
     "BeforeAgent": "user_turn",
     "userPromptSubmitted": "user_turn",
@@ -82,6 +84,7 @@ _CLAUDE_NAMES: dict[str, str] = {
     "post_tool_use_failure": "PostToolUseFailure",
     "post_tool_use_cancelled": "PostToolUseCancelled",
     "permission_request": "PermissionRequest",
+    "permission_denied": "PermissionDenied",
     "user_turn": "UserPromptSubmit",
     "stop": "Stop",
     "subagent_start": "SubagentStart",

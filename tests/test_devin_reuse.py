@@ -1,0 +1,73 @@
+"""Devin runs guard's ``.claude/settings.json`` entry as well as its own: with both installed, each call is judged once.
+
+The settings files are the real ones ``guard install claude`` and ``guard install devin``
+write; each entry's command is run the way Devin runs it (``/bin/sh -c`` in the
+project, ``DEVIN_PROJECT_DIR`` set, Devin's payload: tool ``exec``, no ``cwd``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import trust_config
+from test_install import REPO, _guard_cli
+
+CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-pushes\n      command: "grep -q \'git push\' && { echo \'no pushes here\' >&2; exit 2; } || exit 0"\n'
+DEVIN_CALL = {"session_id": "d1", "hook_event_name": "PreToolUse", "tool_name": "exec", "tool_input": {"command": "git push origin main"}}
+
+
+def _project(isolated_home: Path, *clients: str) -> Path:
+    project = isolated_home / "proj"
+    project.mkdir()
+    (project / "guard.yaml").write_text(CONFIG)
+    trust_config(project / "guard.yaml")
+    for client in clients:
+        done = _guard_cli(["install", client, "--no-sandbox", "--events", "PreToolUse"], project)
+        assert done.returncode == 0, done.stderr
+    return project
+
+
+def _entry(path: Path, bare: bool) -> str:
+    hooks = json.loads(path.read_text())
+    [group] = (hooks if bare else hooks["hooks"])["PreToolUse"]
+    return str(group["hooks"][0]["command"])
+
+
+def _as_devin(command: str, project: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "DEVIN_PROJECT_DIR": str(project)}
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(DEVIN_CALL), capture_output=True, text=True, cwd=project,
+                          env=env, timeout=60)
+
+
+def _audited(project: Path) -> int:
+    log = _guard_cli(["log", "--json"], project)
+    return sum(1 for line in log.stdout.splitlines() if "git push origin main" in line)
+
+
+def test_with_both_entries_devin_s_own_judges_and_the_claude_one_steps_aside(isolated_home: Path) -> None:
+    project = _project(isolated_home, "claude", "devin")
+    reused = _as_devin(_entry(project / ".claude/settings.json", bare=False), project)
+    own = _as_devin(_entry(project / ".devin/hooks.v1.json", bare=True), project)
+
+    assert reused.returncode == 0 and reused.stdout == "" and ".devin/hooks.v1.json" in reused.stderr
+    assert json.loads(own.stdout)["decision"] == "block" and "no pushes here" in json.loads(own.stdout)["reason"]
+    assert _audited(project) == 1, "the call was judged more than once"
+
+
+def test_with_only_the_claude_entry_it_still_guards_devin(isolated_home: Path) -> None:
+    project = _project(isolated_home, "claude")
+    reused = _as_devin(_entry(project / ".claude/settings.json", bare=False), project)
+    out = json.loads(reused.stdout)["hookSpecificOutput"]  # Devin reads Claude Code's answer
+    assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]
+
+
+def test_under_claude_code_the_claude_entry_always_judges(isolated_home: Path) -> None:
+    project = _project(isolated_home, "claude", "devin")
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "CLAUDE_PROJECT_DIR": str(project)}
+    payload = {**DEVIN_CALL, "tool_name": "Bash", "cwd": str(project)}
+    ran = subprocess.run(["/bin/sh", "-c", _entry(project / ".claude/settings.json", bare=False)], input=json.dumps(payload),
+                         capture_output=True, text=True, cwd=project, env=env, timeout=60)
+    assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
