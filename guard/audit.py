@@ -96,6 +96,12 @@ def m004_sealed_chain(db: sqlite3.Connection) -> None:
     audit_chain.create(db)
 
 
+@migration
+def m005_shadow_verdicts(db: sqlite3.Connection) -> None:
+    """Shadow hooks' verdicts indexed apart from enforced ones (:func:`guard.audit_index.add_shadow`)."""
+    audit_index.add_shadow(db)
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
     if isinstance(value, dict):

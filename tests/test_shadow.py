@@ -1,0 +1,143 @@
+"""Shadow mode through the real entry points: ``guard hook`` processes, a running ``guard view``, ``guard doctor``, ``guard trust``.
+
+A shadow rule is judged (by the loopback stub), cached and audited like any other,
+and never changes an answer; its would-be denies show in the view while calls run;
+promoting it is a config change, so an untrusted promotion is not enforced.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_fixtures import start_view
+from conftest import trust_config
+from session_fixtures import TREE, bash_event, decision_of, hook, stub_judging
+
+from guard.testing.openai_stub import Reply, StubServer
+
+DELETES = "Deny shell commands that delete files."
+
+
+def no_deletes(body: dict[str, Any]) -> Reply:
+    """A stand-in judge (not a model): deny a command holding ``rm``, allow anything else."""
+    user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+    return Reply.verdict("deny", "deletes files", confidence=0.95) if "rm -" in user else Reply.verdict("allow", "no deletion", confidence=0.95)
+
+
+def config(api_base: str, mode: str = "shadow", extra: str = "") -> str:
+    return f"""models: {{quick: stub-quick, thorough: stub-thorough, api_base: {api_base}}}
+audit: {{path: audit.db}}
+hooks:
+  PreToolUse:
+    - id: no-deletes
+      matcher: Bash
+      depth: quick
+      mode: {mode}
+      failure_mode: fail_closed
+      rule: "{DELETES}"
+{extra}"""
+
+
+#: A fail_closed command hook that always crashes: in shadow, its failure must not deny either.
+CRASHING = """    - id: crashes
+      matcher: Bash
+      mode: shadow
+      failure_mode: fail_closed
+      command: "exit 7"
+"""
+
+
+@pytest.fixture
+def judge() -> Iterator[StubServer]:
+    yield from stub_judging(no_deletes)
+
+
+def audited_hooks(project: Path) -> list[list[dict[str, Any]]]:
+    db = sqlite3.connect(project / "audit.db")
+    try:
+        return [json.loads(row[0]) for row in db.execute("SELECT hooks FROM decisions ORDER BY id")]
+    finally:
+        db.close()
+
+
+def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer(isolated_home: Path, judge: StubServer) -> None:
+    (isolated_home / "guard.yaml").write_text(config(judge.url, extra=CRASHING))
+    trust_config(isolated_home / "guard.yaml")
+
+    first = hook(isolated_home, bash_event("s1", "rm -rf build"))
+    assert decision_of(first) == "allow" and first.stdout.strip() == "", "a shadow deny is not the answer, and nothing is shown"
+    assert judge.calls == 1, "the shadow rule was judged"
+    again = hook(isolated_home, bash_event("s1", "rm -rf build"))
+    assert decision_of(again) == "allow" and judge.calls == 1, "its verdict was cached like any other"
+
+    rows = audited_hooks(isolated_home)
+    assert len(rows) == 2
+    for hooks, cached in zip(rows, (False, True), strict=True):
+        by_id = {h["id"]: h for h in hooks}
+        assert by_id["no-deletes"]["decision"] == "deny" and by_id["no-deletes"]["shadow"] is True and by_id["no-deletes"]["cached"] is cached
+    crashed = {h["id"]: h for h in rows[0]}["crashes"]
+    assert crashed["shadow"] is True and crashed["error"] and crashed["decision"] == "deny", "a failing fail_closed shadow hook: a would-be deny, recorded"
+
+
+def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isolated_home: Path, judge: StubServer) -> None:
+    (isolated_home / "guard.yaml").write_text(config(judge.url))
+    trust_config(isolated_home / "guard.yaml")
+    assert decision_of(hook(isolated_home, bash_event("s1", "ls"))) == "allow"  # the log exists before the view opens
+    view, url = start_view("--audit", str(isolated_home / "audit.db"), cwd=isolated_home)
+    try:
+        for command in ("rm -rf build", "rm -f notes.txt", "git status"):
+            assert decision_of(hook(isolated_home, bash_event("s1", command))) == "allow"
+        with urllib.request.urlopen(f"{url}/rules.json", timeout=30) as response:
+            rules = {r["rule"]: r for r in json.load(response)["rules"]}
+        with urllib.request.urlopen(f"{url}/rules", timeout=30) as response:
+            page = response.read().decode()
+    finally:
+        view.terminate()
+        view.wait(timeout=30)
+    record = rules["no-deletes"]
+    assert record["shadow"]["calls"] == 4 and record["shadow"]["deny"] == 2 and record["shadow"]["allow"] == 2
+    assert record["enforced"]["calls"] == 0 and record["enforced"]["deny"] == 0, "shadow verdicts are not counted as enforced"
+    examples = record["shadow"]["examples"]
+    assert [e["verdict"] for e in examples] == ["deny", "deny"] and all(e["enforced"] == "allow" and e["reason"] == "deletes files" for e in examples)
+    assert "4 calls: 2 allow, 0 ask, 2 deny" in page and "would deny — deletes files" in page and "(answered allow)" in page
+
+
+def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Path, judge: StubServer) -> None:
+    path = isolated_home / "guard.yaml"
+    path.write_text(config(judge.url))
+    trust_config(path)
+    path.write_text(config(judge.url, mode="enforce"))  # the agent (or anyone) edits the config: not yet trusted
+
+    untrusted = hook(isolated_home, bash_event("s1", "rm -rf build"))
+    assert decision_of(untrusted) == "allow", "the trusted copy (shadow) is what guard hook enforces"
+    assert "guard trust" in json.loads(untrusted.stdout)["systemMessage"], "the user is told the config changed and how to accept it"
+
+    trust_config(path)
+    promoted = hook(isolated_home, bash_event("s1", "rm -rf build"))
+    assert decision_of(promoted) == "deny"
+    told = json.loads(promoted.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert f'rule no-deletes ("{DELETES}")' in told and "deletes files" in told
+
+
+def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
+    (isolated_home / "guard.yaml").write_text(config(judge.url))
+    trust_config(isolated_home / "guard.yaml")
+    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor"], capture_output=True, text=True, cwd=isolated_home,
+                          env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, timeout=120, check=False)
+    assert "1 rule in shadow mode" in done.stdout and "no-deletes (pre_tool_use, Bash)" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_shadow_mode_typo_names_the_file_and_key(isolated_home: Path) -> None:
+    (isolated_home / "guard.yaml").write_text(config("http://127.0.0.1:9", mode="shadwo"))
+    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "check", "--tool", "Bash", "--input", '{"command": "ls"}'],
+                          capture_output=True, text=True, cwd=isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)},
+                          timeout=120, check=False)
+    assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, done.stderr
