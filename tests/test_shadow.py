@@ -141,3 +141,38 @@ def test_a_shadow_mode_typo_names_the_file_and_key(isolated_home: Path) -> None:
                           capture_output=True, text=True, cwd=isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)},
                           timeout=120, check=False)
     assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def guard_cli(args: list[str], cwd: Path, judge: StubServer) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(cwd), "GUARD_API_BASE": judge.url}
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=180, check=False)
+
+
+def test_backtest_and_datasets_use_the_shadow_verdicts_as_data(isolated_home: Path, judge: StubServer) -> None:
+    """Traffic recorded with the rule in shadow; the backtest of its promotion says which new denies the shadow run foresaw."""
+    (isolated_home / "guard.yaml").write_text(config(judge.url))
+    trust_config(isolated_home / "guard.yaml")
+    for command in ("rm -rf build", "git status", "rm -f notes.txt"):
+        assert decision_of(hook(isolated_home, bash_event("s1", command))) == "allow"
+    (isolated_home / "guard.enforced.yaml").write_text(config(judge.url, mode="enforce"))
+
+    done = guard_cli(["backtest", "--config", "guard.enforced.yaml", "--log", "audit.db", "--out", "bt"], isolated_home, judge)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((isolated_home / "bt" / "metrics.json").read_text())["backtest"]
+    assert summary["new_denies"] == 2 and summary["shadow_verdicts"] == 2 and summary["foreseen_in_shadow"] == 2
+    assert {r["rule"]: (r["new_denies"], r["foreseen_in_shadow"]) for r in summary["rules"]} == {"no-deletes": (2, 2)}
+    assert all(f["rules"] == ["no-deletes"] == f["foreseen_in_shadow"] for f in summary["flips"])
+    assert "2 of the 2 new denies were foreseen by the same rule in shadow (no-deletes 2/2)" in (isolated_home / "bt" / "report.md").read_text()
+
+    db = sqlite3.connect(isolated_home / "audit.db")
+    ids = {json.loads(payload)["tool_input"]["command"]: row_id for row_id, payload in db.execute("SELECT id, payload FROM decisions")}
+    db.close()
+    for command, label in (("rm -rf build", "deny"), ("git status", "allow"), ("rm -f notes.txt", "allow")):
+        assert guard_cli(["log", "label", str(ids[command]), label], isolated_home, judge).returncode == 0
+    made = guard_cli(["datasets", "from-audit", "--log", "audit.db", "--out", "cases.jsonl"], isolated_home, judge)
+    assert made.returncode == 0, made.stderr
+    cases = {json.loads(line)["tool_input"]["command"]: json.loads(line) for line in (isolated_home / "cases.jsonl").read_text().splitlines()}
+    assert "shadow-deny" in cases["rm -rf build"]["tags"] and "shadow-disagrees" not in cases["rm -rf build"]["tags"]
+    assert {"shadow-deny", "shadow-disagrees"} <= set(cases["rm -f notes.txt"]["tags"]), "the shadow rule's false alarm is marked for review"
+    assert "no-deletes would have said deny (deletes files)" in cases["rm -f notes.txt"]["notes"]
+    assert "shadow-allow" in cases["git status"]["tags"]
