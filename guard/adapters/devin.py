@@ -13,8 +13,8 @@ from typing import Any
 from guard.adapters import Rendered, event_of
 from guard.adapters.claude import with_warnings
 from guard.core.decision import Decision
-from guard.core.explanation import agent_message
 from guard.core.events.names import client_event_name
+from guard.core.explanation import agent_message
 
 __all__ = ["normalize", "render"]
 

@@ -303,8 +303,6 @@ class Gate:
                 if value is None:
                     return None
                 results[spec.id] = result_from_cache(spec, value)
-            for spec in specs:
-                results[spec.id].shadow = spec.shadow
         except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
             log.debug("fast path lookup failed", exc_info=True)
             return None
