@@ -303,6 +303,8 @@ class AuditLog:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
+        if decision.decided_by:  # which rules decided, who, and whether final: what the agent and the user were told
+            details["decided_by"] = [redacted(rule.to_dict(), self.redact) for rule in decision.decided_by]
         row = (
             time.time(),
             _event_name(payload.get("hook_event_name")),

@@ -99,6 +99,9 @@ def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isol
             rules = {r["rule"]: r for r in json.load(response)["rules"]}
         with urllib.request.urlopen(f"{url}/rules", timeout=30) as response:
             page = response.read().decode()
+        example = rules["no-deletes"]["shadow"]["examples"][0]["id"]
+        with urllib.request.urlopen(f"{url}/decisions/{example}", timeout=30) as response:
+            detail = response.read().decode()
     finally:
         view.terminate()
         view.wait(timeout=30)
@@ -108,6 +111,7 @@ def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isol
     examples = record["shadow"]["examples"]
     assert [e["verdict"] for e in examples] == ["deny", "deny"] and all(e["enforced"] == "allow" and e["reason"] == "deletes files" for e in examples)
     assert "4 calls: 2 allow, 0 ask, 2 deny" in page and "would deny — deletes files" in page and "(answered allow)" in page
+    assert 'title="shadow mode: judged and logged, never part of the answer">shadow</span>' in detail, "the decision page marks the shadow verdict"
 
 
 def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Path, judge: StubServer) -> None:
@@ -125,6 +129,12 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
     assert decision_of(promoted) == "deny"
     told = json.loads(promoted.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert f'rule no-deletes ("{DELETES}")' in told and "deletes files" in told
+    db = sqlite3.connect(isolated_home / "audit.db")
+    details = json.loads(db.execute("SELECT details FROM decisions ORDER BY id DESC LIMIT 1").fetchone()[0])
+    db.close()
+    by = "the cache (an earlier verdict of this rule)"  # the verdict the rule gave in shadow, reused once promoted
+    assert details["decided_by"] == [{"id": "no-deletes", "rule": DELETES, "by": by, "final": False, "why": "deletes files"}]
+    assert judge.calls == 1, "promoting a rule re-judges nothing it already judged in shadow"
 
 
 def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
