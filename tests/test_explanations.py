@@ -19,7 +19,7 @@ from guard.core.explanation import FINAL_ADVICE, JUDGEMENT_ADVICE
 from guard.core.spec import HookSpec
 from guard.judge.fence import FENCE_RE
 from guard.runtime.gate import Gate
-from guard.testing.openai_stub import Reply, StubServer
+from guard.testing.openai_stub import Reply
 
 PUSH, DELETE = "Never push to the main branch.", "Deleting files with rm -rf."
 
