@@ -32,9 +32,10 @@ RULE_CHARS = 240
 WHY_CHARS = 1000
 FINAL_ADVICE = "This block is final: do not retry this in another form; ask the user."
 JUDGEMENT_ADVICE = "This is a judgement the user can override: do not retry it in another form; if the call is needed, ask the user."
-#: A policy entry the judge cites (``hard_deny[2]``), and the numbered lines of a policy's rule text.
-_CITED = re.compile(r"\b(hard_deny|soft_deny)\[(\d+)\]")
-_ENTRY = re.compile(r"^(hard_deny|soft_deny)\[(\d+)\]: (.+)$", re.MULTILINE)
+#: A policy entry the judge cites (``hard_deny[2]``), and the numbered lines of a policy's rule text
+#: (patterns, compiled on the first deny: importing this module is on every ``guard hook`` call).
+_CITED = r"\b(hard_deny|soft_deny)\[(\d+)\]"
+_ENTRY = r"(?m)^(hard_deny|soft_deny)\[(\d+)\]: (.+)$"
 
 
 def _trimmed(text: str | None, limit: int = RULE_CHARS) -> str | None:
@@ -63,10 +64,10 @@ def _who(spec: HookSpec, result: HookResult) -> str:
 
 def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:
     """(list name, entry text) of the policy entry the judge's reason cites, when the rule is a policy."""
-    cited = _CITED.search(why or "")
+    cited = re.search(_CITED, why or "")
     if cited is None or spec.rule is None:
         return None
-    for name, number, text in _ENTRY.findall(spec.rule):
+    for name, number, text in re.findall(_ENTRY, spec.rule):
         if (name, number) == cited.groups():
             return name, text
     return None
