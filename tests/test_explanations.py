@@ -15,7 +15,7 @@ import pytest
 from conftest import trust_config
 from session_fixtures import bash_event, hook, stub_judging
 
-from guard.core.explanation import FINAL_ADVICE, JUDGEMENT_ADVICE
+from guard.core.explanation import FINAL_ADVICE, JUDGEMENT_ADVICE, UNJUDGED_ADVICE
 from guard.core.spec import HookSpec
 from guard.judge.fence import FENCE_RE
 from guard.runtime.gate import Gate
@@ -94,7 +94,7 @@ def test_a_fail_closed_failure_is_not_final(isolated_home: Path) -> None:
     trust_config(isolated_home / "guard.yaml")
     decision, model, _ = told(hook(isolated_home, bash_event("s1", "ls")))
     assert decision == "deny" and "decided by the failure policy (flaky is fail_closed and could not judge)" in model
-    assert model.endswith(JUDGEMENT_ADVICE), "guard could not judge: it does not claim another form would be refused"
+    assert model.endswith(UNJUDGED_ADVICE), "guard could not judge: it says so, and does not claim another form would be refused"
 
 
 @pytest.mark.parametrize(("fmt", "field"), [("gemini", "reason"), ("copilot", "permissionDecisionReason"), ("devin", "reason")])

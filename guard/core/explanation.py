@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from guard.core.decision import DecidingRule, Decision, HookResult
 from guard.core.spec import HookSpec
 
-__all__ = ["FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "agent_message", "explain", "user_message"]
+__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "explain", "user_message"]
 
 #: Characters of a rule's text shown in a message (the whole rule stays in guard.yaml and the audit log).
 RULE_CHARS = 240
@@ -32,6 +32,9 @@ RULE_CHARS = 240
 WHY_CHARS = 1000
 FINAL_ADVICE = "This block is final: do not retry this in another form; ask the user."
 JUDGEMENT_ADVICE = "This is a judgement the user can override: do not retry it in another form; if the call is needed, ask the user."
+UNJUDGED_ADVICE = "guard could not judge this call, so it is blocked: do not retry it in another form; tell the user what failed."
+#: Who decided when a fail_closed failure, not a verdict, made the deny.
+FAILURE_POLICY = "the failure policy"
 #: A policy entry the judge cites (``hard_deny[2]``), and the numbered lines of a policy's rule text
 #: (patterns, compiled on the first deny: importing this module is on every ``guard hook`` call).
 _CITED = r"\b(hard_deny|soft_deny)\[(\d+)\]"
@@ -51,7 +54,7 @@ def _first_line(text: str | None) -> str | None:
 
 def _who(spec: HookSpec, result: HookResult) -> str:
     if result.error:
-        return f"the failure policy ({spec.id} is fail_closed and could not judge)"
+        return f"{FAILURE_POLICY} ({spec.id} is fail_closed and could not judge)"
     if spec.kind == "protect":
         return "protection"
     if spec.kind == "smart":
@@ -123,7 +126,9 @@ def agent_message(decision: Decision) -> str | None:
     rules = "; ".join(_named(rule) for rule in decision.decided_by)
     if decision.decision == "ask":
         return f"guard asks the user to approve this call: {rules}."
-    return f"guard denied this call: {rules}. {FINAL_ADVICE if decision.final else JUDGEMENT_ADVICE}"
+    unjudged = all(rule.by.startswith(FAILURE_POLICY) for rule in decision.decided_by)
+    advice = FINAL_ADVICE if decision.final else UNJUDGED_ADVICE if unjudged else JUDGEMENT_ADVICE
+    return f"guard denied this call: {rules}. {advice}"
 
 
 def user_message(decision: Decision, tool: str | None) -> str | None:

@@ -174,9 +174,11 @@ class Gate:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
         specs = _enforced(specs)
         if self.fail_closed or _strictest_mode(specs) == "fail_closed":
+            from guard.core.explanation import FAILURE_POLICY
+
             ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or "--fail-closed"
             reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
-            policy = DecidingRule("guard.failure_policy", f"a call guard cannot judge is denied ({ids})", "the failure policy", False, error)
+            policy = DecidingRule("guard.failure_policy", f"a call guard cannot judge is denied ({ids})", FAILURE_POLICY, False, error)
             return Decision("deny", reason, details={"failure": kind, "error": error}, decided_by=[policy])
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
         return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
