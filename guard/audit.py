@@ -96,6 +96,12 @@ def m004_sealed_chain(db: sqlite3.Connection) -> None:
     audit_chain.create(db)
 
 
+@migration
+def m005_shadow_verdicts(db: sqlite3.Connection) -> None:
+    """Shadow hooks' verdicts indexed apart from enforced ones (:func:`guard.audit_index.add_shadow`)."""
+    audit_index.add_shadow(db)
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
     if isinstance(value, dict):
@@ -297,6 +303,8 @@ class AuditLog:
             details["updated_input"] = redacted(decision.updated_input, self.redact)
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
+        if decision.decided_by:  # which rules decided, who, and whether final: what the agent and the user were told
+            details["decided_by"] = [redacted(rule.to_dict(), self.redact) for rule in decision.decided_by]
         row = (
             time.time(),
             _event_name(payload.get("hook_event_name")),

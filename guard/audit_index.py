@@ -4,7 +4,9 @@
   the decisions list filtered by a rule is a range of this key.
 - ``rule_hours``: per rule and hour, the calls, verdicts, errors, fail-open
   allows, cache hits and cost, added to as rows are written: the rules page
-  reads a few hundred rows whatever the size of the log.
+  reads a few hundred rows whatever the size of the log. A shadow hook's
+  verdicts count apart (``shadow_calls``, ``shadow_allow``…): what it would
+  have done is never mixed into what was enforced.
 - ``rule_latency``: per rule and hour, a histogram of judged (uncached) latencies
   in bins 20% wide, so p50/p95 come out within 20% without keeping every value sorted.
 - ``decisions_text``: a trigram full-text index (contentless) of the tool,
@@ -22,21 +24,28 @@ import math
 import sqlite3
 from typing import Any
 
-__all__ = ["LATENCY_STEP", "backfill", "create", "has_text_index", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
+__all__ = ["LATENCY_STEP", "add_shadow", "backfill", "create", "has_text_index", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
 
 #: Width of a latency bin: each bin's upper bound is this factor above the one before.
 LATENCY_STEP = 1.2
 _LATENCY_FLOOR_MS = 0.1
 
 _INSERT_HOOK = (  # OR REPLACE: rows left by a decision deleted by hand never block a new one
-    "INSERT OR REPLACE INTO decision_hooks (hook, decision_id, position, type, decision, tier, model, cached, latency_ms, cost_usd, error)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO decision_hooks (hook, decision_id, position, type, decision, tier, model, cached, latency_ms, cost_usd, error, shadow)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _ADD_HOUR = (
     "INSERT INTO rule_hours (hook, hour, type, calls, allow, ask, deny, errors, fail_open, cached, cost_usd) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (hook, hour) DO UPDATE SET calls = calls + 1, allow = allow + excluded.allow, ask = ask + excluded.ask,"
     " deny = deny + excluded.deny, errors = errors + excluded.errors, fail_open = fail_open + excluded.fail_open,"
     " cached = cached + excluded.cached, cost_usd = coalesce(cost_usd + excluded.cost_usd, cost_usd, excluded.cost_usd), type = excluded.type"
+)
+_ADD_SHADOW_HOUR = (
+    "INSERT INTO rule_hours (hook, hour, type, calls, allow, ask, deny, errors, fail_open, cached, cost_usd, shadow_calls, shadow_allow, shadow_ask, shadow_deny)"
+    " VALUES (?, ?, ?, 0, 0, 0, 0, ?, 0, 0, ?, 1, ?, ?, ?)"
+    " ON CONFLICT (hook, hour) DO UPDATE SET shadow_calls = shadow_calls + 1, shadow_allow = shadow_allow + excluded.shadow_allow,"
+    " shadow_ask = shadow_ask + excluded.shadow_ask, shadow_deny = shadow_deny + excluded.shadow_deny, errors = errors + excluded.errors,"
+    " cost_usd = coalesce(cost_usd + excluded.cost_usd, cost_usd, excluded.cost_usd), type = excluded.type"
 )
 _ADD_LATENCY = "INSERT INTO rule_latency (hook, hour, bin, n) VALUES (?, ?, ?, 1) ON CONFLICT (hook, hour, bin) DO UPDATE SET n = n + 1"
 
@@ -75,6 +84,13 @@ def create(db: sqlite3.Connection) -> None:
         db.execute(f"CREATE INDEX decisions_{column} ON decisions ({column}, id)")
 
 
+def add_shadow(db: sqlite3.Connection) -> None:
+    """Shadow verdicts beside enforced ones (a migration step: older rows had no shadow hooks, so 0 is right for them)."""
+    db.execute("ALTER TABLE decision_hooks ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0")
+    for column in ("shadow_calls", "shadow_allow", "shadow_ask", "shadow_deny"):
+        db.execute(f"ALTER TABLE rule_hours ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
 def latency_bin(ms: float) -> int:
     return max(0, math.ceil(math.log(max(ms, _LATENCY_FLOOR_MS) / _LATENCY_FLOOR_MS, LATENCY_STEP) - 1e-9))
 
@@ -92,17 +108,21 @@ def judged_from(hooks: list[dict[str, Any]], details: dict[str, Any]) -> bool:
 def write(db: sqlite3.Connection, decision_id: int, when: float, tool: Any, reason: Any, payload: str, hooks: list[dict[str, Any]]) -> None:
     """Index one decision row (inside the caller's transaction)."""
     hour = int(when // 3600)
-    rows, hours, latencies = [], [], []
+    rows, hours, shadows, latencies = [], [], [], []
     for position, h in enumerate(hooks):
         hook, verdict, error, cached = str(h.get("id")), h.get("decision"), h.get("error"), bool(h.get("cached"))
-        latency, cost = h.get("latency_ms"), h.get("cost_usd")
-        rows.append((hook, decision_id, position, h.get("type"), verdict, h.get("tier"), h.get("model"), int(cached), latency, cost, error))
-        hours.append((hook, hour, h.get("type"), int(verdict == "allow"), int(verdict == "ask"), int(verdict == "deny"),
-                      int(bool(error)), int(bool(error) and verdict is None), int(cached), cost))
+        latency, cost, shadow = h.get("latency_ms"), h.get("cost_usd"), bool(h.get("shadow"))
+        rows.append((hook, decision_id, position, h.get("type"), verdict, h.get("tier"), h.get("model"), int(cached), latency, cost, error, int(shadow)))
+        verdicts = (int(verdict == "allow"), int(verdict == "ask"), int(verdict == "deny"))
+        if shadow:
+            shadows.append((hook, hour, h.get("type"), int(bool(error)), cost, *verdicts))
+        else:
+            hours.append((hook, hour, h.get("type"), *verdicts, int(bool(error)), int(bool(error) and verdict is None), int(cached), cost))
         if not cached and isinstance(latency, int | float):
             latencies.append((hook, hour, latency_bin(latency)))
     db.executemany(_INSERT_HOOK, rows)
     db.executemany(_ADD_HOUR, hours)
+    db.executemany(_ADD_SHADOW_HOUR, shadows)
     db.executemany(_ADD_LATENCY, latencies)
     if has_text_index(db):
         db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"))

@@ -55,6 +55,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     if loaded is not None and loaded.sources:
         yield _trusted(config, installed_here=installed_here)
     if loaded is not None:
+        yield from _shadow(loaded)
         yield from _audit(loaded)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
@@ -77,6 +78,15 @@ def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | N
     except GuardError as exc:
         return None, Finding("fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked")
     return loaded, Finding("ok", "config", loaded.summary())
+
+
+def _shadow(loaded: LoadedConfig) -> Iterator[Finding]:
+    """The rules in shadow mode: judged and logged, never enforced (a deliberate state, so ok, but one to be told)."""
+    shadow = [spec for spec in loaded.specs if spec.shadow]
+    if shadow:
+        names = ", ".join(f"{spec.id} ({spec.event}{f', {spec.matcher}' if spec.matcher else ''})" for spec in shadow)
+        yield Finding("ok", "shadow", f"{len(shadow)} rule{'s' if len(shadow) > 1 else ''} in shadow mode, judged and logged but never enforced: {names}."
+                      " guard view's Rules page shows what each would have denied; to enforce one, remove its mode: shadow and run guard trust")
 
 
 @dataclass

@@ -74,13 +74,18 @@ def project(isolated_home: Path) -> Path:
 def test_callable_hook_denies_in_claude_format(project: Path) -> None:
     proc = guard_run(["hook", "--format", "claude"], json.dumps(PRE), project)
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)["hookSpecificOutput"]
-    assert out == {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "force-push rewrites shared history"}
+    out = json.loads(proc.stdout)
+    told = ('guard denied this call: rule no-force-push ("policy:no_force_push"), decided by callable hook no-force-push: '
+            "force-push rewrites shared history. This block is final: do not retry this in another form; ask the user.")
+    assert out["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": told}
+    assert out["systemMessage"] == "guard denied Bash: rule no-force-push (callable hook no-force-push); final.", "the user sees the rule too"
 
 
 def test_devin_format(project: Path) -> None:
     proc = guard_run(["hook", "--format", "devin"], json.dumps({**PRE, "tool_name": "Bash"}), project)
-    assert json.loads(proc.stdout) == {"decision": "block", "reason": "force-push rewrites shared history"}
+    out = json.loads(proc.stdout)
+    assert out["decision"] == "block" and "rule no-force-push" in out["reason"] and "force-push rewrites shared history" in out["reason"]
+    assert "This block is final" in out["reason"] and "rule no-force-push" in out["systemMessage"], "Devin shows the agent and the user"
 
 
 def test_no_matching_hook_prints_nothing_and_loads_nothing_heavy(project: Path) -> None:

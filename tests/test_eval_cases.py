@@ -22,3 +22,14 @@ def test_labels_tags_and_notes_never_reach_the_event() -> None:
     text = str(build_event(case).payload())
     assert "secret-tag" not in text and "secret-note" not in text and "deny" not in text
     assert "user wants a listing" in text
+
+
+def test_a_shadow_rule_is_scored_as_if_enforced() -> None:
+    """An eval of a rule still in shadow measures its verdicts (a shadow hook's verdict is never the engine's answer)."""
+    from guard.core.spec import HookSpec
+    from guard.eval.cases import select_hooks
+
+    spec = HookSpec("no-deletes", "smart", "pre_tool_use", rule="Deny deletes.", mode="shadow")
+    case = Case(id="c1", event="PreToolUse", tool_name="Bash", tool_input={"command": "rm -rf build"}, label="deny")
+    assert [s.mode for s in select_hooks(case, [spec], "cases.jsonl", {})] == ["enforce"]
+    assert [s.mode for s in select_hooks(case.model_copy(update={"rule": "no-deletes"}), [spec], "cases.jsonl", {})] == ["enforce"]

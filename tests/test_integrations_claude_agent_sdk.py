@@ -112,7 +112,8 @@ async def test_ask_and_deny_answer_in_the_sdk_hook_format(isolated_home: Path, p
     denied = await call(hooks, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
     other = await call(hooks, "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "x"}})
 
-    assert asked["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "a person signs off on releases"}
+    told = 'guard asks the user to approve this call: rule shell-policy ("guard_test_policy:shell_policy"), decided by callable hook shell-policy: a person signs off on releases.'
+    assert asked["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": told}
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert other == {}
 

@@ -58,7 +58,9 @@ def test_an_event_gets_the_canonical_decision(client: TestClient) -> None:
 def test_a_client_format_route_answers_what_guard_hook_would_print(client: TestClient) -> None:
     r = client.post("/v1/hooks/claude", json=RM)
     assert r.status_code == 200 and r.headers["x-guard-exit-code"] == "0" and r.headers["x-guard-decision"] == "deny"
-    assert r.json() == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "deletes the home directory"}}
+    told = "guard denied this call: rule no-rm, decided by callable hook no-rm: deletes the home directory. This block is final: do not retry this in another form; ask the user."
+    assert r.json() == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": told},
+                        "systemMessage": "guard denied Bash: rule no-rm (callable hook no-rm); final."}
     allow = client.post("/v1/hooks/claude", json=LS)
     assert allow.status_code == 200 and allow.text == "" and allow.headers["x-guard-decision"] == "allow"
 
@@ -66,7 +68,8 @@ def test_a_client_format_route_answers_what_guard_hook_would_print(client: TestC
 def test_an_event_in_a_clients_own_shape_is_normalized(client: TestClient) -> None:
     copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "rm -rf /"})}
     r = client.post("/v1/hooks/copilot", json=copilot)
-    assert r.json() == {"permissionDecision": "deny", "permissionDecisionReason": "deletes the home directory"}
+    assert r.json() == {"permissionDecision": "deny", "permissionDecisionReason": "guard denied this call: rule no-rm, decided by callable hook no-rm: "
+                        "deletes the home directory. This block is final: do not retry this in another form; ask the user."}
     assert client.post("/v1/hooks?format=copilot", json=copilot).json()["decision"] == "deny"
 
 

@@ -62,7 +62,8 @@ def test_a_lone_surrogate_inside_copilots_tool_args_is_judged_and_audited(stub: 
     proc = hook(stub, isolated_home, json.dumps({"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": args}), fmt="copilot")
 
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "crashed" not in proc.stderr, proc.stderr
-    assert json.loads(proc.stdout) == {"permissionDecision": "deny", "permissionDecisionReason": "deletes the build folder"}
+    out = json.loads(proc.stdout)
+    assert out["permissionDecision"] == "deny" and "(openai/stub-quick): deletes the build folder." in out["permissionDecisionReason"]
     assert stub.calls == 1 and "\ufffd" in str(stub.requests[0]["messages"])
     [row] = audit_rows(isolated_home)
     assert row["decision"] == "deny" and "\ufffd" in row["payload"] and "payload_repaired" in row["details"]
@@ -79,7 +80,7 @@ def test_a_reply_whose_content_is_a_list_of_parts_is_read_as_its_text(stub: Stub
     out = claude_verdict(hook(stub, isolated_home, json.dumps(BASH)))
 
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert out["hookSpecificOutput"]["permissionDecisionReason"] == "deletes the build folder"
+    assert "(openai/stub-quick): deletes the build folder." in out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 def test_a_reply_of_other_content_is_a_failure_not_a_crash(stub: StubServer, isolated_home: Path) -> None:

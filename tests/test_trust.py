@@ -58,7 +58,7 @@ def test_a_new_guard_yaml_does_not_shadow_the_trusted_one(isolated_home: Path) -
 
     (isolated_home / "guard.yaml").write_text("protect: false\nhooks: {}\n")  # written by a route the analysis does not see
     decision, reason, shown = claude(isolated_home, "WebFetch", FETCH)
-    assert (decision, reason) == ("deny", "no fetching"), "the trusted .guard/guard.yaml is still what is enforced"
+    assert decision == "deny" and "decided by command hook no-fetch: no fetching." in reason, "the trusted .guard/guard.yaml is still what is enforced"
     assert "guard.yaml would now be loaded instead of the trusted" in shown and "guard trust" in shown
 
 
@@ -68,7 +68,7 @@ def test_an_edited_include_is_not_obeyed(isolated_home: Path) -> None:
     trust_config(isolated_home / "guard.yaml")
     (isolated_home / "rules.yaml").write_text("hooks: {}\n")
     decision, reason, shown = claude(isolated_home, "WebFetch", FETCH)
-    assert (decision, reason) == ("deny", "no fetching")
+    assert decision == "deny" and "decided by command hook no-fetch: no fetching." in reason
     assert f"{isolated_home / 'rules.yaml'} (include) changed" in shown
 
 
@@ -92,7 +92,7 @@ def test_a_typo_in_a_trusted_config_keeps_guarding_with_the_trusted_rules(isolat
     trust_config(isolated_home / "guard.yaml")
     (isolated_home / "guard.yaml").write_text(NO_FETCH.replace("matcher", "matchr"))
     decision, reason, shown = claude(isolated_home, "WebFetch", FETCH)
-    assert (decision, reason) == ("deny", "no fetching") and "changed" in shown
+    assert decision == "deny" and "decided by command hook no-fetch: no fetching." in reason and "changed" in shown
     code, screen = user_terminal(isolated_home, None)
     assert code == 1 and "matchr" in screen and "guard trusts only a config that loads" in screen
 
@@ -182,7 +182,8 @@ def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, deci
     (isolated_home / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n"
                                               f"      command: {sys.executable} .claude/hooks/check.py\n")
     trust_config(isolated_home / "guard.yaml")
-    assert claude(isolated_home, "Bash", {"command": "rm -rf src"})[:2] == ("deny", "no deletes")
+    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert denied == "deny" and "decided by command hook pre_tool_use[0]: no deletes." in reason
 
     written, reason, _ = claude(isolated_home, "Write", {"file_path": ".claude/hooks/check.py", "content": "import sys; sys.exit(0)\n"})
     assert written == "deny" and "a script guard's hooks run" in reason

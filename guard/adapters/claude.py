@@ -4,6 +4,9 @@ guard's "allow" means "no objection", so a plain allow prints nothing and
 Claude's own permission rules still apply; only a rewrite is returned as an
 explicit allow (the rewritten input has already passed every blocking hook).
 ``updatedInput`` is the whole input: Claude replaces, it does not merge.
+A deny or ask tells the model which rule decided and whether it is final
+(``permissionDecisionReason``, the block ``reason``) and tells the user in one
+line (``systemMessage``), never as an error (:mod:`guard.core.explanation`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from guard.adapters import Rendered, event_of
 from guard.core.decision import Decision
 from guard.core.events.names import client_event_name
+from guard.core.explanation import agent_message, user_message
 
 __all__ = ["hook_output", "normalize", "render", "with_warnings"]
 
@@ -28,10 +32,13 @@ def _cap(text: str | None) -> str | None:
     return text if text is None or len(text) <= _MAX else text[: _MAX - 1] + "…"
 
 
-def with_warnings(out: dict[str, Any], decision: Decision) -> dict[str, Any]:
-    """Show what guard did not judge to the user (``systemMessage``: Claude Code, Codex, Devin, Gemini CLI)."""
+def with_warnings(out: dict[str, Any], decision: Decision, tool: str | None = None) -> dict[str, Any]:
+    """Show the user which rule stopped ``tool`` and what guard did not judge (``systemMessage``: Claude Code, Codex, Devin, Gemini CLI)."""
+    lines = [line for line in (user_message(decision, tool),) if line]
     if decision.warnings:
-        out["systemMessage"] = _cap("guard: " + "; ".join(decision.warnings))
+        lines.append("guard: " + "; ".join(decision.warnings))
+    if lines:
+        out["systemMessage"] = _cap(" ".join(lines))
     return out
 
 
@@ -43,7 +50,7 @@ def hook_output(event: str, decision: Decision) -> dict[str, Any]:
     """The JSON object for ``decision`` (empty when there is nothing to say)."""
     out: dict[str, Any] = {}
     specific: dict[str, Any] = {}
-    reason = _cap(decision.reason)
+    reason = _cap(agent_message(decision))
     if event == "pre_tool_use":
         if decision.decision in ("deny", "ask"):
             # defer: guard could not judge and `guard hook --defer` asked to pause a headless session rather than deny
@@ -77,6 +84,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         event = ""
     if not event and decision.decision != "allow":
         # an event guard could not read has no JSON channel to deny through: exit 2 blocks any event that can block
-        return Rendered(exit_code=2, stderr=decision.reason or f"guard: {decision.decision}")
-    out = with_warnings(hook_output(event, decision), decision)
+        return Rendered(exit_code=2, stderr=agent_message(decision) or f"guard: {decision.decision}")
+    out = with_warnings(hook_output(event, decision), decision, payload.get("tool_name"))
     return Rendered(stdout=json.dumps(out) if out else "")

@@ -2,6 +2,7 @@
 
 Only ``permissionDecision: "deny"`` is honoured by Copilot, so ask is sent as a
 deny with the reason; rewrites are not supported by the client and are dropped.
+Copilot shows one message, to the model: it names the rule and says whether the deny is final.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from guard.adapters import Rendered
 from guard.core.decision import Decision
 from guard.core.errors import EventError
+from guard.core.explanation import agent_message
 
 __all__ = ["normalize", "render"]
 
@@ -38,6 +40,6 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     if decision.decision in ("deny", "ask"):
-        out = {"permissionDecision": "deny", "permissionDecisionReason": decision.reason or f"guard: {decision.decision}"}
+        out = {"permissionDecision": "deny", "permissionDecisionReason": agent_message(decision) or f"guard: {decision.decision}"}
         return Rendered(stdout=json.dumps(out))
     return Rendered()

@@ -14,6 +14,7 @@ from guard.adapters import Rendered, event_of
 from guard.adapters.claude import with_warnings
 from guard.core.decision import Decision
 from guard.core.events.names import client_event_name
+from guard.core.explanation import agent_message
 
 __all__ = ["normalize", "render"]
 
@@ -29,7 +30,7 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     out: dict[str, Any] = {}
     if decision.decision in ("deny", "ask"):
         out["decision"] = "block"
-        out["reason"] = decision.reason or f"guard: {decision.decision}"
+        out["reason"] = agent_message(decision) or f"guard: {decision.decision}"
     specific: dict[str, Any] = {}
     if decision.updated_input is not None and decision.decision == "allow":
         specific["updatedInput"] = decision.updated_input
@@ -37,5 +38,5 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         specific["additionalContext"] = decision.additional_context
     if specific:
         out["hookSpecificOutput"] = {"hookEventName": client_event_name(event), **specific}
-    out = with_warnings(out, decision)
+    out = with_warnings(out, decision, payload.get("tool_name"))
     return Rendered(stdout=json.dumps(out) if out else "")

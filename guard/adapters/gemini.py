@@ -13,6 +13,7 @@ from typing import Any
 from guard.adapters import Rendered, event_of
 from guard.adapters.claude import with_warnings
 from guard.core.decision import Decision
+from guard.core.explanation import agent_message
 
 __all__ = ["normalize", "render"]
 
@@ -26,7 +27,7 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     out: dict[str, Any] = {}
     if decision.decision in ("deny", "ask"):
         out["decision"] = "deny"
-        out["reason"] = decision.reason or f"guard: {decision.decision}"
+        out["reason"] = agent_message(decision) or f"guard: {decision.decision}"
     specific: dict[str, Any] = {}
     if decision.updated_input is not None and decision.decision == "allow" and event == "pre_tool_use":
         specific["tool_input"] = decision.updated_input
@@ -34,5 +35,5 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         specific["additionalContext"] = decision.additional_context
     if specific:
         out["hookSpecificOutput"] = specific
-    out = with_warnings(out, decision)
+    out = with_warnings(out, decision, payload.get("tool_name"))
     return Rendered(stdout=json.dumps(out) if out else "")

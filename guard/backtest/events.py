@@ -45,7 +45,8 @@ class RecordedEvent:
     cost_usd: float | None
     hooks: tuple[str, ...]
     payload: dict[str, Any]
-    stopped_by: tuple[str, ...] = ()  # the hooks whose recorded verdict was deny or ask
+    stopped_by: tuple[str, ...] = ()  # the enforced hooks whose recorded verdict was deny or ask
+    shadow_stops: tuple[str, ...] = ()  # the shadow hooks that would have denied or asked (data: never part of the recorded answer)
 
     @property
     def redacted(self) -> bool:
@@ -96,7 +97,8 @@ def _recorded(row: dict[str, Any]) -> RecordedEvent:
         cost_usd=row["cost_usd"],
         hooks=tuple(h["id"] for h in row["hooks"]),
         payload=row["payload"],
-        stopped_by=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask")),
+        stopped_by=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask") and not h.get("shadow")),
+        shadow_stops=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask") and h.get("shadow")),
     )
 
 

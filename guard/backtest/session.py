@@ -92,13 +92,20 @@ class _Comparison:
             )
         )
         if _stops(reference.decision) != _stops(decision.decision):
-            stoppers = [h.id for h in decision.hooks if h.decision in POSITIVE] if _stops(decision.decision) else list(reference_stoppers)
+            stoppers = _stoppers(decision) if _stops(decision.decision) else list(reference_stoppers)
+            foreseen = [rule for rule in stoppers if rule in event.shadow_stops] if _stops(decision.decision) else []
             self.flips.append(
                 Flip(
                     audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=input_summary(event.payload),
                     before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason, rules=stoppers,
+                    foreseen_in_shadow=foreseen,
                 )
             )
+
+
+def _stoppers(decision: Decision) -> list[str]:
+    """The enforced hooks that denied or asked (a shadow hook's verdict never stopped anything)."""
+    return [h.id for h in decision.hooks if h.decision in POSITIVE and not h.shadow]
 
 
 def _hook_text(spec: HookSpec) -> str | None:
@@ -139,6 +146,7 @@ def _rule_changes(flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[
                 )
             if _stops(flip.after):
                 change.new_denies += 1
+                change.foreseen_in_shadow += rule in flip.foreseen_in_shadow
             else:
                 change.new_allows += 1
     return sorted(changes.values(), key=lambda c: -(c.new_denies + c.new_allows))
@@ -217,7 +225,7 @@ def backtest(
     for index, (event, decision) in enumerate(zip(events, after, strict=True)):
         if before is not None:
             old = before[index]
-            compared.add(event, old, decision, [h.id for h in old.hooks if h.decision in POSITIVE])
+            compared.add(event, old, decision, _stoppers(old))
         else:
             compared.add(event, Decision(decision=event.decision, reason=event.reason), decision, event.stopped_by)
     rows, flips, problems = compared.rows, compared.flips, compared.problems
@@ -242,6 +250,8 @@ def backtest(
         max_new_denies=max_new_denies,
         max_new_allows=max_new_allows,
         rules=_rule_changes(flips, list(new_gate.registry.specs()), *_reference_specs(config, old_gate, against)),
+        shadow_verdicts=sum(1 for e in events if e.shadow_stops),
+        foreseen_in_shadow=sum(1 for f in flips if f.foreseen_in_shadow),
     )
     digest = hashlib.sha256(",".join(str(e.audit_id) for e in events).encode()).hexdigest()
     info = DatasetInfo(name=path.stem, path=str(path), cases=len(events), sha256=digest)

@@ -74,10 +74,14 @@ def _print_human(decision: Any) -> None:
         ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
+    if decision.decided_by:
+        from guard.core.explanation import agent_message
+
+        say(out, ("told:     ", "bold"), (agent_message(decision) or "", None))
     if decision.updated_input is not None:
         say(out, ("rewrite:  ", "bold"), (json.dumps(decision.updated_input), None))
     for h in decision.hooks:
-        bits = [f"{h.id} ({h.type})", f"→ {h.decision or 'abstain'}"]
+        bits = [f"{h.id} ({h.type}{', shadow: never enforced' if h.shadow else ''})", f"→ {h.decision or 'abstain'}"]
         if h.tier:
             bits.append(f"tier={h.tier}")
         if h.model:

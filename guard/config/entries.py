@@ -45,6 +45,8 @@ class HookEntry(BaseModel):
     cache_keep: list[str] = Field(default_factory=list)
     context: Literal["event", "request", "session"] = "event"
     skip_read_only: bool = False
+    mode: Literal["enforce", "shadow"] = "enforce"
+    final: bool | None = None
 
     @field_validator("matcher")
     @classmethod
@@ -136,4 +138,6 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
         fire_and_forget=parsed.fire_and_forget,
         headers=tuple(sorted(parsed.headers.items())),
         target=parsed.callable,
+        mode=parsed.mode,
+        final=parsed.final,
     )

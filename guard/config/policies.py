@@ -33,7 +33,7 @@ __all__ = ["LISTS", "POLICY_TEMPLATE", "PolicyLists", "policy_rule", "policy_spe
 LISTS = ("hard_deny", "soft_deny", "allow", "environment")
 POLICY_TEMPLATE = "policy"
 #: Keys of a policy entry handed on to the smart hook it becomes.
-_HOOK_KEYS = ("matcher", "tools", "depth", "model", "failure_mode", "timeout", "confidence_threshold", "cache_ignore", "cache_keep")
+_HOOK_KEYS = ("matcher", "tools", "depth", "model", "failure_mode", "timeout", "confidence_threshold", "cache_ignore", "cache_keep", "mode")
 
 
 class PolicyLists(BaseModel):

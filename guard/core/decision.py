@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeGuard
 
 from guard.core.record import Record
 
-__all__ = ["DECISIONS", "Decision", "DecisionName", "HookResult", "guard_stop_loop", "is_decision", "merge", "strictest"]
+__all__ = ["DECISIONS", "DecidingRule", "Decision", "DecisionName", "HookResult", "guard_stop_loop", "is_decision", "merge", "strictest"]
 
 DecisionName = Literal["allow", "deny", "ask"]
 DECISIONS: tuple[str, ...] = ("allow", "deny", "ask")
@@ -34,10 +34,11 @@ class HookResult(Record):
     """What one hook said about one event. ``decision=None`` means it abstained.
 
     ``details`` keeps anything else worth keeping (prompt version and hash, per-call costs, tokens, fallback notes).
+    ``shadow``: the hook runs in shadow mode, so this verdict is data (audited, shown in ``guard view``), never part of the answer.
     """
 
     __slots__ = ("id", "type", "decision", "reason", "updated_input", "additional_context", "tier", "model",
-                 "confidence", "cached", "latency_ms", "cost_usd", "error", "details")
+                 "confidence", "cached", "latency_ms", "cost_usd", "error", "details", "shadow")
 
     def __init__(
         self,
@@ -55,21 +56,48 @@ class HookResult(Record):
         cost_usd: float | None = None,
         error: str | None = None,
         details: dict[str, Any] | None = None,
+        shadow: bool = False,
     ) -> None:
         self.id, self.type, self.decision, self.reason = id, type, decision, reason
         self.updated_input, self.additional_context, self.tier, self.model = updated_input, additional_context, tier, model
         self.confidence, self.cached, self.latency_ms, self.cost_usd, self.error = confidence, cached, latency_ms, cost_usd, error
         self.details: dict[str, Any] = {} if details is None else details
+        self.shadow = shadow
 
     def to_dict(self) -> dict[str, Any]:
         data = {name: deepcopy(getattr(self, name)) for name in self.__slots__}
         if not data["details"]:
             del data["details"]
+        if not data["shadow"]:
+            del data["shadow"]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HookResult:
         return cls(**{k: v for k, v in data.items() if k in cls.__slots__})
+
+
+class DecidingRule(Record):
+    """Why a deny or ask happened, for the agent and the user: one rule that set it.
+
+    ``rule`` is the rule's text, trimmed (a command, URL or callable for those
+    hooks); ``by`` who decided (``the quick tier (model)``, ``the cache``,
+    ``protection``, ``trust``, ``command hook <id>``…); ``final`` whether the agent
+    must stop and ask the user rather than try another form; ``why`` the judge's
+    one-line reason (a smart rule's) or the hook's own.
+    """
+
+    __slots__ = ("id", "rule", "by", "final", "why")
+
+    def __init__(self, id: str, rule: str | None, by: str, final: bool, why: str | None = None) -> None:
+        self.id, self.rule, self.by, self.final, self.why = id, rule, by, final, why
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecidingRule:
+        return cls(str(data.get("id", "")), data.get("rule"), str(data.get("by", "")), bool(data.get("final")), data.get("why"))
 
 
 class Decision(Record):
@@ -78,9 +106,11 @@ class Decision(Record):
     ``warnings`` is what the user must see because part of this decision was not a
     judgement (a fail_open hook that failed, no model, no config); clients show it
     (Claude Code: ``systemMessage``) and it goes to stderr and the audit log.
+    ``decided_by`` names the rules behind a deny or ask (:mod:`guard.core.explanation`
+    fills it); ``final`` is true when any of them is final.
     """
 
-    __slots__ = ("decision", "reason", "updated_input", "additional_context", "hooks", "details", "warnings")
+    __slots__ = ("decision", "reason", "updated_input", "additional_context", "hooks", "details", "warnings", "decided_by")
 
     def __init__(
         self,
@@ -91,11 +121,18 @@ class Decision(Record):
         hooks: list[HookResult] | None = None,
         details: dict[str, Any] | None = None,
         warnings: list[str] | None = None,
+        decided_by: list[DecidingRule] | None = None,
     ) -> None:
         self.decision, self.reason, self.updated_input, self.additional_context = decision, reason, updated_input, additional_context
         self.hooks: list[HookResult] = [] if hooks is None else hooks
         self.details: dict[str, Any] = {} if details is None else details
         self.warnings: list[str] = [] if warnings is None else warnings
+        self.decided_by: list[DecidingRule] = [] if decided_by is None else decided_by
+
+    @property
+    def final(self) -> bool:
+        """A deny the agent must not retry in another form: a hard rule or protection said so."""
+        return any(rule.final for rule in self.decided_by)
 
     @property
     def judged(self) -> bool:
@@ -114,6 +151,9 @@ class Decision(Record):
             data["warnings"] = self.warnings
         if self.details:
             data["details"] = self.details
+        if self.decided_by:
+            data["decided_by"] = [rule.to_dict() for rule in self.decided_by]
+            data["final"] = self.final
         return data
 
     @classmethod
@@ -126,6 +166,7 @@ class Decision(Record):
             hooks=[HookResult.from_dict(h) for h in data.get("hooks", [])],
             details=dict(data.get("details") or {}),
             warnings=[str(w) for w in data.get("warnings") or []],
+            decided_by=[DecidingRule.from_dict(r) for r in data.get("decided_by") or [] if isinstance(r, dict)],
         )
 
 
@@ -135,20 +176,22 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
     The reason is that of the hooks that set the final decision, joined in
     registration order (named by hook id when several hooks ran; the built-in
     self-protection rule, silent on nearly every call, does not count unless it
-    spoke); additional context from every hook is kept.
+    spoke); additional context from every hook is kept. A shadow hook's result is
+    kept in ``hooks`` (audited) and counts for nothing else.
     """
-    verdicts = [r.decision for r in results if r.decision in _RANK]
+    live = [r for r in results if not r.shadow]
+    verdicts = [r.decision for r in live if r.decision in _RANK]
     final = strictest(verdicts)
-    several = sum(1 for r in results if r.type != "protect" or r.decision is not None) > 1
-    reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in results if r.decision == final and r.reason]
-    contexts = [r.additional_context for r in results if r.additional_context]
+    several = sum(1 for r in live if r.type != "protect" or r.decision is not None) > 1
+    reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in live if r.decision == final and r.reason]
+    contexts = [r.additional_context for r in live if r.additional_context]
     return Decision(
         decision=final,
         reason="; ".join(str(x) for x in reasons) or None,
         updated_input=updated_input if final != "deny" else None,
         additional_context="\n".join(contexts) or None,
         hooks=list(results),
-        warnings=[f"hook {r.id} did not judge this call (fail_open): {r.error}" for r in results if r.error and r.decision is None],
+        warnings=[f"hook {r.id} did not judge this call (fail_open): {r.error}" for r in live if r.error and r.decision is None],
     )
 
 

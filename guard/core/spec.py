@@ -11,10 +11,12 @@ from typing import Any, Literal, get_args
 
 from guard.core.record import FrozenRecord
 
-__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookSpec", "Source"]
+__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "Source"]
 
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
+#: ``enforce``: the hook's verdict counts; ``shadow``: judged, cached and audited, never part of the answer.
+HookMode = Literal["enforce", "shadow"]
 #: Where a hook was declared: its own config, a client's settings.json, a skill, a plugin, user config, Python, or guard itself.
 Source = Literal["config", "settings", "skill", "plugin", "user", "library", "builtin"]
 HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
@@ -44,12 +46,16 @@ class HookSpec(FrozenRecord):
     (absolute path, sha256) of each script a command hook runs, as the user trusted
     them (``guard trust``); None when the config was read from disk untrusted
     (``guard check``), so nothing is compared before the command runs.
+    ``mode``: enforce, or shadow (judged and recorded, never changes the answer).
+    ``final``: whether this hook's deny is final (the agent must not try another
+    form; None: protection and deterministic hooks are, a model's judgement is not).
     """
 
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
         "skip_read_only", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
+        "mode", "final",
     )
     id: str
     kind: HookKind
@@ -79,6 +85,8 @@ class HookSpec(FrozenRecord):
     func: Callable[..., Any] | None
     paths: tuple[tuple[str, str], ...]
     scripts: tuple[tuple[str, str], ...] | None
+    mode: HookMode
+    final: bool | None
 
     def __init__(
         self,
@@ -110,6 +118,8 @@ class HookSpec(FrozenRecord):
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
         scripts: tuple[tuple[str, str], ...] | None = None,
+        mode: HookMode = "enforce",
+        final: bool | None = None,
     ) -> None:
         self._assign(locals())
 
@@ -120,6 +130,11 @@ class HookSpec(FrozenRecord):
     def external(self) -> bool:
         """Declared by a skill, plugin or user config: stricter checks apply."""
         return self.source in EXTERNAL_SOURCES
+
+    @property
+    def shadow(self) -> bool:
+        """Judged and recorded, but never part of the answer."""
+        return self.mode == "shadow"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for the compiled config snapshot (callables by target name only)."""

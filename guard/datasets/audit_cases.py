@@ -4,6 +4,9 @@ A person labels a logged decision (``guard log label ID deny``); this writes eac
 labeled row as a case in the contract's JSONL format, judged by every configured
 hook for its event and tool (no ``rule``), exactly as ``guard hook`` judged it, in
 the ``cluster`` of its agent session (so ``guard eval`` resamples sessions, not calls).
+A shadow rule's verdict on the row is kept as data: tagged ``shadow-deny`` /
+``shadow-ask`` / ``shadow-allow`` (and ``shadow-disagrees`` when it differs from the
+person's label, the cases to read before promoting the rule), and named in the notes.
 A row whose payload the audit log cut or shortened is left out: a case must be the
 call the agent made, not part of it.
 """
@@ -33,6 +36,9 @@ def _case(row: dict[str, Any], source: str) -> Case:
         tool_name, tool_input = None, {k: v for k, v in payload.items() if k not in _ENVELOPE}
     context = payload.get("context")
     notes = f"guard decided {row['decision']}" + (f" ({row['reason']})" if row["reason"] else "") + f"; a person labeled it {row['label']}"
+    shadow = [h for h in row["hooks"] if isinstance(h, dict) and h.get("shadow") and h.get("decision")]
+    if shadow:
+        notes += "; in shadow mode " + ", ".join(f"{h['id']} would have said {h['decision']}" + (f" ({h['reason']})" if h.get("reason") else "") for h in shadow)
     return Case(
         id=f"audit-{row['id']}",
         event=payload["hook_event_name"],
@@ -40,7 +46,8 @@ def _case(row: dict[str, Any], source: str) -> Case:
         tool_input=tool_input,
         context=context if isinstance(context, str) else None,
         label=row["label"],
-        tags=["audit", *(["relabeled"] if row["label"] != row["decision"] else [])],
+        tags=["audit", *(["relabeled"] if row["label"] != row["decision"] else []), *sorted({f"shadow-{h['decision']}" for h in shadow}),
+              *(["shadow-disagrees"] if any(h["decision"] != row["label"] for h in shadow) else [])],
         source=f"{source}#{row['id']}",
         notes=notes,
         cluster=f"session {row['session']}" if row.get("session") else None,  # calls of one agent session are not independent

@@ -117,7 +117,11 @@ def _rule_spec(case: Case, rule: str) -> HookSpec:
 
 
 def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs: dict[str, HookSpec]) -> tuple[HookSpec, ...]:
-    """The hooks that judge ``case`` (see the module docstring); raises when none would."""
+    """The hooks that judge ``case`` (see the module docstring); raises when none would.
+
+    A shadow hook is scored as if enforced: an eval asks what the rule says, which is what promoting it needs to know.
+    """
+    config = [spec.replace(mode="enforce") if spec.shadow else spec for spec in config]
     by_id = {spec.id: spec for spec in config}
     if case.rule and case.rule in by_id:
         spec = by_id[case.rule]

@@ -362,6 +362,7 @@ class Flip(BaseModel):
     after: str
     after_reason: str | None = None
     rules: list[str] = Field(default_factory=list)  # the hooks that stopped the call on the side that stopped it
+    foreseen_in_shadow: list[str] = Field(default_factory=list)  # of a new deny's rules, those that had stopped it in shadow when recorded
 
     @property
     def direction(self) -> str:
@@ -377,6 +378,7 @@ class RuleChange(BaseModel):
     old_source: str | None = None  # which config the old text was read from
     new_denies: int = 0
     new_allows: int = 0
+    foreseen_in_shadow: int = 0  # of its new denies, those it had already given in shadow mode when the call was recorded
 
 
 class BacktestSummary(BaseModel):
@@ -399,6 +401,8 @@ class BacktestSummary(BaseModel):
     max_new_denies: int | None = None
     max_new_allows: int | None = None
     rules: list[RuleChange] = Field(default_factory=list)
+    shadow_verdicts: int = 0  # replayed events where a shadow rule would have denied or asked when recorded
+    foreseen_in_shadow: int = 0  # new denies that a rule of the new config had already given in shadow mode
 
     @property
     def limits_exceeded(self) -> list[str]:

@@ -499,6 +499,10 @@ def _backtest_section(report: MetricsReport) -> Section | None:
         f"Skipped (not replayable faithfully): {skipped}. Model cost new / reference: {fmt_usd(report.variants[0].cost_total_usd if report.variants else None)} / {fmt_usd(b.reference_cost_usd)}. "
         f"Cache: {b.cache_hits} hook verdict(s) reused, {b.cached_events} event(s) with no model call. Events where a new hook failed: {b.errors}.",
     ]
+    if b.shadow_verdicts:
+        per_rule = ", ".join(f"{r.rule} {r.foreseen_in_shadow}/{r.new_denies}" for r in b.rules if r.new_denies)
+        lines.append(f"Shadow mode: {_plural(b.shadow_verdicts, 'event')} had a recorded shadow deny or ask; {b.foreseen_in_shadow} of the "
+                     f"{_plural(b.new_denies, 'new deny', 'new denies')} were foreseen by the same rule in shadow ({per_rule or 'no new denies'}).")
     tables = []
     if b.rules:
         tables.append(

@@ -58,6 +58,6 @@ def _callback(gate: Gate, timeout: float) -> Any:
     async def guard_decide(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         """guard's answer to one SDK hook event, in Claude Code's hook output format."""
         payload, decision = await gate.adecide(dict(input_data), answer_by=answer_by(timeout, time.monotonic()))
-        return with_warnings(hook_output(event_of(payload), decision), decision)
+        return with_warnings(hook_output(event_of(payload), decision), decision, payload.get("tool_name"))
 
     return guard_decide

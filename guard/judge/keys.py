@@ -109,5 +109,6 @@ def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
         cached=True,
         cost_usd=None if value.get("cost_usd") is None else 0.0,
         details=details,
+        shadow=spec.shadow,
         **{name: value.get(name) for name in _CACHED_FIELDS},
     )

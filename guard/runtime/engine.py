@@ -33,13 +33,13 @@ def apply_rewrites(original: dict[str, Any] | None, results: list[HookResult]) -
 
     Each rewrite is read as "these fields changed from the original", so two hooks
     rewriting different fields both take effect, and a later hook wins a field
-    both touched.
+    both touched. A shadow hook's rewrite is never applied.
     """
     base = dict(original or {})
     current = dict(base)
     for result in results:
         new = result.updated_input
-        if not isinstance(new, dict):
+        if not isinstance(new, dict) or result.shadow:
             continue
         for key in base.keys() - new.keys():
             current.pop(key, None)
@@ -142,7 +142,10 @@ class Engine:
         )
 
     async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None) -> list[HookResult]:
-        return list(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in specs)))
+        results = list(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in specs)))
+        for spec, result in zip(specs, results, strict=True):
+            result.shadow = spec.shadow
+        return results
 
     async def decide(
         self, event: Event | dict[str, Any], *, specs: list[HookSpec] | None = None, answer_by: float | None = None
@@ -176,13 +179,13 @@ class Engine:
             result.details["recheck"] = True
             result.updated_input = None
         decision.warnings.extend(merge(again).warnings)
-        verdicts = [r.decision for r in again if r.decision]
+        verdicts = [r.decision for r in again if r.decision and not r.shadow]
         final = strictest([decision.decision, *verdicts])
         decision.hooks.extend(again)
         decision.details["rechecked"] = True
         if final != decision.decision:
             decision.decision = final
-            decision.reason = "; ".join(f"[{r.id}] rewritten input: {r.reason}" for r in again if r.decision == final and r.reason) or None
+            decision.reason = "; ".join(f"[{r.id}] rewritten input: {r.reason}" for r in again if r.decision == final and r.reason and not r.shadow) or None
             if final == "deny":
                 decision.updated_input = None
         return decision

@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from guard.core.decision import Decision, HookResult, guard_stop_loop, merge
+from guard.core.decision import DecidingRule, Decision, HookResult, guard_stop_loop, merge
 from guard.core.errors import ConfigError, EventError, EventTooLarge, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
@@ -82,6 +82,11 @@ _UNOPENED = object()
 
 def _strictest_mode(specs: list[HookSpec]) -> str:
     return "fail_closed" if any(s.failure_mode == "fail_closed" for s in specs) else "fail_open"
+
+
+def _enforced(specs: list[HookSpec]) -> list[HookSpec]:
+    """The hooks whose verdict counts: a shadow hook never changes an answer, not even by failing closed."""
+    return [s for s in specs if not s.shadow]
 
 
 class Gate:
@@ -181,16 +186,23 @@ class Gate:
         the agent chose its size, so failing open on it would let the agent choose the answer.
         """
         if kind == "too_large":
+            from guard.core.explanation import FAILURE_POLICY
+
+            policy = DecidingRule("guard.failure_policy", "an event too large to judge is refused, whatever the failure mode", FAILURE_POLICY, False, error)
             return Decision("deny", f"guard refuses an event too large to judge, whatever the failure mode (the agent chose its size): {error}",
-                            details={"failure": kind, "error": error})
+                            details={"failure": kind, "error": error}, decided_by=[policy])
         if specs is None:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
+        specs = _enforced(specs)
         # a config that is untrusted or does not load has no hooks to take a mode from: it blocks as tool calls are blocked
         config_blocks = self.config_error is not None and not self.fail_open_config and (event is None or event in CONFIG_BLOCKED_EVENTS)
         if self.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
+            from guard.core.explanation import FAILURE_POLICY
+
             ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (("an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load") if config_blocks else "--fail-closed")
             reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
-            return Decision("deny", reason, details={"failure": kind, "error": error})
+            policy = DecidingRule("guard.failure_policy", f"a call guard cannot judge is denied ({ids})", FAILURE_POLICY, False, error)
+            return Decision("deny", reason, details={"failure": kind, "error": error}, decided_by=[policy])
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
         return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
 
@@ -201,7 +213,9 @@ class Gate:
         if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
             until, fix = ("you trust its config", "") if untrusted else ("its config loads", "fix it, or ")
             reason = f"guard blocks tool calls until {until}. {error} ({fix}set GUARD_FAIL_OPEN=1 to run unguarded)"
-            return Decision("deny", reason, details={"failure": "config"})
+            by = "trust" if untrusted else "the config check"
+            rule = DecidingRule("guard.config", f"guard blocks tool calls until {until}", by, True, f"{error} ({fix}or set GUARD_FAIL_OPEN=1)")
+            return Decision("deny", reason, details={"failure": "config"}, decided_by=[rule])
         return Decision(details={"failure": "config"}, warnings=[f"{error}: no rule is enforced"])
 
     # -- deciding -------------------------------------------------------------------
@@ -252,6 +266,10 @@ class Gate:
     def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None) -> Decision:
         """Stop-loop guard, warnings, latency and the audit row (naming the ``client`` format): the same for every path."""
         decision = guard_stop_loop(decision, event, payload)
+        if decision.decision != "allow":
+            from guard.core.explanation import explain
+
+            explain(decision, self.registry.specs())
         if self.searched:
             decision.warnings.append(NO_CONFIG)
         decision.warnings.extend(self.trust_notes)

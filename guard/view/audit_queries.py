@@ -114,6 +114,13 @@ class RuleStats:
     p95_ms: float | None = None
     #: Per time bucket: counts of allow, ask, deny, abstain.
     buckets: list[dict[str, int]] = field(default_factory=list)
+    #: What the rule would have done while in shadow mode (never part of an answer).
+    shadow_calls: int = 0
+    shadow_allow: int = 0
+    shadow_ask: int = 0
+    shadow_deny: int = 0
+    #: The latest calls it would have denied or asked about in shadow: decision id, time, tool, verdict, reason.
+    shadow_examples: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def abstain(self) -> int:
@@ -124,7 +131,7 @@ class RuleStats:
 
     def add(self, hour: dict[str, Any]) -> None:
         """Count one hour's rollup row in."""
-        for name in ("calls", "allow", "ask", "deny", "errors", "fail_open", "cached"):
+        for name in ("calls", "allow", "ask", "deny", "errors", "fail_open", "cached", "shadow_calls", "shadow_allow", "shadow_ask", "shadow_deny"):
             setattr(self, name, getattr(self, name) + hour[name])
         if hour["cost_usd"] is not None:
             self.cost_usd = (self.cost_usd or 0.0) + hour["cost_usd"]
@@ -223,7 +230,28 @@ class AuditQueries:
         for hook, histogram in bins.items():
             if hook in stats:
                 stats[hook].p50_ms, stats[hook].p95_ms = _percentile(histogram, 0.50), _percentile(histogram, 0.95)
-        return sorted(stats.values(), key=lambda r: -r.calls), (first * 3600.0, (last + 1) * 3600.0)
+        with self._db() as db:
+            for rule in stats.values():
+                if rule.shadow_ask or rule.shadow_deny:
+                    rule.shadow_examples = _shadow_examples(db, rule.hook, since)
+        return sorted(stats.values(), key=lambda r: -(r.calls + r.shadow_calls)), (first * 3600.0, (last + 1) * 3600.0)
+
+
+def _shadow_examples(db: sqlite3.Connection | None, hook: str, since: float | None, limit: int = 3) -> list[dict[str, Any]]:
+    """The latest calls ``hook`` would have denied or asked about in shadow, with its reason (from the row's hooks)."""
+    if db is None:
+        return []
+    rows = db.execute(
+        "SELECT d.* FROM decision_hooks h CROSS JOIN decisions d ON d.id = h.decision_id"
+        " WHERE h.hook = ? AND h.shadow = 1 AND h.decision IN ('deny', 'ask') AND d.time >= ? ORDER BY h.decision_id DESC LIMIT ?",
+        (hook, since or 0.0, limit),
+    ).fetchall()
+    examples = []
+    for row in map(checked_row, rows):
+        result = next((h for h in row["hooks"] if isinstance(h, dict) and h.get("id") == hook and h.get("shadow")), {})
+        examples.append({"id": row["id"], "time": row["time"], "tool": row["tool"], "verdict": result.get("decision"),
+                         "reason": result.get("reason"), "enforced": row["decision"]})
+    return examples
 
 
 def _percentile(histogram: list[tuple[int, int]], q: float) -> float:

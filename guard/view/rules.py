@@ -1,5 +1,10 @@
 """The rules page: each rule's record (calls, verdict rates, errors, fail-open allows, cache hits, cost, latency) and its verdicts over time.
 
+A rule in shadow mode has a second record beside its enforced one: what it
+would have allowed, asked about or denied, with the latest calls it would have
+stopped. ``/rules.json`` gives the same records to scripts (and to ``guard view``
+users watching a shadow rule while its calls run).
+
 The chart is an inline SVG drawn here (stacked bars per time bucket), so the page
 needs no chart library and no script.
 """
@@ -10,10 +15,11 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
+from guard.audit import redacted_text
 from guard.view.app import ViewSources, local_time
 from guard.view.audit_queries import AuditQueries, RuleStats
 
@@ -40,15 +46,33 @@ def chart(rule: RuleStats) -> list[dict[str, Any]]:
     return bars
 
 
+def _record(rule: RuleStats) -> dict[str, Any]:
+    """One rule's enforced and shadow records, as ``/rules.json`` gives them."""
+    enforced = {name: getattr(rule, name) for name in ("calls", "allow", "ask", "deny", "abstain", "errors", "fail_open", "cached", "cost_usd", "p50_ms", "p95_ms")}
+    shadow = {"calls": rule.shadow_calls, "allow": rule.shadow_allow, "ask": rule.shadow_ask, "deny": rule.shadow_deny, "examples": rule.shadow_examples}
+    return {"rule": rule.hook, "type": rule.type, "enforced": enforced, "shadow": shadow}
+
+
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
     audit = AuditQueries(sources.audit)
 
-    def index(request: Request) -> Response:
+    def chosen_stats(request: Request) -> tuple[str, float | None, list[RuleStats], tuple[float, float] | None]:
         chosen = request.query_params.get("range", "all")
         if chosen not in RANGES:
             chosen = "all"
         length = RANGES[chosen]
         stats, span = audit.rules(since=time.time() - length if length is not None else None)
+        for rule in stats:
+            for example in rule.shadow_examples:
+                example["reason"] = redacted_text(example["reason"], sources.redact) if example["reason"] else example["reason"]
+        return chosen, length, stats, span
+
+    def as_json(request: Request) -> Response:
+        chosen, _, stats, span = chosen_stats(request)
+        return JSONResponse({"range": chosen, "span": span, "rules": [_record(rule) for rule in stats]})
+
+    def index(request: Request) -> Response:
+        chosen, length, stats, span = chosen_stats(request)
         context = {
             "section": "rules",
             "rules": [{"stats": rule, "bars": chart(rule)} for rule in stats],
@@ -62,4 +86,4 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         }
         return pages.TemplateResponse(request, "rules.html", context)
 
-    return [Route("/rules", index, name="rules")]
+    return [Route("/rules", index, name="rules"), Route("/rules.json", as_json, name="rules_json")]
