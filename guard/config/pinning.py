@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from guard.config import trust_store
+from guard.config.location import located
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
@@ -92,7 +93,7 @@ def read_candidate(found: Path) -> Candidate:
     try:
         loaded = parse_config(Path(config), reader)
     except ConfigError as exc:
-        raise exc.with_line() from exc
+        raise located(exc) from exc
     files = {path: TrustedFile(path, CONFIG if path == config else INCLUDE, sha) for path, sha in read.items()}
     scripts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     for spec in loaded.specs:
