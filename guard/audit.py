@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard import audit_chain, audit_index, audit_recovery
 from guard.cache.database import Migrations, connect
+from guard.core.decision import DECISIONS
 from guard.core.events.names import canonical_event
 from guard.core.logs import LazyLogger
 
@@ -40,7 +41,7 @@ __all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "par
 PAYLOAD_LIMIT = 4096
 REDACTED = "[redacted]"
 #: Verdicts a person can give a logged decision.
-LABELS = ("allow", "deny", "ask")
+LABELS = DECISIONS  # what a user may label a logged decision with (guard log label)
 
 migration = Migrations("_guard_audit_migrations")
 log = LazyLogger("guard.audit")
