@@ -153,7 +153,7 @@ def redacted_text(text: str, names: frozenset[str]) -> str:
 
 def redacted_hook(hook: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     """One hook's result with the named fields hidden, in its reason and error too: a hook may echo the event it was given."""
-    clean = redacted(hook, names)
+    clean: dict[str, Any] = redacted(hook, names)
     for key in ("reason", "error"):
         if isinstance(clean.get(key), str):
             clean[key] = redacted_text(clean[key], names)
@@ -162,8 +162,10 @@ def redacted_hook(hook: dict[str, Any], names: frozenset[str]) -> dict[str, Any]
 
 def _event_name(name: Any) -> str | None:
     """The canonical event name, or the raw one if it is not a known spelling."""
+    if not isinstance(name, str):
+        return None
     try:
-        return canonical_event(name) if isinstance(name, str) else None
+        return canonical_event(name)
     except ValueError:
         return name
 
