@@ -123,6 +123,7 @@ def _readme_text_lines() -> list[str]:
     return [line for block in blocks for line in block.split("```")[0].splitlines() if line.strip() and line != "…"]
 
 
+@pytest.mark.slow
 def test_the_readme_shows_what_its_ci_workflow_and_comparison_print(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Runs the README's stub blocks as they are written (same paths, same flags) and finds every line it quotes in their output."""
     for name in ("datasets", "evals"):
