@@ -1,4 +1,4 @@
-"""A third-party package adds a hook kind and a client through entry points, without a line of guard changed.
+"""A third-party package adds a hook kind, a client and a cache backend through entry points, without a line of guard changed.
 
 tests/plugins/guard_example_plugin is installed (its package and dist-info, as pip
 lays a wheel out) into a folder that only the plugin's processes get on their path; the same commands without it show the names are
@@ -39,6 +39,19 @@ ENGINE = (
     "decision = engine.decide_sync({'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': sys.argv[2]},\n"
     "                               'session_id': 's', 'cwd': '/tmp'})\n"
     "print(json.dumps({'decision': decision.decision, 'reason': decision.reason, 'warnings': decision.warnings}))\n"
+)
+CACHE = (
+    "import json\n"
+    "from guard.cache import open_cache\n"
+    "from guard.core.errors import ConfigError\n"
+    "from guard.core.settings import Settings\n"
+    "try:\n"
+    "    cache = open_cache(Settings(cache_url='memory://'))\n"
+    "except ConfigError as exc:\n"
+    "    print(json.dumps({'error': str(exc)}))\n"
+    "else:\n"
+    "    cache.set('k', {'decision': 'deny'})\n"
+    "    print(json.dumps({'backend': type(cache).__module__, 'got': cache.get('k'), 'stats': cache.stats()}))\n"
 )
 CURL_DENIED = """\
 hooks:
@@ -115,3 +128,11 @@ def test_built_in_clients_never_read_the_entry_points(plugin_site: Path, write_c
     plugin = run(CLI, ["hook", "--format", "linewise"], isolated_home, json.dumps({"tool": "Read", "args": read["tool_input"]}), plugin_site)
     assert plugin.stdout == "ALLOW\n", plugin.stderr
     assert "READ ENTRY POINTS True" in plugin.stderr
+
+
+def test_a_plugin_cache_backend_serves_its_url_scheme(plugin_site: Path, isolated_home: Path) -> None:
+    opened = json.loads(run(CACHE, [], isolated_home, site=plugin_site).stdout)
+    assert opened == {"backend": "guard_example_plugin.cache", "got": {"decision": "deny"}, "stats": {"backend": "memory", "entries": 1}}
+    # without the plugin the scheme is a config error naming the key and the schemes guard knows
+    assert "cache.url" in json.loads(run(CACHE, [], isolated_home).stdout)["error"]
+    assert "memory://" in json.loads(run(CACHE, [], isolated_home).stdout)["error"]
