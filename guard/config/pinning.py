@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 from guard.config import trust_store
-from guard.config.location import located
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
@@ -93,6 +92,8 @@ def read_candidate(found: Path) -> Candidate:
     try:
         loaded = parse_config(Path(config), reader)
     except ConfigError as exc:
+        from guard.config.location import located  # only a config that fails to load pays for finding the line
+
         raise located(exc) from exc
     files = {path: TrustedFile(path, CONFIG if path == config else INCLUDE, sha) for path, sha in read.items()}
     scripts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
