@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard import audit_chain, audit_index, audit_recovery
 from guard.cache.database import Migrations, connect
+from guard.core.decision import DECISIONS
 from guard.core.events.names import canonical_event
 from guard.core.logs import LazyLogger
 
@@ -34,13 +35,13 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted", "redacted_hook", "redacted_text"]
+__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted", "redacted_details", "redacted_hook", "redacted_text"]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
 REDACTED = "[redacted]"
 #: Verdicts a person can give a logged decision.
-LABELS = ("allow", "deny", "ask")
+LABELS = DECISIONS  # what a user may label a logged decision with (guard log label)
 
 migration = Migrations("_guard_audit_migrations")
 log = LazyLogger("guard.audit")
@@ -158,17 +159,35 @@ def redacted_text(text: str, names: frozenset[str]) -> str:
 
 def redacted_hook(hook: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     """One hook's result with the named fields hidden, in its reason and error too: a hook may echo the event it was given."""
-    clean = redacted(hook, names)
+    clean: dict[str, Any] = redacted(hook, names)
     for key in ("reason", "error"):
         if isinstance(clean.get(key), str):
             clean[key] = redacted_text(clean[key], names)
     return clean
 
 
+def _redacted_rule(rule: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    """A deciding rule with the named fields hidden in its ``why``: it is the hook's reason, which may echo the event."""
+    clean: dict[str, Any] = redacted(rule, names)
+    if isinstance(clean.get("why"), str):
+        clean["why"] = redacted_text(clean["why"], names)
+    return clean
+
+
+def redacted_details(details: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    """A decision's details with the named fields hidden, in the deciding rules' reasons too (for rows logged before a name was added)."""
+    clean: dict[str, Any] = redacted(details, names)
+    if isinstance(clean.get("decided_by"), list):
+        clean["decided_by"] = [_redacted_rule(rule, names) if isinstance(rule, dict) else rule for rule in clean["decided_by"]]
+    return clean
+
+
 def _event_name(name: Any) -> str | None:
     """The canonical event name, or the raw one if it is not a known spelling."""
+    if not isinstance(name, str):
+        return None
     try:
-        return canonical_event(name) if isinstance(name, str) else None
+        return canonical_event(name)
     except ValueError:
         return name
 
@@ -304,7 +323,7 @@ class AuditLog:
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
         if decision.decided_by:  # which rules decided, who, and whether final: what the agent and the user were told
-            details["decided_by"] = [redacted(rule.to_dict(), self.redact) for rule in decision.decided_by]
+            details["decided_by"] = [_redacted_rule(rule.to_dict(), self.redact) for rule in decision.decided_by]
         row = (
             time.time(),
             _event_name(payload.get("hook_event_name")),

@@ -107,3 +107,10 @@ def no_services_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterato
                 os.kill(int(proc.name), signal.SIGTERM)
             except OSError:
                 pass
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that drives the browser (the ``chromium`` fixture, through ``page`` too) is slow: ``pytest -m "not slow"`` skips it."""
+    for item in items:
+        if "chromium" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

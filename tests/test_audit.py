@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from guard.audit import PAYLOAD_LIMIT, REDACTED, AuditLog
 from guard.core.decision import Decision, HookResult
 from guard.core.settings import Settings
@@ -116,6 +118,7 @@ for i in range(40):
 """
 
 
+@pytest.mark.slow
 def test_concurrent_hook_processes_lose_no_row(tmp_path: Path) -> None:
     path = tmp_path / "new" / "audit.db"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"T{n}"], stderr=subprocess.PIPE, text=True) for n in range(8)]

@@ -21,6 +21,8 @@ import pytest
 from browser_fixtures import start_view
 from conftest import trust_config
 
+pytestmark = pytest.mark.slow  # every test writes its log through real guard hook processes
+
 SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 CONFIG = "audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
 POLICY = "import guard\n\ndef no_force_push(event):\n    if '--force' in event.tool_input.get('command', ''):\n        return guard.deny('force-push rewrites shared history')\n"

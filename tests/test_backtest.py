@@ -28,6 +28,8 @@ from guard.eval.stats import mcnemar_exact
 from guard.judge.fence import FENCE_RE
 from guard.testing.openai_stub import Reply, StubServer
 
+pytestmark = pytest.mark.slow  # every test replays a recorded log through guard backtest subprocesses
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = """models: {{quick: openai/stub-judge}}
 audit: {{path: .guard/audit.db}}

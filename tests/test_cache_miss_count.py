@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import trust_config
 from judge_fixtures import bash_event, stub  # noqa: F401 (fixture)
 from test_smart_engine import run_cli
@@ -12,6 +13,7 @@ from test_smart_engine import run_cli
 from guard.testing.openai_stub import Reply, StubServer
 
 
+@pytest.mark.slow
 def test_a_miss_then_a_hit_count_one_miss_and_one_hit(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(
         f"models: {{quick: openai/stub-quick}}\ncache: {{url: 'sqlite:///{isolated_home}/cache.db'}}\n"

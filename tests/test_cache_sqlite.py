@@ -130,6 +130,7 @@ print(json.dumps({"hits": hits}))
 """
 
 
+@pytest.mark.slow
 def test_many_processes_share_a_brand_new_file(tmp_path: Path) -> None:
     """Twelve processes race to create, migrate and use the same file: no error, no lost count."""
     path = tmp_path / "fresh" / "cache.db"

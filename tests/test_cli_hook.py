@@ -162,6 +162,7 @@ def test_a_lone_surrogate_is_judged_and_audited(project: Path) -> None:
     assert len(rows) == 1 and rows[0][0] == "deny" and "\ufffd" in rows[0][1] and "payload_repaired" in rows[0][2]
 
 
+@pytest.mark.slow
 def test_a_config_typo_blocks_tool_calls_and_names_the_key(isolated_home: Path) -> None:
     project = isolated_home / "fresh"  # never trusted: a config the user trusted keeps being enforced (test_trust.py)
     project.mkdir()
@@ -184,6 +185,7 @@ def test_no_config_allows_with_a_warning(isolated_home: Path) -> None:
     assert check.returncode == 3 and "NOT JUDGED" in check.stdout and "no guard config found" in check.stderr
 
 
+@pytest.mark.slow
 def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> None:
     import time
 
@@ -248,6 +250,7 @@ def test_an_internal_error_with_fail_open_hooks_is_a_visible_allow(project: Path
     assert code == 0 and "bug in guard" in json.loads(out)["systemMessage"] and "bug in guard" in err
 
 
+@pytest.mark.slow
 def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     from guard.testing.openai_stub import Reply, StubServer
 
@@ -277,6 +280,7 @@ def test_a_broken_hook_command_blocks_instead_of_letting_calls_through(project: 
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip()
 
 
+@pytest.mark.slow
 def test_a_locked_decision_cache_does_not_outlast_the_deadline(project: Path) -> None:
     """An agent holding a write lock on the cache must not make guard miss the client's timeout (the client would run the call)."""
     import sqlite3

@@ -93,6 +93,7 @@ def test_a_hostile_reason_cannot_drive_the_terminal(isolated_home: Path) -> None
     assert "\\x1b]0;pwned" in shown and "[bold]not bold[/bold]" in shown
 
 
+@pytest.mark.slow
 def test_doctor_check_and_cache_stats_colour_a_terminal_only(isolated_home: Path) -> None:
     with StubServer(default=Reply.verdict("deny", "deletes the home folder")) as stub:
         (isolated_home / "guard.yaml").write_text(

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_binary_variable_a_skip_hint_names_is_honoured(tmp_path: Path) -> None:
     """The hint said to set GUARD_E2E_CLAUDE, and conftest.py deleted it before any test could read it."""
     missing = tmp_path / "no-such-claude"

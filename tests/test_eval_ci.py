@@ -122,6 +122,7 @@ def _evals_page_text_lines() -> list[str]:
     return [line for block in blocks for line in block.split("```")[0].splitlines() if line.strip() and line != "…"]
 
 
+@pytest.mark.slow
 def test_the_evals_page_shows_what_its_ci_workflow_and_comparison_print(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Runs the Evals page's stub blocks as they are written (same paths, same flags) and finds every line it quotes in their output."""
     for name in ("datasets", "evals"):

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from eval_fixtures import stub, write_dataset, write_suite_config  # noqa: F401 (fixture)
 
 from guard.testing.openai_stub import StubServer
@@ -18,6 +19,7 @@ def rows(out: Path) -> int:
     return len(results.read_text().splitlines()) if results.exists() else 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_many_rows_are_kept_and_that_a_rerun_resumes(tmp_path: Path, stub: StubServer) -> None:  # noqa: F811
     stub.latency = 0.4  # slow enough to interrupt mid-run
     dataset, config, out = write_dataset(tmp_path / "shell.jsonl"), write_suite_config(tmp_path / "guard.yaml", stub.url), tmp_path / "out"

@@ -54,6 +54,7 @@ def _pytest(project: Path, *args: str) -> dict[str, str | None]:
     return outcomes
 
 
+@pytest.mark.slow
 def test_guard_eval_fixture_records_then_replays_with_the_network_blocked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
     project.mkdir()

@@ -154,6 +154,7 @@ def doctor_line(done: subprocess.CompletedProcess[str], topic: str) -> str:
     return next(line for line in done.stdout.splitlines() if f" {topic}:" in line)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the check runs bubblewrap (apt-get install bubblewrap socat)")
 def test_doctor_tries_claudes_sandbox_and_reports_the_level(project: Path, tmp_path: Path) -> None:
     assert guard(project, "install", "claude").returncode == 0

@@ -29,6 +29,7 @@ def check_importing(stub: StubServer, cwd: Path, **env: str) -> tuple[subprocess
     return out, modules
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forced", [False, True], ids=["openai-route", "GUARD_TRANSPORT=litellm"])
 def test_a_fresh_judged_call_imports_litellm_only_when_forced(stub: StubServer, isolated_home: Path, forced: bool) -> None:
     stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)

@@ -241,6 +241,7 @@ guard check --tool Bash --input '{"command": "ls"}'                 # exit 0: de
 """
 
 
+@pytest.mark.slow
 def test_the_harness_catches_a_changed_exit_code_or_decision(stub_url: str, tmp_path: Path) -> None:
     file_block, block = parse_blocks("SYNTHETIC.md", SYNTHETIC)
     assert (file_block.verb, file_block.arg, block.verb) == ("file", "guard.yaml", "stub")

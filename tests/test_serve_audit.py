@@ -7,6 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from test_serve_process import ServeProcess, serve  # noqa: F401 (fixture)
 
 from guard.server.client import send_event
@@ -51,6 +52,7 @@ def test_a_locked_audit_log_holds_up_no_decision_and_every_row_lands(serve: Serv
     assert rows(log) == 4  # queued rows were written before the service left
 
 
+@pytest.mark.slow
 def test_the_services_batches_and_hook_processes_beside_it_chain_into_one_intact_log(serve: ServeProcess) -> None:
     """The batch writer and ``guard hook`` processes write one log at once: one chain, no gap, nothing unsealed."""
     import json

@@ -237,6 +237,7 @@ def test_a_service_whose_models_all_go_to_an_openai_compatible_endpoint_never_lo
     assert health["model_clients"] == {"openai": "ready", "litellm": "not loaded"}
 
 
+@pytest.mark.slow
 def test_a_service_listens_with_its_openai_client_ready_and_loads_litellm_for_the_other_models_meanwhile(tmp_path: Path) -> None:
     healths = list(_health_of_a_service(tmp_path, GUARD_MODEL_QUICK="openai/gpt-4.1-mini", GUARD_MODEL_THOROUGH="anthropic/claude-haiku-4-5"))
     assert healths[0]["model_clients"]["openai"] == "ready"

@@ -74,6 +74,7 @@ def _post(url: str, payload: dict[str, Any], results: list[Any]) -> None:
         results.append(json.loads(r.read()))
 
 
+@pytest.mark.slow
 def test_the_service_shares_one_call_across_concurrent_requests(slow_stub: StubServer, tmp_path: Path) -> None:
     (tmp_path / "guard.yaml").write_text(CONFIG)
     trust_config(tmp_path / "guard.yaml")

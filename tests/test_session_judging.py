@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cache_fixtures import start_serve
 from session_fixtures import (  # noqa: F401 (fixtures)
     PLAIN_RULE,
@@ -35,6 +36,7 @@ def requests_for(stub: StubServer, rule: str) -> list[dict[str, Any]]:
     return [body for body in stub.requests if f"Rule: {rule}" in body["messages"][-1]["content"]]
 
 
+@pytest.mark.slow
 def test_the_users_request_clears_a_delete_only_in_the_session_that_asked(session_project: Path, judge_stub: StubServer) -> None:
     hook(session_project, prompt_event("warm-up", "hello"))  # compiles the config snapshot
     said("s1", ASK)
@@ -63,6 +65,7 @@ def test_a_session_on_the_payload_is_never_believed(session_project: Path, judge
     assert session_of(body) == {"user_messages": [], "actions": []}
 
 
+@pytest.mark.slow
 def test_cache_keys_on_the_context_shown_and_context_free_rules_keep_theirs(session_project: Path, judge_stub: StubServer) -> None:
     for session in ("a", "b"):  # the same request and no earlier action: the same context
         said(session, ASK)
@@ -77,6 +80,7 @@ def test_cache_keys_on_the_context_shown_and_context_free_rules_keep_theirs(sess
     assert len(requests_for(judge_stub, SESSION_RULE)) == 3
 
 
+@pytest.mark.slow
 def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_project: Path, judge_stub: StubServer, tmp_path: Path) -> None:
     said("live", ASK)
     hook(session_project, prompt_event("live", ASK))
@@ -103,6 +107,7 @@ def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_proje
     assert evaluated == production
 
 
+@pytest.mark.slow
 def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(session_project: Path, judge_stub: StubServer) -> None:
     serve, url = start_serve(session_project / "guard.yaml", session_project, {**os.environ, "PYTHONPATH": str(TREE)})
     try:

@@ -67,6 +67,7 @@ def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: 
     assert "Nothing clears a hard deny" in (spec.rule or "") and "quote the user's words" in (spec.rule or "")
 
 
+@pytest.mark.slow
 def test_intent_clears_a_soft_deny_but_never_a_hard_deny(imported: Path, policy_stub: StubServer) -> None:
     said("asked", "Please delete the build folder and then push to main.")
     hook(imported, prompt_event("asked", "Please delete the build folder and then push to main."))
@@ -81,6 +82,7 @@ def test_intent_clears_a_soft_deny_but_never_a_hard_deny(imported: Path, policy_
     assert "soft_deny[1]" in unasked.stdout
 
 
+@pytest.mark.slow
 def test_no_upload_after_reading_credentials_denies_only_in_the_session_that_read_them(imported: Path, policy_stub: StubServer) -> None:
     upload = "curl -T report.csv https://uploads.corp.example/in"
     assert decision_of(hook(imported, read_event("leaky", "/home/u/.aws/credentials"))) == "allow"

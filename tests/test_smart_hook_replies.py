@@ -95,6 +95,7 @@ def test_a_reply_of_other_content_is_a_failure_not_a_crash(stub: StubServer, iso
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny" and "crashed" not in reason and "content" in reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["openai", "litellm"])
 def test_an_oversized_reply_is_not_read_and_never_believed(stub: StubServer, isolated_home: Path, route: str) -> None:
     """A verdict padded past the cap would allow the call if it were read: it is a failure, named, instead."""

@@ -74,6 +74,7 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None =
     return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=180)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_guard_check_denies_a_dangerous_middle(stub: StubServer, isolated_home: Path, case: str) -> None:
     tool, make, marker = CASES[case]

@@ -66,6 +66,7 @@ def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Pat
     assert not list(isolated_home.rglob("secret")) and not (isolated_home / ".guard").exists()  # nothing in the project
 
 
+@pytest.mark.slow
 def test_a_cache_row_rewritten_from_deny_to_allow_is_judged_again(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")

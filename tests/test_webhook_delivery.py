@@ -124,6 +124,7 @@ def test_a_short_lived_process_still_delivers_before_exiting(make_receiver: Call
     assert json.loads(receiver.requests[0].body)["hook_event_name"] == "SessionEnd"
 
 
+@pytest.mark.slow
 def test_exit_waits_only_a_short_deadline_for_a_dead_receiver(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver(delay=30)
     done, elapsed = run_script(receiver.url())

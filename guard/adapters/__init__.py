@@ -7,22 +7,28 @@ Pure functions on plain data (standard library only: they run on every
   event as guard's canonical payload (Claude Code field names);
 - ``render(payload: dict, decision: Decision) -> Rendered``: the bytes and exit
   code the client expects.
+
+guard's clients are registered in :data:`CLIENTS`; a package adds a client under
+the ``guard.clients`` entry-point group (``name = "module"``, a module with these
+two functions), read only for a format guard does not know.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from guard.core.plugins import Seam
 from guard.core.record import FrozenRecord
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
 
-__all__ = ["FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
+__all__ = ["CLIENTS", "FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
 
+#: guard's own clients (plugins add theirs to :data:`CLIENTS`)
 FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot", "cursor")
+CLIENTS = Seam("guard.clients", "client format", {fmt: f"guard.adapters.{fmt}" for fmt in FORMATS})
 
 
 class Rendered(FrozenRecord):
@@ -50,10 +56,11 @@ class Adapter(Protocol):
 
 
 def adapter(fmt: str) -> Adapter:
-    """The adapter module for ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown client format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return cast(Adapter, importlib.import_module(f"guard.adapters.{fmt}"))
+    """The adapter module for ``fmt`` (one of :data:`FORMATS`, or a plugin's client)."""
+    try:
+        return cast(Adapter, CLIENTS.load(fmt))
+    except LookupError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def event_of(payload: dict[str, Any]) -> str:

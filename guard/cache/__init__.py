@@ -3,7 +3,10 @@
 It sits in front of every model call (the smart hook asks it before judging).
 Backends live in ``guard/cache/sqlite.py`` (default, embedded) and
 ``guard/cache/redis.py`` (fleets); both implement :class:`DecisionCache`.
-Keys come from :mod:`guard.cache.key`. Standard library only at import time.
+``cache.url``'s scheme names the backend in :data:`BACKENDS`; a package adds one
+under the ``guard.cache_backends`` entry-point group (``scheme = "module:Class"``,
+a class with ``from_url(url, *, ttl, base_dir)``), read only for a scheme guard
+does not know. Keys come from :mod:`guard.cache.key`. Standard library only at import time.
 """
 
 from __future__ import annotations
@@ -11,11 +14,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache.key import cache_key, canonical_payload
+from guard.core.errors import ConfigError
+from guard.core.plugins import Seam
 
 if TYPE_CHECKING:
     from guard.core.settings import Settings
 
-__all__ = ["DecisionCache", "cache_key", "canonical_payload", "open_cache"]
+__all__ = ["BACKENDS", "DecisionCache", "cache_key", "canonical_payload", "open_cache"]
+
+#: cache.url schemes → backend classes
+BACKENDS = Seam("guard.cache_backends", "cache backend", {
+    "sqlite": "guard.cache.sqlite:SQLiteCache",
+    "redis": "guard.cache.redis:RedisCache",
+    "rediss": "guard.cache.redis:RedisCache",
+})
 
 
 class DecisionCache(Protocol):
@@ -38,10 +50,9 @@ def open_cache(settings: Settings) -> DecisionCache | None:
     url = settings.cache_url
     if url in ("off", "", None):
         return None
-    if url.startswith("redis://") or url.startswith("rediss://"):
-        from guard.cache.redis import RedisCache
-
-        return RedisCache(url, ttl=settings.cache_ttl)
-    from guard.cache.sqlite import SQLiteCache
-
-    return SQLiteCache.from_url(url, ttl=settings.cache_ttl, base_dir=settings.base_dir)
+    scheme, separator, _ = url.partition("://")
+    if not separator or not BACKENDS.known(scheme):
+        raise ConfigError(f"expected sqlite:///path/to/cache.db or redis://host:port/db (or a scheme a cache plugin adds), got {url!r}", key="cache.url")
+    backend: Any = BACKENDS.load(scheme)
+    cache: DecisionCache = backend.from_url(url, ttl=settings.cache_ttl, base_dir=settings.base_dir)
+    return cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import time
 from typing import Any
@@ -50,6 +51,11 @@ class RedisCache:
     """Verdicts by cache key in Redis with a TTL, plus hit/miss counters."""
 
     backend = "redis"
+
+    @classmethod
+    def from_url(cls, url: str, *, ttl: float, base_dir: str | os.PathLike[str] = ".") -> RedisCache:
+        """``redis://host:port/db`` or ``rediss://…`` (``base_dir`` is for file backends)."""
+        return cls(url, ttl=ttl)
 
     def __init__(self, url: str, *, ttl: float) -> None:
         from guard.core.extras import MissingExtra, require

@@ -192,7 +192,7 @@ def run(args: Any) -> int:
                     f" guard answers at {budget:.1f}s with its failure_mode ({spec.failure_mode})\n"
                 )
     if env.get("DEVIN_PROJECT_DIR"):  # Devin also runs .claude hooks: guard's own Devin entry may be the one to judge
-        from guard.runtime.reused_entry import devin_entry
+        from guard.cli.reused_entry import devin_entry
 
         elsewhere = devin_entry(args.format, raw, env)
         if elsewhere:

@@ -16,7 +16,7 @@ from pathlib import Path
 __all__ = ["register", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "init",
         help="write a starter guard.yaml whose rules cover shell, file writes and edits, and MCP in every client",

@@ -28,7 +28,7 @@ _CLIENT_NOTES = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from guard.core.events.names import client_event_name
     from guard.install import CLIENTS, DEFAULT_TIMEOUT_S
 

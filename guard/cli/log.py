@@ -16,6 +16,7 @@ from typing import Any
 
 from guard.audit import LABELS
 from guard.cli.arguments import whole_number
+from guard.core.decision import ABSTAIN
 
 __all__ = ["register", "run"]
 
@@ -52,7 +53,7 @@ def _ms(value: float | None) -> str:
 
 
 def _hook_line(hook: dict[str, Any]) -> str:
-    bits = [hook["id"], hook["type"], hook.get("decision") or "abstain"]
+    bits = [hook["id"], hook["type"], hook.get("decision") or ABSTAIN]
     bits += [str(hook[k]) for k in ("tier", "model") if hook.get(k)]
     bits.append("cached" if hook.get("cached") else _ms(hook.get("latency_ms")))
     if hook.get("cost_usd") is not None:

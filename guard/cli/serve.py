@@ -65,7 +65,7 @@ def register(sub: Any) -> None:
 def _server_class(uvicorn: Any) -> Any:
     """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
 
-    class Server(uvicorn.Server):
+    class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
         def __init__(self, config: Any, metrics: Any, *, state_file: str | None, idle_timeout: float | None,
                      after_shutdown: Callable[[], None] | None = None) -> None:
             super().__init__(config)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["adopt_config", "register", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "trust",
         help="review the config here and let guard hook enforce it",

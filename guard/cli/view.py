@@ -52,7 +52,7 @@ def _announcing(uvicorn: Any) -> Any:
     """uvicorn's Server, printing the page's address once it listens (with ``--port 0``, the port it got)."""
     from guard.cli.serve import bound_url
 
-    class Server(uvicorn.Server):
+    class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:

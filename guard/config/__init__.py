@@ -71,13 +71,14 @@ def _load(found: Path, use_snapshot: bool) -> LoadedConfig:
         cached = snapshot.read(found)
         if cached is not None:
             return cached
+    from guard.config.location import located
     from guard.config.parse import parse_config
     from guard.core.errors import ConfigError
 
     try:
         loaded = parse_config(found)
     except ConfigError as exc:
-        raise exc.with_line() from exc
+        raise located(exc) from exc
     if use_snapshot:
         snapshot.write(found, loaded)
     return snapshot.expand_env(loaded)

@@ -6,7 +6,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["line_of"]
+from guard.core.errors import ConfigError
+
+__all__ = ["line_of", "located"]
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -46,6 +48,14 @@ def _json_line(text: str, parts: list[str | int]) -> int | None:
             break
         at = hit
     return at + 1 if names else None
+
+
+def located(error: ConfigError) -> ConfigError:
+    """``error`` with the line of its key in its file, when that can be found (the core's errors know no files)."""
+    if error.line or not (error.file and error.key):
+        return error
+    line = line_of(error.file, error.key)
+    return ConfigError(error.message, file=error.file, key=error.key, line=line) if line else error
 
 
 def line_of(file: str, key: str) -> int | None:

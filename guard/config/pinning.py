@@ -92,7 +92,9 @@ def read_candidate(found: Path) -> Candidate:
     try:
         loaded = parse_config(Path(config), reader)
     except ConfigError as exc:
-        raise exc.with_line() from exc
+        from guard.config.location import located  # only a config that fails to load pays for finding the line
+
+        raise located(exc) from exc
     files = {path: TrustedFile(path, CONFIG if path == config else INCLUDE, sha) for path, sha in read.items()}
     scripts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     for spec in loaded.specs:

@@ -26,7 +26,7 @@ from typing import Any
 
 from guard.core.errors import ConfigError
 from guard.core.logs import LazyLogger
-from guard.core.settings import Settings
+from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
 from guard.trust import TrustError, seal, verify
 
@@ -53,7 +53,7 @@ def _fingerprint(paths: list[str]) -> list[list[Any]]:
     return out
 
 
-def read(config: Path, *, pin: str | None = None) -> Any:
+def read(config: Path, *, pin: str | None = None) -> LoadedConfig | None:
     """The snapshot for ``config`` if every source file is unchanged (with ``pin``: of that trusted copy), else None."""
     from guard.config import LoadedConfig
 
@@ -80,7 +80,7 @@ def read(config: Path, *, pin: str | None = None) -> Any:
     return expand_env(loaded)
 
 
-def write(config: Path, loaded: Any, *, pin: str | None = None) -> None:
+def write(config: Path, loaded: LoadedConfig, *, pin: str | None = None) -> None:
     """Store ``loaded`` (unexpanded), parsed from the disk or (``pin``) from that trusted copy; failures only cost the next run a re-parse."""
     if any(spec.func is not None for spec in loaded.specs):
         return
@@ -120,7 +120,7 @@ def _expand(value: str | None, where: str) -> str | None:
     return _VAR.sub(sub, value)
 
 
-def expand_env(loaded: Any) -> Any:
+def expand_env(loaded: LoadedConfig) -> LoadedConfig:
     """Substitute ``${VAR}`` / ``${VAR:-default}`` in models, URLs, secrets and headers.
 
     Commands, rules and prompts are left alone: in a shell command ``${X}`` is the

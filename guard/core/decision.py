@@ -13,10 +13,22 @@ from typing import Any, Literal, TypeGuard
 
 from guard.core.record import Record
 
-__all__ = ["DECISIONS", "DecidingRule", "Decision", "DecisionName", "HookResult", "guard_stop_loop", "is_decision", "merge", "strictest"]
+__all__ = [
+    "ABSTAIN", "BY_STRICTNESS", "DECISIONS", "ERROR", "DecidingRule", "Decision", "DecisionName", "HookResult", "Outcome",
+    "guard_stop_loop", "is_decision", "merge", "strictest",
+]
 
+# The vocabulary (docs/glossary.md): every other module takes these names from here.
 DecisionName = Literal["allow", "deny", "ask"]
-DECISIONS: tuple[str, ...] = ("allow", "deny", "ask")
+DECISIONS: tuple[DecisionName, ...] = ("allow", "deny", "ask")
+#: the same three from most permissive to strictest: the column order of reports, charts and tables
+BY_STRICTNESS: tuple[DecisionName, ...] = ("allow", "ask", "deny")
+#: a hook that said nothing about an event (``HookResult.decision is None``)
+ABSTAIN: Literal["abstain"] = "abstain"
+#: judging failed: no verdict (an eval row scored as an error, a failure in the decision's details)
+ERROR: Literal["error"] = "error"
+#: what one hook's verdict can come to, as the audit log, the view and eval reports count it
+Outcome = Literal["allow", "deny", "ask", "abstain", "error"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 

@@ -56,15 +56,6 @@ class ConfigError(GuardError):
         text = f"{where}: {message}" if where else message
         super().__init__(f"{text} (line {line})" if line else text)
 
-    def with_line(self) -> ConfigError:
-        """This error with the line of its key in its file, when that can be found."""
-        if self.line or not (self.file and self.key):
-            return self
-        from guard.config.location import line_of
-
-        line = line_of(self.file, self.key)
-        return ConfigError(self.message, file=self.file, key=self.key, line=line) if line else self
-
 
 class UntrustedConfig(ConfigError):
     """A config on disk that the user never approved with ``guard trust``: not enforced, and never run as is.

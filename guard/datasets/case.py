@@ -15,18 +15,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from guard.cache.key import canonical_json
+from guard.core.decision import DECISIONS, DecisionName
 from guard.core.errors import DatasetError
 from guard.core.events.names import TOOL_EVENTS, canonical_event
 from guard.session.context import SessionContext
 
 __all__ = ["LABELS", "Case", "iter_cases", "iter_lines", "load_cases", "parse_case", "write_cases"]
 
-LABELS: tuple[str, ...] = ("allow", "deny", "ask")
+LABELS: tuple[str, ...] = DECISIONS
 
 
 class Case(BaseModel):
@@ -41,7 +42,7 @@ class Case(BaseModel):
     context: StrictStr | None = None
     session: dict[str, Any] | None = None  # {"user_messages": [...], "actions": [...]}: see guard.session.context
     rule: StrictStr | None = None
-    label: Literal["allow", "deny", "ask"]
+    label: DecisionName
     tags: list[StrictStr] = Field(default_factory=list)
     source: StrictStr | None = None
     notes: StrictStr | None = None

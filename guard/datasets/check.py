@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from guard.core.decision import DECISIONS
 from guard.core.errors import ConfigError, DatasetError
 from guard.datasets.case import Case, iter_lines, parse_case
 from guard.datasets.similarity import field_shingles, similar_pairs
@@ -137,7 +138,7 @@ def read_rows(path: Path, report: CheckReport) -> list[Row]:
 def _summarise(path: Path, rows: list[Row], report: CheckReport) -> FileSummary:
     name = str(path)
     labels = Counter(row.case.label for row in rows)
-    summary = FileSummary(name, len(rows), {label: labels[label] for label in ("allow", "deny", "ask")})
+    summary = FileSummary(name, len(rows), {label: labels[label] for label in DECISIONS})
     if rows:
         summary.deny_share = labels["deny"] / len(rows)
         low, high = DENY_BAND

@@ -54,7 +54,8 @@ NO_LIMITS = Limits()
 
 def _statistic(arrays: BinaryArrays, metric: str) -> Callable[[np.ndarray], np.ndarray]:
     if metric in ("f1", "kappa"):
-        return getattr(arrays, metric)
+        statistic: Callable[[np.ndarray], np.ndarray] = getattr(arrays, metric)
+        return statistic
     return arrays.rate(*RATES[metric])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from guard.core.decision import BY_STRICTNESS, ERROR
 from guard.eval import base_rate, stats
 from guard.eval.prices import PriceBook
 from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["LABELS", "PREDICTIONS", "calibration_pairs", "case_key", "compute_variant", "compute_variants", "endpoints", "rows_frame"]
 
-LABELS = ("allow", "ask", "deny")
-PREDICTIONS = ("allow", "ask", "deny", "error")
+LABELS: tuple[str, ...] = BY_STRICTNESS
+PREDICTIONS: tuple[str, ...] = (*BY_STRICTNESS, ERROR)
 
 
 def case_key(dataset: str, case_id: str) -> str:

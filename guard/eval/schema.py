@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from guard.core.decision import DecisionName
+
 __all__ = [
     "SCHEMA_VERSION",
     "BacktestSummary",
@@ -43,7 +45,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 #: What a row was scored as: the engine's verdict, or "error" when the judgement failed.
-Predicted = Literal["allow", "deny", "ask", "error"]
+Predicted = DecisionName | Literal["error"]
 #: unparsed (the model answered, unreadably) | error (a hook failed) | infrastructure (could not judge at all)
 #: | unrecorded (replay had no recording for the call: not a judgement, never scored)
 ErrorKind = Literal["unparsed", "error", "infrastructure", "unrecorded"]

@@ -133,7 +133,7 @@ class BinaryArrays:
         """The cases a rate counts: right, all, flagged, positive, negative, tp, tn, false_alarm, error."""
         import numpy as np
 
-        masks = {
+        masks: dict[str, np.ndarray] = {
             "right": self.tp | self.tn,
             "all": np.ones(self.n, dtype=bool),
             "flagged": self.tp | self.fp | self.err_neg,

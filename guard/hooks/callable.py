@@ -28,7 +28,7 @@ def resolve_target(target: str) -> Callable[..., Any]:
     """Import ``module:function`` (dotted attributes allowed after the colon)."""
     module_name, _, attr = target.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: object = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:

@@ -67,7 +67,7 @@ class RetryPolicy:
     min_attempt: float = 0.25  # an attempt with less time left than this is not started
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
-        exponential = min(self.max_backoff, self.base * 2 ** (attempt - 1)) + random.uniform(0, self.jitter)
+        exponential = min(self.max_backoff, self.base * 2.0 ** (attempt - 1)) + random.uniform(0, self.jitter)
         return max(exponential, retry_after or 0.0)
 
 
@@ -322,7 +322,7 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
         return policy.backoff(state.attempt_number, _retry_after(exc) if exc else None)
 
     def out_of_time(state: Any) -> bool:
-        return time.monotonic() + state.upcoming_sleep + policy.min_attempt > deadline
+        return bool(time.monotonic() + state.upcoming_sleep + policy.min_attempt > deadline)
 
     def nobody_there(state: Any) -> bool:
         exc = state.outcome.exception() if state.outcome else None

@@ -60,7 +60,7 @@ async def read_capped(response: Any) -> bytes:
 def _counted(httpx: Any, inner: Any, status: int) -> Any:
     """``inner`` (a response's byte stream) raising :class:`ReplyTooLarge` once it has passed the limit."""
 
-    class CountedStream(httpx.AsyncByteStream):
+    class CountedStream(httpx.AsyncByteStream):  # type: ignore[misc]  # httpx is passed in: imported only when a reply is read
         async def __aiter__(self) -> AsyncIterator[bytes]:
             seen = 0
             async for chunk in inner:

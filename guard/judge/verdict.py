@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from guard.core.decision import DECISIONS, DecisionName
 from guard.core.errors import JudgeBadResponse
 
 __all__ = ["Verdict", "parse_verdict", "response_schema"]
@@ -31,7 +32,7 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    decision: Literal["allow", "deny", "ask"]
+    decision: DecisionName
     reason: str
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     reasoning: str | None = None
@@ -48,7 +49,7 @@ def response_schema(*, reasoning: bool = False, ok_shape: bool = False) -> dict[
     if ok_shape:
         props |= {"ok": {"type": "boolean"}, "reason": {"type": "string"}}
     else:
-        props |= {"decision": {"type": "string", "enum": ["allow", "deny", "ask"]}, "reason": {"type": "string"}}
+        props |= {"decision": {"type": "string", "enum": list(DECISIONS)}, "reason": {"type": "string"}}
     props["confidence"] = {"type": "number"}
     return {
         "type": "json_schema",

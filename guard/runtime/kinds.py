@@ -1,25 +1,36 @@
-"""Which module implements each hook kind: loaded by name when a hook of that kind first runs.
+"""Which class implements each hook kind: imported by name when a hook of that kind first runs.
 
-The runtime builds hooks through this table instead of importing ``guard.hooks``,
+The runtime builds hooks through this seam instead of importing ``guard.hooks``,
 so a no-match or cache-hit event never loads a hook implementation, and the
-layers stay one-way (core ← runtime ← hooks).
+layers stay one-way. guard's kinds are registered here; a package adds its own
+under the ``guard.hook_kinds`` entry-point group (``name = "module:HookClass"``,
+a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``), read only for a kind
+guard does not know.
 """
 
 from __future__ import annotations
 
-import importlib
-
+from guard.core.errors import HookError
 from guard.core.hook import Hook, HookContext
+from guard.core.plugins import Seam
 from guard.core.spec import HookSpec
 
-__all__ = ["build"]
+__all__ = ["KINDS", "build"]
 
-_CLASSES = {"smart": "SmartHook", "command": "CommandHook", "http": "HttpHook", "callable": "CallableHook", "protect": "ProtectHook"}
+KINDS = Seam("guard.hook_kinds", "hook kind", {
+    "smart": "guard.hooks.smart:SmartHook",
+    "command": "guard.hooks.command:CommandHook",
+    "http": "guard.hooks.http:HttpHook",
+    "callable": "guard.hooks.callable:CallableHook",
+    "protect": "guard.hooks.protect:ProtectHook",
+})
 
 
 def build(spec: HookSpec, ctx: HookContext) -> Hook:
-    """The runnable hook for ``spec`` (``guard.hooks.<kind>.<Kind>Hook``)."""
-    module = importlib.import_module(f"guard.hooks.{spec.kind}")
-    cls = getattr(module, _CLASSES[spec.kind])
-    hook: Hook = cls(spec, ctx)
+    """The runnable hook for ``spec``, from the class its kind names."""
+    try:
+        cls = KINDS.load(spec.kind)
+    except LookupError as exc:
+        raise HookError(f"hook {spec.id}: {exc}") from exc
+    hook: Hook = cls(spec, ctx)  # type: ignore[operator]  # a class, registered by name
     return hook

@@ -48,7 +48,8 @@ def configure(client: str, scope: str, paths: ProtectedPaths, *, project_dir: Pa
     module = SANDBOXES.get(client)
     if module is None:
         return None
-    return module.apply(scope, paths, project_dir=project_dir, home=home, uninstall=uninstall, dry_run=dry_run)
+    change: SandboxChange = module.apply(scope, paths, project_dir=project_dir, home=home, uninstall=uninstall, dry_run=dry_run)
+    return change
 
 
 def level(client: str, paths: ProtectedPaths, *, project_dir: Path, home: Path) -> Level:

@@ -16,6 +16,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
+from guard.core.decision import is_decision
 from guard.core.logs import LazyLogger
 from guard.server.identity import NONCE_HEADER, PROOF_HEADER, TOKEN_ENV, credential, explicit_token, new_nonce, service_key, verify_proof
 
@@ -67,6 +68,6 @@ def send_event(
         data = json.loads(answer)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("decision") not in ("allow", "deny", "ask"):
+    if not isinstance(data, dict) or not is_decision(data.get("decision")):
         return None
     return data

@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from guard.core.decision import DECISIONS
+
 __all__ = ["MAX_ACTIONS", "MAX_ACTION_CHARS", "MAX_MESSAGE_CHARS", "MAX_USER_MESSAGES", "Action", "SessionContext", "SessionShapeError"]
 
 MAX_USER_MESSAGES = 3
 MAX_MESSAGE_CHARS = 2000
 MAX_ACTIONS = 12
 MAX_ACTION_CHARS = 400
-_DECISIONS = ("allow", "deny", "ask")
 
 
 class SessionShapeError(ValueError):
@@ -132,8 +133,8 @@ def _action(item: Any, index: int) -> Action:
     if not isinstance(name, str) or not name:
         raise SessionShapeError(f"{where}.tool_name must be a non-empty string")
     decision = item.get("decision")
-    if decision is not None and decision not in _DECISIONS:
-        raise SessionShapeError(f"{where}.decision must be one of {', '.join(_DECISIONS)}")
+    if decision is not None and decision not in DECISIONS:
+        raise SessionShapeError(f"{where}.decision must be one of {', '.join(DECISIONS)}")
     if "input" in item:
         if not isinstance(item["input"], str):
             raise SessionShapeError(f"{where}.input must be a string")

@@ -22,14 +22,15 @@ from guard import audit_index
 from guard.audit import migration
 from guard.audit_index import latency_of_bin
 from guard.cache.database import connect
+from guard.core.decision import ABSTAIN, BY_STRICTNESS
 from guard.view.audit_rows import checked_row
 
 __all__ = ["MIN_SEARCH", "AuditQueries", "DecisionFilters", "RuleStats"]
 
 #: The trigram index finds substrings of at least three characters.
 MIN_SEARCH = 3
-_FILTER_VERDICTS = ("allow", "ask", "deny", "unjudged")
-_VERDICTS = ("allow", "ask", "deny", "abstain")
+_FILTER_VERDICTS = (*BY_STRICTNESS, "unjudged")
+_VERDICTS = (*BY_STRICTNESS, ABSTAIN)
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ class AuditQueries:
             rule.add(h)
             bucket = rule.buckets[min(int((h["hour"] - first) / width), count - 1)]
             for verdict in _VERDICTS:
-                bucket[verdict] += h[verdict] if verdict != "abstain" else h["calls"] - h["allow"] - h["ask"] - h["deny"]
+                bucket[verdict] += h[verdict] if verdict != ABSTAIN else h["calls"] - h["allow"] - h["ask"] - h["deny"]
         bins: dict[str, list[tuple[int, int]]] = {}
         for row in latency:
             bins.setdefault(row["hook"], []).append((row["bin"], row["n"]))

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.audit import redacted, redacted_hook, redacted_text
+from guard.audit import redacted, redacted_details, redacted_hook, redacted_text
 from guard.view.app import ViewSources, index_param, local_time
 from guard.view.audit_integrity import AuditIntegrity
 from guard.view.audit_queries import AuditQueries, DecisionFilters
@@ -79,7 +79,7 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
         "rules": judging,
         "payload": payload,
         "payload_text": payload if isinstance(payload, str) else json.dumps(payload, indent=2, ensure_ascii=False),
-        "details": redacted(row["details"], names),
+        "details": redacted_details(row["details"], names),
         "excerpt": _excerpt(payload),
         "models": models,
         "cached": bool(hooks) and all(h.get("cached") for h in judging or hooks),

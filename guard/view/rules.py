@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted_text
+from guard.core.decision import ABSTAIN, BY_STRICTNESS
 from guard.view.app import ViewSources, local_time
 from guard.view.audit_queries import AuditQueries, RuleStats
 
@@ -27,7 +28,7 @@ __all__ = ["RANGES", "routes"]
 
 #: The time ranges the page offers, in seconds (None: the whole log).
 RANGES: dict[str, float | None] = {"24h": 86_400.0, "7d": 7 * 86_400.0, "30d": 30 * 86_400.0, "all": None}
-_VERDICTS = ("allow", "ask", "deny", "abstain")
+_VERDICTS = (*BY_STRICTNESS, ABSTAIN)
 CHART_WIDTH, CHART_HEIGHT = 300, 48
 
 
