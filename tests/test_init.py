@@ -96,3 +96,19 @@ def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_ro
     out = json.loads(hook.stdout)
     reason = out["reason"] if client == "gemini" else out["hookSpecificOutput"]["permissionDecisionReason"]
     assert "the starter rule refuses this" in reason and judge.calls >= 1
+
+
+def test_init_writes_labeled_cases_that_guard_eval_scores_on_day_one(isolated_home: Path, judge: StubServer) -> None:
+    """The contract's ``guard init`` writes a small dataset of its own cases: a new user can measure the starter before trusting it."""
+    done = guard("init", cwd=isolated_home)
+    assert done.returncode == 0 and (isolated_home / "guard-cases.jsonl").exists(), done.stderr
+    check = guard("datasets", "check", "--strict", "guard-cases.jsonl", cwd=isolated_home)
+    assert check.returncode == 0 and "rules guard.yaml" in check.stdout, check.stdout + check.stderr
+    judge.default = Reply.verdict("allow", "fine", confidence=0.95)
+    scored = guard("eval", "guard-cases.jsonl", "--depth", "quick", "--out", "out", cwd=isolated_home,
+                   GUARD_API_BASE=judge.url, GUARD_MODEL_QUICK="stub", GUARD_MODEL_THOROUGH="stub")
+    assert scored.returncode in (0, 100), scored.stdout + scored.stderr  # an allow-everything judge may fail a gate, never error
+    rows = [json.loads(line) for line in (isolated_home / "out" / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and not any(row.get("error") for row in rows) and judge.calls == 12
+    again = guard("init", cwd=isolated_home)
+    assert again.returncode == 1 and len((isolated_home / "guard-cases.jsonl").read_text().splitlines()) == 12

@@ -1,4 +1,4 @@
-"""``guard init``: write the starter guard.yaml here (docs/init.md), never over a config that exists.
+"""``guard init``: write the starter guard.yaml here, and its labeled cases (docs/init.md), never over a config that exists.
 
 The starter's rules name canonical actions (``@shell|@write|@edit|@mcp``), so they
 see every route to an effect in every client. Run by a person at a terminal, it
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from guard.cli.trust import adopt_config
     from guard.cli.user_consent import has_terminal, refusal
     from guard.config import find_config
-    from guard.config.starter import STARTER, write_starter
+    from guard.config.starter import CASES_FILE, STARTER, write_starter, write_starter_cases
 
     if args.print_only:
         sys.stdout.write(STARTER)
@@ -51,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard init: error: {exc.filename or 'guard.yaml'}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"wrote {path}: rules on @shell, @write, @edit, @fetch and @mcp, for every client (docs/init.md)")
+    try:
+        cases = write_starter_cases(Path.cwd() / CASES_FILE)
+        print(f"wrote {cases}: 12 labeled calls for its rules; guard eval {CASES_FILE} scores them")
+    except FileExistsError:
+        print(f"kept {CASES_FILE}: it exists", file=sys.stderr)
+    except OSError as exc:
+        print(f"guard init: warning: {exc.filename or CASES_FILE}: {exc.strerror or exc}", file=sys.stderr)
     if has_terminal():
         adopt_config()
     else:

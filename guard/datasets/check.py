@@ -6,7 +6,7 @@ rule config. Warnings (exit 1 only with ``--strict``): unknown fields, label bal
 35–65 % deny, too few hard negatives, exact or near-duplicate inputs, rule ids with no config
 beside the dataset.
 
-The rule config of ``datasets/<name>.jsonl`` is ``datasets/<name>.guard.yaml`` when it exists.
+The rule config of ``datasets/<name>.jsonl`` is ``datasets/<name>.guard.yaml`` when it exists, else a ``guard.yaml`` beside it.
 A case's ``rule`` is either a hook id of that config (no whitespace) or plain rule text.
 """
 
@@ -102,8 +102,14 @@ def dataset_files(paths: list[str | Path]) -> list[Path]:
 
 
 def rule_config_for(dataset: Path) -> Path:
-    """``datasets/<name>.jsonl`` is judged against ``datasets/<name>.guard.yaml``."""
-    return dataset.with_name(f"{dataset.stem}.guard.yaml")
+    """``datasets/<name>.jsonl`` is judged against ``datasets/<name>.guard.yaml``, else the folder's own ``guard.yaml``.
+
+    The second is what ``guard init`` writes beside its ``guard-cases.jsonl``: a project's cases
+    are about the project's config.
+    """
+    own = dataset.with_name(f"{dataset.stem}.guard.yaml")
+    folder = dataset.with_name("guard.yaml")
+    return folder if not own.exists() and folder.exists() else own
 
 
 def _bare(exc: DatasetError) -> str:
