@@ -129,6 +129,17 @@ expect 0 "accuracy 1.000" eval.log "$guard" eval tiny.jsonl --config guard.yaml 
 [[ "$(wc -l <out/results.jsonl)" == 3 ]] || fail "guard eval wrote $(wc -l <out/results.jsonl) rows, expected 3"
 expect 0 "" services.log "$guard" services
 
+# A new project from the wheel: guard init writes the starter and its labeled cases, and guard eval scores them
+mkdir -p fresh && pushd fresh >/dev/null
+expect 0 "guard-cases.jsonl: 12 labeled calls" init.log "$guard" init
+expect 0 "0 error(s), 0 warning(s)" init-check.log "$guard" datasets check --strict guard-cases.jsonl
+got=0
+GUARD_API_BASE="$api_base" GUARD_MODEL_QUICK=stub GUARD_MODEL_THOROUGH=stub "$guard" eval guard-cases.jsonl --depth quick --out out --no-progress >init-eval.log 2>&1 || got=$?
+[[ "$got" == 0 || "$got" == 100 ]] && [[ "$(wc -l <out/results.jsonl)" == 12 ]] && ! grep -q Traceback init-eval.log \
+  || fail "guard eval of guard init's cases exited $got: $(cat init-eval.log)"
+echo "wheel-smoke: guard init -> a starter and 12 cases guard eval scores (exit $got)"
+popd >/dev/null
+
 # guard view says where it listens (with --port 0, the port it got); its templates and static files come from the wheel
 "$guard" view --config guard.yaml --evals out --port 0 >view.out 2>view.err &
 view_pid=$!
