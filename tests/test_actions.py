@@ -74,13 +74,13 @@ READS = [("claude", "Read"), ("gemini", "read_file"), ("copilot", "view"), ("dev
 @pytest.mark.parametrize(("client", "tool"), SHELL, ids=[c for c, _ in SHELL])
 def test_at_shell_reaches_every_clients_shell_tool(client: str, tool: str, write_config: Any) -> None:
     project = write_config(config(("no-shell", "@shell"))).parent
-    assert denied_by(client, hook(client, tool, {"command": "rm -rf data"}, project)) == "caught by no-shell"
+    assert "caught by no-shell" in (denied_by(client, hook(client, tool, {"command": "rm -rf data"}, project)) or "")
 
 
 @pytest.mark.parametrize(("client", "tool", "tool_input"), WRITES, ids=[c for c, _, _ in WRITES])
 def test_at_write_reaches_every_clients_file_write(client: str, tool: str, tool_input: dict[str, Any], write_config: Any) -> None:
     project = write_config(config(("no-writes", "@write|@edit"))).parent
-    assert denied_by(client, hook(client, tool, tool_input, project)) == "caught by no-writes"
+    assert "caught by no-writes" in (denied_by(client, hook(client, tool, tool_input, project)) or "")
 
 
 @pytest.mark.parametrize(("client", "tool"), READS, ids=[c for c, _ in READS])
@@ -91,14 +91,14 @@ def test_a_read_is_not_caught_by_shell_or_write_actions(client: str, tool: str, 
 
 def test_a_claude_code_tool_name_also_matches_copilots_lower_case_spelling(write_config: Any) -> None:
     project = write_config(config(("no-bash", "Bash"))).parent
-    assert denied_by("copilot", hook("copilot", "bash", {"command": "rm -rf data"}, project)) == "caught by no-bash"
+    assert "caught by no-bash" in (denied_by("copilot", hook("copilot", "bash", {"command": "rm -rf data"}, project)) or "")
 
 
 @pytest.mark.parametrize(("client", "tool"), [("claude", "mcp__github__delete_repo"), ("gemini", "mcp_github_delete_repo"),
                                               ("copilot", "github-delete_repo")], ids=["claude", "gemini", "copilot"])
 def test_at_mcp_names_a_server_and_a_tool_in_each_clients_naming(client: str, tool: str, write_config: Any) -> None:
     project = write_config(config(("github-deletes", "@mcp:github:delete_repo"), ("other-server", "@mcp:slack"))).parent
-    assert denied_by(client, hook(client, tool, {"name": "guard"}, project)) == "caught by github-deletes"
+    assert "caught by github-deletes" in (denied_by(client, hook(client, tool, {"name": "guard"}, project)) or "")
 
 
 def test_a_misspelt_action_is_a_config_error_that_blocks_and_says_what_was_meant(write_config: Any) -> None:

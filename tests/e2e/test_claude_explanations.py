@@ -2,7 +2,7 @@
 
 The scripted agent (the Anthropic stub) first deletes a folder with ``rm -rf``,
 then, once denied, tries another form (``find … -delete``), as agents do when a
-deny reads as a hook error. The judge is the OpenAI-compatible stub with a
+deny reads as a hook error (Claude Code itself prefixes one so: guard's words say it is a decision). The judge is the OpenAI-compatible stub with a
 stand-in responder (not a model) that denies any deletion.
 """
 
@@ -52,5 +52,10 @@ def test_the_model_is_told_the_rule_and_its_finality_and_a_retried_variant_is_de
     for text in told:
         assert f'rule no-deletes ("{RULE}")' in text, text
         assert "the command deletes the victim folder" in text and advice in text, text
-        assert "hook error" not in text.lower(), "a deny is never shown to the model as an error"
+        # Claude Code 2.1.220 and later prefix every hook deny with "PreToolUse:Bash hook error:" (anthropics/claude-code#85490,
+        # open); what guard writes after it calls the deny a decision, never an error
+        shown = text.lower()
+        start = shown.index("guard denied this call")
+        said = shown[start:shown.index(advice.lower(), start) + len(advice)]
+        assert "error" not in said, "guard never frames a deny as an error"
     assert [d["tool_input"]["command"] for d in run.result["permission_denials"]] == [first, variant]
