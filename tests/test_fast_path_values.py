@@ -46,7 +46,7 @@ def test_to_dict_is_a_detached_json_copy_that_from_dict_reads_back() -> None:
 
 
 def test_repr_names_the_fields() -> None:
-    assert repr(Decision(reason="r")) == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[])"
+    assert repr(Decision(reason="r")) == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[], decided_by=[])"
 
 
 def spec(**changes: object) -> HookSpec:

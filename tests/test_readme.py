@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The READMEs, then every page of the docs site; each is read on its own, as its reader reads it (its own ``file`` blocks only).
 DOCUMENTS = ("README.md", "evals/README.md", "datasets/README.md", *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")))
 #: What the scratch directory copies from the repository (commands run from its root, as the READMEs say).
-COPIED = ("datasets", "evals")
+COPIED = ("datasets", "evals", "bench")
 SHELLS = frozenset({"bash", "sh", "shell", "console"})
 BLOCK_TIMEOUT = 300
 

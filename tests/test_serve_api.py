@@ -109,8 +109,8 @@ def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: E
         ("/v1/hooks", {"json": {**RM, "tool_input": "not an object"}}, 400, "tool_input"),
         ("/v1/hooks", {"content": json.dumps(RM), "headers": {"content-type": "text/plain"}}, 415, "application/json"),
         ("/v1/hooks", {"json": {**RM, "pad": "x" * 5000}}, 413, "4096-byte limit"),
-        ("/v1/hooks/cursor", {"json": RM}, 404, "unknown client format 'cursor'"),
-        ("/v1/hooks?format=cursor", {"json": RM}, 404, "unknown client format"),
+        ("/v1/hooks/windsurf", {"json": RM}, 404, "unknown client format 'windsurf'"),
+        ("/v1/hooks?format=windsurf", {"json": RM}, 404, "unknown client format"),
         ("/v2/hooks", {"json": RM}, 404, "Not Found"),
     ],
 )

@@ -66,7 +66,7 @@ def _error_note(hook: Any, decision: Any) -> str:
     return f"error={hook.error}"
 
 
-def _print_human(decision: Any) -> None:
+def _print_human(decision: Any, tool: str | None = None) -> None:
     from guard.cli.terminal import DECISION_STYLES, console, say
 
     out = console()
@@ -74,10 +74,10 @@ def _print_human(decision: Any) -> None:
         ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
-    if decision.decided_by:
-        from guard.core.explanation import agent_message
+    if decision.decided_by:  # who decided and whether it is final; the reason above is not repeated
+        from guard.core.explanation import user_message
 
-        say(out, ("told:     ", "bold"), (agent_message(decision) or "", None))
+        say(out, ("decided:  ", "bold"), (user_message(decision, tool) or "", None))
     if decision.updated_input is not None:
         say(out, ("rewrite:  ", "bold"), (json.dumps(decision.updated_input), None))
     for h in decision.hooks:
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))
     else:
-        _print_human(decision)
+        _print_human(decision, args.tool)
     if args.json:  # stdout is for programs: the person reads what failed here
         for h in decision.hooks:
             if h.error and not any(h.error in warning for warning in decision.warnings):
