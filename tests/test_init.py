@@ -98,6 +98,7 @@ def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_ro
     assert "the starter rule refuses this" in reason and judge.calls >= 1
 
 
+@pytest.mark.slow
 def test_init_writes_labeled_cases_that_guard_eval_scores_on_day_one(isolated_home: Path, judge: StubServer) -> None:
     """The contract's ``guard init`` writes a small dataset of its own cases: a new user can measure the starter before trusting it."""
     done = guard("init", cwd=isolated_home)

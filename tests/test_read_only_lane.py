@@ -134,6 +134,7 @@ def _dataset_denies(project: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.skipif(not GTFOBINS.exists(), reason="the shared GTFOBins examples are not on this machine")
+@pytest.mark.slow
 def test_no_gtfobins_example_and_no_dataset_deny_is_decided_in_the_lane(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.runtime.gate import Gate
@@ -155,6 +156,7 @@ def test_no_gtfobins_example_and_no_dataset_deny_is_decided_in_the_lane(isolated
 
 
 @pytest.mark.skipif(not GTFOBINS.exists(), reason="the shared GTFOBins examples are not on this machine")
+@pytest.mark.slow
 def test_gtfobins_file_reads_reach_the_judge_through_guard_hook(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> None:
     from guard.protection.readonly import prove
 

@@ -158,6 +158,7 @@ def guard_cli(args: list[str], cwd: Path, judge: StubServer) -> subprocess.Compl
     return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=180, check=False)
 
 
+@pytest.mark.slow
 def test_backtest_and_datasets_use_the_shadow_verdicts_as_data(isolated_home: Path, judge: StubServer) -> None:
     """Traffic recorded with the rule in shadow; the backtest of its promotion says which new denies the shadow run foresaw."""
     (isolated_home / "guard.yaml").write_text(config(judge.url))
