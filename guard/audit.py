@@ -157,20 +157,13 @@ def redacted_text(text: str, names: frozenset[str]) -> str:
     return "".join(kept) + text[at:]
 
 
-def redacted_hook(hook: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
-    """One hook's result with the named fields hidden, in its reason and error too: a hook may echo the event it was given."""
+def redacted_hook(hook: dict[str, Any], names: frozenset[str], texts: tuple[str, ...] = ("reason", "error")) -> dict[str, Any]:
+    """One hook's result (or a deciding rule, ``texts=("why",)``) with the named fields hidden, in its ``texts`` too:
+    a hook may echo the event it was given, and a deciding rule's ``why`` is that hook's reason."""
     clean: dict[str, Any] = redacted(hook, names)
-    for key in ("reason", "error"):
+    for key in texts:
         if isinstance(clean.get(key), str):
             clean[key] = redacted_text(clean[key], names)
-    return clean
-
-
-def _redacted_rule(rule: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
-    """A deciding rule with the named fields hidden in its ``why``: it is the hook's reason, which may echo the event."""
-    clean: dict[str, Any] = redacted(rule, names)
-    if isinstance(clean.get("why"), str):
-        clean["why"] = redacted_text(clean["why"], names)
     return clean
 
 
@@ -178,7 +171,7 @@ def redacted_details(details: dict[str, Any], names: frozenset[str]) -> dict[str
     """A decision's details with the named fields hidden, in the deciding rules' reasons too (for rows logged before a name was added)."""
     clean: dict[str, Any] = redacted(details, names)
     if isinstance(clean.get("decided_by"), list):
-        clean["decided_by"] = [_redacted_rule(rule, names) if isinstance(rule, dict) else rule for rule in clean["decided_by"]]
+        clean["decided_by"] = [redacted_hook(rule, names, ("why",)) if isinstance(rule, dict) else rule for rule in clean["decided_by"]]
     return clean
 
 
@@ -323,7 +316,7 @@ class AuditLog:
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
         if decision.decided_by:  # which rules decided, who, and whether final: what the agent and the user were told
-            details["decided_by"] = [_redacted_rule(rule.to_dict(), self.redact) for rule in decision.decided_by]
+            details["decided_by"] = [redacted_hook(rule.to_dict(), self.redact, ("why",)) for rule in decision.decided_by]
         row = (
             time.time(),
             _event_name(payload.get("hook_event_name")),
