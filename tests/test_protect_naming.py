@@ -141,6 +141,28 @@ def test_ordinary_work_beside_guard_s_files_is_allowed(project: Path, client: st
     assert not denied, said
 
 
+#: The first folder of the path guard is installed under (``work`` for /work/main/guard): a holder of a protected path.
+TOP = Path(guard.__file__).resolve().parts[1]
+
+
+def test_a_word_of_a_sed_script_is_not_a_folder_at_the_root(project: Path) -> None:
+    """``s/f(x):/f(x, y):/`` splits into a bare ``/`` and words; the words are not put at the top of the file system.
+
+    CI failed on this: a real session's sed script held ``check`` and a ``:/``, and the
+    repository sat under /check, so the edit of a Django file was refused.
+    """
+    denied, said, _ = run_hook(project, "claude", "Bash", {"command": f"sed -i '1s/def f(self, {TOP}):/def f(self, {TOP}, code):/' src/app.py"})
+    assert not denied, said
+
+
+def test_a_tree_copied_onto_the_root_over_guard_s_installation_is_refused(project: Path) -> None:
+    """``cp -r work /`` merges ./work into /work, where guard's installation lives."""
+    (project / TOP).mkdir()
+    for command in (f"cp -r {TOP} /", f"python3 -c \"import shutil; shutil.copytree('{TOP}', '/', dirs_exist_ok=True)\""):
+        denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
+        assert denied and "guard self-protection" in said, (command, said)
+
+
 BIG = {
     "1 MB single word": "echo " + "a" * 1024 * 1024,
     "deep brace expansion": "touch " + "{a,b}" * 24 + " guard.yaml",

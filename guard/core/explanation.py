@@ -116,7 +116,7 @@ def explain(decision: Decision, specs: Iterable[HookSpec]) -> Decision:
 
 def _named(rule: DecidingRule) -> str:
     text = f'rule {rule.id} ("{rule.rule}")' if rule.rule else f"rule {rule.id}"
-    return f"{text}, decided by {rule.by}" + (f": {rule.why}" if rule.why else "")
+    return f"{text}, decided by {rule.by}" + (f": {rule.why.rstrip('.')}" if rule.why else "")
 
 
 def agent_message(decision: Decision) -> str | None:

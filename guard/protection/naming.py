@@ -288,11 +288,21 @@ class _Shell:
 
 
 def _into_folders(unit: Unit) -> None:
-    """Each named file's name inside each named folder: ``cp x/settings.json .claude/`` and ``cp -t. x/guard.yaml`` write there."""
+    """Each named file's name inside each named folder: ``cp x/settings.json .claude/`` and ``cp -t. x/guard.yaml`` write there.
+
+    The root takes only names of what exists, unless ``/`` is a word of its own
+    (``cp -r home /``): a ``/`` split out of a sed script (``s/a:/b:/``) would
+    otherwise put each of the script's words at the top of the file system,
+    where they name the folders holding guard's installation.
+    """
     folders = [p for p in sorted(unit.paths)[:256] if os.path.isdir(p)][:16]
     if folders:
         names = {os.path.basename(p) for p in unit.paths} - {""}
-        unit.paths |= {os.path.join(folder, name) for folder in folders for name in names}
+        unit.paths |= {os.path.join(folder, name) for folder in folders if folder != "/" for name in names}
+        if "/" in folders:
+            root_word = any(text == "/" or text.endswith("=/") for text in unit.texts)
+            unit.paths |= {os.path.join("/", os.path.basename(p)) for p in list(unit.paths)
+                           if os.path.basename(p) and (root_word or os.path.lexists(p))}
 
 
 def _patches_tree(args: list[str]) -> bool:
