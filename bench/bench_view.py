@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import guard.audit
-import guard.audit_index
+import guard.audit.index
 from guard.audit import AuditLog
 from guard.core.decision import HookResult, merge
 
@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rebuild", action="store_true")
     args = parser.parse_args()
-    schema = hashlib.sha256(Path(guard.audit.__file__).read_bytes() + Path(guard.audit_index.__file__).read_bytes()).hexdigest()[:8]
+    schema = hashlib.sha256(Path(guard.audit.__file__).read_bytes() + Path(guard.audit.index.__file__).read_bytes()).hexdigest()[:8]
     path = Path(tempfile.gettempdir()) / f"guard-bench-view-{args.rows}-{schema}.db"  # rebuilt when the schema's code changes
     if args.rebuild or not path.exists():
         for leftover in path.parent.glob(path.name + "*"):

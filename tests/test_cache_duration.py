@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard.cache.duration import format_duration, parse_duration
+from guard.core.duration import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

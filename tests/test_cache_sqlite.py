@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from guard.cache.database import Migrations
 from guard.cache.sqlite import SQLiteCache
 from guard.core.errors import CacheError, ConfigError
+from guard.storage.database import Migrations
 
 VERDICT = {"decision": "allow", "reason": "read-only command"}
 
@@ -79,7 +79,7 @@ def test_a_locked_file_is_not_mistaken_for_a_damaged_one(tmp_path: Path, monkeyp
     path = tmp_path / "cache.db"
     cache = SQLiteCache(path, ttl=60)
     cache.set("k", VERDICT)
-    monkeypatch.setattr("guard.cache.database.BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("guard.storage.database.BUSY_TIMEOUT_S", 0.05)
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -150,7 +150,7 @@ def test_many_processes_share_a_brand_new_file(tmp_path: Path) -> None:
 def test_a_new_file_another_process_is_creating_is_waited_for_not_failed(tmp_path: Path) -> None:
     """Two processes creating one audit log or cache at once (two hooks, a hook and guard view): the second waits."""
     from guard.audit import migration
-    from guard.cache.database import connect
+    from guard.storage.database import connect
 
     path = tmp_path / "new.db"
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)

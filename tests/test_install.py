@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from guard.core.errors import ConfigError
-from guard.install import default_command, install
+from guard.setup.install import default_command, install
 
 CLAUDE_HANDLER = {"type": "command", "command": default_command("claude"), "timeout": 30}
 
@@ -364,7 +364,7 @@ def test_install_warns_when_a_hook_outlasts_the_clients_timeout(tmp_path: Path) 
 
 
 def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
-    import guard.install as install_module
+    import guard.setup.install as install_module
     from guard.config.own_hook import parse_guard_hook
 
     monkeypatch.setattr(install_module, "guard_program", lambda: ["/Users/me/My Projects/.venv/bin/guard"])
@@ -376,7 +376,7 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPa
 
 def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
-    import guard.install as install_module
+    import guard.setup.install as install_module
 
     no_scripts = tmp_path / "bin"
     no_scripts.mkdir()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_install import _guard_cli, _project
 
-from guard.install import default_command, install, settings_path
+from guard.setup.install import default_command, install, settings_path
 
 HANDLER = {"type": "command", "bash": default_command("copilot"), "timeoutSec": 30}
 

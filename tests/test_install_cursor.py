@@ -11,7 +11,7 @@ import pytest
 from test_install import REPO, _guard_cli, _project, _write
 
 from guard.core.errors import ConfigError
-from guard.install import default_command, install, installed_hooks
+from guard.setup.install import default_command, install, installed_hooks
 
 COMMAND = default_command("cursor")
 BLOCKING = {"preToolUse", "beforeSubmitPrompt"}

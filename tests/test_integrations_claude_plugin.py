@@ -16,7 +16,7 @@ from e2e.agent_cli import CLAUDE
 from integration_fixtures import POLICY, guard_yaml
 
 import guard
-from guard.install import PLUGIN_DIR, plugin_hooks
+from guard.setup.install import PLUGIN_DIR, plugin_hooks
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_the_plugin_declares_the_hooks_guard_install_writes_and_the_marketplaces_name_it() -> None:
     declared = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
-    assert declared == plugin_hooks()  # regenerate hooks/hooks.json from guard.install.plugin_hooks() when this fails
+    assert declared == plugin_hooks()  # regenerate hooks/hooks.json from guard.setup.install.plugin_hooks() when this fails
     assert declared["PreToolUse"][0]["hooks"][0]["command"].endswith("/hooks/run-guard.sh\" hook --format claude --deadline 600")
     assert (PLUGIN_DIR / "hooks" / "run-guard.sh").is_file()
     name = json.loads((PLUGIN_DIR / ".claude-plugin" / "plugin.json").read_text())["name"]
@@ -96,7 +96,7 @@ def test_the_plugin_hook_warns_without_blocking_a_stop_when_it_finds_no_guard(tm
 
 
 def test_the_plugin_hook_runs_the_guard_guard_bin_names(isolated_home: Path) -> None:
-    from guard.install import guard_program
+    from guard.setup.install import guard_program
 
     (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
     trust_config(isolated_home / "guard.yaml")

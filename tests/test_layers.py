@@ -1,9 +1,13 @@
 """The layer map in pyproject.toml ([tool.importlinter]) holds, and import-linter catches what the old check missed.
 
     core      errors, events, hook specs, the Hook seam, decisions, settings
-    parts     hooks, judge, cache, config, audit, trust, adapters, session, command analysis, webhooks, protection
+    parts     hooks, judge, cache, config, audit, storage, adapters, session, command analysis, webhooks, protection
     runtime   registry, matching, engine, the gate (the one decision path); skills and subagents mount on its registry
-    surfaces  cli, server, view, eval, backtest, datasets, install, sandbox, doctor, testing, integrations
+    surfaces  cli, server, view, eval, backtest, datasets, setup (install, doctor), sandbox, testing, integrations
+
+docs/architecture.md's map of the folders is made from the same layers and each
+package's docstring: ``python3 tests/test_layers.py`` writes it, and a test fails
+when the map and the tree differ.
 
 import-linter sees every import statement: relative ones, imports inside functions and
 ``try`` blocks, and TYPE_CHECKING ones. The few deliberate upward imports are listed
@@ -19,6 +23,8 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import ast
 
 import pytest
 
@@ -41,6 +47,30 @@ def layer_names() -> list[set[str]]:
     return [{name.strip() for name in layer.split(":")} for layer in layers]
 
 
+LAYER_NAMES = ("surfaces", "runtime", "parts", "core")
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+MAP_START, MAP_END = "<!-- layer map: made by python3 tests/test_layers.py -->", "<!-- end of layer map -->"
+
+
+def layer_map() -> str:
+    """The map docs/architecture.md shows: each layer, top first, and each package in it with its docstring's first line."""
+    lines = ["| layer | package | what it is |", "|---|---|---|"]
+    for layer, names in zip(LAYER_NAMES, layer_names()):
+        for name in sorted(names):
+            doc = ast.get_docstring(ast.parse((ROOT / name / "__init__.py").read_text(encoding="utf-8"))) or ""
+            summary = " ".join(doc.split("\n\n")[0].split()).replace(":mod:`", "`").replace("``", "`")
+            lines.append(f"| {layer} | `guard/{name}/` | {summary} |")
+            layer = ""
+    return "\n".join(lines)
+
+
+def write_layer_map() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    head, _, rest = text.partition(MAP_START)
+    _, _, tail = rest.partition(MAP_END)
+    ARCHITECTURE.write_text(f"{head}{MAP_START}\n{layer_map()}\n{MAP_END}{tail}", encoding="utf-8")
+
+
 def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
     """import-linter on the package under ``tree`` (its guard/ and pyproject.toml), as .ci/run runs it."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -61,6 +91,19 @@ def test_every_guard_module_belongs_to_a_layer() -> None:
     found = {path.relative_to(ROOT).parts[0].removesuffix(".py") for path in ROOT.rglob("*.py")} - {"__init__"}
     assert found - placed == set(), "add these to a layer in pyproject.toml [tool.importlinter]"
     assert placed - found == set(), "these layers name nothing under guard/"
+
+
+def test_every_module_lives_in_a_concept_package() -> None:
+    """Nothing but ``__init__.py`` sits at the top of guard/: each module is in the package of the concept it serves."""
+    assert sorted(path.name for path in ROOT.glob("*.py")) == ["__init__.py"]
+
+
+def test_the_architecture_map_is_the_tree() -> None:
+    """docs/architecture.md's map names every package in its layer, in the words of its docstring."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert MAP_START in text and MAP_END in text
+    shown = text.split(MAP_START, 1)[1].split(MAP_END, 1)[0].strip()
+    assert shown == layer_map(), "run python3 tests/test_layers.py to write the map"
 
 
 def test_the_real_tree_keeps_the_layer_contract() -> None:
@@ -98,3 +141,7 @@ def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: P
     result = lint_imports(copy_of_guard)
     assert result.returncode != 0
     assert "guard.runtime.engine -> guard.server.client" in result.stdout
+
+
+if __name__ == "__main__":
+    write_layer_map()

@@ -21,7 +21,7 @@ from session_fixtures import (  # noqa: F401 (fixtures)
 )
 from test_cli_hook import guard_run
 
-from guard.install import install
+from guard.setup.install import install
 from guard.testing.openai_stub import StubServer
 
 REASON = "Auto mode classifier: the command deletes files outside the task"

@@ -15,7 +15,7 @@ from guard.core.errors import ConfigError
 from guard.core.settings import Settings
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry
-from guard.skills import load_skill, mount_selected, mount_skill, select_skills
+from guard.runtime.skills import load_skill, mount_selected, mount_skill, select_skills
 
 LOCAL = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)
 BASH = {

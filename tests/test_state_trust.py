@@ -27,8 +27,8 @@ from conftest import trust_config
 
 import guard
 from guard.cache.redis import RedisCache
+from guard.storage.secret import secret_path
 from guard.testing.openai_stub import Reply, StubServer
-from guard.trust import secret_path
 from tests.judge_fixtures import bash_event
 
 TREE = str(Path(guard.__file__).resolve().parents[1])
@@ -234,7 +234,7 @@ def test_a_new_secret_unseals_everything_sealed_before(tmp_path: Path, monkeypat
 def test_without_a_usable_secret_nothing_is_stored_or_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.cache.sqlite import SQLiteCache
     from guard.core.errors import CacheError
-    from guard.trust import seal, verify
+    from guard.storage.secret import seal, verify
 
     (tmp_path / "secret").mkdir()  # a folder where the secret should be: unreadable as a file
     monkeypatch.setenv("GUARD_SECRET_FILE", str(tmp_path / "secret"))

@@ -13,7 +13,7 @@ from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry
-from guard.subagents import SubagentTracker
+from guard.runtime.subagents import SubagentTracker
 
 SETTINGS = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)
 

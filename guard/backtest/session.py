@@ -23,9 +23,9 @@ from pathlib import Path
 from guard.audit import AuditLog
 from guard.backtest.events import RecordedEvent, sample, split_replayable
 from guard.backtest.replay import replay, replay_gate
-from guard.cache.duration import parse_duration
 from guard.config import find_config, load_config
 from guard.core.decision import Decision
+from guard.core.duration import parse_duration
 from guard.core.errors import GuardError
 from guard.core.spec import HookSpec
 from guard.eval import stats

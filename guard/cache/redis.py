@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from guard.cache.seal import entry_seal, sealed
 from guard.core.errors import CacheError, ConfigError
-from guard.trust import TrustError
+from guard.storage.secret import TrustError
 
 __all__ = ["RedisCache"]
 

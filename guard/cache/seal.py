@@ -1,13 +1,13 @@
 """The seal on a decision-cache entry: what an entry must carry to be believed.
 
 Both backends store the verdict text and its expiry beside this MAC (see
-:mod:`guard.trust`); binding the key stops a valid allow being copied onto
+:mod:`guard.storage.secret`); binding the key stops a valid allow being copied onto
 another call's key, binding the expiry stops an entry being kept alive.
 """
 
 from __future__ import annotations
 
-from guard.trust import seal, verify
+from guard.storage.secret import seal, verify
 
 __all__ = ["entry_seal", "sealed"]
 

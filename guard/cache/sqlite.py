@@ -6,7 +6,7 @@ on a connection opened without schema work. ``guard serve`` reads instead and
 writes the counts in batches (:mod:`guard.cache.batched_counts`). The file and its directory are
 created on first use; ``stats()`` and ``clear()`` never create it.
 
-Every entry is sealed (:mod:`guard.trust`) over its key, verdict and expiry: the
+Every entry is sealed (:mod:`guard.storage.secret`) over its key, verdict and expiry: the
 agent being guarded can write this file, and a row it rewrote from deny to
 allow (or forged) fails its seal, is deleted and counted as ``tampered``, and
 the call is judged again. Standard library only.
@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from guard.cache.database import Migrations, connect
 from guard.cache.seal import entry_seal, sealed
 from guard.core.errors import CacheError, ConfigError
 from guard.core.logs import LazyLogger
-from guard.trust import TrustError
+from guard.storage.database import Migrations, connect
+from guard.storage.secret import TrustError
 
 __all__ = ["SQLiteCache"]
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from guard.cache.duration import format_duration
+from guard.core.duration import format_duration
 
 __all__ = ["register", "run"]
 

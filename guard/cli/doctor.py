@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from guard.cli.terminal import STATUS_STYLES, console, say
-    from guard.doctor import diagnose
+    from guard.setup.doctor import diagnose
 
     out = console()
     broken = 0

@@ -30,7 +30,7 @@ _CLIENT_NOTES = {
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from guard.core.events.names import client_event_name
-    from guard.install import CLIENTS, DEFAULT_TIMEOUT_S
+    from guard.setup.install import CLIENTS, DEFAULT_TIMEOUT_S
 
     parser = subparsers.add_parser(
         "install",
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from guard.cli.trust import adopt_config
     from guard.cli.user_consent import refusal as agent_refusal
-    from guard.install import default_command, install
+    from guard.setup.install import default_command, install
 
     refused = agent_refusal("guard install")
     if refused:  # it writes the client's hook settings and records trust: the agent must not do either
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _policy_refusal(client: str) -> str | None:
     """Why a machine-wide policy hook cannot be installed here, or None."""
-    from guard.install import CLIENTS
+    from guard.setup.install import CLIENTS
 
     if CLIENTS[client].policy_file is None:
         return f"--policy is for copilot only ({client} has no policy-level hooks guard can write)"
@@ -212,7 +212,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from guard.core.extras import DISTRIBUTION
-    from guard.install import plugin_commands, plugin_guard
+    from guard.setup.install import plugin_commands, plugin_guard
 
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
@@ -251,7 +251,7 @@ def _config_warnings(timeout_s: int) -> list[str]:
     rather than discovered on the agent's first tool call.
     """
     from guard.config import find_config, load_config
-    from guard.install import needed_timeout
+    from guard.setup.install import needed_timeout
 
     found = find_config()
     if found is None:
@@ -281,7 +281,7 @@ def _write_starter_if_none() -> None:
 
 def _warn_if_not_runnable(command: str, client: str) -> None:
     """A hook the client cannot start fails open, silently; say so now rather than never."""
-    from guard.install import guard_program
+    from guard.setup.install import guard_program
 
     try:
         program = shlex.split(command)[0]

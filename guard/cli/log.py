@@ -102,7 +102,7 @@ def _label(log: Any, args: argparse.Namespace) -> int:
 
 def _verify(log: Any, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
-    from guard import audit_recovery
+    from guard.audit import recovery as audit_recovery
 
     if not log.path.exists():
         print(f"no audit log yet at {log.path}: nothing to verify")

@@ -34,7 +34,7 @@ def devin_entry(fmt: str, raw: bytes, env: Mapping[str, str]) -> str | None:
     except (ValueError, AttributeError):
         return None  # guard's own reading of the event decides what an unreadable one gets
     from guard.core.errors import GuardError
-    from guard.install import installed_hooks
+    from guard.setup.install import installed_hooks
 
     for scope in ("project", "user"):
         try:

@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guard.cache.duration import parse_duration
 from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.own_hook import parse_guard_hook
 from guard.config.policies import policy_specs
 from guard.config.typos import error_message
+from guard.core.duration import parse_duration
 from guard.core.errors import ConfigError
 from guard.core.events.names import CANONICAL_EVENTS, canonical_event, suggest_event
 from guard.core.settings import Settings, default_audit_path, default_cache_url

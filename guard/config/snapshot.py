@@ -5,7 +5,7 @@ the snapshot and a changed environment takes effect at once; :func:`expand_env`
 substitutes them on every load.
 
 The snapshot sits in the user's cache, where the guarded agent can write: it is
-sealed (:mod:`guard.trust`) over its text and the config's path, and a snapshot
+sealed (:mod:`guard.storage.secret`) over its text and the config's path, and a snapshot
 whose seal fails (emptied, edited, forged, copied from another config) is
 ignored and the config parsed again from its source. Standard library only.
 
@@ -28,7 +28,7 @@ from guard.core.errors import ConfigError
 from guard.core.logs import LazyLogger
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
-from guard.trust import TrustError, seal, verify
+from guard.storage.secret import TrustError, seal, verify
 
 __all__ = ["expand_env", "read", "write"]
 

@@ -9,7 +9,7 @@ it looks for, so a new file that would shadow the trusted one is noticed.
 
 A record names the config, each file it was built from (the config, its
 includes, the scripts its command hooks run) with its sha256, and is sealed
-(:mod:`guard.trust`) over its whole text: a record that fails its seal is no
+(:mod:`guard.storage.secret`) over its whole text: a record that fails its seal is no
 record. The bytes of each file are kept content-addressed in ``blobs/<sha256>``;
 a blob is the trusted copy exactly when its digest is the one a sealed record
 names, so blobs need no seal of their own and are read only when guard enforces
@@ -29,11 +29,11 @@ from typing import Any
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
 from guard.core.settings import user_dir
-from guard.trust import seal, verify
+from guard.storage.secret import seal, verify
 
 __all__ = ["CONFIG", "INCLUDE", "SCRIPT", "TrustRecord", "TrustedFile", "blob", "digest", "forget", "read", "store_dir", "trust_key", "write"]
 
-log = LazyLogger("guard.trust")
+log = LazyLogger("guard.storage.secret")
 
 FORMAT = 1
 _PURPOSE = "trusted-config"

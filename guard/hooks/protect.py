@@ -2,7 +2,7 @@
 
 An agent with a Write or Bash tool could otherwise edit guard.yaml, drop guard's
 entry from the client's hook settings, rewrite guard's state, replace the secret
-its seals rely on (:mod:`guard.trust`), or run guard's own CLI. This hook judges
+its seals rely on (:mod:`guard.storage.secret`), or run guard's own CLI. This hook judges
 every PreToolUse call, of every tool of every client, by what it *names*
 (:mod:`guard.protection.naming`: every string of the input, expanded as the shell
 and the tool would), never by a list of bad verbs:

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.core.settings import user_dir
-from guard.trust import secret_path
+from guard.storage.secret import secret_path
 
 if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig

@@ -1,0 +1,1 @@
+"""The runtime layer: the registry, matching, the engine and the gate, the one decision path every entry point goes through."""

@@ -372,7 +372,7 @@ class Gate:
         if isinstance(prepared, Decision):
             return payload, self._finish(payload, event, prepared, started, fmt)
         if answer_by is not None:
-            from guard.cache.database import BUSY_TIMEOUT_S
+            from guard.storage.database import BUSY_TIMEOUT_S
 
             if answer_by - time.monotonic() < 2 * BUSY_TIMEOUT_S:
                 # the fast path may wait on a locked SQLite file twice (cache read, audit write): with less

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
-from guard.install import settings_path
 from guard.sandbox import SandboxChange
 from guard.sandbox.paths import ProtectedPaths
-from guard.settings_file import write_atomic
+from guard.setup.install import settings_path
+from guard.setup.settings_file import write_atomic
 
 __all__ = ["PROFILE", "apply", "config_files", "gaps"]
 

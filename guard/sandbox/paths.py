@@ -55,7 +55,7 @@ def make_store() -> None:
     created later, by the first hook that needs it, would be readable.
     """
     from guard.core.settings import user_dir
-    from guard.trust import seal
+    from guard.storage.secret import seal
 
     for kind in ("cache", "state", "config"):
         user_dir(kind).mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ a working directory outside the project, on the interpreter and the guard
 package this hook runs (:func:`service_command`), so a ``guard/`` folder the
 agent writes into the project is never what serves. The state file naming the
 service's URL is in the user's cache, where the guarded agent can write; it is
-sealed (:mod:`guard.trust`) over its path, URL and pid, and a file whose seal
+sealed (:mod:`guard.storage.secret`) over its path, URL and pid, and a file whose seal
 fails is ignored; and an answer from the URL counts only with the service's
 proof of identity (:mod:`guard.server.identity`).
 Standard library only, loaded lazily (no ``logging`` or ``subprocess`` until
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from guard.core.logs import LazyLogger
-from guard.trust import seal, verify
+from guard.storage.secret import seal, verify
 
 __all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "start", "state_path", "stop", "write_state"]
 

@@ -1,7 +1,7 @@
 """Who may call ``guard serve``, and how ``guard hook`` knows an answer came from it.
 
 One key per service: the token the user set (``--token``, ``GUARD_SERVE_TOKEN``,
-``server.token``), else one derived from the per-user secret (:mod:`guard.trust`),
+``server.token``), else one derived from the per-user secret (:mod:`guard.storage.secret`),
 which the agent cannot read (self-protection read-protects it; a sandbox keeps
 it out of reach). From the key:
 
@@ -25,7 +25,7 @@ import hmac
 import os
 from typing import Any
 
-from guard.trust import TrustError, seal
+from guard.storage.secret import TrustError, seal
 
 __all__ = ["NONCE_HEADER", "PROOF_HEADER", "TOKEN_ENV", "credential", "explicit_token", "new_nonce", "proof", "service_key", "verify_proof"]
 

@@ -9,7 +9,7 @@ can send an event claiming to be the user. For a client with a transcript, the
 store only adds guard's decision to each call (by ``tool_use_id``); for the
 others its actions are the history. The file lives outside the project
 (``$XDG_STATE_HOME/guard/sessions.db``, else ``~/.local/state/guard/sessions.db``).
-Every row is sealed (:mod:`guard.trust`) and a row whose seal does not verify is
+Every row is sealed (:mod:`guard.storage.secret`) and a row whose seal does not verify is
 not shown; deleting rows is what the self-protection rule (which covers guard's
 state directory) is there to stop.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from guard.session.context import MAX_ACTIONS, Action, SessionContext
-from guard.trust import seal, verify
+from guard.storage.secret import seal, verify
 
 __all__ = ["RETENTION_S", "SessionStore", "SqliteSessionStore", "open_session_store", "session_db_path"]
 

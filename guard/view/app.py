@@ -171,7 +171,7 @@ def create_view(sources: ViewSources) -> Starlette:
 
         The page itself worked: it is a 200 saying what is wrong with the file (a damaged log is set aside by guard hook's next write).
         """
-        from guard import audit_recovery
+        from guard.audit import recovery as audit_recovery
 
         what = "is not a readable audit log: guard hook sets it aside and starts a new log on its next decision" if audit_recovery.is_damaged(exc) \
             else "cannot be read (guard view migrates an older log once, which needs write access)"

@@ -13,7 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from guard import audit_chain, audit_recovery
+from guard.audit import chain as audit_chain
+from guard.audit import recovery as audit_recovery
 
 __all__ = ["FULL_EVERY", "AuditIntegrity"]
 

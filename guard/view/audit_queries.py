@@ -4,7 +4,7 @@ Lists are keyset-paginated on ``id`` (newest first: ``id < before``), never
 ``OFFSET``: page 200 costs what page 1 costs. Filters use the indexes migration
 ``m003_view_indexes`` adds (decision, tool, session, client, time; a rule
 through ``decision_hooks``; text through the trigram index ``decisions_text``);
-the rules page reads hourly rollups (see :mod:`guard.audit_index`). An
+the rules page reads hourly rollups (see :mod:`guard.audit.index`). An
 older file is migrated and its rows indexed once when the view first opens it;
 after that the view only reads (``PRAGMA query_only``).
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guard import audit_index
+from guard.audit import index as audit_index
 from guard.audit import migration
-from guard.audit_index import latency_of_bin
-from guard.cache.database import connect
+from guard.audit.index import latency_of_bin
 from guard.core.decision import ABSTAIN, BY_STRICTNESS
+from guard.storage.database import connect
 from guard.view.audit_rows import checked_row
 
 __all__ = ["MIN_SEARCH", "AuditQueries", "DecisionFilters", "RuleStats"]

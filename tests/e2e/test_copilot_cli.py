@@ -18,7 +18,7 @@ import pytest
 from conftest import trust_config
 
 import guard
-from guard.install import guard_program
+from guard.setup.install import guard_program
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use
 
 from .agent_cli import COPILOT, AgentRun

@@ -21,7 +21,7 @@ import pytest
 from conftest import trust_config
 
 import guard
-from guard.install import guard_program
+from guard.setup.install import guard_program
 from guard.testing.agent_script import Reply, final_text, tool_use
 from guard.testing.anthropic_stub import AnthropicStub
 from guard.testing.openai_stub import StubServer

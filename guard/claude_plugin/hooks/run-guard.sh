@@ -2,7 +2,7 @@
 # The plugin's hook: run guard, or block with a message when it cannot be found.
 # A plugin cannot know where guard was installed, and a hook command that does not
 # start lets the call through silently. guard is looked for as `guard doctor` does
-# (guard.install.plugin_guard): $GUARD_BIN, then PATH, then ~/.local/bin/guard.
+# (guard.setup.install.plugin_guard): $GUARD_BIN, then PATH, then ~/.local/bin/guard.
 for candidate in "${GUARD_BIN:-}" "$(command -v guard 2>/dev/null)" "${HOME:-/nonexistent}/.local/bin/guard"; do
     if [ -n "$candidate" ] && [ -x "$candidate" ] && [ ! -d "$candidate" ]; then
         exec "$candidate" "$@"

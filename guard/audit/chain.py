@@ -1,7 +1,7 @@
 """The audit log's sealed hash chain: a row deleted, edited, moved or cut off the end is found.
 
 Each row written since the chain began carries ``chain``: the HMAC (under
-guard's secret, :func:`guard.trust.seal`) of the previous row's ``chain``, its own
+guard's secret, :func:`guard.storage.secret.seal`) of the previous row's ``chain``, its own
 id and every column guard wrote (not the ``label`` a person sets later). A
 sealed head (``audit_head``) names the first chained id, the last row and its
 ``chain``, so rows cut off the end are missed too. Rows are chained inside the
@@ -27,7 +27,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from guard.trust import TrustError, seal, verify
+from guard.storage.secret import TrustError, seal, verify
 
 __all__ = ["COLUMNS", "ChainReport", "ChainWriter", "create", "verify_chain"]
 

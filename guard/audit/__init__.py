@@ -25,11 +25,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from guard import audit_chain, audit_index, audit_recovery
-from guard.cache.database import Migrations, connect
+from guard.audit import chain as audit_chain
+from guard.audit import index as audit_index
+from guard.audit import recovery as audit_recovery
 from guard.core.decision import DECISIONS
 from guard.core.events.names import canonical_event
 from guard.core.logs import LazyLogger
+from guard.storage.database import Migrations, connect
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
@@ -78,7 +80,7 @@ def m002_replay_and_label(db: sqlite3.Connection) -> None:
 
 @migration
 def m003_view_indexes(db: sqlite3.Connection) -> None:
-    """The client format, whether the call was judged, its warnings; and what ``guard view`` queries by (:mod:`guard.audit_index`).
+    """The client format, whether the call was judged, its warnings; and what ``guard view`` queries by (:mod:`guard.audit.index`).
 
     Rows written before have no client and no warnings (NULL); they are indexed
     (and whether they were judged read back) by ``guard view``, not here: a
@@ -93,13 +95,13 @@ def m003_view_indexes(db: sqlite3.Connection) -> None:
 
 @migration
 def m004_sealed_chain(db: sqlite3.Connection) -> None:
-    """Each new row sealed to the one before it, and a sealed head (:mod:`guard.audit_chain`); the rows already there stay unchained."""
+    """Each new row sealed to the one before it, and a sealed head (:mod:`guard.audit.chain`); the rows already there stay unchained."""
     audit_chain.create(db)
 
 
 @migration
 def m005_shadow_verdicts(db: sqlite3.Connection) -> None:
-    """Shadow hooks' verdicts indexed apart from enforced ones (:func:`guard.audit_index.add_shadow`)."""
+    """Shadow hooks' verdicts indexed apart from enforced ones (:func:`guard.audit.index.add_shadow`)."""
     audit_index.add_shadow(db)
 
 
@@ -382,7 +384,7 @@ class AuditLog:
         return cursor.rowcount == 1
 
     def verify(self) -> audit_chain.ChainReport:
-        """Check the sealed chain of every row (:func:`guard.audit_chain.verify_chain`); a file that cannot be read is a GuardError."""
+        """Check the sealed chain of every row (:func:`guard.audit.chain.verify_chain`); a file that cannot be read is a GuardError."""
         with self._lock:
             db = self._reading()
             factory = db.text_factory

@@ -28,7 +28,7 @@ from guard.runtime.registry import Registry
 
 __all__ = ["SKILL_EVENTS", "Skill", "load_skill", "mount_selected", "mount_skill", "select_skills"]
 
-log = logging.getLogger("guard.skills")
+log = logging.getLogger("guard.runtime.skills")
 
 #: Events a skill may hook (SessionEnd may be written Stop, as in Claude Code).
 SKILL_EVENTS = frozenset({"session_start", "session_end", "stop", "pre_tool_use", "post_tool_use", "post_tool_use_failure"})

@@ -23,8 +23,8 @@ from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
-from guard.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
 from guard.runtime.matching import matcher_report
+from guard.setup.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
 
 __all__ = ["Finding", "diagnose"]
 
@@ -117,8 +117,8 @@ def _trusted(path: str | None, *, installed_here: bool) -> Finding:
 
 def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
     """Is the audit log the whole record: readable, its sealed chain intact, no failed writes, nothing set aside?"""
-    from guard import audit_recovery
     from guard.audit import open_audit
+    from guard.audit import recovery as audit_recovery
 
     settings = loaded.settings
     if settings.audit_path is None:

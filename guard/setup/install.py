@@ -43,9 +43,9 @@ from typing import Any
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event, client_event_name
-from guard.settings_file import dump_json as _dump
-from guard.settings_file import parse_json as _parse
-from guard.settings_file import write_atomic as _write_atomic
+from guard.setup.settings_file import dump_json as _dump
+from guard.setup.settings_file import parse_json as _parse
+from guard.setup.settings_file import write_atomic as _write_atomic
 
 __all__ = ["CLIENTS", "DEADLINE_MARGIN_S", "ClientProfile", "InstallResult", "InstalledHook", "default_command",
            "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_guard", "plugin_hooks",
