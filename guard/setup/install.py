@@ -480,7 +480,7 @@ def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: 
 
 
 #: The Claude Code plugin shipped in the package (its own one-plugin marketplace), and its id there.
-PLUGIN_DIR = Path(__file__).parent / "claude_plugin"
+PLUGIN_DIR = Path(__file__).parents[1] / "claude_plugin"
 PLUGIN_ID = "guard@guard"
 #: The plugin's hook command: a plugin cannot know this venv's path, so ``hooks/run-guard.sh`` finds guard
 #: as :func:`plugin_guard` does, or blocks the call with a message (a command that does not start lets it through).
