@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+#: The shared fixtures (tests/fixtures/): one stub model, one guard subprocess runner, the services tests start.
+pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
+pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "eval", "importers", "integration", "judge", "session", "terminal", "webhook")]
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import start_view
 from conftest import trust_config
+from fixtures.browser import start_view
 
 pytestmark = pytest.mark.slow  # every test writes its log through real guard hook processes
 

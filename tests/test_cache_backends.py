@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import pytest
-from cache_fixtures import backend, cache, cache_factory, free_port, redis_cache_url, redis_url  # noqa: F401 (fixtures)
+from fixtures.cache import free_port
 
 from guard.cache import open_cache
 from guard.cache.redis import RedisCache

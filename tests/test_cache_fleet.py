@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, redis_cache_url, redis_url, service_auth, wait_for_port  # noqa: F401 (fixtures)
 from conftest import trust_config
+from fixtures.cache import free_port, service_auth, wait_for_port
 
 from guard.cache.redis import RedisCache
 from guard.cache.singleflight import once_per_fleet

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from judge_fixtures import bash_event, stub  # noqa: F401 (fixture)
+from fixtures.judge import bash_event
 from test_smart_engine import run_cli
 
 from guard.testing.openai_stub import Reply, StubServer

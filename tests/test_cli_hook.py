@@ -3,62 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import HEAVY, POLICY, SOURCE_ROOT, guard_run, modules, probed, threads_started  # noqa: F401
 
 PRE = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}, "cwd": "/tmp"}
 
-POLICY = """
-import guard
-
-def no_force_push(event):
-    if "--force" in event.tool_input.get("command", ""):
-        return guard.deny("force-push rewrites shared history")
-
-def dry_run(event):
-    return guard.rewrite({**event.tool_input, "command": event.tool_input["command"] + " --dry-run"})
-"""
-
-#: Modules a cache hit or a no-match event must not load: the model stack, and what only slow paths need
-#: (dataclasses brings inspect, ast, dis and tokenize; urllib.request and subprocess reach the service).
-HEAVY = ("pydantic", "asyncio", "litellm", "yaml", "httpx", "pandas", "logging", "argparse", "dataclasses", "inspect", "urllib.request", "subprocess", "rich")
-
-PROBE = (
-    "import sys, json, threading\n"
-    "started = []\n"
-    "start = threading.Thread.start\n"
-    "threading.Thread.start = lambda self: (started.append(self.name), start(self))[1]\n"
-    "from guard.cli.main import main\n"
-    "rc = main(sys.argv[1:])\n"
-    f"sys.stderr.write('MODULES ' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)) + '\\n')\n"
-    "sys.stderr.write('THREADS ' + json.dumps(started) + '\\n')\n"
-    "sys.exit(rc)\n"
-)
-#: The guard tree this test run imports, so the fresh processes run the same code.
-SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
-
-
-def guard_run(args: list[str], stdin: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), SOURCE_ROOT]), **env}
-    return subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=environ, timeout=60)
-
-
-def probed(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:
-    line = [text for text in proc.stderr.splitlines() if text.startswith(label + " ")][-1]
-    return json.loads(line[len(label) + 1:])
-
-
-def modules(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    return probed(proc, "MODULES")
-
-
-def threads_started(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    return probed(proc, "THREADS")
 
 
 @pytest.fixture

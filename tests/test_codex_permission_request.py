@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from test_cli_hook import POLICY, guard_run
+from fixtures.processes import POLICY, guard_run
 
 REQUEST = {"session_id": "c1", "turn_id": "t1", "hook_event_name": "PermissionRequest", "cwd": "/tmp", "model": "gpt-5",
            "permission_mode": "default", "tool_name": "Bash",

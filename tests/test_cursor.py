@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from test_cli_hook import guard_run
+from fixtures.processes import guard_run
 
 POLICY = """
 import guard

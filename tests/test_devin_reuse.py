@@ -13,7 +13,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import trust_config
-from test_install import REPO, _guard_cli
+from fixtures.processes import SOURCE_ROOT as REPO
+from fixtures.processes import run_guard
 
 CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-pushes\n      command: "grep -q \'git push\' && { echo \'no pushes here\' >&2; exit 2; } || exit 0"\n'
 DEVIN_CALL = {"session_id": "d1", "hook_event_name": "PreToolUse", "tool_name": "exec", "tool_input": {"command": "git push origin main"}}
@@ -25,7 +26,7 @@ def _project(isolated_home: Path, *clients: str) -> Path:
     (project / "guard.yaml").write_text(CONFIG)
     trust_config(project / "guard.yaml")
     for client in clients:
-        done = _guard_cli(["install", client, "--no-sandbox", "--events", "PreToolUse"], project)
+        done = run_guard(["install", client, "--no-sandbox", "--events", "PreToolUse"], project)
         assert done.returncode == 0, done.stderr
     return project
 
@@ -43,7 +44,7 @@ def _as_devin(command: str, project: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _audited(project: Path) -> int:
-    log = _guard_cli(["log", "--json"], project)
+    log = run_guard(["log", "--json"], project)
     return sum(1 for line in log.stdout.splitlines() if "git push origin main" in line)
 
 

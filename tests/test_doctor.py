@@ -6,11 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cache_fixtures import free_port
+from fixtures.cache import free_port
 
 from guard.testing.openai_stub import StubServer
 
@@ -27,12 +26,6 @@ def guard(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess
 
 def lines(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:
     return [line for line in proc.stdout.splitlines() if line.startswith(label)]
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,7 @@ def scripted(body: dict[str, Any]) -> Reply:
     return Reply.verdict(decision, "scripted", confidence=float(confidence))
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.responder = scripted
-        yield server
+pytestmark = pytest.mark.stub(responder=scripted)
 
 
 @pytest.fixture

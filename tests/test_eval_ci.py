@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_fixtures import case_rows, write_dataset, write_suite_config
+from fixtures.eval import case_rows, write_dataset, write_suite_config
 
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport
@@ -37,11 +36,7 @@ def strict_policy(body: dict[str, Any]) -> Reply:
     return keyword_policy(body)
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.responder = strict_policy
-        yield server
+pytestmark = pytest.mark.stub(responder=strict_policy)
 
 
 @pytest.fixture

@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_fixtures import BAD, GOOD, SENTINEL, case_rows, stub, suite, write_dataset, write_suite_config  # noqa: F401 (fixtures)
+from fixtures.eval import BAD, GOOD, SENTINEL, by_model, case_rows, write_dataset, write_suite_config
 
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.testing.openai_stub import Reply, StubServer
+
+pytestmark = pytest.mark.stub(responder=by_model)
 
 
 def _rows(out: str) -> list[ResultRow]:

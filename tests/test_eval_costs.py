@@ -9,13 +9,16 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_fixtures import case_rows, stub, suite, write_dataset, write_suite_config  # noqa: F401 (fixtures)
-from judge_fixtures import smart_spec
+from fixtures.eval import by_model, case_rows, write_dataset, write_suite_config
+from fixtures.judge import smart_spec
 
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.judge.keys import result_from_cache
 from guard.testing.openai_stub import StubServer
+
+pytestmark = pytest.mark.stub(responder=by_model)
+
 
 PRICED = "openai/gpt-4.1-mini"  # in LiteLLM's price map: $0.40 in / $1.60 out per million tokens
 UNKNOWN = "openai/llama-3.1-8b-local"  # in no price map: a local server's model

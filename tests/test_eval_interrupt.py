@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
-from eval_fixtures import stub, write_dataset, write_suite_config  # noqa: F401 (fixture)
+from fixtures.eval import by_model, write_dataset, write_suite_config
 
 from guard.testing.openai_stub import StubServer
+
+pytestmark = pytest.mark.stub(responder=by_model)
 
 
 def rows(out: Path) -> int:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval_fixtures import BENIGN, GOOD, case_rows, stub, write_dataset  # noqa: F401 (fixture)
+import pytest
+from fixtures.eval import BENIGN, GOOD, by_model, case_rows, write_dataset
 
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.testing.openai_stub import StubServer
+
+pytestmark = pytest.mark.stub(responder=by_model)
 
 
 def test_reported_latency_is_the_models_not_the_rows_wall_time(stub: StubServer, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from eval_fixtures import GOOD, by_model, case_rows, write_dataset, write_suite_config
+from fixtures.eval import GOOD, by_model, case_rows, write_dataset, write_suite_config
 
 from guard.testing.openai_stub import StubServer
 

@@ -8,12 +8,15 @@ import socket
 from pathlib import Path
 
 import pytest
-from eval_fixtures import BENIGN, stub, suite  # noqa: F401 (fixtures)
+from fixtures.eval import BENIGN, by_model
 
 from guard.cli.main import main
 from guard.eval.recording import recording
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.testing.openai_stub import Reply, StubServer
+
+pytestmark = pytest.mark.stub(responder=by_model)
+
 
 SECRET = "sk-test-DO-NOT-RECORD-4242"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, screenshot  # noqa: F401 (fixtures)
+from fixtures.browser import screenshot
 
 from guard.testing.openai_stub import StubServer, by_model_policy
 

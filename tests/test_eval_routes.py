@@ -8,7 +8,6 @@ so a route can be not seen (no matcher runs), judged differently or judged the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,7 @@ def one_route_judge(body: dict[str, Any]) -> Reply:
     return Reply.verdict("allow", "looks fine", confidence=0.9)
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.responder = one_route_judge
-        yield server
+pytestmark = pytest.mark.stub(responder=one_route_judge)
 
 
 def _suite(tmp_path: Path, stub: StubServer, shell_matcher: str = "Bash", file_matcher: str = "Write|write_file|create|Bash") -> list[str]:

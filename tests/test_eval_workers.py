@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from eval_fixtures import stub, suite  # noqa: F401 (fixtures)
+from fixtures.eval import by_model
 
 from guard.cli.main import main
 from guard.eval.schema import ResultRow
 from guard.testing.openai_stub import StubServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stub(responder=by_model)]
 
 
 def verdicts(out: str) -> dict[str, str | None]:

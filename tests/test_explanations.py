@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from session_fixtures import bash_event, hook, stub_judging
+from fixtures.session import bash_event, hook, stub_judging
 
 from guard.core.explanation import FINAL_ADVICE, JUDGEMENT_ADVICE, UNJUDGED_ADVICE
 from guard.core.spec import HookSpec

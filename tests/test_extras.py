@@ -15,8 +15,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from import_fixtures import trapped_env
-from judge_fixtures import StubServer
+from fixtures.importers import trapped_env
+from fixtures.judge import StubServer
 
 from guard.core.extras import DISTRIBUTION, EXTRAS
 

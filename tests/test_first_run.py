@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from cache_fixtures import free_port
 from conftest import trust_config
-from import_fixtures import trapped_env
+from fixtures.cache import free_port
+from fixtures.importers import trapped_env
 
 from guard.testing.openai_stub import Reply, StubServer
 

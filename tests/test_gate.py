@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judge_fixtures import settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import settings_for, smart_spec
 
 from guard.core.settings import LoadedConfig
 from guard.runtime.gate import Gate

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.processes import run_guard
 
 from guard.core.errors import ConfigError
 from guard.setup.install import default_command, install
@@ -313,11 +314,6 @@ DENY_CONFIG = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo
 PUSH = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
 
 
-def _guard_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
-
-
 def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedProcess[str]:
     """/bin/sh -c COMMAND, with a PATH that lacks guard's venv (a client started from a desktop launcher)."""
     env = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}
@@ -327,7 +323,7 @@ def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedPr
 def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text(DENY_CONFIG)
-    proc = _guard_cli(["install", "claude", "--events", "PreToolUse", "--timeout", "45"], project)
+    proc = run_guard(["install", "claude", "--events", "PreToolUse", "--timeout", "45"], project)
     assert proc.returncode == 0, proc.stderr
     handler = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
     command = handler["command"]
@@ -346,12 +342,12 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
 def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hoks:\n  PreToolUse: []\n")
-    refused = _guard_cli(["install", "claude"], project)
+    refused = run_guard(["install", "claude"], project)
     assert refused.returncode == 1
     assert "guard.yaml" in refused.stderr and "hoks" in refused.stderr and "--force" in refused.stderr
     assert "Traceback" not in refused.stderr and not (project / ".claude").exists()
 
-    forced = _guard_cli(["install", "claude", "--force"], project)
+    forced = run_guard(["install", "claude", "--force"], project)
     assert forced.returncode == 0 and "WARNING (--force)" in forced.stderr and "hoks" in forced.stderr
     assert (project / ".claude/settings.json").is_file()
 
@@ -359,7 +355,7 @@ def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Pat
 def test_install_warns_when_a_hook_outlasts_the_clients_timeout(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n      timeout: 60\n")
-    proc = _guard_cli(["install", "claude"], project)
+    proc = run_guard(["install", "claude"], project)
     assert proc.returncode == 0 and "--timeout 65" in proc.stderr
 
 

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from test_install import _guard_cli, _project
+from fixtures.processes import run_guard
+from test_install import _project
 
 from guard.setup.install import default_command, install, settings_path
 
@@ -41,12 +42,12 @@ def test_uninstall_removes_guards_file_and_a_second_install_changes_nothing(tmp_
 def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hooks: {}\n")
-    proc = _guard_cli(["install", "claude", "--policy", "--no-sandbox"], project)
+    proc = run_guard(["install", "claude", "--policy", "--no-sandbox"], project)
     assert proc.returncode == 1 and "--policy is for copilot only" in proc.stderr
     if os.geteuid() != 0:
-        proc = _guard_cli(["install", "copilot", "--policy"], project)
+        proc = run_guard(["install", "copilot", "--policy"], project)
         assert proc.returncode == 1 and "sudo" in proc.stderr
-    proc = _guard_cli(["install", "copilot", "--policy", "--dry-run"], project)
+    proc = run_guard(["install", "copilot", "--policy", "--dry-run"], project)
     if os.geteuid() == 0:
         assert proc.returncode == 0 and json.loads(proc.stdout)["hooks"]["preToolUse"][0]["bash"].endswith("--format copilot --deadline 30")
 

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_install import REPO, _guard_cli, _project, _write
+from fixtures.processes import run_guard
+from test_install import REPO, _project, _write
 
 from guard.core.errors import ConfigError
 from guard.setup.install import default_command, install, installed_hooks
@@ -77,7 +78,7 @@ def test_an_event_that_is_not_a_list_is_named_and_nothing_is_written(tmp_path: P
 def test_the_installed_command_blocks_a_documented_shell_call_as_cursor_runs_it(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: Shell\n      command: "echo \'no pushes here\' >&2; exit 2"\n')
-    proc = _guard_cli(["install", "cursor"], project)
+    proc = run_guard(["install", "cursor"], project)
     assert proc.returncode == 0, proc.stderr
     assert "unsandboxed" in proc.stdout and ".claude/settings.json" in proc.stdout  # the notes a Cursor user needs
     handler = json.loads((project / ".cursor/hooks.json").read_text())["hooks"]["preToolUse"][0]

@@ -18,7 +18,7 @@ pytest.importorskip("claude_agent_sdk")
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
 from e2e.agent_cli import CLAUDE
-from integration_fixtures import guard_yaml, policy  # noqa: F401 (fixture)
+from fixtures.integration import guard_yaml
 
 from guard.integrations.claude_agent_sdk import guard_hooks
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import trust_config
 from e2e.agent_cli import CLAUDE
-from integration_fixtures import POLICY, guard_yaml
+from fixtures.integration import POLICY, guard_yaml
 
 import guard
 from guard.setup.install import PLUGIN_DIR, plugin_hooks

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langchain.agents")
 
-from integration_fixtures import guard_yaml, policy  # noqa: F401 (fixture)
+from fixtures.integration import guard_yaml
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage

@@ -17,7 +17,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
 from agents.models.interface import Model
-from integration_fixtures import guard_yaml, policy  # noqa: F401 (fixture)
+from fixtures.integration import guard_yaml
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from guard.integrations.openai_agents import guard_agent_tools

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from judge_fixtures import bash_event, smart_spec
+from fixtures.judge import bash_event, smart_spec
 
 from guard.core.decision import HookResult
 from guard.core.settings import Settings

@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from judge_fixtures import bash_event
+from fixtures.judge import bash_event
 
 from guard.judge.fence import FENCE_RE, boundary_for, defuse, fence
 from guard.judge.prompts import PROMPTS_DIR, TIERS, TooLongToJudge, judge_view, load_template, render, render_windows, window_count

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from judge_fixtures import bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import bash_event, context, settings_for, smart_spec
 
 from guard.core.events.model import parse_event
 from guard.eval.recording import recording

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec
+from fixtures.judge import FAST_RETRY, bash_event, settings_for, smart_spec
 
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry

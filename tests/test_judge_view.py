@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from conftest import trust_config
-from judge_fixtures import stub  # noqa: F401 (fixture)
 from test_smart_engine import run_cli
 
 from guard.judge.fence import FENCE_RE

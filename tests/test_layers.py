@@ -17,14 +17,13 @@ upward import, and run the same command ``.ci/run`` runs.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
-
-import ast
 
 import pytest
 

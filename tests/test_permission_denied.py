@@ -10,16 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from session_fixtures import (  # noqa: F401 (fixtures)
-    SESSION_RULE,
-    bash_event,
-    decision_of,
-    hook,
-    judge_stub,
-    session_of,
-    session_project,
-)
-from test_cli_hook import guard_run
+from fixtures.processes import guard_run
+from fixtures.session import SESSION_RULE, bash_event, decision_of, hook, session_of
 
 from guard.setup.install import install
 from guard.testing.openai_stub import StubServer

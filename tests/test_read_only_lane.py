@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,7 @@ def config(*, lane: bool = True, matcher: str = "Bash") -> str:
             + ("      skip_read_only: true\n" if lane else ""))
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)) as server:
-        yield server
+pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95))
 
 
 def guard(args: list[str], project: Path, stub: StubServer, event: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,24 +9,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cache_fixtures import service_auth
 from conftest import trust_config
+from fixtures.cache import service_auth
+from fixtures.judge import bash_event
 
 from guard.testing.openai_stub import Reply, StubServer
-from tests.judge_fixtures import bash_event
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.default = Reply.verdict("deny", "deletes outside the project", confidence=0.9)
-        yield server
+pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9))]
 
 
 def guard(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:

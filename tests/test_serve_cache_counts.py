@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from cache_fixtures import start_serve
 from conftest import trust_config
+from fixtures.cache import start_serve
+from fixtures.judge import bash_event
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
-from tests.judge_fixtures import bash_event
 
 pytestmark = pytest.mark.slow
 

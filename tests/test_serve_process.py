@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, service_auth, start_serve
 from conftest import trust_config
+from fixtures.cache import free_port, service_auth, start_serve
 
 from guard.server.client import send_event
 

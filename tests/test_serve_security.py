@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, start_listening, wait_for_port
 from conftest import trust_config
+from fixtures.cache import free_port, start_listening, wait_for_port
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
-
-pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests"
@@ -78,11 +76,7 @@ def serve_env(**extra: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(REPO), **extra}
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.default = Reply.verdict("allow", "fine", confidence=0.9)
-        yield server
+pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("allow", "fine", confidence=0.9))]
 
 
 @pytest.fixture

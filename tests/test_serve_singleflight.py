@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, service_auth, wait_for_port
 from conftest import trust_config
+from fixtures.cache import free_port, service_auth, wait_for_port
 
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec

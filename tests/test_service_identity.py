@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, service_auth
 from conftest import trust_config
-from session_fixtures import decision_of, hook, judge_stub, prompt_event, said, session_of, session_project, tool_event  # noqa: F401 (fixtures)
+from fixtures.cache import free_port, service_auth
+from fixtures.judge import bash_event
+from fixtures.session import decision_of, hook, prompt_event, said, session_of, tool_event
 from test_serve_autostart import wait_for_state
-from test_state_trust import stub, verdict  # noqa: F401 (fixture)
+from test_state_trust import verdict
 
 import guard
-from guard.testing.openai_stub import StubServer
-from tests.judge_fixtures import bash_event
+from guard.testing.openai_stub import Reply, StubServer
 
 TREE = str(Path(guard.__file__).resolve().parents[1])
 SMART = (
@@ -35,6 +35,9 @@ SMART = (
     "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
     "      rule: Deny shell commands that delete files outside the project.\n"
 )
+
+
+pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home folder", confidence=0.95))
 
 
 def guard_hook(cwd: Path, event: dict[str, Any], **env: str) -> subprocess.CompletedProcess[str]:
@@ -114,13 +117,13 @@ def test_an_answer_that_does_not_prove_it_is_guards_is_ignored(isolated_home: Pa
 
 
 def _serve(cwd: Path, config: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    from cache_fixtures import start_serve
+    from fixtures.cache import start_serve
 
     return start_serve(config, cwd, env)
 
 
 def test_a_prompt_posted_to_the_service_is_not_the_users_consent(session_project: Path, judge_stub: StubServer) -> None:  # noqa: F811
-    from session_fixtures import SESSION_RULE
+    from fixtures.session import SESSION_RULE
 
     proc, url = _serve(session_project, session_project / "guard.yaml", {**os.environ, "PYTHONPATH": TREE})
     try:

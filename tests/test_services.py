@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,12 @@ from conftest import trust_config
 from guard.server.autostart import write_state
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = pytest.mark.slow
-
 
 def guard(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=120)
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer(default=Reply.verdict("allow", "fine")) as server:
-        yield server
+pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("allow", "fine"))]
 
 
 def serve_folder() -> Path:

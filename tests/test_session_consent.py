@@ -14,18 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from session_fixtures import (  # noqa: F401 (fixtures)
-    SESSION_RULE,
-    bash_event,
-    decision_of,
-    hook,
-    judge_stub,
-    prompt_event,
-    said,
-    session_of,
-    session_project,
-    transcript_path,
-)
+from fixtures.session import SESSION_RULE, bash_event, decision_of, hook, prompt_event, said, session_of, transcript_path
 
 from guard.testing.openai_stub import StubServer
 

@@ -8,21 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import start_serve
-from session_fixtures import (  # noqa: F401 (fixtures)
-    PLAIN_RULE,
-    SESSION_RULE,
-    TREE,
-    bash_event,
-    decision_of,
-    heavy_modules,
-    hook,
-    judge_stub,
-    prompt_event,
-    said,
-    session_of,
-    session_project,
-)
+from fixtures.cache import start_serve
+from fixtures.session import PLAIN_RULE, SESSION_RULE, TREE, bash_event, decision_of, heavy_modules, hook, prompt_event, said, session_of
 
 from guard.cli.main import main
 from guard.session.context import Action, SessionContext

@@ -1,7 +1,7 @@
 """Policies with auto-mode semantics, imported from a Claude Code autoMode block, judged through ``guard hook``.
 
 The judge here is the loopback stub with a stand-in responder (not a model, see
-``session_fixtures.auto_mode_judge``), so the test proves what guard sends and
+``fixtures.session.auto_mode_judge``), so the test proves what guard sends and
 does with the answer, not a model's judgement.
 """
 
@@ -14,22 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from session_fixtures import (
-    ALLOW_TMP,
-    ENVIRONMENT,
-    HARD_PUSH,
-    HARD_UPLOAD,
-    SETTINGS,
-    SOFT_DELETE,
-    auto_mode_judge,
-    bash_event,
-    decision_of,
-    hook,
-    prompt_event,
-    said,
-    stub_judging,
-    tool_event,
-)
+from fixtures.session import ALLOW_TMP, ENVIRONMENT, HARD_PUSH, HARD_UPLOAD, SETTINGS, SOFT_DELETE, auto_mode_judge, bash_event, decision_of, hook, prompt_event, said, stub_judging, tool_event
 
 from guard.cli.main import main
 from guard.config import load_config

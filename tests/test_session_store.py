@@ -22,7 +22,7 @@ from guard.session.store import SqliteSessionStore, session_db_path
 
 
 def test_a_session_keeps_only_its_newest_turns_each_clipped(tmp_path: Path, isolated_home: Path) -> None:
-    from session_fixtures import said, tool_event
+    from fixtures.session import said, tool_event
 
     from guard.session.transcript import client_transcript, read_turns
 

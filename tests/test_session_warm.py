@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from test_serve_autostart import guard, requests_served, stub, wait_for_state, wait_until_answering  # noqa: F401 (fixture)
+from fixtures.judge import bash_event
+from test_serve_autostart import guard, requests_served, wait_for_state, wait_until_answering
 
-from guard.testing.openai_stub import StubServer
-from tests.judge_fixtures import bash_event
+from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9))]
 
 SMART = (
     "models: {quick: openai/stub-quick}\ncache: {url: 'off'}\n"

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import start_view
 from conftest import trust_config
-from session_fixtures import TREE, bash_event, decision_of, hook, stub_judging
+from fixtures.browser import start_view
+from fixtures.session import TREE, bash_event, decision_of, hook, stub_judging
 
 from guard.testing.openai_stub import Reply, StubServer
 

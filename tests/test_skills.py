@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from webhook_fixtures import Receiver, guard_log, make_receiver  # noqa: F401
+from fixtures.webhook import Receiver
 
 from guard.core.errors import ConfigError
 from guard.core.settings import Settings

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from judge_fixtures import FAST_RETRY, bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import FAST_RETRY, bash_event, settings_for, smart_spec
 
 from guard.core.settings import Settings
 from guard.runtime.engine import Engine

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import FAST_RETRY, bash_event, context, settings_for, smart_spec
 
 from guard.core.errors import JudgeTimeout
 from guard.core.events.model import parse_event

@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec, stub, transport  # noqa: F401 (fixture)
+from fixtures.judge import QUICK, THOROUGH, bash_event, context, settings_for, smart_spec
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable, ModelNotConfigured
 from guard.core.events.model import parse_event

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from judge_fixtures import stub  # noqa: F401 (fixture)
 
 from guard.judge.reply_limit import MAX_REPLY_BYTES
 from guard.testing.openai_stub import Reply, StubServer

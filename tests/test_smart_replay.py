@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from judge_fixtures import QUICK, THOROUGH, bash_event, context, smart_spec, transport  # noqa: F401 (fixture)
+from fixtures.judge import QUICK, THOROUGH, bash_event, context, smart_spec
 
 from guard.core.errors import JudgeError
 from guard.core.events.model import parse_event

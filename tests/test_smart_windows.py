@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from judge_fixtures import FAST_RETRY, bash_event, context, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import FAST_RETRY, bash_event, context, settings_for, smart_spec
 
 from guard.core.decision import HookResult
 from guard.core.errors import JudgeUnavailable

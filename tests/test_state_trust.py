@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_fixtures import free_port, redis_cache_url, redis_url  # noqa: F401 (fixtures)
 from conftest import trust_config
+from fixtures.cache import free_port
+from fixtures.judge import bash_event
 
 import guard
 from guard.cache.redis import RedisCache
 from guard.storage.secret import secret_path
 from guard.testing.openai_stub import Reply, StubServer
-from tests.judge_fixtures import bash_event
 
 TREE = str(Path(guard.__file__).resolve().parents[1])
 SMART = (
@@ -49,11 +49,7 @@ def verdict(proc: subprocess.CompletedProcess[str]) -> str:
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"]) if proc.stdout.strip() else "allow"
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer() as server:
-        server.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)
-        yield server
+pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home folder", confidence=0.95))
 
 
 def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Path, stub: StubServer) -> None:

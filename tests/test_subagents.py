@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from webhook_fixtures import Receiver, make_receiver  # noqa: F401
+from fixtures.webhook import Receiver
 
 from guard.core.events.model import Event, SubagentStart, SubagentStop
 from guard.core.settings import Settings

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from terminal_fixtures import at_terminal
+from fixtures.terminal import at_terminal
 
 TREE = str(Path(__file__).resolve().parents[1])
 NO_FETCH = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'echo no fetching >&2; exit 2'\n"

@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_fixtures import chromium, page, start_view  # noqa: F401 (fixtures)
+from fixtures.browser import start_view
 
 
 @pytest.fixture

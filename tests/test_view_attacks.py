@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, start_view  # noqa: F401 (fixtures)
-from cache_fixtures import start_listening, start_serve
 from conftest import trust_config
-from eval_fixtures import case_rows, write_dataset, write_suite_config
+from fixtures.browser import start_view
+from fixtures.cache import start_listening, start_serve
+from fixtures.eval import case_rows, write_dataset, write_suite_config
 
 from guard.audit import REDACTED
 from guard.testing.openai_stub import StubServer

@@ -187,7 +187,7 @@ def test_a_file_that_is_not_an_audit_log_is_named_not_a_traceback(tmp_path: Path
 def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: Path) -> None:
     import urllib.request
 
-    from browser_fixtures import start_view
+    from fixtures.browser import start_view
 
     path = tmp_path / "audit.db"
     _old_audit_file(path)
@@ -211,7 +211,7 @@ def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guar
     import urllib.parse
     import urllib.request
 
-    from browser_fixtures import start_view
+    from fixtures.browser import start_view
 
     (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
     trust_config(tmp_path / "guard.yaml")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
 from conftest import trust_config
+from fixtures.browser import screenshot, start_view
 
 from guard.audit import AuditLog
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
 from conftest import trust_config
-from eval_fixtures import write_dataset, write_suite_config
+from fixtures.browser import screenshot, start_view
+from fixtures.eval import write_dataset, write_suite_config
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
@@ -217,7 +217,7 @@ def test_a_case_input_hides_the_fields_the_audit_log_redacts(runs: Path) -> None
 
 
 def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(runs: Path) -> None:
-    from cache_fixtures import start_listening
+    from fixtures.cache import start_listening
 
     (runs.parent / "serve.yaml").write_text("hooks: {}\n")
     trust_config(runs.parent / "serve.yaml")

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, screenshot, start_view  # noqa: F401 (fixtures)
-from cache_fixtures import free_port, service_auth, start_serve
 from conftest import trust_config
-from eval_fixtures import write_dataset, write_suite_config
+from fixtures.browser import screenshot, start_view
+from fixtures.cache import free_port, service_auth, start_serve
+from fixtures.eval import write_dataset, write_suite_config
 
 from guard.audit import AuditLog
 from guard.testing.openai_stub import StubServer, keyword_policy

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import chromium, page, screenshot  # noqa: F401 (fixtures)
-from cache_fixtures import start_serve
 from conftest import trust_config
+from fixtures.cache import start_serve
 
 from guard.server.ui import COOKIE, cookie_value
 

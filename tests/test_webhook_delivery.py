@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from webhook_fixtures import Receiver, guard_log, made_and_closed, make_receiver  # noqa: F401
+from fixtures.webhook import Receiver, made_and_closed
 
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec

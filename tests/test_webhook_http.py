@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_fixtures import Received, Receiver, fake_dns, make_receiver, self_signed_cert  # noqa: F401
+from fixtures.webhook import Received, Receiver, fake_dns, self_signed_cert
 
 from guard.core.errors import HookError, HookRefused, HookTimeout
 from guard.core.events.model import parse_event

@@ -2,7 +2,7 @@
 
 Claude Code talks to a scripted Anthropic stub; guard's judge is the OpenAI-compatible
 stub with a stand-in responder that applies the policy's lists mechanically
-(``session_fixtures.auto_mode_judge``, not a model). What is asserted is what a user
+(``fixtures.session.auto_mode_judge``, not a model). What is asserted is what a user
 relies on: whether the command actually ran, and what the model was told. Each
 ``claude -p`` run is its own session, so "the same command in another session" is
 another run.
@@ -15,7 +15,7 @@ import json
 
 import pytest
 import yaml
-from session_fixtures import SETTINGS, auto_mode_judge
+from fixtures.session import SETTINGS, auto_mode_judge
 
 from guard.cli.main import main
 from guard.testing.anthropic_stub import final_text, tool_use
