@@ -90,7 +90,7 @@ def test_a_config_typo_blocks_the_call_and_the_model_is_told_why(project: AgentP
     """A guard.yaml that does not load (here a typo'd key) must not switch every rule off.
 
     A teammate who cloned the repository: guard is installed in its .claude/settings.json, but this guard.yaml was
-    never trusted on their machine (a trusted one keeps its trusted rules in force: tests/test_trust.py)."""
+    never trusted on their machine (a trusted one keeps its trusted rules in force: tests/config/test_trust.py)."""
     project.configure(NO_DELETES)
     shutil.rmtree(store_dir())
     (project.dir / "guard.yaml").write_text(NO_DELETES.replace("failure_mode:", "failur_mode:"))

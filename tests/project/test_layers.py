@@ -1,0 +1,146 @@
+"""The layer map in pyproject.toml ([tool.importlinter]) holds, and import-linter catches what the old check missed.
+
+    core      errors, events, hook specs, the Hook seam, decisions, settings
+    parts     hooks, judge, cache, config, audit, storage, adapters, session, command analysis, webhooks, protection
+    runtime   registry, matching, engine, the gate (the one decision path); skills and subagents mount on its registry
+    surfaces  cli, server, view, eval, backtest, datasets, setup (install, doctor), sandbox, testing, integrations
+
+docs/architecture.md's map of the folders is made from the same layers and each
+package's docstring: ``python3 tests/project/test_layers.py`` writes it, and a test fails
+when the map and the tree differ.
+
+import-linter sees every import statement: relative ones, imports inside functions and
+``try`` blocks, and TYPE_CHECKING ones. The few deliberate upward imports are listed
+with their reasons under ``ignore_imports``. The planted tests copy the package, add one
+upward import, and run the same command ``.ci/run`` runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import guard
+
+ROOT = Path(guard.__file__).parent
+PYPROJECT = ROOT.parent / "pyproject.toml"
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def layer_contract() -> dict[str, object]:
+    contracts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    return next(contract for contract in contracts if contract["id"] == "layers")
+
+
+def layer_names() -> list[set[str]]:
+    """Each layer's top-level names under guard/, top layer first."""
+    layers = layer_contract()["layers"]
+    assert isinstance(layers, list)
+    return [{name.strip() for name in layer.split(":")} for layer in layers]
+
+
+LAYER_NAMES = ("surfaces", "runtime", "parts", "core")
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+MAP_START, MAP_END = "<!-- layer map: made by python3 tests/project/test_layers.py -->", "<!-- end of layer map -->"
+
+
+def layer_map() -> str:
+    """The map docs/architecture.md shows: each layer, top first, and each package in it with its docstring's first line."""
+    lines = ["| layer | package | what it is |", "|---|---|---|"]
+    for layer, names in zip(LAYER_NAMES, layer_names()):
+        for name in sorted(names):
+            doc = ast.get_docstring(ast.parse((ROOT / name / "__init__.py").read_text(encoding="utf-8"))) or ""
+            summary = " ".join(doc.split("\n\n")[0].split()).replace(":mod:`", "`").replace("``", "`")
+            lines.append(f"| {layer} | `guard/{name}/` | {summary} |")
+            layer = ""
+    return "\n".join(lines)
+
+
+def write_layer_map() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    head, _, rest = text.partition(MAP_START)
+    _, _, tail = rest.partition(MAP_END)
+    ARCHITECTURE.write_text(f"{head}{MAP_START}\n{layer_map()}\n{MAP_END}{tail}", encoding="utf-8")
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter on the package under ``tree`` (its guard/ and pyproject.toml), as .ci/run runs it."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(tree / "pyproject.toml")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def copy_of_guard(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree / "guard", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PYPROJECT, tree / "pyproject.toml")
+    return tree
+
+
+def test_every_guard_module_belongs_to_a_layer() -> None:
+    """import-linter checks only the modules a layer names: a new top-level module must be placed in one."""
+    placed = set().union(*layer_names())
+    found = {path.relative_to(ROOT).parts[0].removesuffix(".py") for path in ROOT.rglob("*.py")} - {"__init__"}
+    assert found - placed == set(), "add these to a layer in pyproject.toml [tool.importlinter]"
+    assert placed - found == set(), "these layers name nothing under guard/"
+
+
+def test_every_module_lives_in_a_concept_package() -> None:
+    """Nothing but ``__init__.py`` sits at the top of guard/: each module is in the package of the concept it serves."""
+    assert sorted(path.name for path in ROOT.glob("*.py")) == ["__init__.py"]
+
+
+def test_the_architecture_map_is_the_tree() -> None:
+    """docs/architecture.md's map names every package in its layer, in the words of its docstring."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert MAP_START in text and MAP_END in text
+    shown = text.split(MAP_START, 1)[1].split(MAP_END, 1)[0].strip()
+    assert shown == layer_map(), "run python3 tests/project/test_layers.py to write the map"
+
+
+def test_the_real_tree_keeps_the_layer_contract() -> None:
+    result = lint_imports(ROOT.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "reported"),
+    [
+        # a relative import inside a function: the old AST check skipped both
+        ("core/decision.py", "\n\ndef _planted():\n    from ..cli import arguments\n", "guard.core.decision -> guard.cli.arguments"),
+        # a guarded import in a try block at module level
+        ("core/spec.py", "\ntry:\n    import guard.server.app\nexcept ImportError:\n    pass\n", "guard.core.spec -> guard.server.app"),
+        # a part reaching up into the runtime at module level
+        ("hooks/reply.py", "\nfrom guard.runtime.gate import Gate\n", "guard.hooks.reply -> guard.runtime.gate"),
+        # the runtime reaching into a surface, imported only for type checking
+        ("runtime/kinds.py", "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from guard.cli.main import main\n", "guard.runtime.kinds -> guard.cli.main"),
+    ],
+)
+def test_an_upward_import_planted_in_a_copy_breaks_the_contract(copy_of_guard: Path, module: str, planted: str, reported: str) -> None:
+    target = copy_of_guard / "guard" / module
+    target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
+    result = lint_imports(copy_of_guard)
+    assert result.returncode != 0
+    assert "0 kept, 1 broken" in result.stdout
+    assert reported in result.stdout
+
+
+def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: Path) -> None:
+    """The allow-list names importer and imported: the gate may reach the service client, the engine may not."""
+    target = copy_of_guard / "guard" / "runtime" / "engine.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from guard.server.client import send_event\n", encoding="utf-8")
+    result = lint_imports(copy_of_guard)
+    assert result.returncode != 0
+    assert "guard.runtime.engine -> guard.server.client" in result.stdout
+
+
+if __name__ == "__main__":
+    write_layer_map()
