@@ -62,7 +62,7 @@ def test_guard_install_claude_hooks_permission_denied(tmp_path: Path) -> None:
 def test_guard_view_lists_the_client_denial_with_its_reason(session_project: Path) -> None:
     import urllib.request
 
-    from browser_fixtures import start_view
+    from fixtures.browser import start_view
 
     hook(session_project, denied(bash_event("s4", "rm -rf ~/old")))
     proc, url = start_view("--config", str(session_project / "guard.yaml"), cwd=session_project)

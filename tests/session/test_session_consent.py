@@ -2,7 +2,7 @@
 
 Through real ``guard hook`` processes with Claude Code's (and Codex's, Gemini's)
 payloads. The judge is the loopback stub with a stand-in responder
-(``session_fixtures.intent_judge``: it allows an ``rm -rf`` only when the latest
+(``fixtures.session.intent_judge``: it allows an ``rm -rf`` only when the latest
 user message shown asks to delete), not a model: what is tested is which user
 messages guard shows it.
 """
