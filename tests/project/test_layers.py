@@ -48,6 +48,7 @@ def layer_names() -> list[set[str]]:
 
 LAYER_NAMES = ("surfaces", "runtime", "parts", "core")
 ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+README = ROOT.parent / "README.md"
 MAP_START, MAP_END = "<!-- layer map: made by python3 tests/project/test_layers.py -->", "<!-- end of layer map -->"
 
 
@@ -63,11 +64,28 @@ def layer_map() -> str:
     return "\n".join(lines)
 
 
-def write_layer_map() -> None:
-    text = ARCHITECTURE.read_text(encoding="utf-8")
+def readme_map() -> str:
+    """The README's short form of the same map: one line per layer, its packages."""
+    rows = [f"{layer:<9} {' '.join(f'{name}/' for name in sorted(names))}" for layer, names in zip(LAYER_NAMES, layer_names())]
+    return "\n".join(["```text", *rows, "```"])
+
+
+def _write_between(path: Path, body: str) -> None:
+    text = path.read_text(encoding="utf-8")
     head, _, rest = text.partition(MAP_START)
     _, _, tail = rest.partition(MAP_END)
-    ARCHITECTURE.write_text(f"{head}{MAP_START}\n{layer_map()}\n{MAP_END}{tail}", encoding="utf-8")
+    path.write_text(f"{head}{MAP_START}\n{body}\n{MAP_END}{tail}", encoding="utf-8")
+
+
+def _shown(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    assert MAP_START in text and MAP_END in text, f"{path.name} has no layer map"
+    return text.split(MAP_START, 1)[1].split(MAP_END, 1)[0].strip()
+
+
+def write_layer_map() -> None:
+    _write_between(ARCHITECTURE, layer_map())
+    _write_between(README, readme_map())
 
 
 def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
@@ -97,12 +115,10 @@ def test_every_module_lives_in_a_concept_package() -> None:
     assert sorted(path.name for path in ROOT.glob("*.py")) == ["__init__.py"]
 
 
-def test_the_architecture_map_is_the_tree() -> None:
-    """docs/architecture.md's map names every package in its layer, in the words of its docstring."""
-    text = ARCHITECTURE.read_text(encoding="utf-8")
-    assert MAP_START in text and MAP_END in text
-    shown = text.split(MAP_START, 1)[1].split(MAP_END, 1)[0].strip()
-    assert shown == layer_map(), "run python3 tests/project/test_layers.py to write the map"
+def test_the_maps_are_the_tree() -> None:
+    """docs/architecture.md's map names every package in its layer, in the words of its docstring; the README's, in short."""
+    assert _shown(ARCHITECTURE) == layer_map(), "run python3 tests/project/test_layers.py to write the maps"
+    assert _shown(README) == readme_map(), "run python3 tests/project/test_layers.py to write the maps"
 
 
 def test_the_real_tree_keeps_the_layer_contract() -> None:
