@@ -7,7 +7,9 @@ not a pyenv shim):
 
 - ``python3 -c pass``: the floor every hook process pays;
 - cache hit (audit log on, the default) and cache hit with the audit log off;
+- an event only the built-in self-protection rule matches (a ``Read``): the no-match path;
 - cache hit through a running ``guard serve`` (``guard hook --server``);
+- cache hit through ``guard serve`` from a shell and curl, no interpreter (:data:`CURL_CLIENT`, measured, not adopted);
 - cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
 
 Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, as installed).
@@ -18,7 +20,9 @@ Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, a
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,18 @@ from bench_cache_setup import config, event_json, free_port, wait_for
 from bench_hook import compile_guard, guard_command, timed, trust_folder
 
 from guard.testing.openai_stub import Reply, StubServer
+
+
+TOKEN = "bench-serve-token"
+#: A command hook that asks ``guard serve``'s client route and blocks (exit 2, Claude Code's block) on anything
+#: but an answer carrying guard's exit-code header: a service down, slow (``--max-time``) or refusing never reads as proceed.
+CURL_CLIENT = (
+    'out=$(curl -sS --fail --max-time 5 -H "Authorization: Bearer $GUARD_SERVE_TOKEN" -H "Content-Type: application/json"'
+    ' --data-binary @- -w "\\n%header{x-guard-exit-code}" "$0/v1/hooks/claude") || { echo "guard: the service did not answer" >&2; exit 2; }\n'
+    'code=${out##*\n}\n'  # the last line: the header, empty when whoever answered is not guard serve
+    '[ "$code" = 0 ] || { echo "guard: no answer from guard serve" >&2; exit 2; }\n'
+    'printf "%s\\n" "${out%\n*}"'
+)
 
 
 def row(name: str, samples: list[float], base: float, note: str = "") -> str:
@@ -53,6 +69,7 @@ def main() -> None:
     compile_guard()
     hook = [*guard_command(), "hook"]
     hit_event = event_json("rm -rf ~/victim")
+    no_match_event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
     with tempfile.TemporaryDirectory() as tmp, StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub:
         root = Path(tmp)
         cache_db = root / "cache.db"
@@ -60,7 +77,8 @@ def main() -> None:
         for workdir, audit in ((audit_on, True), (audit_off, False)):
             workdir.mkdir()
             (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
-        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state")}
+        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state"),
+               "GUARD_SERVE_TOKEN": TOKEN}
         for workdir in (audit_on, audit_off):
             trust_folder(workdir, env)
         timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
@@ -71,8 +89,14 @@ def main() -> None:
             "base": ([sys.executable, "-c", "pass"], "", audit_on),
             "hit": (hook, hit_event, audit_on),
             "hit_no_audit": (hook, hit_event, audit_off),
+            "no_match": (hook, no_match_event, audit_on),
             "via_service": ([*hook, "--server", url], hit_event, audit_off),
         }
+        if shutil.which("curl"):
+            cases["via_curl"] = (["sh", "-c", CURL_CLIENT, url], hit_event, audit_off)
+        if "via_curl" in cases:
+            check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
+            assert '"permissionDecision": "deny"' in check.stdout, check
         samples: dict[str, list[float]] = {name: [] for name in cases}
         try:
             for _ in range(args.runs):  # interleaved, so a burst of load elsewhere hits every case alike
@@ -81,20 +105,24 @@ def main() -> None:
         finally:
             service.terminate()
             service.wait()
-        base, hits, hits_no_audit, via_service = (samples[name] for name in cases)
         assert stub.calls == calls_before, "a 'cache hit' run called the model"
         misses = [timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env, 1)[0] for i in range(args.miss_runs)]
         assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
+    base = samples["base"]
     floor = statistics.median(base)
     print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
           f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
     print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
     print(row("python3 -c pass", base, floor, "baseline"))
-    print(row("cache hit", hits, floor, "audit log on (default)"))
-    print(row("cache hit, audit log off", hits_no_audit, floor, ""))
-    print(row("cache hit via guard serve (--server)", via_service, floor, "the service's own cache"))
+    print(row("cache hit", samples["hit"], floor, "audit log on (default)"))
+    print(row("cache hit, audit log off", samples["hit_no_audit"], floor, ""))
+    print(row("no hook matches (a Read: only the self-protection rule)", samples["no_match"], floor, "audit log on"))
+    print(row("cache hit via guard serve (--server)", samples["via_service"], floor, "the service's own cache"))
+    if "via_curl" in samples:
+        print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; measured, not adopted"))
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
-    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 2× python3 -c pass")
+    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(samples['hit']):.1f}×;"
+          " goal for a hit and a no-match: ≤ 2× python3 -c pass")
 
 
 if __name__ == "__main__":
