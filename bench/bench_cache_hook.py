@@ -36,15 +36,8 @@ from guard.testing.openai_stub import Reply, StubServer
 
 
 TOKEN = "bench-serve-token"
-#: A command hook that asks ``guard serve``'s client route and blocks (exit 2, Claude Code's block) on anything
-#: but an answer carrying guard's exit-code header: a service down, slow (``--max-time``) or refusing never reads as proceed.
-CURL_CLIENT = (
-    'out=$(curl -sS --fail --max-time 5 -H "Authorization: Bearer $GUARD_SERVE_TOKEN" -H "Content-Type: application/json"'
-    ' --data-binary @- -w "\\n%header{x-guard-exit-code}" "$0/v1/hooks/claude") || { echo "guard: the service did not answer" >&2; exit 2; }\n'
-    'code=${out##*\n}\n'  # the last line: the header, empty when whoever answered is not guard serve
-    '[ "$code" = 0 ] || { echo "guard: no answer from guard serve" >&2; exit 2; }\n'
-    'printf "%s\\n" "${out%\n*}"'
-)
+#: The shell + curl command hook measured against ``guard serve`` (it blocks whenever the service does not answer).
+CURL_CLIENT = Path(__file__).with_name("curl_hook_client.sh")
 
 
 def row(name: str, samples: list[float], base: float, note: str = "") -> str:
@@ -93,7 +86,7 @@ def main() -> None:
             "via_service": ([*hook, "--server", url], hit_event, audit_off),
         }
         if shutil.which("curl"):
-            cases["via_curl"] = (["sh", "-c", CURL_CLIENT, url], hit_event, audit_off)
+            cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
         if "via_curl" in cases:
             check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
             assert '"permissionDecision": "deny"' in check.stdout, check
