@@ -6,6 +6,7 @@ seconds. Rows, all in the same run with the same interpreter (``sys.executable``
 not a pyenv shim):
 
 - ``python3 -c pass``: the floor every hook process pays;
+- the standard modules a hit needs (:data:`HIT_STDLIB`) imported and nothing else: the floor of any hook written in Python;
 - cache hit (audit log on, the default) and cache hit with the audit log off;
 - an event only the built-in self-protection rule matches (a ``Read``): the no-match path;
 - cache hit through a running ``guard serve`` (``guard hook --server``);
@@ -34,7 +35,9 @@ from bench_hook import compile_guard, guard_command, timed, trust_folder
 
 from guard.testing.openai_stub import Reply, StubServer
 
-
+#: The standard library a cache hit cannot do without: the event and verdict (json), the cache and audit log (sqlite3),
+#: their seals (hmac, hashlib), paths (pathlib, fnmatch), the shell analyser (re), annotations guard evaluates (typing).
+HIT_STDLIB = "import fnmatch, hashlib, hmac, json, pathlib, re, sqlite3, typing"
 TOKEN = "bench-serve-token"
 #: The shell + curl command hook measured against ``guard serve`` (it blocks whenever the service does not answer).
 CURL_CLIENT = Path(__file__).with_name("curl_hook_client.sh")
@@ -80,6 +83,7 @@ def main() -> None:
         service, url = start_service(audit_off, env)
         cases = {
             "base": ([sys.executable, "-c", "pass"], "", audit_on),
+            "stdlib": ([sys.executable, "-c", HIT_STDLIB], "", audit_on),
             "hit": (hook, hit_event, audit_on),
             "hit_no_audit": (hook, hit_event, audit_off),
             "no_match": (hook, no_match_event, audit_on),
@@ -87,7 +91,6 @@ def main() -> None:
         }
         if shutil.which("curl"):
             cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
-        if "via_curl" in cases:
             check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
             assert '"permissionDecision": "deny"' in check.stdout, check
         samples: dict[str, list[float]] = {name: [] for name in cases}
@@ -107,6 +110,7 @@ def main() -> None:
           f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
     print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
     print(row("python3 -c pass", base, floor, "baseline"))
+    print(row("python3 -c 'import json, sqlite3, hmac …'", samples["stdlib"], floor, "the standard library a hit needs, nothing of guard"))
     print(row("cache hit", samples["hit"], floor, "audit log on (default)"))
     print(row("cache hit, audit log off", samples["hit_no_audit"], floor, ""))
     print(row("no hook matches (a Read: only the self-protection rule)", samples["no_match"], floor, "audit log on"))
