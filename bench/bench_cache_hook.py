@@ -3,7 +3,7 @@
 One smart hook judged by the loopback stub model (guard.testing.openai_stub, a
 fixed-latency scripted server, NOT a real model) answering in ``--stub-latency``
 seconds. Rows, all in the same run with the same interpreter (``sys.executable``,
-not a pyenv shim):
+not a pyenv shim), each as wall time and as CPU time (user + system, which the machine's load barely moves):
 
 - ``python3 -c pass``: the floor every hook process pays;
 - the standard modules a hit needs (:data:`HIT_STDLIB`) imported and nothing else: the floor of any hook written in Python;
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,10 +44,19 @@ TOKEN = "bench-serve-token"
 CURL_CLIENT = Path(__file__).with_name("curl_hook_client.sh")
 
 
-def row(name: str, samples: list[float], base: float, note: str = "") -> str:
-    med = statistics.median(samples)
-    p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
-    return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base:.2f}× | {note} |"
+def cpu_timed(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one run of ``cmd``: CPU time barely moves with the machine's load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd, stdin, cwd, env, 1)[0]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+
+
+def row(name: str, samples: list[tuple[float, float]], base: tuple[float, float], note: str = "") -> str:
+    walls = sorted(wall for wall, _ in samples)
+    med, cpu = statistics.median(walls), statistics.median(c for _, c in samples)
+    p95 = walls[max(0, int(len(walls) * 0.95) - 1)]
+    return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base[0]:.2f}× | {cpu:.1f} | {cpu / base[1]:.2f}× | {note} |"
 
 
 def start_service(workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
@@ -93,22 +103,22 @@ def main() -> None:
             cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
             check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
             assert '"permissionDecision": "deny"' in check.stdout, check
-        samples: dict[str, list[float]] = {name: [] for name in cases}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         try:
             for _ in range(args.runs):  # interleaved, so a burst of load elsewhere hits every case alike
                 for name, (cmd, stdin, cwd) in cases.items():
-                    samples[name] += timed(cmd, stdin, cwd, env, 1)
+                    samples[name].append(cpu_timed(cmd, stdin, cwd, env))
         finally:
             service.terminate()
             service.wait()
         assert stub.calls == calls_before, "a 'cache hit' run called the model"
-        misses = [timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env, 1)[0] for i in range(args.miss_runs)]
+        misses = [cpu_timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env) for i in range(args.miss_runs)]
         assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
     base = samples["base"]
-    floor = statistics.median(base)
+    floor = (statistics.median(wall for wall, _ in base), statistics.median(cpu for _, cpu in base))
     print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
           f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
-    print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
+    print("| case | runs | median ms | p95 ms | × python3 -c pass | CPU ms | CPU × | note |\n|---|---|---|---|---|---|---|---|")
     print(row("python3 -c pass", base, floor, "baseline"))
     print(row("python3 -c 'import json, sqlite3, hmac …'", samples["stdlib"], floor, "the standard library a hit needs, nothing of guard"))
     print(row("cache hit", samples["hit"], floor, "audit log on (default)"))
@@ -118,7 +128,7 @@ def main() -> None:
     if "via_curl" in samples:
         print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; measured, not adopted"))
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
-    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(samples['hit']):.1f}×;"
+    print(f"\ncache miss / cache hit: {statistics.median(m for m, _ in misses) / statistics.median(h for h, _ in samples['hit']):.1f}×;"
           " goal for a hit and a no-match: ≤ 2× python3 -c pass")
 
 
