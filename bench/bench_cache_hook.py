@@ -3,11 +3,14 @@
 One smart hook judged by the loopback stub model (guard.testing.openai_stub, a
 fixed-latency scripted server, NOT a real model) answering in ``--stub-latency``
 seconds. Rows, all in the same run with the same interpreter (``sys.executable``,
-not a pyenv shim):
+not a pyenv shim), each as wall time and as CPU time (user + system, which the machine's load barely moves):
 
 - ``python3 -c pass``: the floor every hook process pays;
+- the standard modules a hit needs (:data:`HIT_STDLIB`) imported and nothing else: the floor of any hook written in Python;
 - cache hit (audit log on, the default) and cache hit with the audit log off;
+- an event only the built-in self-protection rule matches (a ``Read``): the no-match path;
 - cache hit through a running ``guard serve`` (``guard hook --server``);
+- cache hit through ``guard serve`` from a shell and curl, no interpreter (:data:`CURL_CLIENT`, measured, not adopted);
 - cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
 
 Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, as installed).
@@ -18,7 +21,10 @@ Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, a
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,11 +36,27 @@ from bench_hook import compile_guard, guard_command, timed, trust_folder
 
 from guard.testing.openai_stub import Reply, StubServer
 
+#: The standard library a cache hit cannot do without: the event and verdict (json), the cache and audit log (sqlite3),
+#: their seals (hmac, hashlib), paths (pathlib, fnmatch), the shell analyser (re), annotations guard evaluates (typing).
+HIT_STDLIB = "import fnmatch, hashlib, hmac, json, pathlib, re, sqlite3, typing"
+TOKEN = "bench-serve-token"
+#: The shell + curl command hook measured against ``guard serve`` (it blocks whenever the service does not answer).
+CURL_CLIENT = Path(__file__).with_name("curl_hook_client.sh")
 
-def row(name: str, samples: list[float], base: float, note: str = "") -> str:
-    med = statistics.median(samples)
-    p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
-    return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base:.2f}× | {note} |"
+
+def cpu_timed(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one run of ``cmd``: CPU time barely moves with the machine's load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd, stdin, cwd, env, 1)[0]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+
+
+def row(name: str, samples: list[tuple[float, float]], base: tuple[float, float], note: str = "") -> str:
+    walls = sorted(wall for wall, _ in samples)
+    med, cpu = statistics.median(walls), statistics.median(c for _, c in samples)
+    p95 = walls[max(0, int(len(walls) * 0.95) - 1)]
+    return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base[0]:.2f}× | {cpu:.1f} | {cpu / base[1]:.2f}× | {note} |"
 
 
 def start_service(workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
@@ -53,6 +75,7 @@ def main() -> None:
     compile_guard()
     hook = [*guard_command(), "hook"]
     hit_event = event_json("rm -rf ~/victim")
+    no_match_event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
     with tempfile.TemporaryDirectory() as tmp, StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub:
         root = Path(tmp)
         cache_db = root / "cache.db"
@@ -60,7 +83,8 @@ def main() -> None:
         for workdir, audit in ((audit_on, True), (audit_off, False)):
             workdir.mkdir()
             (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
-        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state")}
+        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state"),
+               "GUARD_SERVE_TOKEN": TOKEN}
         for workdir in (audit_on, audit_off):
             trust_folder(workdir, env)
         timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
@@ -69,32 +93,43 @@ def main() -> None:
         service, url = start_service(audit_off, env)
         cases = {
             "base": ([sys.executable, "-c", "pass"], "", audit_on),
+            "stdlib": ([sys.executable, "-c", HIT_STDLIB], "", audit_on),
             "hit": (hook, hit_event, audit_on),
             "hit_no_audit": (hook, hit_event, audit_off),
+            "no_match": (hook, no_match_event, audit_on),
             "via_service": ([*hook, "--server", url], hit_event, audit_off),
         }
-        samples: dict[str, list[float]] = {name: [] for name in cases}
+        if shutil.which("curl"):
+            cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
+            check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
+            assert '"permissionDecision": "deny"' in check.stdout, check
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         try:
             for _ in range(args.runs):  # interleaved, so a burst of load elsewhere hits every case alike
                 for name, (cmd, stdin, cwd) in cases.items():
-                    samples[name] += timed(cmd, stdin, cwd, env, 1)
+                    samples[name].append(cpu_timed(cmd, stdin, cwd, env))
         finally:
             service.terminate()
             service.wait()
-        base, hits, hits_no_audit, via_service = (samples[name] for name in cases)
         assert stub.calls == calls_before, "a 'cache hit' run called the model"
-        misses = [timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env, 1)[0] for i in range(args.miss_runs)]
+        misses = [cpu_timed(hook, event_json(f"rm -rf ~/victim-{i}"), audit_on, env) for i in range(args.miss_runs)]
         assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
-    floor = statistics.median(base)
+    base = samples["base"]
+    floor = (statistics.median(wall for wall, _ in base), statistics.median(cpu for _, cpu in base))
     print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
           f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
-    print("| case | runs | median ms | p95 ms | × python3 -c pass | note |\n|---|---|---|---|---|---|")
+    print("| case | runs | median ms | p95 ms | × python3 -c pass | CPU ms | CPU × | note |\n|---|---|---|---|---|---|---|---|")
     print(row("python3 -c pass", base, floor, "baseline"))
-    print(row("cache hit", hits, floor, "audit log on (default)"))
-    print(row("cache hit, audit log off", hits_no_audit, floor, ""))
-    print(row("cache hit via guard serve (--server)", via_service, floor, "the service's own cache"))
+    print(row("python3 -c 'import json, sqlite3, hmac …'", samples["stdlib"], floor, "the standard library a hit needs, nothing of guard"))
+    print(row("cache hit", samples["hit"], floor, "audit log on (default)"))
+    print(row("cache hit, audit log off", samples["hit_no_audit"], floor, ""))
+    print(row("no hook matches (a Read: only the self-protection rule)", samples["no_match"], floor, "audit log on"))
+    print(row("cache hit via guard serve (--server)", samples["via_service"], floor, "the service's own cache"))
+    if "via_curl" in samples:
+        print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; measured, not adopted"))
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
-    print(f"\ncache miss / cache hit: {statistics.median(misses) / statistics.median(hits):.1f}×; goal for a hit: ≤ 2× python3 -c pass")
+    print(f"\ncache miss / cache hit: {statistics.median(m for m, _ in misses) / statistics.median(h for h, _ in samples['hit']):.1f}×;"
+          " goal for a hit and a no-match: ≤ 2× python3 -c pass")
 
 
 if __name__ == "__main__":

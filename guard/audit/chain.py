@@ -94,9 +94,20 @@ def _head(db: sqlite3.Connection) -> Head | None:
     return (int(row[0]), int(row[1]), str(row[2]), str(row[3])) if row else None
 
 
-def _first_chained(db: sqlite3.Connection, head: Head | None) -> int:
-    """Where the chain begins: the sealed head says; without one, the first row with a seal."""
-    if head is not None and _head_sealed(head):
+def _last_id_and_head(db: sqlite3.Connection) -> tuple[int, Head | None]:
+    """The largest row id and the head, in one statement: a writer reads both on every append."""
+    row = db.execute("SELECT (SELECT coalesce(max(id), 0) FROM decisions), h.first_id, h.last_id, h.chain, h.seal"
+                     " FROM (SELECT 1) LEFT JOIN audit_head AS h ON h.singleton = 1").fetchone()
+    head = None if row[1] is None else (int(row[1]), int(row[2]), str(row[3]), str(row[4]))
+    return int(row[0]), head
+
+
+def _first_chained(db: sqlite3.Connection, head: Head | None, *, sealed: bool | None = None) -> int:
+    """Where the chain begins: the sealed head says; without one, the first row with a seal.
+
+    ``sealed``: whether ``head`` verifies, when the caller has checked already (each check is an HMAC).
+    """
+    if head is not None and (_head_sealed(head) if sealed is None else sealed):
         return head[0]
     found = db.execute("SELECT min(id) FROM decisions WHERE chain IS NOT NULL").fetchone()[0]
     return int(found) if found is not None else _last_id(db) + 1
@@ -107,15 +118,15 @@ class ChainWriter:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        last_id = _last_id(db)
-        head = _head(db)
+        last_id, head = _last_id_and_head(db)
+        sealed = head is not None and _head_sealed(head)
         self.next_id = max(last_id, head[1] if head else 0) + 1  # an id is never reused: a deleted row stays a gap
-        self.first_id = _first_chained(db, head)
+        self.first_id = _first_chained(db, head, sealed=sealed)
         #: Why the next row restarts the chain (for its warnings), or None.
         self.restart: str | None = None
         if head is None:
             self.restart = "the chain's sealed head is missing"
-        elif not _head_sealed(head):
+        elif not sealed:
             self.restart = "the chain's sealed head does not verify"
         elif head[1] != last_id:
             self.restart = f"the log ended at #{last_id} but its sealed head names #{head[1]}"
