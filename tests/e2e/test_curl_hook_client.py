@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cache_fixtures import free_port, wait_for_port
 from conftest import trust_config
+from fixtures.cache import free_port, wait_for_port
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
