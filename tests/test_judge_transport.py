@@ -55,6 +55,19 @@ async def test_calls_reuse_pooled_connections(stub: StubServer) -> None:
     assert stub.calls == 21 and stub.connections <= 6
 
 
+async def test_no_client_ever_holds_two_connections(stub: StubServer) -> None:
+    """httpcore scans every connection of a client per request: concurrent calls each get a client of their own."""
+    from guard.judge.openai_transport import _pools
+
+    stub.latency = 0.05
+    hook = SmartHook(smart_spec(), context(settings_for(stub)))
+    for round_ in range(3):
+        await asyncio.gather(*(hook.run(parse_event(bash_event(f"echo {round_}-{i}"))) for i in range(12)))
+    pool, _ = _pools[asyncio.get_running_loop()]["http"]
+    held = [len(client._transport._pool.connections) for client in pool._clients]
+    assert stub.calls == 36 and max(held) == 1 and len(held) == stub.connections <= 12
+
+
 @pytest.mark.parametrize(("recorded_on", "replayed_on"), [("openai", "litellm"), ("litellm", "openai")])
 async def test_a_cassette_recorded_on_one_route_replays_offline_on_the_other(
     stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded_on: str, replayed_on: str

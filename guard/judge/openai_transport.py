@@ -121,8 +121,6 @@ class ChatCompletion:
     _hidden_params: dict[str, Any] = field(default_factory=dict)
 
 
-#: Calls in flight per httpx client before the pool adds another client.
-SHARD = 8
 #: Seconds an idle connection is kept for reuse.
 KEEPALIVE_S = 60.0
 #: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
@@ -138,16 +136,17 @@ def load() -> None:
 
 
 class _Pool:
-    """The httpx clients of one event loop and URL scheme, each kept to a few calls in flight.
+    """The httpx clients of one event loop and URL scheme, one call (so one connection) in flight on each.
 
-    httpcore scans every connection of a client on each request and response
-    (quadratic in the connections): at 64 calls in flight on one client that scan
-    costs more CPU than the call. A call goes to a client with an idle connection,
-    else to the least busy client below ``SHARD`` calls, else to a new client; so
-    the connections opened never exceed the peak of calls in flight. Plain-HTTP
-    clients (a local server, a proxy on loopback) never build a TLS context
-    (``verify=False`` is moot without TLS): loading the CA bundle costs a fresh
-    process ~0.2 s.
+    httpcore scans every connection of a client, and polls each idle one's socket,
+    on every request and response: the CPU per call grows with the connections a
+    client holds. At 64 calls in flight, 8 per client cost 4.0 ms of CPU per call
+    here against 2.2 ms with one per client (``bench/bench_serve.py``'s transport
+    row), and that CPU is what a busy service or eval queues on. A call takes an
+    idle client (its connection kept alive), else a new one; so the connections
+    opened never exceed the peak of calls in flight. Plain-HTTP clients (a local
+    server, a proxy on loopback) never build a TLS context (``verify=False`` is
+    moot without TLS): loading the CA bundle costs a fresh process ~0.2 s.
     """
 
     def __init__(self, tls: bool) -> None:
@@ -155,34 +154,21 @@ class _Pool:
 
         self._httpx = httpx
         self._verify: Any = httpx.create_ssl_context() if tls else False  # one CA bundle load for every client
+        self._idle: list[Any] = []  # clients with no call in flight, the most recently used last
         self._clients: list[Any] = []
-        self._in_flight: list[int] = []
-        self._opened: list[int] = []  # connections each client holds: its peak of calls in flight
-
-    def _pick(self) -> int:
-        """A client with an idle connection, else the least busy one with room, else a new one."""
-        shards = range(len(self._clients))
-        idle = next((i for i in shards if self._in_flight[i] < self._opened[i]), None)
-        if idle is not None:
-            return idle
-        index = min(shards, key=self._in_flight.__getitem__, default=-1)
-        if index >= 0 and self._in_flight[index] < SHARD:
-            return index
-        limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
-        self._clients.append(self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify))
-        self._in_flight.append(0)
-        self._opened.append(0)
-        return len(self._clients) - 1
 
     @asynccontextmanager
     async def client(self) -> AsyncIterator[Any]:
-        index = self._pick()
-        self._in_flight[index] += 1
-        self._opened[index] = max(self._opened[index], self._in_flight[index])
+        if self._idle:
+            client = self._idle.pop()  # the warmest connection: the least likely to have been closed by the server
+        else:
+            limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+            client = self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
+            self._clients.append(client)
         try:
-            yield self._clients[index]
+            yield client
         finally:
-            self._in_flight[index] -= 1
+            self._idle.append(client)
 
     async def aclose(self) -> None:
         for client in self._clients:
