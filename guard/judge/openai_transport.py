@@ -4,7 +4,8 @@
 speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
 Groq…). For those, importing LiteLLM costs seconds per fresh process and its
 per-call client cache (keyed on the timeout) opens a new connection per call;
-this route imports only httpx and reuses pooled connections per event loop.
+this route reuses kept-alive connections per event loop, posting over asyncio's
+own streams (:mod:`guard.judge.http11`), or over httpx when a proxy variable is set.
 ``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
 
 :func:`acompletion` takes LiteLLM's arguments and answers with the parts of
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
-from guard.judge import endpoint
+from guard.judge import endpoint, http11
 from guard.judge.reply_limit import read_capped
 
 __all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
@@ -136,8 +137,9 @@ def load() -> None:
 
 
 class _Pool:
-    """The httpx clients of one event loop and URL scheme, one call (so one connection) in flight on each.
+    """The connections of one event loop and URL scheme: :mod:`guard.judge.http11`'s, or httpx clients when proxied.
 
+    Proxied calls go through httpx clients, one call (so one connection) in flight on each.
     httpcore scans every connection of a client, and polls each idle one's socket,
     on every request and response: the CPU per call grows with the connections a
     client holds. At 64 calls in flight, 8 per client cost 4.0 ms of CPU per call
@@ -153,9 +155,11 @@ class _Pool:
         import httpx
 
         self._httpx = httpx
-        self._verify: Any = httpx.create_ssl_context() if tls else False  # one CA bundle load for every client
+        context = httpx.create_ssl_context() if tls else None  # one CA bundle load for every connection
+        self._verify: Any = False if context is None else context
         self._idle: list[Any] = []  # clients with no call in flight, the most recently used last
         self._clients: list[Any] = []
+        self.wire = http11.Connections(context, KEEPALIVE_S)
 
     @asynccontextmanager
     async def client(self) -> AsyncIterator[Any]:
@@ -171,6 +175,7 @@ class _Pool:
             self._idle.append(client)
 
     async def aclose(self) -> None:
+        await self.wire.aclose()
         for client in self._clients:
             await client.aclose()
 
@@ -305,15 +310,27 @@ async def acompletion(
     if response_format is not None:
         body["response_format"] = response_format
     url = f"{base.rstrip('/')}/chat/completions"
-    try:
-        async with (await _pool(url)).client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
-            content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
-    except httpx.TimeoutException as exc:
-        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
-    except httpx.ConnectError as exc:
-        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
-    except httpx.TransportError as exc:
-        raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    pool = await _pool(url)
+    response: Any
+    if http11.proxied():
+        try:
+            async with pool.client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+        except httpx.ConnectError as exc:
+            raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    else:
+        try:
+            response, content = await pool.wire.post(url, json.dumps(body).encode(), headers, timeout)  # capped as above
+        except TimeoutError as exc:
+            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+        except http11.Unreachable as exc:
+            raise EndpointUnreachable(str(exc)) from exc
+        except http11.BrokenAnswer as exc:
+            raise APIConnectionError(str(exc)) from exc
     if response.status_code >= 400:
         raise _error(response, content)
     try:
