@@ -8,7 +8,8 @@ that CPU, not the model, is what calls queue on. This speaks the part of HTTP/1.
 a chat API needs (one write per request, Content-Length or chunked answers, keep-alive)
 on the event loop's streams, with the TLS context the caller built (the one httpx
 would use: same CA bundle, hostname checked). Proxies are httpx's business: with a
-proxy variable set the caller does not come here (:func:`proxied`).
+proxy variable set (:func:`proxied`), or a cassette recording or replaying httpx's
+calls, the caller (:mod:`guard.judge.openai_transport`) goes over httpx instead.
 """
 
 from __future__ import annotations

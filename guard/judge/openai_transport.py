@@ -281,6 +281,12 @@ def _completion(model: str, data: Any, response: Any) -> ChatCompletion:
     return ChatCompletion([choice], usage, {"response_cost": _cost(model, usage)})
 
 
+def _through_httpx(httpx: Any) -> bool:
+    """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or httpx's transport is
+    patched right now (vcrpy cassettes, ``guard eval --record/--replay``, pytest-recording: they must see the call)."""
+    return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
+
+
 async def acompletion(
     *,
     model: str,
@@ -312,7 +318,7 @@ async def acompletion(
     url = f"{base.rstrip('/')}/chat/completions"
     pool = await _pool(url)
     response: Any
-    if http11.proxied():
+    if _through_httpx(httpx):
         try:
             async with pool.client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
                 content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
