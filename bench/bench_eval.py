@@ -5,7 +5,7 @@
 1. A run of CASES cases x 2 models against the loopback stub (a separate process, so
    its threads do not share our GIL) answering after LATENCY seconds, at the default
    concurrency, through the whole production path (engine, smart hook, model client, HTTP),
-   once per transport (GUARD_TRANSPORT: auto = httpx for openai/ models, litellm).
+   once per transport (GUARD_TRANSPORT: auto = guard's own HTTP/1.1 wire for openai/ models, litellm).
    Ideal wall time = cases x models x latency / (concurrency x models): each model has
    its own concurrency, so two models take as long as one. The floor is the same
    schedule posted straight to the stub from this process (bare keep-alive sockets, no
@@ -174,7 +174,7 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=600)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
-    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: httpx for openai/ models)")
+    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: guard's own wire for openai/ models)")
     args = parser.parse_args()
     os.environ.pop("GUARD_API_BASE", None)
 

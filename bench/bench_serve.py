@@ -14,7 +14,7 @@ and the stub, so the figures are a lower bound of what the service does on its
 own cores.
 
 Run once per transport (``GUARD_TRANSPORT``: ``auto`` sends ``openai/`` models over
-pooled httpx clients, ``litellm`` forces LiteLLM); for each, the connections
+guard's own HTTP/1.1 wire, ``litellm`` forces LiteLLM); for each, the connections
 the service opened to the stub (accepts counted by the stub) against the calls made.
 Last, the openai/ transport's own CPU per call at that many calls in flight, against
 the same POST on a bare keep-alive socket in the same process: where a miss's CPU goes.
@@ -259,7 +259,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
     parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
-    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: httpx for openai/ models)")
+    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: guard's own wire for openai/ models)")
     args = parser.parse_args()
     stub_ms = args.stub_latency * 1000
     print(f"guard serve, one process; model = loopback STUB with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine")

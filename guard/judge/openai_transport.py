@@ -139,16 +139,14 @@ def load() -> None:
 class _Pool:
     """The connections of one event loop and URL scheme: :mod:`guard.judge.http11`'s, or httpx clients when proxied.
 
-    Proxied calls go through httpx clients, one call (so one connection) in flight on each.
+    Proxied calls go through httpx clients, one call (so one connection) in flight on each:
     httpcore scans every connection of a client, and polls each idle one's socket,
-    on every request and response: the CPU per call grows with the connections a
-    client holds. At 64 calls in flight, 8 per client cost 4.0 ms of CPU per call
-    here against 2.2 ms with one per client (``bench/bench_serve.py``'s transport
-    row), and that CPU is what a busy service or eval queues on. A call takes an
-    idle client (its connection kept alive), else a new one; so the connections
-    opened never exceed the peak of calls in flight. Plain-HTTP clients (a local
-    server, a proxy on loopback) never build a TLS context (``verify=False`` is
-    moot without TLS): loading the CA bundle costs a fresh process ~0.2 s.
+    on every request and response, so the CPU per call grows with the connections a
+    client holds (at 64 calls in flight, 8 per client cost 4.0 ms of CPU per call on
+    the 2-core bench box, one per client 2.2 ms). A call takes an idle client (its
+    connection kept alive), else a new one; so the connections opened never exceed
+    the peak of calls in flight. Plain-HTTP pools (a local server, a proxy on
+    loopback) never build a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
     """
 
     def __init__(self, tls: bool) -> None:
