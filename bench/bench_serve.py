@@ -4,14 +4,20 @@ The model is the loopback stub (``python -m guard.testing.openai_stub``, a
 fixed-latency scripted server, NOT a real model) in its own process. Hits repeat
 one event whose verdict is cached; misses send a new command every request, so
 each one is judged by the stub. Miss latency is reported as a ratio to the stub's
-latency, the floor a miss cannot beat. The load generator (one keep-alive
+latency, and to a floor measured in the same run: the same load generator posting
+chat completions straight to the stub at the most clients, i.e. what this machine, at its
+load then, gives a client with no guard between (``cat /proc/loadavg`` is printed
+before and after). The service's CPU per request (its process, all threads, from
+/proc) says what each request costs whatever the load. The load generator (one keep-alive
 connection per client, minimal HTTP/1.1) runs on the same machine as the service
 and the stub, so the figures are a lower bound of what the service does on its
 own cores.
 
 Run once per transport (``GUARD_TRANSPORT``: ``auto`` sends ``openai/`` models over
-one pooled httpx client, ``litellm`` forces LiteLLM); for each, the connections
+guard's own HTTP/1.1 wire, ``litellm`` forces LiteLLM); for each, the connections
 the service opened to the stub (accepts counted by the stub) against the calls made.
+Last, the openai/ transport's own CPU per call at that many calls in flight, against
+the same POST on a bare keep-alive socket in the same process: where a miss's CPU goes.
 
     python bench/bench_serve.py [--stub-latency 0.2] [--clients 1 16 64] [--hit-requests 40] [--miss-waves 3] [--transport auto litellm]
 """
@@ -42,10 +48,15 @@ _commands = itertools.count()
 AUTH = f"Bearer {service_key()}"
 WARM_CLIENTS = 4
 
-async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any]) -> dict[str, Any]:
-    """One keep-alive HTTP/1.1 POST /v1/hooks; the decision JSON back."""
+#: A chat completion the size of a quick judgement's prompt (about 1.3 kB), for the floor.
+CHAT = {"model": "stub-judge", "max_tokens": 160, "temperature": 0, "response_format": {"type": "json_object"},
+        "messages": [{"role": "system", "content": "s" * 600}, {"role": "user", "content": "u" * 640}]}
+
+
+async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any], path: str = "/v1/hooks") -> dict[str, Any]:
+    """One keep-alive HTTP/1.1 POST to ``path`` (guard serve's /v1/hooks unless told); the JSON answer back."""
     body = json.dumps(payload).encode()
-    head = (f"POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAuthorization: {AUTH}\r\n"
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAuthorization: {AUTH}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n")
     writer.write(head.encode() + body)
     status_and_headers = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
@@ -82,6 +93,75 @@ async def load(port: int, clients: int, per_client: int, hit: bool) -> tuple[lis
     return latencies, time.perf_counter() - started
 
 
+async def floor(stub_port: int, clients: int, per_client: int) -> list[float]:
+    """Latencies (ms) of chat completions posted straight to the stub by ``clients`` keep-alive clients: no guard in between."""
+    latencies: list[float] = []
+
+    async def client() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", stub_port)
+        try:
+            for _ in range(per_client):
+                started = time.perf_counter()
+                await _post(reader, writer, stub_port, CHAT, path="/v1/chat/completions")
+                latencies.append((time.perf_counter() - started) * 1000)
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies
+
+
+def transport_cpu(stub_latency: float, in_flight: int, rounds: int = 4) -> tuple[float, float]:
+    """CPU per call (ms) in this process: the openai/ transport's ``acompletion`` against the same POST on a bare keep-alive socket, ``in_flight`` at a time.
+
+    The service's misses and an eval's rows spend most of their CPU here; the bare
+    socket is the floor, measured in the same run and process.
+    """
+    from guard.judge.openai_transport import acompletion
+
+    port = free_port()
+    stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+
+    async def guarded() -> None:
+        async def one() -> None:
+            await acompletion(model="openai/stub-judge", messages=CHAT["messages"], max_tokens=160, temperature=0, timeout=60, api_base=base,
+                              api_key="stub", response_format={"type": "json_object"})
+        await asyncio.gather(*(one() for _ in range(in_flight)))  # connections opened: not part of the figure
+
+        for _ in range(rounds):
+            await asyncio.gather(*(one() for _ in range(in_flight)))
+
+    def cpu_per_call(run: Any) -> float:
+        started = time.process_time()
+        asyncio.run(run)
+        return (time.process_time() - started) / (in_flight * rounds) * 1000
+
+    try:
+        wait_for(port, stub)
+        bare = cpu_per_call(floor(port, in_flight, rounds))  # same calls, same connections kept per client
+        return cpu_per_call(guarded()), bare
+    finally:
+        stub.terminate()
+        stub.wait()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of process ``pid`` so far, all its threads (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
@@ -113,12 +193,17 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
             asyncio.run(load(serve_port, WARM_CLIENTS, 2, hit=False))  # first judgements: model client and prompt caches warm
             for clients in args.clients:
                 for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
+                    cpu_before = cpu_seconds(serve.pid)
                     latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
-                    rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99)))
+                    cpu_after = cpu_seconds(serve.pid)
+                    cpu_ms = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) / len(latencies) * 1000
+                    rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99), cpu_ms))
             with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{serve_port}/metrics", headers={"Authorization": AUTH})) as r:
                 metrics = r.read().decode()
             after = stub_stats(stub_port)
             counts = {"calls": after["calls"], "connections": after["connections"] - before["connections"] - 1}
+            floor_ms = asyncio.run(floor(stub_port, max(args.clients), args.miss_waves))  # after the counts: its calls are not the service's
+            rows.append(("floor", max(args.clients), len(floor_ms), None, pct(floor_ms, 0.5), pct(floor_ms, 0.99), None))
         finally:
             for proc in (serve, stub):
                 proc.terminate()
@@ -174,20 +259,30 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
     parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
-    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: httpx for openai/ models)")
+    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: guard's own wire for openai/ models)")
     args = parser.parse_args()
     stub_ms = args.stub_latency * 1000
-    print(f"guard serve, one process; model = loopback stub with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine")
+    print(f"guard serve, one process; model = loopback STUB with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine")
     for transport in args.transport:
+        load_before = loadavg()
         rows, counts, metrics = measure(transport, args)
-        print(f"\nGUARD_TRANSPORT={transport}\n")
-        print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency |\n|---|---|---|---|---|---|---|---|")
-        for kind, clients, n, rps, p50, p99 in rows:
-            ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind == "miss" else "– | –"
-            print(f"| cache {kind} | {clients} | {n} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {ratio} |")
+        print(f"\nGUARD_TRANSPORT={transport} (load average before {load_before}, after {loadavg()})\n")
+        print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency | service CPU per request |\n|---|---|---|---|---|---|---|---|---|")
+        for kind, clients, n, rps, p50, p99, cpu_ms in rows:
+            ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind in ("miss", "floor") else "– | –"
+            label = "no guard: straight to the stub (floor)" if kind == "floor" else f"cache {kind}"
+            print(f"| {label} | {clients} | {n} | {'–' if rps is None else f'{rps:.0f}'} | {p50:.1f} | {p99:.1f} | {ratio} | {'–' if cpu_ms is None else f'{cpu_ms:.2f} ms'} |")
+        top = max(args.clients)
+        miss = next(r for r in rows if r[0] == "miss" and r[1] == top)
+        base = next(r for r in rows if r[0] == "floor")
+        print(f"\n{top} concurrent distinct misses: p50 {miss[4] / stub_ms:.2f}× the model's latency (goal ≤ 1.5×), "
+              f"{miss[4] / base[4]:.2f}× the floor measured in this run ({base[4] / stub_ms:.2f}× the model's latency with no guard)")
         print(f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(WARM_CLIENTS, *args.clients)} in flight)")
         counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
         print("service /metrics after the run: " + json.dumps(counters))
+    top = max(args.clients)
+    transport, bare = transport_cpu(args.stub_latency, top)
+    print(f"\nopenai/ transport, {top} calls in flight: {transport:.2f} ms CPU per call, {transport / bare:.1f}× a bare keep-alive socket's {bare:.2f} ms (same run)")
     fleet_counts = fleet(args.stub_latency)
     if fleet_counts is None:
         print("\nfleet: redis-server is not installed; skipped")

@@ -4,7 +4,8 @@
 speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
 Groq…). For those, importing LiteLLM costs seconds per fresh process and its
 per-call client cache (keyed on the timeout) opens a new connection per call;
-this route imports only httpx and reuses pooled connections per event loop.
+this route reuses kept-alive connections per event loop, posting over asyncio's
+own streams (:mod:`guard.judge.http11`), or over httpx when a proxy variable is set.
 ``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
 
 :func:`acompletion` takes LiteLLM's arguments and answers with the parts of
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
-from guard.judge import endpoint
+from guard.judge import endpoint, http11
 from guard.judge.reply_limit import read_capped
 
 __all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
@@ -121,8 +122,6 @@ class ChatCompletion:
     _hidden_params: dict[str, Any] = field(default_factory=dict)
 
 
-#: Calls in flight per httpx client before the pool adds another client.
-SHARD = 8
 #: Seconds an idle connection is kept for reuse.
 KEEPALIVE_S = 60.0
 #: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
@@ -138,53 +137,43 @@ def load() -> None:
 
 
 class _Pool:
-    """The httpx clients of one event loop and URL scheme, each kept to a few calls in flight.
+    """The connections of one event loop and URL scheme: :mod:`guard.judge.http11`'s, or httpx clients when proxied.
 
-    httpcore scans every connection of a client on each request and response
-    (quadratic in the connections): at 64 calls in flight on one client that scan
-    costs more CPU than the call. A call goes to a client with an idle connection,
-    else to the least busy client below ``SHARD`` calls, else to a new client; so
-    the connections opened never exceed the peak of calls in flight. Plain-HTTP
-    clients (a local server, a proxy on loopback) never build a TLS context
-    (``verify=False`` is moot without TLS): loading the CA bundle costs a fresh
-    process ~0.2 s.
+    Proxied calls go through httpx clients, one call (so one connection) in flight on each:
+    httpcore scans every connection of a client, and polls each idle one's socket,
+    on every request and response, so the CPU per call grows with the connections a
+    client holds (at 64 calls in flight, 8 per client cost 4.0 ms of CPU per call on
+    the 2-core bench box, one per client 2.2 ms). A call takes an idle client (its
+    connection kept alive), else a new one; so the connections opened never exceed
+    the peak of calls in flight. Plain-HTTP pools (a local server, a proxy on
+    loopback) never build a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
     """
 
     def __init__(self, tls: bool) -> None:
         import httpx
 
         self._httpx = httpx
-        self._verify: Any = httpx.create_ssl_context() if tls else False  # one CA bundle load for every client
+        context = httpx.create_ssl_context() if tls else None  # one CA bundle load for every connection
+        self._verify: Any = False if context is None else context
+        self._idle: list[Any] = []  # clients with no call in flight, the most recently used last
         self._clients: list[Any] = []
-        self._in_flight: list[int] = []
-        self._opened: list[int] = []  # connections each client holds: its peak of calls in flight
-
-    def _pick(self) -> int:
-        """A client with an idle connection, else the least busy one with room, else a new one."""
-        shards = range(len(self._clients))
-        idle = next((i for i in shards if self._in_flight[i] < self._opened[i]), None)
-        if idle is not None:
-            return idle
-        index = min(shards, key=self._in_flight.__getitem__, default=-1)
-        if index >= 0 and self._in_flight[index] < SHARD:
-            return index
-        limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
-        self._clients.append(self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify))
-        self._in_flight.append(0)
-        self._opened.append(0)
-        return len(self._clients) - 1
+        self.wire = http11.Connections(context, KEEPALIVE_S)
 
     @asynccontextmanager
     async def client(self) -> AsyncIterator[Any]:
-        index = self._pick()
-        self._in_flight[index] += 1
-        self._opened[index] = max(self._opened[index], self._in_flight[index])
+        if self._idle:
+            client = self._idle.pop()  # the warmest connection: the least likely to have been closed by the server
+        else:
+            limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+            client = self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
+            self._clients.append(client)
         try:
-            yield self._clients[index]
+            yield client
         finally:
-            self._in_flight[index] -= 1
+            self._idle.append(client)
 
     async def aclose(self) -> None:
+        await self.wire.aclose()
         for client in self._clients:
             await client.aclose()
 
@@ -290,6 +279,12 @@ def _completion(model: str, data: Any, response: Any) -> ChatCompletion:
     return ChatCompletion([choice], usage, {"response_cost": _cost(model, usage)})
 
 
+def _through_httpx(httpx: Any) -> bool:
+    """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or httpx's transport is
+    patched right now (vcrpy cassettes, ``guard eval --record/--replay``, pytest-recording: they must see the call)."""
+    return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
+
+
 async def acompletion(
     *,
     model: str,
@@ -319,15 +314,27 @@ async def acompletion(
     if response_format is not None:
         body["response_format"] = response_format
     url = f"{base.rstrip('/')}/chat/completions"
-    try:
-        async with (await _pool(url)).client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
-            content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
-    except httpx.TimeoutException as exc:
-        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
-    except httpx.ConnectError as exc:
-        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
-    except httpx.TransportError as exc:
-        raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    pool = await _pool(url)
+    response: Any
+    if _through_httpx(httpx):
+        try:
+            async with pool.client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+        except httpx.ConnectError as exc:
+            raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    else:
+        try:
+            response, content = await pool.wire.post(url, json.dumps(body).encode(), headers, timeout)  # capped as above
+        except TimeoutError as exc:
+            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+        except http11.Unreachable as exc:
+            raise EndpointUnreachable(str(exc)) from exc
+        except http11.BrokenAnswer as exc:
+            raise APIConnectionError(str(exc)) from exc
     if response.status_code >= 400:
         raise _error(response, content)
     try:

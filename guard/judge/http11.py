@@ -1,0 +1,214 @@
+"""One POST at a time over kept-alive HTTP/1.1 connections on asyncio's own streams: the OpenAI route's wire.
+
+A judgement is one small JSON POST and one small JSON answer. Through httpx,
+httpcore, anyio and h11 that costs about 5 ms of CPU per call on a shared 2-core
+machine at 64 calls in flight, 20× the same POST on a bare socket
+(``bench/bench_serve.py``'s transport row): in ``guard serve`` and ``guard eval``
+that CPU, not the model, is what calls queue on. This speaks the part of HTTP/1.1
+a chat API needs (one write per request, Content-Length or chunked answers, keep-alive)
+on the event loop's streams, with the TLS context the caller built (the one httpx
+would use: same CA bundle, hostname checked). Proxies are httpx's business: with a
+proxy variable set (:func:`proxied`), or a cassette recording or replaying httpx's
+calls, the caller (:mod:`guard.judge.openai_transport`) goes over httpx instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
+
+__all__ = ["Answer", "BrokenAnswer", "Connections", "Unreachable", "proxied"]
+
+#: Largest status line plus headers read (asyncio's stream limit is 64 KiB).
+MAX_HEAD_BYTES = 1 << 16
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def proxied() -> bool:
+    """Whether a proxy variable is set (httpx reads them, with NO_PROXY; this module does not)."""
+    return any(os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES)
+
+
+class Unreachable(ConnectionError):
+    """No connection could be opened (refused, no such host, TLS handshake failed)."""
+
+
+class BrokenAnswer(ConnectionError):
+    """The connection broke, or the answer was not HTTP/1.1, after the request was sent."""
+
+
+class _Headers(dict[str, str]):
+    """An answer's headers by lower-case name (what ``Retry-After`` and ``Content-Length`` lookups use)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key.lower(), default)
+
+
+@dataclass
+class Answer:
+    """The parts of an HTTP answer the callers read: status, reason, headers (as httpx's response offers them)."""
+
+    status_code: int
+    reason_phrase: str
+    headers: _Headers = field(default_factory=_Headers)
+
+
+@dataclass
+class _Connection:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    idle_since: float = 0.0
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Connections:
+    """Kept-alive connections of one event loop, by (scheme, host, port); one request on each at a time."""
+
+    def __init__(self, tls: ssl.SSLContext | None, keepalive_s: float) -> None:
+        self._tls = tls
+        self._keepalive_s = keepalive_s
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[Answer, bytes]:
+        """POST ``body`` to ``url``; the answer and its body (at most :data:`MAX_REPLY_BYTES`, else :class:`ReplyTooLarge`).
+
+        A kept-alive connection the server closed while idle is found out on use; the
+        request is then sent once more on a new connection (it was never read).
+        """
+        parts = urlsplit(url)
+        tls = parts.scheme == "https"
+        host = parts.hostname or ""
+        origin = (parts.scheme, host, parts.port or (443 if tls else 80))
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        lines = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc.rsplit('@', 1)[-1]}", "Accept: application/json", "Accept-Encoding: identity",
+                 "Content-Type: application/json", f"Content-Length: {len(body)}", "User-Agent: plainguard",
+                 *(f"{name}: {value}" for name, value in headers.items())]
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        async with asyncio.timeout(timeout):
+            connection = await self._connection(origin)
+            try:
+                return await self._exchange(origin, connection, request)
+            except _StaleConnection:
+                connection = await self._connection(origin, fresh=True)
+                return await self._exchange(origin, connection, request)
+            except BaseException:
+                connection.close()
+                raise
+
+    async def _connection(self, origin: tuple[str, str, int], *, fresh: bool = False) -> _Connection:
+        idle = self._idle.get(origin, [])
+        now = time.monotonic()
+        while idle and not fresh:
+            connection = idle.pop()
+            if now - connection.idle_since < self._keepalive_s and not connection.reader.at_eof():
+                return connection
+            connection.close()
+        scheme, host, port = origin
+        try:
+            reader, writer = await asyncio.open_connection(
+                host, port, limit=MAX_HEAD_BYTES, ssl=self._tls if scheme == "https" else None, server_hostname=host if scheme == "https" else None
+            )
+        except (OSError, ssl.SSLError) as exc:
+            raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+        return _Connection(reader, writer)
+
+    async def _exchange(self, origin: tuple[str, str, int], connection: _Connection, request: bytes) -> tuple[Answer, bytes]:
+        reused = connection.idle_since > 0
+        try:
+            connection.writer.write(request)
+            await connection.writer.drain()
+            head = await connection.reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            connection.close()
+            if reused and (not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial):
+                raise _StaleConnection from exc  # closed by the server while idle: nothing of ours was read
+            raise BrokenAnswer(f"{type(exc).__name__}: {exc}") from exc
+        except asyncio.LimitOverrunError as exc:
+            connection.close()
+            raise BrokenAnswer(f"the answer's headers are over {MAX_HEAD_BYTES} bytes") from exc
+        answer, keep = _parse_head(head)
+        try:
+            content = await _read_body(connection.reader, answer)
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.LimitOverrunError) as exc:
+            connection.close()
+            raise BrokenAnswer(f"the answer broke off: {type(exc).__name__}: {exc}") from exc
+        if keep and ("content-length" in answer.headers or "chunked" in answer.headers.get("transfer-encoding", "").lower()):
+            connection.idle_since = time.monotonic()
+            self._idle.setdefault(origin, []).append(connection)
+        else:
+            connection.close()
+        return answer, content
+
+    async def aclose(self) -> None:
+        for connections in self._idle.values():
+            for connection in connections:
+                connection.close()
+        self._idle.clear()
+
+
+class _StaleConnection(Exception):
+    pass
+
+
+def _parse_head(head: bytes) -> tuple[Answer, bool]:
+    """The status and headers; whether the connection may be kept."""
+    status_line, *header_lines = head.decode("latin-1").rstrip("\r\n").split("\r\n")
+    version, _, rest = status_line.partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/1.") or not code.isdigit():
+        raise BrokenAnswer(f"not an HTTP/1.1 answer: {status_line[:80]!r}")
+    headers = _Headers()
+    for line in header_lines:
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise BrokenAnswer(f"a malformed header line in the answer: {line[:80]!r}")
+        key = name.strip().lower()
+        headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+    keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
+    return Answer(int(code), reason, headers), keep
+
+
+async def _read_body(reader: asyncio.StreamReader, answer: Answer) -> bytes:
+    if "chunked" in answer.headers.get("transfer-encoding", "").lower():
+        return await _read_chunked(reader, answer.status_code)
+    length = answer.headers.get("content-length")
+    if length is not None:
+        size = int(length)
+        if size > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(answer.status_code)
+        return await reader.readexactly(size)
+    body = bytearray()  # delimited by the server closing the connection
+    async for chunk in _until_eof(reader):
+        body += chunk
+        if len(body) > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(answer.status_code)
+    return bytes(body)
+
+
+async def _until_eof(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    while chunk := await reader.read(1 << 16):
+        yield chunk
+
+
+async def _read_chunked(reader: asyncio.StreamReader, status: int) -> bytes:
+    body = bytearray()
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers, if any
+                pass
+            return bytes(body)
+        if len(body) + size > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(status)
+        body += await reader.readexactly(size)
+        await reader.readexactly(2)
