@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.core.decision import Decision, HookResult, merge
@@ -37,18 +36,21 @@ __all__ = ["Call", "Decider", "FastPath", "LocalEngine", "Service", "register_se
 log = LazyLogger("guard.gate")
 
 
-@dataclass
 class Call:
-    """One prepared event on its way through the deciders."""
+    """One prepared event on its way through the deciders (a plain class: ``dataclasses`` would cost the hook path an import)."""
 
-    payload: dict[str, Any]
-    event: str
-    specs: list[HookSpec]
-    answer_by: float | None = None
-    #: The client format the event came in (the service's audit row names it).
-    client: str | None = None
-    #: Set by a decider that passed the event on, for the decision that is finally made (why the service did not answer).
-    notes: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("answer_by", "client", "event", "notes", "payload", "specs")
+
+    def __init__(self, payload: dict[str, Any], event: str, specs: list[HookSpec], answer_by: float | None = None, client: str | None = None) -> None:
+        self.payload = payload
+        self.event = event
+        self.specs = specs
+        #: The client's deadline, a ``time.monotonic()`` instant.
+        self.answer_by = answer_by
+        #: The client format the event came in (the service's audit row names it).
+        self.client = client
+        #: Set by a decider that passed the event on, for the decision finally made (why the service did not answer).
+        self.notes: dict[str, str] = {}
 
 
 class Decider(Protocol):

@@ -242,25 +242,34 @@ class Gate:
         and passes the result on, so nothing is read twice. ``env``: the client's
         environment for normalizing (the service has none of its callers').
         """
-        data, repaired = read_json(raw)
-        if fmt is not None:
-            from guard.adapters import adapter
+        read = self._read(raw, fmt, self.env if env is None else env)[1]
+        if isinstance(read, EventError):
+            raise read
+        return read
 
-            # a client's own encoding (Copilot's toolArgs is JSON in a string) is checked and repaired once decoded
-            data, renormalized = read_json(adapter(fmt).normalize(data, self.env if env is None else env))
-            repaired = repaired or renormalized
-        return ReadEvent(data, check_fields(data), repaired)
+    def _read(self, raw: bytes | str | dict[str, Any], fmt: str | None, env: Mapping[str, str]) -> tuple[dict[str, Any], ReadEvent | EventError]:
+        """(what could be read, the event or why it is unreadable): the failure policy looks at what could be read."""
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        try:
+            data, repaired = read_json(raw)
+            if fmt is not None:
+                from guard.adapters import adapter
+
+                # a client's own encoding (Copilot's toolArgs is JSON in a string) is checked and repaired once decoded
+                data, renormalized = read_json(adapter(fmt).normalize(data, env))
+                repaired = repaired or renormalized
+            return data, ReadEvent(data, check_fields(data), repaired)
+        except EventError as exc:
+            return data, exc
 
     def _prepare(self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
         """Read and match the event: (payload, event, matching specs), or (payload, event, the decision made)."""
-        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        try:
-            read = raw if isinstance(raw, ReadEvent) else self.read(raw, fmt)
-        except EventError as exc:
+        data, read = (raw.data, raw) if isinstance(raw, ReadEvent) else self._read(raw, fmt, self.env)
+        if isinstance(read, EventError):
             event_or_none = _event_or_none(data)
             self.current = (_readable_part(data), event_or_none or "")
-            kind = "too_large" if isinstance(exc, EventTooLarge) else "payload"
-            return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind=kind)
+            kind = "too_large" if isinstance(read, EventTooLarge) else "payload"
+            return *self.current, self.failure(f"malformed event: {read}", event=event_or_none, kind=kind)
         data, event = read.data, read.event
         if not self.given_context:
             data.pop(FILES_FIELD, None)  # the files a judge is shown are read here, never taken from a client
