@@ -127,3 +127,25 @@ def test_an_unreachable_service_is_judged_here_and_says_so(stub: StubServer, tmp
     for _, decision in (gate.decide(bash_event("ls")), asyncio.run(gate.adecide(bash_event("ls -l")))):
         assert decision.decision == "allow" and "unreachable; judged in-process" in decision.details["server_fallback"]
     assert stub.calls == 2
+
+
+def test_guard_serve_reads_events_under_the_one_payload_limit(tmp_path: Path) -> None:
+    """A 2 MiB Write that ``guard hook`` would judge is judged by the service too (it once refused anything over 1 MiB)."""
+    from starlette.testclient import TestClient
+
+    from guard.core.events.payload import MAX_EVENT_BYTES
+    from guard.core.settings import Settings
+    from guard.core.spec import HookSpec
+    from guard.runtime.engine import Engine
+    from guard.runtime.registry import Registry
+    from guard.server.app import create_app
+
+    spec = HookSpec(id="no-big-writes", kind="callable", event="pre_tool_use", matcher="Write",
+                    func=lambda e: {"decision": "deny", "reason": f"{len(e.tool_input['content'])} characters"})
+    engine = Engine(Settings(audit_path=None, cache_url="off"), Registry([spec]))
+    write = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": "x" * (2 << 20)}}
+    with TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        judged = client.post("/v1/hooks", json=write)
+        assert judged.status_code == 200 and judged.json()["decision"] == "deny" and judged.json()["reason"].endswith(f"{2 << 20} characters")
+        too_large = client.post("/v1/hooks", json={**write, "tool_input": {"content": "x" * MAX_EVENT_BYTES}})
+        assert too_large.status_code == 413
