@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_fixtures import bash_event, settings_for, smart_spec, stub  # noqa: F401 (fixture)
+from fixtures.judge import bash_event, settings_for, smart_spec
 
 from guard.audit import AuditLog
 from guard.core.decision import Decision
