@@ -60,6 +60,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
+        if name == "Gate":
+            importlib.import_module("guard.server.decider")  # registers the warm-service decider with the runtime
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'guard' has no attribute {name!r}")
 

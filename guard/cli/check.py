@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from guard.core.events.names import canonical_event
     from guard.core.spec import HookSpec
     from guard.runtime.gate import Gate
+    from guard.server import decider  # noqa: F401 (registers the warm-service decider: a running one answers for the config's hooks)
 
     payload = _payload(args)
     specs: list[HookSpec] | None = None

@@ -169,6 +169,7 @@ def run(args: Any) -> int:
         return 2  # a misconfigured hook command must not let calls through
     from guard.core.logs import set_up as set_up_logging
     from guard.runtime.gate import Gate, answer_by
+    from guard.server import decider  # noqa: F401 (registers the warm-service decider)
 
     env = os.environ
     raw = sys.stdin.buffer.read()

@@ -1,8 +1,8 @@
-"""Run every case × model × depth × repeat through guard's own engine, resumably.
+"""Run every case × model × depth × repeat through guard's own gate and engine, resumably.
 
-Why the engine: users must evaluate exactly what runs in production (the same
-prompts, tiers, merging and failure modes). Each (model, depth) gets its own Engine
-with the decision cache and audit log off (repeats are real samples, and an eval
+Why the gate: users must evaluate exactly what runs in production (the same
+prompts, tiers, merging, failure modes and stop-loop guard). Each (model, depth) gets its own
+gate and engine with the decision cache and audit log off (repeats are real samples, and an eval
 must not fill the user's audit log); each case's hooks are mounted for that case
 only (:meth:`Registry.mount`), so concurrent cases never see each other's hooks.
 
@@ -113,13 +113,17 @@ def model_latency_ms(decision: Decision, *, fallback: float) -> float:
 
 
 class EngineJudge:
-    """Judges work items with one guard Engine per variant (the production path)."""
+    """Judges work items through one guard Gate per variant (the production path: fast path, engine, stop-loop guard), audit log off.
+
+    The gate keeps the case's own world (its session and files), as a client's would never be kept.
+    """
 
     def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
         from guard.runtime.engine import Engine
+        from guard.runtime.gate import Gate
 
         self.recorder = recorder
-        self._engines = {v.name: Engine(v.settings, Registry(), audit=False) for v in variants}
+        self._gates = {v.name: Gate.for_engine(Engine(v.settings, Registry()), audit=False, given_context=True, start_service=False) for v in variants}
         # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
         self._adapted: dict[tuple[str, int], HookSpec] = {}
 
@@ -138,14 +142,15 @@ class EngineJudge:
         return hashlib.blake2b(canonical_json(parts).encode(), digest_size=12).hexdigest()
 
     async def __call__(self, item: WorkItem) -> ResultRow:
-        engine = self._engines[item.variant.name]
+        gate = self._gates[item.variant.name]
         blame = f"{item.case.key} [{item.variant.name}, repeat {item.repeat}]"
         token = current_case.set(blame)
         started = time.perf_counter()
         try:
-            with engine.registry.run():
-                engine.registry.mount(self.specs(item.variant, item.case))
-                decision = await engine.decide(item.case.event.model_copy(update={SAMPLE_FIELD: f"guard-eval:{item.case.key}#{item.repeat}"}))
+            with gate.registry.run():
+                gate.registry.mount(self.specs(item.variant, item.case))
+                event = item.case.event.model_copy(update={SAMPLE_FIELD: f"guard-eval:{item.case.key}#{item.repeat}"})
+                _, decision = await gate.adecide(event.payload())
         finally:
             current_case.reset(token)
         fields = decision_fields(decision)

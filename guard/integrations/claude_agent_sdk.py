@@ -17,6 +17,7 @@ from guard.adapters.claude import hook_output, with_warnings
 from guard.core.events.names import canonical_event
 from guard.core.extras import require
 from guard.runtime.gate import CONFIG_BLOCKED_EVENTS, Gate, answer_by
+from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
 
 require("claude-agent-sdk", "guard.integrations.claude_agent_sdk")  # on import, not at the first guard_hooks() call
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from guard.core.decision import Decision
 from guard.runtime.gate import Gate, answer_by
+from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
 
 __all__ = ["ToolCallGate", "ToolVerdict", "verdict"]
 

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from guard.core.decision import Decision, HookResult, guard_stop_loop, merge, strictest
+from guard.core.decision import Decision, HookResult, merge, strictest
 from guard.core.errors import GuardError
 from guard.core.events.model import Event, parse_event
 from guard.core.hook import Hook, HookContext
@@ -65,8 +65,9 @@ class Engine:
         self.registry = registry or Registry()
         self.ctx = HookContext(self.settings)
         self._hooks: dict[HookSpec, Hook] = {}
-        #: Record each decision in the audit log (a Gate around this engine records instead).
-        self.audit = audit and self.settings.audit_path is not None
+        #: Whether :meth:`decide` writes an audit row (through its gate's finishing step); a gate's own calls use :meth:`run`.
+        self.audit = audit
+        self._own_gate: Any = None
 
     def warm(self) -> list[str]:
         """Load what judging the first event would load, without judging anything; returns the models made ready (routed ids).
@@ -150,25 +151,38 @@ class Engine:
     async def decide(
         self, event: Event | dict[str, Any], *, specs: list[HookSpec] | None = None, answer_by: float | None = None
     ) -> Decision:
-        """Run every hook that matches ``event`` (or ``specs``, already matched) and merge their verdicts.
+        """Decide ``event`` as a gate around this engine would: :meth:`run`, then the gate's stop-loop guard, latency and audit row.
 
         ``answer_by`` (a ``time.monotonic()`` instant) is the client's deadline: a
         hook still running then is a failure under its failure_mode, so the
-        caller always answers in time.
+        caller always answers in time. A malformed event raises :class:`~guard.core.errors.EventError`.
         """
         started = time.perf_counter()
         ev = event if isinstance(event, Event) else parse_event(event)
         if specs is None:
             specs = self.registry.matching(ev.hook_event_name, ev.tool_name)
-        results = await self._run_all(specs, ev, answer_by)
-        rewritten = apply_rewrites(ev.tool_input, results)
+        decision = await self.run(ev, specs, answer_by=answer_by)
+        finished: Decision = self._gate().finish(ev.payload(), ev.event, decision, started)
+        return finished
+
+    def _gate(self) -> Any:
+        """The gate whose finishing step :meth:`decide` uses, so stop-loop, latency and audit are the gate's, once."""
+        if self._own_gate is None:
+            from guard.runtime.gate import Gate
+
+            self._own_gate = Gate.for_engine(self, audit=self.audit, given_context=True, start_service=False)
+        return self._own_gate
+
+    async def run(self, event: Event, specs: list[HookSpec], *, answer_by: float | None = None) -> Decision:
+        """Run ``specs`` (already matched) on ``event`` concurrently and merge their verdicts, re-judging a rewrite.
+
+        No stop-loop guard, latency or audit row: the gate adds them (:meth:`guard.runtime.gate.Gate.finish`).
+        """
+        results = await self._run_all(specs, event, answer_by)
+        rewritten = apply_rewrites(event.tool_input, results)
         decision = merge(results, updated_input=rewritten)
         if rewritten is not None and decision.decision != "deny":
-            decision = await self._recheck(decision, specs, ev.with_tool_input(rewritten), answer_by)
-        decision = guard_stop_loop(decision, ev.event, ev.payload())
-        decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        if self.audit and specs:
-            self._record(ev.payload(), decision)
+            decision = await self._recheck(decision, specs, event.with_tool_input(rewritten), answer_by)
         return decision
 
     async def _recheck(self, decision: Decision, specs: list[HookSpec], rewritten: Event, answer_by: float | None) -> Decision:
@@ -189,15 +203,6 @@ class Engine:
             if final == "deny":
                 decision.updated_input = None
         return decision
-
-    def _record(self, payload: dict[str, Any], decision: Decision) -> None:
-        try:
-            from guard.audit import open_audit
-
-            log_ = self.ctx.resource("audit", lambda: open_audit(self.settings))
-            log_.record(payload, decision, latency_ms=decision.details.get("latency_ms", 0.0))
-        except Exception:  # the audit log must never change a decision
-            log.warning("audit log write failed", exc_info=True)
 
     def decide_sync(self, event: Event | dict[str, Any]) -> Decision:
         """Blocking wrapper for scripts and the CLI."""

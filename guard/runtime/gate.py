@@ -32,11 +32,13 @@ Warnings are how "allowed, but not judged" stays visible: adapters show them
 (Claude Code: ``systemMessage``), the CLI prints them on stderr, and the audit
 log keeps them.
 
-The steps, in order: read the payload (:mod:`guard.core.events.payload`), match hooks
-once, answer no-match and all-cached events without an event loop (the fast
-path: no asyncio, pydantic or model client), then the remote service if one is
-configured, then the local engine under the deadline; merge, stop-loop guard and
-audit happen here for all of them.
+The steps, in order: prepare (read the payload once, :meth:`Gate.read`; match
+hooks once), decide (the first of the deciders in :mod:`guard.runtime.deciders`
+that answers: the fast path, which answers no-match and all-cached events
+without an event loop, then the warm service when a surface registered one, then
+the local engine under the deadline), finish (stop-loop guard, warnings, latency
+and the audit row). ``decide`` and ``adecide`` share all three; the engine only
+runs hooks and merges their verdicts.
 """
 
 from __future__ import annotations
@@ -45,18 +47,19 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from guard.core.decision import DecidingRule, Decision, HookResult, guard_stop_loop, merge
+from guard.core.decision import DecidingRule, Decision, guard_stop_loop
 from guard.core.errors import ConfigError, EventError, EventTooLarge, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
+from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, Service, service_decider
 from guard.runtime.registry import Registry, default_registry
 
-__all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "answer_by"]
+__all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "ReadEvent", "answer_by"]
 
 log = LazyLogger("guard.gate")
 
@@ -77,7 +80,12 @@ def answer_by(deadline: float | None, started: float) -> float | None:
     return started + deadline - min(max(deadline * 0.1, 0.5), 3.0)
 
 
-_UNOPENED = object()
+class ReadEvent(NamedTuple):
+    """An event as :meth:`Gate.read` left it: checked, normalized, repaired (``repaired`` says so)."""
+
+    data: dict[str, Any]
+    event: str
+    repaired: bool
 
 
 def _strictest_mode(specs: list[HookSpec]) -> str:
@@ -110,6 +118,8 @@ class Gate:
         env: Mapping[str, str] | None = None,
         pinned: bool = False,
         start_service: bool = True,
+        audit: bool = True,
+        given_context: bool = False,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
@@ -135,11 +145,16 @@ class Gate:
         #: Whether ``server.url: auto`` (and a session's start) may launch a background ``guard serve``;
         #: ``guard check`` uses one that runs but starts none (each would idle for 30 minutes).
         self.start_service = start_service
+        #: Write the audit row of each decision (``guard eval`` judges its cases with the audit log off).
+        self.audit = audit
+        #: Keep the session context and files the caller put on the payload (an eval case's world) instead of
+        #: dropping them as a client's; no turn is recorded then.
+        self.given_context = given_context
         self._engine: Any = None
-        self._fallback_note: str | None = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
-        self._audit: Any = None  # the audit log and decision cache, opened on first use and kept for the next decision
-        self._cache: Any = _UNOPENED
+        self._audit: Any = None  # the audit log, opened on first use and kept for the next decision
+        self._deciders: list[Decider] | None = None  # made on first use: the service decider is looked up then
+        self._service: Service | None = None
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
@@ -163,10 +178,9 @@ class Gate:
 
     @classmethod
     def for_engine(cls, engine: Any, **options: Any) -> Gate:
-        """A gate around an existing engine and its registry (``guard serve``); the gate audits, not the engine."""
+        """A gate around an existing engine and its registry (``guard serve``, ``guard eval``); it shares the engine's cache and audit log."""
         gate = cls(loaded=LoadedConfig(settings=engine.settings), specs=[], **options)
         gate.registry = engine.registry
-        engine.audit = False
         gate._engine = engine
         return gate
 
@@ -220,8 +234,21 @@ class Gate:
 
     # -- deciding -------------------------------------------------------------------
 
-    def _prepare(self, raw: bytes | str | dict[str, Any], fmt: str | None) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
-        """Read and match the event: (payload, event, matching specs), or (payload, event, the decision made)."""
+    def read(self, raw: bytes | str | dict[str, Any], fmt: str | None = None, *, env: Mapping[str, str] | None = None) -> ReadEvent:
+        """The one parse: JSON within the size and depth limits, the client's shape (``fmt``) normalized, guard's fields checked.
+
+        Raises :class:`EventError` (:class:`EventTooLarge` for size and depth).
+        ``guard serve`` reads its request bodies here, answering 400 or 413 itself,
+        and passes the result on, so nothing is read twice. ``env``: the client's
+        environment for normalizing (the service has none of its callers').
+        """
+        read = self._read(raw, fmt, self.env if env is None else env)[1]
+        if isinstance(read, EventError):
+            raise read
+        return read
+
+    def _read(self, raw: bytes | str | dict[str, Any], fmt: str | None, env: Mapping[str, str]) -> tuple[dict[str, Any], ReadEvent | EventError]:
+        """(what could be read, the event or why it is unreadable): the failure policy looks at what could be read."""
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         try:
             data, repaired = read_json(raw)
@@ -229,22 +256,32 @@ class Gate:
                 from guard.adapters import adapter
 
                 # a client's own encoding (Copilot's toolArgs is JSON in a string) is checked and repaired once decoded
-                data, renormalized = read_json(adapter(fmt).normalize(data, self.env))
+                data, renormalized = read_json(adapter(fmt).normalize(data, env))
                 repaired = repaired or renormalized
-            event = check_fields(data)
+            return data, ReadEvent(data, check_fields(data), repaired)
         except EventError as exc:
+            return data, exc
+
+    def _prepare(self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
+        """Read and match the event: (payload, event, matching specs), or (payload, event, the decision made)."""
+        data, read = (raw.data, raw) if isinstance(raw, ReadEvent) else self._read(raw, fmt, self.env)
+        if isinstance(read, EventError):
             event_or_none = _event_or_none(data)
             self.current = (_readable_part(data), event_or_none or "")
-            kind = "too_large" if isinstance(exc, EventTooLarge) else "payload"
-            return *self.current, self.failure(f"malformed event: {exc}", event=event_or_none, kind=kind)
-        data.pop(FILES_FIELD, None)  # the files a judge is shown are read here, never taken from a client
+            kind = "too_large" if isinstance(read, EventTooLarge) else "payload"
+            return *self.current, self.failure(f"malformed event: {read}", event=event_or_none, kind=kind)
+        data, event = read.data, read.event
+        if not self.given_context:
+            data.pop(FILES_FIELD, None)  # the files a judge is shown are read here, never taken from a client
         self.current = (data, event)
-        if repaired:
+        if read.repaired:
             data["guard_payload_repaired"] = True
         if self.config_error is not None:
             return data, event, self._config_failure(event)
         specs = self.registry.matching(event, data.get("tool_name"), fmt)
-        if self._keeps_sessions():
+        if self.given_context:
+            pass  # the caller's own world (an eval case's session and files): kept as given, nothing recorded
+        elif self._keeps_sessions():
             warning = self._recorder().attach(data, specs)
             if warning:
                 data[_SESSION_WARNING] = warning
@@ -263,8 +300,11 @@ class Gate:
             self._sessions = SessionRecorder(self.env)
         return self._sessions
 
-    def _finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None) -> Decision:
-        """Stop-loop guard, warnings, latency and the audit row (naming the ``client`` format): the same for every path."""
+    def finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None) -> Decision:
+        """Stop-loop guard, warnings, latency and the audit row (naming the ``client`` format): once, for every decider.
+
+        ``started``: the ``time.perf_counter()`` the decision began at.
+        """
         decision = guard_stop_loop(decision, event, payload)
         if decision.decision != "allow":
             from guard.core.explanation import explain
@@ -279,7 +319,7 @@ class Gate:
         served = "server" in decision.details  # the service wrote its own audit row and recorded the turn
         self._session_finish(payload, event, decision, served)
         denied = event == "permission_denied"  # the client's own permission decision: audited even with no hook on it
-        if (decision.hooks or "failure" in decision.details or denied) and not served and self.settings.audit_path is not None:
+        if (decision.hooks or "failure" in decision.details or denied) and not served and self.audit and self.settings.audit_path is not None:
             try:
                 row = _client_denial(payload, decision, client) if denied else decision
                 self._audit_log().record(payload, row, latency_ms=decision.details["latency_ms"], client=client)
@@ -289,6 +329,8 @@ class Gate:
 
     def _session_finish(self, payload: dict[str, Any], event: str, decision: Decision, served: bool) -> None:
         """Record the turn for later judgements; the decision and audit row name the session context shown, not its text."""
+        if self.given_context:
+            return
         shown = payload.pop(SESSION_FIELD, None)
         warning = payload.pop(_SESSION_WARNING, None)
         if warning:
@@ -309,115 +351,89 @@ class Gate:
             self._audit = open_audit(self.settings)
         return self._audit
 
-    def _decision_cache(self) -> Any:
-        """The decision cache the fast path reads, opened once per gate (an SDK's gate decides many calls)."""
-        if self._engine is not None:
-            from guard.cache import open_cache
+    def deciders(self) -> list[Decider]:
+        """Who may answer an event, in order: the fast path, the warm service (when one is registered), the local engine."""
+        if self._deciders is None:
+            self._service = service_decider(self)
+            self._deciders = [FastPath(self), *([self._service] if self._service is not None else []), LocalEngine(self)]
+        return self._deciders
 
-            return self._engine.ctx.resource("cache", lambda: open_cache(self.settings))
-        if self._cache is _UNOPENED:
-            from guard.cache import open_cache
-
-            self._cache = open_cache(self.settings)
-        return self._cache
-
-    def _cached(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
-        """Every hook's verdict without the engine: the self-protection rule's, then the read-only lane's or the decision cache's; None when any must run."""
-        if any(spec.kind not in ("smart", "protect") for spec in specs):
-            return None
-        try:
-            results: dict[str, HookResult] = {}
-            if any(spec.kind == "protect" for spec in specs):
-                from guard.hooks.protect import judge
-
-                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
-                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
-                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
-            smart = [s for s in specs if s.kind == "smart"]
-            if any(spec.skip_read_only for spec in smart):
-                from guard.judge.read_only_lane import lane_result
-
-                for spec in smart:
-                    lane = lane_result(spec, payload, self.env)
-                    if lane is not None:
-                        results[spec.id] = lane
-            if len(results) == len(specs):
-                return [results[spec.id] for spec in specs]  # decided without opening the cache
-            from guard.judge.keys import result_from_cache, smart_cache_key
-
-            if not self.settings.cache_url.startswith("sqlite:///"):
-                self._slow_path()  # a network cache can hang
-            cache = self._decision_cache()
-            if cache is None:
-                return None
-            for spec in [s for s in smart if s.id not in results]:
-                value = cache.get(smart_cache_key(spec, self.settings, payload), record_miss=False)
-                if value is None:
-                    return None
-                results[spec.id] = result_from_cache(spec, value)
-        except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
-            log.debug("fast path lookup failed", exc_info=True)
-            return None
-        return [results[spec.id] for spec in specs]  # in registration order, as the engine reports them
-
-    def decide(self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None) -> tuple[dict[str, Any], Decision]:
-        """Decide one event synchronously: fast path, then the service, then the engine.
-
-        Returns the payload as read (for the client adapter) and the decision.
-        """
-        started = time.perf_counter()
+    def _start(
+        self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None, answer_by: float | None, client: str | None
+    ) -> tuple[dict[str, Any], str, Call | Decision]:
+        """Prepare: (payload, event, the event as a :class:`Call` for the deciders or the decision already made)."""
         payload, event, prepared = self._prepare(raw, fmt)
-        if event == "session_start" and self.config_error is None:
-            self._warm_for_session()
+        self.deciders()
+        if event == "session_start" and self.config_error is None and self._service is not None:
+            self._service.warm_for_session()
         if isinstance(prepared, Decision):
-            return payload, self._finish(payload, event, prepared, started, fmt)
+            return payload, event, prepared
         if answer_by is not None:
             from guard.storage.database import BUSY_TIMEOUT_S
 
             if answer_by - time.monotonic() < 2 * BUSY_TIMEOUT_S:
                 # the fast path may wait on a locked SQLite file twice (cache read, audit write): with less
                 # time left than that, the watchdog covers the whole decision, not just the slow path
-                self._slow_path()
-        try:
-            cached = self._cached(prepared, payload)
-            if cached is not None and all(r.decision is None and r.type == "protect" for r in cached):
-                decision = Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
-            elif cached is not None:
-                decision = merge(cached)
-                decision.details["fast_path"] = True
-            else:
-                self._slow_path()
-                decision = self._remote(payload, prepared, answer_by, fmt) or self._local(payload, prepared, answer_by)
-        except Exception as exc:  # a bug in guard is never a silent allow
-            log.debug("deciding %s failed", event, exc_info=True)
-            decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
-        return payload, self._finish(payload, event, decision, started, fmt)
+                self.slow_path()
+        return payload, event, Call(payload, event, prepared, answer_by, client)
 
-    def _slow_path(self) -> None:
+    def _failed(self, call: Call, exc: Exception) -> Decision:
+        log.debug("deciding %s failed", call.event, exc_info=True)
+        if isinstance(exc, EventError):
+            return self.failure(f"malformed event: {exc}", event=call.event, specs=call.specs, kind="payload")
+        return self.failure(f"internal error: {type(exc).__name__}: {exc}", event=call.event, specs=call.specs)  # a bug in guard is never a silent allow
+
+    def decide(
+        self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
+    ) -> tuple[dict[str, Any], Decision]:
+        """Decide one event synchronously: prepare, the first decider that answers, finish.
+
+        Returns the payload as read (for the client adapter) and the decision.
+        ``client``: the format an event already normalized came in (for the audit row); ``fmt`` implies it.
+        """
+        started = time.perf_counter()
+        payload, event, call = self._start(raw, fmt, answer_by, fmt or client)
+        if isinstance(call, Decision):
+            return payload, self.finish(payload, event, call, started, fmt or client)
+        decision: Decision | None = None
+        try:
+            for decider in self.deciders():
+                if decider.slow:
+                    self.slow_path()
+                decision = decider.decide(call)
+                if decision is not None:
+                    break
+        except Exception as exc:
+            decision = self._failed(call, exc)
+        assert decision is not None  # the local engine always answers
+        return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
+
+    async def adecide(
+        self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
+    ) -> tuple[dict[str, Any], Decision]:
+        """Decide one event on the running loop: the same prepare, deciders and finish as :meth:`decide` (``guard serve``, async agents)."""
+        started = time.perf_counter()
+        payload, event, call = self._start(raw, fmt, answer_by, fmt or client)
+        if isinstance(call, Decision):
+            return payload, self.finish(payload, event, call, started, fmt or client)
+        decision: Decision | None = None
+        try:
+            for decider in self.deciders():
+                if decider.slow:
+                    self.slow_path()
+                decision = await decider.adecide(call)
+                if decision is not None:
+                    break
+        except Exception as exc:
+            decision = self._failed(call, exc)
+        assert decision is not None  # the local engine always answers
+        return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
+
+    def slow_path(self) -> None:
+        """Run :attr:`before_slow_path` once, before anything that can wait."""
         if self.before_slow_path is not None:
             call, self.before_slow_path = self.before_slow_path, None
             call()
-
-    async def adecide(
-        self, raw: bytes | str | dict[str, Any], *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
-    ) -> tuple[dict[str, Any], Decision]:
-        """Decide one event on the running loop with one warm engine (``guard serve``, async agents).
-
-        ``client``: the format an event already normalized came in (for the audit row); ``fmt`` implies it.
-        """
-        client = fmt or client
-        started = time.perf_counter()
-        payload, event, prepared = self._prepare(raw, fmt)
-        if isinstance(prepared, Decision):
-            return payload, self._finish(payload, event, prepared, started, client)
-        try:
-            decision = await self.engine().decide(payload, specs=prepared, answer_by=answer_by)
-        except EventError as exc:
-            decision = self.failure(f"malformed event: {exc}", event=event, specs=prepared, kind="payload")
-        except Exception as exc:  # a bug in guard is never a silent allow
-            log.debug("deciding %s failed", event, exc_info=True)
-            decision = self.failure(f"internal error: {type(exc).__name__}: {exc}", event=event, specs=prepared)
-        return payload, self._finish(payload, event, decision, started, client)
 
     def engine(self) -> Any:
         """The engine for this gate's hooks (built once: it keeps the warm model clients)."""
@@ -427,7 +443,11 @@ class Gate:
             self._engine = Engine(self.settings, self.registry, audit=False)
         return self._engine
 
-    def _thread_loop(self) -> Any:
+    def engine_if_built(self) -> Any:
+        """The engine if one was built or given (its resources are shared), else None."""
+        return self._engine
+
+    def thread_loop(self) -> Any:
         """This thread's event loop for the engine, kept across decisions (never closed, so never waiting for
         threads a hung hook left behind): the model client's pooled connections belong to it, so the next
         miss reuses them instead of opening (and leaking) a connection per call."""
@@ -443,92 +463,6 @@ class Gate:
         loop = getattr(self._loops, "loop", None)
         if loop is not None and not loop.is_closed():
             loop.close()
-
-    def _local(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None) -> Decision:
-        """Run the engine on this thread's event loop (:meth:`_thread_loop`)."""
-        import asyncio
-
-        from guard.core.events.model import parse_event
-
-        try:
-            event = parse_event(payload)
-        except EventError as exc:
-            return self.failure(f"malformed event: {exc}", event=event_name(payload), specs=specs, kind="payload")
-        loop = self._thread_loop()
-        try:
-            # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
-            outer = None if deadline is None else max(deadline - time.monotonic(), 0.0) + 0.25
-            decision: Decision = loop.run_until_complete(asyncio.wait_for(self.engine().decide(event, specs=specs, answer_by=deadline), outer))
-        except TimeoutError:
-            decision = self.failure("the client's hook deadline was reached", event=event.event, specs=specs, kind="deadline")
-        finally:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.wait(pending, timeout=0.2))
-        if self._fallback_note:
-            decision.details["server_fallback"] = self._fallback_note
-        return decision
-
-    def _remote(self, payload: dict[str, Any], specs: list[HookSpec], deadline: float | None, client: str | None = None) -> Decision | None:
-        """The service's decision, or None to decide locally (the reason is noted on that decision).
-
-        With no ``server.url`` a service that a session's start launched for this
-        config is used; with ``auto`` one is started if none runs. One still
-        starting is waited for (it loads the model client once, for every call to
-        come) as long as the time left would still let this process run ``specs``
-        itself should it not come up: the call is always judged. Hooks the caller
-        chose (``guard check --rule``, ``--model``, an SDK's engine) are never sent:
-        the service would answer with the config's.
-        """
-        if not self.config_hooks:
-            return None
-        from guard.server import autostart
-        from guard.server.client import send_event, service_key
-
-        longest = max((s.timeout for s in specs), default=10.0)
-        if self.server in (None, "auto"):
-            spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
-            url = autostart.running_url(self.loaded, wait=max(spare, 0.0))  # it caps the wait at STARTUP_WAIT from the launch
-        else:
-            url = self.server
-        if url is None and self.server is None:
-            return None
-        timeout = longest + 5
-        if deadline is not None:
-            timeout = min(timeout, deadline - time.monotonic())
-        key = service_key(self.loaded.settings)
-        reply = send_event(url, payload, timeout=timeout, key=key, client=client) if url and timeout > 0 else None
-        if reply is not None:
-            served = Decision.from_dict(reply)
-            served.details["server"] = url
-            return served
-        if self.server == "auto" and not self.start_service:
-            self._fallback_note = "no guard serve runs for this config; judged in-process"
-        elif self.server == "auto":
-            started = autostart.start(self.loaded)
-            self._fallback_note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
-        else:
-            self._fallback_note = f"guard serve at {url} unreachable; judged in-process"
-        return None
-
-    def _warm_for_session(self) -> None:
-        """A session starts: launch this config's warm service in the background and return at once.
-
-        ``guard install`` hooks SessionStart for this, so the session's first judged
-        tool call finds a warm judge (no model client import in the hook process).
-        """
-        if not self.start_service or self.server not in (None, "auto") or not any(s.kind == "smart" for s in self.registry.specs()):
-            return
-        from guard.server import autostart
-
-        self._slow_path()
-        try:
-            if autostart.running_url(self.loaded) is None:
-                autostart.start(self.loaded)
-        except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
-            log.warning("could not start the warm service", exc_info=True)
 
 
 def _event_or_none(data: dict[str, Any]) -> str | None:

@@ -46,7 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from guard.adapters import FORMATS, adapter
 from guard.core.decision import Decision
 from guard.core.errors import EventError
-from guard.core.events.payload import MAX_DEPTH, read_payload
+from guard.core.events.payload import MAX_EVENT_BYTES
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
@@ -59,8 +59,8 @@ __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
 
 log = logging.getLogger("guard.server")
 
-#: Largest event accepted; tool inputs with whole files in them stay well under this.
-MAX_BODY_BYTES = 1 << 20
+#: Largest event accepted: the one payload limit every entry point reads events under.
+MAX_BODY_BYTES = MAX_EVENT_BYTES
 #: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
 _CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
@@ -70,8 +70,8 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status)
 
 
-async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
-    """The request body as a JSON object, or an HTTPException saying what is wrong with it."""
+async def _read_body(request: Request, max_body: int) -> bytes:
+    """The request body, or a 413 once it passes ``max_body`` (read no further: the limit guards the service's memory)."""
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > max_body:
         raise HTTPException(413, f"body of {length} bytes is over the {max_body}-byte limit")
@@ -80,15 +80,7 @@ async def _read_event(request: Request, max_body: int) -> dict[str, Any]:
         body += chunk
         if len(body) > max_body:
             raise HTTPException(413, f"body is over the {max_body}-byte limit")
-    try:
-        data = json.loads(body)
-    except RecursionError:
-        raise HTTPException(400, f"body is nested deeper than {MAX_DEPTH} levels") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HTTPException(400, f"body is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise HTTPException(400, f"expected one event as a JSON object, got {type(data).__name__}")
-    return data
+    return bytes(body)
 
 
 def _answer_by(request: Request) -> float | None:
@@ -123,17 +115,17 @@ class _Service:
         self.gate = Gate.for_engine(engine)
         self.gate.trust_notes = list(warnings)
         self.metrics = metrics
-        self.max_body = max_body
+        self.max_body = min(max_body, MAX_EVENT_BYTES)  # past the gate's own limit a body could never be read
 
     async def _decide(self, request: Request, fmt: str | None) -> tuple[dict[str, Any], Decision]:
-        data = await _read_event(request, self.max_body)
+        body = await _read_body(request, self.max_body)
+        if fmt is not None:
+            _client_format(fmt)  # an unknown format is a 404, before the body is read as anything
         try:
-            if fmt is not None:
-                data = _client_format(fmt).normalize(data, {})
-            data, _ = read_payload(data)
+            event = self.gate.read(body, fmt, env={})  # the one parse; the service has none of its callers' environment
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(data, answer_by=_answer_by(request), client=fmt or _sent_by(request))
+        payload, decision = await self.gate.adecide(event, answer_by=_answer_by(request), client=fmt or _sent_by(request))
         self.metrics.observe_decision(decision)
         return payload, decision
 

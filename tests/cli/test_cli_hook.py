@@ -177,16 +177,16 @@ def _crash_in_process(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     import io
 
     from guard.cli.main import main
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import LocalEngine
 
     (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {failure_mode}\n      callable: policy:no_force_push\n")
     trust_config(project / "guard.yaml")
     monkeypatch.syspath_prepend(str(project))
 
-    def broken(self: Gate, *args: object) -> None:
+    def broken(self: LocalEngine, *args: object) -> None:
         raise RuntimeError("bug in guard")
 
-    monkeypatch.setattr(Gate, "_local", broken)
+    monkeypatch.setattr(LocalEngine, "decide", broken)
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
     code = main(["hook"])
     out = capsys.readouterr()

@@ -150,12 +150,12 @@ def test_an_upward_import_planted_in_a_copy_breaks_the_contract(copy_of_guard: P
 
 
 def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: Path) -> None:
-    """The allow-list names importer and imported: the gate may reach the service client, the engine may not."""
-    target = copy_of_guard / "guard" / "runtime" / "engine.py"
-    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from guard.server.client import send_event\n", encoding="utf-8")
+    """The allow-list names importer and imported: the config's entries may reach the matcher compiler, its trust store may not."""
+    target = copy_of_guard / "guard" / "config" / "trust_store.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from guard.runtime.matching import compile_filter\n", encoding="utf-8")
     result = lint_imports(copy_of_guard)
     assert result.returncode != 0
-    assert "guard.runtime.engine -> guard.server.client" in result.stdout
+    assert "guard.config.trust_store -> guard.runtime.matching" in result.stdout
 
 
 if __name__ == "__main__":

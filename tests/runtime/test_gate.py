@@ -1,9 +1,8 @@
-"""The gate's own duties, on the paths that bypass the engine: a cached Stop deny still blocks a stop only once in a row.
+"""The gate's own duties on a cache hit: a cached Stop deny still blocks a stop only once in a row.
 
-The engine has a stop-loop guard of its own, but a cache hit never reaches the
-engine: only the gate's copy stands between a cached deny and an agent that is
-told to go on forever.
-"""
+The stop-loop guard lives once, in the gate's finishing step, for every decider:
+a cache hit never reaches the engine, so this is the test that fails when that
+step loses it."""
 
 from __future__ import annotations
 

@@ -137,10 +137,10 @@ def test_the_wrong_method_is_a_json_405(client: TestClient) -> None:
 
 
 def test_guards_own_fault_follows_the_failure_policy(client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def broken(event: Any, **_: Any) -> Decision:
+    async def broken(event: Any, *_: Any, **__: Any) -> Decision:
         raise RuntimeError("bug in the engine")
 
-    monkeypatch.setattr(engine, "decide", broken)
+    monkeypatch.setattr(engine, "run", broken)  # what the gate's local decider calls
     r = client.post("/v1/hooks", json=RM)  # the hook is fail_open: allowed, and the allow says it was not judged
     assert r.status_code == 200 and r.json()["decision"] == "allow"
     assert "internal error: RuntimeError" in r.json()["warnings"][0]

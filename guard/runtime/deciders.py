@@ -1,0 +1,203 @@
+"""The gate's middle step: who answers a prepared event, tried in order until one does.
+
+:class:`~guard.runtime.gate.Gate` reads and matches an event (prepare), asks its
+deciders in turn (decide), then applies the stop-loop guard, warnings, latency and
+the audit row (finish). The sync and async entry points ask the same deciders:
+
+- :class:`FastPath`: no-match and all-cached events, answered without an event
+  loop, pydantic or a model client (the self-protection rule, the read-only lane,
+  the decision cache);
+- the warm service: ``guard serve`` answering for this config. It lives in
+  :mod:`guard.server.decider`, a layer above this one, and reaches the gate through
+  :func:`register_service` (the surfaces that build gates import it), so the
+  runtime never imports the server;
+- :class:`LocalEngine`: the hooks run here, under the client's deadline.
+
+A decider returns None to pass the event on. Only the local engine always answers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from guard.core.decision import Decision, HookResult, merge
+from guard.core.errors import EventError
+from guard.core.events.payload import event_name
+from guard.core.logs import LazyLogger
+from guard.core.spec import HookSpec
+
+if TYPE_CHECKING:
+    from guard.runtime.gate import Gate
+
+__all__ = ["Call", "Decider", "FastPath", "LocalEngine", "Service", "register_service", "service_decider"]
+
+log = LazyLogger("guard.gate")
+
+
+class Call:
+    """One prepared event on its way through the deciders (a plain class: ``dataclasses`` would cost the hook path an import)."""
+
+    __slots__ = ("answer_by", "client", "event", "notes", "payload", "specs")
+
+    def __init__(self, payload: dict[str, Any], event: str, specs: list[HookSpec], answer_by: float | None = None, client: str | None = None) -> None:
+        self.payload = payload
+        self.event = event
+        self.specs = specs
+        #: The client's deadline, a ``time.monotonic()`` instant.
+        self.answer_by = answer_by
+        #: The client format the event came in (the service's audit row names it).
+        self.client = client
+        #: Set by a decider that passed the event on, for the decision finally made (why the service did not answer).
+        self.notes: dict[str, str] = {}
+
+
+class Decider(Protocol):
+    """Answers a :class:`Call`, or returns None to pass it to the next decider."""
+
+    #: Whether asking it can wait (a network, a process, a model): the gate arms ``before_slow_path`` first.
+    slow: bool
+
+    def decide(self, call: Call) -> Decision | None: ...
+
+    async def adecide(self, call: Call) -> Decision | None: ...
+
+
+_UNOPENED = object()
+
+
+class FastPath:
+    """Every matching hook's verdict without the engine: self-protection, then the read-only lane or the decision cache.
+
+    Holds the gate's decision cache open across calls (an SDK's gate decides many).
+    """
+
+    slow = False
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self._cache: Any = _UNOPENED
+
+    def decide(self, call: Call) -> Decision | None:
+        cached = self._verdicts(call.specs, call.payload)
+        if cached is None:
+            return None
+        if all(r.decision is None and r.type == "protect" for r in cached):
+            return Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
+        decision = merge(cached)
+        decision.details["fast_path"] = True
+        return decision
+
+    async def adecide(self, call: Call) -> Decision | None:
+        return self.decide(call)  # nothing here waits on a loop: the same code answers both entry points
+
+    def cache(self) -> Any:
+        """The decision cache, opened once: the engine's when the gate wraps one (``guard serve``), else this path's own."""
+        engine = self.gate.engine_if_built()
+        if engine is not None:
+            from guard.cache import open_cache
+
+            return engine.ctx.resource("cache", lambda: open_cache(self.gate.settings))
+        if self._cache is _UNOPENED:
+            from guard.cache import open_cache
+
+            self._cache = open_cache(self.gate.settings)
+        return self._cache
+
+    def _verdicts(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
+        if any(spec.kind not in ("smart", "protect") for spec in specs):
+            return None
+        try:
+            results: dict[str, HookResult] = {}
+            if any(spec.kind == "protect" for spec in specs):
+                from guard.hooks.protect import judge
+
+                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
+                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
+                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
+            smart = [s for s in specs if s.kind == "smart"]
+            if any(spec.skip_read_only for spec in smart):
+                from guard.judge.read_only_lane import lane_result
+
+                for spec in smart:
+                    lane = lane_result(spec, payload, self.gate.env)
+                    if lane is not None:
+                        results[spec.id] = lane
+            if len(results) == len(specs):
+                return [results[spec.id] for spec in specs]  # decided without opening the cache
+            from guard.judge.keys import result_from_cache, smart_cache_key
+
+            if not self.gate.settings.cache_url.startswith("sqlite:///"):
+                self.gate.slow_path()  # a network cache can hang
+            cache = self.cache()
+            if cache is None:
+                return None
+            for spec in [s for s in smart if s.id not in results]:
+                value = cache.get(smart_cache_key(spec, self.gate.settings, payload), record_miss=False)
+                if value is None:
+                    return None
+                results[spec.id] = result_from_cache(spec, value)
+        except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
+            log.debug("fast path lookup failed", exc_info=True)
+            return None
+        return [results[spec.id] for spec in specs]  # in registration order, as the engine reports them
+
+
+class LocalEngine:
+    """The hooks run in this process: on the caller's loop (``adecide``) or on this thread's kept loop (``decide``)."""
+
+    slow = True
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    async def adecide(self, call: Call) -> Decision:
+        from guard.core.events.model import parse_event
+
+        try:
+            event = parse_event(call.payload)
+        except EventError as exc:
+            return self.gate.failure(f"malformed event: {exc}", event=event_name(call.payload), specs=call.specs, kind="payload")
+        decision: Decision = await self.gate.engine().run(event, call.specs, answer_by=call.answer_by)
+        decision.details.update(call.notes)
+        return decision
+
+    def decide(self, call: Call) -> Decision:
+        import asyncio
+
+        loop = self.gate.thread_loop()
+        # the engine cuts hooks at the deadline itself; this outer bound only catches guard's own hangs
+        outer = None if call.answer_by is None else max(call.answer_by - time.monotonic(), 0.0) + 0.25
+        try:
+            decision: Decision = loop.run_until_complete(asyncio.wait_for(self.adecide(call), outer))
+            return decision
+        except TimeoutError:
+            return self.gate.failure("the client's hook deadline was reached", event=call.event, specs=call.specs, kind="deadline")
+        finally:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=0.2))
+
+
+class Service(Decider, Protocol):
+    """The warm-service decider, which a session's start also warms."""
+
+    def warm_for_session(self) -> None: ...
+
+
+#: Makes the warm-service decider for a gate; registered by :mod:`guard.server.decider`.
+ServiceFactory = Callable[["Gate"], Service]
+_service: list[ServiceFactory] = []
+
+
+def register_service(factory: ServiceFactory) -> None:
+    """Make ``factory`` the warm-service decider of every gate built from now on (the last registration wins)."""
+    _service[:] = [factory]
+
+
+def service_decider(gate: Gate) -> Service | None:
+    """The registered warm-service decider for ``gate``, or None when no surface registered one (decided in-process)."""
+    return _service[0](gate) if _service else None

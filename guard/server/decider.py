@@ -1,0 +1,105 @@
+"""The gate's warm-service decider: send a prepared event to this config's running ``guard serve``.
+
+Registered with the runtime on import (:func:`guard.runtime.deciders.register_service`):
+the surfaces that build gates (``guard hook``, ``guard check``, the Python API and
+the SDK integrations) import this module, so the runtime never imports the server.
+Importing it is cheap: the HTTP client and the autostart state are loaded only
+when an event reaches the service.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from guard.core.decision import Decision
+from guard.core.logs import LazyLogger
+from guard.runtime.deciders import Call, register_service
+
+if TYPE_CHECKING:
+    from guard.runtime.gate import Gate
+
+__all__ = ["ServiceDecider"]
+
+log = LazyLogger("guard.gate")
+
+
+class ServiceDecider:
+    """The service's decision, or None to decide locally (the reason is noted on that decision).
+
+    With no ``server.url`` a service that a session's start launched for this
+    config is used; with ``auto`` one is started if none runs. One still
+    starting is waited for (it loads the model client once, for every call to
+    come) as long as the time left would still let this process run the hooks
+    itself should it not come up: the call is always judged. Hooks the caller
+    chose (``guard check --rule``, ``--model``, ``specs=``) are never sent: the
+    service would answer with the config's.
+    """
+
+    slow = True
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    async def adecide(self, call: Call) -> Decision | None:
+        if not self.gate.config_hooks:
+            return None
+        import asyncio
+
+        return await asyncio.to_thread(self.decide, call)  # urllib and the autostart wait block: never on the caller's loop
+
+    def decide(self, call: Call) -> Decision | None:
+        gate = self.gate
+        if not gate.config_hooks:
+            return None
+        from guard.server import autostart
+        from guard.server.client import send_event, service_key
+
+        longest = max((s.timeout for s in call.specs), default=10.0)
+        deadline = call.answer_by
+        if gate.server in (None, "auto"):
+            spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
+            url = autostart.running_url(gate.loaded, wait=max(spare, 0.0))  # it caps the wait at STARTUP_WAIT from the launch
+        else:
+            url = gate.server
+        if url is None and gate.server is None:
+            return None
+        timeout = longest + 5
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+        key = service_key(gate.loaded.settings)
+        reply = send_event(url, call.payload, timeout=timeout, key=key, client=call.client) if url and timeout > 0 else None
+        if reply is not None:
+            served = Decision.from_dict(reply)
+            served.details["server"] = url
+            return served
+        if gate.server == "auto" and not gate.start_service:
+            note = "no guard serve runs for this config; judged in-process"
+        elif gate.server == "auto":
+            started = autostart.start(gate.loaded)
+            note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
+        else:
+            note = f"guard serve at {url} unreachable; judged in-process"
+        call.notes["server_fallback"] = note
+        return None
+
+    def warm_for_session(self) -> None:
+        """A session starts: launch this config's warm service in the background and return at once.
+
+        ``guard install`` hooks SessionStart for this, so the session's first judged
+        tool call finds a warm judge (no model client import in the hook process).
+        """
+        gate = self.gate
+        if not gate.start_service or gate.server not in (None, "auto") or not any(s.kind == "smart" for s in gate.registry.specs()):
+            return
+        from guard.server import autostart
+
+        gate.slow_path()
+        try:
+            if autostart.running_url(gate.loaded) is None:
+                autostart.start(gate.loaded)
+        except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
+            log.warning("could not start the warm service", exc_info=True)
+
+
+register_service(ServiceDecider)

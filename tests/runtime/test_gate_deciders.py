@@ -1,0 +1,151 @@
+"""The gate's deciders, one at a time, and the two entry points agreeing on every one of them.
+
+A gate asks the fast path, then the warm service, then the local engine; ``decide``
+and ``adecide`` share that middle and the finishing step (stop-loop guard, latency,
+audit row), so a sync SDK and an async one get the same decision and the same row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.judge import bash_event, settings_for, smart_spec
+
+from guard.audit import AuditLog
+from guard.core.decision import Decision
+from guard.core.settings import LoadedConfig
+from guard.runtime import deciders
+from guard.runtime.gate import Gate
+from guard.server import client as service_client
+from guard.server.decider import ServiceDecider
+from guard.testing.openai_stub import Reply, StubServer
+
+RULE = "Deny shell commands that delete files outside the project."
+
+
+def gate_for(stub: StubServer, tmp_path: Path, **options: Any) -> Gate:
+    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
+    return Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), start_service=False, **options)
+
+
+def audit_rows(tmp_path: Path) -> list[dict[str, Any]]:
+    return AuditLog(tmp_path / "audit.db").tail(100)
+
+
+_VOLATILE = {"id", "time", "latency_ms", "chain", "prev", "mac", "seq", "request_id", "started"}
+
+
+def comparable(value: Any) -> Any:
+    """An audit row without what differs between two runs of one decision (times, latencies, ids, the chain)."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def test_the_fast_path_answers_a_cached_call_without_building_the_engine(stub: StubServer, tmp_path: Path) -> None:
+    stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
+    gate_for(stub, tmp_path).decide(bash_event())  # a first gate judges it and fills the cache
+    assert stub.calls == 1
+    gate = gate_for(stub, tmp_path)
+    _, sync = gate.decide(bash_event())
+    _, async_ = asyncio.run(gate.adecide(bash_event()))
+    for decision in (sync, async_):
+        assert decision.decision == "deny" and decision.details.get("fast_path") is True and decision.hooks[0].cached
+    assert gate.engine_if_built() is None and stub.calls == 1  # neither entry point reached the engine or the model
+
+
+def test_the_local_engine_judges_a_miss_from_both_entry_points_alike(stub: StubServer, tmp_path: Path) -> None:
+    stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
+    _, sync = gate_for(stub, tmp_path / "sync").decide(bash_event())
+    _, async_ = asyncio.run(gate_for(stub, tmp_path / "async").adecide(bash_event()))
+    assert stub.calls == 2  # both were misses, judged by the model through the engine
+    assert "fast_path" not in sync.details and "fast_path" not in async_.details
+    assert sync.decision == async_.decision == "deny" and sync.reason == async_.reason
+    [sync_row], [async_row] = audit_rows(tmp_path / "sync"), audit_rows(tmp_path / "async")
+    assert comparable(sync_row) == comparable(async_row)  # one finishing step: the same audit row
+    assert sync_row["decision"] == "deny" and sync_row["hooks"][0]["id"] == "no-delete"
+
+
+def test_sync_and_async_hits_write_the_same_audit_row(stub: StubServer, tmp_path: Path) -> None:
+    stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
+    gate = gate_for(stub, tmp_path)
+    gate.decide(bash_event())  # the miss
+    _, sync = gate.decide(bash_event())
+    _, async_ = asyncio.run(gate.adecide(bash_event()))
+    assert sync.to_dict() | {"details": None} == async_.to_dict() | {"details": None}
+    _, sync_row, async_row = audit_rows(tmp_path)
+    assert comparable(sync_row) == comparable(async_row)
+
+
+@pytest.fixture
+def fake_service(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """A warm service that denies everything it is sent; the events it received."""
+    received: list[dict[str, Any]] = []
+
+    def send_event(url: str, payload: dict[str, Any], **_: Any) -> dict[str, Any]:
+        received.append(payload)
+        return Decision("deny", "the service says no").to_dict()
+
+    monkeypatch.setattr(service_client, "send_event", send_event)
+    monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
+    deciders.register_service(ServiceDecider)
+    return received
+
+
+def test_the_service_decides_a_config_miss_from_both_entry_points(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+    gate = gate_for(stub, tmp_path, server="http://127.0.0.1:9")
+    _, sync = gate.decide(bash_event())
+    _, async_ = asyncio.run(gate.adecide(bash_event()))
+    assert len(fake_service) == 2 and stub.calls == 0  # the service answered both: no model call here
+    for decision in (sync, async_):
+        assert decision.decision == "deny" and decision.reason == "the service says no" and decision.details["server"] == "http://127.0.0.1:9"
+    assert audit_rows(tmp_path) == []  # the service wrote its own rows: none twice
+
+
+def test_hooks_the_caller_chose_are_never_sent_to_the_service(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+    stub.default = Reply.verdict("allow", "the given rule allows it", confidence=0.97)
+    settings = settings_for(stub)
+    gate = Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), specs=[smart_spec("Allow everything.", id="given")], server="http://127.0.0.1:9",
+                start_service=False)
+    _, sync = gate.decide(bash_event())
+    _, async_ = asyncio.run(gate.adecide(bash_event()))
+    assert fake_service == [] and stub.calls == 2  # judged here, with the given rule, both times
+    assert sync.decision == async_.decision == "allow" and [h.id for h in sync.hooks] == ["given"]
+
+
+def test_an_unreachable_service_is_judged_here_and_says_so(stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.default = Reply.verdict("allow", "fine", confidence=0.97)
+    monkeypatch.setattr(service_client, "send_event", lambda *a, **k: None)
+    monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
+    deciders.register_service(ServiceDecider)
+    gate = gate_for(stub, tmp_path, server="http://127.0.0.1:9")
+    for _, decision in (gate.decide(bash_event("ls")), asyncio.run(gate.adecide(bash_event("ls -l")))):
+        assert decision.decision == "allow" and "unreachable; judged in-process" in decision.details["server_fallback"]
+    assert stub.calls == 2
+
+
+def test_guard_serve_reads_events_under_the_one_payload_limit(tmp_path: Path) -> None:
+    """A 2 MiB Write that ``guard hook`` would judge is judged by the service too (it once refused anything over 1 MiB)."""
+    from starlette.testclient import TestClient
+
+    from guard.core.events.payload import MAX_EVENT_BYTES
+    from guard.core.settings import Settings
+    from guard.core.spec import HookSpec
+    from guard.runtime.engine import Engine
+    from guard.runtime.registry import Registry
+    from guard.server.app import create_app
+
+    spec = HookSpec(id="no-big-writes", kind="callable", event="pre_tool_use", matcher="Write",
+                    func=lambda e: {"decision": "deny", "reason": f"{len(e.tool_input['content'])} characters"})
+    engine = Engine(Settings(audit_path=None, cache_url="off"), Registry([spec]))
+    write = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": "x" * (2 << 20)}}
+    with TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        judged = client.post("/v1/hooks", json=write)
+        assert judged.status_code == 200 and judged.json()["decision"] == "deny" and judged.json()["reason"].endswith(f"{2 << 20} characters")
+        too_large = client.post("/v1/hooks", json={**write, "tool_input": {"content": "x" * MAX_EVENT_BYTES}})
+        assert too_large.status_code == 413
