@@ -38,9 +38,13 @@ _SENSITIVE_NAMES = frozenset(
 _SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
                        "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
-#: Proven reads the lane still leaves to the judge: they print the environment's secrets, or run what a
-#: repository's own config names (``core.fsmonitor``, ``diff.external``, textconv drivers), which the agent can write.
-_NOT_IN_LANE = frozenset({"env", "printenv", "git"})
+#: Proven reads the lane still leaves to the judge: they print the environment's secrets.
+_NOT_IN_LANE = frozenset({"env", "printenv"})
+#: git subcommands that print contents from anywhere in the tree (a diff, a patch, a search), read like ``grep -r``;
+#: the options that make a diff print only names and counts.
+_GIT_CONTENTS = frozenset({"diff", "show", "grep"})
+_GIT_PATCH = re.compile(r"^-(?:p|u|U\d*|L.*)$|^--(?:patch|unified|word-diff|full-diff)(?:=.*)?$")
+_GIT_SUMMARY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--no-patch", "-s", "--quiet"})
 #: Programs and tools that read a whole tree (their root defaults to the working directory).
 _TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob", "search_file_content", "grep_search", "file_search",
                            "find_file", "glob_tool", "read_many_files"})
@@ -88,6 +92,28 @@ def _operands(command: str) -> list[str] | None:
                 texts = [t for i, t in enumerate(texts) if i != first]
             words += texts + [r.target.text for r in part.redirects]
     return words
+
+
+def _git_reads_contents(command: str) -> bool:
+    """Whether a ``git`` command of the line prints files' contents from the whole tree: ``git diff``, ``git show``, ``git grep``,
+    ``git log -p`` (not ``git diff --stat``, ``git log --oneline``, ``git status``: names and counts)."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return True
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            texts = [w.text for w in part.words]
+            if not texts or os.path.basename(texts[0]) != "git":
+                continue
+            args = [t for t in texts[1:] if t not in ("--no-pager", "-P", "--no-optional-locks")]
+            sub, options = (args[0], args[1:]) if args else ("", [])
+            patch = any(_GIT_PATCH.match(o) for o in options)
+            if (sub in _GIT_CONTENTS and (patch or not _GIT_SUMMARY & set(options))) or (sub == "log" and patch):
+                return True
+    return False
 
 
 def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
@@ -153,6 +179,7 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
 def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
     """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential."""
     from guard.protection import targets
+    from guard.protection.readonly import SHELL_TOOLS, command_text
 
     tool_input = payload.get("tool_input")
     assert isinstance(tool_input, Mapping)
@@ -177,7 +204,8 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
         problem = _place(word, cwd, protected)
         if problem:
             return problem
-    if _reads_a_tree(tool, words):
+    command = command_text(tool_input) if tool in SHELL_TOOLS else None
+    if _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
         for root in [cwd, *(w for w in words if not w.startswith("-"))]:
             problem = _above_guarded(root, cwd, protected)
             if problem:
