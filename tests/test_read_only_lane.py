@@ -85,7 +85,7 @@ def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_conf
     "grep -rn TODO .",  # a recursive read of a tree that holds guard.yaml
     "cd .claude && cat settings.json",  # the client's hook settings, reached through cd
     "cd && cat notes.txt",  # cd alone goes home
-    "git status",  # the repository's own config can name programs to run (core.fsmonitor)
+    "git -c core.fsmonitor=./x.sh status",  # git's config can name programs to run (tests/test_read_only_git.py)
     "printenv",  # prints the environment's secrets
     "cat guard.yaml",  # guard's config: protected
     "cat .claude/settings.json",  # the client's hook settings: protected

@@ -5,7 +5,8 @@ pushing or uploading). A ``PreToolUse`` call is then allowed without a model cal
 :func:`guard.protection.readonly.prove` proves it only reads, every path it names is inside
 the project (the event's ``cwd``; never the root or the home folder), none is protected
 (the hook's ``paths``: what the self-protection rule guards, and the event's own project
-settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …). Whatever is
+settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …); a ``git diff`` /
+``show`` / ``grep`` / ``log -p`` reads the whole tree, like ``grep -r``. Whatever is
 not proven goes to the judge as before. The result says where it came from:
 ``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
 the audit log and ``guard view``.

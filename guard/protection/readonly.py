@@ -12,6 +12,9 @@ never from what is known to be bad:
   options listed for it. An unknown program, an unknown option, a redirection
   to a file, a leading assignment (``PAGER=…``), a substitution (``$( )``,
   backticks, ``<( )``) or anything the shell reader cannot read is not proven.
+* ``git``'s reading subcommands, given the folder the call runs in, only when
+  :mod:`guard.protection.git_config` finds no config key, attribute, hook, submodule or
+  ``GIT_*`` variable there that makes git run a program.
 
 Options that run a program (``rg --pre``, ``sort --compress-program``, ``git -c``,
 ``find -exec``), write a file (``sort -o``, ``uniq IN OUT``, ``tree -o``, ``git
