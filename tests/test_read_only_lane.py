@@ -187,3 +187,18 @@ def test_guard_eval_scores_the_lane_as_a_tier_of_its_own(isolated_home: Path, st
     [lane] = [s for s in variant.slices if s.kind == "tier"]
     assert (lane.name, lane.cases, lane.binary.fn) == ("read_only", 3, 1)  # the lane was wrong once: a case labeled deny it allowed
     assert "| tier | read_only | 3 |" in (isolated_home / "out" / "report.md").read_text()
+
+
+def test_a_reading_program_the_agent_put_on_path_is_judged(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An activated project venv puts ``.venv/bin`` first on PATH: a ``cat`` the agent wrote there is not the system's."""
+    write_config(config())
+    planted = isolated_home / ".venv" / "bin" / "cat"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("#!/bin/sh\nid\n")
+    planted.chmod(0o755)
+    (isolated_home / "notes.txt").write_text("hi\n")
+    monkeypatch.setenv("PATH", f"{planted.parent}{os.pathsep}{os.environ['PATH']}")
+    assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, "cat notes.txt"))) == "deny"
+    assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, "head -n 1 notes.txt"))) == "allow"  # the system's head
+    assert stub.calls == 1

@@ -54,6 +54,8 @@ _GLOB = re.compile(r"[*?\[]")
 #: Programs whose first operand is a pattern or a script unless an option gives it.
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed"})
 _PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file", "--expression")
+#: bash builtins among the reading programs: PATH is not searched for them.
+_BUILTINS = frozenset({"echo", "printf", "pwd", "true", "false", ":", "cd", "test", "[", "type"})
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -117,6 +119,31 @@ def _git_reads_contents(command: str) -> bool:
     return False
 
 
+def _planted(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """Why a program the line runs may be one the agent wrote: PATH finds it in the project or the home folder
+    (an activated ``.venv/bin``, ``~/.local/bin``), or through a relative PATH entry."""
+    import shutil
+
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return "the command cannot be read"
+    path = env.get("PATH", os.defpath)
+    homes = [h.rstrip("/") + "/" for h in (env.get("HOME"), os.path.expanduser("~")) if h and h != "/"]
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            head = part.words[0].text if part.words else ""
+            found = None if not head or "/" in head or head in _BUILTINS else shutil.which(head, path=path)
+            if found is None:
+                continue  # a builtin, a system path the prover allowed, or nothing to run
+            real = os.path.realpath(found)
+            if not os.path.isabs(found) or real.startswith((cwd.rstrip("/") + "/", os.path.realpath(cwd).rstrip("/") + "/", *homes)):
+                return f"{head} is {found}, a program the agent may have written"
+    return None
+
+
 def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
     """Each word of the call that could be a path (options' values included: ``--file=x``)."""
     from guard.protection.readonly import SHELL_TOOLS, command_text
@@ -177,8 +204,9 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
-def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
-    """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential."""
+def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str]) -> str | None:
+    """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential,
+    or runs a program the agent may have put on PATH."""
     from guard.protection import targets
     from guard.protection.readonly import SHELL_TOOLS, command_text
 
@@ -206,6 +234,9 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
         if problem:
             return problem
     command = command_text(tool_input) if tool in SHELL_TOOLS else None
+    planted = _planted(command, cwd, env) if command is not None else None
+    if planted:
+        return planted
     if _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
         for root in [cwd, *(w for w in words if not w.startswith("-"))]:
             problem = _above_guarded(root, cwd, protected)
@@ -223,8 +254,9 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
         return None
     from guard.protection.readonly import prove
 
-    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), os.environ if env is None else env)
-    if not proof.proven or _guarded(payload, spec) is not None:
+    env = os.environ if env is None else env
+    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), env)
+    if not proof.proven or _guarded(payload, spec, env) is not None:
         return None
     return HookResult(id=spec.id, type="smart", decision="allow", reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
                       tier=TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": LANE})

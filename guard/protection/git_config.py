@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import stat
 from collections.abc import Mapping
 
 __all__ = ["MAX_FILE", "git_problem"]
@@ -130,13 +132,13 @@ class _Unreadable(Exception):
 def _read(path: str) -> str | None:
     """A small text file's content, or None when there is none; :class:`_Unreadable` when it is too large or not text."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a folder, or a fifo that would hang the hook
+            raise _Unreadable(f"{path} is not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if os.path.isdir(path):
-            raise _Unreadable(f"{path} is a folder") from exc
         raise _Unreadable(f"{path} cannot be read") from exc
     if len(data) > MAX_FILE:
         raise _Unreadable(f"{path} is larger than {MAX_FILE} bytes")
@@ -298,9 +300,9 @@ def _repository_problem(work_tree: str, git_dir: str) -> str | None:
     if hooks:
         return f"{git_dir}/hooks/{sorted(hooks)[0]} is a hook git may run"
     try:
-        size = os.path.getsize(os.path.join(git_dir, "index"))
-        if size > _MAX_INDEX:
-            return f"{git_dir}/index is larger than {_MAX_INDEX} bytes"
+        info = os.stat(os.path.join(git_dir, "index"))
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_INDEX:
+            return f"{git_dir}/index is not a regular file of at most {_MAX_INDEX} bytes"
         with open(os.path.join(git_dir, "index"), "rb") as handle:
             if _GITLINK in handle.read():
                 return f"{git_dir}/index may hold a submodule"
@@ -321,8 +323,11 @@ def git_problem(cwd: str, env: Mapping[str, str]) -> str | None:
         return f"{variable} is set"
     homes = dict.fromkeys(h for h in (env.get("HOME"), os.path.expanduser("~")) if h)
     xdg = [env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config") for home in homes]
+    program = shutil.which("git", path=env.get("PATH", os.defpath))
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(program))) if program else "/usr"
+    systems = dict.fromkeys((*_SYSTEM_CONFIGS, os.path.join(prefix, "etc", "gitconfig")))  # git's own $(prefix)/etc
     try:
-        for path in (*_SYSTEM_CONFIGS, *(os.path.join(x, "git", "config") for x in xdg), *(os.path.join(h, ".gitconfig") for h in homes)):
+        for path in (*systems, *(os.path.join(x, "git", "config") for x in xdg), *(os.path.join(h, ".gitconfig") for h in homes)):
             problem = _config_problem(path)
             if problem:
                 return problem
@@ -336,3 +341,5 @@ def git_problem(cwd: str, env: Mapping[str, str]) -> str | None:
         return _repository_problem(*found) if found else None
     except _Unreadable as exc:
         return str(exc)
+    except OSError as exc:
+        return f"{exc.filename or cwd} cannot be read"
