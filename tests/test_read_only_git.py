@@ -72,6 +72,7 @@ ATTACKS: dict[str, Callable[[Path], None]] = {
     "an include": lambda r: _append(r / ".git/config", "[include]\n\tpath = ../evil.cfg\n"),
     "an includeIf": lambda r: _append(r / ".git/config", '[includeIf "gitdir:/"]\n\tpath = ../evil.cfg\n'),
     "an unknown section": lambda r: _append(r / ".git/config", "[submodule]\n\trecurse = true\n"),
+    "a pretty format that checks signatures": lambda r: _append(r / ".git/config", "[pretty]\n\tsig = %G?\n"),
     "a config this reader cannot parse": lambda r: _append(r / ".git/config", '[core]\n\teditor = "vi\n'),
     "a diff driver in .gitattributes": lambda r: _append(r / ".gitattributes", "*.py diff=evil\n"),
     "a filter in info/attributes": lambda r: _append(r / ".git/info/attributes", "* filter=evil\n"),
@@ -111,6 +112,7 @@ def test_a_git_file_or_an_invalid_git_folder_is_not_a_layout_the_lane_knows(repo
     "git diff -U --output=out.txt",
     "git diff --ext-diff",
     "git log -p --textconv",
+    "git log --format=%G?",  # checks each commit's signature with gpg
 ])
 def test_options_and_moves_that_run_a_program_are_judged(repo: Path, stub: StubServer, command: str) -> None:
     assert hook(repo, stub, command) == "deny"

@@ -66,7 +66,6 @@ _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "column": (_ANY, frozenset()),
     "advice": (_ANY, frozenset()),
     "alias": (_ANY, frozenset()),  # an alias never shadows a built-in subcommand
-    "pretty": (_ANY, frozenset()),
     "log": (frozenset({"date", "decorate", "abbrevcommit", "follow", "showroot", "mailmap", "excludedecoration", "graphcolors",
                        "diffmerges", "initialdecorationset"}), frozenset()),
     "diff": (frozenset({"renames", "renamelimit", "algorithm", "mnemonicprefix", "noprefix", "relative", "colormoved", "colormovedws",

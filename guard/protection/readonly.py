@@ -220,6 +220,12 @@ _FIND_PRIMARIES = {
                      "-not", "!", "-a", "-and", "-o", "-or", "(", ")", ",", "-depth", "-mount", "-xdev", "-follow", "-nouser",
                      "-nogroup", "-daystart", "-noleaf", "-quit", "-L", "-H", "-P"), 0),
 }
+def _no_signature(args: list[str]) -> str | None:
+    """A ``%G…`` placeholder of ``git log --format`` runs gpg to check a commit's signature (refused in any word: a format
+    may stand apart from its option)."""
+    return "a %G placeholder runs gpg" if any("%G" in a for a in args) else None
+
+
 #: git subcommands that read, with the options known to be safe (``-c``, ``--output``, ``--ext-diff``, ``--textconv``, a
 #: pager, ``--show-signature`` (gpg) … are not). What the repository's config, hooks and attributes may make git run
 #: is :mod:`guard.protection.git_config`'s to prove, when the call is decided.
@@ -229,7 +235,7 @@ _GIT_LOG = _Program("pqsuwbnzMC", "nSGUL", _longs(
     "no-color raw summary full-index check minimal patience histogram relative source topo-order date-order "
     "no-abbrev-commit exit-code quiet no-renames find-renames binary pretty"),
     _longs("format pretty author committer since until after before grep max-count skip date unified color word-diff "
-           "abbrev diff-filter relative find-renames stat decorate"), numeric=True, detached=False)
+           "abbrev diff-filter relative find-renames stat decorate"), numeric=True, check=_no_signature, detached=False)
 _GIT: dict[str, _Program] = {
     "log": _GIT_LOG,
     "show": _GIT_LOG,
