@@ -5,7 +5,8 @@ pushing or uploading). A ``PreToolUse`` call is then allowed without a model cal
 :func:`guard.protection.readonly.prove` proves it only reads, every path it names is inside
 the project (the event's ``cwd``; never the root or the home folder), none is protected
 (the hook's ``paths``: what the self-protection rule guards, and the event's own project
-settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …). Whatever is
+settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …); a ``git diff`` /
+``show`` / ``grep`` / ``log -p`` reads the whole tree, like ``grep -r``. Whatever is
 not proven goes to the judge as before. The result says where it came from:
 ``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
 the audit log and ``guard view``.
@@ -38,9 +39,13 @@ _SENSITIVE_NAMES = frozenset(
 _SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
                        "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
-#: Proven reads the lane still leaves to the judge: they print the environment's secrets, or run what a
-#: repository's own config names (``core.fsmonitor``, ``diff.external``, textconv drivers), which the agent can write.
-_NOT_IN_LANE = frozenset({"env", "printenv", "git"})
+#: Proven reads the lane still leaves to the judge: they print the environment's secrets.
+_NOT_IN_LANE = frozenset({"env", "printenv"})
+#: git subcommands that print contents from anywhere in the tree (a diff, a patch, a search), read like ``grep -r``;
+#: the options that make a diff print only names and counts.
+_GIT_CONTENTS = frozenset({"diff", "show", "grep"})
+_GIT_PATCH = re.compile(r"^-(?:p|u|U\d*|L.*)$|^--(?:patch|unified|word-diff|full-diff)(?:=.*)?$")
+_GIT_SUMMARY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--no-patch", "-s", "--quiet"})
 #: Programs and tools that read a whole tree (their root defaults to the working directory).
 _TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob", "search_file_content", "grep_search", "file_search",
                            "find_file", "glob_tool", "read_many_files"})
@@ -49,6 +54,8 @@ _GLOB = re.compile(r"[*?\[]")
 #: Programs whose first operand is a pattern or a script unless an option gives it.
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed"})
 _PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file", "--expression")
+#: bash builtins among the reading programs: PATH is not searched for them.
+_BUILTINS = frozenset({"echo", "printf", "pwd", "true", "false", ":", "cd", "test", "[", "type"})
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -88,6 +95,53 @@ def _operands(command: str) -> list[str] | None:
                 texts = [t for i, t in enumerate(texts) if i != first]
             words += texts + [r.target.text for r in part.redirects]
     return words
+
+
+def _git_reads_contents(command: str) -> bool:
+    """Whether a ``git`` command of the line prints files' contents from the whole tree: ``git diff``, ``git show``, ``git grep``,
+    ``git log -p`` (not ``git diff --stat``, ``git log --oneline``, ``git status``: names and counts)."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return True
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            texts = [w.text for w in part.words]
+            if not texts or os.path.basename(texts[0]) != "git":
+                continue
+            args = [t for t in texts[1:] if t not in ("--no-pager", "-P", "--no-optional-locks")]
+            sub, options = (args[0], args[1:]) if args else ("", [])
+            patch = any(_GIT_PATCH.match(o) for o in options)
+            if (sub in _GIT_CONTENTS and (patch or not _GIT_SUMMARY & set(options))) or (sub == "log" and patch):
+                return True
+    return False
+
+
+def _planted(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """Why a program the line runs may be one the agent wrote: PATH finds it in the project or the home folder
+    (an activated ``.venv/bin``, ``~/.local/bin``), or through a relative PATH entry."""
+    import shutil
+
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return "the command cannot be read"
+    path = env.get("PATH", os.defpath)
+    homes = [h.rstrip("/") + "/" for h in (env.get("HOME"), os.path.expanduser("~")) if h and h != "/"]
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            head = part.words[0].text if part.words else ""
+            found = None if not head or "/" in head or head in _BUILTINS else shutil.which(head, path=path)
+            if found is None:
+                continue  # a builtin, a system path the prover allowed, or nothing to run
+            real = os.path.realpath(found)
+            if not os.path.isabs(found) or real.startswith((cwd.rstrip("/") + "/", os.path.realpath(cwd).rstrip("/") + "/", *homes)):
+                return f"{head} is {found}, a program the agent may have written"
+    return None
 
 
 def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
@@ -150,9 +204,11 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
-def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
-    """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential."""
+def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str]) -> str | None:
+    """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential,
+    or runs a program the agent may have put on PATH."""
     from guard.protection import targets
+    from guard.protection.readonly import SHELL_TOOLS, command_text
 
     tool_input = payload.get("tool_input")
     assert isinstance(tool_input, Mapping)
@@ -177,7 +233,11 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec) -> str | None:
         problem = _place(word, cwd, protected)
         if problem:
             return problem
-    if _reads_a_tree(tool, words):
+    command = command_text(tool_input) if tool in SHELL_TOOLS else None
+    planted = _planted(command, cwd, env) if command is not None else None
+    if planted:
+        return planted
+    if _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
         for root in [cwd, *(w for w in words if not w.startswith("-"))]:
             problem = _above_guarded(root, cwd, protected)
             if problem:
@@ -194,8 +254,9 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
         return None
     from guard.protection.readonly import prove
 
-    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), os.environ if env is None else env)
-    if not proof.proven or _guarded(payload, spec) is not None:
+    env = os.environ if env is None else env
+    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), env)
+    if not proof.proven or _guarded(payload, spec, env) is not None:
         return None
     return HookResult(id=spec.id, type="smart", decision="allow", reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
                       tier=TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": LANE})

@@ -12,6 +12,9 @@ never from what is known to be bad:
   options listed for it. An unknown program, an unknown option, a redirection
   to a file, a leading assignment (``PAGER=…``), a substitution (``$( )``,
   backticks, ``<( )``) or anything the shell reader cannot read is not proven.
+* ``git``'s reading subcommands, given the folder the call runs in, only when
+  :mod:`guard.protection.git_config` finds no config key, attribute, hook, submodule or
+  ``GIT_*`` variable there that makes git run a program.
 
 Options that run a program (``rg --pre``, ``sort --compress-program``, ``git -c``,
 ``find -exec``), write a file (``sort -o``, ``uniq IN OUT``, ``tree -o``, ``git
@@ -22,6 +25,7 @@ here at all. Standard library only: it runs on the ``guard hook`` fast path.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -53,6 +57,8 @@ READ_TOOLS = frozenset(
 #: Tools whose ``command`` (a string, or an argv list) is a shell command line.
 SHELL_TOOLS = frozenset({"bash", "run_shell_command", "shell", "local_shell", "exec_command", "container.exec", "exec"})
 _SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/")
+#: Keys of a shell tool's input that name the folder its command runs in (Gemini's ``directory``, Codex's ``workdir``).
+_FOLDER_KEYS = ("directory", "dir_path", "workdir", "cwd")
 #: Redirections that read, or write only to a standard stream or /dev/null.
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
@@ -62,10 +68,12 @@ class _Program(FrozenRecord):
 
     ``long_values`` take a value (``--opt=V`` or ``--opt V``); a name in both sets may stand alone or take ``=V``.
     ``numeric``: ``-20`` is allowed (head, tail, git log); ``max_operands``: more would be written to (``uniq IN OUT``);
-    ``any_args``: every argument is data (echo); ``check``: a last look at the arguments (sed's script, date's operand).
+    ``any_args``: every argument is data (echo); ``check``: a last look at the arguments (sed's script, date's operand);
+    ``detached``: a value may be the next argument. git's is never taken so: where git's value is optional
+    (``--pretty``, ``-U``), the next argument is an option to git, and it is checked as one.
     """
 
-    __slots__ = ("flags", "values", "long_flags", "long_values", "numeric", "max_operands", "any_args", "check")
+    __slots__ = ("flags", "values", "long_flags", "long_values", "numeric", "max_operands", "any_args", "check", "detached")
     flags: str
     values: str
     long_flags: frozenset[str]
@@ -74,10 +82,11 @@ class _Program(FrozenRecord):
     max_operands: int | None
     any_args: bool
     check: Callable[[list[str]], str | None] | None
+    detached: bool
 
     def __init__(self, flags: str = "", values: str = "", long_flags: frozenset[str] = frozenset(), long_values: frozenset[str] = frozenset(),
                  numeric: bool = False, max_operands: int | None = None, any_args: bool = False,
-                 check: Callable[[list[str]], str | None] | None = None) -> None:
+                 check: Callable[[list[str]], str | None] | None = None, detached: bool = True) -> None:
         self._assign(locals())
 
 
@@ -211,30 +220,39 @@ _FIND_PRIMARIES = {
                      "-not", "!", "-a", "-and", "-o", "-or", "(", ")", ",", "-depth", "-mount", "-xdev", "-follow", "-nouser",
                      "-nogroup", "-daystart", "-noleaf", "-quit", "-L", "-H", "-P"), 0),
 }
-#: git subcommands that read, with the options known to be safe (``-c``, ``--output``, ``--ext-diff``, a pager … are not).
+def _no_signature(args: list[str]) -> str | None:
+    """A ``%G…`` placeholder of ``git log --format`` runs gpg to check a commit's signature (refused in any word: a format
+    may stand apart from its option)."""
+    return "a %G placeholder runs gpg" if any("%G" in a for a in args) else None
+
+
+#: git subcommands that read, with the options known to be safe (``-c``, ``--output``, ``--ext-diff``, ``--textconv``, a
+#: pager, ``--show-signature`` (gpg) … are not). What the repository's config, hooks and attributes may make git run
+#: is :mod:`guard.protection.git_config`'s to prove, when the call is decided.
 _GIT_LOG = _Program("pqsuwbnzMC", "nSGUL", _longs(
     "oneline stat shortstat numstat name-only name-status graph all decorate no-decorate no-merges merges reverse "
     "abbrev-commit patch no-patch follow first-parent cached staged ignore-all-space ignore-space-change word-diff color "
     "no-color raw summary full-index check minimal patience histogram relative source topo-order date-order "
-    "show-signature no-abbrev-commit exit-code quiet no-renames find-renames binary"),
+    "no-abbrev-commit exit-code quiet no-renames find-renames binary pretty"),
     _longs("format pretty author committer since until after before grep max-count skip date unified color word-diff "
-           "abbrev diff-filter relative find-renames stat decorate"), numeric=True)
+           "abbrev diff-filter relative find-renames stat decorate"), numeric=True, check=_no_signature, detached=False)
 _GIT: dict[str, _Program] = {
     "log": _GIT_LOG,
     "show": _GIT_LOG,
     "diff": _GIT_LOG,
-    "status": _Program("sbuvz", "u", _longs("short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash"),
-                       _longs("porcelain untracked-files ignored")),
+    "status": _Program("sbvz", "u", _longs("short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash"),
+                       _longs("porcelain untracked-files ignored"), detached=False),
     "branch": _Program("arvl", long_flags=_longs("all remotes list show-current verbose no-color merged no-merged"),
-                       long_values=_longs("sort format"), check=_no_operands),
+                       long_values=_longs("sort format"), check=_no_operands, detached=False),
     "rev-parse": _Program("q", long_flags=_longs("show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir show-prefix"),
-                          long_values=_longs("short abbrev-ref")),
-    "ls-files": _Program("cdmoiskuvtz", "x", _longs("cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch"), _longs("exclude")),
-    "blame": _Program("lstwefnpc", "L", _longs("show-name show-number porcelain line-porcelain root show-stats"), _longs("date")),
+                          long_values=_longs("short abbrev-ref"), detached=False),
+    "ls-files": _Program("cdmoiskuvtz", "x", _longs("cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch"),
+                         _longs("exclude"), detached=False),
+    "blame": _Program("lstwefnpc", "L", _longs("show-name show-number porcelain line-porcelain root show-stats"), _longs("date"), detached=False),
     "remote": _Program("v", long_flags=_longs("verbose"), check=_no_operands),
     "shortlog": _Program("nse", long_flags=_longs("numbered summary email")),
-    "grep": _Program("EFGPiywxvclLoqsbnhHz", "ABCefm", _longs(_COMMON_GREP + " cached untracked no-index full-name"),
-                     _longs("regexp file max-count after-context before-context context max-depth color")),
+    "grep": _Program("EFGPiywxvclLoqsbnhHz", "ABCefm", _longs(_COMMON_GREP.removesuffix(" help version") + " cached untracked no-index full-name"),
+                     _longs("regexp file max-count after-context before-context context max-depth color"), detached=False),
 }
 
 
@@ -265,7 +283,7 @@ def _options(program: _Program, args: list[str]) -> str | None:
         if arg.startswith("--"):
             name, eq, _ = arg.partition("=")
             if name in program.long_values and not eq and name not in program.long_flags:
-                i += 1
+                i += program.detached
             elif not ((eq and name in program.long_values) or (not eq and name in program.long_flags)):
                 return f"the option {arg} is not known to be safe"
             continue
@@ -273,7 +291,7 @@ def _options(program: _Program, args: list[str]) -> str | None:
             continue
         for position, letter in enumerate(arg[1:], start=1):
             if letter in program.values:
-                i += position == len(arg) - 1  # its value is the next argument
+                i += program.detached and position == len(arg) - 1  # its value is the next argument
                 break
             if letter not in program.flags:
                 return f"the option {arg} is not known to be safe"
@@ -348,8 +366,13 @@ def prove_command(command: Command) -> Proof:
     return Proof(False, f"{name}: {problem}") if problem else Proof(True, f"{name} with known-safe options only reads")
 
 
-def prove_script(text: str) -> Proof:
-    """Whether a shell command line is a list or pipeline of commands that each only read."""
+def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Proof:
+    """Whether a shell command line is a list or pipeline of commands that each only read.
+
+    Given the folder it runs in (and the hook's ``env``), a ``git`` command is proven only when nothing there makes git
+    run a program (:func:`guard.protection.git_config.git_problem`), and when no ``cd`` moves it to another repository.
+    Without one, git's options alone are checked (self-protection, which only asks whether a protected file is written).
+    """
     if len(text) > MAX_COMMAND:
         return Proof(False, f"the command is larger than {MAX_COMMAND} bytes")
     try:
@@ -363,6 +386,15 @@ def prove_script(text: str) -> Proof:
             if not proof.proven:
                 return proof
             names.append(command.words[0].text if command.words else "<")
+    programs = {_program(name) for name in names}
+    if cwd is not None and "git" in programs:
+        if "cd" in programs:
+            return Proof(False, "git after a cd: the repository it reads is not the one checked")
+        from guard.protection.git_config import git_problem
+
+        problem = git_problem(cwd, {} if env is None else env)
+        if problem:
+            return Proof(False, f"git may run a program: {problem}")
     return Proof(True, f"every command only reads ({', '.join(dict.fromkeys(names)) or 'empty'})")
 
 
@@ -382,7 +414,7 @@ def command_text(tool_input: Mapping[str, Any]) -> str | None:
 
 
 def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> Proof:
-    """Whether the call ``tool_name(tool_input)`` only reads. ``cwd`` and ``env`` are the hook's (kept for callers that refine)."""
+    """Whether the call ``tool_name(tool_input)`` only reads, run in ``cwd`` with the hook's ``env`` (what git would read there)."""
     name = tool_name.lower()
     if name in READ_TOOLS:
         return Proof(True, f"{tool_name} is a built-in read tool")
@@ -390,5 +422,6 @@ def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
         command = command_text(tool_input)
         if command is None:
             return Proof(False, f"{tool_name} has no command to read")
-        return prove_script(command)
+        folder = next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
+        return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env)
     return Proof(False, f"{tool_name} is not a known read-only tool")

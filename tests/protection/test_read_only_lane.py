@@ -82,7 +82,7 @@ def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_conf
     "grep -rn TODO .",  # a recursive read of a tree that holds guard.yaml
     "cd .claude && cat settings.json",  # the client's hook settings, reached through cd
     "cd && cat notes.txt",  # cd alone goes home
-    "git status",  # the repository's own config can name programs to run (core.fsmonitor)
+    "git -c core.fsmonitor=./x.sh status",  # git's config can name programs to run (tests/test_read_only_git.py)
     "printenv",  # prints the environment's secrets
     "cat guard.yaml",  # guard's config: protected
     "cat .claude/settings.json",  # the client's hook settings: protected
@@ -184,3 +184,18 @@ def test_guard_eval_scores_the_lane_as_a_tier_of_its_own(isolated_home: Path, st
     [lane] = [s for s in variant.slices if s.kind == "tier"]
     assert (lane.name, lane.cases, lane.binary.fn) == ("read_only", 3, 1)  # the lane was wrong once: a case labeled deny it allowed
     assert "| tier | read_only | 3 |" in (isolated_home / "out" / "report.md").read_text()
+
+
+def test_a_reading_program_the_agent_put_on_path_is_judged(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An activated project venv puts ``.venv/bin`` first on PATH: a ``cat`` the agent wrote there is not the system's."""
+    write_config(config())
+    planted = isolated_home / ".venv" / "bin" / "cat"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("#!/bin/sh\nid\n")
+    planted.chmod(0o755)
+    (isolated_home / "notes.txt").write_text("hi\n")
+    monkeypatch.setenv("PATH", f"{planted.parent}{os.pathsep}{os.environ['PATH']}")
+    assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, "cat notes.txt"))) == "deny"
+    assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, "head -n 1 notes.txt"))) == "allow"  # the system's head
+    assert stub.calls == 1
