@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_read_only_lane import config, decision, guard, stub, tool_call  # noqa: F401 (stub: a fixture)
+from test_read_only_lane import config, decision, guard, pytestmark, tool_call  # noqa: F401 (pytestmark: the stub's answers)
 
 from guard.protection.git_config import MAX_FILE, git_problem
 from guard.testing.openai_stub import StubServer
