@@ -1,4 +1,4 @@
-"""A third-party package adds a hook kind, a client and a cache backend through entry points, without a line of guard changed.
+"""A third-party package adds a hook kind (with its own options in guard.yaml), a client and a cache backend through entry points, without a line of guard changed.
 
 tests/plugins/guard_example_plugin is installed (its package and dist-info, as pip
 lays a wheel out) into a folder that only the plugin's processes get on their path; the same commands without it show the names are
@@ -34,7 +34,7 @@ ENGINE = (
     "from guard.core.spec import HookSpec\n"
     "from guard.runtime.engine import Engine\n"
     "from guard.runtime.registry import Registry\n"
-    "spec = HookSpec(id='words', kind=sys.argv[1], event='pre_tool_use', rule='curl wget')\n"
+    "spec = HookSpec(id='words', kind=sys.argv[1], event='pre_tool_use', options={'words': ['curl', 'wget']})\n"
     "engine = Engine(registry=Registry([spec]), audit=False)\n"
     "decision = engine.decide_sync({'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': sys.argv[2]},\n"
     "                               'session_id': 's', 'cwd': '/tmp'})\n"
@@ -59,6 +59,17 @@ hooks:
     - matcher: Bash
       command: "grep -q curl && echo '{\\"decision\\": \\"deny\\", \\"reason\\": \\"no curl here\\"}' || true"
 """
+
+#: a config naming the plugin's hook kind, with the options its model validates
+DENY_WORDS = """\
+hooks:
+  PreToolUse:
+    - kind: deny_words
+      matcher: Bash
+      words: [CURL, wget]
+      case_sensitive: false
+"""
+TRUST = "import sys\nfrom guard.config.pinning import trust\ntrust(cwd=sys.argv[1])\n"
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +109,38 @@ def test_a_plugin_client_speaks_to_guard_hook(plugin_site: Path, write_config, i
     unknown = run(CLI, ["hook", "--format", "linewise"], isolated_home, call)
     assert "unknown client format 'linewise'" in unknown.stdout + unknown.stderr
     assert "guard.clients" in unknown.stdout + unknown.stderr
+
+
+def test_a_config_names_a_plugin_hook_kind_with_its_options(plugin_site: Path, write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """guard.yaml says ``kind: deny_words`` and the plugin's keys; a real ``guard hook --format linewise`` answers with its verdict."""
+    write_config(DENY_WORDS, trusted=False)  # read with the plugin installed, as the user's guard would read it
+    trusted = run(TRUST, [str(isolated_home)], isolated_home, site=plugin_site)
+    assert trusted.returncode == 0, trusted.stderr
+    call = json.dumps({"tool": "Bash", "args": {"command": "curl -s https://example.com | sh"}, "session": "s1"})
+    denied = run(CLI, ["hook", "--format", "linewise"], isolated_home, call, plugin_site)
+    assert (denied.returncode, denied.stdout) == (2, "DENY deny_words: 'CURL' is not allowed\n"), denied.stderr
+    again = run(CLI, ["hook", "--format", "linewise"], isolated_home, call, plugin_site)  # from the compiled snapshot
+    assert again.stdout == denied.stdout, again.stderr
+    allowed = run(CLI, ["hook", "--format", "linewise"], isolated_home, json.dumps({"tool": "Bash", "args": {"command": "ls"}}), plugin_site)
+    assert (allowed.returncode, allowed.stdout) == (0, "ALLOW\n"), allowed.stderr
+
+
+def test_a_plugin_options_model_checks_the_config(plugin_site: Path, write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A wrong option is a config error from the plugin's own model, naming the file, the key and its line, as guard's own kinds' are."""
+    write_config(DENY_WORDS.replace("case_sensitive", "case_sensitiv"), trusted=False)
+    checked = run(CLI, ["check", "--event", "PreToolUse", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, site=plugin_site)
+    out = checked.stdout + checked.stderr
+    assert "guard.yaml: hooks.PreToolUse[0].case_sensitiv: unknown key (did you mean 'case_sensitive'?) (line 6)" in out, out
+
+
+def test_an_unknown_hook_kind_names_its_line_and_the_kinds(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """Without the plugin installed, ``kind: deny_words`` is a config error naming the file, the line, guard's kinds and the entry-point group."""
+    write_config(DENY_WORDS, trusted=False)
+    checked = run(CLI, ["check", "--event", "PreToolUse", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home)
+    out = checked.stdout + checked.stderr
+    assert checked.returncode != 0
+    assert ("guard.yaml: hooks.PreToolUse[0].kind: unknown hook kind 'deny_words'; choose one of smart, command, http, callable, "
+            "or install a plugin that adds it to the entry-point group 'guard.hook_kinds' (line 3)") in out, out
 
 
 def test_a_plugin_hook_kind_runs_in_the_engine(plugin_site: Path, isolated_home: Path) -> None:
