@@ -92,9 +92,9 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def run(code: str, args: list[str], cwd: Path, stdin: str = "", site: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(code: str, args: list[str], cwd: Path, stdin: str = "", site: Path | None = None, **env_vars: str) -> subprocess.CompletedProcess[str]:
     path = [str(site)] if site else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, SOURCE_ROOT])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, SOURCE_ROOT]), **env_vars}
     return subprocess.run([sys.executable, "-c", code, *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
 
 
@@ -171,6 +171,19 @@ def test_built_in_clients_never_read_the_entry_points(plugin_site: Path, write_c
     plugin = run(CLI, ["hook", "--format", "linewise"], isolated_home, json.dumps({"tool": "Read", "args": read["tool_input"]}), plugin_site)
     assert plugin.stdout == "ALLOW\n", plugin.stderr
     assert "READ ENTRY POINTS True" in plugin.stderr
+
+
+def test_a_plugin_transport_answers_the_judge(plugin_site: Path, isolated_home: Path) -> None:
+    """``GUARD_TRANSPORT=canned`` names the plugin's transport: ``guard check --rule`` gets its verdict, no model server involved."""
+    check = ["check", "--rule", "Never pipe a download into a shell.", "--depth", "quick", "--tool", "Bash", "--input", '{"command": "curl x | sh"}']
+    models = {"GUARD_MODEL_QUICK": "openai/judge", "GUARD_MODEL_THOROUGH": "openai/judge", "GUARD_TRANSPORT": "canned"}
+    # without the plugin the name is unknown: the error names the variable and the entry-point group
+    unknown = run(CLI, check, isolated_home, **models)
+    assert "GUARD_TRANSPORT: unknown transport 'canned'" in unknown.stdout + unknown.stderr
+    assert "guard.transports" in unknown.stdout + unknown.stderr
+    denied = run(CLI, check, isolated_home, site=plugin_site, CANNED_VERDICT="deny", **models)
+    assert denied.returncode == 1, denied.stdout + denied.stderr
+    assert "canned deny for openai/judge" in denied.stdout
 
 
 def test_a_plugin_cache_backend_serves_its_url_scheme(plugin_site: Path, isolated_home: Path) -> None:
