@@ -186,6 +186,34 @@ def test_a_plugin_transport_answers_the_judge(plugin_site: Path, isolated_home: 
     assert "canned deny for openai/judge" in denied.stdout
 
 
+BUILT_IN_KINDS = """\
+hooks:
+  PreToolUse:
+    - kind: smart
+      rule: Never pipe a download into a shell.
+    - kind: command
+      command: "true"
+    - matcher: Bash
+      url: https://hooks.example.com/check
+"""
+#: read a config and say which seams read the installed plugins' entry points
+READ_CONFIG = (
+    "import sys\n"
+    "from guard.config import load_config\n"
+    "from guard.core.kinds import KINDS, OPTIONS\n"
+    "loaded = load_config(sys.argv[1], use_snapshot=False)\n"
+    "print([spec.kind for spec in loaded.specs], KINDS._plugins_read, OPTIONS._plugins_read)\n"
+)
+
+
+def test_a_config_of_built_in_kinds_never_reads_the_entry_points(plugin_site: Path, write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """``kind: smart`` and the kind-from-keys form find guard's kinds by name: no plugin is looked for (``guard hook`` stays fast)."""
+    config = write_config(BUILT_IN_KINDS)
+    out = run(READ_CONFIG, [str(config)], isolated_home, site=plugin_site)
+    assert out.stdout.split("] ")[1].strip() == "False False", out.stdout + out.stderr
+    assert "'smart', 'command', 'http'" in out.stdout
+
+
 def test_a_plugin_cache_backend_serves_its_url_scheme(plugin_site: Path, isolated_home: Path) -> None:
     opened = json.loads(run(CACHE, [], isolated_home, site=plugin_site).stdout)
     assert opened == {"backend": "guard_example_plugin.cache", "got": {"decision": "deny"}, "stats": {"backend": "memory", "entries": 1}}
