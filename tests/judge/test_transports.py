@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from judge_fixtures import FAST_RETRY, bash_event, context, smart_spec
+from fixtures.judge import FAST_RETRY, bash_event, context, smart_spec
 
 from guard.core.errors import ConfigError, JudgeUnavailable
 from guard.core.events.model import parse_event
