@@ -3,73 +3,33 @@
 guard.yaml, a Claude Code ``settings.json`` and SKILL.md frontmatter all end
 here, so a hook means the same thing wherever it is written. Validation errors
 name the file and the key path (``guard.yaml: hooks.PreToolUse[1].timeout``).
+
+An entry is the keys every hook has plus its kind's options
+(:mod:`guard.config.kind_options`). ``kind: NAME`` names the kind, guard's own or
+a plugin's (:mod:`guard.core.kinds`), and the kind's options model reads the rest;
+without it the kind follows from the keys, as configs have always said it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ValidationError, model_validator
 
+from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, builtin_fields, spec_fields
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError
+from guard.core.kinds import KINDS, OPTIONS
 from guard.core.spec import FailureMode, HookKind, HookSpec, Source
-from guard.runtime.matching import validate_matcher, validate_tools
 
 __all__ = ["HookEntry", "spec_from_entry"]
 
+#: The keys every hook has, whatever its kind (``kind`` names it).
+COMMON_KEYS = frozenset({*CommonFields.model_fields, "kind"})
 
-class HookEntry(BaseModel):
-    """The keys a hook entry may carry; exactly one of rule / command / url / callable / prompt."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    id: str | None = None
-    matcher: str | None = None
-    tools: str | list[str] | None = None
-    rule: str | None = None
-    prompt: str | None = None
-    command: str | None = None
-    script: str | None = None  # SKILL.md spelling of command
-    url: str | None = None
-    callable: str | None = None
-    depth: Literal["quick", "thorough", "auto"] = "auto"
-    model: str | None = None
-    failure_mode: Literal["fail_open", "fail_closed"] | None = None
-    timeout: float = Field(default=10.0, ge=1, le=600)
-    confidence_threshold: float = Field(default=0.7, ge=0, le=1)
-    secret: str | None = None
-    fire_and_forget: bool = False
-    headers: dict[str, str] = Field(default_factory=dict)
-    cache_ignore: list[str] = Field(default_factory=list)
-    cache_keep: list[str] = Field(default_factory=list)
-    context: Literal["event", "request", "session"] = "event"
-    skip_read_only: bool = False
-    mode: Literal["enforce", "shadow"] = "enforce"
-    final: bool | None = None
-
-    @field_validator("matcher")
-    @classmethod
-    def _matcher(cls, value: str | None) -> str | None:
-        problem = validate_matcher(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("tools")
-    @classmethod
-    def _tools(cls, value: str | list[str] | None) -> str | list[str] | None:
-        problem = validate_tools(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("callable")
-    @classmethod
-    def _target(cls, value: str | None) -> str | None:
-        if value is not None and (value.count(":") != 1 or not all(value.split(":"))):
-            raise ValueError("callable must be 'module:function'")
-        return value
+class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFields):  # fields listed common first
+    """An entry without ``kind:``: every built-in kind's keys, exactly one of rule / command / url / callable / prompt."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> HookEntry:
@@ -93,6 +53,43 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
+def _validated(model: type[BaseModel], data: dict[str, Any], file: str, key: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(error_message(first, model), file=file, key=key + _key_path(first["loc"])) from exc
+
+
+def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonFields, str, BaseModel | None]:
+    """An entry with ``kind: NAME``: its common keys, the kind, and its options as the kind's model read them.
+
+    Only a name guard does not know reads the installed plugins' entry points.
+    """
+    kind = entry["kind"]
+    if not isinstance(kind, str) or not KINDS.known(kind):
+        choices = ", ".join(name for name in KINDS.names() if name != "protect")
+        raise ConfigError(f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
+                          f"the entry-point group {KINDS.group!r}", file=file, key=f"{key}.kind")
+    common = _validated(CommonFields, {k: v for k, v in entry.items() if k in COMMON_KEYS and k != "kind"}, file, key)
+    options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
+    model = OPTIONS.load(kind) if OPTIONS.known(kind) else None
+    if model is None:
+        if options:
+            raise ConfigError(f"unknown key: hook kind {kind!r} takes no options", file=file, key=f"{key}.{next(iter(options))}")
+        return common, kind, None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ConfigError(f"hook kind {kind!r}: its options ({OPTIONS.group}) must be a pydantic model, got {model!r}", file=file, key=f"{key}.kind")
+    import difflib  # a common key mistyped reads as an option the kind does not have
+
+    for name in options.keys() - model.model_fields.keys():
+        close = difflib.get_close_matches(name, COMMON_KEYS, n=1, cutoff=0.6)
+        if close:
+            raise ConfigError(f"unknown key (did you mean {close[0]!r}?)", file=file, key=f"{key}.{name}")
+    validated: BaseModel = _validated(model, options, file, key)
+    return common, kind, validated
+
+
 def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, index: int, workdir: str | None = None) -> HookSpec:
     """Validate one hook entry declared at ``origin`` (``file: key.path``) and build its spec.
 
@@ -104,40 +101,33 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
     file, _, key = origin.partition(": ")
     if not isinstance(entry, dict):
         raise ConfigError(f"a hook entry must be a mapping, got {type(entry).__name__}", file=file, key=key)
-    try:
-        parsed = HookEntry.model_validate(entry)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(error_message(first, HookEntry), file=file, key=key + _key_path(first["loc"])) from exc
-    kind = parsed.kind()
-    tools = parsed.tools
+    common: CommonFields
+    fields: dict[str, Any]
+    options: dict[str, Any] = {}
+    if "kind" in entry:
+        common, kind, validated = _named_kind(entry, file, key)
+        if kind in OPTIONS.builtins and validated is not None:  # guard's own kinds keep their options in HookSpec's named fields
+            fields = spec_fields(kind, validated)
+        else:
+            fields, options = {}, validated.model_dump(mode="json") if validated is not None else {}
+    else:
+        parsed = _validated(HookEntry, entry, file, key)
+        common, kind, fields = parsed, parsed.kind(), builtin_fields(parsed)
+    tools = common.tools
     default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
     return HookSpec(
-        id=parsed.id or f"{event}[{index}]",
+        id=common.id or f"{event}[{index}]",
         kind=kind,
         event=event,
-        matcher=parsed.matcher,
+        matcher=common.matcher,
         tools=(tools,) if isinstance(tools, str) else (tuple(tools) if tools else None),
-        timeout=parsed.timeout,
-        failure_mode=parsed.failure_mode or default_failure,
+        timeout=common.timeout,
+        failure_mode=common.failure_mode or default_failure,
         source=source,
         origin=origin,
         workdir=workdir,
-        rule=parsed.rule,
-        prompt=parsed.prompt,
-        depth=parsed.depth,
-        model=parsed.model,
-        confidence_threshold=parsed.confidence_threshold,
-        cache_ignore=tuple(parsed.cache_ignore),
-        cache_keep=tuple(parsed.cache_keep),
-        context=parsed.context,
-        skip_read_only=parsed.skip_read_only,
-        command=parsed.command or parsed.script,
-        url=parsed.url,
-        secret=parsed.secret,
-        fire_and_forget=parsed.fire_and_forget,
-        headers=tuple(sorted(parsed.headers.items())),
-        target=parsed.callable,
-        mode=parsed.mode,
-        final=parsed.final,
+        mode=common.mode,
+        final=common.final,
+        options=options,
+        **fields,
     )

@@ -24,6 +24,7 @@ class Seam:
     def __init__(self, group: str, what: str, builtins: Mapping[str, str]) -> None:
         self.group = group
         self.what = what  # "hook kind", "client": for messages
+        self.builtins = frozenset(builtins)
         self._targets: dict[str, str] = {}
         self._plugins_read = False
         for name, target in builtins.items():

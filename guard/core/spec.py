@@ -6,12 +6,12 @@ events against hooks without loading pydantic or any hook implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_args
 
 from guard.core.record import FrozenRecord
 
-__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "Source"]
+__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "KindOptions", "Source"]
 
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
@@ -25,12 +25,55 @@ HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a JSON value (mappings and lists as tuples), for hashing options."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(key), _frozen(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+class KindOptions(Mapping[str, Any]):
+    """A kind's own options, as its options model validated them (JSON values): read-only, hashed by value.
+
+    A plugin's kind reads its settings here (``spec.options["words"]``); the compiled
+    snapshot stores them as they are, so running a hook never needs the options model.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values = dict(values or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __hash__(self) -> int:
+        return hash(_frozen(self._values))
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self) == dict(other) if isinstance(other, Mapping) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"KindOptions({self._values!r})"
+
+
 class HookSpec(FrozenRecord):
     """One hook: its kind, the event and tools it applies to, and its kind's settings.
 
     A frozen value like the dataclass it replaces (equal and hashed by every field
     but ``func``; :meth:`replace` makes changed copies).
 
+    ``kind`` is one of guard's :data:`HookKind` or a plugin's kind (:mod:`guard.core.kinds`);
+    ``options`` the kind's own settings as its options model validated them (what a
+    plugin's kind reads; guard's own kinds keep theirs in the named fields below).
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
     (1..600); ``origin`` the file (and key path) it was declared in, for messages;
@@ -55,10 +98,10 @@ class HookSpec(FrozenRecord):
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
         "skip_read_only", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
-        "mode", "final",
+        "mode", "final", "options",
     )
     id: str
-    kind: HookKind
+    kind: str
     event: str
     matcher: str | None
     tools: tuple[str, ...] | None
@@ -87,11 +130,12 @@ class HookSpec(FrozenRecord):
     scripts: tuple[tuple[str, str], ...] | None
     mode: HookMode
     final: bool | None
+    options: KindOptions
 
     def __init__(
         self,
         id: str,
-        kind: HookKind,
+        kind: str,
         event: str,
         matcher: str | None = None,
         tools: tuple[str, ...] | None = None,
@@ -120,7 +164,9 @@ class HookSpec(FrozenRecord):
         scripts: tuple[tuple[str, str], ...] | None = None,
         mode: HookMode = "enforce",
         final: bool | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        options = options if isinstance(options, KindOptions) else KindOptions(options)
         self._assign(locals())
 
     def _fields(self) -> tuple[str, ...]:
@@ -145,6 +191,10 @@ class HookSpec(FrozenRecord):
         for key in ("headers", "paths", "scripts"):
             if data[key] is not None:
                 data[key] = [list(pair) for pair in data[key]]
+        if self.options:  # left out when empty: a built-in hook's form (and what eval keys on) is as before
+            data["options"] = dict(self.options)
+        else:
+            del data["options"]
         return data
 
     @classmethod

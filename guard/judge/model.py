@@ -1,13 +1,12 @@
 """The one place guard talks to a model: ``acompletion`` of a transport, with retries inside a deadline.
 
-``openai/…`` models go through :mod:`guard.judge.openai_transport` (httpx,
-pooled connections per event loop); every other provider, or all of them under
-``GUARD_TRANSPORT=litellm``, through ``litellm.acompletion``.
-LiteLLM is imported here, lazily, the first time it is needed (it costs
-seconds and hundreds of MB, so nothing on the ``guard hook`` fast path may touch
-it). Before the import we pin its price map to the bundled copy (no network fetch)
-and switch its async transport to httpx so vcrpy cassettes can record and replay
-judge calls.
+Which transport calls a model is :mod:`guard.judge.transport`'s answer: ``openai/…``
+models go through :mod:`guard.judge.openai_transport` (httpx, pooled connections
+per event loop); every other provider, or all of them under
+``GUARD_TRANSPORT=litellm``, through :mod:`guard.judge.litellm_transport`; a
+plugin's under ``GUARD_TRANSPORT=NAME``. LiteLLM is imported lazily, the first
+time it is needed (it costs seconds and hundreds of MB, so nothing on the
+``guard hook`` fast path may touch it).
 
 Rate limits, 5xx, timeouts and connection errors are retried with exponential
 back-off and jitter, honouring ``Retry-After``, but never past the hook's
@@ -30,16 +29,17 @@ import re
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 from guard.judge import endpoint
 from guard.judge.key_redaction import redact_keys
-from guard.judge.reply_limit import ReplyTooLarge, cap_litellm, too_large
+from guard.judge.litellm_transport import load as _litellm
+from guard.judge.reply_limit import ReplyTooLarge, too_large
+from guard.judge.transport import TRANSPORTS, Transport, transport_for, transport_name
 
 __all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
 
@@ -105,30 +105,6 @@ class ModelReply:
         return data
 
 
-def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # no fetch from GitHub on the first anthropic/ call
-    os.environ.setdefault("DISABLE_AIOHTTP_TRANSPORT", "True")
-    # Pydantic notes about LiteLLM's own TypedDicts surface mid-call (schemas are built lazily);
-    # they are not the user's business. Re-applied on every call: filterwarnings is idempotent,
-    # and a caller's catch_warnings() (pytest's "error" filter) would otherwise shadow it.
-    warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # import-time notes, same reason
-        import litellm
-
-    litellm.suppress_debug_info = True
-    cap_litellm()
-    return litellm
-
-
-def _transport(model: str) -> Any:
-    """The module whose ``acompletion`` calls ``model``: the OpenAI transport, or LiteLLM."""
-    from guard.judge import openai_transport
-
-    return openai_transport if openai_transport.serves(model) else _litellm()
-
-
 async def load_client(models: Iterable[str], api_base: str | None = None) -> None:
     """Import the transports ``models`` need in a worker thread (once per process) without blocking the event loop.
 
@@ -137,11 +113,13 @@ async def load_client(models: Iterable[str], api_base: str | None = None) -> Non
     """
     from guard.judge import openai_transport
 
-    needed = {"httpx" if openai_transport.serves(route(model, api_base)) else "litellm" for model in models}
+    needed = {transport_name(route(model, api_base)) for model in models}
     if "litellm" in needed and "litellm" not in sys.modules:
         await asyncio.to_thread(_litellm)
-    if "httpx" in needed and "httpx" not in sys.modules:
+    if "openai" in needed and "httpx" not in sys.modules:
         await asyncio.to_thread(openai_transport.load)
+    for name in needed - TRANSPORTS.builtins:  # a plugin's transport says itself what loading means
+        await asyncio.to_thread(transport_for_name(name).load)
 
 
 #: The thread importing LiteLLM for :func:`preload`, while it runs.
@@ -157,13 +135,11 @@ def preload(models: Iterable[str], api_base: str | None = None) -> list[str]:
     through LiteLLM need it, and those wait for it in :func:`load_client` off the event loop.
     """
     global _loading
-    from guard.judge import openai_transport
-
     routed = sorted({route(model, api_base) for model in models})
-    slow = [model for model in routed if not openai_transport.serves(model)]
+    slow = [model for model in routed if transport_name(model) == "litellm"]
     for model in routed:
         if model not in slow:
-            openai_transport.load()
+            transport_for(model).load()
             response_mode(model)
     if slow and "litellm" not in sys.modules and _loading is None:
         _loading = threading.Thread(target=lambda: [response_mode(model) for model in slow], name="guard-load-litellm", daemon=True)
@@ -180,25 +156,22 @@ def client_status() -> dict[str, str]:
     return {"openai": "ready" if "httpx" in sys.modules else "not loaded", "litellm": litellm}
 
 
-@lru_cache(maxsize=256)
 def response_mode(model: str) -> str:
-    """json_schema where LiteLLM knows the model supports it, else json_object where allowed, else prompt.
+    """How ``model`` is asked for the verdict's shape: json_schema, json_object or prompt (its transport knows)."""
+    name = transport_name(model)
+    if name not in TRANSPORTS.builtins:  # a plugin's answer is its own to cache
+        return transport_for_name(name).response_mode(model)
+    return _response_mode(name, model)
 
-    Cached: LiteLLM's model-info lookups cost about a millisecond each, on every call.
-    """
-    from guard.judge import openai_transport
 
-    if openai_transport.serves(model):
-        return openai_transport.response_mode(model)
-    litellm = _litellm()
-    try:
-        if litellm.supports_response_schema(model=model):
-            return "json_schema"
-        if "response_format" in (litellm.get_supported_openai_params(model=model) or ()):
-            return "json_object"
-    except Exception:  # unknown provider or model: ask in the prompt only
-        pass
-    return "prompt"
+@lru_cache(maxsize=256)
+def _response_mode(transport: str, model: str) -> str:
+    """Cached: LiteLLM's model-info lookups cost about a millisecond each, on every call."""
+    return transport_for_name(transport).response_mode(model)
+
+
+def transport_for_name(name: str) -> Transport:
+    return cast(Transport, TRANSPORTS.load(name))
 
 
 def _status(exc: BaseException) -> int | None:
@@ -340,7 +313,7 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     return result
 
 
-def _cost(transport: Any, response: Any) -> float | None:
+def _cost(transport: Transport, response: Any) -> float | None:
     """The call's cost in USD; None when the model is not in LiteLLM's price map.
 
     The transport already priced the response (LiteLLM while logging it); computing it again costs milliseconds.
@@ -349,8 +322,11 @@ def _cost(transport: Any, response: Any) -> float | None:
     if "response_cost" in hidden:
         cost = hidden["response_cost"]
         return float(cost) if cost is not None else None
+    price = getattr(transport, "completion_cost", None)  # optional: LiteLLM prices a response it did not log
+    if price is None:
+        return None
     try:
-        cost = transport.completion_cost(completion_response=response)
+        cost = price(completion_response=response)
     except Exception:  # not in the price map
         return None
     return float(cost) if cost is not None else None
@@ -413,7 +389,7 @@ async def complete(
     response format with a bad-request error is asked again one mode weaker.
     """
     routed = route(model, api_base)
-    transport = _transport(routed)
+    transport = transport_for(routed)
     policy = policy or RetryPolicy()
     started = time.monotonic()
     budget = deadline - started

@@ -30,24 +30,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from guard.core.errors import ConfigError
 from guard.judge import endpoint, http11
 from guard.judge.reply_limit import read_capped
 
-__all__ = ["ROUTES", "acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
+__all__ = ["acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
-ROUTES = ("auto", "litellm")
 #: LiteLLM's local price map, beside its package (read, never imported).
 PRICE_MAP = "model_prices_and_context_window_backup.json"
 
 
 def serves(model: str) -> bool:
-    """Whether ``model`` takes this route: ``openai/…`` unless ``GUARD_TRANSPORT=litellm``."""
-    route = os.environ.get("GUARD_TRANSPORT", "auto").strip().lower() or "auto"
-    if route not in ROUTES:
-        raise ConfigError(f"unknown transport {route!r}; use one of {', '.join(ROUTES)}", key="GUARD_TRANSPORT")
-    return route == "auto" and model.startswith(PREFIX)
+    """Whether ``model`` takes this route: ``openai/…`` unless ``GUARD_TRANSPORT`` names another transport."""
+    from guard.judge.transport import transport_name
+
+    return transport_name(model) == "openai"
 
 
 class ProviderError(Exception):

@@ -112,6 +112,10 @@ def preflight(model: str, api_base: str | None, origin: str) -> None:
     """
     if api_base:
         return  # spoken to as OpenAI at that endpoint, whatever the prefix: the endpoint decides about keys
+    from guard.judge.transport import TRANSPORTS, transport_name
+
+    if transport_name(model) not in TRANSPORTS.builtins:
+        return  # a plugin's (or the test fake's) transport: what it needs is its own business, and its call will tell
     if not known_providers():
         return  # LiteLLM's files are not there to check against: the call will tell
     provider, prefix = _provider(model)

@@ -2,28 +2,20 @@
 
 The runtime builds hooks through this seam instead of importing ``guard.hooks``,
 so a no-match or cache-hit event never loads a hook implementation, and the
-layers stay one-way. guard's kinds are registered here; a package adds its own
-under the ``guard.hook_kinds`` entry-point group (``name = "module:HookClass"``,
-a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``), read only for a kind
-guard does not know.
+layers stay one-way. guard's kinds are registered in :mod:`guard.core.kinds`; a
+package adds its own under the ``guard.hook_kinds`` entry-point group
+(``name = "module:HookClass"``, a :class:`~guard.core.hook.Hook` taking
+``(spec, ctx)``), read only for a kind guard does not know.
 """
 
 from __future__ import annotations
 
 from guard.core.errors import HookError
 from guard.core.hook import Hook, HookContext
-from guard.core.plugins import Seam
+from guard.core.kinds import KINDS
 from guard.core.spec import HookSpec
 
 __all__ = ["KINDS", "build"]
-
-KINDS = Seam("guard.hook_kinds", "hook kind", {
-    "smart": "guard.hooks.smart:SmartHook",
-    "command": "guard.hooks.command:CommandHook",
-    "http": "guard.hooks.http:HttpHook",
-    "callable": "guard.hooks.callable:CallableHook",
-    "protect": "guard.hooks.protect:ProtectHook",
-})
 
 
 def build(spec: HookSpec, ctx: HookContext) -> Hook:

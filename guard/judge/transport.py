@@ -1,0 +1,63 @@
+"""How a judge call reaches a model: the :class:`Transport` seam, and which transport a model takes.
+
+guard has two: ``openai`` (:mod:`guard.judge.openai_transport`, httpx, for
+``openai/…`` models) and ``litellm`` (:mod:`guard.judge.litellm_transport`, every
+provider LiteLLM speaks). ``GUARD_TRANSPORT`` picks one for every model; ``auto``
+(the default) sends ``openai/…`` models to ``openai`` and the rest to ``litellm``.
+Another name is looked up in the ``guard.transports`` entry-point group, read
+only then: a package adds a transport without a line of guard changed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol, cast
+
+from guard.core.errors import ConfigError
+from guard.core.plugins import Seam
+
+__all__ = ["TRANSPORTS", "Transport", "transport_for", "transport_name"]
+
+
+class Transport(Protocol):
+    """What :func:`guard.judge.model.complete` needs of a transport (a module or an object).
+
+    ``acompletion`` takes LiteLLM's keyword arguments (``model``, ``messages``,
+    ``max_tokens``, ``temperature``, ``timeout``, ``response_format``, ``api_base``…)
+    and answers as LiteLLM does: ``.choices[0].message.content`` (and ``.refusal``),
+    ``.choices[0].finish_reason``, ``.usage.prompt_tokens`` / ``completion_tokens``,
+    and the cost in ``._hidden_params["response_cost"]`` when it knows one. Errors
+    carry ``status_code`` (and ``response`` for Retry-After) so retries work alike.
+    """
+
+    async def acompletion(self, **kwargs: Any) -> Any: ...
+
+    def response_mode(self, model: str) -> str:
+        """``json_schema``, ``json_object`` or ``prompt``: how ``model`` can be asked for the verdict's shape."""
+        ...
+
+    def load(self) -> None:
+        """Import what the transport needs (called once, off the event loop, before a deadline starts)."""
+        ...
+
+
+TRANSPORTS = Seam("guard.transports", "transport", {
+    "openai": "guard.judge.openai_transport",
+    "litellm": "guard.judge.litellm_transport",
+})
+
+
+def transport_name(model: str) -> str:
+    """The transport ``model`` (as routed) takes under ``GUARD_TRANSPORT``; ConfigError for a name nothing registers."""
+    chosen = os.environ.get("GUARD_TRANSPORT", "auto").strip().lower() or "auto"
+    if chosen == "auto":
+        return "openai" if model.startswith("openai/") else "litellm"
+    if not TRANSPORTS.known(chosen):
+        raise ConfigError(f"unknown transport {chosen!r}; use auto, {', '.join(TRANSPORTS.names())}, or install a plugin "
+                          f"that adds it to the entry-point group {TRANSPORTS.group!r}", key="GUARD_TRANSPORT")
+    return chosen
+
+
+def transport_for(model: str) -> Transport:
+    """The transport that calls ``model``."""
+    return cast(Transport, TRANSPORTS.load(transport_name(model)))
