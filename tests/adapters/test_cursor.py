@@ -143,6 +143,7 @@ def test_a_rewrite_on_pre_tool_use_is_the_whole_updated_input(project: Path) -> 
     assert out == {"permission": "allow", "updated_input": {"command": "npm install express --silent", "timeout": 30}}
 
 
+@pytest.mark.slow
 def test_before_submit_prompt_is_blocked_with_continue_false(project: Path) -> None:
     payload = documented("beforeSubmitPrompt", prompt="here: -----BEGIN PRIVATE KEY-----", attachments=[])
     _, out, _ = cursor_hook(project, payload)

@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import trust_config
 from fixtures.processes import SOURCE_ROOT as REPO
 from fixtures.processes import run_guard
@@ -48,6 +49,7 @@ def _audited(project: Path) -> int:
     return sum(1 for line in log.stdout.splitlines() if "git push origin main" in line)
 
 
+@pytest.mark.slow
 def test_with_both_entries_devin_s_own_judges_and_the_claude_one_steps_aside(isolated_home: Path) -> None:
     project = _project(isolated_home, "claude", "devin")
     reused = _as_devin(_entry(project / ".claude/settings.json", bare=False), project)

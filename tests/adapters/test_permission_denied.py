@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fixtures.processes import guard_run
 from fixtures.session import SESSION_RULE, bash_event, decision_of, hook, session_of
 
@@ -34,6 +35,7 @@ def test_a_client_denial_is_audited_with_its_reason_and_answers_nothing(session_
     assert row["decision"] == "deny" and REASON in row["reason"] and row["tool"] == "Bash", row
 
 
+@pytest.mark.slow
 def test_the_denied_call_shows_as_denied_to_the_next_session_aware_judgement(session_project: Path, judge_stub: StubServer) -> None:
     first = bash_event("s2", "ls ~/old")
     assert decision_of(hook(session_project, first)) == "allow"  # guard had no objection; Claude Code's auto mode refused it
@@ -44,6 +46,7 @@ def test_the_denied_call_shows_as_denied_to_the_next_session_aware_judgement(ses
     assert shown[-1]["actions"] == [{"tool_name": "Bash", "input": "ls ~/old", "decision": "deny"}]  # once, as the client decided
 
 
+@pytest.mark.slow
 def test_without_a_transcript_the_recorded_call_is_updated_not_repeated(session_project: Path, judge_stub: StubServer) -> None:
     first = {k: v for k, v in bash_event("s3", "ls ~/old").items() if k != "transcript_path"}
     hook(session_project, first)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import trust_config
 
 from guard.testing.openai_stub import Reply, StubServer
@@ -42,6 +43,7 @@ def judged_rules(stub: StubServer) -> list[str]:
     return [rule for body in stub.requests for rule in (KEPT, OLD, NEW) if f"Rule: {rule}\n" in body["messages"][-1]["content"]]
 
 
+@pytest.mark.slow
 def test_a_renamed_config_finds_its_verdicts(isolated_home: Path) -> None:
     with StubServer(default=Reply.verdict("deny", "deletes outside the project", confidence=0.95)) as stub:
         (isolated_home / "guard.yaml").write_text(config(OLD))
@@ -57,6 +59,7 @@ def test_a_renamed_config_finds_its_verdicts(isolated_home: Path) -> None:
         assert stub.calls == 1  # the same rule judging the same call: the verdict is found, not asked for again
 
 
+@pytest.mark.slow
 def test_backtest_of_a_new_config_judges_only_the_rule_that_changed(isolated_home: Path) -> None:
     with StubServer(default=Reply.verdict("allow", "fine", confidence=0.95)) as stub:
         (isolated_home / "guard.yaml").write_text(config(KEPT, OLD))

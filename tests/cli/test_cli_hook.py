@@ -156,6 +156,7 @@ def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> No
             assert "deadline" in out["systemMessage"]
 
 
+@pytest.mark.slow
 def test_check_exit_codes_and_json(project: Path) -> None:
     deny = guard_run(["check", "--tool", "Bash", "--input", '{"command": "git push --force"}', "--json"], "", project)
     assert deny.returncode == 1

@@ -92,6 +92,7 @@ def _commands(cwd: Path) -> list[str]:
     return re.findall(r"^    (\w+)\s", listing, re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_every_command_says_what_it_does_under_its_usage(isolated_home: Path) -> None:
     """hook, serve, doctor and view had no description line in --help."""
     commands = _commands(isolated_home)

@@ -55,6 +55,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeou
     return done, time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("problem", sorted(PROBLEMS))
 def test_a_first_run_problem_is_named_once_with_what_to_set(problem: str, command: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,6 +100,7 @@ def test_importing_the_model_client_does_not_count_against_the_hooks_timeout(iso
     assert "deletes the home folder" in done.stdout and "timed out" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_refused_key_is_final_at_once(isolated_home: Path) -> None:
     """A 401 took 20 s against an 8 s hook timeout: the key hint loaded LiteLLM on the event loop, past every timeout."""
     with StubServer(default=Reply.error(401, "Incorrect API key provided")) as stub:
@@ -116,6 +118,7 @@ def test_a_refused_key_is_final_at_once(isolated_home: Path) -> None:
     assert took < 8, f"{took:.1f}s"
 
 
+@pytest.mark.slow
 def test_guard_check_leaves_no_background_service(isolated_home: Path) -> None:
     """Five services of 55-224 MB each were left behind, guard check's among them."""
     with StubServer(default=Reply.verdict("allow", "fine")) as stub:

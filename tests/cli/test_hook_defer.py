@@ -28,6 +28,7 @@ def decision(project: Path, command: str, *flags: str) -> str:
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"])
 
 
+@pytest.mark.slow
 def test_a_hook_that_could_not_judge_defers(project: Path) -> None:
     assert decision(project, "git status", "--defer") == "defer"
     assert decision(project, "git status") == "deny"  # without --defer: fail_closed's deny

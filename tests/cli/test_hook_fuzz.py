@@ -62,6 +62,7 @@ def run_hook(raw: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return code, out.out, out.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
 def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     (isolated_home / "policy.py").write_text("def check(event):\n    return None\n")
@@ -88,6 +89,7 @@ def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_
             assert not blocked and "systemMessage" not in body, (raw[:200], out, err)
 
 
+@pytest.mark.slow
 def test_hostile_events_as_real_processes(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: p\n      failure_mode: fail_closed\n      command: 'true'\n")
     trust_config(isolated_home / "guard.yaml")

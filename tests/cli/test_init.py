@@ -42,6 +42,7 @@ def judge() -> Iterator[StubServer]:
         yield stub
 
 
+@pytest.mark.slow
 def test_init_writes_a_starter_that_loads_and_needs_a_person_to_trust_it(isolated_home: Path) -> None:
     done = guard("init", cwd=isolated_home)
 
@@ -84,6 +85,7 @@ def test_an_agent_cannot_swap_the_trusted_config_by_deleting_it_and_running_init
     ("claude", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": ""}),
     ("claude", "mcp__filesystem__write_file", {"path": "/etc/hosts", "content": ""}),
 ], ids=["claude-write", "gemini-shell", "claude-edit", "mcp-write"])
+@pytest.mark.slow
 def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_route(
         client: str, tool: str, tool_input: dict[str, Any], isolated_home: Path, judge: StubServer) -> None:
     installed = guard("install", "claude", "--no-sandbox", cwd=isolated_home)

@@ -72,6 +72,7 @@ def test_an_edited_include_is_not_obeyed(isolated_home: Path) -> None:
     assert f"{isolated_home / 'rules.yaml'} (include) changed" in shown
 
 
+@pytest.mark.slow
 def test_an_edited_config_keeps_the_trusted_rules_until_the_user_accepts_the_change(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     trust_config(isolated_home / "guard.yaml")
@@ -100,6 +101,7 @@ def test_a_typo_in_a_trusted_config_keeps_guarding_with_the_trusted_rules(isolat
 # -- first use: a config that was never trusted --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_cloned_repositorys_config_runs_nothing_until_trusted(isolated_home: Path) -> None:
     marker = isolated_home / "ran"
     (isolated_home / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - command: touch {marker}\n  UserPromptSubmit:\n    - command: touch {marker}\n")
@@ -144,6 +146,7 @@ def test_a_forged_trust_record_is_no_trust(isolated_home: Path) -> None:
 # -- guard trust asks the user, and nobody else ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_guard_trust_refuses_without_a_terminal(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     for args in (["trust"], ["trust", "--yes"]):
@@ -160,6 +163,7 @@ def test_guard_trust_refuses_under_an_agent_client_even_at_a_terminal(isolated_h
     assert "never trusted" in claude(isolated_home, "Bash", {"command": "ls"})[1]
 
 
+@pytest.mark.slow
 def test_guard_trust_keeps_the_old_trust_when_the_user_says_no(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     trust_config(isolated_home / "guard.yaml")
@@ -174,6 +178,7 @@ def test_guard_trust_keeps_the_old_trust_when_the_user_says_no(isolated_home: Pa
 # -- attack 4: the scripts command hooks run ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
 def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, decision: str) -> None:
     hooks = isolated_home / ".claude" / "hooks"
@@ -247,6 +252,7 @@ def test_the_trusted_store_is_protected(isolated_home: Path) -> None:
 # -- the user's own tools say what differs -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_check_and_doctor_say_when_the_disk_differs_from_what_guard_hook_enforces(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     proc = guard(["check", "--tool", "WebFetch", "--input", json.dumps(FETCH)], isolated_home)
@@ -260,6 +266,7 @@ def test_check_and_doctor_say_when_the_disk_differs_from_what_guard_hook_enforce
     assert "(config) changed" in guard(["doctor", "--model-timeout", "1"], isolated_home).stdout
 
 
+@pytest.mark.slow
 def test_guard_install_trusts_the_config_it_is_installed_over_once(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     proc = guard(["install", "claude"], isolated_home)

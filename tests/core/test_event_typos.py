@@ -23,6 +23,7 @@ def guard(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess
                           cwd=cwd, timeout=120, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("written", "meant"), [("PreTooluse", "PreToolUse"), ("pretooluse", "pre_tool_use"),
                                                 ("BeforeTools", "BeforeTool"), ("user-turn", "user_turn")])
 def test_a_near_miss_of_a_known_event_blocks_and_says_what_was_meant(written: str, meant: str, write_config: Any) -> None:
@@ -38,6 +39,7 @@ def test_a_near_miss_of_a_known_event_blocks_and_says_what_was_meant(written: st
     assert doctor.returncode == 1 and f"did you mean {meant}?" in doctor.stdout and "guard is ready" not in doctor.stdout
 
 
+@pytest.mark.slow
 def test_an_undeclared_custom_event_is_refused_and_a_declared_one_loads(write_config: Any) -> None:
     project = write_config("hooks:\n  deploy_started:\n    - command: 'exit 0'\n").parent
     refused = guard("trust", "--yes", cwd=project)

@@ -52,6 +52,7 @@ def told(proc: Any) -> tuple[str, str, str]:
     return specific["permissionDecision"], specific["permissionDecisionReason"], out.get("systemMessage", "")
 
 
+@pytest.mark.slow
 def test_a_policys_hard_deny_is_final_and_its_soft_deny_a_judgement_each_quoting_its_entry(policy_project: Path) -> None:
     decision, model, user = told(hook(policy_project, bash_event("s1", "git push origin main")))
     assert decision == "deny" and f'rule auto ("hard_deny: {PUSH}")' in model and "pushes to main" in model and model.endswith(FINAL_ADVICE)
@@ -62,6 +63,7 @@ def test_a_policys_hard_deny_is_final_and_its_soft_deny_a_judgement_each_quoting
     assert "a judgement you can override" in user
 
 
+@pytest.mark.slow
 def test_a_cached_verdict_says_the_cache_decided(isolated_home: Path) -> None:
     for judge in stub_judging(cites_entries):
         (isolated_home / "guard.yaml").write_text(

@@ -200,6 +200,7 @@ def test_real_published_files_import_with_expected_counts_and_no_leaks(fmt: str,
 SHIPPED = Path(__file__).parents[2] / "datasets" / "imported"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not EXTERNAL.is_dir() or not SHIPPED.is_dir(), reason="needs the published data and datasets/imported")
 @pytest.mark.parametrize(("fmt", "folder"), [("rjudge", "rjudge"), ("assebench", "assebench_security")])
 def test_shipped_imports_are_what_the_importer_produces_and_check_clean(fmt: str, folder: str) -> None:

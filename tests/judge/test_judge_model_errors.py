@@ -40,6 +40,7 @@ async def call(model: str, api_base: str | None = None) -> object:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "variable"), [("openai/gpt-4.1-mini", "OPENAI_API_KEY"), ("anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY")])
 async def test_a_missing_key_fails_at_once_naming_the_providers_variable(model: str, variable: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # LiteLLM raises OpenAI's missing key as a 500 "Missing credentials", Anthropic's as a 401

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import trust_config
 from fixtures.processes import run_guard
 
@@ -45,6 +46,7 @@ def _hook(home: Path, stub: StubServer, stdin: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.slow
 def test_an_emptying_write_shows_its_diff_and_a_changed_file_is_judged_again(stub: StubServer, isolated_home: Path) -> None:
     _config(isolated_home)
     project = isolated_home / "project"
@@ -85,6 +87,7 @@ def test_a_symlink_into_the_home_folder_is_shown_where_it_lands(stub: StubServer
     assert effect["path"] == str(project / "rc") and effect["resolves_to"] == str(isolated_home / ".bashrc") and effect["inside_project"] is False
 
 
+@pytest.mark.slow
 def test_a_client_cannot_tell_the_view_which_files_exist(stub: StubServer, isolated_home: Path) -> None:
     _config(isolated_home)
     project = isolated_home / "project"

@@ -72,6 +72,7 @@ def test_guard_check_without_a_model_names_the_variables(isolated_home: Path) ->
     assert "GUARD_MODEL_QUICK" in out.stderr and "GUARD_API_BASE" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_guard_hook_judges_smart_rules_and_serves_repeats_from_the_cache(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(
         "models: {quick: openai/stub-quick}\n"
@@ -91,6 +92,7 @@ def test_guard_hook_judges_smart_rules_and_serves_repeats_from_the_cache(stub: S
     assert stub.calls == 1
 
 
+@pytest.mark.slow
 def test_guard_check_model_flag_overrides_config_and_environment(stub: StubServer, isolated_home: Path) -> None:
     stub.default = Reply.verdict("allow", "a build folder", confidence=0.95)
     env = {"GUARD_MODEL_QUICK": "openai/env-quick", "GUARD_MODEL_THOROUGH": "openai/env-thorough", "GUARD_API_BASE": stub.url}

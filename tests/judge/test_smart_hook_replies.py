@@ -52,6 +52,7 @@ def claude_verdict(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_inside_copilots_tool_args_is_judged_and_audited(stub: StubServer, isolated_home: Path) -> None:
     """Copilot sends ``toolArgs`` as a JSON string: its escapes are read after the event's own repair."""
     (isolated_home / "guard.yaml").write_text(rule())
@@ -68,6 +69,7 @@ def test_a_lone_surrogate_inside_copilots_tool_args_is_judged_and_audited(stub: 
     assert row["decision"] == "deny" and "\ufffd" in row["payload"] and "payload_repaired" in row["details"]
 
 
+@pytest.mark.slow
 def test_a_reply_whose_content_is_a_list_of_parts_is_read_as_its_text(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(rule())
     trust_config(isolated_home / "guard.yaml")
@@ -82,6 +84,7 @@ def test_a_reply_whose_content_is_a_list_of_parts_is_read_as_its_text(stub: Stub
     assert "(openai/stub-quick): deletes the build folder." in out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
+@pytest.mark.slow
 def test_a_reply_of_other_content_is_a_failure_not_a_crash(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(rule("fail_closed"))
     trust_config(isolated_home / "guard.yaml")
@@ -112,6 +115,7 @@ def test_an_oversized_reply_is_not_read_and_never_believed(stub: StubServer, iso
     assert stub.calls == 1, "an oversized answer is not asked for again"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("echoed", [KEY, "sk-ant-api03-Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTAx"], ids=["the-key-in-use", "another-providers-key"])
 def test_a_provider_error_echoing_a_key_never_shows_it(stub: StubServer, isolated_home: Path, echoed: str) -> None:
     (isolated_home / "guard.yaml").write_text(rule("fail_closed"))

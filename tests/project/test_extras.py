@@ -92,6 +92,7 @@ def _distribution(requirement: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
+@pytest.mark.slow
 def test_every_module_an_extra_checks_for_comes_with_that_extra() -> None:
     owners = importlib.metadata.packages_distributions()
     for extra, modules in EXTRAS.items():
@@ -100,6 +101,7 @@ def test_every_module_an_extra_checks_for_comes_with_that_extra() -> None:
             assert {d.lower() for d in owners[module]} & declared, f"{module} is checked for the {extra} extra but not declared in it"
 
 
+@pytest.mark.slow
 def test_every_third_party_import_is_declared() -> None:
     """numpy was imported by guard eval and declared nowhere: a bare install died after judging every case."""
     owners = importlib.metadata.packages_distributions()

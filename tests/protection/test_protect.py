@@ -99,6 +99,7 @@ def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
     return judge(spec, {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}).decision
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [
@@ -123,6 +124,7 @@ def test_bash_commands_that_change_guard_are_denied(project: Path, command: str)
     assert _decide(project, "Bash", {"command": command}) == "deny"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     ["git status", "cat guard.yaml", "grep rule guard.yaml", "echo done > /tmp/out.txt", "rm -rf build dist", "cat guard.yaml > /tmp/backup.yaml", "ls .claude", "find . -name '*.yaml'", "pytest -q ."],
@@ -131,6 +133,7 @@ def test_ordinary_bash_commands_are_allowed(project: Path, command: str) -> None
     assert _decide(project, "Bash", {"command": command}) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [
@@ -147,6 +150,7 @@ def test_other_clients_file_tools_are_covered(project: Path, tool: str, tool_inp
     assert _decide(project, tool, tool_input) == "deny"
 
 
+@pytest.mark.slow
 def test_a_symlink_to_the_config_is_followed(project: Path) -> None:
     (project / "innocent.txt").symlink_to(project / "guard.yaml")
     assert _decide(project, "Write", {"file_path": "innocent.txt", "content": ""}) == "deny"
@@ -159,6 +163,7 @@ def test_a_configured_cache_inside_the_project_is_protected(project: Path) -> No
     assert _decide(project, "Write", {"file_path": ".guard/cache.db", "content": ""}) == "deny"
 
 
+@pytest.mark.slow
 def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     """With another hook that must run (a command hook on Write), the engine runs the rule beside it."""
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")

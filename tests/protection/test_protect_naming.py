@@ -112,6 +112,7 @@ ATTACKS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool", "tool_input"), ATTACKS, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ATTACKS])
 def test_attacks_of_issue_22_are_refused_through_guard_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any]) -> None:
     tool_input = json.loads(json.dumps(tool_input).replace("{project}", str(project)))

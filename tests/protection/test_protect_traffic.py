@@ -37,6 +37,7 @@ def refusals(isolated_home: Path) -> Any:
     return refused
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SESSIONS.exists(), reason="the swe_traffic sessions are not on this machine")
 def test_no_command_of_real_agent_sessions_is_refused(refusals: Any) -> None:
     commands = [c for line in SESSIONS.read_text().splitlines() for c in json.loads(line)["commands"]]

@@ -54,6 +54,7 @@ def decision(proc: subprocess.CompletedProcess[str]) -> str:
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"]) if proc.stdout.strip() else "allow"
 
 
+@pytest.mark.slow
 def test_a_proven_read_is_allowed_without_a_model_call_and_says_so(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> None:
     write_config(config(matcher="*"))
     (isolated_home / "src").mkdir()
@@ -69,6 +70,7 @@ def test_a_proven_read_is_allowed_without_a_model_call_and_says_so(isolated_home
     assert hook["reason"].startswith("proven read-only")
 
 
+@pytest.mark.slow
 def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> None:
     write_config(config(lane=False))
     assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, "nl -ba src/app.py"))) == "deny"
@@ -93,12 +95,14 @@ def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_conf
     "cat $HOME/notes.txt",  # expands at run time
     "less src/app.py",  # a pager can run a shell
 ])
+@pytest.mark.slow
 def test_what_the_lane_cannot_prove_still_reaches_the_judge(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer, command: str) -> None:
     write_config(config())
     assert decision(guard(["hook"], isolated_home, stub, tool_call(isolated_home, command))) == "deny"
     assert stub.calls == 1
 
 
+@pytest.mark.slow
 def test_the_lane_is_closed_in_the_home_folder(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> None:
     write_config(config())
     event = tool_call(isolated_home, "ls")

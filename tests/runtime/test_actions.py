@@ -71,12 +71,14 @@ WRITES = [("claude", "Write", {"file_path": "a.txt", "content": ""}), ("gemini",
 READS = [("claude", "Read"), ("gemini", "read_file"), ("copilot", "view"), ("devin", "read")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool"), SHELL, ids=[c for c, _ in SHELL])
 def test_at_shell_reaches_every_clients_shell_tool(client: str, tool: str, write_config: Any) -> None:
     project = write_config(config(("no-shell", "@shell"))).parent
     assert "caught by no-shell" in (denied_by(client, hook(client, tool, {"command": "rm -rf data"}, project)) or "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool", "tool_input"), WRITES, ids=[c for c, _, _ in WRITES])
 def test_at_write_reaches_every_clients_file_write(client: str, tool: str, tool_input: dict[str, Any], write_config: Any) -> None:
     project = write_config(config(("no-writes", "@write|@edit"))).parent
@@ -89,11 +91,13 @@ def test_a_read_is_not_caught_by_shell_or_write_actions(client: str, tool: str, 
     assert denied_by(client, hook(client, tool, {"file_path": "README.md"}, project)) is None
 
 
+@pytest.mark.slow
 def test_a_claude_code_tool_name_also_matches_copilots_lower_case_spelling(write_config: Any) -> None:
     project = write_config(config(("no-bash", "Bash"))).parent
     assert "caught by no-bash" in (denied_by("copilot", hook("copilot", "bash", {"command": "rm -rf data"}, project)) or "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool"), [("claude", "mcp__github__delete_repo"), ("gemini", "mcp_github_delete_repo"),
                                               ("copilot", "github-delete_repo")], ids=["claude", "gemini", "copilot"])
 def test_at_mcp_names_a_server_and_a_tool_in_each_clients_naming(client: str, tool: str, write_config: Any) -> None:
@@ -107,6 +111,7 @@ def test_a_misspelt_action_is_a_config_error_that_blocks_and_says_what_was_meant
     assert reason is not None and "did you mean @shell?" in reason
 
 
+@pytest.mark.slow
 def test_guard_check_and_doctor_name_a_matcher_no_client_has(write_config: Any) -> None:
     project = write_config(config(("no-shell", "Bsh"))).parent
     check = subprocess.run([sys.executable, "-m", "guard.cli.main", "check", "--tool", "Bash", "--input", '{"command": "ls"}'],

@@ -68,6 +68,7 @@ def audited_hooks(project: Path) -> list[list[dict[str, Any]]]:
         db.close()
 
 
+@pytest.mark.slow
 def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url, extra=CRASHING))
     trust_config(isolated_home / "guard.yaml")
@@ -87,6 +88,7 @@ def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer
     assert crashed["shadow"] is True and crashed["error"] and crashed["decision"] == "deny", "a failing fail_closed shadow hook: a would-be deny, recorded"
 
 
+@pytest.mark.slow
 def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")
@@ -114,6 +116,7 @@ def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isol
     assert 'title="shadow mode: judged and logged, never part of the answer">shadow</span>' in detail, "the decision page marks the shadow verdict"
 
 
+@pytest.mark.slow
 def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Path, judge: StubServer) -> None:
     path = isolated_home / "guard.yaml"
     path.write_text(config(judge.url))

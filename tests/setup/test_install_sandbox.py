@@ -71,6 +71,7 @@ def test_claude_install_denies_every_protected_path_and_leaves_no_escape(project
     assert Path(read[0]).exists(), "the secret is made before the sandbox is configured around it"
 
 
+@pytest.mark.slow
 def test_claude_sandbox_settings_merge_with_the_users_and_come_out_exactly(project: Path) -> None:
     mine = {"sandbox": {"enabled": True, "excludedCommands": [], "filesystem": {"allowWrite": ["~/.npm"], "denyWrite": ["/srv/data"]}},
             "permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(npm test)"]}, "model": "opus"}
@@ -92,6 +93,7 @@ def test_claude_sandbox_settings_merge_with_the_users_and_come_out_exactly(proje
     assert (project / ".claude/settings.local.json").read_text() == original
 
 
+@pytest.mark.slow
 def test_no_sandbox_takes_out_only_what_guard_put_in(project: Path) -> None:
     (project / ".claude").mkdir()
     (project / ".claude/settings.local.json").write_text(json.dumps({"sandbox": {"enabled": False}}) + "\n")
@@ -105,6 +107,7 @@ def test_no_sandbox_takes_out_only_what_guard_put_in(project: Path) -> None:
     assert json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"], "the hook stays installed"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and socat are what Claude Code's sandbox needs on Linux")
 def test_without_bubblewrap_install_refuses_and_says_how_to_go_on(project: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bin"
@@ -117,6 +120,7 @@ def test_without_bubblewrap_install_refuses_and_says_how_to_go_on(project: Path,
     assert guard(project, "install", "claude", "--no-sandbox", PATH=str(bare)).returncode == 0
 
 
+@pytest.mark.slow
 def test_codex_install_writes_a_permission_profile_beside_the_users_config(project: Path) -> None:
     (project / ".codex").mkdir()
     original = 'model = "o3"\n\n[tools]\nweb_search = true\n'
@@ -175,6 +179,7 @@ def test_doctor_tries_claudes_sandbox_and_reports_the_level(project: Path, tmp_p
     assert unsandboxed.startswith("WARN") and "unsandboxed" in unsandboxed and "sandbox.enabled is not true" in unsandboxed
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CODEX.exists(), reason="the Codex CLI is not installed in .e2e (npm install --prefix .e2e @openai/codex)")
 def test_doctor_tries_codexs_own_sandbox_command(project: Path, tmp_path: Path) -> None:
     codex_home = Path(os.environ["HOME"]) / ".codex"  # Codex reads a project's config only once the project is trusted

@@ -76,6 +76,7 @@ def view(folder: Path) -> Iterator[str]:
     yield from _view(folder, "--evals", str(folder / "run"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "path",
     [
@@ -98,11 +99,13 @@ def test_a_crafted_number_in_the_url_is_a_clear_answer_not_a_server_error(view: 
     assert status in (200, 400, 404), body[:300]
 
 
+@pytest.mark.slow
 def test_a_nul_in_the_search_is_named_not_blamed_on_the_audit_log(view: str) -> None:
     status, body = _get(view + "/decisions?q=ab%00cd")
     assert status == 400 and "search" in body and "cannot read the audit log" not in body
 
 
+@pytest.mark.slow
 def test_rows_written_into_the_audit_log_by_hand_do_not_hide_the_others(folder: Path, view: str) -> None:
     """The agent can write the audit file: a malformed row is flagged on its own, the real deny still shows."""
     deep = "[" * 5000 + "]" * 5000
@@ -140,6 +143,7 @@ def test_a_fifo_a_device_or_a_huge_file_in_a_run_folder_is_an_error_not_a_hang(t
             assert status == 200 and "not a regular file" in body
 
 
+@pytest.mark.slow
 def test_a_secret_first_in_a_nested_object_of_a_cut_payload_is_hidden(tmp_path: Path) -> None:
     """Logged before ``api_key`` was redacted, in a payload cut at the log's limit: no page shows it."""
     (tmp_path / "guard.yaml").write_text(CONFIG % "")
@@ -203,6 +207,7 @@ def test_eval_runs_shaped_by_the_agent_are_text_and_a_nan_confidence_is_left_off
         _no_markup_ran(page)
 
 
+@pytest.mark.slow
 def test_a_rollup_written_by_hand_is_a_page_that_says_so_and_the_decisions_still_show(folder: Path, view: str) -> None:
     with sqlite3.connect(folder / "audit.db") as db:
         db.execute("INSERT INTO rule_latency VALUES ('no-curl', 1, 1000000, 3)")  # a latency bin past any float
@@ -247,6 +252,7 @@ def _answer_for_host(url: str, host: str, path: str = "/decisions", body: bytes 
     return answer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["127.0.0.1.evil.example", "localhost.evil.example", "localhost:80@evil.example", "evil.example#@localhost", "", "0.0.0.0", "[::ffff:127.0.0.1]"])
 def test_a_rebinding_page_cannot_pass_an_odd_host_name(view: str, host: str) -> None:
     assert _answer_for_host(view, host)[0] == 400
@@ -287,6 +293,7 @@ def test_hostile_session_tool_and_reason_arrive_live_as_text(tmp_path: Path, pag
         _no_markup_ran(page)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("redacted_when", ["logging", "viewing"])
 def test_a_hook_echoing_its_event_does_not_carry_a_redacted_field_into_its_reason(tmp_path: Path, redacted_when: str) -> None:
     """A command hook that prints the event to stderr makes it the deny reason: the secret under ``api_key`` rides along.

@@ -203,6 +203,7 @@ def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: P
     assert "indexed 2 decision(s) logged before this version" in err
 
 
+@pytest.mark.slow
 def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guard_hook_and_searched_by_scanning(tmp_path: Path) -> None:
     """SQLite before 3.34 (Ubuntu 20.04, RHEL 8) has no trigram tokenizer: the log must still be written, and search must still find."""
     import os

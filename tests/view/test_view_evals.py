@@ -155,6 +155,7 @@ def test_comparing_the_good_run_with_the_worse_lists_the_regressed_cases_and_bot
     assert "allow" in b and "wrong" in b and "stub-worse: looks like routine maintenance" in b
 
 
+@pytest.mark.slow
 def test_unreadable_runs_are_listed_with_their_error_and_the_others_still_are(view: str) -> None:
     status, body = _get(view + "/evals")
     assert status == 200
@@ -216,6 +217,7 @@ def test_a_case_input_hides_the_fields_the_audit_log_redacts(runs: Path) -> None
     assert "[redacted]" in body and "id_rsa" not in body.split('id="case-input"')[1].split("</pre>")[0]
 
 
+@pytest.mark.slow
 def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(runs: Path) -> None:
     from fixtures.cache import start_listening
 

@@ -61,6 +61,7 @@ def busy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_guard_view_prints_where_it_listens_with_the_port_it_got(tmp_path: Path) -> None:
     """With --port 0 the user had to find the port with ss."""
     proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "view", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
