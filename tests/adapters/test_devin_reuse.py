@@ -67,6 +67,7 @@ def test_with_only_the_claude_entry_it_still_guards_devin(isolated_home: Path) -
     assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]
 
 
+@pytest.mark.slow
 def test_under_claude_code_the_claude_entry_always_judges(isolated_home: Path) -> None:
     project = _project(isolated_home, "claude", "devin")
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "CLAUDE_PROJECT_DIR": str(project)}

@@ -62,6 +62,7 @@ def test_guard_install_claude_hooks_permission_denied(tmp_path: Path) -> None:
     assert "PermissionDenied" in hooks
 
 
+@pytest.mark.slow
 def test_guard_view_lists_the_client_denial_with_its_reason(session_project: Path) -> None:
     import urllib.request
 

@@ -66,6 +66,7 @@ TOO_LARGE = ["{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"t
              json.dumps({**PRE, "tool_input": {"command": "ls", "padding": "x" * (9 * 1024 * 1024)}})]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", MALFORMED)
 def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Path, stdin: str) -> None:
     proc = guard_run(["hook"], stdin, project)
@@ -86,6 +87,7 @@ def test_an_event_too_large_to_judge_is_refused_under_fail_open_hooks(project: P
         assert proc.returncode == 0 and out["permissionDecision"] == "deny" and "too large to judge" in out["permissionDecisionReason"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", MALFORMED + TOO_LARGE, ids=lambda stdin: stdin[:40])
 def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -> None:
     for proc in (guard_run(["hook", "--fail-closed"], stdin, project), guard_run(["hook"], stdin, project, GUARD_FAIL_CLOSED="1")):

@@ -30,6 +30,7 @@ def closed_pipe_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[s
     return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "code"),
     [

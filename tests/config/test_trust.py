@@ -155,6 +155,7 @@ def test_guard_trust_refuses_without_a_terminal(isolated_home: Path) -> None:
     assert "never trusted" in claude(isolated_home, "Bash", {"command": "ls"})[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("marker", ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX", "COPILOT_CLI", "CURSOR_AGENT", "AI_AGENT"])
 def test_guard_trust_refuses_under_an_agent_client_even_at_a_terminal(isolated_home: Path, marker: str) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
@@ -206,6 +207,7 @@ CLIENT_FILES = [".claude/settings.json", ".claude/settings.local.json", ".gemini
                 ".github/hooks/guard.json", ".cursor/hooks.json", ".devin/hooks.v1.json"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CLIENT_FILES)
 def test_client_settings_in_the_project_are_protected_when_the_config_lives_elsewhere(isolated_home: Path, tmp_path: Path, name: str) -> None:
     elsewhere = tmp_path / "configs" / "team.yaml"
@@ -218,6 +220,7 @@ def test_client_settings_in_the_project_are_protected_when_the_config_lives_else
     assert decision == "deny" and "the agent client's hook settings" in reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [".copilot/hooks/guard.json", ".claude/settings.json", ".gemini/settings.json", ".codex/config.toml", ".cursor/hooks.json"])
 def test_client_settings_in_the_users_scope_are_protected(isolated_home: Path, name: str) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)

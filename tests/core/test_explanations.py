@@ -99,6 +99,7 @@ def test_a_fail_closed_failure_is_not_final(isolated_home: Path) -> None:
     assert model.endswith(UNJUDGED_ADVICE), "guard could not judge: it says so, and does not claim another form would be refused"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "field"), [("gemini", "reason"), ("copilot", "permissionDecisionReason"), ("devin", "reason")])
 def test_every_client_shows_the_rule_and_its_finality(isolated_home: Path, fmt: str, field: str) -> None:
     (isolated_home / "guard.yaml").write_text(

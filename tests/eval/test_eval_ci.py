@@ -69,6 +69,7 @@ def edited(project: dict[str, Path]) -> dict[str, Path]:
     return project
 
 
+@pytest.mark.slow
 def test_two_regressions_fail_ci_at_the_default_max_regressions_0(edited: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     baseline = str(edited["root"] / "base" / "metrics.json")
     capsys.readouterr()

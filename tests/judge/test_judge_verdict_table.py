@@ -159,6 +159,7 @@ def outcome(stub: StubServer, mode: str) -> str:
     return hook.decision  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reply", "expected"), [pytest.param(r, e, id=n) for n, r, e in TABLE])
 def test_reply_outcome_under_both_failure_modes(shared_stub: StubServer, reply: Reply, expected: tuple[str, str]) -> None:
     shared_stub.default = reply

@@ -124,6 +124,7 @@ async def test_auto_fails_when_thorough_is_unreadable_too(stub: StubServer) -> N
     assert [c["tier"] for c in info.value.details["calls"]] == ["quick", "thorough"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 async def test_timeout_holds_for_a_slow_model(stub: StubServer) -> None:
     stub.default = Reply.verdict("allow", "late", delay=5)
     started = time.monotonic()

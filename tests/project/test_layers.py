@@ -127,6 +127,7 @@ def test_the_real_tree_keeps_the_layer_contract() -> None:
     assert "1 kept, 0 broken" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "planted", "reported"),
     [

@@ -50,6 +50,7 @@ def project(isolated_home: Path) -> Path:
     return isolated_home
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "tool_input", "names"),
     [
@@ -64,6 +65,7 @@ def test_writes_to_guard_itself_are_denied_without_a_model(project: Path, tool: 
     assert modules == []  # decided on the fast path: no pydantic, asyncio, yaml or model client
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [

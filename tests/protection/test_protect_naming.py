@@ -136,6 +136,7 @@ ORDINARY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool", "tool_input"), ORDINARY, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ORDINARY])
 def test_ordinary_work_beside_guard_s_files_is_allowed(project: Path, client: str, tool: str, tool_input: dict[str, Any]) -> None:
     denied, said, _ = run_hook(project, client, tool, tool_input)
@@ -173,6 +174,7 @@ BIG = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", BIG.values(), ids=BIG.keys())
 def test_inputs_built_to_outrun_the_deadline_are_answered_in_time_and_refused(project: Path, command: str) -> None:
     """Under ``--deadline 5`` the answer comes before the client gives up, and is a refusal: never allowed for its size."""

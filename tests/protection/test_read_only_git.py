@@ -84,6 +84,7 @@ ATTACKS: dict[str, Callable[[Path], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ATTACKS, ids=list(ATTACKS))
 def test_each_way_to_make_git_run_a_program_sends_the_call_to_the_judge(repo: Path, stub: StubServer, attack: str) -> None:
     ATTACKS[attack](repo)
@@ -91,6 +92,7 @@ def test_each_way_to_make_git_run_a_program_sends_the_call_to_the_judge(repo: Pa
     assert stub.calls == 1
 
 
+@pytest.mark.slow
 def test_a_git_file_or_an_invalid_git_folder_is_not_a_layout_the_lane_knows(repo: Path, stub: StubServer) -> None:
     worktree, empty = repo / "linked", repo / "sub"
     worktree.mkdir()
@@ -114,11 +116,13 @@ def test_a_git_file_or_an_invalid_git_folder_is_not_a_layout_the_lane_knows(repo
     "git log -p --textconv",
     "git log --format=%G?",  # checks each commit's signature with gpg
 ])
+@pytest.mark.slow
 def test_options_and_moves_that_run_a_program_are_judged(repo: Path, stub: StubServer, command: str) -> None:
     assert hook(repo, stub, command) == "deny"
     assert stub.calls == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variable", ["GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_EXEC_PATH"])
 def test_a_git_variable_in_the_environment_sends_git_to_the_judge(repo: Path, stub: StubServer, monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
     monkeypatch.setenv(variable, "./evil.sh")

@@ -190,6 +190,7 @@ def test_guard_eval_scores_the_lane_as_a_tier_of_its_own(isolated_home: Path, st
     assert "| tier | read_only | 3 |" in (isolated_home / "out" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_reading_program_the_agent_put_on_path_is_judged(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """An activated project venv puts ``.venv/bin`` first on PATH: a ``cat`` the agent wrote there is not the system's."""

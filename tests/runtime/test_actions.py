@@ -85,6 +85,7 @@ def test_at_write_reaches_every_clients_file_write(client: str, tool: str, tool_
     assert "caught by no-writes" in (denied_by(client, hook(client, tool, tool_input, project)) or "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("client", "tool"), READS, ids=[c for c, _ in READS])
 def test_a_read_is_not_caught_by_shell_or_write_actions(client: str, tool: str, write_config: Any) -> None:
     project = write_config(config(("no-shell", "@shell"), ("no-writes", "@write|@edit"))).parent

@@ -80,6 +80,7 @@ async def test_a_crashing_hook_is_isolated() -> None:
     assert "kaboom" in (d.hooks[0].error or "") and d.hooks[0].decision is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "expected"), [("fail_open", "allow"), ("fail_closed", "deny")])
 async def test_timeout_follows_failure_mode(mode: str, expected: str) -> None:
     async def slow(event: Event) -> str:

@@ -113,6 +113,7 @@ def _post_in_thread(url: str, payload: dict[str, Any], out: dict[str, Any]) -> t
     return thread
 
 
+@pytest.mark.slow
 def test_sigterm_lets_an_in_flight_request_finish(serve: ServeProcess) -> None:
     out: dict[str, Any] = {}
     thread = _post_in_thread(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "sleep 1.5"}}, out)

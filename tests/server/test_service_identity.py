@@ -99,6 +99,7 @@ class _Impostor(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_an_answer_that_does_not_prove_it_is_guards_is_ignored(isolated_home: Path, stub: StubServer) -> None:
     from guard.server.identity import service_key
 

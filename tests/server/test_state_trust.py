@@ -105,6 +105,7 @@ def test_a_forged_redis_entry_is_a_miss(redis_cache_url: str) -> None:  # noqa: 
     assert cache.get("k") == {"decision": "deny"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper", ["empty the hooks", "forge without a seal"])
 def test_an_emptied_or_forged_snapshot_does_not_drop_the_rules(isolated_home: Path, tamper: str) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: no-bash\n      matcher: Bash\n      command: 'echo no shell here >&2; exit 2'\n")

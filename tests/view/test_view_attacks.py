@@ -259,6 +259,7 @@ def test_a_rebinding_page_cannot_pass_an_odd_host_name(view: str, host: str) -> 
     assert _answer_for_host(view, "[::1]:8377")[0] == 200  # the loopback names, IPv6 included, still answer
 
 
+@pytest.mark.slow
 def test_the_ui_cookie_opens_neither_the_hook_api_nor_the_metrics(folder: Path) -> None:
     from guard.server.ui import COOKIE, cookie_value
 
@@ -313,6 +314,7 @@ def test_a_hook_echoing_its_event_does_not_carry_a_redacted_field_into_its_reaso
             assert status == 200 and "deploy" in body and SECRET not in body, path
 
 
+@pytest.mark.slow
 def test_guard_serve_answers_a_rebound_host_name_nothing(folder: Path) -> None:
     """Not only /ui: a page whose name was rebound to 127.0.0.1 is same-origin with the hook API, so it could
     send JSON events (spending the model budget, writing the audit log and session history) and read the answers.

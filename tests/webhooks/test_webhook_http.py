@@ -220,6 +220,7 @@ async def test_https_with_a_certificate_for_another_name_fails(tls_receiver: Rec
     assert tls_receiver.requests == []
 
 
+@pytest.mark.slow
 async def test_slow_webhooks_do_not_starve_other_hooks_of_threads(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver(reply=json_reply({"decision": "allow"}), delay=1.5)
     registry = Registry([spec(receiver.url(), id=f"slow-{n}") for n in range(10)])
