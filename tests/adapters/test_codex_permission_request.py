@@ -40,6 +40,7 @@ def test_a_denied_approval_is_a_deny_behavior_with_the_reason(project: Path) -> 
     assert specific["decision"]["behavior"] == "deny" and "force-push" in specific["decision"]["message"]
 
 
+@pytest.mark.slow
 def test_a_rewrite_gives_no_verdict_since_codex_fails_closed_on_updated_input(project: Path) -> None:
     payload = {**REQUEST, "tool_input": {"command": "git push origin main"}}
     proc = guard_run(["hook", "--format", "codex"], json.dumps(payload), project)

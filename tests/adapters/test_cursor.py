@@ -159,6 +159,7 @@ def test_writing_cursor_hooks_json_is_denied_by_self_protection(project: Path) -
     assert out["permission"] == "deny" and "self-protection" in out["agent_message"]
 
 
+@pytest.mark.slow
 def test_the_audit_row_names_cursor_and_the_rule(project: Path) -> None:
     cursor_hook(project, documented("beforeShellExecution", command="rm -rf build", cwd="/path/to/project"))
     proc = guard_run(["log", "--json"], "", project)

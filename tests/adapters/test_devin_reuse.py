@@ -60,6 +60,7 @@ def test_with_both_entries_devin_s_own_judges_and_the_claude_one_steps_aside(iso
     assert _audited(project) == 1, "the call was judged more than once"
 
 
+@pytest.mark.slow
 def test_with_only_the_claude_entry_it_still_guards_devin(isolated_home: Path) -> None:
     project = _project(isolated_home, "claude")
     reused = _as_devin(_entry(project / ".claude/settings.json", bare=False), project)

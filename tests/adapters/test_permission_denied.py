@@ -26,6 +26,7 @@ def denied(pre: dict[str, Any]) -> dict[str, Any]:
     return {**{k: pre[k] for k in keep if k in pre}, "hook_event_name": "PermissionDenied", "permission_mode": "auto", "reason": REASON}
 
 
+@pytest.mark.slow
 def test_a_client_denial_is_audited_with_its_reason_and_answers_nothing(session_project: Path) -> None:
     pre = bash_event("s1", "rm -rf ~/old")
     proc = hook(session_project, denied(pre))

@@ -75,6 +75,7 @@ def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Pat
     assert "malformed event" in shown and "malformed event" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", TOO_LARGE, ids=["too deep", "over 8 MiB"])
 def test_an_event_too_large_to_judge_is_refused_under_fail_open_hooks(project: Path, stdin: str) -> None:
     """An 8 MiB or 1,000-level event was allowed under the default fail_open, on the agent's own say-so."""

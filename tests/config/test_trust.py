@@ -47,6 +47,7 @@ def user_terminal(cwd: Path, answer: str | None, *args: str, **env: str) -> tupl
 # -- attack 1: a config that shadows the one in use, and include targets --------------------------------------
 
 
+@pytest.mark.slow
 def test_a_new_guard_yaml_does_not_shadow_the_trusted_one(isolated_home: Path) -> None:
     (isolated_home / ".guard").mkdir()
     (isolated_home / ".guard" / "guard.yaml").write_text(NO_FETCH)
@@ -88,6 +89,7 @@ def test_an_edited_config_keeps_the_trusted_rules_until_the_user_accepts_the_cha
     assert claude(isolated_home, "WebFetch", FETCH) == ("allow", "", ""), "accepted: the new config is enforced, with no warning"
 
 
+@pytest.mark.slow
 def test_a_typo_in_a_trusted_config_keeps_guarding_with_the_trusted_rules(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     trust_config(isolated_home / "guard.yaml")

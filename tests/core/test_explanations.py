@@ -77,6 +77,7 @@ def test_a_cached_verdict_says_the_cache_decided(isolated_home: Path) -> None:
     assert "decided by the cache (an earlier verdict of this rule)" in again and "deletes the build folder" in again
 
 
+@pytest.mark.slow
 def test_protection_and_an_untrusted_config_are_final_and_say_who_decided(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks: {}\n")
     untrusted = told(hook(isolated_home, bash_event("s1", "ls")))

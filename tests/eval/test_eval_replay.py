@@ -26,6 +26,7 @@ def _verdicts(out: Path) -> dict[tuple[str, int], str | None]:
     return {(r.case_id, r.repeat): r.verdict for r in rows}
 
 
+@pytest.mark.slow
 def test_record_then_replay_gives_the_same_verdicts_without_any_call(
     suite: dict[str, str], stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -62,6 +62,7 @@ async def test_timeout_kills_the_grandchild(tmp_path: Path, ignore_term: bool) -
     assert not alive(pid), f"grandchild {pid} survived the timeout"
 
 
+@pytest.mark.slow
 async def test_engine_timeout_kills_the_group_and_fails_closed(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     spec = HookSpec(

@@ -92,6 +92,7 @@ async def test_connection_close_is_honoured() -> None:
     assert seen["requests"] == 2 and seen["connections"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [fixed, chunked], ids=["content-length", "chunked"])
 async def test_an_answer_over_the_limit_is_refused_unread(shape: Callable[[bytes], list[bytes]]) -> None:
     huge = b"x" * (MAX_REPLY_BYTES + 10)

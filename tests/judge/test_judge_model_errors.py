@@ -94,6 +94,7 @@ async def test_an_api_base_gets_every_model_over_the_openai_protocol_unpriced() 
     assert anthropic.model == "anthropic/claude-haiku-4-5"  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_guard_check_sends_an_anthropic_model_to_the_api_base(tmp_path: os.PathLike[str]) -> None:
     """The README's promise, through the real entry point: no Anthropic key needed, the stub judges."""
     with StubServer() as stub:

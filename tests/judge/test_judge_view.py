@@ -65,6 +65,7 @@ def test_an_emptying_write_shows_its_diff_and_a_changed_file_is_judged_again(stu
     assert stub.calls == 2 and _shown(stub)["effect"]["change"] == "overwrite (already empty)"  # the view changed, so the key did
 
 
+@pytest.mark.slow
 def test_a_file_outside_the_project_is_described_never_sent(stub: StubServer, isolated_home: Path) -> None:
     _config(isolated_home)
     (isolated_home / "project").mkdir()
@@ -76,6 +77,7 @@ def test_a_file_outside_the_project_is_described_never_sent(stub: StubServer, is
     assert "SENTINEL-not-for-the-model" not in json.dumps(stub.requests)
 
 
+@pytest.mark.slow
 def test_a_symlink_into_the_home_folder_is_shown_where_it_lands(stub: StubServer, isolated_home: Path) -> None:
     _config(isolated_home)
     project = isolated_home / "project"

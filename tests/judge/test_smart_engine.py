@@ -55,6 +55,7 @@ def test_verdicts_are_cached_and_errors_are_not(stub: StubServer, tmp_path: Path
     assert stub.calls == 3, "another input is another judgement"
 
 
+@pytest.mark.slow
 def test_guard_check_judges_a_rule_end_to_end(stub: StubServer, isolated_home: Path) -> None:
     stub.enqueue(Reply.verdict("deny", "deletes outside the project", confidence=0.91))
     env = {"GUARD_MODEL_QUICK": "openai/stub-quick", "GUARD_MODEL_THOROUGH": "openai/stub-thorough", "GUARD_API_BASE": stub.url}

@@ -63,6 +63,7 @@ def test_a_standing_verdict_is_not_cached(stub: StubServer, tmp_path: Path) -> N
     assert not hook.cached and (second.decision, hook.tier) == ("allow", "thorough"), "thorough answered this time and decided"
 
 
+@pytest.mark.slow
 def test_a_timed_out_thorough_leaves_quick_deny_standing(stub: StubServer) -> None:
     stub.responder = lambda body: Reply.verdict("deny", "maybe", confidence=0.4) if body["model"] == "stub-quick" else Reply.verdict("allow", "late", delay=5)
     hook = SmartHook(smart_spec(depth="auto", timeout=1.5), context(settings_for(stub)))
@@ -70,6 +71,7 @@ def test_a_timed_out_thorough_leaves_quick_deny_standing(stub: StubServer) -> No
     assert (result.decision, result.tier) == ("deny", "quick") and "did not answer" in result.details["failed_calls"][0]
 
 
+@pytest.mark.slow
 def test_a_timed_out_thorough_after_an_unsure_allow_is_a_failure(stub: StubServer) -> None:
     stub.responder = lambda body: Reply.verdict("allow", "maybe", confidence=0.4) if body["model"] == "stub-quick" else Reply.verdict("allow", "late", delay=5)
     hook = SmartHook(smart_spec(depth="auto", timeout=1.5), context(settings_for(stub)))

@@ -100,6 +100,7 @@ def test_guard_check_denies_a_dangerous_middle(stub: StubServer, isolated_home: 
     assert details["windows"] == windows == stub.calls + cached and stub.calls >= 1
 
 
+@pytest.mark.slow
 def test_guard_hook_denies_a_dangerous_middle(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(
         "models: {quick: openai/stub-quick}\n"
@@ -202,6 +203,7 @@ def test_too_long_to_judge_whole_is_refused_whatever_the_failure_mode_without_a_
     assert result.decision == "deny" and "too large to judge" in (hook.reason or "") and hook.error is None and stub.calls == 0
 
 
+@pytest.mark.slow
 def test_guard_hook_refuses_a_write_too_large_to_judge_under_fail_open(stub: StubServer, isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(
         "models: {quick: openai/stub-quick, thorough: openai/stub-thorough}\n"

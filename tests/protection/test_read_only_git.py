@@ -43,12 +43,14 @@ def hook(repo: Path, stub: StubServer, command: str) -> str:
     return decision(guard(["hook"], repo, stub, tool_call(repo, command)))
 
 
+@pytest.mark.slow
 def test_git_reads_in_a_clean_repository_are_decided_in_the_lane(repo: Path, stub: StubServer) -> None:
     for command in ("git status", "git diff --stat", "git log --oneline -5", "git status --porcelain && git diff --name-only HEAD"):
         assert hook(repo, stub, command) == "allow", command
     assert stub.calls == 0  # not one judge request
 
 
+@pytest.mark.slow
 def test_a_diff_that_prints_contents_is_judged_when_a_protected_file_is_in_the_tree(repo: Path, stub: StubServer) -> None:
     assert hook(repo, stub, "git diff") == "deny"  # guard.yaml sits in the tree: its changes would be printed
     assert stub.calls == 1

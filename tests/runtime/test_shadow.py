@@ -140,6 +140,7 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
     assert judge.calls == 1, "promoting a rule re-judges nothing it already judged in shadow"
 
 
+@pytest.mark.slow
 def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")

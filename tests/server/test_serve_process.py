@@ -140,6 +140,7 @@ def test_the_client_guard_hook_uses_loads_no_http_library_or_server() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_every_decision_is_in_the_audit_log_after_sigterm_even_while_the_log_was_locked(serve: ServeProcess) -> None:
     """Rows queue while another process holds the log's write lock, then land in batches; a clean stop loses none."""
     import sqlite3

@@ -123,6 +123,7 @@ def _serve(cwd: Path, config: Path, env: dict[str, str]) -> tuple[subprocess.Pop
     return start_serve(config, cwd, env)
 
 
+@pytest.mark.slow
 def test_a_prompt_posted_to_the_service_is_not_the_users_consent(session_project: Path, judge_stub: StubServer) -> None:  # noqa: F811
     from fixtures.session import SESSION_RULE
 

@@ -52,6 +52,7 @@ def verdict(proc: subprocess.CompletedProcess[str]) -> str:
 pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home folder", confidence=0.95))
 
 
+@pytest.mark.slow
 def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")

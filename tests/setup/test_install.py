@@ -320,6 +320,7 @@ def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedPr
     return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(PUSH), capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text(DENY_CONFIG)
@@ -339,6 +340,7 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
     assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]
 
 
+@pytest.mark.slow
 def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hoks:\n  PreToolUse: []\n")

@@ -39,6 +39,7 @@ def test_uninstall_removes_guards_file_and_a_second_install_changes_nothing(tmp_
     assert not path.exists()  # Copilot reads every *.json there: an empty guard.json would be noise
 
 
+@pytest.mark.slow
 def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hooks: {}\n")

@@ -75,6 +75,7 @@ def test_an_event_that_is_not_a_list_is_named_and_nothing_is_written(tmp_path: P
     assert path.read_bytes() == original
 
 
+@pytest.mark.slow
 def test_the_installed_command_blocks_a_documented_shell_call_as_cursor_runs_it(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: Shell\n      command: "echo \'no pushes here\' >&2; exit 2"\n')

@@ -54,6 +54,7 @@ def covered(path: str, denied: list[str]) -> bool:
     return any(path == d or path.startswith(d + "/") for d in denied)
 
 
+@pytest.mark.slow
 def test_claude_install_denies_every_protected_path_and_leaves_no_escape(project: Path) -> None:
     done = guard(project, "install", "claude")
     assert done.returncode == 0 and "protection level sandboxed" in done.stdout, done.stderr

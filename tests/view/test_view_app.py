@@ -35,6 +35,7 @@ def test_answers_carry_a_content_security_policy(view: str) -> None:
         assert response.headers["Content-Security-Policy"] == csp
 
 
+@pytest.mark.slow
 def test_a_request_for_another_host_name_is_refused(view: str) -> None:
     """DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host: evil.example."""
     request = urllib.request.Request(view + "/decisions", headers={"Host": "evil.example"})

@@ -124,6 +124,7 @@ def test_rows_written_into_the_audit_log_by_hand_do_not_hide_the_others(folder: 
     assert _get(f"{view}/decisions/{odd_id}")[0] == 200 and _get(view + "/rules")[0] == 200
 
 
+@pytest.mark.slow
 def test_a_fifo_a_device_or_a_huge_file_in_a_run_folder_is_an_error_not_a_hang(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
     for name in ("fifo", "zero", "huge"):
@@ -216,6 +217,7 @@ def test_a_rollup_written_by_hand_is_a_page_that_says_so_and_the_decisions_still
     assert _get(view + "/decisions")[0] == 200
 
 
+@pytest.mark.slow
 def test_a_token_in_a_sign_in_link_stays_out_of_the_access_log(folder: Path) -> None:
     token = "tok-never-logged-0123456789"
 

@@ -161,6 +161,7 @@ def test_no_audit_log_yet_is_an_empty_page_not_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "missing.db").exists()  # the view never creates the log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["claude", "gemini"])
 def test_guard_hook_records_its_client_format(tmp_path: Path, fmt: str) -> None:
     import os
@@ -184,6 +185,7 @@ def test_a_file_that_is_not_an_audit_log_is_named_not_a_traceback(tmp_path: Path
     assert page.status_code == 200 and f"{path} is not a readable audit log" in page.text and "Traceback" not in page.text
 
 
+@pytest.mark.slow
 def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: Path) -> None:
     import urllib.request
 

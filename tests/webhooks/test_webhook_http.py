@@ -164,6 +164,7 @@ async def test_a_refused_webhook_fails_under_its_failure_mode(make_receiver: Cal
     assert receiver.connections == 0
 
 
+@pytest.mark.slow
 async def test_a_slow_receiver_times_out_under_the_engine(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver(reply=json_reply({"decision": "allow"}), delay=10)
     registry = Registry([spec(receiver.url(), timeout=1, failure_mode="fail_closed")])
@@ -175,6 +176,7 @@ async def test_a_slow_receiver_times_out_under_the_engine(make_receiver: Callabl
     assert decision.decision == "deny" and ("timed out" in error or "did not answer within 1s" in error)
 
 
+@pytest.mark.slow
 def test_a_trickling_receiver_is_cut_off_at_the_deadline(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver(reply=json_reply({"decision": "allow", "reason": "x" * 40}), trickle=0.1)
     delivery = Delivery(
