@@ -26,7 +26,7 @@ echo "wheel-smoke: building the sdist from the tracked files, then the wheel fro
 mkdir -p "$work/src" dist
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$work/src"
 rm -f dist/plainguard-*.tar.gz dist/plainguard-*.whl
-if python3 -c "import build" 2>/dev/null; then
+if (cd / && python3 -c "import build.__main__") 2>/dev/null; then  # from /: a build/ folder here would pass for the package
   (cd "$work/src" && python3 -m build --sdist --outdir "$root/dist" >/dev/null)
 else  # the PEP 517 backend directly: no extra tool needed
   (cd "$work/src" && python3 -c 'import sys, setuptools.build_meta as backend; backend.build_sdist(sys.argv[1])' "$root/dist" >/dev/null)

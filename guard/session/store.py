@@ -73,7 +73,11 @@ class SqliteSessionStore:
         self.path = path
         self._db = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 5000")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        # Asked first, set only once: switching the mode needs the file to itself, and with
+        # many hooks of a fleet opening it at once the switch fails "database is locked"
+        # without waiting, though the file has been in WAL mode since its first hook.
+        if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            self._db.execute("PRAGMA journal_mode = WAL")
         self._db.executescript(_SCHEMA)
 
     def _add(self, session_id: str, kind: str, body: str) -> None:
