@@ -10,6 +10,7 @@ import json
 import socket
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 RULE = "Deny shell commands that delete files outside the project."
@@ -60,3 +61,16 @@ def wait_for(port: int, proc: subprocess.Popen[Any], timeout: float = 180) -> No
             time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"{proc.args} is not listening on {port} after {timeout}s")
+
+
+def loadavg() -> str:
+    """The machine's load average, printed beside every figure (this box is shared)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]

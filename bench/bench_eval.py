@@ -33,6 +33,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bench_cache_setup import loadavg, pct
+
 from guard.eval import session
 from guard.eval.runner import DEFAULT_CONCURRENCY, WorkItem, run_schedule
 from guard.eval.schema import ResultRow
@@ -62,18 +64,6 @@ def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
     )
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 async def _bare_post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, body: bytes) -> None:

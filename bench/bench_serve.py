@@ -38,7 +38,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench_cache_setup import config, event, free_port, wait_for
+from bench_cache_setup import config, event, free_port, loadavg, pct, wait_for
 from bench_hook import guard_command, trust_folder
 
 from guard.server.identity import service_key
@@ -153,18 +153,6 @@ def cpu_seconds(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 def stub_stats(port: int) -> dict[str, int]:
