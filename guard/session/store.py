@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from guard.session.context import MAX_ACTIONS, Action, SessionContext
+from guard.storage.database import use_wal
 from guard.storage.secret import seal, verify
 
 __all__ = ["RETENTION_S", "SessionStore", "SqliteSessionStore", "open_session_store", "session_db_path"]
@@ -73,11 +74,10 @@ class SqliteSessionStore:
         self.path = path
         self._db = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 5000")
-        # Asked first, set only once: switching the mode needs the file to itself, and with
-        # many hooks of a fleet opening it at once the switch fails "database is locked"
-        # without waiting, though the file has been in WAL mode since its first hook.
+        # Asked first, switched once: the switch ignores the busy timeout ("database is locked"
+        # at once while another hook holds the file), so it is made only for a new file, waiting.
         if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-            self._db.execute("PRAGMA journal_mode = WAL")
+            use_wal(self._db)
         self._db.executescript(_SCHEMA)
 
     def _add(self, session_id: str, kind: str, body: str) -> None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["BUSY_TIMEOUT_S", "Migrations", "connect"]
+__all__ = ["BUSY_TIMEOUT_S", "Migrations", "connect", "use_wal"]
 
 #: How long a writer waits for another process's write to finish before giving up.
 BUSY_TIMEOUT_S = 10.0
@@ -39,7 +39,7 @@ class Migrations:
 
     def apply(self, db: sqlite3.Connection) -> None:
         """Run the steps this file has not seen yet, in one write transaction."""
-        _use_wal(db)
+        use_wal(db)
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
@@ -55,7 +55,7 @@ class Migrations:
             raise
 
 
-def _use_wal(db: sqlite3.Connection) -> None:
+def use_wal(db: sqlite3.Connection) -> None:
     """Put the file in WAL mode (persistent: once set, every later open keeps it).
 
     SQLite answers "database is locked" at once, without the busy timeout, when

@@ -116,3 +116,24 @@ def test_a_row_written_around_guard_is_not_shown(tmp_path: Path, isolated_home: 
     store._db.execute("UPDATE session_entries SET body = replace(body, 'make test', 'make deploy') WHERE body LIKE '%make test%'")
     store.add_action("s1", Action.of("Bash", {"command": "ls"}, "allow"))
     assert store.context("s1") == SessionContext((), (Action("Bash", "ls", "allow"),)), "forged and edited rows are not believed"
+
+
+def test_a_new_store_waits_for_another_hook_holding_the_file_instead_of_failing(tmp_path: Path, isolated_home: Path) -> None:
+    """The switch to WAL ignores SQLite's busy timeout: two hooks opening a new sessions.db at once lost that race."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "sessions.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)  # a new file, still in rollback mode
+    holder.execute("CREATE TABLE held (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    releasing = threading.Timer(0.3, lambda: holder.execute("ROLLBACK"))
+    releasing.start()
+    try:
+        store = SqliteSessionStore(path)
+        assert store.context("s").user_messages == ()
+        store.close()
+    finally:
+        releasing.join()
+        holder.close()
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
