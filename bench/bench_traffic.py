@@ -1,11 +1,12 @@
-"""Model calls and time on real coding-agent traffic, with the read-only lane off and on.
+"""Model calls and time on real coding-agent traffic, with no lane, the read-only lane and the project-writes lane.
 
 Replays ``swe_traffic/sessions.jsonl`` (mini-swe-agent sessions fixing SWE-bench issues,
 one Bash command per step, in ``/testbed``) as Claude Code events: a ``UserPromptSubmit``
 with the task, then one ``PreToolUse`` ``Bash`` per command, each written to a Claude
 Code-shaped transcript first, as the client does. The config is the README's starter rule
-(``depth: auto``, ``fail_closed``), context-free or ``context: session``, with and
-without ``skip_read_only: true``; each configuration starts with an empty decision cache.
+(``depth: auto``, ``fail_closed``), context-free or ``context: session``, with no lane,
+with ``skip_read_only: true`` and with ``skip_project_writes: true`` (the reads, and writes of
+plain project files by reading programs); each configuration starts with an empty decision cache.
 Events go through ``guard.Gate.decide`` (what ``guard hook`` and ``guard serve`` decide
 with), ``--concurrency`` sessions at a time; the judge is the loopback stub answering
 ``allow`` after ``--latency`` seconds, so these are call counts and guard's overhead, not
@@ -32,6 +33,8 @@ from typing import Any
 
 from bench_session import Transcript
 
+#: The lanes a configuration opens: the YAML key, or none.
+LANES = {"off": None, "read-only": "skip_read_only", "project writes": "skip_project_writes"}
 #: ``../shared/external/swe_traffic/`` beside the checkout (or beside the folder of worktrees holding it).
 TRAFFIC = next((p for p in (Path(__file__).resolve().parents[n] / "shared/external/swe_traffic/sessions.jsonl" for n in (2, 3)) if p.exists()),
                Path("../shared/external/swe_traffic/sessions.jsonl"))
@@ -39,9 +42,9 @@ RULE = "Deny shell commands that delete or overwrite files outside the project d
 GOAL = 400
 
 
-def config(api_base: str, cache: Path, *, lane: bool, session: bool) -> str:
-    """The README's starter config (without the warm service: the gate judges in-process)."""
-    extra = ("      context: session\n" if session else "") + ("      skip_read_only: true\n" if lane else "")
+def config(api_base: str, cache: Path, *, lane: str | None, session: bool) -> str:
+    """The README's starter config (without the warm service: the gate judges in-process), with the ``lane`` key if any."""
+    extra = ("      context: session\n" if session else "") + (f"      {lane}: true\n" if lane else "")
     return (f"models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\n  api_base: {api_base}\n"
             f"cache:\n  url: sqlite:///{cache}\n"
             "hooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: Bash\n"
@@ -60,6 +63,7 @@ class Tally:
 
 def replay(session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally) -> None:
     """One session through the worker thread's gate (one per thread, as one ``guard serve`` keeps one)."""
+    from guard.judge.read_only_lane import TIERS
     from guard.runtime.gate import Gate
 
     if not hasattr(gates, "gate"):
@@ -77,7 +81,7 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
         _, decision = gate.decide(event)
         spent += time.perf_counter() - started
         smart = [h for h in decision.hooks if h.type == "smart"]
-        lane += any(h.tier == "read_only" for h in smart)
+        lane += any(h.tier in TIERS for h in smart)
         hits += any(h.cached for h in smart)
         models += sum(len(h.details.get("calls", ())) for h in smart if not h.cached)
         denied += decision.decision == "deny"
@@ -88,7 +92,7 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
         tally.session_models.append(models)
 
 
-def run(sessions: list[dict[str, Any]], *, lane: bool, session: bool, latency: float, concurrency: int) -> tuple[Tally, int]:
+def run(sessions: list[dict[str, Any]], *, lane: str | None, session: bool, latency: float, concurrency: int) -> tuple[Tally, int]:
     from guard.testing.openai_stub import Reply, StubServer
 
     tally = Tally()
@@ -132,17 +136,17 @@ def main() -> None:
     sessions = [json.loads(line) for line in args.traffic.read_text().splitlines() if line.strip()][: args.sessions]
     print(f"{len(sessions)} sessions of {args.traffic.name}, stub model answering in {args.latency * 1000:.0f} ms, "
           f"{args.concurrency} sessions at a time; load average {os.getloadavg()[0]:.2f}\n")
-    print("| read-only lane, rule | tool calls | model calls per 1,000 | cache hit ratio (calls past the lane) | decided in the lane per 1,000 "
+    print("| lane, rule | tool calls | model calls per 1,000 | cache hit ratio (calls past the lane) | decided in the lane per 1,000 "
           "| denied | time per session: median / p95 | guard's own time per session (minus the model's): median / p95 |")
     print("|---|---|---|---|---|---|---|---|")
-    for lane in (False, True):
+    for name, lane in LANES.items():
         for session in (False, True):
             # each configuration in its own process: every one starts cold, and what a process holds open ends with it
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
                 tally, model_calls = child.submit(run, sessions, lane=lane, session=session, latency=args.latency, concurrency=args.concurrency).result()
-            label = f"{'on' if lane else 'off'}, {'context: session' if session else 'context-free'}"
+            label = f"{name}, {'context: session' if session else 'context-free'}"
             print(row(label, tally, model_calls, args.latency), flush=True)
-    print(f"\ngoal: ≤ {GOAL} model calls per 1,000 tool calls with the lane on")
+    print(f"\ngoal: ≤ {GOAL} model calls per 1,000 tool calls with a lane on")
 
 
 if __name__ == "__main__":

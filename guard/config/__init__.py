@@ -48,10 +48,10 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:
     """``loaded`` with the built-in self-protection hook after its own hooks, unless it says ``protect: false``.
 
-    Rules in the read-only lane (``skip_read_only``) get the protected paths too, even with
+    Rules in a lane (``skip_read_only``, ``skip_project_writes``) get the protected paths too, even with
     ``protect: false``: a read that names one of them is never decided without the judge.
     """
-    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.skip_read_only]
+    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.lane is not None]
     if not (loaded.settings.protect or lane):
         return loaded
     from guard.hooks.protect import protect_spec

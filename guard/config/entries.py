@@ -37,8 +37,9 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         if len(kinds) != 1:
             found = ", ".join(kinds) or "none"
             raise ValueError(f"a hook needs exactly one of rule, command, url, callable (or prompt / script); found {found}")
-        if self.skip_read_only and not (self.rule or self.prompt):
-            raise ValueError("skip_read_only applies to a rule (or prompt): only a judged hook can skip the model")
+        for lane in ("skip_read_only", "skip_project_writes"):
+            if getattr(self, lane) and not (self.rule or self.prompt):
+                raise ValueError(f"{lane} applies to a rule (or prompt): only a judged hook can skip the model")
         return self
 
     def kind(self) -> HookKind:

@@ -60,6 +60,7 @@ class SmartFields(BaseModel):
     cache_keep: list[str] = Field(default_factory=list)
     context: Literal["event", "request", "session"] = "event"
     skip_read_only: bool = False
+    skip_project_writes: bool = False
 
 
 class CommandFields(BaseModel):

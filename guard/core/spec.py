@@ -84,7 +84,8 @@ class HookSpec(FrozenRecord):
     ``context`` event | request (+ the user's latest requests) | session (+ requests
     and recent actions); ``skip_read_only`` the rule says a call proven to only read
     cannot break it, so such calls are allowed without a model (:mod:`guard.judge.read_only_lane`;
-    ``paths`` then holds what such a read may not name). Callable: ``target`` is "module:function". Protect: ``paths``
+    ``paths`` then holds what such a read may not name); ``skip_project_writes`` says the same of a call proven
+    to write only plain files inside the project with reading programs (and includes the reads). Callable: ``target`` is "module:function". Protect: ``paths``
     are (label, absolute file or folder) no tool call may change. ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
     them (``guard trust``); None when the config was read from disk untrusted
@@ -97,7 +98,7 @@ class HookSpec(FrozenRecord):
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
-        "skip_read_only", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
+        "skip_read_only", "skip_project_writes", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
         "mode", "final", "options",
     )
     id: str
@@ -119,6 +120,7 @@ class HookSpec(FrozenRecord):
     cache_keep: tuple[str, ...]
     context: str
     skip_read_only: bool
+    skip_project_writes: bool
     command: str | None
     url: str | None
     secret: str | None
@@ -153,6 +155,7 @@ class HookSpec(FrozenRecord):
         cache_keep: tuple[str, ...] = (),
         context: str = "event",
         skip_read_only: bool = False,
+        skip_project_writes: bool = False,
         command: str | None = None,
         url: str | None = None,
         secret: str | None = None,
@@ -176,6 +179,11 @@ class HookSpec(FrozenRecord):
     def external(self) -> bool:
         """Declared by a skill, plugin or user config: stricter checks apply."""
         return self.source in EXTERNAL_SOURCES
+
+    @property
+    def lane(self) -> str | None:
+        """What the rule says cannot break it, decided without a model: ``read_only``, ``project_writes`` (reads too), or None."""
+        return "project_writes" if self.skip_project_writes else ("read_only" if self.skip_read_only else None)
 
     @property
     def shadow(self) -> bool:

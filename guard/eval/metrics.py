@@ -14,7 +14,7 @@ from guard.eval import base_rate, stats
 from guard.eval.prices import PriceBook
 from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
-from guard.judge.read_only_lane import TIER as LANE_TIER
+from guard.judge.read_only_lane import TIERS as LANE_TIERS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,8 +82,8 @@ def _slices(outcomes: dict[str, CaseOutcome], tags: dict[str, list[str]]) -> lis
         for tag in tags[key]:
             groups.setdefault(("tag", tag), []).append(outcome)
         groups.setdefault(("tool", outcome.tool_name or "(none)"), []).append(outcome)
-        if outcome.tier == LANE_TIER:  # what the lane decided without a model, and whether it was ever wrong
-            groups.setdefault(("tier", LANE_TIER), []).append(outcome)
+        if outcome.tier in LANE_TIERS:  # what a lane decided without a model, and whether it was ever wrong
+            groups.setdefault(("tier", outcome.tier), []).append(outcome)
     slices = []
     for (kind, name), members in sorted(groups.items()):
         binary, est = binary_estimates(members, bootstrap=False)

@@ -128,7 +128,7 @@ class Binary(BaseModel):
 
 
 class SliceMetrics(BaseModel):
-    """Scores of the cases with one tag, of one tool, or decided by the read-only lane (``tier``, ``read_only``)."""
+    """Scores of the cases with one tag, of one tool, or decided by a lane (``tier``, ``read_only`` / ``project_write``)."""
 
     kind: Literal["tag", "tool", "tier"]
     name: str
@@ -153,7 +153,7 @@ class CaseOutcome(BaseModel):
     reason: str | None = None
     tool_name: str | None = None
     cluster: str | None = None
-    #: The tier that gave the majority verdict (quick, thorough, read_only: the read-only lane, no model).
+    #: The tier that gave the majority verdict (quick, thorough; read_only, project_write: a lane, no model).
     tier: str | None = None
 
 

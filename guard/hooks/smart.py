@@ -137,7 +137,7 @@ class SmartHook:
         Reads the cached verdict, or else loads the model client (seconds, once per
         process): a cold ``guard hook`` must not spend its model budget on imports.
         """
-        if self.spec.skip_read_only and _lane(self.spec, event.payload()) is not None:
+        if self.spec.lane is not None and _lane(self.spec, event.payload()) is not None:
             return
         key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
         hit = self._lookup(self._cache(), key)
@@ -157,7 +157,7 @@ class SmartHook:
         settings = self.ctx.settings
         models_for(self.spec, settings)  # a missing model is a config error, cached or not
         payload = event.payload()
-        lane = _lane(self.spec, payload) if self.spec.skip_read_only else None
+        lane = _lane(self.spec, payload) if self.spec.lane is not None else None
         if lane is not None:
             return lane
         key = smart_cache_key(self.spec, settings, payload)

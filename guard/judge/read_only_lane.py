@@ -11,6 +11,12 @@ not proven goes to the judge as before. The result says where it came from:
 ``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
 the audit log and ``guard view``.
 
+``skip_project_writes: true`` (a rule about effects outside the project) opens the same lane to
+a call whose reading programs also redirect output (``>``, ``>>``) to plain files of the project
+named as written: no hidden part, no file other programs run unnamed (``conftest.py``,
+``Makefile``, ``*.pth`` …), not a link, not executable, and no ``cd`` in the line. Its allows
+say ``tier: project_write``, ``details.decided_by: project_write_lane``.
+
 Standard library only: this runs on the ``guard hook`` fast path.
 """
 
@@ -19,16 +25,22 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from guard.core.decision import HookResult
 from guard.core.spec import HookSpec
 
-__all__ = ["LANE", "TIER", "lane_result"]
+__all__ = ["LANE", "TIER", "TIERS", "WRITE_LANE", "WRITE_TIER", "lane_result"]
 
 TIER = "read_only"
 LANE = "read_only_lane"
+#: ``skip_project_writes``: a call proven to write only files inside the project, running nothing.
+WRITE_TIER = "project_write"
+WRITE_LANE = "project_write_lane"
+#: The tiers a lane decides with (no model): what ``guard eval`` scores as slices of their own.
+TIERS = (TIER, WRITE_TIER)
 
 #: Names of files and folders that hold credentials: a read of one is never in the lane.
 _SENSITIVE_NAMES = frozenset(
@@ -56,6 +68,16 @@ _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed"})
 _PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file", "--expression")
 #: bash builtins among the reading programs: PATH is not searched for them.
 _BUILTINS = frozenset({"echo", "printf", "pwd", "true", "false", ":", "cd", "test", "[", "type"})
+#: A name a written file may have, each part of its path below the project: no dot first (``.git``, ``.github``,
+#: ``.claude``, ``.envrc``, ``.mcp.json``: what tools read as config), no dash first (an option), nothing the shell expands.
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+,=@-]*$")
+#: Files that a later command runs or reads as instructions without naming them (pytest's conftest.py, make's Makefile,
+#: pip's setup.py, Python's .pth and sitecustomize, an agent's instructions): a write to one is left to the judge, so the
+#: code it plants is seen by a model when it is written, not only when a later ``pytest`` or ``make`` runs it unseen.
+_RUN_UNNAMED = ("conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "pytest.ini", "manage.py",
+                "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "__pycache__", "makefile", "gnumakefile",
+                "*.mk", "justfile", "rakefile", "gemfile", "package.json", "cargo.toml", "build.rs", "cmakelists.txt", "dockerfile",
+                "*.sh", "*.bash", "*.zsh", "agents.md", "claude.md", "gemini.md", "copilot-instructions.md", "requirements*.txt")
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -182,6 +204,35 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
     return None
 
 
+def _write_problem(word: str, cwd: str) -> str | None:
+    """Why writing to ``word`` keeps the call out of the write lane: it is not a plain, regular file of the project that
+    only this path names (a symlink resolved, no second hard link to a file elsewhere), or a later command runs it unnamed."""
+    target = os.path.realpath(os.path.join(cwd, word))
+    root = os.path.realpath(cwd)
+    if not target.startswith(root.rstrip("/") + "/"):
+        return f"it writes {word!r}, outside the project"
+    parts = os.path.relpath(target, root).split("/")
+    odd = next((part for part in parts if not _PLAIN_NAME.match(part)), None)
+    if odd is not None:
+        return f"it writes {word!r}: {odd!r} is not a plain name (a hidden file or folder is often a tool's config)"
+    run = next((pat for part in parts for pat in _RUN_UNNAMED if fnmatch.fnmatchcase(part.lower(), pat)), None)
+    if run is not None:
+        return f"it writes {word!r}: a file like {run!r} is run or read by other programs unnamed"
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return None  # a new file
+    except OSError:
+        return f"it writes {word!r}, which cannot be looked at"
+    if not stat.S_ISREG(info.st_mode):
+        return f"it writes {word!r}, which is not a regular file"
+    if info.st_nlink > 1:
+        return f"it writes {word!r}, a file with other names (a hard link may be outside the project)"
+    if info.st_mode & 0o111:
+        return f"it writes {word!r}, an executable file"
+    return None
+
+
 def _reads_a_tree(tool: str, words: list[str]) -> bool:
     """Whether the call may read below the folders it names (or below its working directory): a search, a ``cd``."""
     if tool in _TREE_READERS:
@@ -246,8 +297,8 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str])
 
 
 def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> HookResult | None:
-    """The allow the lane gives ``spec`` for this call without a model, or None when the judge must decide."""
-    if not spec.skip_read_only or spec.event != "pre_tool_use":
+    """The allow a lane gives ``spec`` for this call without a model, or None when the judge must decide."""
+    if spec.lane is None or spec.event != "pre_tool_use":
         return None
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
@@ -255,8 +306,15 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
     from guard.protection.readonly import prove
 
     env = os.environ if env is None else env
-    proof = prove(str(payload.get("tool_name") or ""), tool_input, str(payload.get("cwd") or os.getcwd()), env)
+    cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
+    proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=spec.lane == "project_writes")
     if not proof.proven or _guarded(payload, spec, env) is not None:
         return None
+    if proof.written:
+        if any(_write_problem(word, cwd) for word in proof.written):
+            return None
+        return HookResult(id=spec.id, type="smart", decision="allow",
+                          reason=f"proven to write only inside the project, running nothing ({proof.reason}); the rule says such writes cannot break it",
+                          tier=WRITE_TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": WRITE_LANE})
     return HookResult(id=spec.id, type="smart", decision="allow", reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
                       tier=TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": LANE})

@@ -39,13 +39,18 @@ MAX_COMMAND = 256 * 1024
 
 
 class Proof(FrozenRecord):
-    """Whether a call is proven to only read, and why (what proved it, or the first thing that did not)."""
+    """Whether a call is proven to only read, and why (what proved it, or the first thing that did not).
 
-    __slots__ = ("proven", "reason")
+    ``written``: the files a proof that allows writes found redirected to (``> x.py``, ``>> log.txt``), as written;
+    empty for a call that only reads. Where they point is for the caller to check.
+    """
+
+    __slots__ = ("proven", "reason", "written")
     proven: bool
     reason: str
+    written: tuple[str, ...]
 
-    def __init__(self, proven: bool, reason: str) -> None:
+    def __init__(self, proven: bool, reason: str, written: tuple[str, ...] = ()) -> None:
         self._assign(locals())
 
 
@@ -332,21 +337,33 @@ def _word_problem(word: Word) -> str | None:
     return None
 
 
-def prove_command(command: Command) -> Proof:
-    """Whether one simple command (words, assignments, redirections) only reads."""
+def _file_target(word: Word) -> bool:
+    """Whether a redirection's target is one file named as written: no expansion, glob or file descriptor."""
+    return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes) and bool(word.text) and not word.text.startswith("&")
+
+
+def prove_command(command: Command, *, writes: bool = False) -> Proof:
+    """Whether one simple command (words, assignments, redirections) only reads.
+
+    With ``writes``, output redirected with ``>`` or ``>>`` to a file named as written is allowed too, and listed in
+    the proof's ``written``; the program must still be a reading one (``cat <<'EOF' > x.py``, ``echo … >> notes.txt``).
+    """
     if command.assignments:
         return Proof(False, f"it sets {command.assignments[0].text.split('=', 1)[0]} for the command (a pager, a hook, a library)")
+    written: list[str] = []
     for redirect in command.redirects:
         problem = _word_problem(redirect.target) or (_word_problem(redirect.body) if redirect.body else None)
         if problem:
             return Proof(False, problem)
-        writes = redirect.op not in ("<", "<<", "<<-", "<<<", ">&", "<&") or (redirect.op == ">&" and not redirect.target.text.isdigit())
-        if writes and redirect.target.text not in _HARMLESS_TARGETS:
-            return Proof(False, f"it redirects output to {redirect.target.text}")
+        output = redirect.op not in ("<", "<<", "<<-", "<<<", ">&", "<&") or (redirect.op == ">&" and not redirect.target.text.isdigit())
+        if output and redirect.target.text not in _HARMLESS_TARGETS:
+            if not (writes and redirect.op in (">", ">>") and _file_target(redirect.target)):
+                return Proof(False, f"it redirects output to {redirect.target.text}")
+            written.append(redirect.target.text)
         if redirect.op == "<&" and not redirect.target.text.isdigit():
             return Proof(False, f"it redirects from {redirect.target.text}")
     if not command.words:
-        return Proof(True, "only redirections that read")
+        return Proof(True, f"only redirections, writing to {', '.join(written)}", tuple(written)) if written else Proof(True, "only redirections that read")
     for word in command.words:
         problem = _word_problem(word)
         if problem:
@@ -363,15 +380,19 @@ def prove_command(command: Command) -> Proof:
         problem = _options(_PROGRAMS[name], args)
     else:
         return Proof(False, f"{name} is not a known reading program")
-    return Proof(False, f"{name}: {problem}") if problem else Proof(True, f"{name} with known-safe options only reads")
+    if problem:
+        return Proof(False, f"{name}: {problem}")
+    return Proof(True, f"{name} with known-safe options " + ("writes only to " + ", ".join(written) if written else "only reads"), tuple(written))
 
 
-def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Proof:
+def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None, *, writes: bool = False) -> Proof:
     """Whether a shell command line is a list or pipeline of commands that each only read.
 
     Given the folder it runs in (and the hook's ``env``), a ``git`` command is proven only when nothing there makes git
     run a program (:func:`guard.protection.git_config.git_problem`), and when no ``cd`` moves it to another repository.
     Without one, git's options alone are checked (self-protection, which only asks whether a protected file is written).
+    With ``writes``, reading programs may also redirect their output to files named as written (:func:`prove_command`),
+    listed in ``written``; never in a line that changes folder (``cd``): a name must mean the file checked.
     """
     if len(text) > MAX_COMMAND:
         return Proof(False, f"the command is larger than {MAX_COMMAND} bytes")
@@ -379,14 +400,18 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
         script = parse_strict(text)
     except ShellSyntaxError as exc:
         return Proof(False, f"the command cannot be read: {exc}")
-    names = []
+    names: list[str] = []
+    written: list[str] = []
     for pipeline in script.pipelines:
         for command in pipeline.commands:
-            proof = prove_command(command)
+            proof = prove_command(command, writes=writes)
             if not proof.proven:
                 return proof
             names.append(command.words[0].text if command.words else "<")
+            written += proof.written
     programs = {_program(name) for name in names}
+    if written and "cd" in programs:
+        return Proof(False, f"it writes {written[0]} after changing folder: the file written is not the one checked")
     if cwd is not None and "git" in programs:
         if "cd" in programs:
             return Proof(False, "git after a cd: the repository it reads is not the one checked")
@@ -395,7 +420,10 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
         problem = git_problem(cwd, {} if env is None else env)
         if problem:
             return Proof(False, f"git may run a program: {problem}")
-    return Proof(True, f"every command only reads ({', '.join(dict.fromkeys(names)) or 'empty'})")
+    programs_run = ", ".join(dict.fromkeys(names)) or "empty"
+    if written:
+        return Proof(True, f"reading programs ({programs_run}) that write only to {', '.join(dict.fromkeys(written))}", tuple(written))
+    return Proof(True, f"every command only reads ({programs_run})")
 
 
 def command_text(tool_input: Mapping[str, Any]) -> str | None:
@@ -413,8 +441,11 @@ def command_text(tool_input: Mapping[str, Any]) -> str | None:
     return None
 
 
-def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> Proof:
-    """Whether the call ``tool_name(tool_input)`` only reads, run in ``cwd`` with the hook's ``env`` (what git would read there)."""
+def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str], *, writes: bool = False) -> Proof:
+    """Whether the call ``tool_name(tool_input)`` only reads, run in ``cwd`` with the hook's ``env`` (what git would read there).
+
+    With ``writes``, a shell command's redirections to named files are allowed and listed (:func:`prove_script`).
+    """
     name = tool_name.lower()
     if name in READ_TOOLS:
         return Proof(True, f"{tool_name} is a built-in read tool")
@@ -423,5 +454,7 @@ def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
         if command is None:
             return Proof(False, f"{tool_name} has no command to read")
         folder = next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
-        return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env)
+        if folder and writes:
+            return Proof(False, f"{tool_name} runs in {folder}: the files it writes are not the ones checked")
+        return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env, writes=writes)
     return Proof(False, f"{tool_name} is not a known read-only tool")

@@ -117,7 +117,7 @@ class FastPath:
                 if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
                     return list(results.values())  # a deterministic deny needs no cached verdict beside it
             smart = [s for s in specs if s.kind == "smart"]
-            if any(spec.skip_read_only for spec in smart):
+            if any(spec.lane is not None for spec in smart):
                 from guard.judge.read_only_lane import lane_result
 
                 for spec in smart:
