@@ -26,6 +26,7 @@ import fnmatch
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -218,6 +219,9 @@ def _write_problem(word: str, cwd: str) -> str | None:
     run = next((pat for part in parts for pat in _RUN_UNNAMED if fnmatch.fnmatchcase(part.lower(), pat)), None)
     if run is not None:
         return f"it writes {word!r}: a file like {run!r} is run or read by other programs unnamed"
+    stem, suffix = os.path.splitext(parts[-1])
+    if suffix == ".py" and stem in sys.stdlib_module_names:
+        return f"it writes {word!r}, which Python would import instead of its own {stem!r} module"
     try:
         info = os.stat(target)
     except FileNotFoundError:

@@ -355,6 +355,8 @@ def prove_command(command: Command, *, writes: bool = False) -> Proof:
         problem = _word_problem(redirect.target) or (_word_problem(redirect.body) if redirect.body else None)
         if problem:
             return Proof(False, problem)
+        if redirect.body is not None and redirect.body.dynamic:
+            return Proof(False, "its here-document expands $… at run time (the environment's secrets among them)")
         output = redirect.op not in ("<", "<<", "<<-", "<<<", ">&", "<&") or (redirect.op == ">&" and not redirect.target.text.isdigit())
         if output and redirect.target.text not in _HARMLESS_TARGETS:
             if not (writes and redirect.op in (">", ">>") and _file_target(redirect.target)):

@@ -96,6 +96,7 @@ def test_without_the_key_the_same_read_is_judged(isolated_home: Path, write_conf
     "cat ../other/notes.txt",  # outside the project
     "cat $HOME/notes.txt",  # expands at run time
     "less src/app.py",  # a pager can run a shell
+    "cat <<EOF\n$AWS_SECRET_ACCESS_KEY\nEOF",  # prints the environment's secrets, like printenv
 ])
 @pytest.mark.slow
 def test_what_the_lane_cannot_prove_still_reaches_the_judge(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer, command: str) -> None:
@@ -247,6 +248,8 @@ def test_a_write_is_judged_under_the_read_only_key(isolated_home: Path, write_co
     "echo 'import os' > conftest.py",  # pytest runs it without being told
     "echo 'all:; id' > Makefile",
     "echo 'import os' > evil.pth",
+    "echo 'import shutil' > json.py",  # Python would import it for every `import json` run here
+    "cat <<EOF > notes.txt\n$AWS_SECRET_ACCESS_KEY\nEOF",  # the environment's secrets, expanded into a file
     "echo x > link.txt",  # a symlink out of the project
     "echo x > linked.txt",  # a second name of another file
     "echo x > tool",  # an executable file
