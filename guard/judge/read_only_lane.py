@@ -32,6 +32,7 @@ from typing import Any
 
 from guard.core.decision import HookResult
 from guard.core.spec import HookSpec
+from guard.protection.credentials import looks_like_credential
 
 __all__ = ["LANE", "TIER", "TIERS", "WRITE_LANE", "WRITE_TIER", "lane_result"]
 
@@ -43,14 +44,6 @@ WRITE_LANE = "project_write_lane"
 #: The tiers a lane decides with (no model): what ``guard eval`` scores as slices of their own.
 TIERS = (TIER, WRITE_TIER)
 
-#: Names of files and folders that hold credentials: a read of one is never in the lane.
-_SENSITIVE_NAMES = frozenset(
-    {".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
-     ".azure", ".gcloud", "gcloud", ".config", ".password-store", ".vault-token", "credentials", "credentials.json",
-     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "shadow", "gshadow", "sudoers", ".bash_history", ".zsh_history"}
-)
-_SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
-                       "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
 #: Proven reads the lane still leaves to the judge: they print the environment's secrets.
 _NOT_IN_LANE = frozenset({"env", "printenv"})
@@ -80,11 +73,6 @@ _RUN_UNNAMED = ("conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.i
                 "*.mk", "justfile", "rakefile", "gemfile", "package.json", "cargo.toml", "build.rs", "cmakelists.txt", "dockerfile",
                 "*.sh", "*.bash", "*.zsh", "agents.md", "claude.md", "gemini.md", "copilot-instructions.md", "requirements*.txt")
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
-
-
-def _sensitive(word: str) -> bool:
-    parts = [p for p in word.lower().split("/") if p]
-    return any(p in _SENSITIVE_NAMES or any(fnmatch.fnmatchcase(p, pat) for pat in _SENSITIVE_PATTERNS) for p in parts)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -255,7 +243,7 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
         names = os.listdir(folder) if os.path.isdir(folder) else []
     except OSError:
         return None
-    found = [name for name in names if _sensitive(name)]
+    found = [name for name in names if looks_like_credential(name)]
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
@@ -283,7 +271,7 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str])
             return f"{word!r} expands at run time"
         if "\n" in word:
             return "a quoted word runs over lines (or a quote is never closed)"
-        if _sensitive(word):
+        if looks_like_credential(word):
             return f"{word!r} may hold credentials"
         problem = _place(word, cwd, protected)
         if problem:

@@ -8,7 +8,10 @@ client names and shapes its tools differently:
 =========  ===============================================  ===================================================
 kind       tools                                            the effect block
 =========  ===============================================  ===================================================
-shell      Bash, bash, run_shell_command, exec, shell …     none: the command is shown as it is
+shell      Bash, bash, run_shell_command, exec, shell …     each file the command runs as a program (an
+                                                            interpreter's script, ``./tool``, ``source f``):
+                                                            its path and text (cut in the middle when long);
+                                                            none when it runs no file
 write      Write, write_file, create                        absolute path, inside the project or not, size,
                                                             new file / overwrite / emptying, a bounded diff
                                                             against the current file
@@ -197,6 +200,114 @@ def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any],
     return shown
 
 
+#: Interpreters whose first operand is a script file, and their options that take the next word as a value, or that
+#: give the code inline (no file runs).
+_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|pypy3?|bash|sh|dash|zsh|ksh|node|nodejs|ruby|perl|php|Rscript)$")
+_VALUE_OPTIONS = frozenset({"-W", "-X", "-o", "-O", "-r", "--require", "-I", "--import", "--loader"})
+_INLINE_OPTIONS = frozenset({"-c", "-m", "-e", "-E", "-p", "--eval", "--print", "-"})
+#: The most scripts, and characters of each (its start and its end), a shell call's effect shows.
+MAX_SCRIPTS = 4
+SCRIPT_HEAD, SCRIPT_TAIL = 2000, 800
+
+
+def _script_word(words: list[Any]) -> Any | None:
+    """The word naming the file a simple command runs as a program, or None when it runs none (or inline code)."""
+    texts = [w.text for w in words]
+    if texts and os.path.basename(texts[0]) == "env":  # env [-i] [VAR=value …] PROGRAM
+        skip = 1
+        while skip < len(texts) and ("=" in texts[skip] or texts[skip].startswith("-")):
+            skip += 1
+        words, texts = words[skip:], texts[skip:]
+    if not texts:
+        return None
+    head = os.path.basename(texts[0])
+    if texts[0] in ("source", "."):
+        return words[1] if len(words) > 1 else None
+    if "/" in texts[0] and not _INTERPRETERS.match(head):
+        return words[0]  # ./run.sh, scripts/check.py, /abs/tool
+    if not _INTERPRETERS.match(head):
+        return None
+    i = 1
+    while i < len(texts) and texts[i].startswith("-"):
+        if texts[i] in _INLINE_OPTIONS or texts[i].startswith(("-c", "--eval=", "--print=")):
+            return None
+        i += 2 if texts[i] in _VALUE_OPTIONS else 1
+    return words[i] if i < len(words) else None
+
+
+def _scripts(command: str) -> list[tuple[str | None, str]]:
+    """(the folder it runs in, or None when a ``cd`` made it unknown; the word as written) of each file the line runs."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return []
+    found: list[tuple[str | None, str]] = []
+    folder: str | None = "."
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            words = part.words
+            if words and words[0].text == "cd":
+                literal = len(words) == 2 and not (words[1].dynamic or words[1].glob) and folder is not None
+                folder = os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                continue
+            word = _script_word(words)
+            if word is not None:
+                found.append((folder, "$" if word.dynamic or word.glob else word.text))
+    return found[:MAX_SCRIPTS]
+
+
+def _script_shown(raw: str, folder: str | None, cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any]:
+    """One script a shell call runs: where it is and, when it may be shown, its text (cut in the middle when long)."""
+    from guard.protection.credentials import looks_like_credential
+
+    if raw == "$" or folder is None:
+        return {"path": raw if raw != "$" else "(expands at run time)", "content": "not shown: unresolved (it expands at run time, or follows a cd that does)"}
+    place = _Place(os.path.join(folder, raw) if not os.path.isabs(raw) else raw, cwd, payload)
+    shown = {**place.fields()}
+    if place.hidden_because is not None:
+        return {**shown, "content": f"not shown: {place.hidden_because}"}
+    if looks_like_credential(os.path.relpath(place.real, place.project or "/")):  # the project's own folders are not the name
+        return {**shown, "content": "not shown: its name looks like a credential"}
+    files = payload.get(FILES_FIELD)
+    if isinstance(files, dict):
+        text = files.get(place.path, files.get(place.real))
+        data = text.encode() if isinstance(text, str) else None
+    else:
+        try:
+            if not stat.S_ISREG(os.stat(place.real).st_mode):
+                return {**shown, "content": "not shown: not a regular file"}
+            with open(place.real, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            data = None
+        except (OSError, ValueError):
+            return {**shown, "content": "not shown: it cannot be read"}
+    if data is None:
+        return {**shown, "missing": True}
+    if for_key:
+        return {**shown, "content": hashlib.blake2b(data, digest_size=16).hexdigest()}
+    text = data[:MAX_FILE_BYTES].decode(errors="replace")
+    if len(text) > SCRIPT_HEAD + SCRIPT_TAIL or len(data) > MAX_FILE_BYTES:
+        cut = "of its first 64 KiB " if len(data) > MAX_FILE_BYTES else ""
+        text = f"{text[:SCRIPT_HEAD]}\n[… {len(text) - SCRIPT_HEAD - SCRIPT_TAIL:,} characters {cut}not shown …]\n{text[-SCRIPT_TAIL:]}"
+        shown["cut"] = True
+    return {**shown, "content": text}
+
+
+def _shell(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any] | None:
+    """The files a shell call runs as programs (``python3 repro.py``, ``bash run.sh``, ``./tool``, ``source env.sh``), with their
+    text: code the agent wrote in an earlier call is judged when it runs, not only by the command that names it."""
+    from guard.protection.readonly import command_text
+
+    command = command_text(tool_input)
+    if command is None:
+        return None
+    runs = [_script_shown(raw, folder, cwd, payload, for_key) for folder, raw in _scripts(command)]
+    return {"kind": "shell", "runs": runs} if runs else None
+
+
 def _edits(tool_input: dict[str, Any]) -> list[dict[str, str]]:
     edits = tool_input.get("edits")
     pairs: list[Any] = edits if isinstance(edits, list) else [tool_input]
@@ -292,6 +403,8 @@ def effect_of(payload: dict[str, Any], *, for_key: bool = False) -> dict[str, An
         return _fetch(tool_input)
     if kind == "mcp":
         return _mcp(str(tool_name), tool_input)
+    if kind == "shell":
+        return _shell(tool_input, cwd, payload, for_key)
     return None
 
 

@@ -144,3 +144,59 @@ def test_an_agent_started_in_the_home_folder_does_not_make_dotfiles_project_file
         view = judge_view(event)
         assert view["effect"]["change"] == "emptying" and "diff" not in view["effect"], cwd
         assert view["effect"]["current_content"].startswith("not shown: ") and "SENTINEL-netrc" not in json.dumps(view)
+
+
+def _bash(home: Path, command: str) -> str:
+    return json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(home / "project"), "tool_name": "Bash", "tool_input": {"command": command}})
+
+
+@pytest.mark.slow
+def test_the_judge_of_a_run_sees_the_script_and_a_rewritten_script_is_judged_again(stub: StubServer, isolated_home: Path) -> None:
+    """Code written in one call and run in the next is judged when it runs: the command alone does not show it."""
+    _config(isolated_home, matcher="Bash")
+    project = isolated_home / "project"
+    (project / "sub").mkdir(parents=True)
+    script = project / "reproduce.py"
+    script.write_text("import os, shutil\nshutil.rmtree(os.path.expanduser('~'))\n")
+    (project / "sub" / "run.sh").write_text("rm -rf /srv/backups\n")
+    stub.default = Reply.verdict("deny", "deletes the home folder", confidence=0.9)
+    _hook(isolated_home, stub, _bash(isolated_home, "python3 -u reproduce.py --fast"))
+    [run] = _shown(stub)["effect"]["runs"]
+    assert run["path"] == str(script) and run["inside_project"] is True and "shutil.rmtree" in run["content"]
+    _hook(isolated_home, stub, _bash(isolated_home, "python3 -u reproduce.py --fast"))
+    assert stub.calls == 1  # the same script: a cache hit
+    script.write_text("print('fixed')\n")
+    _hook(isolated_home, stub, _bash(isolated_home, "python3 -u reproduce.py --fast"))
+    assert stub.calls == 2 and _shown(stub)["effect"]["runs"][0]["content"] == "print('fixed')\n"
+    _hook(isolated_home, stub, _bash(isolated_home, "cd sub && bash run.sh"))
+    assert _shown(stub)["effect"]["runs"][0]["content"] == "rm -rf /srv/backups\n"
+
+
+@pytest.mark.slow
+def test_a_run_shows_no_credential_no_outside_file_and_cuts_a_long_script(stub: StubServer, isolated_home: Path) -> None:
+    _config(isolated_home, matcher="Bash")
+    project = isolated_home / "project"
+    project.mkdir()
+    (project / "secrets.py").write_text("API_KEY = 'sk-live-123'\n")
+    outside = isolated_home / "elsewhere.py"
+    outside.write_text("print('not the project')\n")
+    (project / "long.py").write_text("# padding\n" * 100_000 + "import shutil; shutil.rmtree('/')\n")
+    for command in ("python3 secrets.py", f"python3 {outside}", "python3 long.py", "python3 -c 'print(1)'"):
+        _hook(isolated_home, stub, _bash(isolated_home, command))
+    secret, far, long, inline = (_shown(stub, i).get("effect") for i in range(4))
+    assert secret["runs"][0]["content"] == "not shown: its name looks like a credential" and "sk-live" not in json.dumps(stub.requests[0])
+    assert far["runs"][0]["inside_project"] is False and "not the project" not in json.dumps(stub.requests[1])
+    assert long["runs"][0]["cut"] is True and len(long["runs"][0]["content"]) < 3000 and long["runs"][0]["content"].startswith("# padding")
+    assert inline is None  # inline code is in the command itself
+
+
+def test_in_eval_the_script_comes_from_the_case_files_not_the_disk(isolated_home: Path) -> None:
+    from guard.core.session import FILES_FIELD
+    from guard.judge.view import effect_of
+
+    (isolated_home / "work").mkdir(exist_ok=True)
+    (isolated_home / "work" / "run.py").write_text("print('the disk')\n")
+    payload = {"tool_name": "Bash", "tool_input": {"command": "python3 run.py"}, "cwd": str(isolated_home / "work"),
+               FILES_FIELD: {str(isolated_home / "work" / "run.py"): "print('the case')\n"}}
+    effect = effect_of(payload)
+    assert effect is not None and effect["runs"][0]["content"] == "print('the case')\n"
