@@ -171,7 +171,17 @@ def _outside(cwd: str) -> str | None:
     home = os.path.expanduser("~")
     if cwd == "/" or not os.path.isabs(cwd) or home == cwd or home.startswith(cwd.rstrip("/") + "/"):
         return f"{cwd} is not a project folder"
-    return None
+    odd = _odd_folder(cwd, hidden=False)
+    return f"{cwd} is inside {odd!r}, a folder of credentials (a shell's cd moved there), not a project" if odd else None
+
+
+def _odd_folder(folder: str, *, hidden: bool) -> str | None:
+    """The part of ``folder``'s path below the home folder named like credentials (or, with ``hidden``, any hidden part,
+    anywhere in the path): a client's shell that did ``cd ~/.ssh`` reports that folder as the event's ``cwd``."""
+    home = os.path.expanduser("~").rstrip("/") + "/"
+    below = folder[len(home):].split("/") if folder.startswith(home) else []
+    return next((part for part in below if looks_like_credential(part)), None) or (
+        next((part for part in folder.split("/") if part.startswith(".")), None) if hidden else None)
 
 
 def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
@@ -200,6 +210,9 @@ def _write_problem(word: str, cwd: str) -> str | None:
     root = os.path.realpath(cwd)
     if not target.startswith(root.rstrip("/") + "/"):
         return f"it writes {word!r}, outside the project"
+    odd = _odd_folder(root, hidden=True)
+    if odd is not None:
+        return f"the project folder {root} is inside {odd!r}, a hidden or credential folder"
     parts = os.path.relpath(target, root).split("/")
     odd = next((part for part in parts if not _PLAIN_NAME.match(part)), None)
     if odd is not None:

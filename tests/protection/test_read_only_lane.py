@@ -281,6 +281,32 @@ def test_what_the_write_lane_cannot_prove_still_reaches_the_judge(isolated_home:
     assert stub.calls == 1
 
 
+@pytest.mark.slow
+def test_the_write_lane_is_closed_when_the_shell_sits_in_a_hidden_folder(isolated_home: Path, write_config: Callable[..., Path],
+                                                                       stub: StubServer) -> None:
+    """A client's shell keeps its cwd across calls: after `cd ~/.ssh`, that folder is what the event calls the project."""
+    write_config(config(lane=WRITE_LANE))
+    ssh = isolated_home / ".ssh"
+    ssh.mkdir()
+    event = tool_call(isolated_home, "echo 'ssh-ed25519 AAAA attacker' >> authorized_keys")
+    event["cwd"] = str(ssh)
+    assert decision(guard(["hook"], isolated_home, stub, event)) == "deny"
+    assert stub.calls == 1
+
+
+@pytest.mark.slow
+def test_the_read_only_lane_is_closed_in_a_credential_folder_of_the_home(isolated_home: Path, write_config: Callable[..., Path],
+                                                                      stub: StubServer) -> None:
+    write_config(config())
+    aws = Path.home() / ".aws"
+    aws.mkdir()
+    (aws / "config").write_text("[default]\nregion = eu-west-1\n")
+    event = tool_call(isolated_home, "cat config")
+    event["cwd"] = str(aws)
+    assert decision(guard(["hook"], isolated_home, stub, event)) == "deny"
+    assert stub.calls == 1
+
+
 def test_guard_eval_scores_the_write_lane_as_a_tier_of_its_own(isolated_home: Path, stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.cli.main import main
     from guard.eval.schema import MetricsReport
