@@ -168,7 +168,7 @@ def test_every_decision_is_in_the_audit_log_after_sigterm_even_while_the_log_was
 
 
 def test_the_audit_writer_writes_what_queued_in_one_transaction_and_a_bad_row_loses_only_itself() -> None:
-    from guard.server.audit_writer import BackgroundAudit
+    from guard.audit.writer import BackgroundAudit
 
     class Log:
         def __init__(self) -> None:
