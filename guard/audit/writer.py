@@ -56,9 +56,12 @@ class BackgroundAudit:
             if not batch:
                 continue
             try:
-                self._audit.record_many(batch)
+                self._audit.record_many(batch, note=len(batch) == 1)  # a batch retried row by row notes each row lost
             except Exception:  # the audit log must never take the service down
-                self._one_by_one(batch)
+                if len(batch) > 1:
+                    self._one_by_one(batch)
+                else:
+                    log.warning("audit log write failed", exc_info=True)
 
     def _one_by_one(self, batch: list[Any]) -> None:
         """After a failed batch, each row on its own: one bad row loses only itself."""

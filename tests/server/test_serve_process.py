@@ -175,7 +175,7 @@ def test_the_audit_writer_writes_what_queued_in_one_transaction_and_a_bad_row_lo
             self.batches: list[list[str]] = []
             self.gate = threading.Event()
 
-        def record_many(self, entries: list[Any]) -> None:
+        def record_many(self, entries: list[Any], *, note: bool = True) -> None:
             self.gate.wait(5)
             if "bad" in [e[0] for e in entries]:
                 raise ValueError("cannot write")
