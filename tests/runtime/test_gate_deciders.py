@@ -78,6 +78,7 @@ def test_sync_and_async_hits_write_the_same_audit_row(stub: StubServer, tmp_path
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert sync.to_dict() | {"details": None} == async_.to_dict() | {"details": None}
+    gate.close()  # a gate that decides again writes from a thread: its rows are on disk once it is closed
     _, sync_row, async_row = audit_rows(tmp_path)
     assert comparable(sync_row) == comparable(async_row)
 
