@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -54,7 +55,15 @@ def gate_hit_ms(config: str, runs: int) -> tuple[float, float]:
     """Median ms of ``guard.Gate.decide`` (outside any event loop, as a sync SDK calls it) and of ``adecide`` (on a loop) on a cache hit, one gate kept across calls."""
     import guard
 
-    gate = guard.Gate(config)
+    with guard.Gate(config) as gate:  # closing it writes the rows still queued for the audit writer
+        timed_ms = _timed_hits(gate, runs)
+    with sqlite3.connect(str(gate.settings.audit_path)) as audit:
+        [(rows,)] = audit.execute("SELECT count(*) FROM decisions")
+    assert rows == 2 * runs + 1, f"{rows} audit rows for {2 * runs + 1} decisions"  # every hit timed was audited
+    return timed_ms
+
+
+def _timed_hits(gate: Any, runs: int) -> tuple[float, float]:
     event = {"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": ".", "tool_name": "shell", "tool_input": ARGS}
     gate.decide(dict(event))  # the miss
     samples = []

@@ -254,12 +254,13 @@ class AuditLog:
         """Append one decision: the event payload (redacted, shortened), every hook's result, and the ``client`` format it came in."""
         self.record_many([(payload, decision, latency_ms, client)])
 
-    def record_many(self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]]) -> None:
-        """Append (payload, decision, latency_ms, client) entries in one transaction: ``guard serve``'s writer batches what queued.
+    def record_many(self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]], *, note: bool = True) -> None:
+        """Append (payload, decision, latency_ms, client) entries in one transaction: the audit writer batches what queued.
 
         Each row is sealed into the chain in that transaction. A file that is not
         a readable database is set aside and the rows go to a new log (its first
-        row says so); any failure is noted beside the log, then raised.
+        row says so); any failure is noted beside the log (unless ``note`` is off:
+        the writer retries a failed batch row by row and notes each row lost), then raised.
         """
         rows = [self._row(*entry) for entry in entries]
         with self._lock:
@@ -271,7 +272,8 @@ class AuditLog:
                         raise
                     self._start_anew(rows, exc)
             except Exception as exc:
-                audit_recovery.note_failure(self.path, exc)
+                if note:
+                    audit_recovery.note_failure(self.path, exc)
                 raise
 
     def _start_anew(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]], exc: BaseException) -> None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -152,7 +153,10 @@ class Gate:
         self.given_context = given_context
         self._engine: Any = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
-        self._audit: Any = None  # the audit log, opened on first use and kept for the next decision
+        self._audit: Any = None  # the audit log, opened on first use and kept: from the second row on, its writer thread
+        self._audit_closing: weakref.finalize[Any, Any] | None = None  # drains that writer at close() or interpreter exit
+        self._audit_lock = threading.Lock()
+        self._shares_engine_audit = False  # a gate around a given engine (guard serve) writes through the engine's log
         self._deciders: list[Decider] | None = None  # made on first use: the service decider is looked up then
         self._service: Service | None = None
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
@@ -182,6 +186,7 @@ class Gate:
         gate = cls(loaded=LoadedConfig(settings=engine.settings), specs=[], **options)
         gate.registry = engine.registry
         gate._engine = engine
+        gate._shares_engine_audit = True
         return gate
 
     def use_model(self, model: str) -> None:
@@ -342,14 +347,27 @@ class Gate:
             self._recorder().record(payload, event, decision)
 
     def _audit_log(self) -> Any:
-        """The audit log: the engine's when there is one (``guard serve`` writes it from a thread), else the gate's own, kept open."""
+        """The audit log: a given engine's (``guard serve`` writes it from a thread), else the gate's own, kept open.
+
+        The gate's first row is written here and now, so a one-shot process
+        (``guard hook``, ``guard check``) starts no thread and has its row on disk
+        before it exits. A gate that decides again lives on (an SDK's): its rows
+        go to one writer thread (:mod:`guard.audit.writer`), drained by
+        :meth:`close` or at interpreter exit.
+        """
         from guard.audit import open_audit
 
-        if self._engine is not None:
+        if self._shares_engine_audit:
             return self._engine.ctx.resource("audit", lambda: open_audit(self.settings))
-        if self._audit is None:
-            self._audit = open_audit(self.settings)
-        return self._audit
+        with self._audit_lock:
+            if self._audit is None:
+                self._audit = open_audit(self.settings)
+            elif self._audit_closing is None:
+                from guard.audit.writer import BackgroundAudit
+
+                self._audit = BackgroundAudit(self._audit)
+                self._audit_closing = weakref.finalize(self, self._audit.close)
+            return self._audit
 
     def deciders(self) -> list[Decider]:
         """Who may answer an event, in order: the fast path, the warm service (when one is registered), the local engine."""
@@ -459,10 +477,23 @@ class Gate:
         return loop
 
     def close(self) -> None:
-        """Close this thread's event loop, shutting its worker threads down without waiting (a one-shot CLI exits next)."""
+        """Write every queued audit row and close the log; close this thread's event loop, shutting its worker
+        threads down without waiting (a one-shot CLI exits next). The gate may decide again: it reopens what it needs."""
+        with self._audit_lock:
+            audit, closing, self._audit, self._audit_closing = self._audit, self._audit_closing, None, None
+        if closing is not None:
+            closing()  # the writer drains its queue, then closes the log
+        elif audit is not None:
+            audit.close()
         loop = getattr(self._loops, "loop", None)
         if loop is not None and not loop.is_closed():
             loop.close()
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _event_or_none(data: dict[str, Any]) -> str | None:

@@ -44,13 +44,13 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from guard.adapters import FORMATS, adapter
+from guard.audit.writer import BackgroundAudit
 from guard.core.decision import Decision
 from guard.core.errors import EventError
 from guard.core.events.payload import MAX_EVENT_BYTES
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
-from guard.server.audit_writer import BackgroundAudit
 from guard.server.client import CLIENT_HEADER
 from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, proof
 from guard.server.metrics import Metrics
@@ -281,7 +281,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 
 def _background_audit(engine: Engine) -> BackgroundAudit | None:
-    """The engine's audit log, written off the event loop (see :mod:`guard.server.audit_writer`)."""
+    """The engine's audit log, written off the event loop (see :mod:`guard.audit.writer`)."""
     if engine.settings.audit_path is None:
         return None
     from guard.audit import open_audit

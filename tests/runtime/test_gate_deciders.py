@@ -8,6 +8,7 @@ audit row), so a sync SDK and an async one get the same decision and the same ro
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,9 @@ def test_sync_and_async_hits_write_the_same_audit_row(stub: StubServer, tmp_path
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert sync.to_dict() | {"details": None} == async_.to_dict() | {"details": None}
+    deadline = time.monotonic() + 5
+    while len(audit_rows(tmp_path)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)  # a gate that decides again writes from a thread, a few milliseconds later
     _, sync_row, async_row = audit_rows(tmp_path)
     assert comparable(sync_row) == comparable(async_row)
 

@@ -168,14 +168,14 @@ def test_every_decision_is_in_the_audit_log_after_sigterm_even_while_the_log_was
 
 
 def test_the_audit_writer_writes_what_queued_in_one_transaction_and_a_bad_row_loses_only_itself() -> None:
-    from guard.server.audit_writer import BackgroundAudit
+    from guard.audit.writer import BackgroundAudit
 
     class Log:
         def __init__(self) -> None:
             self.batches: list[list[str]] = []
             self.gate = threading.Event()
 
-        def record_many(self, entries: list[Any]) -> None:
+        def record_many(self, entries: list[Any], *, note: bool = True) -> None:
             self.gate.wait(5)
             if "bad" in [e[0] for e in entries]:
                 raise ValueError("cannot write")
