@@ -27,7 +27,7 @@ from typing import Any
 
 from guard.core.settings import user_dir
 
-__all__ = ["MIN_TIMEOUT_S", "SCRIPT", "command", "credential_path", "curl_max_time", "socket_for", "write_credential"]
+__all__ = ["MIN_TIMEOUT_S", "SCRIPT", "command", "credential_path", "curl_max_time", "hook_budget", "socket_for", "write_credential"]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "claude_plugin" / "hooks" / "curl-client.sh"
 #: The shortest hook timeout that leaves curl and the fallback ``guard hook`` each a useful share.
@@ -62,6 +62,14 @@ def command(program: list[str], loaded: Any, timeout_s: int) -> str:
     max_time = curl_max_time(timeout_s)
     fallback = [*program, "hook", "--format", "claude", "--deadline", str(timeout_s - max_time - 1)]
     return shlex.join(["/bin/sh", str(SCRIPT), str(socket_for(loaded)), str(credential_path(loaded)), str(max_time), *fallback])
+
+
+def hook_budget(command: str, deadline: str | None) -> str | None:
+    """The client timeout a curl client ``command`` was written for (curl's share, a second, the fallback's ``--deadline``)."""
+    try:
+        return str(int(shlex.split(command)[4]) + 1 + int(deadline or ""))
+    except (IndexError, ValueError):
+        return deadline
 
 
 def write_credential(loaded: Any) -> Path:
