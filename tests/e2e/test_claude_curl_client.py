@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import socket
+import socketserver
 import subprocess
 import sys
 import sysconfig
@@ -24,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -94,53 +95,48 @@ def _denials(sock: Path, credential: Path) -> int:
     return int(float(line.split()[-1]))
 
 
+class _Answering200(BaseHTTPRequestHandler):
+    """Some other program on the socket, answering every POST with 200 and an empty JSON object (not guard serve)."""
+
+    def address_string(self) -> str:
+        return "unix"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 class _UnixListener:
     """Something of the test's own on the service's socket path: stale (bound, never listening), hanging, or answering 200."""
 
     def __init__(self, path: Path, behaviour: str) -> None:
-        self.server: socket.socket | ThreadingHTTPServer
         path.unlink(missing_ok=True)
+        self.http: socketserver.ThreadingUnixStreamServer | None = None
+        self.held: list[socket.socket] = []
         if behaviour == "answers 200":
-            self.server = _Answering200(str(path))
-            threading.Thread(target=self.server.serve_forever, daemon=True).start()
+            self.http = socketserver.ThreadingUnixStreamServer(str(path), _Answering200)
+            threading.Thread(target=self.http.serve_forever, daemon=True).start()
             return
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(str(path))
+        self.raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.raw.bind(str(path))
         if behaviour == "hangs":
-            self.server.listen()
-            held: list[socket.socket] = []
-            threading.Thread(target=lambda: held.extend(iter(lambda: self.server.accept()[0], None)), daemon=True).start()  # type: ignore[union-attr]
+            self.raw.listen()
+            threading.Thread(target=lambda: self.held.extend(iter(lambda: self.raw.accept()[0], None)), daemon=True).start()
         else:
-            self.server.close()  # the file stays: a stale socket nobody listens on
+            self.raw.close()  # the file stays: a stale socket nobody listens on
 
     def close(self) -> None:
-        if isinstance(self.server, ThreadingHTTPServer):
-            self.server.shutdown()
-        self.server.server_close() if isinstance(self.server, ThreadingHTTPServer) else self.server.close()
-
-
-class _Answering200(ThreadingHTTPServer):
-    address_family = socket.AF_UNIX
-
-    def __init__(self, path: str) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def address_string(self) -> str:
-                return "unix"
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        super().__init__(path, Handler)
-
-    def server_bind(self) -> None:
-        self.socket.bind(self.server_address)
+        if self.http is not None:
+            self.http.shutdown()
+            self.http.server_close()
+        else:
+            self.raw.close()
 
 
 def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_failure_as_proceed(
