@@ -102,6 +102,10 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
         assert sock.stat().st_mode & 0o777 == 0o600
         answered = _client(sock, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
         assert answered.returncode == 0 and "fallback" not in answered.stdout, answered
+        forged = tmp_path / "forged.header"
+        forged.write_text("Authorization: Bearer not-the-credential\n")  # answered 200 with the failure policy, marked refused
+        refused = _client(sock, forged, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
+        assert (refused.returncode, refused.stdout) == (2, "fallback\n"), refused
         assert "(a service listens)" in guard(project, "doctor").stdout
         local = project / ".claude/settings.local.json"
         settings = json.loads(local.read_text())
