@@ -10,7 +10,8 @@ not a pyenv shim), each as wall time and as CPU time (user + system, which the m
 - cache hit (audit log on, the default) and cache hit with the audit log off;
 - an event only the built-in self-protection rule matches (a ``Read``): the no-match path;
 - cache hit through a running ``guard serve`` (``guard hook --server``);
-- cache hit through ``guard serve`` from a shell and curl, no interpreter (:data:`CURL_CLIENT`, measured, not adopted);
+- cache hit through ``guard serve`` from a shell and curl, no interpreter (:data:`CURL_CLIENT`, the bench's script over TCP);
+- cache hit through the installed curl client (``guard install claude --client curl``: sh + curl over guard serve's Unix socket);
 - cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
 
 Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, as installed).
@@ -24,11 +25,13 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench_cache_setup import config, event_json, free_port, wait_for
@@ -59,11 +62,27 @@ def row(name: str, samples: list[tuple[float, float]], base: tuple[float, float]
     return f"| {name} | {len(samples)} | {med:.1f} | {p95:.1f} | {med / base[0]:.2f}× | {cpu:.1f} | {cpu / base[1]:.2f}× | {note} |"
 
 
-def start_service(workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def start_service(workdir: Path, env: dict[str, str], unix_socket: str | None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
+    listen = ["--unix-socket", unix_socket] if unix_socket else []
+    proc = subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning", *listen], cwd=workdir, env=env,
+                            stderr=subprocess.DEVNULL)
     wait_for(port, proc)
+    if unix_socket:
+        while not Path(unix_socket).is_socket():  # moved into place just after the port opens
+            time.sleep(0.01)
     return proc, f"http://127.0.0.1:{port}"
+
+
+def installed_curl_client(workdir: Path, env: dict[str, str]) -> list[str] | None:
+    """``guard install claude --client curl`` in ``workdir``: the PreToolUse command it wrote (None when it cannot install here)."""
+    done = subprocess.run([*guard_command(), "install", "claude", "--client", "curl"], cwd=workdir, env=env, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        print(f"no installed curl client row: {done.stderr.strip()}", file=sys.stderr)
+        return None
+    hooks = json.loads((workdir / ".claude" / "settings.json").read_text())["hooks"]
+    return shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])
 
 
 def main() -> None:
@@ -84,13 +103,14 @@ def main() -> None:
             workdir.mkdir()
             (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
         env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state"),
-               "GUARD_SERVE_TOKEN": TOKEN}
+               "GUARD_SERVE_TOKEN": TOKEN, "HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config")}  # --client curl installs there
         for workdir in (audit_on, audit_off):
             trust_folder(workdir, env)
         timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
         timed(hook, hit_event, audit_off, env, 1)
         calls_before = stub.calls
-        service, url = start_service(audit_off, env)
+        installed = installed_curl_client(audit_off, env) if shutil.which("curl") else None
+        service, url = start_service(audit_off, env, installed[2] if installed else None)
         cases = {
             "base": ([sys.executable, "-c", "pass"], "", audit_on),
             "stdlib": ([sys.executable, "-c", HIT_STDLIB], "", audit_on),
@@ -103,6 +123,11 @@ def main() -> None:
             cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
             check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
             assert '"permissionDecision": "deny"' in check.stdout, check
+        if installed:
+            cases["installed_curl"] = (installed, hit_event, audit_off)
+            # its fallback swapped for `false`: the deny must come over the socket, not from the guard hook it falls back to
+            check = subprocess.run([*installed[:5], "false"], input=hit_event, capture_output=True, text=True, env=env, check=False)
+            assert check.returncode == 0 and '"permissionDecision": "deny"' in check.stdout, check
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         try:
             for _ in range(args.runs):  # interleaved, so a burst of load elsewhere hits every case alike
@@ -126,7 +151,10 @@ def main() -> None:
     print(row("no hook matches (a Read: only the self-protection rule)", samples["no_match"], floor, "audit log on"))
     print(row("cache hit via guard serve (--server)", samples["via_service"], floor, "the service's own cache"))
     if "via_curl" in samples:
-        print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; measured, not adopted"))
+        print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; bench script over TCP"))
+    if "installed_curl" in samples:
+        print(row("cache hit, installed curl client (--client curl)", samples["installed_curl"], floor,
+                  "sh + curl over guard serve's Unix socket, no interpreter"))
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
     print(f"\ncache miss / cache hit: {statistics.median(m for m, _ in misses) / statistics.median(h for h, _ in samples['hit']):.1f}×;"
           " goal for a hit and a no-match: ≤ 2× python3 -c pass")

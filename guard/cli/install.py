@@ -60,6 +60,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--no-sandbox", action="store_true",
                         help="leave the client's sandbox as it is (claude, codex): guard's protection is then best effort. "
                              "By default install also configures it, so guard's files are out of the agent's reach")
+    parser.add_argument("--client", dest="hook_client", choices=("guard", "curl"), default="guard",
+                        help="claude only: the hook program. guard (default): guard hook. curl: a shell script asking the warm "
+                             "guard serve over its Unix socket with curl (no interpreter starts; a cache hit costs less than "
+                             "python -c pass), else running guard hook; needs the sandbox settings install writes")
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
     parser.add_argument("--force", action="store_true",
                         help="install even when the config here does not load (every guarded call would be blocked)")
@@ -77,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not 1 <= args.timeout <= 600:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
+        return 1
+    refused = _curl_refusal(args) if args.hook_client == "curl" else None
+    if refused:
+        print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
     command = args.command or default_command(args.client, args.timeout)
     if not (args.uninstall or args.dry_run or args.plugin) and args.scope == "project":
@@ -100,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         sandbox = _sandbox(args, remove=not sandboxing, dry_run=True)  # a settings file it cannot merge into stops the install first
+        event_commands = None
+        if args.hook_client == "curl" and not args.uninstall:
+            command, event_commands = _curl_commands(args, command, write=not args.dry_run)
         result = install(args.client, scope=args.scope, events=args.events, command=command,
-                         timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run)
+                         timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run, event_commands=event_commands)
         if not args.dry_run:
             sandbox = _sandbox(args, remove=not sandboxing, dry_run=False)
     except GuardError as exc:
@@ -135,6 +146,33 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"note: {note}")
     return 0
+
+
+def _curl_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``--client curl`` cannot be installed as asked, or None."""
+    from guard.setup.curl_client import MIN_TIMEOUT_S
+
+    if args.client != "claude" or args.plugin or args.command:
+        return "--client curl is for claude's settings hooks, without --plugin or --command"
+    if args.no_sandbox:
+        return ("--client curl needs the sandbox settings (they keep the agent from reading its credential and from "
+                "listening on its socket); drop --no-sandbox")
+    if args.timeout < MIN_TIMEOUT_S:
+        return f"--client curl needs --timeout {MIN_TIMEOUT_S} or more (curl's share, then guard hook's)"
+    if shutil.which("curl") is None:
+        return "--client curl needs curl on PATH"
+    return None
+
+
+def _curl_commands(args: argparse.Namespace, guard_command: str, *, write: bool) -> tuple[str, dict[str, str]]:
+    """The curl client's command for every event but SessionStart, which keeps ``guard_command`` (it starts the service)."""
+    from guard.setup import curl_client
+    from guard.setup.install import guard_program
+
+    loaded = _loaded()
+    if write:
+        curl_client.write_credential(loaded)
+    return curl_client.command(guard_program(), loaded, args.timeout), {"SessionStart": guard_command}
 
 
 def _policy_refusal(client: str) -> str | None:

@@ -59,6 +59,8 @@ def register(sub: Any) -> None:
     p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals")
     p.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S seconds without a request")
+    p.add_argument("--unix-socket", metavar="PATH", help="also listen on this Unix socket (mode 0600; taken over from any "
+                                                          "service there): what guard install claude --client curl asks")
     p.set_defaults(func=run)
 
 
@@ -67,13 +69,15 @@ def _server_class(uvicorn: Any) -> Any:
 
     class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
         def __init__(self, config: Any, metrics: Any, *, state_file: str | None, idle_timeout: float | None,
-                     after_shutdown: Callable[[], None] | None = None) -> None:
+                     after_startup: Callable[[], None] | None = None, after_shutdown: Callable[[], None] | None = None) -> None:
             super().__init__(config)
             self.metrics, self.state_file, self.idle_timeout = metrics, state_file, idle_timeout
-            self.after_shutdown = after_shutdown
+            self.after_startup, self.after_shutdown = after_startup, after_shutdown
 
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
+            if self.started and self.after_startup is not None:  # warm and serving
+                self.after_startup()
             if self.started and self.state_file:
                 from guard.server.autostart import write_state
 
@@ -97,6 +101,45 @@ def _server_class(uvicorn: Any) -> Any:
                 self.after_shutdown()
 
     return Server
+
+
+class _UnixListener:
+    """A Unix socket usable only by this user, bound under a temporary name and moved to its path once the service is warm.
+
+    The move is atomic, so while a newer service (a changed config) takes the path over from an
+    older one a client always finds one of them there, and never one still loading its model client.
+    """
+
+    def __init__(self, path: str) -> None:
+        import socket
+
+        self.path = Path(path)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}")
+        self.tmp.unlink(missing_ok=True)
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.socket.bind(str(self.tmp))
+        os.chmod(self.tmp, 0o600)
+        self.inode = os.stat(self.tmp).st_ino
+
+    def place(self) -> None:
+        os.replace(self.tmp, self.path)
+
+    def remove(self) -> None:
+        """Remove the socket file on exit unless a newer service has taken its path over."""
+        for path in (self.tmp, self.path):
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == self.inode:
+                    os.unlink(path)
+
+
+def _unix_listener(path: str) -> _UnixListener | None:
+    """The Unix socket, or None with a warning when it cannot be made (a path over the system's limit): TCP still serves."""
+    try:
+        return _UnixListener(path)
+    except OSError as exc:
+        print(f"guard serve: warning: not listening on {path}: {exc}", file=sys.stderr)
+        return None
 
 
 def _is_loopback(host: str) -> bool:
@@ -164,10 +207,18 @@ def run(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=round(args.shutdown_timeout),
         ws="none",  # no WebSocket routes: not loading uvicorn's WebSocket protocol saves a start-up ~20 ms
     )
+    unix = _unix_listener(args.unix_socket) if args.unix_socket else None
+
+    def after_shutdown() -> None:
+        if counted is not None:
+            counted.close()  # every tallied count written
+        if unix is not None:
+            unix.remove()
+
     server = _server_class(uvicorn)(config, app.state.metrics, state_file=args.state_file, idle_timeout=args.idle_timeout,
-                                    after_shutdown=counted.close if counted is not None else None)  # every tallied count written
+                                    after_startup=unix.place if unix is not None else None, after_shutdown=after_shutdown)
     backend = loaded.settings.cache_url.split(":", 1)[0]
     auth = "bearer token required" + ("" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)")
     print(f"guard serve: {loaded.summary()}; decision cache: {backend}; {auth}", file=sys.stderr)
-    server.run()
+    server.run(sockets=None if unix is None else [config.bind_socket(), unix.socket])  # TCP first: bound_url reads the first
     return 0

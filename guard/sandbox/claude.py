@@ -34,7 +34,7 @@ from guard.sandbox.paths import ProtectedPaths
 from guard.setup.install import settings_path
 from guard.setup.settings_file import dump_json, parse_json, write_atomic
 
-__all__ = ["LOCAL_FILE", "SCALARS", "apply", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
+__all__ = ["LOCAL_FILE", "SCALARS", "apply", "denied", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
 
 LOCAL_FILE = ".claude/settings.local.json"
 #: The sandbox switches guard sets, and why a different value leaves guard's files within reach.
@@ -250,6 +250,15 @@ def _rule_target(rule: Any, tool: str, root: Path, home: Path) -> str | None:
 
 def _covered(path: str, denied: set[str]) -> bool:
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in denied)
+
+
+def denied(path: Path, *, reads: bool, project_dir: Path, home: Path) -> bool:
+    """Whether the settings here deny the agent writes to ``path`` (``reads``: reads of it), in the sandbox and its file tools."""
+    _, lists = effective(project_dir, home)
+    listed, tool = (_DENY_READ, "Read") if reads else (_DENY_WRITE, "Edit")
+    entries = {p for root, e in lists[listed] if isinstance(e, str) and (p := _absolute(e, root, home))}
+    rules = {p for root, r in lists[_DENY_RULES] if (p := _rule_target(r, tool, root, home))}
+    return _covered(str(path), entries) and _covered(str(path), rules)
 
 
 def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> Iterator[str]:

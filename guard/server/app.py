@@ -141,6 +141,7 @@ class _Service:
         fmt = request.path_params["format"]
         module = _client_format(fmt)
         refused = request.scope.get("guard_refusal")
+        refusal: dict[str, str] = {}
         try:
             if refused is not None:
                 raise HTTPException(*refused)
@@ -149,13 +150,14 @@ class _Service:
             # a client reading this route (a Claude Code http hook) runs the call on any non-2xx answer,
             # so a refused or malformed request is answered by the failure policy, in the client's shape
             payload = {"hook_event_name": "(unreadable)"}
+            refusal = {"X-Guard-Refused": str(exc.status_code)}  # the curl client runs guard hook instead of reading it
             decision = self.gate.failure(f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request")
             self.metrics.observe_decision(decision)
         rendered = module.render(payload, decision)
         body = rendered.stdout
         if not body and rendered.exit_code == 2:  # no exit codes over HTTP: the block goes in the body
             body = json.dumps({"decision": "block", "reason": rendered.stderr})
-        headers = {"X-Guard-Exit-Code": str(rendered.exit_code), "X-Guard-Decision": decision.decision}
+        headers = {"X-Guard-Exit-Code": str(rendered.exit_code), "X-Guard-Decision": decision.decision, **refusal}
         if rendered.stderr:
             headers["X-Guard-Stderr"] = quote(rendered.stderr)
         media = "application/json" if body.lstrip().startswith("{") else "text/plain"

@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 from guard.core.logs import LazyLogger
 from guard.storage.secret import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "start", "state_path", "stop", "write_state"]
+__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "socket_path", "start", "state_path", "stop",
+           "write_state"]
 
 log = LazyLogger("guard.server")
 _PURPOSE = "serve"
@@ -64,6 +65,18 @@ def state_path(loaded: Any) -> Path:
     parts.append([sys.executable])
     digest = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
     return _folder() / f"{digest}.json"
+
+
+def socket_path(config_path: str | None) -> Path:
+    """The Unix socket the service for this config file also listens on, for ``guard install claude --client curl``.
+
+    One per config file (not per version: the service started last takes it over), in guard's state folder,
+    where the sandbox ``guard install claude`` writes denies the agent writes: nothing else can listen there.
+    """
+    from guard.core.settings import user_dir
+
+    anchor = str(Path(config_path).resolve()) if config_path else ""
+    return user_dir("state") / "serve" / f"{hashlib.sha1(anchor.encode()).hexdigest()[:12]}.sock"
 
 
 def _alive(pid: object) -> bool:
@@ -165,7 +178,8 @@ def start(loaded: Any) -> bool:
         import subprocess  # only here: a hook sending to a running service never starts one
 
         command = [*service_command(), "serve", "--port", "0", "--log-level", "warning",
-                   "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT)]
+                   "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT),
+                   "--unix-socket", str(socket_path(loaded.settings.config_path))]
         if loaded.settings.config_path:
             command += ["--config", str(Path(loaded.settings.config_path).resolve())]
         with open(path.with_suffix(".log"), "ab") as output:

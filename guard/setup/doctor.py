@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -24,6 +25,7 @@ from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
 from guard.runtime.matching import matcher_report
+from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
 
 __all__ = ["Finding", "diagnose"]
@@ -63,6 +65,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     yield from _plugins(plugins, home)
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks) or bool(plugins))
     yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
+    yield from _curl_clients(hooks, project_dir, home)
     yield from _path(hooks)
 
 
@@ -261,7 +264,10 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
         assert parsed is not None  # installed_hooks keeps only guard's own commands
         topic, where = f"{client} hook", f"{path} ({', '.join(events)})"
         yield from _program(topic, where, list(parsed.program), client)
-        yield from _timeouts(topic, where, parsed.options.get("--deadline"), timeout_s, timeouts, client)
+        deadline = parsed.options.get("--deadline")
+        if SCRIPT.name in command:  # --client curl: curl's share of the timeout comes first
+            deadline = hook_budget(command, deadline)
+        yield from _timeouts(topic, where, deadline, timeout_s, timeouts, client)
     yield from _fail_open_handlers(hooks)
 
 
@@ -294,6 +300,40 @@ def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home
         else:
             checked = f"checked: {what}" if held else f"its settings hold guard's files; {what}"
             yield Finding("ok", topic, f"sandboxed: guard's files are outside what the agent may write, its secret outside what it may read ({checked})")
+
+
+def _curl_clients(hooks: list[InstalledHook], project_dir: Path, home: Path) -> Iterator[Finding]:
+    """``--client curl``: which hook program Claude Code runs, and whether its socket and credential are in place and out of reach."""
+    from guard.sandbox.claude import denied
+
+    curl = {(h.path, h.command): h for h in hooks if h.client == "claude" and SCRIPT.name in h.command}
+    if any(h.client == "claude" for h in hooks) and not curl:
+        yield Finding("ok", "claude client", "guard hook (a Python process per call; guard install claude --client curl asks the warm service with curl)")
+    reinstall = "guard install claude --client curl (from the project), or without --client curl"
+    for path, command in sorted(curl):
+        sock, credential = (Path(word) for word in shlex.split(command)[2:4])
+        where = f"{path}: curl over {sock}"
+        if shutil.which("curl") is None:
+            yield Finding("warn", "claude client", f"{where}, but curl is not on PATH here: every call runs guard hook", "install curl")
+        elif sock.is_socket():
+            yield Finding("ok", "claude client", f"{where} (a service listens)")
+        else:
+            yield Finding("ok", "claude client", f"{where}; no service there now, so each call runs guard hook (a session's start launches it "
+                          "when the config has smart hooks)")
+        try:
+            private = credential.stat().st_mode & 0o077 == 0
+        except OSError:
+            yield Finding("warn", "claude client", f"no credential file {credential}: every call runs guard hook", reinstall)
+            continue
+        if not private:
+            yield Finding("fail", "claude client", f"{credential} is readable by other users: they could post events to guard serve",
+                          f"chmod 600 {credential}")
+        if not denied(credential, reads=True, project_dir=project_dir, home=home):
+            yield Finding("fail", "claude client", f"the sandbox settings do not deny the agent reads of {credential}: it could post forged events",
+                          reinstall)
+        if not denied(sock.parent, reads=False, project_dir=project_dir, home=home):
+            yield Finding("fail", "claude client", f"the sandbox settings do not deny the agent writes to {sock.parent}: something of its own "
+                          "could answer on the socket", reinstall)
 
 
 def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:

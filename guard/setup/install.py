@@ -309,13 +309,15 @@ def install(
     timeout_s: int = DEFAULT_TIMEOUT_S,
     uninstall: bool = False,
     dry_run: bool = False,
+    event_commands: Mapping[str, str] | None = None,
 ) -> InstallResult:
     """Add (or with ``uninstall`` remove) guard's command hook for ``events`` in ``client``'s settings.
 
     guard's entry is the command handler whose ``command`` equals ``command``
     (default :func:`default_command`) or runs ``guard hook`` with the same
     ``--format`` and ``--config`` (another venv's path, another ``--deadline``);
-    nothing else in the file is touched.
+    nothing else in the file is touched. ``event_commands`` (client event name → command) sets another
+    command for some events (``--client curl`` keeps the plain ``guard hook`` at SessionStart).
     """
     profile = _profile(client)
     path = settings_path(client, scope, project_dir=project_dir or Path.cwd(), home=home or Path.home())
@@ -332,7 +334,8 @@ def install(
         if hooks_key and not hooks and hooks_key in data and touched:
             del data[hooks_key]
     else:
-        touched = [n for n in names if _add(profile, hooks, n, _handler(profile, command, timeout_s, n), path, hooks_key)]
+        chosen = event_commands or {}
+        touched = [n for n in names if _add(profile, hooks, n, _handler(profile, chosen.get(n, command), timeout_s, n), path, hooks_key)]
         if hooks_key and touched:
             data[hooks_key] = hooks
             data = {**{k: v for k, v in profile.file_keys if k not in data}, **data}

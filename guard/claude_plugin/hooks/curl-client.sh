@@ -1,0 +1,34 @@
+#!/bin/sh
+# `guard install claude --client curl`'s command hook: ask the warm `guard serve` over its Unix socket with curl
+# (no interpreter starts), else run the full `guard hook`. Usage: curl-client.sh SOCKET CREDENTIAL_FILE MAX_TIME GUARD_HOOK...
+# Only an answer carrying guard serve's exit-code header (0 or 2), and not its refusal header, is read; anything else
+# (no socket, no curl, refused, timed out, a non-2xx answer, a listener without the header, a wrong credential
+# answered by the failure policy) runs GUARD_HOOK on the same event, which
+# decides itself, fail-closed. When that cannot run either, the call is blocked (exit 2).
+# The socket is in guard's state folder and the credential file beside guard's secret: the sandbox
+# `guard install claude` writes denies the agent writes to the one and reads of the other.
+sock=$1 cred=$2 max_time=$3
+shift 3
+payload=$(cat; printf x)
+payload=${payload%x}
+if [ -S "$sock" ] && [ -r "$cred" ] && command -v curl >/dev/null 2>&1; then
+    if out=$(printf '%s' "$payload" | curl --unix-socket "$sock" --fail -sS --max-time "$max_time" -H @"$cred" \
+            -H "Content-Type: application/json" --data-binary @- -w '\n%header{x-guard-refused}:%header{x-guard-exit-code}' \
+            http://guard/v1/hooks/claude 2>/dev/null); then
+        code=${out##*
+}
+        body=${out%
+*}
+        case $code in
+            :0) printf '%s\n' "$body"; exit 0 ;;
+            :2) printf '%s\n' "$body" >&2; exit 2 ;;
+        esac
+    fi
+fi
+printf '%s' "$payload" | "$@"
+status=$?
+case $status in
+    126|127) echo "guard: the curl client could not reach guard serve and cannot run guard hook ($1); the call is blocked" >&2
+             exit 2 ;;
+esac
+exit $status

@@ -1,0 +1,118 @@
+"""``guard install claude --client curl``: what it writes, what it refuses, what doctor says, and how its script reads answers.
+
+The script is run as Claude Code runs it (``/bin/sh``, the event on stdin) against a real
+``guard serve`` on a Unix socket and against listeners that are not guard serve: only an
+answer carrying guard serve's exit-code header is read; anything else runs the fallback
+with the same event, and a fallback that cannot run blocks (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_install_sandbox import CONFIG, guard
+
+from guard.setup.curl_client import SCRIPT
+
+pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+EVENT = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/tmp", "tool_name": "Bash",
+                    "tool_input": {"command": "ls"}})
+
+
+@pytest.fixture
+def short_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """guard's state folder on a short path: a Unix socket's path must fit in 108 bytes (pytest's tmp_path may not)."""
+    folder = Path(tempfile.mkdtemp(prefix="gst", dir="/tmp"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _client(sock: Path, credential: Path, *fallback: str, stdin: str = EVENT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/sh", str(SCRIPT), str(sock), str(credential), "3", *fallback], input=stdin,
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_without_a_service_the_fallback_gets_the_same_event_and_one_that_cannot_run_blocks(tmp_path: Path) -> None:
+    credential = tmp_path / "cred"
+    credential.write_text("Authorization: Bearer x\n")
+    echoed = _client(tmp_path / "none.sock", credential, "cat", stdin=EVENT + "\n\n")
+    assert echoed.returncode == 0 and echoed.stdout == EVENT + "\n\n"  # byte for byte, trailing newlines kept
+    missing = _client(tmp_path / "none.sock", credential, str(tmp_path / "no-such-guard"), "hook")
+    assert missing.returncode == 2 and "the call is blocked" in missing.stderr
+
+
+def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tmp_path: Path) -> None:
+    credential = tmp_path / "cred"
+    credential.write_text("Authorization: Bearer x\n")
+    stale = tmp_path / "stale.sock"
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(stale))  # closed without listening: the file stays, nobody answers
+    assert _client(stale, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2").stdout == "fallback\n"
+    other = tmp_path / "other.sock"
+    server = subprocess.Popen([sys.executable, "-c", (
+        "import socket, sys\ns = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n"
+        "while True:\n    c = s.accept()[0]; c.recv(65536); c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\n{}'); c.close()"),
+        str(other)])
+    try:
+        while not other.exists():
+            time.sleep(0.02)
+        done = _client(other, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
+        assert (done.returncode, done.stdout) == (2, "fallback\n")
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.slow
+def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_on_the_socket(tmp_path: Path, short_state: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "guard.yaml").write_text(CONFIG)
+    assert guard(project, "install", "claude", "--client", "curl", "--no-sandbox").returncode == 1  # the protection needs the sandbox
+    done = guard(project, "install", "claude", "--client", "curl")
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads((project / ".claude/settings.json").read_text())["hooks"]
+    words = shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])
+    sock, credential = Path(words[2]), Path(words[3])
+    assert words[1] == str(SCRIPT) and "curl-client.sh" not in hooks["SessionStart"][0]["hooks"][0]["command"]
+    assert credential.stat().st_mode & 0o777 == 0o600 and credential.read_text().startswith("Authorization: Bearer ")
+    report = guard(project, "doctor").stdout
+    assert f"curl over {sock}; no service there now" in report, report
+    assert "--deadline" not in report, report  # curl's share and the fallback's deadline add up to the client's timeout
+
+    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning", "--unix-socket", str(sock)],
+                             cwd=project, env={**os.environ, "PYTHONPATH": str(Path(SCRIPT).parents[3])}, stderr=subprocess.PIPE, text=True)
+    try:
+        give_up = time.monotonic() + 60
+        while not sock.is_socket():
+            assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
+            time.sleep(0.05)
+        assert sock.stat().st_mode & 0o777 == 0o600
+        answered = _client(sock, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
+        assert answered.returncode == 0 and "fallback" not in answered.stdout, answered
+        forged = tmp_path / "forged.header"
+        forged.write_text("Authorization: Bearer not-the-credential\n")  # answered 200 with the failure policy, marked refused
+        refused = _client(sock, forged, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
+        assert (refused.returncode, refused.stdout) == (2, "fallback\n"), refused
+        assert "(a service listens)" in guard(project, "doctor").stdout
+        local = project / ".claude/settings.local.json"
+        settings = json.loads(local.read_text())
+        settings["sandbox"]["filesystem"]["denyRead"] = []
+        local.write_text(json.dumps(settings))
+        assert f"do not deny the agent reads of {credential}" in guard(project, "doctor").stdout
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+    assert not sock.exists(), "guard serve left its socket behind"
