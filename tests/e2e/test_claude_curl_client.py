@@ -15,20 +15,17 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import socket
 import socketserver
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from fixtures.cache import AnsweringEmpty200
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -39,15 +36,6 @@ pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 DENY_SCRIPT = "grep -q 'rm -rf' && { echo 'guard-e2e: deletes a directory' >&2; exit 2; }; exit 0\n"
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: \"sh deny.sh\"\n"
-
-
-@pytest.fixture
-def short_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """guard's state folder on a short path: a Unix socket's path must fit in 108 bytes (pytest's tmp_path may not)."""
-    folder = Path(tempfile.mkdtemp(prefix="gst", dir="/tmp"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _install(project: AgentProject) -> tuple[Path, Path]:
@@ -95,23 +83,6 @@ def _denials(sock: Path, credential: Path) -> int:
     return int(float(line.split()[-1]))
 
 
-class _Answering200(BaseHTTPRequestHandler):
-    """Some other program on the socket, answering every POST with 200 and an empty JSON object (not guard serve)."""
-
-    def address_string(self) -> str:
-        return "unix"
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 class _UnixListener:
     """Something of the test's own on the service's socket path: stale (bound, never listening), hanging, or answering 200."""
 
@@ -120,7 +91,7 @@ class _UnixListener:
         self.http: socketserver.ThreadingUnixStreamServer | None = None
         self.held: list[socket.socket] = []
         if behaviour == "answers 200":
-            self.http = socketserver.ThreadingUnixStreamServer(str(path), _Answering200)
+            self.http = socketserver.ThreadingUnixStreamServer(str(path), AnsweringEmpty200)
             threading.Thread(target=self.http.serve_forever, daemon=True).start()
             return
         self.raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -14,12 +14,12 @@ import socket
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.cache import free_port, wait_for_port
+from fixtures.cache import AnsweringEmpty200, free_port, wait_for_port
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -59,18 +59,7 @@ def _silent_listener() -> tuple[socket.socket, int]:
 def _answering_200() -> ThreadingHTTPServer:
     """Some other program on the port, answering every POST with 200 and an empty JSON object (not guard serve)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), AnsweringEmpty200)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

@@ -15,9 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,15 +26,6 @@ from guard.setup.curl_client import SCRIPT
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
 EVENT = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/tmp", "tool_name": "Bash",
                     "tool_input": {"command": "ls"}})
-
-
-@pytest.fixture
-def short_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """guard's state folder on a short path: a Unix socket's path must fit in 108 bytes (pytest's tmp_path may not)."""
-    folder = Path(tempfile.mkdtemp(prefix="gst", dir="/tmp"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _client(sock: Path, credential: Path, *fallback: str, stdin: str = EVENT) -> subprocess.CompletedProcess[str]:
