@@ -40,6 +40,9 @@ def test_without_a_service_the_fallback_gets_the_same_event_and_one_that_cannot_
     assert echoed.returncode == 0 and echoed.stdout == EVENT + "\n\n"  # byte for byte, trailing newlines kept
     missing = _client(tmp_path / "none.sock", credential, str(tmp_path / "no-such-guard"), "hook")
     assert missing.returncode == 2 and "the call is blocked" in missing.stderr
+    for crash in ("cat >/dev/null; exit 1", "cat >/dev/null; kill -9 $$"):  # a traceback's status, a kill at a timeout
+        crashed = _client(tmp_path / "none.sock", credential, "sh", "-c", crash)
+        assert crashed.returncode == 2 and "the call is blocked" in crashed.stderr, crash  # Claude Code proceeds on any other status
 
 
 def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ fi
 printf '%s' "$payload" | "$@"
 status=$?
 case $status in
-    126|127) echo "guard: the curl client could not reach guard serve and cannot run guard hook ($1); the call is blocked" >&2
-             exit 2 ;;
+    0|2) exit $status ;;
+    126|127) echo "guard: the curl client could not reach guard serve and cannot run guard hook ($1); the call is blocked" >&2 ;;
+    *) echo "guard: guard hook ($1) ended with status $status (a crash or a signal); the call is blocked" >&2 ;;
 esac
-exit $status
+exit 2  # Claude Code reads any other status as a non-blocking error: the call would proceed
