@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeGuard, TypeVar
 
 from guard.core.errors import CacheError
 
@@ -67,7 +67,6 @@ async def _run(factory: Callable[[], Awaitable[T]]) -> T:
     return await factory()
 
 
-@runtime_checkable
 class FleetLock(Protocol):
     """A shared cache that can also lock a key for one judging process (see ``RedisCache``)."""
 
@@ -80,6 +79,17 @@ class FleetLock(Protocol):
     def locked(self, key: str) -> bool: ...
 
 
+#: Whether caches of a type take fleet locks, found once per type (a Protocol ``isinstance`` walks its members on every call).
+_LOCKABLE: dict[type, bool] = {}
+
+
+def _lockable(cache: object) -> TypeGuard[FleetLock]:
+    kind = type(cache)
+    if kind not in _LOCKABLE:
+        _LOCKABLE[kind] = all(callable(getattr(kind, name, None)) for name in ("get", "lock", "unlock", "locked"))
+    return _LOCKABLE[kind]
+
+
 async def once_per_fleet(cache: object, key: str, work: Callable[[], Awaitable[T]], *, lease: float) -> T | dict[str, Any]:
     """``work()`` (which stores its verdict under ``key``) in one process of the fleet; elsewhere, that verdict.
 
@@ -88,7 +98,7 @@ async def once_per_fleet(cache: object, key: str, work: Callable[[], Awaitable[T
     cache, or when the cache fails, just ``work()``: a broken lock costs a
     duplicate call, never a decision.
     """
-    if not isinstance(cache, FleetLock):
+    if not _lockable(cache):
         return await work()
     try:
         while True:

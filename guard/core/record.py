@@ -41,7 +41,10 @@ class Record:
 class FrozenRecord(Record):
     """A :class:`Record` set once in ``__init__`` (through :meth:`_assign`): hashed by value, copied with :meth:`replace`."""
 
-    __slots__: tuple[str, ...] = ()
+    # the hash, kept once computed: a spec is a dict key on every call of a service or an SDK's gate,
+    # and hashing it walks every field (its protected paths). Not a field: ``__slots__`` of a subclass lists those.
+    __slots__ = ("_hashed",)
+    _hashed: int
 
     def _assign(self, values: dict[str, Any]) -> None:
         """Set every field from ``values`` (``__init__`` passes ``locals()``): the one write a frozen value allows."""
@@ -55,7 +58,12 @@ class FrozenRecord(Record):
         raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {name!r}")
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(self._values())
+        try:
+            return self._hashed
+        except AttributeError:
+            hashed = hash(self._values())
+            object.__setattr__(self, "_hashed", hashed)
+            return hashed
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild through __init__ (attributes cannot be set)
         return (type(self), tuple(getattr(self, name) for name in self.__slots__))

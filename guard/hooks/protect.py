@@ -31,6 +31,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from guard.core.decision import HookResult
@@ -161,6 +162,12 @@ class _Index:
         return None
 
 
+@lru_cache(maxsize=32)
+def _index(protected: tuple[tuple[str, str], ...]) -> _Index:
+    """The index of ``protected``, built once: a service or an SDK's gate checks the same paths on every call."""
+    return _Index(protected)
+
+
 def _fold(path: str) -> str:
     return path.lower() if _CASE_INSENSITIVE else path
 
@@ -201,7 +208,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         return f"the call is too large to judge ({exc})"
     except RecursionError:
         return "the call is too large to judge (it nests too deeply)"
-    secret_index, index = _Index(secret), _Index(paths)
+    secret_index, index = _index(secret), _index(paths)
     for unit in found:
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:

@@ -39,7 +39,7 @@ log = LazyLogger("guard.gate")
 class Call:
     """One prepared event on its way through the deciders (a plain class: ``dataclasses`` would cost the hook path an import)."""
 
-    __slots__ = ("answer_by", "client", "event", "notes", "payload", "specs")
+    __slots__ = ("answer_by", "client", "event", "known", "notes", "payload", "specs")
 
     def __init__(self, payload: dict[str, Any], event: str, specs: list[HookSpec], answer_by: float | None = None, client: str | None = None) -> None:
         self.payload = payload
@@ -51,6 +51,9 @@ class Call:
         self.client = client
         #: Set by a decider that passed the event on, for the decision finally made (why the service did not answer).
         self.notes: dict[str, str] = {}
+        #: Verdicts the fast path reached before it passed the event on (the self-protection rule's, a lane's):
+        #: the local engine uses them instead of computing them again for the same payload.
+        self.known: dict[HookSpec, HookResult] = {}
 
 
 class Decider(Protocol):
@@ -80,7 +83,7 @@ class FastPath:
         self._cache: Any = _UNOPENED
 
     def decide(self, call: Call) -> Decision | None:
-        cached = self._verdicts(call.specs, call.payload)
+        cached = self._verdicts(call)
         if cached is None:
             return None
         if all(r.decision is None and r.type == "protect" for r in cached):
@@ -105,7 +108,8 @@ class FastPath:
             self._cache = open_cache(self.gate.settings)
         return self._cache
 
-    def _verdicts(self, specs: list[HookSpec], payload: dict[str, Any]) -> list[HookResult] | None:
+    def _verdicts(self, call: Call) -> list[HookResult] | None:
+        specs, payload = call.specs, call.payload
         if any(spec.kind not in ("smart", "protect") for spec in specs):
             return None
         try:
@@ -113,7 +117,9 @@ class FastPath:
             if any(spec.kind == "protect" for spec in specs):
                 from guard.hooks.protect import judge
 
-                results = {spec.id: judge(spec, payload) for spec in specs if spec.kind == "protect"}
+                for spec in specs:
+                    if spec.kind == "protect":
+                        results[spec.id] = call.known[spec] = judge(spec, payload)
                 if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
                     return list(results.values())  # a deterministic deny needs no cached verdict beside it
             smart = [s for s in specs if s.kind == "smart"]
@@ -123,7 +129,7 @@ class FastPath:
                 for spec in smart:
                     lane = lane_result(spec, payload, self.gate.env)
                     if lane is not None:
-                        results[spec.id] = lane
+                        results[spec.id] = call.known[spec] = lane
             if len(results) == len(specs):
                 return [results[spec.id] for spec in specs]  # decided without opening the cache
             from guard.judge.keys import result_from_cache, smart_cache_key
@@ -159,7 +165,7 @@ class LocalEngine:
             event = parse_event(call.payload)
         except EventError as exc:
             return self.gate.failure(f"malformed event: {exc}", event=event_name(call.payload), specs=call.specs, kind="payload")
-        decision: Decision = await self.gate.engine().run(event, call.specs, answer_by=call.answer_by)
+        decision: Decision = await self.gate.engine().run(event, call.specs, answer_by=call.answer_by, known=call.known)
         decision.details.update(call.notes)
         return decision
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from guard.core.decision import Decision, HookResult, merge, strictest
@@ -142,8 +143,10 @@ class Engine:
             error=error,
         )
 
-    async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None) -> list[HookResult]:
-        results = list(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in specs)))
+    async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None, known: Mapping[HookSpec, HookResult] | None = None) -> list[HookResult]:
+        known = known or {}
+        ran = iter(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in specs if spec not in known)))
+        results = [known[spec] if spec in known else next(ran) for spec in specs]
         for spec, result in zip(specs, results, strict=True):
             result.shadow = spec.shadow
         return results
@@ -173,12 +176,16 @@ class Engine:
             self._own_gate = Gate.for_engine(self, audit=self.audit, given_context=True, start_service=False)
         return self._own_gate
 
-    async def run(self, event: Event, specs: list[HookSpec], *, answer_by: float | None = None) -> Decision:
+    async def run(
+        self, event: Event, specs: list[HookSpec], *, answer_by: float | None = None, known: Mapping[HookSpec, HookResult] | None = None
+    ) -> Decision:
         """Run ``specs`` (already matched) on ``event`` concurrently and merge their verdicts, re-judging a rewrite.
 
+        ``known``: verdicts already reached for this very event (the gate's fast path ran the
+        self-protection rule and the lanes before it passed the event on); those hooks do not run again.
         No stop-loop guard, latency or audit row: the gate adds them (:meth:`guard.runtime.gate.Gate.finish`).
         """
-        results = await self._run_all(specs, event, answer_by)
+        results = await self._run_all(specs, event, answer_by, known)
         rewritten = apply_rewrites(event.tool_input, results)
         decision = merge(results, updated_input=rewritten)
         if rewritten is not None and decision.decision != "deny":

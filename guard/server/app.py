@@ -24,6 +24,7 @@ cache, the single-flight table and the warm model clients.
 
 from __future__ import annotations
 
+import gc
 import hmac
 import json
 import logging
@@ -315,6 +316,10 @@ def create_app(
         warmed = warm(engine)
         if warmed:
             log.info("model client ready for %s", ", ".join(warmed))
+        # what start-up and warming built lives as long as the service: out of the collector's sight,
+        # a full collection under load walks the requests' objects only, not every module's
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

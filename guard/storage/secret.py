@@ -30,11 +30,16 @@ class TrustError(OSError):
 
 def secret_path() -> Path:
     """``$GUARD_SECRET_FILE``, else ``$XDG_CONFIG_HOME/guard/secret`` (``~/.config/guard/secret``)."""
+    return Path(_secret_file())
+
+
+def _secret_file() -> str:
+    """:func:`secret_path` as text, without building paths: every seal (a cache entry, an audit row) looks it up."""
     explicit = os.environ.get(SECRET_ENV)
     if explicit:
-        return Path(explicit).expanduser()
-    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config_home) / "guard" / "secret"
+        return os.path.normpath(os.path.expanduser(explicit))
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.normpath(os.path.join(config_home, "guard", "secret"))
 
 
 def _read(file: Path) -> bytes | None:
@@ -93,7 +98,7 @@ def seal(purpose: str, *parts: str | bytes) -> str:
 
     Raises :class:`TrustError` when the secret is unavailable.
     """
-    return hmac.new(_secret(str(secret_path())), _message(purpose, parts), hashlib.sha256).hexdigest()
+    return hmac.new(_secret(_secret_file()), _message(purpose, parts), hashlib.sha256).hexdigest()
 
 
 def verify(mac: object, purpose: str, *parts: str | bytes) -> bool:

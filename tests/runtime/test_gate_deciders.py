@@ -153,3 +153,30 @@ def test_guard_serve_reads_events_under_the_one_payload_limit(tmp_path: Path) ->
         assert judged.status_code == 200 and judged.json()["decision"] == "deny" and judged.json()["reason"].endswith(f"{2 << 20} characters")
         too_large = client.post("/v1/hooks", json={**write, "tool_input": {"content": "x" * MAX_EVENT_BYTES}})
         assert too_large.status_code == 413
+
+
+def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path judged the call against the self-protection rule before it found no cached verdict; the engine reuses that."""
+    from guard.hooks import protect
+
+    judged: list[str] = []
+    real = protect.judge
+
+    def counting(spec: Any, payload: dict[str, Any]) -> Any:
+        judged.append(payload["tool_input"]["command"])
+        return real(spec, payload)
+
+    monkeypatch.setattr(protect, "judge", counting)
+    from guard.config import with_protection
+
+    stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
+    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
+    gate = Gate(loaded=with_protection(LoadedConfig(settings, [smart_spec(RULE)])), start_service=False)
+    for decide in (gate.decide, lambda e: asyncio.run(gate.adecide(e))):
+        judged.clear()
+        _, decision = decide(bash_event(f"rm -rf ~/victim-{len(stub.requests)}"))
+        assert decision.decision == "deny" and "fast_path" not in decision.details  # a miss: judged by the engine
+        assert len(judged) == 1
+        assert [h.type for h in decision.hooks].count("protect") == 1  # its result is in the decision all the same
