@@ -60,10 +60,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--no-sandbox", action="store_true",
                         help="leave the client's sandbox as it is (claude, codex): guard's protection is then best effort. "
                              "By default install also configures it, so guard's files are out of the agent's reach")
-    parser.add_argument("--client", dest="hook_client", choices=("guard", "curl"), default="guard",
-                        help="claude only: the hook program. guard (default): guard hook. curl: a shell script asking the warm "
-                             "guard serve over its Unix socket with curl (no interpreter starts; a cache hit costs less than "
-                             "python -c pass), else running guard hook; needs the sandbox settings install writes")
+    parser.add_argument("--client", dest="hook_client", choices=("auto", "guard", "curl"), default="auto",
+                        help="claude only: the hook program. curl: a shell script asking the warm guard serve over its Unix "
+                             "socket with curl (no interpreter starts; a cache hit costs about what python -c pass does), else "
+                             "running guard hook; needs the sandbox settings install writes. guard: guard hook. auto (default): "
+                             "curl where it can be installed (claude with the sandbox, curl on PATH, the serve extra), else guard")
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
     parser.add_argument("--force", action="store_true",
                         help="install even when the config here does not load (every guarded call would be blocked)")
@@ -82,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.timeout <= 600:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
         return 1
+    not_curl = None
+    if args.hook_client == "auto":
+        not_curl = None if args.uninstall else _curl_refusal(args, by_default=True)
+        args.hook_client = "curl" if not (args.uninstall or not_curl) else "guard"
     refused = _curl_refusal(args) if args.hook_client == "curl" else None
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
@@ -130,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"and {sandbox.path} would be:\n" + (sandbox.text or "(removed: nothing of yours is in it)\n"))
         return 0
     _report_sandbox(args, sandbox, sandboxing)
+    if args.client == "claude" and not (args.uninstall or args.plugin or args.command):
+        _report_hook_program(args.hook_client, not_curl)
     if not result.changed:
         state = "not installed in" if args.uninstall else "already installed in"
         print(f"guard is {state} {result.path} (nothing changed)")
@@ -148,9 +155,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _curl_refusal(args: argparse.Namespace) -> str | None:
-    """Why ``--client curl`` cannot be installed as asked, or None."""
+def _report_hook_program(program: str, not_curl: str | None) -> None:
+    if program == "curl":
+        print("hook program: the curl client, which asks the warm guard serve over its Unix socket and runs guard hook when "
+              "that cannot answer (--client guard installs guard hook alone; docs/clients.md)")
+    elif not_curl:
+        print(f"hook program: guard hook (the faster curl client is not installed: {not_curl})")
+
+
+def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str | None:
+    """Why ``--client curl`` cannot be installed as asked, or None.
+
+    ``by_default``: whether it would be installed without being asked for (``--client auto``), which also
+    needs the serve extra: without guard serve every call would pay curl's start before ``guard hook``'s.
+    """
+    from guard.core.extras import MissingExtra, require
     from guard.setup.curl_client import MIN_TIMEOUT_S
+
+    if by_default:
+        try:
+            require("serve", "--client curl")
+        except MissingExtra as exc:
+            return str(exc)
 
     if args.client != "claude" or args.plugin or args.command:
         return "--client curl is for claude's settings hooks, without --plugin or --command"

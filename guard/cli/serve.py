@@ -68,10 +68,11 @@ def _server_class(uvicorn: Any) -> Any:
     """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
 
     class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
-        def __init__(self, config: Any, metrics: Any, *, state_file: str | None, idle_timeout: float | None,
+        def __init__(self, config: Any, metrics: Any, watch: Any, *, state_file: str | None, idle_timeout: float | None,
                      after_startup: Callable[[], None] | None = None, after_shutdown: Callable[[], None] | None = None) -> None:
             super().__init__(config)
-            self.metrics, self.state_file, self.idle_timeout = metrics, state_file, idle_timeout
+            self.metrics, self.watch, self.state_file, self.idle_timeout = metrics, watch, state_file, idle_timeout
+            self.leaving = False
             self.after_startup, self.after_shutdown = after_startup, after_shutdown
 
         async def startup(self, sockets: Any = None) -> None:
@@ -84,6 +85,10 @@ def _server_class(uvicorn: Any) -> Any:
                 write_state(self.state_file, bound_url(self), os.getpid())
 
         async def on_tick(self, counter: int) -> bool:
+            changed = self.watch.changed() if counter % 10 == 0 else None
+            if changed and not self.leaving:  # what guard hook enforces is no longer what this service loaded: leave, a fresh one loads it
+                print(f"guard serve: {changed} changed since the trusted config was loaded; leaving", file=sys.stderr)
+                self.leaving = self.should_exit = True
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
                 if time.monotonic() - self.metrics.last_request > self.idle_timeout:
                     self.should_exit = True
@@ -171,11 +176,13 @@ def run(args: argparse.Namespace) -> int:
     from guard.cache.batched_counts import for_service
     from guard.config import LoadedConfig
     from guard.config.pinning import load_trusted
+    from guard.config.watch import Watch
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
     from guard.server.app import create_app
     from guard.server.identity import explicit_token, service_key
 
+    watch = Watch(args.config)  # before loading: a change while it loads is seen too
     trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
     if trusted.error is not None:
         raise trusted.error
@@ -197,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     counted = for_service(loaded.settings)
     if counted is not None:  # lookups on the event loop only read; hit and miss counts are written in batches
         engine.ctx.resources["cache"] = counted
-    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals), warnings=tuple(trusted.notes))
+    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals), warnings=tuple(trusted.notes), watch=watch)
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -215,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         if unix is not None:
             unix.remove()
 
-    server = _server_class(uvicorn)(config, app.state.metrics, state_file=args.state_file, idle_timeout=args.idle_timeout,
+    server = _server_class(uvicorn)(config, app.state.metrics, watch, state_file=args.state_file, idle_timeout=args.idle_timeout,
                                     after_startup=unix.place if unix is not None else None, after_shutdown=after_shutdown)
     backend = loaded.settings.cache_url.split(":", 1)[0]
     auth = "bearer token required" + ("" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)")

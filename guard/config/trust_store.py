@@ -107,13 +107,13 @@ class TrustRecord(FrozenRecord):
         return cls(str(data["key"]), str(data["config"]), files, scripts, float(data.get("trusted_at") or 0.0))
 
 
-def _record_path(key: str) -> Path:
+def record_path(key: str) -> Path:
     return store_dir() / f"{digest(key.encode())[:32]}.json"
 
 
 def read(key: str) -> TrustRecord | None:
     """The sealed record for ``key``; None when there is none, or it fails its seal (tampered, forged, another key's)."""
-    path = _record_path(key)
+    path = record_path(key)
     try:
         mac, _, body = path.read_text(encoding="utf-8").partition("\n")
     except FileNotFoundError:
@@ -153,7 +153,7 @@ def write(record: TrustRecord, contents: Mapping[str, bytes]) -> None:
             _write_private(target, data)
     body = json.dumps(record.to_dict(), sort_keys=True)
     mac = seal(_PURPOSE, record.key, body)
-    _write_private(_record_path(record.key), f"{mac}\n{body}".encode())
+    _write_private(record_path(record.key), f"{mac}\n{body}".encode())
 
 
 def blob(sha256: str) -> bytes | None:
@@ -168,7 +168,7 @@ def blob(sha256: str) -> bytes | None:
 def forget(key: str) -> bool:
     """Remove the record for ``key`` (its blobs may be shared with other records and stay); True when there was one."""
     try:
-        _record_path(key).unlink()
+        record_path(key).unlink()
     except FileNotFoundError:
         return False
     return True

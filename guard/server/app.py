@@ -46,6 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from guard.adapters import FORMATS, adapter
 from guard.audit.writer import BackgroundAudit
+from guard.config.watch import Watch
 from guard.core.decision import Decision
 from guard.core.errors import EventError
 from guard.core.events.payload import MAX_EVENT_BYTES
@@ -186,8 +187,9 @@ class _RequestPolicy:
     whose own name was rebound to 127.0.0.1 would otherwise be same-origin with the service.
     """
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, watch: Watch | None = None) -> None:
         self.app = app
+        self.watch = watch
         self.expected = f"Bearer {token}".encode() if token else None
         self.hook_credential = f"Bearer {credential(token)}".encode() if token else None
 
@@ -219,6 +221,9 @@ class _RequestPolicy:
             ctype = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
             if ctype != "application/json":
                 return _error(415, f"send the event as application/json, not {ctype or 'a body without Content-Type'}")
+        changed = self.watch.changed() if self.watch is not None and scope["path"].startswith("/v1/hooks") else None
+        if changed:  # guard hook would enforce something else now: it must decide, not this service
+            return _error(503, f"{changed} changed since this service loaded the trusted config; it is leaving (guard hook decides)")
         return None
 
 
@@ -295,10 +300,11 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
 
 def create_app(
     engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None, evals: tuple[Path, ...] = (),
-    warnings: tuple[str, ...] = (),
+    warnings: tuple[str, ...] = (), watch: Watch | None = None,
 ) -> Starlette:
     """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows;
-    ``warnings``: shown on every decision (what differs on disk from the trusted config being enforced)."""
+    ``warnings``: shown on every decision (what differs on disk from the trusted config being enforced); ``watch``: the files
+    whose change means the engine's config is no longer what guard hook enforces (decisions are then refused, 503)."""
     metrics = metrics or Metrics()
     service = _Service(engine, metrics, max_body, warnings, token)
     routes = [
@@ -329,6 +335,6 @@ def create_app(
     app = Starlette(routes=app_routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
     app.state.engine = engine
     app.state.metrics = metrics
-    app.add_middleware(_RequestPolicy, token=token)
+    app.add_middleware(_RequestPolicy, token=token, watch=watch)
     app.add_middleware(_MetricsMiddleware, metrics=metrics, routes=routes)  # outermost: refusals are counted too
     return app

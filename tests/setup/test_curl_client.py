@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.processes import SOURCE_ROOT
+from fixtures.terminal import at_terminal
 from test_install_sandbox import CONFIG, guard
 
 from guard.setup.curl_client import SCRIPT
@@ -67,6 +69,32 @@ def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tm
         server.wait()
 
 
+def _program(project: Path) -> str:
+    """The hook program ``guard install claude`` wrote for PreToolUse: the curl client's script or guard hook."""
+    words = shlex.split(json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+    return "curl" if words[1:2] == [str(SCRIPT)] else "guard" if "hook" in words else f"unknown: {words}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and socat are what Claude Code's sandbox needs on Linux")
+def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not_elsewhere(tmp_path: Path, short_state: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "guard.yaml").write_text(CONFIG)
+    done = guard(project, "install", "claude")
+    assert done.returncode == 0 and _program(project) == "curl" and "hook program: the curl client" in done.stdout, done
+    done = guard(project, "install", "claude", "--client", "guard")
+    assert _program(project) == "guard" and "hook program" not in done.stdout, done  # asked for: no note
+    done = guard(project, "install", "claude", "--no-sandbox")
+    assert _program(project) == "guard" and "curl client is not installed: --client curl needs the sandbox" in done.stdout, done
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "cat", "bwrap", "socat"):  # the sandbox's tools, and no curl
+        (bare / tool).symlink_to(shutil.which(tool) or f"/bin/{tool}")
+    done = guard(project, "install", "claude", PATH=str(bare))
+    assert done.returncode == 0 and _program(project) == "guard" and "needs curl on PATH" in done.stdout, done
+
+
 @pytest.mark.slow
 def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_on_the_socket(tmp_path: Path, short_state: Path) -> None:
     project = tmp_path / "project"
@@ -108,3 +136,45 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
         serve.terminate()
         serve.wait(timeout=30)
     assert not sock.exists(), "guard serve left its socket behind"
+
+
+def _serve_on(sock: Path, project: Path) -> subprocess.Popen[str]:
+    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning", "--unix-socket", str(sock)],
+                             cwd=project, env={**os.environ, "PYTHONPATH": SOURCE_ROOT}, stderr=subprocess.PIPE, text=True)
+    give_up = time.monotonic() + 60
+    while not sock.is_socket():
+        assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
+        time.sleep(0.05)
+    return serve
+
+
+@pytest.mark.slow
+def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_path: Path, short_state: Path) -> None:
+    """An edit of guard.yaml, or a new ``guard trust``, changes what a fresh guard hook enforces: the warm service must not answer with the old one."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "guard.yaml").write_text(CONFIG)
+    assert guard(project, "install", "claude").returncode == 0
+    words = shlex.split(json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+    sock, credential = Path(words[2]), Path(words[3])
+    fallback = ("sh", "-c", "cat >/dev/null; echo fallback; exit 2")
+    edits = {
+        "an edit of guard.yaml, not trusted yet": lambda: (project / "guard.yaml").write_text(CONFIG + "  Stop:\n    - id: more\n      command: \"true\"\n"),
+        "guard trust of that edit": lambda: at_terminal([sys.executable, "-m", "guard.cli.main", "trust", "--yes"], answer=None, cwd=project,
+                                                        env={**os.environ, "PYTHONPATH": SOURCE_ROOT}),
+    }
+    for what, edit in edits.items():
+        serve = _serve_on(sock, project)
+        try:
+            answered = _client(sock, credential, *fallback)
+            assert answered.returncode == 0 and "fallback" not in answered.stdout, (what, answered)  # the service answered
+            edit()
+            after = _client(sock, credential, *fallback)
+            assert (after.returncode, after.stdout) == (2, "fallback\n"), (what, after)  # refused at once: guard hook decides
+            assert serve.wait(timeout=30) is not None, what  # and it leaves, so the next session start loads the new config
+            assert "changed since the trusted config was loaded" in serve.communicate()[1], what
+            assert not sock.exists(), what
+        finally:
+            if serve.poll() is None:
+                serve.kill()
+                serve.wait()

@@ -321,15 +321,21 @@ def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.slow
-def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ["guard", "auto"])
+def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path, client: str) -> None:
+    """Both hook programs (``guard hook``, and the curl client ``auto`` picks here, whose fallback is ``guard hook``) name guard absolutely."""
     project = _project(tmp_path)
     (project / "guard.yaml").write_text(DENY_CONFIG)
-    proc = run_guard(["install", "claude", "--events", "PreToolUse", "--timeout", "45"], project)
+    proc = run_guard(["install", "claude", "--events", "PreToolUse", "--timeout", "45", "--client", client], project)
     assert proc.returncode == 0, proc.stderr
     handler = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
     command = handler["command"]
     argv = shlex.split(command)
-    assert os.path.isabs(argv[0]) and argv[-2:] == ["--deadline", "45"] and handler["timeout"] == 45
+    assert os.path.isabs(argv[0]) and handler["timeout"] == 45
+    if client == "guard":
+        assert argv[-2:] == ["--deadline", "45"]
+    else:  # no service runs here: the script's curl finds no socket, and its fallback decides
+        assert argv[1].endswith("curl-client.sh") and os.path.isabs(argv[argv.index("hook") - 1])
 
     bare_path = "/usr/bin:/bin"
     assert shutil.which("guard", path=bare_path) is None  # the client's PATH really lacks guard

@@ -1,0 +1,46 @@
+"""Whether what a long-lived process enforces is still what a fresh ``guard hook`` would.
+
+``guard serve`` loads the trusted config once. A fresh ``guard hook`` reads it on every
+call, so a ``guard trust`` of an edited config, or an edit that ``guard hook`` would warn
+about, takes effect at its next call. A service (and the curl client asking it) must not
+keep answering with what it loaded: :class:`Watch` notes the files that decide what is
+enforced — the trust record, every trusted file, and the names a config search would
+find first — and says when one of them changed. A stat per file: cheap enough for every request.
+"""
+
+from __future__ import annotations
+
+import os
+
+from guard.config import SEARCHED, trust_store
+
+__all__ = ["Watch"]
+
+_Stat = tuple[int, int, int, int] | None
+
+
+def _stat(path: str) -> _Stat:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
+class Watch:
+    """The files that decide what ``guard hook`` would enforce for ``config`` (as ``load_trusted`` finds it), as they are now."""
+
+    def __init__(self, config: str | None = None) -> None:
+        explicit = config or os.environ.get("GUARD_CONFIG") or None
+        key = trust_store.trust_key(explicit)
+        paths = [str(trust_store.record_path(key))]
+        record = trust_store.read(key)
+        if record is not None:
+            paths += [record.config, *(f.path for f in record.files)]
+        if explicit is None:
+            paths += [os.path.abspath(name) for name in SEARCHED]  # a new file here would be loaded instead
+        self.files = {path: _stat(path) for path in dict.fromkeys(paths)}
+
+    def changed(self) -> str | None:
+        """The first watched file that is not as it was (changed, made, removed), or None."""
+        return next((path for path, seen in self.files.items() if _stat(path) != seen), None)
