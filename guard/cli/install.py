@@ -180,6 +180,9 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
 
     if args.client != "claude" or args.plugin or args.command:
         return "--client curl is for claude's settings hooks, without --plugin or --command"
+    if args.scope != "project":
+        return ("--client curl is for --scope project: it asks the service of the config found here, and a user or policy "
+                "hook runs in every project")
     if args.no_sandbox:
         return ("--client curl needs the sandbox settings (they keep the agent from reading its credential and from "
                 "listening on its socket); drop --no-sandbox")

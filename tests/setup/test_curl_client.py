@@ -85,6 +85,12 @@ def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not
     assert done.returncode == 0 and _program(project) == "curl" and "hook program: the curl client" in done.stdout, done
     done = guard(project, "install", "claude", "--client", "guard")
     assert _program(project) == "guard" and "hook program" not in done.stdout, done  # asked for: no note
+    home = Path(os.environ["HOME"])  # the suite's own, for this test
+    done = guard(project, "install", "claude", "--scope", "user")  # a user hook runs in every project
+    assert done.returncode == 0 and "curl client is not installed: --client curl is for --scope project" in done.stdout, done
+    assert "curl-client.sh" not in (home / ".claude/settings.json").read_text()
+    refused = guard(project, "install", "claude", "--scope", "user", "--client", "curl")
+    assert refused.returncode == 1 and "--client curl is for --scope project" in refused.stderr, refused
     done = guard(project, "install", "claude", "--no-sandbox")
     assert _program(project) == "guard" and "curl client is not installed: --client curl needs the sandbox" in done.stdout, done
     bare = tmp_path / "bin"
