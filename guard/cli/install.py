@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     not_curl = None
     if args.hook_client == "auto":
         not_curl = None if args.uninstall else _curl_refusal(args, by_default=True)
-        args.hook_client = "curl" if not (args.uninstall or not_curl) else "guard"
+        args.hook_client = "guard" if args.uninstall or not_curl else "curl"
     refused = _curl_refusal(args) if args.hook_client == "curl" else None
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)

@@ -37,9 +37,9 @@ def _secret_file() -> str:
     """:func:`secret_path` as text, without building paths: every seal (a cache entry, an audit row) looks it up."""
     explicit = os.environ.get(SECRET_ENV)
     if explicit:
-        return os.path.normpath(os.path.expanduser(explicit))
+        return os.path.expanduser(explicit)  # not normalized: ``link/..`` means what the system resolves, as before
     config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.normpath(os.path.join(config_home, "guard", "secret"))
+    return os.path.join(config_home, "guard", "secret")
 
 
 def _read(file: Path) -> bytes | None:
