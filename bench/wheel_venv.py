@@ -30,7 +30,7 @@ def make_venv(venv: Path, wheel: Path) -> Path:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--force-reinstall", "--no-deps", str(wheel)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[serve]"], check=True)  # its dependencies, and guard serve's
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[serve,redis]"], check=True)  # its dependencies, guard serve's and the fleet row's (Redis)
     return python
 
 

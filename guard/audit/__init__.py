@@ -106,7 +106,9 @@ def m005_shadow_verdicts(db: sqlite3.Connection) -> None:
 
 
 def redacted(value: Any, names: frozenset[str]) -> Any:
-    """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced."""
+    """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced (``value`` itself when there are none)."""
+    if not names:
+        return value
     if isinstance(value, dict):
         return {k: REDACTED if str(k).lower() in names else redacted(v, names) for k, v in value.items()}
     if isinstance(value, list):
@@ -162,6 +164,8 @@ def redacted_text(text: str, names: frozenset[str]) -> str:
 def redacted_hook(hook: dict[str, Any], names: frozenset[str], texts: tuple[str, ...] = ("reason", "error")) -> dict[str, Any]:
     """One hook's result (or a deciding rule, ``texts=("why",)``) with the named fields hidden, in its ``texts`` too:
     a hook may echo the event it was given, and a deciding rule's ``why`` is that hook's reason."""
+    if not names:
+        return hook
     clean: dict[str, Any] = redacted(hook, names)
     for key in texts:
         if isinstance(clean.get(key), str):
@@ -171,6 +175,8 @@ def redacted_hook(hook: dict[str, Any], names: frozenset[str], texts: tuple[str,
 
 def redacted_details(details: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     """A decision's details with the named fields hidden, in the deciding rules' reasons too (for rows logged before a name was added)."""
+    if not names:
+        return details
     clean: dict[str, Any] = redacted(details, names)
     if isinstance(clean.get("decided_by"), list):
         clean["decided_by"] = [redacted_hook(rule, names, ("why",)) if isinstance(rule, dict) else rule for rule in clean["decided_by"]]

@@ -77,7 +77,9 @@ class HookResult(Record):
         self.shadow = shadow
 
     def to_dict(self) -> dict[str, Any]:
-        data = {name: deepcopy(getattr(self, name)) for name in self.__slots__}
+        """The result as JSON-ready data; its containers (``updated_input``, ``details``) copied deep, so the caller may change them."""
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["updated_input"], data["details"] = deepcopy(self.updated_input), deepcopy(self.details)
         if not data["details"]:
             del data["details"]
         if not data["shadow"]:

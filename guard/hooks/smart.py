@@ -39,6 +39,8 @@ log = logging.getLogger("guard.hooks.smart")
 _DEADLINE_MARGIN = 0.05
 #: A fleet lock outlives the judgement it guards by this much (then a dead holder's key is free again).
 _LEASE_MARGIN = 1.0
+#: Events whose key prepare() keeps for run() at most (far more than are ever in flight at once).
+_KEYED_MAX = 4096
 
 
 def _lane(spec: HookSpec, payload: dict[str, Any]) -> HookResult | None:
@@ -73,6 +75,24 @@ class SmartHook:
         self.ctx = ctx
         self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
         self._missed: Counter[str] = Counter()  # misses prepare() counted, so run() does not count them again
+        self._keyed: dict[int, tuple[Event, dict[str, Any], str]] = {}  # prepare()'s payload and key of an event, taken by run()
+
+    def _payload_and_key(self, event: Event, *, keep: bool) -> tuple[dict[str, Any], str]:
+        """``event``'s payload and cache key, computed once for prepare() and run() (``keep``: prepare() keeps them for run()).
+
+        Held with the event itself, so an id is never mistaken for a later event's; a run()
+        that never came (prepare() timed out) leaves its entry, dropped once too many pile up.
+        """
+        held = self._keyed.pop(id(event), None)
+        if held is not None and held[0] is event:
+            return held[1], held[2]
+        payload = event.payload()
+        key = smart_cache_key(self.spec, self.ctx.settings, payload)
+        if keep:
+            if len(self._keyed) >= _KEYED_MAX:
+                self._keyed.clear()
+            self._keyed[id(event)] = (event, payload, key)
+        return payload, key
 
     def _cache(self) -> Any:
         return self.ctx.resource("cache", lambda: open_cache(self.ctx.settings))
@@ -139,7 +159,7 @@ class SmartHook:
         """
         if self.spec.lane is not None and _lane(self.spec, event.payload()) is not None:
             return
-        key = smart_cache_key(self.spec, self.ctx.settings, event.payload())
+        _, key = self._payload_and_key(event, keep=True)
         hit = self._lookup(self._cache(), key)
         if hit is not None:
             self._prefetched[key] = hit
@@ -156,11 +176,11 @@ class SmartHook:
         started = time.monotonic()
         settings = self.ctx.settings
         models_for(self.spec, settings)  # a missing model is a config error, cached or not
-        payload = event.payload()
-        lane = _lane(self.spec, payload) if self.spec.lane is not None else None
-        if lane is not None:
-            return lane
-        key = smart_cache_key(self.spec, settings, payload)
+        if self.spec.lane is not None:
+            lane = _lane(self.spec, event.payload())
+            if lane is not None:
+                return lane
+        payload, key = self._payload_and_key(event, keep=False)
         cache = self._cache()
         hit = self._prefetched.pop(key, None)
         if hit is None:

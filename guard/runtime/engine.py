@@ -105,10 +105,13 @@ class Engine:
             # one-off set-up (a smart hook's cache probe and model-client import, seconds on a busy machine)
             # is not judging time: the hook's own timeout starts after it. It is the client's time, so the
             # deadline covers it.
-            await asyncio.wait_for(hook.prepare(event), timeout=None if answer_by is None else max(answer_by - time.monotonic(), 0.0))
+            # asyncio.timeout, not wait_for: the hook runs in this task, not in a new one per step (the service's misses pay for each)
+            async with asyncio.timeout(None if answer_by is None else max(answer_by - time.monotonic(), 0.0)):
+                await hook.prepare(event)
             started = time.perf_counter()
             timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
-            result = await asyncio.wait_for(hook.run(event), timeout=timeout)
+            async with asyncio.timeout(timeout):
+                result = await hook.run(event)
         except TimeoutError:
             if cut_by_deadline:
                 error, details = "the client's hook deadline was reached before it answered", {"error_type": "Deadline"}

@@ -76,3 +76,12 @@ def test_an_in_process_gate_keeps_one_model_connection_and_its_databases_across_
             open_files.append(len(os.listdir("/proc/self/fd")))
         assert stub.calls == 12 and stub.connections == 1
         assert open_files[-1] == open_files[1]  # nothing more held open after the first calls
+
+
+def test_a_results_data_is_the_callers_to_change() -> None:
+    result = guard.HookResult("h", "callable", "allow", updated_input={"command": "ls", "env": {"A": "1"}}, details={"calls": [{"tier": "quick"}]})
+    data = result.to_dict()
+    data["updated_input"]["env"]["A"] = "2"
+    data["details"]["calls"][0]["tier"] = "thorough"
+    assert result.updated_input == {"command": "ls", "env": {"A": "1"}} and result.details == {"calls": [{"tier": "quick"}]}
+    assert data["decision"] == "allow" and "shadow" not in data

@@ -233,3 +233,26 @@ async def test_prepare_reads_the_cache_once_for_run(stub: StubServer) -> None:
     assert not first.cached and second.cached and second.decision == first.decision
     assert cache.gets == reads, "run() used the verdict prepare() read"
     assert stub.calls == 1
+
+
+async def test_prepare_and_run_work_out_an_events_key_once(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import guard.hooks.smart as smart
+
+    keys: list[str] = []
+
+    def counted(*args: object) -> str:
+        keys.append(real(*args))  # type: ignore[arg-type]
+        return keys[-1]
+
+    real = smart.smart_cache_key
+    monkeypatch.setattr(smart, "smart_cache_key", counted)
+    ctx = context(settings_for(stub))
+    cache = ctx.resources["cache"] = CountingCache()
+    hook = SmartHook(smart_spec(), ctx)
+    event = parse_event(bash_event())
+    await hook.prepare(event)
+    judged = await hook.run(event)
+    assert len(keys) == 1 and list(cache.data) == keys, "run() judged and stored under the key prepare() worked out"
+    again = parse_event(bash_event())  # the same call, a new event: its own key, the same verdict
+    assert (await hook.run(again)).cached and len(keys) == 2 and keys[0] == keys[1]
+    assert not judged.cached and stub.calls == 1
