@@ -5,7 +5,7 @@ same event to ``guard serve`` at once, only the first request pays for the model
 call; the others await its result. Errors reach every waiter and are not kept:
 the next request after a failure tries again.
 
-Within a process, :class:`SingleFlight` shares the call's task. Across processes
+Within a process, :class:`SingleFlight` shares the first caller's call. Across processes
 and hosts, :func:`once_per_fleet` takes a lock per cache key in a shared cache
 that offers one (Redis): the holder judges and stores the verdict, the others
 poll the cache until the verdict lands. The lock has a lease, so a holder that
@@ -36,7 +36,7 @@ class SingleFlight(Generic[T]):
     """Deduplicate in-flight calls by key, within one event loop."""
 
     def __init__(self) -> None:
-        self._calls: dict[Hashable, asyncio.Task[T]] = {}
+        self._calls: dict[Hashable, asyncio.Future[T]] = {}
 
     def in_flight(self) -> int:
         """How many distinct calls are running now (for metrics and tests)."""
@@ -45,26 +45,35 @@ class SingleFlight(Generic[T]):
     async def do(self, key: Hashable, factory: Callable[[], Awaitable[T]]) -> T:
         """Await ``factory()``, or the call already running under ``key``.
 
-        The call runs as its own task, so a waiter that is cancelled (a hook
-        timeout) cancels neither the call nor the other waiters.
+        The first caller runs the call in its own task: a task of its own would wait
+        behind every other ready request on a busy service (a hop each way, for every
+        miss). A waiter that is cancelled (a hook timeout) cancels neither the call nor
+        the other waiters; when the caller running it is cancelled, a waiter takes over.
         """
         loop = asyncio.get_running_loop()
-        task = self._calls.get(key)
-        if task is None or task.get_loop() is not loop:
-            task = loop.create_task(_run(factory))
-            self._calls[key] = task
-            task.add_done_callback(lambda done: self._forget(key, done))
-        return await asyncio.shield(task)
-
-    def _forget(self, key: Hashable, task: asyncio.Task[T]) -> None:
-        if self._calls.get(key) is task:
-            del self._calls[key]
-        if not task.cancelled():
-            task.exception()  # retrieved: an error every waiter abandoned is not reported as "never retrieved"
-
-
-async def _run(factory: Callable[[], Awaitable[T]]) -> T:
-    return await factory()
+        while (running := self._calls.get(key)) is not None and running.get_loop() is loop:
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not running.cancelled() or (task is not None and task.cancelling()):
+                    raise  # this waiter was cancelled, not the call
+        shared: asyncio.Future[T] = loop.create_future()
+        self._calls[key] = shared
+        try:
+            result = await factory()
+        except asyncio.CancelledError:
+            shared.cancel()
+            raise
+        except BaseException as exc:
+            shared.set_exception(exc)
+            shared.exception()  # retrieved: an error every waiter abandoned is not reported as "never retrieved"
+            raise
+        finally:
+            if self._calls.get(key) is shared:
+                del self._calls[key]
+        shared.set_result(result)
+        return result
 
 
 class FleetLock(Protocol):

@@ -309,7 +309,8 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            result = await asyncio.wait_for(call(remaining), timeout=remaining)
+            async with asyncio.timeout(remaining):  # not wait_for: on 3.11 that runs the call in a task of its own
+                result = await call(remaining)
     return result
 
 

@@ -20,6 +20,7 @@ was used.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -173,7 +174,10 @@ class _Asker:
             prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload))
         except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
             raise JudgeTooLarge(f"too large to judge: {exc}") from exc
-        results = await asyncio.gather(*(self.ask(tier, model, p) for p in prompts), return_exceptions=True)
+        if len(prompts) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
+            results: list[Verdict | BaseException] = [await _settled(self.ask(tier, model, prompts[0]))]
+        else:
+            results = await asyncio.gather(*(self.ask(tier, model, p) for p in prompts), return_exceptions=True)
         for prompt, result in zip(prompts, results, strict=True):
             if isinstance(result, Verdict):
                 run.verdicts.append((prompt, result))
@@ -184,6 +188,14 @@ class _Asker:
             else:
                 raise result
         return run
+
+
+async def _settled(verdict: Awaitable[Verdict]) -> Verdict | Exception:
+    """``verdict``'s outcome, an error returned rather than raised (gather's ``return_exceptions`` for one awaitable)."""
+    try:
+        return await verdict
+    except Exception as exc:
+        return exc
 
 
 def _escalation(spec: HookSpec, quick: _TierRun) -> str | None:

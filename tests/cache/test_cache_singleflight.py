@@ -60,7 +60,19 @@ async def test_an_error_reaches_every_waiter_and_is_not_kept() -> None:
 
 
 async def test_a_cancelled_waiter_does_not_cancel_the_call_for_the_others() -> None:
-    """One hook timing out (asyncio.wait_for) must not fail the other requests sharing its call."""
+    """One hook timing out must not fail the other requests sharing its call, nor cost another call."""
+    flight: SingleFlight[str] = SingleFlight()
+    call = CountingCall(delay=0.2)
+    first = asyncio.create_task(flight.do("k", call))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(flight.do("k", call))
+    await asyncio.sleep(0.01)
+    second.cancel()
+    assert await first == "verdict"
+    assert second.cancelled() and call.calls == 1
+
+
+async def test_when_the_caller_running_the_call_is_cancelled_a_waiter_takes_over() -> None:
     flight: SingleFlight[str] = SingleFlight()
     call = CountingCall(delay=0.2)
     first = asyncio.create_task(flight.do("k", call))
@@ -68,8 +80,21 @@ async def test_a_cancelled_waiter_does_not_cancel_the_call_for_the_others() -> N
     second = asyncio.create_task(flight.do("k", call))
     with pytest.raises(asyncio.TimeoutError):
         await asyncio.wait_for(first, 0.05)
-    assert await second == "verdict"
-    assert call.calls == 1
+    assert await second == "verdict", "the waiter got a verdict, not the first caller's cancellation"
+    assert call.calls == 2 and flight.in_flight() == 0
+
+
+async def test_the_first_caller_runs_the_call_in_its_own_task() -> None:
+    """No task of its own: on a busy service that task would wait behind every other ready request."""
+    flight: SingleFlight[asyncio.Task[object] | None] = SingleFlight()
+
+    async def which_task() -> asyncio.Task[object] | None:
+        return asyncio.current_task()
+
+    async def caller() -> bool:
+        return await flight.do("k", which_task) is asyncio.current_task()
+
+    assert await asyncio.create_task(caller())
 
 
 def test_each_event_loop_gets_its_own_call() -> None:

@@ -180,3 +180,31 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
         assert decision.decision == "deny" and "fast_path" not in decision.details  # a miss: judged by the engine
         assert len(judged) == 1
         assert [h.type for h in decision.hooks].count("protect") == 1  # its result is in the decision all the same
+
+
+@pytest.mark.parametrize("protected", [False, True], ids=["one-hook", "with-protection"])
+async def test_a_miss_reaches_the_model_from_the_callers_own_task(stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protected: bool) -> None:
+    """No task hop from the request to the model call (nor back): on a busy ``guard serve`` each hop queues a miss
+    behind every other ready request, so 64 concurrent misses all waited for the slowest one's set-up."""
+    from guard.config import with_protection
+    from guard.judge import http11
+
+    posted_from: list[asyncio.Task[Any] | None] = []
+    real = http11.Connections.post
+
+    async def post(self: http11.Connections, *args: Any, **kwargs: Any) -> Any:
+        posted_from.append(asyncio.current_task())
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(http11.Connections, "post", post)
+    stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
+    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=None)
+    loaded = LoadedConfig(settings, [smart_spec(RULE)])
+    gate = Gate(loaded=with_protection(loaded) if protected else loaded, start_service=False)
+
+    async def caller() -> tuple[bool, str | None]:
+        _, decision = await gate.adecide(bash_event("rm -rf ~/victim"))
+        return posted_from == [asyncio.current_task()], decision.decision
+
+    assert await asyncio.create_task(caller()) == (True, "deny")
+    assert stub.calls == 1
