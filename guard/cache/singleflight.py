@@ -45,7 +45,7 @@ class SingleFlight(Generic[T]):
     async def do(self, key: Hashable, factory: Callable[[], Awaitable[T]]) -> T:
         """Await ``factory()``, or the call already running under ``key``.
 
-        The first caller runs the call in its own task: a task of its own would wait
+        The first caller runs the call itself, in its task: a separate task would wait
         behind every other ready request on a busy service (a hop each way, for every
         miss). A waiter that is cancelled (a hook timeout) cancels neither the call nor
         the other waiters; when the caller running it is cancelled, a waiter takes over.
