@@ -15,7 +15,7 @@ from pathlib import Path
 
 from guard.core.settings import LoadedConfig
 
-__all__ = ["LoadedConfig", "find_config", "load_config", "with_protection"]
+__all__ = ["LoadedConfig", "find_config", "load_config", "with_org", "with_protection"]
 
 #: Where a folder's config is searched, in order (relative to the folder).
 SEARCHED = ("guard.yaml", ".guard/guard.yaml")
@@ -36,13 +36,28 @@ def find_config(path: str | None = None, *, cwd: str | None = None) -> Path | No
 def load_config(path: str | None = None, *, use_snapshot: bool = True) -> LoadedConfig:
     """Load the config found by :func:`find_config`; no config at all = no hooks, defaults.
 
-    Unless the config says ``protect: false``, the built-in self-protection hook
-    (:mod:`guard.hooks.protect`) is added after the config's own hooks.
+    Under a signed org policy (:mod:`guard.config.org_policy`) the config is merged
+    beneath it (and the org policy alone applies where there is no config); a broken
+    org policy raises :class:`~guard.core.errors.OrgPolicyError`. Unless the result says
+    ``protect: false``, the built-in self-protection hook (:mod:`guard.hooks.protect`)
+    is added after the config's own hooks.
     """
+    from guard.config.org_policy import configured
+
+    org = configured()
     found = find_config(path)
     if found is None:
-        return LoadedConfig()
-    return with_protection(_load(found, use_snapshot))
+        return LoadedConfig() if org is None else with_org(org, None)
+    return with_org(org, _load(found, use_snapshot))
+
+
+def with_org(org: LoadedConfig | None, loaded: LoadedConfig | None) -> LoadedConfig:
+    """``loaded`` under the org policy ``org`` (either may be None), with the self-protection hook."""
+    if org is not None:
+        from guard.config.org_policy import merged
+
+        loaded = merged(org, loaded)
+    return with_protection(loaded or LoadedConfig())
 
 
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:

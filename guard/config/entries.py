@@ -130,5 +130,6 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
         mode=common.mode,
         final=common.final,
         options=options,
+        on_ask=common.on_ask,
         **fields,
     )

@@ -32,6 +32,7 @@ class CommonFields(BaseModel):
     timeout: float = Field(default=10.0, ge=1, le=600)
     mode: Literal["enforce", "shadow"] = "enforce"
     final: bool | None = None
+    on_ask: Literal["client", "approval"] = "client"
 
     @field_validator("matcher")
     @classmethod

@@ -11,9 +11,9 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
@@ -63,6 +63,34 @@ class _Audit(BaseModel):
     path: str | None = None  # None: the project's folder in the user's state directory
     enabled: bool = True
     redact: list[str] = Field(default_factory=list)
+    url: str | None = None  # postgresql://…: every row is also shipped there (docs/audit-store.md)
+    otlp: str | None = None  # http(s)://collector:4318: every row is also exported as an OpenTelemetry log record
+
+    @field_validator("url", "otlp")
+    @classmethod
+    def _scheme(cls, value: str | None, info: ValidationInfo) -> str | None:
+        schemes, what = _AUDIT_SCHEMES[str(info.field_name)]
+        if value is not None and not value.startswith((*schemes, "${")):
+            raise ValueError(f"audit.{info.field_name} must be {what}")
+        return value
+
+
+#: What each audit target's URL starts with, and how to say so when it does not.
+_AUDIT_SCHEMES = {
+    "url": (("postgresql://", "postgres://"), "a postgresql:// URL (the audit store); audit.path names the local log"),
+    "otlp": (("http://", "https://"), "the http(s):// address of an OTLP/HTTP collector (e.g. http://collector:4318)"),
+}
+
+
+class _Approvals(BaseModel):
+    """Where a hook's ``on_ask: approval`` request goes and how long the call waits (docs/approvals.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    webhook: str | None = None
+    timeout: float = Field(default=300.0, gt=0, le=3600)
+    secret: str | None = None  # signs the request (X-Webhook-Signature), as an http hook's secret does
+    format: Literal["guard", "slack"] = "guard"
+    link: str | None = None  # the guard view (or guard serve /ui) address approvers open; default http://127.0.0.1:8377
 
 
 class _Server(BaseModel):
@@ -91,6 +119,8 @@ class _Top(BaseModel):
     prices: dict[str, _Price] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
     custom_events: list[str] = Field(default_factory=list)
+    approvals: _Approvals = Field(default_factory=_Approvals)
+    serial: int | None = Field(default=None, ge=0)  # the org policy's: a policy older than one seen is refused
 
 
 def _custom_events(names: list[str], file: str) -> frozenset[str]:
@@ -222,8 +252,12 @@ def _claude_handler(handler: Any, file: str, key: str) -> dict[str, Any] | None:
     return entry
 
 
-def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
-    """Read ``path`` (guard.yaml, or a settings.json by its suffix) and everything it includes, each through ``reader``."""
+def parse_config(path: Path, reader: Reader = _disk, *, org: bool = False) -> LoadedConfig:
+    """Read ``path`` (guard.yaml, or a settings.json by its suffix) and everything it includes, each through ``reader``.
+
+    ``org``: ``path`` is the signed org policy (:mod:`guard.config.org_policy`): it alone may carry a
+    ``serial``, and it may not ``include`` files (its signature covers its own bytes only).
+    """
     file = str(path)
     data = _read(path, reader)
     if not isinstance(data, dict):
@@ -240,6 +274,10 @@ def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(error_message(first, _Top), file=file, key=_key_path(first["loc"]).lstrip(".")) from exc
+    if top.serial is not None and not org:
+        raise ConfigError("only the org policy has a serial (docs/org-policy.md)", file=file, key="serial")
+    if top.include and org:
+        raise ConfigError("the org policy cannot include files: its signature covers its own bytes only", file=file, key="include")
     try:
         ttl = parse_duration(top.cache.ttl)
     except ValueError as exc:
@@ -265,6 +303,15 @@ def parse_config(path: Path, reader: Reader = _disk) -> LoadedConfig:
         config_path=file,
         protect=top.protect,
         prices={model: (price.input, price.output) for model, price in top.prices.items()},
+        audit_url=top.audit.url,
+        audit_otlp=top.audit.otlp,
+        approvals_webhook=top.approvals.webhook,
+        approvals_timeout=top.approvals.timeout,
+        approvals_secret=top.approvals.secret,
+        approvals_format=top.approvals.format,
+        approvals_link=top.approvals.link,
+        org_policy=file if org else None,
+        org_serial=top.serial,
     )
     specs = _guard_hooks(hooks, file, str(base), _custom_events(top.custom_events, file)) + policy_specs(policies, file)
     for problem in matcher_report(specs):

@@ -56,7 +56,8 @@ class Pinned(Record):
 
     ``status``: ``trusted`` (disk and trust agree), ``changed`` (the trusted copy is
     enforced; ``notes`` say what changed and how to accept it), ``untrusted`` (a
-    config was found that was never trusted: ``error`` says so) or ``none``.
+    config was found that was never trusted: ``error`` says so), ``org`` (no config
+    here: the org policy alone) or ``none``.
     """
 
     __slots__ = ("loaded", "status", "notes", "error")
@@ -206,14 +207,16 @@ def load_trusted(config: str | None = None) -> Pinned:
     ConfigError when the trusted copy itself does not load (or is missing from the
     store): the gate then answers as for any config that does not load.
     """
-    from guard.config import find_config, load_config, with_protection
+    from guard.config import find_config, load_config, with_org
+    from guard.config.org_policy import configured
 
+    org = configured()  # a broken org policy raises first: nothing below it is enforced without it
     explicit = config or os.environ.get("GUARD_CONFIG") or None
     found = find_config(explicit)
     record = trust_store.read(trust_store.trust_key(explicit))
     if record is None:
         if found is None:
-            return Pinned(None, "none")
+            return Pinned(None, "none") if org is None else Pinned(with_org(org, None), "org")
         # parsing runs nothing: a config that does not load says so first (file, key, line), as it always did
         load_config(explicit)
         error = UntrustedConfig(
@@ -221,7 +224,7 @@ def load_trusted(config: str | None = None) -> Pinned:
             " in a terminal (a cloned repository's guard.yaml must not run its hooks unreviewed)", file=str(found))
         return Pinned(None, "untrusted", error=error)
     notes = differences(record, found)
-    loaded = with_protection(_trusted_copy(record))
+    loaded = with_org(org, _trusted_copy(record))
     if notes:
         notes = [f"{'; '.join(notes)}: guard keeps enforcing the config you trusted; review and accept the change with `{accept_command(explicit)}` in a terminal"]
     return Pinned(loaded, "changed" if notes else "trusted", notes)

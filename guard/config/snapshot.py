@@ -135,6 +135,11 @@ def expand_env(loaded: LoadedConfig) -> LoadedConfig:
         server_url=_expand(s.server_url, f"{origin}: server.url"),
         server_token=_expand(s.server_token, f"{origin}: server.token"),
         allow_networks=tuple(_expand(n, f"{origin}: webhooks.allow_networks") or "" for n in s.allow_networks),
+        audit_url=_expand(s.audit_url, f"{origin}: audit.url"),
+        audit_otlp=_expand(s.audit_otlp, f"{origin}: audit.otlp"),
+        approvals_webhook=_expand(s.approvals_webhook, f"{origin}: approvals.webhook"),
+        approvals_secret=_expand(s.approvals_secret, f"{origin}: approvals.secret"),
+        approvals_link=_expand(s.approvals_link, f"{origin}: approvals.link"),
     )
     specs = []
     for spec in loaded.specs:

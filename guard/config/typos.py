@@ -23,7 +23,7 @@ def _keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 def error_message(error: Any, model: type[BaseModel]) -> str:
     """Pydantic's message for one error of ``model``, an unknown key replaced by the key it resembles."""
     if error["type"] != "extra_forbidden":
-        return str(error["msg"])
+        return str(error["msg"]).removeprefix("Value error, ")  # a validator's own words, without pydantic's label
     import difflib  # only on this error path
 
     keys = _keys_at(model, tuple(error["loc"][:-1]))

@@ -4,8 +4,8 @@
 call, so a ``guard trust`` of an edited config, or an edit that ``guard hook`` would warn
 about, takes effect at its next call. A service (and the curl client asking it) must not
 keep answering with what it loaded: :class:`Watch` notes the files that decide what is
-enforced — the trust record, every trusted file, and the names a config search would
-find first — and says when one of them changed. A stat per file: cheap enough for every request.
+enforced — the trust record, every trusted file, the names a config search would
+find first, and the org policy's files — and says when one of them changed. A stat per file: cheap enough for every request.
 """
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ def _stat(path: str) -> _Stat:
     return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
+def _org_files() -> list[str]:
+    """The org key, policy and signature in force, and the system key whose arrival would put one in force."""
+    from guard.config.org_policy import SYSTEM_DIR, locate
+
+    location = locate()
+    return [str(SYSTEM_DIR / "org.pub"), *(location.paths() if location else ())]
+
+
 class Watch:
     """The files that decide what ``guard hook`` would enforce for ``config`` (as ``load_trusted`` finds it), as they are now."""
 
@@ -39,6 +47,7 @@ class Watch:
             paths += [record.config, *(f.path for f in record.files)]
         if explicit is None:
             paths += [os.path.abspath(name) for name in SEARCHED]  # a new file here would be loaded instead
+        paths += _org_files()
         self.files = {path: _stat(path) for path in dict.fromkeys(paths)}
 
     def changed(self) -> str | None:

@@ -2,7 +2,8 @@
 
     GuardError
     ├── ConfigError        a config file, key or value is wrong (names file and key path)
-    │   └── UntrustedConfig  a config the user never trusted: guard hook and guard serve do not enforce it
+    │   ├── UntrustedConfig  a config the user never trusted: guard hook and guard serve do not enforce it
+    │   └── OrgPolicyError   the org policy is missing, unsigned, altered, rolled back or does not load: every tool call is denied
     ├── EventError         a malformed event on stdin or in a request body
     │   └── EventTooLarge  over the size or nesting limit: refused whatever failure_mode says
     ├── HookError          a hook could not run or gave an unreadable answer
@@ -36,6 +37,7 @@ __all__ = [
     "JudgeTimeout",
     "JudgeUnavailable",
     "ModelNotConfigured",
+    "OrgPolicyError",
     "UntrustedConfig",
 ]
 
@@ -63,6 +65,14 @@ class UntrustedConfig(ConfigError):
     A repository's guard.yaml can name command hooks; running them on the agent's
     first tool call would run code nobody reviewed, so the gate answers as for a
     config that does not load (tool calls denied, the reason saying how to trust it).
+    """
+
+
+class OrgPolicyError(ConfigError):
+    """An org key is configured and its policy cannot be enforced as signed: missing, unsigned, altered, older than one seen, or broken.
+
+    Nothing below the org relaxes it: the gate denies every tool call (``GUARD_FAIL_OPEN``
+    and ``--fail-open`` relax a project's config, never the org's), and the reason says why.
     """
 
 

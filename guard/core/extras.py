@@ -27,6 +27,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "claude-agent-sdk": ("claude_agent_sdk",),
     "openai-agents": ("agents",),
     "langchain": ("langchain", "langchain_core", "langgraph"),
+    "team": ("cryptography", "psycopg"),  # the signed org policy (Ed25519) and the Postgres audit store
+    "otel": ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),  # audit rows as OpenTelemetry log records
 }
 
 

@@ -71,10 +71,18 @@ class Settings(FrozenRecord):
     paths resolve; ``protect`` the built-in self-protection rule (guard.yaml
     ``protect: false`` turns it off); ``prices`` what ``guard eval`` costs a
     model's tokens at, as (input, output) USD per million tokens (guard.yaml ``prices:``).
+
+    Teams (docs/team.md): ``audit_url`` a Postgres every audit row is also shipped to and
+    ``audit_otlp`` an OTLP/HTTP collector each is exported to as a log record (both from the
+    local log, which is their queue: :mod:`guard.audit.shipping`); ``approvals_*`` where a hook's
+    ``on_ask: approval`` sends its request and how long it waits (:mod:`guard.approvals`);
+    ``org_policy`` the signed org policy merged in and ``org_serial`` its serial (anti-rollback).
     """
 
     __slots__ = ("models", "api_base", "cache_url", "cache_ttl", "allow_networks", "audit_path", "audit_redact",
-                 "server_url", "server_token", "base_dir", "config_path", "protect", "prices")
+                 "server_url", "server_token", "base_dir", "config_path", "protect", "prices",
+                 "audit_url", "audit_otlp", "approvals_webhook", "approvals_timeout", "approvals_secret", "approvals_format",
+                 "approvals_link", "org_policy", "org_serial")
     models: dict[str, str]
     api_base: str | None
     cache_url: str
@@ -88,6 +96,15 @@ class Settings(FrozenRecord):
     config_path: str | None
     protect: bool
     prices: dict[str, tuple[float, float]]
+    audit_url: str | None
+    audit_otlp: str | None
+    approvals_webhook: str | None
+    approvals_timeout: float
+    approvals_secret: str | None
+    approvals_format: str
+    approvals_link: str | None
+    org_policy: str | None
+    org_serial: int | None
 
     def __init__(
         self,
@@ -104,6 +121,15 @@ class Settings(FrozenRecord):
         config_path: str | None = None,
         protect: bool = True,
         prices: dict[str, tuple[float, float]] | None = None,
+        audit_url: str | None = None,
+        audit_otlp: str | None = None,
+        approvals_webhook: str | None = None,
+        approvals_timeout: float = 300.0,
+        approvals_secret: str | None = None,
+        approvals_format: str = "guard",
+        approvals_link: str | None = None,
+        org_policy: str | None = None,
+        org_serial: int | None = None,
     ) -> None:
         models = {} if models is None else models
         prices = {} if prices is None else prices

@@ -11,14 +11,17 @@ from typing import Any, Literal, get_args
 
 from guard.core.record import FrozenRecord
 
-__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "KindOptions", "Source"]
+__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "KindOptions", "OnAsk", "Source"]
 
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
 #: ``enforce``: the hook's verdict counts; ``shadow``: judged, cached and audited, never part of the answer.
 HookMode = Literal["enforce", "shadow"]
-#: Where a hook was declared: its own config, a client's settings.json, a skill, a plugin, user config, Python, or guard itself.
-Source = Literal["config", "settings", "skill", "plugin", "user", "library", "builtin"]
+#: What the hook's ``ask`` becomes: the client's own question, or a request a person answers (:mod:`guard.approvals`).
+OnAsk = Literal["client", "approval"]
+#: Where a hook was declared: its own config, a client's settings.json, a skill, a plugin, user config, Python, guard itself,
+#: or the signed org policy (docs/org-policy.md), whose hooks nothing in a project or user config removes.
+Source = Literal["config", "settings", "skill", "plugin", "user", "library", "builtin", "org"]
 HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 
 #: Sources whose hooks get the stricter command analysis and fail closed in standalone mode.
@@ -93,13 +96,15 @@ class HookSpec(FrozenRecord):
     ``mode``: enforce, or shadow (judged and recorded, never changes the answer).
     ``final``: whether this hook's deny is final (the agent must not try another
     form; None: protection and deterministic hooks are, a model's judgement is not).
+    ``on_ask``: ``approval`` turns this hook's ask into a request a person answers
+    (``guard approve``, ``guard view``) while the call waits; ``client`` leaves it to the client.
     """
 
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
         "skip_read_only", "skip_project_writes", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
-        "mode", "final", "options",
+        "mode", "final", "options", "on_ask",
     )
     id: str
     kind: str
@@ -133,6 +138,7 @@ class HookSpec(FrozenRecord):
     mode: HookMode
     final: bool | None
     options: KindOptions
+    on_ask: OnAsk
 
     def __init__(
         self,
@@ -168,6 +174,7 @@ class HookSpec(FrozenRecord):
         mode: HookMode = "enforce",
         final: bool | None = None,
         options: Mapping[str, Any] | None = None,
+        on_ask: OnAsk = "client",
     ) -> None:
         options = options if isinstance(options, KindOptions) else KindOptions(options)
         self._assign(locals())
@@ -203,6 +210,8 @@ class HookSpec(FrozenRecord):
             data["options"] = dict(self.options)
         else:
             del data["options"]
+        if self.on_ask == "client":  # likewise: a spec that does not ask for approvals keeps its form
+            del data["on_ask"]
         return data
 
     @classmethod

@@ -21,6 +21,8 @@ the agent client's settings     ``.claude/settings.json``, ``.claude/settings.lo
                                 ``~/.config/devin/``
 the client's transcript         the session transcript guard reads the user's words from
 guard's installation            guard's package folder and the interpreter's ``sys.prefix``
+the org policy                  ``/etc/guard/`` and the org key, policy and signature guard
+                                enforces (:mod:`guard.config.org_policy`)
 guard's service (a URL)         ``server.url`` when it names one (not a path: the rule refuses
                                 requests to it, :mod:`guard.protection.self_invocation`)
 ==============================  ================================================================
@@ -50,13 +52,14 @@ if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
 
 __all__ = [
-    "CLIENT", "CONFIG", "INSTALL", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "SERVICE", "STATE", "TRANSCRIPT", "TRUSTED",
+    "CLIENT", "CONFIG", "INSTALL", "ORG", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "SERVICE", "STATE", "TRANSCRIPT", "TRUSTED",
     "event_paths", "protected_paths",
 ]
 
 #: Labels of protected paths, as the deny reason names them.
 CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
 TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = "guard's trusted configs", "a script guard's hooks run", "the client's transcript", "guard's installation"
+ORG = "the org policy"
 #: The entry that holds the service's URL rather than a path.
 SERVICE = "guard's service"
 #: A call that names one of these is refused even if it only reads.
@@ -127,6 +130,16 @@ def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(absolute))
 
 
+def _org_files(env: Mapping[str, str]) -> Iterator[str]:
+    """The org policy's folder, and the key, policy and signature in force (wherever a variable moved them)."""
+    from guard.config.org_policy import SYSTEM_DIR, locate
+
+    yield str(SYSTEM_DIR)
+    location = locate(env)
+    if location is not None:
+        yield from location.paths()
+
+
 def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
     """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec."""
     env = os.environ if env is None else env
@@ -144,6 +157,7 @@ def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SCRIPT, path) for path in _scripts(loaded)]
     pairs += [(INSTALL, _PACKAGE), (INSTALL, sys.prefix)]
+    pairs += [(ORG, path) for path in _org_files(env)]
     service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
     return _resolved(pairs) + tuple(service)
 

@@ -50,6 +50,12 @@ def apply_rewrites(original: dict[str, Any] | None, results: list[HookResult]) -
     return current if current != base else None
 
 
+def _org_last(specs: list[HookSpec], results: list[HookResult]) -> list[HookResult]:
+    """The results in the order their rewrites apply: the org policy's last, so no project hook undoes an org rewrite."""
+    pairs = list(zip(specs, results, strict=True))
+    return [r for s, r in pairs if s.source != "org"] + [r for s, r in pairs if s.source == "org"]
+
+
 def _budget(timeout: float, answer_by: float | None) -> tuple[float, bool]:
     """The seconds a hook may take: its own timeout or what is left before the deadline; (seconds, cut)."""
     if answer_by is None:
@@ -193,7 +199,7 @@ class Engine:
         No stop-loop guard, latency or audit row: the gate adds them (:meth:`guard.runtime.gate.Gate.finish`).
         """
         results = await self._run_all(specs, event, answer_by, known)
-        rewritten = apply_rewrites(event.tool_input, results)
+        rewritten = apply_rewrites(event.tool_input, _org_last(specs, results))
         decision = merge(results, updated_input=rewritten)
         if rewritten is not None and decision.decision != "deny":
             decision = await self._recheck(decision, specs, event.with_tool_input(rewritten), answer_by)

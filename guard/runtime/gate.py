@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from guard.core.decision import DecidingRule, Decision, guard_stop_loop
-from guard.core.errors import ConfigError, EventError, EventTooLarge, UntrustedConfig
+from guard.core.errors import ConfigError, EventError, EventTooLarge, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
@@ -67,6 +67,7 @@ log = LazyLogger("guard.gate")
 #: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
 _SESSION_WARNING = "guard_session_warning"  # carried on the payload from _prepare to _finish
+_CONFIG_WARNING = "guard_config_warning"  # likewise: a project config that failed while the org policy's hooks still ran
 NO_CONFIG = "no guard config found (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml): no rule is enforced"
 
 
@@ -130,7 +131,7 @@ class Gate:
             try:
                 loaded = self._load(config, pinned)
             except ConfigError as exc:
-                self.config_error, self.searched, loaded = exc, False, LoadedConfig()
+                self.config_error, self.searched, loaded = exc, False, _org_alone(exc)
         else:
             self.searched = False
         if specs is not None:
@@ -171,7 +172,9 @@ class Gate:
 
         if not pinned:
             self.searched = find_config(config) is None
-            return load_config(config)
+            loaded = load_config(config)
+            self.searched = self.searched and loaded.settings.org_policy is None  # where the org policy applies, something is enforced
+            return loaded
         from guard.config.pinning import load_trusted
 
         trusted = load_trusted(config)
@@ -214,19 +217,34 @@ class Gate:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
         specs = _enforced(specs)
         # a config that is untrusted or does not load has no hooks to take a mode from: it blocks as tool calls are blocked
-        config_blocks = self.config_error is not None and not self.fail_open_config and (event is None or event in CONFIG_BLOCKED_EVENTS)
+        config_blocks = self.config_error is not None and not self._config_relaxed() and (event is None or event in CONFIG_BLOCKED_EVENTS)
         if self.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
             from guard.core.explanation import FAILURE_POLICY
 
-            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (("an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load") if config_blocks else "--fail-closed")
+            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (self._failed_config() if config_blocks else "--fail-closed")
             reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
             policy = DecidingRule("guard.failure_policy", f"a call guard cannot judge is denied ({ids})", FAILURE_POLICY, False, error)
             return Decision("deny", reason, details={"failure": kind, "error": error}, decided_by=[policy])
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
         return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
 
+    def _failed_config(self) -> str:
+        if isinstance(self.config_error, OrgPolicyError):
+            return "an org policy that cannot be enforced"
+        return "an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load"
+
+    def _config_relaxed(self) -> bool:
+        """Whether the config failure lets calls through (``--fail-open``): a project's may, the org policy's never."""
+        return self.fail_open_config and not isinstance(self.config_error, OrgPolicyError)
+
     def _config_failure(self, event: str) -> Decision:
         assert self.config_error is not None
+        if isinstance(self.config_error, OrgPolicyError):
+            if event not in CONFIG_BLOCKED_EVENTS:
+                return Decision(details={"failure": "org_policy"}, warnings=[f"{self.config_error}: no rule is enforced"])
+            reason = f"guard blocks tool calls: {self.config_error}"
+            rule = DecidingRule("guard.org_policy", "the org policy is enforced as signed, or every tool call is denied", "the org policy", True, str(self.config_error))
+            return Decision("deny", reason, details={"failure": "org_policy"}, decided_by=[rule])
         untrusted = isinstance(self.config_error, UntrustedConfig)
         error = f"config {'not trusted' if untrusted else 'does not load'}: {self.config_error}"
         if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
@@ -235,7 +253,8 @@ class Gate:
             by = "trust" if untrusted else "the config check"
             rule = DecidingRule("guard.config", f"guard blocks tool calls until {until}", by, True, f"{error} ({fix}or set GUARD_FAIL_OPEN=1)")
             return Decision("deny", reason, details={"failure": "config"}, decided_by=[rule])
-        return Decision(details={"failure": "config"}, warnings=[f"{error}: no rule is enforced"])
+        enforced = "only the org policy's rules are enforced" if self.loaded.settings.org_policy else "no rule is enforced"
+        return Decision(details={"failure": "config"}, warnings=[f"{error}: {enforced}"])
 
     # -- deciding -------------------------------------------------------------------
 
@@ -282,7 +301,11 @@ class Gate:
         if read.repaired:
             data["guard_payload_repaired"] = True
         if self.config_error is not None:
-            return data, event, self._config_failure(event)
+            failed = self._config_failure(event)
+            if failed.decision == "deny" or not self.loaded.settings.org_policy:
+                return data, event, failed
+            # the project's config failed, not the org's: the org policy's hooks still judge what is let through
+            data[_CONFIG_WARNING] = failed.warnings
         specs = self.registry.matching(event, data.get("tool_name"), fmt)
         if self.given_context:
             pass  # the caller's own world (an eval case's session and files): kept as given, nothing recorded
@@ -317,6 +340,7 @@ class Gate:
             explain(decision, self.registry.specs())
         if self.searched:
             decision.warnings.append(NO_CONFIG)
+        decision.warnings.extend(payload.pop(_CONFIG_WARNING, None) or ())
         decision.warnings.extend(self.trust_notes)
         if payload.pop("guard_payload_repaired", False):
             decision.details["payload_repaired"] = "invalid UTF-8 or lone surrogates were replaced by U+FFFD"
@@ -494,6 +518,20 @@ class Gate:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _org_alone(error: ConfigError) -> LoadedConfig:
+    """What still applies when the project's config failed with ``error``: the org policy alone (nothing when it failed itself)."""
+    if isinstance(error, OrgPolicyError):
+        return LoadedConfig()
+    from guard.config import with_org
+    from guard.config.org_policy import configured
+
+    try:
+        org = configured()
+    except ConfigError:
+        return LoadedConfig()
+    return LoadedConfig() if org is None else with_org(org, None)
 
 
 def _event_or_none(data: dict[str, Any]) -> str | None:

@@ -1,0 +1,201 @@
+"""The signed org policy, through real ``guard hook`` processes: projects and users cannot weaken it, and a policy that is
+not exactly what the admin signed denies every tool call, saying why (docs/org-policy.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.processes import SOURCE_ROOT, run_guard
+
+#: The org's rule: a shell command naming "rm " is denied (a command hook: no model needed to show who wins).
+ORG = """serial: 5
+hooks:
+  PreToolUse:
+    - id: no-rm
+      matcher: Bash
+      command: "grep -q 'rm ' && echo '{\\"decision\\": \\"deny\\", \\"reason\\": \\"org: no rm\\"}' || true"
+"""
+
+#: A project that tries everything a project can: allow every call, switch protection off.
+PERMISSIVE = """protect: false
+hooks:
+  PreToolUse:
+    - id: allow-all
+      matcher: "*"
+      command: "echo '{\\"decision\\": \\"allow\\", \\"reason\\": \\"project allows everything\\"}'"
+"""
+
+
+def _hook(cwd: Path, command: str = "rm -rf build", *, tool: str = "Bash", tool_input: dict[str, object] | None = None,
+          event: str = "PreToolUse", env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> tuple[str, dict[str, object], str]:
+    """One ``guard hook`` call: (the permission decision or "" for none, the whole output, stderr)."""
+    payload = {"session_id": "s1", "hook_event_name": event, "tool_name": tool, "tool_input": tool_input or {"command": command}, "cwd": str(cwd)}
+    done = run_guard(["hook", *args], cwd, stdin=json.dumps(payload), env=env)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout) if done.stdout.strip() else {}
+    return out.get("hookSpecificOutput", {}).get("permissionDecision", ""), out, done.stderr
+
+
+def _reason(out: dict[str, object]) -> str:
+    return str(out.get("hookSpecificOutput", {}).get("permissionDecisionReason", ""))  # type: ignore[union-attr]
+
+
+def test_a_permissive_project_with_protection_off_cannot_override_an_org_rule(org_policy, write_config, isolated_home: Path) -> None:
+    org_policy(ORG)
+    write_config(PERMISSIVE)
+    decision, out, _ = _hook(isolated_home, "rm -rf build")
+    assert decision == "deny" and "org: no rm" in _reason(out) and "org:no-rm" in _reason(out)
+    assert _hook(isolated_home, "ls")[0] != "deny", "what the org does not deny, the project decides"
+    decision, out, _ = _hook(isolated_home, tool="Write", tool_input={"file_path": str(isolated_home / "guard.yaml"), "content": "hooks: {}"})
+    assert decision == "deny" and "self-protection" in _reason(out), "protect: false is the org's to set, not the project's"
+
+
+def test_empty_hooks_no_config_and_a_same_id_hook_do_not_remove_the_org_rule(org_policy, write_config, isolated_home: Path) -> None:
+    org_policy(ORG)
+    assert _hook(isolated_home)[0] == "deny", "no project config at all: the org policy alone applies"
+    write_config("hooks: {}\n")
+    assert _hook(isolated_home)[0] == "deny"
+    write_config("hooks:\n  PreToolUse:\n    - id: org:no-rm\n      matcher: Bash\n      command: \"echo '{}'\"\n")
+    decision, out, _ = _hook(isolated_home, "ls")
+    assert decision == "deny" and "reserved for the org policy" in _reason(out), "a project hook cannot take the org hook's place"
+
+
+def test_a_new_shadowing_file_and_fail_open_do_not_drop_the_org_rule(org_policy, write_config, isolated_home: Path) -> None:
+    org_policy(ORG)
+    write_config(PERMISSIVE)
+    (isolated_home / ".guard").mkdir()
+    (isolated_home / ".guard" / "guard.yaml").write_text("hooks: {}\n")
+    (isolated_home / "guard.yaml").write_text("protect: false\nhooks: {}\n")  # the trusted copy is enforced, the change noted
+    decision, out, _ = _hook(isolated_home, "rm -rf build", env={"GUARD_FAIL_OPEN": "1"}, args=("--fail-open",))
+    assert decision == "deny" and "org: no rm" in _reason(out)
+    (isolated_home / "guard.yaml").unlink()
+    untrusted = isolated_home / "sub"
+    untrusted.mkdir()
+    (untrusted / "guard.yaml").write_text(PERMISSIVE)  # never trusted: with --fail-open only the org's rules run
+    decision, out, _ = _hook(untrusted, "rm -rf build", args=("--fail-open",))
+    assert decision == "deny" and "org: no rm" in _reason(out)
+    decision, out, _ = _hook(untrusted, "ls", args=("--fail-open",))
+    assert decision != "deny" and "only the org policy's rules are enforced" in json.dumps(out)
+
+
+def test_a_policy_altered_after_signing_denies_every_call_and_says_why(org_policy, write_config, isolated_home: Path) -> None:
+    org = org_policy(ORG)
+    write_config(PERMISSIVE)
+    assert _hook(isolated_home, "ls")[0] != "deny"
+    org.policy.write_text(ORG.replace("'rm '", "'never-matches '"))  # loosened, not re-signed
+    for command in ("ls", "echo hi", "rm -rf build"):
+        decision, out, _ = _hook(isolated_home, command, env={"GUARD_FAIL_OPEN": "1"}, args=("--fail-open",))
+        assert decision == "deny"
+        assert "fails its signature check" in _reason(out) and "altered after signing" in _reason(out) and str(org.policy) in _reason(out)
+    decision, out, _ = _hook(isolated_home, event="UserPromptSubmit")
+    assert decision == "" and "fails its signature check" in out.get("systemMessage", ""), "other events pass, visibly"
+
+
+@pytest.mark.parametrize("broken", ["missing signature", "missing policy", "another key's signature", "not a key"])
+def test_an_unsigned_or_missing_policy_denies_every_call(org_policy, write_config, isolated_home: Path, tmp_path: Path, broken: str) -> None:
+    org = org_policy(ORG)
+    write_config(PERMISSIVE)
+    if broken == "missing signature":
+        org.signature.unlink()
+        expected = "is not signed"
+    elif broken == "missing policy":
+        org.policy.unlink()
+        expected = "is missing"
+    elif broken == "another key's signature":
+        other = tmp_path / "other"
+        assert run_guard(["policy", "keygen", "--out", str(other)], tmp_path).returncode == 0
+        assert run_guard(["policy", "sign", str(org.policy), "--key", str(other / "org.key")], tmp_path).returncode == 0
+        expected = "fails its signature check"
+    else:
+        org.public.write_text("not a key\n")
+        expected = "not a PEM public key"
+    decision, out, _ = _hook(isolated_home, "ls")
+    assert decision == "deny" and expected in _reason(out)
+
+
+def test_an_older_signed_policy_replayed_is_refused(org_policy, write_config, isolated_home: Path) -> None:
+    org = org_policy(ORG)
+    write_config(PERMISSIVE)
+    older = (org.policy.read_bytes(), org.signature.read_bytes())
+    org.sign(ORG.replace("serial: 5", "serial: 6"))
+    assert _hook(isolated_home, "ls")[0] != "deny", "serial 6 is enforced, and remembered"
+    org.policy.write_bytes(older[0])
+    org.signature.write_bytes(older[1])
+    decision, out, _ = _hook(isolated_home, "ls")
+    assert decision == "deny" and "serial 5, older than serial 6" in _reason(out)
+
+
+def test_the_org_rewrite_wins_over_a_project_rewrite(org_policy, write_config, isolated_home: Path) -> None:
+    rewrite = "echo '{{\\\"hookSpecificOutput\\\": {{\\\"hookEventName\\\": \\\"PreToolUse\\\", \\\"updatedInput\\\": {{\\\"command\\\": \\\"{}\\\"}}}}}}'"
+    org_policy(f'hooks:\n  PreToolUse:\n    - id: dry\n      matcher: Bash\n      command: "{rewrite.format("make --dry-run")}"\n')
+    write_config(f'hooks:\n  PreToolUse:\n    - id: wet\n      matcher: Bash\n      command: "{rewrite.format("make deploy")}"\n')
+    _, out, _ = _hook(isolated_home, "make")
+    assert out["hookSpecificOutput"]["updatedInput"] == {"command": "make --dry-run"}  # type: ignore[index]
+
+
+def test_the_agent_cannot_write_the_org_files(org_policy, isolated_home: Path) -> None:
+    org = org_policy(ORG)
+    for target in (org.policy, org.signature, org.public):
+        decision, out, _ = _hook(isolated_home, tool="Write", tool_input={"file_path": str(target), "content": "x"})
+        assert decision == "deny" and f"names {target} (" in _reason(out) and "self-protection" in _reason(out)
+
+
+PROBE = (
+    "import sys\nfrom guard.cli.main import main\nrc = main(sys.argv[1:])\n"
+    "sys.stderr.write('CRYPTO ' + str('cryptography' in sys.modules) + '\\n')\nsys.exit(rc)\n"
+)
+
+
+def _crypto_loaded(cwd: Path, env: dict[str, str] | None = None) -> bool:
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(cwd)})
+    done = subprocess.run([sys.executable, "-c", PROBE, "hook"], input=payload, capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": SOURCE_ROOT, **(env or {})}, timeout=60)
+    return [line for line in done.stderr.splitlines() if line.startswith("CRYPTO ")][-1] == "CRYPTO True"
+
+
+def test_a_hook_verifies_once_and_no_org_key_costs_no_import(org_policy, write_config, isolated_home: Path) -> None:
+    write_config(PERMISSIVE)
+    assert not _crypto_loaded(isolated_home), "no org key configured: the signature library is never imported"
+    org = org_policy(ORG)
+    assert _crypto_loaded(isolated_home), "the first call verifies the signature"
+    assert not _crypto_loaded(isolated_home), "the same policy again: its verification is on record"
+    org.sign(ORG.replace("serial: 5", "serial: 7"))
+    assert _crypto_loaded(isolated_home), "a new policy is verified again"
+
+
+def test_the_system_key_wins_over_the_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from guard.config import org_policy
+
+    system = tmp_path / "etc-guard"
+    system.mkdir()
+    (system / "org.pub").write_text("key")
+    monkeypatch.setattr(org_policy, "SYSTEM_DIR", system)
+    elsewhere = tmp_path / "mine.yaml"
+    elsewhere.write_text("hooks: {}\n")
+    elsewhere.chmod(0o666)  # anyone may write it: not an admin's file
+    located = org_policy.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
+    assert located is not None and located.key == str(system / "org.pub") and located.policy == str(system / "policy.yaml")
+    assert located.note and "ignored" in located.note
+    assert org_policy.locate({}) is not None and org_policy.locate({}).source == "system"  # type: ignore[union-attr]
+    (system / "org.pub").unlink()
+    assert org_policy.locate({}) is None, "no system key, no variable: no org policy"
+    moved = org_policy.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
+    assert moved is not None and moved.policy == str(elsewhere) and moved.source == "environment"
+
+
+def test_policy_verify_and_sign_refuse_what_would_not_be_enforced(org_policy, isolated_home: Path) -> None:
+    org = org_policy(ORG)
+    done = run_guard(["policy", "verify"], isolated_home)
+    assert done.returncode == 0 and "serial 5" in done.stdout
+    org.policy.write_text(ORG + "# edited\n")
+    done = run_guard(["policy", "verify"], isolated_home)
+    assert done.returncode == 1 and "fails its signature check" in done.stdout
+    org.policy.write_text("include: [more.yaml]\n")
+    done = run_guard(["policy", "sign", str(org.policy), "--key", str(org.private)], isolated_home)
+    assert done.returncode == 1 and "cannot include files" in done.stderr
+    assert run_guard(["policy", "keygen", "--out", str(org.folder)], isolated_home).returncode == 1, "an existing key is never overwritten"
