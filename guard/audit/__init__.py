@@ -105,6 +105,14 @@ def m005_shadow_verdicts(db: sqlite3.Connection) -> None:
     audit_index.add_shadow(db)
 
 
+@migration
+def m006_shipping(db: sqlite3.Connection) -> None:
+    """The log's own id and each audit store's position in it (:mod:`guard.audit.shipping`)."""
+    from guard.audit import shipping
+
+    shipping.create(db)
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced (``value`` itself when there are none)."""
     if not names:

@@ -31,10 +31,21 @@ GATHER_S = 0.005
 
 
 class BackgroundAudit:
-    """Stands in for an :class:`~guard.audit.AuditLog` (same ``record``), writing from a daemon thread."""
+    """Stands in for an :class:`~guard.audit.AuditLog` (same ``record``), writing from a daemon thread.
 
-    def __init__(self, audit: Any) -> None:
+    With ``settings`` that name an audit store or a collector, the thread wakes a
+    :class:`~guard.audit.shipping.Shipper` after each batch it commits: the rows
+    go on from the local log, never from a decision's path.
+    """
+
+    def __init__(self, audit: Any, settings: Any = None) -> None:
         self._audit = audit
+        self._shipper: Any = None
+        if settings is not None:
+            from guard.audit.shipping import Shipper, target_names
+
+            if target_names(settings):
+                self._shipper = Shipper(settings, audit.path)
         self._rows: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._write, name="guard-audit", daemon=True)
         self._thread.start()
@@ -62,6 +73,8 @@ class BackgroundAudit:
                     self._one_by_one(batch)
                 else:
                     log.warning("audit log write failed", exc_info=True)
+            if self._shipper is not None:
+                self._shipper.wake()
 
     def _one_by_one(self, batch: list[Any]) -> None:
         """After a failed batch, each row on its own: one bad row loses only itself."""
@@ -76,3 +89,5 @@ class BackgroundAudit:
         self._rows.put(_STOP)
         self._thread.join()
         self._audit.close()
+        if self._shipper is not None:
+            self._shipper.close()

@@ -231,7 +231,11 @@ def run(args: Any) -> int:
     rendered = module.render(payload, _deferred(decision, args.format, args.defer))
     for timer in watchdog:
         timer.cancel()
-    return _exit_past_hung_threads(_emit(rendered, decision))
+    code = _emit(rendered, decision)
+    for timer in watchdog:
+        timer.join(0.1)  # cancelled, it ends at once: a process left without threads ships its audit row from a fork
+    gate.ship_audit()  # after the answer: a shipper sends the row on to the team's audit store
+    return _exit_past_hung_threads(code)
 
 
 def _float(value: str | None) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
@@ -30,13 +31,14 @@ def register(sub: Any) -> None:
         description="The latest decisions from the audit log, newest first: time, verdict, event, tool, latency, cost, "
         "reason, and every hook's verdict beneath. `guard log label ID VERDICT` stores what a decision should have been; "
         "`guard log verify` checks the log's sealed chain.",
-        usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [label ID VERDICT | verify]",
+        usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [--audit URL] [label ID VERDICT | verify | ship]",
     )
     p.add_argument("--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)")
     p.add_argument("--json", action="store_true", help="one JSON object per decision, one per line (JSON Lines)")
     p.add_argument("--reverse", action="store_true", help="oldest of them first")
     p.add_argument("--config", help=_CONFIG_HELP)
-    inner = p.add_subparsers(dest="log_command", metavar="{label,verify}", title="to label a decision or check the log")
+    p.add_argument("--audit", metavar="URL", help="read the team's audit store (postgresql://…) instead: every machine's and user's decisions")
+    inner = p.add_subparsers(dest="log_command", metavar="{label,verify,ship}", title="to label a decision, check the log or ship it")
     label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)",
                              description="Store the verdict decision ID should have had; guard datasets from-audit turns labeled rows into dataset cases.")
     label.add_argument("id", type=whole_number(1), metavar="ID", help="the decision's number (#ID in guard log)")
@@ -45,6 +47,12 @@ def register(sub: Any) -> None:
     verify = inner.add_parser("verify", help="check the log's sealed chain: exit 0 intact, 1 rows deleted, edited, moved or cut off")
     verify.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
+    verify.add_argument("--audit", metavar="URL", default=argparse.SUPPRESS,
+                        help="check the team's audit store instead: exit 1 when rows are missing from a log, or a log was replaced")
+    ship = inner.add_parser("ship", help="send the rows the team's audit store (audit.url, audit.otlp) has not received, now",
+                            description="Send the rows waiting in the local log to the audit store and the collector the config names, "
+                            "then say what still waits. Exit 0 when nothing waits, 1 when a target could not take them.")
+    ship.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     p.set_defaults(func=run)
 
 
@@ -130,12 +138,71 @@ def _verify(log: Any, args: argparse.Namespace) -> int:
     return 0 if report.intact else 1
 
 
+def _ship(settings: Any) -> int:
+    """Ship now, then say what waits per target (exit 1 while a target could not take its rows)."""
+    from guard.audit.shipping import ship, states
+
+    if not (settings.audit_url or settings.audit_otlp):
+        print("no audit store configured (audit.url, audit.otlp): nothing to ship")
+        return 0
+    path = settings.path(settings.audit_path)
+    results = ship(path, settings, force=True)
+    if results.get("") == "busy":
+        print("another shipper is sending this log's rows now")
+    for state in states(path, settings):
+        print(state.describe())
+    return 1 if any(state.waiting for state in states(path, settings)) else 0
+
+
+def _central(args: argparse.Namespace) -> int:
+    """``--audit URL``: every machine's rows, newest first; ``verify --audit URL``: the store's gaps."""
+    from guard.audit.postgres import AuditStore
+
+    store = AuditStore(args.audit)
+    try:
+        gaps = store.gaps()
+        if args.log_command == "verify":
+            if getattr(args, "json", False):
+                print(json.dumps({"intact": not gaps, "problems": gaps}, indent=2))
+            else:
+                print("intact: every log's rows arrived in one unbroken run" if not gaps else f"NOT WHOLE: {gaps[0]}")
+                for gap in gaps[1:]:
+                    print(f"  also: {gap}")
+            return 1 if gaps else 0
+        rows = store.latest(args.limit)
+    finally:
+        store.close()
+    if args.reverse:
+        rows.reverse()
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False, default=str))
+        return 0
+    if not rows:
+        print("no decisions in the audit store yet")
+    for row in rows:
+        who = f"{row['os_user']}@{row['machine']}"
+        head = [f"{who} #{row['row_id']}", _when(row["time"]), f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"])]
+        print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else ""))
+    if gaps:
+        print(f"note: the store is not whole ({len(gaps)} problem(s), first: {gaps[0]}); guard log verify --audit URL lists them", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from guard.audit import AuditLog
     from guard.config import load_config
     from guard.core.errors import GuardError
 
+    if getattr(args, "audit", None):
+        if args.log_command == "label":
+            raise GuardError("a decision is labeled in its own machine's log (guard log label), not in the audit store")
+        if args.log_command == "ship":
+            raise GuardError("guard log ship sends this machine's rows to the store the config names: leave out --audit")
+        return _central(args)
     settings = load_config(args.config).settings
+    if args.log_command == "ship":
+        return _ship(settings)
     if settings.audit_path is None:
         if args.log_command in ("label", "verify"):
             raise GuardError(f"the audit log is off (audit.enabled: false): there is nothing to {args.log_command}")

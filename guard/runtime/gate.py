@@ -158,6 +158,7 @@ class Gate:
         self._audit_closing: weakref.finalize[Any, Any] | None = None  # drains that writer at close() or interpreter exit
         self._audit_lock = threading.Lock()
         self._shares_engine_audit = False  # a gate around a given engine (guard serve) writes through the engine's log
+        self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
         self._deciders: list[Decider] | None = None  # made on first use: the service decider is looked up then
         self._service: Service | None = None
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
@@ -352,6 +353,7 @@ class Gate:
             try:
                 row = _client_denial(payload, decision, client) if denied else decision
                 self._audit_log().record(payload, row, latency_ms=decision.details["latency_ms"], client=client)
+                self._wrote_audit = not self._shares_engine_audit
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -389,7 +391,7 @@ class Gate:
             elif self._audit_closing is None:
                 from guard.audit.writer import BackgroundAudit
 
-                self._audit = BackgroundAudit(self._audit)
+                self._audit = BackgroundAudit(self._audit, self.settings)
                 self._audit_closing = weakref.finalize(self, self._audit.close)
             return self._audit
 
@@ -512,6 +514,15 @@ class Gate:
         loop = getattr(self._loops, "loop", None)
         if loop is not None and not loop.is_closed():
             loop.close()
+
+    def ship_audit(self) -> None:
+        """After a one-shot process answered (``guard hook``, ``guard check``): ship the rows it wrote to the team's stores,
+        from a forked shipper, never waiting for them (:func:`guard.audit.shipping.ship_after_exit`)."""
+        if not self._wrote_audit or self.settings.audit_path is None or not (self.settings.audit_url or self.settings.audit_otlp):
+            return
+        from guard.audit.shipping import ship_after_exit
+
+        ship_after_exit(self.settings, self.settings.path(self.settings.audit_path))
 
     def __enter__(self) -> Gate:
         return self

@@ -294,7 +294,7 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
         return None
     from guard.audit import open_audit
 
-    writer = engine.ctx.resources["audit"] = BackgroundAudit(open_audit(engine.settings))
+    writer = engine.ctx.resources["audit"] = BackgroundAudit(open_audit(engine.settings), engine.settings)
     return writer
 
 

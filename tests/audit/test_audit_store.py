@@ -1,0 +1,176 @@
+"""One audit store for every machine: real ``guard hook`` processes in two users' homes, one real Postgres, ``guard log --audit``
+(docs/audit-store.md). Rows go on from the local log after the hook has answered, and nothing is lost while the store is down."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fixtures.processes import SOURCE_ROOT, run_guard
+
+#: A rule every call matches (a command hook: a decision with a hook is what the audit log records).
+RULE = """hooks:
+  PreToolUse:
+    - id: no-rm
+      matcher: Bash
+      command: "grep -q 'rm ' && echo '{\\"decision\\": \\"deny\\", \\"reason\\": \\"no rm\\"}' || true"
+"""
+
+
+class Home:
+    """One user's machine account: a home, guard's folders in it, a project with a trusted config."""
+
+    def __init__(self, base: Path, user: str, config: str) -> None:
+        self.user = user
+        self.home = base / user
+        self.project = self.home / "project"
+        self.project.mkdir(parents=True)
+        self.env = {"HOME": str(self.home), "USER": user, "LOGNAME": user, "XDG_CACHE_HOME": str(self.home / ".cache"),
+                    "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+                    "XDG_DATA_HOME": str(self.home / ".local" / "share")}
+        self.configure(config)
+
+    def configure(self, config: str) -> None:
+        """Write the project's guard.yaml and trust it, as this user does with guard trust."""
+        (self.project / "guard.yaml").write_text(config)
+        done = subprocess.run([sys.executable, "-c", "from guard.config.pinning import trust; trust()"], cwd=self.project,
+                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT, **self.env}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+    def hook(self, command: str) -> str:
+        """One tool call through ``guard hook``: its permission decision ("" when allowed without a word)."""
+        event = {"session_id": f"{self.user}-session", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+                 "cwd": str(self.project)}
+        done = run_guard(["hook"], self.project, stdin=json.dumps(event), env=self.env)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"]) if done.stdout.strip() else ""
+
+    def guard(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run_guard(list(args), self.project, env=self.env)
+
+    def log_file(self) -> Path:
+        found = list((self.home / ".local" / "state" / "guard" / "projects").glob("*/audit.db"))
+        assert len(found) == 1, found
+        return found[0]
+
+
+def _central(url: str) -> list[dict[str, object]]:
+    done = run_guard(["log", "--audit", url, "--json", "-n", "1000"], Path.cwd())
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _wait_for(url: str, count: int, timeout: float = 60.0) -> list[dict[str, object]]:
+    """The store's rows once it holds ``count`` (the hooks' shippers run after they answered, in their own time)."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with psycopg.connect(url) as db:
+            ready = db.execute("SELECT to_regclass('guard_decisions') IS NOT NULL").fetchone()[0]
+            held = db.execute("SELECT count(*) FROM guard_decisions").fetchone()[0] if ready else 0
+        if held >= count or time.monotonic() > deadline:
+            return _central(url) if ready else []
+        time.sleep(0.2)
+
+
+def test_two_users_decisions_reach_one_postgres_and_guard_log_audit(postgres_url: str, tmp_path: Path) -> None:
+    config = f"audit:\n  url: {postgres_url}\n{RULE}"
+    alice, bob = Home(tmp_path, "alice", config), Home(tmp_path, "bob", config)
+    assert alice.hook("rm -rf build") == "deny"
+    assert alice.hook("ls") == ""
+    assert bob.hook("rm -rf dist") == "deny"
+    rows = _wait_for(postgres_url, 3)
+    assert len(rows) == 3, "each hook's forked shipper sent its row after the hook answered"
+    by_user = {(row["os_user"], row["row_id"]): row for row in rows}
+    assert set(by_user) == {("alice", 1), ("alice", 2), ("bob", 1)}
+    assert by_user[("alice", 1)]["decision"] == "deny" and by_user[("alice", 1)]["reason"] and "no rm" in str(by_user[("alice", 1)]["reason"])
+    assert by_user[("alice", 1)]["machine"] == os.uname().nodename and by_user[("alice", 1)]["chain"], "the machine and the chain position ride along"
+    assert by_user[("alice", 1)]["log_id"] != by_user[("bob", 1)]["log_id"], "each user's log is a log of its own"
+    assert by_user[("alice", 1)]["payload"]["tool_input"] == {"command": "rm -rf build"}  # type: ignore[index]
+    table = run_guard(["log", "--audit", postgres_url], tmp_path)
+    assert table.returncode == 0 and "alice@" in table.stdout and "bob@" in table.stdout and "no rm" in table.stdout
+    verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
+    assert verify.returncode == 0 and "intact" in verify.stdout
+
+
+def test_postgres_stopped_and_restarted_loses_no_row(own_postgres, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = own_postgres.create_database()
+    carol = Home(tmp_path, "carol", f"audit:\n  url: {url}\n{RULE}")
+    for n in range(3):
+        carol.hook(f"echo {n}")
+    assert len(_wait_for(url, 3)) == 3
+    own_postgres.stop()
+    for n in range(3, 8):
+        assert carol.hook(f"rm -rf tmp{n}") == "deny", "the store being down changes no decision"
+    waiting = carol.guard("log", "ship")
+    assert waiting.returncode == 1 and "5 row(s) waiting" in waiting.stdout and "failing since" in waiting.stdout, waiting.stdout
+    own_postgres.start()
+    shipped = carol.guard("log", "ship")
+    assert shipped.returncode == 0 and "0 row(s) waiting" in shipped.stdout, shipped.stdout
+    rows = _central(url)
+    assert sorted(row["row_id"] for row in rows) == list(range(1, 9))  # type: ignore[type-var]
+    assert run_guard(["log", "verify", "--audit", url], tmp_path).returncode == 0
+
+
+def test_rows_deleted_before_they_were_sent_and_a_replaced_log_show_as_gaps(postgres_url: str, tmp_path: Path) -> None:
+    dave = Home(tmp_path, "dave", RULE)  # no store yet: the rows stay local
+    for n in range(3):
+        dave.hook(f"echo {n}")
+    with sqlite3.connect(dave.log_file()) as db:
+        db.execute("DELETE FROM decisions WHERE id = 2")  # what an agent that got around protection might do
+    dave.configure(f"audit:\n  url: {postgres_url}\n{RULE}")
+    assert dave.guard("log", "ship").returncode == 0
+    verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
+    assert verify.returncode == 1 and "#2 never arrived (deleted before they were sent)" in verify.stdout, verify.stdout
+    local = dave.log_file()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{local}{suffix}").unlink(missing_ok=True)  # the whole local log reset
+    dave.hook("echo after")
+    assert dave.guard("log", "ship").returncode == 0
+    verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
+    assert verify.returncode == 1 and "replaced by a new log" in verify.stdout, verify.stdout
+
+
+def test_the_hook_answers_without_postgres_and_a_missing_driver_is_named(tmp_path: Path) -> None:
+    """An unreachable store (nothing listens on the port) changes nothing a hook answers; ``guard log ship`` says why rows wait."""
+    erin = Home(tmp_path, "erin", f"audit:\n  url: postgresql://guard@127.0.0.1:9/nowhere\n{RULE}")
+    assert erin.hook("rm -rf x") == "deny"
+    waiting = erin.guard("log", "ship")
+    assert waiting.returncode == 1 and "1 row(s) waiting" in waiting.stdout
+
+
+def test_each_decision_reaches_an_otlp_collector_as_a_log_record(make_receiver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real OTLP/HTTP receiver on loopback decodes what the official exporter sent; a collector refusing loses nothing."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="pip install 'plainguard[otel]'")
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    up = {"now": True}
+    collector = make_receiver(reply=lambda got: (200, b"", {"Content-Type": "application/x-protobuf"}) if up["now"] else (400, b"no", {}))
+    frank = Home(tmp_path, "frank", f"audit:\n  otlp: {collector.url('')}\n{RULE}")
+    assert frank.hook("rm -rf build") == "deny"
+    assert collector.wait_for(1, timeout=60), "the hook's shipper exported the row after the hook answered"
+    request = ExportLogsServiceRequest.FromString(collector.requests[0].body)
+    assert collector.requests[0].path == "/v1/logs"
+    resource_logs = request.resource_logs[0]
+    resource = {a.key: a.value.string_value for a in resource_logs.resource.attributes}
+    record = resource_logs.scope_logs[0].log_records[0]
+    attributes = {a.key: a.value for a in record.attributes}
+    assert resource["service.name"] == "guard" and record.event_name == "guard.decision" and record.severity_text == "WARN"
+    assert "no rm" in record.body.string_value
+    assert attributes["user.name"].string_value == "frank" and attributes["guard.decision"].string_value == "deny"
+    assert attributes["guard.row_id"].int_value == 1 and attributes["guard.tool"].string_value == "Bash"
+    up["now"] = False
+    frank.hook("echo one")
+    waiting = frank.guard("log", "ship")
+    assert waiting.returncode == 1 and "1 row(s) waiting" in waiting.stdout
+    up["now"] = True
+    assert frank.guard("log", "ship").returncode == 0
+    last = ExportLogsServiceRequest.FromString(collector.requests[-1].body).resource_logs[0].scope_logs[0].log_records[-1]
+    assert {a.key: a.value for a in last.attributes}["guard.row_id"].int_value == 2
