@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 #: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "services", "cache", "log", "init", "install", "trust", "doctor", "importing", "view", "policy")
+_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "services", "cache", "log", "init", "install", "trust", "doctor", "importing", "view", "policy", "approvals")
 
 
 def build_parser() -> argparse.ArgumentParser:

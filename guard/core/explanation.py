@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from guard.core.decision import DecidingRule, Decision, HookResult
 from guard.core.spec import HookSpec
 
-__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "explain", "user_message"]
+__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "explain", "rule_text", "user_message"]
 
 #: Characters of a rule's text shown in a message (the whole rule stays in guard.yaml and the audit log).
 RULE_CHARS = 240
@@ -76,7 +76,8 @@ def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _rule_text(spec: HookSpec) -> str | None:
+def rule_text(spec: HookSpec) -> str | None:
+    """A hook's rule as messages show it: a smart rule's text, else its command, URL or callable (trimmed)."""
     if spec.kind == "smart":
         return _trimmed(spec.rule or spec.prompt)
     if spec.kind == "protect":
@@ -95,7 +96,7 @@ def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:
         final = entry[0] == "hard_deny"
     else:
         final = spec.kind != "smart"
-    rule = f"{entry[0]}: {_trimmed(entry[1])}" if entry is not None else _rule_text(spec)
+    rule = f"{entry[0]}: {_trimmed(entry[1])}" if entry is not None else rule_text(spec)
     return DecidingRule(spec.id, rule, _who(spec, result), final, why)
 
 

@@ -450,7 +450,38 @@ class Gate:
         except Exception as exc:
             decision = self._failed(call, exc)
         assert decision is not None  # the local engine always answers
+        if decision.decision == "ask":
+            decision = self._approved(call, decision)
         return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
+
+    def _approved(self, call: Call, decision: Decision) -> Decision:
+        """An ask from hooks with ``on_ask: approval``, answered by a person while the call waits (:mod:`guard.runtime.approval`)."""
+        from guard.runtime import approval
+
+        specs = approval.asking(decision, call.event, self.registry.specs())
+        if not specs:
+            return decision
+        self.slow_path()
+        try:
+            pending = approval.open_request(self.settings, call.payload, specs, decision, call.answer_by)
+        except Exception as exc:  # no request, no one to answer: an ask nobody can answer is a deny
+            return _unopened(decision, exc)
+        return approval.settle(decision, specs, pending, approval.wait(pending))
+
+    async def _aapproved(self, call: Call, decision: Decision) -> Decision:
+        """:meth:`_approved` on the running loop: the webhook and the store in a worker thread, the wait as sleeps."""
+        import asyncio
+
+        from guard.runtime import approval
+
+        specs = approval.asking(decision, call.event, self.registry.specs())
+        if not specs:
+            return decision
+        try:
+            pending = await asyncio.get_running_loop().run_in_executor(None, approval.open_request, self.settings, call.payload, specs, decision, call.answer_by)
+        except Exception as exc:
+            return _unopened(decision, exc)
+        return approval.settle(decision, specs, pending, await approval.await_answer(pending))
 
     async def adecide(
         self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
@@ -471,6 +502,8 @@ class Gate:
         except Exception as exc:
             decision = self._failed(call, exc)
         assert decision is not None  # the local engine always answers
+        if decision.decision == "ask":
+            decision = await self._aapproved(call, decision)
         return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
 
     def slow_path(self) -> None:
@@ -529,6 +562,16 @@ class Gate:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unopened(decision: Decision, exc: Exception) -> Decision:
+    """The answer when an approval request could not be opened: no one can answer it, so the call is denied, saying why."""
+    from guard.core.explanation import FAILURE_POLICY
+
+    error = f"could not open an approval request: {type(exc).__name__}: {exc}"
+    rule = DecidingRule("guard.approval", "an ask no one can answer is denied", FAILURE_POLICY, False, error)
+    return Decision("deny", f"guard could not ask a person about this call: {error}", hooks=decision.hooks,
+                    details={**decision.details, "failure": "approval", "error": error}, warnings=decision.warnings, decided_by=[rule])
 
 
 def _org_alone(error: ConfigError) -> LoadedConfig:
