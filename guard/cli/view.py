@@ -26,7 +26,8 @@ def register(sub: Any) -> None:
         "per-rule figures and guard eval runs, on loopback only; it prints its address once it listens.",
     )
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--audit", metavar="FILE", help="audit log to show (default: the config's)")
+    p.add_argument("--audit", metavar="FILE|URL", help="audit log to show (default: the config's), or the team's audit store "
+                   "(postgresql://…): every machine's and user's decisions")
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="folders holding guard eval --out runs")
     p.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "::1", "localhost"), help="loopback interface (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8377, help="port (default 8377; 0 picks a free one)")
@@ -57,8 +58,21 @@ def _announcing(uvicorn: Any) -> Any:
             await super().startup(sockets=sockets)
             if self.started:
                 print(f"guard view: {bound_url(self)}/ (Ctrl-C stops it)", flush=True)
+                print(f"guard view: to answer approvals here, open {bound_url(self)}/approvals?token={_approvals_token()} (keep it to yourself)", flush=True)
 
     return Server
+
+
+def _approvals_token() -> str:
+    from guard.approvals.request import view_token
+
+    return view_token()
+
+
+def _shown_url(url: str) -> str:
+    from guard.audit.shipping import without_password
+
+    return without_password(url)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,12 +87,23 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load_config(args.config)
     settings = loaded.settings
-    audit = Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)
-    sources = ViewSources(audit, tuple(Path(d) for d in args.evals), frozenset(settings.audit_redact))
+    evals = tuple(Path(d) for d in args.evals)
+    redact = frozenset(settings.audit_redact)
+    if args.audit and args.audit.startswith(("postgresql://", "postgres://")):
+        from guard.audit.mirror import Mirror
+
+        mirror = Mirror(args.audit)
+        mirror.refresh()  # a store that cannot be reached says so now, not on the first page
+        sources = ViewSources(mirror.path, evals, redact, refresh=mirror.refresh, central=mirror.gaps)
+        shown = f"the audit store {_shown_url(args.audit)} (copied to {mirror.path})"
+    else:
+        audit = Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)
+        sources = ViewSources(audit, evals, redact)
+        shown = f"audit log {audit or '(none)'}"
+        _index_older_rows(audit)
     app = TrustedHostMiddleware(create_view(sources), allowed_hosts=list(LOOPBACK_NAMES))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
     server = _announcing(uvicorn)(config)
-    print(f"guard view: audit log {audit or '(none)'}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
-    _index_older_rows(audit)
+    print(f"guard view: {shown}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
     server.run()
     return 0

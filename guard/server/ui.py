@@ -164,9 +164,10 @@ class _BuiltOnFirstRequest:
     templates (Jinja2) and pages are not part of answering that call.
     """
 
-    def __init__(self, settings: Any, evals: tuple[Path, ...]) -> None:
+    def __init__(self, settings: Any, evals: tuple[Path, ...], gated: bool) -> None:
         self.settings = settings
         self.evals = evals
+        self.gated = gated  # behind the service's token: a request that reached the view may answer approvals
         self.app: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -174,7 +175,7 @@ class _BuiltOnFirstRequest:
             from guard.view import ViewSources, create_view
 
             audit = self.settings.path(self.settings.audit_path) if self.settings.audit_path else None
-            self.app = create_view(ViewSources(audit, self.evals, frozenset(self.settings.audit_redact)))
+            self.app = create_view(ViewSources(audit, self.evals, frozenset(self.settings.audit_redact), gated=self.gated))
         await self.app(scope, receive, send)
 
 
@@ -185,6 +186,6 @@ def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mou
     from guard.cli.view import LOOPBACK_NAMES
 
     logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
-    view: ASGIApp = _BuiltOnFirstRequest(settings, evals)
+    view: ASGIApp = _BuiltOnFirstRequest(settings, evals, gated=bool(token))
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)

@@ -50,14 +50,26 @@ _HEADERS = [
 
 
 class ViewSources:
-    """What the view reads: the audit log, eval output folders, and the names to redact."""
+    """What the view reads: the audit log, eval output folders, the names to redact, and the approval requests.
 
-    __slots__ = ("audit", "evals", "redact")
+    ``gated``: every request already proved ``guard serve``'s token (``/ui``), so it may answer
+    approvals; ``guard view`` on its own asks for a request's proof or its sign-in (:mod:`guard.view.approvals`).
+    ``refresh``: called before a decisions or rules page reads the log (``--audit URL`` copies the store's new rows).
+    ``central``: the audit store's problems (gaps), shown instead of the local chain's when the log is its copy.
+    """
 
-    def __init__(self, audit: Path | None, evals: tuple[Path, ...] = (), redact: frozenset[str] = frozenset()) -> None:
+    __slots__ = ("audit", "evals", "redact", "approvals", "gated", "refresh", "central")
+
+    def __init__(self, audit: Path | None, evals: tuple[Path, ...] = (), redact: frozenset[str] = frozenset(), *,
+                 approvals: Path | None = None, gated: bool = False, refresh: Callable[[], None] | None = None,
+                 central: Callable[[], list[str]] | None = None) -> None:
         self.audit = audit
         self.evals = evals
         self.redact = frozenset(name.lower() for name in redact)
+        self.approvals = approvals
+        self.gated = gated
+        self.refresh = refresh
+        self.central = central
 
 
 #: Row ids and indexes a URL may name: SQLite's largest integer has 19 digits.
@@ -152,7 +164,7 @@ def _pretty(value: Any) -> str:
 
 def create_view(sources: ViewSources) -> Starlette:
     """The view app for ``sources``; mount it anywhere (``request.url_for`` keeps links right under ``/ui``)."""
-    from guard.view import decisions, evals, rules
+    from guard.view import approvals, decisions, evals, rules
 
     pages = templates()
 
@@ -164,6 +176,7 @@ def create_view(sources: ViewSources) -> Starlette:
         *decisions.routes(sources, pages),
         *rules.routes(sources, pages),
         *evals.routes(sources, pages),
+        *approvals.routes(sources, pages),
         Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
     ]
     async def unreadable(request: Request, exc: Exception) -> Response:

@@ -94,7 +94,16 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
     audit = AuditQueries(sources.audit)
     integrity = AuditIntegrity(sources.audit)
 
+    def problems() -> list[str]:
+        """The banner: the store's gaps for a copy of it (``--audit URL``), else the local log's chain and writes."""
+        return sources.central() if sources.central is not None else integrity.problems()
+
+    def refreshed() -> None:
+        if sources.refresh is not None:
+            sources.refresh()
+
     def index(request: Request) -> Response:
+        refreshed()
         context: dict[str, Any] = {"section": "decisions", "given": {}, "rows": [], "error": None, "audit": sources.audit}
         try:
             filters, context["given"] = filters_from(request)
@@ -104,7 +113,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         before = index_param(request.query_params.get("before"))
         rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
         context.update(
-            integrity=integrity.problems(),
+            integrity=problems(),
             rows=[_shown(r, sources.redact) for r in rows[:PAGE_SIZE]],
             older=rows[PAGE_SIZE - 1]["id"] if len(rows) > PAGE_SIZE else None,
             paged=before is not None,
@@ -118,6 +127,7 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             filters, _ = filters_from(request)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        refreshed()
         after = index_param(request.query_params.get("after")) or 0
         rows = [_shown(r, sources.redact) for r in audit.decisions(filters, after=after, limit=LIVE_LIMIT)]
         html = pages.get_template("decisions_rows.html").render(rows=rows, url_for=request.url_for)

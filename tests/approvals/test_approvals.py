@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fixtures.processes import SOURCE_ROOT, run_guard
+from fixtures.team import final_answer, waiting_hook
 from fixtures.terminal import at_terminal
 
 #: A hook that asks about every shell command; its ask goes to a person.
@@ -28,27 +28,6 @@ def _config(write_config: Any, receiver: Any, timeout: float = 60, form: str = "
                  f"  format: {form}\n  link: http://127.0.0.1:8377\nhooks:\n{ASKS}")
 
 
-def _waiting_hook(cwd: Path, *args: str) -> subprocess.Popen[str]:
-    event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "make deploy"}, "cwd": str(cwd)}
-    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "hook", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(event))
-    proc.stdin.close()
-    return proc
-
-
-def _answer_of(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    """(the permission decision, its reason) the waiting hook finally printed."""
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()  # the answer is small: no pipe fills up before the process ends
-    assert proc.wait(timeout=120) == 0, err
-    if not out.strip():
-        return "allow", ""
-    answer = json.loads(out).get("hookSpecificOutput", {})
-    return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
-
-
 def _request(receiver: Any) -> dict[str, Any]:
     assert receiver.wait_for(1, timeout=60), "the waiting call POSTed its request to the webhook"
     return dict(json.loads(receiver.requests[0].body))
@@ -62,7 +41,7 @@ def _last_row(cwd: Path) -> dict[str, Any]:
 def test_guard_approve_at_a_terminal_lets_the_waiting_call_run_and_names_who(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver)
-    proc = _waiting_hook(isolated_home)
+    proc = waiting_hook(isolated_home)
     request = _request(receiver)
     assert request["type"] == "guard.approval_request" and request["tool"] == "Bash" and request["input"] == {"command": "make deploy"}
     assert request["rules"][0]["id"] == "needs-a-person" and request["rules"][0]["reason"] == "deploys need a person"
@@ -71,7 +50,7 @@ def test_guard_approve_at_a_terminal_lets_the_waiting_call_run_and_names_who(wri
     code, screen = at_terminal([sys.executable, "-m", "guard.cli.main", "approve", request["id"], "--by", "alice"], answer="y", cwd=isolated_home,
                                env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
     assert code == 0 and "make deploy" in screen and "needs-a-person" in screen, screen
-    decision, _ = _answer_of(proc)
+    decision, _ = final_answer(proc)
     assert decision == "allow"
     approval = _last_row(isolated_home)["details"]["approval"]
     assert approval["status"] == "approved" and approval["by"] == "alice" and approval["via"] == "guard approve, terminal"
@@ -80,7 +59,7 @@ def test_guard_approve_at_a_terminal_lets_the_waiting_call_run_and_names_who(wri
 def test_an_approval_left_alone_is_denied_at_its_timeout(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver, timeout=2)
-    decision, reason = _answer_of(_waiting_hook(isolated_home))
+    decision, reason = final_answer(waiting_hook(isolated_home))
     request = _request(receiver)
     assert decision == "deny" and f"no one answered approval request {request['id']}" in reason and "approvals.timeout" in reason
     assert _last_row(isolated_home)["details"]["approval"]["status"] == "expired"
@@ -91,27 +70,27 @@ def test_an_approval_left_alone_is_denied_at_its_timeout(write_config, make_rece
 def test_guard_deny_and_a_token_answer_name_who_answered(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver)
-    proc = _waiting_hook(isolated_home)
+    proc = waiting_hook(isolated_home)
     request = _request(receiver)
     assert run_guard(["deny", request["id"], "--by", "bob"], isolated_home).returncode == 0
-    decision, reason = _answer_of(proc)
+    decision, reason = final_answer(proc)
     assert decision == "deny" and "denied by bob" in reason and request["id"] in reason
     assert "?t=" not in reason, "the agent never sees the proof"
-    proc = _waiting_hook(isolated_home)
+    proc = waiting_hook(isolated_home)
     assert receiver.wait_for(2, timeout=60)
     second = json.loads(receiver.requests[1].body)
     wrong = run_guard(["approve", second["id"], "--token", "0" * 32], isolated_home)
     assert wrong.returncode == 1 and "not approval request" in wrong.stderr
     token = second["link"].split("?t=")[1]
     assert run_guard(["approve", second["id"], "--token", token, "--by", "carol"], isolated_home).returncode == 0
-    assert _answer_of(proc)[0] == "allow"
+    assert final_answer(proc)[0] == "allow"
     assert _last_row(isolated_home)["details"]["approval"]["by"] == "carol"
 
 
 def test_the_agent_cannot_answer(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver)
-    proc = _waiting_hook(isolated_home)
+    proc = waiting_hook(isolated_home)
     request = _request(receiver)
     as_agent = run_guard(["approve", request["id"]], isolated_home, env={"CLAUDECODE": "1"})
     assert as_agent.returncode == 1 and "needs you, not an agent" in as_agent.stderr
@@ -122,20 +101,20 @@ def test_the_agent_cannot_answer(write_config, make_receiver, isolated_home: Pat
     through_a_tool = run_guard(["hook"], isolated_home, stdin=json.dumps(event))
     assert json.loads(through_a_tool.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", "self-protection refuses running guard"
     assert run_guard(["deny", request["id"]], isolated_home).returncode == 0
-    assert _answer_of(proc)[0] == "deny"
+    assert final_answer(proc)[0] == "deny"
 
 
 def test_the_wait_ends_before_the_clients_deadline(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver, timeout=300)
-    decision, reason = _answer_of(_waiting_hook(isolated_home, "--deadline", "4"))
+    decision, reason = final_answer(waiting_hook(isolated_home, "--deadline", "4"))
     assert decision == "deny" and "before the client's deadline" in reason
 
 
 def test_the_slack_body_is_text_with_the_link(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver, timeout=2, form="slack")
-    _answer_of(_waiting_hook(isolated_home))
+    final_answer(waiting_hook(isolated_home))
     body = json.loads(receiver.requests[0].body)
     assert list(body) == ["text"] and "make deploy" in body["text"] and "|Decide in guard view>" in body["text"] and "guard approve " in body["text"]
 
@@ -143,7 +122,7 @@ def test_the_slack_body_is_text_with_the_link(write_config, make_receiver, isola
 @pytest.mark.parametrize("timeout", [1])
 def test_an_unreachable_webhook_still_waits_for_guard_approve(write_config, isolated_home: Path, timeout: int) -> None:
     write_config(f"approvals:\n  webhook: http://127.0.0.1:9/nowhere\n  timeout: {timeout}\nwebhooks:\n  allow_networks: [127.0.0.0/8]\nhooks:\n{ASKS}")
-    decision, reason = _answer_of(_waiting_hook(isolated_home))
+    decision, reason = final_answer(waiting_hook(isolated_home))
     assert decision == "deny" and "no one answered" in reason
     row = _last_row(isolated_home)
     assert any("the approval webhook failed" in warning for warning in row["warnings"])

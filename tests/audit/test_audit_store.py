@@ -3,81 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from fixtures.processes import SOURCE_ROOT, run_guard
-
-#: A rule every call matches (a command hook: a decision with a hook is what the audit log records).
-RULE = """hooks:
-  PreToolUse:
-    - id: no-rm
-      matcher: Bash
-      command: "grep -q 'rm ' && echo '{\\"decision\\": \\"deny\\", \\"reason\\": \\"no rm\\"}' || true"
-"""
-
-
-class Home:
-    """One user's machine account: a home, guard's folders in it, a project with a trusted config."""
-
-    def __init__(self, base: Path, user: str, config: str) -> None:
-        self.user = user
-        self.home = base / user
-        self.project = self.home / "project"
-        self.project.mkdir(parents=True)
-        self.env = {"HOME": str(self.home), "USER": user, "LOGNAME": user, "XDG_CACHE_HOME": str(self.home / ".cache"),
-                    "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_STATE_HOME": str(self.home / ".local" / "state"),
-                    "XDG_DATA_HOME": str(self.home / ".local" / "share")}
-        self.configure(config)
-
-    def configure(self, config: str) -> None:
-        """Write the project's guard.yaml and trust it, as this user does with guard trust."""
-        (self.project / "guard.yaml").write_text(config)
-        done = subprocess.run([sys.executable, "-c", "from guard.config.pinning import trust; trust()"], cwd=self.project,
-                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT, **self.env}, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-
-    def hook(self, command: str) -> str:
-        """One tool call through ``guard hook``: its permission decision ("" when allowed without a word)."""
-        event = {"session_id": f"{self.user}-session", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
-                 "cwd": str(self.project)}
-        done = run_guard(["hook"], self.project, stdin=json.dumps(event), env=self.env)
-        assert done.returncode == 0, done.stderr
-        return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"]) if done.stdout.strip() else ""
-
-    def guard(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_guard(list(args), self.project, env=self.env)
-
-    def log_file(self) -> Path:
-        found = list((self.home / ".local" / "state" / "guard" / "projects").glob("*/audit.db"))
-        assert len(found) == 1, found
-        return found[0]
-
-
-def _central(url: str) -> list[dict[str, object]]:
-    done = run_guard(["log", "--audit", url, "--json", "-n", "1000"], Path.cwd())
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-def _wait_for(url: str, count: int, timeout: float = 60.0) -> list[dict[str, object]]:
-    """The store's rows once it holds ``count`` (the hooks' shippers run after they answered, in their own time)."""
-    import psycopg
-
-    deadline = time.monotonic() + timeout
-    while True:
-        with psycopg.connect(url) as db:
-            ready = db.execute("SELECT to_regclass('guard_decisions') IS NOT NULL").fetchone()[0]
-            held = db.execute("SELECT count(*) FROM guard_decisions").fetchone()[0] if ready else 0
-        if held >= count or time.monotonic() > deadline:
-            return _central(url) if ready else []
-        time.sleep(0.2)
+from fixtures.processes import run_guard
+from fixtures.team import RULE, Home, central_rows, wait_for_rows
 
 
 def test_two_users_decisions_reach_one_postgres_and_guard_log_audit(postgres_url: str, tmp_path: Path) -> None:
@@ -86,7 +18,7 @@ def test_two_users_decisions_reach_one_postgres_and_guard_log_audit(postgres_url
     assert alice.hook("rm -rf build") == "deny"
     assert alice.hook("ls") == ""
     assert bob.hook("rm -rf dist") == "deny"
-    rows = _wait_for(postgres_url, 3)
+    rows = wait_for_rows(postgres_url, 3)
     assert len(rows) == 3, "each hook's forked shipper sent its row after the hook answered"
     by_user = {(row["os_user"], row["row_id"]): row for row in rows}
     assert set(by_user) == {("alice", 1), ("alice", 2), ("bob", 1)}
@@ -105,7 +37,7 @@ def test_postgres_stopped_and_restarted_loses_no_row(own_postgres, tmp_path: Pat
     carol = Home(tmp_path, "carol", f"audit:\n  url: {url}\n{RULE}")
     for n in range(3):
         carol.hook(f"echo {n}")
-    assert len(_wait_for(url, 3)) == 3
+    assert len(wait_for_rows(url, 3)) == 3
     own_postgres.stop()
     for n in range(3, 8):
         assert carol.hook(f"rm -rf tmp{n}") == "deny", "the store being down changes no decision"
@@ -114,7 +46,7 @@ def test_postgres_stopped_and_restarted_loses_no_row(own_postgres, tmp_path: Pat
     own_postgres.start()
     shipped = carol.guard("log", "ship")
     assert shipped.returncode == 0 and "0 row(s) waiting" in shipped.stdout, shipped.stdout
-    rows = _central(url)
+    rows = central_rows(url)
     assert sorted(row["row_id"] for row in rows) == list(range(1, 9))  # type: ignore[type-var]
     assert run_guard(["log", "verify", "--audit", url], tmp_path).returncode == 0
 
