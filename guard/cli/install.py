@@ -41,10 +41,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("client", choices=sorted(CLIENTS), help="the agent client to hook into")
     parser.add_argument("--scope", choices=("project", "user", "policy"), default="project",
                         help="project: the settings in the current directory (default); user: your home directory; "
-                             "policy: copilot's machine-wide policy hooks (root only)")
+                             "policy: machine-wide, for an admin (root only): copilot's policy hooks, claude's managed settings")
     parser.add_argument("--policy", dest="scope", action="store_const", const="policy",
-                        help="copilot only: install as a machine-wide policy hook (/etc/github-copilot/policy.d/guard.json), "
-                             "which loads before every other hook and which disableAllHooks cannot switch off; needs root")
+                        help="copilot and claude: install machine-wide (copilot: /etc/github-copilot/policy.d/guard.json; claude: its "
+                             "managed-settings.json with allowManagedHooksOnly), which no user or project setting switches off; needs root")
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
     defaults = ", ".join(client_event_name(event) for event in CLIENTS["codex"].default_events)
     parser.add_argument("--events", nargs="+", metavar="EVENT",
@@ -106,19 +106,21 @@ def run(args: argparse.Namespace) -> int:
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
-    sandboxing = not args.uninstall and not args.no_sandbox
+    # a policy install is every user's: the sandbox's paths are one user's, so each user's own install keeps those
+    sandboxing = not args.uninstall and not args.no_sandbox and args.scope != "policy"
     refused = _sandbox_refusal(args.client) if sandboxing else None
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
     try:
-        sandbox = _sandbox(args, remove=not sandboxing, dry_run=True)  # a settings file it cannot merge into stops the install first
+        # a settings file it cannot merge into stops the install first
+        sandbox = None if args.scope == "policy" else _sandbox(args, remove=not sandboxing, dry_run=True)
         event_commands = None
         if args.hook_client == "curl" and not args.uninstall:
             command, event_commands = _curl_commands(args, command, write=not args.dry_run)
         result = install(args.client, scope=args.scope, events=args.events, command=command,
                          timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run, event_commands=event_commands)
-        if not args.dry_run:
+        if not args.dry_run and args.scope != "policy":
             sandbox = _sandbox(args, remove=not sandboxing, dry_run=False)
     except GuardError as exc:
         print(f"guard install: error: {exc}", file=sys.stderr)
@@ -209,7 +211,7 @@ def _policy_refusal(client: str) -> str | None:
     from guard.setup.install import CLIENTS
 
     if CLIENTS[client].policy_file is None:
-        return f"--policy is for copilot only ({client} has no policy-level hooks guard can write)"
+        return f"--policy is for copilot and claude ({client} has no policy-level hooks guard can write)"
     if os.geteuid() != 0:
         return "a policy hook is machine-wide and must be owned by root: run it with sudo"
     return None

@@ -62,7 +62,7 @@ from guard.core.record import FrozenRecord
 from guard.core.settings import LoadedConfig, default_audit_path, user_dir
 from guard.storage.secret import TrustError, seal, verify
 
-__all__ = ["KEY_ENV", "POLICY_ENV", "SYSTEM_DIR", "OrgLocation", "OrgState", "configured", "load", "locate", "merged", "state"]
+__all__ = ["KEY_ENV", "POLICY_ENV", "SYSTEM_DIR", "OrgLocation", "OrgState", "admin_owned", "configured", "load", "locate", "merged", "state"]
 
 log = LazyLogger("guard.config")
 
@@ -99,7 +99,7 @@ class OrgLocation(FrozenRecord):
         return (self.key, self.policy, self.signature)
 
 
-def _admin_owned(path: str) -> bool:
+def admin_owned(path: str) -> bool:
     """Whether root owns ``path`` and every folder above it, none writable by others (a sticky folder such as /tmp may be)."""
     current = os.path.abspath(path)
     while True:
@@ -124,7 +124,7 @@ def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
     if os.path.lexists(system_key):
         if moved is None or os.path.abspath(moved) == system_policy:
             return OrgLocation(system_key, system_policy, "system")
-        if _admin_owned(moved):
+        if admin_owned(moved):
             return OrgLocation(system_key, os.path.abspath(moved), "system")
         return OrgLocation(system_key, system_policy, "system",
                            f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write")

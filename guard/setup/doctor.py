@@ -50,6 +50,9 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     found = list(_installed(project_dir, home))
     hooks = [h for h in found if isinstance(h, InstalledHook)]
     installed_here = any(h.scope == "project" for h in hooks)
+    from guard.setup.team_checks import audit_store_findings, org_findings
+
+    yield from org_findings(Finding)
     loaded, finding = _config(config, installed_here=installed_here)
     yield finding
     for problem in matcher_report(loaded.specs if loaded is not None else []):
@@ -59,6 +62,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     if loaded is not None:
         yield from _shadow(loaded)
         yield from _audit(loaded)
+        yield from audit_store_findings(loaded, Finding)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
     plugins = plugin_scopes(project_dir=project_dir, home=home)

@@ -21,7 +21,11 @@ copilot  .github/hooks/guard.json        ~/.copilot/hooks/guard.json          se
 
 Copilot CLI also reads machine-wide policy hooks (scope ``policy``:
 ``/etc/github-copilot/policy.d/guard.json``, root-owned, not group- or
-world-writable), which ``disableAllHooks`` cannot switch off.
+world-writable), which ``disableAllHooks`` cannot switch off. For Claude Code,
+scope ``policy`` is its managed settings (``/etc/claude-code/managed-settings.json``,
+on macOS ``/Library/Application Support/ClaudeCode/``), written with
+``allowManagedHooksOnly: true``: only managed hooks run, and nothing a user or a
+project writes removes guard's (docs/team.md).
 
 Cursor's ``hooks.json`` lists handlers straight under each event (no matcher
 groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler.
@@ -91,6 +95,8 @@ _COPILOT_NAMES = {
 }
 #: Where Copilot CLI reads policy hooks on Linux and macOS (its hooks reference; Windows: %ProgramData%\GitHub\Copilot\policy.d).
 COPILOT_POLICY_DIR = Path("/etc/github-copilot/policy.d")
+#: Where Claude Code reads its managed settings (the settings docs; the 2.1.332 binary names the same folders).
+CLAUDE_MANAGED_FILE = Path("/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code") / "managed-settings.json"
 
 #: Cursor events whose answer can stop something: their handler is ``failClosed``. guard answers every event itself,
 #: its failure policy included (a fail_open hook's failure is an explicit allow), so a guard that Cursor could not
@@ -120,6 +126,7 @@ class ClientProfile:
     command_key: str = "command"  # the handler field holding the command (Copilot: "bash")
     timeout_key: str = "timeout"  # the handler field holding the timeout (Copilot: "timeoutSec")
     policy_file: Path | None = None  # a machine-wide file the client reads before every other (scope "policy")
+    policy_keys: tuple[tuple[str, Any], ...] = ()  # keys the policy file must carry (Claude Code: allowManagedHooksOnly)
     own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
 
     def event_name(self, canonical: str) -> str:
@@ -145,6 +152,8 @@ CLIENTS: dict[str, ClientProfile] = {
                 "TaskCompleted", "ConfigChange"),
         default_events=_CLAUDE_DEFAULT,
         matcher="*",
+        policy_file=CLAUDE_MANAGED_FILE,
+        policy_keys=(("allowManagedHooksOnly", True),),
     ),
     "devin": ClientProfile(
         name="devin",
@@ -339,6 +348,8 @@ def install(
         if hooks_key and touched:
             data[hooks_key] = hooks
             data = {**{k: v for k, v in profile.file_keys if k not in data}, **data}
+    if scope == "policy" and _set_policy_keys(profile, data, remove=uninstall) and not touched:
+        touched = ["(managed settings)"]
 
     if not touched:
         return InstallResult(path=path, changed=False)
@@ -352,6 +363,19 @@ def install(
         if scope == "policy":
             path.chmod(0o644)  # Copilot ignores a policy file that is group- or world-writable
     return InstallResult(path=path, changed=True, events=touched, text=text)
+
+
+def _set_policy_keys(profile: ClientProfile, data: dict[str, Any], *, remove: bool) -> bool:
+    """Put the profile's policy keys into (or take them out of) a policy file's ``data``; whether that changed it."""
+    changed = False
+    for key, value in profile.policy_keys:
+        if remove and key in data:
+            del data[key]
+            changed = True
+        elif not remove and data.get(key) != value:
+            data[key] = value
+            changed = True
+    return changed
 
 
 def _profile(client: str) -> ClientProfile:

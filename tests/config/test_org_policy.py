@@ -199,3 +199,18 @@ def test_policy_verify_and_sign_refuse_what_would_not_be_enforced(org_policy, is
     done = run_guard(["policy", "sign", str(org.policy), "--key", str(org.private)], isolated_home)
     assert done.returncode == 1 and "cannot include files" in done.stderr
     assert run_guard(["policy", "keygen", "--out", str(org.folder)], isolated_home).returncode == 1, "an existing key is never overwritten"
+
+
+def test_guard_doctor_reports_the_org_policy_and_what_waits_for_the_audit_store(org_policy, write_config, isolated_home: Path) -> None:
+    org = org_policy(ORG.replace("serial: 5\n", "audit:\n  url: postgresql://guard@127.0.0.1:9/nowhere\n"))
+    write_config(PERMISSIVE)
+    _hook(isolated_home, "rm -rf build")  # a row for the org's store, which cannot be reached
+    done = run_guard(["doctor"], isolated_home, env={"GUARD_PLAIN": "1"})
+    org_lines = [line for line in done.stdout.splitlines() if "org policy:" in line]
+    assert org_lines[0].startswith("ok") and "signed by key" in org_lines[0] and "1 hook(s)" in org_lines[0]
+    assert any(line.startswith("WARN") and "no serial" in line for line in org_lines)
+    store = [line for line in done.stdout.splitlines() if "audit store:" in line]
+    assert store and store[0].startswith("WARN") and "1 row(s) wait in the local log" in store[0], done.stdout
+    org.policy.write_text(org.policy.read_text() + "# edited\n")
+    done = run_guard(["doctor"], isolated_home, env={"GUARD_PLAIN": "1"})
+    assert done.returncode == 1 and any(line.startswith("FAIL") and "org policy:" in line and "fails its signature check" in line for line in done.stdout.splitlines())

@@ -43,8 +43,8 @@ def test_uninstall_removes_guards_file_and_a_second_install_changes_nothing(tmp_
 def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hooks: {}\n")
-    proc = run_guard(["install", "claude", "--policy", "--no-sandbox"], project)
-    assert proc.returncode == 1 and "--policy is for copilot only" in proc.stderr
+    proc = run_guard(["install", "gemini", "--policy", "--no-sandbox"], project)
+    assert proc.returncode == 1 and "--policy is for copilot and claude" in proc.stderr
     if os.geteuid() != 0:
         proc = run_guard(["install", "copilot", "--policy"], project)
         assert proc.returncode == 1 and "sudo" in proc.stderr
