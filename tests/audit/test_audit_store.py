@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 import pytest
-from fixtures.processes import run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.team import RULE, Home, central_rows, wait_for_rows
 
 
@@ -106,3 +107,26 @@ def test_each_decision_reaches_an_otlp_collector_as_a_log_record(make_receiver, 
     assert frank.guard("log", "ship").returncode == 0
     last = ExportLogsServiceRequest.FromString(collector.requests[-1].body).resource_logs[0].scope_logs[0].log_records[-1]
     assert {a.key: a.value for a in last.attributes}["guard.row_id"].int_value == 2
+
+
+def test_guard_serves_audit_writer_ships_its_rows(postgres_url: str, tmp_path: Path) -> None:
+    """A real ``guard serve``: its audit writer thread wakes the shipper after each batch, so its decisions reach the store too."""
+    import urllib.request
+
+    from fixtures.cache import start_serve
+
+    gina = Home(tmp_path, "gina", f"audit:\n  url: {postgres_url}\n{RULE}")
+    service, base = start_serve(gina.project / "guard.yaml", gina.project, {**os.environ, **gina.env, "PYTHONPATH": SOURCE_ROOT})
+    try:
+        token = gina.guard("serve", "--print-token").stdout.strip()
+        for command in ("rm -rf a", "ls", "rm -rf b"):
+            event = {"session_id": "served", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(gina.project)}
+            request = urllib.request.Request(f"{base}/v1/hooks", data=json.dumps(event).encode(), headers={"Content-Type": "application/json",
+                                             "Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                assert json.loads(response.read())["decision"] in ("allow", "deny")
+        rows = wait_for_rows(postgres_url, 3)
+        assert sorted(str(row["session"]) for row in rows) == ["served"] * 3 and {row["os_user"] for row in rows} == {"gina"}
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
