@@ -39,7 +39,7 @@ class Mirror:
     """The copy of the store at ``url`` (in ``folder``, default the user's cache), its gaps, refreshed on demand."""
 
     def __init__(self, url: str, folder: Path | None = None) -> None:
-        from guard.audit.shipping import without_password
+        from guard.audit.handoff import without_password
 
         self.url = url
         name = hashlib.sha256(without_password(url).encode()).hexdigest()[:16]

@@ -193,7 +193,7 @@ class AuditStore:
         except GuardError:
             raise
         except Exception as exc:
-            from guard.audit.shipping import without_password
+            from guard.audit.handoff import without_password
 
             raise GuardError(f"cannot reach the audit store {without_password(url)}: {type(exc).__name__}: {exc}") from exc
         self._ready = False

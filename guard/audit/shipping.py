@@ -11,10 +11,11 @@ ship`` / ``guard doctor`` say how many wait and since when.
 Who ships, off every decision's path:
 
 - ``guard hook`` is one process per tool call. After it has written its answer
-  it forks, and the child ships and lingers a moment for the next rows, while
-  the parent exits at once. A child holds the log's ship lock, so one shipper
-  runs per log; a hook that finds it held, or finds the store backing off after
-  a failure (the ``.ship-after`` marker's mtime), does not fork at all.
+  it hands its row over (:mod:`guard.audit.handoff`): it forks, and the child
+  ships and lingers a moment for the next rows (:func:`linger`), while the parent
+  exits at once. A child holds the log's ship lock, so one shipper runs per log;
+  a hook that finds it held, or finds the store backing off after a failure (the
+  ``.ship-after`` marker's mtime), does not fork at all.
 - ``guard serve`` and a long-lived :class:`~guard.runtime.gate.Gate`: their audit
   writer thread (:mod:`guard.audit.writer`) wakes a shipper thread after each batch.
 - ``guard log ship``: now, in the foreground (cron, systemd timers, tests).
@@ -43,11 +44,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from guard.audit.handoff import lock_path, marker_path, target_names, without_password
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
 
-__all__ = ["BATCH", "Identity", "Shipper", "Target", "TargetState", "create", "identity", "ship", "ship_after_exit", "states", "target_names",
-           "without_password"]
+__all__ = ["BATCH", "Identity", "Shipper", "Target", "TargetState", "create", "identity", "linger", "ship", "states"]
 
 log = LazyLogger("guard.audit")
 
@@ -94,23 +95,6 @@ class Target(Protocol):
     def close(self) -> None: ...
 
 
-def target_names(settings: Any) -> list[str]:
-    """The targets ``settings`` ship to, by the name their position is kept under (a URL's password left out)."""
-    names = []
-    if getattr(settings, "audit_url", None):
-        names.append("postgres:" + without_password(settings.audit_url))
-    if getattr(settings, "audit_otlp", None):
-        names.append("otlp:" + settings.audit_otlp)
-    return names
-
-
-def without_password(url: str) -> str:
-    """``url`` with any password left out (what messages and position names show)."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    return f"{scheme}{sep}{credentials.split(':', 1)[0]}{at}{host}" if at else url
-
-
 def _targets(settings: Any) -> list[Target]:
     """The target clients (their libraries load here, in the shipper)."""
     found: list[Target] = []
@@ -150,19 +134,10 @@ def _rows(db: sqlite3.Connection, after: int) -> list[dict[str, Any]]:
     return [dict(zip(_COLUMNS, row)) for row in cursor.fetchall()]
 
 
-def _marker(path: Path) -> Path:
-    """Its mtime is when the next attempt is due after a failure (absent: no back-off); a hook reads it with one stat."""
-    return path.with_name(path.name + ".ship-after")
-
-
-def _lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".ship.lock")
-
-
 @contextmanager
 def _ship_lock(path: Path) -> Iterator[bool]:
     """The log's ship lock, if no other shipper holds it (True), else False at once."""
-    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -236,7 +211,7 @@ def ship(path: Path, settings: Any, *, force: bool = False, targets: list[Target
 
 def _set_marker(db: sqlite3.Connection, path: Path) -> None:
     due = db.execute("SELECT max(next_try) FROM audit_shipping WHERE attempts > 0").fetchone()[0]
-    marker = _marker(path)
+    marker = marker_path(path)
     if due is None:
         marker.unlink(missing_ok=True)
         return
@@ -260,27 +235,7 @@ def _pending(path: Path, names: list[str]) -> bool:
     return any(int(positions.get(name, 0)) < int(last) for name in names)
 
 
-def _busy_or_backing_off(path: Path) -> bool:
-    """What a hook checks before it forks: a stat and a lock probe, never a query."""
-    try:
-        if os.stat(_marker(path)).st_mtime > time.time():
-            return True
-    except OSError:
-        pass
-    try:
-        fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def _linger(path: Path, settings: Any) -> None:
+def linger(path: Path, settings: Any) -> None:
     """The forked shipper's life: ship, wait for more rows a little, ship again; after letting go, look once more."""
     names = target_names(settings)
     while True:
@@ -294,54 +249,6 @@ def _linger(path: Path, settings: Any) -> None:
             return  # the lock is already let go: a row written from now on finds no shipper and forks its own
 
 
-def ship_after_exit(settings: Any, audit_path: Path) -> None:
-    """``guard hook``, its answer written: start a shipper for the log's unsent rows, unless one runs or the store backs off.
-
-    The parent returns at once. A process with no other thread forks (its cost
-    is the fork); one whose hooks left threads (a model client's) starts a fresh
-    ``python -m guard.audit.shipping`` instead, the settings on its stdin (a URL's
-    password stays out of its arguments), since a fork would inherit whatever
-    lock those threads hold. The shipper owns none of the client's stdin, stdout
-    or stderr and leaves the process group.
-    """
-    if not target_names(settings) or _busy_or_backing_off(audit_path):
-        return
-    threading_module = __import__("sys").modules.get("threading")
-    if hasattr(os, "fork") and (threading_module is None or threading_module.active_count() == 1):
-        _fork(settings, audit_path)
-    else:
-        _spawn(settings, audit_path)
-
-
-def _fork(settings: Any, audit_path: Path) -> None:
-    if os.fork() != 0:
-        return
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.setsid()
-        _linger(audit_path, settings)
-    except BaseException:  # nothing of the child's may surface anywhere: the rows stay queued for the next shipper
-        pass
-    finally:
-        os._exit(0)  # not the parent's exit handlers
-
-
-def _spawn(settings: Any, audit_path: Path) -> None:
-    import subprocess
-    import sys
-
-    try:
-        child = subprocess.Popen([sys.executable, "-m", "guard.audit.shipping"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-        assert child.stdin is not None
-        child.stdin.write(json.dumps({"path": str(audit_path), "settings": settings.to_dict()}).encode())
-        child.stdin.close()
-    except OSError:
-        log.info("could not start the audit shipper; the rows wait in %s for the next one", audit_path)
-
-
 def _spawned() -> None:
     """``python -m guard.audit.shipping``: what :func:`_spawn` started, its work on stdin."""
     import sys
@@ -349,7 +256,8 @@ def _spawned() -> None:
     from guard.core.settings import Settings
 
     work = json.loads(sys.stdin.buffer.read())
-    _linger(Path(work["path"]), Settings.from_dict(work["settings"]))
+    linger(Path(work["path"]), Settings.from_dict(work["settings"]))
+
 
 
 class Shipper:

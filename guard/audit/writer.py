@@ -42,7 +42,8 @@ class BackgroundAudit:
         self._audit = audit
         self._shipper: Any = None
         if settings is not None:
-            from guard.audit.shipping import Shipper, target_names
+            from guard.audit.handoff import target_names
+            from guard.audit.shipping import Shipper
 
             if target_names(settings):
                 self._shipper = Shipper(settings, audit.path)

@@ -70,7 +70,7 @@ def _approvals_token() -> str:
 
 
 def _shown_url(url: str) -> str:
-    from guard.audit.shipping import without_password
+    from guard.audit.handoff import without_password
 
     return without_password(url)
 

@@ -550,10 +550,10 @@ class Gate:
 
     def ship_audit(self) -> None:
         """After a one-shot process answered (``guard hook``, ``guard check``): ship the rows it wrote to the team's stores,
-        from a forked shipper, never waiting for them (:func:`guard.audit.shipping.ship_after_exit`)."""
+        from a forked shipper, never waiting for them (:func:`guard.audit.handoff.ship_after_exit`)."""
         if not self._wrote_audit or self.settings.audit_path is None or not (self.settings.audit_url or self.settings.audit_otlp):
             return
-        from guard.audit.shipping import ship_after_exit
+        from guard.audit.handoff import ship_after_exit
 
         ship_after_exit(self.settings, self.settings.path(self.settings.audit_path))
 
