@@ -69,6 +69,15 @@ def excerpt(tool_input: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _slack(text: str) -> str:
+    """Text Slack shows as it is: its control characters escaped, and no backtick to end the code span early.
+
+    The input is the agent's: unescaped, ``<https://elsewhere|Decide in guard view>`` in a command
+    would put a link of its choosing in the approvers' channel.
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+
+
 def body(request: Any, *, form: str, link_base: str | None) -> dict[str, Any]:
     """The JSON the webhook is sent for ``request`` (an :class:`~guard.approvals.store.ApprovalRequest`)."""
     address = link(link_base, request.id)
@@ -77,7 +86,7 @@ def body(request: Any, *, form: str, link_base: str | None) -> dict[str, Any]:
     if form == "slack":
         rules = "; ".join(f"{r['id']}: {r.get('reason') or r.get('rule') or ''}" for r in request.rules)
         who = f"{request.user}@{request.machine}" if request.user else request.machine or "a machine"
-        text = (f"guard asks a person: {request.tool or 'a tool'} `{excerpt(request.input)}` on {who} ({rules}). "
+        text = (f"guard asks a person: {_slack(request.tool or 'a tool')} `{_slack(excerpt(request.input))}` on {_slack(who)} ({_slack(rules)}). "
                 f"<{address}|Decide in guard view>, or run `{approve}` / `{deny}` there. Denied in {timeout} s if no one answers.")
         return {"text": text}
     return {"type": "guard.approval_request", "id": request.id, "rules": request.rules, "tool": request.tool, "input": request.input,

@@ -170,13 +170,17 @@ class ApprovalStore:
             return None
         return Answer(status, str(by), str(via), float(at))
 
-    def expire(self, request_id: str) -> None:
-        """The wait is over unanswered: a later ``guard approve`` says so instead of approving nothing."""
+    def expire(self, request_id: str) -> Answer | None:
+        """The wait is over: mark the request expired, so a later ``guard approve`` says so instead of approving nothing.
+
+        An answer given since the last look wins (the same transaction checks): it is returned, and the call gets it.
+        """
         db = self._db()
         try:
-            db.execute("UPDATE requests SET status = ? WHERE id = ? AND status = ?", (EXPIRED, request_id, PENDING))
+            expired = db.execute("UPDATE requests SET status = ? WHERE id = ? AND status = ?", (EXPIRED, request_id, PENDING)).rowcount
         finally:
             db.close()
+        return None if expired else self.answered(request_id)
 
 
 def _request(row: tuple[Any, ...]) -> ApprovalRequest:

@@ -61,13 +61,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _confirm(request: Any, verb: str) -> bool:
+    from guard.cli.terminal import printable
     from guard.cli.user_consent import NoTerminal, ask
 
     rules = "\n".join(f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}" for rule in request.rules)
     text = (f"approval request {request.id} from {request.user}@{request.machine}, waiting {max(request.expires - time.time(), 0):.0f} s more\n"
             f"  tool: {request.tool}\n  input: {json.dumps(request.input, ensure_ascii=False, indent=2)}\n  in: {request.cwd}\n{rules}")
     try:
-        return ask(f"{verb.capitalize()} this call?", text=text)
+        return ask(f"{verb.capitalize()} this call?", text=printable(text))  # the input is the agent's: no escape sequence reaches the terminal
     except NoTerminal as exc:
         raise GuardError(f"guard {verb} asks you to confirm at a terminal, and this process has none ({exc.strerror}); "
                          "pass --token with the request's proof (the t= of its guard view link) to answer without one") from exc

@@ -140,9 +140,11 @@ async def await_answer(pending: Pending) -> Any:
 
 
 def settle(decision: Decision, specs: list[HookSpec], pending: Pending, answer: Any) -> Decision:
-    """The decision once a person answered (``answer``) or no one did (None)."""
+    """The decision once a person answered (``answer``) or no one did (None: the request expires, unless an answer just came)."""
     from guard.approvals.store import ApprovalStore
 
+    if answer is None:
+        answer = ApprovalStore().expire(pending.request_id)
     waited = round(time.monotonic() - pending.started, 3)
     warnings = [*decision.warnings, *pending.warnings]
     asked = ", ".join(spec.id for spec in specs)
@@ -155,7 +157,6 @@ def settle(decision: Decision, specs: list[HookSpec], pending: Pending, answer: 
         why = f"denied by {answer.by} ({answer.via}), approval request {pending.request_id}"
         rules = [DecidingRule(spec.id, _rule(spec), f"{answer.by} ({answer.via})", True, why) for spec in specs]
         return Decision("deny", f"{why} for {asked}", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules)
-    ApprovalStore().expire(pending.request_id)
     when = "before the client's deadline" if pending.by_deadline else f"within {round(pending.until - pending.started)} s (approvals.timeout)"
     why = f"no one answered approval request {pending.request_id} {when}: denied"
     details = {**decision.details, "approval": {"id": pending.request_id, "status": "expired", "by": None, "via": None, "waited_s": waited}}

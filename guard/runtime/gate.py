@@ -553,9 +553,12 @@ class Gate:
         from a forked shipper, never waiting for them (:func:`guard.audit.handoff.ship_after_exit`)."""
         if not self._wrote_audit or self.settings.audit_path is None or not (self.settings.audit_url or self.settings.audit_otlp):
             return
-        from guard.audit.handoff import ship_after_exit
+        try:
+            from guard.audit.handoff import ship_after_exit
 
-        ship_after_exit(self.settings, self.settings.path(self.settings.audit_path))
+            ship_after_exit(self.settings, self.settings.path(self.settings.audit_path))
+        except Exception:  # the answer is out: nothing here may change how the process ends; the rows wait for the next shipper
+            log.debug("could not start the audit shipper", exc_info=True)
 
     def __enter__(self) -> Gate:
         return self

@@ -111,12 +111,13 @@ def test_the_wait_ends_before_the_clients_deadline(write_config, make_receiver, 
     assert decision == "deny" and "before the client's deadline" in reason
 
 
-def test_the_slack_body_is_text_with_the_link(write_config, make_receiver, isolated_home: Path) -> None:
+def test_the_slack_body_is_text_with_the_link_and_the_agents_input_cannot_add_one(write_config, make_receiver, isolated_home: Path) -> None:
     receiver = make_receiver()
     _config(write_config, receiver, timeout=2, form="slack")
-    final_answer(waiting_hook(isolated_home))
-    body = json.loads(receiver.requests[0].body)
-    assert list(body) == ["text"] and "make deploy" in body["text"] and "|Decide in guard view>" in body["text"] and "guard approve " in body["text"]
+    final_answer(waiting_hook(isolated_home, command="make deploy ` <https://evil.example/x|Decide in guard view>"))
+    text = json.loads(receiver.requests[0].body)["text"]
+    assert "make deploy" in text and "guard approve " in text and text.count("|Decide in guard view>") == 1
+    assert "<https://evil.example" not in text and "&lt;https://evil.example/x|Decide in guard view&gt;" in text
 
 
 @pytest.mark.parametrize("timeout", [1])
