@@ -14,6 +14,8 @@ from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.team import final_answer, waiting_hook
 from fixtures.terminal import at_terminal
 
+pytestmark = pytest.mark.slow  # real guard processes by the dozen, waiting calls, a Postgres
+
 #: A hook that asks about every shell command; its ask goes to a person.
 ASKS = """  PreToolUse:
     - id: needs-a-person

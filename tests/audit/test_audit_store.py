@@ -12,6 +12,8 @@ import pytest
 from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.team import RULE, Home, central_rows, wait_for_rows
 
+pytestmark = pytest.mark.slow  # real guard processes by the dozen, waiting calls, a Postgres
+
 
 def test_two_users_decisions_reach_one_postgres_and_guard_log_audit(postgres_url: str, tmp_path: Path) -> None:
     config = f"audit:\n  url: {postgres_url}\n{RULE}"

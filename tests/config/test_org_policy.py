@@ -45,6 +45,7 @@ def _reason(out: dict[str, object]) -> str:
     return str(out.get("hookSpecificOutput", {}).get("permissionDecisionReason", ""))  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_a_permissive_project_with_protection_off_cannot_override_an_org_rule(org_policy, write_config, isolated_home: Path) -> None:
     org_policy(ORG)
     write_config(PERMISSIVE)
@@ -55,6 +56,7 @@ def test_a_permissive_project_with_protection_off_cannot_override_an_org_rule(or
     assert decision == "deny" and "self-protection" in _reason(out), "protect: false is the org's to set, not the project's"
 
 
+@pytest.mark.slow
 def test_empty_hooks_no_config_and_a_same_id_hook_do_not_remove_the_org_rule(org_policy, write_config, isolated_home: Path) -> None:
     org_policy(ORG)
     assert _hook(isolated_home)[0] == "deny", "no project config at all: the org policy alone applies"
@@ -65,6 +67,7 @@ def test_empty_hooks_no_config_and_a_same_id_hook_do_not_remove_the_org_rule(org
     assert decision == "deny" and "reserved for the org policy" in _reason(out), "a project hook cannot take the org hook's place"
 
 
+@pytest.mark.slow
 def test_a_new_shadowing_file_and_fail_open_do_not_drop_the_org_rule(org_policy, write_config, isolated_home: Path) -> None:
     org_policy(ORG)
     write_config(PERMISSIVE)
@@ -83,6 +86,7 @@ def test_a_new_shadowing_file_and_fail_open_do_not_drop_the_org_rule(org_policy,
     assert decision != "deny" and "only the org policy's rules are enforced" in json.dumps(out)
 
 
+@pytest.mark.slow
 def test_a_policy_altered_after_signing_denies_every_call_and_says_why(org_policy, write_config, isolated_home: Path) -> None:
     org = org_policy(ORG)
     write_config(PERMISSIVE)
@@ -96,6 +100,7 @@ def test_a_policy_altered_after_signing_denies_every_call_and_says_why(org_polic
     assert decision == "" and "fails its signature check" in out.get("systemMessage", ""), "other events pass, visibly"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", ["missing signature", "missing policy", "another key's signature", "not a key"])
 def test_an_unsigned_or_missing_policy_denies_every_call(org_policy, write_config, isolated_home: Path, tmp_path: Path, broken: str) -> None:
     org = org_policy(ORG)
@@ -118,6 +123,7 @@ def test_an_unsigned_or_missing_policy_denies_every_call(org_policy, write_confi
     assert decision == "deny" and expected in _reason(out)
 
 
+@pytest.mark.slow
 def test_an_older_signed_policy_replayed_is_refused(org_policy, write_config, isolated_home: Path) -> None:
     org = org_policy(ORG)
     write_config(PERMISSIVE)
@@ -130,6 +136,7 @@ def test_an_older_signed_policy_replayed_is_refused(org_policy, write_config, is
     assert decision == "deny" and "serial 5, older than serial 6" in _reason(out)
 
 
+@pytest.mark.slow
 def test_the_org_rewrite_wins_over_a_project_rewrite(org_policy, write_config, isolated_home: Path) -> None:
     rewrite = "echo '{{\\\"hookSpecificOutput\\\": {{\\\"hookEventName\\\": \\\"PreToolUse\\\", \\\"updatedInput\\\": {{\\\"command\\\": \\\"{}\\\"}}}}}}'"
     org_policy(f'hooks:\n  PreToolUse:\n    - id: dry\n      matcher: Bash\n      command: "{rewrite.format("make --dry-run")}"\n')
@@ -138,6 +145,7 @@ def test_the_org_rewrite_wins_over_a_project_rewrite(org_policy, write_config, i
     assert out["hookSpecificOutput"]["updatedInput"] == {"command": "make --dry-run"}  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_agent_cannot_write_the_org_files(org_policy, isolated_home: Path) -> None:
     org = org_policy(ORG)
     for target in (org.policy, org.signature, org.public):
@@ -158,6 +166,7 @@ def _crypto_loaded(cwd: Path, env: dict[str, str] | None = None) -> bool:
     return [line for line in done.stderr.splitlines() if line.startswith("CRYPTO ")][-1] == "CRYPTO True"
 
 
+@pytest.mark.slow
 def test_a_hook_verifies_once_and_no_org_key_costs_no_import(org_policy, write_config, isolated_home: Path) -> None:
     write_config(PERMISSIVE)
     assert not _crypto_loaded(isolated_home), "no org key configured: the signature library is never imported"
@@ -188,6 +197,7 @@ def test_the_system_key_wins_over_the_variables(monkeypatch: pytest.MonkeyPatch,
     assert moved is not None and moved.policy == str(elsewhere) and moved.source == "environment"
 
 
+@pytest.mark.slow
 def test_policy_verify_and_sign_refuse_what_would_not_be_enforced(org_policy, isolated_home: Path) -> None:
     org = org_policy(ORG)
     done = run_guard(["policy", "verify"], isolated_home)
@@ -201,6 +211,7 @@ def test_policy_verify_and_sign_refuse_what_would_not_be_enforced(org_policy, is
     assert run_guard(["policy", "keygen", "--out", str(org.folder)], isolated_home).returncode == 1, "an existing key is never overwritten"
 
 
+@pytest.mark.slow
 def test_guard_doctor_reports_the_org_policy_and_what_waits_for_the_audit_store(org_policy, write_config, isolated_home: Path) -> None:
     org = org_policy(ORG.replace("serial: 5\n", "audit:\n  url: postgresql://guard@127.0.0.1:9/nowhere\n"))
     write_config(PERMISSIVE)

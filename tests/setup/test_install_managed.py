@@ -40,6 +40,7 @@ def test_managed_settings_carry_guards_hook_and_allow_managed_hooks_only_and_kee
     assert json.loads(managed.read_text()) == {"permissions": {"deny": ["WebFetch"]}}, "uninstalling takes out what guard wrote, nothing else"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="a policy install needs root (guard install refuses it otherwise)")
 def test_the_cli_writes_managed_settings_without_touching_the_sandbox(tmp_path: Path) -> None:
     project = _project(tmp_path)

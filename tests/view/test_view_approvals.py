@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+import pytest
 from fixtures.browser import start_view
 from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.team import RULE, Home, final_answer, wait_for_rows, waiting_hook
+
+pytestmark = pytest.mark.slow  # real guard processes by the dozen, waiting calls, a Postgres
 
 ASKS = """hooks:
   PreToolUse:
