@@ -132,3 +132,31 @@ def test_guard_serves_audit_writer_ships_its_rows(postgres_url: str, tmp_path: P
     finally:
         service.terminate()
         service.wait(timeout=30)
+
+
+def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook whose hooks left a thread running (a model client's) must not fork: it starts ``python -m guard.audit.shipping``."""
+    import threading
+
+    from guard.audit import AuditLog
+    from guard.audit.handoff import ship_after_exit
+    from guard.core.decision import Decision, HookResult
+    from guard.core.settings import Settings
+
+    monkeypatch.setenv("PYTHONPATH", SOURCE_ROOT)
+    path = tmp_path / "audit.db"
+    log = AuditLog(path)
+    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}, Decision(hooks=[HookResult("r", "command")]), latency_ms=1.0)
+    log.close()
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait)
+    busy.start()
+    try:
+        forked = []
+        monkeypatch.setattr(os, "fork", lambda: forked.append(1) or 0)  # a fork here would run the shipper in this very process
+        ship_after_exit(Settings(audit_url=postgres_url, audit_path=str(path)), path)
+        assert not forked
+    finally:
+        stop.set()
+        busy.join()
+    assert len(wait_for_rows(postgres_url, 1)) == 1
