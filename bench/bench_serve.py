@@ -116,12 +116,13 @@ async def floor(stub_port: int, clients: int, per_client: int) -> list[float]:
 
 
 def transport_cpu(stub_latency: float, in_flight: int, rounds: int = 4) -> tuple[float, float]:
-    """CPU per call (ms) in this process: the openai/ transport's ``acompletion`` against the same POST on a bare keep-alive socket, ``in_flight`` at a time.
+    """CPU per call (ms) in this process: the openai/ transport's ``complete`` against the same POST on a bare keep-alive socket, ``in_flight`` at a time.
 
     The service's misses and an eval's rows spend most of their CPU here; the bare
     socket is the floor, measured in the same run and process.
     """
-    from guard.judge.openai_transport import acompletion
+    from guard.judge.chat import ChatRequest
+    from guard.judge.openai_transport import complete
 
     port = free_port()
     stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL)
@@ -129,8 +130,8 @@ def transport_cpu(stub_latency: float, in_flight: int, rounds: int = 4) -> tuple
 
     async def guarded() -> None:
         async def one() -> None:
-            await acompletion(model="openai/stub-judge", messages=CHAT["messages"], max_tokens=160, temperature=0, timeout=60, api_base=base,
-                              api_key="stub", response_format={"type": "json_object"})
+            await complete(ChatRequest(model="openai/stub-judge", messages=CHAT["messages"], max_tokens=160, temperature=0, timeout=60, api_base=base,
+                                       api_key="stub", response_format={"type": "json_object"}))
         await asyncio.gather(*(one() for _ in range(in_flight)))  # connections opened: not part of the figure
 
         for _ in range(rounds):

@@ -201,7 +201,7 @@ def backtest(
     """Replay the audit log through ``config`` and write the comparison into ``out``; see the module docstring."""
     from guard.eval.outputs import build_report, write_outputs
     from guard.eval.runner import ResultsFile, Variant
-    from guard.eval.session import stub_reason, warm_up
+    from guard.eval.session import warm_up
 
     if concurrency < 1 or (sample_size is not None and sample_size < 1) or any(limit is not None and limit < 0 for limit in (max_new_denies, max_new_allows)):
         raise GuardError("--concurrency and --sample must be at least 1, --max-new-denies and --max-new-allows at least 0")
@@ -256,7 +256,7 @@ def backtest(
     digest = hashlib.sha256(",".join(str(e.audit_id) for e in events).encode()).hexdigest()
     info = DatasetInfo(name=path.stem, path=str(path), cases=len(events), sha256=digest)
     report = build_report(
-        rows, [info], [variant], config=config, repeats=1, replayed=False, stub=stub_reason([variant]), gates=[], baseline=None, seed=seed, backtest=summary
+        rows, [info], [variant], config=config, repeats=1, replayed=False, gates=[], baseline=None, seed=seed, backtest=summary
     )
     output = Path(out)
     ResultsFile(output / "results.jsonl", rows).close()

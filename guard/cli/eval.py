@@ -1,4 +1,4 @@
-"""``guard eval``: score verdicts on labeled datasets; 0 pass, 100 a quality gate failed, 3 re-record, 1 error.
+"""``guard eval``: score verdicts on labeled datasets; 0 pass, 100 a quality gate failed, 3 re-record, 4 could not judge some cases, 1 error.
 
 Everything heavy (pandas, matplotlib, vcrpy, LiteLLM) is imported inside ``run``.
 """
@@ -17,12 +17,14 @@ __all__ = ["register", "run"]
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "eval",
-        help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 3 re-record, 1 error)",
+        help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 3 re-record, 4 could not judge some cases, 1 error)",
         description="Judge every case x model x depth x repeat through guard's engine and write "
         "results.jsonl, metrics.json, report.md, report.html and junit.xml into --out. "
         "Exit 0: every gate and limit holds; 100: a gate failed, or against --baseline a significant drop or more "
         "regressions / new denies / new allows than allowed; 3: --replay found no recording for some cases "
-        "(a rule or case changed): re-record them, nothing was gated; 1: the run could not judge.",
+        "(a rule or case changed): re-record them, nothing was gated; 4: some cases could not be judged (a timeout, a provider error): "
+        "they count in no figure and as no regression, nothing was gated, and the same command judges only them again; "
+        "1: the run broke (bad dataset or config, unreachable or unauthorised model).",
     )
     p.add_argument("datasets", nargs="+", metavar="DATASET", help="labeled .jsonl files")
     p.add_argument("--config", metavar="P", help="guard.yaml whose hooks and models are evaluated")
@@ -33,7 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=1, metavar="N", help="judge in N processes sharing --concurrency, when one process's CPU is the bottleneck (default 1)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--record", metavar="DIR", help="record the model's HTTP exchanges as cassettes in DIR")
-    mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked")
+    mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked: no provider key or endpoint needed")
     p.add_argument("--out", default=".eval-out", metavar="DIR", help="output folder; rerunning resumes it (default .eval-out)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9")
     p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop or a --max-* limit")
@@ -106,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
     require("eval", "guard eval")  # before judging a single case
     from guard.config.pinning import trust_note
     from guard.eval.runner import DEFAULT_CONCURRENCY
-    from guard.eval.session import EXIT_GATE, EXIT_UNRECORDED, evaluate
-    from guard.eval.tables import failure_lines, rerecord_line, result_line, route_lines, verdict_lines
+    from guard.eval.session import EXIT_GATE, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
+    from guard.eval.tables import failure_lines, not_judged_line, rerecord_line, result_line, route_lines, verdict_lines
 
     note = trust_note(args.config)  # the eval reads the disk; guard hook enforces the trusted copy
     if note:
@@ -143,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
     for variant in report.variants:
         f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
         shown = "–" if f1.value is None else f"{f1.value:.3f}"
-        print(f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}")
+        unjudged = f", could not judge {variant.not_judged}" if variant.not_judged else ""
+        print(f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}{unjudged}")
         if variant.at_prevalence is not None:
             print("  " + _base_rate_line(variant.at_prevalence))
         if args.suggest_thresholds:
@@ -159,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
         print(outcome)
     if result.exit_code == EXIT_UNRECORDED:
         print(f"guard eval: {rerecord_line(report)}", file=sys.stderr)
+    elif result.exit_code == EXIT_NOT_JUDGED:
+        print(f"guard eval: {not_judged_line(report)}", file=sys.stderr)
     elif result.exit_code == EXIT_GATE:
         for line in failure_lines(report):
             print(line, file=sys.stderr)

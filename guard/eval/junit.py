@@ -89,6 +89,11 @@ def render_junit(report: MetricsReport) -> str:
             for key in group.cases:
                 dataset, _, case_id = key.partition("/")
                 missing.case(f"{_part(dataset)}.re-record", case_id, "error", f"no recording (rule {group.rule}): {rerecord_line(report)}", kind="unrecorded")
+    if report.not_judged:
+        unjudged = suite("could not judge")
+        for entry in report.not_judged:
+            dataset, _, case_id = entry.case.partition("/")
+            unjudged.case(f"{_part(dataset)}.{_part(entry.variant)}", case_id, "error", f"could not judge: {entry.error}", kind="not-judged")
     if report.gates or report.baseline or (report.backtest and (report.backtest.max_new_denies is not None or report.backtest.max_new_allows is not None)):
         checks = suite("gates")
         for gate in report.gates:

@@ -6,6 +6,7 @@ pandas is imported here and only here (and in the report layer): nothing on the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -163,6 +164,8 @@ def compute_variant(
         cost_unknown_rows=int(frame["cost_usd"].isna().sum()),
         prices=book.prices_of(rows),
         endpoints=endpoints(rows),
+        served_models=list(dict.fromkeys(call.served_model for row in rows for call in row.calls if call.served_model)),
+        response_modes=dict(Counter(call.response_mode for row in rows for call in row.calls if call.response_mode)),
         flip_rate=(sum(o.flipped for o in repeated) / len(repeated)) if repeated else None,
         cases_with_repeats=len(repeated),
         brier=stats.brier_score(confidences, correct),

@@ -21,16 +21,21 @@ from guard.eval.ranking import rank
 from guard.eval.report_html import render_html
 from guard.eval.report_md import render_markdown
 from guard.eval.runner import Variant
-from guard.eval.schema import BacktestSummary, BaselineComparison, DatasetInfo, MetricsReport, ResultRow, RouteCoverage, UnrecordedRule, VariantMetrics
+from guard.eval.schema import NOT_JUDGED_KINDS, BacktestSummary, BaselineComparison, DatasetInfo, MetricsReport, NotJudged, ResultRow, RouteCoverage, UnrecordedRule, VariantMetrics
 
-__all__ = ["OUTPUT_FILES", "build_report", "write_outputs"]
+__all__ = ["DISTRIBUTION", "OUTPUT_FILES", "build_report", "guard_version", "write_outputs"]
 
 OUTPUT_FILES = ("results.jsonl", "metrics.json", "report.md", "report.html", "junit.xml")
 
 
-def _guard_version() -> str:
+#: The distribution guard is installed as (the import package is ``guard``).
+DISTRIBUTION = "plainguard"
+
+
+def guard_version() -> str:
+    """The installed ``plainguard`` version that made a report ("unknown" from a checkout that was never installed)."""
     try:
-        return version("guard")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         return "unknown"
 
@@ -43,12 +48,20 @@ def _listed(variants: Sequence[VariantMetrics], baseline: Sequence[BaselineCompa
     return keys
 
 
-def _endpoint_stub(variants: Sequence[VariantMetrics]) -> str | None:
-    """Why the figures come from this machine, read from where the calls went."""
-    from guard.judge.endpoint import locality
+def _stub(rows: Sequence[ResultRow]) -> str | None:
+    """Why the figures are a stub's: a call guard's own stub answered (it says so), wherever it listened; None for a real model, a local one included."""
+    found = next((call for row in rows for call in row.calls if call.stub), None)
+    return f"{found.model} was answered by guard's stub at {found.endpoint}" if found else None
 
-    found = next((e for v in variants for e in v.endpoints if locality(e.url) == "loopback"), None)
-    return f"{found.model} was called at {found.url}, a loopback address: a stub or local server" if found else None
+
+def _not_judged(rows: Sequence[ResultRow]) -> list[NotJudged]:
+    """One entry per case and variant that has a judgement that failed (a timeout, a provider error): the first error said."""
+    seen: dict[tuple[str, str], NotJudged] = {}
+    for row in rows:
+        if row.error_kind in ("error", "infrastructure"):
+            key = (f"{row.model} @ {row.depth}", f"{row.dataset}/{row.case_id}")
+            seen.setdefault(key, NotJudged(variant=key[0], case=key[1], error=row.error or row.error_kind))
+    return list(seen.values())
 
 
 def build_report(
@@ -59,7 +72,6 @@ def build_report(
     config: str | None,
     repeats: int,
     replayed: bool,
-    stub: str | None,
     gates: Sequence[Gate],
     baseline: tuple[str, list[VariantMetrics]] | None,
     seed: int = 0,
@@ -75,12 +87,16 @@ def build_report(
 ) -> MetricsReport:
     """Metrics per (model, depth), the ranking and model-against-model tests, gates and the comparison with ``baseline`` (source, variants).
 
-    Rows without a recording are not judgements: they are left out of every figure,
-    and while there are any, no gate and no baseline comparison is evaluated (the
-    report says to re-record instead).
+    Rows without a recording, and judgements that failed (a timeout, a provider
+    error), are not verdicts: they are left out of every figure, so never a
+    regression, and while there are any, no gate and no baseline comparison is
+    evaluated (the report says to re-record, or that it could not judge them).
     """
-    judged = [row for row in rows if row.error_kind != "unrecorded"]
+    judged = [row for row in rows if row.error_kind not in NOT_JUDGED_KINDS]
+    not_judged = _not_judged(rows)
     scored = compute_variants(judged, seed=seed, prevalence=prevalence, book=book)
+    for variant in scored:
+        variant.not_judged = sum(1 for entry in not_judged if entry.variant == variant.name)
     for variant in scored:  # route coverage is a metric of its variant, so gates and tables read it like any other
         found = next((r for r in routes if r.variant == variant.name), None)
         if found is not None:
@@ -88,19 +104,20 @@ def build_report(
     by_name = {v.name: v for v in scored}
     ordered = [by_name[v.name] for v in variants if v.name in by_name]
     comparisons = pairwise(ordered, seed=seed, metric=metric)
-    evaluated = not unrecorded
+    evaluated = not unrecorded and not not_judged
     compared = compare_to_baseline(ordered, baseline[1], baseline[0], seed=seed, metric=metric, limits=limits) if baseline and ordered and evaluated else []
     clusters = {row.cluster if row.cluster is not None else f"\0{row.dataset}/{row.case_id}" for row in judged}
     named = {row.cluster for row in judged if row.cluster is not None}
     listed = _listed(ordered, compared)
+    stub = _stub(rows)
     return MetricsReport(
-        guard_version=_guard_version(),
+        guard_version=guard_version(),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         datasets=list(datasets),
         config=config,
         repeats=repeats,
-        stub=bool(stub or _endpoint_stub(ordered)),
-        stub_reason=stub or _endpoint_stub(ordered),
+        stub=stub is not None,
+        stub_reason=stub,
         replayed=replayed,
         variants=ordered,
         comparisons=comparisons,
@@ -110,6 +127,8 @@ def build_report(
         ranking=rank(ordered, comparisons, metric),
         unrecorded=list(unrecorded),
         rerecord=rerecord if unrecorded else None,
+        not_judged=not_judged,
+        prompt_versions=sorted({call.prompt_version for row in rows for call in row.calls if call.prompt_version}),
         clusters=len(clusters) if named else None,
         case_inputs={key: text for key, text in (inputs or {}).items() if key in listed},
         routes=list(routes),

@@ -11,22 +11,26 @@ reason. Outputs go to ``out=`` when the test gives one, else under
 ``--guard-eval-out DIR`` (one folder per test), else to the test's tmp folder; the
 failure message says where.
 
-Model calls go over httpx, so pytest-recording's ``@pytest.mark.vcr`` cassettes and
-``--block-network`` apply to them unchanged. Concurrent judge calls all POST to one
-URL, so cassettes must match on the body too; ``guard_vcr_config`` holds the
-settings (body matching, secrets filtered, 2xx only) for a ``vcr_config`` fixture:
+A test marked ``@pytest.mark.vcr`` (pytest-recording) hands its cassette to guard's
+judge (:mod:`guard.judge.cassette`): ``openai/…`` calls are recorded and replayed at
+guard's own HTTP client, so a replay runs production's parsing; LiteLLM's calls go
+through vcrpy's patch of httpx into the same cassette. A replay needs no provider key.
+Concurrent judge calls all POST to one URL, so cassettes must match on what was asked;
+``guard_vcr_config`` holds the settings (the judge call matcher: operation and body,
+not host; secrets filtered; 2xx only) for a ``vcr_config`` fixture:
 
     @pytest.fixture(scope="module")
     def vcr_config(guard_vcr_config):
         return guard_vcr_config
- pytest loads this module in every
-session of every project that installs guard, so it imports nothing heavy: the
-eval machinery loads when a test first calls the fixture.
+
+pytest loads this module in every session of every project that installs guard,
+so it imports nothing heavy: the eval machinery loads when a test first calls the
+fixture, the cassette module when a test has a cassette.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +39,7 @@ import pytest
 if TYPE_CHECKING:
     from guard.eval.session import EvalResult
 
-__all__ = ["guard_eval", "guard_vcr_config"]
+__all__ = ["guard_eval", "guard_judge_cassette", "guard_vcr_config", "pytest_recording_configure"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,8 +59,8 @@ def guard_eval(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., 
     """Run an eval in-process and return its metrics; outputs go to ``out=``, else ``--guard-eval-out``, else a tmp dir."""
 
     def run(*datasets: str, out: str | None = None, **options: Any) -> EvalResult:
-        from guard.eval.session import EXIT_ERROR, EXIT_UNRECORDED, evaluate
-        from guard.eval.tables import rerecord_line
+        from guard.eval.session import EXIT_ERROR, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
+        from guard.eval.tables import not_judged_line, rerecord_line
 
         options.setdefault("progress", False)
         folder = Path(out) if out else _folder(request, tmp_path)
@@ -65,9 +69,32 @@ def guard_eval(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., 
             pytest.fail("guard eval could not judge: " + "; ".join(result.problems) + f" (report: {folder / 'report.md'})", pytrace=False)
         if result.exit_code == EXIT_UNRECORDED:
             pytest.fail(f"guard eval: {rerecord_line(result.report)} (report: {folder / 'report.md'})", pytrace=False)
+        if result.exit_code == EXIT_NOT_JUDGED:
+            pytest.fail(f"guard eval: {not_judged_line(result.report)} (report: {folder / 'report.md'})", pytrace=False)
         return result
 
     return run
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """pytest-recording made a ``vcr.VCR``: teach it guard's judge call matcher (named in ``guard_vcr_config``)."""
+    from guard.judge.cassette import register
+
+    register(vcr)
+
+
+@pytest.fixture(autouse=True)
+def guard_judge_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The cassette of a ``@pytest.mark.vcr`` test, handed to guard's judge for the test's duration (None without one)."""
+    cassette = request.getfixturevalue("vcr") if "vcr" in request.fixturenames else None
+    if cassette is None:
+        yield None
+        return
+    from guard.judge.cassette import use
+
+    with use(cassette):
+        yield cassette
 
 
 @pytest.fixture(scope="session")

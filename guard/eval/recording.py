@@ -1,12 +1,15 @@
 """``--record DIR`` / ``--replay DIR``: the model's HTTP exchanges as vcrpy cassettes.
 
-Requests match on method, URI and JSON body (so each case finds its own answer and
-repeats replay in order); provider secrets never reach the file; only 2xx answers
-are kept, so a recorded rate limit never replays as a verdict. Replay runs with the
-network blocked, and a request with no recording is pinned to the case that made
-it, so the run can stop and name that case. LiteLLM must use its httpx transport
-for vcrpy to see the calls (the judge's model adapter sets
-``DISABLE_AIOHTTP_TRANSPORT``).
+The cassette is handed to the judge (:mod:`guard.judge.cassette`), which records and
+replays ``openai/…`` calls at guard's own HTTP client, so a replay runs production's
+wire and parser; LiteLLM's calls are recorded by vcrpy's patch of httpx into the
+same cassette (the judge's LiteLLM transport sets ``DISABLE_AIOHTTP_TRANSPORT`` so
+they go over httpx). Requests match on method, operation and JSON body, never on
+the host (so each case finds its own answer wherever it was recorded, and repeats
+replay in order); provider secrets never reach the file; only 2xx answers are kept,
+so a recorded rate limit never replays as a verdict. Replay needs no key and runs
+with the network blocked, and a request with no recording is pinned to the case
+that made it, so the run can name that case.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import GuardError
+from guard.judge.cassette import MATCHER, register, use
 
 __all__ = ["FILTERED_HEADERS", "MATCH_ON", "Recorder", "cassette_path", "recording", "vcr_config"]
 
 FILTERED_HEADERS = ("authorization", "x-api-key", "api-key", "anthropic-api-key", "x-goog-api-key", "cookie", "set-cookie", "openai-organization")
 FILTERED_QUERY = ("key", "api_key", "api-key")
-MATCH_ON = ("method", "uri", "body")
+MATCH_ON = ("method", MATCHER)
 
 #: Which case the current task is judging, so a missing recording can be blamed on it.
 current_case: contextvars.ContextVar[str | None] = contextvars.ContextVar("guard_eval_case", default=None)
@@ -110,7 +114,8 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
             path.unlink(missing_ok=True)
     recorder = Recorder(mode, path)
     config = vcr.VCR(record_mode={"record": "new_episodes" if resume else "all", "replay": "none"}[mode], **vcr_config())
-    with config.use_cassette(str(path)) as cassette:
+    register(config)
+    with config.use_cassette(str(path)) as cassette, use(cassette):
         if mode == "replay":
             can_play = cassette.can_play_response_for
 

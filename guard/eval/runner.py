@@ -9,8 +9,8 @@ only (:meth:`Registry.mount`), so concurrent cases never see each other's hooks.
 Rows are appended to ``results.jsonl`` as they finish, so a killed run loses at
 most the calls in flight; rerunning with the same ``--out`` schedules only rows
 that are missing, stale (the case or its hooks changed), failed for
-infrastructure reasons or found no recording (so ``--record`` into the same
-``--out`` records just the calls replay missed).
+infrastructure reasons, could not be judged (a timeout) or found no recording (so
+``--record`` into the same ``--out`` records just the calls replay missed).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from guard.eval.cases import JudgedCase
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.progress import Progress
 from guard.eval.recording import Recorder, current_case
-from guard.eval.schema import ResultRow
+from guard.eval.schema import NOT_JUDGED_KINDS, ResultRow
 from guard.eval.verdicts import decision_fields, is_rate_limited
 from guard.runtime.registry import Registry
 
@@ -196,13 +196,13 @@ def plan(items: Sequence[WorkItem], existing: Sequence[ResultRow]) -> tuple[list
 
     Labels, tags and clusters are not part of what the judge saw: a kept row takes
     the dataset's current ones, so fixing a label costs no model call. Rows that
-    could not judge (infrastructure) or had no recording are judged again.
+    are not a judgement (a failed hook, infrastructure, no recording) are judged again.
     """
     wanted = {item.key: item for item in items}
     kept: dict[tuple[str, str, str, str, int], ResultRow] = {}
     for row in existing:
         item = wanted.get(row.key)
-        if item is not None and row.fingerprint == item.fingerprint and row.error_kind not in ("infrastructure", "unrecorded"):
+        if item is not None and row.fingerprint == item.fingerprint and row.error_kind not in NOT_JUDGED_KINDS:
             case = item.case.case
             kept[row.key] = row.model_copy(update={"label": case.label, "tags": list(case.tags), "cluster": case.cluster})
     return list(kept.values()), [item for item in items if item.key not in kept]

@@ -39,6 +39,8 @@ __all__ = [
     "RuleChange",
     "SliceMetrics",
     "UnrecordedRule",
+    "NOT_JUDGED_KINDS",
+    "NotJudged",
     "VariantMetrics",
 ]
 
@@ -46,9 +48,12 @@ SCHEMA_VERSION = 1
 
 #: What a row was scored as: the engine's verdict, or "error" when the judgement failed.
 Predicted = DecisionName | Literal["error"]
-#: unparsed (the model answered, unreadably) | error (a hook failed) | infrastructure (could not judge at all)
-#: | unrecorded (replay had no recording for the call: not a judgement, never scored)
+#: unparsed (the model answered, unreadably: the judge's answer, scored as wrong) | error (a hook failed or timed out:
+#: not a judgement, never scored) | infrastructure (could not judge at all: the run stops) | unrecorded (replay had no
+#: recording for the call: not a judgement, never scored)
 ErrorKind = Literal["unparsed", "error", "infrastructure", "unrecorded"]
+#: The kinds that are not a judgement: left out of every figure, never a regression.
+NOT_JUDGED_KINDS = ("error", "infrastructure", "unrecorded")
 
 
 def _counted(plural: str, count: int) -> str:
@@ -64,6 +69,10 @@ class ModelCall(BaseModel):
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None  # as the judge priced it (None on a custom endpoint)
+    served_model: str | None = None  # the model id the endpoint says answered (a dated snapshot, a local file)
+    prompt_version: str | None = None  # the prompt template the call was made with (``quick.v1``)
+    response_mode: str | None = None  # json_schema | json_object | prompt: how the verdict's shape was asked for
+    stub: bool = False  # guard's own stub answered (it says so): the figures are a stub's
 
 
 class ResultRow(BaseModel):
@@ -223,6 +232,11 @@ class VariantMetrics(BaseModel):
     cost_unknown_rows: int = 0
     prices: list[ModelPrice] = Field(default_factory=list)
     endpoints: list[ModelEndpoint] = Field(default_factory=list)
+    #: The model ids the endpoints said answered (``gpt-4.1-mini-2025-04-14``, a local file's name): what was really judged with.
+    served_models: list[str] = Field(default_factory=list)
+    #: How the verdict's shape was asked for, by calls: json_schema, json_object (the endpoint refused the schema), prompt.
+    response_modes: dict[str, int] = Field(default_factory=dict)
+    not_judged: int = 0  # cases this variant could not judge (left out of every figure above)
     flip_rate: float | None = None
     cases_with_repeats: int = 0
     brier: float | None = None
@@ -351,6 +365,14 @@ class UnrecordedRule(BaseModel):
     cases: list[str]
 
 
+class NotJudged(BaseModel):
+    """A case a variant could not judge (a timeout, a provider error): not a verdict, so no figure counts it."""
+
+    variant: str
+    case: str
+    error: str
+
+
 class Flip(BaseModel):
     """One replayed event whose stop-or-let-through verdict changed, with both sides' reasons and the rule that flipped it."""
 
@@ -468,7 +490,7 @@ class MetricsReport(BaseModel):
     datasets: list[DatasetInfo]
     config: str | None = None
     repeats: int = 1
-    positive_class: str = "deny (ask also counts as positive; errors are scored as wrong)"
+    positive_class: str = "deny (ask also counts as positive; unparsed answers are scored as wrong; cases that could not be judged are not scored)"
     stub: bool = False
     stub_reason: str | None = None
     replayed: bool = False
@@ -481,6 +503,10 @@ class MetricsReport(BaseModel):
     #: Cases replay had no recording for, by rule, and the command that records them: while any are listed, no gate or baseline is evaluated.
     unrecorded: list[UnrecordedRule] = Field(default_factory=list)
     rerecord: str | None = None
+    #: Cases a variant could not judge (timeouts, provider errors): left out of every figure; while any are listed, no gate or baseline is evaluated.
+    not_judged: list[NotJudged] = Field(default_factory=list)
+    #: The prompt templates the calls were made with (``quick.v1``), for tracing a change in verdicts to a change in words.
+    prompt_versions: list[str] = Field(default_factory=list)
     clusters: int | None = None  # how many clusters the dataset's ``cluster`` keys form (None: every case is its own)
     #: The input of every case a report lists (misjudged, regressed, flaky), shortened, by case key.
     case_inputs: dict[str, str] = Field(default_factory=dict)
@@ -490,3 +516,7 @@ class MetricsReport(BaseModel):
     @property
     def unrecorded_cases(self) -> int:
         return len({key for group in self.unrecorded for key in group.cases})
+
+    @property
+    def not_judged_cases(self) -> int:
+        return len({entry.case for entry in self.not_judged})

@@ -4,10 +4,14 @@ Used by ``guard eval`` and by the pytest fixture. Exit codes follow promptfoo's
 split, because a CI job must tell "the judge got worse" from "the run broke":
 0 = every gate holds, 100 = a quality gate failed, or against the baseline a
 significant drop or more regressions / new denies / new allows than allowed,
-1 = the run could not judge (bad dataset or config, unreachable model; raised as
-GuardError before judging, or reported here), 3 = replay had no recording for some
-cases (a rule or case changed since the cassettes were made): re-record; nothing
-was gated, so it is neither a pass nor a quality drop.
+1 = the run broke (bad dataset or config, unreachable or unauthorised model;
+raised as GuardError before judging, or the run stopped), 3 = replay had no
+recording for some cases (a rule or case changed since the cassettes were made):
+re-record, 4 = some cases could not be judged (a timeout, a provider error): the
+run finished and its other verdicts stand, and running it again with the same
+``--out`` judges only those. Under 3 and 4 nothing was gated: an unjudged case is
+neither a pass nor a regression, and a gate over the rest could pass only because
+the hard cases were left out.
 """
 
 from __future__ import annotations
@@ -38,20 +42,17 @@ __all__ = [
     "DEPTHS",
     "EXIT_ERROR",
     "EXIT_GATE",
+    "EXIT_NOT_JUDGED",
     "EXIT_OK",
     "EXIT_UNRECORDED",
-    "STUB_MODEL_PREFIX",
     "EvalResult",
     "evaluate",
     "evaluate_async",
-    "stub_reason",
     "warm_up",
 ]
 
-EXIT_OK, EXIT_ERROR, EXIT_UNRECORDED, EXIT_GATE = 0, 1, 3, 100
+EXIT_OK, EXIT_ERROR, EXIT_UNRECORDED, EXIT_NOT_JUDGED, EXIT_GATE = 0, 1, 3, 4, 100
 DEPTHS = ("quick", "thorough", "auto")
-#: A model whose name (after the provider prefix) starts with this is a test double.
-STUB_MODEL_PREFIX = "stub"
 
 
 @dataclass
@@ -119,28 +120,6 @@ def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[s
             pinned = base.replace(models={"quick": model, "thorough": model}) if model else base
             variants.append(Variant(model or _model_label(base), depth or "config", pinned, pinned_model=model, pinned_depth=depth))
     return variants
-
-
-def stub_reason(variants: Sequence[Variant]) -> str | None:
-    """Why these figures come from a test double (a loopback endpoint, however it is set, or a stub model), if they do.
-
-    The endpoint is resolved as the judge resolves it: ``GUARD_API_BASE``, then
-    ``models.api_base``, then the provider's variables (``OPENAI_BASE_URL``,
-    ``ANTHROPIC_BASE_URL``…); the report also reads the URL each call recorded.
-    """
-    from guard.judge.endpoint import locality, resolve
-    from guard.judge.model import route
-
-    for variant in variants:
-        models = [m for m in (variant.pinned_model, variant.settings.model_for("quick"), variant.settings.model_for("thorough")) if m]
-        base = variant.settings.effective_api_base()
-        for model in models:
-            url = resolve(route(model, base), base)
-            if locality(url) == "loopback":
-                return f"{model} is called at {url}, a loopback address: a stub or local server"
-            if model.split("/", 1)[-1].startswith(STUB_MODEL_PREFIX):
-                return f"model {model} is a stub"
-    return None
 
 
 @contextmanager
@@ -266,7 +245,7 @@ async def evaluate_async(
     limits = Limits(regressions=0 if max_regressions is None else max_regressions, new_denies=max_new_denies, new_allows=max_new_allows)
     report = build_report(
         rows, infos, variants, config=str(loaded.sources[0]) if loaded.sources else config, repeats=repeats,
-        replayed=bool(replay), stub=stub_reason(variants), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
+        replayed=bool(replay), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
         book=PriceBook(given, loaded.settings.prices), metric=rank_by, limits=limits, unrecorded=_unrecorded(rows, by_key),
         rerecord=_rerecord_command(datasets, config, models, depths, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
         routes=coverage,
@@ -277,6 +256,8 @@ async def evaluate_async(
         code = EXIT_ERROR
     elif report.unrecorded:
         code = EXIT_UNRECORDED
+    elif report.not_judged:
+        code = EXIT_NOT_JUDGED
     elif any(not g.passed for g in report.gates) or any(b.failed for b in report.baseline):
         code = EXIT_GATE
     else:

@@ -29,6 +29,7 @@ __all__ = [
     "fmt_estimate",
     "fmt_usd",
     "headline_tables",
+    "not_judged_line",
     "notices",
     "rerecord_line",
     "result_line",
@@ -154,7 +155,18 @@ def notices(report: MetricsReport) -> list[str]:
     for variant in report.variants:
         if variant.infrastructure_errors:
             lines.append(f"{variant.name}: {variant.infrastructure_errors} judgement(s) could not run (infrastructure errors); the run exits 1.")
+    if report.prompt_versions:
+        lines.append(f"Judged by guard {report.guard_version} with prompts {', '.join(report.prompt_versions)}.")
     return lines
+
+
+def not_judged_line(report: MetricsReport) -> str | None:
+    """``could not judge N cases (…)`` with what to do, or None when every case was judged."""
+    if not report.not_judged:
+        return None
+    first = report.not_judged[0]
+    return (f"could not judge {_plural(report.not_judged_cases, 'case')} (e.g. {first.case} by {first.variant}: {first.error}); "
+            "they count in no figure and as no regression: run the same command again to judge only them")
 
 
 def rerecord_line(report: MetricsReport) -> str | None:
@@ -175,6 +187,8 @@ def result_line(report: MetricsReport) -> str | None:
     """The run's outcome in one line: NOT JUDGED (re-record), FAILED or passed with what decided it; None with no gate, limit or baseline."""
     if report.unrecorded:
         return f"Result: NOT JUDGED — {rerecord_line(report)}; no gate or baseline was evaluated"
+    if report.not_judged:
+        return f"Result: NOT JUDGED — {not_judged_line(report)}; no gate or baseline was evaluated"
     if report.backtest:
         b = report.backtest
         compared = f"{b.config} against {b.reference}"
@@ -281,8 +295,10 @@ def _cost_table(report: MetricsReport) -> Table:
             f"{p.model}: ${p.input_per_mtok:g} in / ${p.output_per_mtok:g} out ({p.source})" if p.input_per_mtok is not None else f"{p.model}: no price (add --price or prices:)"
             for p in v.prices
         ) or "–"
-        rows.append([v.name, endpoints, prices, f"{_per_decision(v.tokens_in_per_1k)} / {_per_decision(v.tokens_out_per_1k)}", fmt_cost(v.cost_total_usd), f"{v.cost_unknown_rows} of {v.rows}"])
-    headers = ["model @ depth", "called at", "price (USD per million tokens)", "tokens in / out per decision", "total cost", "rows without a price"]
+        served = ", ".join(v.served_models) or "–"
+        modes = ", ".join(f"{mode} ×{count}" for mode, count in v.response_modes.items()) or "–"
+        rows.append([v.name, endpoints, served, modes, prices, f"{_per_decision(v.tokens_in_per_1k)} / {_per_decision(v.tokens_out_per_1k)}", fmt_cost(v.cost_total_usd), f"{v.cost_unknown_rows} of {v.rows}"])
+    headers = ["model @ depth", "called at", "answered as", "verdict asked as", "price (USD per million tokens)", "tokens in / out per decision", "total cost", "rows without a price"]
     return Table("Cost and provenance", headers, rows)
 
 
@@ -551,6 +567,17 @@ def _unrecorded_section(report: MetricsReport) -> Section | None:
     return Section("unrecorded", "Re-record", lines, [Table("Cases without a recording, by rule", ["rule", "cases", "which"], rows)])
 
 
+def _not_judged_section(report: MetricsReport) -> Section | None:
+    if not report.not_judged:
+        return None
+    rows = [[entry.variant, entry.case, entry.error] for entry in report.not_judged[:LIST_LIMIT * 5]]
+    lines = [
+        "These judgements failed (a timeout, a provider error) and gave no verdict. They count in no figure below and as no regression, "
+        "and no gate or baseline was evaluated. Run the same command again (the same --out) to judge only them."
+    ]
+    return Section("not-judged", "Could not judge", lines, [Table("Cases without a verdict", ["model @ depth", "case", "error"], rows)])
+
+
 def _top(counts: dict[str, int], limit: int = 4) -> str:
     shown = [f"{name} ×{count}" for name, count in list(counts.items())[:limit]]
     return ", ".join(shown) + (f" … {len(counts) - limit} more" if len(counts) > limit else "") if shown else "–"
@@ -599,7 +626,7 @@ def route_lines(report: MetricsReport) -> list[str]:
 
 def summary_sections(report: MetricsReport) -> list[Section]:
     """What a reader needs first: what to re-record, who wins (or the run's figures), gates and the baseline."""
-    found = [s for s in (_unrecorded_section(report), _backtest_section(report)) if s]
+    found = [s for s in (_unrecorded_section(report), _not_judged_section(report), _backtest_section(report)) if s]
     if report.variants:
         lines = [_interval_note(report)]
         found.append(Section("summary", "Who wins" if report.ranking else "Summary", lines, [_summary_table(report)]))
@@ -628,9 +655,11 @@ def detail_sections(report: MetricsReport) -> list[Section]:
     if (flaky := _flaky_table(report)) is not None:
         found.append(Section("flaky", "Flakiness", ["Per case, the share of repeats whose verdict differs from the majority."], [flaky], fold=True))
     if variants:
-        found.append(Section("confusion", "Confusion matrices", ["Majority verdict per case; errors and unparsed answers have their own column and count as wrong."], [confusion_table(v) for v in variants], fold=True))
+        found.append(Section("confusion", "Confusion matrices", ["Majority verdict per case; unparsed answers have their own column and count as wrong."], [confusion_table(v) for v in variants], fold=True))
         found.append(Section("more", "More metrics", ["95% intervals; Brier and ECE from the verdicts' stated confidence."], [_more_metrics_table(report)], fold=True))
-        found.append(Section("cost", "Cost and provenance", ["Prices are USD per million tokens; a row without a price is shown as such, never as a zero cost."], [_cost_table(report)], fold=True))
+        found.append(Section("cost", "Cost and provenance", ["Prices are USD per million tokens; a row without a price is shown as such, never as a zero cost. "
+                                                       "Answered as: the model id each endpoint said answered. Verdict asked as: the response format of the calls "
+                                                       "(json_schema; json_object or prompt where the endpoint refused the schema, or its model is not known to support one)."], [_cost_table(report)], fold=True))
     found += [Section(id, heading, [], [t], fold=True) for id, heading, t in (("base-rate", "At the stated base rate", _base_rate_table(report)), ("operating-points", "Recall at a fixed false-positive rate", _operating_point_table(report))) if t]
     return found
 

@@ -2,9 +2,9 @@
 
 Failures fall into three kinds, because they mean different things to a CI job:
 ``unparsed`` (the model answered, unreadably: the judge's fault, scored as wrong),
-``error`` (a hook failed or timed out: scored as wrong), and ``infrastructure``
-(no judgement was possible: unreachable or unauthorised model, no model configured:
-the run stops with exit 1 instead of scoring). A fourth, ``unrecorded`` (replay found
+``error`` (a hook failed or timed out: no verdict, so not scored; the run says it
+could not judge the case), and ``infrastructure`` (no judgement was possible:
+unreachable or unauthorised model, no model configured: the run stops with exit 1). A fourth, ``unrecorded`` (replay found
 no recording for the call), is set by the runner, which alone knows about cassettes.
 """
 
@@ -62,7 +62,8 @@ def _sum(values: list[int | float | None]) -> int | float | None:
 def _calls(hooks: list[HookResult]) -> list[dict[str, object]]:
     """Each model call the hooks made (answers from the cache made none), as ``ModelCall`` fields."""
     return [
-        {"model": call["model"], "endpoint": call.get("endpoint"), "tokens_in": call.get("prompt_tokens"), "tokens_out": call.get("completion_tokens"), "cost_usd": call.get("cost_usd")}
+        {"model": call["model"], "endpoint": call.get("endpoint"), "tokens_in": call.get("prompt_tokens"), "tokens_out": call.get("completion_tokens"), "cost_usd": call.get("cost_usd"),
+         "served_model": call.get("served_model"), "prompt_version": call.get("prompt_version"), "response_mode": call.get("response_mode"), "stub": bool(call.get("stub"))}
         for h in hooks
         for call in h.details.get("calls", ())
         if isinstance(call.get("model"), str) and not call.get("cached")

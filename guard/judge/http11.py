@@ -8,8 +8,9 @@ that CPU, not the model, is what calls queue on. This speaks the part of HTTP/1.
 a chat API needs (one write per request, Content-Length or chunked answers, keep-alive)
 on the event loop's streams, with the TLS context the caller built (the one httpx
 would use: same CA bundle, hostname checked). Proxies are httpx's business: with a
-proxy variable set (:func:`proxied`), or a cassette recording or replaying httpx's
-calls, the caller (:mod:`guard.judge.openai_transport`) goes over httpx instead.
+proxy variable set (:func:`proxied`) the caller (:mod:`guard.judge.openai_transport`)
+goes over httpx instead. A recorded answer is read by the same code as a live one
+(:func:`read_recorded`): replaying a cassette tests this module too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 
 from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
 
-__all__ = ["Answer", "BrokenAnswer", "Connections", "Unreachable", "proxied"]
+__all__ = ["Answer", "BrokenAnswer", "Connections", "Unreachable", "proxied", "read_recorded", "request_bytes"]
 
 #: Largest status line plus headers read (asyncio's stream limit is 64 KiB).
 MAX_HEAD_BYTES = 1 << 16
@@ -87,13 +88,8 @@ class Connections:
         """
         parts = urlsplit(url)
         tls = parts.scheme == "https"
-        host = parts.hostname or ""
-        origin = (parts.scheme, host, parts.port or (443 if tls else 80))
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        lines = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc.rsplit('@', 1)[-1]}", "Accept: application/json", "Accept-Encoding: identity",
-                 "Content-Type: application/json", f"Content-Length: {len(body)}", "User-Agent: plainguard",
-                 *(f"{name}: {value}" for name, value in headers.items())]
-        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        origin = (parts.scheme, parts.hostname or "", parts.port or (443 if tls else 80))
+        request = request_bytes(url, body, headers)
         async with asyncio.timeout(timeout):
             connection = await self._connection(origin)
             try:
@@ -127,21 +123,15 @@ class Connections:
         try:
             connection.writer.write(request)
             await connection.writer.drain()
-            head = await connection.reader.readuntil(b"\r\n\r\n")
+            answer, content, keep = await _read_answer(connection.reader)
+        except BrokenAnswer:
+            connection.close()
+            raise
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             connection.close()
             if reused and (not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial):
                 raise _StaleConnection from exc  # closed by the server while idle: nothing of ours was read
             raise BrokenAnswer(f"{type(exc).__name__}: {exc}") from exc
-        except asyncio.LimitOverrunError as exc:
-            connection.close()
-            raise BrokenAnswer(f"the answer's headers are over {MAX_HEAD_BYTES} bytes") from exc
-        answer, keep = _parse_head(head)
-        try:
-            content = await _read_body(connection.reader, answer)
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.LimitOverrunError) as exc:
-            connection.close()
-            raise BrokenAnswer(f"the answer broke off: {type(exc).__name__}: {exc}") from exc
         if keep and ("content-length" in answer.headers or "chunked" in answer.headers.get("transfer-encoding", "").lower()):
             connection.idle_since = time.monotonic()
             self._idle.setdefault(origin, []).append(connection)
@@ -176,6 +166,50 @@ def _parse_head(head: bytes) -> tuple[Answer, bool]:
         headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
     keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
     return Answer(int(code), reason, headers), keep
+
+
+def request_bytes(url: str, body: bytes, headers: dict[str, str]) -> bytes:
+    """The whole POST of ``body`` to ``url`` as it goes on the wire: one write."""
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    lines = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc.rsplit('@', 1)[-1]}", "Accept: application/json", "Accept-Encoding: identity",
+             "Content-Type: application/json", f"Content-Length: {len(body)}", "User-Agent: plainguard",
+             *(f"{name}: {value}" for name, value in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def _read_answer(reader: asyncio.StreamReader) -> tuple[Answer, bytes, bool]:
+    """One answer off ``reader``: its status and headers, its body (capped), and whether the connection may be kept.
+
+    A connection that ends before the head is read raises as asyncio does (the caller
+    tells a stale kept-alive connection from a broken answer); anything later is a :class:`BrokenAnswer`.
+    """
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError as exc:
+        raise BrokenAnswer(f"the answer's headers are over {MAX_HEAD_BYTES} bytes") from exc
+    answer, keep = _parse_head(head)
+    try:
+        content = await _read_body(reader, answer)
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.LimitOverrunError) as exc:
+        raise BrokenAnswer(f"the answer broke off: {type(exc).__name__}: {exc}") from exc
+    return answer, content, keep
+
+
+async def read_recorded(raw: bytes) -> tuple[Answer, bytes]:
+    """A recorded answer (status line, headers, framed body) read by the same code that reads one off a socket.
+
+    Replay (:mod:`guard.judge.cassette`) goes through here, so a recording is parsed,
+    de-chunked and size-capped exactly as production reads the live answer.
+    """
+    reader = asyncio.StreamReader(limit=MAX_HEAD_BYTES)
+    reader.feed_data(raw)
+    reader.feed_eof()
+    try:
+        answer, content, _ = await _read_answer(reader)
+    except asyncio.IncompleteReadError as exc:
+        raise BrokenAnswer(f"the recorded answer ends early: {exc}") from exc
+    return answer, content
 
 
 async def _read_body(reader: asyncio.StreamReader, answer: Answer) -> bytes:

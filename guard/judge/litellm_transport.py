@@ -1,4 +1,4 @@
-"""The ``litellm`` transport: every provider LiteLLM speaks, through ``litellm.acompletion``.
+"""The ``litellm`` transport: every provider LiteLLM speaks, through ``litellm.acompletion``, answered as guard's ``ChatReply``.
 
 LiteLLM is imported here, lazily, the first time a model needs it (seconds in a
 fresh process). Before the import its price map is pinned to the bundled copy
@@ -12,9 +12,10 @@ import os
 import warnings
 from typing import Any
 
+from guard.judge.chat import ChatReply, ChatRequest
 from guard.judge.reply_limit import cap_litellm
 
-__all__ = ["acompletion", "completion_cost", "load", "response_mode"]
+__all__ = ["complete", "load", "response_mode"]
 
 
 def load() -> Any:
@@ -35,13 +36,36 @@ def load() -> Any:
     return litellm
 
 
-async def acompletion(**kwargs: Any) -> Any:
-    return await load().acompletion(**kwargs)
-
-
-def completion_cost(*, completion_response: Any) -> float | None:
-    cost = load().completion_cost(completion_response=completion_response)
+def _cost(litellm: Any, response: Any) -> float | None:
+    """The call's cost in USD, as LiteLLM priced it while logging the call (None: not in its price map)."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if cost is not None else None
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:  # not in the price map
+        return None
     return float(cost) if cost is not None else None
+
+
+async def complete(request: ChatRequest) -> ChatReply:
+    """One chat completion through ``litellm.acompletion``, answered as guard's :class:`~guard.judge.chat.ChatReply`."""
+    litellm = load()
+    optional = {name: value for name, value in (("response_format", request.response_format), ("api_base", request.api_base), ("api_key", request.api_key)) if value is not None}
+    response = await litellm.acompletion(
+        model=request.model, messages=request.messages, max_tokens=request.max_tokens, temperature=request.temperature, timeout=request.timeout,
+        stream=False, num_retries=0, max_retries=0, drop_params=True, **optional,  # guard retries itself
+    )
+    choice = response.choices[0]
+    usage = getattr(response, "usage", None)
+    served = getattr(response, "model", None)
+    fingerprint = getattr(response, "system_fingerprint", None)
+    return ChatReply(
+        content=choice.message.content, refusal=getattr(choice.message, "refusal", None), finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None), cost_usd=_cost(litellm, response),
+        served_model=served if isinstance(served, str) else None, fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+    )
 
 
 def response_mode(model: str) -> str:

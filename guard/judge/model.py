@@ -1,4 +1,4 @@
-"""The one place guard talks to a model: ``acompletion`` of a transport, with retries inside a deadline.
+"""The one place guard talks to a model: ``complete`` of a transport, with retries inside a deadline.
 
 Which transport calls a model is :mod:`guard.judge.transport`'s answer: ``openai/…``
 models go through :mod:`guard.judge.openai_transport` (httpx, pooled connections
@@ -35,7 +35,8 @@ from functools import lru_cache
 from typing import Any, cast
 
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
-from guard.judge import endpoint
+from guard.judge import cassette, endpoint
+from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest
 from guard.judge.key_redaction import redact_keys
 from guard.judge.litellm_transport import load as _litellm
 from guard.judge.reply_limit import ReplyTooLarge, too_large
@@ -87,6 +88,8 @@ class ModelReply:
     notes: list[str] = field(default_factory=list)
     finish_reason: str | None = None  # "length" / "content_filter": the content is not the whole answer
     endpoint: str | None = None  # the URL the call went to (guard.judge.endpoint)
+    served_model: str | None = None  # the model id the endpoint says answered (a dated snapshot, a local file)
+    stub: bool = False  # guard's own stub answered (it says so in its system_fingerprint)
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -100,6 +103,10 @@ class ModelReply:
             "cost_usd": self.cost_usd,
             "endpoint": self.endpoint,
         }
+        if self.served_model:
+            data["served_model"] = self.served_model
+        if self.stub:
+            data["stub"] = True
         if self.notes:
             data["notes"] = self.notes
         return data
@@ -207,8 +214,7 @@ def _retryable(exc: BaseException) -> bool:
 
 def _retry_after(exc: BaseException) -> float | None:
     """Seconds from a ``Retry-After`` (seconds or HTTP date) or ``retry-after-ms`` header, if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or getattr(exc, "litellm_response_headers", None) or {}
+    headers = getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None) or getattr(exc, "litellm_response_headers", None) or {}
     try:
         if (ms := headers.get("retry-after-ms")) is not None:
             return max(0.0, float(ms) / 1000)
@@ -271,6 +277,8 @@ def _unreachable_hint(api_base: str | None) -> str:
 def _translate(exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None, api_base: str | None = None) -> JudgeError:
     """A foreign exception as the JudgeError the engine's failure_mode understands."""
     status = _status(exc)
+    if isinstance(exc, cassette.NotRecorded):
+        return JudgeError(f"model {model}: {exc}")
     if _auth_failure(exc):
         return _failed(JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc)
     if _unreachable(exc):
@@ -314,25 +322,6 @@ async def _retrying(call: Any, *, policy: RetryPolicy, deadline: float) -> Any:
     return result
 
 
-def _cost(transport: Transport, response: Any) -> float | None:
-    """The call's cost in USD; None when the model is not in LiteLLM's price map.
-
-    The transport already priced the response (LiteLLM while logging it); computing it again costs milliseconds.
-    """
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:
-        cost = hidden["response_cost"]
-        return float(cost) if cost is not None else None
-    price = getattr(transport, "completion_cost", None)  # optional: LiteLLM prices a response it did not log
-    if price is None:
-        return None
-    try:
-        cost = price(completion_response=response)
-    except Exception:  # not in the price map
-        return None
-    return float(cost) if cost is not None else None
-
-
 def _text(content: Any, model: str) -> str | None:
     """A message's text: a string, or the text parts of a list of content parts (some OpenAI-compatible servers send one).
 
@@ -366,10 +355,29 @@ def route(model: str, api_base: str | None) -> str:
 
 
 def _api_key(model: str, api_base: str | None) -> str | None:
-    """A placeholder key for OpenAI-compatible local servers that need none (the SDK insists on one)."""
+    """A placeholder key where none is needed: replaying a cassette (nothing is sent), or an OpenAI-compatible local server (the protocol wants one)."""
+    if cassette.replaying():
+        return REPLAY_KEY
     if api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         return "sk-guard-no-key"
     return None
+
+
+#: What a replayed call carries as its key: the cassette answers, and keys are never recorded.
+REPLAY_KEY = "sk-guard-replay"
+
+
+def _first_mode(routed: str, api_base: str | None) -> str:
+    """The response format to ask ``routed`` for first.
+
+    An endpoint named by ``api_base`` (vLLM, llama.cpp's server, Ollama, LM Studio, a
+    gateway) is asked for ``json_schema``, which they accept, whatever LiteLLM's
+    price map knows of the model's name; one that turns it down is asked one
+    format weaker, and the call's notes say so.
+    """
+    if api_base and transport_name(routed) in TRANSPORTS.builtins:
+        return "json_schema"
+    return response_mode(routed)
 
 
 async def complete(
@@ -387,33 +395,30 @@ async def complete(
 
     Asks for ``schema`` as a JSON-schema response where the model supports it,
     else JSON mode, else relies on the prompt. A provider that rejects the
-    response format with a bad-request error is asked again one mode weaker.
+    response format with a bad-request error is asked again one mode weaker (and
+    the call's notes say so).
     """
     routed = route(model, api_base)
     transport = transport_for(routed)
     policy = policy or RetryPolicy()
     started = time.monotonic()
     budget = deadline - started
-    mode = response_mode(routed)
+    mode = _first_mode(routed, api_base)
     notes: list[str] = []
-    extra: dict[str, Any] = {"api_base": api_base} if api_base else {}
-    if key := _api_key(routed, api_base):
-        extra["api_key"] = key
+    key = _api_key(routed, api_base)
     attempts = 0
     while True:
         formats = {"json_schema": schema, "json_object": {"type": "json_object"}, "prompt": None}
-        kwargs = dict(extra, response_format=formats[mode]) if formats[mode] else dict(extra)
 
-        async def call(timeout: float, kwargs: dict[str, Any] = kwargs) -> Any:
+        async def call(timeout: float, response_format: dict[str, Any] | None = formats[mode]) -> ChatReply:
             nonlocal attempts
             attempts += 1
-            return await transport.acompletion(
-                model=routed, messages=messages, max_tokens=max_tokens, temperature=temperature, stream=False,
-                timeout=timeout, num_retries=0, max_retries=0, drop_params=True, **kwargs,
-            )
+            request = ChatRequest(model=routed, messages=messages, max_tokens=max_tokens, temperature=temperature, timeout=timeout,
+                                  response_format=response_format, api_base=api_base, api_key=key)
+            return await transport.complete(request)
 
         try:
-            response = await _retrying(call, policy=policy, deadline=deadline)
+            reply: ChatReply = await _retrying(call, policy=policy, deadline=deadline)
             break
         except Exception as exc:
             weaker = RESPONSE_MODES.index(mode) + 1
@@ -423,20 +428,19 @@ async def complete(
                 mode = RESPONSE_MODES[weaker]
                 continue
             raise _translate(exc, model, attempts, budget, routed, api_base) from exc
-    choice = response.choices[0]
-    message = choice.message
-    usage = getattr(response, "usage", None)
     return ModelReply(
         model=model,
-        content=_text(message.content, model),
-        refusal=_text(getattr(message, "refusal", None), model),
+        content=_text(reply.content, model),
+        refusal=_text(reply.refusal, model),
         latency_ms=round((time.monotonic() - started) * 1000, 3),
         attempts=attempts,
         response_mode=mode,
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=None if api_base else _cost(transport, response),  # a custom endpoint's price is not the provider's
-        notes=notes,
-        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=None if api_base else reply.cost_usd,  # a custom endpoint's price is not the provider's
+        notes=notes + reply.notes,
+        finish_reason=reply.finish_reason,
         endpoint=endpoint.resolve(routed, api_base),
+        served_model=reply.served_model,
+        stub=reply.fingerprint == STUB_FINGERPRINT,
     )

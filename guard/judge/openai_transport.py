@@ -1,4 +1,4 @@
-"""The fast route to ``openai/…`` models: OpenAI's chat API over one shared httpx client, no LiteLLM.
+"""The fast route to ``openai/…`` models: OpenAI's chat API over guard's own HTTP/1.1 wire, no LiteLLM.
 
 ``openai/<name>`` with an ``api_base`` is how guard reaches any server that
 speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
@@ -8,10 +8,11 @@ this route reuses kept-alive connections per event loop, posting over asyncio's
 own streams (:mod:`guard.judge.http11`), or over httpx when a proxy variable is set.
 ``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
 
-:func:`acompletion` takes LiteLLM's arguments and answers with the parts of
-LiteLLM's response that :mod:`guard.judge.model` reads, raising exceptions that
-carry ``status_code`` / ``response`` as LiteLLM's do, so retries, error messages
-and the response-format fallback work the same on both routes. Prices and
+:func:`complete` answers a :class:`~guard.judge.chat.ChatRequest` with a
+:class:`~guard.judge.chat.ChatReply` (:func:`parse_reply` reads live and recorded
+answers alike), raising :mod:`guard.judge.chat`'s errors, so retries, error messages
+and the response-format fallback work the same on every route. While a cassette is
+in use (:mod:`guard.judge.cassette`) it answers in place of the network. Prices and
 structured-output support come from the price map LiteLLM ships, read as JSON
 (never by importing LiteLLM); a model not in it costs ``None``.
 """
@@ -25,15 +26,27 @@ import os
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from guard.judge import endpoint, http11
+from guard.judge import cassette, endpoint, http11
+from guard.judge.chat import (
+    APIConnectionError,
+    AuthenticationError,
+    BadRequestError,
+    ChatReply,
+    ChatRequest,
+    ContentPolicyViolationError,
+    ContextWindowExceededError,
+    EndpointUnreachable,
+    ProviderError,
+    RateLimitError,
+    ServiceUnavailableError,
+)
 from guard.judge.reply_limit import read_capped
 
-__all__ = ["acompletion", "litellm_data", "load", "price_map", "response_mode", "serves"]
+__all__ = ["complete", "litellm_data", "load", "parse_reply", "price_map", "response_mode", "serves"]
 
 PREFIX = "openai/"
 #: LiteLLM's local price map, beside its package (read, never imported).
@@ -45,78 +58,6 @@ def serves(model: str) -> bool:
     from guard.judge.transport import transport_name
 
     return transport_name(model) == "openai"
-
-
-class ProviderError(Exception):
-    """An HTTP error answer from the provider (``status_code``, and the ``response`` for Retry-After)."""
-
-    def __init__(self, message: str, *, status_code: int, response: Any = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.response = response
-
-
-class BadRequestError(ProviderError):
-    pass
-
-
-class ContextWindowExceededError(BadRequestError):
-    pass
-
-
-class ContentPolicyViolationError(BadRequestError):
-    pass
-
-
-class AuthenticationError(ProviderError):
-    pass
-
-
-class RateLimitError(ProviderError):
-    pass
-
-
-class ServiceUnavailableError(ProviderError):
-    pass
-
-
-class APIConnectionError(ConnectionError):
-    """The provider could not be reached, or dropped the connection (retried like LiteLLM's)."""
-
-    unreachable = False
-
-
-class EndpointUnreachable(APIConnectionError):
-    """No connection could be opened at all (refused, no such host, TLS handshake): waiting will not help soon."""
-
-    unreachable = True
-
-
-@dataclass
-class Message:
-    content: str | None
-    refusal: str | None = None
-
-
-@dataclass
-class Choice:
-    message: Message
-    finish_reason: str | None = None
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
-@dataclass
-class ChatCompletion:
-    """The fields of a chat completion guard reads, in LiteLLM's shape."""
-
-    choices: list[Choice]
-    usage: Usage | None
-    _hidden_params: dict[str, Any] = field(default_factory=dict)
 
 
 #: Seconds an idle connection is kept for reuse.
@@ -228,20 +169,20 @@ def response_mode(model: str) -> str:
     return "json_schema" if _model_info(model).get("supports_response_schema") else "json_object"
 
 
-def _cost(model: str, usage: Usage | None) -> float | None:
+def _cost(model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
     info = _model_info(model)
     inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if usage is None or None in (usage.prompt_tokens, usage.completion_tokens) or inp is None or out is None:
+    if prompt_tokens is None or completion_tokens is None or inp is None or out is None:
         return None
-    return float(usage.prompt_tokens * inp + usage.completion_tokens * out)
+    return float(prompt_tokens * inp + completion_tokens * out)
 
 
 def _text(content: bytes) -> str:
     return content.decode("utf-8", errors="replace")
 
 
-def _error(response: Any, content: bytes) -> ProviderError:
-    """The provider's error answer (``content``, its body) as the exception type LiteLLM would raise for it."""
+def _error(status: int, reason: str, headers: Any, content: bytes) -> ProviderError:
+    """The provider's error answer (``content``, its body) as the :class:`ProviderError` its status and code mean."""
     try:
         parsed = json.loads(content)
         detail = (parsed.get("error") if isinstance(parsed, dict) else None) or {}
@@ -250,8 +191,7 @@ def _error(response: Any, content: bytes) -> ProviderError:
     if not isinstance(detail, dict):
         detail = {"message": str(detail)}
     code = str(detail.get("code") or detail.get("type") or "")
-    message = str(detail.get("message") or _text(content)[:240] or response.reason_phrase)
-    status = response.status_code
+    message = str(detail.get("message") or _text(content)[:240] or reason)
     kind: type[ProviderError] = ProviderError
     if status == 400:
         kind = {"context_length_exceeded": ContextWindowExceededError, "content_filter": ContentPolicyViolationError, "content_policy_violation": ContentPolicyViolationError}.get(code, BadRequestError)
@@ -261,81 +201,89 @@ def _error(response: Any, content: bytes) -> ProviderError:
         kind = RateLimitError
     elif status >= 500:
         kind = ServiceUnavailableError
-    return kind(message, status_code=status, response=response)
+    return kind(message, status_code=status, headers=headers)
 
 
-def _completion(model: str, data: Any, response: Any) -> ChatCompletion:
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_reply(model: str, status: int, reason: str, headers: Any, content: bytes) -> ChatReply:
+    """An endpoint's answer (live or recorded: the same code reads both) as a :class:`ChatReply`, or the :class:`ProviderError` it means."""
+    if status >= 400:
+        raise _error(status, reason, headers, content)
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise ProviderError(f"the answer is not JSON: {_text(content)[:120]!r}", status_code=status, headers=headers) from exc
     try:
         raw = data["choices"][0]
         message = raw["message"]
-        choice = Choice(Message(message.get("content"), message.get("refusal")), raw.get("finish_reason"))
+        content_part, refusal, finish = message.get("content"), message.get("refusal"), raw.get("finish_reason")
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ProviderError(f"the answer is not a chat completion ({type(exc).__name__}: {exc})", status_code=response.status_code, response=response) from exc
-    counts = data.get("usage") if isinstance(data.get("usage"), dict) else None
-    usage = Usage(counts.get("prompt_tokens"), counts.get("completion_tokens")) if counts else None
-    return ChatCompletion([choice], usage, {"response_cost": _cost(model, usage)})
+        raise ProviderError(f"the answer is not a chat completion ({type(exc).__name__}: {exc})", status_code=status, headers=headers) from exc
+    counts = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    prompt_tokens, completion_tokens = _count(counts.get("prompt_tokens")), _count(counts.get("completion_tokens"))
+    served, fingerprint = data.get("model"), data.get("system_fingerprint")
+    return ChatReply(
+        content=content_part, refusal=refusal, finish_reason=finish if isinstance(finish, str) else None,
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(model, prompt_tokens, completion_tokens),
+        served_model=served if isinstance(served, str) else None, fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+    )
 
 
 def _through_httpx(httpx: Any) -> bool:
-    """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or httpx's transport is
-    patched right now (vcrpy cassettes, ``guard eval --record/--replay``, pytest-recording: they must see the call)."""
+    """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or vcrpy patches httpx's
+    transport with no cassette handed to guard (``vcr.use_cassette`` used directly: it must see the call)."""
     return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
 
 
-async def acompletion(
-    *,
-    model: str,
-    messages: list[dict[str, str]],
-    max_tokens: int,
-    temperature: float,
-    timeout: float,
-    stream: bool = False,
-    api_base: str | None = None,
-    api_key: str | None = None,
-    response_format: dict[str, Any] | None = None,
-    **litellm_only: Any,  # num_retries, max_retries, drop_params: guard retries itself and sends only what is set
-) -> ChatCompletion:
-    """One chat completion; the arguments are LiteLLM's, so both routes share one call site."""
+async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes]:
     import httpx
 
-    if stream:
-        raise ValueError("the OpenAI transport does not stream")
-    base = endpoint.resolve(model, api_base)
-    key = api_key or os.environ.get("OPENAI_API_KEY")
+    try:
+        async with pool.client() as client, client.stream("POST", url, content=body, headers={**headers, "Content-Type": "application/json"}, timeout=timeout) as response:
+            content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except httpx.ConnectError as exc:
+        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
+    except httpx.TransportError as exc:
+        raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    return response.status_code, response.reason_phrase, response.headers, content
+
+
+async def _post_wire(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes]:
+    try:
+        if cassette.active() is not None:
+            answer, content = await cassette.post(pool.wire, url, body, headers, timeout)
+        else:
+            answer, content = await pool.wire.post(url, body, headers, timeout)  # capped as above
+    except TimeoutError as exc:
+        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except http11.Unreachable as exc:
+        raise EndpointUnreachable(str(exc)) from exc
+    except http11.BrokenAnswer as exc:
+        raise APIConnectionError(str(exc)) from exc
+    return answer.status_code, answer.reason_phrase, answer.headers, content
+
+
+async def complete(request: ChatRequest) -> ChatReply:
+    """One chat completion over guard's wire (a cassette's, when one is in use; httpx's behind a proxy)."""
+    import httpx
+
+    base = endpoint.resolve(request.model, request.api_base)
+    key = request.api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
         raise AuthenticationError("no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401)
     headers = {"Authorization": f"Bearer {key}"}
     if organization := os.environ.get("OPENAI_ORGANIZATION"):
         headers["OpenAI-Organization"] = organization
-    body: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
-    if response_format is not None:
-        body["response_format"] = response_format
+    body: dict[str, Any] = {"model": request.model.removeprefix(PREFIX), "messages": request.messages, "temperature": request.temperature, "max_tokens": request.max_tokens}
+    if request.response_format is not None:
+        body["response_format"] = request.response_format
     url = f"{base.rstrip('/')}/chat/completions"
     pool = await _pool(url)
-    response: Any
-    if _through_httpx(httpx):
-        try:
-            async with pool.client() as client, client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
-                content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
-        except httpx.TimeoutException as exc:
-            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
-        except httpx.ConnectError as exc:
-            raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
-        except httpx.TransportError as exc:
-            raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
-    else:
-        try:
-            response, content = await pool.wire.post(url, json.dumps(body).encode(), headers, timeout)  # capped as above
-        except TimeoutError as exc:
-            raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
-        except http11.Unreachable as exc:
-            raise EndpointUnreachable(str(exc)) from exc
-        except http11.BrokenAnswer as exc:
-            raise APIConnectionError(str(exc)) from exc
-    if response.status_code >= 400:
-        raise _error(response, content)
-    try:
-        data = json.loads(content)
-    except ValueError as exc:
-        raise ProviderError(f"the answer is not JSON: {_text(content)[:120]!r}", status_code=response.status_code, response=response) from exc
-    return _completion(model, data, response)
+    post = _post_httpx if cassette.active() is None and _through_httpx(httpx) else _post_wire
+    status, reason, answer_headers, content = await post(pool, url, json.dumps(body).encode(), headers, request.timeout)
+    return parse_reply(request.model, status, reason, answer_headers, content)

@@ -1,8 +1,8 @@
 """How a judge call reaches a model: the :class:`Transport` seam, and which transport a model takes.
 
-guard has two: ``openai`` (:mod:`guard.judge.openai_transport`, httpx, for
-``openai/…`` models) and ``litellm`` (:mod:`guard.judge.litellm_transport`, every
-provider LiteLLM speaks). ``GUARD_TRANSPORT`` picks one for every model; ``auto``
+guard has two: ``openai`` (:mod:`guard.judge.openai_transport`, guard's own
+HTTP/1.1 wire, for ``openai/…`` models) and ``litellm`` (:mod:`guard.judge.litellm_transport`,
+every provider LiteLLM speaks). ``GUARD_TRANSPORT`` picks one for every model; ``auto``
 (the default) sends ``openai/…`` models to ``openai`` and the rest to ``litellm``.
 Another name is looked up in the ``guard.transports`` entry-point group, read
 only then: a package adds a transport without a line of guard changed.
@@ -11,10 +11,11 @@ only then: a package adds a transport without a line of guard changed.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from guard.core.errors import ConfigError
 from guard.core.plugins import Seam
+from guard.judge.chat import ChatReply, ChatRequest
 
 __all__ = ["TRANSPORTS", "Transport", "transport_for", "transport_name"]
 
@@ -22,15 +23,14 @@ __all__ = ["TRANSPORTS", "Transport", "transport_for", "transport_name"]
 class Transport(Protocol):
     """What :func:`guard.judge.model.complete` needs of a transport (a module or an object).
 
-    ``acompletion`` takes LiteLLM's keyword arguments (``model``, ``messages``,
-    ``max_tokens``, ``temperature``, ``timeout``, ``response_format``, ``api_base``…)
-    and answers as LiteLLM does: ``.choices[0].message.content`` (and ``.refusal``),
-    ``.choices[0].finish_reason``, ``.usage.prompt_tokens`` / ``completion_tokens``,
-    and the cost in ``._hidden_params["response_cost"]`` when it knows one. Errors
-    carry ``status_code`` (and ``response`` for Retry-After) so retries work alike.
+    ``complete`` answers a :class:`~guard.judge.chat.ChatRequest` with a
+    :class:`~guard.judge.chat.ChatReply` (content, refusal, finish reason, token
+    counts, cost when it knows one, the model id that answered). An HTTP error
+    leaves as an exception with ``status_code`` (and ``headers`` for Retry-After):
+    :class:`~guard.judge.chat.ProviderError` and its kinds, so retries work alike.
     """
 
-    async def acompletion(self, **kwargs: Any) -> Any: ...
+    async def complete(self, request: ChatRequest) -> ChatReply: ...
 
     def response_mode(self, model: str) -> str:
         """``json_schema``, ``json_object`` or ``prompt``: how ``model`` can be asked for the verdict's shape."""

@@ -7,7 +7,7 @@ microseconds and sees exactly what guard asked the model::
     fake = FakeTransport(Reply.verdict("deny", "pipes a download into a shell"))
     with fake.installed():  # GUARD_TRANSPORT=fake for every model, until the block ends
         decision = engine.decide_sync(payload)
-    assert fake.calls[0]["model"] == "openai/quick"
+    assert fake.calls[0].model == "openai/quick"
 
 It registers itself in :data:`guard.judge.transport.TRANSPORTS` as a plugin's
 transport is registered from its entry point.
@@ -20,9 +20,9 @@ import os
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from guard.judge import openai_transport as shapes
+from guard.judge import chat
+from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest
 from guard.judge.transport import TRANSPORTS
 from guard.testing.openai_stub import Reply
 
@@ -31,9 +31,9 @@ __all__ = ["FakeTransport", "Reply"]
 #: The fake installed now (what the ``fake`` transport name resolves to).
 current: FakeTransport | None = None
 
-_ERRORS: dict[int, type[shapes.ProviderError]] = {
-    400: shapes.BadRequestError, 401: shapes.AuthenticationError, 429: shapes.RateLimitError,
-    500: shapes.ServiceUnavailableError, 503: shapes.ServiceUnavailableError,
+_ERRORS: dict[int, type[chat.ProviderError]] = {
+    400: chat.BadRequestError, 401: chat.AuthenticationError, 429: chat.RateLimitError,
+    500: chat.ServiceUnavailableError, 503: chat.ServiceUnavailableError,
 }
 
 
@@ -44,7 +44,7 @@ class FakeTransport:
         self.replies: deque[Reply] = deque(replies)
         self.default = default or Reply.verdict("allow", "fake transport default")
         self.mode = mode
-        self.calls: list[dict[str, Any]] = []  # the keyword arguments of each call, as guard sent them
+        self.calls: list[ChatRequest] = []  # each request, as guard sent it
 
     def enqueue(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -55,19 +55,19 @@ class FakeTransport:
     def response_mode(self, model: str) -> str:
         return self.mode
 
-    async def acompletion(self, **kwargs: Any) -> shapes.ChatCompletion:
-        self.calls.append(kwargs)
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        self.calls.append(request)
         reply = self.replies.popleft() if self.replies else self.default
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
             message = str((reply.body or {}).get("error", {}).get("message", f"fake error {reply.status}"))
-            raise _ERRORS.get(reply.status, shapes.ProviderError)(message, status_code=reply.status)
+            raise _ERRORS.get(reply.status, chat.ProviderError)(message, status_code=reply.status)
         text = reply.content or reply.refusal_message or ""
-        return shapes.ChatCompletion(
-            choices=[shapes.Choice(shapes.Message(reply.content, reply.refusal_message), reply.finish_reason)],
-            usage=shapes.Usage(prompt_tokens=sum(len(str(m.get("content", ""))) for m in kwargs.get("messages", [])) // 4,
-                               completion_tokens=max(1, len(text) // 4)),
+        return ChatReply(
+            content=reply.content, refusal=reply.refusal_message, finish_reason=reply.finish_reason,
+            prompt_tokens=sum(len(str(m.get("content", ""))) for m in request.messages) // 4, completion_tokens=max(1, len(text) // 4),
+            served_model=request.model.split("/", 1)[-1], fingerprint=STUB_FINGERPRINT,
         )
 
     @contextmanager

@@ -13,7 +13,9 @@ say nothing about a real model's quality.
 
 CLI: ``python -m guard.testing.openai_stub --port 8999 --latency 0.3 --mode keyword``
 prints the base URL and serves until killed; ``GET /v1/stub/stats`` reports the
-calls answered and the TCP connections accepted.
+calls answered and the TCP connections accepted. Every completion says it is the
+stub (``system_fingerprint: guard-stub``): that, not a loopback address, is what makes
+an eval report call its figures a stub's.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from guard.judge.chat import STUB_FINGERPRINT
 from guard.judge.fence import FENCE_RE
 
 __all__ = ["POLICIES", "Reply", "StubServer", "by_model_policy", "keyword_policy"]
@@ -110,7 +113,7 @@ def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "stub-judge"),
-        "system_fingerprint": "guard-stub",
+        "system_fingerprint": STUB_FINGERPRINT,  # how a report tells guard's stub from a real (local) model
         "choices": [
             {
                 "index": 0,
@@ -264,7 +267,7 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/").endswith("/stub/stats"):  # for benchmarks driving the stub from another process
                 self._send(200, {"calls": stub.calls, "connections": stub.connections})
             elif self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": "guard"}]})
+                self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": STUB_FINGERPRINT}]})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

@@ -51,7 +51,7 @@ def test_a_provider_variable_pointing_at_loopback_is_flagged_too(tmp_path: Path,
     config.write_text(write_suite_config(tmp_path / "x.yaml", "http://unused").read_text().replace("  api_base: http://unused\n", ""))
     rows, report, _ = _run(tmp_path, config)
     assert stub.calls == 12 and all(r.calls[0].endpoint == stub.url for r in rows)
-    assert report.stub and "loopback" in (report.stub_reason or "")
+    assert report.stub and f"answered by guard's stub at {stub.url}" in (report.stub_reason or "")
     assert report.variants[0].endpoints[0].local
 
 

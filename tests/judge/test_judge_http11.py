@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from guard.judge import http11, openai_transport
+from guard.judge import chat, http11, openai_transport
+from guard.judge.chat import ChatReply, ChatRequest
 from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
 
 VERDICT = b'{"choices": [{"message": {"content": "{\\"decision\\": \\"deny\\"}"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}'
@@ -59,9 +60,9 @@ async def server(answer: Answerer, *, close_after: int | None = None) -> AsyncIt
         yield seen
 
 
-async def ask(port: int) -> openai_transport.ChatCompletion:
-    return await openai_transport.acompletion(model="openai/stub", messages=[{"role": "user", "content": "ls"}], max_tokens=10, temperature=0,
-                                              timeout=10, api_base=f"http://127.0.0.1:{port}/v1", api_key="k")
+async def ask(port: int) -> ChatReply:
+    return await openai_transport.complete(ChatRequest(model="openai/stub", messages=[{"role": "user", "content": "ls"}], max_tokens=10, temperature=0,
+                                                       timeout=10, api_base=f"http://127.0.0.1:{port}/v1", api_key="k"))
 
 
 @pytest.fixture(autouse=True)
@@ -73,14 +74,14 @@ def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_a_chunked_answer_is_read_whole_and_the_connection_kept() -> None:
     async with server(lambda n: chunked(VERDICT)) as seen:
         answers = [await ask(seen["port"]) for _ in range(3)]
-    assert [a.choices[0].message.content for a in answers] == ['{"decision": "deny"}'] * 3
+    assert [a.content for a in answers] == ['{"decision": "deny"}'] * 3
     assert seen["connections"] == 1
 
 
 async def test_a_connection_the_server_closed_while_idle_is_replaced_and_the_call_judged() -> None:
     async with server(lambda n: fixed(VERDICT), close_after=1) as seen:
         for _ in range(3):
-            assert (await ask(seen["port"])).choices[0].message.content == '{"decision": "deny"}'
+            assert (await ask(seen["port"])).content == '{"decision": "deny"}'
             await asyncio.sleep(0.05)  # the server's close arrives while the connection is idle
     assert seen["requests"] == 3 and seen["connections"] == 3
 
@@ -104,22 +105,22 @@ async def test_an_answer_over_the_limit_is_refused_unread(shape: Callable[[bytes
 async def test_an_error_answer_keeps_its_status_and_retry_after() -> None:
     body = b'{"error": {"message": "slow down", "type": "rate_limit"}}'
     async with server(lambda n: [f"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body]) as seen:
-        with pytest.raises(openai_transport.RateLimitError) as caught:
+        with pytest.raises(chat.RateLimitError) as caught:
             await ask(seen["port"])
     assert caught.value.status_code == 429 and "slow down" in str(caught.value)
-    assert caught.value.response.headers.get("Retry-After") == "3"
+    assert caught.value.headers.get("Retry-After") == "3"
 
 
 async def test_an_answer_that_is_not_http_is_a_connection_error_not_a_verdict() -> None:
     async with server(lambda n: [b"SSH-2.0-OpenSSH_9.6\r\n\r\n"]) as seen:
-        with pytest.raises(openai_transport.APIConnectionError, match="not an HTTP/1.1 answer"):
+        with pytest.raises(chat.APIConnectionError, match="not an HTTP/1.1 answer"):
             await ask(seen["port"])
 
 
 async def test_nothing_listening_is_unreachable() -> None:
     async with server(lambda n: []) as seen:
         port = seen["port"]
-    with pytest.raises(openai_transport.EndpointUnreachable):
+    with pytest.raises(chat.EndpointUnreachable):
         await ask(port)
 
 

@@ -36,7 +36,9 @@ async def test_rule_and_fenced_payload_reach_the_model(stub: StubServer) -> None
     assert "cabafbae" not in json.dumps(body)
     assert result.details["prompt_version"] == "quick.v1" and len(result.details["prompt_hash"]) == 64
     [call] = result.details["calls"]
-    assert call["tier"] == "quick" and call["prompt_tokens"] > 0 and call["attempts"] == 1 and call["response_mode"] == "json_object"
+    assert call["tier"] == "quick" and call["prompt_tokens"] > 0 and call["attempts"] == 1
+    # an endpoint the user named (api_base) is asked for the verdict's JSON schema, whatever the model's name
+    assert call["response_mode"] == "json_schema" and body["response_format"]["json_schema"]["name"] == "guard_verdict"
 
 
 async def test_thorough_reasons_first_with_its_own_model_and_template(stub: StubServer) -> None:
@@ -102,11 +104,11 @@ async def test_auth_and_bad_request_are_not_retried(stub: StubServer, status: in
 
 
 async def test_rejected_response_format_falls_back_to_prompt_only(stub: StubServer) -> None:
-    stub.enqueue(Reply.error(400, "response_format not supported"), Reply.verdict("deny", "x"))
+    stub.enqueue(Reply.error(400, "response_format not supported"), Reply.error(400, "response_format not supported"), Reply.verdict("deny", "x"))
     result = await run(stub)
-    assert result.decision == "deny" and "response_format" in stub.requests[0] and "response_format" not in stub.requests[1]
+    assert result.decision == "deny" and [r.get("response_format", {}).get("type") for r in stub.requests] == ["json_schema", "json_object", None]
     call = result.details["calls"][0]
-    assert call["response_mode"] == "prompt" and "json_object rejected" in call["notes"][0]
+    assert call["response_mode"] == "prompt" and "json_schema rejected" in call["notes"][0] and "json_object rejected" in call["notes"][1]
 
 
 @pytest.mark.parametrize("reply", [Reply.text("Looks fine to me!"), Reply.refusal("I can't help with that."), Reply.text("")])
@@ -183,7 +185,7 @@ async def test_user_prompt_with_ok_answers(stub: StubServer) -> None:
     user = stub.requests[0]["messages"][1]["content"]
     assert user.startswith("Block anything destructive. Input: <<<UNTRUSTED-DATA ")
     assert denied.details["prompt_version"] == "custom.v1"
-    assert set(stub.requests[0]["response_format"]) == {"type"}  # JSON mode; the schema only where supported
+    assert stub.requests[0]["response_format"]["json_schema"]["schema"]["required"] == ["ok", "reason", "confidence"]  # the prompt's own shape
 
 
 async def test_injected_verdict_in_the_tool_input_is_not_read_as_the_answer(stub: StubServer) -> None:

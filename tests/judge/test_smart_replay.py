@@ -1,6 +1,6 @@
-"""Judge calls recorded once against the stub replay offline, body-matched, with identical decisions.
+"""Judge calls recorded once against the stub replay offline through pytest-recording, matched on what was asked, with identical decisions.
 
-The cassette lives in ``tests/cassettes/test_smart_replay/``. Delete it and run this
+The cassette lives in ``tests/judge/cassettes/test_smart_replay/``. Delete it and run this
 file to record it again (the stub's deterministic keyword policy answers).
 """
 
@@ -25,14 +25,8 @@ EXPECTED = ["deny", "allow", "deny", "deny", "allow"]
 
 
 @pytest.fixture
-def vcr_config() -> dict[str, Any]:
-    return {
-        "match_on": ["method", "path", "body"],  # the stub's port changes between runs; the body must not
-        "filter_headers": ["authorization", "x-api-key", "api-key", "anthropic-api-key", "x-goog-api-key", "cookie", "openai-organization"],
-        "decode_compressed_response": True,
-        "allow_playback_repeats": True,
-        "before_record_response": lambda response: response if 200 <= response["status"]["code"] < 300 else None,
-    }
+def vcr_config(guard_vcr_config: dict[str, Any]) -> dict[str, Any]:
+    return {**guard_vcr_config, "allow_playback_repeats": True}  # the stub's port changes between runs: matched on what was asked
 
 
 #: Nothing listens here: in replay every answer must come from the cassette.

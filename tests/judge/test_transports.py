@@ -27,8 +27,8 @@ async def test_a_fake_transport_answers_the_judge_in_process() -> None:
         result = await judged("rm -rf /home/u/victim")
     assert (result.decision, result.reason, result.model) == ("deny", "deletes a home folder", "openai/quick")  # type: ignore[attr-defined]
     [call] = fake.calls
-    assert call["model"] == "openai/quick"
-    assert "Rule: Deny shell commands that delete files outside the project." in call["messages"][1]["content"]
+    assert call.model == "openai/quick"
+    assert "Rule: Deny shell commands that delete files outside the project." in call.messages[1]["content"]
     assert "GUARD_TRANSPORT" not in __import__("os").environ  # the block restored the environment
 
 

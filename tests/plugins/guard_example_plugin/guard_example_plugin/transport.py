@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from types import SimpleNamespace
-from typing import Any
+
+from guard.judge.chat import ChatReply, ChatRequest
 
 
-async def acompletion(**kwargs: Any) -> Any:
+async def complete(request: ChatRequest) -> ChatReply:
     decision = os.environ.get("CANNED_VERDICT", "allow")
-    content = json.dumps({"decision": decision, "reason": f"canned {decision} for {kwargs['model']}", "confidence": 0.95})
-    message = SimpleNamespace(content=content, refusal=None)
-    return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason="stop")], usage=None)
+    return ChatReply(content=json.dumps({"decision": decision, "reason": f"canned {decision} for {request.model}", "confidence": 0.95}), finish_reason="stop")
 
 
 def response_mode(model: str) -> str:
