@@ -51,7 +51,7 @@ def _listed(variants: Sequence[VariantMetrics], baseline: Sequence[BaselineCompa
 def _stub(rows: Sequence[ResultRow]) -> str | None:
     """Why the figures are a stub's: a call guard's own stub answered (it says so), wherever it listened; None for a real model, a local one included."""
     found = next((call for row in rows for call in row.calls if call.stub), None)
-    return f"{found.model} was answered by guard's stub at {found.endpoint}" if found else None
+    return f"{found.model}'s answers came from guard's stub (its replies say so)" if found else None
 
 
 def _not_judged(rows: Sequence[ResultRow]) -> list[NotJudged]:

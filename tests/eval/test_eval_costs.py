@@ -15,7 +15,7 @@ from fixtures.judge import smart_spec
 from guard.cli.main import main
 from guard.eval.schema import MetricsReport, ResultRow
 from guard.judge.keys import result_from_cache
-from guard.testing.openai_stub import StubServer
+from guard.testing.openai_stub import Reply, StubServer, keyword_policy
 
 pytestmark = pytest.mark.stub(responder=by_model)
 
@@ -40,7 +40,7 @@ def test_a_gateway_run_is_priced_from_the_price_map_and_flagged_as_local(tmp_pat
     assert variant.cost_unknown_rows == 0
     assert [(p.model, p.input_per_mtok, p.output_per_mtok, p.source) for p in variant.prices] == [(PRICED, 0.4, 1.6, "LiteLLM price map")]
     assert [(e.url, e.local) for e in variant.endpoints] == [(stub.url, True)]
-    assert report.stub and stub.url in (report.stub_reason or "")
+    assert report.stub and "came from guard's stub" in (report.stub_reason or "")
     assert f"{stub.url} (local)" in markdown and "$0.4 in / $1.6 out (LiteLLM price map)" in markdown
 
 
@@ -51,7 +51,7 @@ def test_a_provider_variable_pointing_at_loopback_is_flagged_too(tmp_path: Path,
     config.write_text(write_suite_config(tmp_path / "x.yaml", "http://unused").read_text().replace("  api_base: http://unused\n", ""))
     rows, report, _ = _run(tmp_path, config)
     assert stub.calls == 12 and all(r.calls[0].endpoint == stub.url for r in rows)
-    assert report.stub and f"answered by guard's stub at {stub.url}" in (report.stub_reason or "")
+    assert report.stub and "came from guard's stub" in (report.stub_reason or "")
     assert report.variants[0].endpoints[0].local
 
 
@@ -98,3 +98,21 @@ def test_guard_eval_lists_every_bad_dataset_line_before_judging(suite: dict[str,
     for line in (2, 3, 4, 5):
         assert f"{bad}:{line}:" in err, err
     assert "4 problem(s)" in err and "does not apply to PreToolUse Write" in err and stub.calls == 0
+
+
+def test_a_local_model_on_loopback_is_not_called_a_stub(tmp_path: Path, stub: StubServer) -> None:
+    """Only guard's own stub says it is one (system_fingerprint): a local server on 127.0.0.1 answering as a real model is reported as a model, marked local."""
+
+    def local_server(body: dict[str, object]) -> Reply:
+        answer = keyword_policy(body)
+        return Reply(body={"model": "SmolLM2-135M-Instruct.Q4_1.gguf", "system_fingerprint": "b4600-llama.cpp",
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.content}, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 300, "completion_tokens": 20}})
+
+    stub.responder = local_server
+    rows, report, markdown = _run(tmp_path, write_suite_config(tmp_path / "guard.yaml", stub.url))
+    assert len(rows) == 12 and not report.stub and report.stub_reason is None and "STUB" not in markdown
+    variant = report.variants[0]
+    assert variant.endpoints[0].local and variant.served_models == ["SmolLM2-135M-Instruct.Q4_1.gguf"] and variant.response_modes == {"json_schema": 12}
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in markdown and "json_schema ×12" in markdown
+    assert report.guard_version != "unknown" and report.prompt_versions == ["quick.v1"]
