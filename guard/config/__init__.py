@@ -15,7 +15,7 @@ from pathlib import Path
 
 from guard.core.settings import LoadedConfig
 
-__all__ = ["LoadedConfig", "find_config", "load_config", "with_org", "with_protection"]
+__all__ = ["LoadedConfig", "find_config", "fit_tier_timeouts", "load_config", "with_org", "with_protection"]
 
 #: Where a folder's config is searched, in order (relative to the folder).
 SEARCHED = ("guard.yaml", ".guard/guard.yaml")
@@ -52,12 +52,31 @@ def load_config(path: str | None = None, *, use_snapshot: bool = True) -> Loaded
 
 
 def with_org(org: LoadedConfig | None, loaded: LoadedConfig | None) -> LoadedConfig:
-    """``loaded`` under the org policy ``org`` (either may be None), with the self-protection hook."""
+    """``loaded`` under the org policy ``org`` (either may be None), its smart hooks' timeouts fitted to the tiers', with the self-protection hook."""
     if org is not None:
         from guard.config.org_policy import merged
 
         loaded = merged(org, loaded)
-    return with_protection(loaded or LoadedConfig())
+    return with_protection(fit_tier_timeouts(loaded or LoadedConfig()))
+
+
+def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded`` with each smart hook's timeout raised to fit the tier timeouts it may spend (``models.timeouts``, ``GUARD_TIMEOUT_*``).
+
+    A local CPU model needs a minute where a hosted one needs seconds: setting the
+    tiers' timeouts is enough, the hook's own budget (and so the engine's, the
+    service's and ``guard install``'s advice on the client timeout) follows. Applied on
+    every load, after the snapshot, so the variables are read when the config is used.
+    """
+    settings = loaded.settings
+    for index, spec in enumerate(loaded.specs):
+        if spec.kind != "smart":
+            continue
+        tiers = ("quick", "thorough") if spec.depth == "auto" else (spec.depth,)
+        needed = min(600.0, sum(settings.timeout_for(tier) or 0.0 for tier in tiers))
+        if needed > spec.timeout:
+            loaded.specs[index] = spec.replace(timeout=needed)
+    return loaded
 
 
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:

@@ -40,11 +40,20 @@ def _disk(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
+class _Timeouts(BaseModel):
+    """Seconds each tier's calls may take (a local CPU model needs more than a hosted one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    quick: float | None = Field(default=None, ge=1, le=600)
+    thorough: float | None = Field(default=None, ge=1, le=600)
+
+
 class _Models(BaseModel):
     model_config = ConfigDict(extra="forbid")
     quick: str | None = None
     thorough: str | None = None
     api_base: str | None = None
+    timeouts: _Timeouts = Field(default_factory=_Timeouts)
 
 
 class _Cache(BaseModel):
@@ -303,6 +312,7 @@ def parse_config(path: Path, reader: Reader = _disk, *, org: bool = False) -> Lo
         config_path=file,
         protect=top.protect,
         prices={model: (price.input, price.output) for model, price in top.prices.items()},
+        timeouts={tier: seconds for tier, seconds in top.models.timeouts.model_dump().items() if seconds is not None},
         audit_url=top.audit.url,
         audit_otlp=top.audit.otlp,
         approvals_webhook=top.approvals.webhook,

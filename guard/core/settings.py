@@ -1,8 +1,8 @@
 """Settings: the non-hook part of a loaded config, as plain data.
 
 Standard library only (it rides the ``guard hook`` fast path). Environment
-overrides (``GUARD_MODEL_QUICK``, ``GUARD_MODEL_THOROUGH``, ``GUARD_API_BASE``)
-are read when a model is needed, not when the config is compiled, so a compiled
+overrides (``GUARD_MODEL_QUICK``, ``GUARD_MODEL_THOROUGH``, ``GUARD_API_BASE``,
+``GUARD_TIMEOUT_QUICK``, ``GUARD_TIMEOUT_THOROUGH``) are read when a model is needed, not when the config is compiled, so a compiled
 snapshot never goes stale when they change.
 
 The decision cache and the audit log default to a folder per project under the
@@ -24,6 +24,7 @@ from guard.core.spec import HookSpec
 __all__ = ["LoadedConfig", "Settings", "default_audit_path", "default_cache_url", "user_dir"]
 
 MODEL_ENV = {"quick": "GUARD_MODEL_QUICK", "thorough": "GUARD_MODEL_THOROUGH"}
+TIMEOUT_ENV = {"quick": "GUARD_TIMEOUT_QUICK", "thorough": "GUARD_TIMEOUT_THOROUGH"}
 
 
 def user_dir(kind: str) -> Path:
@@ -70,7 +71,8 @@ class Settings(FrozenRecord):
     serve's bearer token (GUARD_SERVE_TOKEN wins); ``base_dir`` where relative
     paths resolve; ``protect`` the built-in self-protection rule (guard.yaml
     ``protect: false`` turns it off); ``prices`` what ``guard eval`` costs a
-    model's tokens at, as (input, output) USD per million tokens (guard.yaml ``prices:``).
+    model's tokens at, as (input, output) USD per million tokens (guard.yaml ``prices:``);
+    ``timeouts`` the seconds a tier's calls may take (guard.yaml ``models.timeouts``).
 
     Teams (docs/team.md): ``audit_url`` a Postgres every audit row is also shipped to and
     ``audit_otlp`` an OTLP/HTTP collector each is exported to as a log record (both from the
@@ -82,7 +84,7 @@ class Settings(FrozenRecord):
     __slots__ = ("models", "api_base", "cache_url", "cache_ttl", "allow_networks", "audit_path", "audit_redact",
                  "server_url", "server_token", "base_dir", "config_path", "protect", "prices",
                  "audit_url", "audit_otlp", "approvals_webhook", "approvals_timeout", "approvals_secret", "approvals_format",
-                 "approvals_link", "org_policy", "org_serial")
+                 "approvals_link", "org_policy", "org_serial", "timeouts")
     models: dict[str, str]
     api_base: str | None
     cache_url: str
@@ -105,6 +107,7 @@ class Settings(FrozenRecord):
     approvals_link: str | None
     org_policy: str | None
     org_serial: int | None
+    timeouts: dict[str, float]
 
     def __init__(
         self,
@@ -130,9 +133,11 @@ class Settings(FrozenRecord):
         approvals_link: str | None = None,
         org_policy: str | None = None,
         org_serial: int | None = None,
+        timeouts: dict[str, float] | None = None,
     ) -> None:
         models = {} if models is None else models
         prices = {} if prices is None else prices
+        timeouts = {} if timeouts is None else timeouts
         cache_url = default_cache_url() if isinstance(cache_url, _Computed) else cache_url
         audit_path = default_audit_path() if isinstance(audit_path, _Computed) else audit_path
         self._assign(locals())
@@ -144,6 +149,22 @@ class Settings(FrozenRecord):
     def effective_api_base(self) -> str | None:
         return os.environ.get("GUARD_API_BASE") or self.api_base
 
+    def timeout_for(self, tier: str) -> float | None:
+        """Seconds ``quick`` or ``thorough`` calls may take (environment first, then config); None: only the hook's timeout bounds them."""
+        variable = TIMEOUT_ENV[tier]
+        value = os.environ.get(variable)
+        if not value:
+            return self.timeouts.get(tier)
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = 0.0
+        if not 1 <= seconds <= 600:
+            from guard.core.errors import ConfigError
+
+            raise ConfigError(f"{value!r} is not a number of seconds from 1 to 600", key=variable)
+        return seconds
+
     def path(self, value: str) -> Path:
         """Resolve a config-relative path."""
         p = Path(os.path.expanduser(value))
@@ -153,6 +174,7 @@ class Settings(FrozenRecord):
         """JSON-ready form (the compiled config snapshot); :meth:`from_dict` reads it back."""
         data = {name: getattr(self, name) for name in self.__slots__}
         data["models"] = dict(self.models)
+        data["timeouts"] = dict(self.timeouts)
         data["prices"] = {model: list(price) for model, price in self.prices.items()}
         for key in ("allow_networks", "audit_redact"):
             data[key] = list(data[key])

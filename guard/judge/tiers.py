@@ -20,6 +20,7 @@ was used.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -137,7 +138,7 @@ class _Asker:
         request = {"tier": tier, "model": model, "api_base": self.settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
         return cache_key({"v": 1, "kind": "smart-window", **request})
 
-    async def ask(self, tier: str, model: str, prompt: RenderedPrompt) -> Verdict:
+    async def ask(self, tier: str, model: str, prompt: RenderedPrompt, deadline: float) -> Verdict:
         """One call on one window; a window judged before comes from the memo."""
         window = {"window": f"{prompt.part}/{prompt.parts}"} if prompt.parts > 1 else {}
         key = self._window_key(tier, model, prompt) if self.memo is not None and prompt.parts > 1 else None
@@ -157,7 +158,7 @@ class _Asker:
             schema=response_schema(reasoning=tier == "thorough" and not custom, ok_shape=custom),
             max_tokens=profile.max_tokens,
             temperature=profile.temperature,
-            deadline=self.deadline,
+            deadline=deadline,
             api_base=self.settings.effective_api_base(),
             policy=self.policy,
         )
@@ -174,10 +175,12 @@ class _Asker:
             prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload))
         except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
             raise JudgeTooLarge(f"too large to judge: {exc}") from exc
+        limit = self.settings.timeout_for(tier)  # a tier's own timeout: quick never eats thorough's time
+        deadline = self.deadline if limit is None else min(self.deadline, time.monotonic() + limit)
         if len(prompts) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
-            results: list[Verdict | BaseException] = [await _settled(self.ask(tier, model, prompts[0]))]
+            results: list[Verdict | BaseException] = [await _settled(self.ask(tier, model, prompts[0], deadline))]
         else:
-            results = await asyncio.gather(*(self.ask(tier, model, p) for p in prompts), return_exceptions=True)
+            results = await asyncio.gather(*(self.ask(tier, model, p, deadline) for p in prompts), return_exceptions=True)
         for prompt, result in zip(prompts, results, strict=True):
             if isinstance(result, Verdict):
                 run.verdicts.append((prompt, result))
