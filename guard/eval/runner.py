@@ -100,15 +100,22 @@ class RunOutcome:
     rate_limit_backoffs: int = 0
 
 
+def _provider_ms(call: dict[str, Any]) -> float:
+    """A call's time on the wire (request sent → answer read) where its transport measured it, else the whole call's."""
+    wire = call.get("wire_ms")
+    return float(wire if wire is not None else call.get("latency_ms") or 0.0)
+
+
 def model_latency_ms(decision: Decision, *, fallback: float) -> float:
-    """How long the model took to answer this decision, as timed at the transport.
+    """How long the model took to answer this decision: each call's HTTP exchange, request sent → answer read.
 
     A hook's calls run one after another (quick, then thorough), hooks in parallel:
-    the slowest hook's total. Time spent waiting for a slot or on the event loop
-    around the call is the harness's, not the provider's, so it is left out. A
+    the slowest hook's total. Time spent waiting for a slot, on the event loop around
+    the call, or in the client's own per-call work (building the request, parsing,
+    LiteLLM's logging) is the harness's, not the provider's, so it is left out. A
     decision without model calls (cached, command hooks) keeps its wall time.
     """
-    per_hook = [sum(call.get("latency_ms") or 0.0 for call in hook.details.get("calls", ())) for hook in decision.hooks]
+    per_hook = [sum(_provider_ms(call) for call in hook.details.get("calls", ())) for hook in decision.hooks]
     return round(max(per_hook) if any(per_hook) else fallback, 3)
 
 
@@ -126,6 +133,25 @@ class EngineJudge:
         self._gates = {v.name: Gate.for_engine(Engine(v.settings, Registry()), audit=False, given_context=True, start_service=False) for v in variants}
         # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
         self._adapted: dict[tuple[str, int], HookSpec] = {}
+
+    async def warm(self, items: Sequence[WorkItem]) -> None:
+        """Load and warm every variant's model client before the clock starts (:func:`guard.judge.model.warm_client`).
+
+        Loading a client (LiteLLM's import) and its first calls' set-up run on the process
+        every variant shares: done while rows are timed, they stall the other variants'
+        calls too, charging one provider another's start-up, or a timeout. No call is made.
+        """
+        from guard.judge.model import warm_client
+
+        seen: set[str] = set()
+        for item in items:
+            variant = item.variant
+            if variant.name in seen or not any(spec.kind == "smart" for spec in item.case.specs):
+                continue
+            seen.add(variant.name)
+            settings = variant.settings
+            models = [variant.pinned_model] if variant.pinned_model else [m for m in (settings.model_for("quick"), settings.model_for("thorough")) if m]
+            await warm_client(models, settings.effective_api_base())
 
     def specs(self, variant: Variant, case: JudgedCase) -> tuple[HookSpec, ...]:
         out = []
@@ -265,7 +291,12 @@ def _judge_shard(variants: Sequence[Variant], shard: Sequence[WorkItem], concurr
     """A worker process: judge ``shard`` on its own event loop, sending each row (as JSON) and then its outcome."""
     try:
         judge = EngineJudge(variants)
-        outcome = asyncio.run(run_schedule(shard, judge, lambda row: rows.put(("row", row.model_dump_json())), concurrency=concurrency, progress=False))
+
+        async def judged() -> RunOutcome:
+            await judge.warm(shard)
+            return await run_schedule(shard, judge, lambda row: rows.put(("row", row.model_dump_json())), concurrency=concurrency, progress=False)
+
+        outcome = asyncio.run(judged())
         rows.put(("done", outcome.aborted, outcome.rate_limit_backoffs))
     except BaseException as exc:  # noqa: BLE001 - the parent must hear about it, not wait forever
         rows.put(("done", f"worker failed: {type(exc).__name__}: {exc}", 0))

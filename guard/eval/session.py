@@ -141,12 +141,6 @@ def warm_up(model: str | None) -> None:
     response_mode(model or "openai/unset")
 
 
-def _warm_up(items: Sequence[WorkItem]) -> None:
-    smart = next((item for item in items if any(spec.kind == "smart" for spec in item.case.specs)), None)
-    if smart is not None:
-        warm_up(smart.variant.pinned_model or smart.variant.settings.model_for("quick"))
-
-
 async def evaluate_async(
     datasets: Sequence[str],
     *,
@@ -230,7 +224,7 @@ async def evaluate_async(
         judge = EngineJudge(variants, recorder)
         items = [WorkItem(v, c, r, judge.fingerprint(v, c)) for r in range(repeats) for c in cases for v in variants]
         kept, todo = plan(items, existing)
-        _warm_up(todo)
+        await judge.warm(todo)  # every variant's client, before any row is timed
         sink = ResultsFile(results_path, kept)
         stack.callback(sink.close)
         if workers > 1:

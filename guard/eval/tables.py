@@ -42,6 +42,12 @@ __all__ = [
     "verdict_lines",
 ]
 
+#: What a latency figure includes, said beside it.
+LATENCY_NOTE = (
+    "Latency is the provider's: each model call's HTTP exchange, request sent → answer read (a hook's calls added up), "
+    "timed after every model's client was loaded and warmed. Not included: guard's start-up, opening a connection, "
+    "the client's own per-call work (building the request, parsing, LiteLLM's logging), retries' back-off and waiting for a concurrency slot."
+)
 #: How many cases or rows a table lists before it says "and N more".
 LIST_LIMIT = 25
 #: How many flipped events a backtest report lists (metrics.json has them all).
@@ -149,6 +155,7 @@ def notices(report: MetricsReport) -> list[str]:
         )
     if report.replayed:
         lines.append("Replayed from recorded cassettes: verdicts, tokens and cost are as recorded; latency is not measured.")
+
     if report.clusters is not None:
         cases = max((v.cases for v in report.variants), default=0)
         lines.append(f"The {cases} cases form {report.clusters} clusters (their `cluster` field): every interval and test resamples whole clusters, since cases of one cluster are not independent.")
@@ -629,6 +636,8 @@ def summary_sections(report: MetricsReport) -> list[Section]:
     found = [s for s in (_unrecorded_section(report), _not_judged_section(report), _backtest_section(report)) if s]
     if report.variants:
         lines = [_interval_note(report)]
+        if any(v.latency_live_rows for v in report.variants):
+            lines.append(LATENCY_NOTE)
         found.append(Section("summary", "Who wins" if report.ranking else "Summary", lines, [_summary_table(report)]))
     if report.gates:
         found.append(Section("gates", "Gates", [], [_gate_table(report)]))

@@ -56,7 +56,7 @@ class ChatReply:
     content parts some servers send); ``served_model`` is the model id the endpoint
     says answered (a dated snapshot, a local file name); ``fingerprint`` its
     ``system_fingerprint`` (:data:`STUB_FINGERPRINT` for guard's stub); ``cost_usd``
-    None when the transport knows no price.
+    None when the transport knows no price; ``wire_ms`` the provider's part of the call.
     """
 
     content: Any
@@ -68,6 +68,7 @@ class ChatReply:
     served_model: str | None = None
     fingerprint: str | None = None
     notes: list[str] = field(default_factory=list)
+    wire_ms: float | None = None  # the HTTP exchange's time, request sent → answer read (guard.judge.wire_clock)
 
 
 class ProviderError(Exception):

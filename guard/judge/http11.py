@@ -60,6 +60,7 @@ class Answer:
     status_code: int
     reason_phrase: str
     headers: _Headers = field(default_factory=_Headers)
+    exchange_ms: float | None = None  # request written → answer read, on an open connection (its opening not included)
 
 
 @dataclass
@@ -120,10 +121,12 @@ class Connections:
 
     async def _exchange(self, origin: tuple[str, str, int], connection: _Connection, request: bytes) -> tuple[Answer, bytes]:
         reused = connection.idle_since > 0
+        started = time.perf_counter()
         try:
             connection.writer.write(request)
             await connection.writer.drain()
             answer, content, keep = await _read_answer(connection.reader)
+            answer.exchange_ms = round((time.perf_counter() - started) * 1000, 3)
         except BrokenAnswer:
             connection.close()
             raise

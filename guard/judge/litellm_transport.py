@@ -12,10 +12,11 @@ import os
 import warnings
 from typing import Any
 
+from guard.judge import wire_clock
 from guard.judge.chat import ChatReply, ChatRequest
 from guard.judge.reply_limit import cap_litellm
 
-__all__ = ["complete", "load", "response_mode"]
+__all__ = ["complete", "load", "response_mode", "warm"]
 
 
 def load() -> Any:
@@ -49,14 +50,21 @@ def _cost(litellm: Any, response: Any) -> float | None:
     return float(cost) if cost is not None else None
 
 
+async def warm(model: str) -> None:
+    """Run LiteLLM's call path once with a mocked answer (no request leaves): the lazy imports, logging workers and
+    provider set-up its first call does, done before anything is timed, instead of inside a judge's first calls."""
+    await load().acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="{}", max_tokens=1)
+
+
 async def complete(request: ChatRequest) -> ChatReply:
     """One chat completion through ``litellm.acompletion``, answered as guard's :class:`~guard.judge.chat.ChatReply`."""
     litellm = load()
     optional = {name: value for name, value in (("response_format", request.response_format), ("api_base", request.api_base), ("api_key", request.api_key)) if value is not None}
-    response = await litellm.acompletion(
-        model=request.model, messages=request.messages, max_tokens=request.max_tokens, temperature=request.temperature, timeout=request.timeout,
-        stream=False, num_retries=0, max_retries=0, drop_params=True, **optional,  # guard retries itself
-    )
+    with wire_clock.measuring() as spent:
+        response = await litellm.acompletion(
+            model=request.model, messages=request.messages, max_tokens=request.max_tokens, temperature=request.temperature, timeout=request.timeout,
+            stream=False, num_retries=0, max_retries=0, drop_params=True, **optional,  # guard retries itself
+        )
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     served = getattr(response, "model", None)
@@ -65,6 +73,7 @@ async def complete(request: ChatRequest) -> ChatReply:
         content=choice.message.content, refusal=getattr(choice.message, "refusal", None), finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None), cost_usd=_cost(litellm, response),
         served_model=served if isinstance(served, str) else None, fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        wire_ms=round(spent[-1] * 1000, 3) if spent else None,
     )
 
 

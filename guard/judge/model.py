@@ -42,7 +42,7 @@ from guard.judge.litellm_transport import load as _litellm
 from guard.judge.reply_limit import ReplyTooLarge, too_large
 from guard.judge.transport import TRANSPORTS, Transport, transport_for, transport_name
 
-__all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route"]
+__all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route", "warm_client"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 #: How a connection that never opened reads, from httpx and from LiteLLM (which may raise it as a 500).
@@ -90,6 +90,7 @@ class ModelReply:
     endpoint: str | None = None  # the URL the call went to (guard.judge.endpoint)
     served_model: str | None = None  # the model id the endpoint says answered (a dated snapshot, a local file)
     stub: bool = False  # guard's own stub answered (it says so in its system_fingerprint)
+    wire_ms: float | None = None  # the answer's HTTP exchange, request sent → answer read: the provider's part of latency_ms
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -105,6 +106,8 @@ class ModelReply:
         }
         if self.served_model:
             data["served_model"] = self.served_model
+        if self.wire_ms is not None:
+            data["wire_ms"] = self.wire_ms
         if self.stub:
             data["stub"] = True
         if self.notes:
@@ -127,6 +130,16 @@ async def load_client(models: Iterable[str], api_base: str | None = None) -> Non
         await asyncio.to_thread(openai_transport.load)
     for name in needed - TRANSPORTS.builtins:  # a plugin's transport says itself what loading means
         await asyncio.to_thread(transport_for_name(name).load)
+
+
+async def warm_client(models: Iterable[str], api_base: str | None = None) -> None:
+    """:func:`load_client`, then each transport's own warm-up for ``models`` where it has one (LiteLLM's first call
+    does seconds of set-up on a busy machine): what a comparison does before its clock starts, so no model is charged for it."""
+    await load_client(models, api_base)
+    for routed in sorted({route(model, api_base) for model in models}):
+        warm = getattr(transport_for(routed), "warm", None)
+        if warm is not None:
+            await warm(routed)
 
 
 #: The thread importing LiteLLM for :func:`preload`, while it runs.
@@ -443,4 +456,5 @@ async def complete(
         endpoint=endpoint.resolve(routed, api_base),
         served_model=reply.served_model,
         stub=reply.fingerprint == STUB_FINGERPRINT,
+        wire_ms=reply.wire_ms,
     )

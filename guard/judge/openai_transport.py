@@ -23,6 +23,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -238,9 +239,10 @@ def _through_httpx(httpx: Any) -> bool:
     return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
 
 
-async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes]:
+async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes, float | None]:
     import httpx
 
+    started = time.perf_counter()
     try:
         async with pool.client() as client, client.stream("POST", url, content=body, headers={**headers, "Content-Type": "application/json"}, timeout=timeout) as response:
             content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
@@ -250,10 +252,10 @@ async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str
         raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
     except httpx.TransportError as exc:
         raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
-    return response.status_code, response.reason_phrase, response.headers, content
+    return response.status_code, response.reason_phrase, response.headers, content, round((time.perf_counter() - started) * 1000, 3)
 
 
-async def _post_wire(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes]:
+async def _post_wire(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes, float | None]:
     try:
         if cassette.active() is not None:
             answer, content = await cassette.post(pool.wire, url, body, headers, timeout)
@@ -265,7 +267,7 @@ async def _post_wire(pool: _Pool, url: str, body: bytes, headers: dict[str, str]
         raise EndpointUnreachable(str(exc)) from exc
     except http11.BrokenAnswer as exc:
         raise APIConnectionError(str(exc)) from exc
-    return answer.status_code, answer.reason_phrase, answer.headers, content
+    return answer.status_code, answer.reason_phrase, answer.headers, content, answer.exchange_ms
 
 
 async def complete(request: ChatRequest) -> ChatReply:
@@ -285,5 +287,7 @@ async def complete(request: ChatRequest) -> ChatReply:
     url = f"{base.rstrip('/')}/chat/completions"
     pool = await _pool(url)
     post = _post_httpx if cassette.active() is None and _through_httpx(httpx) else _post_wire
-    status, reason, answer_headers, content = await post(pool, url, json.dumps(body).encode(), headers, request.timeout)
-    return parse_reply(request.model, status, reason, answer_headers, content)
+    status, reason, answer_headers, content, wire_ms = await post(pool, url, json.dumps(body).encode(), headers, request.timeout)
+    reply = parse_reply(request.model, status, reason, answer_headers, content)
+    reply.wire_ms = wire_ms  # the exchange alone: a new connection's opening is the client's cost, not the provider's
+    return reply

@@ -11,8 +11,11 @@ are wrapped so their responses are counted the same way, asked for uncompressed
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Any
+
+from guard.judge import wire_clock
 
 __all__ = ["MAX_REPLY_BYTES", "ReplyTooLarge", "cap_litellm", "read_capped", "too_large"]
 
@@ -57,8 +60,9 @@ async def read_capped(response: Any) -> bytes:
     return bytes(body)
 
 
-def _counted(httpx: Any, inner: Any, status: int) -> Any:
-    """``inner`` (a response's byte stream) raising :class:`ReplyTooLarge` once it has passed the limit."""
+def _counted(httpx: Any, inner: Any, status: int, sent: list[float]) -> Any:
+    """``inner`` (a response's byte stream) raising :class:`ReplyTooLarge` once it has passed the limit; read whole, the
+    exchange's seconds (since the request was ``sent`` on an open connection) go to :mod:`guard.judge.wire_clock`."""
 
     class CountedStream(httpx.AsyncByteStream):  # type: ignore[misc]  # httpx is passed in: imported only when a reply is read
         async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -68,6 +72,7 @@ def _counted(httpx: Any, inner: Any, status: int) -> Any:
                 if seen > MAX_REPLY_BYTES:
                     raise ReplyTooLarge(status)
                 yield chunk
+            wire_clock.record(time.perf_counter() - sent[0])
 
         async def aclose(self) -> None:
             await inner.aclose()
@@ -78,11 +83,21 @@ def _counted(httpx: Any, inner: Any, status: int) -> Any:
 async def _capped(httpx: Any, send: Any, request: Any) -> Any:
     """``send(request)`` asking for an uncompressed body (the bytes counted are the bytes parsed), its body counted."""
     request.headers["Accept-Encoding"] = "identity"
+    sent = [time.perf_counter()]
+    inner_trace = request.extensions.get("trace")
+
+    async def trace(event: str, info: Any) -> None:  # httpcore's events: the exchange starts once a connection is open
+        if event.endswith(".send_request_headers.started"):
+            sent[0] = time.perf_counter()
+        if inner_trace is not None:
+            await inner_trace(event, info)
+
+    request.extensions["trace"] = trace
     response = await send(request)
     if _declared_too_large(response.headers):
         await response.aclose()
         raise ReplyTooLarge(response.status_code)
-    response.stream = _counted(httpx, response.stream, response.status_code)
+    response.stream = _counted(httpx, response.stream, response.status_code, sent)
     return response
 
 

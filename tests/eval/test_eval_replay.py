@@ -183,3 +183,24 @@ def test_cases_that_could_not_be_judged_exit_4_are_never_regressions_and_are_jud
     stub.responder = by_model
     again = _eval(tmp_path, *args)
     assert again.returncode == 0 and "judged 1 row(s), reused 11" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_a_repeat_that_could_not_be_judged_is_not_a_flip(suite: dict[str, str], stub: StubServer, tmp_path: Path) -> None:
+    """A deterministic judge with one repeat timed out: no flakiness (the failed repeat is no verdict), one case not judged, exit 4."""
+    config = Path(suite["config"])
+    config.write_text(config.read_text().replace("      depth: quick\n", "      depth: quick\n      timeout: 1\n"))
+    seen: list[str] = []
+
+    def first_call_late(body: dict[str, object]) -> Reply:
+        text = json.dumps(body)
+        late = "npm test" in text and "npm test" not in seen
+        seen.extend(["npm test"] if late else [])
+        return Reply.verdict("allow", "late", delay=3) if late else by_model(body)
+
+    stub.responder = first_call_late
+    out = _eval(tmp_path, suite["dataset"], "--config", str(config), "--out", "out", "--repeats", "2")
+    assert out.returncode == 4, out.stdout + out.stderr
+    report = MetricsReport.model_validate_json((tmp_path / "out" / "metrics.json").read_text())
+    variant = report.variants[0]
+    assert variant.flip_rate == 0 and all(o.flakiness == 0 for o in variant.case_outcomes.values()) and variant.not_judged == 1
