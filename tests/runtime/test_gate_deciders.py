@@ -36,7 +36,7 @@ def audit_rows(tmp_path: Path) -> list[dict[str, Any]]:
     return AuditLog(tmp_path / "audit.db").tail(100)
 
 
-_VOLATILE = {"id", "time", "latency_ms", "client_load_ms", "chain", "prev", "mac", "seq", "request_id", "started"}
+_VOLATILE = {"id", "time", "latency_ms", "wire_ms", "client_load_ms", "chain", "prev", "mac", "seq", "request_id", "started"}
 
 
 def comparable(value: Any) -> Any:
