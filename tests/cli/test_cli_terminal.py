@@ -77,7 +77,7 @@ def test_guard_log_json_is_one_object_per_line_so_head_gets_the_newest(logged: P
 
 def test_guard_log_usage_does_not_make_the_subcommand_look_required(isolated_home: Path) -> None:
     usage = piped(["log", "--help"], isolated_home).stdout.splitlines()[0]
-    assert usage.endswith("[label ID VERDICT | verify]") and "SUBCOMMAND" not in usage
+    assert usage.endswith("[label ID VERDICT | verify | ship]") and "SUBCOMMAND" not in usage
 
 
 def test_a_hostile_reason_cannot_drive_the_terminal(isolated_home: Path) -> None:
