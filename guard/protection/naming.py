@@ -34,7 +34,6 @@ from typing import Any
 
 from guard.command_analysis.invocation import command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
-from guard.protection import tree_effects
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
 __all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
@@ -281,9 +280,8 @@ class _Shell:
         unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
             program == "git" and bool(GIT_TREE & set(args[:3]))) or (program == "patch" and _patches_tree(args))
         plain = invocation is not None and invocation.head is command.words[0] and not command.assignments and not self.unsure
-        if unit.tree and plain and program in ("unzip", "tar") and tree_effects.lists_only(program, args, self.env):
-            unit.tree = False  # a listing reads the archive only
-        unit.creates = unit.tree and tree_effects.creates_files(program or "", args)
+        if unit.tree:
+            self._tree(unit, command, plain, cwd)
         if program == "find":
             unit.only_names = _find_names(args)
         seen: set[tuple[str, bool]] = set()
@@ -293,11 +291,6 @@ class _Shell:
                     seen.add((token, glob))
                     self.budget.spend_token()
                     _resolve(token, cwd, unit, self.budget, glob=glob)
-        if plain and (program == "patch" or (program == "git" and args[:1] == ["apply"])):
-            self._patched(unit, command, args, cwd)
-        if plain and program == "git" and args[:1] == ["clean"]:
-            tracked = tree_effects.tracked_files(cwd, self.env)
-            unit.spared = tracked[1] if tracked is not None else frozenset()
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
         _into_folders(unit)
@@ -308,6 +301,21 @@ class _Shell:
             target = _expand_vars(operands[0].text, self.env, self.assigned) if operands else self.env.get("HOME", cwd)
             return os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
         return cwd
+
+    def _tree(self, unit: Unit, command: Command, plain: bool, cwd: str) -> None:
+        """What a command acting on a whole tree really touches (:mod:`guard.protection.tree_effects`), when its line
+        is plain enough to tell (no wrapper, assignment or earlier command that may have changed files or the shell)."""
+        from guard.protection import tree_effects
+
+        program, args = unit.program or "", unit.args
+        if plain and program in ("unzip", "tar") and tree_effects.lists_only(program, args, self.env):
+            unit.tree = False  # a listing reads the archive only
+        if plain and (program == "patch" or (program == "git" and args[:1] == ["apply"])):
+            self._patched(unit, command, args, cwd)
+        if plain and program == "git" and args[:1] == ["clean"]:
+            tracked = tree_effects.tracked_files(cwd, self.env)
+            unit.spared = tracked[1] if tracked is not None else frozenset()
+        unit.creates = unit.tree and tree_effects.creates_files(program, args)
 
     def _after(self, command: Command, program: str | None, reads: bool, cwd: str) -> None:
         """What this command leaves for the later ones of the line: the text ``cat <<'EOF' > fix.patch`` wrote, or, after any
@@ -329,6 +337,8 @@ class _Shell:
     def _patched(self, unit: Unit, command: Command, args: list[str], cwd: str) -> None:
         """``patch`` / ``git apply`` change the files their diff names: when the diff can be read, those are what the unit
         names (at every strip level), and it is no longer a sweep of the tree."""
+        from guard.protection import tree_effects
+
         if args[:1] == ["apply"]:
             parsed = tree_effects.git_apply_args(args[1:])
             if parsed is None:
@@ -378,6 +388,8 @@ class _Shell:
     def _text(self, path: str) -> str | None:
         """A file's text as the command will read it: written earlier in this line by ``cat <<'EOF'``, else from disk (bounded);
         None when an earlier command may have written it, or it cannot be read."""
+        from guard.protection.tree_effects import MAX_DIFF
+
         path = os.path.normpath(path)
         if path in self.written:
             return self.written[path]
@@ -385,7 +397,7 @@ class _Shell:
             return None
         try:
             with open(path, encoding="utf-8", errors="replace") as file:
-                return file.read(tree_effects.MAX_DIFF + 1)
+                return file.read(MAX_DIFF + 1)
         except (OSError, ValueError):
             return None
 
