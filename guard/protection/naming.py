@@ -67,8 +67,8 @@ SEARCH_TOOLS = frozenset({"grep", "glob", "search_file_content", "glob_tool", "g
 _SEPARATORS = str.maketrans({c: " " for c in "'\"(),;=:<>|&`\t\n\r"})
 #: A word bash expands a ``~`` in after ``=`` or ``:``, as in an assignment (``PREFIX=~/x``).
 _ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-#: Programs that open none of their arguments: they print them.
-_PRINTS = frozenset({"echo", "printf"})
+#: A program that opens none of its arguments and changes nothing: it prints them (``printf -v`` assigns a variable).
+_PRINTS = "echo"
 #: Redirections that feed text to a command's input, not a file: a here-document (its delimiter is no name) or here-string.
 _FED = frozenset({"<<", "<<-", "<<<"})
 _MAGIC = frozenset("*?[")
@@ -252,17 +252,21 @@ class _Shell:
         self.written: dict[str, str] = {}
         self.unknown: set[str] = set()
         self.unsure = False
+        #: the data reading programs wrote into files earlier in the line: a later program that names such a file may run it
+        self.fed: dict[str, list[str]] = {}
 
     def script(self, script: Script, cwd: str, depth: int) -> str:
         for pipeline in script.pipelines:
+            piped: list[str] = []  # what reading programs earlier in the pipeline pass on
             for command in pipeline.commands:
-                cwd = self.command(command, cwd, depth)
+                cwd = self.command(command, cwd, depth, piped)
         return cwd
 
-    def command(self, command: Command, cwd: str, depth: int) -> str:
+    def command(self, command: Command, cwd: str, depth: int, piped: list[str]) -> str:
         self.budget.spend_command()
         reads = prove_command(command, writes=True).proven
         words = _named_words(command, reads)
+        data = _data(command) if reads else []
         for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:
             for sub in word.substitutions:
                 self.script(sub, cwd, depth + 1)
@@ -291,6 +295,16 @@ class _Shell:
                     seen.add((token, glob))
                     self.budget.spend_token()
                     _resolve(token, cwd, unit, self.budget, glob=glob)
+        if not reads:  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
+            received = [*piped, *(text for path, texts in self.fed.items() if path in unit.paths for text in texts)]
+            unit.texts += received
+            for text in received:
+                for token, glob in _tokens(text, self.env, self.assigned, glob=False):
+                    if (token, glob) not in seen:
+                        seen.add((token, glob))
+                        self.budget.spend_token()
+                        _resolve(token, cwd, unit, self.budget, glob=glob)
+        piped += data
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
         _into_folders(unit)
@@ -327,6 +341,7 @@ class _Shell:
         for redirect in command.redirects:
             if redirect.op in (">", ">>"):
                 target = os.path.normpath(os.path.join(cwd, redirect.target.text))
+                self.fed.setdefault(target, []).extend(_data(command)[:8])
                 text = body.text + "\n" if program == "cat" and redirect.op == ">" and body is not None and len(command.words) == 1 else None
                 if text is None:
                     self.written.pop(target, None)
@@ -411,14 +426,22 @@ def _bodies(command: Command) -> list[Word]:
     return [r.body for r in command.redirects if r.body is not None]
 
 
+def _prints(command: Command) -> bool:
+    return bool(command.words) and os.path.basename(command.words[0].text) == _PRINTS
+
+
 def _named_words(command: Command, reads: bool) -> list[Word]:
     """The words whose text may name a path. A reading program (proven: :func:`guard.protection.readonly.prove_command`)
-    is given data: its here-document or here-string is its input, not a name, and ``echo``/``printf`` open none of
-    their arguments. Anything else may read any text again as code: every word counts."""
+    is given data (:func:`_data`): not names it opens. Anything else may read any text again as code: every word counts."""
     if not reads:
         return [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]
-    words = command.words[:1] if command.words and os.path.basename(command.words[0].text) in _PRINTS else command.words
-    return [*words, *(r.target for r in command.redirects if r.op not in _FED)]
+    return [*(command.words[:1] if _prints(command) else command.words), *(r.target for r in command.redirects if r.op not in _FED)]
+
+
+def _data(command: Command) -> list[str]:
+    """The text a reading program passes on without opening it: its here-documents and here-strings, ``echo``'s words."""
+    fed = [r.body.text if r.body is not None else r.target.text for r in command.redirects if r.op in _FED]
+    return fed + ([" ".join(w.text for w in command.words[1:])] if _prints(command) else [])
 
 
 def _into_folders(unit: Unit) -> None:

@@ -52,8 +52,15 @@ def test_a_quoted_tilde_is_text(project: Path, command: str) -> None:
     assert refused(project, command) is None
 
 
-def test_an_unquoted_tilde_still_names_the_home_folder(project: Path) -> None:
-    assert "guard's secret" in (refused(project, "tar czf /tmp/home.tgz ~") or "")
+@pytest.mark.parametrize("command", [
+    "tar czf /tmp/home.tgz ~",  # an unquoted ~ is the home folder
+    "cat <<'EOF' | sh\ncat ~/.config/guard/secret\nEOF",  # data passed on to a program that runs it is that program's code
+    "echo 'tar czf /tmp/h.tgz ~' | bash",
+    "cat <<'EOF' > steal.sh\ncat ~/.config/guard/secret\nEOF\nsh steal.sh",  # written, then run in the same call
+    "printf -v SECRET '%s' ~/.config/guard/secret; cat \"$SECRET\"",  # printf -v assigns: its words are not mere data
+])
+def test_what_reaches_the_secret_is_still_refused(project: Path, command: str) -> None:
+    assert "guard's secret" in (refused(project, command) or ""), command
 
 
 def test_a_patch_is_judged_by_the_files_its_diff_names(project: Path) -> None:
