@@ -31,6 +31,8 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 
+from guard.protection.regular_file import read_text
+
 __all__ = ["Installed", "installed", "stands_in"]
 
 #: What the cache file is sealed for (:func:`guard.storage.secret.seal`), and its format's version.
@@ -44,19 +46,20 @@ _MAPPING = re.compile(r"""['"]([A-Za-z_][\w.]*)['"]\s*:\s*['"]([^'"]+)['"]""")
 _PROJECT_ENVS = (".venv", "venv", "env")
 _ENV_FOLDERS = (".tox", ".nox")
 #: Bounds: interpreters and prefixes looked at, entries listed, folders a .pth may add, the cache file's size.
-_MAX_PREFIXES, _MAX_ENTRIES, _MAX_PTH_FOLDERS, _MAX_CACHE = 64, 50_000, 64, 8 * 1024 * 1024
+_MAX_PREFIXES, _MAX_ENTRIES, _MAX_PTH_FOLDERS, _MAX_CACHE = 64, 20_000, 64, 8 * 1024 * 1024
 
 
 class Installed:
     """Top-level module names: found in a site folder (``names``, ``namespaces`` the folders without ``__init__``),
     and homes (``homes``: name -> folders or files it lives in, for a name found only where a .pth or an
-    editable finder points)."""
+    editable finder points); ``complete``: no folder held more entries than are listed (a folder the agent filled
+    to push the real site-packages past the bound leaves it False)."""
 
-    __slots__ = ("names", "namespaces", "homes")
+    __slots__ = ("names", "namespaces", "homes", "complete")
 
     def __init__(self, names: frozenset[str] = frozenset(), namespaces: frozenset[str] = frozenset(),
-                 homes: Mapping[str, tuple[str, ...]] | None = None) -> None:
-        self.names, self.namespaces, self.homes = names, namespaces, dict(homes or {})
+                 homes: Mapping[str, tuple[str, ...]] | None = None, complete: bool = True) -> None:
+        self.names, self.namespaces, self.homes, self.complete = names, namespaces, dict(homes or {}), complete
 
 
 def stands_in(parts: list[str], root: str, env: Mapping[str, str]) -> str | None:
@@ -76,6 +79,8 @@ def stands_in(parts: list[str], root: str, env: Mapping[str, str]) -> str | None
         if package and name in sys.stdlib_module_names:
             return f"Python would import it instead of its own {name!r} module"
     found = installed(root, env)
+    if not found.complete:
+        return "the modules of the project's environments could not all be listed"
     for name, where, package in candidates:
         if (package or name in found.namespaces) and name in found.names:
             return f"Python would import it instead of the installed {name!r}"
@@ -194,11 +199,8 @@ def _prefix_sites(prefix: str, version: str | None) -> Iterator[tuple[str, str]]
 
 
 def _venv_config(prefix: str) -> dict[str, str]:
-    try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as file:
-            lines = file.read(64 * 1024).splitlines()
-    except OSError:
-        return {}
+    path = os.path.join(prefix, "pyvenv.cfg")
+    lines = (read_text(path, 64 * 1024) or "").splitlines()
     return {key.strip().lower(): value.strip() for key, eq, value in (line.partition("=") for line in lines) if eq}
 
 
@@ -218,10 +220,11 @@ def _build(folders: list[str]) -> tuple[Installed, list[list[str | int]]]:
     homes: dict[str, list[str]] = {}
     watched: list[list[str | int]] = []
     added: list[str] = []
-    budget = _MAX_ENTRIES
+    complete = True
     for folder in folders:
-        for entry in _entries(folder, budget):
-            budget -= 1
+        entries = _entries(folder)
+        complete = complete and entries is not None
+        for entry in entries or []:
             name = entry.name
             if name.endswith(".pth"):
                 watched.append([entry.path, _mtime(entry.path)])
@@ -237,24 +240,25 @@ def _build(folders: list[str]) -> tuple[Installed, list[list[str | int]]]:
                         namespaces.add(name)
             elif _module_name(name) is not None:
                 names.add(name.split(".", 1)[0])
-    for folder in dict.fromkeys(added).keys():
+    for folder in list(dict.fromkeys(added))[:_MAX_PTH_FOLDERS]:
         watched.append([folder, _mtime(folder)])
-        for entry in _entries(folder, budget):
-            budget -= 1
+        entries = _entries(folder)
+        complete = complete and entries is not None
+        for entry in entries or []:
             module = entry.name if _entry_is_dir(entry) else _module_name(entry.name) or ""
             if module.isidentifier() and module not in names:
                 homes.setdefault(module, []).append(entry.path)
-    return Installed(frozenset(names), frozenset(namespaces), {k: tuple(v) for k, v in homes.items()}), watched
+    return Installed(frozenset(names), frozenset(namespaces), {k: tuple(v) for k, v in homes.items()}, complete), watched
 
 
-def _entries(folder: str, budget: int) -> list[os.DirEntry[str]]:
-    if budget <= 0:
-        return []
+def _entries(folder: str) -> list[os.DirEntry[str]] | None:
+    """The entries of ``folder`` (none when it cannot be listed), or None when it holds more than :data:`_MAX_ENTRIES`."""
     try:
         with os.scandir(folder) as found:
-            return [entry for _, entry in zip(range(budget), found, strict=False)]
+            entries = [entry for _, entry in zip(range(_MAX_ENTRIES + 1), found, strict=False)]
     except OSError:
         return []
+    return entries if len(entries) <= _MAX_ENTRIES else None
 
 
 def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
@@ -266,11 +270,7 @@ def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
 
 def _pth_folders(pth: str, site: str) -> list[str]:
     """The folders a .pth file adds to ``sys.path`` (its lines that are not comments or ``import`` lines)."""
-    try:
-        with open(pth, encoding="utf-8", errors="replace") as file:
-            lines = file.read(64 * 1024).splitlines()
-    except OSError:
-        return []
+    lines = (read_text(pth, 64 * 1024) or "").splitlines()
     folders = []
     for line in lines[:_MAX_PTH_FOLDERS]:
         line = line.strip()
@@ -283,11 +283,7 @@ def _pth_folders(pth: str, site: str) -> list[str]:
 
 def _finder_mapping(finder: str) -> list[tuple[str, str]]:
     """The ``MAPPING`` of a setuptools editable finder: top-level name -> the folder (or file) it is imported from."""
-    try:
-        with open(finder, encoding="utf-8", errors="replace") as file:
-            text = file.read(256 * 1024)
-    except OSError:
-        return []
+    text = read_text(finder, 256 * 1024) or ""
     start = text.find("MAPPING")
     end = text.find("}", start)
     return [(name.split(".", 1)[0], path) for name, path in _MAPPING.findall(text[start:end])] if start >= 0 else []
@@ -308,20 +304,24 @@ def _cache_file(folders: list[str]) -> str | None:
 
 def _payload(key: list[list[str | int]], watched: list[list[str | int]], found: Installed) -> str:
     return json.dumps({"key": key, "watched": watched, "names": sorted(found.names), "namespaces": sorted(found.namespaces),
-                       "homes": {k: list(v) for k, v in sorted(found.homes.items())}}, sort_keys=True, separators=(",", ":"))
+                       "homes": {k: list(v) for k, v in sorted(found.homes.items())}, "complete": found.complete},
+                      sort_keys=True, separators=(",", ":"))
 
 
 def _load(path: str, key: list[list[str | int]]) -> Installed | None:
     """The cached names, when the file is guard's (its seal verifies) and nothing it was built from changed."""
     from guard.storage.secret import verify
 
+    text = read_text(path, _MAX_CACHE)
+    if text is None or len(text) > _MAX_CACHE:
+        return None
+    mac, _, payload = text.partition("\n")
     try:
-        with open(path, encoding="utf-8") as file:
-            mac, _, payload = file.read(_MAX_CACHE).partition("\n")
         data = json.loads(payload)
         if data["key"] != key or any(_mtime(str(p)) != m for p, m in data["watched"]) or not verify(mac, _PURPOSE, payload):
             return None
-        return Installed(frozenset(data["names"]), frozenset(data["namespaces"]), {k: tuple(v) for k, v in data["homes"].items()})
+        return Installed(frozenset(data["names"]), frozenset(data["namespaces"]), {k: tuple(v) for k, v in data["homes"].items()},
+                         bool(data["complete"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

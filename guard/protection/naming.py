@@ -403,6 +403,7 @@ class _Shell:
     def _text(self, path: str) -> str | None:
         """A file's text as the command will read it: written earlier in this line by ``cat <<'EOF'``, else from disk (bounded);
         None when an earlier command may have written it, or it cannot be read."""
+        from guard.protection.regular_file import read_text
         from guard.protection.tree_effects import MAX_DIFF
 
         path = os.path.normpath(path)
@@ -410,11 +411,7 @@ class _Shell:
             return self.written[path]
         if self.unsure or path in self.unknown:
             return None
-        try:
-            with open(path, encoding="utf-8", errors="replace") as file:
-                return file.read(MAX_DIFF + 1)
-        except (OSError, ValueError):
-            return None
+        return read_text(path, MAX_DIFF)
 
     def _assign(self, text: str) -> None:
         name, eq, value = text.partition("=")

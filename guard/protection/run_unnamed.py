@@ -21,6 +21,8 @@ import fnmatch
 import os
 import re
 
+from guard.protection.regular_file import read_text
+
 __all__ = ["NAMING_CONFIGS", "RUN_UNNAMED", "named_by_config", "run_unnamed"]
 
 _PYTEST = "https://docs.pytest.org/en/stable/reference/customize.html"
@@ -199,10 +201,8 @@ def named_by_config(relative: str, root: str) -> str | None:
         path = os.path.join(root, name)
         if os.path.normpath(path) == os.path.normpath(os.path.join(root, relative)):
             continue  # the file itself
-        try:
-            with open(path, encoding="utf-8", errors="replace") as file:
-                text = file.read(min(_CONFIG_BYTES, budget))
-        except (OSError, ValueError):
+        text = read_text(path, min(_CONFIG_BYTES, budget))
+        if text is None:
             continue
         budget -= len(text)
         if pattern.search(text):

@@ -29,6 +29,8 @@ import re
 import struct
 from collections.abc import Mapping
 
+from guard.protection.regular_file import read_bytes
+
 __all__ = ["MAX_DIFF", "PatchSources", "creates_files", "diff_names", "git_apply_args", "lists_only", "patch_sources", "tracked_files",
            "work_tree_root"]
 
@@ -313,14 +315,10 @@ def tracked_files(cwd: str, env: Mapping[str, str]) -> tuple[str, frozenset[str]
 
 def _index_names(path: str) -> list[str] | None:
     """The paths in a git index file (versions 2 to 4; git's Documentation/gitformat-index.txt)."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_INDEX + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return []  # a new repository: nothing is tracked
-    except OSError:
-        return None
-    if len(data) > MAX_INDEX or len(data) < 12 or data[:4] != b"DIRC":
+    data = read_bytes(path, MAX_INDEX)
+    if data is None or len(data) > MAX_INDEX or len(data) < 12 or data[:4] != b"DIRC":
         return None
     version, count = struct.unpack(">LL", data[4:12])
     if version not in (2, 3, 4):

@@ -10,6 +10,7 @@ tracked files alone); a refusal names a path that exists and says how the comman
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tarfile
 import zipfile
@@ -78,7 +79,8 @@ def test_a_patch_is_judged_by_the_files_its_diff_names(project: Path) -> None:
 def test_a_patch_whose_diff_cannot_be_read_is_still_a_sweep(project: Path) -> None:
     """From a pipe, or written by a program in the same line, the diff is not known: the tree it may patch holds guard.yaml."""
     (project / "fix.patch").write_text(PATCH_OF.format("src/app.py"))
-    for command in ("cat fix.patch | patch -p0", "python3 make_patch.py > fix.patch; patch -p0 < fix.patch"):
+    os.mkfifo(project / "stall.patch")  # a fifo would hang a plain read: it is not read, and the patch stays a sweep
+    for command in ("cat fix.patch | patch -p0", "python3 make_patch.py > fix.patch; patch -p0 < fix.patch", "patch -p0 < stall.patch"):
         assert "guard.yaml" in (refused(project, command) or ""), command
 
 

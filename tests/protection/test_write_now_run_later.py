@@ -161,3 +161,32 @@ def test_ordinary_writes_stay_in_the_lane(project: Path, stub: StubServer) -> No
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         assert not _judged(project, stub, _write(name)), name
     assert stub.calls == 0
+
+
+def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fifo in the place of a config the lane reads would hang the hook; a site folder filled past the bound would hide the
+    real site-packages listed after it."""
+    import threading
+
+    from guard.protection import installed_modules
+    from guard.protection.installed_modules import stands_in
+
+    os.mkfifo(project / "package.json")
+    site = _venv(project)
+    for i in range(60):
+        (site / f"zq_filler_{i}.py").write_text("")
+    monkeypatch.setattr(installed_modules, "_MAX_ENTRIES", 50)
+    answers: list[str | None] = []
+    worker = threading.Thread(target=lambda: answers.append(stands_in(["anything.py"], str(project), os.environ)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert answers == ["the modules of the project's environments could not all be listed"]
+    from guard.config import load_config
+    from guard.judge.read_only_lane import lane_result
+
+    [spec] = [s for s in load_config().specs if s.id == "no-destructive-shell"]
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(lane_result(spec, _event(project, _write("notes.txt")))), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert len(done) == 1  # answered, fifo and all
