@@ -41,15 +41,16 @@ class Word(Record):
     ``substitutions``: $( ), backticks, <( ), >( ) inside this word; ``process``:
     the whole word is a process substitution <( ) or >( ); ``escapes``: $'…' with
     hex, octal or unicode escapes (a classic disguise); ``glob``: an unquoted ``*``, ``?``
-    or ``[`` (the shell matches the word against file names).
+    or ``[`` (the shell matches the word against file names); ``tilde``: the word starts
+    with an unquoted ``~``, which the shell expands to a home folder (a quoted one is text).
     """
 
-    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob")
+    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob", "tilde")
 
     def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False,
-                 glob: bool = False) -> None:
+                 glob: bool = False, tilde: bool = False) -> None:
         self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
-        self.glob = glob
+        self.glob, self.tilde = glob, tilde
 
 
 class Redirect(Record):
@@ -242,6 +243,7 @@ class _Reader:
             sub = self.nested(")")
             return Word(self.s[start : self.i], dynamic=True, substitutions=(sub,), process=True)
         out = _WordBuilder()
+        out.tilde = self.peek() == "~"
         while self.i < len(self.s) and self.s[self.i] not in _WORD_END:
             c = self.s[self.i]
             if c == "\\":
@@ -414,7 +416,7 @@ def _decode_escape(code: str) -> str:
 
 
 class _WordBuilder:
-    __slots__ = ("parts", "dynamic", "substitutions", "escapes", "glob")
+    __slots__ = ("parts", "dynamic", "substitutions", "escapes", "glob", "tilde")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -422,6 +424,7 @@ class _WordBuilder:
         self.substitutions: list[Script] = []
         self.escapes = False
         self.glob = False
+        self.tilde = False
 
     def absorb(self, inner: Word) -> None:
         """Keep what an expansion's inside contains (substitutions in ``${x:-$(cmd)}``)."""
@@ -429,4 +432,4 @@ class _WordBuilder:
         self.escapes = self.escapes or inner.escapes
 
     def build(self) -> Word:
-        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob)
+        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob, self.tilde)

@@ -111,43 +111,54 @@ class _Index:
                 end = path.rfind("/", 0, end)
             self.holders.setdefault("/", (label, path))
 
-    def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str] | None:
-        """The protected (label, path) ``unit`` names: the path, inside it, a folder holding it, or a glob matching one.
+    def named(self, unit: Unit, *, sweeping: bool) -> tuple[str, str, str] | None:
+        """(label, protected path, the folder named that holds it, or "") for what ``unit`` names: the path, inside it, a
+        folder holding it, or a glob matching one.
 
         A folder at or above the unit's working directory counts only when ``sweeping``
         (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
+        A sweep counts only what it can touch: a protected path that exists, unless it may
+        create files there (:attr:`Unit.creates`), and not one it leaves alone (:attr:`Unit.spared`).
         """
         cwd = _fold(unit.cwd)
+        existing = sweeping and not unit.creates
         for candidate in map(_fold, unit.paths):
             hit = self.exact.get(candidate) or self._inside(candidate)
             if hit:
-                return hit
+                return (*hit, "")
             holder = self.holders.get(candidate)
             if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
-                holder = self._under(candidate, unit.only_names)
+                holder = self._under(candidate, unit, existing=existing)
                 if holder:
-                    return holder
+                    return (*holder, candidate)
         for pattern in map(_fold, unit.patterns):
             for path, hit in self.exact.items():
                 if fnmatch.fnmatchcase(path, pattern):
-                    return hit
-            for folder, hit in self.holders.items():
+                    return (*hit, "")
+            for folder in self.holders:
                 if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
-                    return hit
-        return next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+                    holder = self._under(folder, unit, existing=existing)
+                    if holder:
+                        return (*holder, folder)
+        linked = next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
+        return (*linked, "") if linked else None
 
-    def _under(self, folder: str, only_names: tuple[str, bool] | None) -> tuple[str, str] | None:
-        """A protected path in ``folder`` that ``find -name PATTERN`` would reach (a part of its path below matches)."""
+    def _under(self, folder: str, unit: Unit, *, existing: bool) -> tuple[str, str] | None:
+        """A protected path in ``folder`` that the unit would reach (``find -name PATTERN``: a part of its path below matches),
+        one that exists first; with ``existing``, only one that exists; never one the unit spares."""
+        missing = None
         for path, hit in self.exact.items():
-            if not _above(path, folder):
+            if not _above(path, folder) or path in unit.spared:
                 continue
-            if only_names is None:
+            if unit.only_names is not None:
+                pattern, fold = unit.only_names
+                parts = path[len(folder.rstrip("/")) + 1 :].split("/")
+                if not any(fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern) for part in parts):
+                    continue
+            if os.path.lexists(path):
                 return hit
-            pattern, fold = only_names
-            parts = path[len(folder.rstrip("/")) + 1 :].split("/")
-            if any(fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern) for part in parts):
-                return hit
-        return None
+            missing = missing or hit
+        return None if existing else missing
 
     def _inside(self, candidate: str) -> tuple[str, str] | None:
         """The protected folder ``candidate`` lies in, looking only as deep as the deepest protected path."""
@@ -212,7 +223,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     for unit in found:
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
-            return f"{_what(unit, tool)} would read {hit[1]} ({hit[0]}), or search a folder holding it"
+            return f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
             return f"{_what(unit, tool)} {itself}"
@@ -220,12 +231,24 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         if hit:
             proof = _proof(tool, tool_input, unit, index, cwd)
             if not proof.proven:
-                return f"{_what(unit, tool)} names {hit[1]} ({hit[0]}) and is not proven to only read: {proof.reason}"
+                return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
     return None
 
 
 def _what(unit: Unit, tool: str) -> str:
     return f"the command `{unit.label}`" if unit.command is not None else tool
+
+
+def _how(unit: Unit, hit: tuple[str, str, str], *, reads: bool) -> str:
+    """How the unit reaches the protected path: names it, names a folder holding it, or acts on a whole tree holding it."""
+    label, path, folder = hit
+    if not folder:
+        return f"would read {path} ({label})" if reads else f"names {path} ({label})"
+    if not unit.tree:
+        return f"names {folder}, a folder holding {path} ({label})"
+    if os.path.lexists(path):
+        return f"acts on all of {folder}, which holds {path} ({label})"
+    return f"may create files anywhere in {folder}, {path} ({label}) among them"
 
 
 def judge(spec: HookSpec, payload: dict[str, Any]) -> HookResult:

@@ -14,7 +14,9 @@ the audit log and ``guard view``.
 ``skip_project_writes: true`` (a rule about effects outside the project) opens the same lane to
 a call whose reading programs also redirect output (``>``, ``>>``) to plain files of the project
 named as written: no hidden part, no file other programs run unnamed (``conftest.py``,
-``Makefile``, ``*.pth`` …), not a link, not executable, and no ``cd`` in the line. Its allows
+``Makefile``, ``jest.config.js``, ``*.pth`` … :mod:`guard.protection.run_unnamed`, or a file the project's configs
+name), no module Python would import instead of an installed or standard one
+(:mod:`guard.protection.installed_modules`), not a link, not executable, and no ``cd`` in the line. Its allows
 say ``tier: project_write``, ``details.decided_by: project_write_lane``.
 
 Standard library only: this runs on the ``guard hook`` fast path.
@@ -26,7 +28,6 @@ import fnmatch
 import os
 import re
 import stat
-import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -65,13 +66,6 @@ _BUILTINS = frozenset({"echo", "printf", "pwd", "true", "false", ":", "cd", "tes
 #: A name a written file may have, each part of its path below the project: no dot first (``.git``, ``.github``,
 #: ``.claude``, ``.envrc``, ``.mcp.json``: what tools read as config), no dash first (an option), nothing the shell expands.
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+,=@-]*$")
-#: Files that a later command runs or reads as instructions without naming them (pytest's conftest.py, make's Makefile,
-#: pip's setup.py, Python's .pth and sitecustomize, an agent's instructions): a write to one is left to the judge, so the
-#: code it plants is seen by a model when it is written, not only when a later ``pytest`` or ``make`` runs it unseen.
-_RUN_UNNAMED = ("conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "pytest.ini", "manage.py",
-                "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "__pycache__", "makefile", "gnumakefile",
-                "*.mk", "justfile", "rakefile", "gemfile", "package.json", "cargo.toml", "build.rs", "cmakelists.txt", "dockerfile",
-                "*.sh", "*.bash", "*.zsh", "agents.md", "claude.md", "gemini.md", "copilot-instructions.md", "requirements*.txt")
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -203,9 +197,14 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
     return None
 
 
-def _write_problem(word: str, cwd: str) -> str | None:
+def _write_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """Why writing to ``word`` keeps the call out of the write lane: it is not a plain, regular file of the project that
-    only this path names (a symlink resolved, no second hard link to a file elsewhere), or a later command runs it unnamed."""
+    only this path names (a symlink resolved, no second hard link to a file elsewhere), or a later command runs it unnamed
+    (write now, run later): a file tools run by convention, one the project's configs name, a module Python would import
+    instead of its own or an installed one."""
+    from guard.protection.installed_modules import stands_in
+    from guard.protection.run_unnamed import named_by_config, run_unnamed
+
     target = os.path.realpath(os.path.join(cwd, word))
     root = os.path.realpath(cwd)
     if not target.startswith(root.rstrip("/") + "/"):
@@ -213,16 +212,20 @@ def _write_problem(word: str, cwd: str) -> str | None:
     odd = _odd_folder(root, hidden=True)
     if odd is not None:
         return f"the project folder {root} is inside {odd!r}, a hidden or credential folder"
-    parts = os.path.relpath(target, root).split("/")
+    relative = os.path.relpath(target, root)
+    parts = relative.split("/")
     odd = next((part for part in parts if not _PLAIN_NAME.match(part)), None)
     if odd is not None:
         return f"it writes {word!r}: {odd!r} is not a plain name (a hidden file or folder is often a tool's config)"
-    run = next((pat for part in parts for pat in _RUN_UNNAMED if fnmatch.fnmatchcase(part.lower(), pat)), None)
+    run = run_unnamed(parts)
     if run is not None:
-        return f"it writes {word!r}: a file like {run!r} is run or read by other programs unnamed"
-    stem, suffix = os.path.splitext(parts[-1])
-    if suffix == ".py" and stem in sys.stdlib_module_names:
-        return f"it writes {word!r}, which Python would import instead of its own {stem!r} module"
+        return f"it writes {word!r}: a file like {run[0]!r} is run or read unnamed ({run[1]})"
+    config = named_by_config(relative, root)
+    if config is not None:
+        return f"it writes {word!r}, which the project's {config} names: a tool runs it unnamed"
+    shadow = stands_in(parts, root, env)
+    if shadow is not None:
+        return f"it writes {word!r}: {shadow}"
     try:
         info = os.stat(target)
     except FileNotFoundError:
@@ -316,7 +319,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
     if not proof.proven or _guarded(payload, spec, env) is not None:
         return None
     if proof.written:
-        if any(_write_problem(word, cwd) for word in proof.written):
+        if any(_write_problem(word, cwd, env) for word in proof.written):
             return None
         return HookResult(id=spec.id, type="smart", decision="allow",
                           reason=f"proven to write only inside the project, running nothing ({proof.reason}); the rule says such writes cannot break it",

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from guard.command_analysis.invocation import command_name, unwrap
-from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, parse
-from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text
+from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
+from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
 __all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
 
@@ -64,6 +65,12 @@ RECURSIVE_OPTION = frozenset({"grep", "egrep", "fgrep", "cp", "ls", "chmod", "ch
 #: Tools that search a tree (a folder named, or the working directory).
 SEARCH_TOOLS = frozenset({"grep", "glob", "search_file_content", "glob_tool", "grep_search", "file_search", "find_file", "read_many_files", "list_dir"})
 _SEPARATORS = str.maketrans({c: " " for c in "'\"(),;=:<>|&`\t\n\r"})
+#: A word bash expands a ``~`` in after ``=`` or ``:``, as in an assignment (``PREFIX=~/x``).
+_ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: A program that opens none of its arguments and changes nothing: it prints them (``printf -v`` assigns a variable).
+_PRINTS = "echo"
+#: Redirections that feed text to a command's input, not a file: a here-document (its delimiter is no name) or here-string.
+_FED = frozenset({"<<", "<<-", "<<<"})
 _MAGIC = frozenset("*?[")
 
 
@@ -78,10 +85,13 @@ class Unit:
     ``patterns``: absolute globs it may name (matched against protected paths too);
     ``command``: the shell command (None for a tool call); ``tree``: it acts on whole folders;
     ``program``, ``args``: what it runs, after wrappers; ``texts``: its words' text;
-    ``only_names``: ``find … -name PATTERN`` (no ``-o``) acts only on names matching (pattern, case-insensitive).
+    ``only_names``: ``find … -name PATTERN`` (no ``-o``) acts only on names matching (pattern, case-insensitive);
+    ``creates``: acting on a tree, it may create files below it (an extraction, a copy), not only read, delete or change
+    what is there (:func:`guard.protection.tree_effects.creates_files`); ``spared``: files of that tree it leaves alone
+    (``git clean`` and the tracked files), when known.
     """
 
-    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names")
+    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names", "creates", "spared")
 
     def __init__(self, label: str, cwd: str, *, command: Command | None = None, tree: bool = False, program: str | None = None,
                  args: list[str] | None = None, texts: list[str] | None = None) -> None:
@@ -91,6 +101,8 @@ class Unit:
         self.args: list[str] = args or []
         self.texts: list[str] = texts or []
         self.only_names: tuple[str, bool] | None = None
+        self.creates = tree
+        self.spared: frozenset[str] = frozenset()
 
 
 class _Budget:
@@ -235,18 +247,27 @@ class _Shell:
     def __init__(self, env: Mapping[str, str], budget: _Budget, found: list[Unit]) -> None:
         self.env, self.budget, self.found = env, budget, found
         self.assigned: dict[str, str] = {}
+        #: files the line's earlier commands wrote with known text; those they may have written otherwise; whether an earlier
+        #: command may have changed files or the shell's state (so what is on disk, or in the environment, is not known)
+        self.written: dict[str, str] = {}
+        self.unknown: set[str] = set()
+        self.unsure = False
+        #: the data reading programs wrote into files earlier in the line: a later program that names such a file may run it
+        self.fed: dict[str, list[str]] = {}
 
     def script(self, script: Script, cwd: str, depth: int) -> str:
         for pipeline in script.pipelines:
+            piped: list[str] = []  # what reading programs earlier in the pipeline pass on
             for command in pipeline.commands:
-                cwd = self.command(command, cwd, depth)
+                cwd = self.command(command, cwd, depth, piped)
         return cwd
 
-    def command(self, command: Command, cwd: str, depth: int) -> str:
+    def command(self, command: Command, cwd: str, depth: int, piped: list[str]) -> str:
         self.budget.spend_command()
-        words = [*command.assignments, *command.words, *(r.target for r in command.redirects)]
-        words += [r.body for r in command.redirects if r.body is not None]
-        for word in words:
+        reads = prove_command(command, writes=True).proven
+        words = _named_words(command, reads)
+        data = _data(command) if reads else []
+        for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:
             for sub in word.substitutions:
                 self.script(sub, cwd, depth + 1)
         for word in command.assignments:
@@ -262,29 +283,162 @@ class _Shell:
                     texts=[w.text for w in words])
         unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
             program == "git" and bool(GIT_TREE & set(args[:3]))) or (program == "patch" and _patches_tree(args))
+        plain = invocation is not None and invocation.head is command.words[0] and not command.assignments and not self.unsure
+        if unit.tree:
+            self._tree(unit, command, plain, cwd)
         if program == "find":
             unit.only_names = _find_names(args)
         seen: set[tuple[str, bool]] = set()
         for word in words:
-            for token, glob in _tokens(word.text, self.env, self.assigned, glob=word.glob or word.dynamic):
+            for token, glob in _tokens(word.text, self.env, self.assigned, glob=word.glob or word.dynamic, word=word if reads else None):
                 if (token, glob) not in seen:
                     seen.add((token, glob))
                     self.budget.spend_token()
                     _resolve(token, cwd, unit, self.budget, glob=glob)
+        if not reads:  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
+            received = [*piped, *(text for path, texts in self.fed.items() if path in unit.paths for text in texts)]
+            unit.texts += received
+            for text in received:
+                for token, glob in _tokens(text, self.env, self.assigned, glob=False):
+                    if (token, glob) not in seen:
+                        seen.add((token, glob))
+                        self.budget.spend_token()
+                        _resolve(token, cwd, unit, self.budget, glob=glob)
+        piped += data
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
         _into_folders(unit)
         self.found.append(unit)
+        self._after(command, program, reads, cwd)
         if program in ("cd", "pushd") and invocation is not None:
             operands = [w for w in invocation.args if not w.text.startswith("-")]
             target = _expand_vars(operands[0].text, self.env, self.assigned) if operands else self.env.get("HOME", cwd)
             return os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
         return cwd
 
+    def _tree(self, unit: Unit, command: Command, plain: bool, cwd: str) -> None:
+        """What a command acting on a whole tree really touches (:mod:`guard.protection.tree_effects`), when its line
+        is plain enough to tell (no wrapper, assignment or earlier command that may have changed files or the shell)."""
+        from guard.protection import tree_effects
+
+        program, args = unit.program or "", unit.args
+        if plain and program in ("unzip", "tar") and tree_effects.lists_only(program, args, self.env):
+            unit.tree = False  # a listing reads the archive only
+        if plain and (program == "patch" or (program == "git" and args[:1] == ["apply"])):
+            self._patched(unit, command, args, cwd)
+        if plain and program == "git" and args[:1] == ["clean"]:
+            tracked = tree_effects.tracked_files(cwd, self.env)
+            unit.spared = tracked[1] if tracked is not None else frozenset()
+        unit.creates = unit.tree and tree_effects.creates_files(program, args)
+
+    def _after(self, command: Command, program: str | None, reads: bool, cwd: str) -> None:
+        """What this command leaves for the later ones of the line: the text ``cat <<'EOF' > fix.patch`` wrote, or, after any
+        command that is not a reading program (it may write any file, or change the shell's state), nothing known."""
+        if not reads:
+            self.unsure = True
+            return
+        body = next((r.body for r in command.redirects if r.op in ("<<", "<<-") and r.body is not None), None)
+        for redirect in command.redirects:
+            if redirect.op in (">", ">>"):
+                target = os.path.normpath(os.path.join(cwd, redirect.target.text))
+                self.fed.setdefault(target, []).extend(_data(command)[:8])
+                text = body.text + "\n" if program == "cat" and redirect.op == ">" and body is not None and len(command.words) == 1 else None
+                if text is None:
+                    self.written.pop(target, None)
+                    self.unknown.add(target)
+                else:
+                    self.written[target] = text
+
+    def _patched(self, unit: Unit, command: Command, args: list[str], cwd: str) -> None:
+        """``patch`` / ``git apply`` change the files their diff names: when the diff can be read, those are what the unit
+        names (at every strip level), and it is no longer a sweep of the tree."""
+        from guard.protection import tree_effects
+
+        if args[:1] == ["apply"]:
+            parsed = tree_effects.git_apply_args(args[1:])
+            if parsed is None:
+                return
+            files, prefix = parsed
+            bases = [os.path.join(cwd, prefix)]
+            root = tree_effects.work_tree_root(cwd)
+            if root is not None:
+                bases.append(os.path.join(root, prefix))
+            stdin = not files or "-" in files
+            files = [f for f in files if f != "-"]
+        else:
+            sources = tree_effects.patch_sources(args, self.env)
+            if sources is None or (sources.directory is not None and sources.files):
+                return
+            if sources.origfile is not None:
+                unit.tree = False  # every hunk goes to the file named (GNU patch): already a named path
+                return
+            bases = [os.path.join(cwd, sources.directory or "")]
+            files, stdin = sources.files, sources.stdin
+        texts = [self._text(os.path.join(cwd, f)) for f in files]
+        if stdin:
+            texts.append(self._stdin(command, cwd))
+        names: list[str] = []
+        for text in texts:
+            found = None if text is None else tree_effects.diff_names(text)
+            if found is None:
+                return
+            names += found
+        for name in names:
+            self.budget.spend_token()
+            for base in bases:
+                _resolve(name, base, unit, self.budget, glob=False)
+        unit.tree = False
+
+    def _stdin(self, command: Command, cwd: str) -> str | None:
+        """What a command's own last input redirection feeds it: a file, a here-document or a here-string (None: not known)."""
+        inputs = [r for r in command.redirects if r.op in ("<", "<<", "<<-", "<<<", "<&", "<>") or (r.op[:1].isdigit() and "<" in r.op)]
+        if not inputs or inputs[-1].op not in ("<", "<<", "<<-", "<<<"):
+            return None
+        last = inputs[-1]
+        if last.op == "<":
+            return None if last.target.dynamic or last.target.glob else self._text(os.path.join(cwd, last.target.text))
+        word = last.body if last.op != "<<<" else last.target
+        return None if word is None or word.dynamic else word.text + "\n"
+
+    def _text(self, path: str) -> str | None:
+        """A file's text as the command will read it: written earlier in this line by ``cat <<'EOF'``, else from disk (bounded);
+        None when an earlier command may have written it, or it cannot be read."""
+        from guard.protection.regular_file import read_text
+        from guard.protection.tree_effects import MAX_DIFF
+
+        path = os.path.normpath(path)
+        if path in self.written:
+            return self.written[path]
+        if self.unsure or path in self.unknown:
+            return None
+        return read_text(path, MAX_DIFF)
+
     def _assign(self, text: str) -> None:
         name, eq, value = text.partition("=")
         if eq and name.isidentifier() and len(self.assigned) < 256:
             self.assigned[name] = _expand_vars(value, self.env, self.assigned)[:4096]
+
+
+def _bodies(command: Command) -> list[Word]:
+    return [r.body for r in command.redirects if r.body is not None]
+
+
+def _prints(command: Command) -> bool:
+    return bool(command.words) and os.path.basename(command.words[0].text) == _PRINTS
+
+
+def _named_words(command: Command, reads: bool) -> list[Word]:
+    """The words whose text may name a path. A reading program (proven: :func:`guard.protection.readonly.prove_command`)
+    is given data (:func:`_data`): not names it opens. Anything else may read any text again as code: every word counts."""
+    if not reads:
+        return [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]
+    return [*(command.words[:1] if _prints(command) else command.words), *(r.target for r in command.redirects if r.op not in _FED)]
+
+
+def _data(command: Command) -> list[str]:
+    """The text a reading program passes on without opening it: its here-documents and here-strings, ``echo``'s words."""
+    fed = [r.body.text if r.body is not None else r.target.text for r in command.redirects if r.op in _FED]
+    return fed + ([" ".join(w.text for w in command.words[1:])] if _prints(command) else [])
 
 
 def _into_folders(unit: Unit) -> None:
@@ -329,20 +483,29 @@ def _recursive(args: list[str], program: str) -> bool:
     return False
 
 
-def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, glob: bool) -> Iterator[tuple[str, bool]]:
-    """Each path-like string ``text`` may stand for: expanded whole, and its parts between separators."""
-    expansions, wild = _braces(_expand_vars(text, env, assigned))
+def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, glob: bool, word: Word | None = None) -> Iterator[tuple[str, bool]]:
+    """Each path-like string ``text`` may stand for: expanded whole, and its parts between separators.
+
+    Any text may be code another program reads again, so by default every ``$NAME`` and ``~`` is expanded, wherever it
+    stands. Given the ``word`` a reading program receives (data to it, read by no one else), only what the shell itself
+    expands is: ``$…`` outside single quotes, a leading unquoted ``~`` (and one after ``=`` or ``:`` of an assignment-like
+    word, which bash expands too). A quoted ``~`` is text.
+    """
+    exact = word is not None
+    expand, leading_tilde = (word.dynamic, word.tilde) if word is not None else (True, True)
+    parts_tilde = not exact or bool(_ASSIGNMENT_LIKE.match(text))
+    expansions, wild = _braces(_expand_vars(text, env, assigned) if expand else text)
     glob = glob or wild
     for expanded in expansions:
-        whole = _tilde(expanded.strip(), env)
+        whole = _tilde(expanded.strip(), env) if leading_tilde else expanded.strip()
         if whole and len(whole) <= 4096 and "\0" not in whole:
             yield whole, glob
         for part in expanded.translate(_SEPARATORS).split():
-            part = _tilde(part, env)
+            part = _tilde(part, env) if parts_tilde else part
             if part != whole and len(part) <= 4096:
                 yield part, glob
             if len(part) > 2 and part[0] == "-" and part[1] != "-":
-                yield _tilde(part[2:], env), glob  # a short option's attached value: -t. -o/path -C~/x
+                yield (_tilde(part[2:], env) if not exact else part[2:]), glob  # a short option's attached value: -t. -o/path -C~/x
 
 
 def _tilde(text: str, env: Mapping[str, str]) -> str:

@@ -123,6 +123,8 @@ def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
     ],
 )
 def test_bash_commands_that_change_guard_are_denied(project: Path, command: str) -> None:
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text("{}\n")  # what guard install claude writes
     assert _decide(project, "Bash", {"command": command}) == "deny"
 
 

@@ -1,0 +1,363 @@
+"""What a command that acts on a whole tree really touches: the files a patch names, an archive's listing, git clean's untracked files.
+
+Self-protection refuses a command that sweeps a folder holding one of guard's
+files unless it is proven to only read (:mod:`guard.protection.naming` marks such
+a command ``tree``). Some of these commands say exactly what they touch, and are
+judged by that instead:
+
+* ``patch`` and ``git apply`` change the files their diff names: the diff is read
+  (a file, a here-document, a here-string; bounded) and every name in its headers,
+  at every strip level, is a path the command names;
+* ``unzip -l``/``-t``/``-v``/``-z``, ``unzip -Z`` and ``tar -t``/``--list`` only list or
+  test an archive, recognized only in exactly these spellings (unzip's ``--x``
+  negation, a long option's abbreviation, an option from the environment keep
+  the command a sweep);
+* ``git clean`` removes only untracked files: a tracked file of guard's, in the
+  index read at decision time, is not touched.
+
+A command that may create files below the folder it sweeps (an extraction, a copy,
+anything that runs another program) is told apart from one that only reads,
+deletes or changes what is there (:func:`creates_files`): a protected path that
+does not exist cannot be deleted or changed, only created. Standard library only,
+every read bounded: it runs on the ``guard hook`` fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections.abc import Mapping
+
+from guard.protection.regular_file import read_bytes
+
+__all__ = ["MAX_DIFF", "PatchSources", "creates_files", "diff_names", "git_apply_args", "lists_only", "patch_sources", "tracked_files",
+           "work_tree_root"]
+
+#: The most of a diff that is read; a larger one is not read (the command stays a sweep).
+MAX_DIFF = 1024 * 1024
+#: The most names a diff may hold (each at every strip level) before it is not read either.
+MAX_NAMES = 2048
+#: The largest git index read (a bigger repository's git clean stays a sweep).
+MAX_INDEX = 64 * 1024 * 1024
+
+#: Tree programs that never create a file below the folders they act on: they read, delete or change what is there.
+_NO_NEW_FILES = frozenset({"grep", "egrep", "fgrep", "ag", "ack", "ls", "tree", "du", "chmod", "chown", "chgrp", "rm", "diff"})
+#: Options by which a tree program runs another program (which may create anything): find's, fd's, rg's, zip's, git grep's.
+_RUNS = {"find": ("-exec", "-execdir", "-ok", "-okdir"), "rg": ("--pre",), "zip": ("-TT", "--unzip-command"), "fd": ("-x", "-X", "--exec"),
+         "fdfind": ("-x", "-X", "--exec")}
+
+#: unzip 6.0 (Info-ZIP, unzip.c uz_opts): a word of these letters lists (l, v), tests (t) or shows the comment (z), never extracts;
+#: ``-`` inside a word negates the next letter, so it is not among them.
+_UNZIP_LISTING = re.compile(r"-[lvtqz]+")
+#: GNU tar: the listing mode and options that change nothing but the output and the decompressor (no -I, --to-command, -F …).
+_TAR_LETTERS = frozenset("tvzjJ")
+_TAR_LONG = frozenset({"--list", "--verbose", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--zstd", "--lzma", "--lzip"})
+
+#: GNU patch 2.7 options (``patch --help``): short ones taking a value, short flags, long ones with and without a value.
+_PATCH_VALUES = frozenset("pFioDrVBYzgd")
+_PATCH_FLAGS = frozenset("lcnuNRbEZTtfsv")
+_PATCH_LONG_VALUES = frozenset({"strip", "fuzz", "input", "output", "reject-file", "ifdef", "version-control", "prefix", "basename-prefix",
+                                "suffix", "get", "directory", "reject-format", "read-only", "quoting-style", "merge"})
+_PATCH_LONG_FLAGS = frozenset({"ignore-whitespace", "context", "normal", "unified", "forward", "reverse", "merge", "remove-empty-files",
+                               "set-utc", "set-time", "backup", "backup-if-mismatch", "no-backup-if-mismatch", "batch", "force", "quiet",
+                               "silent", "verbose", "dry-run", "posix", "binary", "version", "help"})
+#: Options that name backup files after the files patched (a suffix could turn ``.claude/settings`` into ``settings.json``).
+_PATCH_BACKUP_NAMES = frozenset({"V", "B", "Y", "z", "version-control", "prefix", "basename-prefix", "suffix"})
+#: The environment patch reads backup names and options from.
+_PATCH_ENV = ("SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "PATCH_VERSION_CONTROL", "POSIXLY_CORRECT", "PATCH_GET")
+#: git apply options that read no file and write none but the diff's own (``--build-fake-ancestor`` writes one: not here).
+_GIT_APPLY_FLAGS = frozenset({"--check", "--stat", "--numstat", "--summary", "--apply", "-R", "--reverse", "--reject", "-v", "--verbose",
+                              "-q", "--quiet", "--index", "--cached", "-3", "--3way", "--unidiff-zero", "--allow-empty", "--recount",
+                              "--ignore-space-change", "--ignore-whitespace", "--inaccurate-eof", "--no-add", "-N", "--intent-to-add", "-z"})
+_GIT_APPLY_VALUES = re.compile(r"^(?:-p\d+|-C\d+|--whitespace=\w+|--include=.*|--exclude=.*)$")
+#: The header lines a diff names its files on (unified, context, git, Index:), and an ed script's command line.
+_HEADER = re.compile(r"^(?:--- |\+\+\+ |\*\*\* |Index: |rename from |rename to |copy from |copy to )(.*)$")
+_GIT_HEADER = re.compile(r"^diff --git (.*)$")
+_ED_COMMAND = re.compile(r"^\d+(?:,\d+)?[acdis]$")
+
+
+def creates_files(program: str, args: list[str]) -> bool:
+    """Whether a command that acts on a whole tree may create files below it: anything but a known reader, deleter or
+    changer of what is there, or one of those told to run another program."""
+    runs = _RUNS.get(program, ())
+    if any(arg == option or arg.startswith(option + "=") or (option in ("-x", "-X") and _cluster_has(arg, option[1])) for arg in args
+           for option in runs):
+        return True
+    if program == "git":
+        sub = args[0] if args else ""
+        return not (sub == "clean" or (sub == "grep" and not any(a.startswith("--o") or _cluster_has(a, "O") for a in args)))
+    return program not in _NO_NEW_FILES | {"find", "rg", "zip", "fd", "fdfind"}
+
+
+def _cluster_has(arg: str, letter: str) -> bool:
+    return arg.startswith("-") and not arg.startswith("--") and letter in arg[1:]
+
+
+def lists_only(program: str, args: list[str], env: Mapping[str, str]) -> bool:
+    """Whether ``unzip``/``tar`` with ``args`` only lists or tests the archive, in a spelling known exactly (else it may extract)."""
+    if program == "unzip":
+        if env.get("UNZIP") or env.get("UNZIPOPT") or env.get("ZIPINFO") or env.get("ZIPINFOOPT"):
+            return False  # options (even a zip file name) prepended from the environment
+        if args and args[0].startswith("-Z"):
+            return len(args) > 1  # zipinfo mode: it only lists
+        listing, i = False, 0
+        while i < len(args) and args[i].startswith("-"):
+            if not _UNZIP_LISTING.fullmatch(args[i]):
+                return False
+            listing = listing or bool(set(args[i]) & set("lvtz"))
+            i += 1
+        return listing and i < len(args)  # a zip file follows the options
+    if program == "tar":
+        return not env.get("TAR_OPTIONS") and _tar_lists(args)
+    return False
+
+
+def _tar_lists(args: list[str]) -> bool:
+    """GNU tar's ``-t``/``--list`` with only verbosity, decompression and ``-f ARCHIVE`` (a local one)."""
+    modes: set[str] = set()
+    archives: list[str] = []
+    i = 0
+    if args and not args[0].startswith("-"):  # the old style: tvf ARCHIVE
+        letters, i = args[0], 1
+        if not set(letters) <= _TAR_LETTERS | {"f"}:
+            return False
+        modes |= set(letters) & {"t"}
+        for _ in range(letters.count("f")):
+            if i >= len(args):
+                return False
+            archives.append(args[i])
+            i += 1
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            if name == "--file":
+                if not eq:
+                    if i >= len(args):
+                        return False
+                    value, i = args[i], i + 1
+                archives.append(value)
+            elif name not in _TAR_LONG or eq:
+                return False
+            modes |= {"t"} if name == "--list" else set()
+        elif arg.startswith("-") and arg != "-":
+            for at, letter in enumerate(arg[1:], start=1):
+                if letter == "f":
+                    value = arg[at + 1 :]
+                    if not value:
+                        if i >= len(args):
+                            return False
+                        value, i = args[i], i + 1
+                    archives.append(value)
+                    break
+                if letter not in _TAR_LETTERS:
+                    return False
+                modes |= {"t"} if letter == "t" else set()
+    return modes == {"t"} and all(archive and ":" not in archive for archive in archives)
+
+
+class PatchSources:
+    """Where ``patch`` reads its diff from, and the folder its names are relative to."""
+
+    __slots__ = ("files", "stdin", "directory", "origfile")
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.stdin = True
+        self.directory: str | None = None
+        self.origfile: str | None = None
+
+
+def patch_sources(args: list[str], env: Mapping[str, str]) -> PatchSources | None:
+    """The diff files (``-i``, the second operand) of GNU ``patch ARGS``, or None when they cannot be told exactly
+    (an abbreviated or unknown option, an ed script, backup names from an option or the environment)."""
+    if any(env.get(name) for name in _PATCH_ENV):
+        return None
+    found, operands, i = PatchSources(), [], 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            operands += args[i:]
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            if name in _PATCH_BACKUP_NAMES or name == "ed":
+                return None
+            if name in _PATCH_LONG_VALUES and (eq or name not in _PATCH_LONG_FLAGS):
+                if not eq:
+                    if i >= len(args):
+                        return None
+                    value, i = args[i], i + 1
+                found = _patch_value(found, name, value)
+            elif name not in _PATCH_LONG_FLAGS or eq:
+                return None
+            continue
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            continue
+        for at, letter in enumerate(arg[1:], start=1):
+            if letter in _PATCH_BACKUP_NAMES or letter == "e":
+                return None
+            if letter in _PATCH_VALUES:
+                value = arg[at + 1 :]
+                if not value:
+                    if i >= len(args):
+                        return None
+                    value, i = args[i], i + 1
+                found = _patch_value(found, {"i": "input", "d": "directory"}.get(letter, letter), value)
+                break
+            if letter not in _PATCH_FLAGS:
+                return None
+    if len(operands) > 2:
+        return None
+    if operands:
+        found.origfile = operands[0]
+    if len(operands) == 2:
+        found.files.append(operands[1])
+        found.stdin = False
+    return found
+
+
+def _patch_value(found: PatchSources, name: str, value: str) -> PatchSources:
+    if name == "input":
+        found.files.append(value)
+        found.stdin = False
+    elif name == "directory":
+        found.directory = value
+    return found
+
+
+def git_apply_args(args: list[str]) -> tuple[list[str], str] | None:
+    """(the diff files, the ``--directory`` prefix) of ``git apply ARGS``, or None for an option not known exactly."""
+    files, prefix = [], ""
+    for arg in args:
+        if arg.startswith("--directory="):
+            prefix = arg.partition("=")[2]
+        elif arg.startswith("-") and arg != "-":
+            if arg not in _GIT_APPLY_FLAGS and not _GIT_APPLY_VALUES.match(arg):
+                return None
+        else:
+            files.append(arg)
+    return files, prefix
+
+
+def diff_names(text: str) -> list[str] | None:
+    """Every name a diff's headers give, each at every strip level (``a/b/c``, ``b/c``, ``c``), or None for a diff that
+    is not read: too large, too many names, or an ed script (patch hands it to ``ed``, whose ``w`` writes any file)."""
+    if len(text) > MAX_DIFF:
+        return None
+    names: set[str] = set()
+    for line in text.splitlines():
+        if _ED_COMMAND.match(line):
+            return None
+        header = _HEADER.match(line)
+        git = _GIT_HEADER.match(line) if header is None else None
+        found = header or git
+        if found is None:
+            continue
+        rest = found.group(1)
+        named = [rest.split("\t", 1)[0].strip(), rest.split(None, 1)[0] if rest.strip() else ""]
+        if git is not None:
+            at = rest.rfind(" b/")
+            named += rest.split() + ([rest[:at], rest[at + 1 :]] if at > 0 else [])
+        for name in filter(None, map(_unquoted, named)):
+            parts = name.split("/")
+            names |= {"/".join(parts[k:]) for k in range(len(parts))} - {""}
+            if name.startswith("/"):
+                names.add(name)
+        if len(names) > MAX_NAMES:
+            return None
+    return sorted(names)
+
+
+def _unquoted(name: str) -> str:
+    """A git-quoted name (``"a/caf\\303\\251"``) decoded; any other name as it is."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    try:
+        raw = name[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1")
+        return raw.decode("utf-8", "replace")
+    except (UnicodeError, ValueError):
+        return name[1:-1]
+
+
+def work_tree_root(cwd: str) -> str | None:
+    """The folder holding the ``.git`` git finds from ``cwd`` (itself, then each folder above), or None."""
+    folder = os.path.abspath(cwd)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder
+
+
+def tracked_files(cwd: str, env: Mapping[str, str]) -> tuple[str, frozenset[str]] | None:
+    """(the work tree's root, the files its git index tracks, absolute), for a plain repository git finds from ``cwd``.
+
+    None when the index cannot be read exactly: no repository, a ``.git`` file (a linked worktree, a submodule),
+    ``GIT_DIR`` or ``GIT_INDEX_FILE`` in the environment, a split or sparse index, an index over :data:`MAX_INDEX` bytes.
+    """
+    if any(name in env for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")):
+        return None
+    root = work_tree_root(cwd)
+    dot_git = os.path.join(root or "", ".git")
+    if root is None or not os.path.isdir(dot_git) or os.path.islink(dot_git):
+        return None
+    names = _index_names(os.path.join(dot_git, "index"))
+    return None if names is None else (root, frozenset(os.path.join(root, name) for name in names))
+
+
+def _index_names(path: str) -> list[str] | None:
+    """The paths in a git index file (versions 2 to 4; git's Documentation/gitformat-index.txt)."""
+    if not os.path.lexists(path):
+        return []  # a new repository: nothing is tracked
+    data = read_bytes(path, MAX_INDEX)
+    if data is None or len(data) > MAX_INDEX or len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    version, count = struct.unpack(">LL", data[4:12])
+    if version not in (2, 3, 4):
+        return None
+    names: list[str] = []
+    previous, at = b"", 12
+    try:
+        for _ in range(count):
+            flags = struct.unpack(">H", data[at + 60 : at + 62])[0]
+            start = at + 62 + (2 if version >= 3 and flags & 0x4000 else 0)
+            if version == 4:
+                strip, start = _varint(data, start)
+                end = data.index(b"\0", start)
+                name = previous[: len(previous) - strip] + data[start:end]
+                at = end + 1
+            else:
+                end = data.index(b"\0", start)
+                name = data[start:end]
+                at += (end - at + 8) & ~7  # the entry is padded with 1 to 8 NULs to a multiple of 8 bytes
+            if name.endswith(b"/"):
+                return None  # a sparse index's directory entry: the files below it are not listed
+            previous = name
+            names.append(name.decode("utf-8", "surrogateescape"))
+        while at + 8 <= len(data) - 20:  # extensions, then the checksum
+            signature, size = data[at : at + 4], struct.unpack(">L", data[at + 4 : at + 8])[0]
+            if signature == b"link":
+                return None  # a split index: the shared index holds the rest
+            at += 8 + size
+    except (struct.error, ValueError):
+        return None
+    return names
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """git's offset varint (index version 4's prefix length)."""
+    byte = data[at]
+    value = byte & 0x7F
+    while byte & 0x80:
+        at += 1
+        byte = data[at]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, at + 1
