@@ -143,8 +143,12 @@ def _enter_event_folder(raw: bytes) -> None:
         os.chdir(cwd)
 
 
-def _exit_past_hung_threads(code: int) -> int:
-    """Exit now if a hook left a thread running: the interpreter would wait for it at exit."""
+def exit_past_hung_threads(code: int) -> int:
+    """Exit now if a hook left a thread running: the interpreter would wait for it at exit.
+
+    Only the process's own entry calls this (:func:`guard.cli.main.main` with no argv): code that calls ``main``
+    in-process (a test, an embedding program) gets the exit code back and keeps running.
+    """
     threading = sys.modules.get("threading")
     if threading is None:
         return code
@@ -235,7 +239,7 @@ def run(args: Any) -> int:
     for timer in watchdog:
         timer.join(0.1)  # cancelled, it ends at once: a process left without threads ships its audit row from a fork
     gate.ship_audit()  # after the answer: a shipper sends the row on to the team's audit store
-    return _exit_past_hung_threads(code)
+    return code
 
 
 def _float(value: str | None) -> float | None:

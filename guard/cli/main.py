@@ -70,13 +70,20 @@ def _setup_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``guard`` command; ``argv`` None means this is the process's entry (the console script, ``python -m``)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         try:
-            return _dispatch(list(sys.argv[1:] if argv is None else argv))
+            code = _dispatch(args_list)
         finally:  # a closed pipe surfaces here (or while printing), never at interpreter exit
             sys.stdout.flush()
     except BrokenPipeError:
         return _reader_went_away()
+    if argv is None and args_list[:1] == ["hook"]:
+        from guard.cli.hook import exit_past_hung_threads
+
+        return exit_past_hung_threads(code)  # a hook's hung thread must not hold the answered process open
+    return code
 
 
 def _dispatch(args_list: list[str]) -> int:

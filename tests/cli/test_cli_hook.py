@@ -208,6 +208,22 @@ def test_an_internal_error_with_fail_open_hooks_is_a_visible_allow(project: Path
     assert code == 0 and "bug in guard" in json.loads(out)["systemMessage"] and "bug in guard" in err
 
 
+def test_guard_hook_called_in_process_returns_while_another_thread_runs(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the process's own entry ends the process past a hung thread: a test run or an embedding program calling
+    ``main(["hook"])`` gets the exit code back (it once ended the whole test session with exit 0, mid-run)."""
+    import threading
+
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait, name="still-running")  # not a daemon: what a hung hook leaves
+    waiting.start()
+    try:
+        code, out, _ = _crash_in_process(project, monkeypatch, capsys, "fail_closed")
+        assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    finally:
+        release.set()
+        waiting.join()
+
+
 @pytest.mark.slow
 def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     from guard.testing.openai_stub import Reply, StubServer
