@@ -49,7 +49,6 @@ _ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n":
                  "\\": "\\", "'": "'", '"': '"', "?": "?"}
 #: What bash's parser reads as an assignment (``name=``, ``name+=``, ``name[…]=``): it tilde-expands after ``=`` and ``:``.
 _ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[|\+?=)")
-_GLOB_CHARS = frozenset("*?[")
 
 
 class NotModelled(ValueError):
@@ -137,7 +136,8 @@ def _ansi_c_end(raw: str, i: int) -> int:
 def _field(raw: str, env: Mapping[str, str], *, glob: bool = True) -> Field:
     """One word after brace expansion: its tilde prefix expanded, quotes removed, glob characters noted."""
     chars: list[str] = []
-    prefix: int | None = None
+    prefix: int | None = None  # where the first unquoted glob character is, in the text
+    bracket: int | None = None  # where the first unquoted [ is
     i, n = 0, len(raw)
     if raw.startswith("~"):
         end = raw.find("/")
@@ -169,11 +169,17 @@ def _field(raw: str, env: Mapping[str, str], *, glob: bool = True) -> Field:
         elif c == "$" and i + 1 < n and raw[i + 1] == "'":
             i = _ansi_c(raw, i + 2, chars)
         else:
-            if glob and c in _GLOB_CHARS and prefix is None:
+            if glob and c in "*?" and prefix is None:
                 prefix = len("".join(chars))
+            elif glob and c == "[" and bracket is None:
+                bracket = len("".join(chars))
+            elif glob and c == "]" and bracket is not None and prefix is None:
+                prefix = bracket  # bash globs a word with [ only when an unquoted ] follows it
             chars.append(c)
             i += 1
     text = "".join(chars)
+    if bracket is not None and prefix is not None:
+        prefix = min(prefix, bracket) if "]" in text[bracket:] else prefix
     return Field(text, True, text[:prefix]) if prefix is not None else Field(text)
 
 

@@ -29,7 +29,7 @@ from functools import cache
 from guard.command_analysis.expansion import Field
 from guard.protection.argv_model import NO, OPTIONAL, REQUIRED, Option, Parsed, Table, builtin_getopt, getopt_long
 
-__all__ = ["FILE", "PATH", "SCRIPT", "VALUE", "Program", "program", "PROGRAMS", "BUILTINS"]
+__all__ = ["BUILTINS", "DATA", "FILE", "GETOPT_PROGRAMS", "PATH", "PROGRAMS", "SCRIPT", "VALUE", "Program", "program", "roles_of"]
 
 #: Roles of an option's value or of an operand.
 VALUE, PATH, SCRIPT, FILE, DATA = "value", "path", "script", "file", "data"
@@ -64,12 +64,14 @@ class Program:
     reason it is refused), what its operands are (``operands``: FILE, DATA, or a function of the parse giving each one's
     role), and a last ``check`` of the whole parse (sed's script, date's operand)."""
 
-    __slots__ = ("parse", "roles", "operands", "check", "most")
+    __slots__ = ("parse", "roles", "operands", "check", "most", "table")
 
     def __init__(self, parse: Callable[[Sequence[Field]], Parsed], roles: Mapping[str, str] | None = None,
                  operands: str | Callable[[Parsed], list[str] | str] = FILE, check: Callable[[Parsed], str | None] | None = None,
-                 most: int | None = None) -> None:
+                 most: int | None = None, table: Table | None = None) -> None:
         self.parse, self.roles, self.operands, self.check, self.most = parse, roles or {}, operands, check, most
+        #: The getopt table it is read with (None for a builtin or a program with its own parser): tests check it against the binary.
+        self.table = table
 
 
 def _getopt(short: str, longs: str, roles: Mapping[str, str] | None = None, **more: object) -> Callable[[], Program]:
@@ -78,7 +80,7 @@ def _getopt(short: str, longs: str, roles: Mapping[str, str] | None = None, **mo
         for option in [*table.short.values(), *(o for _, o in table.long)]:
             if option.arg != NO and option.key not in (roles or {}):
                 raise AssertionError(f"the value of option {option.key} has no role")
-        return Program(lambda words: getopt_long(table, words), roles, **more)  # type: ignore[arg-type]
+        return Program(lambda words: getopt_long(table, words), roles, table=table, **more)  # type: ignore[arg-type]
 
     return build
 
@@ -135,8 +137,15 @@ def _printf_format(parsed: Parsed) -> str | None:
     return "printf with no format" if not parsed.operands else None
 
 
+def _test(parsed: Parsed) -> str | None:
+    """``test -v 'a[$(cmd)]'`` evaluates the subscript, running cmd (``-R`` looks up a variable by name too)."""
+    if any(field.text in ("-v", "-R") for field in parsed.operands):
+        return "test -v and -R look up a variable by name, and bash evaluates an array subscript in it"
+    return None
+
+
 def _test_closed(parsed: Parsed) -> str | None:
-    return None if parsed.operands and parsed.operands[-1].text == "]" else "[ without its closing ]"
+    return _test(parsed) or (None if parsed.operands and parsed.operands[-1].text == "]" else "[ without its closing ]")
 
 
 _HEAD_OBSOLETE = re.compile(r"^-[0-9]+[cbkmlqvz]*$")
@@ -185,7 +194,8 @@ def _tail(table: Table) -> Callable[[Sequence[Field]], Parsed]:
 def _with(parse: Callable[[Table], Callable[[Sequence[Field]], Parsed]], short: str, longs: str, roles: Mapping[str, str],
           **more: object) -> Callable[[], Program]:
     def build() -> Program:
-        return Program(parse(_table(short, longs)), roles, **more)  # type: ignore[arg-type]
+        table = _table(short, longs)
+        return Program(parse(table), roles, table=table, **more)  # type: ignore[arg-type]
 
     return build
 
@@ -224,10 +234,10 @@ _BUILDERS: dict[str, Callable[[], Program]] = {
     "nl": _getopt("h:b:f:v:i:pl:s:w:n:d:", "header-numbering=/h body-numbering=/b footer-numbering=/f starting-line-number=/v "
                   "line-increment=/i no-renumber/p join-blank-lines=/l number-separator=/s number-width=/w number-format=/n "
                   "section-delimiter=/d" + _STD, dict.fromkeys("hbfvilswnd", VALUE)),
-    "head": _with(_head, "c:n:qvz0123456789", "bytes=/c lines=/n ---presume-input-pipe quiet/q silent/q verbose/v zero-terminated/z" + _STD,
+    "head": _with(_head, "c:n:qvz0123456789", "bytes=/c lines=/n -presume-input-pipe quiet/q silent/q verbose/v zero-terminated/z" + _STD,
                   {"c": VALUE, "n": VALUE}),
-    "tail": _with(_tail, "c:n:fFqs:vz0123456789", "bytes=/c follow==/LONG_FOLLOW lines=/n max-unchanged-stats= ---disable-inotify pid= "
-                  "---presume-input-pipe quiet/q retry silent/q sleep-interval=/s verbose/v zero-terminated/z" + _STD,
+    "tail": _with(_tail, "c:n:fFqs:vz0123456789", "bytes=/c follow==/LONG_FOLLOW lines=/n max-unchanged-stats= -disable-inotify pid= "
+                  "-presume-input-pipe quiet/q retry silent/q sleep-interval=/s verbose/v zero-terminated/z" + _STD,
                   {"c": VALUE, "n": VALUE, "s": VALUE, "LONG_FOLLOW": VALUE, "max-unchanged-stats": VALUE, "pid": VALUE}),
     "wc": _getopt("clLmw", "bytes/c chars/m lines/l words/w debug files0-from= max-line-length/L" + _STD,
                   {"files0-from": _WRITES_INPUT_FROM}),
@@ -239,7 +249,7 @@ _BUILDERS: dict[str, Callable[[], Program]] = {
         "ignore-nonprinting/i key=/k merge/m month-sort/M numeric-sort/n human-numeric-sort/h version-sort/V random-sort/R "
         "random-source= sort= output=/o reverse/r stable/s batch-size= buffer-size=/S field-separator=/t temporary-directory=/T "
         "unique/u zero-terminated/z parallel=" + _STD), {
-        "k": VALUE, "S": VALUE, "t": VALUE, "y": VALUE, "CHECK": VALUE, "sort": VALUE, "batch-size": VALUE, "parallel": VALUE,
+        "k": VALUE, "S": VALUE, "t": VALUE, "y": "sort -y takes the next word only when it is a number", "CHECK": VALUE, "sort": VALUE, "batch-size": VALUE, "parallel": VALUE,
         "random-source": PATH, "o": "sort -o writes its output to a file",
         "T": "sort -T writes its temporary files in a folder it names", "compress-program": "sort --compress-program runs a program",
         "files0-from": _WRITES_INPUT_FROM}, operands=_no_plus_operands),
@@ -262,7 +272,7 @@ _BUILDERS: dict[str, Callable[[], Program]] = {
     "stat": _getopt("c:fLt", "dereference/L file-system/f format=/c printf= terse/t cached=" + _STD,
                     {"c": VALUE, "printf": VALUE, "cached": VALUE}),
     "du": _getopt("0abd:chHklmst:xB:DLPSX:", (
-        "all/a apparent-size block-size=/B bytes/b count-links/l ---debug dereference/L dereference-args/D exclude= exclude-from=/X "
+        "all/a apparent-size block-size=/B bytes/b count-links/l dereference/L dereference-args/D exclude= exclude-from=/X "
         "files0-from= human-readable/h inodes si max-depth=/d null/0 no-dereference/P one-file-system/x separate-dirs/S summarize/s "
         "total/c threshold=/t time== time-style=" + _STD), {
         "B": VALUE, "d": VALUE, "t": VALUE, "exclude": VALUE, "time": VALUE, "time-style": VALUE,
@@ -316,7 +326,7 @@ _BUILDERS: dict[str, Callable[[], Program]] = {
         "speed-large-files/H starting-file=/S strip-trailing-cr/STRIP_TRAILING_CR suppress-blank-empty/SUPPRESS_BLANK_EMPTY "
         "suppress-common-lines/SUPPRESS_COMMON_LINES tabsize=/TABSIZE text/a to-file=/TO_FILE unchanged-group-format=/UNCHANGED_GROUP_FORMAT "
         "unchanged-line-format=/UNCHANGED_LINE_FORMAT unidirectional-new-file/P unified==/U version/v width=/W "
-        "---presume-output-tty/PRESUME_OUTPUT_TTY"), {
+        "-presume-output-tty/PRESUME_OUTPUT_TTY"), {
         **dict.fromkeys(("C", "D", "F", "I", "L", "S", "U", "W", "x", "COLOR", "COLOR_PALETTE", "HORIZON_LINES", "TABSIZE", "LINE_FORMAT",
                          "CHANGED_GROUP_FORMAT", "NEW_GROUP_FORMAT", "OLD_GROUP_FORMAT", "UNCHANGED_GROUP_FORMAT", "NEW_LINE_FORMAT",
                          "OLD_LINE_FORMAT", "UNCHANGED_LINE_FORMAT"), VALUE),
@@ -341,13 +351,15 @@ _BUILTIN_BUILDERS: dict[str, Callable[[], Program]] = {
     "true": lambda: Program(_data_only, operands=DATA),
     "false": lambda: Program(_data_only, operands=DATA),
     ":": lambda: Program(_data_only, operands=DATA),
-    "test": lambda: Program(_data_only, operands=DATA),
+    "test": lambda: Program(_data_only, operands=DATA, check=_test),
     "[": lambda: Program(_data_only, operands=DATA, check=_test_closed),
     "type": _builtin("afptP", operands=DATA),
 }
 #: Programs by name: the allowlist (builtins first, as bash looks them up).
 PROGRAMS = frozenset(_BUILDERS) | frozenset(_BUILTIN_BUILDERS) | frozenset({"find", "tree", "git", "which", "hostname"})
 BUILTINS = frozenset(_BUILTIN_BUILDERS)
+#: The programs read with GNU getopt_long (each table is checked against the installed binary by the tests).
+GETOPT_PROGRAMS = frozenset(_BUILDERS)
 
 
 @cache

@@ -136,6 +136,8 @@ def _redirects(redirects: Sequence[Redirect], env: Mapping[str, str], writes: bo
         if op in ("<&", ">&") and (redirect.target.raw.isdigit() or redirect.target.raw in ("-",) or redirect.target.raw.rstrip("-").isdigit()):
             continue  # a descriptor duplicated or closed
         target = _one_file(redirect.target, env)
+        if target.startswith("/dev/") and target not in _HARMLESS_TARGETS and target != "/dev/stdin":
+            return f"it redirects to {target}, which bash opens itself (/dev/tcp and /dev/udp are network connections)"
         if op == "<":
             names.append(target)
         elif target in _HARMLESS_TARGETS:

@@ -77,6 +77,39 @@ def test_no_gtfobins_escape_is_proven_read_only() -> None:
         "cat f | sh",
         "python3 script.py",
         "cd src && ls",  # cd changes the shell's state: what runs after it is not what was checked (#35)
+        # what the shell makes of a word, not the word as typed (#35): braces, globs that may name options, expansions
+        "sort p {-o,/tmp/x}",
+        "sort {--output=/tmp/x,p}",
+        "find . {-delete,-print}",
+        "grep x *.py",  # a file named -rf.py or --include=x would be an option
+        "cat $HOME/x",
+        "cat <<< \"$AWS_SECRET_ACCESS_KEY\"",
+        # each option as the program's parser reads it
+        "sed -ne'w /tmp/x' p",
+        "sed --expression='w /tmp/x' p",
+        "sed -ne'1e id' p",
+        "sed -n 's/a/b/w /tmp/x' f",
+        "sort --comp=sh f",
+        "sort -uo /tmp/x f",
+        "tree -Po x out .",
+        # names, patterns or code from elsewhere
+        "wc --files0-from=names",
+        "file -f names",
+        "grep -f patterns f",
+        "file -m magic f",
+        "jq -n env",
+        "md5sum -c sums",
+        # builtins that change the shell's state, and what bash itself opens
+        "printf -v PATH %s bin",
+        "read PATH <<< bin",
+        "echo {PATH}>/dev/null",
+        "export PATH=bin",
+        "> /dev/udp/127.0.0.1/9",
+        "cat < /dev/tcp/127.0.0.1/9",
+        "test -v 'a[$(touch pwned)]'",
+        "[ -v x ]",
+        "f() ( cat x ); f",
+        "((x=1))",
     ],
 )
 def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
@@ -95,6 +128,12 @@ def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
         "grep -rn 'def main' src/ 2>&1 | head",
         "wc -l < guard.yaml",
         "echo done",
+        "grep -rn 'def main' --include=*.py src",  # a glob after --include= makes only more --include= options
+        "ls ./*.py src/*",  # a glob starting with a plain character only makes names
+        "head -5 f && tail -20 f && tail -n +3 f",
+        "sed -n -e 1p -e '/x/,/y/p' f",
+        "[ -f x ] && test -d src",
+        "cat {a,b}.py",
     ],
 )
 def test_reading_pipelines_are_proven(command: str) -> None:
