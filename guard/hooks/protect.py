@@ -191,7 +191,7 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
     kept = [r for r in command.redirects if r.op.startswith("<") or r.target.dynamic
             or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)]
     return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command,
-                         env=os.environ, cwd=unit.cwd, unknown_data=True)
+                         env=os.environ, cwd=unit.cwd, alone=True)
 
 
 def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
@@ -233,7 +233,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
             if not proof.proven:
                 return f"{_what(unit, tool)} names {hit[1]} ({hit[0]}) and is not proven to only read: {proof.reason}"
         if unit.command is not None and changed is None:
-            changed = shell_state_change(unit.command)
+            changed = shell_state_change(unit.command, os.environ)
     return None
 
 

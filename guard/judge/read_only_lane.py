@@ -260,9 +260,10 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
-def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str]) -> str | None:
+def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str], names: tuple[str, ...] = ()) -> str | None:
     """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential,
-    or runs a program the agent may have put on PATH."""
+    or runs a program the agent may have put on PATH. ``names``: what the proof found the programs open, after bash's
+    expansions (``cat {../x,y}`` opens ``../x``), checked with the words as typed."""
     from guard.protection import targets
     from guard.protection.readonly import SHELL_TOOLS, command_text
 
@@ -274,7 +275,7 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str])
         return closed
     protected = spec.paths + targets.event_paths(payload)
     tool = str(payload.get("tool_name") or "").lower()
-    words = list(_candidates(tool, tool_input))
+    words = list(_candidates(tool, tool_input)) + list(names)
     if set(words) & _NOT_IN_LANE:
         return f"{sorted(set(words) & _NOT_IN_LANE)[0]} is left to the judge"
     if "cd" in words and _BARE_CD.search(str(tool_input.get("command") or "")):
@@ -313,7 +314,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
     env = os.environ if env is None else env
     cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
     proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=spec.lane == "project_writes")
-    if not proof.proven or _guarded(payload, spec, env) is not None:
+    if not proof.proven or _guarded(payload, spec, env, proof.names) is not None:
         return None
     if proof.written:
         if any(_write_problem(word, cwd) for word in proof.written):

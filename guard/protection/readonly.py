@@ -219,16 +219,20 @@ def _arguments(name: str, args: list[Field], names: list[str]) -> str | None:
 
 
 def prove_command(command: Command, *, writes: bool = False, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                  unknown_data: bool = False) -> Proof:
+                  alone: bool = False) -> Proof:
     """Whether one simple command (words, assignments, redirections) only reads, as bash runs it in ``cwd`` with ``env``.
 
     With ``writes``, output redirected with ``>`` or ``>>`` to a file named as written is allowed too, and listed in
     the proof's ``written``; the program must still be a reading one (``cat <<'EOF' > x.py``, ``echo … >> notes.txt``).
-    With ``unknown_data``, a builtin that only prints or tests its words (``echo``, ``test`` …) may be given words whose
-    value is not known (``echo "$PATH"``): self-protection asks whether a command writes, not what it prints.
+    ``alone``: the command is judged on its own by a caller that follows the line's state (self-protection, which asks
+    whether a command writes, not what it prints): a ``cd`` to a folder named as written is proven (the caller reads the
+    next commands' paths from there), and a builtin that only prints or tests its words (``echo``, ``test`` …) may be given
+    words whose value is not known (``echo "$PATH"``).
     """
     env = {} if env is None else env
-    if unknown_data and command.words and command.words[0].raw in _INERT and not command.assignments:
+    if alone and _followed_cd(command, env):
+        return Proof(True, "cd to a folder named as written: only the folder the next commands run in changes")
+    if alone and command.words and command.words[0].raw in _INERT and not command.assignments:
         known = [w for w in command.words[1:] if _expands_exactly(w, env)]
         unknown = [w for w in command.words[1:] if not any(w is k for k in known)]
         if unknown and all(not w.substitutions and _PLAIN_PARAMETERS.match(w.raw) for w in unknown):
@@ -337,23 +341,30 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
     return Proof(True, f"every command only reads ({programs_run})", (), tuple(names))
 
 
-def shell_state_change(command: Command) -> str | None:
+def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
     """Why running ``command`` may change what a later command of the same line runs or reads (a variable such as PATH, a
     function, an alias, a shell option, the folder), or None. Self-protection proves each command of a line alone: past
     such a command, it proves none."""
     if command.assignments and not command.words:
         return f"it assigns {command.assignments[0].text.split('=', 1)[0]}"
+    if _followed_cd(command, env):
+        return None  # the folder the following commands run in is followed (guard.protection.naming)
     if command.words and command.words[0].text in _STATE_CHANGERS:
-        head = command.words[0].text
-        if head in ("cd", "pushd") and len(command.words) <= 2 and all(_static(w) for w in command.words[1:]):
-            return None  # a literal cd: the folder the following commands run in is followed (guard.protection.naming)
-        return f"{head} changes the shell's state"
+        return f"{command.words[0].text} changes the shell's state"
     if command.words and command.words[0].text == "printf" and any(w.text.startswith("-v") for w in command.words[1:2]):
         return "printf -v assigns a variable"
     for word in [*command.words, *(r.target for r in command.redirects)]:
         if "$((" in word.raw or "$[" in word.raw or "${" in word.raw:
             return f"{word.raw!r} may assign a variable as it expands"
     return None
+
+
+def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:
+    """``cd`` or ``pushd`` to a folder named as written (or home), with no CDPATH to search: the one change of state
+    self-protection follows, reading the next commands' paths from that folder."""
+    words = command.words
+    return (bool(words) and words[0].raw in ("cd", "pushd") and len(words) <= 2 and not command.assignments and not command.redirects
+            and not env.get("CDPATH") and all(_static(w) for w in words[1:]))
 
 
 def _static(word: Word) -> bool:

@@ -44,6 +44,7 @@ TO_THE_JUDGE = [
     ("1 braces: --output= anywhere, with the agent's text", "sort {--output=../chosen.txt,p}"),
     ("1 braces: -delete", "find victim.txt {-delete,-print}"),
     ("1 braces: --compress-program=sh", "sort -u {--compress-program=sh,p}"),
+    ("1 braces: a file outside the project, in a word that looked inside it", "cat {../outside-notes.txt,notes.txt}"),
     ("2 sed script attached to -e in a cluster", "sed -ne'w ../sed-out.txt' p"),
     ("2 sed script as --expression=", "sed --expression='1w ../sed-out.txt' p"),
     ("2 sed e inside a cluster", "sed -ne'1e touch ../sed-ran.txt' p"),
