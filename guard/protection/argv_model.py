@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from guard.command_analysis.expansion import Field
 from guard.core.record import FrozenRecord
 
-__all__ = ["NO", "OPTIONAL", "REQUIRED", "Option", "Parsed", "Table", "Use", "builtin_getopt", "getopt_long"]
+__all__ = ["END", "NO", "OPTIONAL", "REQUIRED", "Option", "Parsed", "Table", "Use", "builtin_getopt", "getopt_long", "operand"]
 
 NO, REQUIRED, OPTIONAL = 0, 1, 2
 
@@ -112,6 +112,25 @@ def _long(table: Table, name: str) -> tuple[str, Option] | str:
     return found
 
 
+END = "end"
+
+
+def operand(parsed: Parsed, words: Sequence[Field], after: int, *, permute: bool = True) -> str:
+    """Whether ``words[after - 1]`` is no option: ``--`` or an operand that ends the options (END, the rest made operands),
+    an operand ("operand", appended), or an option to read ("")."""
+    word = words[after - 1]
+    if word.text == "--":
+        parsed.operands += words[after:]
+        return END
+    if word.text.startswith("-") and word.text != "-":
+        return ""
+    if not permute:
+        parsed.operands += words[after - 1 :]
+        return END
+    parsed.operands.append(word)
+    return "operand"
+
+
 def getopt_long(table: Table, words: Sequence[Field]) -> Parsed:
     """Read ``words`` (the arguments after the program's name) as glibc's ``getopt_long`` does with ``table``."""
     parsed = Parsed()
@@ -120,14 +139,10 @@ def getopt_long(table: Table, words: Sequence[Field]) -> Parsed:
         word = words[i]
         text = word.text
         i += 1
-        if text == "--":
-            parsed.operands += words[i:]
+        taken = operand(parsed, words, i, permute=table.permute)
+        if taken == END:
             break
-        if not text.startswith("-") or text == "-":
-            if not table.permute:
-                parsed.operands += words[i - 1 :]
-                break
-            parsed.operands.append(word)
+        if taken:
             continue
         if text.startswith("--"):
             name, eq, value = text[2:].partition("=")

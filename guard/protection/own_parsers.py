@@ -1,4 +1,5 @@
-"""The reading programs that parse their arguments their own way: find's expression, tree's options, git's subcommands.
+"""The reading programs that parse their arguments their own way: find's expression, tree's options, git's subcommands,
+ripgrep's clap.
 
 Each is modelled on its source (findutils 4.9's ``parser.c``, tree 2.1.0's ``main``, git
 2.39's option tables) and returns the same :class:`guard.protection.argv_model.Parsed` the
@@ -17,7 +18,14 @@ getopt programs do, its options' roles included, so the prover checks them alike
   word that starts with ``-`` checked alone against that subcommand's list of safe options, in
   the form git reads it (a value never taken from the next word: where git's value is optional,
   the next word is an option to git, and it is checked as one). What git's configuration makes it
-  run is :mod:`guard.protection.git_config`'s to prove.
+  run is :mod:`guard.protection.git_config`'s to prove;
+* **rg** (ripgrep 13.0.0, clap 2.33): long options by exact name (clap infers no abbreviation) or
+  alias, ``--name=value`` or ``--name value``, short letters clustered with a value attached or the
+  next word; a value that starts with ``-`` only for the options that allow one (``-e``, ``-g`` …),
+  an attached one that starts with ``=`` and a switch given ``=value`` are not proven; the first
+  operand is the pattern unless ``-e``, ``-f``, ``--files`` or ``--type-list`` is given. No
+  ``--pre`` (runs a program), ``-z`` (runs decompressors), ``-f``/``--ignore-file`` (patterns from
+  a file), and no ``RIPGREP_CONFIG_PATH`` (arguments read from a file: the prover's caller checks).
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from guard.command_analysis.expansion import Field
-from guard.protection.argv_model import NO, REQUIRED, Option, Parsed, Use
+from guard.protection.argv_model import END, NO, REQUIRED, Option, Parsed, Use, operand
 
-__all__ = ["find", "git", "tree"]
+__all__ = ["RG_ROLES", "find", "git", "rg", "tree"]
 
 PATH, VALUE = "path", "value"
 
@@ -231,4 +239,111 @@ def git(words: Sequence[Field]) -> Parsed:
         return parsed.fail(f"git {words[i].text} with an operand changes the repository")
     if any("%G" in field.text for field in parsed.operands):
         return parsed.fail("a %G placeholder runs gpg")
+    return parsed
+
+
+# --- rg ----------------------------------------------------------------------------------------------------
+
+_RG_SWITCHES = (
+    "auto-hybrid-regex no-auto-hybrid-regex binary no-binary block-buffered no-block-buffered byte-offset/b case-sensitive/s column "
+    "no-column no-context-separator count/c count-matches crlf no-crlf debug trace no-encoding files files-with-matches/l "
+    "files-without-match fixed-strings/F no-fixed-strings follow/L no-follow glob-case-insensitive no-glob-case-insensitive heading "
+    "no-heading hidden/. no-hidden ignore-case/i ignore-file-case-insensitive no-ignore-file-case-insensitive include-zero "
+    "invert-match/v json no-json line-buffered no-line-buffered line-number/n no-line-number/N line-regexp/x max-columns-preview "
+    "no-max-columns-preview mmap no-mmap multiline/U no-multiline multiline-dotall no-multiline-dotall no-config no-ignore ignore "
+    "no-ignore-dot ignore-dot no-ignore-exclude ignore-exclude no-ignore-files ignore-files no-ignore-global ignore-global "
+    "no-ignore-messages ignore-messages no-ignore-parent ignore-parent no-ignore-vcs ignore-vcs no-messages messages "
+    "no-pcre2-unicode pcre2-unicode no-require-git require-git no-unicode unicode null/0 null-data one-file-system no-one-file-system "
+    "only-matching/o passthru passthrough=passthru pcre2/P no-pcre2 pcre2-version no-pre pretty/p quiet/q search-zip/z no-search-zip "
+    "smart-case/S sort-files no-sort-files stats no-stats text/a no-text trim no-trim type-list unrestricted/u vimgrep "
+    "with-filename/H no-filename/I word-regexp/w help/h version/V"
+)
+#: Options taking a value (``!``: the value may start with a dash).
+_RG_VALUED = (
+    "after-context/A before-context/B color colors context/C context-separator dfa-size-limit encoding/E engine field-context-separator "
+    "field-match-separator file/f! glob/g! iglob! ignore-file! max-columns/M max-count/m max-depth maxdepth=max-depth max-filesize "
+    "path-separator pre pre-glob! regex-size-limit regexp/e! replace/r! sort sortr threads/j type/t type-add type-clear type-not/T"
+)
+#: What rg's options do that the prover does not prove (every other value is data).
+RG_ROLES = {
+    **{entry.split("/")[0].split("=")[-1].rstrip("!"): VALUE for entry in _RG_VALUED.split()},
+    "pre": "rg --pre runs a program on each file", "search-zip": "rg -z runs decompressors",
+    "file": "rg -f reads its patterns from a file, whose contents are not proven",
+    "ignore-file": "rg --ignore-file reads the patterns of names to skip from a file, whose contents are not proven",
+}
+
+
+def _rg_table() -> tuple[dict[str, tuple[str, bool, bool]], dict[str, tuple[str, bool, bool]]]:
+    """(long name or alias, short letter) -> (key, takes a value, its value may start with a dash)."""
+    longs: dict[str, tuple[str, bool, bool]] = {}
+    shorts: dict[str, tuple[str, bool, bool]] = {}
+    for text, valued in ((_RG_SWITCHES, False), (_RG_VALUED, True)):
+        for entry in text.split():
+            hyphen = entry.endswith("!")
+            name, _, rest = entry.rstrip("!").partition("/")
+            name, _, key = name.partition("=")
+            spec = (key or name, valued, hyphen)
+            longs[name] = spec
+            if rest:
+                shorts[rest] = spec
+    return longs, shorts
+
+
+_RG_LONG, _RG_SHORT = _rg_table()
+
+
+def rg(words: Sequence[Field]) -> Parsed:
+    parsed = Parsed()
+    i, n = 0, len(words)
+
+    def value(word: Field, key: str, hyphen: bool, spelled: str) -> Parsed | None:
+        nonlocal i
+        if i >= n or (words[i].text.startswith("-") and not hyphen):
+            return parsed.fail(f"rg {spelled} with no value it reads")
+        _use(parsed, key, word, words[i], arg=REQUIRED)
+        i += 1
+        return None
+
+    while i < n:
+        word = words[i]
+        text = word.text
+        i += 1
+        taken = operand(parsed, words, i)
+        if taken == END:
+            break
+        if taken:
+            continue
+        if text.startswith("--"):
+            name, eq, attached = text[2:].partition("=")
+            spec = _RG_LONG.get(name)
+            if spec is None:
+                return parsed.fail(f"rg {text} is not an option of rg")
+            key, valued, hyphen = spec
+            if not valued:
+                if eq:
+                    return parsed.fail(f"rg {text}: a switch given a value")
+                _use(parsed, key, word)
+            elif eq:
+                if not attached:
+                    return parsed.fail(f"rg {text} with an empty value")
+                parsed.uses.append(Use(Option(key, REQUIRED), f"--{name}", attached, word))
+            elif value(word, key, hyphen, text):
+                return parsed
+            continue
+        for k, letter in enumerate(text[1:], start=1):
+            spec = _RG_SHORT.get(letter)
+            if spec is None:
+                return parsed.fail(f"rg -{letter} is not an option of rg")
+            key, valued, hyphen = spec
+            if not valued:
+                _use(parsed, key, word)
+                continue
+            rest = text[k + 1 :]
+            if rest.startswith("="):
+                return parsed.fail(f"rg {text}: a value written -{letter}=")
+            if rest:
+                parsed.uses.append(Use(Option(key, REQUIRED), f"-{letter}", rest, word))
+            elif value(word, key, hyphen, f"-{letter}"):
+                return parsed
+            break
     return parsed

@@ -356,7 +356,7 @@ _BUILTIN_BUILDERS: dict[str, Callable[[], Program]] = {
     "type": _builtin("afptP", operands=DATA),
 }
 #: Programs by name: the allowlist (builtins first, as bash looks them up).
-PROGRAMS = frozenset(_BUILDERS) | frozenset(_BUILTIN_BUILDERS) | frozenset({"find", "tree", "git", "which", "hostname"})
+PROGRAMS = frozenset(_BUILDERS) | frozenset(_BUILTIN_BUILDERS) | frozenset({"find", "tree", "git", "rg", "which", "hostname"})
 BUILTINS = frozenset(_BUILTIN_BUILDERS)
 #: The programs read with GNU getopt_long (each table is checked against the installed binary by the tests).
 GETOPT_PROGRAMS = frozenset(_BUILDERS)
@@ -372,6 +372,11 @@ def program(name: str) -> Program | None:
         from guard.protection import own_parsers
 
         return Program(getattr(own_parsers, name), {"value": VALUE, "path": PATH})
+    if name == "rg":
+        from guard.protection.own_parsers import RG_ROLES
+        from guard.protection.own_parsers import rg as read_rg
+
+        return Program(read_rg, RG_ROLES, operands=_first_is(DATA, frozenset({"regexp", "file", "files", "type-list"})))
     if name == "which":
         return _builtin("a", operands=DATA)()  # Debian's which: a sh script reading its options with getopts
     if name == "hostname":

@@ -268,6 +268,8 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
     name = _program_name(fields[0], cwd, env)
     if isinstance(name, Proof):
         return name, fields[0].text
+    if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
+        return Proof(False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"), name
     problem = _arguments(name, fields[1:], names)
     if problem:
         return Proof(False, f"{name}: {problem}"), name

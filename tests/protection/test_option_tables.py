@@ -138,3 +138,40 @@ def test_a_table_reads_as_getopt_long_reads() -> None:
     assert getopt_long(sort.table, [Field("--c")]).problem == "--c is ambiguous (--check, --compress-program …)"
     assert getopt_long(program("grep").table, [Field("--colo")]).problem is None  # type: ignore[union-attr]  # --color and --colour: one option
     assert OPTIONAL == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed (apt-get install ripgrep)")
+def test_rg_s_options_are_the_installed_ripgrep_s(tmp_path: Path) -> None:
+    """ripgrep parses with clap, not getopt: each long option and letter exists and takes a value as the model says
+    (``rg -e x --NAME`` last "requires a value" for one that does), and clap infers no abbreviation."""
+    from guard.protection.own_parsers import _RG_LONG, _RG_SHORT
+
+    binary = str(shutil.which("rg"))
+    probes: list[list[str]] = []
+    expect: list[tuple[str, bool | None]] = []  # (option, takes a value; None: not an option)
+    for name, (_, valued, _) in _RG_LONG.items():
+        probes.append([binary, "-e", "x", f"--{name}"])
+        expect.append((f"--{name}", valued))
+    for letter in string.ascii_letters + string.digits + ".":
+        spec = _RG_SHORT.get(letter)
+        probes.append([binary, "-e", "x", f"-{letter}"])
+        expect.append((f"-{letter}", None if spec is None else spec[1]))
+    for abbreviation in ("--colo", "--max-c", "--no-conf", "--pr"):
+        probes.append([binary, "-e", "x", abbreviation])
+        expect.append((abbreviation, None))
+    #: Last on the line these take no value without a word (a default value; -e may repeat): the model refuses that
+    #: spelling, and the probes below show each takes the next word, whatever it is.
+    lenient = {"--engine", "--regexp", "-e"}
+    wrong = []
+    for (option, valued), out in zip(expect, run_probes(probes, tmp_path), strict=True):
+        unknown = f"Found argument '{option}' which wasn't expected" in out
+        needs = "requires a value but none was supplied" in out
+        if (valued is None) != unknown or (valued is not None and valued != needs and option not in lenient):
+            wrong.append((option, valued, out.strip()[:160]))
+    (tmp_path / "lines").write_text("a --json b\n")
+    engine, e, regexp = (subprocess.run([binary, *args], capture_output=True, text=True, cwd=tmp_path, check=False, timeout=30)
+                         for args in (["--engine", "nonsense", "-e", "x"], ["-e", "--json", "lines"], ["--regexp", "--json", "lines"]))
+    assert "'nonsense' isn't a valid value" in engine.stderr
+    assert e.stdout == regexp.stdout == "a --json b\n"  # the word after -e was the pattern, whatever it looked like
+    assert wrong == []

@@ -109,6 +109,10 @@ def test_no_gtfobins_escape_is_proven_read_only() -> None:
         "test -v 'a[$(touch pwned)]'",
         "[ -v x ]",
         "f() ( cat x ); f",
+        "rg --pre sh x",  # runs a program on each file
+        "rg -z x",  # runs decompressors
+        "rg -f patterns",
+        "rg -A=3 x",  # clap reads this otherwise than getopt: not proven
         "((x=1))",
     ],
 )
@@ -134,6 +138,7 @@ def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
         "sed -n -e 1p -e '/x/,/y/p' f",
         "[ -f x ] && test -d src",
         "cat {a,b}.py",
+        "rg -n 'def main' src && rg -e -foo -g '*.py' --max-count=3 src",
     ],
 )
 def test_reading_pipelines_are_proven(command: str) -> None:
@@ -158,3 +163,9 @@ def test_reading_pipelines_are_proven(command: str) -> None:
 )
 def test_each_client_s_read_tools_are_proven_by_name(tool: str, tool_input: dict[str, Any], proven: bool) -> None:
     assert prove(tool, tool_input, "/tmp", {}).proven is proven
+
+
+def test_rg_with_a_config_file_is_not_proven() -> None:
+    """RIPGREP_CONFIG_PATH makes rg read more arguments from a file (a --pre there runs a program)."""
+    assert prove("Bash", {"command": "rg -n x src"}, "/tmp", {}).proven
+    assert not prove("Bash", {"command": "rg -n x src"}, "/tmp", {"RIPGREP_CONFIG_PATH": "/tmp/rgrc"}).proven
