@@ -351,13 +351,21 @@ def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
         return f"it assigns {command.assignments[0].text.split('=', 1)[0]}"
     if _followed_cd(command, env):
         return None  # the folder the following commands run in is followed (guard.protection.naming)
-    if command.words and command.words[0].text in _STATE_CHANGERS:
-        return f"{command.words[0].text} changes the shell's state"
-    if command.words and command.words[0].text == "printf" and any(w.text.startswith("-v") for w in command.words[1:2]):
-        return "printf -v assigns a variable"
     for word in [*command.words, *(r.target for r in command.redirects)]:
         if "$((" in word.raw or "$[" in word.raw or "${" in word.raw:
             return f"{word.raw!r} may assign a variable as it expands"
+    if not command.words:
+        return None
+    try:
+        words = [field.text for field in _word_fields(command.words[0], env)]
+        if words[:1] == ["printf"] and len(words) == 1 and len(command.words) > 1:
+            words += [field.text for field in _word_fields(command.words[1], env)]
+    except NotModelled:
+        return f"the command {command.words[0].raw!r} … is not known until it runs (printf's first argument included)"
+    if words and words[0] in _STATE_CHANGERS:
+        return f"{words[0]} changes the shell's state"
+    if words[:1] == ["printf"] and any(text.startswith("-v") for text in words[1:2]):
+        return "printf -v assigns a variable"
     return None
 
 
