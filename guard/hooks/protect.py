@@ -220,6 +220,8 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     secret_index, index = _index(secret), _index(paths)
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
     for unit in found:
+        if unit.command is not None:
+            _braced_names(unit)
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return f"{_what(unit, tool)} would read {hit[1]} ({hit[0]}), or search a folder holding it"
@@ -235,6 +237,27 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
     return None
+
+
+def _braced_names(unit: Unit) -> None:
+    """Add to ``unit`` what its braced words name once bash has expanded them (``settings.jso{n..n..1}``): naming expands
+    braces too, as a superset of bash's common forms; this is bash's own algorithm (:mod:`guard.command_analysis.expansion`)."""
+    from guard.command_analysis.expansion import NotModelled, expand_word
+    from guard.protection.naming import named_by
+
+    assert unit.command is not None
+    for word in [*unit.command.words, *(r.target for r in unit.command.redirects)]:
+        if "{" not in word.raw:
+            continue
+        try:
+            fields = expand_word(word.raw, os.environ)
+        except NotModelled:
+            continue
+        for field in fields:
+            if field.text != word.text:
+                more = named_by(field.text, unit.cwd, os.environ)
+                unit.paths |= more.paths
+                unit.patterns |= more.patterns
 
 
 def _what(unit: Unit, tool: str) -> str:

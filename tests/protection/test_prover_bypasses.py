@@ -127,7 +127,8 @@ def test_the_same_spellings_on_guard_s_own_files_are_refused_by_self_protection(
                      "sed -ne'w ../.claude/settings.json' p", "sed --expression='w ../.claude/settings.json' p",
                      # the project's bin/cat, a planted program, becomes the "reading program" that opens the settings
                      "printf -v PATH %s bin; cat ../.claude/settings.json", "printf {-v,PATH} %s bin; cat ../.claude/settings.json",
-                     "echo {PATH}>/dev/null; cat ../.claude/settings.json"],
+                     "echo {PATH}>/dev/null; cat ../.claude/settings.json",
+                     "echo {} | sort -o ../.claude/settings.jso{n..n..1}"],  # a sequence with a step: bash's braces, exactly
         "record": [f"sort p {{-o,{paths['record']}}}", f"sed -ne'w {paths['record']}' p", f"tree -Po x {paths['record']} ."],
         "audit": [f"sed -ne'w {paths['audit']}' p", f"sed --expression='w {paths['audit']}' p", f"uniq {{p,{paths['audit']}}}"],
     }
