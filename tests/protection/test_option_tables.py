@@ -70,7 +70,8 @@ def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) 
     table = prog.table
     binary = shutil.which(name, path="/usr/bin:/bin")
     if binary is None:
-        pytest.skip(f"{name} is not installed")
+        package = {"file": "file", "diff": "diffutils", "grep": "grep", "sed": "sed"}.get(name, "coreutils")
+        pytest.skip(f"{name} is not installed (apt-get install {package})")
     letters = [c for c in string.ascii_letters + string.digits if not (c.isdigit() and name in ("seq", "head"))]  # their -NUM is a number
     probes: list[list[str]] = []
     expect: list[tuple[str, str, bool]] = []  # (what, text that must (or must not) appear, must appear)
