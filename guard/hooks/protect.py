@@ -197,7 +197,7 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
 def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     """Why this call may not run, or None."""
     from guard.protection.naming import TooLarge, units
-    from guard.protection.readonly import shell_state_change
+    from guard.protection.readonly import shell_state_change, walks_trees
     from guard.protection.self_invocation import runs_guard
 
     tool = str(payload.get("tool_name") or "")
@@ -222,6 +222,10 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     for unit in found:
         if unit.command is not None:
             _braced_names(unit)
+            if not unit.tree and walks_trees(unit.command, os.environ):
+                unit.tree = True  # grep x .. --dereferen: naming did not see the recursion the program's own parser reads
+                if not any(os.path.isdir(p) for p in unit.paths):
+                    unit.paths.add(os.path.normpath(unit.cwd))
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return f"{_what(unit, tool)} would read {hit[1]} ({hit[0]}), or search a folder holding it"

@@ -213,6 +213,7 @@ def git(words: Sequence[Field]) -> Parsed:
     spec = _GIT.get(words[i].text)
     if spec is None:
         return parsed.fail(f"git {words[i].text} is not known to only read")
+    _use(parsed, f"git {words[i].text}", words[i])  # the subcommand, as a flag: what it is decides what it walks
     rest = words[i + 1 :]
     for k, word in enumerate(rest):
         text = word.text

@@ -29,7 +29,7 @@ from functools import cache
 from guard.command_analysis.expansion import Field
 from guard.protection.argv_model import NO, OPTIONAL, REQUIRED, Option, Parsed, Table, builtin_getopt, getopt_long
 
-__all__ = ["BUILTINS", "DATA", "FILE", "GETOPT_PROGRAMS", "PATH", "PROGRAMS", "SCRIPT", "VALUE", "Program", "program", "roles_of"]
+__all__ = ["BUILTINS", "DATA", "FILE", "GETOPT_PROGRAMS", "PATH", "PROGRAMS", "SCRIPT", "VALUE", "Program", "program", "roles_of", "walks"]
 
 #: Roles of an option's value or of an operand.
 VALUE, PATH, SCRIPT, FILE, DATA = "value", "path", "script", "file", "data"
@@ -382,6 +382,21 @@ def program(name: str) -> Program | None:
     if name == "hostname":
         return Program(_data_only, operands="hostname with an operand sets the host's name", most=0)
     return None
+
+
+def walks(name: str, parsed: Parsed) -> bool:
+    """Whether ``name`` with these arguments reads below the folders it is given, or the working directory (a search of a
+    whole tree, where a protected or credential file may be read though no argument names it): ``grep -r`` however
+    spelled (``--dereferen`` is ``-R``, ``-d recurse``), ``ls -R``, ``diff -r``, ``du``, ``find``, ``tree``, ``rg``,
+    ``git grep``, and ``git diff A B`` (with a path outside the repository it compares folders, as ``diff -r`` does)."""
+    keys = parsed.keys()
+    if name in ("find", "tree", "rg", "du"):
+        return True
+    if name == "grep":
+        return bool(keys & {"r", "R"}) or any(u.option.key == "d" and u.value not in ("read", "skip") for u in parsed.uses)
+    if name == "git":
+        return "git grep" in keys or ("git diff" in keys and len(parsed.operands) == 2)
+    return {"ls": "R", "diff": "r"}.get(name, "") in keys
 
 
 def roles_of(prog: Program, parsed: Parsed) -> list[str] | str:

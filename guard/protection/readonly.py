@@ -46,7 +46,7 @@ from guard.core.record import FrozenRecord
 from guard.protection.argv_model import NO
 
 __all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "line_problem", "prove", "prove_command", "prove_script",
-           "shell_state_change"]
+           "shell_state_change", "walks_trees"]
 
 #: A shell command longer than this is never proven (and self-protection refuses it: too large to judge).
 MAX_COMMAND = 256 * 1024
@@ -58,16 +58,18 @@ class Proof(FrozenRecord):
     ``written``: the files a proof that allows writes found redirected to (``> x.py``, ``>> log.txt``), as bash opens
     them (quotes removed, ``~`` expanded); empty for a call that only reads. Where they point is for the caller to check.
     ``names``: every file or folder the proven commands open by name, as their programs receive it (a glob as the pattern
-    it is): their file operands, the values of options that name a file, the files redirected from.
+    it is): their file operands, the values of options that name a file, the files redirected from. ``walks``: a proven
+    command reads below the folders it names, or the working directory (``grep -r`` however spelled, ``find``, ``rg`` …).
     """
 
-    __slots__ = ("proven", "reason", "written", "names")
+    __slots__ = ("proven", "reason", "written", "names", "walks")
     proven: bool
     reason: str
     written: tuple[str, ...]
     names: tuple[str, ...]
+    walks: bool
 
-    def __init__(self, proven: bool, reason: str, written: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> None:
+    def __init__(self, proven: bool, reason: str, written: tuple[str, ...] = (), names: tuple[str, ...] = (), walks: bool = False) -> None:
         self._assign(locals())
 
 
@@ -186,15 +188,17 @@ def _program_name(head: Field, cwd: str | None, env: Mapping[str, str]) -> str |
     return Proof(False, problem) if problem else text
 
 
-def _arguments(name: str, args: list[Field], names: list[str]) -> str | None:
-    """Why ``name``'s arguments are not all known to only read (None: they are; the files they name go in ``names``)."""
-    from guard.protection.reading_programs import DATA, FILE, PATH, SCRIPT, VALUE, program, roles_of
+def _arguments(name: str, args: list[Field], names: list[str], walking: list[bool]) -> str | None:
+    """Why ``name``'s arguments are not all known to only read (None: they are; the files they name go in ``names``, and
+    whether it walks whole trees in ``walking``)."""
+    from guard.protection.reading_programs import DATA, FILE, PATH, SCRIPT, VALUE, program, roles_of, walks
 
     prog = program(name)
     assert prog is not None
     parsed = prog.parse(args)
     if parsed.problem:
         return parsed.problem
+    walking.append(walks(name, parsed))
     for use in parsed.uses:
         role = prog.roles.get(use.option.key, "flag" if use.option.arg == NO else None)
         if role not in ("flag", VALUE, PATH, SCRIPT):
@@ -270,11 +274,12 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
         return name, fields[0].text
     if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
         return Proof(False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"), name
-    problem = _arguments(name, fields[1:], names)
+    walking: list[bool] = []
+    problem = _arguments(name, fields[1:], names, walking)
     if problem:
         return Proof(False, f"{name}: {problem}"), name
     what = "writes only to " + ", ".join(written) if written else "only reads"
-    return Proof(True, f"{name} with known-safe options {what}", tuple(written), tuple(names)), name
+    return Proof(True, f"{name} with known-safe options {what}", tuple(written), tuple(names), any(walking)), name
 
 
 def line_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
@@ -322,6 +327,7 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
     programs: list[str] = []
     written: list[str] = []
     names: list[str] = []
+    walks = False
     for pipeline in script.pipelines:
         for command in pipeline.commands:
             proof, program = _prove_simple(command, writes, env, cwd)
@@ -330,6 +336,7 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
             programs.append(program)
             written += proof.written
             names += proof.names
+            walks = walks or proof.walks
     if cwd is not None and "git" in programs:
         from guard.protection.git_config import git_problem
 
@@ -339,8 +346,8 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
     programs_run = ", ".join(dict.fromkeys(programs)) or "empty"
     if written:
         return Proof(True, f"reading programs ({programs_run}) that write only to {', '.join(dict.fromkeys(written))}", tuple(written),
-                     tuple(names))
-    return Proof(True, f"every command only reads ({programs_run})", (), tuple(names))
+                     tuple(names), walks)
+    return Proof(True, f"every command only reads ({programs_run})", (), tuple(names), walks)
 
 
 def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
@@ -367,6 +374,26 @@ def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
     if words[:1] == ["printf"] and any(text.startswith("-v") for text in words[1:2]):
         return "printf -v assigns a variable"
     return None
+
+
+def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
+    """Whether ``command``, read exactly, is a reading program that reads below the folders it names (or the working
+    directory): ``grep x .. --dereferen`` is ``grep -R``. False for a command the prover does not read."""
+    try:
+        fields = [field for word in command.words for field in _word_fields(word, env)]
+    except NotModelled:
+        return False
+    if not fields or fields[0].pattern:
+        return False
+    from guard.protection.reading_programs import BUILTINS, PROGRAMS, program, walks
+
+    name = os.path.basename(fields[0].text)
+    if name not in PROGRAMS or name in BUILTINS:
+        return False
+    prog = program(name)
+    assert prog is not None
+    parsed = prog.parse(fields[1:])
+    return not parsed.problem and walks(name, parsed)
 
 
 def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:

@@ -193,3 +193,20 @@ def test_the_bypasses_do_what_they_say(tmp_path: Path) -> None:
     assert "notes.txt" in run("wc --files0-from=names.txt")  # the file it read is named nowhere on the command line
     if shutil.which("jq"):
         assert "sk-not-a-real-key" in run("jq -n 'env|tostring'", OPENAI_API_KEY="sk-not-a-real-key")
+
+
+@pytest.mark.slow
+def test_a_search_of_a_tree_is_one_however_it_is_spelled(project: Path, stub: StubServer) -> None:
+    """``--dereferen`` is grep's ``-R`` and ``git diff A B`` with a folder outside the repository compares folders: each reads
+    every file below, guard's secret too (found by the differential verifier); the lane keeps such a search out of a
+    folder holding a credential file."""
+    hook(project, stub, "cat notes.txt")  # guard's secret exists once guard has sealed something
+    secret = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"
+    assert secret.exists()
+    above = os.path.relpath(Path(os.environ["HOME"]).parent, project)  # a folder above the project that holds the home folder
+    for command in (f"grep x {above} --dereferen", f"grep -d rec x {above}", f"git diff notes.txt {above}"):
+        decision, reason = hook(project, stub, command)
+        assert decision == "deny" and "guard self-protection" in reason and "(guard's secret)" in reason, (command, reason)
+    (project / "src" / ".env").write_text("API_KEY=sk-not-real\n")
+    calls = stub.calls
+    assert hook(project, stub, "grep KEY src --dereferen")[0] == "deny" and stub.calls == calls + 1  # the judge, not the lane
