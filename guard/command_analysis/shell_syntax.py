@@ -10,6 +10,11 @@ apart from arguments. It never executes anything.
 It is lenient on purpose: an unterminated quote or substitution runs to the end of
 the text instead of failing, so a malformed command is still judged on its content.
 Only nesting deeper than :data:`MAX_DEPTH` is refused (:class:`ShellSyntaxError`).
+:func:`parse_strict` is the reading a proof may rest on: the same reading, refused
+wherever it is not exactly bash's (an unterminated quote, a function definition, an
+arithmetic command, a case clause, a ``{name}>`` redirection that assigns, a line
+continuation that splits an operator …). Each word keeps its ``raw`` text, quotes and
+all, for :mod:`guard.command_analysis.expansion` to expand as bash would.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ MAX_DEPTH = 32
 _WORD_END = frozenset(" \t\n;&|<>()")
 _REDIRECT = re.compile(r"\d*(&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_OPERATOR = frozenset(";&|<>()")
+#: ``{name}>file``: bash opens the file on a new descriptor and assigns its number to ``name`` (``{PATH}>/dev/null``).
+_NAMED_FD = re.compile(r"^\{[^{}]*\}$")
+#: Here-document delimiters read exactly: a plain word, quoted whole or escaped at its start.
+_DELIMITER = re.compile(r"^(?:\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-9_.-]+\")$")
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _ANSI_CODED = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.")
@@ -37,7 +47,7 @@ class ShellSyntaxError(ValueError):
 class Word(Record):
     """One shell word after quote removal; expansions are kept as written (``$HOME``).
 
-    ``dynamic``: a parameter expansion or substitution outside single quotes;
+    ``raw``: the word as typed (quotes, escapes and braces kept); ``dynamic``: a parameter expansion or substitution outside single quotes;
     ``substitutions``: $( ), backticks, <( ), >( ) inside this word; ``process``:
     the whole word is a process substitution <( ) or >( ); ``escapes``: $'…' with
     hex, octal or unicode escapes (a classic disguise); ``glob``: an unquoted ``*``, ``?``
@@ -45,12 +55,12 @@ class Word(Record):
     with an unquoted ``~``, which the shell expands to a home folder (a quoted one is text).
     """
 
-    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob", "tilde")
+    __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob", "tilde", "raw")
 
     def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False,
-                 glob: bool = False, tilde: bool = False) -> None:
+                 glob: bool = False, tilde: bool = False, raw: str | None = None) -> None:
         self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
-        self.glob, self.tilde = glob, tilde
+        self.glob, self.tilde, self.raw = glob, tilde, text if raw is None else raw
 
 
 class Redirect(Record):
@@ -96,14 +106,18 @@ def parse(text: str) -> Script:
 
 
 def parse_strict(text: str) -> Script:
-    """:func:`parse`, but an unterminated quote, substitution or ``${`` raises :class:`ShellSyntaxError`.
+    """:func:`parse`, but what this reader does not read exactly as bash does raises :class:`ShellSyntaxError`: an
+    unterminated quote, substitution or ``${``, and each construct listed in the module's docstring.
 
-    What the shell itself would refuse to run is never proven safe (:mod:`guard.protection.readonly`).
+    What the shell itself would refuse to run, or would run otherwise than read here, is never proven safe
+    (:mod:`guard.protection.readonly`).
     """
     reader = _Reader(text, depth=0)
     script = reader.script(closer=None)
     if reader.unterminated:
         raise ShellSyntaxError(f"unterminated {reader.unterminated[0]}")
+    if reader.unmodelled:
+        raise ShellSyntaxError(reader.unmodelled[0])
     return script
 
 
@@ -124,6 +138,8 @@ class _Reader:
         self.heredocs: list[_Heredoc] = []
         #: What ran to the end of the text unclosed (shared with child readers): the lenient reading went on anyway.
         self.unterminated: list[str] = []
+        #: What was read otherwise than bash reads it (shared with child readers): :func:`parse_strict` refuses it.
+        self.unmodelled: list[str] = []
 
     def peek(self, ahead: int = 0) -> str:
         j = self.i + ahead
@@ -132,6 +148,7 @@ class _Reader:
     def child(self, text: str) -> _Reader:
         reader = _Reader(text, depth=self.depth + 1)
         reader.unterminated = self.unterminated
+        reader.unmodelled = self.unmodelled
         return reader
 
     # --- grammar -------------------------------------------------------------------------
@@ -167,6 +184,8 @@ class _Reader:
             redirect = _REDIRECT.match(self.s, self.i) if c in "<>&" or c.isdigit() else None
             if redirect is not None and redirect.group(1) in "<>" and self.peek(len(redirect.group())) == "(":
                 redirect = None  # <( … ) and >( … ) are process substitutions, i.e. words
+            if c in _OPERATOR and self.s.startswith("\\\n", self.i + 1) and self.peek(3) in _OPERATOR:
+                self.unmodelled.append("a line continuation inside an operator")
             if c == "#":
                 self.skip_comment()
             elif c == "\n":
@@ -174,19 +193,29 @@ class _Reader:
                 end_pipeline()
                 self.read_heredoc_bodies()
             elif redirect is not None:
+                if command.words and self.i and self.s[self.i - 1] not in " \t\n" and _NAMED_FD.match(command.words[-1].raw):
+                    self.unmodelled.append(f"{command.words[-1].raw}{redirect.group()} assigns a file descriptor to a variable")
                 self.i = redirect.end()
                 self.redirect(redirect.group(1), command)
             elif c == "|" and self.peek(1) != "|":
                 self.i += 2 if self.peek(1) == "&" else 1
                 end_command()
             elif c in ";&|":
-                self.i += 2 if self.s[self.i : self.i + 2] in ("&&", "||", ";;", ";&") else 1
+                pair = self.s[self.i : self.i + 2]
+                if pair in (";;", ";&"):
+                    self.unmodelled.append("a case clause")
+                self.i += 2 if pair in ("&&", "||", ";;", ";&") else 1
                 end_pipeline()
             elif c == "(":
+                if not command.empty():
+                    self.unmodelled.append(f"{command.words[-1].raw if command.words else 'a word'} ( … ): a function definition")
+                elif self.peek(1) == "(":
+                    self.unmodelled.append("an arithmetic command (( … ))")
                 self.i += 1
                 end_pipeline()
                 script.pipelines.extend(self.nested(")").pipelines)
             elif c == ")":  # stray closer (e.g. a case pattern): a separator
+                self.unmodelled.append("a ) that closes nothing")
                 self.i += 1
                 end_pipeline()
             else:
@@ -214,8 +243,12 @@ class _Reader:
         target = self.word()
         redirect = Redirect(op, target)
         command.redirects.append(redirect)
+        if not target.raw or target.raw.startswith("#"):
+            self.unmodelled.append(f"{op} with no word after it")
         if op in ("<<", "<<-"):
             raw = self.s[start : self.i]
+            if not _DELIMITER.match(raw):
+                self.unmodelled.append(f"the here-document delimiter {raw!r}")
             quoted = any(q in raw for q in "'\"\\")
             self.heredocs.append(_Heredoc(redirect, target.text, op == "<<-", quoted))
 
@@ -251,6 +284,8 @@ class _Reader:
                 self.i += 2
                 if nxt != "\n":
                     out.parts.append(nxt)
+                elif self.peek() in _OPERATOR:
+                    self.unmodelled.append("a line continuation between a word and an operator")
             elif c == "'":
                 out.parts.append(self.until("'", start=self.i + 1))
             elif c == '"':
@@ -264,7 +299,7 @@ class _Reader:
             else:
                 out.glob = out.glob or c in "*?["
                 self.expansion_or_char(out, c)
-        return out.build()
+        return out.build(self.s[start : self.i])
 
     def expanded_text(self) -> Word:
         """The whole text read as if double-quoted (unquoted heredoc bodies, ``${…}`` insides)."""
@@ -431,5 +466,5 @@ class _WordBuilder:
         self.substitutions.extend(inner.substitutions)
         self.escapes = self.escapes or inner.escapes
 
-    def build(self) -> Word:
-        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob, self.tilde)
+    def build(self, raw: str | None = None) -> Word:
+        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob, self.tilde, raw)

@@ -183,23 +183,32 @@ def _fold(path: str) -> str:
     return path.lower() if _CASE_INSENSITIVE else path
 
 
-def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index, cwd: str) -> Proof:
-    """Whether what ``unit`` does only reads; a shell command's output sent elsewhere (``> /tmp/out``) does not count against it."""
+def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index, cwd: str, before: str | None) -> Proof:
+    """Whether what ``unit`` does only reads; a shell command's output sent elsewhere (``> /tmp/out``) does not count against it.
+
+    A command of a shell line is proven alone, so only when the line is one bash reads as the shell reader does, and no
+    command ``before`` it in the line may have changed what it runs (an assignment to PATH, a function, ``printf -v``).
+    """
     from guard.command_analysis.shell_syntax import Command
     from guard.protection.naming import named_by
-    from guard.protection.readonly import prove, prove_command
+    from guard.protection.readonly import Proof, line_problem, prove, prove_command
 
     if unit.command is None:
         return prove(tool, tool_input, cwd, os.environ)
+    problem = before or line_problem(tool, tool_input, os.environ)
+    if problem:
+        return Proof(False, problem)
     command = unit.command
     kept = [r for r in command.redirects if r.op.startswith("<") or r.target.dynamic
             or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)]
-    return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command)
+    return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command,
+                         env=os.environ, cwd=unit.cwd, alone=True)
 
 
 def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     """Why this call may not run, or None."""
     from guard.protection.naming import TooLarge, units
+    from guard.protection.readonly import shell_state_change, walks_trees
     from guard.protection.self_invocation import runs_guard
 
     tool = str(payload.get("tool_name") or "")
@@ -220,7 +229,14 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
     except RecursionError:
         return "the call is too large to judge (it nests too deeply)"
     secret_index, index = _index(secret), _index(paths)
+    changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
     for unit in found:
+        if unit.command is not None:
+            _braced_names(unit)
+            if not unit.tree and walks_trees(unit.command, os.environ):
+                unit.tree = True  # grep x .. --dereferen: naming did not see the recursion the program's own parser reads
+                if not any(os.path.isdir(p) for p in unit.paths):
+                    unit.paths.add(os.path.normpath(unit.cwd))
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
@@ -229,10 +245,34 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
             return f"{_what(unit, tool)} {itself}"
         hit = index.named(unit, sweeping=unit.tree)
         if hit:
-            proof = _proof(tool, tool_input, unit, index, cwd)
+            before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
+            proof = _proof(tool, tool_input, unit, index, cwd, before)
             if not proof.proven:
                 return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
+        if unit.command is not None and changed is None:
+            changed = shell_state_change(unit.command, os.environ)
     return None
+
+
+def _braced_names(unit: Unit) -> None:
+    """Add to ``unit`` what its braced words name once bash has expanded them (``settings.jso{n..n..1}``): naming expands
+    braces too, as a superset of bash's common forms; this is bash's own algorithm (:mod:`guard.command_analysis.expansion`)."""
+    from guard.command_analysis.expansion import NotModelled, expand_word
+    from guard.protection.naming import named_by
+
+    assert unit.command is not None
+    for word in [*unit.command.words, *(r.target for r in unit.command.redirects)]:
+        if "{" not in word.raw:
+            continue
+        try:
+            fields = expand_word(word.raw, os.environ)
+        except NotModelled:
+            continue
+        for field in fields:
+            if field.text != word.text:
+                more = named_by(field.text, unit.cwd, os.environ)
+                unit.paths |= more.paths
+                unit.patterns |= more.patterns
 
 
 def _what(unit: Unit, tool: str) -> str:

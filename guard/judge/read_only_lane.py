@@ -263,9 +263,11 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
-def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str]) -> str | None:
+def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str], names: tuple[str, ...] = (), walks: bool = False) -> str | None:
     """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential,
-    or runs a program the agent may have put on PATH."""
+    or runs a program the agent may have put on PATH. ``names``: what the proof found the programs open, after bash's
+    expansions (``cat {../x,y}`` opens ``../x``), checked with the words as typed; ``walks``: the proof read a program that
+    searches a whole tree (``grep --dereferen``, an abbreviation of ``-R``)."""
     from guard.protection import targets
     from guard.protection.readonly import SHELL_TOOLS, command_text
 
@@ -277,7 +279,7 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str])
         return closed
     protected = spec.paths + targets.event_paths(payload)
     tool = str(payload.get("tool_name") or "").lower()
-    words = list(_candidates(tool, tool_input))
+    words = list(_candidates(tool, tool_input)) + list(names)
     if set(words) & _NOT_IN_LANE:
         return f"{sorted(set(words) & _NOT_IN_LANE)[0]} is left to the judge"
     if "cd" in words and _BARE_CD.search(str(tool_input.get("command") or "")):
@@ -296,7 +298,7 @@ def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str])
     planted = _planted(command, cwd, env) if command is not None else None
     if planted:
         return planted
-    if _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
+    if walks or _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
         for root in [cwd, *(w for w in words if not w.startswith("-"))]:
             problem = _above_guarded(root, cwd, protected)
             if problem:
@@ -316,7 +318,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
     env = os.environ if env is None else env
     cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
     proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=spec.lane == "project_writes")
-    if not proof.proven or _guarded(payload, spec, env) is not None:
+    if not proof.proven or _guarded(payload, spec, env, proof.names, proof.walks) is not None:
         return None
     if proof.written:
         if any(_write_problem(word, cwd, env) for word in proof.written):

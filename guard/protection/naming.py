@@ -264,7 +264,7 @@ class _Shell:
 
     def command(self, command: Command, cwd: str, depth: int, piped: list[str]) -> str:
         self.budget.spend_command()
-        reads = prove_command(command, writes=True).proven
+        reads = prove_command(command, writes=True, env=self.env, cwd=cwd).proven
         words = _named_words(command, reads)
         data = _data(command) if reads else []
         for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:

@@ -76,6 +76,44 @@ def test_no_gtfobins_escape_is_proven_read_only() -> None:
         "ls; rm -rf build",
         "cat f | sh",
         "python3 script.py",
+        "cd src && ls",  # cd changes the shell's state: what runs after it is not what was checked (#35)
+        # what the shell makes of a word, not the word as typed (#35): braces, globs that may name options, expansions
+        "sort p {-o,/tmp/x}",
+        "sort {--output=/tmp/x,p}",
+        "find . {-delete,-print}",
+        "grep x *.py",  # a file named -rf.py or --include=x would be an option
+        "cat $HOME/x",
+        "cat <<< \"$AWS_SECRET_ACCESS_KEY\"",
+        # each option as the program's parser reads it
+        "sed -ne'w /tmp/x' p",
+        "sed --expression='w /tmp/x' p",
+        "sed -ne'1e id' p",
+        "sed -n 's/a/b/w /tmp/x' f",
+        "sort --comp=sh f",
+        "sort -uo /tmp/x f",
+        "tree -Po x out .",
+        # names, patterns or code from elsewhere
+        "wc --files0-from=names",
+        "file -f names",
+        "grep -f patterns f",
+        "file -m magic f",
+        "jq -n env",
+        "md5sum -c sums",
+        # builtins that change the shell's state, and what bash itself opens
+        "printf -v PATH %s bin",
+        "read PATH <<< bin",
+        "echo {PATH}>/dev/null",
+        "export PATH=bin",
+        "> /dev/udp/127.0.0.1/9",
+        "cat < /dev/tcp/127.0.0.1/9",
+        "test -v 'a[$(touch pwned)]'",
+        "[ -v x ]",
+        "f() ( cat x ); f",
+        "rg --pre sh x",  # runs a program on each file
+        "rg -z x",  # runs decompressors
+        "rg -f patterns",
+        "rg -A=3 x",  # clap reads this otherwise than getopt: not proven
+        "((x=1))",
     ],
 )
 def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
@@ -93,8 +131,14 @@ def test_what_runs_writes_or_escapes_is_not_proven(command: str) -> None:
         "find . -name '*.py' -type f -not -path './.venv/*'",
         "grep -rn 'def main' src/ 2>&1 | head",
         "wc -l < guard.yaml",
-        "cd src && ls",
         "echo done",
+        "grep -rn 'def main' --include=*.py src",  # a glob after --include= makes only more --include= options
+        "ls ./*.py src/*",  # a glob starting with a plain character only makes names
+        "head -5 f && tail -20 f && tail -n +3 f",
+        "sed -n -e 1p -e '/x/,/y/p' f",
+        "[ -f x ] && test -d src",
+        "cat {a,b}.py",
+        "rg -n 'def main' src && rg -e -foo -g '*.py' --max-count=3 src",
     ],
 )
 def test_reading_pipelines_are_proven(command: str) -> None:
@@ -119,3 +163,9 @@ def test_reading_pipelines_are_proven(command: str) -> None:
 )
 def test_each_client_s_read_tools_are_proven_by_name(tool: str, tool_input: dict[str, Any], proven: bool) -> None:
     assert prove(tool, tool_input, "/tmp", {}).proven is proven
+
+
+def test_rg_with_a_config_file_is_not_proven() -> None:
+    """RIPGREP_CONFIG_PATH makes rg read more arguments from a file (a --pre there runs a program)."""
+    assert prove("Bash", {"command": "rg -n x src"}, "/tmp", {}).proven
+    assert not prove("Bash", {"command": "rg -n x src"}, "/tmp", {"RIPGREP_CONFIG_PATH": "/tmp/rgrc"}).proven
