@@ -9,14 +9,22 @@ corpus CI replays.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .corpus import Entry
+    from .verify import Escape
+
+#: Lines per round: escapes found in a round are minimised and written out before the next one starts.
+_CHUNK = 10_000
 
 
 def _arguments() -> argparse.Namespace:
@@ -26,9 +34,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--guard", help="the checkout whose guard to verify (default: the one Python imports)")
     parser.add_argument("--escapes", type=Path, help="append each minimal escape to this JSON-lines file")
     parser.add_argument("--corpus", action="store_true", help="add the minimal escapes to the corpus CI replays")
-    parser.add_argument("--minimise", type=int, default=300, help="minimise at most this many escapes (one per kind of escape)")
+    parser.add_argument("--minimise", type=int, default=300, help="minimise at most this many escapes (those holding no minimal one yet)")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=1.0, help="seconds a line may run")
+    parser.add_argument("--against", help="how to name the guard verified in the records (default: its checkout's branch and commit)")
     return parser.parse_args()
 
 
@@ -37,6 +46,16 @@ def _against(guard_file: str) -> str:
     head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return f"{head or tree} {commit}".strip()
+
+
+def _record(path: Path | None, entry: Entry, escape: Escape) -> None:
+    """Append a minimal escape to ``path`` at once (another worktree reads the file while the run goes on)."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = json.loads(entry.to_json()) | {"original": escape.line, "kind": escape.kind}
+    with path.open("a") as file:
+        file.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def main() -> None:
@@ -52,13 +71,13 @@ def main() -> None:
     from .gtfobins import examples
     from .programs import allowed_binaries, discover
     from .sandbox import Pool, missing
-    from .verify import Verifier
+    from .verify import Report, Verifier
     from .world import World
 
     problem = missing()
     if problem:
         sys.exit(problem)
-    against = _against(guard.__file__)
+    against = args.against or _against(guard.__file__)
     print(f"verifying {guard.__file__} ({against}): {args.lines} lines from seed {args.seed}", flush=True)
     base = Path(tempfile.mkdtemp(prefix="guard-verifier-"))
     try:
@@ -68,43 +87,42 @@ def main() -> None:
         proves = lambda line: claims.proof(line, writes=False).proven  # noqa: E731
         programs = discover(proves, world.env()["PATH"])
         generator = Generator(programs, args.seed, proves, examples())
+        minimal: dict[tuple[str, str], Entry] = {}
+        tries = 0
+        per_class: Counter[str] = Counter()
+        total = Report()
+        lines = generator.lines(args.lines)
         with Pool(world, args.workers, args.timeout) as pool:
             verifier = Verifier(claims, pool, world, allowed_binaries(programs, world.env()))
-            report = verifier.run(generator.lines(args.lines))
-            print(report.summary(), flush=True)
-            print("tried by kind:", dict(report.tried_by_kind), "\nproven by kind:", dict(report.proven_by_kind), flush=True)
-            groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-            for number, escape in enumerate(report.escapes):
-                groups[(escape.effects[0], escape.line.split()[0] if escape.line.split() else "", escape.kind)].append(number)
-            print(f"{len(groups)} kinds of escape; minimising up to {args.minimise}", flush=True)
-            minimal: dict[tuple[str, str], tuple[object, str]] = {}
-            started = time.monotonic()
-            for numbers in list(groups.values())[: args.minimise]:
-                original = report.escapes[numbers[0]]
-                small = verifier.minimise(original)
-                if (small.line, small.mode) in minimal:
-                    continue
-                entry = small.entry(against)
-                minimal[(small.line, small.mode)] = (entry, original.line)
-                if args.escapes:
-                    args.escapes.parent.mkdir(parents=True, exist_ok=True)
-                    with args.escapes.open("a") as file:
-                        record = json.loads(entry.to_json()) | {"original": original.line, "kind": original.kind, "similar": len(numbers)}
-                        file.write(json.dumps(record, ensure_ascii=False) + "\n")
-            print(f"{len(minimal)} minimal escapes in {time.monotonic() - started:.0f} s", flush=True)
-        by_class: dict[str, list[str]] = defaultdict(list)
-        for entry, _ in minimal.values():
-            by_class[entry.klass].append(f"{entry.line!r}  [{', '.join(entry.effects)}]")  # type: ignore[attr-defined]
-        per_class: dict[str, int] = defaultdict(int)
-        for escape in report.escapes:
-            per_class[classify(escape.line, escape.effects)] += 1
-        print("escapes by class (unminimised lines):", dict(per_class))
-        for klass, examples_found in sorted(by_class.items()):
-            print(f"== {klass}: {len(examples_found)} minimal")
-            for example in examples_found[:15]:
-                print("   ", example)
+            while total.tried < args.lines:
+                report = verifier.run(itertools.islice(lines, _CHUNK))
+                if not report.tried:
+                    break
+                total.add(report)
+                for escape in report.escapes:
+                    klass = classify(escape.line, escape.effects)
+                    per_class[klass] += 1
+                    known = any(line in escape.line and set(entry.effects) <= set(escape.effects) for (line, _), entry in minimal.items())
+                    if known or tries >= args.minimise:
+                        continue  # an escape that holds a minimal one already found is that one again
+                    tries += 1
+                    small = verifier.minimise(escape)
+                    entry = small.entry(against, world)
+                    if (small.line, small.mode) not in minimal:
+                        minimal[(small.line, small.mode)] = entry
+                        _record(args.escapes, entry, escape)
+                print(f"{total.summary()}; {len(minimal)} minimal so far", flush=True)
+        print("tried by kind:", dict(total.tried_by_kind), "\nproven by kind:", dict(total.proven_by_kind))
+        print("escapes by class (lines as generated):", dict(per_class))
+        by_class: dict[str, list[Entry]] = defaultdict(list)
+        for entry in minimal.values():
+            by_class[entry.klass].append(entry)
+        for klass, found in sorted(by_class.items()):
+            print(f"== {klass}: {len(found)} minimal")
+            for entry in found[:20]:
+                print(f"    {entry.line!r}  [{', '.join(entry.effects)}]")
         if args.corpus:
-            added = corpus.append([entry for entry, _ in minimal.values()])  # type: ignore[misc]
+            added = corpus.append(list(minimal.values()))
             print(f"{added} new lines in {corpus.CORPUS}")
     finally:
         shutil.rmtree(base, ignore_errors=True)

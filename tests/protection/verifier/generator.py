@@ -169,7 +169,10 @@ class Generator:
             return f"$'{word}'"
         return f"{word[:1]}\"{word[1:]}\""
 
-    def _value(self, option: Option) -> str:
+    def _value(self, option: Option, program: tuple[str, ...]) -> str:
+        own = _FIRST.get(program[0]) if program[0] not in ("git", "find") else None
+        if own and self.rng.random() < 0.4:
+            return self.rng.choice(own)  # sed -e SCRIPT, grep -e PATTERN, jq --arg NAME FILTER …
         pool = (_PROGRAM_VALUES if _PROGRAMISH.search(option.name) and self.rng.random() < 0.7
                 else _FILE_VALUES if _FILEISH.search(option.name) and self.rng.random() < 0.7
                 else self.rng.choice((_FILE_VALUES, _TEXT_VALUES, _PROGRAM_VALUES)))
@@ -180,7 +183,7 @@ class Generator:
 
     def spellings(self, program: tuple[str, ...], option: Option) -> list[list[str]]:
         """Every spelling of ``option`` that a getopt_long parser (or the program's own) accepts, as shell words."""
-        name, value = option.name, _quote(self._value(option))
+        name, value = option.name, _quote(self._value(option, program))
         found: list[list[str]] = []
         if name.startswith("--"):
             if option.arity in (NONE, OPTIONAL):

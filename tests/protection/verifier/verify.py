@@ -45,8 +45,9 @@ class Escape:
     def effects(self) -> list[str]:
         return sorted({f.effect for f in self.findings}, key=_GRAVITY.index)
 
-    def entry(self, against: str) -> Entry:
-        evidence = list(dict.fromkeys(f"{f.effect}: {f.evidence}" for f in self.findings))[:6]
+    def entry(self, against: str, world: World) -> Entry:
+        """The corpus line for this escape, its evidence with the world's folder written ``<world>``."""
+        evidence = list(dict.fromkeys(f"{f.effect}: {f.evidence}".replace(str(world.root), "<world>") for f in self.findings))[:6]
         return Entry(self.line, self.mode, classify(self.line, self.effects), self.effects, evidence, datetime.date.today().isoformat(), against)
 
 
@@ -62,6 +63,17 @@ class Report:
     escapes: list[Escape] = field(default_factory=list)
     tried_by_kind: Counter[str] = field(default_factory=Counter)
     proven_by_kind: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: Report) -> None:
+        """Count ``other`` (a later round of the same run) in this report."""
+        self.tried += other.tried
+        self.proven += other.proven
+        self.proven_writes += other.proven_writes
+        self.timed_out += other.timed_out
+        self.seconds += other.seconds
+        self.escapes += other.escapes
+        self.tried_by_kind.update(other.tried_by_kind)
+        self.proven_by_kind.update(other.proven_by_kind)
 
     def summary(self) -> str:
         effects = Counter(e for escape in self.escapes for e in escape.effects)
