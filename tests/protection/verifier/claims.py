@@ -2,7 +2,8 @@
 
 The prover (:func:`guard.protection.readonly.prove_script`) is what is verified. Two
 effects are only escapes where guard relies on the proof without looking at paths
-the way the line reads them: reading guard's secret counts when self-protection
+the way the line reads them (every escape also records whether the lanes and
+self-protection let it through, its weight): reading guard's secret counts when self-protection
 (:func:`guard.hooks.protect.judge`, which refuses any call that names the secret)
 lets the line run, and printing the environment counts when the read-only lane
 (:func:`guard.judge.read_only_lane.lane_result`, which keeps ``env`` and ``$VAR``
@@ -38,7 +39,7 @@ class Claims(Protocol):
 
     def proof(self, line: str, *, writes: bool) -> Verdict: ...
     def protect_allows(self, line: str) -> bool: ...
-    def lane_allows(self, line: str) -> bool: ...
+    def lane_allows(self, line: str, *, writes: bool = False) -> bool: ...
 
 
 @contextmanager
@@ -66,8 +67,8 @@ class GuardClaims:
         self._prove = prove_script
         paths = world.protected()
         self._protect = HookSpec(id="guard.protect", kind="protect", event="pre_tool_use", source="builtin", paths=paths)
-        self._lane = HookSpec(id="verifier.reads", kind="smart", event="pre_tool_use", rule="reads cannot break this rule", skip_read_only=True,
-                              paths=paths)
+        self._lanes = {writes: HookSpec(id="verifier.rule", kind="smart", event="pre_tool_use", rule="reads and project writes cannot break it",
+                                        skip_read_only=True, skip_project_writes=writes, paths=paths) for writes in (False, True)}
 
     def proof(self, line: str, *, writes: bool) -> Verdict:
         return self._prove(line, str(self.world.project), self.env, writes=writes)
@@ -82,8 +83,9 @@ class GuardClaims:
         with world_environment(self.world):
             return judge(self._protect, self._payload(line)).decision != "deny"
 
-    def lane_allows(self, line: str) -> bool:
+    def lane_allows(self, line: str, *, writes: bool = False) -> bool:
+        """Whether a rule with ``skip_read_only`` (``skip_project_writes`` with ``writes``) allows the line without a model."""
         from guard.judge.read_only_lane import lane_result
 
         with world_environment(self.world):
-            return lane_result(self._lane, self._payload(line), self.env) is not None
+            return lane_result(self._lanes[writes], self._payload(line), self.env) is not None

@@ -2,8 +2,9 @@
 
 One JSON object a line: ``line``, ``mode`` (``read``: it was proven to only read;
 ``write``: to write only its redirection targets), ``class``, ``effects``, ``evidence``
-(the system calls or output that showed it), ``found`` (the date) and ``against``
-(the guard it escaped). A corpus line passes when the prover no longer proves it, or
+(the system calls or output that showed it), ``found`` (the date), ``against``
+(the guard it escaped), and whether that guard's lane allowed it without a model
+(``lane``) and self-protection let it run (``protect``). A corpus line passes when the prover no longer proves it, or
 when it runs clean.
 """
 
@@ -29,6 +30,8 @@ class Entry:
     evidence: list[str] = field(default_factory=list)
     found: str = ""
     against: str = ""
+    lane: bool = False
+    protect: bool = False
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -45,7 +48,7 @@ def load(path: Path = CORPUS) -> list[Entry]:
             data = json.loads(raw)
             try:
                 entries.append(Entry(data["line"], data["mode"], data["class"], data.get("effects", []), data.get("evidence", []),
-                                     data.get("found", ""), data.get("against", "")))
+                                     data.get("found", ""), data.get("against", ""), data.get("lane", False), data.get("protect", False)))
             except KeyError as exc:
                 raise ValueError(f"{path}:{number}: a corpus line needs {exc}") from exc
     return entries

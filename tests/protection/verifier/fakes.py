@@ -25,5 +25,5 @@ class BrokenClaims:
     def protect_allows(self, line: str) -> bool:
         return True
 
-    def lane_allows(self, line: str) -> bool:
+    def lane_allows(self, line: str, *, writes: bool = False) -> bool:
         return True

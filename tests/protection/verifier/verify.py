@@ -40,6 +40,9 @@ class Escape:
     mode: str
     reason: str
     findings: tuple[Finding, ...]
+    #: Whether guard would let it run without a model: the lane of its mode allows it; self-protection allows it.
+    lane: bool = False
+    protect: bool = False
 
     @property
     def effects(self) -> list[str]:
@@ -48,7 +51,8 @@ class Escape:
     def entry(self, against: str, world: World) -> Entry:
         """The corpus line for this escape, its evidence with the world's folder written ``<world>``."""
         evidence = list(dict.fromkeys(f"{f.effect}: {f.evidence}".replace(str(world.root), "<world>") for f in self.findings))[:6]
-        return Entry(self.line, self.mode, classify(self.line, self.effects), self.effects, evidence, datetime.date.today().isoformat(), against)
+        return Entry(self.line, self.mode, classify(self.line, self.effects), self.effects, evidence, datetime.date.today().isoformat(), against,
+                     self.lane, self.protect)
 
 
 @dataclass
@@ -77,8 +81,10 @@ class Report:
 
     def summary(self) -> str:
         effects = Counter(e for escape in self.escapes for e in escape.effects)
+        lane, protect = sum(e.lane for e in self.escapes), sum(e.protect for e in self.escapes)
         return (f"{self.tried} lines tried, {self.proven} proven to only read and {self.proven_writes} to write only their targets, "
-                f"{self.timed_out} stopped at the time limit, {len(self.escapes)} escapes ({dict(effects)}), {self.seconds:.1f} s")
+                f"{self.timed_out} stopped at the time limit, {len(self.escapes)} escapes ({dict(effects)}; {lane} allowed by the lane "
+                f"without a model, {protect} let through by self-protection), {self.seconds:.1f} s")
 
 
 class Verifier:
@@ -101,7 +107,10 @@ class Verifier:
             found = [f for f in found if f.effect != SECRET]
         if any(f.effect == ENVIRONMENT for f in found) and not self.claims.lane_allows(run.line):
             found = [f for f in found if f.effect != ENVIRONMENT]
-        return Escape(run.line, kind, mode, verdict.reason, tuple(found)) if found else None
+        if not found:
+            return None
+        lane = self.claims.lane_allows(run.line, writes=mode == "write")
+        return Escape(run.line, kind, mode, verdict.reason, tuple(found), lane, self.claims.protect_allows(run.line))
 
     def check(self, line: str, kind: str = "replay") -> Escape | None:
         """Prove ``line`` and, when proven, run and judge it: its escape, or None."""
