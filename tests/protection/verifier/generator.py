@@ -21,6 +21,7 @@ seen: a line the prover refuses costs a prover call, not a run.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -106,8 +107,10 @@ _PLAIN = re.compile(r"^[\w@%+=:,./-]+$")
 
 def _quote(word: str) -> str:
     """``word`` as one shell word: as is when it is plain, else single-quoted."""
-    if _PLAIN.match(word) or word.startswith(("'", '"', "$", "~")) or word in ("!", "(", ")", "*"):
-        return word if not word.startswith(("(", ")")) or len(word) > 1 else "\\" + word
+    if word in ("(", ")"):
+        return "\\" + word  # find's grouping, not a subshell
+    if _PLAIN.match(word) or word.startswith(("'", '"', "$", "~")) or word in ("!", "*"):
+        return word
     return "'" + word.replace("'", "'\\''") + "'"
 
 
@@ -124,7 +127,7 @@ class Generator:
         self.accepted = {p: self._accepted(p, proves) for p in programs}
         pairs = [(p, o) for p in programs for o in self.options[p]]
         self.rng.shuffle(pairs)
-        self._sweep = iter(pairs * 64)
+        self._sweep = itertools.cycle(pairs)
 
     def _accepted(self, program: tuple[str, ...], proves: Callable[[str], bool] | None) -> list[list[str]]:
         """Spellings of ``program``'s options that the prover proves on their own (``-n 5``, ``--color=never``)."""
@@ -236,6 +239,9 @@ class Generator:
         operands = self._operands(program)
         twist = twist or []
         place = self.rng.random()
+        if program == ("git",):  # git's own options, then a subcommand
+            sub = self.rng.choice([p for p in self.programs if p[0] == "git" and len(p) == 2] or [("git", "log")])
+            return " ".join(["git", *twist, *words, sub[1], *self._operands(sub)])
         if program[0] == "find":
             body = (twist + operands) if place < 0.3 else (operands + words + twist)
         elif place < 0.55:
@@ -246,9 +252,6 @@ class Generator:
             body = words + ["--"] + twist + operands
         else:
             body = twist + words + operands
-        if program == ("git",):
-            sub = self.rng.choice([p for p in self.programs if p[0] == "git" and len(p) == 2] or [("git", "log")])
-            return " ".join(["git", *twist, *words, sub[1], *self._operands(sub)])
         return " ".join([self._head(program), *body])
 
     def _program(self) -> tuple[str, ...]:
