@@ -84,8 +84,9 @@ def _network(call: Call) -> bool:
 
 
 def _secret(path: str, call: Call, world: World) -> bool:
+    """Whether ``call`` opened a file in guard's secret folder (one that is not there was not read)."""
     folder = str(world.secret.parent)
-    return (path == folder + "/" or path.startswith(folder + "/")) and "O_DIRECTORY" not in call.text
+    return path.startswith(folder + "/") and call.ok and "O_DIRECTORY" not in call.text
 
 
 def _canaries(run: Run) -> Iterable[Finding]:

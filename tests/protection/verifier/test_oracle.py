@@ -63,7 +63,7 @@ def test_a_write_beyond_the_proof_s_targets_is_an_escape(world: World, pool: Poo
         "cat a.txt", "ls -la src", "grep -rn alpha .", "sort a.txt | uniq -c", "echo x | tac", "git log --oneline", "git status", "git diff",
         "git show HEAD --stat", "git grep alpha", "find . -name '*.txt'", "wc -l a.txt b.txt", "head -c 5 a.gz | od -c", "stat a.txt",
         "du -sh .", "df .", "id; whoami; uname -a", "date +%s", "jq .k data.json", "cat <<'EOF'\n" + "x\n" * 30_000 + "EOF",
-        "cat a.txt > /dev/null 2>&1", "ls /nonexistent 2>/dev/null; true",
+        "cat a.txt > /dev/null 2>&1", "ls /nonexistent 2>/dev/null; true", "cat ~/.config/guard/not-there 2>/dev/null; true",
     ],
 )
 def test_a_line_that_only_reads_runs_clean(world: World, pool: Pool, line: str) -> None:
