@@ -205,8 +205,8 @@ def run(args: Any) -> int:
             return 0
 
     def on_deadline() -> None:
-        payload, event = gate.current
-        decision = gate.failure("the client's hook deadline was reached before guard answered", event=event or None, kind="deadline")
+        payload, _ = gate.current
+        decision = gate.deadline_answer("the client's hook deadline was reached before guard answered")
         if len(raw) > LARGE_INPUT and decision.decision != "deny":
             from guard.core.decision import Decision
 

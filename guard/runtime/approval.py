@@ -39,7 +39,7 @@ from guard.core.logs import LazyLogger
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 
-__all__ = ["POLL_S", "Pending", "asking", "open_request", "settle"]
+__all__ = ["POLL_S", "Pending", "asking", "open_request", "settle", "store_failed", "unanswered"]
 
 log = LazyLogger("guard.approvals")
 
@@ -65,9 +65,8 @@ class Pending:
 
     __slots__ = ("request_id", "until", "by_deadline", "warnings", "started")
 
-    def __init__(self, request_id: str, until: float, by_deadline: bool, warnings: list[str]) -> None:
-        self.request_id, self.until, self.by_deadline, self.warnings = request_id, until, by_deadline, warnings
-        self.started = time.monotonic()
+    def __init__(self, request_id: str, until: float, by_deadline: bool, warnings: list[str], started: float) -> None:
+        self.request_id, self.until, self.by_deadline, self.warnings, self.started = request_id, until, by_deadline, warnings, started
 
 
 def _rules(specs: list[HookSpec], decision: Decision) -> list[dict[str, Any]]:
@@ -83,13 +82,14 @@ def open_request(settings: Settings, payload: dict[str, Any], specs: list[HookSp
     from guard.approvals.store import ApprovalRequest, ApprovalStore, new_id
     from guard.audit import redacted
 
-    now = time.time()
+    now, started = time.time(), time.monotonic()
     request_id = new_id()
     wait = settings.approvals_timeout
-    by_deadline = answer_by is not None and answer_by - time.monotonic() < wait
+    by_deadline = answer_by is not None and answer_by - started < wait
     if by_deadline:
         assert answer_by is not None
-        wait = max(answer_by - time.monotonic() - POLL_S, 0.0)
+        wait = max(answer_by - started - POLL_S, 0.0)
+    until = started + wait  # the webhook's time is part of the wait, never added to it
     names = frozenset(name.lower() for name in settings.audit_redact)
     request = ApprovalRequest(request_id, now, now + wait, "pending", _rules(specs, decision), payload.get("tool_name"),
                               redacted(payload.get("tool_input"), names), payload.get("session_id"), payload.get("cwd"),
@@ -101,13 +101,14 @@ def open_request(settings: Settings, payload: dict[str, Any], specs: list[HookSp
 
         delivery = Delivery(hook_id="approvals", url=settings.approvals_webhook, event="approval_request",
                             body=json.dumps(body(request, form=settings.approvals_format, link_base=settings.approvals_link)).encode(),
-                            secret=settings.approvals_secret, timeout=min(10.0, max(wait, 1.0)), allow_networks=settings.allow_networks)
+                            secret=settings.approvals_secret, timeout=min(10.0, max(until - time.monotonic(), 0.1)),
+                            allow_networks=settings.allow_networks)
         try:
             delivery.send()
         except Exception as exc:  # no one was told; guard approve and guard view can still answer
             log.warning("approval request %s: the webhook failed: %s", request_id, exc)
             warnings.append(f"the approval webhook failed ({exc}): request {request_id} waits for guard approve or guard view")
-    return Pending(request_id, time.monotonic() + wait, by_deadline, warnings)
+    return Pending(request_id, until, by_deadline, warnings, started)
 
 
 def _answer(pending: Pending) -> Any:
@@ -162,6 +163,20 @@ def settle(decision: Decision, specs: list[HookSpec], pending: Pending, answer: 
     details = {**decision.details, "approval": {"id": pending.request_id, "status": "expired", "by": None, "via": None, "waited_s": waited}}
     rules = [DecidingRule(spec.id, _rule(spec), "no one (the approval timed out)", False, why) for spec in specs]
     return Decision("deny", f"{why} ({asked})", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules)
+
+
+def unanswered(error: str, kind: str = "deadline") -> Decision:
+    """The answer when the wait for a person ends without a sealed answer (the client's deadline, a store that failed): a deny."""
+    why = f"no one approved this call: denied ({error})"
+    rule = DecidingRule("guard.approval", "an approval no one gave is a deny", "no one", False, why)
+    return Decision("deny", why, details={"failure": kind, "error": error, "approval": {"status": "expired", "by": None, "via": None}},
+                    decided_by=[rule])
+
+
+def store_failed(pending: Pending, exc: Exception) -> Decision:
+    """The answer when reading or expiring the request failed mid-wait: no sealed answer was read, so a deny."""
+    log.debug("waiting for approval %s failed", pending.request_id, exc_info=True)
+    return unanswered(f"the approvals store failed on request {pending.request_id}: {type(exc).__name__}: {exc}", kind="approval")
 
 
 def _rule(spec: HookSpec) -> str | None:

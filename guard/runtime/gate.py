@@ -164,6 +164,10 @@ class Gate:
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
+        #: The current call's decision once made, while its audit row is written; or that a person is being asked about it
+        #: (``on_ask: approval``). What :meth:`deadline_answer` gives a watchdog that fires meanwhile.
+        self.made: Decision | None = None
+        self.asking_a_person = False
         #: Called once before deciding does anything that can wait (a network cache, the service, the engine):
         #: ``guard hook`` arms its watchdog there, so a local cache hit starts no thread.
         self.before_slow_path: Callable[[], None] | None = None
@@ -228,6 +232,18 @@ class Gate:
             return Decision("deny", reason, details={"failure": kind, "error": error}, decided_by=[policy])
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
         return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
+
+    def deadline_answer(self, error: str) -> Decision:
+        """What ``guard hook``'s watchdog answers when the client's deadline comes: the decision if it was made already, a deny
+        while a person is being asked (an approval no one gave is never an allow), else the failure policy."""
+        if self.made is not None:
+            return self.made
+        if self.asking_a_person:
+            from guard.runtime.approval import unanswered
+
+            return unanswered(error)
+        _, event = self.current
+        return self.failure(error, event=event or None, kind="deadline")
 
     def _failed_config(self) -> str:
         if isinstance(self.config_error, OrgPolicyError):
@@ -436,8 +452,10 @@ class Gate:
         ``client``: the format an event already normalized came in (for the audit row); ``fmt`` implies it.
         """
         started = time.perf_counter()
+        self.made, self.asking_a_person = None, False
         payload, event, call = self._start(raw, fmt, answer_by, fmt or client)
         if isinstance(call, Decision):
+            self.made = call
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
@@ -452,6 +470,7 @@ class Gate:
         assert decision is not None  # the local engine always answers
         if decision.decision == "ask":
             decision = self._approved(call, decision)
+        self.made = decision
         return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
 
     def _approved(self, call: Call, decision: Decision) -> Decision:
@@ -462,11 +481,15 @@ class Gate:
         if not specs:
             return decision
         self.slow_path()
+        self.asking_a_person = True
         try:
             pending = approval.open_request(self.settings, call.payload, specs, decision, call.answer_by)
         except Exception as exc:  # no request, no one to answer: an ask nobody can answer is a deny
             return _unopened(decision, exc)
-        return approval.settle(decision, specs, pending, approval.wait(pending))
+        try:
+            return approval.settle(decision, specs, pending, approval.wait(pending))
+        except Exception as exc:  # the store failed mid-wait: an approval no one could give is a deny, never the failure policy's allow
+            return approval.store_failed(pending, exc)
 
     async def _aapproved(self, call: Call, decision: Decision) -> Decision:
         """:meth:`_approved` on the running loop: the webhook and the store in a worker thread, the wait as sleeps."""
@@ -481,7 +504,10 @@ class Gate:
             pending = await asyncio.get_running_loop().run_in_executor(None, approval.open_request, self.settings, call.payload, specs, decision, call.answer_by)
         except Exception as exc:
             return _unopened(decision, exc)
-        return approval.settle(decision, specs, pending, await approval.await_answer(pending))
+        try:
+            return approval.settle(decision, specs, pending, await approval.await_answer(pending))
+        except Exception as exc:  # as in :meth:`_approved`
+            return approval.store_failed(pending, exc)
 
     async def adecide(
         self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None

@@ -129,3 +129,28 @@ def test_an_unreachable_webhook_still_waits_for_guard_approve(write_config, isol
     assert decision == "deny" and "no one answered" in reason
     row = _last_row(isolated_home)
     assert any("the approval webhook failed" in warning for warning in row["warnings"])
+
+
+def test_a_slow_webhook_does_not_push_the_wait_past_the_clients_deadline(write_config, make_receiver, isolated_home: Path) -> None:
+    receiver = make_receiver(delay=30)  # the webhook takes the whole deadline: an approval no one gave is still a deny
+    _config(write_config, receiver, timeout=300)
+    decision, reason = final_answer(waiting_hook(isolated_home, "--deadline", "5"))
+    assert decision == "deny" and "before the client's deadline" in reason, reason
+
+
+def test_the_deadline_coming_while_the_store_is_locked_is_a_deny(write_config, make_receiver, isolated_home: Path) -> None:
+    import sqlite3
+
+    receiver = make_receiver()
+    _config(write_config, receiver, timeout=300)
+    proc = waiting_hook(isolated_home, "--deadline", "5")
+    _request(receiver)
+    store = isolated_home.parent / "home" / ".local" / "state" / "guard" / "approvals.db"
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # the waiting call cannot mark its request expired: the client's deadline comes first
+    try:
+        decision, reason = final_answer(proc)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert decision == "deny" and "no one approved this call" in reason, reason

@@ -276,3 +276,19 @@ def test_a_locked_decision_cache_does_not_outlast_the_deadline(project: Path) ->
         lock.rollback()
     assert took < 4.0, f"guard answered after the client's timeout ({took:.1f}s)"
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+
+
+@pytest.mark.slow
+def test_a_locked_audit_log_does_not_turn_a_deny_into_the_failure_policy(project: Path, isolated_home: Path) -> None:
+    """The decision is made, its audit row cannot be written before the deadline: the watchdog answers that decision, not fail_open's allow."""
+    import sqlite3
+
+    guard_run(["hook"], json.dumps(PRE), project)  # creates the audit log
+    (log,) = (isolated_home.parent / "home" / ".local" / "state" / "guard").glob("projects/*/audit.db")
+    lock = sqlite3.connect(log, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        proc = guard_run(["hook", "--deadline", "4"], json.dumps(PRE), project)
+    finally:
+        lock.rollback()
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stdout + proc.stderr
