@@ -27,7 +27,9 @@ from typing import Any
 
 from guard.storage.secret import TrustError, seal
 
-__all__ = ["NONCE_HEADER", "PROOF_HEADER", "TOKEN_ENV", "credential", "explicit_token", "new_nonce", "proof", "service_key", "verify_proof"]
+__all__ = [
+    "NONCE_HEADER", "PROOF_HEADER", "TOKEN_ENV", "credential", "explicit_token", "is_per_user", "new_nonce", "proof", "service_key", "verify_proof",
+]
 
 TOKEN_ENV = "GUARD_SERVE_TOKEN"
 NONCE_HEADER = "X-Guard-Nonce"
@@ -48,6 +50,17 @@ def service_key(settings: Any = None, token: str | None = None) -> str | None:
         return seal("serve-token")
     except TrustError:
         return None
+
+
+def is_per_user(key: str | None) -> bool:
+    """Whether ``key`` is the per-user token, derived from the secret: the one the agent cannot hold (a token the user set
+    may be in the agent's environment, or on the service's command line, which the agent can read: docs/threat-model.md)."""
+    if not key:
+        return False
+    try:
+        return hmac.compare_digest(key.encode(), seal("serve-token").encode())
+    except TrustError:
+        return False
 
 
 def _derive(key: str, purpose: str) -> bytes:

@@ -167,7 +167,7 @@ class _BuiltOnFirstRequest:
     def __init__(self, settings: Any, evals: tuple[Path, ...], gated: bool) -> None:
         self.settings = settings
         self.evals = evals
-        self.gated = gated  # behind the service's token: a request that reached the view may answer approvals
+        self.gated = gated  # behind the per-user token: a request that reached the view may answer approvals
         self.app: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -186,6 +186,9 @@ def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mou
     from guard.cli.view import LOOPBACK_NAMES
 
     logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
-    view: ASGIApp = _BuiltOnFirstRequest(settings, evals, gated=bool(token))
+    from guard.server.identity import is_per_user
+
+    # only the per-user token lets whoever got in answer approvals: a token the user set may be the agent's to read
+    view: ASGIApp = _BuiltOnFirstRequest(settings, evals, gated=is_per_user(token))
     view = _TokenGate(view, token) if token else TrustedHostMiddleware(view, allowed_hosts=list(LOOPBACK_NAMES))
     return Mount(PREFIX, app=view)

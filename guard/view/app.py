@@ -52,8 +52,8 @@ _HEADERS = [
 class ViewSources:
     """What the view reads: the audit log, eval output folders, the names to redact, and the approval requests.
 
-    ``gated``: every request already proved ``guard serve``'s token (``/ui``), so it may answer
-    approvals; ``guard view`` on its own asks for a request's proof or its sign-in (:mod:`guard.view.approvals`).
+    ``gated``: every request already proved ``guard serve``'s per-user token (``/ui``), so it may answer
+    approvals (a token the user set does not count: the agent may hold it); ``guard view`` on its own asks for a request's proof or its sign-in (:mod:`guard.view.approvals`).
     ``refresh``: called before a decisions or rules page reads the log (``--audit URL`` copies the store's new rows).
     ``central``: the audit store's problems (gaps), shown instead of the local chain's when the log is its copy.
     """

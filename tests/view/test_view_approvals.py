@@ -106,3 +106,46 @@ def test_guard_view_audit_url_shows_every_machines_rows(postgres_url: str, tmp_p
         assert "rm -rf more" in _request(base, "GET", "/decisions")[2]
     finally:
         view.kill()
+
+
+def test_a_token_you_set_for_guard_serve_does_not_answer_approvals(write_config, make_receiver, isolated_home: Path) -> None:
+    """docs/team.md's `guard serve --host 0.0.0.0 --token …`: the agent may read that token (its environment, the service's
+    command line), so it signs the agent in to /ui but answers nothing; the link's proof still does."""
+    import sys
+
+    from fixtures.cache import start_listening
+
+    from guard.approvals.request import proof
+
+    receiver = make_receiver()
+    config = write_config(f"webhooks:\n  allow_networks: [127.0.0.0/8]\napprovals:\n  webhook: {receiver.url('/a')}\n  timeout: 90\n{ASKS}")
+    serve, port = start_listening(lambda port: [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config),
+                                                "--token", "known-to-the-agent", "--log-level", "warning"],
+                                  cwd=isolated_home, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+    base, bearer = f"http://127.0.0.1:{port}", {"Authorization": "Bearer known-to-the-agent"}
+    try:
+        hook = waiting_hook(isolated_home)
+        request_id = _pending_id(isolated_home)
+        status, _, page = _request(base, "GET", "/ui/approvals", headers=bearer)
+        assert status == 200 and request_id in page, "the token still opens the view"
+        assert _request(base, "POST", f"/ui/approvals/{request_id}", form={"answer": "approve"}, headers=bearer)[0] == 403
+        status, _, _ = _request(base, "POST", f"/ui/approvals/{request_id}", form={"answer": "approve", "t": proof(request_id), "by": "dana"},
+                                headers=bearer)
+        assert status == 303 and final_answer(hook)[0] == "allow"
+        assert _approval(isolated_home)["by"] == "dana"
+    finally:
+        serve.kill()
+        serve.communicate(timeout=10)
+    from guard.server.identity import service_key
+
+    serve, port = start_listening(lambda port: [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config),
+                                                "--log-level", "warning"], cwd=isolated_home, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+    try:  # behind the per-user token, derived from the secret the agent cannot read, whoever got in may answer
+        hook = waiting_hook(isolated_home)
+        request_id = _pending_id(isolated_home)
+        status, _, _ = _request(f"http://127.0.0.1:{port}", "POST", f"/ui/approvals/{request_id}", form={"answer": "deny", "by": "erin"},
+                                headers={"Authorization": f"Bearer {service_key()}"})
+        assert status == 303 and final_answer(hook)[0] == "deny"
+    finally:
+        serve.kill()
+        serve.communicate(timeout=10)
