@@ -23,10 +23,18 @@ __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
 
 #: ``guard serve``'s default port.
 DEFAULT_PORT = 8787
-_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi"})
+_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi", "pipenv", "pyenv", "asdf", "mise", "direnv"})
 _PYTHONS = frozenset({"python", "pypy"})
 #: Programs that run code given as text (``sh -c 'guard …'``, ``python -c "subprocess.run(['guard', …])"``).
 _CODE_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "python", "pypy", "node", "perl", "ruby", "php", "lua", "eval", "xargs"})
+#: Programs that run a command they are given, as words or as a line: on a terminal of their own (``script -c``, ``expect``,
+#: ``tmux``, ``screen``, ``socat … EXEC:…,pty``: what ``guard approve``'s question on /dev/tty would accept a typed yes from),
+#: as another user or on another host (``sudo``, ``su -c``, ``ssh``), later or elsewhere (``at``, ``systemd-run``, ``watch``).
+_COMMAND_RUNNERS = frozenset({
+    "script", "expect", "unbuffer", "tmux", "screen", "byobu", "dtach", "abduco", "socat", "sudo", "su", "doas", "runuser", "run0", "pkexec",
+    "sg", "ssh", "sshpass", "watch", "at", "batch", "systemd-run", "dbus-run-session", "xterm", "parallel", "entr", "strace", "ltrace",
+    "faketime", "fakeroot", "firejail", "bwrap", "unshare", "nsenter", "chroot", "setpriv", "cgexec",
+})
 _LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
 _CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$\t\n"})
 
@@ -87,6 +95,8 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
         return "runs code that imports guard"
     if program in _CODE_RUNNERS and _names_guard(unit.texts[1:]):
         return f"runs code ({program}) that runs guard's command"
+    if program in _COMMAND_RUNNERS and _names_guard(unit.texts[1:]):
+        return f"runs guard's command through {program}"
     texts = unit.texts
     if any(host in text for text in texts for host in _LOOPBACK):
         ports = service_ports(urls, env)
