@@ -28,15 +28,19 @@ def target_names(settings: Any) -> list[str]:
     if getattr(settings, "audit_url", None):
         names.append("postgres:" + without_password(settings.audit_url))
     if getattr(settings, "audit_otlp", None):
-        names.append("otlp:" + settings.audit_otlp)
+        names.append("otlp:" + without_password(settings.audit_otlp))
     return names
 
 
 def without_password(url: str) -> str:
-    """``url`` with any password left out (what messages and position names show)."""
+    """``url`` with any password left out (what messages and position names show): ``user:password@`` and libpq's ``?password=``."""
+    url, question, query = url.partition("?")
+    if question:
+        kept = "&".join(part for part in query.split("&") if part.partition("=")[0] != "password")
+        query, question = kept, "?" if kept else ""
     scheme, sep, rest = url.partition("://")
     credentials, at, host = rest.rpartition("@")
-    return f"{scheme}{sep}{credentials.split(':', 1)[0]}{at}{host}" if at else url
+    return (f"{scheme}{sep}{credentials.split(':', 1)[0]}{at}{host}" if at else url) + question + query
 
 
 def marker_path(path: Path) -> Path:

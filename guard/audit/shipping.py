@@ -105,7 +105,7 @@ def _targets(settings: Any) -> list[Target]:
     if settings.audit_otlp:
         from guard.audit.otlp import OtlpTarget
 
-        found.append(OtlpTarget(settings.audit_otlp, "otlp:" + settings.audit_otlp))
+        found.append(OtlpTarget(settings.audit_otlp, "otlp:" + without_password(settings.audit_otlp)))
     return found
 
 

@@ -160,3 +160,18 @@ def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(postgres_url: 
         stop.set()
         busy.join()
     assert len(wait_for_rows(postgres_url, 1)) == 1
+
+
+def test_a_password_in_the_urls_query_is_shown_nowhere(tmp_path: Path) -> None:
+    """libpq takes ``?password=`` as well as ``user:password@``: neither reaches a message, guard doctor or the local log's
+    shipping positions (which the agent may read)."""
+    erin = Home(tmp_path, "erin", f"audit:\n  url: postgresql://guard_writer@127.0.0.1:9/guard?sslmode=disable&password=hunter2\n{RULE}")
+    erin.hook("rm -rf build")
+    shown = [erin.guard("log", "ship"), erin.guard("doctor")]
+    assert "guard_writer@127.0.0.1:9/guard?sslmode=disable" in shown[0].stdout, shown[0].stdout
+    db = sqlite3.connect(erin.log_file())
+    stored = json.dumps(db.execute("SELECT * FROM audit_shipping").fetchall())
+    db.close()
+    assert "guard_writer@127.0.0.1:9/guard" in stored
+    for said in [*(done.stdout + done.stderr for done in shown), stored]:
+        assert "hunter2" not in said, said
