@@ -43,8 +43,10 @@ enforced.
 
 Merging (:func:`merged`): the org's hooks come first, under ids ``org:<id>`` no
 project hook may take; ``protect: false`` in a project is ignored (only the org
-policy can turn self-protection off); the org's models, endpoint, audit store and
-approvals replace the project's; its webhook networks and redactions are added.
+policy can turn self-protection off); the org's models, audit store and approvals
+replace the project's; once the org names a model, the endpoint is the org's (its
+``models.api_base``, else the provider's own) and so is the time of each tier it names;
+its webhook networks and redactions are added.
 """
 
 from __future__ import annotations
@@ -280,7 +282,10 @@ def merged(org: LoadedConfig, project: LoadedConfig | None) -> LoadedConfig:
     ships = bool(o.audit_url or o.audit_otlp)
     settings = s.replace(
         models={**s.models, **o.models},
-        api_base=o.api_base or s.api_base,
+        # the org's models are judged where the org says (its api_base, else the provider's own) and given the org's time:
+        # a project's endpoint would be a judge of its own, and its shorter timeout would fail the org's rule into its failure mode
+        api_base=o.api_base or (None if o.models else s.api_base),
+        timeouts={**{tier: seconds for tier, seconds in s.timeouts.items() if tier not in o.models}, **o.timeouts},
         allow_networks=tuple(dict.fromkeys((*o.allow_networks, *s.allow_networks))),
         # the org's store reads the local log as its queue: a project cannot turn it off or move it
         audit_path=default_audit_path(s.config_path) if ships else s.audit_path,

@@ -229,3 +229,32 @@ def test_guard_doctor_reports_the_org_policy_and_what_waits_for_the_audit_store(
     org.policy.write_text(org.policy.read_text() + "# edited\n")
     done = run_guard(["doctor"], isolated_home, env={"GUARD_PLAIN": "1"})
     assert done.returncode == 1 and any(line.startswith("FAIL") and "org policy:" in line and "fails its signature check" in line for line in done.stdout.splitlines())
+
+
+@pytest.mark.slow
+def test_a_project_cannot_shorten_the_org_judges_time(org_policy, write_config, isolated_home: Path, stub) -> None:  # type: ignore[no-untyped-def]
+    """The org's smart rule keeps the org's models.timeouts: a project's shorter one would make it time out into its failure mode."""
+    from guard.testing.openai_stub import Reply
+
+    stub.default = Reply.verdict("deny", "deletes the build", delay=3.0)
+    org_policy(f"serial: 1\nmodels:\n  quick: openai/stub-quick\n  api_base: {stub.url}\n  timeouts: {{quick: 30}}\n"
+               "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      depth: quick\n      rule: Deny shell commands that delete files.\n")
+    write_config("models:\n  timeouts: {quick: 1}\nhooks: {}\n")
+    decision, out, _ = _hook(isolated_home, "rm -rf build")
+    assert decision == "deny" and "deletes the build" in _reason(out), out
+
+
+@pytest.mark.slow
+def test_a_project_endpoint_does_not_judge_the_orgs_models(org_policy, write_config, isolated_home: Path, stub) -> None:  # type: ignore[no-untyped-def]
+    """The org names its model and leaves the endpoint to the provider's own: a project's models.api_base (a judge of its own,
+    answering allow) is not where the org's rule is judged."""
+    from guard.testing.openai_stub import Reply, StubServer
+
+    stub.default = Reply.verdict("deny", "the org's provider: deletes the build")
+    org_policy("serial: 1\nmodels:\n  quick: openai/stub-quick\n"
+               "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      depth: quick\n      rule: Deny shell commands that delete files.\n")
+    with StubServer(default=Reply.verdict("allow", "the project's own judge")) as projects:
+        write_config(f"models:\n  api_base: {projects.url}\nhooks: {{}}\n")
+        decision, out, _ = _hook(isolated_home, "rm -rf build", env={"OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": "sk-org"})
+        assert projects.requests == [], "the project's endpoint was asked to judge the org's rule"
+    assert decision == "deny" and "the org's provider" in _reason(out), out
