@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from guard.adapters import FORMATS, adapter
 from guard.audit.writer import BackgroundAudit
 from guard.config.watch import Watch
-from guard.core.decision import Decision
+from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import EventError
 from guard.core.events.payload import MAX_EVENT_BYTES
 from guard.runtime.engine import Engine
@@ -154,6 +154,8 @@ class _Service:
             payload = {"hook_event_name": "(unreadable)"}
             refusal = {"X-Guard-Refused": str(exc.status_code)}  # the curl client runs guard hook instead of reading it
             decision = self.gate.failure(f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request")
+            if self.gate.settings.org_policy and decision.decision != "deny":
+                decision = _org_unjudged(decision)
             self.metrics.observe_decision(decision)
         rendered = module.render(payload, decision)
         body = rendered.stdout
@@ -174,6 +176,14 @@ class _Service:
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _org_unjudged(failed: Decision) -> Decision:
+    """A refused request under an org policy: the org's rules judged nothing (and the policy may have just changed), so a deny."""
+    error = str(failed.details.get("error", "guard serve refused the request"))
+    rule = DecidingRule("guard.org_policy", "the org policy is enforced as signed, or every tool call is denied", "the org policy", True, error)
+    return Decision("deny", f"guard blocks this call: the org policy's rules could not judge it: {error}", details=dict(failed.details),
+                    decided_by=[rule])
 
 
 class _RequestPolicy:

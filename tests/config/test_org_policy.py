@@ -258,3 +258,33 @@ def test_a_project_endpoint_does_not_judge_the_orgs_models(org_policy, write_con
         decision, out, _ = _hook(isolated_home, "rm -rf build", env={"OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": "sk-org"})
         assert projects.requests == [], "the project's endpoint was asked to judge the org's rule"
     assert decision == "deny" and "the org's provider" in _reason(out), out
+
+
+@pytest.mark.slow
+def test_guard_serves_client_route_denies_once_the_org_policy_changes(org_policy, write_config, isolated_home: Path) -> None:
+    """A Claude Code http hook reads guard serve's answer as it is: after the policy changed, the answer is a deny, not the
+    failure policy's allow (the org's rules judged nothing)."""
+    import urllib.request
+
+    from fixtures.cache import start_listening
+
+    org = org_policy(ORG)
+    config = write_config(PERMISSIVE)
+    serve, port = start_listening(lambda port: [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config),
+                                                "--token", "t0ken", "--log-level", "warning"],
+                                  cwd=isolated_home, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+
+    def ask(command: str) -> str:
+        event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(isolated_home)}
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/hooks/claude", data=json.dumps(event).encode(), method="POST",
+                                         headers={"Authorization": "Bearer t0ken", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return str(answer.headers["X-Guard-Decision"])
+
+    try:
+        assert ask("rm -rf build") == "deny" and ask("ls") == "allow"
+        org.policy.write_text(ORG.replace("'rm '", "'never-matches '"))  # loosened, not re-signed
+        assert ask("ls") == "deny"
+    finally:
+        serve.kill()
+        serve.communicate(timeout=10)
