@@ -113,6 +113,12 @@ def m006_shipping(db: sqlite3.Connection) -> None:
     shipping.create(db)
 
 
+@migration
+def m007_shipped_digest(db: sqlite3.Connection) -> None:
+    """What the row at each store's position held when it was sent: a log rewritten beneath the position is sent again."""
+    db.execute("ALTER TABLE audit_shipping ADD COLUMN sent_digest TEXT")
+
+
 def redacted(value: Any, names: frozenset[str]) -> Any:
     """``value`` with every dict entry whose key (case-insensitive) is in ``names`` replaced (``value`` itself when there are none)."""
     if not names:

@@ -8,7 +8,11 @@ rows it has not received. Each row keeps the machine, the user and the local
 log's id with its chain position (row id and seal); ``db_role`` is the Postgres
 role that inserted it, the identity the store itself vouches for (give each
 machine or user a role of its own with INSERT on ``guard_decisions`` and INSERT,
-UPDATE on ``guard_audit_logs``).
+UPDATE on ``guard_audit_logs``). A row is keyed by its log, its id and the digest
+of what it holds: a row id sent twice with different contents (a log emptied and
+numbered again, or rows planted with a writer's password under ids a machine will
+send) keeps both, and :meth:`AuditStore.gaps` names it. A log's report only grows
+(a trigger): no writer lowers it to hide rows a machine named and never sent.
 
 :class:`AuditStore` reads it for ``guard log --audit`` and ``guard view --audit``,
 and :func:`AuditStore.gaps` says where the record is not whole: rows missing
@@ -62,15 +66,29 @@ SCHEMA = (
         judged boolean,
         warnings text,
         chain text,
+        digest text NOT NULL,
         received timestamptz NOT NULL DEFAULT now(),
         db_role text NOT NULL DEFAULT current_user,
-        PRIMARY KEY (log_id, row_id))""",
+        PRIMARY KEY (log_id, row_id, digest))""",
     "CREATE INDEX IF NOT EXISTS guard_decisions_time ON guard_decisions (time)",
+    # a writer may UPDATE the reports (its batches raise them) but never lower one nor rename a log: a lowered report would
+    # hide rows a machine named and never sent, and every writer can reach every log's report
+    """CREATE OR REPLACE FUNCTION guard_audit_logs_only_grow() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.log_id := OLD.log_id; NEW.machine := OLD.machine; NEW.os_user := OLD.os_user; NEW.log_path := OLD.log_path;
+        NEW.created := OLD.created; NEW.db_role := OLD.db_role;
+        NEW.last_local_id := greatest(OLD.last_local_id, NEW.last_local_id);
+        NEW.last_sent_id := greatest(OLD.last_sent_id, NEW.last_sent_id);
+        NEW.last_report := greatest(OLD.last_report, NEW.last_report);
+        RETURN NEW;
+    END $$""",
+    """CREATE OR REPLACE TRIGGER guard_audit_logs_only_grow BEFORE UPDATE ON guard_audit_logs
+        FOR EACH ROW EXECUTE FUNCTION guard_audit_logs_only_grow()""",
 )
 _ROW = ("log_id", "row_id", "machine", "os_user", "time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd",
-        "hooks", "payload", "payload_truncated", "details", "client", "judged", "warnings", "chain")
+        "hooks", "payload", "payload_truncated", "details", "client", "judged", "warnings", "chain", "digest")
 _INSERT = (f"INSERT INTO guard_decisions ({', '.join(_ROW)}) VALUES ({', '.join(['%s'] * len(_ROW))})"
-           " ON CONFLICT (log_id, row_id) DO NOTHING")
+           " ON CONFLICT (log_id, row_id, digest) DO NOTHING")
 _REPORT = ("INSERT INTO guard_audit_logs (log_id, machine, os_user, log_path, created, last_local_id, last_sent_id) VALUES (%s, %s, %s, %s, %s, %s, %s)"
            " ON CONFLICT (log_id) DO UPDATE SET last_local_id = greatest(guard_audit_logs.last_local_id, excluded.last_local_id),"
            " last_sent_id = greatest(guard_audit_logs.last_sent_id, excluded.last_sent_id), last_report = now()")
@@ -96,7 +114,9 @@ def _clean(value: Any) -> Any:
 
 
 def _params(row: dict[str, Any], source: Identity) -> tuple[Any, ...]:
-    values = {**row, "log_id": source.log_id, "row_id": row["id"], "machine": source.machine, "os_user": source.user,
+    from guard.audit.shipping import digest
+
+    values = {**row, "log_id": source.log_id, "row_id": row["id"], "machine": source.machine, "os_user": source.user, "digest": digest(row),
               "payload_truncated": bool(row["payload_truncated"]), "judged": None if row["judged"] is None else bool(row["judged"])}
     return tuple(_clean(values[name]) for name in _ROW)
 
@@ -222,6 +242,9 @@ class AuditStore:
         holes = self._query(
             "SELECT log_id, prev + 1, row_id - 1 FROM (SELECT log_id, row_id, lag(row_id) OVER (PARTITION BY log_id ORDER BY row_id) AS prev"
             " FROM guard_decisions) AS runs WHERE row_id - prev > 1 ORDER BY log_id, row_id")
+        twice: dict[str, list[int]] = {}
+        for log_id, row_id in self._query("SELECT log_id, row_id FROM guard_decisions GROUP BY log_id, row_id HAVING count(*) > 1 ORDER BY log_id, row_id"):
+            twice.setdefault(str(log_id), []).append(int(row_id))
         inside: dict[str, list[tuple[int, int]]] = {}
         for log_id, first, last in holes:
             inside.setdefault(str(log_id), []).append((int(first), int(last)))
@@ -235,6 +258,9 @@ class AuditStore:
                 lines.append(f"{where}: {_span(1, int(first) - 1)} never arrived (deleted before they were sent)")
             for start, end in inside.get(str(log_id), []):
                 lines.append(f"{where}: {_span(start, end)} never arrived (deleted before they were sent)")
+            for start, end in _runs(twice.get(str(log_id), [])):
+                lines.append(f"{where}: {_span(start, end)} arrived twice with different contents (the local log was emptied or cut back"
+                             " and numbered again under its id)")
             sent_up_to = int(last or 0)
             if int(last_local) > sent_up_to:
                 span = _span(sent_up_to + 1, int(last_local))
@@ -248,6 +274,17 @@ class AuditStore:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _runs(ids: list[int]) -> list[tuple[int, int]]:
+    """Sorted ids as (first, last) runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for row_id in ids:
+        if runs and runs[-1][1] == row_id - 1:
+            runs[-1] = (runs[-1][0], row_id)
+        else:
+            runs.append((row_id, row_id))
+    return runs
 
 
 def _span(first: int, last: int) -> str:

@@ -48,7 +48,7 @@ from guard.audit.handoff import lock_path, marker_path, target_names, without_pa
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
 
-__all__ = ["BATCH", "Identity", "Shipper", "Target", "TargetState", "create", "identity", "linger", "ship", "states"]
+__all__ = ["BATCH", "Identity", "Shipper", "Target", "TargetState", "create", "digest", "identity", "linger", "ship", "states"]
 
 log = LazyLogger("guard.audit")
 
@@ -122,15 +122,35 @@ def identity(db: sqlite3.Connection, path: Path) -> Identity:
     return Identity(socket.gethostname(), getpass.getuser(), str(log_id), str(path), float(created), last)
 
 
+def digest(row: dict[str, Any]) -> str:
+    """What a row holds, as a short digest: two rows under one id that differ in anything differ here (no secret needed)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps([row[name] for name in _COLUMNS], default=str).encode()).hexdigest()[:32]
+
+
 def _position(db: sqlite3.Connection, target: str) -> tuple[int, int, float]:
-    """(sent id, failed attempts, next try) of ``target``, made at 0 the first time."""
+    """(sent id, failed attempts, next try) of ``target``, made at 0 the first time.
+
+    The position is believed only while the row at it is still the row that was sent: a log emptied or cut back and
+    numbered again (ids are reused after the highest row is deleted) would put its next rows at or below the position,
+    where no shipper looks. Then the whole log is sent again: what the store has counts once, what changed arrives beside
+    it (the store reports the row ids it got twice, :meth:`guard.audit.postgres.AuditStore.gaps`).
+    """
     db.execute("INSERT OR IGNORE INTO audit_shipping (target) VALUES (?)", (target,))
-    sent, attempts, next_try = db.execute("SELECT sent_id, attempts, next_try FROM audit_shipping WHERE target = ?", (target,)).fetchone()
+    sent, attempts, next_try, sent_digest = db.execute(
+        "SELECT sent_id, attempts, next_try, sent_digest FROM audit_shipping WHERE target = ?", (target,)).fetchone()
+    if sent and sent_digest is not None:
+        at = _rows(db, int(sent) - 1, limit=1)
+        if not at or int(at[0]["id"]) != int(sent) or digest(at[0]) != sent_digest:
+            log.warning("audit store %s: row #%d is no longer the row that was sent (the local log was rewritten): sending the log again",
+                        target, sent)
+            sent = 0
     return int(sent), int(attempts), float(next_try)
 
 
-def _rows(db: sqlite3.Connection, after: int) -> list[dict[str, Any]]:
-    cursor = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM decisions WHERE id > ? ORDER BY id LIMIT ?", (after, BATCH))
+def _rows(db: sqlite3.Connection, after: int, limit: int = BATCH) -> list[dict[str, Any]]:
+    cursor = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM decisions WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
     return [dict(zip(_COLUMNS, row)) for row in cursor.fetchall()]
 
 
@@ -175,8 +195,8 @@ def _ship_target(db: sqlite3.Connection, target: Target, source: Identity, *, fo
             raise
         sent_id = int(rows[-1]["id"])
         shipped += len(rows)
-        db.execute("UPDATE audit_shipping SET sent_id = ?, attempts = 0, next_try = 0, last_error = NULL, last_sent = ?, failing_since = NULL"
-                   " WHERE target = ?", (sent_id, time.time(), target.name))
+        db.execute("UPDATE audit_shipping SET sent_id = ?, sent_digest = ?, attempts = 0, next_try = 0, last_error = NULL, last_sent = ?,"
+                   " failing_since = NULL WHERE target = ?", (sent_id, digest(rows[-1]), time.time(), target.name))
     return shipped
 
 

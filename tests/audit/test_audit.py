@@ -104,7 +104,7 @@ def test_the_schema_is_migrated_once_and_recorded(tmp_path: Path) -> None:
     AuditLog(path).record(EVENT, Decision(), latency_ms=1.0)
     db = sqlite3.connect(path)
     assert [r[0] for r in db.execute("SELECT name FROM _guard_audit_migrations")] == ["m001_decisions", "m002_replay_and_label", "m003_view_indexes", "m004_sealed_chain",
-                                                                                "m005_shadow_verdicts", "m006_shipping"]
+                                                                                "m005_shadow_verdicts", "m006_shipping", "m007_shipped_digest"]
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 2
 

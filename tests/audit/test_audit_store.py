@@ -175,3 +175,59 @@ def test_a_password_in_the_urls_query_is_shown_nowhere(tmp_path: Path) -> None:
     assert "guard_writer@127.0.0.1:9/guard" in stored
     for said in [*(done.stdout + done.stderr for done in shown), stored]:
         assert "hunter2" not in said, said
+
+
+def test_a_log_emptied_under_its_own_id_does_not_hide_the_rows_that_follow(postgres_url: str, tmp_path: Path) -> None:
+    """Rows sent, then the local log emptied under the same log id (what an agent that got around protection might do): the rows
+    that follow, numbered from #1 again, reach the store beside the first ones, and the store says the log was rewritten."""
+    gwen = Home(tmp_path, "gwen", f"audit:\n  url: {postgres_url}\n{RULE}")
+    for n in range(3):
+        gwen.hook(f"echo {n}")
+    assert len(wait_for_rows(postgres_url, 3)) == 3
+    with sqlite3.connect(gwen.log_file()) as db:
+        db.execute("DELETE FROM decisions")  # the file, its id and the store's position kept
+        db.execute("DELETE FROM audit_head")  # and the chain's head: the next rows are #1, #2, #3 again
+    for n in range(3):
+        assert gwen.hook(f"rm -rf evidence{n}") == "deny"
+    assert gwen.guard("log", "ship").returncode == 0
+    rows = central_rows(postgres_url)
+    assert {f"rm -rf evidence{n}" for n in range(3)} <= {row["payload"]["tool_input"]["command"] for row in rows}, rows  # type: ignore[index]
+    verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
+    assert verify.returncode == 1 and "#1–#3 arrived twice with different contents" in verify.stdout, verify.stdout
+
+
+def test_a_writer_with_the_documented_grants_cannot_hide_a_machines_rows(postgres_url: str, tmp_path: Path) -> None:
+    """The agent may hold the writer's password (GUARD_AUDIT_PASSWORD, ~/.pgpass): with docs/audit-store.md's grants it reads no
+    row, lowers no log's report, and rows it plants under the ids a machine will send next do not keep that machine's rows out."""
+    import re
+
+    import psycopg
+
+    from guard.audit.postgres import SCHEMA
+
+    grants = re.search(r"```sql\n(.*?)```", (Path(SOURCE_ROOT) / "docs" / "audit-store.md").read_text(), re.S)
+    assert grants is not None
+    with psycopg.connect(postgres_url, autocommit=True) as db:  # the admin makes the tables and the roles, as the page says
+        for statement in [*SCHEMA, *grants.group(1).split(";")]:
+            if statement.strip():
+                db.execute(statement.replace("'…'", "'pw'"))
+    writer = postgres_url.replace("://guard@", "://guard_writer:pw@")
+    hana = Home(tmp_path, "hana", f"audit:\n  url: {writer}\n{RULE}")
+    assert hana.hook("echo 1") == "" and len(wait_for_rows(postgres_url, 1)) == 1, "the documented grants are enough to ship"
+    (log_id,) = {row["log_id"] for row in central_rows(postgres_url)}
+    with psycopg.connect(writer, autocommit=True) as db:  # what the agent does with the password
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute("SELECT payload FROM guard_decisions")
+        db.execute("UPDATE guard_audit_logs SET last_local_id = 0, last_sent_id = 0, os_user = 'mallory'")
+        for row_id in (2, 3):
+            db.execute("INSERT INTO guard_decisions (log_id, row_id, machine, os_user, time, decision, hooks, payload, payload_truncated, digest)"
+                       " VALUES (%s, %s, %s, 'hana', 0, 'allow', '[]', 'null', false, 'planted')", (log_id, row_id, os.uname().nodename))
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT os_user, last_local_id FROM guard_audit_logs").fetchall() == [("hana", 1)], "a report only grows"
+    for n in range(2):
+        assert hana.hook(f"rm -rf evidence{n}") == "deny"
+    assert hana.guard("log", "ship").returncode == 0
+    commands = [row["payload"]["tool_input"]["command"] for row in central_rows(postgres_url) if row["payload"]]  # type: ignore[index]
+    assert "rm -rf evidence0" in commands and "rm -rf evidence1" in commands
+    verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
+    assert verify.returncode == 1 and "#2–#3 arrived twice with different contents" in verify.stdout, verify.stdout

@@ -150,7 +150,7 @@ def test_an_old_audit_file_is_migrated_and_shown_whole(tmp_path: Path) -> None:
     rows = log.tail()
     assert [r["id"] for r in rows] == [1, 2, 3] and rows[2]["client"] == "gemini" and rows[0]["client"] is None
     migrated = sqlite3.connect(path)
-    assert [r[0] for r in migrated.execute("SELECT name FROM _guard_audit_migrations ORDER BY name")][-1] == "m006_shipping"
+    assert [r[0] for r in migrated.execute("SELECT name FROM _guard_audit_migrations ORDER BY name")][-1] == "m007_shipped_digest"
 
 
 def test_no_audit_log_yet_is_an_empty_page_not_an_error(tmp_path: Path) -> None:
