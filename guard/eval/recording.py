@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,18 @@ def _network_blocked() -> Iterator[None]:
 
 
 @contextmanager
+def _opened(config: Any, path: Path) -> Iterator[Any]:
+    """``path`` as vcrpy's cassette; a file vcrpy cannot load (a hand-edited one, a Python tag: loaded safely since vcrpy 8.2.1,
+    which the ``eval`` extra requires) is a GuardError naming it, never a traceback."""
+    with ExitStack() as stack:
+        try:
+            cassette = stack.enter_context(config.use_cassette(str(path)))
+        except ValueError as exc:
+            raise GuardError(f"the cassette {path} cannot be read: {exc}") from None
+        yield cassette
+
+
+@contextmanager
 def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bool = False) -> Iterator[Recorder]:
     """Record (``mode="record"``) or replay (``mode="replay"``) every model call made inside.
 
@@ -115,7 +127,7 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
     recorder = Recorder(mode, path)
     config = vcr.VCR(record_mode={"record": "new_episodes" if resume else "all", "replay": "none"}[mode], **vcr_config())
     register(config)
-    with config.use_cassette(str(path)) as cassette, use(cassette):
+    with _opened(config, path) as cassette, use(cassette):
         if mode == "replay":
             can_play = cassette.can_play_response_for
 

@@ -204,3 +204,15 @@ def test_a_repeat_that_could_not_be_judged_is_not_a_flip(suite: dict[str, str], 
     report = MetricsReport.model_validate_json((tmp_path / "out" / "metrics.json").read_text())
     variant = report.variants[0]
     assert variant.flip_rate == 0 and all(o.flakiness == 0 for o in variant.case_outcomes.values()) and variant.not_judged == 1
+
+
+def test_a_cassette_with_a_python_tag_runs_nothing_and_is_named(suite: dict[str, str], tmp_path: Path) -> None:
+    """A cassette is a file the agent can write in the project: a YAML tag that would construct a Python object (vcrpy before
+    8.2.1 loaded cassettes with the unsafe loader) runs nothing, and guard eval names the file instead of a traceback."""
+    cassettes, marker = tmp_path / "cassettes", tmp_path / "ran"
+    cassettes.mkdir()
+    (cassettes / "shell.yaml").write_text(f'interactions:\n- request: !!python/object/apply:os.system ["touch {marker}"]\n  response: {{}}\nversion: 1\n')
+    done = run_guard(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "out"), "--replay", str(cassettes)], tmp_path)
+    assert not marker.exists(), "loading a cassette ran code"
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{cassettes / 'shell.yaml'} cannot be read" in done.stderr, done.stderr
