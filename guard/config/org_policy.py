@@ -4,8 +4,8 @@ Where it is, and why the agent cannot point guard elsewhere
 -----------------------------------------------------------
 ==========================  ===================================================
 the org key                 ``/etc/guard/org.pub`` when that file exists (an
-                            admin's, root-owned); else ``$GUARD_ORG_KEY``; else
-                            there is no org policy
+                            admin's, root-owned); else ``$GUARD_ORG_KEY`` (set
+                            to nothing: refused); else there is no org policy
 the policy                  ``/etc/guard/policy.yaml``; ``$GUARD_ORG_POLICY``
                             moves it, but with the system key only to a file
                             that root owns and no one else can write (nor its
@@ -18,7 +18,10 @@ client's, which the agent's own shell cannot change (a variable it exports
 reaches only the commands it runs). What the agent could write, it cannot use:
 the system key always wins over the variable, so no one without root replaces
 the key, and a policy moved by the variable still has to carry the org's
-signature and a serial no older than one already seen. The org files are
+signature and a serial no older than one already seen. A client's settings can
+change a hook's environment, though (Claude Code hands a settings file's ``env``
+to its hooks): given by the environment, the policy is refused while a project's
+or user's Claude Code settings name the variables. The org files are
 write-protected paths of the self-protection rule as well.
 
 Once an org key is configured, the policy is enforced as signed or not at all:
@@ -130,10 +133,41 @@ def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
             return OrgLocation(system_key, os.path.abspath(moved), "system")
         return OrgLocation(system_key, system_policy, "system",
                            f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write")
-    key = environ.get(KEY_ENV) or None
-    if key is None:
+    if KEY_ENV not in environ:
         return None
-    return OrgLocation(os.path.abspath(key), os.path.abspath(moved or system_policy), "environment")
+    key = environ[KEY_ENV]  # set to nothing is not unset: see load()
+    return OrgLocation(os.path.abspath(key) if key else "", os.path.abspath(moved or system_policy), "environment")
+
+
+#: Agent clients' settings whose ``env`` the client hands to its hooks: (folder, names) under the project and the user's folder.
+_CLIENT_ENV = ((".claude", ("settings.json", "settings.local.json")),)
+
+
+def _set_by_client_settings(environ: Mapping[str, str]) -> str | None:
+    """A project's or user's Claude Code settings file whose ``env`` names the org policy's variables, or None.
+
+    Claude Code applies a settings file's ``env`` to its hooks' environment, over the one it started in: a project's
+    committed ``.claude/settings.json`` would otherwise move the org key and policy, or set them to nothing. Only the
+    managed settings (root's) may set them there.
+    """
+    home = os.path.expanduser("~")
+    folders = [environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()]
+    files = [os.path.join(folder, sub, name) for folder in folders for sub, names in _CLIENT_ENV for name in names]
+    user = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    files += [os.path.join(user, name) for name in ("settings.json", "settings.local.json")]
+    from guard.core.regular_file import read_text
+
+    for file in files:
+        if not os.path.lexists(file):
+            continue
+        text = read_text(file, _MAX_BYTES)
+        try:
+            env = json.loads(text or "{}").get("env")
+        except (ValueError, AttributeError):
+            continue  # not settings Claude Code would read either
+        if isinstance(env, dict) and (KEY_ENV in env or POLICY_ENV in env):
+            return file
+    return None
 
 
 def _read(path: str, what: str, location: OrgLocation) -> bytes:
@@ -250,8 +284,19 @@ def _check_serial(location: OrgLocation, key: bytes, serial: int | None) -> None
         log.warning("cannot record the org policy's serial %d in %s", serial, record)
 
 
-def load(location: OrgLocation) -> LoadedConfig:
-    """The org policy at ``location``, verified (or verified before) and no older than one seen; OrgPolicyError otherwise."""
+def load(location: OrgLocation, env: Mapping[str, str] | None = None) -> LoadedConfig:
+    """The org policy at ``location``, verified (or verified before) and no older than one seen; OrgPolicyError otherwise.
+
+    Given by the environment, it is refused when a project's or user's client settings set those variables (their ``env``
+    reaches guard's hook) or when the key's variable is set to nothing: neither is an admin's doing.
+    """
+    if location.source == "environment":
+        settings = _set_by_client_settings(os.environ if env is None else env)
+        if settings is not None:
+            raise OrgPolicyError(f"{settings} sets ${KEY_ENV} or ${POLICY_ENV} in its env, which Claude Code hands to guard's hook: "
+                                 f"where the org policy is, is the admin's to say (managed settings, or {SYSTEM_DIR / 'org.pub'}); {_FIX}")
+        if not location.key:
+            raise OrgPolicyError(f"${KEY_ENV} is set to nothing: an org key was configured and something cleared it; {_FIX}")
     key = _read(location.key, "key", location)
     policy = _read(location.policy, "policy", location)
     signature = _read(location.signature, "signature", location)
@@ -265,7 +310,7 @@ def load(location: OrgLocation) -> LoadedConfig:
 def configured(env: Mapping[str, str] | None = None) -> LoadedConfig | None:
     """The org policy in force here, None when no org key is configured; OrgPolicyError when one is and its policy fails."""
     location = locate(env)
-    return None if location is None else load(location)
+    return None if location is None else load(location, env)
 
 
 def merged(org: LoadedConfig, project: LoadedConfig | None) -> LoadedConfig:
@@ -330,8 +375,8 @@ def state(env: Mapping[str, str] | None = None) -> OrgState:
         return OrgState("none", None, None, None, 0, f"no org policy (no {SYSTEM_DIR / 'org.pub'}, no ${KEY_ENV})")
     key_id = None
     try:
-        key_id = fingerprint(_read(location.key, "key", location))
-        loaded = load(location)
+        key_id = fingerprint(_read(location.key, "key", location)) if location.key else None
+        loaded = load(location, env)
     except ConfigError as exc:
         return OrgState("fail", location, None, key_id, 0, str(exc))
     serial = loaded.settings.org_serial

@@ -31,7 +31,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 
-from guard.protection.regular_file import read_text
+from guard.core.regular_file import read_text
 
 __all__ = ["Installed", "installed", "stands_in"]
 

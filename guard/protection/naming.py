@@ -403,7 +403,7 @@ class _Shell:
     def _text(self, path: str) -> str | None:
         """A file's text as the command will read it: written earlier in this line by ``cat <<'EOF'``, else from disk (bounded);
         None when an earlier command may have written it, or it cannot be read."""
-        from guard.protection.regular_file import read_text
+        from guard.core.regular_file import read_text
         from guard.protection.tree_effects import MAX_DIFF
 
         path = os.path.normpath(path)

@@ -21,7 +21,7 @@ import fnmatch
 import os
 import re
 
-from guard.protection.regular_file import read_text
+from guard.core.regular_file import read_text
 
 __all__ = ["NAMING_CONFIGS", "RUN_UNNAMED", "named_by_config", "run_unnamed"]
 

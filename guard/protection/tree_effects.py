@@ -29,7 +29,7 @@ import re
 import struct
 from collections.abc import Mapping
 
-from guard.protection.regular_file import read_bytes
+from guard.core.regular_file import read_bytes
 
 __all__ = ["MAX_DIFF", "PatchSources", "creates_files", "diff_names", "git_apply_args", "lists_only", "patch_sources", "tracked_files",
            "work_tree_root"]

@@ -288,3 +288,21 @@ def test_guard_serves_client_route_denies_once_the_org_policy_changes(org_policy
     finally:
         serve.kill()
         serve.communicate(timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["project", "user", "cleared"])
+def test_client_settings_that_move_the_org_variables_deny_every_call(org_policy, write_config, isolated_home: Path, where: str) -> None:
+    """Claude Code hands a settings file's ``env`` to its hooks (tests/e2e/test_claude_org_env.py with the real CLI): a project's or
+    user's settings naming the org variables, or the key's variable set to nothing, is not where an admin puts the org policy."""
+    org_policy(ORG)
+    write_config(PERMISSIVE)
+    env: dict[str, str] = {"CLAUDE_PROJECT_DIR": str(isolated_home)}
+    if where == "cleared":
+        env["GUARD_ORG_KEY"] = ""
+    else:
+        folder = isolated_home / ".claude" if where == "project" else Path(os.environ["HOME"]) / ".claude"
+        folder.mkdir(exist_ok=True)
+        (folder / ("settings.json" if where == "project" else "settings.local.json")).write_text('{"env": {"GUARD_ORG_KEY": ""}}')
+    decision, out, _ = _hook(isolated_home, "ls", env=env)
+    assert decision == "deny" and "GUARD_ORG_KEY" in _reason(out), out
