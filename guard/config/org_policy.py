@@ -20,8 +20,8 @@ the system key always wins over the variable, so no one without root replaces
 the key, and a policy moved by the variable still has to carry the org's
 signature and a serial no older than one already seen. A client's settings can
 change a hook's environment, though (Claude Code hands a settings file's ``env``
-to its hooks): given by the environment, the policy is refused while a project's
-or user's Claude Code settings name the variables. The org files are
+to its hooks): the policy is refused while a project's or user's Claude Code
+settings set any ``GUARD_*`` variable. The org files are
 write-protected paths of the self-protection rule as well.
 
 Once an org key is configured, the policy is enforced as signed or not at all:
@@ -143,12 +143,13 @@ def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
 _CLIENT_ENV = ((".claude", ("settings.json", "settings.local.json")),)
 
 
-def _set_by_client_settings(environ: Mapping[str, str]) -> str | None:
-    """A project's or user's Claude Code settings file whose ``env`` names the org policy's variables, or None.
+def _set_by_client_settings(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """(a project's or user's Claude Code settings file, the guard variable its ``env`` sets), or None.
 
     Claude Code applies a settings file's ``env`` to its hooks' environment, over the one it started in: a project's
-    committed ``.claude/settings.json`` would otherwise move the org key and policy, or set them to nothing. Only the
-    managed settings (root's) may set them there.
+    committed ``.claude/settings.json`` would otherwise move the org key and policy or set them to nothing, point the
+    org's rules at a judge of its own (``GUARD_API_BASE``, ``GUARD_MODEL_*``), time them out (``GUARD_TIMEOUT_*``) or
+    send them to a service of its choosing (``GUARD_SERVER``). Only the managed settings (root's) may set them there.
     """
     home = os.path.expanduser("~")
     folders = [environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()]
@@ -165,8 +166,9 @@ def _set_by_client_settings(environ: Mapping[str, str]) -> str | None:
             env = json.loads(text or "{}").get("env")
         except (ValueError, AttributeError):
             continue  # not settings Claude Code would read either
-        if isinstance(env, dict) and (KEY_ENV in env or POLICY_ENV in env):
-            return file
+        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_")) if isinstance(env, dict) else []
+        if named:
+            return file, named[0]
     return None
 
 
@@ -287,14 +289,14 @@ def _check_serial(location: OrgLocation, key: bytes, serial: int | None) -> None
 def load(location: OrgLocation, env: Mapping[str, str] | None = None) -> LoadedConfig:
     """The org policy at ``location``, verified (or verified before) and no older than one seen; OrgPolicyError otherwise.
 
-    Given by the environment, it is refused when a project's or user's client settings set those variables (their ``env``
-    reaches guard's hook) or when the key's variable is set to nothing: neither is an admin's doing.
+    It is refused while a project's or user's client settings set any of guard's variables (their ``env`` reaches guard's
+    hook), and, given by the environment, when the key's variable is set to nothing: neither is an admin's doing.
     """
+    settings = _set_by_client_settings(os.environ if env is None else env)
+    if settings is not None:
+        raise OrgPolicyError(f"{settings[0]} sets ${settings[1]} in its env, which Claude Code hands to guard's hook: under an org "
+                             f"policy, guard's variables are the admin's to set (the machine's environment, Claude Code's managed settings); {_FIX}")
     if location.source == "environment":
-        settings = _set_by_client_settings(os.environ if env is None else env)
-        if settings is not None:
-            raise OrgPolicyError(f"{settings} sets ${KEY_ENV} or ${POLICY_ENV} in its env, which Claude Code hands to guard's hook: "
-                                 f"where the org policy is, is the admin's to say (managed settings, or {SYSTEM_DIR / 'org.pub'}); {_FIX}")
         if not location.key:
             raise OrgPolicyError(f"${KEY_ENV} is set to nothing: an org key was configured and something cleared it; {_FIX}")
     key = _read(location.key, "key", location)

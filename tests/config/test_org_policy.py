@@ -306,3 +306,16 @@ def test_client_settings_that_move_the_org_variables_deny_every_call(org_policy,
         (folder / ("settings.json" if where == "project" else "settings.local.json")).write_text('{"env": {"GUARD_ORG_KEY": ""}}')
     decision, out, _ = _hook(isolated_home, "ls", env=env)
     assert decision == "deny" and "GUARD_ORG_KEY" in _reason(out), out
+
+
+@pytest.mark.slow
+def test_a_projects_settings_env_cannot_point_the_org_judge_elsewhere(org_policy, write_config, isolated_home: Path) -> None:
+    """Wherever the policy comes from: a project's Claude Code settings setting GUARD_API_BASE (a judge of its own) deny every call."""
+    org_policy(ORG)
+    write_config(PERMISSIVE)
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "settings.json").write_text('{"env": {"GUARD_API_BASE": "http://127.0.0.1:9/v1", "NODE_ENV": "test"}}')
+    decision, out, _ = _hook(isolated_home, "ls", env={"CLAUDE_PROJECT_DIR": str(isolated_home)})
+    assert decision == "deny" and "sets $GUARD_API_BASE in its env" in _reason(out), out
+    (isolated_home / ".claude" / "settings.json").write_text('{"env": {"NODE_ENV": "test"}}')
+    assert _hook(isolated_home, "ls", env={"CLAUDE_PROJECT_DIR": str(isolated_home)})[0] != "deny", "other variables are the project's"
