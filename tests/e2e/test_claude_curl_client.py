@@ -98,9 +98,17 @@ class _UnixListener:
         self.raw.bind(str(path))
         if behaviour == "hangs":
             self.raw.listen()
-            threading.Thread(target=lambda: self.held.extend(iter(lambda: self.raw.accept()[0], None)), daemon=True).start()
+            threading.Thread(target=self._hold, daemon=True).start()
         else:
             self.raw.close()  # the file stays: a stale socket nobody listens on
+
+    def _hold(self) -> None:
+        """Accept and never answer, until close() shuts the socket (accept then fails, which ends the thread)."""
+        try:
+            while True:
+                self.held.append(self.raw.accept()[0])
+        except OSError:
+            return
 
     def close(self) -> None:
         if self.http is not None:
