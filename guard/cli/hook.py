@@ -35,7 +35,10 @@ def register(sub: Any) -> None:
         "before --deadline with the failure policy if anything hangs.",
     )
     p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor")
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, else guard.yaml or .guard/guard.yaml in the "
+                   "project: --project, else the client's project folder, else the working directory)")
+    p.add_argument("--project", help="the project guard was installed for (guard install writes it): its config is the one enforced "
+                   "wherever the client starts the hook, and finding none there blocks tool calls. Empty: the client's project folder")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
     p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's documented default)")
     p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
@@ -46,7 +49,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-_VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline"}
+_VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline", "--project": "project"}
 _FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open", "--defer": "defer"}
 
 
@@ -59,7 +62,7 @@ def parse_plain(argv: list[str]) -> Any:
     from types import SimpleNamespace
 
     args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False,
-                           defer=False, func=run)
+                           defer=False, project=None, func=run)
     rest = iter(argv)
     for arg in rest:
         name, eq, value = arg.partition("=")
@@ -67,7 +70,7 @@ def parse_plain(argv: list[str]) -> Any:
             setattr(args, _FLAGS[name], True)
         elif name in _VALUED:
             value = value if eq else next(rest, "-")
-            if value.startswith("-"):
+            if value.startswith("-") and not (name == "--project" and value == ""):
                 return None
             setattr(args, _VALUED[name], value)
         else:
@@ -119,28 +122,63 @@ def _arm_watchdog(answer_by: float, fire: Any) -> Any:
     return timer
 
 
-#: Clients that may start a hook outside the project (Copilot CLI 1.0.102 started user-level hooks in /tmp).
-_ELSEWHERE = frozenset({"copilot"})
+#: The variable each client sets to the project folder for its hooks (the client sets it; a command the agent runs
+#: cannot change a hook's environment). Gemini CLI also sets Claude Code's name, Cursor and Devin their own.
+_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "DEVIN_PROJECT_DIR")
+_OWN_VAR = {"claude": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "devin": "DEVIN_PROJECT_DIR"}
 
 
-def _enter_event_folder(raw: bytes) -> None:
-    """Find the config where the client says the session works (the event's ``cwd``), when none is where guard started.
+def _client_project(fmt: str, env: Any) -> str | None:
+    """The project folder the client named for this hook (its own variable first), when it is an existing folder."""
+    own = _OWN_VAR.get(fmt)
+    for name in ([own] if own else []) + [v for v in _PROJECT_VARS if v != own]:
+        folder = env.get(name)
+        if folder and os.path.isabs(folder) and os.path.isdir(folder):
+            return str(folder)
+    return None
 
-    Only the config's location moves: guard still enforces only a config the
-    user trusted, so a folder named by a forged event gains nothing.
-    """
+
+def _event_cwd(raw: bytes) -> str | None:
     import json
 
-    from guard.config import find_config
-
-    if find_config() is not None:
-        return
     try:
         cwd = json.loads(raw).get("cwd")
     except (ValueError, AttributeError):
-        return
-    if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd):
-        os.chdir(cwd)
+        return None
+    return cwd if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd) else None
+
+
+def _anchor(args: Any, raw: bytes, env: Any) -> str | None:
+    """Move to the folder whose config this hook enforces; return the project guard was installed for (``--project``), or None.
+
+    Clients start hooks in the session's current folder, which the agent moves (Claude Code's
+    Bash keeps a ``cd``): searched from there, guard would find no config, or one the agent
+    wrote, and enforce nothing. ``guard install`` anchors the hook (``--project``, for Claude
+    Code's shared settings ``--project "$CLAUDE_PROJECT_DIR"``); an unanchored hook (user scope,
+    a hand-written command) takes the client's project variable. Only the config's location
+    moves: guard still enforces only a config the user trusted there.
+    """
+    if args.config is not None or env.get("GUARD_CONFIG"):
+        return None  # a named config is found wherever the hook starts
+    if args.project is not None:
+        # empty: the settings named the client's variable and this client does not set it (another client reads them)
+        project = args.project or _client_project(args.format, env) or _event_cwd(raw) or os.getcwd()
+        project = os.path.abspath(project)
+        if os.path.isdir(project):
+            os.chdir(project)
+        return project  # a missing folder is the gate's to report
+    from guard.config import find_config
+
+    folder = _client_project(args.format, env)
+    if folder is None and args.format in _ELSEWHERE and find_config() is None:
+        folder = _event_cwd(raw)  # Copilot CLI 1.0.102 started user-level hooks in /tmp
+    if folder is not None:
+        os.chdir(folder)
+    return None
+
+
+#: Clients that may start a hook outside the project and set no project variable (Copilot CLI: the event's ``cwd``).
+_ELSEWHERE = frozenset({"copilot"})
 
 
 def exit_past_hung_threads(code: int) -> int:
@@ -177,14 +215,14 @@ def run(args: Any) -> int:
 
     env = os.environ
     raw = sys.stdin.buffer.read()
-    if args.format in _ELSEWHERE and args.config is None:
-        _enter_event_folder(raw)
+    project = _anchor(args, raw, env)
     gate = Gate(
         args.config,
         server=args.server,
         fail_closed=args.fail_closed or env.get("GUARD_FAIL_CLOSED") == "1",
         fail_open_config=args.fail_open or env.get("GUARD_FAIL_OPEN") == "1",
         pinned=True,  # the config the user trusted, never whatever the agent left on disk
+        project=project,
     )
     deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or CLIENT_TIMEOUTS.get(args.format)
     by = answer_by(deadline, started)

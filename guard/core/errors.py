@@ -36,6 +36,7 @@ __all__ = [
     "JudgeError",
     "JudgeTimeout",
     "JudgeUnavailable",
+    "MissingConfig",
     "ModelNotConfigured",
     "OrgPolicyError",
     "UntrustedConfig",
@@ -73,6 +74,15 @@ class OrgPolicyError(ConfigError):
 
     Nothing below the org relaxes it: the gate denies every tool call (``GUARD_FAIL_OPEN``
     and ``--fail-open`` relax a project's config, never the org's), and the reason says why.
+    """
+
+
+class MissingConfig(ConfigError):
+    """No config where guard was installed for a project (``guard hook --project``), and none trusted there.
+
+    The agent can move the client's working directory (a ``cd``) or remove files, so
+    "no config here" must not read as "nothing to enforce" for a project guard was
+    installed in: the gate answers as for a config that does not load.
     """
 
 

@@ -15,7 +15,9 @@ config never trusted         (``pinned``: guard hook, guard serve) as a config t
                              relaxes to "nothing enforced", visibly)
 trusted config changed       (``pinned``) the trusted copy is enforced; every
                              decision warns which file changed, how to accept it
-no config found              allow, with a warning that nothing is enforced
+no config found              allow, with a warning that nothing is enforced; in the
+                             ``project`` guard was installed for, as a config that
+                             won't load (a ``cd`` must not switch guard off)
 bad payload                  the failure mode of the hooks the event could match
                              (strictest wins): fail_closed denies, fail_open
                              allows with a warning; under a config that is not
@@ -51,7 +53,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from guard.core.decision import DecidingRule, Decision, guard_stop_loop
-from guard.core.errors import ConfigError, EventError, EventTooLarge, OrgPolicyError, UntrustedConfig
+from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
@@ -105,7 +107,9 @@ class Gate:
     A config that exists but does not load is kept as :attr:`config_error`
     instead of raised: the gate then answers events by the policy above. With
     ``pinned`` (``guard hook``, ``guard serve``) the config is the copy the user
-    trusted (:mod:`guard.config.pinning`), never the disk as it is now.
+    trusted (:mod:`guard.config.pinning`), never the disk as it is now. ``project``
+    is the folder ``guard install`` anchored the hook to (``guard hook --project``):
+    there, finding no config is an error, never "nothing is enforced".
     """
 
     def __init__(
@@ -122,6 +126,7 @@ class Gate:
         start_service: bool = True,
         audit: bool = True,
         given_context: bool = False,
+        project: str | None = None,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
@@ -129,7 +134,7 @@ class Gate:
         self.trust_notes: list[str] = []
         if loaded is None:
             try:
-                loaded = self._load(config, pinned)
+                loaded = self._load(config, pinned, project)
             except ConfigError as exc:
                 self.config_error, self.searched, loaded = exc, False, _org_alone(exc)
         else:
@@ -172,7 +177,7 @@ class Gate:
         #: ``guard hook`` arms its watchdog there, so a local cache hit starts no thread.
         self.before_slow_path: Callable[[], None] | None = None
 
-    def _load(self, config: str | None, pinned: bool) -> LoadedConfig:
+    def _load(self, config: str | None, pinned: bool, project: str | None) -> LoadedConfig:
         from guard.config import find_config, load_config
 
         if not pinned:
@@ -180,12 +185,19 @@ class Gate:
             loaded = load_config(config)
             self.searched = self.searched and loaded.settings.org_policy is None  # where the org policy applies, something is enforced
             return loaded
-        from guard.config.pinning import load_trusted
+        from guard.config.pinning import accept_command, load_trusted
 
+        if project is not None and config is None and not os.path.isdir(project):
+            raise MissingConfig(f"guard was installed for {project}, which is not a folder here: reinstall guard from the project"
+                                " (guard install claude), or remove its hooks")
         trusted = load_trusted(config)
         self.searched, self.trust_notes = trusted.status == "none", trusted.notes
         if trusted.error is not None:
             raise trusted.error
+        if self.searched and project is not None:
+            raise MissingConfig(f"guard was installed for {project}, but finds no config there (guard.yaml, .guard/guard.yaml) and none"
+                                f" was trusted for it. Write one (guard init) and run `{accept_command(config)}` in a terminal, or"
+                                " remove guard's hooks (guard install claude --uninstall)")
         return trusted.loaded or LoadedConfig()
 
     @classmethod
@@ -262,10 +274,10 @@ class Gate:
             reason = f"guard blocks tool calls: {self.config_error}"
             rule = DecidingRule("guard.org_policy", "the org policy is enforced as signed, or every tool call is denied", "the org policy", True, str(self.config_error))
             return Decision("deny", reason, details={"failure": "org_policy"}, decided_by=[rule])
-        untrusted = isinstance(self.config_error, UntrustedConfig)
-        error = f"config {'not trusted' if untrusted else 'does not load'}: {self.config_error}"
+        untrusted, missing = isinstance(self.config_error, UntrustedConfig), isinstance(self.config_error, MissingConfig)
+        error = f"config {'not trusted' if untrusted else 'missing' if missing else 'does not load'}: {self.config_error}"
         if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
-            until, fix = ("you trust its config", "") if untrusted else ("its config loads", "fix it, or ")
+            until, fix = ("you trust its config", "") if untrusted else ("it finds its config", "") if missing else ("its config loads", "fix it, or ")
             reason = f"guard blocks tool calls until {until}. {error} ({fix}set GUARD_FAIL_OPEN=1 to run unguarded)"
             by = "trust" if untrusted else "the config check"
             rule = DecidingRule("guard.config", f"guard blocks tool calls until {until}", by, True, f"{error} ({fix}or set GUARD_FAIL_OPEN=1)")
