@@ -133,8 +133,11 @@ def adopt_config() -> None:
     """Installing is the user adopting guard here: trust the config found, unless another version was trusted before.
 
     A config changed since it was trusted is left to ``guard trust``, which shows
-    the change and asks on the terminal.
+    the change and asks on the terminal. So is a config ``guard install`` finds with
+    no terminal to be run from (a script, a tool call's pipes): nobody saw it, so it
+    is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
+    from guard.cli.user_consent import has_terminal
     from guard.config import find_config, trust_store
     from guard.config.pinning import read_candidate, record, unchanged
 
@@ -148,7 +151,10 @@ def adopt_config() -> None:
     except GuardError as exc:
         print(f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr)
         return
-    if previous is None:
+    if previous is None and not has_terminal():
+        print(f"warning: {candidate.config} is not trusted: guard install ran without a terminal, so nobody was shown it. Until "
+              "you review it and run `guard trust` in a terminal, guard hook blocks every tool call", file=sys.stderr)
+    elif previous is None:
         record(candidate, explicit)
         names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
         print(f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced")
