@@ -72,8 +72,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from guard.cli.trust import adopt_config
     from guard.cli.user_consent import refusal as agent_refusal
+    from guard.setup import team_hook
     from guard.setup.install import default_command, install
 
     refused = agent_refusal("guard install")
@@ -91,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
-    command = args.command or default_command(args.client, args.timeout)
+    team = _shares_settings(args)
+    command = args.command or default_command(args.client, args.timeout, project=Path.cwd() if args.scope == "project" else None)
     if not (args.uninstall or args.dry_run or args.plugin) and args.scope == "project":
         _write_starter_if_none()
     warnings = [] if args.uninstall else _config_warnings(args.timeout)
@@ -112,16 +116,24 @@ def run(args: argparse.Namespace) -> int:
     if refused:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
+    personal = None
     try:
         # a settings file it cannot merge into stops the install first
         sandbox = None if args.scope == "policy" else _sandbox(args, remove=not sandboxing, dry_run=True)
         event_commands = None
-        if args.hook_client == "curl" and not args.uninstall:
-            command, event_commands = _curl_commands(args, command, write=not args.dry_run)
+        if team:
+            from guard.setup.install import CLIENTS
+            from guard.setup.team_hook import launcher
+
+            command, event_commands = launcher("PreToolUse", args.timeout), {e: launcher(e, args.timeout) for e in CLIENTS["claude"].events}
+            personal = None if args.uninstall else _personal_command(args, write=not args.dry_run)
+            team_hook.write_personal(Path.cwd(), personal, dry_run=True)  # a local file it cannot merge into stops it too
         result = install(args.client, scope=args.scope, events=args.events, command=command,
                          timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run, event_commands=event_commands)
         if not args.dry_run and args.scope != "policy":
             sandbox = _sandbox(args, remove=not sandboxing, dry_run=False)
+            if team:
+                _write_personal(personal)
     except GuardError as exc:
         print(f"guard install: error: {exc}", file=sys.stderr)
         return 1
@@ -139,21 +151,22 @@ def run(args: argparse.Namespace) -> int:
     _report_sandbox(args, sandbox, sandboxing)
     if args.client == "claude" and not (args.uninstall or args.plugin or args.command):
         _report_hook_program(args.hook_client, not_curl)
-    if not result.changed:
-        state = "not installed in" if args.uninstall else "already installed in"
-        print(f"guard is {state} {result.path} (nothing changed)")
-        return 0
     verb = "removed guard from" if args.uninstall else "installed guard in"
-    print(f"{verb} {result.path} for {', '.join(result.events)}")
-    if not args.uninstall:
-        adopt_config()
-        for warning in warnings:
-            loud = "WARNING (--force)" if warning.startswith(_BROKEN) else "warning"
-            print(f"{loud}: {warning}", file=sys.stderr)
+    if result.changed:
+        print(f"{verb} {result.path} for {', '.join(result.events)}")
+    else:
+        print(f"guard is {'not installed in' if args.uninstall else 'already installed in'} {result.path} (nothing changed)")
+    if args.uninstall:
+        return 0
+    adopt_config()
+    for warning in warnings:
+        loud = "WARNING (--force)" if warning.startswith(_BROKEN) else "warning"
+        print(f"{loud}: {warning}", file=sys.stderr)
+    if not team:
         _warn_if_not_runnable(command, args.client)
-        note = _CLIENT_NOTES.get(args.client)
-        if note:
-            print(f"note: {note}")
+    note = _CLIENT_NOTES.get(args.client)
+    if note and result.changed:
+        print(f"note: {note}")
     return 0
 
 
@@ -195,15 +208,41 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
     return None
 
 
-def _curl_commands(args: argparse.Namespace, guard_command: str, *, write: bool) -> tuple[str, dict[str, str]]:
-    """The curl client's command for every event but SessionStart, which keeps ``guard_command`` (it starts the service)."""
+def _shares_settings(args: argparse.Namespace) -> bool:
+    """Whether the hook goes into a file a team commits: Claude Code's project settings (unless ``--command`` names one)."""
+    return args.client == "claude" and args.scope == "project" and not (args.command or args.plugin)
+
+
+def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
+    """This user's ``GUARD_HOOK``: the curl client (writing its credential) or ``guard hook``, by absolute path."""
     from guard.setup import curl_client
     from guard.setup.install import guard_program
+    from guard.setup.team_hook import personal_command
 
+    if args.hook_client != "curl":
+        return personal_command(guard_program(), args.timeout)
     loaded = _loaded()
     if write:
         curl_client.write_credential(loaded)
-    return curl_client.command(guard_program(), loaded, args.timeout), {"SessionStart": guard_command}
+    return curl_client.personal_command(guard_program(), loaded, args.timeout)
+
+
+def _write_personal(value: str | None) -> None:
+    """``GUARD_HOOK`` into (or out of) the project's local settings, which are kept out of git."""
+    from pathlib import Path
+
+    from guard.setup import team_hook
+
+    path, changed = team_hook.write_personal(Path.cwd(), value)
+    if value is None:
+        if changed:
+            print(f"removed {team_hook.VARIABLE} from {path}")
+        return
+    if changed:
+        print(f"set {team_hook.VARIABLE} in {path}: the program this machine runs for the launcher in .claude/settings.json")
+    ignore = team_hook.ignore_local(Path.cwd())
+    if ignore is not None:
+        print(f"added {path.name} to {ignore}, so git leaves this machine's paths out of the repository")
 
 
 def _policy_refusal(client: str) -> str | None:

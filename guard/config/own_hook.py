@@ -1,7 +1,9 @@
 """Recognising guard's own ``guard hook`` entry in a client's settings file.
 
 ``guard install`` writes it in several spellings (an absolute, maybe quoted, path
-to the ``guard`` script, or ``python -P -m guard.cli.main``, with ``--deadline``).
+to the ``guard`` script, or ``python -P -m guard.cli.main``, with ``--deadline``;
+in Claude Code's shared project settings, a launcher that runs ``$GUARD_HOOK``,
+the program each user's own settings name: :mod:`guard.setup.team_hook`).
 Loading that settings.json as a config must skip it (it is what is running), and
 ``guard install`` / ``guard doctor`` must find it again whatever path or options
 it was written with. Standard library only.
@@ -10,10 +12,15 @@ it was written with. Standard library only.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 
-__all__ = ["GuardHook", "parse_guard_hook"]
+__all__ = ["LAUNCHER_PROGRAM", "GuardHook", "parse_guard_hook"]
+
+#: The program of a shared-settings launcher: the variable each user's own settings set.
+LAUNCHER_PROGRAM = "$GUARD_HOOK"
+_LAUNCHED = re.compile(r"^g=\$GUARD_HOOK; .*\$g --format ([a-z]+) --project ")
 
 _PROGRAMS = frozenset({"guard", "guard.exe"})
 _MODULES = frozenset({"guard", "guard.cli.main"})
@@ -37,6 +44,9 @@ def parse_guard_hook(command: object) -> GuardHook | None:
     """The guard hook ``command`` runs, or None when it runs something else (or is not a string)."""
     if not isinstance(command, str):
         return None
+    launched = _LAUNCHED.search(command)
+    if launched:
+        return GuardHook(program=(LAUNCHER_PROGRAM,), options={"--format": launched.group(1), "--project": "$CLAUDE_PROJECT_DIR"})
     try:
         words = shlex.split(command)
     except ValueError:

@@ -13,8 +13,10 @@ What keeps it from being a hole, each only with the sandbox settings install wri
   ``guard hook`` on the same event (guard/claude_plugin/hooks/curl-client.sh), within
   Claude Code's timeout: a service that is down, slow or refusing never reads as "proceed".
 
-SessionStart keeps the plain ``guard hook``: it starts (or replaces, after a config
-change) the service the socket leads to.
+It is the personal program a project's shared launcher runs (``GUARD_HOOK`` in the
+local settings, :mod:`guard.setup.team_hook`), so SessionStart goes through it too: a
+warm service answers it, and with none (or one a config change retired) the fallback
+``guard hook`` starts the service the socket leads to.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from guard.core.settings import user_dir
 
-__all__ = ["MIN_TIMEOUT_S", "SCRIPT", "command", "credential_path", "curl_max_time", "hook_budget", "socket_for", "write_credential"]
+__all__ = ["MIN_TIMEOUT_S", "SCRIPT", "credential_path", "curl_max_time", "hook_budget", "personal_command", "socket_for", "write_credential"]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "claude_plugin" / "hooks" / "curl-client.sh"
 #: The shortest hook timeout that leaves curl and the fallback ``guard hook`` each a useful share.
@@ -53,14 +55,15 @@ def curl_max_time(timeout_s: int) -> int:
     return max(timeout_s // 3, 1)
 
 
-def command(program: list[str], loaded: Any, timeout_s: int) -> str:
-    """The hook command: the script, its socket, credential file and curl budget, then the fallback ``guard hook``.
+def personal_command(program: list[str], loaded: Any, timeout_s: int) -> str:
+    """This user's ``GUARD_HOOK``: the script, its socket, credential file and curl budget, then the fallback ``guard hook``.
 
-    The fallback's ``--deadline`` is what remains of Claude Code's timeout after curl's, so it
-    answers with guard's failure policy before Claude Code would kill it (a killed hook proceeds).
+    The launcher adds ``--format claude --project …``. The fallback's ``--deadline`` is what
+    remains of Claude Code's timeout after curl's, so it answers with guard's failure policy
+    before Claude Code would kill it (a killed hook proceeds).
     """
     max_time = curl_max_time(timeout_s)
-    fallback = [*program, "hook", "--format", "claude", "--deadline", str(timeout_s - max_time - 1)]
+    fallback = [*program, "hook", "--deadline", str(timeout_s - max_time - 1)]
     return shlex.join(["/bin/sh", str(SCRIPT), str(socket_for(loaded)), str(credential_path(loaded)), str(max_time), *fallback])
 
 

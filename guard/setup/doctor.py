@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from guard.config import LoadedConfig, find_config, load_config
-from guard.config.own_hook import parse_guard_hook
+from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
 from guard.runtime.matching import matcher_report
@@ -48,7 +48,7 @@ class Finding:
 def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout: float) -> Iterator[Finding]:
     """Every check, in the order a user fixes things: config, trust, models, installed hooks, PATH."""
     found = list(_installed(project_dir, home))
-    hooks = [h for h in found if isinstance(h, InstalledHook)]
+    hooks, launched = _launched([h for h in found if isinstance(h, InstalledHook)], project_dir, home)
     installed_here = any(h.scope == "project" for h in hooks)
     from guard.setup.team_checks import audit_store_findings, org_findings
 
@@ -65,6 +65,8 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
         yield from audit_store_findings(loaded, Finding)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
+    yield from launched
+    yield from _when_hooks_fail(hooks)
     plugins = plugin_scopes(project_dir=project_dir, home=home)
     yield from _plugins(plugins, home)
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks) or bool(plugins))
@@ -240,6 +242,99 @@ def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Findin
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
             except GuardError as exc:
                 yield Finding("fail", f"{client} hooks", f"cannot read the settings: {exc}", "fix the file's JSON")
+
+
+def _launched(hooks: list[InstalledHook], project_dir: Path, home: Path) -> tuple[list[InstalledHook], list[Finding]]:
+    """The hooks with each shared-settings launcher replaced by what it runs for this user, and what to know about those.
+
+    The launcher in a project's ``.claude/settings.json`` runs ``$GUARD_HOOK`` from this
+    user's own settings, else a ``guard`` on PATH, else blocks every tool call saying what
+    to install (:mod:`guard.setup.team_hook`): a teammate's clone is told which.
+    """
+    from dataclasses import replace
+
+    from guard.setup import team_hook
+
+    resolved: list[InstalledHook] = []
+    findings: list[Finding] = []
+    personal, on_path = team_hook.personal(project_dir=project_dir, home=home), shutil.which("guard")
+    reported: set[Path] = set()
+    for hook in hooks:
+        parsed = parse_guard_hook(hook.command)
+        if parsed is None or parsed.program != (LAUNCHER_PROGRAM,):
+            resolved.append(hook)
+            continue
+        command = team_hook.resolve(hook.command, project_dir=project_dir, home=home)
+        if command is None and on_path is not None:
+            command = f"{shlex.quote(on_path)} hook --deadline {hook.timeout_s or 0:g} {team_hook.launcher_options(hook.command)}"
+        if command is not None:
+            resolved.append(replace(hook, command=command))
+        if personal is not None or hook.path in reported:
+            continue
+        reported.add(hook.path)
+        if on_path is None:
+            findings.append(Finding("fail", "claude hook", f"{hook.path} runs guard on every tool call in this project, but guard is not "
+                                    f"installed for you here (no {team_hook.VARIABLE} in your settings, no guard on PATH): Claude Code "
+                                    "blocks every tool call and prompt with a message saying to install it",
+                                    f"pip install {DISTRIBUTION}, then guard install claude in this project (docs/team.md)"))
+        else:
+            findings.append(Finding("warn", "claude hook", f"{hook.path} runs the guard on PATH ({on_path}) for you: guard install claude "
+                                    "was not run here, so this machine's hook program and sandbox are not set up",
+                                    "guard install claude in this project (docs/team.md)"))
+    return resolved, findings
+
+
+#: The first Claude Code release that honours ``onFailure: "block"`` on command hooks.
+ON_FAILURE_SINCE = (2, 1, 295)
+
+
+def _when_hooks_fail(hooks: list[InstalledHook]) -> Iterator[Finding]:
+    """Per installed client: what happens to a call when guard's hook program is missing, crashes or times out."""
+    for client in sorted({h.client for h in hooks}):
+        mine = [h for h in hooks if h.client == client]
+        topic, behaviour = f"{client} when guard fails", CLIENTS[client].when_hook_fails
+        if client == "claude":
+            yield from _claude_on_failure(topic, mine)
+        elif CLIENTS[client].fail_closed_events:
+            yield Finding("ok", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}")
+        else:
+            yield Finding("warn", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}",
+                          "keep guard's program where the hook names it (guard doctor checks it); prefer a client that can fail closed")
+
+
+def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Finding]:
+    from guard.setup.team_hook import BLOCKING
+
+    open_ = sorted({f"{h.path} ({h.event})" for h in hooks if h.event in BLOCKING and h.on_failure != "block"})
+    if open_:
+        yield Finding("warn", topic, f"{', '.join(open_)}: no onFailure: \"block\", so a guard hook that cannot start, crashes or "
+                      "times out lets the call run", "guard install claude (it writes onFailure: \"block\")")
+    version = _claude_version()
+    if version is None:
+        yield Finding("ok", topic, "a guard hook that cannot start, crashes or times out blocks the call (onFailure: \"block\"); the claude "
+                      "CLI is not on PATH here, so its version (2.1.295 or later needed) was not checked")
+    elif version < ON_FAILURE_SINCE:
+        yield Finding("fail", topic, f"Claude Code {'.'.join(map(str, version))} is older than 2.1.295 and ignores onFailure: a guard hook it "
+                      "kills at its timeout lets the call run, and so does a guard run directly (user scope) that cannot start or crashes",
+                      "update Claude Code (npm install -g @anthropic-ai/claude-code)")
+    elif not open_:
+        yield Finding("ok", topic, f"a guard hook that cannot start, crashes or times out blocks the call (onFailure: \"block\", "
+                      f"Claude Code {'.'.join(map(str, version))})")
+
+
+def _claude_version() -> tuple[int, ...] | None:
+    """The installed Claude Code's version (``$GUARD_CLAUDE_BIN``, else ``claude`` on PATH), or None when it cannot be told."""
+    import re
+
+    claude = os.environ.get("GUARD_CLAUDE_BIN") or shutil.which("claude")
+    if claude is None:
+        return None
+    try:
+        ran = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", ran.stdout)
+    return tuple(int(part) for part in found.groups()) if found else None
 
 
 def _plugins(enabled: list[tuple[str, Path]], home: Path) -> Iterator[Finding]:

@@ -28,7 +28,12 @@ on macOS ``/Library/Application Support/ClaudeCode/``), written with
 project writes removes guard's (docs/team.md).
 
 Cursor's ``hooks.json`` lists handlers straight under each event (no matcher
-groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler.
+groups, ``"version": 1`` at the top) and takes ``failClosed`` per handler; Claude
+Code (2.1.295 and later) takes ``onFailure: "block"``. Both make a hook the client
+cannot start, that crashes or times out block the call instead of letting it run.
+
+A project-scope command names the project (``guard hook --project DIR``): clients
+start hooks in the session's current folder, which the agent's ``cd`` moves.
 """
 
 from __future__ import annotations
@@ -128,6 +133,8 @@ class ClientProfile:
     policy_file: Path | None = None  # a machine-wide file the client reads before every other (scope "policy")
     policy_keys: tuple[tuple[str, Any], ...] = ()  # keys the policy file must carry (Claude Code: allowManagedHooksOnly)
     own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
+    #: What the client does when guard's hook program is missing, crashes or times out (``guard doctor`` says it).
+    when_hook_fails: str = "not documented"
 
     def event_name(self, canonical: str) -> str:
         if self.names is not None:
@@ -154,6 +161,9 @@ CLIENTS: dict[str, ClientProfile] = {
         matcher="*",
         policy_file=CLAUDE_MANAGED_FILE,
         policy_keys=(("allowManagedHooksOnly", True),),
+        # a hook that cannot start, crashes or times out blocks the call (Claude Code >= 2.1.295; ignored on Stop)
+        handler_extra=(("onFailure", "block"),),
+        when_hook_fails="blocks the call (onFailure: \"block\", Claude Code 2.1.295 and later)",
     ),
     "devin": ClientProfile(
         name="devin",
@@ -164,6 +174,7 @@ CLIENTS: dict[str, ClientProfile] = {
                 "SessionEnd", "PostCompaction"),
         default_events=_DEFAULT,
         matcher=None,  # Devin matchers are regexes; "*" would not compile
+        when_hook_fails="not documented by Devin (untested here): guard's deadline answers before a timeout, nothing covers a missing program",
     ),
     "codex": ClientProfile(
         name="codex",
@@ -174,6 +185,7 @@ CLIENTS: dict[str, ClientProfile] = {
                 "PreCompact", "PostCompact"),
         default_events=_DEFAULT,
         matcher=None,  # regex matchers; missing = every tool
+        when_hook_fails="lets the call run: Codex has no fail-closed setting (openai/codex#41979); guard's deadline answers before a timeout",
     ),
     "gemini": ClientProfile(
         name="gemini",
@@ -185,6 +197,8 @@ CLIENTS: dict[str, ClientProfile] = {
         timeout_ms=True,
         handler_extra=(("name", "guard"),),
         names=_GEMINI_NAMES,
+        when_hook_fails="lets the call run with a warning (an exit code other than 0 or 2 is a warning; no fail-closed setting); "
+                   "guard's deadline answers before a timeout",
     ),
     "cursor": ClientProfile(
         name="cursor",
@@ -199,6 +213,7 @@ CLIENTS: dict[str, ClientProfile] = {
         file_keys=(("version", 1),),
         typed=False,
         fail_closed_events=CURSOR_BLOCKING,
+        when_hook_fails="blocks the call where guard wrote failClosed: true (tool calls, reads, prompts)",
     ),
     "copilot": ClientProfile(
         name="copilot",
@@ -216,6 +231,8 @@ CLIENTS: dict[str, ClientProfile] = {
         timeout_key="timeoutSec",
         policy_file=COPILOT_POLICY_DIR / "guard.json",
         own_file=True,
+        when_hook_fails="lets the call run (Copilot CLI ignores a hook that fails or times out; no fail-closed setting); "
+                   "guard's deadline answers before a timeout",
     ),
 }
 
@@ -246,6 +263,7 @@ class InstalledHook:
     command: str
     timeout_s: float | None  # None: the handler sets none and the client's default applies
     fail_closed: bool = False  # the handler says "failClosed": true (Cursor: a hook that fails blocks)
+    on_failure: str | None = None  # the handler's "onFailure" (Claude Code: "block" makes a hook that fails block)
 
 
 def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
@@ -267,7 +285,7 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
                 timeout = handler.get(profile.timeout_key)
                 seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
                 found.append(InstalledHook(client, scope, path, event, handler[profile.command_key], seconds,
-                                           handler.get("failClosed") is True))
+                                           handler.get("failClosed") is True, handler.get("onFailure")))
     return found
 
 
@@ -286,9 +304,14 @@ def guard_program() -> list[str]:
     return [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
 
 
-def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S) -> str:
-    """``/abs/guard hook --format CLIENT --deadline SECONDS``: the client's timeout rides along so guard answers first."""
-    return shlex.join([*guard_program(), "hook", "--format", client, "--deadline", str(timeout_s)])
+def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S, project: Path | None = None) -> str:
+    """``/abs/guard hook --format CLIENT --deadline SECONDS [--project DIR]``.
+
+    The client's timeout rides along so guard answers first; ``project`` anchors the hook
+    to the project it was installed for, wherever the client starts it.
+    """
+    anchor = ["--project", str(project)] if project is not None else []
+    return shlex.join([*guard_program(), "hook", "--format", client, "--deadline", str(timeout_s), *anchor])
 
 
 def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:

@@ -2,20 +2,28 @@
 
 The settings files are the real ones ``guard install claude`` and ``guard install devin``
 write; each entry's command is run the way Devin runs it (``/bin/sh -c`` in the
-project, ``DEVIN_PROJECT_DIR`` set, Devin's payload: tool ``exec``, no ``cwd``).
+project, ``DEVIN_PROJECT_DIR`` set, Devin's payload: tool ``exec``, no ``cwd``). Whether
+Devin passes the ``env`` of ``.claude/settings.local.json`` to hooks is not documented, so
+the ``.claude`` launcher is run without this user's ``GUARD_HOOK``: it runs the guard on
+PATH, and with none it blocks the call saying what to install (never lets it through).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
 from fixtures.processes import SOURCE_ROOT as REPO
 from fixtures.processes import run_guard
+
+#: A PATH with the ``guard`` of the environment under test on it (the tree under test, through PYTHONPATH).
+WITH_GUARD = os.pathsep.join([os.path.dirname(shutil.which("guard") or sys.executable), "/usr/bin", "/bin"])
 
 CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-pushes\n      command: "grep -q \'git push\' && { echo \'no pushes here\' >&2; exit 2; } || exit 0"\n'
 DEVIN_CALL = {"session_id": "d1", "hook_event_name": "PreToolUse", "tool_name": "exec", "tool_input": {"command": "git push origin main"}}
@@ -38,8 +46,8 @@ def _entry(path: Path, bare: bool) -> str:
     return str(group["hooks"][0]["command"])
 
 
-def _as_devin(command: str, project: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "DEVIN_PROJECT_DIR": str(project)}
+def _as_devin(command: str, project: Path, path: str = WITH_GUARD) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "DEVIN_PROJECT_DIR": str(project)}
     return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(DEVIN_CALL), capture_output=True, text=True, cwd=project,
                           env=env, timeout=60)
 
@@ -66,12 +74,15 @@ def test_with_only_the_claude_entry_it_still_guards_devin(isolated_home: Path) -
     reused = _as_devin(_entry(project / ".claude/settings.json", bare=False), project)
     out = json.loads(reused.stdout)["hookSpecificOutput"]  # Devin reads Claude Code's answer
     assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]
+    without = _as_devin(_entry(project / ".claude/settings.json", bare=False), project, path="/usr/bin:/bin")
+    assert without.returncode == 2 and "guard is not installed for you here" in without.stderr, without
 
 
 @pytest.mark.slow
 def test_under_claude_code_the_claude_entry_always_judges(isolated_home: Path) -> None:
     project = _project(isolated_home, "claude", "devin")
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "CLAUDE_PROJECT_DIR": str(project)}
+    personal = json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]  # Claude Code passes it
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "CLAUDE_PROJECT_DIR": str(project), "GUARD_HOOK": personal}
     payload = {**DEVIN_CALL, "tool_name": "Bash", "cwd": str(project)}
     ran = subprocess.run(["/bin/sh", "-c", _entry(project / ".claude/settings.json", bare=False)], input=json.dumps(payload),
                          capture_output=True, text=True, cwd=project, env=env, timeout=60)

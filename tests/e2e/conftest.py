@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sysconfig
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trust_config
+from fixtures.processes import SOURCE_ROOT
 
 import guard
 from guard.testing.agent_script import Reply, ScriptedAgentServer
@@ -90,17 +92,26 @@ class AgentProject:
     judge: StubServer
     env: dict[str, str] = field(default_factory=dict)
 
-    def configure(self, guard_yaml: str, **modules: str) -> None:
-        """Write guard.yaml (and Python hook modules by name), then run `guard install <client>`."""
+    def configure(self, guard_yaml: str, *install_args: str, timeout: str = "180", **modules: str) -> subprocess.CompletedProcess[str]:
+        """Write guard.yaml (and Python hook modules by name), run `guard install <client>`, and trust the config as the user would."""
         (self.dir / "guard.yaml").write_text(guard_yaml)
         for name, source in modules.items():
             (self.dir / f"{name}.py").write_text(source)
-        guard = Path(sysconfig.get_path("scripts")) / "guard"
-        # a generous hook timeout: a judge call in a fresh process imports LiteLLM first; the agent's HOME, so the
-        # sandbox guard configures protects the state and secret the hooks under the agent will use
-        done = subprocess.run([str(guard), "install", self.cli.name, "--scope", "project", "--timeout", "180"],
-                              cwd=self.dir, capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(self.home)})
+        done = self.install(*install_args, timeout=timeout)
+        trust_config(self.dir / "guard.yaml")  # the user's `guard trust` at their terminal (install has none here)
+        return done
+
+    def install(self, *args: str, timeout: str = "180") -> subprocess.CompletedProcess[str]:
+        """`guard install <client> --scope project` of the tree under test, in the project, with the agent's HOME.
+
+        A generous hook timeout: a judge call in a fresh process imports LiteLLM first. The agent's HOME, so the
+        sandbox guard configures protects the state and secret the hooks under the agent will use.
+        """
+        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", self.cli.name, "--scope", "project", "--timeout", timeout, *args],
+                              cwd=self.dir, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "HOME": str(self.home), "PYTHONPATH": SOURCE_ROOT})
         assert done.returncode == 0, done.stderr
+        return done
 
     def run(self, *turns: Reply, prompt: str = "do the task") -> tuple[AgentRun, Any]:
         with self.stub(turns) as agent:

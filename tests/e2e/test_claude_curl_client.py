@@ -13,13 +13,11 @@ case has exactly the listener the test put on the socket.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import socket
 import socketserver
 import subprocess
 import sys
-import sysconfig
 import threading
 import time
 from pathlib import Path
@@ -39,17 +37,12 @@ CONFIG = "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n    
 
 
 def _install(project: AgentProject) -> tuple[Path, Path]:
-    """``guard install claude --client curl`` in the project; the socket and credential file its hook command names."""
-    (project.dir / "guard.yaml").write_text(CONFIG)
+    """``guard install claude --client curl`` in the project; the socket and credential file its hook program names."""
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
-    guard = Path(sysconfig.get_path("scripts")) / "guard"
-    done = subprocess.run([str(guard), "install", "claude", "--scope", "project", "--timeout", "60", "--client", "curl"],
-                          cwd=project.dir, capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(project.home)})
-    assert done.returncode == 0, done.stderr
-    hooks = json.loads((project.dir / ".claude/settings.json").read_text())["hooks"]
-    words = shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])
+    project.configure(CONFIG, "--client", "curl", timeout="60")
+    assert "curl-client.sh" not in (project.dir / ".claude/settings.json").read_text()  # the shared file names no one's paths
+    words = shlex.split(json.loads((project.dir / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
     assert words[1].endswith("curl-client.sh"), words
-    assert "curl-client.sh" not in hooks["SessionStart"][0]["hooks"][0]["command"]  # it starts the service: guard hook itself
     return Path(words[2]), Path(words[3])
 
 

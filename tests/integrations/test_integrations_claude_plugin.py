@@ -14,6 +14,7 @@ import pytest
 from conftest import trust_config
 from e2e.agent_cli import CLAUDE
 from fixtures.integration import POLICY, guard_yaml
+from fixtures.processes import run_guard
 
 import guard
 from guard.setup.install import PLUGIN_DIR, plugin_hooks
@@ -35,10 +36,9 @@ def test_the_plugin_declares_the_hooks_guard_install_writes_and_the_marketplaces
 
 
 def test_plugin_install_names_the_claude_commands_and_refuses_other_clients(isolated_home: Path) -> None:
-    dry = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", "claude", "--plugin", "--scope", "user", "--dry-run"],
-                         capture_output=True, text=True, timeout=60, cwd=isolated_home)
+    dry = run_guard(["install", "claude", "--plugin", "--scope", "user", "--dry-run"], isolated_home)
     assert dry.stdout.splitlines() == [f"claude plugin marketplace add {PLUGIN_DIR}", "claude plugin install guard@guard --scope user"]
-    other = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", "gemini", "--plugin"], capture_output=True, text=True, timeout=60, cwd=isolated_home)
+    other = run_guard(["install", "gemini", "--plugin"], isolated_home)
     assert other.returncode == 1 and "claude only" in other.stderr
 
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from fixtures.processes import SOURCE_ROOT
 from fixtures.terminal import at_terminal
 from test_install_sandbox import CONFIG, guard
@@ -69,9 +70,14 @@ def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tm
         server.wait()
 
 
+def _personal(project: Path) -> list[str]:
+    """This user's hook program, which the shared settings' launcher runs (``GUARD_HOOK`` in the local settings)."""
+    return shlex.split(json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
+
+
 def _program(project: Path) -> str:
-    """The hook program ``guard install claude`` wrote for PreToolUse: the curl client's script or guard hook."""
-    words = shlex.split(json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+    """The hook program ``guard install claude`` set up for this user: the curl client's script or guard hook."""
+    words = _personal(project)
     return "curl" if words[1:2] == [str(SCRIPT)] else "guard" if "hook" in words else f"unknown: {words}"
 
 
@@ -109,10 +115,10 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
     assert guard(project, "install", "claude", "--client", "curl", "--no-sandbox").returncode == 1  # the protection needs the sandbox
     done = guard(project, "install", "claude", "--client", "curl")
     assert done.returncode == 0, done.stderr
-    hooks = json.loads((project / ".claude/settings.json").read_text())["hooks"]
-    words = shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])
+    trust_config(project / "guard.yaml")  # the user's guard trust: install had no terminal to show it on
+    words = _personal(project)
     sock, credential = Path(words[2]), Path(words[3])
-    assert words[1] == str(SCRIPT) and "curl-client.sh" not in hooks["SessionStart"][0]["hooks"][0]["command"]
+    assert words[1] == str(SCRIPT) and "curl-client.sh" not in (project / ".claude/settings.json").read_text()
     assert credential.stat().st_mode & 0o777 == 0o600 and credential.read_text().startswith("Authorization: Bearer ")
     report = guard(project, "doctor").stdout
     assert f"curl over {sock}; no service there now" in report, report
@@ -161,7 +167,8 @@ def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_p
     project.mkdir()
     (project / "guard.yaml").write_text(CONFIG)
     assert guard(project, "install", "claude").returncode == 0
-    words = shlex.split(json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+    trust_config(project / "guard.yaml")
+    words = _personal(project)
     sock, credential = Path(words[2]), Path(words[3])
     fallback = ("sh", "-c", "cat >/dev/null; echo fallback; exit 2")
     edits = {

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from fixtures.cache import free_port
 
 from guard.testing.openai_stub import StubServer
@@ -33,6 +34,7 @@ def project(isolated_home: Path) -> Path:
     (isolated_home / "guard.yaml").write_text(SMART)
     installed = guard(["install", "claude"], isolated_home)
     assert installed.returncode == 0, installed.stderr
+    trust_config(isolated_home / "guard.yaml")  # the user's guard trust: install had no terminal to show it on
     return isolated_home
 
 

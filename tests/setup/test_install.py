@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from fixtures.processes import run_guard
 
 from guard.core.errors import ConfigError
 from guard.setup.install import default_command, install
 
-CLAUDE_HANDLER = {"type": "command", "command": default_command("claude"), "timeout": 30}
+CLAUDE_HANDLER = {"type": "command", "command": default_command("claude"), "timeout": 30, "onFailure": "block"}
 
 
 def _project(tmp_path: Path) -> Path:
@@ -314,10 +315,15 @@ DENY_CONFIG = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo
 PUSH = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
 
 
-def _as_the_client(command: str, cwd: Path, path: str) -> subprocess.CompletedProcess[str]:
+def _as_the_client(command: str, cwd: Path, path: str, **env: str) -> subprocess.CompletedProcess[str]:
     """/bin/sh -c COMMAND, with a PATH that lacks guard's venv (a client started from a desktop launcher)."""
-    env = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO)}
-    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(PUSH), capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+    environ = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), **env}
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(PUSH), capture_output=True, text=True, cwd=cwd, env=environ, timeout=60)
+
+
+def _personal(project: Path) -> str:
+    """This user's hook program: ``GUARD_HOOK`` in the project's local settings, which Claude Code passes to every hook."""
+    return str(json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
 
 
 @pytest.mark.slow
@@ -328,19 +334,22 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
     (project / "guard.yaml").write_text(DENY_CONFIG)
     proc = run_guard(["install", "claude", "--events", "PreToolUse", "--timeout", "45", "--client", client], project)
     assert proc.returncode == 0, proc.stderr
+    trust_config(project / "guard.yaml")  # the user's guard trust (install had no terminal to show the config on)
     handler = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
-    command = handler["command"]
-    argv = shlex.split(command)
-    assert os.path.isabs(argv[0]) and handler["timeout"] == 45
+    assert handler["timeout"] == 45 and handler["onFailure"] == "block"
+    assert str(tmp_path) not in json.dumps(handler) and sys.prefix not in json.dumps(handler)  # the shared file: nobody's paths
+    personal = _personal(project)
+    argv = shlex.split(personal)
+    assert os.path.isabs(argv[0])
     if client == "guard":
-        assert argv[-2:] == ["--deadline", "45"]
+        assert argv[-3:] == ["hook", "--deadline", "45"]
     else:  # no service runs here: the script's curl finds no socket, and its fallback decides
         assert argv[1].endswith("curl-client.sh") and os.path.isabs(argv[argv.index("hook") - 1])
 
     bare_path = "/usr/bin:/bin"
     assert shutil.which("guard", path=bare_path) is None  # the client's PATH really lacks guard
     assert _as_the_client("guard hook --format claude", project, bare_path).returncode == 127  # what a bare entry did
-    ran = _as_the_client(command, project, bare_path)
+    ran = _as_the_client(handler["command"], tmp_path, bare_path, GUARD_HOOK=personal, CLAUDE_PROJECT_DIR=str(project))
     assert ran.returncode == 0, ran.stderr
     out = json.loads(ran.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "no pushes here" in out["permissionDecisionReason"]

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import trust_config
 from fixtures.processes import run_guard
 from test_install import REPO, _project, _write
 
@@ -81,6 +82,7 @@ def test_the_installed_command_blocks_a_documented_shell_call_as_cursor_runs_it(
     (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: Shell\n      command: "echo \'no pushes here\' >&2; exit 2"\n')
     proc = run_guard(["install", "cursor"], project)
     assert proc.returncode == 0, proc.stderr
+    trust_config(project / "guard.yaml")  # the user's guard trust (install had no terminal to show the config on)
     assert "unsandboxed" in proc.stdout and ".claude/settings.json" in proc.stdout  # the notes a Cursor user needs
     handler = json.loads((project / ".cursor/hooks.json").read_text())["hooks"]["preToolUse"][0]
     payload = {"conversation_id": "c1", "generation_id": "g1", "hook_event_name": "preToolUse", "workspace_roots": [str(project)],

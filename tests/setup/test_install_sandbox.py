@@ -104,7 +104,8 @@ def test_no_sandbox_takes_out_only_what_guard_put_in(project: Path) -> None:
     done = guard(project, "install", "claude", "--no-sandbox")
 
     assert done.returncode == 0 and "removed guard's sandbox settings" in done.stdout
-    assert local_settings(project) == {"sandbox": {"enabled": False}}  # the user's own value is back
+    assert local_settings(project)["sandbox"] == {"enabled": False}  # the user's own value is back
+    assert local_settings(project)["env"]["GUARD_HOOK"], "this user's hook program stays"
     assert json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"], "the hook stays installed"
 
 
