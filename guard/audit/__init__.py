@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.audit import chain as audit_chain
+from guard.audit import head_record
 from guard.audit import index as audit_index
 from guard.audit import recovery as audit_recovery
 from guard.core.decision import DECISIONS
@@ -308,9 +309,10 @@ class AuditLog:
 
     def _append(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]) -> None:
         db = self._connection()
+        recorded = head_record.read(self.path)
         db.execute("BEGIN IMMEDIATE")
         try:
-            chain = audit_chain.ChainWriter(db)
+            chain = audit_chain.ChainWriter(db, recorded)
             if chain.restart and rows:
                 first, hooks = rows[0]
                 rows = [(_with_warning(first, f"audit chain restarted: {chain.restart}"), hooks), *rows[1:]]
@@ -328,6 +330,8 @@ class AuditLog:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        if chain.sealed:  # after the commit: the record never names a row the log has yet to show
+            head_record.write(self.path, chain.next_id - 1, chain.previous)
 
     def _row(self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The ``decisions`` row for one decision, and its hooks' results (redacted) for the index."""
@@ -406,13 +410,15 @@ class AuditLog:
         return cursor.rowcount == 1
 
     def verify(self) -> audit_chain.ChainReport:
-        """Check the sealed chain of every row (:func:`guard.audit.chain.verify_chain`); a file that cannot be read is a GuardError."""
+        """Check the sealed chain of every row and that the log continues its end as recorded outside it
+        (:func:`guard.audit.chain.verify_chain`); a file that cannot be read is a GuardError."""
         with self._lock:
+            recorded = head_record.read(self.path)
             db = self._reading()
             factory = db.text_factory
             db.text_factory = lambda data: data.decode("utf-8", "replace")  # a row written by hand may hold any bytes
             try:
-                return audit_chain.verify_chain(db)
+                return audit_chain.verify_chain(db, recorded=recorded)
             except sqlite3.DatabaseError as exc:
                 raise _unreadable(self.path, exc) from exc
             finally:

@@ -13,9 +13,12 @@ not verify, or names another last row, the next row restarts the chain (sealed
 from ``"restart"``, the reason in its warnings), so the break stays on record.
 Rows written before the chain existed are counted as unchained, not as broken.
 
-What it cannot see: the whole file replaced by an older copy of itself (file and
-head together), or deleted. Keeping the agent off the state directory (the
-client's sandbox, see docs/threat-model.md) is what prevents those.
+The whole file replaced (by an older copy of itself, or an empty log) or deleted
+takes its head with it: the head is also recorded outside the log
+(:mod:`guard.audit.head_record`), and a log that does not continue that record
+is reported, and restarts the chain on the next append. What it cannot see: both
+removed or put back together. Keeping the agent off the state directory (the
+client's sandbox, see docs/threat-model.md) is what prevents that.
 Standard library only: it runs on the ``guard hook`` path.
 """
 
@@ -27,6 +30,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from guard.audit.head_record import HeadRecord, break_of
 from guard.storage.secret import TrustError, seal, verify
 
 __all__ = ["COLUMNS", "ChainReport", "ChainWriter", "create", "verify_chain"]
@@ -114,13 +118,18 @@ def _first_chained(db: sqlite3.Connection, head: Head | None, *, sealed: bool | 
 
 
 class ChainWriter:
-    """Seals the rows one transaction appends, then moves the head past them (create it after ``BEGIN IMMEDIATE``)."""
+    """Seals the rows one transaction appends, then moves the head past them (create it after ``BEGIN IMMEDIATE``).
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    ``recorded``: the log's end as recorded outside it (read before the transaction); a log
+    that does not continue it restarts the chain, its ids after the recorded one.
+    """
+
+    def __init__(self, db: sqlite3.Connection, recorded: HeadRecord | None = None) -> None:
         self.db = db
         last_id, head = _last_id_and_head(db)
         sealed = head is not None and _head_sealed(head)
-        self.next_id = max(last_id, head[1] if head else 0) + 1  # an id is never reused: a deleted row stays a gap
+        outside = recorded.last_id if recorded is not None and recorded.sealed else 0
+        self.next_id = max(last_id, head[1] if head else 0, outside) + 1  # an id is never reused: a deleted row stays a gap
         self.first_id = _first_chained(db, head, sealed=sealed)
         #: Why the next row restarts the chain (for its warnings), or None.
         self.restart: str | None = None
@@ -130,7 +139,11 @@ class ChainWriter:
             self.restart = "the chain's sealed head does not verify"
         elif head[1] != last_id:
             self.restart = f"the log ended at #{last_id} but its sealed head names #{head[1]}"
+        else:
+            self.restart = break_of(db, recorded, last_id, head[2])
         self.previous = _RESTART if self.restart else head[2]  # type: ignore[index]
+        #: Whether the last row was sealed (without guard's secret it is not, and nothing is recorded outside the log).
+        self.sealed = False
 
     def seal(self, values: Sequence[Any]) -> tuple[int, str | None]:
         """The id and ``chain`` for the next row (its :data:`COLUMNS`' values); ``None`` without guard's secret."""
@@ -139,7 +152,9 @@ class ChainWriter:
         try:
             self.previous = _seal_row(self.previous, row_id, values)
         except TrustError:
+            self.sealed = False
             return row_id, None
+        self.sealed = True
         return row_id, self.previous
 
     def finish(self) -> None:
@@ -174,8 +189,9 @@ def _restart_reason(warnings: Any) -> str:
     return found[0] if found else "audit chain restarted (no reason recorded)"
 
 
-def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None) -> ChainReport:
-    """Check every chained row (or those after ``after``, a ``ChainReport.last`` of an earlier check) and the head.
+def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None, recorded: HeadRecord | None = None) -> ChainReport:
+    """Check every chained row (or those after ``after``, a ``ChainReport.last`` of an earlier check), the head, and that
+    the log continues ``recorded``, its end as recorded outside it (read it before the log: :func:`guard.audit.head_record.read`).
 
     ``db`` should decode text leniently (``text_factory``): a row written by hand may hold any bytes.
     """
@@ -204,6 +220,9 @@ def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None
         previous = chain
         report.last = (row_id, chain)
     _check_head(report, head, expected_id, previous)
+    outside = break_of(db, recorded, expected_id)
+    if outside:
+        report._add(outside)
     return report
 
 

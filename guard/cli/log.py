@@ -110,11 +110,20 @@ def _label(log: Any, args: argparse.Namespace) -> int:
 
 def _verify(log: Any, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
+    from guard.audit import head_record
     from guard.audit import recovery as audit_recovery
 
     if not log.path.exists():
-        print(f"no audit log yet at {log.path}: nothing to verify")
-        return 0
+        gone = head_record.missing_log(log.path)
+        if gone is None:
+            print(f"no audit log yet at {log.path}: nothing to verify")
+            return 0
+        if args.json:
+            print(json.dumps({"path": str(log.path), "intact": False, "chained": 0, "unchained": 0, "problems": [gone],
+                              "failed_writes": audit_recovery.failures(log.path), "set_aside": []}, indent=2))
+        else:
+            print(f"{log.path}: BROKEN: {gone}")
+        return 1
     report = log.verify()
     failed = audit_recovery.failures(log.path)
     aside = [str(p) for p in audit_recovery.set_aside_files(log.path)]

@@ -126,7 +126,7 @@ def _trusted(path: str | None, *, installed_here: bool) -> Finding:
 
 def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
     """Is the audit log the whole record: readable, its sealed chain intact, no failed writes, nothing set aside?"""
-    from guard.audit import open_audit
+    from guard.audit import head_record, open_audit
     from guard.audit import recovery as audit_recovery
 
     settings = loaded.settings
@@ -135,7 +135,11 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
         return
     log = open_audit(settings)
     try:
-        if not log.path.exists():
+        gone = None if log.path.exists() else head_record.missing_log(log.path)
+        if gone is not None:
+            yield Finding("fail", "audit log", gone, f"if you moved it yourself, also remove {head_record.record_path(log.path)}; "
+                          "else the decisions logged so far are gone: keep the client's sandbox on (guard install) and see docs/team.md")
+        elif not log.path.exists():
             yield Finding("ok", "audit log", f"no decisions logged yet in {log.path}")
         else:
             report = log.verify()
@@ -145,7 +149,8 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
             else:
                 yield Finding("fail", "audit log", f"{log.path}: the sealed chain is broken: {report.problems[0]}"
                               + (f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""),
-                              "guard log verify lists every problem; once reviewed, move the file aside and guard starts a new log")
+                              "guard log verify lists every problem: rows changed or removed outside guard, or the whole file replaced. Keep the "
+                              "client's sandbox on (guard install) so the agent cannot reach the log")
     except GuardError as exc:
         yield Finding("fail", "audit log", str(exc), "move the file aside, or let the next guard hook decision do it")
     finally:

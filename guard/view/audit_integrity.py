@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from guard.audit import chain as audit_chain
+from guard.audit import head_record
 from guard.audit import recovery as audit_recovery
 
 __all__ = ["FULL_EVERY", "AuditIntegrity"]
@@ -33,6 +34,7 @@ class AuditIntegrity:
 
     def _verify(self) -> audit_chain.ChainReport:
         assert self.path is not None
+        recorded = head_record.read(self.path)  # before the log: it never names a row the log has yet to show
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
         try:
             db.execute("PRAGMA query_only = 1")
@@ -43,10 +45,10 @@ class AuditIntegrity:
             counted = int(db.execute("SELECT count(*) FROM decisions WHERE id <= ?", (earlier.last[0] if earlier else 0,)).fetchone()[0])
             if earlier is None or counted != self._counted or time.monotonic() - self._checked_at > FULL_EVERY:
                 self._checked_at = time.monotonic()  # first, due, or rows already checked are gone: check everything
-                report = audit_chain.verify_chain(db)
+                report = audit_chain.verify_chain(db, recorded=recorded)
                 self._counted = int(db.execute("SELECT count(*) FROM decisions WHERE id <= ?", (report.last[0],)).fetchone()[0])
                 return report
-            later = audit_chain.verify_chain(db, after=earlier.last)
+            later = audit_chain.verify_chain(db, after=earlier.last, recorded=recorded)
             self._counted = counted + later.chained
             later.chained += earlier.chained
             later.problems = list(dict.fromkeys(earlier.problems + later.problems))[: audit_chain.MOST_PROBLEMS]
@@ -59,6 +61,9 @@ class AuditIntegrity:
         if self.path is None:
             return []
         found: list[str] = []
+        gone = None if self.path.exists() else head_record.missing_log(self.path)
+        if gone is not None:
+            found.append(f"The audit log is gone: {gone}. The decisions logged so far are not in this view; run guard log verify.")
         if self.path.exists():
             self._report = self._verify()
             if self._report.problems:

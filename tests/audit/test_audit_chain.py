@@ -135,15 +135,67 @@ def test_the_next_decision_after_tampering_keeps_the_break_on_record(logged: Pat
 
 
 def test_a_head_and_tail_removed_together_do_not_stop_later_rows(logged: Path) -> None:
-    """The deleted rows' index entries remain; the next decision is still logged (and restarts the chain)."""
+    """The deleted rows' index entries remain; the next decision is still logged (and restarts the chain).
+
+    The log's end is also recorded outside it, so the rows cut off with the head are still missed, and ids go on after them.
+    """
     tamper(logged, "DELETE FROM decisions WHERE id >= 4", "DELETE FROM audit_head")
+    assert verify(logged)[0] == 1
     call(logged, "git push --force origin after")
     call(logged, "git push origin after")
 
     code, out = verify(logged)
 
-    assert code == 1 and "#4: audit chain restarted: the chain's sealed head is missing" in out and "audit write" not in out, out
-    assert [r["id"] for r in json_lines(guard(logged, "log", "--json", "--reverse").stdout)] == [1, 2, 3, 4, 5]
+    assert code == 1 and "#4–#5 are missing" in out and "#6: audit chain restarted: the chain's sealed head is missing" in out, out
+    assert "audit write" not in out, out
+    assert [r["id"] for r in json_lines(guard(logged, "log", "--json", "--reverse").stdout)] == [1, 2, 3, 6, 7]
+
+
+@pytest.mark.parametrize("how", ["emptied", "replaced by a fresh log", "deleted"])
+def test_a_log_emptied_replaced_or_deleted_whole_is_reported_against_its_end_recorded_outside_it(logged: Path, how: str) -> None:
+    """Replacing the whole file takes its sealed head with it; guard's record of the end, outside the log, does not go."""
+    if how == "emptied":
+        tamper(logged, "DELETE FROM decisions", "DELETE FROM audit_head")
+    else:
+        for suffix in ("", "-wal", "-shm"):
+            (logged / f"audit.db{suffix}").unlink(missing_ok=True)
+    if how == "replaced by a fresh log":
+        other = logged / "other"
+        other.mkdir()
+        (other / "guard.yaml").write_text(CONFIG)
+        (other / "policy.py").write_text(POLICY)
+        trust_config(other / "guard.yaml")
+        call(other, "git push origin elsewhere")  # a log guard wrote, with an intact chain of its own
+        (other / "audit.db").rename(logged / "audit.db")
+
+    code, out = verify(logged)
+    assert code == 1, out
+    wanted = "no log at" if how == "deleted" else "the log ends at #"
+    assert wanted in out and "#5" in out, out  # what guard recorded as the last row
+    doctor = guard(logged, "doctor")
+    assert doctor.returncode == 1 and any(line.startswith("FAIL  audit log") for line in doctor.stdout.splitlines()), doctor.stdout
+    if how != "emptied":
+        proc, url = start_view("--audit", str(logged / "audit.db"), cwd=logged)
+        try:
+            status, body = page(url + "/decisions")
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=30)
+        assert status == 200 and 'id="integrity"' in body and "#5" in body, body
+
+    call(logged, "git push origin after")  # the next decision restarts the chain and keeps the break on record
+    code, out = verify(logged)
+    assert code == 1 and "–#5 are missing" in out and "#6: audit chain restarted:" in out, out
+
+
+def test_a_record_of_the_end_that_was_changed_is_reported(logged: Path) -> None:
+    from guard.audit.head_record import record_path
+
+    record = record_path(logged / "audit.db")
+    mac, body = record.read_text().split("\n")
+    record.write_text(f"{mac}\n{body.replace('5 ', '3 ', 1)}")  # the record moved back to #3 by hand: its seal no longer fits
+    code, out = verify(logged)
+    assert code == 1 and "does not verify" in out, out
 
 
 def test_a_label_set_later_is_not_tampering(logged: Path) -> None:
@@ -187,8 +239,8 @@ def test_a_damaged_log_is_set_aside_and_the_next_decision_starts_a_new_one(logge
     assert aside.read_bytes().startswith(b"this is not a database")
     [row] = json_lines(guard(logged, "log", "--json").stdout)
     assert row["decision"] == "deny" and any("set aside as audit.db.unreadable-" in w for w in row["warnings"])
-    code, out = verify(logged)
-    assert code == 0 and f"an unreadable log was set aside as {aside}" in out
+    code, out = verify(logged)  # the rows guard wrote before are not in the new log: it says so, and where they went
+    assert code == 1 and "#1–#5 are missing" in out and f"an unreadable log was set aside as {aside}" in out, out
 
 
 def test_a_failed_write_is_noted_and_reported(project: Path) -> None:
