@@ -115,7 +115,9 @@ echo "wheel-smoke: adding the extras: $wheel[eval,serve,view]"
 # The five-minute guide from the wheel: judge a call, hook Claude Code and check it, evaluate, look at the decisions.
 expect 1 "decision: deny" check-deny.log "$guard" check --tool Bash --input '{"command": "rm -rf ~/"}'
 expect 0 "decision: allow" check-allow.log "$guard" check --tool Bash --input '{"command": "rm -rf ./build"}'
-expect 0 "installed guard in" install.log "$guard" install claude
+# at a terminal (script gives it one), as a user runs it: only there does install trust the config it finds
+expect 0 "installed guard in" install.log script -qec "$(printf '%q ' "$guard" install claude)" /dev/null
+grep -q "^trusted " install.log || fail "guard install at a terminal did not trust the config: $(cat install.log)"
 expect 0 "guard is ready" doctor.log "$guard" doctor
 grep -q "ok    model: quick: openai/stub (models.quick in guard.yaml; at $api_base) answers" doctor.log || fail "guard doctor did not ask the model: $(cat doctor.log)"
 

@@ -17,7 +17,7 @@ import pytest
 
 #: The shared fixtures (tests/fixtures/): one stub model, one guard subprocess runner, the services tests start.
 pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
-pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "eval", "importers", "integration", "judge", "org", "postgres", "session", "terminal", "webhook")]
+pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "eval", "importers", "integration", "judge", "org", "postgres", "session", "system", "terminal", "webhook")]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -119,6 +119,7 @@ class _Index:
         (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
         A sweep counts only what it can touch: a protected path that exists, unless it may
         create files there (:attr:`Unit.creates`), and not one it leaves alone (:attr:`Unit.spared`).
+        What the unit puts onto the root (``cp -r tmp /``) always counts.
         """
         cwd = _fold(unit.cwd)
         existing = sweeping and not unit.creates
@@ -127,7 +128,7 @@ class _Index:
             if hit:
                 return (*hit, "")
             holder = self.holders.get(candidate)
-            if holder and (sweeping or not (candidate == cwd or _above(cwd, candidate))):
+            if holder and (sweeping or candidate in unit.onto_root or not (candidate == cwd or _above(cwd, candidate))):
                 holder = self._under(candidate, unit, existing=existing)
                 if holder:
                     return (*holder, candidate)

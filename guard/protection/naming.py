@@ -88,10 +88,12 @@ class Unit:
     ``only_names``: ``find … -name PATTERN`` (no ``-o``) acts only on names matching (pattern, case-insensitive);
     ``creates``: acting on a tree, it may create files below it (an extraction, a copy), not only read, delete or change
     what is there (:func:`guard.protection.tree_effects.creates_files`); ``spared``: files of that tree it leaves alone
-    (``git clean`` and the tracked files), when known.
+    (``git clean`` and the tracked files), when known; ``onto_root``: the paths among ``paths`` it copies or moves onto
+    the root (``cp -r tmp /`` writes into ``/tmp``).
     """
 
-    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names", "creates", "spared")
+    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names", "creates", "spared",
+                 "onto_root")
 
     def __init__(self, label: str, cwd: str, *, command: Command | None = None, tree: bool = False, program: str | None = None,
                  args: list[str] | None = None, texts: list[str] | None = None) -> None:
@@ -103,6 +105,7 @@ class Unit:
         self.only_names: tuple[str, bool] | None = None
         self.creates = tree
         self.spared: frozenset[str] = frozenset()
+        self.onto_root: set[str] = set()
 
 
 class _Budget:
@@ -447,7 +450,9 @@ def _into_folders(unit: Unit) -> None:
     The root takes only names of what exists, unless ``/`` is a word of its own
     (``cp -r home /``): a ``/`` split out of a sed script (``s/a:/b:/``) would
     otherwise put each of the script's words at the top of the file system,
-    where they name the folders holding guard's installation.
+    where they name the folders holding guard's installation. What goes onto the
+    root is kept apart (``onto_root``): it counts even where it holds the project,
+    as guard's installation may live in the same top folder (``/tmp``, ``/home``).
     """
     folders = [p for p in sorted(unit.paths)[:256] if os.path.isdir(p)][:16]
     if folders:
@@ -455,8 +460,9 @@ def _into_folders(unit: Unit) -> None:
         unit.paths |= {os.path.join(folder, name) for folder in folders if folder != "/" for name in names}
         if "/" in folders:
             root_word = any(text == "/" or text.endswith("=/") for text in unit.texts)
-            unit.paths |= {os.path.join("/", os.path.basename(p)) for p in list(unit.paths)
-                           if os.path.basename(p) and (root_word or os.path.lexists(p))}
+            onto = {os.path.join("/", os.path.basename(p)) for p in list(unit.paths) if os.path.basename(p) and (root_word or os.path.lexists(p))}
+            unit.paths |= onto
+            unit.onto_root |= onto
 
 
 def _patches_tree(args: list[str]) -> bool:

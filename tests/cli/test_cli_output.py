@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.processes import run_guard
 
 from guard.cli.check import _EXIT
 from guard.config import load_config
@@ -83,7 +84,7 @@ def test_an_unknown_key_like_no_other_lists_the_keys(isolated_home: Path) -> Non
 
 
 def _help(args: list[str], cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args, "--help"], capture_output=True, text=True, cwd=cwd, timeout=120)
+    done = run_guard([*args, "--help"], cwd, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -126,7 +127,7 @@ def test_install_help_lists_the_events_install_writes(isolated_home: Path) -> No
     text = " ".join(_help(["install"], isolated_home).split())
     listed = re.search(r"default: ([\w, ]+) \(in each client", text)
     assert listed, text
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", "claude"], capture_output=True, text=True, cwd=isolated_home, timeout=120)
+    done = run_guard(["install", "claude", "--no-sandbox"], isolated_home)
     assert done.returncode == 0, done.stderr
     written = json.loads((isolated_home / ".claude" / "settings.json").read_text())["hooks"]
     also = re.search(r"claude also (\w+)\)", text)  # Claude Code gets the events every client gets, and PermissionDenied

@@ -272,13 +272,19 @@ def test_check_and_doctor_say_when_the_disk_differs_from_what_guard_hook_enforce
 
 
 @pytest.mark.slow
-def test_guard_install_trusts_the_config_it_is_installed_over_once(isolated_home: Path) -> None:
+def test_guard_install_trusts_the_config_it_is_installed_over_once_and_only_at_a_terminal(isolated_home: Path) -> None:
+    """At your terminal, installing is adopting the config you wrote; from a script or a tool call nobody saw it, so it stays untrusted."""
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
-    proc = guard(["install", "claude"], isolated_home)
-    assert proc.returncode == 0 and "trusted" in proc.stdout
+    proc = guard(["install", "claude", "--no-sandbox"], isolated_home)  # no terminal: a script, CI, an agent's pipes
+    assert proc.returncode == 0 and "is not trusted" in proc.stderr and "guard trust" in proc.stderr, proc.stderr
+    decision, reason, _ = claude(isolated_home, "WebFetch", FETCH)
+    assert decision == "deny" and "never trusted" in reason, reason  # blocked until trusted, not enforced unseen
+    code, shown = at_terminal([sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"], answer=None, cwd=isolated_home,
+                              env={**os.environ, "PYTHONPATH": TREE})
+    assert code == 0 and "trusted" in shown and "is not trusted" not in shown, shown
     assert claude(isolated_home, "WebFetch", FETCH)[0] == "deny"
     (isolated_home / "guard.yaml").write_text("hooks: {}\n")
-    proc = guard(["install", "claude", "--timeout", "40"], isolated_home)
+    proc = guard(["install", "claude", "--no-sandbox", "--timeout", "40"], isolated_home)
     assert proc.returncode == 0 and "differs from the version you trusted" in proc.stderr, "a changed config needs guard trust"
     assert claude(isolated_home, "WebFetch", FETCH)[0] == "deny"
     refused = guard(["install", "claude"], isolated_home, CLAUDECODE="1")

@@ -2,13 +2,16 @@
 
 Each ```bash / sh / shell / console block of README.md, evals/README.md, datasets/README.md and every
 docs/*.md page runs in a scratch directory holding a copy of ``datasets/`` and ``evals/``, with ``guard`` from this
-tree on PATH and no provider key. Every command of a block (one per line; ``\\`` continues a line)
+tree on PATH, no provider key, and a controlling terminal (output still piped), as a reader's shell has. Every command of a block (one per line; ``\\`` continues a line)
 must exit 0, unless its line ends in ``# exit N``; ``# exit N: deny`` (allow | deny | ask) also
 checks the decision it prints. An HTML comment on the line before a block changes what happens:
 
     <!-- readme-test: stub -->          run against the OpenAI-compatible stub model (keyword policy; a model
                                         named …stub-allow / …stub-deny allows / denies everything) through the
                                         documented override: GUARD_API_BASE, GUARD_MODEL_*
+    <!-- readme-test: stub needs bwrap socat: apt-get install bubblewrap socat -->
+                                        the same, where those programs are on PATH; else skipped with the line
+                                        after the colon (a failure with GUARD_E2E_REQUIRE=1, as in CI)
     <!-- readme-test: skip REASON -->   do not run it; REASON is the test's skip reason
     <!-- readme-test: file PATH -->     not a command: write the block to PATH for the blocks after it
                                         (in the same document: each page is read on its own)
@@ -28,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.system import require
+from fixtures.terminal import behind_a_terminal
 
 from guard.testing.openai_stub import StubServer, by_model_policy
 
@@ -96,6 +101,8 @@ def parse_blocks(document: str, markdown: str) -> list[Block]:
             raise ValueError(f"{document}:{start}: unknown readme-test marker {verb!r} (stub, skip REASON, file PATH)")
         if verb in ("skip", "file") and not arg:
             raise ValueError(f"{document}:{start}: readme-test: {verb} needs {'a reason' if verb == 'skip' else 'a path'}")
+        if verb == "stub" and arg and not re.match(r"^needs [\w -]+: .+", arg):
+            raise ValueError(f"{document}:{start}: readme-test: stub takes nothing, or `needs PROGRAM…: INSTALL LINE`")
         blocks.append(Block(document, start + 1, opening.group("lang").lower(), "\n".join(body) + "\n", verb, arg))
     return blocks
 
@@ -162,10 +169,11 @@ def run_block(block: Block, earlier: list[Block], workdir: Path, stub_url: str |
     script = [f'cd "{workdir}"']
     for n, step in enumerate(steps):  # one shell, so export and cd carry over as they would for a reader
         script.append(f'{{\n{step.text}\n}} >"{logs}/{n}.out" 2>"{logs}/{n}.err" </dev/null\necho $? >"{logs}/{n}.rc"')
-    done = subprocess.run(
-        ["bash", "-c", "\n".join(script)], env=block_env(guard_on_path(workdir / ".readme-bin"), stub_url),
-        capture_output=True, text=True, timeout=BLOCK_TIMEOUT,
-    )
+    with behind_a_terminal() as terminal:  # a reader types these at a terminal (guard install trusts the config only there)
+        done = subprocess.run(
+            ["bash", "-c", "\n".join(script)], env=block_env(guard_on_path(workdir / ".readme-bin"), stub_url),
+            capture_output=True, text=True, timeout=BLOCK_TIMEOUT, **terminal,
+        )
     problems = []
     for n, step in enumerate(steps):
         rc_file = logs / f"{n}.rc"
@@ -204,6 +212,9 @@ def test_readme_block(block: Block, stub_url: str, tmp_path: Path) -> None:
         pytest.skip(f"{block.name}: {block.arg}")
     if block.verb == "file":
         pytest.skip(f"{block.name}: written to {block.arg} for the blocks after it")
+    if block.arg.startswith("needs "):
+        programs, _, install = block.arg[len("needs "):].partition(": ")
+        require(*programs.split(), install=install)
     earlier = [b for b in all_blocks() if b.document == block.document and b.line < block.line and b.verb == "file"]
     problems = run_block(block, earlier, scratch_copy(tmp_path / "repo"), stub_url if block.verb == "stub" else None)
     assert not problems, "\n\n".join(problems)

@@ -15,6 +15,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import service_auth
 from fixtures.judge import bash_event
+from fixtures.processes import SOURCE_ROOT
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -22,7 +23,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "
 
 
 def guard(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=120)
+    """A guard process of the tree under test (wherever guard is installed)."""
+    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": SOURCE_ROOT, **env}, timeout=120)
 
 
 def wait_for_state(folder: Path, *, timeout: float = 90.0) -> dict:

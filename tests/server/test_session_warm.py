@@ -30,14 +30,17 @@ SESSION_START = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "
 
 
 def installed_session_start_command(project: Path) -> list[str]:
-    """The SessionStart command ``guard install claude`` wrote, as guard CLI arguments."""
-    out = guard(["install", "claude"], project, {})
+    """What the SessionStart entry ``guard install claude`` wrote runs here, as guard CLI arguments.
+
+    The shared entry runs this user's ``GUARD_HOOK`` (the local settings) with ``--format claude --project <project>``.
+    """
+    out = guard(["install", "claude", "--no-sandbox"], project, {})  # the sandbox is not what this is about
     assert out.returncode == 0, out.stderr
-    settings = json.loads((project / ".claude/settings.json").read_text())
-    [group] = settings["hooks"]["SessionStart"]
-    command = shlex.split(group["hooks"][0]["command"])
+    [group] = json.loads((project / ".claude/settings.json").read_text())["hooks"]["SessionStart"]
+    assert "$GUARD_HOOK" in group["hooks"][0]["command"]
+    command = shlex.split(json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
     assert Path(command[0]).name == "guard" and command[1] == "hook"
-    return command[1:]
+    return [*command[1:], "--format", "claude", "--project", str(project)]
 
 
 def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:

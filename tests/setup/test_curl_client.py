@@ -83,6 +83,7 @@ def _program(project: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and socat are what Claude Code's sandbox needs on Linux")
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not_elsewhere(tmp_path: Path, short_state: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -108,6 +109,7 @@ def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_on_the_socket(tmp_path: Path, short_state: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -161,6 +163,7 @@ def _serve_on(sock: Path, project: Path) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_path: Path, short_state: Path) -> None:
     """An edit of guard.yaml, or a new ``guard trust``, changes what a fresh guard hook enforces: the warm service must not answer with the old one."""
     project = tmp_path / "project"

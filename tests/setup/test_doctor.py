@@ -30,7 +30,8 @@ def lines(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:
 
 
 @pytest.fixture
-def project(isolated_home: Path) -> Path:
+def project(isolated_home: Path, sandbox_tools: None) -> Path:
+    """guard installed as a plain ``guard install claude`` does (Claude Code's sandbox too), its config trusted."""
     (isolated_home / "guard.yaml").write_text(SMART)
     installed = guard(["install", "claude"], isolated_home)
     assert installed.returncode == 0, installed.stderr

@@ -239,6 +239,7 @@ def _cli(argv: list[str]) -> int:
     return args.func(args)
 
 
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_cli_installs_in_the_current_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
@@ -328,6 +329,7 @@ def _personal(project: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("client", ["guard", "auto"])
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_path: Path, client: str) -> None:
     """Both hook programs (``guard hook``, and the curl client ``auto`` picks here, whose fallback is ``guard hook``) name guard absolutely."""
     project = _project(tmp_path)
@@ -356,6 +358,7 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hoks:\n  PreToolUse: []\n")
@@ -369,6 +372,7 @@ def test_install_refuses_a_config_that_does_not_load_unless_forced(tmp_path: Pat
     assert (project / ".claude/settings.json").is_file()
 
 
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_install_warns_when_a_hook_outlasts_the_clients_timeout(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n      timeout: 60\n")

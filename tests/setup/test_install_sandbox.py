@@ -55,6 +55,7 @@ def covered(path: str, denied: list[str]) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_claude_install_denies_every_protected_path_and_leaves_no_escape(project: Path) -> None:
     done = guard(project, "install", "claude")
     assert done.returncode == 0 and "protection level sandboxed" in done.stdout, done.stderr
@@ -73,6 +74,7 @@ def test_claude_install_denies_every_protected_path_and_leaves_no_escape(project
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_claude_sandbox_settings_merge_with_the_users_and_come_out_exactly(project: Path) -> None:
     mine = {"sandbox": {"enabled": True, "excludedCommands": [], "filesystem": {"allowWrite": ["~/.npm"], "denyWrite": ["/srv/data"]}},
             "permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(npm test)"]}, "model": "opus"}
@@ -95,6 +97,7 @@ def test_claude_sandbox_settings_merge_with_the_users_and_come_out_exactly(proje
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_no_sandbox_takes_out_only_what_guard_put_in(project: Path) -> None:
     (project / ".claude").mkdir()
     (project / ".claude/settings.local.json").write_text(json.dumps({"sandbox": {"enabled": False}}) + "\n")
@@ -161,7 +164,7 @@ def doctor_line(done: subprocess.CompletedProcess[str], topic: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the check runs bubblewrap (apt-get install bubblewrap socat)")
+@pytest.mark.usefixtures("sandbox_tools")  # the check runs bubblewrap
 def test_doctor_tries_claudes_sandbox_and_reports_the_level(project: Path, tmp_path: Path) -> None:
     assert guard(project, "install", "claude").returncode == 0
     sandboxed = doctor_line(guard(project, "doctor", "--model-timeout", "1"), "claude sandbox")
