@@ -4,7 +4,11 @@ A rule is about an effect, and every client names the tool that reaches it
 differently (Claude Code ``Bash``, Copilot ``bash``, Gemini ``run_shell_command``,
 Devin ``exec``). A matcher may name a canonical action instead of a tool, so one
 guard.yaml covers every client. The tables list the built-in tools each client
-documents; MCP tools are recognised by each client's naming scheme.
+documents; MCP tools are recognised by each client's naming scheme, and the writing
+tools of well-known MCP servers (the reference filesystem server's ``write_file``,
+``edit_file``, ``move_file``, ``create_directory``) also count as ``@write``/``@edit``,
+so a rule about writes meets every route of a write. A tool guard cannot classify is
+still ``@mcp``: a rule on ``@mcp`` (the starter's) judges it.
 Standard library only: this module is on the path of every ``guard hook`` call.
 """
 
@@ -16,6 +20,7 @@ from functools import lru_cache
 __all__ = [
     "ACTIONS",
     "CLIENT_TOOLS",
+    "MCP_TOOLS",
     "actions_of",
     "is_action",
     "is_name_list",
@@ -82,6 +87,15 @@ CLIENT_TOOLS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+#: Writing tools of well-known MCP servers, by tool name (whatever name the user gave the server): only ever adds
+#: actions to a call, so more rules judge it, never fewer. The reference filesystem server
+#: (@modelcontextprotocol/server-filesystem): write_file creates or overwrites a file, edit_file changes one,
+#: move_file moves or renames (a write where it lands, an edit of where it was), create_directory makes folders.
+MCP_TOOLS: dict[str, tuple[str, ...]] = {
+    "write_file": _WRITE, "edit_file": _EDIT, "move_file": _PATCH, "create_directory": _WRITE,
+}
+
+
 def _folded(tables: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, frozenset[str]]]:
     return {client: {name.casefold(): frozenset(acts) for name, acts in tools.items()} for client, tools in tables.items()}
 
@@ -123,14 +137,15 @@ def actions_of(client: str | None, tool_name: str) -> frozenset[str]:
     """The canonical actions ``tool_name`` performs in ``client`` (every client's reading when None or unknown).
 
     Names compare ignoring case (Copilot ``bash`` is Claude Code's ``Bash``). An MCP
-    tool gives ``@mcp``, ``@mcp:server`` and ``@mcp:server:tool`` for each reading of its name.
+    tool gives ``@mcp``, ``@mcp:server`` and ``@mcp:server:tool`` for each reading of its name,
+    and what a well-known server's writing tool of that name does (:data:`MCP_TOOLS`).
     """
     folded = tool_name.casefold()
     table = _BY_CLIENT.get(client or "")
     found = table.get(folded) if table is not None else None
     actions = set(found if found is not None else _ANY.get(folded, ()))
     for server, tool in _mcp_calls(client if table is not None else None, tool_name):
-        actions.update(("@mcp", f"@mcp:{server}", f"@mcp:{server}:{tool}"))
+        actions.update(("@mcp", f"@mcp:{server}", f"@mcp:{server}:{tool}", *MCP_TOOLS.get(tool.casefold(), ())))
     return frozenset(actions)
 
 

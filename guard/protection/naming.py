@@ -46,7 +46,8 @@ SECONDS = 1.0
 #: Fields whose text a tool writes or shows, never opens: file contents, replacements, prose.
 DATA_FIELDS = frozenset(
     {"content", "contents", "new_string", "old_string", "new_source", "description", "prompt", "text", "message", "body",
-     "title", "summary", "explanation", "justification", "commit_message", "new_str", "old_str", "file_text", "insert_text"}
+     "title", "summary", "explanation", "justification", "commit_message", "new_str", "old_str", "file_text", "insert_text",
+     "oldtext", "newtext"}  # the MCP filesystem server's edit_file: {"edits": [{"oldText", "newText"}]}
 )
 #: Fields a tool matches against file names (Glob's pattern, read_many_files' paths); elsewhere ``*`` is just a character.
 GLOB_FIELDS = frozenset({"pattern", "patterns", "glob", "include", "paths", "globs"})

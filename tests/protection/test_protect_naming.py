@@ -171,6 +171,17 @@ def test_a_word_of_a_sed_script_is_not_a_folder_at_the_root(project: Path) -> No
     assert not denied, said
 
 
+def test_an_mcp_filesystem_edit_is_refused_by_the_file_it_edits_not_by_the_text_it_writes(project: Path) -> None:
+    """The reference MCP filesystem server's edit_file: ``path`` is what it writes; ``oldText``/``newText`` are its data."""
+    edits = [{"oldText": "see the docs", "newText": "see guard.yaml and .claude/settings.json"}]
+    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "notes.md"), "edits": edits})
+    assert not denied, said
+    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "guard.yaml"), "edits": edits})
+    assert denied and "guard self-protection" in said, said
+    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__move_file", {"source": "x.json", "destination": ".claude/settings.json"})
+    assert denied and "guard self-protection" in said, said
+
+
 def test_a_tree_copied_onto_the_root_over_guard_s_installation_is_refused(project: Path) -> None:
     """``cp -r work /`` merges ./work into /work, where guard's installation lives."""
     (project / TOP).mkdir()

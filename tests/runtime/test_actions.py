@@ -106,6 +106,32 @@ def test_at_mcp_names_a_server_and_a_tool_in_each_clients_naming(client: str, to
     assert "caught by github-deletes" in (denied_by(client, hook(client, tool, {"name": "guard"}, project)) or "")
 
 
+#: The reference MCP filesystem server's writing tools (@modelcontextprotocol/server-filesystem), under two server names.
+MCP_WRITES = [("claude", "mcp__filesystem__write_file", {"path": "/home/u/.bashrc", "content": ""}),
+              ("claude", "mcp__fs__edit_file", {"path": "/etc/hosts", "edits": [{"oldText": "127.0.0.1 localhost", "newText": ""}]}),
+              ("codex", "mcp__filesystem__move_file", {"source": "data.db", "destination": "/tmp/data.db"}),
+              ("claude", "mcp__filesystem__create_directory", {"path": "/etc/cron.d/x"}),
+              ("gemini", "mcp_filesystem_write_file", {"path": "/home/u/.bashrc", "content": ""})]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("client", "tool", "tool_input"), MCP_WRITES, ids=[t for _, t, _ in MCP_WRITES])
+def test_an_mcp_filesystem_servers_writes_meet_the_rule_about_writes(client: str, tool: str, tool_input: dict[str, Any],
+                                                                     write_config: Any) -> None:
+    """The README guide's rule named @shell|@write|@edit: an MCP server's write_file outside the project ran no rule at all."""
+    project = write_config(config(("no-destructive", "@shell|@write|@edit"))).parent
+    assert "caught by no-destructive" in (denied_by(client, hook(client, tool, tool_input, project)) or "")
+
+
+@pytest.mark.slow
+def test_an_mcp_tool_guard_cannot_classify_meets_a_rule_on_mcp_and_a_read_stays_out_of_the_write_rule(write_config: Any) -> None:
+    project = write_config(config(("no-writes", "@write|@edit"), ("every-mcp-tool", "@mcp"))).parent
+    reason = denied_by("claude", hook("claude", "mcp__acme__deploy", {"target": "prod"}, project)) or ""
+    assert "caught by every-mcp-tool" in reason
+    reason = denied_by("claude", hook("claude", "mcp__filesystem__read_text_file", {"path": "README.md"}, project)) or ""
+    assert "caught by every-mcp-tool" in reason and "caught by no-writes" not in reason  # judged as an MCP call, not as a write
+
+
 def test_a_misspelt_action_is_a_config_error_that_blocks_and_says_what_was_meant(write_config: Any) -> None:
     project = write_config(config(("no-shell", "@shel"))).parent
     reason = denied_by("claude", hook("claude", "Bash", {"command": "ls"}, project))
