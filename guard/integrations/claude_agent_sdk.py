@@ -16,6 +16,7 @@ from guard.adapters import event_of
 from guard.adapters.claude import hook_output, with_warnings
 from guard.core.events.names import canonical_event
 from guard.core.extras import require
+from guard.integrations.tool_calls import trusted_only
 from guard.runtime.gate import CONFIG_BLOCKED_EVENTS, Gate, answer_by
 from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
 
@@ -42,7 +43,7 @@ def guard_hooks(config: str | None = None, **settings: Any) -> dict[str, list[Ho
     """
     from claude_agent_sdk import HookMatcher
 
-    gate = Gate(config, **settings)
+    gate = Gate(config, **trusted_only(settings))
     guarded = {spec.event for spec in gate.registry.specs()}
     if gate.config_error is not None:
         guarded |= CONFIG_BLOCKED_EVENTS
@@ -51,7 +52,8 @@ def guard_hooks(config: str | None = None, **settings: Any) -> dict[str, list[Ho
         event = canonical_event(name)
         if event in guarded:
             timeout = max((s.timeout for s in gate.registry.specs() if s.event == event), default=_DEFAULT_TIMEOUT) + 5
-            hooks[name] = [HookMatcher(matcher=None, hooks=[_callback(gate, timeout)], timeout=timeout)]
+            # a callback that fails (raises, or answers what the SDK cannot read) blocks the call, as guard hook's entry does
+            hooks[name] = [HookMatcher(matcher=None, hooks=[_callback(gate, timeout)], timeout=timeout, on_failure="block")]
     return hooks
 
 

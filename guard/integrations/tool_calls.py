@@ -19,7 +19,7 @@ from guard.core.decision import Decision
 from guard.runtime.gate import Gate, answer_by
 from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
 
-__all__ = ["ToolCallGate", "ToolVerdict", "verdict"]
+__all__ = ["ToolCallGate", "ToolVerdict", "trusted_only", "verdict"]
 
 log = logging.getLogger("guard.integrations")
 
@@ -35,6 +35,17 @@ class ToolVerdict:
     warnings: list[str] = field(default_factory=list)
 
 
+def trusted_only(options: dict[str, Any]) -> dict[str, Any]:
+    """An SDK's gate enforces the config the user trusted, as ``guard hook`` does, unless ``pinned=False`` is asked for.
+
+    The agent an SDK runs can write files, the config among them, and a cloned
+    repository's guard.yaml may name command hooks: an untrusted config denies every
+    tool call, saying to run ``guard trust``. ``pinned=False`` is for a program with no
+    person to trust it (CI), whose config is part of its own code.
+    """
+    return {"pinned": True, **options}
+
+
 class ToolCallGate:
     """A gate for one agent's tool calls (one per integration object: it keeps the warm model clients).
 
@@ -42,12 +53,13 @@ class ToolCallGate:
     names the agent run for session-aware rules and the audit log (default: a
     fresh id per object); ``deadline`` bounds each decision in seconds (hooks
     still running fail under their ``failure_mode``); other keywords go to
-    :class:`~guard.runtime.gate.Gate` (``server``, ``fail_closed``, ``fail_open_config``).
+    :class:`~guard.runtime.gate.Gate` (``server``, ``fail_closed``, ``fail_open_config``; ``pinned=False``
+    enforces the file as it is on disk, :func:`trusted_only`).
     """
 
     def __init__(self, config: str | None = None, *, session_id: str | None = None, cwd: str | None = None,
                  deadline: float | None = None, **options: Any) -> None:
-        self.gate = Gate(config, **options)
+        self.gate = Gate(config, **trusted_only(options))
         self.session_id = session_id or f"guard-{uuid.uuid4()}"
         self.cwd = cwd
         self.deadline = deadline

@@ -18,7 +18,7 @@ pytest.importorskip("claude_agent_sdk")
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
 from e2e.agent_cli import CLAUDE
-from fixtures.integration import guard_yaml
+from fixtures.integration import guard_yaml, write_trusted
 
 from guard.integrations.claude_agent_sdk import guard_hooks
 from guard.testing.anthropic_stub import AnthropicStub, final_text, tool_use
@@ -48,7 +48,7 @@ def bash(command: str) -> Any:
 @pytest.mark.claude
 @pytest.mark.slow
 async def test_a_denied_call_never_runs_and_the_model_sees_why_while_an_allowed_one_runs(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("Bash"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("Bash"))
     victim, marker, allowed = isolated_home / "victim", isolated_home / "ran", isolated_home / "allowed"
     victim.mkdir()
     hooks = guard_hooks(str(isolated_home / "guard.yaml"))
@@ -66,7 +66,7 @@ async def test_a_denied_call_never_runs_and_the_model_sees_why_while_an_allowed_
 @pytest.mark.claude
 @pytest.mark.slow
 async def test_a_rewrite_runs_the_rewritten_command(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("Bash"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("Bash"))
     out = isolated_home / "out.txt"
 
     await run_agent(isolated_home, guard_hooks(str(isolated_home / "guard.yaml")), bash(f"echo REWRITE-ME > {out}"), final_text("ok"))
@@ -79,7 +79,7 @@ async def test_a_rewrite_runs_the_rewritten_command(isolated_home: Path, policy:
 async def test_a_smart_rule_is_judged_in_process_by_the_model_inside_the_sdk_session(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.testing.openai_stub import Reply, StubServer
 
-    (isolated_home / "guard.yaml").write_text(
+    write_trusted(isolated_home / "guard.yaml", 
         "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n"
         "      failure_mode: fail_closed\n      rule: Deny shell commands that delete files.\n"
     )
@@ -104,7 +104,7 @@ async def call(hooks: dict[str, Any], event: str, payload: dict[str, Any]) -> di
 
 
 async def test_ask_and_deny_answer_in_the_sdk_hook_format(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("Bash"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("Bash"))
     hooks = guard_hooks(str(isolated_home / "guard.yaml"))
     assert "PreToolUse" in hooks and "UserPromptSubmit" not in hooks  # only events guard has hooks for
 
@@ -119,7 +119,7 @@ async def test_ask_and_deny_answer_in_the_sdk_hook_format(isolated_home: Path, p
 
 
 async def test_a_config_that_does_not_load_denies_every_tool_call(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      rule: [not, a, rule]\n")
+    write_trusted(isolated_home / "guard.yaml", "hooks:\n  PreToolUse:\n    - matcher: Bash\n      rule: [not, a, rule]\n")
     hooks = guard_hooks(str(isolated_home / "guard.yaml"))
 
     out = await call(hooks, "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "x"}})
@@ -130,7 +130,7 @@ async def test_a_config_that_does_not_load_denies_every_tool_call(isolated_home:
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
 async def test_a_failing_hook_follows_its_failure_mode_and_an_unjudged_allow_is_shown(isolated_home: Path, policy: Any, mode: str) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("Bash", failure_mode=mode, callable_name="broken"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("Bash", failure_mode=mode, callable_name="broken"))
 
     out = await call(guard_hooks(str(isolated_home / "guard.yaml")), "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
 
@@ -140,3 +140,21 @@ async def test_a_failing_hook_follows_its_failure_mode_and_an_unjudged_allow_is_
     else:
         assert "hookSpecificOutput" not in out
         assert "the policy service is down" in out["systemMessage"]  # the SDK shows it to the user
+
+
+@pytest.mark.claude
+@pytest.mark.slow
+async def test_a_guard_callback_that_fails_blocks_the_call(isolated_home: Path, policy: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """guard's hooks carry on_failure="block": a callback that raises (a bug, an interpreter shutting down) never lets the call run."""
+    from guard.runtime.gate import Gate
+
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("Bash"))
+    hooks = guard_hooks(str(isolated_home / "guard.yaml"))
+
+    async def fails(self: Gate, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("guard's callback failed")
+
+    monkeypatch.setattr(Gate, "adecide", fails)
+    marker = isolated_home / "ran"
+    agent, _ = await run_agent(isolated_home, hooks, bash(f"touch {marker}"), final_text("ok"))
+    assert not marker.exists(), "the call ran although guard's callback failed"

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langchain.agents")
 
-from fixtures.integration import guard_yaml
+from fixtures.integration import guard_yaml, write_trusted
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
@@ -51,7 +51,7 @@ def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_a_denied_call_never_runs_and_its_reason_reaches_the_model(isolated_home: Path, policy: Any, mode: str) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
     agent = agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("rm -rf /srv", "ls", "echo REWRITE-ME"), ran)
     request = {"messages": [{"role": "user", "content": "clean up"}]}
@@ -67,7 +67,7 @@ async def test_a_denied_call_never_runs_and_its_reason_reaches_the_model(isolate
 
 
 async def test_ask_is_refused_because_no_person_is_in_the_loop(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
 
     result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("release APPROVE-ME"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
@@ -78,7 +78,7 @@ async def test_ask_is_refused_because_no_person_is_in_the_loop(isolated_home: Pa
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
 async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell", failure_mode=mode, callable_name="broken"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell", failure_mode=mode, callable_name="broken"))
     ran: list[str] = []
 
     result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
@@ -91,7 +91,7 @@ async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, poli
 
 
 async def test_a_config_that_does_not_load_blocks_every_tool(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: shell\n      rule: [not, a, rule]\n")
+    write_trusted(isolated_home / "guard.yaml", "hooks:\n  PreToolUse:\n    - matcher: shell\n      rule: [not, a, rule]\n")
     ran: list[str] = []
 
     result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
@@ -102,7 +102,7 @@ async def test_a_config_that_does_not_load_blocks_every_tool(isolated_home: Path
 async def test_a_smart_rule_judges_through_the_model_once_and_the_cache_answers_the_next_agent(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from guard.testing.openai_stub import Reply, StubServer
 
-    (isolated_home / "guard.yaml").write_text(
+    write_trusted(isolated_home / "guard.yaml", 
         "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: shell\n      depth: quick\n"
         "      rule: Deny shell commands that delete files.\n"
     )

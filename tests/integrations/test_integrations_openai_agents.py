@@ -17,7 +17,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
 from agents.models.interface import Model
-from fixtures.integration import guard_yaml
+from fixtures.integration import guard_yaml, write_trusted
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from guard.integrations.openai_agents import guard_agent_tools
@@ -60,7 +60,7 @@ def agent_for(model: ScriptedModel, ran: list[str]) -> Agent[Any]:
 
 
 async def test_a_denied_call_never_runs_and_the_model_is_told_why(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
     model = ScriptedModel("rm -rf /srv", "ls")
     agent = guard_agent_tools(agent_for(model, ran), str(isolated_home / "guard.yaml"))
@@ -75,7 +75,7 @@ async def test_a_denied_call_never_runs_and_the_model_is_told_why(isolated_home:
 
 
 async def test_a_rewrite_is_offered_to_the_model_and_its_retry_runs(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
     model = ScriptedModel("echo REWRITE-ME", "echo rewritten-by-guard")  # the model takes the offered arguments
     agent = guard_agent_tools(guard_agent_tools(agent_for(model, ran), str(isolated_home / "guard.yaml")), str(isolated_home / "guard.yaml"))
@@ -89,7 +89,7 @@ async def test_a_rewrite_is_offered_to_the_model_and_its_retry_runs(isolated_hom
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
 async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell", failure_mode=mode, callable_name="broken"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell", failure_mode=mode, callable_name="broken"))
     ran: list[str] = []
     model = ScriptedModel("ls")
 
@@ -102,7 +102,7 @@ async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, poli
 
 
 async def test_ask_is_rejected_because_no_person_is_in_the_loop(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("shell"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
     model = ScriptedModel("release APPROVE-ME")
 
@@ -136,7 +136,7 @@ def test_tools_behind_handoffs_and_agents_used_as_tools_are_guarded_and_named(
 
 
 async def test_a_handoff_agents_shell_call_is_judged(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("'@shell'"))
     ran: list[str] = []
     ops_model = calls(("shell", {"command": "rm -rf /srv/data"}))
     ops = agent_for(ops_model, ran)
@@ -151,7 +151,7 @@ async def test_a_handoff_agents_shell_call_is_judged(isolated_home: Path, policy
 
 
 async def test_an_agent_used_as_a_tool_has_its_shell_call_judged(isolated_home: Path, policy: Any) -> None:
-    (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
+    write_trusted(isolated_home / "guard.yaml", guard_yaml("'@shell'"))
     ran: list[str] = []
     helper_model = calls(("shell", {"command": "rm -rf /srv/data"}))
     helper = agent_for(helper_model, ran)
