@@ -376,7 +376,7 @@ def _config_warnings(timeout_s: int) -> list[str]:
 
 
 def _write_starter_if_none() -> None:
-    """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts."""
+    """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts (at a terminal)."""
     from pathlib import Path
 
     from guard.config import find_config
