@@ -48,8 +48,9 @@ class Finding:
 def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout: float) -> Iterator[Finding]:
     """Every check, in the order a user fixes things: config, trust, models, installed hooks, PATH."""
     found = list(_installed(project_dir, home))
-    hooks, launched = _launched([h for h in found if isinstance(h, InstalledHook)], project_dir, home)
-    installed_here = any(h.scope == "project" for h in hooks)
+    written = [h for h in found if isinstance(h, InstalledHook)]
+    hooks, launched = _launched(written, project_dir, home)
+    installed_here = any(h.scope == "project" for h in written)
     from guard.setup.team_checks import audit_store_findings, org_findings
 
     yield from org_findings(Finding)
@@ -69,7 +70,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     yield from _when_hooks_fail(hooks)
     plugins = plugin_scopes(project_dir=project_dir, home=home)
     yield from _plugins(plugins, home)
-    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(hooks) or bool(plugins))
+    yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(written) or bool(plugins) or bool(launched))
     yield from _sandboxes(sorted({h.client for h in hooks}), loaded or LoadedConfig(), project_dir, home)
     yield from _curl_clients(hooks, project_dir, home)
     yield from _path(hooks)

@@ -107,3 +107,35 @@ def test_doctor_warns_when_nothing_is_installed_and_there_is_no_config(isolated_
     assert proc.returncode == 0, proc.stdout
     warns = lines(proc, "WARN")
     assert any("no guard.yaml here" in line for line in warns) and any("not installed in any client" in line for line in warns)
+
+
+def test_doctor_on_a_teammates_clone_says_guard_is_not_installed_for_them_and_what_to_run(isolated_home: Path, tmp_path: Path) -> None:
+    """The clone has what the team committed (guard.yaml, .claude/settings.json), not the installer's local settings."""
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
+    assert guard(["install", "claude", "--no-sandbox"], isolated_home).returncode == 0
+    clone = tmp_path / "clone"
+    (clone / ".claude").mkdir(parents=True)
+    for name in ("guard.yaml", ".claude/settings.json", ".claude/.gitignore"):
+        (clone / name).write_bytes((isolated_home / name).read_bytes())
+    assert str(isolated_home) not in (clone / ".claude/settings.json").read_text()  # nobody's paths in what is shared
+
+    proc = guard(["doctor", "--model-timeout", "1"], clone, PATH="/usr/bin:/bin")  # no guard on the teammate's PATH
+    assert proc.returncode == 1
+    assert any("guard is not installed for you here" in line for line in lines(proc, "FAIL")), proc.stdout
+    assert "fix: pip install plainguard, then guard install claude in this project" in proc.stdout, proc.stdout
+    assert any(line.startswith("FAIL  trust") for line in lines(proc, "FAIL")), proc.stdout  # never trusted on this machine
+
+
+@pytest.mark.parametrize(("version", "status"), [("2.1.290", "FAIL"), ("2.1.332", "ok")])
+def test_doctor_says_what_each_client_does_when_guards_program_fails_and_flags_a_claude_code_too_old_for_on_failure(
+        isolated_home: Path, version: str, status: str) -> None:
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
+    for client in ("claude", "codex"):
+        assert guard(["install", client, "--no-sandbox"], isolated_home).returncode == 0
+    claude = isolated_home / "claude"
+    claude.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    claude.chmod(0o755)
+    proc = guard(["doctor", "--model-timeout", "1"], isolated_home, GUARD_CLAUDE_BIN=str(claude))
+    told = [line for line in proc.stdout.splitlines() if "when guard fails" in line]
+    assert any(line.startswith(status) and "claude when guard fails" in line and version in line for line in told), told
+    assert any(line.startswith("WARN") and "codex when guard fails" in line and "lets the call run" in line for line in told), told

@@ -391,6 +391,27 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPa
     assert hook is not None and hook.program == ("/Users/me/My Projects/.venv/bin/guard",) and hook.identity == ("claude", "")
 
 
+def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_a_config_hook(tmp_path: Path) -> None:
+    """Reinstalling replaces it (and an old direct entry) in place, and a settings.json read as a config skips it (it is what runs)."""
+    from guard.config import load_config
+    from guard.config.own_hook import parse_guard_hook
+    from guard.setup.install import CLIENTS
+    from guard.setup.team_hook import launcher
+
+    commands = {event: launcher(event, 30) for event in CLIENTS["claude"].events}
+    hook = parse_guard_hook(commands["PreToolUse"])
+    assert hook is not None and hook.program == ("$GUARD_HOOK",) and hook.identity == ("claude", "")
+    project = _project(tmp_path)
+    path = project / ".claude/settings.json"
+    theirs = {"type": "command", "command": "./lint.sh"}
+    _write(path, {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": default_command("claude")}, theirs]}]}})
+    install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"], command=commands["PreToolUse"], event_commands=commands)
+    [group] = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert [h["command"] for h in group["hooks"]] == [commands["PreToolUse"], "./lint.sh"]
+    loaded = load_config(str(path), use_snapshot=False)
+    assert [spec.command for spec in loaded.specs if spec.kind == "command"] == ["./lint.sh"]
+
+
 def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
     import guard.setup.install as install_module
