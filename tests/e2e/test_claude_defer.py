@@ -21,11 +21,10 @@ pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 
 def _with_defer(project: AgentProject) -> None:
-    path = project.dir / ".claude" / "settings.json"
+    """``--defer`` on this machine's hook program (``GUARD_HOOK`` in the local settings), as docs/clients.md says to add it."""
+    path = project.dir / ".claude" / "settings.local.json"
     settings = json.loads(path.read_text())
-    for group in settings["hooks"]["PreToolUse"]:
-        for handler in group["hooks"]:
-            handler["command"] += " --defer"
+    settings["env"]["GUARD_HOOK"] += " --defer"
     path.write_text(json.dumps(settings))
 
 
