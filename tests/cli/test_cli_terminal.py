@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.processes import run_guard
 from test_cli_output import closed_pipe_run
 
 from guard.audit import AuditLog
@@ -42,7 +43,7 @@ def in_terminal(args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
 
 
 def piped(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return run_guard(args, cwd, timeout=120)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.terminal import at_terminal
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -88,9 +89,10 @@ def test_an_agent_cannot_swap_the_trusted_config_by_deleting_it_and_running_init
 @pytest.mark.slow
 def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_route(
         client: str, tool: str, tool_input: dict[str, Any], isolated_home: Path, judge: StubServer) -> None:
-    installed = guard("install", "claude", "--no-sandbox", cwd=isolated_home)
-    assert installed.returncode == 0, installed.stderr
-    assert "wrote the starter" in installed.stdout and "trusted" in installed.stdout
+    code, shown = at_terminal([sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"], answer=None, cwd=isolated_home,
+                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})  # at the user's terminal: install trusts what it wrote
+    assert code == 0, shown
+    assert "wrote the starter" in shown and "trusted" in shown and "is not trusted" not in shown, shown
 
     hook = guard("hook", "--format", client, cwd=isolated_home, stdin=event(client, tool, tool_input, isolated_home),
                  GUARD_API_BASE=judge.url)
