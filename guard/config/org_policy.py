@@ -139,6 +139,11 @@ def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
     return OrgLocation(os.path.abspath(key) if key else "", os.path.abspath(moved or system_policy), "environment")
 
 
+#: The variable a project's shared launcher runs (what ``guard install claude`` writes into the local settings). guard
+#: never reads it, so it cannot steer the org's rules: the org's hook is a managed or user-scope entry with an absolute
+#: program, which a project's settings cannot change; the project's own launcher entry it could as well delete.
+_LAUNCHER_VARIABLE = "GUARD_HOOK"
+
 #: Agent clients' settings whose ``env`` the client hands to its hooks: (folder, names) under the project and the user's folder.
 _CLIENT_ENV = ((".claude", ("settings.json", "settings.local.json")),)
 
@@ -166,7 +171,7 @@ def _set_by_client_settings(environ: Mapping[str, str]) -> tuple[str, str] | Non
             env = json.loads(text or "{}").get("env")
         except (ValueError, AttributeError):
             continue  # not settings Claude Code would read either
-        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_")) if isinstance(env, dict) else []
+        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_") and name != _LAUNCHER_VARIABLE) if isinstance(env, dict) else []
         if named:
             return file, named[0]
     return None

@@ -319,3 +319,5 @@ def test_a_projects_settings_env_cannot_point_the_org_judge_elsewhere(org_policy
     assert decision == "deny" and "sets $GUARD_API_BASE in its env" in _reason(out), out
     (isolated_home / ".claude" / "settings.json").write_text('{"env": {"NODE_ENV": "test"}}')
     assert _hook(isolated_home, "ls", env={"CLAUDE_PROJECT_DIR": str(isolated_home)})[0] != "deny", "other variables are the project's"
+    (isolated_home / ".claude" / "settings.local.json").write_text('{"env": {"GUARD_HOOK": "/opt/guard/bin/guard hook"}}')
+    assert _hook(isolated_home, "ls", env={"CLAUDE_PROJECT_DIR": str(isolated_home)})[0] != "deny", "guard install claude's own GUARD_HOOK"
