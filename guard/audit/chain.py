@@ -33,7 +33,7 @@ from typing import Any
 from guard.audit.head_record import HeadRecord, break_of
 from guard.storage.secret import TrustError, seal, verify
 
-__all__ = ["COLUMNS", "ChainReport", "ChainWriter", "create", "verify_chain"]
+__all__ = ["COLUMNS", "ChainReport", "ChainWriter", "create", "restart_reason", "verify_chain"]
 
 #: The columns a row's seal covers, in order (``id`` is sealed beside them).
 COLUMNS = ("time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd", "hooks", "payload",
@@ -181,7 +181,8 @@ class ChainReport:
             self.problems.append(problem)
 
 
-def _restart_reason(warnings: Any) -> str:
+def restart_reason(warnings: Any) -> str:
+    """The restart warning among a row's ``warnings`` (its JSON text): why the chain began again at that row."""
     try:
         found = [w for w in json.loads(warnings) if isinstance(w, str) and w.startswith("audit chain restarted")]
     except (TypeError, ValueError):
@@ -214,7 +215,7 @@ def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None
         if verify(chain, _ROW, previous, str(row_id), _canonical(values)):
             pass
         elif verify(chain, _ROW, _RESTART, str(row_id), _canonical(values)):
-            report._add(f"#{row_id}: {_restart_reason(values[WARNINGS])}")
+            report._add(f"#{row_id}: {restart_reason(values[WARNINGS])}")
         elif not missing:
             report._add(f"#{row_id} does not match its seal: it was edited, or moved from another place in the log")
         previous = chain

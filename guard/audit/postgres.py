@@ -25,6 +25,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from guard.audit.chain import restart_reason
 from guard.core.errors import GuardError
 
 if TYPE_CHECKING:
@@ -245,6 +246,10 @@ class AuditStore:
         twice: dict[str, list[int]] = {}
         for log_id, row_id in self._query("SELECT log_id, row_id FROM guard_decisions GROUP BY log_id, row_id HAVING count(*) > 1 ORDER BY log_id, row_id"):
             twice.setdefault(str(log_id), []).append(int(row_id))
+        restarted: dict[str, list[tuple[int, str]]] = {}
+        for log_id, row_id, warnings in self._query(
+                "SELECT log_id, row_id, warnings FROM guard_decisions WHERE row_id > 1 AND strpos(warnings, 'audit chain restarted') > 0 ORDER BY log_id, row_id"):
+            restarted.setdefault(str(log_id), []).append((int(row_id), restart_reason(warnings)))
         inside: dict[str, list[tuple[int, int]]] = {}
         for log_id, first, last in holes:
             inside.setdefault(str(log_id), []).append((int(first), int(last)))
@@ -261,6 +266,8 @@ class AuditStore:
             for start, end in _runs(twice.get(str(log_id), [])):
                 lines.append(f"{where}: {_span(start, end)} arrived twice with different contents (the local log was emptied or cut back"
                              " and numbered again under its id)")
+            for row_id, reason in restarted.get(str(log_id), []):
+                lines.append(f"{where}: #{row_id}: {reason}")
             sent_up_to = int(last or 0)
             if int(last_local) > sent_up_to:
                 span = _span(sent_up_to + 1, int(last_local))

@@ -179,7 +179,8 @@ def test_a_password_in_the_urls_query_is_shown_nowhere(tmp_path: Path) -> None:
 
 def test_a_log_emptied_under_its_own_id_does_not_hide_the_rows_that_follow(postgres_url: str, tmp_path: Path) -> None:
     """Rows sent, then the local log emptied under the same log id (what an agent that got around protection might do): the rows
-    that follow, numbered from #1 again, reach the store beside the first ones, and the store says the log was rewritten."""
+    that follow reach the store beside the first ones, and the store says the log was rewritten. (The next rows continue after
+    guard's record of the log's end, kept outside it, and restart the chain saying why.)"""
     gwen = Home(tmp_path, "gwen", f"audit:\n  url: {postgres_url}\n{RULE}")
     for n in range(3):
         gwen.hook(f"echo {n}")
@@ -193,7 +194,7 @@ def test_a_log_emptied_under_its_own_id_does_not_hide_the_rows_that_follow(postg
     rows = central_rows(postgres_url)
     assert {f"rm -rf evidence{n}" for n in range(3)} <= {row["payload"]["tool_input"]["command"] for row in rows}, rows  # type: ignore[index]
     verify = run_guard(["log", "verify", "--audit", postgres_url], tmp_path)
-    assert verify.returncode == 1 and "#1–#3 arrived twice with different contents" in verify.stdout, verify.stdout
+    assert verify.returncode == 1 and "#4: audit chain restarted" in verify.stdout, verify.stdout
 
 
 def test_a_writer_with_the_documented_grants_cannot_hide_a_machines_rows(postgres_url: str, tmp_path: Path) -> None:
