@@ -220,6 +220,8 @@ def test_guard_doctor_reports_the_org_policy_and_what_waits_for_the_audit_store(
     org = org_policy(ORG.replace("serial: 5\n", "audit:\n  url: postgresql://guard@127.0.0.1:9/nowhere\n"))
     write_config(PERMISSIVE)
     _hook(isolated_home, "rm -rf build")  # a row for the org's store, which cannot be reached
+    # The hook's forked shipper may not have tried yet on a busy machine: a shipping of our own has, once it returns.
+    assert run_guard(["log", "ship"], isolated_home).returncode != 0
     done = run_guard(["doctor"], isolated_home, env={"GUARD_PLAIN": "1"})
     org_lines = [line for line in done.stdout.splitlines() if "org policy:" in line]
     assert org_lines[0].startswith("ok") and "signed by key" in org_lines[0] and "1 hook(s)" in org_lines[0]
