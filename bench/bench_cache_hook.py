@@ -74,15 +74,22 @@ def start_service(workdir: Path, env: dict[str, str], unix_socket: str | None) -
     return proc, f"http://127.0.0.1:{port}"
 
 
-def installed_curl_client(workdir: Path, env: dict[str, str]) -> list[str] | None:
-    """``guard install claude --client curl`` in ``workdir``: the PreToolUse command it wrote (None when it cannot install here)."""
+def installed_curl_client(workdir: Path, env: dict[str, str]) -> tuple[str, list[str]] | None:
+    """``guard install claude --client curl`` in ``workdir``: the shared PreToolUse launcher it wrote and this user's
+    ``GUARD_HOOK`` it runs (the curl client: ``sh SCRIPT SOCKET CREDENTIAL MAX_TIME guard hook …``); None when it cannot install here."""
     done = subprocess.run([*guard_command(), "install", "claude", "--client", "curl"], cwd=workdir, env=env, capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
         print(f"no installed curl client row: {done.stderr.strip()}", file=sys.stderr)
         return None
     hooks = json.loads((workdir / ".claude" / "settings.json").read_text())["hooks"]
-    return shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])
+    personal = json.loads((workdir / ".claude" / "settings.local.json").read_text())["env"]["GUARD_HOOK"]
+    return hooks["PreToolUse"][0]["hooks"][0]["command"], shlex.split(personal)
+
+
+def as_claude_runs(workdir: Path, launcher: str, personal: list[str]) -> list[str]:
+    """The launcher as Claude Code runs it: in a shell, with the local settings' env and the project's folder."""
+    return ["env", f"GUARD_HOOK={shlex.join(personal)}", f"CLAUDE_PROJECT_DIR={workdir}", "sh", "-c", launcher]
 
 
 def main() -> None:
@@ -110,7 +117,7 @@ def main() -> None:
         timed(hook, hit_event, audit_off, env, 1)
         calls_before = stub.calls
         installed = installed_curl_client(audit_off, env) if shutil.which("curl") else None
-        service, url = start_service(audit_off, env, installed[2] if installed else None)
+        service, url = start_service(audit_off, env, installed[1][2] if installed else None)
         cases = {
             "base": ([sys.executable, "-c", "pass"], "", audit_on),
             "stdlib": ([sys.executable, "-c", HIT_STDLIB], "", audit_on),
@@ -124,9 +131,11 @@ def main() -> None:
             check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
             assert '"permissionDecision": "deny"' in check.stdout, check
         if installed:
-            cases["installed_curl"] = (installed, hit_event, audit_off)
+            launcher, personal = installed
+            cases["installed_curl"] = (as_claude_runs(audit_off, launcher, personal), hit_event, audit_off)
             # its fallback swapped for `false`: the deny must come over the socket, not from the guard hook it falls back to
-            check = subprocess.run([*installed[:5], "false"], input=hit_event, capture_output=True, text=True, env=env, check=False)
+            check = subprocess.run(as_claude_runs(audit_off, launcher, [*personal[:5], "false"]), input=hit_event, capture_output=True,
+                                   text=True, env=env, check=False)
             assert check.returncode == 0 and '"permissionDecision": "deny"' in check.stdout, check
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         try:
