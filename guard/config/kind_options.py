@@ -62,6 +62,7 @@ class SmartFields(BaseModel):
     context: Literal["event", "request", "session"] = "event"
     skip_read_only: bool = False
     skip_project_writes: bool = False
+    judge_together: bool = True
 
 
 class CommandFields(BaseModel):

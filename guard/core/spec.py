@@ -88,7 +88,9 @@ class HookSpec(FrozenRecord):
     and recent actions); ``skip_read_only`` the rule says a call proven to only read
     cannot break it, so such calls are allowed without a model (:mod:`guard.judge.read_only_lane`;
     ``paths`` then holds what such a read may not name); ``skip_project_writes`` says the same of a call proven
-    to write only plain files inside the project with reading programs (and includes the reads). Callable: ``target`` is "module:function". Protect: ``paths``
+    to write only plain files inside the project with reading programs (and includes the reads); ``judge_together``
+    (default true) lets the rule be judged in one model request with the other smart rules that apply to the same call
+    at the same depth (:mod:`guard.judge.together`). Callable: ``target`` is "module:function". Protect: ``paths``
     are (label, absolute file or folder) no tool call may change. ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
     them (``guard trust``); None when the config was read from disk untrusted
@@ -103,8 +105,8 @@ class HookSpec(FrozenRecord):
     __slots__ = (
         "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
         "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
-        "skip_read_only", "skip_project_writes", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths", "scripts",
-        "mode", "final", "options", "on_ask",
+        "skip_read_only", "skip_project_writes", "judge_together", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths",
+        "scripts", "mode", "final", "options", "on_ask",
     )
     id: str
     kind: str
@@ -126,6 +128,7 @@ class HookSpec(FrozenRecord):
     context: str
     skip_read_only: bool
     skip_project_writes: bool
+    judge_together: bool
     command: str | None
     url: str | None
     secret: str | None
@@ -162,6 +165,7 @@ class HookSpec(FrozenRecord):
         context: str = "event",
         skip_read_only: bool = False,
         skip_project_writes: bool = False,
+        judge_together: bool = True,
         command: str | None = None,
         url: str | None = None,
         secret: str | None = None,
@@ -212,6 +216,8 @@ class HookSpec(FrozenRecord):
             del data["options"]
         if self.on_ask == "client":  # likewise: a spec that does not ask for approvals keeps its form
             del data["on_ask"]
+        if self.judge_together:  # the default, left out for the same reason
+            del data["judge_together"]
         return data
 
     @classmethod

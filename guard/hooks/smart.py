@@ -21,7 +21,7 @@ from guard.cache import open_cache
 from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.core.decision import HookResult
 from guard.core.errors import CacheError, JudgeTooLarge, ModelNotConfigured
-from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
+from guard.judge.keys import cache_value, code_cache_key, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.providers import check_models
 from guard.judge.tiers import Judgement, judge, models_for
@@ -112,10 +112,15 @@ class SmartHook:
         except CacheError:
             log.warning("decision cache write failed", exc_info=True)
 
-    def _cached(self, hit: dict[str, Any], started: float) -> HookResult:
-        result = result_from_cache(self.spec, hit)
+    def _cached(self, hit: dict[str, Any], started: float, *, reused: bool = False) -> HookResult:
+        result = result_from_cache(self.spec, hit, reused=reused)
         result.latency_ms = round((time.monotonic() - started) * 1000, 3)
         return result
+
+    def _earlier(self, cache: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """An earlier judgement of the same code, whatever the command's spelling (:func:`code_cache_key`), or None."""
+        key = code_cache_key(self.spec, self.ctx.settings, payload)
+        return self._lookup(cache, key, record_miss=False) if key is not None else None
 
     def _too_large(self, exc: JudgeTooLarge, started: float) -> HookResult:
         """A deny, not a failure: an event too large for the model to see whole is never allowed on that ground."""
@@ -138,6 +143,11 @@ class SmartHook:
             details["windows"] = judgement.prompt.parts  # every byte judged, in this many overlapping calls
         if judgement.failures:
             details["failed_calls"] = judgement.failures  # the verdict stands on the calls that answered
+        deferred = judgement.deferred
+        if deferred is not None and (deferred.block is not None or deferred.seen):
+            block = deferred.block or {}
+            details["deferred"] = {"files": [f["path"] for f in block.get("files", [])], "left_out": len(block.get("left_out", [])),
+                                   "complete": deferred.complete, "seen": [list(pair) for pair in deferred.seen]}
         return HookResult(
             id=self.spec.id,
             type="smart",
@@ -159,11 +169,13 @@ class SmartHook:
         """
         if self.spec.lane is not None and _lane(self.spec, event.payload()) is not None:
             return
-        _, key = self._payload_and_key(event, keep=True)
+        payload, key = self._payload_and_key(event, keep=True)
         hit = self._lookup(self._cache(), key)
         if hit is not None:
             self._prefetched[key] = hit
             return
+        if self._earlier(self._cache(), payload) is not None:
+            return  # run() answers from it: no model client needed
         self._missed[key] += 1
         try:
             models = models_for(self.spec, self.ctx.settings)
@@ -190,6 +202,9 @@ class SmartHook:
             hit = self._lookup(cache, key, record_miss=not counted)
         if hit is not None:
             return self._cached(hit, started)
+        earlier = self._earlier(cache, payload)
+        if earlier is not None:
+            return self._cached(earlier, started, reused=True)
 
         async def judge_and_store() -> tuple[Judgement, float]:
             models = models_for(self.spec, settings)
@@ -201,7 +216,12 @@ class SmartHook:
             memo = _CacheMemo(self, cache) if cache is not None else None
             judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy, memo=memo)
             if not judgement.failures:
-                self._store(cache, key, self._result(judgement, judging))
+                result = self._result(judgement, judging)
+                self._store(cache, key, result)
+                if judgement.deferred is None or judgement.deferred.complete:
+                    code_key = code_cache_key(self.spec, settings, payload, judged=judgement.deferred.seen if judgement.deferred else [])
+                    if code_key is not None:
+                        self._store(cache, code_key, result)
             return judgement, judging
 
         async def judge_once_per_fleet() -> tuple[Judgement, float] | dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from guard.cache.key import cache_key, canonical_payload
 from guard.core.decision import HookResult
-from guard.core.session import FILES_FIELD, SESSION_FIELD
+from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
+from guard.judge.deferred import code_key_parts, deferred_view
 from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 from guard.judge.view import effect_of, session_shown
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from guard.core.settings import Settings
     from guard.core.spec import HookSpec
 
-__all__ = ["KEY_VERSION", "cache_value", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
+__all__ = ["KEY_VERSION", "cache_value", "code_cache_key", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
 
 KEY_VERSION = 2  # 2: the judge is shown each call's effect (guard.judge.view)
 DEPTHS = ("quick", "thorough", "auto")
@@ -49,8 +50,8 @@ def resolve_model(spec: HookSpec, settings: Settings, tier: str) -> str | None:
     return model
 
 
-def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any]) -> str:
-    """The decision-cache key of ``spec`` judging ``payload``; never raises for a missing model."""
+def _judged_by(spec: HookSpec, settings: Settings) -> dict[str, Any]:
+    """What a verdict of ``spec`` depends on besides the call: the rule, depth, every tier's model, template and parameters, the endpoint."""
     tiers: dict[str, Any] = {}
     for tier in tiers_for(spec.depth):
         template = load_template(CUSTOM_TEMPLATE if spec.prompt is not None else TIERS[tier].template)
@@ -61,30 +62,59 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
             "params": TIERS[tier].params(),
         }
     window = load_template(WINDOW_TEMPLATE)  # the words sent with every window of a long event
+    return {
+        "window_template": [window.version, window.sha256],
+        "kind": "smart",
+        "rule": spec.rule,
+        "prompt": spec.prompt,
+        "depth": spec.depth,
+        "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
+        "tiers": tiers,
+        "api_base": settings.effective_api_base(),
+        **({"apart": True} if not spec.judge_together else {}),
+    }
+
+
+def _session_part(spec: HookSpec, payload: dict[str, Any]) -> dict[str, Any]:
+    """A session-aware rule is keyed on exactly the context it is shown; context-free rules keep their key."""
     session = session_shown(spec, payload)
-    shown: dict[str, Any] = {}
-    if session is not None:  # keyed on exactly the context shown; context-free rules keep their key
-        note = load_template(SESSION_TEMPLATE)
-        shown = {"session": session.digest(), "session_template": [note.version, note.sha256]}
+    if session is None:
+        return {}
+    note = load_template(SESSION_TEMPLATE)
+    return {"session": session.digest(), "session_template": [note.version, note.sha256]}
+
+
+def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any]) -> str:
+    """The decision-cache key of ``spec`` judging ``payload``; never raises for a missing model.
+
+    A call that may run project code unnamed is keyed on the changed files this rule's judges have not seen run
+    (:mod:`guard.judge.deferred`): the same command after a module it imports changed is judged again.
+    """
+    deferred = deferred_view(spec, payload, for_key=True)
     return cache_key(
         {
             "v": KEY_VERSION,
-            "window_template": [window.version, window.sha256],
-            "kind": "smart",
-            "rule": spec.rule,
-            "prompt": spec.prompt,
-            "depth": spec.depth,
-            "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
-            "tiers": tiers,
-            "api_base": settings.effective_api_base(),
-            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD), spec.cache_keep),
+            **_judged_by(spec, settings),
+            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), spec.cache_keep),
             "effect": effect_of(payload, for_key=True),
-            **shown,
+            **({"deferred": deferred.block} if deferred is not None else {}),
+            **_session_part(spec, payload),
         }
     )
 
 
+def code_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any], *, judged: list[tuple[str, str]] | None = None) -> str | None:
+    """The key of an earlier judgement of the same code (:func:`guard.judge.deferred.code_key_parts`), whatever the
+    command's spelling, or None when the call cannot be answered that way."""
+    code = code_key_parts(spec, payload, judged=judged)
+    if code is None:
+        return None
+    return cache_key({"v": 1, **_judged_by(spec, settings), "kind": "smart-code", **code, **_session_part(spec, payload)})
+
+
 _CACHED_FIELDS = ("decision", "reason", "confidence", "tier", "model")
+#: Details a cached verdict keeps: which prompt judged, the reasoning, the deferred code it covered, the rules judged with it.
+_CACHED_DETAILS = ("prompt_version", "prompt_hash", "reasoning", "deferred", "judged_together")
 
 
 def cache_value(result: HookResult) -> dict[str, Any]:
@@ -93,15 +123,21 @@ def cache_value(result: HookResult) -> dict[str, Any]:
         raise ValueError("only verdicts are cached")
     value: dict[str, Any] = {name: getattr(result, name) for name in _CACHED_FIELDS}
     value["cost_usd"] = result.cost_usd
-    for name in ("prompt_version", "prompt_hash", "reasoning"):
+    for name in _CACHED_DETAILS:
         if name in result.details:
             value[name] = result.details[name]
     return value
 
 
-def result_from_cache(spec: HookSpec, value: dict[str, Any]) -> HookResult:
-    """A HookResult for a cache hit: no call made, so it cost nothing this time (unknown stays unknown)."""
-    details: dict[str, Any] = {k: value[k] for k in ("prompt_version", "prompt_hash", "reasoning") if k in value}
+def result_from_cache(spec: HookSpec, value: dict[str, Any], *, reused: bool = False) -> HookResult:
+    """A HookResult for a cache hit: no call made, so it cost nothing this time (unknown stays unknown).
+
+    ``reused``: the hit is an earlier judgement of the same code (:func:`code_cache_key`), which the details say.
+    """
+    details: dict[str, Any] = {k: value[k] for k in _CACHED_DETAILS if k in value}
+    if reused:
+        details["reused"] = "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"
+        details.pop("deferred", None)  # that judgement's view, not this call's: this call showed nothing new
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(
         id=spec.id,

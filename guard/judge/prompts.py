@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.cache.key import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
-from guard.core.session import FILES_FIELD, SESSION_FIELD
+from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
 from guard.judge.view import effect_of
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 PROMPTS_DIR = next((d for d in (_PACKAGE / "prompts", _PACKAGE.parent / "prompts") if d.is_dir()), _PACKAGE / "prompts")
 
 #: Payload fields the judge never sees: ids that change every call and say nothing about the action.
-HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD, FILES_FIELD}
+HIDDEN_FIELDS = VOLATILE_FIELDS | {"hook_event_name", "effort", SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD}
 #: Shown first, in this order, then the context fields, then the rest sorted.
 _LEADING = ("event", "tool_name", "cwd", "tool_input", "tool_response", "error")
 CONTEXT_FIELDS = ("prompt", "context", "last_assistant_message", "task_description")
@@ -121,9 +121,10 @@ def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts.get("system", ""), parts.get("user"), parts.get("note"))
 
 
-def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
+def judge_view(payload: dict[str, Any], deferred: dict[str, Any] | None = None) -> dict[str, Any]:
     """The event as the judge sees it: canonical event name first, what the call does (:func:`~guard.judge.view.effect_of`)
-    right after the tool's name, volatile ids gone."""
+    right after the tool's name, the project files it may run unnamed (``deferred``, :mod:`guard.judge.deferred`)
+    after its input and context, volatile ids gone."""
     view: dict[str, Any] = {}
     name = payload.get("hook_event_name")
     if isinstance(name, str):
@@ -140,6 +141,8 @@ def judge_view(payload: dict[str, Any]) -> dict[str, Any]:
     for key in (*_LEADING, *CONTEXT_FIELDS):
         if key in rest:
             view[key] = rest.pop(key)
+    if deferred is not None:
+        view["deferred"] = deferred
     view.update(sorted(rest.items()))
     return view
 
@@ -172,8 +175,8 @@ class _Windows:
         return start, min(len(self.text), start + self.size)
 
 
-def _windows(tier: str, payload: dict[str, Any]) -> _Windows:
-    view = judge_view(payload)
+def _windows(tier: str, payload: dict[str, Any], deferred: dict[str, Any] | None = None) -> _Windows:
+    view = judge_view(payload, deferred)
     text = _dumps(view)
     budget = TIERS[tier].data_budget_tokens * 4
     if len(text) <= budget:
@@ -183,9 +186,9 @@ def _windows(tier: str, payload: dict[str, Any]) -> _Windows:
     return _Windows(text, head, size, overlap=size // 8)  # a phrase shorter than the overlap is whole in some window
 
 
-def window_count(tier: str, payload: dict[str, Any]) -> int:
-    """How many calls judging ``payload`` at ``tier`` takes (1 when it fits the tier's budget)."""
-    return _windows(tier, payload).count
+def window_count(tier: str, payload: dict[str, Any], deferred: dict[str, Any] | None = None) -> int:
+    """How many calls judging ``payload`` (and the ``deferred`` block) at ``tier`` takes (1 when it fits the tier's budget)."""
+    return _windows(tier, payload, deferred).count
 
 
 def _substitute(text: str, values: dict[str, str]) -> str:
@@ -244,15 +247,17 @@ def _render_one(
 
 
 def render_windows(
-    tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None
+    tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None,
+    deferred: dict[str, Any] | None = None,
 ) -> list[RenderedPrompt]:
     """Messages for every call judging ``payload`` at ``tier``: one when it fits, else one per overlapping window.
 
-    ``session`` (a session-aware rule's bounded context) is sent whole with every window.
+    ``session`` (a session-aware rule's bounded context) is sent whole with every window; ``deferred`` (the project
+    files the call may run unnamed, as this rule is shown them) is part of the action, windowed with it.
 
     Raises TooLongToJudge when the event needs more windows than the tier allows.
     """
-    windows = _windows(tier, payload)
+    windows = _windows(tier, payload, deferred)
     count, limit = windows.count, TIERS[tier].max_windows
     if count == 1:
         return [_render_one(tier, windows.text, None, 1, rule, prompt, session)]
@@ -269,9 +274,10 @@ def render_windows(
     return rendered
 
 
-def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None) -> RenderedPrompt:
+def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None,
+           deferred: dict[str, Any] | None = None) -> RenderedPrompt:
     """Messages for one judge call on an event that fits the tier's budget (TooLongToJudge otherwise)."""
-    windows = render_windows(tier, payload, rule=rule, prompt=prompt, session=session)
+    windows = render_windows(tier, payload, rule=rule, prompt=prompt, session=session, deferred=deferred)
     if len(windows) > 1:
         raise TooLongToJudge(f"the event needs {len(windows)} windows at the {tier} tier; use render_windows")
     return windows[0]

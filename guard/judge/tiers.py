@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache.key import cache_key
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTooLarge, ModelNotConfigured
+from guard.judge.deferred import DeferredView, deferred_view
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
 from guard.judge.prompts import (
@@ -71,6 +72,7 @@ class Judgement:
     calls: list[dict[str, Any]] = field(default_factory=list)
     escalated: str | None = None
     failures: list[str] = field(default_factory=list)
+    deferred: DeferredView | None = None  # the project files the judge was shown that the call may run unnamed
 
     @property
     def cost_usd(self) -> float | None:
@@ -132,6 +134,7 @@ class _Asker:
     policy: RetryPolicy
     memo: WindowMemo | None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    deferred: DeferredView | None = None
 
     def _window_key(self, tier: str, model: str, prompt: RenderedPrompt) -> str:
         """A window's verdict depends on exactly the request: model, endpoint, parameters and messages."""
@@ -172,7 +175,8 @@ class _Asker:
         """Judge every window of the event at ``tier``, concurrently; failures are collected, not raised."""
         run = _TierRun(tier, model)
         try:
-            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload))
+            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload),
+                                     deferred=self.deferred.block if self.deferred is not None else None)
         except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
             raise JudgeTooLarge(f"too large to judge: {exc}") from exc
         limit = self.settings.timeout_for(tier)  # a tier's own timeout: quick never eats thorough's time
@@ -254,21 +258,28 @@ async def judge(
     made before the failure), so the engine's failure record keeps their cost.
     """
     models = models_for(spec, settings)
-    asker = _Asker(spec, settings, payload, deadline, policy or RetryPolicy(), memo)
+    asker = _Asker(spec, settings, payload, deadline, policy or RetryPolicy(), memo, deferred=deferred_view(spec, payload))
     try:
-        if spec.depth != "auto":
-            return _decide(spec, [await asker.tier(spec.depth, models[spec.depth])], asker.calls, None)
-        runs: list[_TierRun] = []
-        needed = window_count("quick", payload)
-        if needed > TIERS["quick"].max_windows:
-            escalated: str | None = f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}"
-        else:
-            runs.append(await asker.tier("quick", models["quick"]))
-            escalated = _escalation(spec, runs[0])
-            if escalated is None:
-                return _decide(spec, runs, asker.calls, None)
-        runs.append(await asker.tier("thorough", models["thorough"]))
-        return _decide(spec, runs, asker.calls, escalated)
+        judgement = await _judge_at_depth(spec, asker, models)
     except JudgeError as exc:
         exc.details = {"calls": asker.calls}  # type: ignore[attr-defined]
         raise
+    judgement.deferred = asker.deferred
+    return judgement
+
+
+async def _judge_at_depth(spec: HookSpec, asker: _Asker, models: dict[str, str]) -> Judgement:
+    """quick or thorough alone, or auto: quick, then thorough when quick was unsure (or the event too long for quick)."""
+    if spec.depth != "auto":
+        return _decide(spec, [await asker.tier(spec.depth, models[spec.depth])], asker.calls, None)
+    runs: list[_TierRun] = []
+    needed = window_count("quick", asker.payload, asker.deferred.block if asker.deferred is not None else None)
+    if needed > TIERS["quick"].max_windows:
+        escalated: str | None = f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}"
+    else:
+        runs.append(await asker.tier("quick", models["quick"]))
+        escalated = _escalation(spec, runs[0])
+        if escalated is None:
+            return _decide(spec, runs, asker.calls, None)
+    runs.append(await asker.tier("thorough", models["thorough"]))
+    return _decide(spec, runs, asker.calls, escalated)

@@ -132,7 +132,7 @@ class FastPath:
                         results[spec.id] = call.known[spec] = lane
             if len(results) == len(specs):
                 return [results[spec.id] for spec in specs]  # decided without opening the cache
-            from guard.judge.keys import result_from_cache, smart_cache_key
+            from guard.judge.keys import code_cache_key, result_from_cache, smart_cache_key
 
             if not self.gate.settings.cache_url.startswith("sqlite:///"):
                 self.gate.slow_path()  # a network cache can hang
@@ -141,9 +141,12 @@ class FastPath:
                 return None
             for spec in [s for s in smart if s.id not in results]:
                 value = cache.get(smart_cache_key(spec, self.gate.settings, payload), record_miss=False)
+                reused = value is None and (code := code_cache_key(spec, self.gate.settings, payload)) is not None
+                if reused:
+                    value = cache.get(code, record_miss=False)  # an earlier judgement of the same code, in another spelling
                 if value is None:
                     return None
-                results[spec.id] = result_from_cache(spec, value)
+                results[spec.id] = result_from_cache(spec, value, reused=reused)
         except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
             log.debug("fast path lookup failed", exc_info=True)
             return None

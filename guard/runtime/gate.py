@@ -56,7 +56,7 @@ from guard.core.decision import DecidingRule, Decision, guard_stop_loop
 from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
-from guard.core.session import FILES_FIELD, SESSION_FIELD, reads_session
+from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
 from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, Service, service_decider
@@ -70,6 +70,7 @@ log = LazyLogger("guard.gate")
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
 _SESSION_WARNING = "guard_session_warning"  # carried on the payload from _prepare to _finish
 _CONFIG_WARNING = "guard_config_warning"  # likewise: a project config that failed while the org policy's hooks still ran
+_WRITTEN_WARNING = "guard_written_warning"
 NO_CONFIG = "no guard config found (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml): no rule is enforced"
 
 
@@ -159,6 +160,7 @@ class Gate:
         self.given_context = given_context
         self._engine: Any = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
+        self._written: Any = None  # the Provenance recorder, made when a smart rule judges tool calls
         self._audit: Any = None  # the audit log, opened on first use and kept: from the second row on, its writer thread
         self._audit_closing: weakref.finalize[Any, Any] | None = None  # drains that writer at close() or interpreter exit
         self._audit_lock = threading.Lock()
@@ -344,11 +346,34 @@ class Gate:
                 data[_SESSION_WARNING] = warning
         else:
             data.pop(SESSION_FIELD, None)  # a session context is never taken from the client
+        if not self.given_context:
+            data.pop(WRITTEN_FIELD, None)  # nor a record of what the agent wrote
+            if specs and self._keeps_written():
+                warning = self._provenance().attach(data, specs)
+                if warning:
+                    data[_WRITTEN_WARNING] = warning
         return data, event, specs if specs else Decision()
 
     def _keeps_sessions(self) -> bool:
         """Whether any hook reads session context: only then are turns recorded and context attached."""
         return any(reads_session(spec) for spec in self.registry.specs())
+
+    def _keeps_written(self) -> bool:
+        """Whether a smart rule judges tool calls: only then is what the agent writes recorded (:mod:`guard.session.provenance`)."""
+        return any(s.kind == "smart" and s.event == "pre_tool_use" for s in self.registry.specs())
+
+    def _provenance(self) -> Any:
+        if self._written is None:
+            from guard.session.provenance import Provenance
+
+            self._written = Provenance(self.env, self._own_files)
+        return self._written
+
+    def _own_files(self) -> frozenset[str]:
+        """guard's cache and audit files (with SQLite's side files): never a change the agent made, wherever the config puts them."""
+        url = self.settings.cache_url
+        files = [str(self.settings.path(f)) for f in (url[len("sqlite:///"):] if url.startswith("sqlite:///") else None, self.settings.audit_path) if f]
+        return frozenset(f + suffix for f in files for suffix in ("", "-wal", "-shm", "-journal"))
 
     def _recorder(self) -> Any:
         if self._sessions is None:
@@ -399,6 +424,12 @@ class Gate:
                                            "user_messages_from": self._recorder().source(payload)}
         if not served and self._keeps_sessions():
             self._recorder().record(payload, event, decision)
+        warning = payload.pop(_WRITTEN_WARNING, None)
+        if warning:
+            decision.warnings.append(warning)
+        if not served and self._keeps_written():
+            self._provenance().record(payload, event, decision, self.registry.specs())
+        payload.pop(WRITTEN_FIELD, None)
 
     def _audit_log(self) -> Any:
         """The audit log: a given engine's (``guard serve`` writes it from a thread), else the gate's own, kept open.

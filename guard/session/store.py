@@ -19,15 +19,13 @@ Standard library only: ``guard hook`` records a tool call on its fast path.
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from guard.session.context import MAX_ACTIONS, Action, SessionContext
-from guard.storage.database import use_wal
+from guard.storage.database import open_state_file, state_file
 from guard.storage.secret import seal, verify
 
 __all__ = ["RETENTION_S", "SessionStore", "SqliteSessionStore", "open_session_store", "session_db_path"]
@@ -61,24 +59,15 @@ class SessionStore(Protocol):
 
 def session_db_path(env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_STATE_HOME/guard/sessions.db``, else ``~/.local/state/guard/sessions.db``."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "guard" / "sessions.db"
+    return state_file("sessions.db", env)
 
 
 class SqliteSessionStore:
     """One SQLite file in WAL mode: concurrent hooks of one session append without losing rows."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = path
-        self._db = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 5000")
-        # Asked first, switched once: the switch ignores the busy timeout ("database is locked"
-        # at once while another hook holds the file), so it is made only for a new file, waiting.
-        if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-            use_wal(self._db)
-        self._db.executescript(_SCHEMA)
+        self._db = open_state_file(path, _SCHEMA)
 
     def _add(self, session_id: str, kind: str, body: str) -> None:
         now = time.time()

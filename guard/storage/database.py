@@ -10,12 +10,13 @@ queues writers instead of failing them. Standard library only.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["BUSY_TIMEOUT_S", "Migrations", "connect", "use_wal"]
+__all__ = ["BUSY_TIMEOUT_S", "Migrations", "connect", "open_state_file", "state_file", "use_wal"]
 
 #: How long a writer waits for another process's write to finish before giving up.
 BUSY_TIMEOUT_S = 10.0
@@ -94,4 +95,26 @@ def connect(path: Path, migrations: Migrations, *, durable: bool = True) -> sqli
     except BaseException:
         db.close()
         raise
+    return db
+
+
+def state_file(name: str, env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/guard/<name>``, else ``~/.local/state/guard/<name>`` (read from ``env``, the hook's environment)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "guard" / name
+
+
+def open_state_file(path: Path, schema: str) -> sqlite3.Connection:
+    """A small state file many hooks write at once (the session store, the record of written files), in WAL mode.
+
+    The journal mode is asked first and switched once: the switch ignores the busy timeout ("database is locked" at
+    once while another hook holds the file), so it is made only for a new file, waiting (:func:`use_wal`).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    db = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
+    db.execute("PRAGMA busy_timeout = 5000")
+    if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        use_wal(db)
+    db.executescript(schema)
     return db

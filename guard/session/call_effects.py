@@ -1,0 +1,362 @@
+"""What a tool call does with the project's files: which it writes, whether it may run code it does not name, which code it runs.
+
+Three questions the record of what the agent wrote (:mod:`guard.session.provenance`) asks of a call:
+
+- :func:`written_paths`: the files the call names as written: a Write, Edit, MultiEdit or NotebookEdit's file, each
+  file of an ``apply_patch``, the path arguments of an MCP tool whose name says it writes, and in a shell line the
+  targets of output redirections, ``tee``, ``sed -i``, ``cp``/``mv``/``ln``/``install`` destinations, ``touch``,
+  ``truncate``, ``dd of=``, and what ``rm`` deletes. A program that writes files it does not name (``tar x``,
+  ``git checkout``, a script) is found by the project scan instead (:mod:`guard.session.project_scan`).
+- :func:`runs_code`: whether the call may run code of the project without naming it. Proven not to only for a shell
+  line whose every command is a reading program the prover knows (:mod:`guard.protection.readonly`) or a file utility
+  that runs nothing (``rm``, ``mkdir``, ``cp``, ``mv`` …), each a shell builtin or found on ``PATH`` in a system folder
+  (not one the agent could have written), with no assignment before it and nothing substituted. Any other program
+  (``python``, ``pytest``, ``make``, ``npm``, ``cargo``, ``go``, ``tox``, an unknown runner) and every MCP tool may.
+- :func:`run_identity`: the code a shell call runs, spelled one way, so a judgement of ``python3 x.py`` answers
+  ``python x.py``, ``./x.py`` (a Python shebang), ``/abs/x.py`` and ``cd /p && python x.py 2>&1`` too. Only a line of
+  the plain form ``[cd DIR &&]… COMMAND [| COMMAND]… [&& …]`` has one: literal words, separators ``&&`` and ``|``
+  only, no here-document; the interpreter's name is read as its family (``python3.11`` → python), a script as its
+  resolved path (the caller keys it on the script's content), redirections that only merge or drop output
+  (``2>&1``, ``>/dev/null``) and filters of a pipeline's output (``| head -20``, ``| grep error``: reading programs
+  with no file operand) are left out, and everything else is kept as written.
+
+Standard library only: the ``guard hook`` fast path asks these of every shell call that is not decided in a lane.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from guard.command_analysis.shell_syntax import Command, Word
+
+__all__ = ["family", "run_identity", "runs_code", "shell_command", "written_paths"]
+
+#: Programs that change files and never run one: a line of these (and reading programs) runs no project code.
+_FILE_UTILITIES = frozenset({"rm", "rmdir", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "truncate", "unlink"})
+#: bash builtins that run nothing found on PATH (and ``cd``, which only moves).
+_BUILTINS = frozenset({"cd", "echo", "printf", "pwd", "true", "false", ":", "test", "[", "type"})
+#: Where a program the agent cannot have written lives.
+_SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+#: Output redirections that write a file (the operator without its descriptor number).
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+#: Redirections that only merge or drop output: left out of a run's identity.
+_PLUMBING = re.compile(r"^(?:[12]?>&[12]|[12]?>\s*/dev/null|&>\s*/dev/null)$")
+#: Reading programs that, later in a pipeline with no file operand, only filter the output before them.
+_FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "sort", "uniq", "wc", "cut", "tr", "cat", "nl", "tac", "column", "fold"})
+_PATTERN_FILTERS = frozenset({"grep", "egrep", "fgrep"})
+#: An MCP tool whose name says it changes files.
+_MCP_WRITES = re.compile(r"write|edit|create|move|copy|rename|patch|delete|remove|save|append|upload|put", re.IGNORECASE)
+_PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "destination", "dest", "target", "new_path", "to")
+_PATCH_LINE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
+#: Interpreter names and the family a run is keyed on (python3.11 runs a script as python3 does).
+_FAMILIES = ((re.compile(r"^python(?:\d+(?:\.\d+)?)?$"), "python"), (re.compile(r"^pypy\d?$"), "pypy"),
+             (re.compile(r"^(?:node|nodejs)$"), "node"), (re.compile(r"^(?:sh|dash)$"), "sh"),
+             (re.compile(r"^(bash|zsh|ksh|ruby|perl|php|Rscript)$"), None))
+
+
+def family(program: str) -> str | None:
+    """The interpreter family ``program`` (a name or path) belongs to, or None when it is no interpreter."""
+    name = os.path.basename(program)
+    for pattern, fam in _FAMILIES:
+        if pattern.match(name):
+            return fam or name
+    return None
+
+
+def shell_command(tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+    """The command line of a shell tool's call (Bash, run_shell_command, exec …), or None for any other tool."""
+    from guard.protection.readonly import SHELL_TOOLS, command_text
+
+    name = tool_name.lower()
+    if name not in SHELL_TOOLS and not name.endswith(("__bash", "__shell")):
+        return None
+    return command_text(tool_input) or ""
+
+
+def _which(name: str, env: Mapping[str, str]) -> str | None:
+    """Where ``PATH`` finds ``name`` (``shutil.which`` without its import), or None."""
+    for folder in (env.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _system_program(word: str, env: Mapping[str, str]) -> bool:
+    """Whether ``word`` runs a builtin or a program in a system folder (never one under the project or the home folder)."""
+    if word in _BUILTINS:
+        return True
+    found = word if "/" in word else _which(word, env)
+    return found is not None and os.path.isabs(found) and os.path.realpath(found).startswith(_SYSTEM_DIRS) and found.startswith(_SYSTEM_DIRS)
+
+
+def _literal(word: Word) -> bool:
+    return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes)
+
+
+def runs_code(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """Whether the call may run code of the project that it does not name (see the module's docstring)."""
+    if tool_name.startswith("mcp__"):
+        return True
+    command = shell_command(tool_name, tool_input)
+    if command is None:
+        return False
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse_strict
+    from guard.protection.readonly import MAX_COMMAND, prove_command
+
+    if not command.strip():
+        return False
+    if len(command) > MAX_COMMAND:
+        return True
+    try:
+        script = parse_strict(command)
+    except ShellSyntaxError:
+        return True
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            if not part.words:
+                continue
+            head = part.words[0]
+            if part.assignments or not all(_literal(w) for w in part.words) or not _system_program(head.text, env):
+                return True
+            if prove_command(part, writes=True).proven:
+                continue
+            if os.path.basename(head.text) not in _FILE_UTILITIES:
+                return True
+    return False
+
+
+def _folder_steps(command: str) -> Iterator[tuple[str | None, Command]]:
+    """Each simple command of the line with the folder it runs in, relative to the call's (None once a ``cd`` is not literal)."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return
+    folder: str | None = "."
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            words = part.words
+            if words and words[0].text == "cd":
+                literal = len(words) == 2 and _literal(words[1]) and folder is not None
+                folder = os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                continue
+            yield folder, part
+
+
+def _operands(texts: list[str]) -> list[str]:
+    """The arguments that are not options (everything after ``--`` is an operand)."""
+    out: list[str] = []
+    rest = False
+    for text in texts:
+        if rest or not text.startswith("-") or text == "-":
+            out.append(text)
+        elif text == "--":
+            rest = True
+    return out
+
+
+def _sed_files(texts: list[str]) -> list[str]:
+    """The files ``sed -i`` edits in place (none without ``-i``): the operands after its script."""
+    in_place = any(t == "--in-place" or t.startswith("--in-place=") or (t.startswith("-") and not t.startswith("--") and "i" in t) for t in texts)
+    if not in_place:
+        return []
+    given = any(t in ("-e", "-f", "--expression", "--file") or t.startswith(("--expression=", "--file=")) for t in texts)
+    skip = {i + 1 for i, t in enumerate(texts) if t in ("-e", "-f", "--expression", "--file")}
+    operands = [t for i, t in enumerate(texts) if i not in skip and (not t.startswith("-") or t == "-")]
+    return operands if given else operands[1:]
+
+
+def _copied(texts: list[str]) -> list[str]:
+    """Where ``cp``/``mv``/``ln``/``install`` put files: the destination, or each source's name inside a destination folder."""
+    target = next((texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("-t", "--target-directory")), None)
+    target = target or next((t.split("=", 1)[1] for t in texts if t.startswith("--target-directory=")), None)
+    operands = [t for t in _operands(texts) if t != target]
+    if target is not None:
+        return [os.path.join(target, os.path.basename(src.rstrip("/"))) for src in operands]
+    if len(operands) < 2:
+        return []
+    *sources, dest = operands
+    if dest.endswith("/") or os.path.isdir(dest) or len(sources) > 1:
+        return [os.path.join(dest, os.path.basename(src.rstrip("/"))) for src in sources]
+    return [dest]
+
+
+def _named_by(part: Command) -> list[tuple[str, str]]:
+    """(file as written, how) for each file one simple command names as written."""
+    found = [(r.target.text, f"shell: {r.op} redirection") for r in part.redirects
+             if r.op in _WRITE_OPS and _literal(r.target) and r.target.text and not r.target.text.startswith(("&", "/dev/"))]
+    if not part.words or not all(_literal(w) for w in part.words):
+        return found
+    program, texts = os.path.basename(part.words[0].text), [w.text for w in part.words[1:]]
+    how = f"shell: {program}"
+    if program == "tee":
+        found += [(t, how) for t in _operands(texts)]
+    elif program == "sed":
+        found += [(t, "shell: sed -i") for t in _sed_files(texts)]
+    elif program in ("cp", "mv", "ln", "install"):
+        found += [(t, how) for t in _copied(texts)]
+    elif program in ("touch", "truncate", "rm", "unlink"):
+        skip = {i + 1 for i, t in enumerate(texts) if program == "truncate" and t in ("-s", "-r", "--size", "--reference")}
+        found += [(t, how) for i, t in enumerate(texts) if i not in skip and (not t.startswith("-"))]
+    elif program == "dd":
+        found += [(t[3:], how) for t in texts if t.startswith("of=")]
+    return found
+
+
+def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> list[tuple[str, str]]:
+    """(absolute path, how it is written) for each file the call names as written (see the module's docstring)."""
+    from guard.judge.view import tool_kind
+
+    kind = tool_kind(tool_name)
+    named: list[tuple[str, str]] = []
+    if kind in ("write", "edit") or (kind == "mcp" and _MCP_WRITES.search(tool_name.rsplit("__", 1)[-1])):
+        how = f"MCP tool {tool_name}" if kind == "mcp" else tool_name
+        named = [(v, how) for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
+        if kind != "mcp":
+            named = named[:1]
+    elif kind == "patch":
+        text = next((v for k in ("command", "input", "patch") for v in (tool_input.get(k),) if isinstance(v, str) and "*** " in v), "")
+        named = [(m.group(1) or m.group(2), tool_name) for line in text.splitlines() if (m := _PATCH_LINE.match(line.strip()))]
+    else:
+        command = shell_command(tool_name, tool_input)
+        if command:
+            named = [(os.path.join(folder, path), how) for folder, part in _folder_steps(command) if folder is not None
+                     for path, how in _named_by(part)]
+    out: dict[str, str] = {}
+    for raw, how in named:
+        path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw.strip())))
+        out.setdefault(path, how)
+    return list(out.items())
+
+
+def _separators(command: str) -> list[str] | None:
+    """The operators between the line's commands (``&&``, ``|``, ``;`` …) outside quotes, or None when it holds a
+    here-document, a subshell or anything else the plain form leaves out."""
+    found: list[str] = []
+    i, quote = 0, ""
+    while i < len(command):
+        c = command[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c == "\\":
+            i += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c in "()`{}" or command.startswith("<<", i) or c == "\n":
+            return None
+        elif command.startswith(("&&", "||"), i):
+            found.append(command[i:i + 2])
+            i += 2
+            continue
+        elif c in ";|&":
+            if c == "&" and (command[i - 1:i] in (">", "<") or command[i + 1:i + 2] == ">"):
+                i += 1  # 2>&1, &>file: a redirection, not a separator
+                continue
+            found.append(c)
+        i += 1
+    return None if quote else found
+
+
+def _shebang_family(path: str) -> str:
+    """The interpreter family a script's ``#!`` line names (``sh`` without one: the shell runs it)."""
+    try:
+        with open(path, "rb") as fh:
+            line = fh.readline(256).decode(errors="replace")
+    except OSError:
+        return "exec"
+    if not line.startswith("#!"):
+        return "sh"
+    words = [w for w in line[2:].split() if not w.startswith("-")]
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+    return (family(words[0]) or os.path.basename(words[0])) if words else "sh"
+
+
+def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
+    """One command of a run: its identity and the files whose content it runs (a script; a program outside the system's folders)."""
+    from guard.judge.view import _script_word
+
+    if not part.words or not all(_literal(w) for w in (*part.words, *part.assignments)):
+        return None
+    redirects = []
+    for r in part.redirects:
+        if not _literal(r.target) or r.body is not None:
+            return None
+        if not _PLUMBING.match(f"{r.op}{r.target.text}"):
+            redirects.append([r.op, r.target.text])
+    texts = [w.text for w in part.words]
+    step: dict[str, Any] = {"set": [w.text for w in part.assignments], "redirects": redirects}
+    script = _script_word(part.words)
+    if script is not None and script.text not in ("-",):
+        at = next(i for i, w in enumerate(part.words) if w is script)
+        path = os.path.realpath(os.path.join(folder, os.path.expanduser(script.text)))
+        fam = _shebang_family(path) if at == 0 else (family(texts[0]) or os.path.basename(texts[0]))
+        return {**step, "run": fam, "options": texts[1:at] if at else [], "script": path, "args": texts[at + 1:]}, [path]
+    program = texts[0]
+    found = _which(program, env) if "/" not in program else os.path.join(folder, program)
+    if found is None:
+        return None
+    real = os.path.realpath(found)
+    system = real.startswith(_SYSTEM_DIRS) and "/" not in program
+    return {**step, "program": program if system else real, "args": texts[1:]}, [] if system else [real]
+
+
+def _filter(part: Command) -> bool:
+    """Whether a command after the first of a pipeline only filters what it reads on stdin (``| head -20``, ``| grep x``):
+    a proven reading program whose only operand is a pattern, left out of a run's identity."""
+    from guard.protection.readonly import prove_command
+
+    if not part.words or os.path.basename(part.words[0].text) not in _FILTERS or part.redirects or not prove_command(part).proven:
+        return False
+    operands = [w.text for w in part.words[1:] if not w.text.startswith("-")]
+    return len(operands) <= (1 if os.path.basename(part.words[0].text) in _PATTERN_FILTERS else 0)
+
+
+def run_identity(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
+    """The call's code in one spelling, and the files whose content keys it; None when the line is not of the plain form."""
+    command = shell_command(tool_name, tool_input)
+    if not command:
+        return None
+    separators = _separators(command)
+    if separators is None or any(s not in ("&&", "|") for s in separators):
+        return None
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse_strict
+
+    try:
+        script = parse_strict(command)
+    except ShellSyntaxError:
+        return None
+    folder = os.path.realpath(cwd)
+    pipelines: list[list[dict[str, Any]]] = []
+    files: list[str] = []
+    for pipeline in script.pipelines:
+        words = pipeline.commands[0].words if pipeline.commands else []
+        if len(pipeline.commands) == 1 and words and words[0].text == "cd" and not pipelines:
+            if len(words) != 2 or not _literal(words[1]) or pipeline.commands[0].redirects:
+                return None
+            folder = os.path.realpath(os.path.join(folder, os.path.expanduser(words[1].text)))
+            continue
+        steps = []
+        for position, part in enumerate(pipeline.commands):
+            if position and _filter(part):
+                continue
+            step = _run_step(part, folder, env)
+            if step is None:
+                return None
+            steps.append(step[0])
+            files += step[1]
+        pipelines.append(steps)
+    if not pipelines:
+        return None
+    return {"folder": folder, "pipelines": pipelines}, files

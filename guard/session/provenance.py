@@ -1,0 +1,277 @@
+"""The gate's side of the record of what the agent wrote: record each write, and show a rule what changed before code runs.
+
+Three moments (the record itself is :mod:`guard.session.written`):
+
+- **a call is allowed** (``PreToolUse``): each file it names as written (:func:`guard.session.call_effects.written_paths`)
+  is recorded inside its project with the route that writes it (the tool, the shell program, whether a lane let it
+  through with no judge), and the file's content before the agent's first change is kept for diffs;
+- **the client says it ran** (``PostToolUse``, and ``PostToolUseFailure``: a failed call may have written part): each
+  of those files is digested as it now is, confirmed. A client that sends no PostToolUse (Copilot CLI) leaves the
+  row as recorded when the call was allowed, and the next look at the file digests it;
+- **a call may run project code it does not name** (:func:`guard.session.call_effects.runs_code`): the project is walked
+  for files changed since the last look (:mod:`guard.session.project_scan`: what a program wrote without naming it,
+  or anything else changed behind guard's back), every recorded file is checked against its digest, and the state
+  goes on the payload under :data:`~guard.core.session.WRITTEN_FIELD` for the judge's view
+  (:mod:`guard.judge.deferred`): each file whose content differs from before the agent's first change, its route,
+  the earlier content where kept, and per rule the digests its judges already saw run. It also carries the call's
+  code in one spelling (:func:`guard.session.call_effects.run_identity`) with its files' digests, for an answer from an
+  earlier judgement of the same code.
+
+After the decision, each smart hook that allowed while shown such files (``details.deferred.seen``) has them recorded
+as seen by its rule. Nothing here changes a decision: a store that cannot be read or written is logged, and the rule
+is then shown no record (every change it would have shown stays unseen, so no earlier judgement is reused).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from guard.core.logs import LazyLogger
+from guard.core.session import WRITTEN_FIELD
+
+if TYPE_CHECKING:
+    from guard.core.decision import Decision
+    from guard.core.spec import HookSpec
+    from guard.session.written import FileRecord, ProjectRecord, WrittenStore
+
+__all__ = ["MAX_BASES", "TRACKED_FROM_NOW", "Provenance", "judged_by_rules"]
+
+log = LazyLogger("guard.session")
+
+#: The most earlier contents one payload carries for diffs (each at most MAX_BASE_BYTES).
+MAX_BASES = 16
+#: Files larger than this are digested by size and change time, not read.
+_READ_LIMIT = 4 << 20
+#: A walk looks this far before the last one began: a file's change time comes from the kernel's coarse clock, which
+#: may read a few milliseconds behind the moment the last walk started.
+_MARGIN_NS = 50_000_000
+#: The walk's note for a project guard sees for the first time: nothing before this call is the agent's.
+TRACKED_FROM_NOW = "the project's changes are tracked from now on"
+_RECORDED = frozenset({"pre_tool_use"})
+_CONFIRMED = frozenset({"post_tool_use", "post_tool_use_failure"})
+
+
+def judged_by_rules(specs: Iterable[HookSpec]) -> list[HookSpec]:
+    """The hooks a record of written files matters to: smart hooks on tool calls (their judges may be shown it)."""
+    return [s for s in specs if s.kind == "smart" and s.event == "pre_tool_use" and (s.rule or s.prompt)]
+
+
+def _default_store(env: Mapping[str, str]) -> WrittenStore:
+    from guard.session.written import WrittenStore, written_db_path
+
+    return WrittenStore(written_db_path(env))
+
+
+def _digest(path: str) -> tuple[str, bytes | None]:
+    """(digest, content when it was read) of the file at ``path`` now; DELETED when there is none."""
+    from guard.session.written import DELETED, content_digest
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return DELETED, None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return content_digest(b"symlink:" + os.readlink(path).encode()), None
+        except OSError:
+            return DELETED, None
+    if not stat.S_ISREG(info.st_mode):
+        return DELETED, None  # a folder: its files are recorded one by one
+    if info.st_size > _READ_LIMIT:
+        return content_digest(f"large:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()), None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return DELETED, None
+    return content_digest(data), data
+
+
+class Provenance:
+    """Records writes and attaches what changed, for one gate (its store opened on first use)."""
+
+    def __init__(self, env: Mapping[str, str], skip: Callable[[], frozenset[str]] = frozenset,
+                 open_store: Callable[[Mapping[str, str]], WrittenStore] = _default_store) -> None:
+        self.env = env
+        #: guard's own files that may sit in a project (a cache or audit file named in the config): never a change.
+        self._skip = skip
+        self._open_store = open_store
+        self._store: WrittenStore | None = None
+
+    def store(self) -> WrittenStore:
+        if self._store is None:
+            self._store = self._open_store(self.env)
+        return self._store
+
+    # -- before the decision ----------------------------------------------------------
+
+    def attach(self, payload: dict[str, Any], specs: Iterable[HookSpec]) -> str | None:
+        """Put what changed on ``payload`` when the call may run project code and a rule may be shown it; a warning on failure."""
+        payload.pop(WRITTEN_FIELD, None)
+        rules = judged_by_rules(specs)
+        tool_name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
+        if not rules or not isinstance(tool_name, str) or not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return None
+        from guard.session.call_effects import runs_code
+
+        if not runs_code(tool_name, tool_input, self.env):
+            return None
+        try:
+            payload[WRITTEN_FIELD] = self._state(tool_name, tool_input, cwd, rules)
+        except Exception as exc:  # the record is optional: the rule is judged without it (and nothing is reused)
+            log.warning("record of written files unavailable", exc_info=True)
+            payload[WRITTEN_FIELD] = {"unavailable": f"{type(exc).__name__}: {exc}"}
+            return f"record of written files unavailable ({type(exc).__name__}: {exc}): files the agent changed are not shown to the judge"
+        return None
+
+    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec]) -> dict[str, Any]:
+        from guard.session.call_effects import run_identity
+        from guard.session.project_scan import changed_since, project_root
+        from guard.session.written import NEW, ProjectRecord, rule_key
+
+        project = project_root(cwd)
+        store = self.store()
+        keys = sorted({rule_key(s.rule, s.prompt) for s in rules})
+        started = time.time_ns()
+        record = store.load(project, keys)
+        if record is None:  # a project guard has not watched: what is there now is the user's
+            store.track(project, started)
+            record = ProjectRecord(project, started, {}, {})
+            scan_note = TRACKED_FROM_NOW
+        else:
+            scan = changed_since(project, record.since_ns - _MARGIN_NS, skip=self._skip())
+            self._observe(project, record, scan.changed, started)
+            if scan.complete:
+                store.track(project, started)
+            scan_note = "complete" if scan.complete else str(scan.why)
+        changed = [f for f in record.files.values() if f.digest is not None and f.digest != f.base and not (f.digest == "deleted" and f.base == NEW)]
+        bases: dict[str, str] = {}
+        for file in changed:
+            if len(bases) < MAX_BASES and file.base not in (None, NEW):
+                content = store.base(project, file.path)
+                if content is not None:
+                    bases[file.path] = content.decode(errors="replace")
+        state: dict[str, Any] = {
+            "project": project,
+            "scan": scan_note,
+            "files": [{"path": f.path, "digest": f.digest, "base": f.base, "route": f.route, "confirmed": f.confirmed} for f in changed],
+            "bases": bases,
+            "seen": {key: {path: sorted(digests) for path, digests in record.seen.get(key, {}).items()} for key in keys},
+        }
+        identity = run_identity(tool_name, tool_input, cwd, self.env)
+        if identity is not None:
+            state["identity"] = {"run": identity[0], "code": {path: _digest(path)[0] for path in identity[1]}}
+        return state
+
+    def _observe(self, project: str, record: ProjectRecord, found: list[str], now_ns: int) -> None:
+        """Digest what the walk found and every recorded file that changed since guard last looked; record what differs."""
+        from guard.session.written import DELETED, FileRecord
+
+        updates: list[FileRecord] = []
+        for path in {*found, *record.files}:
+            known = record.files.get(path)
+            if known is not None and path not in found:
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    info = None
+                if info is not None and info.st_ctime_ns <= known.observed_ns and known.digest is not None:
+                    continue  # unchanged since guard last digested it
+            digest = _digest(path)[0]
+            if known is not None and known.digest == digest:
+                continue
+            if known is None and digest == DELETED:
+                continue
+            # a recorded write seen landing keeps its route; any other change is one no route guard saw
+            pending = known is not None and known.digest is None
+            route = known.route if pending and known is not None else "found changed (no call guard saw named it)"
+            base = known.base if known is not None else None
+            updates.append(FileRecord(path, digest, base, route, True, now_ns, known.session_id if known is not None else ""))
+        if updates:
+            self.store().put(project, updates)
+            record.files.update({u.path: u for u in updates})
+
+    # -- after the decision -----------------------------------------------------------
+
+    def record(self, payload: dict[str, Any], event: str, decision: Decision, specs: Iterable[HookSpec]) -> None:
+        """Record the call's writes and what its rules' judges saw; never changes the decision."""
+        state = payload.pop(WRITTEN_FIELD, None)
+        if event not in _RECORDED and event not in _CONFIRMED:
+            return
+        tool_name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
+        if not isinstance(tool_name, str) or not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return
+        try:
+            if event in _RECORDED and decision.decision != "deny":
+                if isinstance(state, dict) and "project" in state:
+                    self._seen(state["project"], decision, specs)
+                self._writes(tool_name, decision.updated_input or tool_input, cwd, payload, decision)
+            elif event in _CONFIRMED:
+                self._writes(tool_name, tool_input, cwd, payload, None)
+        except Exception:  # recording must never change a decision
+            log.warning("record of written files: write failed", exc_info=True)
+
+    def _seen(self, project: str, decision: Decision, specs: Iterable[HookSpec]) -> None:
+        from guard.session.written import rule_key
+
+        by_id = {s.id: s for s in specs}
+        for result in decision.hooks:
+            spec = by_id.get(result.id)
+            shown = (result.details.get("deferred") or {}).get("seen")
+            if spec is not None and result.decision == "allow" and shown:
+                self.store().mark_seen(project, rule_key(spec.rule, spec.prompt), [(str(p), str(d)) for p, d in shown])
+
+    def _writes(self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None) -> None:
+        """Record the files the call names as written: when allowed (``decision``), with their earlier content; once it ran, as they are."""
+        from guard.session.call_effects import written_paths
+        from guard.session.project_scan import project_root
+        from guard.session.written import NEW, FileRecord, content_digest
+
+        named = written_paths(tool_name, tool_input, cwd)
+        if not named:
+            return
+        project = project_root(cwd)
+        inside = [(path, how) for path, how in named if path.startswith(project.rstrip("/") + "/")]
+        if not inside:
+            return
+        store = self.store()
+        record = store.load(project)
+        if record is None:
+            store.track(project, time.time_ns())
+            record = store.load(project)
+        known = record.files if record is not None else {}
+        session = str(payload.get("session_id") or "")
+        now = time.time_ns()
+        updates = []
+        for path, how in inside:
+            before = known.get(path)
+            if decision is None:  # the call ran: what it wrote is on the disk
+                digest = _digest(path)[0]
+                route = before.route if before is not None else how
+                updates.append(FileRecord(path, digest, before.base if before is not None else None, route, True, now, session))
+                continue
+            base = before.base if before is not None else None
+            if before is None:
+                digest, content = _digest(path)
+                base = NEW if digest == "deleted" else digest
+                if content is not None:
+                    store.keep_base(project, path, content)
+            written = tool_input.get("content") if how in ("Write", "write_file", "create") else None
+            expected = content_digest(written.encode()) if isinstance(written, str) else None
+            updates.append(FileRecord(path, expected, base, f"{how}{_how_decided(decision)}", False, now, session))
+        store.put(project, updates)
+
+
+def _how_decided(decision: Decision) -> str:
+    """How the call that writes was let through: in a lane with no judge, judged by a model, or by its cache."""
+    smart = [h for h in decision.hooks if h.type == "smart" and h.decision is not None]
+    if not smart:
+        return " (no rule judged it)"
+    if all(h.details.get("decided_by") for h in smart):
+        return f" (decided in the {smart[0].details['decided_by'].replace('_', ' ')}, no judge)"
+    return " (judged)"
