@@ -139,7 +139,7 @@ def _shown(file: dict[str, Any], base: str | None, project: str, limit: int) -> 
 
 def _run_scripts(payload: dict[str, Any]) -> list[tuple[str, bytes]]:
     """The scripts the call runs by name that its effect shows whole: (path, content)."""
-    from guard.judge.view import SCRIPT_HEAD, SCRIPT_TAIL, _scripts
+    from guard.judge.view import SCRIPT_HEAD, SCRIPT_TAIL, scripts_run
     from guard.protection.readonly import command_text
 
     tool_input = payload.get("tool_input")
@@ -148,7 +148,7 @@ def _run_scripts(payload: dict[str, Any]) -> list[tuple[str, bytes]]:
     if not command or not isinstance(cwd, str):
         return []
     found = []
-    for folder, raw in _scripts(command):
+    for folder, raw in scripts_run(command):
         if folder is None or raw == "$":
             continue
         path = os.path.realpath(os.path.join(cwd, folder, os.path.expanduser(raw)))

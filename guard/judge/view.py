@@ -76,7 +76,7 @@ MAX_FILE_BYTES = 64 * 1024
 DIFF_CHARS = 3000
 TEXT_CHARS = 1000
 _URL = re.compile(r"https?://[^\s\"'<>)]+")
-_PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
+PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
 
 
 def tool_kind(tool_name: str | None) -> str | None:
@@ -210,7 +210,7 @@ MAX_SCRIPTS = 4
 SCRIPT_HEAD, SCRIPT_TAIL = 2000, 800
 
 
-def _script_word(words: list[Any]) -> Any | None:
+def script_word(words: list[Any]) -> Any | None:
     """The word naming the file a simple command runs as a program, or None when it runs none (or inline code)."""
     texts = [w.text for w in words]
     if texts and os.path.basename(texts[0]) == "env":  # env [-i] [VAR=value …] PROGRAM
@@ -235,7 +235,7 @@ def _script_word(words: list[Any]) -> Any | None:
     return words[i] if i < len(words) else None
 
 
-def _scripts(command: str) -> list[tuple[str | None, str]]:
+def scripts_run(command: str) -> list[tuple[str | None, str]]:
     """(the folder it runs in, or None when a ``cd`` made it unknown; the word as written) of each file the line runs."""
     from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
 
@@ -252,7 +252,7 @@ def _scripts(command: str) -> list[tuple[str | None, str]]:
                 literal = len(words) == 2 and not (words[1].dynamic or words[1].glob) and folder is not None
                 folder = os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
                 continue
-            word = _script_word(words)
+            word = script_word(words)
             if word is not None:
                 found.append((folder, "$" if word.dynamic or word.glob else word.text))
     return found[:MAX_SCRIPTS]
@@ -304,7 +304,7 @@ def _shell(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any],
     command = command_text(tool_input)
     if command is None:
         return None
-    runs = [_script_shown(raw, folder, cwd, payload, for_key) for folder, raw in _scripts(command)]
+    runs = [_script_shown(raw, folder, cwd, payload, for_key) for folder, raw in scripts_run(command)]
     return {"kind": "shell", "runs": runs} if runs else None
 
 
@@ -334,7 +334,7 @@ def _edit(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) 
     return shown
 
 
-def _patch_text(tool_input: dict[str, Any]) -> str | None:
+def patch_text(tool_input: dict[str, Any]) -> str | None:
     for key in ("command", "input", "patch"):
         value = tool_input.get(key)
         if isinstance(value, list):
@@ -345,12 +345,12 @@ def _patch_text(tool_input: dict[str, Any]) -> str | None:
 
 
 def _patch(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:
-    text = _patch_text(tool_input)
+    text = patch_text(tool_input)
     if text is None:
         return None
     files: list[dict[str, Any]] = []
     for line in text.splitlines():
-        match = _PATCH_LINE.match(line.strip())
+        match = PATCH_LINE.match(line.strip())
         if match is None:
             continue
         if match.group(3) is not None and files:

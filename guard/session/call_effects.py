@@ -45,13 +45,14 @@ _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 #: Redirections that only merge or drop output: left out of a run's identity.
 _PLUMBING = re.compile(r"^(?:[12]?>&[12]|[12]?>\s*/dev/null|&>\s*/dev/null)$")
-#: Reading programs that, later in a pipeline with no file operand, only filter the output before them.
-_FILTERS = frozenset({"head", "tail", "grep", "egrep", "fgrep", "sort", "uniq", "wc", "cut", "tr", "cat", "nl", "tac", "column", "fold"})
-_PATTERN_FILTERS = frozenset({"grep", "egrep", "fgrep"})
+#: Reading programs that, later in a pipeline with no file operand, only filter the output before them: their
+#: options that take the next word as a value, and how many operands are not files (a pattern, tr's sets).
+_FILTERS = {"head": ("nc", 0), "tail": ("nc", 0), "grep": ("efmABCd", 1), "egrep": ("efmABCd", 1), "fgrep": ("efmABCd", 1),
+            "sort": ("kt", 0), "uniq": ("fsw", 0), "wc": ("", 0), "cut": ("dfcb", 0), "tr": ("", 2), "cat": ("", 0), "nl": ("", 0),
+            "tac": ("", 0), "column": ("sc", 0), "fold": ("w", 0)}
 #: An MCP tool whose name says it changes files.
 _MCP_WRITES = re.compile(r"write|edit|create|move|copy|rename|patch|delete|remove|save|append|upload|put", re.IGNORECASE)
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "destination", "dest", "target", "new_path", "to")
-_PATCH_LINE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
 #: Interpreter names and the family a run is keyed on (python3.11 runs a script as python3 does).
 _FAMILIES = ((re.compile(r"^python(?:\d+(?:\.\d+)?)?$"), "python"), (re.compile(r"^pypy\d?$"), "pypy"),
              (re.compile(r"^(?:node|nodejs)$"), "node"), (re.compile(r"^(?:sh|dash)$"), "sh"),
@@ -98,8 +99,12 @@ def _literal(word: Word) -> bool:
     return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes)
 
 
-def runs_code(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> bool:
-    """Whether the call may run code of the project that it does not name (see the module's docstring)."""
+def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the call, run in ``cwd``, may run code of the project that it does not name (see the module's docstring).
+
+    ``git`` reads its repository's config, hooks and attributes, which may name programs: a line with git runs none
+    only when :func:`guard.protection.git_config.git_problem` finds nothing there that would.
+    """
     if tool_name.startswith("mcp__"):
         return True
     command = shell_command(tool_name, tool_input)
@@ -123,6 +128,11 @@ def runs_code(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, s
             head = part.words[0]
             if part.assignments or not all(_literal(w) for w in part.words) or not _system_program(head.text, env):
                 return True
+            if os.path.basename(head.text) == "git":
+                from guard.protection.git_config import git_problem
+
+                if git_problem(cwd, env):
+                    return True
             if prove_command(part, writes=True).proven:
                 continue
             if os.path.basename(head.text) not in _FILE_UTILITIES:
@@ -172,7 +182,7 @@ def _sed_files(texts: list[str]) -> list[str]:
     return operands if given else operands[1:]
 
 
-def _copied(texts: list[str]) -> list[str]:
+def _copied(texts: list[str], folder: str) -> list[str]:
     """Where ``cp``/``mv``/``ln``/``install`` put files: the destination, or each source's name inside a destination folder."""
     target = next((texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("-t", "--target-directory")), None)
     target = target or next((t.split("=", 1)[1] for t in texts if t.startswith("--target-directory=")), None)
@@ -182,13 +192,13 @@ def _copied(texts: list[str]) -> list[str]:
     if len(operands) < 2:
         return []
     *sources, dest = operands
-    if dest.endswith("/") or os.path.isdir(dest) or len(sources) > 1:
+    if dest.endswith("/") or os.path.isdir(os.path.join(folder, dest)) or len(sources) > 1:
         return [os.path.join(dest, os.path.basename(src.rstrip("/"))) for src in sources]
     return [dest]
 
 
-def _named_by(part: Command) -> list[tuple[str, str]]:
-    """(file as written, how) for each file one simple command names as written."""
+def _named_by(part: Command, folder: str) -> list[tuple[str, str]]:
+    """(file as written, how) for each file one simple command, run in ``folder``, names as written."""
     found = [(r.target.text, f"shell: {r.op} redirection") for r in part.redirects
              if r.op in _WRITE_OPS and _literal(r.target) and r.target.text and not r.target.text.startswith(("&", "/dev/"))]
     if not part.words or not all(_literal(w) for w in part.words):
@@ -200,7 +210,7 @@ def _named_by(part: Command) -> list[tuple[str, str]]:
     elif program == "sed":
         found += [(t, "shell: sed -i") for t in _sed_files(texts)]
     elif program in ("cp", "mv", "ln", "install"):
-        found += [(t, how) for t in _copied(texts)]
+        found += [(t, how) for t in _copied(texts, folder)]
     elif program in ("touch", "truncate", "rm", "unlink"):
         skip = {i + 1 for i, t in enumerate(texts) if program == "truncate" and t in ("-s", "-r", "--size", "--reference")}
         found += [(t, how) for i, t in enumerate(texts) if i not in skip and (not t.startswith("-"))]
@@ -211,7 +221,7 @@ def _named_by(part: Command) -> list[tuple[str, str]]:
 
 def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> list[tuple[str, str]]:
     """(absolute path, how it is written) for each file the call names as written (see the module's docstring)."""
-    from guard.judge.view import tool_kind
+    from guard.judge.view import PATCH_LINE, patch_text, tool_kind
 
     kind = tool_kind(tool_name)
     named: list[tuple[str, str]] = []
@@ -221,13 +231,13 @@ def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> li
         if kind != "mcp":
             named = named[:1]
     elif kind == "patch":
-        text = next((v for k in ("command", "input", "patch") for v in (tool_input.get(k),) if isinstance(v, str) and "*** " in v), "")
-        named = [(m.group(1) or m.group(2), tool_name) for line in text.splitlines() if (m := _PATCH_LINE.match(line.strip()))]
+        text = patch_text(dict(tool_input)) or ""
+        named = [(m.group(2) or m.group(3), tool_name) for line in text.splitlines() if (m := PATCH_LINE.match(line.strip()))]
     else:
         command = shell_command(tool_name, tool_input)
         if command:
             named = [(os.path.join(folder, path), how) for folder, part in _folder_steps(command) if folder is not None
-                     for path, how in _named_by(part)]
+                     for path, how in _named_by(part, os.path.join(cwd, folder))]
     out: dict[str, str] = {}
     for raw, how in named:
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw.strip())))
@@ -285,7 +295,7 @@ def _shebang_family(path: str) -> str:
 
 def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
     """One command of a run: its identity and the files whose content it runs (a script; a program outside the system's folders)."""
-    from guard.judge.view import _script_word
+    from guard.judge.view import script_word
 
     if not part.words or not all(_literal(w) for w in (*part.words, *part.assignments)):
         return None
@@ -297,7 +307,7 @@ def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[
             redirects.append([r.op, r.target.text])
     texts = [w.text for w in part.words]
     step: dict[str, Any] = {"set": [w.text for w in part.assignments], "redirects": redirects}
-    script = _script_word(part.words)
+    script = script_word(part.words)
     if script is not None and script.text not in ("-",):
         at = next(i for i, w in enumerate(part.words) if w is script)
         path = os.path.realpath(os.path.join(folder, os.path.expanduser(script.text)))
@@ -317,10 +327,13 @@ def _filter(part: Command) -> bool:
     a proven reading program whose only operand is a pattern, left out of a run's identity."""
     from guard.protection.readonly import prove_command
 
-    if not part.words or os.path.basename(part.words[0].text) not in _FILTERS or part.redirects or not prove_command(part).proven:
+    name = os.path.basename(part.words[0].text) if part.words else ""
+    if name not in _FILTERS or part.redirects or not prove_command(part).proven:
         return False
-    operands = [w.text for w in part.words[1:] if not w.text.startswith("-")]
-    return len(operands) <= (1 if os.path.basename(part.words[0].text) in _PATTERN_FILTERS else 0)
+    values, allowed = _FILTERS[name]
+    texts = [w.text for w in part.words[1:]]
+    operands = [t for i, t in enumerate(texts) if not t.startswith("-") and not (i and len(texts[i - 1]) == 2 and texts[i - 1][0] == "-" and texts[i - 1][1] in values)]
+    return len(operands) <= allowed
 
 
 def run_identity(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:

@@ -119,7 +119,7 @@ class Provenance:
             return None
         from guard.session.call_effects import runs_code
 
-        if not runs_code(tool_name, tool_input, self.env):
+        if not runs_code(tool_name, tool_input, cwd, self.env):
             return None
         try:
             payload[WRITTEN_FIELD] = self._state(tool_name, tool_input, cwd, rules)
@@ -191,7 +191,8 @@ class Provenance:
             pending = known is not None and known.digest is None
             route = known.route if pending and known is not None else "found changed (no call guard saw named it)"
             base = known.base if known is not None else None
-            updates.append(FileRecord(path, digest, base, route, True, now_ns, known.session_id if known is not None else ""))
+            confirmed = known.confirmed if pending and known is not None else True  # a PostToolUse confirms a recorded write, not this look
+            updates.append(FileRecord(path, digest, base, route, confirmed, now_ns, known.session_id if known is not None else ""))
         if updates:
             self.store().put(project, updates)
             record.files.update({u.path: u for u in updates})

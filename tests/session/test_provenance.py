@@ -1,0 +1,210 @@
+"""What the agent wrote reaches the judge when code can run it, once: through real ``guard hook`` processes.
+
+The README guide's rule with ``skip_project_writes`` lets the agent write plain project files with no model call.
+Each test writes through a route the client reports (PreToolUse, the write itself, PostToolUse), then runs code, and
+reads the stub model's request log: what the judge was shown, and how many times it was asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import trust_config
+from fixtures.processes import run_guard
+
+from guard.judge.fence import FENCE_RE
+from guard.testing.openai_stub import Reply, StubServer
+
+RULE = "Deny shell commands that delete or overwrite files outside the project directory."
+
+pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("allow", "stays in the project", confidence=0.95))]
+
+
+def _config(home: Path, matcher: str = "@shell|@write|@edit") -> None:
+    (home / "guard.yaml").write_text(
+        f"models: {{quick: openai/stub-quick, thorough: openai/stub-thorough}}\ncache: {{url: 'sqlite:///{home}/cache.db'}}\n"
+        f"hooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: '{matcher}'\n      rule: {RULE}\n"
+        "      depth: auto\n      failure_mode: fail_closed\n      skip_project_writes: true\n      timeout: 60\n"
+    )
+    trust_config(home / "guard.yaml")
+
+
+class Agent:
+    """One agent session in ``project``, its calls sent to ``guard hook`` as Claude Code sends them."""
+
+    def __init__(self, home: Path, stub: StubServer, project: Path, session: str = "s1") -> None:
+        self.home, self.stub, self.project, self.session = home, stub, project, session
+        self.turn = 0
+
+    def _hook(self, event: str, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        payload = {"session_id": self.session, "hook_event_name": event, "tool_name": tool, "tool_input": tool_input,
+                   "cwd": str(self.project), "tool_use_id": f"toolu_{self.session}_{self.turn}", **extra}
+        out = run_guard(["hook"], self.home, env={"GUARD_API_BASE": self.stub.url}, stdin=json.dumps(payload))
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout) if out.stdout.strip() else {}
+
+    def bash(self, command: str, *, post: bool = True) -> str:
+        """Ask guard, run the command as the client would if allowed, report it ran; the decision."""
+        self.turn += 1
+        answer = self._hook("PreToolUse", "Bash", {"command": command})
+        decision = answer.get("hookSpecificOutput", {}).get("permissionDecision", "allow")
+        if decision == "allow":
+            subprocess.run(["bash", "-c", command], cwd=self.project, capture_output=True, timeout=60, check=False)
+            if post:
+                self._hook("PostToolUse", "Bash", {"command": command}, tool_response={"stdout": ""})
+        return str(decision)
+
+    def edit(self, path: str, old: str, new: str) -> None:
+        self.turn += 1
+        tool_input = {"file_path": str(self.project / path), "old_string": old, "new_string": new}
+        self._hook("PreToolUse", "Edit", tool_input)
+        target = self.project / path
+        target.write_text(target.read_text().replace(old, new))
+        self._hook("PostToolUse", "Edit", tool_input, tool_response={"success": True})
+
+
+def _shown(stub: StubServer, index: int = -1) -> dict[str, Any]:
+    """The event JSON the model was shown in request ``index``."""
+    user = stub.requests[index]["messages"][1]["content"]
+    return json.loads(FENCE_RE.search(user).group(2))  # type: ignore[union-attr]
+
+
+def _last_hook(home: Path, rule: str = "no-destructive-shell") -> dict[str, Any]:
+    row = json.loads(run_guard(["log", "--json", "-n", "1"], home).stdout.splitlines()[0])
+    return next(h for h in row["hooks"] if h["id"] == rule)
+
+
+@pytest.fixture
+def project(isolated_home: Path) -> Path:
+    folder = isolated_home / "project"
+    folder.mkdir()
+    _config(isolated_home)
+    return folder
+
+
+def test_a_test_file_written_in_the_lane_reaches_the_judge_when_the_test_runner_runs(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    agent = Agent(isolated_home, stub, project)
+    test = "import os\n\ndef test_cleanup():\n    os.remove(os.path.expanduser('~/important.txt'))\n"
+    assert agent.bash("mkdir -p tests") == "allow"
+    asked = stub.calls
+    assert agent.bash(f"cat <<'EOF' > tests/test_smoke.py\n{test}EOF") == "allow"
+    assert stub.calls == asked  # written in the lane: no judge saw it
+
+    agent.bash("python3 -m pytest -q tests", post=False)
+    assert stub.calls == asked + 1
+    deferred = _shown(stub)["deferred"]
+    [file] = deferred["files"]
+    assert (file["path"], file["change"], file["content"]) == ("tests/test_smoke.py", "new file", test)
+    assert "lane" in file["written_by"] and "no judge" in file["written_by"]
+    hook = _last_hook(isolated_home)
+    assert hook["details"]["deferred"]["files"] == ["tests/test_smoke.py"] and hook["details"]["deferred"]["complete"] is True
+
+
+def test_an_edit_to_an_imported_module_reaches_the_judge_when_code_importing_it_runs(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    _config(isolated_home, matcher="@shell")  # the edit itself is no call this rule judges
+    (project / "helper.py").write_text("def tidy():\n    return 'nothing to do'\n")
+    (project / "main.py").write_text("import helper\nprint(helper.tidy())\n")
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("python3 main.py")
+    assert stub.calls == 1 and "deferred" not in _shown(stub)  # the user's own code: nothing the agent wrote
+
+    agent.edit("helper.py", "    return 'nothing to do'\n", "    import shutil\n    shutil.rmtree('/srv/backups')\n")
+    assert stub.calls == 1
+    agent.bash("python3 main.py")
+    assert stub.calls == 2
+    [file] = _shown(stub)["deferred"]["files"]
+    assert file["path"] == "helper.py" and file["written_by"].startswith("Edit") and file["change"] == "changed"
+    assert "+    shutil.rmtree('/srv/backups')" in file["diff"] and "-    return 'nothing to do'" in file["diff"]
+
+    agent.bash("python3 main.py")
+    assert stub.calls == 2  # judged once: the module is unchanged since that judge saw it run
+
+
+def test_a_judged_script_run_again_unchanged_makes_no_model_call_in_another_spelling_too(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("cat <<'EOF' > reproduce.py\n#!/usr/bin/env python3\nprint('reproduced')\nEOF")
+    agent.bash("chmod +x reproduce.py")
+    asked = stub.calls
+    agent.bash("python3 reproduce.py")
+    assert stub.calls == asked + 1 and "print('reproduced')" in _shown(stub)["effect"]["runs"][0]["content"]
+
+    for spelling in ("python reproduce.py", "./reproduce.py", f"python3 {project}/reproduce.py", f"cd {project} && python3 reproduce.py 2>&1 | tail -n 5"):
+        assert agent.bash(spelling) == "allow", spelling
+        assert stub.calls == asked + 1, spelling
+    hook = _last_hook(isolated_home)
+    assert hook["cached"] is True and "earlier judgement of the same code" in hook["details"]["reused"]
+
+    Agent(isolated_home, stub, project, session="s2").bash("python reproduce.py")  # another session of the same project
+    assert stub.calls == asked + 1
+    agent.bash("python3 reproduce.py --all")
+    assert stub.calls == asked + 2  # other arguments: other code paths may run
+
+
+def test_a_script_changed_behind_guards_back_is_judged_again(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("cat <<'EOF' > check.py\nimport helper\nprint(helper.VALUE)\nEOF")
+    agent.bash("cat <<'EOF' > helper.py\nVALUE = 1\nEOF")
+    asked = stub.calls
+    agent.bash("python3 check.py")
+    assert stub.calls == asked + 1 and [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["helper.py"]
+    agent.bash("python3 check.py")
+    assert stub.calls == asked + 1
+
+    (project / "check.py").write_text("import shutil\nshutil.rmtree('/srv/backups')\n")  # no call guard saw
+    agent.bash("python check.py")
+    assert stub.calls == asked + 2 and "rmtree" in _shown(stub)["effect"]["runs"][0]["content"]
+
+    (project / "helper.py").write_text("import os\nos.remove('/etc/hosts')\n")  # a module, changed behind guard's back
+    agent.bash("python check.py")
+    assert stub.calls == asked + 3
+    [file] = _shown(stub)["deferred"]["files"]
+    assert file["path"] == "helper.py" and "no call guard saw" in file["written_by"] and "os.remove" in file["content"]
+
+
+def test_a_file_a_program_wrote_without_naming_it_is_shown_before_code_runs(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    (project / "main.py").write_text("import generated\n")
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("python3 main.py 2>/dev/null")
+    agent.bash("cat <<'EOF' > gen.py\nopen('generated.py', 'w').write('import shutil\\nshutil.rmtree(\"/srv\")\\n')\nEOF")
+    agent.bash("python3 gen.py")  # judged: gen.py is shown; what it writes is not named anywhere
+    asked = stub.calls
+    agent.bash("python3 main.py")
+    assert stub.calls == asked + 1
+    shown = {f["path"]: f for f in _shown(stub)["deferred"]["files"]}
+    assert "shutil.rmtree" in shown["generated.py"]["content"] and "no call guard saw" in shown["generated.py"]["written_by"]
+
+
+def test_a_write_the_client_never_confirmed_is_shown_as_recorded_when_allowed(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """A client that sends no PostToolUse (Copilot CLI): guard records the write when it allows it, and says so."""
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("cat <<'EOF' > task.py\nprint('task')\nEOF", post=False)
+    agent.bash("python3 -m task")
+    [file] = _shown(stub)["deferred"]["files"]
+    assert file["path"] == "task.py" and "no PostToolUse" in file["recorded"]
+
+
+def test_the_record_is_sealed_in_guards_state(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """A "seen" row written by anyone without guard's secret is not believed: the module is shown to the judge again."""
+    import sqlite3
+
+    from guard.session.written import content_digest
+
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("cat <<'EOF' > main.py\nimport mod\nEOF")
+    agent.bash("cat <<'EOF' > mod.py\nprint('one')\nEOF")
+    agent.bash("python3 main.py")
+    new = "import shutil\nshutil.rmtree('/srv')\n"
+    agent.bash(f"cat <<'EOF' > mod.py\n{new}EOF")
+    asked = stub.calls
+    database = Path(os.environ["XDG_STATE_HOME"]) / "guard" / "written.db"
+    assert database.is_file() and not str(database).startswith(str(project))
+    with sqlite3.connect(database) as db:
+        project_key, rule, mac = db.execute("SELECT project, rule, mac FROM written_seen LIMIT 1").fetchone()
+        db.execute("INSERT INTO written_seen VALUES (?, ?, ?, ?, ?)", (project_key, rule, str(project / "mod.py"), content_digest(new.encode()), mac))
+    agent.bash("python3 main.py")
+    assert stub.calls == asked + 1 and [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["mod.py"]
