@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from guard.core.events.model import Event
     from guard.core.settings import Settings
 
-__all__ = ["Hook", "HookContext"]
+__all__ = ["Hook", "HookContext", "JudgedTogether"]
 
 
 class HookContext:
@@ -54,4 +54,21 @@ class Hook(Protocol):
 
     async def prepare(self, event: Event) -> None:
         """One-off set-up before :meth:`run` (a cache probe, a model client import), not counted as judging time."""
+        ...
+
+
+@runtime_checkable
+class JudgedTogether(Protocol):
+    """A hook whose kind can judge several of its hooks in one request (smart rules: one model request for them all).
+
+    The engine runs the hooks of one event that share a :meth:`together_key` as one set: each is prepared, then the
+    first one's :meth:`run_together` answers for all, under the shortest of their timeouts.
+    """
+
+    def together_key(self, event: Event) -> str | None:
+        """What the hooks judged in one request with this one share, or None to be judged alone."""
+        ...
+
+    async def run_together(self, hooks: list[Any], event: Event) -> list[HookResult | Exception]:
+        """Each hook's result (or failure), in order."""
         ...

@@ -18,13 +18,15 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from guard.cache import open_cache
+from guard.cache.key import cache_key
 from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.core.decision import HookResult
-from guard.core.errors import CacheError, JudgeTooLarge, ModelNotConfigured
+from guard.core.errors import CacheError, HookError, JudgeError, JudgeTooLarge, ModelNotConfigured
+from guard.judge.deferred import deferred_view
 from guard.judge.keys import cache_value, code_cache_key, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
 from guard.judge.providers import check_models
-from guard.judge.tiers import Judgement, judge, models_for
+from guard.judge.tiers import Judgement, judge, judge_many, models_for
 
 if TYPE_CHECKING:
     from guard.core.events.model import Event
@@ -128,7 +130,7 @@ class SmartHook:
         return HookResult(self.spec.id, self.spec.kind, decision="deny", reason=reason, latency_ms=round((time.monotonic() - started) * 1000, 3),
                           details={"too_large": str(exc)})
 
-    def _result(self, judgement: Judgement, started: float) -> HookResult:
+    def _result(self, judgement: Judgement, started: float, together: list[str] | None = None) -> HookResult:
         verdict = judgement.verdict
         details: dict[str, Any] = {
             "prompt_version": judgement.prompt.version,
@@ -143,6 +145,8 @@ class SmartHook:
             details["windows"] = judgement.prompt.parts  # every byte judged, in this many overlapping calls
         if judgement.failures:
             details["failed_calls"] = judgement.failures  # the verdict stands on the calls that answered
+        if together:
+            details["judged_together"] = together  # one request for these rules' verdicts
         deferred = judgement.deferred
         if deferred is not None and (deferred.block is not None or deferred.seen):
             block = deferred.block or {}
@@ -184,14 +188,13 @@ class SmartHook:
         check_models(self.spec, self.ctx.settings, models)  # no key, no such provider: said now, not after the import
         await load_client(models.values(), self.ctx.settings.effective_api_base())
 
-    async def run(self, event: Event) -> HookResult:
-        started = time.monotonic()
-        settings = self.ctx.settings
-        models_for(self.spec, settings)  # a missing model is a config error, cached or not
+    def _answered(self, event: Event, started: float) -> tuple[HookResult | None, dict[str, Any], str]:
+        """The answer with no model call, if there is one (the lane, the cache, an earlier judgement of the same code),
+        and the payload and key a judgement needs otherwise."""
         if self.spec.lane is not None:
             lane = _lane(self.spec, event.payload())
             if lane is not None:
-                return lane
+                return lane, {}, ""
         payload, key = self._payload_and_key(event, keep=False)
         cache = self._cache()
         hit = self._prefetched.pop(key, None)
@@ -201,27 +204,54 @@ class SmartHook:
                 self._missed[key] = counted - 1
             hit = self._lookup(cache, key, record_miss=not counted)
         if hit is not None:
-            return self._cached(hit, started)
+            return self._cached(hit, started), payload, key
         earlier = self._earlier(cache, payload)
         if earlier is not None:
-            return self._cached(earlier, started, reused=True)
+            return self._cached(earlier, started, reused=True), payload, key
+        return None, payload, key
+
+    def _kept(self, cache: Any, key: str, payload: dict[str, Any], judgement: Judgement, judging: float, together: list[str] | None = None) -> None:
+        """Cache a whole judgement under its key and, when it saw all the code the call may run, under the code's key."""
+        if judgement.failures:
+            return
+        result = self._result(judgement, judging, together)
+        self._store(cache, key, result)
+        if judgement.deferred is None or judgement.deferred.complete:
+            code_key = code_cache_key(self.spec, self.ctx.settings, payload, judged=judgement.deferred.seen if judgement.deferred else [])
+            if code_key is not None:
+                self._store(cache, code_key, result)
+
+    async def _ready(self, specs: list[HookSpec]) -> tuple[dict[str, str], float, float]:
+        """Load the model client (a no-op after prepare()), then start the clock: (models, when judging began, the deadline)."""
+        settings = self.ctx.settings
+        models = models_for(specs[0], settings)
+        for spec in specs:
+            check_models(spec, settings, models)
+        await load_client(models.values(), settings.effective_api_base())
+        judging = time.monotonic()
+        timeout = min(spec.timeout for spec in specs)
+        return models, judging, judging + timeout - min(_DEADLINE_MARGIN, timeout / 20)
+
+    def _memo(self, cache: Any) -> _CacheMemo | None:
+        return _CacheMemo(self, cache) if cache is not None else None
+
+    async def run(self, event: Event) -> HookResult:
+        started = time.monotonic()
+        models_for(self.spec, self.ctx.settings)  # a missing model is a config error, cached or not
+        answered, payload, key = self._answered(event, started)
+        if answered is not None:
+            return answered
+        return await self._judge_alone(payload, key, started)
+
+    async def _judge_alone(self, payload: dict[str, Any], key: str, started: float) -> HookResult:
+        settings = self.ctx.settings
+        cache = self._cache()
 
         async def judge_and_store() -> tuple[Judgement, float]:
-            models = models_for(self.spec, settings)
-            check_models(self.spec, settings, models)
-            await load_client(models.values(), settings.effective_api_base())  # a no-op after prepare(); the deadline starts once it is done
-            judging = time.monotonic()
-            deadline = judging + self.spec.timeout - min(_DEADLINE_MARGIN, self.spec.timeout / 20)
+            _, judging, deadline = await self._ready([self.spec])
             policy = self.ctx.resource("judge_retry", RetryPolicy)
-            memo = _CacheMemo(self, cache) if cache is not None else None
-            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy, memo=memo)
-            if not judgement.failures:
-                result = self._result(judgement, judging)
-                self._store(cache, key, result)
-                if judgement.deferred is None or judgement.deferred.complete:
-                    code_key = code_cache_key(self.spec, settings, payload, judged=judgement.deferred.seen if judgement.deferred else [])
-                    if code_key is not None:
-                        self._store(cache, code_key, result)
+            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache))
+            self._kept(cache, key, payload, judgement, judging)
             return judgement, judging
 
         async def judge_once_per_fleet() -> tuple[Judgement, float] | dict[str, Any]:
@@ -235,8 +265,86 @@ class SmartHook:
         if isinstance(outcome, dict):  # another process judged it while this one waited
             return self._cached(outcome, started)
         judgement, judging = outcome
-        # Latency is the judgement's own; loading the client on a cold start is reported apart.
-        result = self._result(judgement, max(started, judging))
+        return self._timed(self._result(judgement, max(started, judging)), started, judging)
+
+    @staticmethod
+    def _timed(result: HookResult, started: float, judging: float) -> HookResult:
+        """Latency is the judgement's own; loading the client on a cold start is reported apart."""
         if judging - started > 0.005:
             result.details["client_load_ms"] = round((judging - started) * 1000, 3)
         return result
+
+    # -- several rules, one request ---------------------------------------------------------
+
+    def together_key(self, event: Event) -> str | None:
+        """What this rule shares with the rules it may be judged with in one request (None: it is judged apart).
+
+        The same depth, models, endpoint, context and view of the deferred code: the request shows each of them
+        exactly what it would show one alone. A user's own prompt and a hook with ``judge_together: false`` are judged apart.
+        """
+        spec = self.spec
+        if not spec.judge_together or spec.prompt is not None or not spec.rule:
+            return None
+        try:
+            models = models_for(spec, self.ctx.settings)
+        except ModelNotConfigured:
+            return None
+        deferred = deferred_view(spec, event.payload(), for_key=True)
+        return cache_key({"event": spec.event, "depth": spec.depth, "models": models, "api_base": self.ctx.settings.effective_api_base(),
+                          "context": spec.context, "deferred": deferred.block if deferred is not None else None})
+
+    async def run_together(self, hooks: list[Any], event: Event) -> list[HookResult | Exception]:
+        """Each of ``hooks``' results on ``event`` (hooks with this one's :meth:`together_key`): those the lane, the cache
+        or an earlier judgement answer, then the rest judged in the same model requests, each cached on its own."""
+        started = time.monotonic()
+        outcomes: list[HookResult | Exception | None] = []
+        misses: list[tuple[int, SmartHook, dict[str, Any], str]] = []
+        for hook in hooks:
+            try:
+                models_for(hook.spec, hook.ctx.settings)
+                answered, payload, key = hook._answered(event, started)
+            except Exception as exc:  # this rule's failure; the others still stand
+                outcomes.append(exc)
+                continue
+            outcomes.append(answered)
+            if answered is None:
+                misses.append((len(outcomes) - 1, hook, payload, key))
+        if len(misses) == 1:
+            index, hook, payload, key = misses[0]
+            try:
+                outcomes[index] = await hook._judge_alone(payload, key, started)
+            except Exception as exc:
+                outcomes[index] = exc
+        elif misses:
+            for (index, *_), outcome in zip(misses, await self._judge_group(misses, started), strict=True):
+                outcomes[index] = outcome
+        return [outcome if outcome is not None else HookError("no result") for outcome in outcomes]
+
+    async def _judge_group(self, misses: list[tuple[int, SmartHook, dict[str, Any], str]], started: float) -> list[HookResult | Exception]:
+        specs = [hook.spec for _, hook, _, _ in misses]
+        ids = [spec.id for spec in specs]
+        payload = misses[0][2]
+        cache = self._cache()
+
+        async def judge_and_store() -> tuple[dict[str, Judgement | JudgeError], float]:
+            _, judging, deadline = await self._ready(specs)
+            policy = self.ctx.resource("judge_retry", RetryPolicy)
+            outcomes = await judge_many(specs, self.ctx.settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache))
+            for _, hook, hook_payload, key in misses:
+                outcome = outcomes[hook.spec.id]
+                if isinstance(outcome, Judgement):
+                    hook._kept(cache, key, hook_payload, outcome, judging, ids)
+            return outcomes, judging
+
+        flight: SingleFlight[tuple[dict[str, Judgement | JudgeError], float]] = self.ctx.resource("flight_together", SingleFlight)
+        try:
+            outcomes, judging = await flight.do("|".join(key for *_, key in misses), judge_and_store)
+        except JudgeTooLarge as exc:
+            return [hook._too_large(exc, started) for _, hook, _, _ in misses]
+        except Exception as exc:  # every rule's failure at once
+            return [exc] * len(misses)
+        results: list[HookResult | Exception] = []
+        for _, hook, _, _ in misses:
+            outcome = outcomes[hook.spec.id]
+            results.append(outcome if isinstance(outcome, Exception) else hook._timed(hook._result(outcome, max(started, judging), ids), started, judging))
+        return results

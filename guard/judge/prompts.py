@@ -59,16 +59,21 @@ class TierProfile(NamedTuple):
     data_budget_tokens: int  # per call; longer event data is judged in overlapping windows of this size
     max_tokens: int
     max_windows: int  # more would be needed: the event is too long to judge at this tier
+    together: str  # the template that judges several rules in one request (guard.judge.tiers.judge_many)
     temperature: float = 0.0
 
     def params(self) -> dict[str, Any]:
         """Generation parameters (part of the cache key: they change the verdict)."""
         return {"max_tokens": self.max_tokens, "temperature": self.temperature}
 
+    def answer_tokens(self, rules: int) -> int:
+        """The answer's token budget for ``rules`` rules judged in one request (each gets the budget of one)."""
+        return self.max_tokens * max(rules, 1)
+
 
 TIERS: dict[str, TierProfile] = {
-    "quick": TierProfile("quick", data_budget_tokens=1000, max_tokens=160, max_windows=8),
-    "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8),
+    "quick": TierProfile("quick", data_budget_tokens=1000, max_tokens=160, max_windows=8, together="together_quick"),
+    "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8, together="together_thorough"),
 }
 CUSTOM_TEMPLATE = "custom"
 #: The note before each window's fence when an event is judged in parts.
@@ -215,14 +220,18 @@ def _combined(version: str, sha256: str, other: Template) -> tuple[str, str]:
 
 
 def _render_one(
-    tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None, session: SessionContext | None
+    tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None, session: SessionContext | None,
+    rules: dict[str, str] | None = None,
 ) -> RenderedPrompt:
     """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence,
-    and for a session-aware rule (``session`` given) with the session block after the action."""
+    for a session-aware rule (``session`` given) with the session block after the action, and for several rules
+    judged at once (``rules``: id -> rule) with the tier's ``together`` template."""
     from guard.judge.fence import fence
 
     fenced, boundary = fence(data)
-    if prompt is not None:
+    if rules:
+        template = load_template(TIERS[tier].together)
+    elif prompt is not None:
         template = load_template(CUSTOM_TEMPLATE)
     elif rule:
         template = load_template(TIERS[tier].template)
@@ -235,7 +244,10 @@ def _render_one(
         numbers = {"part": str(part), "parts": str(windows.count), "start": f"{start + 1:,}", "end": f"{end:,}", "total": f"{len(windows.text):,}"}
         fenced = f"{_substitute(note.note or '', numbers)}\n{fenced}"
         (version, sha256), parts = _combined(version, sha256, note), windows.count
-    if prompt is not None:
+    if rules:
+        listed = json.dumps({rule_id: text.strip() for rule_id, text in rules.items()}, ensure_ascii=False, indent=1)
+        user = _substitute(template.user or "", {"rules": listed, "boundary": boundary, "data": fenced})
+    elif prompt is not None:
         user = prompt.replace(_ARGUMENTS, fenced) if _ARGUMENTS in prompt else f"{prompt.rstrip()}\n\n{fenced}"
     else:
         user = _substitute(template.user or "", {"rule": rule.strip(), "boundary": boundary, "data": fenced})  # type: ignore[union-attr]
@@ -248,19 +260,20 @@ def _render_one(
 
 def render_windows(
     tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None,
-    deferred: dict[str, Any] | None = None,
+    deferred: dict[str, Any] | None = None, rules: dict[str, str] | None = None,
 ) -> list[RenderedPrompt]:
     """Messages for every call judging ``payload`` at ``tier``: one when it fits, else one per overlapping window.
 
     ``session`` (a session-aware rule's bounded context) is sent whole with every window; ``deferred`` (the project
-    files the call may run unnamed, as this rule is shown them) is part of the action, windowed with it.
+    files the call may run unnamed, as this rule is shown them) is part of the action, windowed with it; ``rules``
+    (id -> rule, two or more) asks for every rule's verdict in each request.
 
     Raises TooLongToJudge when the event needs more windows than the tier allows.
     """
     windows = _windows(tier, payload, deferred)
     count, limit = windows.count, TIERS[tier].max_windows
     if count == 1:
-        return [_render_one(tier, windows.text, None, 1, rule, prompt, session)]
+        return [_render_one(tier, windows.text, None, 1, rule, prompt, session, rules)]
     if count > limit:
         raise TooLongToJudge(
             f"the event's JSON is {len(windows.text):,} characters: judging all of it at the {tier} tier needs {count} "
@@ -270,7 +283,7 @@ def render_windows(
     for part in range(1, count + 1):
         start, end = windows.span(part - 1)
         data = f"{windows.head}\n{windows.text[start:end]}"
-        rendered.append(_render_one(tier, data, windows, part, rule, prompt, session))
+        rendered.append(_render_one(tier, data, windows, part, rule, prompt, session, rules))
     return rendered
 
 

@@ -20,6 +20,7 @@ was used.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -37,14 +38,14 @@ from guard.judge.prompts import (
     render_windows,
     window_count,
 )
-from guard.judge.verdict import Verdict, parse_verdict, response_schema
+from guard.judge.verdict import Verdict, parse_verdict, parse_verdicts, response_schema, verdicts_schema
 from guard.judge.view import session_shown
 
 if TYPE_CHECKING:
     from guard.core.settings import Settings
     from guard.core.spec import HookSpec
 
-__all__ = ["Judgement", "WindowMemo", "judge", "models_for"]
+__all__ = ["Judgement", "WindowMemo", "judge", "judge_many", "models_for", "window_key"]
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -123,11 +124,21 @@ def models_for(spec: HookSpec, settings: Settings) -> dict[str, str]:
     return models
 
 
+def window_key(settings: Settings, tier: str, model: str, prompt: RenderedPrompt) -> str:
+    """A window's verdicts depend on exactly the request: model, endpoint, parameters and messages."""
+    request = {"tier": tier, "model": model, "api_base": settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
+    return cache_key({"v": 1, "kind": "smart-window", **request})
+
+
+#: What one request answered: each rule's verdict, or why that rule has none.
+Answers = dict[str, Verdict | JudgeError]
+
+
 @dataclass
 class _Asker:
-    """Everything one judgement's calls share."""
+    """Everything one judgement's calls share: one rule's, or several rules' judged in the same requests."""
 
-    spec: HookSpec
+    specs: list[HookSpec]
     settings: Settings
     payload: dict[str, Any]
     deadline: float
@@ -136,71 +147,79 @@ class _Asker:
     calls: list[dict[str, Any]] = field(default_factory=list)
     deferred: DeferredView | None = None
 
-    def _window_key(self, tier: str, model: str, prompt: RenderedPrompt) -> str:
-        """A window's verdict depends on exactly the request: model, endpoint, parameters and messages."""
-        request = {"tier": tier, "model": model, "api_base": self.settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
-        return cache_key({"v": 1, "kind": "smart-window", **request})
+    async def ask(self, tier: str, model: str, prompt: RenderedPrompt, specs: list[HookSpec], deadline: float) -> Answers:
+        """One call on one window for ``specs``; a window judged before comes from the memo.
 
-    async def ask(self, tier: str, model: str, prompt: RenderedPrompt, deadline: float) -> Verdict:
-        """One call on one window; a window judged before comes from the memo."""
+        One rule: its verdict, or the call's failure raised. Several: each rule's verdict or bad answer (a failed call is raised).
+        """
+        ids = [spec.id for spec in specs]
+        together = len(specs) > 1
+        shared = {"rules": ids} if together else {}
         window = {"window": f"{prompt.part}/{prompt.parts}"} if prompt.parts > 1 else {}
-        key = self._window_key(tier, model, prompt) if self.memo is not None and prompt.parts > 1 else None
+        key = window_key(self.settings, tier, model, prompt) if self.memo is not None and prompt.parts > 1 else None
         if key is not None and (hit := self.memo.lookup(key)) is not None:  # type: ignore[union-attr]
             try:
-                verdict = Verdict.model_validate(hit)
-            except ValueError:
-                pass  # not a window verdict: judge it again
+                remembered: Answers = {i: Verdict.model_validate(hit[i] if together else hit) for i in ids}
+            except (ValueError, KeyError, TypeError):
+                pass  # not this window's verdicts: judge it again
             else:
-                self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, "model": model, "cached": True})
-                return verdict
-        custom = self.spec.prompt is not None
+                self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **shared, "model": model, "cached": True})
+                return remembered
+        custom = not together and specs[0].prompt is not None
+        reasoning = tier == "thorough" and not custom
         profile = TIERS[tier]
         reply = await complete(
             model,
             prompt.messages,
-            schema=response_schema(reasoning=tier == "thorough" and not custom, ok_shape=custom),
-            max_tokens=profile.max_tokens,
+            schema=verdicts_schema(ids, reasoning=reasoning) if together else response_schema(reasoning=reasoning, ok_shape=custom),
+            max_tokens=profile.answer_tokens(len(specs)),
             temperature=profile.temperature,
             deadline=deadline,
             api_base=self.settings.effective_api_base(),
             policy=self.policy,
         )
-        self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **reply.record()})
-        verdict = parse_verdict(reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason)
-        if key is not None:
-            self.memo.store(key, verdict.model_dump())  # type: ignore[union-attr]
-        return verdict
+        self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **shared, **reply.record()})
+        if together:
+            answers: Answers = dict(parse_verdicts(reply.content, ids, refusal=reply.refusal, finish_reason=reply.finish_reason))
+        else:
+            answers = {ids[0]: parse_verdict(reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason)}
+        if key is not None and all(isinstance(v, Verdict) for v in answers.values()):
+            dumped = {i: v.model_dump() for i, v in answers.items() if isinstance(v, Verdict)}
+            self.memo.store(key, dumped if together else dumped[ids[0]])  # type: ignore[union-attr]
+        return answers
 
-    async def tier(self, tier: str, model: str) -> _TierRun:
-        """Judge every window of the event at ``tier``, concurrently; failures are collected, not raised."""
-        run = _TierRun(tier, model)
+    async def tier(self, tier: str, model: str, specs: list[HookSpec]) -> dict[str, _TierRun]:
+        """Judge every window of the event at ``tier`` for ``specs``, concurrently; failures are collected, not raised."""
+        runs = {spec.id: _TierRun(tier, model) for spec in specs}
+        first = specs[0]
+        rules = {spec.id: spec.rule or "" for spec in specs} if len(specs) > 1 else None
         try:
-            prompts = render_windows(tier, self.payload, rule=self.spec.rule, prompt=self.spec.prompt, session=session_shown(self.spec, self.payload),
-                                     deferred=self.deferred.block if self.deferred is not None else None)
+            prompts = render_windows(tier, self.payload, rule=first.rule, prompt=first.prompt, session=session_shown(first, self.payload),
+                                     deferred=self.deferred.block if self.deferred is not None else None, rules=rules)
         except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
             raise JudgeTooLarge(f"too large to judge: {exc}") from exc
         limit = self.settings.timeout_for(tier)  # a tier's own timeout: quick never eats thorough's time
         deadline = self.deadline if limit is None else min(self.deadline, time.monotonic() + limit)
         if len(prompts) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
-            results: list[Verdict | BaseException] = [await _settled(self.ask(tier, model, prompts[0], deadline))]
+            results: list[Answers | BaseException] = [await _settled(self.ask(tier, model, prompts[0], specs, deadline))]
         else:
-            results = await asyncio.gather(*(self.ask(tier, model, p, deadline) for p in prompts), return_exceptions=True)
+            results = await asyncio.gather(*(self.ask(tier, model, p, specs, deadline) for p in prompts), return_exceptions=True)
         for prompt, result in zip(prompts, results, strict=True):
-            if isinstance(result, Verdict):
-                run.verdicts.append((prompt, result))
-            elif isinstance(result, JudgeError):
-                if prompt.parts > 1:
-                    result = type(result)(f"window {prompt.part}/{prompt.parts}: {result}")
-                run.errors.append(result)
-            else:
+            if isinstance(result, BaseException) and not isinstance(result, JudgeError):
                 raise result
-        return run
+            answers = result if isinstance(result, dict) else {rule: copy.copy(result) for rule in runs}  # each rule's failure is its own
+            for rule, answer in answers.items():
+                if isinstance(answer, Verdict):
+                    runs[rule].verdicts.append((prompt, answer))
+                else:
+                    runs[rule].errors.append(type(answer)(f"window {prompt.part}/{prompt.parts}: {answer}") if prompt.parts > 1 else answer)
+        return runs
 
 
-async def _settled(verdict: Awaitable[Verdict]) -> Verdict | Exception:
-    """``verdict``'s outcome, an error returned rather than raised (gather's ``return_exceptions`` for one awaitable)."""
+async def _settled(answers: Awaitable[Answers]) -> Answers | Exception:
+    """``answers``' outcome, an error returned rather than raised (gather's ``return_exceptions`` for one awaitable)."""
     try:
-        return await verdict
+        return await answers
     except Exception as exc:
         return exc
 
@@ -257,29 +276,79 @@ async def judge(
     Failures raise JudgeError subclasses carrying ``details["calls"]`` (the calls
     made before the failure), so the engine's failure record keeps their cost.
     """
-    models = models_for(spec, settings)
-    asker = _Asker(spec, settings, payload, deadline, policy or RetryPolicy(), memo, deferred=deferred_view(spec, payload))
+    outcome = (await judge_many([spec], settings, payload, deadline=deadline, policy=policy, memo=memo))[spec.id]
+    if isinstance(outcome, JudgeError):
+        raise outcome
+    return outcome
+
+
+async def judge_many(
+    specs: list[HookSpec], settings: Settings, payload: dict[str, Any], *, deadline: float, policy: RetryPolicy | None = None,
+    memo: WindowMemo | None = None,
+) -> dict[str, Judgement | JudgeError]:
+    """Judge ``payload`` against every rule of ``specs`` in the same requests: each rule's judgement, or its failure.
+
+    The rules share a depth, models and what they are shown (:func:`guard.hooks.smart.together_key`). Each request
+    asks for every rule still undecided; under ``auto`` only the rules quick was unsure of go on to thorough. A failure
+    of every rule at once (the event too large) is raised. Each rule's calls are the requests that judged it; a
+    request shared by several rules is paid by the first of them and listed for the others with ``shared_with``.
+    """
+    models = models_for(specs[0], settings)
+    asker = _Asker(specs, settings, payload, deadline, policy or RetryPolicy(), memo, deferred=deferred_view(specs[0], payload))
     try:
-        judgement = await _judge_at_depth(spec, asker, models)
+        outcomes = await _judge_at_depth(specs, asker, models)
     except JudgeError as exc:
         exc.details = {"calls": asker.calls}  # type: ignore[attr-defined]
         raise
-    judgement.deferred = asker.deferred
-    return judgement
+    for spec in specs:
+        outcome = outcomes[spec.id]
+        calls = _calls_of(spec.id, asker.calls)
+        if isinstance(outcome, Judgement):
+            outcome.calls, outcome.deferred = calls, asker.deferred
+        else:
+            outcome.details = {"calls": calls}  # type: ignore[attr-defined]
+    return outcomes
 
 
-async def _judge_at_depth(spec: HookSpec, asker: _Asker, models: dict[str, str]) -> Judgement:
-    """quick or thorough alone, or auto: quick, then thorough when quick was unsure (or the event too long for quick)."""
-    if spec.depth != "auto":
-        return _decide(spec, [await asker.tier(spec.depth, models[spec.depth])], asker.calls, None)
-    runs: list[_TierRun] = []
+def _calls_of(rule: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls that judged ``rule``: its own, and the shared ones (paid by the first rule they judged)."""
+    mine = []
+    for call in calls:
+        rules = call.get("rules")
+        if rules is None or rules[0] == rule:
+            mine.append(call)
+        elif rule in rules:
+            mine.append({**call, "shared_with": rules[0], "cost_usd": None if call.get("cost_usd") is None else 0.0})
+    return mine
+
+
+def _outcome(spec: HookSpec, runs: list[_TierRun], escalated: str | None) -> Judgement | JudgeError:
+    """:func:`_decide`, its failure returned (the other rules of the request still stand)."""
+    try:
+        return _decide(spec, runs, [], escalated)
+    except JudgeError as exc:
+        return exc
+
+
+async def _judge_at_depth(specs: list[HookSpec], asker: _Asker, models: dict[str, str]) -> dict[str, Judgement | JudgeError]:
+    """quick or thorough alone, or auto: quick, then thorough for the rules quick was unsure of (or every rule, when the
+    event is too long for quick)."""
+    depth = specs[0].depth
+    if depth != "auto":
+        runs = await asker.tier(depth, models[depth], specs)
+        return {spec.id: _outcome(spec, [runs[spec.id]], None) for spec in specs}
     needed = window_count("quick", asker.payload, asker.deferred.block if asker.deferred is not None else None)
+    quick: dict[str, _TierRun] = {}
     if needed > TIERS["quick"].max_windows:
-        escalated: str | None = f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}"
+        escalated = dict.fromkeys((spec.id for spec in specs), f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}")
     else:
-        runs.append(await asker.tier("quick", models["quick"]))
-        escalated = _escalation(spec, runs[0])
-        if escalated is None:
-            return _decide(spec, runs, asker.calls, None)
-    runs.append(await asker.tier("thorough", models["thorough"]))
-    return _decide(spec, runs, asker.calls, escalated)
+        quick = await asker.tier("quick", models["quick"], specs)
+        escalated = {spec.id: why for spec in specs if (why := _escalation(spec, quick[spec.id])) is not None}
+    outcomes = {spec.id: _outcome(spec, [quick[spec.id]], None) for spec in specs if spec.id not in escalated}
+    unsure = [spec for spec in specs if spec.id in escalated]
+    if unsure:
+        thorough = await asker.tier("thorough", models["thorough"], unsure)
+        for spec in unsure:
+            earlier = [quick[spec.id]] if spec.id in quick else []
+            outcomes[spec.id] = _outcome(spec, [*earlier, thorough[spec.id]], escalated[spec.id])
+    return outcomes

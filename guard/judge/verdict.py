@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.core.decision import DECISIONS, DecisionName
 from guard.core.errors import JudgeBadResponse
 
-__all__ = ["Verdict", "parse_verdict", "response_schema"]
+__all__ = ["Verdict", "parse_verdict", "parse_verdicts", "response_schema", "verdicts_schema"]
 
 _SYNONYMS = {"block": "deny", "denied": "deny", "reject": "deny", "approve": "allow", "allowed": "allow", "approved": "allow"}
 
@@ -57,6 +57,19 @@ def response_schema(*, reasoning: bool = False, ok_shape: bool = False) -> dict[
             "name": "guard_verdict",
             "strict": True,
             "schema": {"type": "object", "properties": props, "required": list(props), "additionalProperties": False},
+        },
+    }
+
+
+def verdicts_schema(rule_ids: list[str], *, reasoning: bool = False) -> dict[str, Any]:
+    """The ``response_format`` for several rules judged in one request: one property per rule id, each a verdict."""
+    one = response_schema(reasoning=reasoning)["json_schema"]["schema"]
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "guard_verdicts",
+            "strict": True,
+            "schema": {"type": "object", "properties": dict.fromkeys(rule_ids, one), "required": list(rule_ids), "additionalProperties": False},
         },
     }
 
@@ -196,3 +209,47 @@ def parse_verdict(content: str | None, *, refusal: str | None = None, finish_rea
     if verdicts[0].decision == "allow" and len(verdicts) > 1:
         raise JudgeBadResponse(f"the model's answer holds more than one allow (an echo?): {excerpt!r}")
     return verdicts[-1]
+
+
+def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | None = None, finish_reason: str | None = None) -> dict[str, Verdict | JudgeBadResponse]:
+    """Read the verdict of each rule from a model answer judging several rules at once.
+
+    As strict as :func:`parse_verdict`, rule by rule: the answer must hold exactly one JSON object whose keys are
+    rule ids (code fences and prose around it are tolerated), with no key that is not one of ``rule_ids``, no other
+    verdict-shaped object and no verdict key outside it. Each rule's value must be one clean verdict, with nothing
+    verdict-shaped nested in it. A rule whose verdict is missing or malformed gets a JudgeBadResponse of its own
+    (its failure_mode or escalation decides it); an answer that cannot be read at all gives one to every rule.
+    """
+    def everyone(why: str) -> dict[str, Verdict | JudgeBadResponse]:
+        return dict.fromkeys(rule_ids, JudgeBadResponse(why))
+
+    if refusal:
+        return everyone(f"the model refused to judge: {refusal[:200]}")
+    if finish_reason in _CUT_OFF:
+        return everyone(f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}")
+    if not content or not content.strip():
+        return everyone("the model returned an empty answer")
+    excerpt = content.strip()[:200]
+    objects, spans = _objects(content)
+    answers = [obj for obj in objects if set(obj) & set(rule_ids)]
+    others = [obj for obj in objects if obj not in answers and _verdict_shaped(obj)]
+    if len(answers) != 1 or others or _stray_verdict_keys(content, spans):
+        return everyone(f"the model's answer does not hold exactly one object of verdicts by rule id: {excerpt!r}")
+    answer = answers[0]
+    unknown = sorted(set(answer) - set(rule_ids))
+    if unknown:
+        return everyone(f"the model's answer names a rule it was not asked about ({unknown[0]!r}): {excerpt!r}")
+    read: dict[str, Verdict | JudgeBadResponse] = {}
+    for rule in rule_ids:
+        value = answer.get(rule)
+        if not isinstance(value, dict):
+            read[rule] = JudgeBadResponse(f"no verdict for rule {rule!r} in the model's answer: {excerpt!r}")
+            continue
+        nested = [found for item in value.values() for found in _verdict_shaped(item)]
+        try:
+            if nested:
+                raise ValueError("a verdict nested inside the verdict")
+            read[rule] = _validate(value)
+        except ValueError as exc:
+            read[rule] = JudgeBadResponse(f"the model's verdict for rule {rule!r} is malformed ({exc}): {excerpt!r}")
+    return read

@@ -18,7 +18,7 @@ from typing import Any
 from guard.core.decision import Decision, HookResult, merge, strictest
 from guard.core.errors import GuardError
 from guard.core.events.model import Event, parse_event
-from guard.core.hook import Hook, HookContext
+from guard.core.hook import Hook, HookContext, JudgedTogether
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.runtime.kinds import build
@@ -102,38 +102,53 @@ class Engine:
         return self._hooks[spec]
 
     async def _run_one(self, spec: HookSpec, event: Event, answer_by: float | None) -> HookResult:
+        return (await self._run_set([spec], event, answer_by))[0]
+
+    async def _run_set(self, specs: list[HookSpec], event: Event, answer_by: float | None) -> list[HookResult]:
+        """Run one hook, or several of one kind judged together (:class:`~guard.core.hook.JudgedTogether`), under the
+        shortest of their timeouts and the client's deadline; each failure is its own hook's, under its failure_mode."""
         started = time.perf_counter()
-        details: dict[str, Any] = {}
         cut_by_deadline = True  # while preparing, only the client's deadline can cut the hook
-        shown: str | None = None
+        budget = min(spec.timeout for spec in specs)
         try:
-            hook = self._hook(spec)
+            hooks = [self._hook(spec) for spec in specs]
             # one-off set-up (a smart hook's cache probe and model-client import, seconds on a busy machine)
             # is not judging time: the hook's own timeout starts after it. It is the client's time, so the
             # deadline covers it.
             # asyncio.timeout, not wait_for: the hook runs in this task, not in a new one per step (the service's misses pay for each)
             async with asyncio.timeout(None if answer_by is None else max(answer_by - time.monotonic(), 0.0)):
-                await hook.prepare(event)
+                for hook in hooks:
+                    await hook.prepare(event)
             started = time.perf_counter()
-            timeout, cut_by_deadline = _budget(spec.timeout, answer_by)
-            async with asyncio.timeout(timeout):
-                result = await hook.run(event)
-        except TimeoutError:
+            budget, cut_by_deadline = _budget(budget, answer_by)
+            async with asyncio.timeout(budget):
+                if len(hooks) == 1:
+                    outcomes: list[HookResult | Exception] = [await hooks[0].run(event)]
+                else:
+                    outcomes = await hooks[0].run_together(hooks, event)  # type: ignore[attr-defined]
+        except Exception as exc:  # every hook of the set failed with it
+            outcomes = [exc] * len(specs)
+        return [self._outcome(spec, outcome, started, budget, cut_by_deadline) for spec, outcome in zip(specs, outcomes, strict=True)]
+
+    def _outcome(self, spec: HookSpec, outcome: HookResult | Exception, started: float, budget: float, cut_by_deadline: bool) -> HookResult:
+        """A hook's result, or its failure (a crashing hook is isolated, never the caller's problem)."""
+        shown: str | None = None
+        if isinstance(outcome, HookResult):
+            if outcome.latency_ms is None:
+                outcome.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+            return outcome
+        if isinstance(outcome, TimeoutError):
             if cut_by_deadline:
                 error, details = "the client's hook deadline was reached before it answered", {"error_type": "Deadline"}
             else:
-                error, details = f"timed out after {spec.timeout:g}s", {"error_type": "HookTimeout"}
-        except GuardError as exc:
-            error, shown = str(exc), getattr(exc, "summary", None)
+                error, details = f"timed out after {budget:g}s", {"error_type": "HookTimeout"}
+        elif isinstance(outcome, GuardError):
+            error, shown = str(outcome), getattr(outcome, "summary", None)
             # e.g. the model calls made before it failed; error_type lets reports classify failures
-            details = {**(getattr(exc, "details", None) or {}), "error_type": type(exc).__name__}
-        except Exception as exc:  # a crashing hook is isolated, never the caller's problem
-            log.debug("hook %s crashed", spec.id, exc_info=True)
-            error, details = f"crashed: {type(exc).__name__}: {exc}", {"error_type": type(exc).__name__}
+            details = {**(getattr(outcome, "details", None) or {}), "error_type": type(outcome).__name__}
         else:
-            if result.latency_ms is None:
-                result.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-            return result
+            log.debug("hook %s crashed", spec.id, exc_info=outcome)
+            error, details = f"crashed: {type(outcome).__name__}: {outcome}", {"error_type": type(outcome).__name__}
         failed = self._failure(spec, error, started, shown=shown)
         failed.details.update(details)
         return failed
@@ -152,14 +167,29 @@ class Engine:
             error=error,
         )
 
+    def _sets(self, specs: list[HookSpec], event: Event) -> list[list[HookSpec]]:
+        """``specs`` in the sets they run in: hooks whose kind judges several at once, with the same key, together; the rest alone."""
+        sets: dict[object, list[HookSpec]] = {}
+        for spec in specs:
+            together: object = id(spec)
+            try:
+                hook = self._hook(spec)
+                if isinstance(hook, JudgedTogether):
+                    together = hook.together_key(event) or together
+            except Exception:  # its own run reports the failure
+                log.debug("hook %s: no key to judge it with others", spec.id, exc_info=True)
+            sets.setdefault(together, []).append(spec)
+        return list(sets.values())
+
     async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None, known: Mapping[HookSpec, HookResult] | None = None) -> list[HookResult]:
         known = known or {}
-        pending = [spec for spec in specs if spec not in known]
-        if len(pending) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
-            ran = iter([await self._run_one(pending[0], event, answer_by)])
+        sets = self._sets([spec for spec in specs if spec not in known], event)
+        if len(sets) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
+            ran = [await self._run_set(sets[0], event, answer_by)]
         else:
-            ran = iter(await asyncio.gather(*(self._run_one(spec, event, answer_by) for spec in pending)))
-        results = [known[spec] if spec in known else next(ran) for spec in specs]
+            ran = await asyncio.gather(*(self._run_set(one, event, answer_by) for one in sets))
+        by_spec = {spec: result for one, results in zip(sets, ran, strict=True) for spec, result in zip(one, results, strict=True)}
+        results = [known[spec] if spec in known else by_spec[spec] for spec in specs]
         for spec, result in zip(specs, results, strict=True):
             result.shadow = spec.shadow
         return results

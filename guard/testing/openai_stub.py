@@ -3,7 +3,8 @@
 This is NOT a judge. It answers ``POST /v1/chat/completions`` with whatever the
 test queued (verdicts, prose, refusals, 429 with ``Retry-After``, 500, slow
 replies) so the whole smart-hook path — LiteLLM, retries, timeouts, parsing —
-runs over real HTTP without the internet. The ``keyword`` policy used from the
+runs over real HTTP without the internet. A request that judges several rules at
+once (:func:`rule_ids`) gets a scripted single verdict as every rule's. The ``keyword`` policy used from the
 CLI is a crude marker match on the fenced tool input; figures measured against it
 say nothing about a real model's quality.
 
@@ -35,7 +36,7 @@ from typing import Any
 from guard.judge.chat import STUB_FINGERPRINT
 from guard.judge.fence import FENCE_RE
 
-__all__ = ["POLICIES", "Reply", "StubServer", "by_model_policy", "keyword_policy"]
+__all__ = ["POLICIES", "Reply", "StubServer", "by_model_policy", "keyword_policy", "rule_ids"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -81,6 +82,11 @@ class Reply:
         return cls.json(obj, **kw)
 
     @classmethod
+    def verdicts(cls, by_rule: dict[str, tuple[str, str, float]], **kw: Any) -> Reply:
+        """One request's verdicts for several rules: rule id -> (decision, reason, confidence)."""
+        return cls.json({rule: {"decision": d, "reason": r, "confidence": c} for rule, (d, r, c) in by_rule.items()}, **kw)
+
+    @classmethod
     def refusal(cls, message: str = "I can't help with that.", **kw: Any) -> Reply:
         return cls(refusal_message=message, **kw)
 
@@ -103,6 +109,39 @@ def _message_text(messages: list[dict[str, Any]]) -> str:
         elif content is not None:
             parts.append(str(content))
     return "\n".join(parts)
+
+
+_RULES_HEAD = "Rules (a JSON object, rule id -> rule):\n"
+
+
+def rule_ids(body: dict[str, Any]) -> list[str] | None:
+    """The rule ids a request asks verdicts for when it judges several rules at once (guard's ``together`` prompts), else None."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {})
+    if schema.get("name") == "guard_verdicts":
+        return list(schema["schema"]["properties"])
+    text = _message_text([m for m in body.get("messages") or [] if m.get("role") == "user"][-1:])
+    at = text.find(_RULES_HEAD)
+    if at < 0:
+        return None
+    try:
+        rules, _ = json.JSONDecoder().raw_decode(text, at + len(_RULES_HEAD))
+    except ValueError:
+        return None
+    return list(rules) if isinstance(rules, dict) else None
+
+
+def _for_every_rule(body: dict[str, Any], reply: Reply) -> Reply:
+    """A scripted single verdict answers every rule of a request that judges several (one rule's verdicts pass as scripted)."""
+    ids = rule_ids(body)
+    if not ids or reply.status != 200 or reply.content is None:
+        return reply
+    try:
+        obj = json.loads(reply.content)
+    except ValueError:
+        return reply
+    if not isinstance(obj, dict) or "decision" not in obj:
+        return reply
+    return Reply(content=json.dumps(dict.fromkeys(ids, obj)), headers=reply.headers, delay=reply.delay, finish_reason=reply.finish_reason)
 
 
 def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
@@ -285,6 +324,7 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, {"error": {"message": f"bad JSON body: {exc}", "type": "invalid_request_error"}})
                 return
             reply, seq = stub._next(body)
+            reply = _for_every_rule(body, reply)
             stub._sleep(stub.latency + reply.delay)
             if stub._stopping.is_set():
                 return
