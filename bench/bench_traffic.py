@@ -14,6 +14,14 @@ a model's quality. A fresh ``guard hook`` process adds its start-up to each call
 (``bench_cache_hook.py``).
 
     python bench/bench_traffic.py [--traffic FILE] [--sessions N] [--latency 0.2] [--concurrency 8]
+
+``--provenance`` replays the same sessions in a world where the agent's writes land: each session in a project
+folder of its own (``/testbed`` in its commands becomes that folder), each allowed command that only reads or changes
+files (``cat <<'EOF' > x.py``, ``mkdir``, ``sed -i``, ``rm`` …) run inside bubblewrap with nothing writable but that
+folder and no network, and each call followed by the ``PostToolUse`` Claude Code sends, so what the agent wrote is on
+the disk when a later command runs it. Two rows: the README guide's rule (``@shell|@write|@edit``,
+``skip_project_writes``) and ``guard init``'s starter (two rules). Measure another checkout of guard with
+``PYTHONPATH=/that/checkout python3 bench/bench_traffic.py --provenance`` (before and after a change, same run).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -58,7 +67,8 @@ class Tally:
         self.lock = threading.Lock()
         self.calls = self.lane = self.hits = self.denied = 0
         self.session_seconds: list[float] = []
-        self.session_models: list[int] = []
+        self.session_models: list[float] = []  # seconds of each session spent waiting on the model (its calls × the latency)
+        self.denials: list[str] = []  # why each denied call was denied (the stub allows everything: a deny is guard's own)
 
 
 def replay(session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally) -> None:
@@ -83,7 +93,7 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
         smart = [h for h in decision.hooks if h.type == "smart"]
         lane += any(h.tier in TIERS for h in smart)
         hits += any(h.cached for h in smart)
-        models += sum(len(h.details.get("calls", ())) for h in smart if not h.cached)
+        models += model_wait(smart)
         denied += decision.decision == "deny"
     with tally.lock:
         tally.calls += len(session["commands"])
@@ -110,6 +120,120 @@ def run(sessions: list[dict[str, Any]], *, lane: str | None, session: bool, late
         return tally, stub.calls
 
 
+#: The README guide's hook, as ``guard install`` users run it.
+GUIDE = ("hooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: \"@shell|@write|@edit\"\n"
+         f"      rule: {RULE}\n      depth: auto\n      failure_mode: fail_closed\n      skip_project_writes: true\n")
+#: Programs an allowed command may run to be replayed for real (in bubblewrap): they read or change files, and run nothing.
+REPLAYED = frozenset({"cat", "echo", "printf", "mkdir", "touch", "cp", "mv", "rm", "sed", "chmod", "ln", "head", "tail", "true", "cd"})
+#: What the world replay counts as guard's own policy for the rows.
+WORLD_GOALS = {"guide": 200, "starter": 400}
+
+
+def world_config(api_base: str, cache: Path, which: str) -> str:
+    """The guide's rule or ``guard init``'s starter, judged by the stub (in-process: no warm service)."""
+    models = f"models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\n  api_base: {api_base}\ncache:\n  url: sqlite:///{cache}\n"
+    if which == "guide":
+        return models + GUIDE
+    from guard.config.starter import STARTER
+
+    return models + STARTER[STARTER.index("hooks:"):]
+
+
+def replayable(command: str) -> bool:
+    """Whether ``command`` only runs programs that read or change files (no substitution): safe to run in the sandbox."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(command)
+    except ShellSyntaxError:
+        return False
+    parts = [part for pipeline in script.pipelines for part in pipeline.commands]
+    return bool(parts) and all(part.words and part.words[0].text in REPLAYED and not part.assignments
+                               and not any(w.substitutions or w.process for w in part.words) for part in parts)
+
+
+def run_sandboxed(command: str, project: Path) -> None:
+    """Run ``command`` in ``project`` with bubblewrap: the whole file system read-only but ``project``, no network."""
+    import subprocess
+
+    ran = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(project), str(project),
+                          "--unshare-all", "--die-with-parent", "--chdir", str(project), "bash", "-c", command],
+                         capture_output=True, text=True, timeout=30, check=False)
+    if ran.stderr.startswith("bwrap:"):  # the sandbox itself failed: nothing would land, and the row would measure another world
+        raise RuntimeError(f"bubblewrap could not run {command[:60]!r}: {ran.stderr.strip()}")
+
+
+def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally) -> None:
+    """One session in a project folder of its own, its allowed file changes made for real, each call reported after it ran."""
+    from guard.judge.read_only_lane import TIERS
+    from guard.runtime.gate import Gate
+
+    if not hasattr(gates, "gate"):
+        gates.gate = Gate(str(config_path), env=env)
+    gate = gates.gate
+    project = folder / "projects" / session["session"] / "testbed"
+    project.mkdir(parents=True)
+    transcript = Transcript(folder / "claude", session["session"])
+    transcript.said(session["task"])
+    gate.decide({"hook_event_name": "UserPromptSubmit", "session_id": transcript.session, "prompt": session["task"],
+                 "transcript_path": str(transcript.path), "cwd": str(project)})
+    spent, models = 0.0, 0
+    lane = hits = denied = 0
+    reasons: list[str] = []
+    for raw in session["commands"]:
+        command = raw.replace("/testbed", str(project))
+        event = {**transcript.bash(command), "cwd": str(project)}
+        started = time.perf_counter()
+        _, decision = gate.decide(event)
+        spent += time.perf_counter() - started
+        smart = [h for h in decision.hooks if h.type == "smart"]
+        lane += any(h.tier in TIERS for h in smart)
+        hits += any(h.cached for h in smart)
+        models += model_wait(smart)
+        if decision.decision == "deny":
+            denied += 1
+            reasons.append(f"{raw[:80]!r}: {decision.reason}")
+            continue
+        if replayable(command):
+            run_sandboxed(command, project)
+        post = {"hook_event_name": "PostToolUse", "session_id": transcript.session, "tool_name": "Bash", "tool_input": {"command": command},
+                "tool_use_id": event["tool_use_id"], "transcript_path": str(transcript.path), "cwd": str(project),
+                "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
+        started = time.perf_counter()
+        gate.decide(post)
+        spent += time.perf_counter() - started
+    with tally.lock:
+        tally.calls += len(session["commands"])
+        tally.lane, tally.hits, tally.denied = tally.lane + lane, tally.hits + hits, tally.denied + denied
+        tally.session_seconds.append(spent)
+        tally.session_models.append(models)
+        tally.denials += reasons
+
+
+def model_wait(smart: list[Any]) -> int:
+    """How many model latencies a call waited: the rules run side by side, so the longest chain of one rule's own calls."""
+    return max((sum(1 for call in h.details.get("calls", ()) if not call.get("shared_with") and not call.get("cached")) for h in smart if not h.cached),
+               default=0)
+
+
+def run_world(sessions: list[dict[str, Any]], *, which: str, latency: float, concurrency: int) -> tuple[Tally, int]:
+    from guard.testing.openai_stub import Reply, StubServer
+
+    tally = Tally()
+    with tempfile.TemporaryDirectory() as tmp, StubServer(latency=latency, default=Reply.verdict("allow", "inside the project", confidence=0.95)) as stub:
+        folder = Path(tmp)
+        config_path = folder / "guard.yaml"
+        config_path.write_text(world_config(stub.url, folder / "cache.db", which))
+        env = {**os.environ, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"), "CLAUDE_CONFIG_DIR": str(folder / "claude")}
+        os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
+        gates = threading.local()
+        with ThreadPoolExecutor(concurrency) as pool:
+            for done in [pool.submit(replay_world, s, folder, gates, config_path, env, tally) for s in sessions]:
+                done.result()
+        tally.lock = None  # type: ignore[assignment]  # sent back to the parent process
+        return tally, stub.calls
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -130,6 +254,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, help="replay only the first N sessions")
     parser.add_argument("--latency", type=float, default=0.2, help="the stub model's fixed latency in seconds (default 0.2)")
     parser.add_argument("--concurrency", type=int, default=8, help="sessions replayed at once (default 8)")
+    parser.add_argument("--provenance", action="store_true", help="the guide's rule and guard init's starter, in a world where the agent's writes land")
     args = parser.parse_args()
     if not args.traffic.exists():
         sys.exit(f"no traffic at {args.traffic}: pass --traffic sessions.jsonl")
@@ -139,6 +264,22 @@ def main() -> None:
     print("| lane, rule | tool calls | model calls per 1,000 | cache hit ratio (calls past the lane) | decided in the lane per 1,000 "
           "| denied | time per session: median / p95 | guard's own time per session (minus the model's): median / p95 |")
     print("|---|---|---|---|---|---|---|---|")
+    if args.provenance:
+        import guard
+
+        if shutil.which("bwrap") is None:
+            sys.exit("--provenance runs the agent's file changes in bubblewrap: apt-get install bubblewrap")
+        denials: list[str] = []
+        for which, label in (("guide", "the guide's rule (skip_project_writes)"), ("starter", "guard init's starter (two rules)")):
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+                tally, model_calls = child.submit(run_world, sessions, which=which, latency=args.latency, concurrency=args.concurrency).result()
+            print(row(f"{label}, writes replayed", tally, model_calls, args.latency), flush=True)
+            denials.extend(f"{label}: {why}" for why in tally.denials)
+        print(f"\nguard from {Path(guard.__file__).parent}; goals: ≤ {WORLD_GOALS['guide']} (guide), ≤ {WORLD_GOALS['starter']} (starter) "
+              f"model calls per 1,000 tool calls; load average {os.getloadavg()[0]:.2f} at the end")
+        for why in denials:
+            print(f"denied: {why}")
+        return
     for name, lane in LANES.items():
         for session in (False, True):
             # each configuration in its own process: every one starts cold, and what a process holds open ends with it

@@ -74,6 +74,8 @@ def _print_human(decision: Any, tool: str | None = None) -> None:
         ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
+    from guard.core.explanation import coverage
+
     if decision.decided_by:  # who decided and whether it is final; the reason above is not repeated
         from guard.core.explanation import user_message
 
@@ -95,6 +97,8 @@ def _print_human(decision: Any, tool: str | None = None) -> None:
         if h.error:
             bits.append(_error_note(h, decision))
         say(out, ("  " + "  ".join(bits), DECISION_STYLES.get(h.decision or "") if h.error is None else "red"))
+        for note in coverage(h.details):
+            say(out, (f"    {note}", "dim"))
 
 
 def _trust_note(config: str | None) -> None:

@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from guard.core.decision import DecidingRule, Decision, HookResult
 from guard.core.spec import HookSpec
 
-__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "explain", "rule_text", "user_message"]
+__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "coverage", "explain",
+           "rule_text", "user_message"]
 
 #: Characters of a rule's text shown in a message (the whole rule stays in guard.yaml and the audit log).
 RULE_CHARS = 240
@@ -58,11 +59,31 @@ def _who(spec: HookSpec, result: HookResult) -> str:
     if spec.kind == "protect":
         return "protection"
     if spec.kind == "smart":
+        if result.details.get("reused"):
+            return "an earlier judgement of the same code (the script and the files it may run unchanged since)"
         if result.cached:
             return "the cache (an earlier verdict of this rule)"
         tier = f"the {result.tier} tier" if result.tier else "the judge"
         return f"{tier} ({result.model})" if result.model else tier
     return f"{spec.kind} hook {spec.id}"
+
+
+def coverage(details: dict[str, object]) -> list[str]:
+    """What a smart hook's judgement covered beyond the call as sent, in words (``guard check``, ``guard view``): the
+    project files it may run unnamed that its judge was shown, an answer from an earlier judgement of the same code,
+    the rules judged in the same request."""
+    notes = []
+    deferred = details.get("deferred")
+    if isinstance(deferred, dict) and deferred.get("files"):
+        files = ", ".join(str(f) for f in deferred["files"])
+        left = f" ({deferred['left_out']} more changed files not shown)" if deferred.get("left_out") else ""
+        notes.append(f"judged with the files the agent wrote that it may run unnamed: {files}{left}")
+    if details.get("reused"):
+        notes.append(str(details["reused"]))
+    together = details.get("judged_together")
+    if isinstance(together, list) and len(together) > 1:
+        notes.append(f"judged in one request with {', '.join(str(t) for t in together)}")
+    return notes
 
 
 def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:

@@ -45,6 +45,7 @@ runs hooks and merges their verdicts.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -366,9 +367,10 @@ class Gate:
         if self._written is None:
             from guard.session.provenance import Provenance
 
-            self._written = Provenance(self.env, self._own_files)
+            self._written = Provenance(self.env, lambda: self._own_files)
         return self._written
 
+    @functools.cached_property
     def _own_files(self) -> frozenset[str]:
         """guard's cache and audit files (with SQLite's side files): never a change the agent made, wherever the config puts them."""
         url = self.settings.cache_url

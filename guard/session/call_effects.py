@@ -28,10 +28,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from guard.command_analysis.shell_syntax import Command, Word
+    from guard.command_analysis.shell_syntax import Command, Script, Word
 
 __all__ = ["family", "run_identity", "runs_code", "shell_command", "written_paths"]
 
@@ -78,6 +79,18 @@ def shell_command(tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
     return command_text(tool_input) or ""
 
 
+@lru_cache(maxsize=16)
+def _parsed(command: str, strict: bool) -> Script | None:
+    """The line as the shell reader reads it (None when it cannot be read): the same line is asked about several times
+    per call (does it run code, what does it write, which code), and read once."""
+    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse, parse_strict
+
+    try:
+        return parse_strict(command) if strict else parse(command)
+    except ShellSyntaxError:
+        return None
+
+
 def _which(name: str, env: Mapping[str, str]) -> str | None:
     """Where ``PATH`` finds ``name`` (``shutil.which`` without its import), or None."""
     for folder in (env.get("PATH") or os.defpath).split(os.pathsep):
@@ -110,16 +123,14 @@ def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapp
     command = shell_command(tool_name, tool_input)
     if command is None:
         return False
-    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse_strict
     from guard.protection.readonly import MAX_COMMAND, prove_command
 
     if not command.strip():
         return False
     if len(command) > MAX_COMMAND:
         return True
-    try:
-        script = parse_strict(command)
-    except ShellSyntaxError:
+    script = _parsed(command, True)
+    if script is None:
         return True
     for pipeline in script.pipelines:
         for part in pipeline.commands:
@@ -142,11 +153,8 @@ def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapp
 
 def _folder_steps(command: str) -> Iterator[tuple[str | None, Command]]:
     """Each simple command of the line with the folder it runs in, relative to the call's (None once a ``cd`` is not literal)."""
-    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
-
-    try:
-        script = parse(command)
-    except ShellSyntaxError:
+    script = _parsed(command, False)
+    if script is None:
         return
     folder: str | None = "."
     for pipeline in script.pipelines:
@@ -339,16 +347,13 @@ def _filter(part: Command) -> bool:
 def run_identity(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
     """The call's code in one spelling, and the files whose content keys it; None when the line is not of the plain form."""
     command = shell_command(tool_name, tool_input)
-    if not command:
+    if not command or "<<" in command or "\n" in command:
         return None
     separators = _separators(command)
     if separators is None or any(s not in ("&&", "|") for s in separators):
         return None
-    from guard.command_analysis.shell_syntax import ShellSyntaxError, parse_strict
-
-    try:
-        script = parse_strict(command)
-    except ShellSyntaxError:
+    script = _parsed(command, True)
+    if script is None:
         return None
     folder = os.path.realpath(cwd)
     pipelines: list[list[dict[str, Any]]] = []

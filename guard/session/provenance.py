@@ -241,11 +241,9 @@ class Provenance:
         if not inside:
             return
         store = self.store()
-        record = store.load(project)
-        if record is None:
+        if not store.tracked(project):
             store.track(project, time.time_ns())
-            record = store.load(project)
-        known = record.files if record is not None else {}
+        known = store.files(project, [path for path, _ in inside])
         session = str(payload.get("session_id") or "")
         now = time.time_ns()
         updates = []

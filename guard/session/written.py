@@ -29,6 +29,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 
 from guard.core.record import Record
@@ -63,6 +64,7 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+@lru_cache(maxsize=64)
 def rule_key(rule: str | None, prompt: str | None) -> str:
     """What "the same rule" is for "seen": its text (a rule edited is a new rule, which has seen nothing)."""
     return hashlib.blake2b(json.dumps([rule, prompt]).encode(), digest_size=12).hexdigest()
@@ -108,23 +110,38 @@ class WrittenStore:
 
     # -- reading ------------------------------------------------------------------
 
-    def load(self, project: str, rules: Iterable[str] = ()) -> ProjectRecord | None:
-        """The project's record with the seen digests of ``rules``; None when it is not tracked (or its row does not verify)."""
+    def _tracked_since(self, project: str) -> int | None:
+        """Since when the project is tracked, or None (not tracked, expired, or its row does not verify)."""
         row = self._db.execute("SELECT since_ns, at, mac FROM written_projects WHERE project = ?", (project,)).fetchone()
         if row is None or not verify(row[2], _PURPOSE, "project", project, str(row[0]), repr(row[1])) or row[1] < time.time() - RETENTION_S:
             return None
-        files: dict[str, FileRecord] = {}
-        for path, digest, base, route, confirmed, observed, session, mac in self._db.execute(
-                "SELECT path, digest, base, route, confirmed, observed_ns, session_id, mac FROM written_files WHERE project = ?", (project,)):
+        return int(row[0])
+
+    def files(self, project: str, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+        """The project's file rows that verify (only those of ``paths`` when given)."""
+        query = "SELECT path, digest, base, route, confirmed, observed_ns, session_id, mac FROM written_files WHERE project = ?"
+        wanted = None if paths is None else sorted(set(paths))
+        rows = (row for chunk in ([wanted[i:i + 500] for i in range(0, len(wanted), 500)] if wanted is not None else [None])
+                for row in self._db.execute(query + (f" AND path IN ({','.join('?' * len(chunk))})" if chunk is not None else ""),
+                                            (project, *(chunk or ()))))
+        found: dict[str, FileRecord] = {}
+        for path, digest, base, route, confirmed, observed, session, mac in rows:
             record = FileRecord(path, digest, base, route, bool(confirmed), observed, session)
             if verify(mac, _PURPOSE, "file", project, *record.fields()):
-                files[path] = record
+                found[path] = record
+        return found
+
+    def load(self, project: str, rules: Iterable[str] = ()) -> ProjectRecord | None:
+        """The project's record with the seen digests of ``rules``; None when it is not tracked (or its row does not verify)."""
+        since = self._tracked_since(project)
+        if since is None:
+            return None
         seen: dict[str, dict[str, set[str]]] = {}
         for rule in set(rules):
             for path, digest, mac in self._db.execute("SELECT path, digest, mac FROM written_seen WHERE project = ? AND rule = ?", (project, rule)):
                 if verify(mac, _PURPOSE, "seen", project, rule, path, digest):
                     seen.setdefault(rule, {}).setdefault(path, set()).add(digest)
-        return ProjectRecord(project, row[0], files, seen)
+        return ProjectRecord(project, since, self.files(project), seen)
 
     def base(self, project: str, path: str) -> bytes | None:
         """The file's content before the agent's first change, when guard kept it."""
@@ -134,6 +151,9 @@ class WrittenStore:
         return bytes(row[0])
 
     # -- writing ------------------------------------------------------------------
+
+    def tracked(self, project: str) -> bool:
+        return self._tracked_since(project) is not None
 
     def track(self, project: str, since_ns: int) -> None:
         """Track the project's changes from ``since_ns`` on; a project not tracked (or expired, or whose row does not

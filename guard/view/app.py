@@ -27,6 +27,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from guard.core.explanation import coverage
+
 __all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view", "index_param"]
 
 _HERE = Path(__file__).parent
@@ -127,6 +129,7 @@ def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
     env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
     env.filters["pretty"] = _pretty
+    env.filters["coverage"] = lambda details: coverage(details) if isinstance(details, dict) else []
     env.filters["ms"] = _milliseconds
     env.filters["local_time"] = local_time
     return Jinja2Templates(env=env)

@@ -70,13 +70,16 @@ def test_a_call_two_rules_apply_to_makes_one_request_and_each_verdict_is_enforce
     assert len([c for c in shared if "shared_with" not in c]) == 1  # one request, paid once
 
     assert _call(isolated_home, stub)[0] == "deny" and stub.calls == 1  # both verdicts from the cache
+    checked = run_guard(["check", "--tool", "Bash", "--input", json.dumps({"command": "cat config/other.py"})], isolated_home,
+                        env={"GUARD_API_BASE": stub.url, "COLUMNS": "200"})
+    assert checked.returncode == 1 and stub.calls == 2 and checked.stdout.count("judged in one request with no-destructive, no-leaks") == 2
 
     _config(isolated_home, rules=("no-destructive",))  # each rule's verdict stands alone in the cache
     decision, hooks = _call(isolated_home, stub)
-    assert (decision, stub.calls, hooks["no-destructive"]["cached"]) == ("allow", 1, True)
+    assert (decision, stub.calls, hooks["no-destructive"]["cached"]) == ("allow", 2, True)
     _config(isolated_home, rules=("no-leaks",))
     decision, hooks = _call(isolated_home, stub)
-    assert (decision, stub.calls, hooks["no-leaks"]["cached"]) == ("deny", 1, True)
+    assert (decision, stub.calls, hooks["no-leaks"]["cached"]) == ("deny", 2, True)
 
 
 @pytest.mark.slow

@@ -157,3 +157,25 @@ def test_a_hostile_tool_input_is_shown_as_text(workspace: Workspace, view: str, 
         assert page.evaluate("window.pwned") is None
         assert page.locator("#injected").count() == 0 and page.locator("img[src=x]").count() == 0
     assert dialogs == []
+
+
+def test_a_decision_says_what_its_judgement_covered(workspace: Workspace, view: str) -> None:
+    """The deferred code a judge was shown, an answer from an earlier judgement of the same code, one request for two rules."""
+    import urllib.request
+
+    from guard.core.decision import Decision, HookResult
+
+    judged = HookResult("no-destructive", "smart", "allow", "stays in the project", tier="quick", details={
+        "deferred": {"files": ["tests/test_smoke.py", "helper.py"], "left_out": 2, "complete": False, "seen": []},
+        "judged_together": ["no-destructive", "no-leaks"]})
+    reused = HookResult("no-leaks", "smart", "allow", "prints nothing secret", cached=True, details={
+        "reused": "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"})
+    log = AuditLog(workspace.folder / "audit.db")
+    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "python3 -m pytest -q tests"}},
+               Decision("allow", hooks=[judged, reused]), latency_ms=1.0)
+    logged = workspace.rows()[-1]
+    with urllib.request.urlopen(f"{view}/decisions/{logged['id']}", timeout=30) as page:
+        text = page.read().decode()
+    assert "judged with the files the agent wrote that it may run unnamed: tests/test_smoke.py, helper.py (2 more changed files not shown)" in text
+    assert "judged in one request with no-destructive, no-leaks" in text
+    assert "answered from an earlier judgement of the same code" in text
