@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -103,18 +104,25 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
 
 
 def run(sessions: list[dict[str, Any]], *, lane: str | None, session: bool, latency: float, concurrency: int) -> tuple[Tally, int]:
+    return replayed(sessions, lambda url, cache: config(url, cache, lane=lane, session=session), replay, latency=latency, concurrency=concurrency)
+
+
+def replayed(sessions: list[dict[str, Any]], make_config: Callable[[str, Path], str], replay_one: Callable[..., None], *, latency: float,
+             concurrency: int) -> tuple[Tally, int]:
+    """``sessions`` replayed ``concurrency`` at a time by ``replay_one`` under the config ``make_config(stub URL, cache file)`` writes,
+    in a fresh state and cache folder, against the stub: what was counted, and the model calls the stub answered."""
     from guard.testing.openai_stub import Reply, StubServer
 
     tally = Tally()
     with tempfile.TemporaryDirectory() as tmp, StubServer(latency=latency, default=Reply.verdict("allow", "inside the project", confidence=0.95)) as stub:
         folder = Path(tmp)
         config_path = folder / "guard.yaml"
-        config_path.write_text(config(stub.url, folder / "cache.db", lane=lane, session=session))
+        config_path.write_text(make_config(stub.url, folder / "cache.db"))
         env = {**os.environ, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"), "CLAUDE_CONFIG_DIR": str(folder / "claude")}
         os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
         gates = threading.local()
         with ThreadPoolExecutor(concurrency) as pool:
-            for done in [pool.submit(replay, s, folder, gates, config_path, env, tally) for s in sessions]:
+            for done in [pool.submit(replay_one, s, folder, gates, config_path, env, tally) for s in sessions]:
                 done.result()
         tally.lock = None  # type: ignore[assignment]  # sent back to the parent process
         return tally, stub.calls
@@ -217,21 +225,7 @@ def model_wait(smart: list[Any]) -> int:
 
 
 def run_world(sessions: list[dict[str, Any]], *, which: str, latency: float, concurrency: int) -> tuple[Tally, int]:
-    from guard.testing.openai_stub import Reply, StubServer
-
-    tally = Tally()
-    with tempfile.TemporaryDirectory() as tmp, StubServer(latency=latency, default=Reply.verdict("allow", "inside the project", confidence=0.95)) as stub:
-        folder = Path(tmp)
-        config_path = folder / "guard.yaml"
-        config_path.write_text(world_config(stub.url, folder / "cache.db", which))
-        env = {**os.environ, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"), "CLAUDE_CONFIG_DIR": str(folder / "claude")}
-        os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
-        gates = threading.local()
-        with ThreadPoolExecutor(concurrency) as pool:
-            for done in [pool.submit(replay_world, s, folder, gates, config_path, env, tally) for s in sessions]:
-                done.result()
-        tally.lock = None  # type: ignore[assignment]  # sent back to the parent process
-        return tally, stub.calls
+    return replayed(sessions, lambda url, cache: world_config(url, cache, which), replay_world, latency=latency, concurrency=concurrency)
 
 
 def percentile(values: list[float], share: float) -> float:
