@@ -30,6 +30,9 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="P", help="guard.yaml whose hooks and models are evaluated")
     p.add_argument("--model", action="append", default=[], metavar="M", help="LiteLLM model id for both tiers (repeatable: compares models)")
     p.add_argument("--depth", action="append", default=[], metavar="D", help="quick | thorough | auto (repeatable; default: as configured)")
+    p.add_argument("--judging", action="append", default=[], metavar="J",
+                   help="together (each case's rules in one model request with the config's other rules on the same call) | apart "
+                        "(each rule in a request of its own); repeatable, --judging together --judging apart compares them; default: as configured")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="judge each case N times (flip rate, majority vote)")
     p.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight per model (default 8; halves on 429)")
     p.add_argument("--workers", type=int, default=1, metavar="N", help="judge in N processes sharing --concurrency, when one process's CPU is the bottleneck (default 1)")
@@ -119,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         config=args.config,
         models=args.model,
         depths=_split(args.depth),
+        judgings=_split(args.judging),
         repeats=args.repeats,
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
         workers=args.workers,

@@ -29,7 +29,7 @@ from guard.eval.schema import DatasetInfo
 from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
-__all__ = ["RULE_TIMEOUT", "SUMMARY_CHARS", "JudgedCase", "build_event", "input_summary", "load_datasets", "rule_name", "select_hooks"]
+__all__ = ["RULE_TIMEOUT", "SUMMARY_CHARS", "JudgedCase", "build_event", "companions", "input_summary", "load_datasets", "rule_name", "select_hooks"]
 
 #: Timeout of the smart hook made from a case's rule text (a thorough tier may need it).
 RULE_TIMEOUT = 60.0
@@ -66,6 +66,8 @@ class JudgedCase:
     case: Case
     event: Event
     specs: tuple[HookSpec, ...]
+    #: The config's other smart rules on the same call: judged with the case's own under ``--judging together``.
+    companions: tuple[HookSpec, ...] = ()
 
     @property
     def key(self) -> str:
@@ -139,6 +141,13 @@ def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs:
     return specs
 
 
+def companions(case: Case, config: Sequence[HookSpec], specs: Sequence[HookSpec]) -> tuple[HookSpec, ...]:
+    """The config's smart rules, other than ``specs``, that ``guard hook`` would judge on the case's call."""
+    mine = {spec.id for spec in specs}
+    shown = [spec.replace(mode="enforce") if spec.shadow else spec for spec in config]
+    return tuple(s for s in Registry(shown).matching(case.canonical_event, case.tool_name) if s.kind == "smart" and s.rule and s.id not in mine)
+
+
 def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[list[DatasetInfo], list[JudgedCase]]:
     """Load and check every dataset; one DatasetError lists every bad line of every file (as ``guard datasets check`` does)."""
     infos: list[DatasetInfo] = []
@@ -158,7 +167,8 @@ def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[lis
             problems.append(f"{path}: error: no cases")
         for row in rows:
             try:
-                judged.append(JudgedCase(name, row.case, build_event(row.case), select_hooks(row.case, config, f"{path}:{row.line}", rule_specs)))
+                specs = select_hooks(row.case, config, f"{path}:{row.line}", rule_specs)
+                judged.append(JudgedCase(name, row.case, build_event(row.case), specs, companions(row.case, config, specs)))
             except DatasetError as exc:
                 problems.append(str(exc))
         if rows and not report.errors:

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from guard.cache.key import canonical_json
-from guard.core.decision import Decision
+from guard.core.decision import Decision, merge
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.eval.cases import JudgedCase
@@ -57,6 +57,7 @@ class Variant:
     settings: Settings
     pinned_model: str | None = None  # --model: every smart hook uses it, whatever the config says
     pinned_depth: str | None = None  # --depth: every smart hook runs at it
+    judging: str | None = None  # --judging: together (with the config's other rules on the call) or apart; None: as configured
 
     @property
     def name(self) -> str:
@@ -75,6 +76,8 @@ class Variant:
             changes["depth"] = self.pinned_depth
         if self.pinned_model:
             changes["model"] = self.pinned_model
+        if self.judging is not None:
+            changes["judge_together"] = self.judging == "together"
         return spec.replace(**changes)
 
 
@@ -154,8 +157,10 @@ class EngineJudge:
             await warm_client(models, settings.effective_api_base())
 
     def specs(self, variant: Variant, case: JudgedCase) -> tuple[HookSpec, ...]:
+        """The hooks that run for ``case``: its own, and under ``--judging together`` the config's other rules on the same call
+        (as ``guard hook`` would judge them with it; only the case's own are scored)."""
         out = []
-        for spec in case.specs:
+        for spec in (*case.specs, *case.companions) if variant.judging == "together" else case.specs:
             key = (variant.name, id(spec))
             if key not in self._adapted:
                 self._adapted[key] = variant.adapt(spec)
@@ -179,6 +184,9 @@ class EngineJudge:
                 _, decision = await gate.adecide(event.payload())
         finally:
             current_case.reset(token)
+        if item.variant.judging == "together" and item.case.companions:
+            own = {spec.id for spec in item.case.specs}
+            decision = merge([hook for hook in decision.hooks if hook.id in own])  # scored on its own rules' verdicts
         fields = decision_fields(decision)
         missing = self.recorder.missed(blame) if self.recorder else None
         if missing:

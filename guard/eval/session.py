@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEPTHS",
+    "JUDGINGS",
     "EXIT_ERROR",
     "EXIT_GATE",
     "EXIT_NOT_JUDGED",
@@ -53,6 +54,8 @@ __all__ = [
 
 EXIT_OK, EXIT_ERROR, EXIT_UNRECORDED, EXIT_NOT_JUDGED, EXIT_GATE = 0, 1, 3, 4, 100
 DEPTHS = ("quick", "thorough", "auto")
+#: ``--judging``: a case's rules in one request with the config's other rules on the call, or each in a request of its own.
+JUDGINGS = ("together", "apart")
 
 
 @dataclass
@@ -106,19 +109,29 @@ def _model_label(settings: Settings) -> str:
     return quick or thorough or "unconfigured"
 
 
-def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[str]) -> list[Variant]:
-    """Every (model, depth) pair; caching and the audit log are off for all of them."""
+def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[str], judgings: Sequence[str] = ()) -> list[Variant]:
+    """Every (model, depth, judging) triple; caching and the audit log are off for all of them.
+
+    A judging (``together``: each case's rules in one request with the config's other rules on the same call;
+    ``apart``: each rule in a request of its own) shows in the depth's label, ``auto, apart``.
+    """
     for asked in depths:
         if asked not in DEPTHS:
             raise GuardError(f"--depth {asked!r}: choose quick, thorough or auto")
+    for asked in judgings:
+        if asked not in JUDGINGS:
+            raise GuardError(f"--judging {asked!r}: choose together or apart")
     base = settings.replace(cache_url="off", audit_path=None)
     variants = []
     model_choices: list[str | None] = [*dict.fromkeys(models)] or [None]
     depth_choices: list[str | None] = [*dict.fromkeys(depths)] or [None]
+    judging_choices: list[str | None] = [*dict.fromkeys(judgings)] or [None]
     for model in model_choices:
         for depth in depth_choices:
-            pinned = base.replace(models={"quick": model, "thorough": model}) if model else base
-            variants.append(Variant(model or _model_label(base), depth or "config", pinned, pinned_model=model, pinned_depth=depth))
+            for judging in judging_choices:
+                pinned = base.replace(models={"quick": model, "thorough": model}) if model else base
+                label = (depth or "config") + (f", {judging}" if judging else "")
+                variants.append(Variant(model or _model_label(base), label, pinned, pinned_model=model, pinned_depth=depth, judging=judging))
     return variants
 
 
@@ -147,6 +160,7 @@ async def evaluate_async(
     config: str | None = None,
     models: Sequence[str] = (),
     depths: Sequence[str] = (),
+    judgings: Sequence[str] = (),
     repeats: int = 1,
     concurrency: int = DEFAULT_CONCURRENCY,
     workers: int = 1,
@@ -210,7 +224,7 @@ async def evaluate_async(
             raise GuardError(f"--prevalence: {exc}") from None
     loaded = _rules_only(load_config(config))
     infos, cases = load_datasets(datasets, loaded.specs)
-    variants = build_variants(loaded.settings, models, depths)
+    variants = build_variants(loaded.settings, models, depths, judgings)
     base = (baseline, load_baseline(baseline)) if baseline else None
     if base:
         baseline_pairs(variants, base[1], base[0])  # fails now, not after paying for the run
@@ -241,7 +255,7 @@ async def evaluate_async(
         rows, infos, variants, config=str(loaded.sources[0]) if loaded.sources else config, repeats=repeats,
         replayed=bool(replay), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
         book=PriceBook(given, loaded.settings.prices), metric=rank_by, limits=limits, unrecorded=_unrecorded(rows, by_key),
-        rerecord=_rerecord_command(datasets, config, models, depths, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
+        rerecord=_rerecord_command(datasets, config, models, depths, judgings, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
         routes=coverage,
     )
     write_outputs(Path(out), report)
@@ -272,13 +286,14 @@ def _unrecorded(rows: Sequence[ResultRow], cases: dict[str, JudgedCase]) -> list
 
 
 def _rerecord_command(
-    datasets: Sequence[str], config: str | None, models: Sequence[str], depths: Sequence[str], repeats: int, replay: str | None, out: str
+    datasets: Sequence[str], config: str | None, models: Sequence[str], depths: Sequence[str], judgings: Sequence[str], repeats: int, replay: str | None,
+    out: str,
 ) -> str | None:
     """The ``guard eval --record`` that fills in what this replay missed (into the same --out, so only those calls are made)."""
     if replay is None:
         return None
     args = ["guard", "eval", *datasets, *(["--config", config] if config else [])]
-    args += [f"--model={model}" for model in models] + [f"--depth={depth}" for depth in depths]
+    args += [f"--model={model}" for model in models] + [f"--depth={depth}" for depth in depths] + [f"--judging={how}" for how in judgings]
     args += [*(["--repeats", str(repeats)] if repeats > 1 else []), "--record", replay, "--out", out]
     return shlex.join(args)
 
