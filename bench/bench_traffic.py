@@ -120,6 +120,7 @@ def replayed(sessions: list[dict[str, Any]], make_config: Callable[[str, Path], 
         config_path.write_text(make_config(stub.url, folder / "cache.db"))
         env = {**os.environ, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"), "CLAUDE_CONFIG_DIR": str(folder / "claude")}
         os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
+        env.pop("PYTHONPATH", None)  # how this process found guard, not the agent's environment (`$PYTHONPATH` would name guard's own files)
         gates = threading.local()
         with ThreadPoolExecutor(concurrency) as pool:
             for done in [pool.submit(replay_one, s, folder, gates, config_path, env, tally) for s in sessions]:

@@ -137,8 +137,8 @@ def _shown(file: dict[str, Any], base: str | None, project: str, limit: int) -> 
     return {**shown, "change": change, "content": body, **({"cut": True} if cut else {})}, digest, not cut
 
 
-def _run_scripts(payload: dict[str, Any]) -> list[tuple[str, bytes]]:
-    """The scripts the call runs by name that its effect shows whole: (path, content)."""
+def _run_scripts(payload: dict[str, Any]) -> list[tuple[str, bytes | None]]:
+    """The scripts the call runs by name (their effect shows them, cut when long): (path, content when shown whole)."""
     from guard.judge.view import SCRIPT_HEAD, SCRIPT_TAIL, scripts_run
     from guard.protection.readonly import command_text
 
@@ -147,24 +147,25 @@ def _run_scripts(payload: dict[str, Any]) -> list[tuple[str, bytes]]:
     command = command_text(tool_input) if isinstance(tool_input, dict) else None
     if not command or not isinstance(cwd, str):
         return []
-    found = []
+    found: list[tuple[str, bytes | None]] = []
     for folder, raw in scripts_run(command):
         if folder is None or raw == "$":
             continue
         path = os.path.realpath(os.path.join(cwd, folder, os.path.expanduser(raw)))
         try:
             with open(path, "rb") as fh:
-                data = fh.read(SCRIPT_HEAD + SCRIPT_TAIL + 1)
+                data: bytes | None = fh.read(SCRIPT_HEAD + SCRIPT_TAIL + 1)
         except OSError:
             continue
-        if len(data) <= SCRIPT_HEAD + SCRIPT_TAIL and _text(data) is not None:
-            found.append((path, data))
+        whole = data is not None and len(data) <= SCRIPT_HEAD + SCRIPT_TAIL and _text(data) is not None
+        found.append((path, data if whole else None))
     return found
 
 
 def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = False) -> DeferredView | None:
     """What ``spec``'s judge is shown of the deferred code on ``payload`` (None: the call runs no unnamed project code).
 
+    A script the call runs by name is shown in its effect (``runs``, keyed on its digest) and never here again.
     ``for_key``: only which files and digests would be shown, without reading them (what the decision cache keys on).
     """
     from guard.session.written import content_digest
@@ -172,21 +173,20 @@ def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = Fa
     state = _state(payload)
     if state is None:
         return None
-    unseen = _unseen(spec, state)
+    scripts = _run_scripts(payload)
+    named = {path for path, _ in scripts}
+    unseen = [f for f in _unseen(spec, state) if f["path"] not in named]
     pairs = [(f["path"], str(f["digest"])) for f in unseen]
-    scripts = _run_scripts(payload) if not for_key else []
-    by_name = [(path, content_digest(data)) for path, data in scripts]
     if for_key:
         cut = not _walk_complete(state)
         keyed: dict[str, Any] | None = {"files": sorted(pairs), **({"walk_cut": True} if cut else {})} if pairs or cut else None
         return DeferredView(keyed, [], False, pairs)
-    named = {path for path, _ in scripts}
     command = str((payload.get("tool_input") or {}).get("command") or "")
-    script_text = "\n".join(data.decode(errors="replace") for _, data in scripts)
+    script_text = "\n".join(data.decode(errors="replace") for _, data in scripts if data is not None)
     project = state["project"]
-    ordered = sorted((f for f in unseen if f["path"] not in named), key=lambda f: (_rank(f, command, script_text, project), f["path"]))
+    ordered = sorted(unseen, key=lambda f: (_rank(f, command, script_text, project), f["path"]))
     files: list[dict[str, Any]] = []
-    seen = [pair for pair in by_name]
+    seen = [(path, content_digest(data)) for path, data in scripts if data is not None]
     left: list[str] = []
     budget = MAX_CHARS
     complete = _walk_complete(state)
@@ -225,6 +225,7 @@ def code_key_parts(spec: HookSpec, payload: dict[str, Any], *, judged: list[tupl
     if not _walk_complete(state):
         return None
     done = set(judged or ())
-    if any((f["path"], str(f["digest"])) not in done for f in _unseen(spec, state)):
+    keyed = set(identity["code"])  # what it runs by name is keyed on its digest
+    if any((f["path"], str(f["digest"])) not in done for f in _unseen(spec, state) if f["path"] not in keyed):
         return None
     return {"identity": identity["run"], "code": identity["code"]}

@@ -249,7 +249,8 @@ def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> li
     out: dict[str, str] = {}
     for raw, how in named:
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw.strip())))
-        out.setdefault(path, how)
+        folder, name = os.path.split(path)
+        out.setdefault(os.path.join(os.path.realpath(folder), name), how)  # the folder's symlinks resolved, as the project walk names files
     return list(out.items())
 
 

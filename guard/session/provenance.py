@@ -37,7 +37,7 @@ from guard.core.session import WRITTEN_FIELD
 if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.spec import HookSpec
-    from guard.session.written import FileRecord, ProjectRecord, WrittenStore
+    from guard.session.written import FileRecord, WrittenStore
 
 __all__ = ["MAX_BASES", "TRACKED_FROM_NOW", "Provenance", "judged_by_rules"]
 
@@ -122,59 +122,94 @@ class Provenance:
         if not runs_code(tool_name, tool_input, cwd, self.env):
             return None
         try:
-            payload[WRITTEN_FIELD] = self._state(tool_name, tool_input, cwd, rules)
+            state = self._state(tool_name, tool_input, cwd, rules)
         except Exception as exc:  # the record is optional: the rule is judged without it (and nothing is reused)
             log.warning("record of written files unavailable", exc_info=True)
             payload[WRITTEN_FIELD] = {"unavailable": f"{type(exc).__name__}: {exc}"}
             return f"record of written files unavailable ({type(exc).__name__}: {exc}): files the agent changed are not shown to the judge"
+        if state is not None:
+            payload[WRITTEN_FIELD] = state
         return None
 
-    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec]) -> dict[str, Any]:
-        from guard.session.call_effects import run_identity
-        from guard.session.project_scan import changed_since, project_root
-        from guard.session.written import NEW, ProjectRecord, rule_key
+    def _root(self, folder: str) -> str | None:
+        """The folder guard walks for changes to code run from ``folder``: the outermost one it already walks at or above
+        it, else its project (:func:`guard.session.project_scan.project_root`); None for the root, the home folder or a
+        folder above it (never walked, and a write there is not recorded)."""
+        from guard.session.project_scan import project_root
 
-        project = project_root(cwd)
+        home = os.path.realpath(os.path.expanduser("~"))
+
+        def walkable(path: str) -> bool:
+            return path not in ("/", home) and not home.startswith(path.rstrip("/") + "/")
+
+        folder = os.path.realpath(folder)
+        if not walkable(folder):
+            return None
+        outer = self.store().outermost_walked(folder)
+        if outer is not None and walkable(outer):
+            return outer
+        root = project_root(folder)
+        return root if walkable(root) else None
+
+    def _baseline(self, root: str, now_ns: int) -> int | None:
+        """When changes below ``root`` are looked at from; a root never walked starts now (what is there is the user's),
+        or from the earliest walk of a folder inside it. None when it starts now."""
+        store = self.store()
+        since = store.since(root)
+        if since is None:
+            inside = store.walked_inside(root)
+            since = min(inside) if inside else None
+            store.walked(root, since if since is not None else now_ns)
+        return since
+
+    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec]) -> dict[str, Any] | None:
+        from guard.session.call_effects import run_identity
+        from guard.session.project_scan import changed_since
+        from guard.session.written import DELETED, NEW, rule_key
+
+        root = self._root(cwd)
+        if root is None:
+            return None
         store = self.store()
         keys = sorted({rule_key(s.rule, s.prompt) for s in rules})
         started = time.time_ns()
-        record = store.load(project, keys)
-        if record is None:  # a project guard has not watched: what is there now is the user's
-            store.track(project, started)
-            record = ProjectRecord(project, started, {}, {})
-            scan_note = TRACKED_FROM_NOW
-        else:
-            scan = changed_since(project, record.since_ns - _MARGIN_NS, skip=self._skip())
-            self._observe(project, record, scan.changed, started)
+        since = self._baseline(root, started)
+        found: list[str] = []
+        scan_note = TRACKED_FROM_NOW
+        if since is not None:
+            scan = changed_since(root, since - _MARGIN_NS, skip=self._skip())
+            found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
             if scan.complete:
-                store.track(project, started)
-            scan_note = "complete" if scan.complete else str(scan.why)
-        changed = [f for f in record.files.values() if f.digest is not None and f.digest != f.base and not (f.digest == "deleted" and f.base == NEW)]
+                store.walked(root, started)
+        files = self._observe(store.files(below=root), found, started)
+        changed = [f for f in files.values() if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)]
         bases: dict[str, str] = {}
         for file in changed:
             if len(bases) < MAX_BASES and file.base not in (None, NEW):
-                content = store.base(project, file.path)
+                content = store.base(file.path)
                 if content is not None:
                     bases[file.path] = content.decode(errors="replace")
+        seen = store.seen(keys, root)
         state: dict[str, Any] = {
-            "project": project,
+            "project": root,
             "scan": scan_note,
             "files": [{"path": f.path, "digest": f.digest, "base": f.base, "route": f.route, "confirmed": f.confirmed} for f in changed],
             "bases": bases,
-            "seen": {key: {path: sorted(digests) for path, digests in record.seen.get(key, {}).items()} for key in keys},
+            "seen": {key: {path: sorted(digests) for path, digests in seen.get(key, {}).items()} for key in keys},
         }
         identity = run_identity(tool_name, tool_input, cwd, self.env)
         if identity is not None:
             state["identity"] = {"run": identity[0], "code": {path: _digest(path)[0] for path in identity[1]}}
         return state
 
-    def _observe(self, project: str, record: ProjectRecord, found: list[str], now_ns: int) -> None:
-        """Digest what the walk found and every recorded file that changed since guard last looked; record what differs."""
+    def _observe(self, files: dict[str, FileRecord], found: list[str], now_ns: int) -> dict[str, FileRecord]:
+        """Digest what the walk found and every recorded file that changed since guard last looked; record what differs.
+        Returns the files as they now are."""
         from guard.session.written import DELETED, FileRecord
 
         updates: list[FileRecord] = []
-        for path in {*found, *record.files}:
-            known = record.files.get(path)
+        for path in {*found, *files}:
+            known = files.get(path)
             if known is not None and path not in found:
                 try:
                     info = os.lstat(path)
@@ -194,8 +229,8 @@ class Provenance:
             confirmed = known.confirmed if pending and known is not None else True  # a PostToolUse confirms a recorded write, not this look
             updates.append(FileRecord(path, digest, base, route, confirmed, now_ns, known.session_id if known is not None else ""))
         if updates:
-            self.store().put(project, updates)
-            record.files.update({u.path: u for u in updates})
+            self.store().put(updates)
+        return {**files, **{u.path: u for u in updates}}
 
     # -- after the decision -----------------------------------------------------------
 
@@ -210,14 +245,14 @@ class Provenance:
         try:
             if event in _RECORDED and decision.decision != "deny":
                 if isinstance(state, dict) and "project" in state:
-                    self._seen(state["project"], decision, specs)
+                    self._seen(decision, specs)
                 self._writes(tool_name, decision.updated_input or tool_input, cwd, payload, decision)
             elif event in _CONFIRMED:
                 self._writes(tool_name, tool_input, cwd, payload, None)
         except Exception:  # recording must never change a decision
             log.warning("record of written files: write failed", exc_info=True)
 
-    def _seen(self, project: str, decision: Decision, specs: Iterable[HookSpec]) -> None:
+    def _seen(self, decision: Decision, specs: Iterable[HookSpec]) -> None:
         from guard.session.written import rule_key
 
         by_id = {s.id: s for s in specs}
@@ -225,29 +260,32 @@ class Provenance:
             spec = by_id.get(result.id)
             shown = (result.details.get("deferred") or {}).get("seen")
             if spec is not None and result.decision == "allow" and shown:
-                self.store().mark_seen(project, rule_key(spec.rule, spec.prompt), [(str(p), str(d)) for p, d in shown])
+                self.store().mark_seen(rule_key(spec.rule, spec.prompt), [(str(p), str(d)) for p, d in shown])
 
     def _writes(self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None) -> None:
-        """Record the files the call names as written: when allowed (``decision``), with their earlier content; once it ran, as they are."""
-        from guard.session.call_effects import written_paths
-        from guard.session.project_scan import project_root
-        from guard.session.written import NEW, FileRecord, content_digest
+        """Record the files the call names as written: when allowed (``decision``), with their earlier content; once it ran, as they are.
 
-        named = written_paths(tool_name, tool_input, cwd)
+        Only files in a folder guard walks (not ``/`` nor the home folder); the first write below a folder starts its
+        walks, so what a program then writes there without naming it is found too.
+        """
+        from guard.protection.credentials import looks_like_credential
+        from guard.session.call_effects import written_paths
+        from guard.session.written import DELETED, NEW, FileRecord, content_digest
+
+        paths = written_paths(tool_name, tool_input, cwd)
+        roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
+        named = [(path, how) for path, how in paths if roots[path] is not None]
         if not named:
             return
-        project = project_root(cwd)
-        inside = [(path, how) for path, how in named if path.startswith(project.rstrip("/") + "/")]
-        if not inside:
-            return
         store = self.store()
-        if not store.tracked(project):
-            store.track(project, time.time_ns())
-        known = store.files(project, [path for path, _ in inside])
-        session = str(payload.get("session_id") or "")
         now = time.time_ns()
+        if decision is not None:
+            for root in {roots[path] for path, _ in named}:
+                self._baseline(str(root), now)
+        known = store.files(paths=[path for path, _ in named])
+        session = str(payload.get("session_id") or "")
         updates = []
-        for path, how in inside:
+        for path, how in named:
             before = known.get(path)
             if decision is None:  # the call ran: what it wrote is on the disk
                 digest = _digest(path)[0]
@@ -257,13 +295,13 @@ class Provenance:
             base = before.base if before is not None else None
             if before is None:
                 digest, content = _digest(path)
-                base = NEW if digest == "deleted" else digest
-                if content is not None:
-                    store.keep_base(project, path, content)
+                base = NEW if digest == DELETED else digest
+                if content is not None and not looks_like_credential(os.path.basename(path)):
+                    store.keep_base(path, content)
             written = tool_input.get("content") if how in ("Write", "write_file", "create") else None
             expected = content_digest(written.encode()) if isinstance(written, str) else None
             updates.append(FileRecord(path, expected, base, f"{how}{_how_decided(decision)}", False, now, session))
-        store.put(project, updates)
+        store.put(updates)
 
 
 def _how_decided(decision: Decision) -> str:

@@ -204,7 +204,39 @@ def test_the_record_is_sealed_in_guards_state(isolated_home: Path, stub: StubSer
     database = Path(os.environ["XDG_STATE_HOME"]) / "guard" / "written.db"
     assert database.is_file() and not str(database).startswith(str(project))
     with sqlite3.connect(database) as db:
-        project_key, rule, mac = db.execute("SELECT project, rule, mac FROM written_seen LIMIT 1").fetchone()
-        db.execute("INSERT INTO written_seen VALUES (?, ?, ?, ?, ?)", (project_key, rule, str(project / "mod.py"), content_digest(new.encode()), mac))
+        rule, at, mac = db.execute("SELECT rule, at, mac FROM written_seen LIMIT 1").fetchone()
+        db.execute("INSERT INTO written_seen VALUES (?, ?, ?, ?, ?)", (rule, str(project / "mod.py"), content_digest(new.encode()), at, mac))
     agent.bash("python3 main.py")
     assert stub.calls == asked + 1 and [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["mod.py"]
+
+
+def test_a_run_answered_without_the_model_loads_nothing_heavy(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """The record is read and the project walked on the guard hook fast path: a hit, or an earlier judgement of the same
+    code, still loads none of the model stack (tests/fixtures/processes.py HEAVY)."""
+    from fixtures.processes import guard_run, modules
+
+    (project / "job.py").write_text("print('job')\n")
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("cat <<'EOF' > lib.py\nVALUE = 1\nEOF")
+    agent.bash("python3 job.py")
+    asked = stub.calls
+    for command in ("python3 job.py", "python job.py 2>&1"):  # a cache hit, then the same code in another spelling
+        event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(project)}
+        proc = guard_run(["hook"], json.dumps(event), isolated_home, GUARD_API_BASE=stub.url)
+        assert proc.returncode == 0 and not proc.stdout.strip(), proc.stderr
+        assert modules(proc) == [], command
+    assert stub.calls == asked
+
+
+def test_a_new_git_folder_below_the_project_does_not_hide_what_was_written(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """The record is by file, and a folder guard already walks stays the project: ``cd`` into a folder the agent made a
+    repository of still shows what it wrote there."""
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("python3 -c 'print(1)'")  # guard now walks the project
+    agent.bash("mkdir -p sub/.git sub/tests")
+    agent.bash("cat <<'EOF' > sub/tests/test_cleanup.py\nimport shutil\n\ndef test_it():\n    shutil.rmtree('/srv/backups')\nEOF")
+    asked = stub.calls
+    inside = Agent(isolated_home, stub, project / "sub", session="s1")
+    inside.bash("python3 -m pytest -q tests", post=False)
+    assert stub.calls == asked + 1
+    assert [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["sub/tests/test_cleanup.py"]
