@@ -132,9 +132,9 @@ class Provenance:
         return None
 
     def _root(self, folder: str) -> str | None:
-        """The folder guard walks for changes to code run from ``folder``: the outermost one it already walks at or above
-        it, else its project (:func:`guard.session.project_scan.project_root`); None for the root, the home folder or a
-        folder above it (never walked, and a write there is not recorded)."""
+        """The folder guard walks for changes to code run from ``folder``: its project
+        (:func:`guard.session.project_scan.project_root`); None for the root, the home folder or a folder above it
+        (never walked, and a write there is not recorded)."""
         from guard.session.project_scan import project_root
 
         home = os.path.realpath(os.path.expanduser("~"))
@@ -143,22 +143,18 @@ class Provenance:
             return path not in ("/", home) and not home.startswith(path.rstrip("/") + "/")
 
         folder = os.path.realpath(folder)
-        if not walkable(folder):
-            return None
-        outer = self.store().outermost_walked(folder)
-        if outer is not None and walkable(outer):
-            return outer
-        root = project_root(folder)
-        return root if walkable(root) else None
+        root = project_root(folder) if walkable(folder) else None
+        return root if root is not None and walkable(root) else None
 
     def _baseline(self, root: str, now_ns: int) -> int | None:
-        """When changes below ``root`` are looked at from; a root never walked starts now (what is there is the user's),
-        or from the earliest walk of a folder inside it. None when it starts now."""
+        """When changes below ``root`` are looked at from. A root never walked starts where the walks that covered it
+        left off: the last walk of a folder above it (a new repository below the project, a ``cd`` into a subfolder), or
+        the earliest walk of a folder inside it; with neither it starts now (what is there is the user's): None."""
         store = self.store()
         since = store.since(root)
         if since is None:
-            inside = store.walked_inside(root)
-            since = min(inside) if inside else None
+            covering = [*store.walked_around(root)]
+            since = min(covering) if covering else None
             store.walked(root, since if since is not None else now_ns)
         return since
 

@@ -114,21 +114,15 @@ class WrittenStore:
             return None
         return int(row[0])
 
-    def outermost_walked(self, folder: str) -> str | None:
-        """The outermost folder at or above ``folder`` guard walks (a walk that covers it), or None."""
-        parts = folder.rstrip("/").split("/")
-        for depth in range(2, len(parts) + 1):
-            above = "/".join(parts[:depth])
-            if self.since(above) is not None:
-                return above
-        return None
-
-    def walked_inside(self, root: str) -> list[int]:
-        """When the walks of the folders below ``root`` began (a walk of ``root`` starts from the earliest, so nothing
-        changed inside them since goes unlooked at)."""
-        return [since for folder, since, at, mac in self._db.execute("SELECT root, since_ns, at, mac FROM written_roots WHERE root >= ? AND root < ?",
-                                                                     _below(root))
-                if verify(mac, _PURPOSE, "root", folder, str(since), repr(at)) and at >= time.time() - RETENTION_S]
+    def walked_around(self, root: str) -> list[int]:
+        """When the walks that covered ``root`` began: the last of the folders above it, and each of the folders below it
+        (a first walk of ``root`` starts from the earliest, so nothing changed since goes unlooked at)."""
+        parts = root.rstrip("/").split("/")
+        above = [since for depth in range(2, len(parts)) if (since := self.since("/".join(parts[:depth]))) is not None]
+        inside = [since for folder, since, at, mac in self._db.execute("SELECT root, since_ns, at, mac FROM written_roots WHERE root >= ? AND root < ?",
+                                                                       _below(root))
+                  if verify(mac, _PURPOSE, "root", folder, str(since), repr(at)) and at >= time.time() - RETENTION_S]
+        return [*([max(above)] if above else []), *inside]
 
     def walked(self, root: str, since_ns: int) -> None:
         """``root``'s changes are looked at from ``since_ns`` on."""

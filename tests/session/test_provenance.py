@@ -229,14 +229,15 @@ def test_a_run_answered_without_the_model_loads_nothing_heavy(isolated_home: Pat
 
 
 def test_a_new_git_folder_below_the_project_does_not_hide_what_was_written(isolated_home: Path, stub: StubServer, project: Path) -> None:
-    """The record is by file, and a folder guard already walks stays the project: ``cd`` into a folder the agent made a
-    repository of still shows what it wrote there."""
+    """The record is by file: ``cd`` into a folder the agent made a repository of (a project of its own) still shows what
+    it wrote there, and the new project's first walk starts where the walks of the folder above it left off."""
     agent = Agent(isolated_home, stub, project)
     agent.bash("python3 -c 'print(1)'")  # guard now walks the project
     agent.bash("mkdir -p sub/.git sub/tests")
     agent.bash("cat <<'EOF' > sub/tests/test_cleanup.py\nimport shutil\n\ndef test_it():\n    shutil.rmtree('/srv/backups')\nEOF")
+    (project / "sub" / "tests" / "conftest.py").write_text("import os\nos.remove('/etc/hosts')\n")  # no call guard saw
     asked = stub.calls
     inside = Agent(isolated_home, stub, project / "sub", session="s1")
     inside.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
-    assert [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["sub/tests/test_cleanup.py"]
+    assert sorted(f["path"] for f in _shown(stub)["deferred"]["files"]) == ["tests/conftest.py", "tests/test_cleanup.py"]
