@@ -64,12 +64,32 @@ def config(api_base: str, cache: Path, *, lane: str | None, session: bool) -> st
 class Tally:
     """What one configuration's replay counted, summed over the worker threads."""
 
+    def add(self, calls: int, lane: int, hits: int, denied: int, clock: list[float], models: int, denials: list[str]) -> None:
+        """One session's counts: its calls, lane decisions, cache hits, denies, guard's [wall, CPU] seconds, model waits."""
+        with self.lock:
+            self.calls += calls
+            self.lane, self.hits, self.denied = self.lane + lane, self.hits + hits, self.denied + denied
+            self.session_seconds.append(clock[0])
+            self.session_cpu.append(clock[1])
+            self.session_models.append(models)
+            self.denials += denials
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.calls = self.lane = self.hits = self.denied = 0
         self.session_seconds: list[float] = []
         self.session_models: list[float] = []  # seconds of each session spent waiting on the model (its calls × the latency)
         self.denials: list[str] = []  # why each denied call was denied (the stub allows everything: a deny is guard's own)
+        self.session_cpu: list[float] = []  # CPU seconds guard's decisions took in each session (its thread's: the load does not count)
+
+
+def decided(gate: Any, event: dict[str, Any], clock: list[float]) -> Any:
+    """``gate.decide(event)``'s decision, adding its wall and this thread's CPU seconds to ``clock`` ([wall, cpu])."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    _, decision = gate.decide(event)
+    clock[0] += time.perf_counter() - wall
+    clock[1] += time.thread_time() - cpu
+    return decision
 
 
 def replay(session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally) -> None:
@@ -84,23 +104,17 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
     transcript.said(session["task"])
     gate.decide({"hook_event_name": "UserPromptSubmit", "session_id": transcript.session, "prompt": session["task"],
                  "transcript_path": str(transcript.path), "cwd": "/testbed"})
-    spent, models = 0.0, 0
+    clock, models = [0.0, 0.0], 0
     lane = hits = denied = 0
     for command in session["commands"]:
         event = {**transcript.bash(command), "cwd": "/testbed"}
-        started = time.perf_counter()
-        _, decision = gate.decide(event)
-        spent += time.perf_counter() - started
+        decision = decided(gate, event, clock)
         smart = [h for h in decision.hooks if h.type == "smart"]
         lane += any(h.tier in TIERS for h in smart)
         hits += any(h.cached for h in smart)
         models += model_wait(smart)
         denied += decision.decision == "deny"
-    with tally.lock:
-        tally.calls += len(session["commands"])
-        tally.lane, tally.hits, tally.denied = tally.lane + lane, tally.hits + hits, tally.denied + denied
-        tally.session_seconds.append(spent)
-        tally.session_models.append(models)
+    tally.add(len(session["commands"]), lane, hits, denied, clock, models, [])
 
 
 def run(sessions: list[dict[str, Any]], *, lane: str | None, session: bool, latency: float, concurrency: int) -> tuple[Tally, int]:
@@ -121,6 +135,7 @@ def replayed(sessions: list[dict[str, Any]], make_config: Callable[[str, Path], 
         env = {**os.environ, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"), "CLAUDE_CONFIG_DIR": str(folder / "claude")}
         os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
         env.pop("PYTHONPATH", None)  # how this process found guard, not the agent's environment (`$PYTHONPATH` would name guard's own files)
+        os.environ.pop("PYTHONPATH", None)  # (guard is imported by now; self-protection expands variables from this process's environment)
         gates = threading.local()
         with ThreadPoolExecutor(concurrency) as pool:
             for done in [pool.submit(replay_one, s, folder, gates, config_path, env, tally) for s in sessions]:
@@ -186,15 +201,13 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
     transcript.said(session["task"])
     gate.decide({"hook_event_name": "UserPromptSubmit", "session_id": transcript.session, "prompt": session["task"],
                  "transcript_path": str(transcript.path), "cwd": str(project)})
-    spent, models = 0.0, 0
+    clock, models = [0.0, 0.0], 0
     lane = hits = denied = 0
     reasons: list[str] = []
     for raw in session["commands"]:
         command = raw.replace("/testbed", str(project))
         event = {**transcript.bash(command), "cwd": str(project)}
-        started = time.perf_counter()
-        _, decision = gate.decide(event)
-        spent += time.perf_counter() - started
+        decision = decided(gate, event, clock)
         smart = [h for h in decision.hooks if h.type == "smart"]
         lane += any(h.tier in TIERS for h in smart)
         hits += any(h.cached for h in smart)
@@ -208,15 +221,8 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
         post = {"hook_event_name": "PostToolUse", "session_id": transcript.session, "tool_name": "Bash", "tool_input": {"command": command},
                 "tool_use_id": event["tool_use_id"], "transcript_path": str(transcript.path), "cwd": str(project),
                 "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
-        started = time.perf_counter()
-        gate.decide(post)
-        spent += time.perf_counter() - started
-    with tally.lock:
-        tally.calls += len(session["commands"])
-        tally.lane, tally.hits, tally.denied = tally.lane + lane, tally.hits + hits, tally.denied + denied
-        tally.session_seconds.append(spent)
-        tally.session_models.append(models)
-        tally.denials += reasons
+        decided(gate, post, clock)
+    tally.add(len(session["commands"]), lane, hits, denied, clock, models, reasons)
 
 
 def model_wait(smart: list[Any]) -> int:
@@ -240,7 +246,8 @@ def row(label: str, tally: Tally, model_calls: int, latency: float) -> str:
     overhead = [spent - models * latency for spent, models in zip(tally.session_seconds, tally.session_models, strict=True)]
     return (f"| {label} | {tally.calls} | **{per_k(model_calls)}** | {tally.hits / reached:.0%} | {per_k(tally.lane)} | {tally.denied} | "
             f"{statistics.median(tally.session_seconds):.1f} / {percentile(tally.session_seconds, 0.95):.1f} s | "
-            f"{statistics.median(overhead) * 1000:.0f} / {percentile(overhead, 0.95) * 1000:.0f} ms |")
+            f"{statistics.median(overhead) * 1000:.0f} / {percentile(overhead, 0.95) * 1000:.0f} ms | "
+            f"{statistics.median(tally.session_cpu) * 1000:.0f} / {percentile(tally.session_cpu, 0.95) * 1000:.0f} ms |")
 
 
 def main() -> None:
@@ -257,8 +264,9 @@ def main() -> None:
     print(f"{len(sessions)} sessions of {args.traffic.name}, stub model answering in {args.latency * 1000:.0f} ms, "
           f"{args.concurrency} sessions at a time; load average {os.getloadavg()[0]:.2f}\n")
     print("| lane, rule | tool calls | model calls per 1,000 | cache hit ratio (calls past the lane) | decided in the lane per 1,000 "
-          "| denied | time per session: median / p95 | guard's own time per session (minus the model's): median / p95 |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| denied | time per session: median / p95 | guard's own time per session (minus the model's): median / p95 "
+          "| guard's CPU per session: median / p95 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     if args.provenance:
         import guard
 

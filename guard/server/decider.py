@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from guard.core.decision import Decision
 from guard.core.logs import LazyLogger
+from guard.core.session import WRITTEN_FIELD
 from guard.runtime.deciders import Call, register_service
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ class ServiceDecider:
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
         key = service_key(gate.loaded.settings)
-        reply = send_event(url, call.payload, timeout=timeout, key=key, client=call.client) if url and timeout > 0 else None
+        # the record of written files is the service's own to read (up to a megabyte of earlier contents): not sent
+        sent = {name: value for name, value in call.payload.items() if name != WRITTEN_FIELD}
+        reply = send_event(url, sent, timeout=timeout, key=key, client=call.client) if url and timeout > 0 else None
         if reply is not None:
             served = Decision.from_dict(reply)
             served.details["server"] = url
