@@ -109,7 +109,8 @@ def _system_program(word: str, env: Mapping[str, str]) -> bool:
 
 
 def _literal(word: Word) -> bool:
-    return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes)
+    """Whether the shell runs the word as written: nothing expands in it (a variable, a glob, a substitution, a leading ``~``)."""
+    return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes or word.tilde)
 
 
 def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> bool:
@@ -144,7 +145,7 @@ def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapp
 
                 if git_problem(cwd, env):
                     return True
-            if prove_command(part, writes=True).proven:
+            if prove_command(part, writes=True, env=env, cwd=cwd).proven:
                 continue
             if os.path.basename(head.text) not in _FILE_UTILITIES:
                 return True
@@ -331,13 +332,13 @@ def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[
     return {**step, "program": program if system else real, "args": texts[1:]}, [] if system else [real]
 
 
-def _filter(part: Command) -> bool:
+def _filter(part: Command, folder: str, env: Mapping[str, str]) -> bool:
     """Whether a command after the first of a pipeline only filters what it reads on stdin (``| head -20``, ``| grep x``):
     a proven reading program whose only operand is a pattern, left out of a run's identity."""
     from guard.protection.readonly import prove_command
 
     name = os.path.basename(part.words[0].text) if part.words else ""
-    if name not in _FILTERS or part.redirects or not prove_command(part).proven:
+    if name not in _FILTERS or part.redirects or not prove_command(part, env=env, cwd=folder).proven:
         return False
     values, allowed = _FILTERS[name]
     texts = [w.text for w in part.words[1:]]
@@ -368,7 +369,7 @@ def run_identity(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: M
             continue
         steps = []
         for position, part in enumerate(pipeline.commands):
-            if position and _filter(part):
+            if position and _filter(part, folder, env):
                 continue
             step = _run_step(part, folder, env)
             if step is None:
