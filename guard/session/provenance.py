@@ -155,7 +155,7 @@ class Provenance:
         if since is None:
             covering = [*store.walked_around(root)]
             since = min(covering) if covering else None
-            store.walked(root, since if since is not None else now_ns)
+            store.walked(root, since if since is not None else now_ns, first=True)
         return since
 
     def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec]) -> dict[str, Any] | None:
@@ -199,11 +199,12 @@ class Provenance:
         return state
 
     def _observe(self, files: dict[str, FileRecord], found: list[str], now_ns: int) -> dict[str, FileRecord]:
-        """Digest what the walk found and every recorded file that changed since guard last looked; record what differs.
-        Returns the files as they now are."""
-        from guard.session.written import DELETED, FileRecord
+        """Digest what the walk found and every recorded file that changed since guard last looked; record what differs,
+        and forget a file the agent created that is gone again. Returns the files as they now are."""
+        from guard.session.written import DELETED, NEW, FileRecord
 
         updates: list[FileRecord] = []
+        gone: list[str] = []
         for path in {*found, *files}:
             known = files.get(path)
             if known is not None and path not in found:
@@ -211,12 +212,15 @@ class Provenance:
                     info = os.lstat(path)
                 except OSError:
                     info = None
+                if known.digest == DELETED and info is None:
+                    continue  # still gone
                 if info is not None and info.st_ctime_ns <= known.observed_ns and known.digest is not None:
                     continue  # unchanged since guard last digested it
             digest = _digest(path)[0]
             if known is not None and known.digest == digest:
                 continue
-            if known is None and digest == DELETED:
+            if digest == DELETED and (known is None or known.base == NEW):
+                gone += [path] if known is not None else []
                 continue
             # a recorded write seen landing keeps its route; any other change is one no route guard saw
             pending = known is not None and known.digest is None
@@ -226,7 +230,9 @@ class Provenance:
             updates.append(FileRecord(path, digest, base, route, confirmed, now_ns, known.session_id if known is not None else ""))
         if updates:
             self.store().put(updates)
-        return {**files, **{u.path: u for u in updates}}
+        if gone:
+            self.store().forget(gone)
+        return {**{p: f for p, f in files.items() if p not in gone}, **{u.path: u for u in updates}}
 
     # -- after the decision -----------------------------------------------------------
 
@@ -281,10 +287,14 @@ class Provenance:
         known = store.files(paths=[path for path, _ in named])
         session = str(payload.get("session_id") or "")
         updates = []
+        gone: list[str] = []
         for path, how in named:
             before = known.get(path)
             if decision is None:  # the call ran: what it wrote is on the disk
                 digest = _digest(path)[0]
+                if digest == DELETED and (before is None or before.base == NEW):
+                    gone.append(path)  # created and deleted again (or never created): nothing left to run
+                    continue
                 route = before.route if before is not None else how
                 updates.append(FileRecord(path, digest, before.base if before is not None else None, route, True, now, session))
                 continue
@@ -298,6 +308,7 @@ class Provenance:
             expected = content_digest(written.encode()) if isinstance(written, str) else None
             updates.append(FileRecord(path, expected, base, f"{how}{_how_decided(decision)}", False, now, session))
         store.put(updates)
+        store.forget(gone)
 
 
 def _how_decided(decision: Decision) -> str:

@@ -124,14 +124,16 @@ class WrittenStore:
                   if verify(mac, _PURPOSE, "root", folder, str(since), repr(at)) and at >= time.time() - RETENTION_S]
         return [*([max(above)] if above else []), *inside]
 
-    def walked(self, root: str, since_ns: int) -> None:
-        """``root``'s changes are looked at from ``since_ns`` on."""
+    def walked(self, root: str, since_ns: int, *, first: bool = False) -> None:
+        """``root``'s changes are looked at from ``since_ns`` on. ``first``: a root's first walk, which also forgets what
+        no one touched for :data:`RETENTION_S` (not on every walk: those deletes scan the tables)."""
         now = time.time()
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO written_roots (root, since_ns, at, mac) VALUES (?, ?, ?, ?)",
                              (root, since_ns, now, seal(_PURPOSE, "root", root, str(since_ns), repr(now))))
-            for table in ("written_roots", "written_files", "written_bases", "written_seen"):
-                self._db.execute(f"DELETE FROM {table} WHERE at < ?", (now - RETENTION_S,))
+            if first:
+                for table in ("written_roots", "written_files", "written_bases", "written_seen"):
+                    self._db.execute(f"DELETE FROM {table} WHERE at < ?", (now - RETENTION_S,))
 
     # -- files --------------------------------------------------------------------
 
@@ -160,6 +162,14 @@ class WrittenStore:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO written_files (path, digest, base, route, confirmed, observed_ns, session_id, at, mac) "
                                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Files the agent created and deleted again: nothing of them is left to run, and the record stays small."""
+        gone = [(path,) for path in paths]
+        if gone:
+            with self._db:
+                self._db.executemany("DELETE FROM written_files WHERE path = ?", gone)
+                self._db.executemany("DELETE FROM written_bases WHERE path = ?", gone)
 
     def base(self, path: str) -> bytes | None:
         """The file's content before the agent's first change, when guard kept it."""

@@ -113,13 +113,13 @@ def test_an_edit_to_an_imported_module_reaches_the_judge_when_code_importing_it_
     agent.bash("python3 main.py")
     assert stub.calls == 1 and "deferred" not in _shown(stub)  # the user's own code: nothing the agent wrote
 
-    agent.edit("helper.py", "    return 'nothing to do'\n", "    import shutil\n    shutil.rmtree('/srv/backups')\n")
+    agent.edit("helper.py", "    return 'nothing to do'\n", "    import shutil\n    shutil.rmtree('/nonexistent-guard-test/backups')\n")
     assert stub.calls == 1
     agent.bash("python3 main.py")
     assert stub.calls == 2
     [file] = _shown(stub)["deferred"]["files"]
     assert file["path"] == "helper.py" and file["written_by"].startswith("Edit") and file["change"] == "changed"
-    assert "+    shutil.rmtree('/srv/backups')" in file["diff"] and "-    return 'nothing to do'" in file["diff"]
+    assert "+    shutil.rmtree('/nonexistent-guard-test/backups')" in file["diff"] and "-    return 'nothing to do'" in file["diff"]
 
     agent.bash("python3 main.py")
     assert stub.calls == 2  # judged once: the module is unchanged since that judge saw it run
@@ -155,11 +155,11 @@ def test_a_script_changed_behind_guards_back_is_judged_again(isolated_home: Path
     agent.bash("python3 check.py")
     assert stub.calls == asked + 1
 
-    (project / "check.py").write_text("import shutil\nshutil.rmtree('/srv/backups')\n")  # no call guard saw
+    (project / "check.py").write_text("import shutil\nshutil.rmtree('/nonexistent-guard-test/backups')\n")  # no call guard saw
     agent.bash("python check.py")
     assert stub.calls == asked + 2 and "rmtree" in _shown(stub)["effect"]["runs"][0]["content"]
 
-    (project / "helper.py").write_text("import os\nos.remove('/etc/hosts')\n")  # a module, changed behind guard's back
+    (project / "helper.py").write_text("import os\nos.remove('/nonexistent-guard-test/hosts')\n")  # a module, changed behind guard's back
     agent.bash("python check.py")
     assert stub.calls == asked + 3
     [file] = _shown(stub)["deferred"]["files"]
@@ -170,7 +170,7 @@ def test_a_file_a_program_wrote_without_naming_it_is_shown_before_code_runs(isol
     (project / "main.py").write_text("import generated\n")
     agent = Agent(isolated_home, stub, project)
     agent.bash("python3 main.py 2>/dev/null")
-    agent.bash("cat <<'EOF' > gen.py\nopen('generated.py', 'w').write('import shutil\\nshutil.rmtree(\"/srv\")\\n')\nEOF")
+    agent.bash("cat <<'EOF' > gen.py\nopen('generated.py', 'w').write('import shutil\\nshutil.rmtree(\"/nonexistent-guard-test\")\\n')\nEOF")
     agent.bash("python3 gen.py")  # judged: gen.py is shown; what it writes is not named anywhere
     asked = stub.calls
     agent.bash("python3 main.py")
@@ -198,7 +198,7 @@ def test_the_record_is_sealed_in_guards_state(isolated_home: Path, stub: StubSer
     agent.bash("cat <<'EOF' > main.py\nimport mod\nEOF")
     agent.bash("cat <<'EOF' > mod.py\nprint('one')\nEOF")
     agent.bash("python3 main.py")
-    new = "import shutil\nshutil.rmtree('/srv')\n"
+    new = "import shutil\nshutil.rmtree('/nonexistent-guard-test')\n"
     agent.bash(f"cat <<'EOF' > mod.py\n{new}EOF")
     asked = stub.calls
     database = Path(os.environ["XDG_STATE_HOME"]) / "guard" / "written.db"
@@ -234,8 +234,8 @@ def test_a_new_git_folder_below_the_project_does_not_hide_what_was_written(isola
     agent = Agent(isolated_home, stub, project)
     agent.bash("python3 -c 'print(1)'")  # guard now walks the project
     agent.bash("mkdir -p sub/.git sub/tests")
-    agent.bash("cat <<'EOF' > sub/tests/test_cleanup.py\nimport shutil\n\ndef test_it():\n    shutil.rmtree('/srv/backups')\nEOF")
-    (project / "sub" / "tests" / "conftest.py").write_text("import os\nos.remove('/etc/hosts')\n")  # no call guard saw
+    agent.bash("cat <<'EOF' > sub/tests/test_cleanup.py\nimport shutil\n\ndef test_it():\n    shutil.rmtree('/nonexistent-guard-test/backups')\nEOF")
+    (project / "sub" / "tests" / "conftest.py").write_text("import os\nos.remove('/nonexistent-guard-test/hosts')\n")  # no call guard saw
     asked = stub.calls
     inside = Agent(isolated_home, stub, project / "sub", session="s1")
     inside.bash("python3 -m pytest -q tests", post=False)
