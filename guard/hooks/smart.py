@@ -1,9 +1,12 @@
 """Smart hooks: a plain-English rule (or a user's own prompt) judged by a model.
 
 Order of work for one event: the read-only lane when the rule opts in
-(:mod:`guard.judge.read_only_lane`: a proven read is allowed, no call), the decision cache (a hit costs no call), then a
-single flight (identical concurrent events share one judgement, across a fleet
-when the cache is Redis), then the tiers. Only whole judgements are cached (the
+(:mod:`guard.judge.read_only_lane`: a proven read is allowed, no call), the decision cache (a hit costs no call),
+an earlier judgement of the same code (:func:`guard.judge.keys.code_cache_key`: a run of a script unchanged since a
+judge saw it, in any spelling), then a single flight (identical concurrent events share one judgement, across a fleet
+when the cache is Redis), then the tiers. The smart rules of one event that share a depth, models, context and view of
+the deferred code are judged in the same requests (:meth:`SmartHook.run_together`, :func:`guard.judge.tiers.judge_many`),
+each verdict cached under its own rule's key. Only whole judgements are cached (the
 verdict of each window of a long event too, so a window is not paid twice); a
 verdict that stands although a call failed is returned but not cached. Failures
 raise JudgeError subclasses and the engine applies the hook's failure_mode — a

@@ -6,8 +6,10 @@ so both paths agree on what a verdict depends on: the rule or prompt text, the
 template versions and hashes, the model of every tier that may run, the endpoint,
 the generation parameters, the payload minus volatile fields, the call's effect
 as the judge is shown it (it reads the file a write replaces: the same call on a
-changed file is judged again), and for a session-aware rule a digest of exactly
-the session context it is shown.
+changed file is judged again), for a call that may run project code unnamed the digests of the changed files the
+rule's judges have not seen run (:mod:`guard.judge.deferred`), and for a session-aware rule a digest of exactly
+the session context it is shown. :func:`code_cache_key` keys an earlier judgement of the same code, whatever the
+command's spelling.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ failure is raised and the engine applies failure_mode. A judgement that stands
 on a failure is marked and never cached. Every call made is recorded (tier,
 window, model, latency, tokens, cost, prompt version) whether or not its verdict
 was used.
+
+Several rules that apply to one call are judged in the same requests (:func:`judge_many`): each request asks every
+rule still undecided for its verdict, each rule's answer is read on its own, and under auto only the rules quick was
+unsure of go on to thorough.
 """
 
 from __future__ import annotations
