@@ -102,7 +102,7 @@ def hit_ratios(sessions: int) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp, StubServer() as stub:
         cwd = Path(tmp)
         (cwd / "guard.yaml").write_text(config(stub.url, session_rule=True) + f"cache:\n  url: sqlite:///{cwd / 'cache.db'}\n")
-        gate = Gate(str(cwd / "guard.yaml"), env={**os.environ, "XDG_STATE_HOME": str(cwd / ".state"), "CLAUDE_CONFIG_DIR": str(cwd / "claude")})
+        gate = Gate(str(cwd / "guard.yaml"), service=None, env={**os.environ, "XDG_STATE_HOME": str(cwd / ".state"), "CLAUDE_CONFIG_DIR": str(cwd / "claude")})
         events = 0
         for number in range(sessions):
             transcript = Transcript(cwd / "claude", f"s{number}")

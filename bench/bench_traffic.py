@@ -98,7 +98,7 @@ def replay(session: dict[str, Any], folder: Path, gates: threading.local, config
     from guard.runtime.gate import Gate
 
     if not hasattr(gates, "gate"):
-        gates.gate = Gate(str(config_path), env=env)
+        gates.gate = Gate(str(config_path), service=None, env=env)
     gate = gates.gate
     transcript = Transcript(folder / "claude", session["session"])
     transcript.said(session["task"])
@@ -193,7 +193,7 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
     from guard.runtime.gate import Gate
 
     if not hasattr(gates, "gate"):
-        gates.gate = Gate(str(config_path), env=env)
+        gates.gate = Gate(str(config_path), service=None, env=env)
     gate = gates.gate
     project = folder / "projects" / session["session"] / "testbed"
     project.mkdir(parents=True)

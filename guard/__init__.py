@@ -30,8 +30,8 @@ from guard.runtime.registry import Registry, default_registry, hook
 if TYPE_CHECKING:
     from guard.config import LoadedConfig, load_config
     from guard.core.events.model import Event
+    from guard.integrations.gate import Gate
     from guard.runtime.engine import Engine
-    from guard.runtime.gate import Gate
 
 __all__ = [
     "Decision",
@@ -53,15 +53,13 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"Engine": "guard.runtime.engine", "Event": "guard.core.events.model", "Gate": "guard.runtime.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
+_LAZY = {"Engine": "guard.runtime.engine", "Event": "guard.core.events.model", "Gate": "guard.integrations.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        if name == "Gate":
-            importlib.import_module("guard.server.decider")  # registers the warm-service decider with the runtime
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'guard' has no attribute {name!r}")
 

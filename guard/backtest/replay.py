@@ -33,7 +33,7 @@ def replay_gate(config: str) -> Gate:
     settings = loaded.settings.replace(audit_path=None, server_url=None)
     quiet = LoadedConfig(settings=settings, specs=loaded.specs, sources=loaded.sources)
     env = {name: value for name, value in os.environ.items() if name != "GUARD_SERVER"}
-    return Gate(loaded=quiet, specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)
+    return Gate(loaded=quiet, service=None, specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)
 
 
 async def replay(gate: Gate, payloads: Sequence[dict[str, object]], *, concurrency: int) -> list[Decision]:

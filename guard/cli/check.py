@@ -122,13 +122,13 @@ def run(args: argparse.Namespace) -> int:
     from guard.core.events.names import canonical_event
     from guard.core.spec import HookSpec
     from guard.runtime.gate import Gate
-    from guard.server import decider  # noqa: F401 (registers the warm-service decider: a running one answers for the config's hooks)
+    from guard.server.decider import ServiceDecider
 
     payload = _payload(args)
     specs: list[HookSpec] | None = None
     if args.rule:
         specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    gate = Gate(args.config, specs=specs, start_service=False)  # the config on disk (the user's own command); a running warm service is used, none is left behind
+    gate = Gate(args.config, service=ServiceDecider, specs=specs, start_service=False)  # the config on disk (the user's own command); a running warm service is used, none is left behind
     if gate.config_error is not None:
         raise gate.config_error
     if specs is None:

@@ -211,13 +211,14 @@ def run(args: Any) -> int:
         return 2  # a misconfigured hook command must not let calls through
     from guard.core.logs import set_up as set_up_logging
     from guard.runtime.gate import Gate, answer_by
-    from guard.server import decider  # noqa: F401 (registers the warm-service decider)
+    from guard.server.decider import ServiceDecider
 
     env = os.environ
     raw = sys.stdin.buffer.read()
     project = _anchor(args, raw, env)
     gate = Gate(
         args.config,
+        service=ServiceDecider,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
         server=args.server,
         fail_closed=args.fail_closed or env.get("GUARD_FAIL_CLOSED") == "1",
         fail_open_config=args.fail_open or env.get("GUARD_FAIL_OPEN") == "1",

@@ -133,7 +133,7 @@ class EngineJudge:
         from guard.runtime.gate import Gate
 
         self.recorder = recorder
-        self._gates = {v.name: Gate.for_engine(Engine(v.settings, Registry()), audit=False, given_context=True, start_service=False) for v in variants}
+        self._gates = {v.name: Gate(engine=Engine(v.settings, Registry()), service=None, audit=False, given_context=True, start_service=False) for v in variants}
         # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
         self._adapted: dict[tuple[str, int], HookSpec] = {}
 

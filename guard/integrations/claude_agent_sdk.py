@@ -16,9 +16,9 @@ from guard.adapters import event_of
 from guard.adapters.claude import hook_output, with_warnings
 from guard.core.events.names import canonical_event
 from guard.core.extras import require
+from guard.integrations.gate import Gate
 from guard.integrations.tool_calls import trusted_only
-from guard.runtime.gate import CONFIG_BLOCKED_EVENTS, Gate, answer_by
-from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
+from guard.runtime.gate import CONFIG_BLOCKED_EVENTS, answer_by
 
 require("claude-agent-sdk", "guard.integrations.claude_agent_sdk")  # on import, not at the first guard_hooks() call
 
@@ -37,7 +37,7 @@ def guard_hooks(config: str | None = None, **settings: Any) -> dict[str, list[Ho
     """The ``hooks=`` mapping for ``ClaudeAgentOptions``: one callback per event guard has hooks for.
 
     ``config`` is a guard.yaml path (default: guard's usual search); ``settings``
-    go to :class:`~guard.runtime.gate.Gate` (``server``, ``fail_closed``,
+    go to :class:`~guard.integrations.gate.Gate` (``server``, ``fail_closed``,
     ``fail_open_config``). A config that does not load still registers the
     tool-call events, so every tool call is denied with the error until it is fixed.
     """

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guard.core.decision import Decision
-from guard.runtime.gate import Gate, answer_by
-from guard.server import decider  # noqa: F401 (registers the warm-service decider: GUARD_SERVER, server.url)
+from guard.integrations.gate import Gate
+from guard.runtime.gate import answer_by
 
 __all__ = ["ToolCallGate", "ToolVerdict", "trusted_only", "verdict"]
 
@@ -53,7 +53,7 @@ class ToolCallGate:
     names the agent run for session-aware rules and the audit log (default: a
     fresh id per object); ``deadline`` bounds each decision in seconds (hooks
     still running fail under their ``failure_mode``); other keywords go to
-    :class:`~guard.runtime.gate.Gate` (``server``, ``fail_closed``, ``fail_open_config``; ``pinned=False``
+    :class:`~guard.integrations.gate.Gate` (``server``, ``fail_closed``, ``fail_open_config``; ``pinned=False``
     enforces the file as it is on disk, :func:`trusted_only`).
     """
 

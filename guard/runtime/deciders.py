@@ -8,10 +8,13 @@ the audit row (finish). The sync and async entry points ask the same deciders:
   loop, pydantic or a model client (the self-protection rule, the read-only lane,
   the decision cache);
 - the warm service: ``guard serve`` answering for this config. It lives in
-  :mod:`guard.server.decider`, a layer above this one, and reaches the gate through
-  :func:`register_service` (the surfaces that build gates import it), so the
-  runtime never imports the server;
-- :class:`LocalEngine`: the hooks run here, under the client's deadline.
+  :mod:`guard.server.decider`, a layer above this one: whoever builds a gate says
+  whether the service may answer (``Gate(service=ServiceDecider)`` or
+  ``service=None``), so the runtime never imports the server and no import changes
+  what a gate does;
+- :class:`LocalEngine`: the hooks run here, under the client's deadline, on the
+  :class:`~guard.runtime.engine.Engine` it was given (``guard serve``, ``guard eval``)
+  or builds on first use.
 
 A decider returns None to pass the event on. Only the local engine always answers.
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from guard.core.decision import Decision, HookResult, merge
 from guard.core.errors import EventError
@@ -29,9 +32,10 @@ from guard.core.logs import LazyLogger
 from guard.core.spec import HookSpec
 
 if TYPE_CHECKING:
+    from guard.runtime.engine import Engine
     from guard.runtime.gate import Gate
 
-__all__ = ["Call", "Decider", "FastPath", "LocalEngine", "Service", "register_service", "service_decider"]
+__all__ = ["Call", "Decider", "FastPath", "LocalEngine", "Service", "ServiceFactory"]
 
 log = LazyLogger("guard.gate")
 
@@ -73,13 +77,15 @@ _UNOPENED = object()
 class FastPath:
     """Every matching hook's verdict without the engine: self-protection, then the read-only lane or the decision cache.
 
-    Holds the gate's decision cache open across calls (an SDK's gate decides many).
+    Holds the gate's decision cache open across calls (an SDK's gate decides many);
+    once ``local`` has an engine, the engine's (one connection per process).
     """
 
     slow = False
 
-    def __init__(self, gate: Gate) -> None:
+    def __init__(self, gate: Gate, local: LocalEngine) -> None:
         self.gate = gate
+        self.local = local
         self._cache: Any = _UNOPENED
 
     def decide(self, call: Call) -> Decision | None:
@@ -96,8 +102,8 @@ class FastPath:
         return self.decide(call)  # nothing here waits on a loop: the same code answers both entry points
 
     def cache(self) -> Any:
-        """The decision cache, opened once: the engine's when the gate wraps one (``guard serve``), else this path's own."""
-        engine = self.gate.engine_if_built()
+        """The decision cache, opened once: the local engine's when it has one (``guard serve``), else this path's own."""
+        engine = self.local.built
         if engine is not None:
             from guard.cache import open_cache
 
@@ -154,12 +160,25 @@ class FastPath:
 
 
 class LocalEngine:
-    """The hooks run in this process: on the caller's loop (``adecide``) or on this thread's kept loop (``decide``)."""
+    """The hooks run in this process: on the caller's loop (``adecide``) or on this thread's kept loop (``decide``).
+
+    ``engine``: the one to run them on (``guard serve`` and ``guard eval`` share theirs); None builds one on first
+    use, from the gate's settings and registry as they are then, and keeps it (it holds the warm model clients).
+    """
 
     slow = True
 
-    def __init__(self, gate: Gate) -> None:
+    def __init__(self, gate: Gate, engine: Engine | None = None) -> None:
         self.gate = gate
+        #: The engine, once given or built (None before the first event that needed one).
+        self.built = engine
+
+    def engine(self) -> Engine:
+        if self.built is None:
+            from guard.runtime.engine import Engine  # the engine's modules (asyncio, the hook kinds) stay off the fast path
+
+            self.built = Engine(self.gate.settings, self.gate.registry, audit=False)
+        return self.built
 
     async def adecide(self, call: Call) -> Decision:
         from guard.core.events.model import parse_event
@@ -168,7 +187,7 @@ class LocalEngine:
             event = parse_event(call.payload)
         except EventError as exc:
             return self.gate.failure(f"malformed event: {exc}", event=event_name(call.payload), specs=call.specs, kind="payload")
-        decision: Decision = await self.gate.engine().run(event, call.specs, answer_by=call.answer_by, known=call.known)
+        decision: Decision = await self.engine().run(event, call.specs, answer_by=call.answer_by, known=call.known)
         decision.details.update(call.notes)
         return decision
 
@@ -197,16 +216,5 @@ class Service(Decider, Protocol):
     def warm_for_session(self) -> None: ...
 
 
-#: Makes the warm-service decider for a gate; registered by :mod:`guard.server.decider`.
-ServiceFactory = Callable[["Gate"], Service]
-_service: list[ServiceFactory] = []
-
-
-def register_service(factory: ServiceFactory) -> None:
-    """Make ``factory`` the warm-service decider of every gate built from now on (the last registration wins)."""
-    _service[:] = [factory]
-
-
-def service_decider(gate: Gate) -> Service | None:
-    """The registered warm-service decider for ``gate``, or None when no surface registered one (decided in-process)."""
-    return _service[0](gate) if _service else None
+#: Makes the warm-service decider for a gate: what a gate's builder passes as ``service`` (:mod:`guard.server.decider`).
+ServiceFactory: TypeAlias = Callable[["Gate"], Service]

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from guard.audit import open_audit
 from guard.core.decision import Decision, HookResult, merge, strictest
 from guard.core.errors import GuardError
 from guard.core.events.model import Event, parse_event
@@ -23,6 +24,7 @@ from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.runtime.kinds import build
 from guard.runtime.registry import Registry
+from guard.runtime.settle import audited, settle
 
 __all__ = ["Engine", "apply_rewrites"]
 
@@ -72,9 +74,8 @@ class Engine:
         self.registry = registry or Registry()
         self.ctx = HookContext(self.settings)
         self._hooks: dict[HookSpec, Hook] = {}
-        #: Whether :meth:`decide` writes an audit row (through its gate's finishing step); a gate's own calls use :meth:`run`.
+        #: Whether :meth:`decide` writes an audit row; a gate's calls use :meth:`run`, and the gate writes the row.
         self.audit = audit
-        self._own_gate: Any = None
 
     def warm(self) -> list[str]:
         """Load what judging the first event would load, without judging anything; returns the models made ready (routed ids).
@@ -197,7 +198,9 @@ class Engine:
     async def decide(
         self, event: Event | dict[str, Any], *, specs: list[HookSpec] | None = None, answer_by: float | None = None
     ) -> Decision:
-        """Decide ``event`` as a gate around this engine would: :meth:`run`, then the gate's stop-loop guard, latency and audit row.
+        """Decide ``event`` with this engine's hooks: :meth:`run`, then the stop-loop guard, latency and audit row every decision gets.
+
+        No fast path, failure policy or warm service: that is a gate's (:class:`~guard.runtime.gate.Gate`).
 
         ``answer_by`` (a ``time.monotonic()`` instant) is the client's deadline: a
         hook still running then is a failure under its failure_mode, so the
@@ -207,17 +210,15 @@ class Engine:
         ev = event if isinstance(event, Event) else parse_event(event)
         if specs is None:
             specs = self.registry.matching(ev.hook_event_name, ev.tool_name)
-        decision = await self.run(ev, specs, answer_by=answer_by)
-        finished: Decision = self._gate().finish(ev.payload(), ev.event, decision, started)
-        return finished
-
-    def _gate(self) -> Any:
-        """The gate whose finishing step :meth:`decide` uses, so stop-loop, latency and audit are the gate's, once."""
-        if self._own_gate is None:
-            from guard.runtime.gate import Gate
-
-            self._own_gate = Gate.for_engine(self, audit=self.audit, given_context=True, start_service=False)
-        return self._own_gate
+        payload = ev.payload()
+        decision = settle(await self.run(ev, specs, answer_by=answer_by), ev.event, payload, self.registry.specs())
+        latency_ms = decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        if self.audit and self.settings.audit_path is not None and audited(decision):
+            try:
+                self.ctx.resource("audit", lambda: open_audit(self.settings)).record(payload, decision, latency_ms=latency_ms)
+            except Exception:  # the audit log must never change a decision
+                log.warning("audit log write failed", exc_info=True)
+        return decision
 
     async def run(
         self, event: Event, specs: list[HookSpec], *, answer_by: float | None = None, known: Mapping[HookSpec, HookResult] | None = None

@@ -37,10 +37,10 @@ log keeps them.
 The steps, in order: prepare (read the payload once, :meth:`Gate.read`; match
 hooks once), decide (the first of the deciders in :mod:`guard.runtime.deciders`
 that answers: the fast path, which answers no-match and all-cached events
-without an event loop, then the warm service when a surface registered one, then
-the local engine under the deadline), finish (stop-loop guard, warnings, latency
-and the audit row). ``decide`` and ``adecide`` share all three; the engine only
-runs hooks and merges their verdicts.
+without an event loop, then the warm service when the gate's builder gave one,
+then the local engine under the deadline), finish (stop-loop guard, warnings,
+latency and the audit row). ``decide`` and ``adecide`` share all three; the engine
+only runs hooks and merges their verdicts.
 """
 
 from __future__ import annotations
@@ -51,17 +51,21 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from guard.core.decision import DecidingRule, Decision, guard_stop_loop
+from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
-from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, Service, service_decider
+from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, ServiceFactory
 from guard.runtime.registry import Registry, default_registry
+from guard.runtime.settle import audited, settle
+
+if TYPE_CHECKING:
+    from guard.runtime.engine import Engine
 
 __all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "ReadEvent", "answer_by"]
 
@@ -112,12 +116,20 @@ class Gate:
     trusted (:mod:`guard.config.pinning`), never the disk as it is now. ``project``
     is the folder ``guard install`` anchored the hook to (``guard hook --project``):
     there, finding no config is an error, never "nothing is enforced".
+
+    Its builder gives it its parts: ``service``, the warm-service decider
+    (:class:`guard.server.decider.ServiceDecider`) or None where only this process
+    may decide; ``engine``, an engine to run hooks on and share the cache and audit
+    log of (``guard serve``, ``guard eval``: its settings and registry are the
+    gate's), else the local engine decider builds one when an event first needs it.
     """
 
     def __init__(
         self,
         config: str | None = None,
         *,
+        service: ServiceFactory | None,
+        engine: Engine | None = None,
         loaded: LoadedConfig | None = None,
         specs: list[HookSpec] | None = None,
         server: str | None = None,
@@ -134,6 +146,8 @@ class Gate:
         self.config_error: ConfigError | None = None
         #: What differs on disk from the trusted config being enforced, and how to accept it (every decision shows it).
         self.trust_notes: list[str] = []
+        if engine is not None:
+            loaded, specs = LoadedConfig(settings=engine.settings), []
         if loaded is None:
             try:
                 loaded = self._load(config, pinned, project)
@@ -145,7 +159,7 @@ class Gate:
             self.searched = False  # the caller named the hooks (guard check --rule, an SDK)
         self.loaded = loaded
         self.settings: Settings = loaded.settings
-        self.registry = Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        self.registry = engine.registry if engine is not None else Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
         #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
         self.config_hooks = specs is None
         self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
@@ -159,16 +173,17 @@ class Gate:
         #: Keep the session context and files the caller put on the payload (an eval case's world) instead of
         #: dropping them as a client's; no turn is recorded then.
         self.given_context = given_context
-        self._engine: Any = None
         self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
         self._written: Any = None  # the Provenance recorder, made when a smart rule judges tool calls
         self._audit: Any = None  # the audit log, opened on first use and kept: from the second row on, its writer thread
         self._audit_closing: weakref.finalize[Any, Any] | None = None  # drains that writer at close() or interpreter exit
         self._audit_lock = threading.Lock()
-        self._shares_engine_audit = False  # a gate around a given engine (guard serve) writes through the engine's log
+        self._given_engine = engine  # a given engine's audit log is the one written (guard serve's writer thread)
         self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
-        self._deciders: list[Decider] | None = None  # made on first use: the service decider is looked up then
-        self._service: Service | None = None
+        #: Who may answer an event, in order: the fast path, the warm service (when the builder gave one), the local engine.
+        self.local = LocalEngine(self, engine)
+        self._service = None if service is None else service(self)
+        self.deciders: list[Decider] = [FastPath(self, self.local), *([self._service] if self._service is not None else []), self.local]
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
@@ -202,15 +217,6 @@ class Gate:
                                 f" was trusted for it. Write one (guard init) and run `{accept_command(config)}` in a terminal, or"
                                 " remove guard's hooks (guard install claude --uninstall)")
         return trusted.loaded or LoadedConfig()
-
-    @classmethod
-    def for_engine(cls, engine: Any, **options: Any) -> Gate:
-        """A gate around an existing engine and its registry (``guard serve``, ``guard eval``); it shares the engine's cache and audit log."""
-        gate = cls(loaded=LoadedConfig(settings=engine.settings), specs=[], **options)
-        gate.registry = engine.registry
-        gate._engine = engine
-        gate._shares_engine_audit = True
-        return gate
 
     def use_model(self, model: str) -> None:
         """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
@@ -389,11 +395,7 @@ class Gate:
 
         ``started``: the ``time.perf_counter()`` the decision began at.
         """
-        decision = guard_stop_loop(decision, event, payload)
-        if decision.decision != "allow":
-            from guard.core.explanation import explain
-
-            explain(decision, self.registry.specs())
+        decision = settle(decision, event, payload, self.registry.specs())
         if self.searched:
             decision.warnings.append(NO_CONFIG)
         decision.warnings.extend(payload.pop(_CONFIG_WARNING, None) or ())
@@ -404,11 +406,11 @@ class Gate:
         served = "server" in decision.details  # the service wrote its own audit row and recorded the turn
         self._session_finish(payload, event, decision, served)
         denied = event == "permission_denied"  # the client's own permission decision: audited even with no hook on it
-        if (decision.hooks or "failure" in decision.details or denied) and not served and self.audit and self.settings.audit_path is not None:
+        if (audited(decision) or denied) and not served and self.audit and self.settings.audit_path is not None:
             try:
                 row = _client_denial(payload, decision, client) if denied else decision
                 self._audit_log().record(payload, row, latency_ms=decision.details["latency_ms"], client=client)
-                self._wrote_audit = not self._shares_engine_audit
+                self._wrote_audit = self._given_engine is None
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -444,8 +446,8 @@ class Gate:
         """
         from guard.audit import open_audit
 
-        if self._shares_engine_audit:
-            return self._engine.ctx.resource("audit", lambda: open_audit(self.settings))
+        if self._given_engine is not None:
+            return self._given_engine.ctx.resource("audit", lambda: open_audit(self.settings))
         with self._audit_lock:
             if self._audit is None:
                 self._audit = open_audit(self.settings)
@@ -456,19 +458,11 @@ class Gate:
                 self._audit_closing = weakref.finalize(self, self._audit.close)
             return self._audit
 
-    def deciders(self) -> list[Decider]:
-        """Who may answer an event, in order: the fast path, the warm service (when one is registered), the local engine."""
-        if self._deciders is None:
-            self._service = service_decider(self)
-            self._deciders = [FastPath(self), *([self._service] if self._service is not None else []), LocalEngine(self)]
-        return self._deciders
-
     def _start(
         self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None, answer_by: float | None, client: str | None
     ) -> tuple[dict[str, Any], str, Call | Decision]:
         """Prepare: (payload, event, the event as a :class:`Call` for the deciders or the decision already made)."""
         payload, event, prepared = self._prepare(raw, fmt)
-        self.deciders()
         if event == "session_start" and self.config_error is None and self._service is not None:
             self._service.warm_for_session()
         if isinstance(prepared, Decision):
@@ -504,7 +498,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders():
+            for decider in self.deciders:
                 if decider.slow:
                     self.slow_path()
                 decision = decider.decide(call)
@@ -564,7 +558,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders():
+            for decider in self.deciders:
                 if decider.slow:
                     self.slow_path()
                 decision = await decider.adecide(call)
@@ -582,18 +576,6 @@ class Gate:
         if self.before_slow_path is not None:
             call, self.before_slow_path = self.before_slow_path, None
             call()
-
-    def engine(self) -> Any:
-        """The engine for this gate's hooks (built once: it keeps the warm model clients)."""
-        if self._engine is None:
-            from guard.runtime.engine import Engine
-
-            self._engine = Engine(self.settings, self.registry, audit=False)
-        return self._engine
-
-    def engine_if_built(self) -> Any:
-        """The engine if one was built or given (its resources are shared), else None."""
-        return self._engine
 
     def thread_loop(self) -> Any:
         """This thread's event loop for the engine, kept across decisions (never closed, so never waiting for

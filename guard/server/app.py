@@ -114,7 +114,7 @@ class _Service:
     def __init__(self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = (), token: str | None = None) -> None:
         self.engine = engine
         self.token = token
-        self.gate = Gate.for_engine(engine)
+        self.gate = Gate(engine=engine, service=None)  # the service decides in-process, sharing the engine's cache and audit log
         self.gate.trust_notes = list(warnings)
         self.metrics = metrics
         self.max_body = min(max_body, MAX_EVENT_BYTES)  # past the gate's own limit a body could never be read

@@ -1,10 +1,9 @@
 """The gate's warm-service decider: send a prepared event to this config's running ``guard serve``.
 
-Registered with the runtime on import (:func:`guard.runtime.deciders.register_service`):
-the surfaces that build gates (``guard hook``, ``guard check``, the Python API and
-the SDK integrations) import this module, so the runtime never imports the server.
-Importing it is cheap: the HTTP client and the autostart state are loaded only
-when an event reaches the service.
+The surfaces that build gates and want the service (``guard hook``, ``guard check``,
+the Python API and the SDK integrations) pass :class:`ServiceDecider` as the gate's
+``service``, so the runtime never imports the server. Importing it is cheap: the
+HTTP client and the autostart state are loaded only when an event reaches the service.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 from guard.core.decision import Decision
 from guard.core.logs import LazyLogger
 from guard.core.session import WRITTEN_FIELD
-from guard.runtime.deciders import Call, register_service
+from guard.runtime.deciders import Call
 
 if TYPE_CHECKING:
     from guard.runtime.gate import Gate
@@ -104,5 +103,3 @@ class ServiceDecider:
         except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
             log.warning("could not start the warm service", exc_info=True)
 
-
-register_service(ServiceDecider)

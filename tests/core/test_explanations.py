@@ -125,7 +125,7 @@ def test_a_shadow_hooks_rewrite_and_fail_closed_failure_change_nothing() -> None
 
     shadow = [HookSpec("rewrites", "callable", "pre_tool_use", func=rewrite, target="t:rewrite", mode="shadow"),
               HookSpec("strict", "command", "pre_tool_use", command="exit 7", failure_mode="fail_closed", mode="shadow")]
-    gate = Gate(specs=shadow)
+    gate = Gate(specs=shadow, service=None)
     _, decision = gate.decide(bash_event("s1", "ls"))
     assert decision.decision == "allow" and decision.updated_input is None and not decision.warnings and not decision.decided_by
     assert {h.id: h.shadow for h in decision.hooks} == {"rewrites": True, "strict": True}

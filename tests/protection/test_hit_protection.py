@@ -32,7 +32,7 @@ def _seed_allow(event: dict[str, object], api_base: str) -> None:
 
     os.environ["GUARD_API_BASE"] = api_base  # the key names the model's endpoint, as the hook process will see it
     try:
-        gate = Gate(None, pinned=True, start_service=False)
+        gate = Gate(None, service=None, pinned=True, start_service=False)
         spec = next(s for s in gate.registry.specs() if s.kind == "smart")
         cache = open_cache(gate.settings)
         assert cache is not None

@@ -149,7 +149,7 @@ def test_no_gtfobins_example_and_no_dataset_deny_is_decided_in_the_lane(isolated
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     events = [tool_call(isolated_home, code) for code in _gtfobins()] + _dataset_denies(isolated_home)
     assert len(events) > 1000
-    gate = Gate(pinned=True)  # what guard hook decides with
+    gate = Gate(service=None, pinned=True)  # what guard hook decides with (no service runs here)
     in_lane, unjudged = [], []
     for event in events:
         before = stub.calls

@@ -18,7 +18,7 @@ from fixtures.judge import bash_event, settings_for, smart_spec
 from guard.audit import AuditLog
 from guard.core.decision import Decision
 from guard.core.settings import LoadedConfig
-from guard.runtime import deciders
+from guard.runtime.deciders import ServiceFactory
 from guard.runtime.gate import Gate
 from guard.server import client as service_client
 from guard.server.decider import ServiceDecider
@@ -27,9 +27,9 @@ from guard.testing.openai_stub import Reply, StubServer
 RULE = "Deny shell commands that delete files outside the project."
 
 
-def gate_for(stub: StubServer, tmp_path: Path, **options: Any) -> Gate:
+def gate_for(stub: StubServer, tmp_path: Path, service: ServiceFactory | None = None, **options: Any) -> Gate:
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
-    return Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), start_service=False, **options)
+    return Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), service=service, start_service=False, **options)
 
 
 def audit_rows(tmp_path: Path) -> list[dict[str, Any]]:
@@ -57,7 +57,7 @@ def test_the_fast_path_answers_a_cached_call_without_building_the_engine(stub: S
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     for decision in (sync, async_):
         assert decision.decision == "deny" and decision.details.get("fast_path") is True and decision.hooks[0].cached
-    assert gate.engine_if_built() is None and stub.calls == 1  # neither entry point reached the engine or the model
+    assert gate.local.built is None and stub.calls == 1  # neither entry point reached the engine or the model
 
 
 def test_the_local_engine_judges_a_miss_from_both_entry_points_alike(stub: StubServer, tmp_path: Path) -> None:
@@ -97,12 +97,11 @@ def fake_service(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(service_client, "send_event", send_event)
     monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
-    deciders.register_service(ServiceDecider)
     return received
 
 
 def test_the_service_decides_a_config_miss_from_both_entry_points(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
-    gate = gate_for(stub, tmp_path, server="http://127.0.0.1:9")
+    gate = gate_for(stub, tmp_path, ServiceDecider, server="http://127.0.0.1:9")
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert len(fake_service) == 2 and stub.calls == 0  # the service answered both: no model call here
@@ -115,7 +114,7 @@ def test_hooks_the_caller_chose_are_never_sent_to_the_service(stub: StubServer, 
     stub.default = Reply.verdict("allow", "the given rule allows it", confidence=0.97)
     settings = settings_for(stub)
     gate = Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), specs=[smart_spec("Allow everything.", id="given")], server="http://127.0.0.1:9",
-                start_service=False)
+                service=ServiceDecider, start_service=False)
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert fake_service == [] and stub.calls == 2  # judged here, with the given rule, both times
@@ -126,11 +125,25 @@ def test_an_unreachable_service_is_judged_here_and_says_so(stub: StubServer, tmp
     stub.default = Reply.verdict("allow", "fine", confidence=0.97)
     monkeypatch.setattr(service_client, "send_event", lambda *a, **k: None)
     monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
-    deciders.register_service(ServiceDecider)
-    gate = gate_for(stub, tmp_path, server="http://127.0.0.1:9")
+    gate = gate_for(stub, tmp_path, ServiceDecider, server="http://127.0.0.1:9")
     for _, decision in (gate.decide(bash_event("ls")), asyncio.run(gate.adecide(bash_event("ls -l")))):
         assert decision.decision == "allow" and "unreachable; judged in-process" in decision.details["server_fallback"]
     assert stub.calls == 2
+
+
+def test_the_builder_says_whether_the_service_may_answer(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+    """No import decides it: a runtime gate built with ``service=None`` never asks one (``server`` set or not), a runtime gate
+    built without saying is refused, and the Python API's ``guard.Gate`` asks the service as ``guard hook`` does."""
+    import guard
+
+    stub.default = Reply.verdict("allow", "fine", confidence=0.97)
+    _, decision = gate_for(stub, tmp_path, server="http://127.0.0.1:9").decide(bash_event("ls"))
+    assert fake_service == [] and stub.calls == 1 and "server" not in decision.details
+    with pytest.raises(TypeError, match="service"):
+        Gate(loaded=LoadedConfig(settings_for(stub), [smart_spec(RULE)]))  # type: ignore[call-arg]
+    settings = settings_for(stub, cache_url="off").replace(audit_path=None)
+    _, served = guard.Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), server="http://127.0.0.1:9", start_service=False).decide(bash_event("ls"))
+    assert len(fake_service) == 1 and served.reason == "the service says no" and stub.calls == 1
 
 
 def test_guard_serve_reads_events_under_the_one_payload_limit(tmp_path: Path) -> None:
@@ -173,7 +186,7 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
 
     stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
-    gate = Gate(loaded=with_protection(LoadedConfig(settings, [smart_spec(RULE)])), start_service=False)
+    gate = Gate(loaded=with_protection(LoadedConfig(settings, [smart_spec(RULE)])), service=None, start_service=False)
     for decide in (gate.decide, lambda e: asyncio.run(gate.adecide(e))):
         judged.clear()
         _, decision = decide(bash_event(f"rm -rf ~/victim-{len(stub.requests)}"))
@@ -200,7 +213,7 @@ async def test_a_miss_reaches_the_model_from_the_callers_own_task(stub: StubServ
     stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=None)
     loaded = LoadedConfig(settings, [smart_spec(RULE)])
-    gate = Gate(loaded=with_protection(loaded) if protected else loaded, start_service=False)
+    gate = Gate(loaded=with_protection(loaded) if protected else loaded, service=None, start_service=False)
 
     async def caller() -> tuple[bool, str | None]:
         _, decision = await gate.adecide(bash_event("rm -rf ~/victim"))
