@@ -52,9 +52,10 @@ RULE_TIMER = """
 import json, sys, time
 import guard.command_analysis as analysis
 from guard.config import load_config
-from guard.hooks.protect import judge, protect_spec
+from guard.config.assembly import protection_for
+from guard.hooks.protect import judge
 project, events, runs = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-spec = protect_spec(load_config(project + "/guard.yaml"))
+spec = protection_for(load_config(project + "/guard.yaml"))
 out = {}
 for name, (tool, tool_input) in events.items():
     event = {"hook_event_name": "PreToolUse", "cwd": project, "tool_name": tool, "tool_input": tool_input}

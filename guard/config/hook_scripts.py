@@ -18,8 +18,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterator
 
-__all__ = ["scripts_of"]
+from guard.core.settings import LoadedConfig
+
+__all__ = ["loaded_scripts", "scripts_of"]
 
 _PROJECT_DIR = re.compile(r"\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR\b)")
 _INTERPRETER = re.compile(r"^(?:ba|da|z|k|fi)?sh$|^python[0-9.]*$|^pypy[0-9.]*$|^node$|^deno$|^bun$|^ruby$|^perl$|^php$|^tsx$|^ts-node$")
@@ -77,3 +80,14 @@ def scripts_of(command: str, workdir: str) -> list[str]:
             if path.startswith(roots) and os.path.isfile(path):
                 scripts.add(path)
     return sorted(scripts)
+
+
+def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
+    """The script files ``loaded``'s command hooks run: as ``guard trust`` pinned them, else found in their command lines now."""
+    for spec in loaded.specs:
+        if spec.kind != "command" or not spec.command:
+            continue
+        if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
+            yield from (path for path, _ in spec.scripts)
+        else:
+            yield from scripts_of(spec.command, spec.workdir or loaded.settings.base_dir)

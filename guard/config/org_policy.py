@@ -104,6 +104,12 @@ class OrgLocation(FrozenRecord):
         return (self.key, self.policy, self.signature)
 
 
+def files(env: Mapping[str, str] | None = None) -> list[str]:
+    """The org policy's folder, and the key, policy and signature in force (wherever a variable moved them): what self-protection guards."""
+    location = locate(env)
+    return [str(SYSTEM_DIR), *(location.paths() if location is not None else ())]
+
+
 def admin_owned(path: str) -> bool:
     """Whether root owns ``path`` and every folder above it, none writable by others (a sticky folder such as /tmp may be)."""
     current = os.path.abspath(path)

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from guard.config import LoadedConfig
 from guard.config.entries import _key_path, spec_from_entry
 from guard.config.own_hook import parse_guard_hook
 from guard.config.policies import policy_specs
@@ -23,7 +22,7 @@ from guard.config.typos import error_message
 from guard.core.duration import parse_duration
 from guard.core.errors import ConfigError
 from guard.core.events.names import CANONICAL_EVENTS, canonical_event, suggest_event
-from guard.core.settings import Settings, default_audit_path, default_cache_url
+from guard.core.settings import LoadedConfig, Settings, default_audit_path, default_cache_url
 from guard.core.spec import HookSpec
 from guard.runtime.matching import matcher_report
 from guard.webhooks.ssrf import parse_networks

@@ -29,7 +29,10 @@ import os
 import time
 from pathlib import Path
 
-from guard.config import trust_store
+from guard.config import org_policy, snapshot, trust_store
+from guard.config.assembly import with_org
+from guard.config.loading import load_config
+from guard.config.search import find_config
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
@@ -118,8 +121,6 @@ def trust(config: str | None = None, *, cwd: str | None = None) -> TrustRecord:
     The library function behind ``guard trust`` and ``guard install``, once the
     user agreed (and what the test suite uses to trust a config as the user would).
     """
-    from guard.config import find_config
-
     explicit = config or os.environ.get("GUARD_CONFIG") or None
     found = find_config(explicit, cwd=cwd)
     if found is None:
@@ -175,13 +176,12 @@ def differences(record: TrustRecord, found: Path | None) -> list[str]:
 
 def _trusted_copy(record: TrustRecord) -> LoadedConfig:
     """The config as the user trusted it: the pinned snapshot, else parsed from the sealed copies (never from the disk)."""
-    from guard.config import snapshot
-
     config, pin = Path(record.config), record.pin
     cached = snapshot.read(config, pin=pin)
     if cached is not None:
         return cached
-    from guard.config.parse import parse_config
+    from guard.config.parse import parse_config  # pydantic and YAML: only a trusted copy without its snapshot pays for them
+
     by_path = {file.path: file.sha256 for file in record.files if file.role != SCRIPT}
 
     def reader(path: Path) -> str:
@@ -207,10 +207,7 @@ def load_trusted(config: str | None = None) -> Pinned:
     ConfigError when the trusted copy itself does not load (or is missing from the
     store): the gate then answers as for any config that does not load.
     """
-    from guard.config import find_config, load_config, with_org
-    from guard.config.org_policy import configured
-
-    org = configured()  # a broken org policy raises first: nothing below it is enforced without it
+    org = org_policy.configured()  # a broken org policy raises first: nothing below it is enforced without it
     explicit = config or os.environ.get("GUARD_CONFIG") or None
     found = find_config(explicit)
     record = trust_store.read(trust_store.trust_key(explicit))

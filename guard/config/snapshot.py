@@ -55,8 +55,6 @@ def _fingerprint(paths: list[str]) -> list[list[Any]]:
 
 def read(config: Path, *, pin: str | None = None) -> LoadedConfig | None:
     """The snapshot for ``config`` if every source file is unchanged (with ``pin``: of that trusted copy), else None."""
-    from guard.config import LoadedConfig
-
     path = _snapshot_path(config, pin)
     try:
         mac, _, body = path.read_text().partition("\n")

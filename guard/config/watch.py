@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-from guard.config import SEARCHED, trust_store
+from guard.config import trust_store
+from guard.config.search import SEARCHED
 
 __all__ = ["Watch"]
 

@@ -40,9 +40,9 @@ from guard.core.spec import HookSpec
 from guard.protection import targets
 
 if TYPE_CHECKING:
-    from guard.config import LoadedConfig
     from guard.core.events.model import Event
     from guard.core.hook import HookContext
+    from guard.core.settings import LoadedConfig
     from guard.protection.naming import Unit
     from guard.protection.readonly import Proof
 
@@ -56,8 +56,9 @@ CONFIG, STATE, CLIENT, SECRET = targets.CONFIG, targets.STATE, targets.CLIENT, t
 _CASE_INSENSITIVE = sys.platform == "darwin"
 
 
-def protect_spec(loaded: LoadedConfig) -> HookSpec:
-    """The self-protection hook for ``loaded``: every path :func:`guard.protection.targets.protected_paths` names."""
+def protect_spec(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str]) -> HookSpec:
+    """The self-protection hook for ``loaded``: every path :func:`guard.protection.targets.protected_paths` names
+    (built by :func:`guard.config.assembly.protection_for`, which looks up the org policy's files and the hooks' scripts)."""
     return HookSpec(
         id=HOOK_ID,
         kind="protect",
@@ -67,7 +68,7 @@ def protect_spec(loaded: LoadedConfig) -> HookSpec:
         failure_mode="fail_open",
         source="builtin",
         origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
-        paths=targets.protected_paths(loaded),
+        paths=targets.protected_paths(loaded, org_files=org_files, scripts=scripts),
     )
 
 

@@ -111,18 +111,6 @@ def _sqlite_file(url: str) -> str | None:
     return url[len("sqlite:///"):] if url.startswith("sqlite:///") else None
 
 
-def _scripts(loaded: LoadedConfig) -> Iterator[str]:
-    for spec in loaded.specs:
-        if spec.kind != "command" or not spec.command:
-            continue
-        if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
-            yield from (path for path, _ in spec.scripts)
-        else:
-            from guard.config.hook_scripts import scripts_of
-
-            yield from scripts_of(spec.command, spec.workdir or loaded.settings.base_dir)
-
-
 def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     """Absolute, and also with symlinks resolved where the path exists (dotfile managers link settings files)."""
     absolute = {(label, os.path.abspath(path)) for label, path in pairs}
@@ -130,18 +118,12 @@ def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(absolute))
 
 
-def _org_files(env: Mapping[str, str]) -> Iterator[str]:
-    """The org policy's folder, and the key, policy and signature in force (wherever a variable moved them)."""
-    from guard.config.org_policy import SYSTEM_DIR, locate
+def protected_paths(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec.
 
-    yield str(SYSTEM_DIR)
-    location = locate(env)
-    if location is not None:
-        yield from location.paths()
-
-
-def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
-    """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec."""
+    ``org_files``: the org policy's folder and files; ``scripts``: the files its command hooks run (the config
+    step that assembles the rule looks both up: :func:`guard.config.assembly.protection_for`).
+    """
     env = os.environ if env is None else env
     settings = loaded.settings
     pairs: list[tuple[str, str]] = [(CONFIG, source) for source in loaded.sources]
@@ -155,9 +137,9 @@ def protected_paths(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
     roots = [settings.base_dir, os.getcwd(), *filter(None, (env.get(name) for name in _PROJECT_ENV))]
     pairs += _project(roots)
     pairs += [(CLIENT, path) for path in _user_client(env)]
-    pairs += [(SCRIPT, path) for path in _scripts(loaded)]
+    pairs += [(SCRIPT, path) for path in scripts]
     pairs += [(INSTALL, _PACKAGE), (INSTALL, sys.prefix)]
-    pairs += [(ORG, path) for path in _org_files(env)]
+    pairs += [(ORG, path) for path in org_files]
     service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
     return _resolved(pairs) + tuple(service)
 

@@ -42,9 +42,10 @@ def _roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
     """The paths guard protects for the config ``loaded`` (its files, state, secret, client settings)."""
-    from guard.hooks.protect import SECRET, protect_spec
+    from guard.config.assembly import protection_for
+    from guard.hooks.protect import SECRET
 
-    paths = protect_spec(loaded).paths
+    paths = protection_for(loaded).paths
     return ProtectedPaths(write=tuple(sorted({path for _, path in paths})), read=tuple(sorted({path for label, path in paths if label == SECRET})))
 
 

@@ -1,0 +1,67 @@
+"""The last step of loading a config: a parsed config made what is enforced.
+
+Under the org policy (either may be absent), each smart hook's timeout fitted to
+the tiers' it may spend, and the built-in self-protection hook after the config's
+own. Every loader ends here (the disk's, the trusted copy's, the org policy alone),
+and this step reads nothing back from them: what it needs of the config's
+surroundings (the org policy's files, the command hooks' scripts) it looks up
+itself and hands to the protection rule.
+"""
+
+from __future__ import annotations
+
+from guard.config import org_policy
+from guard.config.hook_scripts import loaded_scripts
+from guard.core.settings import LoadedConfig
+from guard.core.spec import HookSpec
+from guard.hooks.protect import protect_spec
+
+__all__ = ["fit_tier_timeouts", "protection_for", "with_org", "with_protection"]
+
+
+def with_org(org: LoadedConfig | None, loaded: LoadedConfig | None) -> LoadedConfig:
+    """``loaded`` under the org policy ``org`` (either may be None), its smart hooks' timeouts fitted to the tiers', with the self-protection hook."""
+    if org is not None:
+        loaded = org_policy.merged(org, loaded)
+    return with_protection(fit_tier_timeouts(loaded or LoadedConfig()))
+
+
+def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded`` with each smart hook's timeout raised to fit the tier timeouts it may spend (``models.timeouts``, ``GUARD_TIMEOUT_*``).
+
+    A local CPU model needs a minute where a hosted one needs seconds: setting the
+    tiers' timeouts is enough, the hook's own budget (and so the engine's, the
+    service's and ``guard install``'s advice on the client timeout) follows. Applied on
+    every load, after the snapshot, so the variables are read when the config is used.
+    """
+    settings = loaded.settings
+    for index, spec in enumerate(loaded.specs):
+        if spec.kind != "smart":
+            continue
+        tiers = ("quick", "thorough") if spec.depth == "auto" else (spec.depth,)
+        needed = min(600.0, sum(settings.timeout_for(tier) or 0.0 for tier in tiers))
+        if needed > spec.timeout:
+            loaded.specs[index] = spec.replace(timeout=needed)
+    return loaded
+
+
+def protection_for(loaded: LoadedConfig) -> HookSpec:
+    """The self-protection hook for ``loaded``: its files, guard's state, the org policy's files, the command hooks' scripts."""
+    return protect_spec(loaded, org_files=org_policy.files(), scripts=loaded_scripts(loaded))
+
+
+def with_protection(loaded: LoadedConfig) -> LoadedConfig:
+    """``loaded`` with the built-in self-protection hook after its own hooks, unless it says ``protect: false``.
+
+    Rules in a lane (``skip_read_only``, ``skip_project_writes``) get the protected paths too, even with
+    ``protect: false``: a read that names one of them is never decided without the judge.
+    """
+    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.lane is not None]
+    if not (loaded.settings.protect or lane):
+        return loaded
+    protection = protection_for(loaded)
+    for index in lane:
+        loaded.specs[index] = loaded.specs[index].replace(paths=protection.paths)
+    if loaded.settings.protect:
+        loaded.specs.append(protection)
+    return loaded
