@@ -14,10 +14,10 @@ import json
 import secrets
 import sqlite3
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from guard.core.record import Record
 from guard.core.settings import user_dir
 from guard.storage.database import Migrations, connect
 from guard.storage.secret import seal, verify
@@ -58,30 +58,37 @@ def default_path() -> Path:
     return user_dir("state") / "approvals.db"
 
 
-class ApprovalRequest(Record):
+@dataclass(slots=True)
+class ApprovalRequest:
     """One held call: what it would do, which rules asked, and until when it waits."""
 
-    __slots__ = ("id", "created", "expires", "status", "rules", "tool", "input", "session", "cwd", "machine", "user",
-                 "answered_by", "answered_via", "answered_at")
-
-    def __init__(self, id: str, created: float, expires: float, status: str, rules: list[dict[str, Any]], tool: str | None,
-                 input: Any, session: str | None, cwd: str | None, machine: str | None, user: str | None,
-                 answered_by: str | None = None, answered_via: str | None = None, answered_at: float | None = None) -> None:
-        self.id, self.created, self.expires, self.status, self.rules = id, created, expires, status, rules
-        self.tool, self.input, self.session, self.cwd, self.machine, self.user = tool, input, session, cwd, machine, user
-        self.answered_by, self.answered_via, self.answered_at = answered_by, answered_via, answered_at
+    id: str
+    created: float
+    expires: float
+    status: str
+    rules: list[dict[str, Any]]
+    tool: str | None
+    input: Any
+    session: str | None
+    cwd: str | None
+    machine: str | None
+    user: str | None
+    answered_by: str | None = None
+    answered_via: str | None = None
+    answered_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return asdict(self)
 
 
-class Answer(Record):
+@dataclass(slots=True)
+class Answer:
     """A person's answer, as the waiting call reads it (sealed, or it is no answer)."""
 
-    __slots__ = ("status", "by", "via", "at")
-
-    def __init__(self, status: str, by: str, via: str, at: float) -> None:
-        self.status, self.by, self.via, self.at = status, by, via, at
+    status: str
+    by: str
+    via: str
+    at: float
 
 
 def new_id() -> str:

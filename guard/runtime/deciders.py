@@ -32,6 +32,7 @@ from guard.core.logs import LazyLogger
 from guard.core.spec import HookSpec
 
 if TYPE_CHECKING:
+    from guard.cache import DecisionCache
     from guard.runtime.engine import Engine
     from guard.runtime.gate import Gate
 
@@ -71,9 +72,6 @@ class Decider(Protocol):
     async def adecide(self, call: Call) -> Decision | None: ...
 
 
-_UNOPENED = object()
-
-
 class FastPath:
     """Every matching hook's verdict without the engine: self-protection, then the read-only lane or the decision cache.
 
@@ -86,7 +84,8 @@ class FastPath:
     def __init__(self, gate: Gate, local: LocalEngine) -> None:
         self.gate = gate
         self.local = local
-        self._cache: Any = _UNOPENED
+        self._cache: DecisionCache | None = None
+        self._opened = False
 
     def decide(self, call: Call) -> Decision | None:
         cached = self._verdicts(call)
@@ -101,17 +100,16 @@ class FastPath:
     async def adecide(self, call: Call) -> Decision | None:
         return self.decide(call)  # nothing here waits on a loop: the same code answers both entry points
 
-    def cache(self) -> Any:
-        """The decision cache, opened once: the local engine's when it has one (``guard serve``), else this path's own."""
+    def cache(self) -> DecisionCache | None:
+        """The decision cache, opened once: the local engine's when it has one (``guard serve``), else this path's own (None: off)."""
+        from guard.cache import open_cache
+
         engine = self.local.built
         if engine is not None:
-            from guard.cache import open_cache
-
-            return engine.ctx.resource("cache", lambda: open_cache(self.gate.settings))
-        if self._cache is _UNOPENED:
-            from guard.cache import open_cache
-
-            self._cache = open_cache(self.gate.settings)
+            shared: DecisionCache | None = engine.ctx.resource("cache", lambda: open_cache(self.gate.settings))
+            return shared
+        if not self._opened:
+            self._cache, self._opened = open_cache(self.gate.settings), True
         return self._cache
 
     def _verdicts(self, call: Call) -> list[HookResult] | None:
@@ -147,8 +145,9 @@ class FastPath:
                 return None
             for spec in [s for s in smart if s.id not in results]:
                 value = cache.get(smart_cache_key(spec, self.gate.settings, payload), record_miss=False)
-                reused = value is None and (code := code_cache_key(spec, self.gate.settings, payload)) is not None
-                if reused:
+                code = code_cache_key(spec, self.gate.settings, payload) if value is None else None
+                reused = code is not None
+                if code is not None:
                     value = cache.get(code, record_miss=False)  # an earlier judgement of the same code, in another spelling
                 if value is None:
                     return None

@@ -65,7 +65,13 @@ from guard.runtime.registry import Registry, default_registry
 from guard.runtime.settle import audited, settle
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from guard.audit import AuditLog
+    from guard.audit.writer import BackgroundAudit
     from guard.runtime.engine import Engine
+    from guard.session.provenance import Provenance
+    from guard.session.recording import SessionRecorder
 
 __all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "ReadEvent", "answer_by"]
 
@@ -173,10 +179,10 @@ class Gate:
         #: Keep the session context and files the caller put on the payload (an eval case's world) instead of
         #: dropping them as a client's; no turn is recorded then.
         self.given_context = given_context
-        self._sessions: Any = None  # the SessionRecorder, made when a hook reads session context
-        self._written: Any = None  # the Provenance recorder, made when a smart rule judges tool calls
-        self._audit: Any = None  # the audit log, opened on first use and kept: from the second row on, its writer thread
-        self._audit_closing: weakref.finalize[Any, Any] | None = None  # drains that writer at close() or interpreter exit
+        self._sessions: SessionRecorder | None = None  # made when a hook reads session context
+        self._written: Provenance | None = None  # the record of what the agent wrote, made when a smart rule judges tool calls
+        self._audit: AuditLog | BackgroundAudit | None = None  # opened on first use and kept: from the second row on, its writer thread
+        self._audit_closing: weakref.finalize[[], Gate] | None = None  # drains that writer at close() or interpreter exit
         self._audit_lock = threading.Lock()
         self._given_engine = engine  # a given engine's audit log is the one written (guard serve's writer thread)
         self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
@@ -369,7 +375,7 @@ class Gate:
         """Whether a smart rule judges tool calls: only then is what the agent writes recorded (:mod:`guard.session.provenance`)."""
         return any(s.kind == "smart" and s.event == "pre_tool_use" for s in self.registry.specs())
 
-    def _provenance(self) -> Any:
+    def _provenance(self) -> Provenance:
         if self._written is None:
             from guard.session.provenance import Provenance
 
@@ -383,7 +389,7 @@ class Gate:
         files = [str(self.settings.path(f)) for f in (url[len("sqlite:///"):] if url.startswith("sqlite:///") else None, self.settings.audit_path) if f]
         return frozenset(f + suffix for f in files for suffix in ("", "-wal", "-shm", "-journal"))
 
-    def _recorder(self) -> Any:
+    def _recorder(self) -> SessionRecorder:
         if self._sessions is None:
             from guard.session.recording import SessionRecorder
 
@@ -435,7 +441,7 @@ class Gate:
             self._provenance().record(payload, event, decision, self.registry.specs())
         payload.pop(WRITTEN_FIELD, None)
 
-    def _audit_log(self) -> Any:
+    def _audit_log(self) -> AuditLog | BackgroundAudit:
         """The audit log: a given engine's (``guard serve`` writes it from a thread), else the gate's own, kept open.
 
         The gate's first row is written here and now, so a one-shot process
@@ -447,7 +453,8 @@ class Gate:
         from guard.audit import open_audit
 
         if self._given_engine is not None:
-            return self._given_engine.ctx.resource("audit", lambda: open_audit(self.settings))
+            shared: AuditLog | BackgroundAudit = self._given_engine.ctx.resource("audit", lambda: open_audit(self.settings))
+            return shared
         with self._audit_lock:
             if self._audit is None:
                 self._audit = open_audit(self.settings)
@@ -577,7 +584,7 @@ class Gate:
             call, self.before_slow_path = self.before_slow_path, None
             call()
 
-    def thread_loop(self) -> Any:
+    def thread_loop(self) -> asyncio.AbstractEventLoop:
         """This thread's event loop for the engine, kept across decisions (never closed, so never waiting for
         threads a hung hook left behind): the model client's pooled connections belong to it, so the next
         miss reuses them instead of opening (and leaking) a connection per call."""
