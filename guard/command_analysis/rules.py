@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
 from guard.command_analysis.paths import (
@@ -24,7 +25,6 @@ from guard.command_analysis.paths import (
     sweeping_target,
 )
 from guard.command_analysis.shell_syntax import Command, Script, Word, parse
-from guard.core.record import FrozenRecord
 
 __all__ = ["Finding", "findings"]
 
@@ -63,32 +63,26 @@ _FIND_NAME_TESTS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename"
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
 
 
-class Finding(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class Finding:
     """``level`` "block" | "escalate" | "writes" | "removes", why, and the path (for "writes" and "removes")."""
 
-    __slots__ = ("level", "reason", "path")
     level: str
     reason: str
-    path: str | None
-
-    def __init__(self, level: str, reason: str, path: str | None = None) -> None:
-        self._assign(locals())
+    path: str | None = None
 
 
-class _Interpreter(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class _Interpreter:
     """How an interpreter takes inline code: short letters (clusters like ``-ne``) and long flags.
 
     ``value_letters``: options whose value follows (so their letters are not read as flags).
     """
 
-    __slots__ = ("inline_letters", "inline_long", "value_letters", "case_insensitive")
     inline_letters: str
-    inline_long: frozenset[str]
-    value_letters: str
-    case_insensitive: bool
-
-    def __init__(self, inline_letters: str, inline_long: frozenset[str] = frozenset(), value_letters: str = "", case_insensitive: bool = False) -> None:
-        self._assign(locals())
+    inline_long: frozenset[str] = frozenset()
+    value_letters: str = ""
+    case_insensitive: bool = False
 
 
 _INTERPRETERS: dict[str, _Interpreter] = {
