@@ -1,22 +1,22 @@
-"""Client adapters: each client's hook payload in, that client's hook output out.
+"""Client adapters: each client's hook payload in, that client's hook output out, as one :class:`Client` per client.
 
-Pure functions on plain data (standard library only: they run on every
-``guard hook`` call). An adapter module has
+A :class:`Client` names a client and holds what guard knows of it: ``normalize``
+(its event as guard's canonical payload, Claude Code field names), ``render`` (the
+bytes and exit code it expects), its default hook timeout (the deadline ``guard
+hook`` answers before), the variable it names the project in, and where its hook
+settings are written (its installer, :mod:`guard.adapters.installers`, which
+``guard install`` and ``guard doctor`` read). Pure functions on plain data,
+standard library only: they run on every ``guard hook`` call.
 
-- ``normalize(payload: dict, env: Mapping[str, str]) -> dict``: the client's
-  event as guard's canonical payload (Claude Code field names);
-- ``render(payload: dict, decision: Decision) -> Rendered``: the bytes and exit
-  code the client expects.
-
-guard's clients are registered in :data:`CLIENTS`; a package adds a client under
-the ``guard.clients`` entry-point group (``name = "module"``, a module with these
-two functions), read only for a format guard does not know.
+guard's clients are registered in :data:`CLIENTS` exactly as a package registers
+its own, under the ``guard.clients`` entry-point group (``name = "module:CLIENT"``),
+read only for a name guard does not know.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from guard.core.plugins import Seam
 from guard.core.record import FrozenRecord
@@ -24,11 +24,11 @@ from guard.core.record import FrozenRecord
 if TYPE_CHECKING:
     from guard.core.decision import Decision
 
-__all__ = ["CLIENTS", "FORMATS", "Adapter", "Rendered", "adapter", "event_of"]
+__all__ = ["CLIENTS", "FORMATS", "Client", "Rendered", "adapter", "event_of"]
 
 #: guard's own clients (plugins add theirs to :data:`CLIENTS`)
 FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot", "cursor")
-CLIENTS = Seam("guard.clients", "client format", {fmt: f"guard.adapters.{fmt}" for fmt in FORMATS})
+CLIENTS = Seam("guard.clients", "client format", {fmt: f"guard.adapters.{fmt}:CLIENT" for fmt in FORMATS})
 
 
 class Rendered(FrozenRecord):
@@ -43,24 +43,54 @@ class Rendered(FrozenRecord):
         self._assign(locals())
 
 
-class Adapter(Protocol):
-    """What every ``guard.adapters.<client>`` module provides."""
+class Client:
+    """One agent client: how its events read and its answers are written, and what ``guard hook``, ``guard install`` and ``guard doctor`` need of it."""
 
-    def normalize(self, payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-        """The client's event as guard's canonical payload (Claude Code field names)."""
-        ...
+    __slots__ = ("defers", "deadline", "installer", "name", "normalize", "project_var", "render", "starts_elsewhere")
 
-    def render(self, payload: dict[str, Any], decision: Decision) -> Rendered:
-        """The stdout, stderr and exit code the client expects for ``decision``."""
-        ...
+    def __init__(
+        self,
+        name: str,
+        normalize: Callable[[dict[str, Any], Mapping[str, str]], dict[str, Any]],
+        render: Callable[[dict[str, Any], Decision], Rendered],
+        *,
+        deadline: float,
+        installer: str | None = None,
+        project_var: str | None = None,
+        starts_elsewhere: bool = False,
+        defers: bool = False,
+    ) -> None:
+        #: the ``--format`` name, and the name the audit row gives the client
+        self.name = name
+        #: the client's event as guard's canonical payload (Claude Code field names)
+        self.normalize = normalize
+        #: the stdout, stderr and exit code the client expects for a decision
+        self.render = render
+        #: the client's own default hook timeout in seconds: without ``--deadline``, guard answers before it
+        self.deadline = deadline
+        #: ``"module:attribute"`` of its :class:`~guard.adapters.installers.ClientProfile` (where ``guard install`` writes
+        #: its hook), loaded only by ``guard install`` and ``guard doctor``; None: guard cannot install it
+        self.installer = installer
+        #: the variable the client sets to the project folder for its hooks
+        self.project_var = project_var
+        #: whether it may start a hook outside the project and name no project (Copilot CLI: the event's ``cwd`` then)
+        self.starts_elsewhere = starts_elsewhere
+        #: whether it can leave a call pending for a resumed session (``guard hook --defer``: Claude Code's ``defer``)
+        self.defers = defers
+
+    def __repr__(self) -> str:
+        return f"Client({self.name!r})"
 
 
-def adapter(fmt: str) -> Adapter:
-    """The adapter module for ``fmt`` (one of :data:`FORMATS`, or a plugin's client)."""
+def adapter(fmt: str) -> Client:
+    """The :class:`Client` registered as ``fmt`` (one of :data:`FORMATS`, or a plugin's); ValueError naming the choices."""
     try:
-        return cast(Adapter, CLIENTS.load(fmt))
+        client = CLIENTS.load(fmt)
     except LookupError as exc:
         raise ValueError(str(exc)) from exc
+    if not isinstance(client, Client):
+        raise ValueError(f"client format {fmt!r}: the entry point {CLIENTS.group!r} names {client!r}, not a guard.adapters.Client")
+    return client
 
 
 def event_of(payload: dict[str, Any]) -> str:

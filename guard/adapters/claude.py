@@ -15,12 +15,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered, event_of
+from guard.adapters import Client, Rendered, event_of
 from guard.core.decision import Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message, user_message
 
-__all__ = ["hook_output", "normalize", "render", "with_warnings"]
+__all__ = ["CLIENT", "hook_output", "normalize", "render", "with_warnings"]
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
 _BLOCK_EVENTS = frozenset({"user_turn", "post_tool_use", "post_tool_use_failure", "stop", "subagent_stop", "pre_compact"})
@@ -87,3 +87,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         return Rendered(exit_code=2, stderr=agent_message(decision) or f"guard: {decision.decision}")
     out = with_warnings(hook_output(event, decision), decision, payload.get("tool_name"))
     return Rendered(stdout=json.dumps(out) if out else "")
+
+
+CLIENT = Client("claude", normalize, render, deadline=600.0, installer="guard.adapters.installers:CLAUDE", project_var="CLAUDE_PROJECT_DIR", defers=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from guard.adapters import Rendered, event_of
+from guard.adapters import Client, Rendered, event_of
 from guard.adapters.claude import normalize
 from guard.adapters.claude import render as claude_render
 from guard.core.decision import Decision
 
-__all__ = ["normalize", "render"]
+__all__ = ["CLIENT", "normalize", "render"]
 
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
@@ -30,3 +30,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         if set(specific) == {"hookEventName"}:
             del out["hookSpecificOutput"]
     return Rendered(stdout=json.dumps(out) if out else "", exit_code=rendered.exit_code, stderr=rendered.stderr)
+
+
+CLIENT = Client("codex", normalize, render, deadline=600.0, installer="guard.adapters.installers:CODEX")

@@ -11,12 +11,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered
+from guard.adapters import Client, Rendered
 from guard.core.decision import Decision
 from guard.core.errors import EventError
 from guard.core.explanation import agent_message
 
-__all__ = ["normalize", "render"]
+__all__ = ["CLIENT", "normalize", "render"]
 
 _FIELDS = {"toolName": "tool_name", "sessionId": "session_id", "hookEventName": "hook_event_name", "cwd": "cwd", "prompt": "prompt"}
 
@@ -43,3 +43,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         out = {"permissionDecision": "deny", "permissionDecisionReason": agent_message(decision) or f"guard: {decision.decision}"}
         return Rendered(stdout=json.dumps(out))
     return Rendered()
+
+
+CLIENT = Client("copilot", normalize, render, deadline=30.0, installer="guard.adapters.installers:COPILOT", starts_elsewhere=True)

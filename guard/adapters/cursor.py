@@ -19,10 +19,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered
+from guard.adapters import Client, Rendered
 from guard.core.decision import Decision
 
-__all__ = ["EVENTS", "PERMISSION_EVENTS", "normalize", "render"]
+__all__ = ["CLIENT", "EVENTS", "PERMISSION_EVENTS", "normalize", "render"]
 
 #: Cursor's agent events and the Claude Code name guard reads each as (its documented list, Tab hooks aside).
 EVENTS: dict[str, str] = {
@@ -140,3 +140,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     if decision.additional_context and event in _CONTEXT_EVENTS:
         out["additional_context"] = decision.additional_context
     return Rendered(stdout=json.dumps(out))
+
+
+CLIENT = Client("cursor", normalize, render, deadline=30.0, installer="guard.adapters.installers:CURSOR", project_var="CURSOR_PROJECT_DIR")

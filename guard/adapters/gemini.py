@@ -10,12 +10,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from guard.adapters import Rendered, event_of
+from guard.adapters import Client, Rendered, event_of
 from guard.adapters.claude import with_warnings
 from guard.core.decision import Decision
 from guard.core.explanation import agent_message
 
-__all__ = ["normalize", "render"]
+__all__ = ["CLIENT", "normalize", "render"]
 
 
 def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -37,3 +37,6 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
         out["hookSpecificOutput"] = specific
     out = with_warnings(out, decision, payload.get("tool_name"))
     return Rendered(stdout=json.dumps(out) if out else "")
+
+
+CLIENT = Client("gemini", normalize, render, deadline=60.0, installer="guard.adapters.installers:GEMINI", project_var="GEMINI_PROJECT_DIR")

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CLIENT_TIMEOUTS", "LARGE_INPUT", "parse_plain", "register", "run"]
+if TYPE_CHECKING:
+    from guard.adapters import Client
+
+__all__ = ["LARGE_INPUT", "parse_plain", "register", "run"]
 
 #: An event this large (bytes) is watched from the start, and is refused if the deadline comes first: its size is the agent's choice.
 LARGE_INPUT = 64 * 1024
-#: Each client's default hook timeout in seconds, used when no --deadline is given.
-CLIENT_TIMEOUTS = {"claude": 600.0, "codex": 600.0, "devin": 600.0, "gemini": 60.0, "copilot": 30.0, "cursor": 30.0}
 
 
 def register(sub: Any) -> None:
@@ -34,13 +35,13 @@ def register(sub: Any) -> None:
         "client's hook protocol. This is the command `guard install` writes into a client's settings; it answers "
         "before --deadline with the failure policy if anything hangs.",
     )
-    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor")
+    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor, or a plugin's client")
     p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, else guard.yaml or .guard/guard.yaml in the "
                    "project: --project, else the client's project folder, else the working directory)")
     p.add_argument("--project", help="the project guard was installed for (guard install writes it): its config is the one enforced "
                    "wherever the client starts the hook, and finding none there blocks tool calls. Empty: the client's project folder")
     p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
-    p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's documented default)")
+    p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's own default)")
     p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
     p.add_argument("--fail-open", action="store_true", help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)")
     p.add_argument("--defer", action="store_true",
@@ -82,7 +83,7 @@ def parse_plain(argv: list[str]) -> Any:
     return args
 
 
-def _deferred(decision: Any, fmt: str, defer: bool) -> Any:
+def _deferred(decision: Any, client: Client, defer: bool) -> Any:
     """With ``--defer`` (Claude Code): a fail_closed hook's failure to judge becomes Claude Code's ``defer``, not a deny.
 
     A headless session then ends with ``stop_reason: "tool_deferred"`` and the
@@ -91,7 +92,7 @@ def _deferred(decision: Any, fmt: str, defer: bool) -> Any:
     be read, the deadline came, every denying hook failed rather than judged):
     a rule's deny stays a deny.
     """
-    if not defer or fmt != "claude" or decision.decision != "deny":
+    if not defer or not client.defers or decision.decision != "deny":
         return decision
     denying = [h for h in decision.hooks if h.decision == "deny"]
     if "failure" in decision.details or (denying and all(h.error for h in denying)):
@@ -122,15 +123,14 @@ def _arm_watchdog(answer_by: float, fire: Any) -> Any:
     return timer
 
 
-#: The variable each client sets to the project folder for its hooks (the client sets it; a command the agent runs
+#: The variables clients set to the project folder for their hooks (the client sets it; a command the agent runs
 #: cannot change a hook's environment). Gemini CLI also sets Claude Code's name, Cursor and Devin their own.
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "DEVIN_PROJECT_DIR")
-_OWN_VAR = {"claude": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "devin": "DEVIN_PROJECT_DIR"}
 
 
-def _client_project(fmt: str, env: Any) -> str | None:
+def _client_project(client: Client, env: Any) -> str | None:
     """The project folder the client named for this hook (its own variable first), when it is an existing folder."""
-    own = _OWN_VAR.get(fmt)
+    own = client.project_var
     for name in ([own] if own else []) + [v for v in _PROJECT_VARS if v != own]:
         folder = env.get(name)
         if folder and os.path.isabs(folder) and os.path.isdir(folder):
@@ -148,7 +148,7 @@ def _event_cwd(raw: bytes) -> str | None:
     return cwd if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd) else None
 
 
-def _anchor(args: Any, raw: bytes, env: Any) -> str | None:
+def _anchor(args: Any, client: Client, raw: bytes, env: Any) -> str | None:
     """Move to the folder whose config this hook enforces; return the project guard was installed for (``--project``), or None.
 
     Clients start hooks in the session's current folder, which the agent moves (Claude Code's
@@ -162,23 +162,19 @@ def _anchor(args: Any, raw: bytes, env: Any) -> str | None:
         return None  # a named config is found wherever the hook starts
     if args.project is not None:
         # empty: the settings named the client's variable and this client does not set it (another client reads them)
-        project = args.project or _client_project(args.format, env) or _event_cwd(raw) or os.getcwd()
+        project = args.project or _client_project(client, env) or _event_cwd(raw) or os.getcwd()
         project = os.path.abspath(project)
         if os.path.isdir(project):
             os.chdir(project)
         return project  # a missing folder is the gate's to report
     from guard.config import find_config
 
-    folder = _client_project(args.format, env)
-    if folder is None and args.format in _ELSEWHERE and find_config() is None:
+    folder = _client_project(client, env)
+    if folder is None and client.starts_elsewhere and find_config() is None:
         folder = _event_cwd(raw)  # Copilot CLI 1.0.102 started user-level hooks in /tmp
     if folder is not None:
         os.chdir(folder)
     return None
-
-
-#: Clients that may start a hook outside the project and set no project variable (Copilot CLI: the event's ``cwd``).
-_ELSEWHERE = frozenset({"copilot"})
 
 
 def exit_past_hung_threads(code: int) -> int:
@@ -205,7 +201,7 @@ def run(args: Any) -> int:
     from guard.adapters import adapter
 
     try:
-        module = adapter(args.format)
+        client = adapter(args.format)
     except ValueError as exc:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 2  # a misconfigured hook command must not let calls through
@@ -215,7 +211,7 @@ def run(args: Any) -> int:
 
     env = os.environ
     raw = sys.stdin.buffer.read()
-    project = _anchor(args, raw, env)
+    project = _anchor(args, client, raw, env)
     gate = Gate(
         args.config,
         service=ServiceDecider,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
@@ -225,7 +221,7 @@ def run(args: Any) -> int:
         pinned=True,  # the config the user trusted, never whatever the agent left on disk
         project=project,
     )
-    deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or CLIENT_TIMEOUTS.get(args.format)
+    deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or client.deadline
     by = answer_by(deadline, started)
     if by is not None:
         budget = by - started
@@ -251,8 +247,8 @@ def run(args: Any) -> int:
 
             reason = f"guard could not judge this {len(raw)}-byte call before the client's deadline; a call too large to judge is refused"
             decision = Decision("deny", reason, details={"failure": "deadline", "error": "input too large to judge in time"})
-        decision = _deferred(decision, args.format, args.defer)
-        os._exit(_emit(module.render(payload, decision), decision))
+        decision = _deferred(decision, client, args.defer)
+        os._exit(_emit(client.render(payload, decision), decision))
 
     watchdog: list[Any] = []
 
@@ -271,7 +267,7 @@ def run(args: Any) -> int:
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
     gate.close()
-    rendered = module.render(payload, _deferred(decision, args.format, args.defer))
+    rendered = client.render(payload, _deferred(decision, client, args.defer))
     for timer in watchdog:
         timer.cancel()
     code = _emit(rendered, decision)

@@ -29,16 +29,18 @@ _CLIENT_NOTES = {
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from guard.adapters.installers import CODEX
     from guard.core.events.names import client_event_name
-    from guard.setup.install import CLIENTS, DEFAULT_TIMEOUT_S
+    from guard.setup.install import DEFAULT_TIMEOUT_S
 
     parser = subparsers.add_parser(
         "install",
         help="write guard's hook entry into an agent client's settings",
         description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex, "
-                    "Gemini CLI, Copilot CLI or Cursor. Existing hooks and keys are kept; running it twice changes nothing.",
+                    "Gemini CLI, Copilot CLI, Cursor, or a client an installed plugin adds. Existing hooks and keys are kept; "
+                    "running it twice changes nothing.",
     )
-    parser.add_argument("client", choices=sorted(CLIENTS), help="the agent client to hook into")
+    parser.add_argument("client", help="the agent client to hook into: claude, codex, copilot, cursor, devin, gemini, or a plugin's")
     parser.add_argument("--scope", choices=("project", "user", "policy"), default="project",
                         help="project: the settings in the current directory (default); user: your home directory; "
                              "policy: machine-wide, for an admin (root only): copilot's policy hooks, claude's managed settings")
@@ -46,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="copilot and claude: install machine-wide (copilot: /etc/github-copilot/policy.d/guard.json; claude: its "
                              "managed-settings.json with allowManagedHooksOnly), which no user or project setting switches off; needs root")
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
-    defaults = ", ".join(client_event_name(event) for event in CLIENTS["codex"].default_events)
+    defaults = ", ".join(client_event_name(event) for event in CODEX.default_events)
     parser.add_argument("--events", nargs="+", metavar="EVENT",
                         help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
                              f"default: {defaults} (in each client's own names; claude also PermissionDenied)")
@@ -83,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     if refused:  # it writes the client's hook settings and records trust: the agent must not do either
         print(f"guard install: error: {refused}", file=sys.stderr)
         return 1
+    refused = _client_refusal(args.client)
+    if refused:
+        print(f"guard install: error: {refused}", file=sys.stderr)
+        return 2
     if not 1 <= args.timeout <= 600:
         print("guard install: error: --timeout must be between 1 and 600 seconds", file=sys.stderr)
         return 1
@@ -122,10 +128,10 @@ def run(args: argparse.Namespace) -> int:
         sandbox = None if args.scope == "policy" else _sandbox(args, remove=not sandboxing, dry_run=True)
         event_commands = None
         if team:
-            from guard.setup.install import CLIENTS
+            from guard.adapters.installers import CLAUDE
             from guard.setup.team_hook import launcher
 
-            command, event_commands = launcher("PreToolUse", args.timeout), {e: launcher(e, args.timeout) for e in CLIENTS["claude"].events}
+            command, event_commands = launcher("PreToolUse", args.timeout), {e: launcher(e, args.timeout) for e in CLAUDE.events}
             personal = None if args.uninstall else _personal_command(args, write=not args.dry_run)
             team_hook.write_personal(Path.cwd(), personal, dry_run=True)  # a local file it cannot merge into stops it too
         result = install(args.client, scope=args.scope, events=args.events, command=command,
@@ -245,11 +251,25 @@ def _write_personal(value: str | None) -> None:
         print(f"added {path.name} to {ignore}, so git leaves this machine's paths out of the repository")
 
 
+def _client_refusal(client: str) -> str | None:
+    """Why ``client`` cannot be installed (guard's clients and every installed plugin's with an installer can), or None."""
+    from guard.adapters.installers import installable, profile
+
+    try:
+        if profile(client) is not None:
+            return None
+    except ValueError:
+        pass  # not a client: the choices follow
+    return (f"argument client: {client!r} is not a client guard can install; choose one of {', '.join(sorted(installable()))}, "
+            "or install a plugin that adds it to the entry-point group 'guard.clients' with an installer")
+
+
 def _policy_refusal(client: str) -> str | None:
     """Why a machine-wide policy hook cannot be installed here, or None."""
-    from guard.setup.install import CLIENTS
+    from guard.adapters.installers import profile
 
-    if CLIENTS[client].policy_file is None:
+    found = profile(client)
+    if found is None or found.policy_file is None:
         return f"--policy is for copilot and claude ({client} has no policy-level hooks guard can write)"
     if os.geteuid() != 0:
         return "a policy hook is machine-wide and must be owned by root: run it with sudo"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, builtin_fields, spec_fields
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError
-from guard.core.kinds import KINDS, OPTIONS
+from guard.core.kinds import KINDS, kind_of
 from guard.core.spec import FailureMode, HookKind, HookSpec, Source
 
 __all__ = ["HookEntry", "spec_from_entry"]
@@ -72,15 +72,19 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
         choices = ", ".join(name for name in KINDS.names() if name != "protect")
         raise ConfigError(f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
                           f"the entry-point group {KINDS.group!r}", file=file, key=f"{key}.kind")
+    try:
+        found = kind_of(kind)
+    except LookupError as exc:  # a plugin's entry point that names no Kind
+        raise ConfigError(str(exc), file=file, key=f"{key}.kind") from exc
     common = _validated(CommonFields, {k: v for k, v in entry.items() if k in COMMON_KEYS and k != "kind"}, file, key)
     options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
-    model = OPTIONS.load(kind) if OPTIONS.known(kind) else None
+    model = found.load("options") if found.options is not None else None
     if model is None:
         if options:
             raise ConfigError(f"unknown key: hook kind {kind!r} takes no options", file=file, key=f"{key}.{next(iter(options))}")
         return common, kind, None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ConfigError(f"hook kind {kind!r}: its options ({OPTIONS.group}) must be a pydantic model, got {model!r}", file=file, key=f"{key}.kind")
+        raise ConfigError(f"hook kind {kind!r}: its options ({found.options}) must be a pydantic model, got {model!r}", file=file, key=f"{key}.kind")
     import difflib  # a common key mistyped reads as an option the kind does not have
 
     for name in options.keys() - model.model_fields.keys():
@@ -107,7 +111,7 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
     options: dict[str, Any] = {}
     if "kind" in entry:
         common, kind, validated = _named_kind(entry, file, key)
-        if kind in OPTIONS.builtins and validated is not None:  # guard's own kinds keep their options in HookSpec's named fields
+        if kind in KINDS.builtins and validated is not None:  # guard's own kinds keep their options in HookSpec's named fields
             fields = spec_fields(kind, validated)
         else:
             fields, options = {}, validated.model_dump(mode="json") if validated is not None else {}

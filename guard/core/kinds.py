@@ -1,40 +1,96 @@
-"""The hook-kind seams: which class runs a kind, and which options model a config entry of that kind is read with.
+"""Hook kinds: one :class:`Kind` per kind, in one registry that guard's kinds and a plugin's share.
 
-Two registries, because they are needed in different processes: a config is read
-(``guard check``, compiling the snapshot) where no hook runs, and a hook runs from
-the compiled snapshot where no config is read. A kind's class may import a model
-client or a subprocess runner; its options model imports only pydantic.
+A kind says which class runs it, which pydantic model reads a config entry's own
+keys, and what the ``guard hook`` fast path may do with it: reach a verdict
+without the engine (``verdict``), find one in the decision cache
+(``cached_verdict``), or have guard keep its verdicts there (``cache``). Each is a
+``"module:attribute"`` imported on first use, so a kind's model client or pydantic
+loads only where it is needed: a config is read (``guard check``, compiling the
+snapshot) where no hook runs, and a hook runs from the snapshot where no config
+is read.
 
-guard's kinds register here exactly as a plugin's do through its entry points::
+A package adds a kind under the ``guard.hook_kinds`` entry-point group, naming
+its :class:`Kind`, exactly as guard's own are registered here::
 
     [project.entry-points."guard.hook_kinds"]
-    deny_words = "guard_example_plugin.kind:DenyWordsHook"
-    [project.entry-points."guard.hook_options"]
-    deny_words = "guard_example_plugin.kind:DenyWordsOptions"
+    deny_words = "guard_example_plugin:DENY_WORDS"
 
 Standard library only: the runtime looks a kind up here on the ``guard hook`` path.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from guard.core.plugins import Seam
 
-__all__ = ["KINDS", "OPTIONS"]
+__all__ = ["KINDS", "Kind", "kind_of"]
 
-#: kind → a :class:`~guard.core.hook.Hook` class taking ``(spec, ctx)``
-KINDS = Seam("guard.hook_kinds", "hook kind", {
-    "smart": "guard.hooks.smart:SmartHook",
-    "command": "guard.hooks.command:CommandHook",
-    "http": "guard.hooks.http:HttpHook",
-    "callable": "guard.hooks.callable:CallableHook",
-    "protect": "guard.hooks.protect:ProtectHook",
-})
 
-#: kind → the pydantic model of the keys a config entry of that kind carries besides the common ones (id, matcher,
-#: tools, timeout, failure_mode, mode, final). A kind with no model here takes no keys of its own.
-OPTIONS = Seam("guard.hook_options", "hook kind options", {
-    "smart": "guard.config.kind_options:SmartOptions",
-    "command": "guard.config.kind_options:CommandOptions",
-    "http": "guard.config.kind_options:HttpOptions",
-    "callable": "guard.config.kind_options:CallableOptions",
-})
+class Kind:
+    """One hook kind: its hook class, its options model, and what it allows the fast path and the decision cache."""
+
+    __slots__ = ("cache", "cached_verdict", "hook", "judged", "name", "options", "verdict")
+
+    def __init__(
+        self,
+        name: str,
+        hook: str,
+        *,
+        options: str | None = None,
+        verdict: str | None = None,
+        cached_verdict: str | None = None,
+        cache: bool = False,
+        judged: bool = False,
+    ) -> None:
+        self.name = name
+        #: ``"module:Class"``: a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``
+        self.hook = hook
+        #: ``"module:Model"``: the pydantic model of the keys a config entry of this kind carries besides the common ones
+        #: (id, matcher, tools, timeout, failure_mode, mode, final, on_ask); None: it takes no keys of its own
+        self.options = options
+        #: ``"module:function"`` ``(spec, payload, env) -> HookResult | None``: a verdict reached on the fast path, without
+        #: the engine, an event loop or a model (None from it: the hook must run). It must be cheap and never wait.
+        self.verdict = verdict
+        #: ``"module:function"`` ``(spec, settings, payload, cache) -> HookResult | None``: this kind's verdict for the
+        #: call as the decision cache holds it (the fast path asks before it runs the hook)
+        self.cached_verdict = cached_verdict or ("guard.judge.keys:kept_verdict" if cache else None)
+        #: whether guard keeps each verdict of this kind in the decision cache, keyed by the kind, its options and the
+        #: payload without volatile fields, and answers the same call from there (a plugin's opt-in)
+        self.cache = cache
+        #: whether a model judges it: ``guard serve`` warms for it, ``guard eval`` and ``guard doctor`` look at its model
+        self.judged = judged
+
+    def load(self, part: str) -> Any:
+        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``)."""
+        module_name, _, attribute = str(getattr(self, part)).partition(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+    @property
+    def fast(self) -> bool:
+        """Whether the fast path can answer for it (a verdict without the engine, or one the cache holds)."""
+        return self.verdict is not None or self.cached_verdict is not None
+
+    def __repr__(self) -> str:
+        return f"Kind({self.name!r})"
+
+
+SMART = Kind("smart", "guard.hooks.smart:SmartHook", options="guard.config.kind_options:SmartOptions",
+             verdict="guard.judge.keys:lane_verdict", cached_verdict="guard.judge.keys:cached_verdict", judged=True)
+COMMAND = Kind("command", "guard.hooks.command:CommandHook", options="guard.config.kind_options:CommandOptions")
+HTTP = Kind("http", "guard.hooks.http:HttpHook", options="guard.config.kind_options:HttpOptions")
+CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.config.kind_options:CallableOptions")
+#: guard's self-protection rule: guard adds it, a config cannot name it
+PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
+
+#: kind name → its :class:`Kind`
+KINDS = Seam("guard.hook_kinds", "hook kind", {kind.name: f"guard.core.kinds:{kind.name.upper()}" for kind in (SMART, COMMAND, HTTP, CALLABLE, PROTECT)})
+
+
+def kind_of(name: str) -> Kind:
+    """The :class:`Kind` registered as ``name``; LookupError naming the choices (and the entry-point group) otherwise."""
+    kind = KINDS.load(name)
+    if not isinstance(kind, Kind):
+        raise LookupError(f"hook kind {name!r}: the entry point {KINDS.group!r} names {kind!r}, not a guard.core.kinds.Kind")
+    return kind

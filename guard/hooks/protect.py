@@ -30,7 +30,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -293,8 +293,11 @@ def _how(unit: Unit, hit: tuple[str, str, str], *, reads: bool) -> str:
     return f"may create files anywhere in {folder}, {path} ({label}) among them"
 
 
-def judge(spec: HookSpec, payload: dict[str, Any]) -> HookResult:
-    """Deny a call that would change guard's own files; abstain otherwise. Synchronous: the fast path calls it."""
+def judge(spec: HookSpec, payload: dict[str, Any], env: Mapping[str, str] | None = None) -> HookResult:
+    """Deny a call that would change guard's own files; abstain otherwise. Synchronous: the fast path calls it.
+
+    ``env`` (the hook's environment) is the fast path's argument to every kind's verdict: the targets are fixed when the config loads.
+    """
     started = time.perf_counter()
     problem = _violation(spec, payload)
     result = HookResult(id=spec.id, type=spec.kind)

@@ -24,10 +24,13 @@ from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW
 from guard.judge.view import effect_of, session_shown
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from guard.core.settings import Settings
     from guard.core.spec import HookSpec
 
-__all__ = ["KEY_VERSION", "cache_value", "code_cache_key", "resolve_model", "result_from_cache", "smart_cache_key", "tiers_for"]
+__all__ = ["KEY_VERSION", "cache_value", "cached_verdict", "code_cache_key", "keep_verdict", "kept_verdict", "lane_verdict", "resolve_model", "result_from_cache",
+           "smart_cache_key", "tiers_for"]
 
 KEY_VERSION = 2  # 2: the judge is shown each call's effect (guard.judge.view)
 DEPTHS = ("quick", "thorough", "auto")
@@ -143,10 +146,48 @@ def result_from_cache(spec: HookSpec, value: dict[str, Any], *, reused: bool = F
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(
         id=spec.id,
-        type="smart",
+        type=spec.kind,
         cached=True,
         cost_usd=None if value.get("cost_usd") is None else 0.0,
         details=details,
         shadow=spec.shadow,
         **{name: value.get(name) for name in _CACHED_FIELDS},
     )
+
+
+def lane_verdict(spec: HookSpec, payload: dict[str, Any], env: Mapping[str, str]) -> HookResult | None:
+    """A smart hook's allow without a model when its rule opted into a lane (:mod:`guard.judge.read_only_lane`), else None.
+
+    Here rather than there so a rule without a lane never imports the lane's prover on the fast path.
+    """
+    if spec.lane is None:
+        return None
+    from guard.judge.read_only_lane import lane_result
+
+    return lane_result(spec, payload, env)
+
+
+def cached_verdict(spec: HookSpec, settings: Settings, payload: dict[str, Any], cache: Any) -> HookResult | None:
+    """A smart hook's verdict for ``payload`` from the decision cache: its own key, else an earlier judgement of the same code."""
+    value = cache.get(smart_cache_key(spec, settings, payload), record_miss=False)
+    reused = value is None and (code := code_cache_key(spec, settings, payload)) is not None
+    if reused:
+        value = cache.get(code, record_miss=False)  # an earlier judgement of the same code, in another spelling
+    return None if value is None else result_from_cache(spec, value, reused=reused)
+
+
+def _kept_key(spec: HookSpec, payload: dict[str, Any]) -> str:
+    """The key guard keeps a verdict of a kind that opted into the cache under: the kind, its options, the call."""
+    return cache_key({"v": 1, "kind": spec.kind, "options": dict(spec.options), "payload": canonical_payload(payload)})
+
+
+def kept_verdict(spec: HookSpec, settings: Settings, payload: dict[str, Any], cache: Any) -> HookResult | None:
+    """The verdict guard kept for a hook whose kind opted into the cache (:attr:`guard.core.kinds.Kind.cache`), or None."""
+    value = cache.get(_kept_key(spec, payload), record_miss=False)
+    return None if value is None else result_from_cache(spec, value)
+
+
+def keep_verdict(spec: HookSpec, payload: dict[str, Any], result: HookResult, cache: Any) -> None:
+    """Keep ``result`` for :func:`kept_verdict` when it is a verdict (an abstention or a failure is not kept)."""
+    if result.decision is not None and not result.error and not result.cached:
+        cache.set(_kept_key(spec, payload), cache_value(result))

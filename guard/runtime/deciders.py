@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from guard.core.decision import Decision, HookResult, merge
 from guard.core.errors import EventError
 from guard.core.events.payload import event_name
+from guard.core.kinds import kind_of
 from guard.core.logs import LazyLogger
 from guard.core.spec import HookSpec
 
@@ -114,44 +115,29 @@ class FastPath:
 
     def _verdicts(self, call: Call) -> list[HookResult] | None:
         specs, payload = call.specs, call.payload
-        if any(spec.kind not in ("smart", "protect") for spec in specs):
-            return None
         try:
+            kinds = [kind_of(spec.kind) for spec in specs]
+            if not all(kind.fast for kind in kinds):
+                return None
             results: dict[str, HookResult] = {}
-            if any(spec.kind == "protect" for spec in specs):
-                from guard.hooks.protect import judge
-
-                for spec in specs:
-                    if spec.kind == "protect":
-                        results[spec.id] = call.known[spec] = judge(spec, payload)
-                if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
-                    return list(results.values())  # a deterministic deny needs no cached verdict beside it
-            smart = [s for s in specs if s.kind == "smart"]
-            if any(spec.lane is not None for spec in smart):
-                from guard.judge.read_only_lane import lane_result
-
-                for spec in smart:
-                    lane = lane_result(spec, payload, self.gate.env)
-                    if lane is not None:
-                        results[spec.id] = call.known[spec] = lane
-            if len(results) == len(specs):
-                return [results[spec.id] for spec in specs]  # decided without opening the cache
-            from guard.judge.keys import code_cache_key, result_from_cache, smart_cache_key
-
+            for spec, kind in zip(specs, kinds, strict=True):  # the self-protection rule, the lanes, a plugin's own
+                verdict = kind.load("verdict")(spec, payload, self.gate.env) if kind.verdict is not None else None
+                if verdict is not None:
+                    results[spec.id] = call.known[spec] = verdict
+            if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
+                return [results[spec.id] for spec in specs if spec.id in results]  # a deterministic deny needs no cached verdict
             if not self.gate.settings.cache_url.startswith("sqlite:///"):
                 self.gate.slow_path()  # a network cache can hang
             cache = self.cache()
             if cache is None:
                 return None
-            for spec in [s for s in smart if s.id not in results]:
-                value = cache.get(smart_cache_key(spec, self.gate.settings, payload), record_miss=False)
-                code = code_cache_key(spec, self.gate.settings, payload) if value is None else None
-                reused = code is not None
-                if code is not None:
-                    value = cache.get(code, record_miss=False)  # an earlier judgement of the same code, in another spelling
-                if value is None:
+            for spec, kind in zip(specs, kinds, strict=True):
+                if spec.id in results:
+                    continue
+                cached = kind.load("cached_verdict")(spec, self.gate.settings, payload, cache) if kind.cached_verdict is not None else None
+                if cached is None:
                     return None
-                results[spec.id] = result_from_cache(spec, value, reused=reused)
+                results[spec.id] = cached
         except Exception:  # any trouble: the engine decides (the cache is optional there, a hook's crash is recorded)
             log.debug("fast path lookup failed", exc_info=True)
             return None

@@ -20,6 +20,7 @@ from guard.core.decision import Decision, HookResult, merge, strictest
 from guard.core.errors import GuardError
 from guard.core.events.model import Event, parse_event
 from guard.core.hook import Hook, HookContext, JudgedTogether
+from guard.core.kinds import KINDS, kind_of
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.runtime.kinds import build
@@ -190,10 +191,26 @@ class Engine:
         else:
             ran = await asyncio.gather(*(self._run_set(one, event, answer_by) for one in sets))
         by_spec = {spec: result for one, results in zip(sets, ran, strict=True) for spec, result in zip(one, results, strict=True)}
+        self._keep(event, by_spec)
         results = [known[spec] if spec in known else by_spec[spec] for spec in specs]
         for spec, result in zip(specs, results, strict=True):
             result.shadow = spec.shadow
         return results
+
+    def _keep(self, event: Event, ran: Mapping[HookSpec, HookResult]) -> None:
+        """Keep the verdicts of kinds that opted into the decision cache (:attr:`guard.core.kinds.Kind.cache`), for the fast path."""
+        try:
+            kept = [(spec, result) for spec, result in ran.items() if KINDS.known(spec.kind) and kind_of(spec.kind).cache]
+            if not kept:
+                return
+            from guard.cache import open_cache
+            from guard.judge.keys import keep_verdict
+
+            cache = self.ctx.resource("cache", lambda: open_cache(self.settings))
+            for spec, result in kept if cache is not None else ():
+                keep_verdict(spec, event.payload(), result, cache)
+        except Exception:  # the cache is optional: the verdict stands
+            log.warning("decision cache write failed", exc_info=True)
 
     async def decide(
         self, event: Event | dict[str, Any], *, specs: list[HookSpec] | None = None, answer_by: float | None = None

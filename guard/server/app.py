@@ -44,7 +44,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from guard.adapters import FORMATS, adapter
+from guard.adapters import CLIENTS, Client, adapter
 from guard.audit.writer import BackgroundAudit
 from guard.config.watch import Watch
 from guard.core.decision import DecidingRule, Decision
@@ -94,18 +94,19 @@ def _answer_by(request: Request) -> float | None:
     return time.monotonic() + left if 0 < left < 3600 else None
 
 
-def _client_format(name: str | None) -> Any:
-    """The adapter module for ``name``, or a 404 listing the formats there are."""
+def _client_format(name: str | None) -> Client:
+    """The client ``name`` names (guard's or an installed plugin's), or a 404 saying which there are."""
     try:
         return adapter(name or "")
     except ValueError as exc:
-        raise HTTPException(404, f"unknown client format {name!r}; use one of {', '.join(FORMATS)}") from exc
+        raise HTTPException(404, str(exc)) from exc
 
 
 def _sent_by(request: Request) -> str | None:
-    """The client a ``guard hook`` judged this normalized event for (``X-Guard-Client``), for the audit row; only a known format counts."""
+    """The client a ``guard hook`` judged this normalized event for (``X-Guard-Client``), for the audit row; only a registered client counts
+    (guard's or an installed plugin's: a name the service does not know is not written into the audit log)."""
     name = request.headers.get(CLIENT_HEADER)
-    return name if name in FORMATS else None
+    return name if name and CLIENTS.known(name) else None
 
 
 class _Service:

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from guard.adapters.installers import installable
 from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
 from guard.runtime.matching import matcher_report
 from guard.setup.curl_client import SCRIPT, hook_budget
-from guard.setup.install import CLIENTS, InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
+from guard.setup.install import InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
 
 __all__ = ["Finding", "diagnose"]
 
@@ -242,7 +243,7 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
 
 
 def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Finding]:
-    for client, profile in CLIENTS.items():
+    for client, profile in installable().items():  # guard's clients and the installed plugins'
         for scope in ("project", "user", *(("policy",) if profile.policy_file is not None else ())):
             try:
                 yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
@@ -296,12 +297,13 @@ ON_FAILURE_SINCE = (2, 1, 295)
 
 def _when_hooks_fail(hooks: list[InstalledHook]) -> Iterator[Finding]:
     """Per installed client: what happens to a call when guard's hook program is missing, crashes or times out."""
+    profiles = installable()
     for client in sorted({h.client for h in hooks}):
         mine = [h for h in hooks if h.client == client]
-        topic, behaviour = f"{client} when guard fails", CLIENTS[client].when_hook_fails
+        topic, behaviour = f"{client} when guard fails", profiles[client].when_hook_fails
         if client == "claude":
             yield from _claude_on_failure(topic, mine)
-        elif CLIENTS[client].fail_closed_events:
+        elif profiles[client].fail_closed_events:
             yield Finding("ok", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}")
         else:
             yield Finding("warn", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}",
@@ -378,8 +380,9 @@ def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, u
 
 def _fail_open_handlers(hooks: list[InstalledHook]) -> Iterator[Finding]:
     """A handler the client runs fail-open where guard needs it closed (Cursor's ``failClosed``)."""
+    profiles = installable()
     for hook in hooks:
-        if hook.event in CLIENTS[hook.client].fail_closed_events and not hook.fail_closed:
+        if hook.event in profiles[hook.client].fail_closed_events and not hook.fail_closed:
             yield Finding("warn", f"{hook.client} hook", f"{hook.path} ({hook.event}): no \"failClosed\": true, so a guard "
                           "the client cannot start, or kills, lets the call through unjudged", f"guard install {hook.client}")
 

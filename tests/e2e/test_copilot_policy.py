@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import trust_config
 
-from guard.setup.install import COPILOT_POLICY_DIR, guard_program
+from guard.adapters.installers import COPILOT_POLICY_DIR
+from guard.setup.install import guard_program
 
 from .test_copilot_cli import POLICY, assert_a_delete_is_denied, copilot_bin  # noqa: F401 (fixture)
 

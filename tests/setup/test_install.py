@@ -393,12 +393,12 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPa
 
 def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_a_config_hook(tmp_path: Path) -> None:
     """Reinstalling replaces it (and an old direct entry) in place, and a settings.json read as a config skips it (it is what runs)."""
+    from guard.adapters.installers import CLAUDE
     from guard.config import load_config
     from guard.config.own_hook import parse_guard_hook
-    from guard.setup.install import CLIENTS
     from guard.setup.team_hook import launcher
 
-    commands = {event: launcher(event, 30) for event in CLIENTS["claude"].events}
+    commands = {event: launcher(event, 30) for event in CLAUDE.events}
     hook = parse_guard_hook(commands["PreToolUse"])
     assert hook is not None and hook.program == ("$GUARD_HOOK",) and hook.identity == ("claude", "")
     project = _project(tmp_path)

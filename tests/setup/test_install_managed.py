@@ -11,8 +11,9 @@ import pytest
 from fixtures.processes import run_guard
 from test_install import _project
 
+from guard.adapters import installers
 from guard.setup import install as install_module
-from guard.setup.install import CLIENTS, default_command, install, installed_hooks, settings_path
+from guard.setup.install import default_command, install, installed_hooks, settings_path
 
 
 def test_the_policy_scope_is_claudes_managed_settings_file(tmp_path: Path) -> None:
@@ -24,7 +25,7 @@ def test_managed_settings_carry_guards_hook_and_allow_managed_hooks_only_and_kee
     managed = tmp_path / "etc-claude-code" / "managed-settings.json"
     managed.parent.mkdir()
     managed.write_text(json.dumps({"permissions": {"deny": ["WebFetch"]}}))
-    monkeypatch.setitem(CLIENTS, "claude", dataclasses.replace(CLIENTS["claude"], policy_file=managed))
+    monkeypatch.setattr(installers, "CLAUDE", dataclasses.replace(installers.CLAUDE, policy_file=managed))
     result = install_module.install("claude", scope="policy", project_dir=tmp_path, home=tmp_path)
     data = json.loads(managed.read_text())
     assert result.changed and data["allowManagedHooksOnly"] is True and data["permissions"] == {"deny": ["WebFetch"]}

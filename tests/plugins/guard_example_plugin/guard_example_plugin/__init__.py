@@ -1,1 +1,10 @@
-"""An example guard plugin: the ``deny_words`` hook kind (with its options model), the ``linewise`` client, the ``canned`` judge transport and the ``memory://`` cache backend."""
+"""An example guard plugin: the ``deny_words`` hook kind (with its options model), the ``linewise`` client, the ``canned`` judge transport and the ``memory://`` cache backend.
+
+The kind is declared here, apart from its hook and options model: guard looks a kind up on every ``guard hook`` call,
+and this module imports nothing (``kind.py`` imports pydantic, which only reading a config or running the hook needs).
+"""
+
+from guard.core.kinds import Kind
+
+#: ``cache=True``: guard keeps each verdict and answers the same call again from the decision cache, on its fast path
+DENY_WORDS = Kind("deny_words", "guard_example_plugin.kind:DenyWordsHook", options="guard_example_plugin.kind:DenyWordsOptions", cache=True)
