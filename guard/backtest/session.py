@@ -27,6 +27,7 @@ from guard.config import find_config, load_config
 from guard.core.decision import Decision
 from guard.core.duration import parse_duration
 from guard.core.errors import GuardError
+from guard.core.kinds import judged
 from guard.core.spec import HookSpec
 from guard.eval import stats
 from guard.eval.cases import input_summary
@@ -217,7 +218,7 @@ def backtest(
     events, skipped = split_replayable(AuditLog(path).rows(since=cutoff, session=session))
     events = sample(_select([g for g in (new_gate, old_gate) if g], events, rule), sample_size, seed)
 
-    if any(spec.kind == "smart" for gate in (new_gate, old_gate) if gate for spec in gate.registry.specs()):
+    if any(judged(spec.kind) for gate in (new_gate, old_gate) if gate for spec in gate.registry.specs()):
         warm_up(new_gate.settings.model_for("quick"))
     after, before = _decide_all(new_gate, old_gate, events, concurrency)
     variant = Variant(model=Path(config).name, depth="config", settings=new_gate.settings)

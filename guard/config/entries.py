@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, model_validator
 
-from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, builtin_fields, spec_fields
+from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, SpecFields
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError
 from guard.core.kinds import KINDS, kind_of
@@ -41,6 +41,10 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
             if getattr(self, lane) and not (self.rule or self.prompt):
                 raise ValueError(f"{lane} applies to a rule (or prompt): only a judged hook can skip the model")
         return self
+
+    def spec_fields(self) -> dict[str, Any]:
+        """Every built-in kind's fields: the entry carries them all."""
+        return {**SmartFields.spec_fields(self), **CommandFields.spec_fields(self), **HttpFields.spec_fields(self), **CallableFields.spec_fields(self)}
 
     def kind(self) -> HookKind:
         if self.rule or self.prompt:
@@ -111,13 +115,13 @@ def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, inde
     options: dict[str, Any] = {}
     if "kind" in entry:
         common, kind, validated = _named_kind(entry, file, key)
-        if kind in KINDS.builtins and validated is not None:  # guard's own kinds keep their options in HookSpec's named fields
-            fields = spec_fields(kind, validated)
+        if isinstance(validated, SpecFields):  # guard's own kinds keep their options in HookSpec's named fields
+            fields = validated.spec_fields()
         else:
             fields, options = {}, validated.model_dump(mode="json") if validated is not None else {}
     else:
         parsed = _validated(HookEntry, entry, file, key)
-        common, kind, fields = parsed, parsed.kind(), builtin_fields(parsed)
+        common, kind, fields = parsed, parsed.kind(), parsed.spec_fields()
     tools = common.tools
     default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
     return HookSpec(

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from guard.runtime.matching import validate_matcher, validate_tools
 
-__all__ = ["CallableOptions", "CommandOptions", "CommonFields", "HttpOptions", "SmartOptions", "builtin_fields", "spec_fields"]
+__all__ = ["CallableOptions", "CommandOptions", "CommonFields", "HttpOptions", "SmartOptions", "SpecFields"]
 
 
 class CommonFields(BaseModel):
@@ -51,7 +51,15 @@ class CommonFields(BaseModel):
         return value
 
 
-class SmartFields(BaseModel):
+class SpecFields(BaseModel):
+    """The keys of one of guard's own kinds, which keep their settings in :class:`~guard.core.spec.HookSpec`'s named fields."""
+
+    def spec_fields(self) -> dict[str, Any]:
+        """The HookSpec fields these keys set."""
+        raise NotImplementedError
+
+
+class SmartFields(SpecFields):
     rule: str | None = None
     prompt: str | None = None
     depth: Literal["quick", "thorough", "auto"] = "auto"
@@ -64,21 +72,35 @@ class SmartFields(BaseModel):
     skip_project_writes: bool = False
     judge_together: bool = True
 
+    def spec_fields(self) -> dict[str, Any]:
+        values = {name: getattr(self, name) for name in SmartFields.model_fields}
+        return {**values, "cache_ignore": tuple(values["cache_ignore"]), "cache_keep": tuple(values["cache_keep"])}
 
-class CommandFields(BaseModel):
+
+class CommandFields(SpecFields):
     command: str | None = None
     script: str | None = None  # SKILL.md spelling of command
 
+    def spec_fields(self) -> dict[str, Any]:
+        return {"command": self.command or self.script}
 
-class HttpFields(BaseModel):
+
+class HttpFields(SpecFields):
     url: str | None = None
     secret: str | None = None
     fire_and_forget: bool = False
     headers: dict[str, str] = Field(default_factory=dict)
 
+    def spec_fields(self) -> dict[str, Any]:
+        values = {name: getattr(self, name) for name in HttpFields.model_fields}
+        return {**values, "headers": tuple(sorted(values["headers"].items()))}
 
-class CallableFields(BaseModel):
+
+class CallableFields(SpecFields):
     callable: str | None = None
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {"target": self.callable}
 
     @field_validator("callable")
     @classmethod
@@ -135,21 +157,3 @@ class CallableOptions(CallableFields):
     def _one(self) -> CallableOptions:
         _needs(self, "callable", "callable")
         return self
-
-
-def spec_fields(kind: str, options: BaseModel) -> dict[str, Any]:
-    """The :class:`~guard.core.spec.HookSpec` fields a built-in kind's options set (guard's kinds keep named fields)."""
-    if kind == "smart":
-        values = {name: getattr(options, name) for name in SmartFields.model_fields}
-        return {**values, "cache_ignore": tuple(values["cache_ignore"]), "cache_keep": tuple(values["cache_keep"])}
-    if kind == "command":
-        return {"command": getattr(options, "command", None) or getattr(options, "script", None)}
-    if kind == "http":
-        values = {name: getattr(options, name) for name in HttpFields.model_fields}
-        return {**values, "headers": tuple(sorted(values["headers"].items()))}
-    return {"target": getattr(options, "callable", None)}
-
-
-def builtin_fields(entry: BaseModel) -> dict[str, Any]:
-    """Every built-in kind's fields from an entry that carries them all (the kind-from-keys form)."""
-    return {field: value for kind in ("smart", "command", "http", "callable") for field, value in spec_fields(kind, entry).items()}

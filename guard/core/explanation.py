@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from guard.core.decision import DecidingRule, Decision, HookResult
+from guard.core.kinds import judged
 from guard.core.spec import HookSpec
 
 __all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "coverage", "explain",
@@ -116,7 +117,7 @@ def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:
     elif entry is not None:
         final = entry[0] == "hard_deny"
     else:
-        final = spec.kind != "smart"
+        final = not judged(spec.kind)  # a deterministic hook's deny is final, a model's judgement is not
     rule = f"{entry[0]}: {_trimmed(entry[1])}" if entry is not None else rule_text(spec)
     return DecidingRule(spec.id, rule, _who(spec, result), final, why)
 

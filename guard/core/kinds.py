@@ -25,7 +25,7 @@ from typing import Any
 
 from guard.core.plugins import Seam
 
-__all__ = ["KINDS", "Kind", "kind_of"]
+__all__ = ["KINDS", "Kind", "judged", "kind_of"]
 
 
 class Kind:
@@ -94,3 +94,11 @@ def kind_of(name: str) -> Kind:
     if not isinstance(kind, Kind):
         raise LookupError(f"hook kind {name!r}: the entry point {KINDS.group!r} names {kind!r}, not a guard.core.kinds.Kind")
     return kind
+
+
+def judged(name: str) -> bool:
+    """Whether a model judges hooks of kind ``name`` (False for a name no installed kind has: its hook fails when it runs)."""
+    try:
+        return KINDS.known(name) and kind_of(name).judged
+    except (LookupError, ImportError, AttributeError):
+        return False

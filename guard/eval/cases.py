@@ -21,6 +21,7 @@ from typing import Any
 
 from guard.core.errors import DatasetError, GuardError
 from guard.core.events.model import Event
+from guard.core.kinds import judged
 from guard.core.session import FILES_FIELD, SESSION_FIELD
 from guard.core.spec import HookSpec
 from guard.datasets import Case
@@ -81,8 +82,8 @@ class JudgedCase:
     @property
     def model_rules(self) -> str:
         """The hooks that ask a model about it (only they need a recording), as a report names them."""
-        smart = [spec for spec in self.specs if spec.kind == "smart"] or list(self.specs)
-        return ", ".join(rule_name(spec) for spec in smart)
+        asked = [spec for spec in self.specs if judged(spec.kind)] or list(self.specs)
+        return ", ".join(rule_name(spec) for spec in asked)
 
 
 def build_event(case: Case) -> Event:

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from guard.cache.key import canonical_json
 from guard.core.decision import Decision, merge
+from guard.core.kinds import judged
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.eval.cases import JudgedCase
@@ -149,7 +150,7 @@ class EngineJudge:
         seen: set[str] = set()
         for item in items:
             variant = item.variant
-            if variant.name in seen or not any(spec.kind == "smart" for spec in item.case.specs):
+            if variant.name in seen or not any(judged(spec.kind) for spec in item.case.specs):
                 continue
             seen.add(variant.name)
             settings = variant.settings

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from guard.core.decision import Decision
+from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import WRITTEN_FIELD
 from guard.runtime.deciders import Call
@@ -92,7 +93,7 @@ class ServiceDecider:
         tool call finds a warm judge (no model client import in the hook process).
         """
         gate = self.gate
-        if not gate.start_service or gate.server not in (None, "auto") or not any(s.kind == "smart" for s in gate.registry.specs()):
+        if not gate.start_service or gate.server not in (None, "auto") or not any(judged(s.kind) for s in gate.registry.specs()):
             return
         from guard.server import autostart
 
