@@ -24,11 +24,10 @@ from guard.core.record import FrozenRecord
 if TYPE_CHECKING:
     from guard.core.decision import Decision
 
-__all__ = ["CLIENTS", "FORMATS", "Client", "Rendered", "adapter", "event_of"]
+__all__ = ["CLIENTS", "Client", "Rendered", "adapter", "event_of"]
 
-#: guard's own clients (plugins add theirs to :data:`CLIENTS`)
-FORMATS: tuple[str, ...] = ("claude", "devin", "codex", "gemini", "copilot", "cursor")
-CLIENTS = Seam("guard.clients", "client format", {fmt: f"guard.adapters.{fmt}:CLIENT" for fmt in FORMATS})
+#: client name → its :class:`Client`: guard's own (``CLIENT`` in each module here), then the installed plugins'
+CLIENTS = Seam("guard.clients", "client format", {name: f"guard.adapters.{name}:CLIENT" for name in ("claude", "devin", "codex", "gemini", "copilot", "cursor")})
 
 
 class Rendered(FrozenRecord):
@@ -83,7 +82,7 @@ class Client:
 
 
 def adapter(fmt: str) -> Client:
-    """The :class:`Client` registered as ``fmt`` (one of :data:`FORMATS`, or a plugin's); ValueError naming the choices."""
+    """The :class:`Client` registered as ``fmt`` (one of guard's, or a plugin's); ValueError naming the choices."""
     try:
         client = CLIENTS.load(fmt)
     except LookupError as exc:

@@ -105,6 +105,8 @@ class ClientProfile:
     own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
     #: What the client does when guard's hook program is missing, crashes or times out (``guard doctor`` says it).
     when_hook_fails: str = "not documented"
+    #: What a user must still do or know once guard's entry is written (``guard install`` prints it).
+    install_note: str | None = None
 
     def event_name(self, canonical: str) -> str:
         if self.names is not None:
@@ -145,6 +147,8 @@ DEVIN = ClientProfile(
     default_events=_DEFAULT,
     matcher=None,  # Devin matchers are regexes; "*" would not compile
     when_hook_fails="not documented by Devin (untested here): guard's deadline answers before a timeout, nothing covers a missing program",
+    install_note=("Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
+                  "steps aside under Devin and this entry judges each call once."),
 )
 
 CODEX = ClientProfile(
@@ -157,6 +161,8 @@ CODEX = ClientProfile(
     default_events=_DEFAULT,
     matcher=None,  # regex matchers; missing = every tool
     when_hook_fails="lets the call run: Codex has no fail-closed setting (openai/codex#41979); guard's deadline answers before a timeout",
+    install_note=("Codex runs a new or changed hook only after you trust it: start `codex` and accept 'Hooks need "
+                  "review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project."),
 )
 
 GEMINI = ClientProfile(
@@ -171,6 +177,7 @@ GEMINI = ClientProfile(
     names=_GEMINI_NAMES,
     when_hook_fails="lets the call run with a warning (an exit code other than 0 or 2 is a warning; no fail-closed setting); "
                "guard's deadline answers before a timeout",
+    install_note='Older Gemini CLI releases run hooks only with `"tools": {"enableHooks": true}` in settings.json.',
 )
 
 CURSOR = ClientProfile(
@@ -187,6 +194,8 @@ CURSOR = ClientProfile(
     typed=False,
     fail_closed_events=CURSOR_BLOCKING,
     when_hook_fails="blocks the call where guard wrote failClosed: true (tool calls, reads, prompts)",
+    install_note=("Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; install "
+                  "guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json."),
 )
 
 COPILOT = ClientProfile(
@@ -207,6 +216,9 @@ COPILOT = ClientProfile(
     own_file=True,
     when_hook_fails="lets the call run (Copilot CLI ignores a hook that fails or times out; no fail-closed setting); "
                "guard's deadline answers before a timeout",
+    install_note=("Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per "
+                  "project. In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy "
+                  "hooks always load."),
 )
 
 

@@ -15,18 +15,6 @@ __all__ = ["register", "run"]
 
 _BROKEN = "the config does not load (every call it guards would be blocked)"
 
-_CLIENT_NOTES = {
-    "codex": "Codex runs a new or changed hook only after you trust it: start `codex` and accept "
-             "'Hooks need review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project.",
-    "gemini": "Older Gemini CLI releases run hooks only with `\"tools\": {\"enableHooks\": true}` in settings.json.",
-    "devin": "Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
-             "steps aside under Devin and this entry judges each call once.",
-    "copilot": "Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per project. "
-               "In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy hooks always load.",
-    "cursor": "Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; "
-              "install guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json.",
-}
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from guard.adapters.installers import CODEX
@@ -76,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from guard.adapters.installers import profile
     from guard.cli.trust import adopt_config
     from guard.cli.user_consent import refusal as agent_refusal
     from guard.setup import team_hook
@@ -170,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{loud}: {warning}", file=sys.stderr)
     if not team:
         _warn_if_not_runnable(command, args.client)
-    note = _CLIENT_NOTES.get(args.client)
-    if note and result.changed:
-        print(f"note: {note}")
+    installer = profile(args.client)
+    if installer is not None and installer.install_note and result.changed:
+        print(f"note: {installer.install_note}")
     return 0
 
 
