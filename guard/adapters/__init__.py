@@ -1,4 +1,4 @@
-"""Client adapters: each client's hook payload in, that client's hook output out, as one :class:`Client` per client.
+"""Client adapters: each client's hook payload in, that client's hook output out.
 
 A :class:`Client` names a client and holds what guard knows of it: ``normalize``
 (its event as guard's canonical payload, Claude Code field names), ``render`` (the
