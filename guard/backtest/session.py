@@ -154,9 +154,9 @@ def _rule_changes(flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[
 
 
 def _no_model_call(decision: Decision) -> bool:
-    """Every smart hook of the decision answered from the cache (and there was one)."""
-    smart = [h for h in decision.hooks if h.type == "smart"]
-    return bool(smart) and all(h.cached for h in smart)
+    """Every judged hook of the decision answered from the cache (and there was one)."""
+    asked = [h for h in decision.hooks if judged(h.type)]
+    return bool(asked) and all(h.cached for h in asked)
 
 
 def _select(gates: Sequence[Gate], events: list[RecordedEvent], rule: str | None) -> list[RecordedEvent]:

@@ -92,8 +92,8 @@ class FastPath:
         cached = self._verdicts(call)
         if cached is None:
             return None
-        if all(r.decision is None and r.type == "protect" for r in cached):
-            return Decision()  # only the self-protection rule matched, with nothing to say: as if no hook matched
+        if all(r.decision is None for r in cached):
+            return Decision()  # only hooks with nothing to say matched (the self-protection rule): as if no hook matched
         decision = merge(cached)
         decision.details["fast_path"] = True
         return decision

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from guard.core.decision import Decision
+from guard.core.kinds import judged
 
 __all__ = ["LATENCY_BUCKETS", "Histogram", "Metrics"]
 
@@ -82,14 +83,14 @@ class Metrics:
         self.request_latency.setdefault(route, Histogram()).observe(seconds)
 
     def observe_decision(self, decision: Decision) -> None:
-        """Count the verdict, and each smart hook's cache hit or model call (with its latency)."""
+        """Count the verdict, and each judged hook's cache hit or model call (with its latency)."""
         self.decisions[decision.decision] += 1
         for hook in decision.hooks:
             if hook.error is not None:
                 self.hook_errors[hook.type] += 1
-            elif hook.type == "smart" and hook.cached:
+            elif judged(hook.type) and hook.cached:
                 self.cache_hits += 1
-            elif hook.type == "smart":
+            elif judged(hook.type):
                 self.cache_misses += 1
                 if hook.latency_ms is not None:
                     self.model_latency.observe(hook.latency_ms / 1000)
