@@ -260,7 +260,8 @@ def test_a_plugin_client_gets_its_deadline(plugin_site: Path, write_config, isol
     call = json.dumps({"tool": "Bash", "args": {"command": "ls"}, "session": "s1"})
     answered = run(CLI, ["hook", "--format", "linewise"], isolated_home, call, plugin_site)
     assert answered.returncode == 2, answered.stderr
-    assert answered.stdout.startswith("DENY hook slow failed and is fail_closed: the client's hook deadline was reached"), answered.stdout
+    # the hook cut at the deadline (or, on a machine too loaded to start in time, the watchdog): fail_closed either way
+    assert answered.stdout.startswith("DENY ") and "the client's hook deadline was reached" in answered.stdout, answered.stdout
     assert "hook slow may run 20s but the client waits 5s" in answered.stderr
 
 
