@@ -41,6 +41,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import traffic_calls
 from bench_session import Transcript
 
 #: The lanes a configuration opens: the YAML key, or none.
@@ -64,8 +65,10 @@ def config(api_base: str, cache: Path, *, lane: str | None, session: bool) -> st
 class Tally:
     """What one configuration's replay counted, summed over the worker threads."""
 
-    def add(self, calls: int, lane: int, hits: int, denied: int, clock: list[float], models: int, denials: list[str]) -> None:
-        """One session's counts: its calls, lane decisions, cache hits, denies, guard's [wall, CPU] seconds, model waits."""
+    def add(self, calls: int, lane: int, hits: int, denied: int, clock: list[float], models: int, denials: list[str],
+            reached: list[dict[str, Any]] | None = None) -> None:
+        """One session's counts: its calls, lane decisions, cache hits, denies, guard's [wall, CPU] seconds, model waits,
+        and the calls that reached the judge (:mod:`traffic_calls`)."""
         with self.lock:
             self.calls += calls
             self.lane, self.hits, self.denied = self.lane + lane, self.hits + hits, self.denied + denied
@@ -73,6 +76,7 @@ class Tally:
             self.session_cpu.append(clock[1])
             self.session_models.append(models)
             self.denials += denials
+            self.reached += reached or []
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -81,6 +85,7 @@ class Tally:
         self.session_models: list[float] = []  # seconds of each session spent waiting on the model (its calls × the latency)
         self.denials: list[str] = []  # why each denied call was denied (the stub allows everything: a deny is guard's own)
         self.session_cpu: list[float] = []  # CPU seconds guard's decisions took in each session (its thread's: the load does not count)
+        self.reached: list[dict[str, Any]] = []  # each call that reached the judge, classed (traffic_calls.reached)
 
 
 def decided(gate: Any, event: dict[str, Any], clock: list[float]) -> Any:
@@ -204,6 +209,7 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
     clock, models = [0.0, 0.0], 0
     lane = hits = denied = 0
     reasons: list[str] = []
+    judged: list[dict[str, Any]] = []
     for raw in session["commands"]:
         command = raw.replace("/testbed", str(project))
         event = {**transcript.bash(command), "cwd": str(project)}
@@ -212,6 +218,8 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
         lane += any(h.tier in TIERS for h in smart)
         hits += any(h.cached for h in smart)
         models += model_wait(smart)
+        call = traffic_calls.reached(session["session"], raw, command, str(project), smart, env)
+        judged += [call] if call is not None else []
         if decision.decision == "deny":
             denied += 1
             reasons.append(f"{raw[:80]!r}: {decision.reason}")
@@ -222,7 +230,7 @@ def replay_world(session: dict[str, Any], folder: Path, gates: threading.local, 
                 "tool_use_id": event["tool_use_id"], "transcript_path": str(transcript.path), "cwd": str(project),
                 "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
         decided(gate, post, clock)
-    tally.add(len(session["commands"]), lane, hits, denied, clock, models, reasons)
+    tally.add(len(session["commands"]), lane, hits, denied, clock, models, reasons, judged)
 
 
 def model_wait(smart: list[Any]) -> int:
@@ -257,6 +265,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="the stub model's fixed latency in seconds (default 0.2)")
     parser.add_argument("--concurrency", type=int, default=8, help="sessions replayed at once (default 8)")
     parser.add_argument("--provenance", action="store_true", help="the guide's rule and guard init's starter, in a world where the agent's writes land")
+    parser.add_argument("--calls", type=Path, help="with --provenance: write each call that reached the judge to this JSON Lines file, "
+                        "classed, and print where each row's model calls go")
     args = parser.parse_args()
     if not args.traffic.exists():
         sys.exit(f"no traffic at {args.traffic}: pass --traffic sessions.jsonl")
@@ -273,15 +283,22 @@ def main() -> None:
         if shutil.which("bwrap") is None:
             sys.exit("--provenance runs the agent's file changes in bubblewrap: apt-get install bubblewrap")
         denials: list[str] = []
+        tables: list[str] = []
+        if args.calls is not None:
+            args.calls.write_text("")
         for which, label in (("guide", "the guide's rule (skip_project_writes)"), ("starter", "guard init's starter (two rules)")):
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
                 tally, model_calls = child.submit(run_world, sessions, which=which, latency=args.latency, concurrency=args.concurrency).result()
             print(row(f"{label}, writes replayed", tally, model_calls, args.latency), flush=True)
             denials.extend(f"{label}: {why}" for why in tally.denials)
+            if args.calls is not None:
+                traffic_calls.write(args.calls, which, tally.reached)
+                tables.append(traffic_calls.table(label, tally.reached, tally.calls))
         print(f"\nguard from {Path(guard.__file__).parent}; goals: ≤ {WORLD_GOALS['guide']} (guide), ≤ {WORLD_GOALS['starter']} (starter) "
               f"model calls per 1,000 tool calls; load average {os.getloadavg()[0]:.2f} at the end")
         for why in denials:
             print(f"denied: {why}")
+        print(*tables, sep="\n")
         return
     for name, lane in LANES.items():
         for session in (False, True):
