@@ -53,8 +53,10 @@ def requests(smart: list[Any]) -> int:
 
 def why(command: str, cwd: str, smart: list[Any], env: Mapping[str, str]) -> str:
     """Why nothing answered the call before the judge (see the module's docstring)."""
-    from guard.session.call_effects import run_identity, runs_code
-
+    try:
+        from guard.session.call_effects import run_identity, runs_code
+    except ImportError:  # a checkout of guard from before the record of what the agent wrote (measured for comparison)
+        return "not known: this checkout of guard does not tell which calls run project code"
     tool_input = {"command": command}
     if not runs_code("Bash", tool_input, cwd, env):
         return "runs no project code: a new call the lanes do not prove"
