@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_CHARS", "MAX_FILE_CHARS", "DeferredView", "code_key_parts", "deferred_view"]
 
 #: The most characters of one file's diff or content shown.
-MAX_FILE_CHARS = 3000
+MAX_FILE_CHARS = 6000
 #: The most characters of all the files shown together.
-MAX_CHARS = 8000
+MAX_CHARS = 12000
 #: Files named in ``left_out`` at most (the count covers the rest).
 _MAX_NAMED = 40
 _WHY = ("this call may run project files without naming them (a test runner, an interpreter importing modules, a build "

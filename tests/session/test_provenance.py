@@ -145,6 +145,25 @@ def test_a_judged_script_run_again_unchanged_makes_no_model_call_in_another_spel
     assert stub.calls == asked + 2  # other arguments: other code paths may run
 
 
+def test_a_module_the_size_of_a_reproduction_script_is_shown_whole_and_judged_once(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """A changed file is "seen" only when its judge was shown all of it: one of some 4,500 characters, as agents' reproduction
+    scripts often are, fits the view whole, so a later run of the same code is answered from that judgement."""
+    (project / "main.py").write_text("import cases\nprint(len(dir(cases)))\n")
+    cases = "".join(f"CASE_{i:03} = 'expected value {i:03}'  # what the reproduction compares against\n" for i in range(60))
+    assert 4000 < len(cases) < 5000
+    agent = Agent(isolated_home, stub, project)
+    agent.bash(f"cat <<'EOF' > cases.py\n{cases}EOF")
+    asked = stub.calls
+    agent.bash("python3 main.py")
+    judged = stub.calls
+    assert judged > asked  # in overlapping windows of the quick tier's budget: every character judged
+    assert all("characters not shown" not in json.dumps(request["messages"]) for request in stub.requests[asked:])
+    deferred = _last_hook(isolated_home)["details"]["deferred"]
+    assert deferred["files"] == ["cases.py"] and deferred["complete"] is True and str(project / "cases.py") in [p for p, _ in deferred["seen"]]
+    agent.bash("python3 main.py")
+    assert stub.calls == judged  # judged once: the whole module was seen
+
+
 def test_a_script_changed_behind_guards_back_is_judged_again(isolated_home: Path, stub: StubServer, project: Path) -> None:
     agent = Agent(isolated_home, stub, project)
     agent.bash("cat <<'EOF' > check.py\nimport helper\nprint(helper.VALUE)\nEOF")
