@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import POLICY, guard_run
+from fixtures.processes import POLICY, run_guard
 
 REQUEST = {"session_id": "c1", "turn_id": "t1", "hook_event_name": "PermissionRequest", "cwd": "/tmp", "model": "gpt-5",
            "permission_mode": "default", "tool_name": "Bash",
@@ -33,7 +33,7 @@ def project(isolated_home: Path) -> Path:
 
 
 def test_a_denied_approval_is_a_deny_behavior_with_the_reason(project: Path) -> None:
-    proc = guard_run(["hook", "--format", "codex"], json.dumps(REQUEST), project)
+    proc = run_guard(["hook", "--format", "codex"], project, stdin=json.dumps(REQUEST))
     assert proc.returncode == 0, proc.stderr
     specific = json.loads(proc.stdout)["hookSpecificOutput"]
     assert specific["hookEventName"] == "PermissionRequest" and set(specific["decision"]) <= DECISION_FIELDS
@@ -43,8 +43,8 @@ def test_a_denied_approval_is_a_deny_behavior_with_the_reason(project: Path) -> 
 @pytest.mark.slow
 def test_a_rewrite_gives_no_verdict_since_codex_fails_closed_on_updated_input(project: Path) -> None:
     payload = {**REQUEST, "tool_input": {"command": "git push origin main"}}
-    proc = guard_run(["hook", "--format", "codex"], json.dumps(payload), project)
+    proc = run_guard(["hook", "--format", "codex"], project, stdin=json.dumps(payload))
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     assert "decision" not in out.get("hookSpecificOutput", {})  # Codex's own approval prompt decides
-    claude = guard_run(["hook", "--format", "claude"], json.dumps(payload), project)
+    claude = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(payload))
     assert "updatedInput" in json.loads(claude.stdout)["hookSpecificOutput"]["decision"]  # Claude Code does take the rewrite

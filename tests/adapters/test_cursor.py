@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import guard_run
+from fixtures.processes import run_guard
 
 POLICY = """
 import guard
@@ -88,7 +88,7 @@ def project(isolated_home: Path) -> Path:
 
 def cursor_hook(project: Path, payload: dict[str, Any] | str) -> tuple[int, dict[str, Any], str]:
     """``guard hook --format cursor`` as Cursor runs it: (exit code, parsed stdout, stderr). Every answer must be JSON."""
-    proc = guard_run(["hook", "--format", "cursor"], payload if isinstance(payload, str) else json.dumps(payload), project)
+    proc = run_guard(["hook", "--format", "cursor"], project, stdin=payload if isinstance(payload, str) else json.dumps(payload))
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}, proc.stderr
 
 
@@ -110,7 +110,7 @@ def test_a_documented_pre_tool_use_shell_payload_is_denied_by_the_same_rule(proj
 
 def test_an_allowed_command_answers_valid_json_without_granting_permission(project: Path) -> None:
     # "permission": "allow" would skip Cursor's own approval; {} is "no objection", and valid JSON for failClosed
-    proc = guard_run(["hook", "--format", "cursor"], json.dumps(documented("beforeShellExecution", command="ls", cwd="")), project)
+    proc = run_guard(["hook", "--format", "cursor"], project, stdin=json.dumps(documented("beforeShellExecution", command="ls", cwd="")))
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
 
 
@@ -162,6 +162,6 @@ def test_writing_cursor_hooks_json_is_denied_by_self_protection(project: Path) -
 @pytest.mark.slow
 def test_the_audit_row_names_cursor_and_the_rule(project: Path) -> None:
     cursor_hook(project, documented("beforeShellExecution", command="rm -rf build", cwd="/path/to/project"))
-    proc = guard_run(["log", "--json"], "", project)
+    proc = run_guard(["log", "--json"], project)
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert any(row.get("client") == "cursor" and "no-deletes" in json.dumps(row) for row in rows), proc.stdout + proc.stderr

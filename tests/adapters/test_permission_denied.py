@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.processes import guard_run
+from fixtures.processes import run_guard
 from fixtures.session import SESSION_RULE, bash_event, decision_of, hook, session_of
 
 from guard.setup.install import install
@@ -31,7 +31,7 @@ def test_a_client_denial_is_audited_with_its_reason_and_answers_nothing(session_
     pre = bash_event("s1", "rm -rf ~/old")
     proc = hook(session_project, denied(pre))
     assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stderr  # observing only: no retry asked for
-    log = guard_run(["log", "--json"], "", session_project)
+    log = run_guard(["log", "--json"], session_project)
     [row] = [json.loads(line) for line in log.stdout.splitlines() if "PermissionDenied" in line or "permission_denied" in line]
     assert row["decision"] == "deny" and REASON in row["reason"] and row["tool"] == "Bash", row
 

@@ -12,7 +12,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ from typing import Any
 import pytest
 from conftest import trust_config
 from fixtures.browser import start_view
+from fixtures.processes import SOURCE_ROOT, run_guard
 
 pytestmark = pytest.mark.slow  # every test writes its log through real guard hook processes
 
-SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 CONFIG = "audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
 POLICY = "import guard\n\ndef no_force_push(event):\n    if '--force' in event.tool_input.get('command', ''):\n        return guard.deny('force-push rewrites shared history')\n"
 
@@ -34,8 +33,7 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 
 
 def guard(project: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), SOURCE_ROOT])}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=project, env=env, timeout=60)
+    return run_guard(list(args), project, stdin=stdin, env={"PYTHONPATH": os.pathsep.join([str(project), SOURCE_ROOT])})
 
 
 def call(project: Path, command: str) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 from guard.datasets import load_cases
 from guard.eval.schema import MetricsReport, ResultRow
@@ -84,7 +85,7 @@ def environment(stub: StubServer, home: Path) -> dict[str, str]:
 
 
 def guard(args: list[str], cwd: Path, stub: StubServer) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], check=False, capture_output=True, text=True, cwd=cwd, env=environment(stub, cwd.parent), timeout=180)
+    return run_guard(args, cwd, env=environment(stub, cwd.parent), inherit_env=False, timeout=180)
 
 
 def hook_event(tool_input: dict[str, Any], session: str) -> str:

@@ -8,13 +8,12 @@ asks the model only about that rule.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -30,9 +29,7 @@ def config(*rules: str) -> str:
 
 
 def guard(args: list[str], project: Path, stub: StubServer, event: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TREE), "GUARD_API_BASE": stub.url}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=None if event is None else json.dumps(event),
-                          capture_output=True, text=True, cwd=project, env=env, timeout=180, check=False)
+    return run_guard(args, project, stdin=None if event is None else json.dumps(event), env={"GUARD_API_BASE": stub.url})
 
 
 def bash(command: str) -> dict[str, object]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import start_serve
 from fixtures.judge import bash_event
+from fixtures.processes import run_guard
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
@@ -58,8 +57,7 @@ def warm_service(isolated_home: Path) -> Iterator[tuple[StubServer, dict[str, st
 
 
 def check(env: dict[str, str], cwd: Path, *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "check", "--tool", "Bash", "--input", '{"command": "ls"}',
-                           "--json", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+    proc = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}', "--json", *args], cwd, env=env, inherit_env=False)
     assert proc.stdout, proc.stderr
     decision: dict[str, Any] = json.loads(proc.stdout)
     return decision

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import HEAVY, POLICY, SOURCE_ROOT, guard_modules, guard_run, modules, probed, threads_started  # noqa: F401
+from fixtures.processes import HEAVY, POLICY, SOURCE_ROOT, guard_modules, modules, probed, run_guard, threads_started  # noqa: F401
 
 PRE = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}, "cwd": "/tmp"}
 
@@ -26,7 +24,7 @@ def project(isolated_home: Path) -> Path:
 
 
 def test_callable_hook_denies_in_claude_format(project: Path) -> None:
-    proc = guard_run(["hook", "--format", "claude"], json.dumps(PRE), project)
+    proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(PRE), probe=True)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     told = ('guard denied this call: rule no-force-push ("policy:no_force_push"), decided by callable hook no-force-push: '
@@ -36,7 +34,7 @@ def test_callable_hook_denies_in_claude_format(project: Path) -> None:
 
 
 def test_devin_format(project: Path) -> None:
-    proc = guard_run(["hook", "--format", "devin"], json.dumps({**PRE, "tool_name": "Bash"}), project)
+    proc = run_guard(["hook", "--format", "devin"], project, stdin=json.dumps({**PRE, "tool_name": "Bash"}), probe=True)
     out = json.loads(proc.stdout)
     assert out["decision"] == "block" and "rule no-force-push" in out["reason"] and "force-push rewrites shared history" in out["reason"]
     assert "This block is final" in out["reason"] and "rule no-force-push" in out["systemMessage"], "Devin shows the agent and the user"
@@ -44,8 +42,8 @@ def test_devin_format(project: Path) -> None:
 
 def test_no_matching_hook_prints_nothing_and_loads_nothing_heavy(project: Path) -> None:
     event = json.dumps({**PRE, "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
-    guard_run(["hook"], event, project)  # first run compiles the config snapshot
-    proc = guard_run(["hook"], event, project)
+    run_guard(["hook"], project, stdin=event, probe=True)  # first run compiles the config snapshot
+    proc = run_guard(["hook"], project, stdin=event, probe=True)
     assert proc.returncode == 0 and proc.stdout == ""
     assert modules(proc) == []  # none of HEAVY on the no-match path
     assert threads_started(proc) == []  # nothing to wait for: the deadline watchdog is not armed
@@ -54,7 +52,7 @@ def test_no_matching_hook_prints_nothing_and_loads_nothing_heavy(project: Path) 
 def test_rewrite_through_the_cli_returns_the_whole_input(project: Path) -> None:
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: policy:dry_run\n")
     trust_config(project / "guard.yaml")
-    proc = guard_run(["hook"], json.dumps({**PRE, "tool_input": {"command": "make deploy", "description": "d"}}), project)
+    proc = run_guard(["hook"], project, stdin=json.dumps({**PRE, "tool_input": {"command": "make deploy", "description": "d"}}), probe=True)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["updatedInput"] == {"command": "make deploy --dry-run", "description": "d"}
 
@@ -69,7 +67,7 @@ TOO_LARGE = ["{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"t
 @pytest.mark.slow
 @pytest.mark.parametrize("stdin", MALFORMED)
 def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Path, stdin: str) -> None:
-    proc = guard_run(["hook"], stdin, project)
+    proc = run_guard(["hook"], project, stdin=stdin, probe=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     shown = json.loads(proc.stdout)["systemMessage"]  # Claude Code shows this line to the user
     assert "malformed event" in shown and "malformed event" in proc.stderr
@@ -79,7 +77,7 @@ def test_a_malformed_event_under_fail_open_hooks_is_allowed_visibly(project: Pat
 @pytest.mark.parametrize("stdin", TOO_LARGE, ids=["too deep", "over 8 MiB"])
 def test_an_event_too_large_to_judge_is_refused_under_fail_open_hooks(project: Path, stdin: str) -> None:
     """An 8 MiB or 1,000-level event was allowed under the default fail_open, on the agent's own say-so."""
-    proc = guard_run(["hook"], stdin, project)
+    proc = run_guard(["hook"], project, stdin=stdin, probe=True)
     assert "Traceback" not in proc.stderr
     if proc.returncode == 2:  # the event name could not be read: exit 2 blocks whatever the call was
         assert "too large to judge" in proc.stderr and proc.stdout == ""
@@ -91,7 +89,7 @@ def test_an_event_too_large_to_judge_is_refused_under_fail_open_hooks(project: P
 @pytest.mark.slow
 @pytest.mark.parametrize("stdin", MALFORMED + TOO_LARGE, ids=lambda stdin: stdin[:40])
 def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -> None:
-    for proc in (guard_run(["hook", "--fail-closed"], stdin, project), guard_run(["hook"], stdin, project, GUARD_FAIL_CLOSED="1")):
+    for proc in (run_guard(["hook", "--fail-closed"], project, stdin=stdin, probe=True), run_guard(["hook"], project, stdin=stdin, env={"GUARD_FAIL_CLOSED": "1"}, probe=True)):
         assert "Traceback" not in proc.stderr
         if proc.returncode == 2:  # the event itself could not be read: exit 2 blocks whatever it was
             assert "malformed event" in proc.stderr and proc.stdout == ""
@@ -103,7 +101,7 @@ def test_a_malformed_event_blocks_under_fail_closed(project: Path, stdin: str) -
 def test_a_fail_closed_hook_blocks_a_malformed_call_to_its_tool(project: Path) -> None:
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_force_push\n")
     trust_config(project / "guard.yaml")
-    proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": {"name": "Bash"}}), project)
+    proc = run_guard(["hook"], project, stdin=json.dumps({**PRE, "tool_name": {"name": "Bash"}}), probe=True)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "field 'tool_name' must be a string" in out["permissionDecisionReason"]
 
@@ -111,7 +109,7 @@ def test_a_fail_closed_hook_blocks_a_malformed_call_to_its_tool(project: Path) -
 def test_a_lone_surrogate_is_judged_and_audited(project: Path) -> None:
     (project / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: policy:no_force_push\n")
     trust_config(project / "guard.yaml")
-    proc = guard_run(["hook"], '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force \\ud800"}}', project)
+    proc = run_guard(["hook"], project, stdin='{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force \\ud800"}}', probe=True)
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     import sqlite3
 
@@ -124,21 +122,21 @@ def test_a_config_typo_blocks_tool_calls_and_names_the_key(isolated_home: Path) 
     project = isolated_home / "fresh"  # never trusted: a config the user trusted keeps being enforced (test_trust.py)
     project.mkdir()
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: Bash\n      failur_mode: fail_closed\n      callable: policy:no_force_push\n")
-    proc = guard_run(["hook"], json.dumps({**PRE, "tool_name": "Read"}), project)
+    proc = run_guard(["hook"], project, stdin=json.dumps({**PRE, "tool_name": "Read"}), probe=True)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert proc.returncode == 0 and out["permissionDecision"] == "deny"
     assert "guard.yaml: hooks.PreToolUse[0].failur_mode" in out["permissionDecisionReason"] and "Traceback" not in proc.stderr
-    prompt = guard_run(["hook"], json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}), project)
+    prompt = run_guard(["hook"], project, stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}), probe=True)
     assert prompt.returncode == 0 and "failur_mode" in json.loads(prompt.stdout)["systemMessage"]  # not blocked, but shown
-    relaxed = guard_run(["hook"], json.dumps(PRE), project, GUARD_FAIL_OPEN="1")
+    relaxed = run_guard(["hook"], project, stdin=json.dumps(PRE), env={"GUARD_FAIL_OPEN": "1"}, probe=True)
     assert relaxed.returncode == 0 and "failur_mode" in json.loads(relaxed.stdout)["systemMessage"]
     assert "hookSpecificOutput" not in json.loads(relaxed.stdout)
 
 
 def test_no_config_allows_with_a_warning(isolated_home: Path) -> None:
-    proc = guard_run(["hook"], json.dumps(PRE), isolated_home)
+    proc = run_guard(["hook"], isolated_home, stdin=json.dumps(PRE), probe=True)
     assert proc.returncode == 0 and "no guard config found" in json.loads(proc.stdout)["systemMessage"]
-    check = guard_run(["check", "--tool", "Bash", "--input", "{}"], "", isolated_home)
+    check = run_guard(["check", "--tool", "Bash", "--input", "{}"], isolated_home, probe=True)
     assert check.returncode == 3 and "NOT JUDGED" in check.stdout and "no guard config found" in check.stderr
 
 
@@ -151,7 +149,7 @@ def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> No
         (project / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 60\n      failure_mode: {mode}\n      callable: policy:stuck\n")
         trust_config(project / "guard.yaml")
         started = time.monotonic()
-        proc = guard_run(["hook", "--deadline", "3"], json.dumps(PRE), project)
+        proc = run_guard(["hook", "--deadline", "3"], project, stdin=json.dumps(PRE), probe=True)
         assert time.monotonic() - started < 3.0, "guard answered after the client's timeout"
         out = json.loads(proc.stdout)
         assert out.get("hookSpecificOutput", {}).get("permissionDecision") == expected
@@ -161,18 +159,18 @@ def test_the_deadline_answers_before_the_client_kills_guard(project: Path) -> No
 
 @pytest.mark.slow
 def test_check_exit_codes_and_json(project: Path) -> None:
-    deny = guard_run(["check", "--tool", "Bash", "--input", '{"command": "git push --force"}', "--json"], "", project)
+    deny = run_guard(["check", "--tool", "Bash", "--input", '{"command": "git push --force"}', "--json"], project, probe=True)
     assert deny.returncode == 1
     body = json.loads(deny.stdout)
     assert body["decision"] == "deny" and body["hooks"][0]["type"] == "callable"
-    allow = guard_run(["check", "--tool", "Bash", "--input", '{"command": "git status"}'], "", project)
+    allow = run_guard(["check", "--tool", "Bash", "--input", '{"command": "git status"}'], project, probe=True)
     assert allow.returncode == 0 and "decision: allow" in allow.stdout
-    bad = guard_run(["check", "--tool", "Bash", "--input", "{oops"], "", project)
+    bad = run_guard(["check", "--tool", "Bash", "--input", "{oops"], project, probe=True)
     assert bad.returncode == 3 and "--input is not valid JSON" in bad.stderr
 
 
 def test_check_without_a_model_names_the_variables(project: Path) -> None:
-    proc = guard_run(["check", "--rule", "Deny deleting files", "--tool", "Bash", "--input", '{"command": "rm -rf ~"}'], "", project)
+    proc = run_guard(["check", "--rule", "Deny deleting files", "--tool", "Bash", "--input", '{"command": "rm -rf ~"}'], project, probe=True)
     assert proc.returncode == 3
     assert "GUARD_MODEL_QUICK" in proc.stderr
 
@@ -243,8 +241,8 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
     event = json.dumps({**PRE, "tool_input": {"command": "rm -rf ~/photos"}})
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)
-        miss = guard_run(["hook"], event, isolated_home, GUARD_API_BASE=stub.url)
-        hit = guard_run(["hook"], json.dumps({**json.loads(event), "session_id": "another-session"}), isolated_home, GUARD_API_BASE=stub.url)
+        miss = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url}, probe=True)
+        hit = run_guard(["hook"], isolated_home, stdin=json.dumps({**json.loads(event), "session_id": "another-session"}), env={"GUARD_API_BASE": stub.url}, probe=True)
         assert stub.calls == 1  # the second call (another session, same tool call) was a cache hit
     for proc in (miss, hit):
         assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
@@ -257,7 +255,7 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
 @pytest.mark.parametrize("args", [["hook", "--format", "windsurf"], ["hook", "--bogus"], ["hook", "--deadline", "abc"]])
 def test_a_broken_hook_command_blocks_instead_of_letting_calls_through(project: Path, args: list[str]) -> None:
     """A typo in the installed command line: exit 2, which every client reads as "block", with the reason on stderr."""
-    proc = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=json.dumps(PRE), capture_output=True, text=True, cwd=project, timeout=60)
+    proc = run_guard(args, project, stdin=json.dumps(PRE))
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip()
 
 
@@ -272,12 +270,12 @@ def test_a_locked_decision_cache_does_not_outlast_the_deadline(project: Path) ->
         "hooks:\n  PreToolUse:\n    - {id: strict, matcher: Bash, depth: quick, failure_mode: fail_closed, rule: Deny deletes.}\n"
     )
     trust_config(project / "guard.yaml")
-    guard_run(["hook"], json.dumps(PRE), project, GUARD_API_BASE="http://127.0.0.1:9/v1")  # creates cache.db
+    run_guard(["hook"], project, stdin=json.dumps(PRE), env={"GUARD_API_BASE": "http://127.0.0.1:9/v1"}, probe=True)  # creates cache.db
     lock = sqlite3.connect(project / "cache.db", isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")
     try:
         started = time.monotonic()
-        proc = guard_run(["hook", "--deadline", "4"], json.dumps(PRE), project, GUARD_API_BASE="http://127.0.0.1:9/v1")
+        proc = run_guard(["hook", "--deadline", "4"], project, stdin=json.dumps(PRE), env={"GUARD_API_BASE": "http://127.0.0.1:9/v1"}, probe=True)
         took = time.monotonic() - started
     finally:
         lock.rollback()
@@ -290,12 +288,12 @@ def test_a_locked_audit_log_does_not_turn_a_deny_into_the_failure_policy(project
     """The decision is made, its audit row cannot be written before the deadline: the watchdog answers that decision, not fail_open's allow."""
     import sqlite3
 
-    guard_run(["hook"], json.dumps(PRE), project)  # creates the audit log
+    run_guard(["hook"], project, stdin=json.dumps(PRE), probe=True)  # creates the audit log
     (log,) = (isolated_home.parent / "home" / ".local" / "state" / "guard").glob("projects/*/audit.db")
     lock = sqlite3.connect(log, isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")
     try:
-        proc = guard_run(["hook", "--deadline", "4"], json.dumps(PRE), project)
+        proc = run_guard(["hook", "--deadline", "4"], project, stdin=json.dumps(PRE), probe=True)
     finally:
         lock.rollback()
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stdout + proc.stderr

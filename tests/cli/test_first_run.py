@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import free_port
 from fixtures.importers import trapped_env
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -51,7 +51,7 @@ COMMANDS = {
 
 def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeout: float = 45) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+    done = run_guard(args, cwd, stdin=stdin, env=env, inherit_env=False, timeout=timeout)
     return done, time.monotonic() - started
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from test_cli_hook import POLICY, PRE, guard_run
+from fixtures.processes import run_guard
+from test_cli_hook import POLICY, PRE
 
 BROKEN = "\ndef broken(event):\n    raise RuntimeError('the policy service is down')\n"
 
@@ -23,7 +24,7 @@ def project(isolated_home: Path) -> Path:
 
 
 def decision(project: Path, command: str, *flags: str) -> str:
-    proc = guard_run(["hook", "--format", "claude", *flags], json.dumps({**PRE, "tool_input": {"command": command}}), project)
+    proc = run_guard(["hook", "--format", "claude", *flags], project, stdin=json.dumps({**PRE, "tool_input": {"command": command}}))
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"])
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 from fixtures.terminal import at_terminal
 
 from guard.testing.openai_stub import Reply, StubServer
@@ -26,9 +27,7 @@ SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 
 def guard(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     """A fresh guard process with no controlling terminal (as an agent's tool call runs it)."""
-    environ = {**os.environ, "PYTHONPATH": SOURCE_ROOT, **env}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, env=environ, timeout=120, start_new_session=True)
+    return run_guard(list(args), cwd, stdin=stdin, env=env, no_terminal=True)
 
 
 def event(client: str, tool: str, tool_input: dict[str, Any], cwd: Path) -> str:

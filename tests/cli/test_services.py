@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 from guard.server.autostart import write_state
 from guard.testing.openai_stub import Reply, StubServer
 
 
 def guard(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=120)
+    return run_guard(args, cwd, stdin=stdin, env=env)
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("allow", "fine"))]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.processes import SOURCE_ROOT, guard_run, modules, run_guard
+from fixtures.processes import SOURCE_ROOT, modules, run_guard
 
 #: The org's rule: a shell command naming "rm " is denied (a command hook: no model needed to show who wins).
 ORG = """serial: 5
@@ -175,8 +175,8 @@ def test_a_hook_verifies_once_and_no_org_key_costs_no_import(org_policy, write_c
     assert not _crypto_loaded(isolated_home), "the same policy again: its verification is on record"
     write_config("hooks: {}\n")  # nothing of the project's matches a Read, nor does the org's Bash rule
     read = json.dumps({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "x"}, "cwd": str(isolated_home)})
-    guard_run(["hook"], read, isolated_home)  # compiles the new config's snapshot
-    assert modules(guard_run(["hook"], read, isolated_home)) == [], "under an org policy a no-match call still loads nothing heavy"
+    run_guard(["hook"], isolated_home, stdin=read, probe=True)  # compiles the new config's snapshot
+    assert modules(run_guard(["hook"], isolated_home, stdin=read, probe=True)) == [], "under an org policy a no-match call still loads nothing heavy"
     org.sign(ORG.replace("serial: 5", "serial: 7"))
     assert _crypto_loaded(isolated_home), "a new policy is verified again"
 

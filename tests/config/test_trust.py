@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 from fixtures.terminal import at_terminal
 
 TREE = str(Path(__file__).resolve().parents[2])
@@ -24,8 +25,7 @@ FETCH = {"url": "https://example.com"}
 
 def guard(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     """A real ``guard`` process on this tree."""
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": TREE, **env}, timeout=120, check=False)
+    return run_guard(args, cwd, stdin=stdin, env=env)
 
 
 def claude(cwd: Path, tool: str, tool_input: dict[str, Any], *, event: str = "PreToolUse", **env: str) -> tuple[str, str, str]:

@@ -6,21 +6,19 @@ Custom events stay possible, declared on purpose under ``custom_events:``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.processes import run_guard
 
 SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 EVENT = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
 
 def guard(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, timeout=120, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+    return run_guard(args, cwd, stdin=stdin, env={"PYTHONPATH": SOURCE_ROOT})
 
 
 @pytest.mark.slow

@@ -9,12 +9,11 @@ process an event pointing at it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,12 +28,7 @@ def plant(folder: Path, script: str, body: str) -> None:
 
 
 def guard_hook(args: list[str], event: dict[str, object], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
-    environ |= {"PYTHONPATH": str(REPO), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "guard.cli.main", "hook", *args],
-        input=json.dumps(event), capture_output=True, text=True, cwd=cwd, env=environ, timeout=60,
-    )
+    return run_guard(["hook", *args], cwd, stdin=json.dumps(event), env={"CLAUDE_PROJECT_DIR": None, **env})
 
 
 def bash_event(cwd: Path) -> dict[str, object]:

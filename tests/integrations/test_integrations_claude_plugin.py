@@ -55,8 +55,7 @@ def test_the_installed_plugin_denies_a_call_in_the_real_claude_code(tmp_path: Pa
     trust_config(project / "guard.yaml")
     (project / "guard_test_policy.py").write_text(POLICY)
     env = {"PYTHONPATH": os.pathsep.join([str(project), str(Path(guard.__file__).resolve().parents[1])])}
-    installed = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", "claude", "--plugin", "--scope", "project"], cwd=project,
-                               env={**CLAUDE.env("http://127.0.0.1:9", home, env), "GUARD_CLAUDE_BIN": str(binary)}, capture_output=True, text=True, timeout=240)
+    installed = run_guard(["install", "claude", "--plugin", "--scope", "project"], project, env={**CLAUDE.env("http://127.0.0.1:9", home, env), "GUARD_CLAUDE_BIN": str(binary)}, inherit_env=False, timeout=240)
     assert installed.returncode == 0, installed.stderr
     assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())  # the plugin carries the hooks
     victim, marker = project / "victim", project / "ran"
@@ -115,11 +114,9 @@ def test_doctor_fails_when_an_enabled_plugin_cannot_reach_guard(isolated_home: P
     home = isolated_home.parent / "home"
     env = {**os.environ, **no_guard_env(home), "PYTHONPATH": str(Path(guard.__file__).resolve().parents[1])}
     env.pop("GUARD_BIN", None)
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"], capture_output=True, text=True,
-                          cwd=isolated_home, env=env, timeout=120)
+    done = run_guard(["doctor", "--model-timeout", "1"], isolated_home, env=env, inherit_env=False)
     assert done.returncode == 1 and "guard is ready" not in done.stdout
     assert "claude plugin (project)" in done.stdout and "its hook finds no guard" in done.stdout, done.stdout
 
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"], capture_output=True, text=True,
-                          cwd=isolated_home, env={**env, "GUARD_BIN": sys.executable}, timeout=120)
+    done = run_guard(["doctor", "--model-timeout", "1"], isolated_home, env={**env, "GUARD_BIN": sys.executable}, inherit_env=False)
     assert f"its hook runs {sys.executable}" in done.stdout, done.stdout

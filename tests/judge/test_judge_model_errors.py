@@ -8,11 +8,10 @@ not priced as if it were the provider.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
+from fixtures.processes import run_guard
 
 from guard.core.errors import JudgeError, JudgeUnavailable
 from guard.judge.model import RetryPolicy, complete
@@ -100,11 +99,7 @@ def test_guard_check_sends_an_anthropic_model_to_the_api_base(tmp_path: os.PathL
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes the home directory")
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {"GUARD_API_BASE": stub.url}
-        done = subprocess.run(
-            [sys.executable, "-m", "guard.cli.main", "check", "--rule", "Deny deleting files outside the project",
-             "--model", "anthropic/claude-haiku-4-5", "--tool", "Bash", "--input", '{"command": "rm -rf ~/"}'],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-        )
+        done = run_guard(["check", "--rule", "Deny deleting files outside the project", "--model", "anthropic/claude-haiku-4-5", "--tool", "Bash", "--input", '{"command": "rm -rf ~/"}'], tmp_path, env=env, inherit_env=False)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "decision: deny" in done.stdout
     assert [body["model"] for body in stub.requests] == ["anthropic/claude-haiku-4-5"]

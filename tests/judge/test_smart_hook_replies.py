@@ -12,12 +12,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 from guard.judge.reply_limit import MAX_REPLY_BYTES
 from guard.testing.openai_stub import Reply, StubServer
@@ -37,8 +37,7 @@ def hook(stub: StubServer, cwd: Path, stdin: str, *, fmt: str = "claude", **env:
     environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {
         "PYTHONPATH": SOURCE_ROOT, "GUARD_API_BASE": stub.url, "GUARD_MODEL_QUICK": "openai/stub-quick",
         "GUARD_MODEL_THOROUGH": "openai/stub-thorough", "OPENAI_API_KEY": KEY, **env}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", fmt], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, env=environ, timeout=120)
+    return run_guard(["hook", "--format", fmt], cwd, stdin=stdin, env=environ, inherit_env=False)
 
 
 def audit_rows(cwd: Path) -> list[dict[str, Any]]:

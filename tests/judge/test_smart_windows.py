@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import trust_config
 from fixtures.judge import FAST_RETRY, bash_event, context, settings_for, smart_spec
+from fixtures.processes import run_guard
 
 from guard.core.decision import HookResult
 from guard.core.errors import JudgeUnavailable
@@ -71,7 +70,7 @@ def part_of(body: dict[str, Any]) -> int:
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=180)
+    return run_guard(args, cwd, stdin=stdin, env=env, timeout=180)
 
 
 @pytest.mark.slow

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -51,12 +50,10 @@ def test_a_cached_allow_does_not_let_a_write_to_guard_yaml_through(isolated_home
         stub.default = Reply.verdict("allow", "harmless", confidence=0.99)
         _seed_allow(event, stub.url)
         env = {**os.environ, "PYTHONPATH": SOURCE_ROOT, "GUARD_API_BASE": stub.url}
-        proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True,
-                              text=True, cwd=isolated_home, env=env, timeout=60)
+        proc = run_guard(["hook"], isolated_home, stdin=json.dumps(event), env=env, inherit_env=False)
         control = {**event, "tool_input": {"command": "printf 'hello\\n' > notes.txt"}}
         _seed_allow(control, stub.url)
-        allowed = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(control), capture_output=True,
-                                 text=True, cwd=isolated_home, env=env, timeout=60)
+        allowed = run_guard(["hook"], isolated_home, stdin=json.dumps(control), env=env, inherit_env=False)
         assert stub.calls == 0, "the cached verdicts were not used: this test would not exercise the fast path"
     output = json.loads(proc.stdout or "{}").get("hookSpecificOutput", {})
     assert output.get("permissionDecision") == "deny", f"the cached allow let a write to guard.yaml through: {proc.stdout!r} {proc.stderr}"

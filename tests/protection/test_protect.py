@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 import guard
 from guard.config import load_config
@@ -172,10 +173,7 @@ def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     """With another hook that must run (a command hook on Write), the engine runs the rule beside it."""
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")
     trust_config(project / "guard.yaml")
-    proc = subprocess.run(
-        [sys.executable, "-m", "guard.cli.main", "check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"],
-        capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": TREE}, timeout=60, check=False,
-    )
+    proc = run_guard(["check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"], project, env={"PYTHONPATH": TREE})
     body = json.loads(proc.stdout)
     assert body["decision"] == "deny", proc.stderr
     assert {h["id"]: h["decision"] for h in body["hooks"]} == {HOOK_ID: "deny", "log-writes": None}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 
 import guard
 
@@ -36,10 +36,7 @@ def run_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any], 
     """(denied, what guard said, seconds) for one call through ``guard hook --format CLIENT`` as the client runs it."""
     payload = CLIENTS[client](str(project), tool, tool_input)
     started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "guard.cli.main", "hook", "--format", client, *extra], input=json.dumps(payload), capture_output=True,
-        text=True, cwd=project, env={**os.environ, "PYTHONPATH": TREE}, timeout=120, check=False,
-    )
+    proc = run_guard(["hook", "--format", client, *extra], project, stdin=json.dumps(payload), env={"PYTHONPATH": TREE})
     elapsed = time.monotonic() - started
     said = proc.stdout + proc.stderr
     assert "Traceback" not in said, said

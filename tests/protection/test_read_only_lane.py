@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.processes import run_guard
 
 from guard.core.errors import ConfigError
 from guard.datasets import load_cases
@@ -41,9 +41,7 @@ pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub"
 
 
 def guard(args: list[str], project: Path, stub: StubServer, event: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TREE), "GUARD_API_BASE": stub.url}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=None if event is None else json.dumps(event),
-                          capture_output=True, text=True, cwd=project, env=env, timeout=120, check=False)
+    return run_guard(args, project, stdin=None if event is None else json.dumps(event), env={"GUARD_API_BASE": stub.url})
 
 
 def tool_call(project: Path, command: str, tool: str = "Bash") -> dict[str, Any]:

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
+from fixtures.processes import SOURCE_ROOT, run_guard
 
 #: A command hook that denies whatever reaches it: what is under test is which calls reach it.
 DENY_ALL = 'echo "caught by {id}" >&2; exit 2'
@@ -54,14 +52,7 @@ def denied_by(client: str, proc: subprocess.CompletedProcess[str]) -> str | None
 
 def hook(client: str, tool: str, tool_input: dict[str, Any], cwd: Path) -> subprocess.CompletedProcess[str]:
     event = json.dumps(payload(client, tool, tool_input, cwd))
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", client], input=event,
-                          capture_output=True, text=True, cwd=cwd, timeout=60, env=_env())
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return {**os.environ, "PYTHONPATH": SOURCE_ROOT}
+    return run_guard(["hook", "--format", client], cwd, stdin=event)
 
 
 SHELL = [("claude", "Bash"), ("codex", "Bash"), ("devin", "exec"), ("gemini", "run_shell_command"), ("copilot", "bash")]
@@ -141,11 +132,9 @@ def test_a_misspelt_action_is_a_config_error_that_blocks_and_says_what_was_meant
 @pytest.mark.slow
 def test_guard_check_and_doctor_name_a_matcher_no_client_has(write_config: Any) -> None:
     project = write_config(config(("no-shell", "Bsh"))).parent
-    check = subprocess.run([sys.executable, "-m", "guard.cli.main", "check", "--tool", "Bash", "--input", '{"command": "ls"}'],
-                           capture_output=True, text=True, cwd=project, timeout=60, env=_env())
+    check = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], project)
     assert "hook no-shell" in check.stderr and "'Bsh' is no known tool of any client; did you mean bash?" in check.stderr
-    doctor = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"], capture_output=True,
-                            text=True, cwd=project, timeout=120, env=_env())
+    doctor = run_guard(["doctor", "--model-timeout", "1"], project)
     assert "matcher: hook no-shell" in doctor.stdout and "did you mean bash?" in doctor.stdout, doctor.stdout
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import trust_config
 from fixtures.browser import start_view
+from fixtures.processes import run_guard
 from fixtures.session import TREE, bash_event, decision_of, hook, stub_judging
 
 from guard.testing.openai_stub import Reply, StubServer
@@ -144,22 +144,18 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
 def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "doctor"], capture_output=True, text=True, cwd=isolated_home,
-                          env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, timeout=120, check=False)
+    done = run_guard(["doctor"], isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
     assert "1 rule in shadow mode" in done.stdout and "no-deletes (pre_tool_use, Bash)" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_shadow_mode_typo_names_the_file_and_key(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(config("http://127.0.0.1:9", mode="shadwo"))
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "check", "--tool", "Bash", "--input", '{"command": "ls"}'],
-                          capture_output=True, text=True, cwd=isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)},
-                          timeout=120, check=False)
+    done = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
     assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 def guard_cli(args: list[str], cwd: Path, judge: StubServer) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(cwd), "GUARD_API_BASE": judge.url}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=180, check=False)
+    return run_guard(args, cwd, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GUARD_API_BASE": judge.url}, inherit_env=False)
 
 
 @pytest.mark.slow

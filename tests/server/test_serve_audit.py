@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.processes import run_guard
 from test_serve_process import ServeProcess, serve  # noqa: F401 (fixture)
 
 from guard.server.client import send_event
@@ -57,7 +58,6 @@ def test_the_services_batches_and_hook_processes_beside_it_chain_into_one_intact
     """The batch writer and ``guard hook`` processes write one log at once: one chain, no gap, nothing unsealed."""
     import json
     import os
-    import subprocess
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
@@ -66,8 +66,7 @@ def test_the_services_batches_and_hook_processes_beside_it_chain_into_one_intact
 
     def via_hook(n: int) -> None:
         event = json.dumps({**LS, "tool_input": {"command": f"rm {n}"}})
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=event, capture_output=True, text=True,
-                              cwd=serve.workdir, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(serve.workdir), *sys.path])}, timeout=60)
+        done = run_guard(["hook"], serve.workdir, stdin=event, env={"PYTHONPATH": os.pathsep.join([str(serve.workdir), *sys.path])})
         assert done.returncode == 0 and "deny" in done.stdout, done.stderr
 
     with ThreadPoolExecutor(8) as pool:

@@ -15,7 +15,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import service_auth
 from fixtures.judge import bash_event
-from fixtures.processes import SOURCE_ROOT
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -24,8 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "
 
 def guard(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
     """A guard process of the tree under test (wherever guard is installed)."""
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": SOURCE_ROOT, **env}, timeout=120)
+    return run_guard(args, cwd, stdin=stdin, env=env)
 
 
 def wait_for_state(folder: Path, *, timeout: float = 90.0) -> dict:

@@ -6,8 +6,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import start_serve
 from fixtures.judge import bash_event
+from fixtures.processes import run_guard
 
 from guard.server.client import send_event
 from guard.testing.openai_stub import Reply, StubServer
@@ -29,7 +28,7 @@ CONFIG = (
 
 
 def cache_stats(project: Path, env: dict[str, str]) -> dict[str, int]:
-    out = subprocess.run([sys.executable, "-m", "guard.cli.main", "cache", "stats", "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    out = run_guard(["cache", "stats", "--json"], project, env=env, inherit_env=False)
     assert out.returncode == 0, out.stderr
     stats: dict[str, int] = json.loads(out.stdout)
     return stats

@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -22,6 +21,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import free_port, service_auth
 from fixtures.judge import bash_event
+from fixtures.processes import run_guard
 from fixtures.session import decision_of, hook, prompt_event, said, session_of, tool_event
 from test_serve_autostart import wait_for_state
 from test_state_trust import verdict
@@ -42,8 +42,7 @@ pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home fold
 
 def guard_hook(cwd: Path, event: dict[str, Any], **env: str) -> subprocess.CompletedProcess[str]:
     """``guard hook`` as ``guard install`` writes it (``-P``: the project's folder is not on its path)."""
-    return subprocess.run([sys.executable, "-P", "-m", "guard.cli.main", "hook", "--format", "claude"], input=json.dumps(event), capture_output=True,
-                          text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": TREE, **env}, timeout=120, check=False)
+    return run_guard(["hook", "--format", "claude"], cwd, stdin=json.dumps(event), env=env, safe_path=True)
 
 
 @pytest.mark.slow

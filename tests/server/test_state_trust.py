@@ -13,7 +13,6 @@ import signal
 import sqlite3
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,23 +24,17 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import free_port
 from fixtures.judge import bash_event
+from fixtures.processes import run_guard
 
-import guard
 from guard.cache.redis import RedisCache
 from guard.storage.secret import secret_path
 from guard.testing.openai_stub import Reply, StubServer
 
-TREE = str(Path(guard.__file__).resolve().parents[1])
 SMART = (
     "models: {quick: openai/stub-quick}\n"
     "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
     "      rule: Deny shell commands that delete files outside the project.\n"
 )
-
-
-def guard_run(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": TREE, **env}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=environ, timeout=120, check=False)
 
 
 def verdict(proc: subprocess.CompletedProcess[str]) -> str:
@@ -56,7 +49,7 @@ pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home fold
 def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")
-    guard_run(["hook"], isolated_home, json.dumps(bash_event("rm -rf ~/photos")), GUARD_API_BASE=stub.url)
+    run_guard(["hook"], isolated_home, stdin=json.dumps(bash_event("rm -rf ~/photos")), env={"GUARD_API_BASE": stub.url})
     secret = isolated_home.parent / "home/.config/guard/secret"
     assert secret_path() == secret and stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
@@ -68,8 +61,8 @@ def test_a_cache_row_rewritten_from_deny_to_allow_is_judged_again(isolated_home:
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("rm -rf ~/photos"))
-    assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "deny"
-    assert verdict(guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)) == "deny"
+    assert verdict(run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})) == "deny"
+    assert verdict(run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})) == "deny"
     assert stub.calls == 1  # the second was a cache hit
 
     path = isolated_home.parent / "home/.cache/guard/cache.db"  # out of the project tree
@@ -81,10 +74,10 @@ def test_a_cache_row_rewritten_from_deny_to_allow_is_judged_again(isolated_home:
     db.commit()
     db.close()
 
-    again = guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)
+    again = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})
     assert verdict(again) == "deny" and stub.calls == 2  # judged again, not served from the forged row
     assert "fails its seal" in again.stderr
-    stats = json.loads(guard_run(["cache", "stats", "--json"], isolated_home).stdout)
+    stats = json.loads(run_guard(["cache", "stats", "--json"], isolated_home).stdout)
     assert stats["tampered"] == 1 and stats["entries"] == 1
 
 
@@ -112,7 +105,7 @@ def test_an_emptied_or_forged_snapshot_does_not_drop_the_rules(isolated_home: Pa
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: no-bash\n      matcher: Bash\n      command: 'echo no shell here >&2; exit 2'\n")
     trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("ls"))
-    assert verdict(guard_run(["hook"], isolated_home, event)) == "deny"
+    assert verdict(run_guard(["hook"], isolated_home, stdin=event)) == "deny"
     [snapshot] = (isolated_home.parent / "home/.cache/guard/config").glob("*.json")
     mac, _, body = snapshot.read_text().partition("\n")
     data = json.loads(body)
@@ -121,7 +114,7 @@ def test_an_emptied_or_forged_snapshot_does_not_drop_the_rules(isolated_home: Pa
         snapshot.write_text(f"{mac}\n{json.dumps(data)}")
     else:
         snapshot.write_text(json.dumps(data))
-    proc = guard_run(["hook"], isolated_home, event)
+    proc = run_guard(["hook"], isolated_home, stdin=event)
     assert verdict(proc) == "deny"
     assert json.loads(snapshot.read_text().partition("\n")[2])["specs"]  # parsed again from guard.yaml and re-sealed
 
@@ -203,14 +196,14 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
     # control: a state file sealed with the user's secret is read (the attacker is asked), but the answer of a service
     # that cannot prove it holds this user's key is not believed: judged in-process
     write_state(path, attacker, os.getpid())
-    control = guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)
+    control = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})
     assert verdict(control) == "deny" and _AllowAll.requests == 1 and "does not prove it came from guard serve" in control.stderr
     _stop_started_service(path)
 
     for forged in ({"url": attacker, "pid": os.getpid()}, {"url": attacker, "pid": os.getpid(), "mac": "0" * 64}):
         path.write_text(json.dumps(forged))
         try:
-            proc = guard_run(["hook"], isolated_home, event, GUARD_API_BASE=stub.url)
+            proc = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})
         finally:
             _stop_started_service(path)
         assert verdict(proc) == "deny" and _AllowAll.requests == 1, proc.stderr  # judged in-process; the attacker heard nothing

@@ -232,7 +232,7 @@ def test_the_record_is_sealed_in_guards_state(isolated_home: Path, stub: StubSer
 def test_a_run_answered_without_the_model_loads_nothing_heavy(isolated_home: Path, stub: StubServer, project: Path) -> None:
     """The record is read and the project walked on the guard hook fast path: a hit, or an earlier judgement of the same
     code, still loads none of the model stack (tests/fixtures/processes.py HEAVY)."""
-    from fixtures.processes import guard_run, modules
+    from fixtures.processes import modules
 
     (project / "job.py").write_text("print('job')\n")
     agent = Agent(isolated_home, stub, project)
@@ -241,7 +241,7 @@ def test_a_run_answered_without_the_model_loads_nothing_heavy(isolated_home: Pat
     asked = stub.calls
     for command in ("python3 job.py", "python job.py 2>&1"):  # a cache hit, then the same code in another spelling
         event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(project)}
-        proc = guard_run(["hook"], json.dumps(event), isolated_home, GUARD_API_BASE=stub.url)
+        proc = run_guard(["hook"], isolated_home, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}, probe=True)
         assert proc.returncode == 0 and not proc.stdout.strip(), proc.stderr
         assert modules(proc) == [], command
     assert stub.calls == asked

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
 from fixtures.cache import free_port
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import StubServer
 
@@ -22,7 +22,7 @@ SMART = "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no
 
 def guard(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": str(REPO), **env}
-    return subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=environ, timeout=180)
+    return run_guard(args, cwd, env=environ, inherit_env=False, timeout=180)
 
 
 def lines(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:

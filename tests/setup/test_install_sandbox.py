@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from fixtures.processes import run_guard
 
 SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 CONFIG = "audit: {path: .guard/audit.db}\nhooks:\n  PreToolUse:\n    - id: anything\n      command: \"cat > /dev/null\"\n"
@@ -26,7 +27,7 @@ CODEX = Path(__file__).resolve().parents[2] / ".e2e" / "node_modules" / ".bin" /
 
 def guard(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": SOURCE_ROOT, **env}
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], capture_output=True, text=True, cwd=project, env=environ, timeout=120)
+    done = run_guard(args, project, env=environ, inherit_env=False)
     assert "Traceback" not in done.stderr, done.stderr
     return done
 

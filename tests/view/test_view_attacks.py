@@ -22,6 +22,7 @@ from conftest import trust_config
 from fixtures.browser import start_view
 from fixtures.cache import start_listening, start_serve
 from fixtures.eval import case_rows, write_dataset, write_suite_config
+from fixtures.processes import run_guard
 
 from guard.audit import REDACTED
 from guard.testing.openai_stub import StubServer
@@ -48,7 +49,7 @@ def _get(url: str, timeout: float = 20.0, headers: dict[str, str] | None = None,
 def _hook(folder: Path, tool_input: dict[str, object]) -> None:
     event = {"hook_event_name": "PreToolUse", "session_id": "s-attack", "tool_name": "Bash", "tool_input": tool_input}
     env = {**os.environ, "GUARD_CONFIG": str(folder / "guard.yaml")}
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=folder, timeout=60)
+    done = run_guard(["hook"], folder, stdin=json.dumps(event), env=env, inherit_env=False)
     assert done.returncode in (0, 2), done.stderr
 
 
@@ -286,7 +287,7 @@ def test_hostile_session_tool_and_reason_arrive_live_as_text(tmp_path: Path, pag
         page.goto(url + "/decisions")
         event = {"hook_event_name": "PreToolUse", "session_id": HOSTILE, "tool_name": HOSTILE, "tool_input": {"command": HOSTILE}}
         env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
-        subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        run_guard(["hook"], tmp_path, stdin=json.dumps(event), env=env, inherit_env=False)
         row = page.locator("tbody#rows tr.fresh")
         row.wait_for(timeout=15_000)
         assert HOSTILE in row.inner_text() and "<img" in row.locator("td.reason").inner_text()  # the reason echoes the event

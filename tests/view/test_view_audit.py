@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import run_guard
 from starlette.testclient import TestClient
 
 from guard.audit import REDACTED, AuditLog
@@ -165,14 +166,12 @@ def test_no_audit_log_yet_is_an_empty_page_not_an_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["claude", "gemini"])
 def test_guard_hook_records_its_client_format(tmp_path: Path, fmt: str) -> None:
     import os
-    import subprocess
-    import sys
 
     (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
     trust_config(tmp_path / "guard.yaml")
     event = {"hook_event_name": "PreToolUse" if fmt == "claude" else "BeforeTool", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}
     env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", fmt], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    done = run_guard(["hook", "--format", fmt], tmp_path, stdin=json.dumps(event), env=env, inherit_env=False)
     assert done.returncode == 0, done.stderr
     [row] = AuditLog(tmp_path / "audit.db").tail()
     assert row["client"] == fmt and row["judged"] == 1
@@ -209,8 +208,6 @@ def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: P
 def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guard_hook_and_searched_by_scanning(tmp_path: Path) -> None:
     """SQLite before 3.34 (Ubuntu 20.04, RHEL 8) has no trigram tokenizer: the log must still be written, and search must still find."""
     import os
-    import subprocess
-    import sys
     import urllib.parse
     import urllib.request
 
@@ -222,7 +219,7 @@ def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guar
 
     def hook(command: str) -> None:
         event = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": command}}
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        done = run_guard(["hook"], tmp_path, stdin=json.dumps(event), env=env, inherit_env=False)
         assert done.returncode == 0 and "audit" not in done.stderr, done.stderr
 
     hook("ls first")

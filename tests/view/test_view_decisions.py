@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import pytest
 from conftest import trust_config
 from fixtures.browser import screenshot, start_view
+from fixtures.processes import run_guard
 
 from guard.audit import AuditLog
 
@@ -41,7 +40,7 @@ class Workspace:
         """Run ``guard hook`` as a client would; the answer it printed."""
         event = {"hook_event_name": "PreToolUse", "session_id": session, "tool_name": tool, "tool_input": {"command": command}, "cwd": str(self.folder)}
         env = {**os.environ, "GUARD_CONFIG": str(self.folder / "guard.yaml")}
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", fmt], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=self.folder, timeout=60)
+        done = run_guard(["hook", "--format", fmt], self.folder, stdin=json.dumps(event), env=env, inherit_env=False)
         assert done.returncode in (0, 2), done.stderr
         return json.loads(done.stdout) if done.stdout.strip() else {}
 

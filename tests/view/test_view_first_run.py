@@ -23,6 +23,7 @@ from conftest import trust_config
 from fixtures.browser import screenshot, start_view
 from fixtures.cache import free_port, service_auth, start_serve
 from fixtures.eval import write_dataset, write_suite_config
+from fixtures.processes import run_guard
 
 from guard.audit import AuditLog
 from guard.testing.openai_stub import StubServer, keyword_policy
@@ -46,8 +47,7 @@ LOCAL_TIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
 def hook(folder: Path, command: str, **env: str) -> None:
     event = {"hook_event_name": "PreToolUse", "session_id": "sess-0123456789abcdef", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(folder)}
-    done = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook", "--format", "claude", "--deadline", "20"], input=json.dumps(event),
-                          capture_output=True, text=True, cwd=folder, env={**os.environ, "GUARD_CONFIG": str(folder / "guard.yaml"), **env}, timeout=90)
+    done = run_guard(["hook", "--format", "claude", "--deadline", "20"], folder, stdin=json.dumps(event), env={"GUARD_CONFIG": str(folder / "guard.yaml"), **env}, timeout=90)
     assert done.returncode == 0, done.stderr
 
 
@@ -113,8 +113,7 @@ def test_eval_runs_and_decisions_show_time_the_same_way(tmp_path: Path, page: An
     with StubServer() as stub:
         stub.responder = keyword_policy
         config = write_suite_config(tmp_path / "suite.yaml", stub.url)
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "eval", str(write_dataset(tmp_path / "shell.jsonl")), "--config", str(config),
-                               "--out", str(tmp_path / "runs" / "one"), "--no-progress"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        done = run_guard(["eval", str(write_dataset(tmp_path / "shell.jsonl")), "--config", str(config), "--out", str(tmp_path / "runs" / "one"), "--no-progress"], tmp_path, timeout=300)
         assert done.returncode == 0, done.stderr
     (tmp_path / "guard.yaml").write_text(CONFIG % free_port())
     trust_config(tmp_path / "guard.yaml")
