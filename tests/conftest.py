@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-#: The shared fixtures (tests/fixtures/): one stub model, one guard subprocess runner, the services tests start.
+#: The shared fixtures (tests/fixtures/): one stub model, one guard process runner (processes.run_guard), one in-process
+#: guard CLI (guard_cli), one project folder (project), the services tests start.
 pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
 pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "eval", "importers", "integration", "judge", "org", "postgres", "session", "system", "terminal", "webhook")]
 
@@ -101,6 +102,32 @@ def write_config(isolated_home: Path):  # type: ignore[no-untyped-def]
         return path
 
     return write
+
+
+@pytest.fixture
+def project(request: pytest.FixtureRequest, isolated_home: Path, write_config: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's project: its working folder, holding what ``@pytest.mark.project(...)`` on the test or module names.
+
+    ``files`` ({relative path: text}) are written first; ``config`` is the guard.yaml, trusted unless
+    ``trusted=False`` (a callable gets the ``stub`` fixture and returns the text, for a config naming the stub's
+    URL); ``importable=True`` puts the folder on this process's ``sys.path`` for a callable hook an in-process gate
+    imports (a guard process finds it through PYTHONPATH). A module that needs more (an install, a first hook call)
+    extends it with a fixture of the same name that takes ``project``.
+    """
+    marker = request.node.get_closest_marker("project")
+    options = marker.kwargs if marker else {}
+    for name, text in options.get("files", {}).items():
+        path = isolated_home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    config = options.get("config")
+    if callable(config):
+        config = config(request.getfixturevalue("stub"))
+    if config is not None:
+        write_config(config, trusted=options.get("trusted", True))
+    if options.get("importable"):
+        monkeypatch.syspath_prepend(str(isolated_home))
+    return isolated_home
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import trust_config
 from fixtures.processes import POLICY, run_guard
 
 REQUEST = {"session_id": "c1", "turn_id": "t1", "hook_event_name": "PermissionRequest", "cwd": "/tmp", "model": "gpt-5",
@@ -22,14 +21,8 @@ REQUEST = {"session_id": "c1", "turn_id": "t1", "hook_event_name": "PermissionRe
 DECISION_FIELDS = {"behavior", "message", "interrupt", "updatedInput", "updatedPermissions"}
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "policy.py").write_text(POLICY)
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PermissionRequest:\n    - id: no-force-push\n      matcher: Bash\n"
-                                              "      callable: policy:no_force_push\n    - id: dry-run\n      matcher: Bash\n"
-                                              "      callable: policy:dry_run\n")
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
+pytestmark = pytest.mark.project(files={"policy.py": POLICY}, config="hooks:\n  PermissionRequest:\n    - id: no-force-push\n      matcher: Bash\n"
+                                 "      callable: policy:no_force_push\n    - id: dry-run\n      matcher: Bash\n      callable: policy:dry_run\n")
 
 
 def test_a_denied_approval_is_a_deny_behavior_with_the_reason(project: Path) -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import trust_config
 from fixtures.processes import run_guard
 
 POLICY = """
@@ -78,12 +77,7 @@ def documented(event: str, **fields: Any) -> dict[str, Any]:
             "cursor_version": "2.1.46", "workspace_roots": ["/path/to/project"], "user_email": "user@example.com", **fields}
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "policy.py").write_text(POLICY)
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
+pytestmark = pytest.mark.project(files={"policy.py": POLICY}, config=CONFIG)
 
 
 def cursor_hook(project: Path, payload: dict[str, Any] | str) -> tuple[int, dict[str, Any], str]:

@@ -21,10 +21,10 @@ from conftest import trust_config
 from fixtures.browser import start_view
 from fixtures.processes import SOURCE_ROOT, run_guard
 
-pytestmark = pytest.mark.slow  # every test writes its log through real guard hook processes
-
 CONFIG = "audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
 POLICY = "import guard\n\ndef no_force_push(event):\n    if '--force' in event.tool_input.get('command', ''):\n        return guard.deny('force-push rewrites shared history')\n"
+#: every test writes its log through real guard hook processes
+pytestmark = [pytest.mark.slow, pytest.mark.project(files={"policy.py": POLICY}, config=CONFIG)]
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
@@ -55,12 +55,6 @@ def tamper(project: Path, *statements: str) -> None:
             db.execute(statement)
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "policy.py").write_text(POLICY)
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
 
 
 @pytest.fixture

@@ -12,15 +12,8 @@ from fixtures.processes import HEAVY, POLICY, SOURCE_ROOT, guard_modules, module
 PRE = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}, "cwd": "/tmp"}
 
 
-
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "policy.py").write_text(POLICY)
-    (isolated_home / "guard.yaml").write_text(
-        "hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
-    )
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
+pytestmark = pytest.mark.project(files={"policy.py": POLICY},
+                                 config="hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n")
 
 
 def test_callable_hook_denies_in_claude_format(project: Path) -> None:

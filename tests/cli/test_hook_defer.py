@@ -6,21 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import trust_config
 from fixtures.processes import run_guard
 from test_cli_hook import POLICY, PRE
 
 BROKEN = "\ndef broken(event):\n    raise RuntimeError('the policy service is down')\n"
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "policy.py").write_text(POLICY + BROKEN)
-    (isolated_home / "guard.yaml").write_text(
-        "hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
-        "    - id: lookup\n      matcher: Bash\n      callable: policy:broken\n      failure_mode: fail_closed\n")
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
+pytestmark = pytest.mark.project(files={"policy.py": POLICY + BROKEN},
+                                 config="hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
+                                        "    - id: lookup\n      matcher: Bash\n      callable: policy:broken\n      failure_mode: fail_closed\n")
 
 
 def decision(project: Path, command: str, *flags: str) -> str:

@@ -40,33 +40,33 @@ pytestmark = pytest.mark.stub(responder=strict_policy)
 
 
 @pytest.fixture
-def project(tmp_path: Path, stub: StubServer) -> dict[str, Path]:
+def ci_suite(tmp_path: Path, stub: StubServer) -> dict[str, Path]:
     rows = case_rows(RISKY, "deny", "risky") + case_rows(BENIGN, "allow", "benign") + case_rows(KNOWN_WRONG, "deny", "known")
     return {"dataset": write_dataset(tmp_path / "rules.jsonl", rows), "config": write_suite_config(tmp_path / "guard.yaml", stub.url), "root": tmp_path}
 
 
-def _eval(project: dict[str, Path], out: str, *extra: str) -> int:
-    return main(["eval", str(project["dataset"]), "--config", str(project["config"]), "--out", str(project["root"] / out), "--no-progress", *extra])
+def _eval(ci_suite: dict[str, Path], out: str, *extra: str) -> int:
+    return main(["eval", str(ci_suite["dataset"]), "--config", str(ci_suite["config"]), "--out", str(ci_suite["root"] / out), "--no-progress", *extra])
 
 
-def _junit(project: dict[str, Path], out: str) -> dict[str, tuple[str | None, str]]:
+def _junit(ci_suite: dict[str, Path], out: str) -> dict[str, tuple[str | None, str]]:
     """Each test case's outcome (None = passed, else failure / error / skipped) and message, by name."""
     found = {}
-    for case in ET.parse(project["root"] / out / "junit.xml").getroot().iter("testcase"):
+    for case in ET.parse(ci_suite["root"] / out / "junit.xml").getroot().iter("testcase"):
         child = next(iter(case), None)
         found[case.get("name", "")] = (None if child is None else child.tag, "" if child is None else child.get("message", ""))
     return found
 
 
 @pytest.fixture
-def edited(project: dict[str, Path]) -> dict[str, Path]:
+def edited(ci_suite: dict[str, Path]) -> dict[str, Path]:
     """The baseline recorded and kept; then the rule edited and re-recorded."""
-    cassettes = project["root"] / "cassettes"
-    assert _eval(project, "base", "--record", str(cassettes)) == 0
-    config = project["config"]
+    cassettes = ci_suite["root"] / "cassettes"
+    assert _eval(ci_suite, "base", "--record", str(cassettes)) == 0
+    config = ci_suite["config"]
     config.write_text(config.read_text().replace("run code from the internet.", "run code from the internet. STRICT"))
-    assert _eval(project, "recorded", "--record", str(cassettes)) == 0
-    return project
+    assert _eval(ci_suite, "recorded", "--record", str(cassettes)) == 0
+    return ci_suite
 
 
 @pytest.mark.slow

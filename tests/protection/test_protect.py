@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import run_guard
+from fixtures.processes import modules, run_guard
 
 import guard
 from guard.config import load_config
@@ -19,36 +17,29 @@ from guard.hooks.protect import HOOK_ID, judge
 
 TREE = str(Path(guard.__file__).resolve().parents[1])
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
-PROBE = (
-    "import sys, json\n"
-    "from guard.cli.main import main\n"
-    "rc = main(sys.argv[1:])\n"
-    "sys.stderr.write('MODULES ' + json.dumps(sorted(m for m in ('pydantic', 'asyncio', 'litellm', 'yaml') if m in sys.modules)) + '\\n')\n"
-    "sys.exit(rc)\n"
-)
+#: What the fast path never loads: the model stack and the config parser (a subset of fixtures.processes.HEAVY).
+MODEL_STACK = ("pydantic", "asyncio", "litellm", "yaml")
 
 
 def hook(project: Path, tool: str, tool_input: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(decision, reason, heavy modules loaded) from a real ``guard hook`` process."""
     event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, "hook"], input=json.dumps(event), capture_output=True, text=True, cwd=project,
-        env={**os.environ, "PYTHONPATH": TREE}, timeout=60, check=False,
-    )
+    proc = run_guard(["hook"], project, stdin=json.dumps(event), probe=True)
     assert proc.returncode == 0, proc.stderr
-    modules = json.loads([line for line in proc.stderr.splitlines() if line.startswith("MODULES ")][-1][len("MODULES "):])
+    loaded = [name for name in modules(proc) if name in MODEL_STACK]
     if not proc.stdout.strip():
-        return "allow", "", modules
+        return "allow", "", loaded
     out = json.loads(proc.stdout)["hookSpecificOutput"]
-    return out["permissionDecision"], out.get("permissionDecisionReason", ""), modules
+    return out["permissionDecision"], out.get("permissionDecisionReason", ""), loaded
+
+
+pytestmark = pytest.mark.project(config=CONFIG)
 
 
 @pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    trust_config(isolated_home / "guard.yaml")
-    hook(isolated_home, "Read", {"file_path": "README.md"})  # compiles the config snapshot, as the first tool call of a session does
-    return isolated_home
+def project(project: Path) -> Path:
+    hook(project, "Read", {"file_path": "README.md"})  # compiles the config snapshot, as the first tool call of a session does
+    return project
 
 
 @pytest.mark.slow
@@ -61,9 +52,9 @@ def project(isolated_home: Path) -> Path:
     ],
 )
 def test_writes_to_guard_itself_are_denied_without_a_model(project: Path, tool: str, tool_input: dict[str, Any], names: str) -> None:
-    decision, reason, modules = hook(project, tool, tool_input)
+    decision, reason, loaded = hook(project, tool, tool_input)
     assert decision == "deny" and "guard self-protection" in reason and names in reason and "protect: false" in reason
-    assert modules == []  # decided on the fast path: no pydantic, asyncio, yaml or model client
+    assert loaded == []  # decided on the fast path: no pydantic, asyncio, yaml or model client
 
 
 @pytest.mark.slow
@@ -76,9 +67,9 @@ def test_writes_to_guard_itself_are_denied_without_a_model(project: Path, tool: 
     ],
 )
 def test_ordinary_calls_are_allowed_and_cost_nothing_extra(project: Path, tool: str, tool_input: dict[str, Any]) -> None:
-    decision, reason, modules = hook(project, tool, tool_input)
+    decision, reason, loaded = hook(project, tool, tool_input)
     assert (decision, reason) == ("allow", "")
-    assert "pydantic" not in modules and "asyncio" not in modules
+    assert "pydantic" not in loaded and "asyncio" not in loaded
 
 
 def test_protect_false_turns_the_rule_off(project: Path) -> None:

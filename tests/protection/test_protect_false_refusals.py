@@ -14,27 +14,17 @@ import os
 import subprocess
 import tarfile
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fixtures.guide import guide_config, hook_decision
 
-from guard.testing.openai_stub import Reply, StubServer
+from guard.testing.openai_stub import Reply
 
-pytestmark = [pytest.mark.stub(default=Reply.verdict("allow", "inside the project", confidence=0.95)), pytest.mark.slow]
+pytestmark = [pytest.mark.stub(default=Reply.verdict("allow", "inside the project", confidence=0.95)), pytest.mark.slow,
+              pytest.mark.project(config=guide_config, files={".claude/settings.json": '{"hooks": {}}\n', "src/app.py": "old\n"})]
 
 PATCH_OF = "--- {0}\n+++ {0}\n@@ -1 +1 @@\n-old\n+new\n"
-
-
-@pytest.fixture
-def project(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> Path:
-    write_config(guide_config(stub))
-    (isolated_home / ".claude").mkdir()
-    (isolated_home / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
-    (isolated_home / "src").mkdir()
-    (isolated_home / "src" / "app.py").write_text("old\n")
-    return isolated_home
 
 
 def refused(project: Path, command: str) -> str | None:

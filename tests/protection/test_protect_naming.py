@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import trust_config
 from fixtures.processes import run_guard
 
 import guard
@@ -43,20 +42,15 @@ def run_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any], 
     return proc.returncode == 2 or '"deny"' in proc.stdout, said, elapsed
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    (isolated_home / ".claude").mkdir()
-    (isolated_home / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
-    (isolated_home / ".codex").mkdir()
-    (isolated_home / ".codex" / "hooks.json").write_text("{}\n")
-    (isolated_home / "src").mkdir()
-    (isolated_home / "src" / "app.py").write_text("print('hi')\n")
+pytestmark = pytest.mark.project(config=CONFIG, files={".claude/settings.json": '{"hooks": {}}\n', ".codex/hooks.json": "{}\n", "src/app.py": "print('hi')\n"})
+
+
+@pytest.fixture(autouse=True)
+def secret(isolated_home: Path) -> None:
+    """guard's secret, there before the project's config is trusted with it (autouse: before ``project``)."""
     secret = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_bytes(b"k" * 32)
-    trust_config(isolated_home / "guard.yaml")
-    return isolated_home
 
 
 VENV_GUARD = str(Path(sys.prefix) / "bin" / "guard")

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,14 @@ from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95))
 GUIDE = (
     "models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\ncache:\n  url: \"off\"\nhooks:\n  PreToolUse:\n"
     "    - id: no-destructive-shell\n      matcher: \"@shell|@write|@edit\"\n"
     "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n"
     "      depth: auto\n      failure_mode: fail_closed\n      skip_project_writes: true\n"
 )
+pytestmark = [pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)),
+              pytest.mark.project(config=GUIDE, files={".claude/settings.json": '{"hooks": {"PreToolUse": []}}\n'})]
 PLANTED = "#!/bin/sh\necho planted > planted-ran.txt\n"  # runs in the project folder
 
 #: (class, command) the lane may not decide: each reaches the judge (or self-protection, for a find or tree that walks the
@@ -82,23 +82,22 @@ def hook(project: Path, stub: StubServer, command: str) -> tuple[str, str]:
 
 
 @pytest.fixture
-def project(isolated_home: Path, write_config: Callable[..., Path]) -> Path:
-    write_config(GUIDE)
-    isolated_home = isolated_home / "app"
-    isolated_home.mkdir()
-    (isolated_home / "notes.txt").write_text("notes\n")
-    (isolated_home / "src").mkdir()
-    (isolated_home / "src" / "a.txt").write_text("notes\n")
-    (isolated_home / "p").write_text("")  # a file named like a sed script, as the bypasses used
-    (isolated_home / "victim.txt").write_text("keep me\n")
-    (isolated_home / "names.txt").write_text(f"{isolated_home / 'notes.txt'}\0")
-    planted = isolated_home / "bin" / "cat"
+def project(project: Path) -> Path:
+    """The agent's folder, ``app/`` below the trusted guard.yaml; the client's settings beside guard.yaml, out of the
+    tree the commands walk (``@pytest.mark.project`` on this module)."""
+    app = project / "app"
+    app.mkdir()
+    (app / "notes.txt").write_text("notes\n")
+    (app / "src").mkdir()
+    (app / "src" / "a.txt").write_text("notes\n")
+    (app / "p").write_text("")  # a file named like a sed script, as the bypasses used
+    (app / "victim.txt").write_text("keep me\n")
+    (app / "names.txt").write_text(f"{app / 'notes.txt'}\0")
+    planted = app / "bin" / "cat"
     planted.parent.mkdir()
     planted.write_text(PLANTED)
     planted.chmod(0o755)
-    (isolated_home.parent / ".claude").mkdir()  # the client's settings beside guard.yaml, out of the tree the commands walk
-    (isolated_home.parent / ".claude" / "settings.json").write_text('{"hooks": {"PreToolUse": []}}\n')
-    return isolated_home
+    return app
 
 
 @pytest.mark.slow

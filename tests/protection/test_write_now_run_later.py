@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from fixtures.guide import guide_config, hook_decision
 from guard.protection.run_unnamed import RUN_UNNAMED
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95))
+pytestmark = [pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)), pytest.mark.project(config=guide_config)]
 
 
 def _write(name: str) -> str:
@@ -36,12 +35,6 @@ def _judged(project: Path, stub: StubServer, command: str, env: dict[str, str] |
     assert "self-protection" not in reason, reason
     assert (decision == "deny") == (stub.calls > before), (decision, reason)
     return stub.calls > before
-
-
-@pytest.fixture
-def project(isolated_home: Path, write_config: Callable[..., Path], stub: StubServer) -> Path:
-    write_config(guide_config(stub))
-    return isolated_home
 
 
 def _venv(project: Path, *packages: str) -> Path:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import trust_config
 from fixtures.processes import SOURCE_ROOT, run_guard
 
 from guard.runtime.gate import Gate
@@ -33,14 +32,7 @@ def push(n: int) -> dict[str, Any]:
     return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "cwd": "."}
 
 
-@pytest.fixture
-def project(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (isolated_home / "gate_audit_policy.py").write_text(POLICY)
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    trust_config(isolated_home / "guard.yaml")
-    monkeypatch.chdir(isolated_home)
-    monkeypatch.syspath_prepend(str(isolated_home))
-    return isolated_home
+pytestmark = pytest.mark.project(files={"gate_audit_policy.py": POLICY}, config=CONFIG, importable=True)
 
 
 def logged(project: Path) -> list[dict[str, Any]]:

@@ -80,10 +80,11 @@ def _last_hook(home: Path, rule: str = "no-destructive-shell") -> dict[str, Any]
 
 
 @pytest.fixture
-def project(isolated_home: Path) -> Path:
-    folder = isolated_home / "project"
+def project(project: Path) -> Path:
+    """The agent's folder, below the trusted guard.yaml (which keeps its cache beside it)."""
+    _config(project)
+    folder = project / "project"
     folder.mkdir()
-    _config(isolated_home)
     return folder
 
 

@@ -14,10 +14,9 @@ from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import StubServer
 
-pytestmark = pytest.mark.slow
-
 REPO = Path(__file__).resolve().parents[2]
 SMART = "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no-delete\n      depth: quick\n      rule: Deny deleting files.\n"
+pytestmark = [pytest.mark.slow, pytest.mark.project(config=SMART, trusted=False)]
 
 
 def guard(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -30,13 +29,12 @@ def lines(proc: subprocess.CompletedProcess[str], label: str) -> list[str]:
 
 
 @pytest.fixture
-def project(isolated_home: Path, sandbox_tools: None) -> Path:
+def project(project: Path, sandbox_tools: None) -> Path:
     """guard installed as a plain ``guard install claude`` does (Claude Code's sandbox too), its config trusted."""
-    (isolated_home / "guard.yaml").write_text(SMART)
-    installed = guard(["install", "claude"], isolated_home)
+    installed = guard(["install", "claude"], project)
     assert installed.returncode == 0, installed.stderr
-    trust_config(isolated_home / "guard.yaml")  # the user's guard trust: install had no terminal to show it on
-    return isolated_home
+    trust_config(project / "guard.yaml")  # the user's guard trust: install had no terminal to show it on
+    return project
 
 
 def test_doctor_passes_when_everything_works(project: Path, stub: StubServer) -> None:

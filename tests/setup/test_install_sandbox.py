@@ -41,10 +41,7 @@ def protected(project: Path) -> tuple[list[str], list[str]]:
     return write, read
 
 
-@pytest.fixture
-def project(isolated_home: Path) -> Path:
-    (isolated_home / "guard.yaml").write_text(CONFIG)
-    return isolated_home
+pytestmark = pytest.mark.project(config=CONFIG, trusted=False)
 
 
 def local_settings(project: Path) -> dict:
