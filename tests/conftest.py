@@ -18,7 +18,7 @@ import pytest
 #: The shared fixtures (tests/fixtures/): one stub model, one guard process runner (processes.run_guard), one in-process
 #: guard CLI (guard_cli), one project folder (project), the services tests start.
 pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
-pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "eval", "importers", "integration", "judge", "org", "postgres", "session", "system", "terminal", "webhook")]
+pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "cli", "eval", "importers", "integration", "judge", "org", "postgres", "session", "system", "terminal", "webhook")]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.processes import run_guard
+from fixtures.cli import GuardCli
 
 from guard.cli.check import _EXIT
 from guard.config import load_config
@@ -83,24 +83,23 @@ def test_an_unknown_key_like_no_other_lists_the_keys(isolated_home: Path) -> Non
         load_config("guard.yaml")
 
 
-def _help(args: list[str], cwd: Path) -> str:
-    done = run_guard([*args, "--help"], cwd, timeout=120)
+def _help(guard_cli: GuardCli, args: list[str]) -> str:
+    done = guard_cli([*args, "--help"])
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def _commands(cwd: Path) -> list[str]:
-    listing = _help([], cwd).split("COMMAND", 2)[-1]
+def _commands(guard_cli: GuardCli) -> list[str]:
+    listing = _help(guard_cli, []).split("COMMAND", 2)[-1]
     return re.findall(r"^    (\w+)\s", listing, re.MULTILINE)
 
 
-@pytest.mark.slow
-def test_every_command_says_what_it_does_under_its_usage(isolated_home: Path) -> None:
+def test_every_command_says_what_it_does_under_its_usage(guard_cli: GuardCli) -> None:
     """hook, serve, doctor and view had no description line in --help."""
-    commands = _commands(isolated_home)
+    commands = _commands(guard_cli)
     assert {"hook", "serve", "doctor", "view", "services", "check", "log"} <= set(commands)
     for command in commands:
-        blocks = _help([command], isolated_home).split("\n\n")
+        blocks = _help(guard_cli, [command]).split("\n\n")
         described = next(b for b in blocks[1:] if b.strip())
         assert not described.startswith(("options:", "positional arguments:")), f"guard {command} --help has no description"
 
@@ -122,12 +121,12 @@ def test_every_option_has_help_text() -> None:
     assert bare == []
 
 
-def test_install_help_lists_the_events_install_writes(isolated_home: Path) -> None:
+def test_install_help_lists_the_events_install_writes(isolated_home: Path, guard_cli: GuardCli) -> None:
     """install --help listed four default events; five are installed."""
-    text = " ".join(_help(["install"], isolated_home).split())
+    text = " ".join(_help(guard_cli, ["install"]).split())
     listed = re.search(r"default: ([\w, ]+) \(in each client", text)
     assert listed, text
-    done = run_guard(["install", "claude", "--no-sandbox"], isolated_home)
+    done = guard_cli(["install", "claude", "--no-sandbox"])
     assert done.returncode == 0, done.stderr
     written = json.loads((isolated_home / ".claude" / "settings.json").read_text())["hooks"]
     also = re.search(r"claude also (\w+)\)", text)  # Claude Code gets the events every client gets, and PermissionDenied

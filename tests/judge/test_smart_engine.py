@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.cli import GuardCli
 from fixtures.judge import FAST_RETRY, bash_event, settings_for, smart_spec
 from fixtures.processes import run_guard
 
@@ -67,8 +68,8 @@ def test_guard_check_judges_a_rule_end_to_end(stub: StubServer, isolated_home: P
     assert "Deny deleting files outside the project" in stub.requests[0]["messages"][1]["content"]
 
 
-def test_guard_check_without_a_model_names_the_variables(isolated_home: Path) -> None:
-    out = run_guard(["check", "--rule", "no deletes", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, env={})
+def test_guard_check_without_a_model_names_the_variables(guard_cli: GuardCli) -> None:
+    out = guard_cli(["check", "--rule", "no deletes", "--tool", "Bash", "--input", '{"command": "ls"}'])
     assert out.returncode == 3
     assert "GUARD_MODEL_QUICK" in out.stderr and "GUARD_API_BASE" in out.stderr and "Traceback" not in out.stderr
 
