@@ -154,8 +154,34 @@ def no_services_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterato
                 pass
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks this adds
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that drives the browser (the ``chromium`` fixture, through ``page`` too) is slow: ``pytest -m "not slow"`` skips it."""
+    """A test that drives the browser (the ``chromium`` fixture, through ``page`` too) is slow: ``pytest -m "not slow"`` skips it.
+
+    Under ``pytest -n 2 --dist loadgroup`` (pytest-xdist, as ``.ci/run`` runs the suite) each worker is a session of its
+    own (its stub servers, redis-server and Postgres cluster on free ports, its temporary folders), so tests run on
+    either, except what :func:`worker_group` keeps together.
+    """
     for item in items:
         if "chromium" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+        group = worker_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def worker_group(item: pytest.Item) -> str | None:
+    """The tests that must share one xdist worker, one after another.
+
+    The real agent CLIs (tests/e2e/) share what the machine has once: Codex's sandbox leaves empty folders in /tmp
+    (/tmp/.git among them, which Copilot then takes for a repository) that each run removes again, so two at a time
+    see each other's. A module with a module-scoped fixture (a local model server, a recorded backtest, an eval run)
+    runs on one worker so the fixture is built once.
+    """
+    if "e2e" in item.path.relative_to(Path(__file__).parent).parts[:1]:
+        return "agent-clis"
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    if any(definition.scope == "module" for chain in definitions for definition in chain):
+        return str(item.path.relative_to(Path(__file__).parent))
+    return None
