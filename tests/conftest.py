@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+TESTS = Path(__file__).resolve().parent
+
 #: The shared fixtures (tests/fixtures/): one stub model, one guard process runner (processes.run_guard), one in-process
 #: guard CLI (guard_cli), one project folder (project), the services tests start.
 pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
@@ -178,10 +180,16 @@ def worker_group(item: pytest.Item) -> str | None:
     see each other's. A module with a module-scoped fixture (a local model server, a recorded backtest, an eval run)
     runs on one worker so the fixture is built once.
     """
-    if "e2e" in item.path.relative_to(Path(__file__).parent).parts[:1]:
+    if item.path.relative_to(TESTS).parts[0] == "e2e":
         return "agent-clis"
     info = getattr(item, "_fixtureinfo", None)
-    definitions = info.name2fixturedefs.values() if info is not None else ()
-    if any(definition.scope == "module" for chain in definitions for definition in chain):
-        return str(item.path.relative_to(Path(__file__).parent))
+    definitions = [definition for chain in info.name2fixturedefs.values() for definition in chain] if info is not None else []
+    if any(definition.scope == "module" and _ours(definition.func) for definition in definitions):
+        return str(item.path.relative_to(TESTS))
     return None
+
+
+def _ours(function: object) -> bool:
+    """A fixture defined under tests/ (not one of a plugin's, such as pytest-recording's module-scoped cassette folder)."""
+    code = getattr(function, "__code__", None)
+    return code is not None and Path(code.co_filename).is_relative_to(TESTS)
