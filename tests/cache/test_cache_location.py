@@ -17,7 +17,6 @@ from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
-TREE = Path(__file__).resolve().parents[2]
 KEPT = "Never force-push to a shared branch."
 OLD = "Never delete files outside the project."
 NEW = "Never delete files outside the project or the temp folder."

@@ -25,7 +25,7 @@ def test_a_miss_then_a_hit_count_one_miss_and_one_hit(stub: StubServer, isolated
     for _ in range(2):
         out = run_guard(["hook"], isolated_home, env={"GUARD_API_BASE": stub.url}, stdin=json.dumps(bash_event()))
         assert out.returncode == 0, out.stderr
-    stats = run_guard(["cache", "stats", "--json"], isolated_home, env={})
+    stats = run_guard(["cache", "stats", "--json"], isolated_home)
     assert stats.returncode == 0, stats.stderr
     counts = json.loads(stats.stdout)
     assert (counts["misses"], counts["hits"], stub.calls) == (1, 1, 1)

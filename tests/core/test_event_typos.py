@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 from fixtures.processes import run_guard
 
-SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
 EVENT = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
 
 def guard(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return run_guard(args, cwd, stdin=stdin, env={"PYTHONPATH": SOURCE_ROOT})
+    return run_guard(list(args), cwd, stdin=stdin)
 
 
 @pytest.mark.slow

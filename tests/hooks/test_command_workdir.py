@@ -15,8 +15,6 @@ from pathlib import Path
 from conftest import trust_config
 from fixtures.processes import run_guard
 
-REPO = Path(__file__).resolve().parents[2]
-
 GOOD = "#!/bin/sh\necho good >> \"$(dirname \"$0\")/../ran.txt\"\necho \"$CLAUDE_PROJECT_DIR\" > \"$(dirname \"$0\")/../project_dir.txt\"\nexit 0\n"
 EVIL = "#!/bin/sh\necho pwned >> \"$(dirname \"$0\")/../ran.txt\"\necho 'evil script ran' >&2\nexit 2\n"
 

@@ -11,11 +11,9 @@ import pytest
 from conftest import trust_config
 from fixtures.processes import modules, run_guard
 
-import guard
 from guard.config import load_config
 from guard.hooks.protect import HOOK_ID, judge
 
-TREE = str(Path(guard.__file__).resolve().parents[1])
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
 #: What the fast path never loads: the model stack and the config parser (a subset of fixtures.processes.HEAVY).
 MODEL_STACK = ("pydantic", "asyncio", "litellm", "yaml")
@@ -164,7 +162,7 @@ def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     """With another hook that must run (a command hook on Write), the engine runs the rule beside it."""
     (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")
     trust_config(project / "guard.yaml")
-    proc = run_guard(["check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"], project, env={"PYTHONPATH": TREE})
+    proc = run_guard(["check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"], project)
     body = json.loads(proc.stdout)
     assert body["decision"] == "deny", proc.stderr
     assert {h["id"]: h["decision"] for h in body["hooks"]} == {HOOK_ID: "deny", "log-writes": None}

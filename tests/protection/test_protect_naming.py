@@ -20,7 +20,6 @@ from fixtures.processes import run_guard
 
 import guard
 
-TREE = str(Path(guard.__file__).resolve().parents[1])
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
 #: Each client's PreToolUse payload for a tool call (Copilot sends its arguments as a JSON string).
 CLIENTS = {
@@ -35,7 +34,7 @@ def run_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any], 
     """(denied, what guard said, seconds) for one call through ``guard hook --format CLIENT`` as the client runs it."""
     payload = CLIENTS[client](str(project), tool, tool_input)
     started = time.monotonic()
-    proc = run_guard(["hook", "--format", client, *extra], project, stdin=json.dumps(payload), env={"PYTHONPATH": TREE})
+    proc = run_guard(["hook", "--format", client, *extra], project, stdin=json.dumps(payload))
     elapsed = time.monotonic() - started
     said = proc.stdout + proc.stderr
     assert "Traceback" not in said, said

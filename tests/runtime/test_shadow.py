@@ -19,7 +19,7 @@ import pytest
 from conftest import trust_config
 from fixtures.browser import start_view
 from fixtures.processes import run_guard
-from fixtures.session import TREE, bash_event, decision_of, hook, stub_judging
+from fixtures.session import bash_event, decision_of, hook, stub_judging
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -144,13 +144,13 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
 def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")
-    done = run_guard(["doctor"], isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
+    done = run_guard(["doctor"], isolated_home, env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
     assert "1 rule in shadow mode" in done.stdout and "no-deletes (pre_tool_use, Bash)" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_shadow_mode_typo_names_the_file_and_key(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(config("http://127.0.0.1:9", mode="shadwo"))
-    done = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, env={"PYTHONPATH": str(TREE), "PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
+    done = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
     assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

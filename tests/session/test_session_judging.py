@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from fixtures.cache import start_serve
-from fixtures.session import PLAIN_RULE, SESSION_RULE, TREE, bash_event, decision_of, heavy_modules, hook, prompt_event, said, session_of
+from fixtures.processes import SOURCE_ROOT
+from fixtures.session import PLAIN_RULE, SESSION_RULE, bash_event, decision_of, heavy_modules, hook, prompt_event, said, session_of
 
 from guard.cli.main import main
 from guard.session.context import Action, SessionContext
@@ -97,7 +98,7 @@ def test_guard_eval_sends_the_judge_the_same_request_as_guard_hook(session_proje
 
 @pytest.mark.slow
 def test_guard_serve_judges_on_the_same_session_and_records_each_call_once(session_project: Path, judge_stub: StubServer) -> None:
-    serve, url = start_serve(session_project / "guard.yaml", session_project, {**os.environ, "PYTHONPATH": str(TREE)})
+    serve, url = start_serve(session_project / "guard.yaml", session_project, {**os.environ, "PYTHONPATH": SOURCE_ROOT})
     try:
         served = ("--server", url)
         said("s1", ASK)

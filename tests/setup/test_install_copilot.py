@@ -56,7 +56,6 @@ def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) ->
 def test_a_hook_copilot_starts_outside_the_project_finds_the_config_by_the_events_cwd(isolated_home: Path, tmp_path: Path) -> None:
 
     from conftest import trust_config
-    from test_install import REPO
 
     project = _project(tmp_path)
     (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: bash\n      command: "echo \'no pushes here\' >&2; exit 2"\n')
@@ -64,5 +63,5 @@ def test_a_hook_copilot_starts_outside_the_project_finds_the_config_by_the_event
     elsewhere = tmp_path / "elsewhere"  # Copilot CLI 1.0.102 ran user-level hooks in /tmp
     elsewhere.mkdir()
     event = {"timestamp": 1, "cwd": str(project), "toolName": "bash", "toolArgs": json.dumps({"command": "git push"})}
-    ran = run_guard(["hook", "--format", "copilot"], elsewhere, stdin=json.dumps(event), env={"PYTHONPATH": str(REPO)})
+    ran = run_guard(["hook", "--format", "copilot"], elsewhere, stdin=json.dumps(event))
     assert json.loads(ran.stdout)["permissionDecision"] == "deny", ran.stderr
