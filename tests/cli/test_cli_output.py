@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.cli import GuardCli
+from fixtures.processes import SOURCE_ROOT
 
 from guard.cli.check import _EXIT
 from guard.config import load_config
@@ -25,7 +26,8 @@ def closed_pipe_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[s
     read, write = os.pipe()
     os.close(read)
     try:
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], stdout=write, stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=120)
+        done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], stdout=write, stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=120,
+                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
     finally:
         os.close(write)
     return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.processes import SOURCE_ROOT
 
 from guard.cli.main import main
 
@@ -94,5 +96,6 @@ def test_hostile_events_as_real_processes(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: p\n      failure_mode: fail_closed\n      command: 'true'\n")
     trust_config(isolated_home / "guard.yaml")
     for raw in hostile_inputs(seed=11, count=6)[::3]:
-        proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=raw, capture_output=True, cwd=isolated_home, timeout=60)
+        proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=raw, capture_output=True, cwd=isolated_home, timeout=60,
+                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
         assert b"Traceback" not in proc.stderr and proc.returncode in (0, 2), (raw[:200], proc.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.eval import by_model, write_dataset, write_suite_config
+from fixtures.processes import SOURCE_ROOT, run_guard
 
 from guard.testing.openai_stub import StubServer
 
@@ -25,8 +27,9 @@ def rows(out: Path) -> int:
 def test_ctrl_c_says_how_many_rows_are_kept_and_that_a_rerun_resumes(tmp_path: Path, stub: StubServer) -> None:  # noqa: F811
     stub.latency = 0.4  # slow enough to interrupt mid-run
     dataset, config, out = write_dataset(tmp_path / "shell.jsonl"), write_suite_config(tmp_path / "guard.yaml", stub.url), tmp_path / "out"
-    command = [sys.executable, "-m", "guard.cli.main", "eval", str(dataset), "--config", str(config), "--out", str(out), "--no-progress", "--concurrency", "1"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    args = ["eval", str(dataset), "--config", str(config), "--out", str(out), "--no-progress", "--concurrency", "1"]
+    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": SOURCE_ROOT})  # this checkout, as run_guard runs it (a signal needs the process)
     deadline = time.monotonic() + 120
     while rows(out) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -37,5 +40,5 @@ def test_ctrl_c_says_how_many_rows_are_kept_and_that_a_rerun_resumes(tmp_path: P
     kept = rows(out)
     assert f"interrupted; {kept} judged row(s) are kept in {out}/results.jsonl" in err and "run the same command again" in err, err
     assert "Traceback" not in err
-    again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    again = run_guard(args, tmp_path, timeout=300)
     assert again.returncode == 0 and f"reused {kept} from" in again.stdout, again.stdout + again.stderr

@@ -15,7 +15,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import service_auth
 from fixtures.judge import bash_event
-from fixtures.processes import run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -81,7 +81,7 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
 def test_an_auto_started_service_leaves_when_idle(isolated_home: Path) -> None:
     state_file = isolated_home / "serve.json"
     proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--state-file", str(state_file), "--idle-timeout", "3", "--log-level", "warning"],
-                            cwd=isolated_home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            cwd=isolated_home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
     try:
         deadline = time.monotonic() + 30
         while not state_file.exists() and time.monotonic() < deadline:

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -182,8 +181,7 @@ def test_eval_runs_shaped_by_the_agent_are_text_and_a_nan_confidence_is_left_off
     with StubServer() as stub:
         dataset = write_dataset(tmp_path / "shell.jsonl", rows)
         config = write_suite_config(tmp_path / "guard.yaml", stub.url)
-        command = [sys.executable, "-m", "guard.cli.main", "eval", str(dataset), "--config", str(config), "--out", str(evals / "plain"), "--no-progress"]
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = run_guard(["eval", str(dataset), "--config", str(config), "--out", str(evals / "plain"), "--no-progress"], tmp_path)
         assert done.returncode == 0, done.stderr
     shutil.copytree(evals / "plain", evals / HOSTILE.replace("/", ""))
     shutil.copytree(evals / "plain", evals / "nan")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -22,6 +21,7 @@ import pytest
 from conftest import trust_config
 from fixtures.browser import screenshot, start_view
 from fixtures.eval import write_dataset, write_suite_config
+from fixtures.processes import run_guard
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
@@ -56,8 +56,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         dataset = write_dataset(root / "shell.jsonl")
         config = write_suite_config(root / "guard.yaml", stub.url)
         for name, model, code in (("good", GOOD, 0), ("worse", WORSE, 100)):
-            command = [sys.executable, "-m", "guard.cli.main", "eval", str(dataset), "--config", str(config), "--model", model]
-            done = subprocess.run([*command, "--out", str(evals / name), "--no-progress", "--fail-under", "f1=0.9"], cwd=root, capture_output=True, text=True)
+            done = run_guard(["eval", str(dataset), "--config", str(config), "--model", model, "--out", str(evals / name), "--no-progress", "--fail-under", "f1=0.9"], root)
             assert done.returncode == code, done.stderr
     (evals / "broken").mkdir()
     (evals / "broken" / "metrics.json").write_text('{"schema_version": 1, "guard_version": "0.1", "created_at": "2026-')

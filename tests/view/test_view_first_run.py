@@ -23,7 +23,7 @@ from conftest import trust_config
 from fixtures.browser import screenshot, start_view
 from fixtures.cache import free_port, service_auth, start_serve
 from fixtures.eval import write_dataset, write_suite_config
-from fixtures.processes import run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard
 
 from guard.audit import AuditLog
 from guard.testing.openai_stub import StubServer, keyword_policy
@@ -64,7 +64,8 @@ def busy(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_guard_view_prints_where_it_listens_with_the_port_it_got(tmp_path: Path) -> None:
     """With --port 0 the user had to find the port with ss."""
-    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "view", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "view", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         assert ready, "guard view printed nothing on stdout within 60 s"
