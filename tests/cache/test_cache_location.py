@@ -36,7 +36,9 @@ def bash(command: str) -> dict[str, object]:
 
 
 def judged_rules(stub: StubServer) -> list[str]:
-    return [rule for body in stub.requests for rule in (KEPT, OLD, NEW) if f"Rule: {rule}\n" in body["messages"][-1]["content"]]
+    """The rules the stub was asked to judge: one per request, or several in one (guard's together prompts list them as JSON)."""
+    asked = [body["messages"][-1]["content"] for body in stub.requests]
+    return [rule for text in asked for rule in (KEPT, OLD, NEW) if f"Rule: {rule}\n" in text or json.dumps(rule) in text]
 
 
 @pytest.mark.slow
