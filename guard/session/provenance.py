@@ -54,6 +54,8 @@ _MARGIN_NS = 50_000_000
 TRACKED_FROM_NOW = "the project's changes are tracked from now on"
 _RECORDED = frozenset({"pre_tool_use"})
 _CONFIRMED = frozenset({"post_tool_use", "post_tool_use_failure"})
+#: Shell programs that may put a whole folder in place (their destination a folder of files).
+_PUTS_IN_PLACE = frozenset({"cp", "mv", "ln", "install"})
 
 
 def judged_by_rules(specs: Iterable[HookSpec]) -> list[HookSpec]:
@@ -275,6 +277,8 @@ class Provenance:
         from guard.session.written import DELETED, NEW, FileRecord, content_digest
 
         paths = written_paths(tool_name, tool_input, cwd)
+        if decision is None:  # the call ran: a folder it put in place (``mv stage tests``, ``cp -r``) holds files of its own
+            paths = [*paths, *((inside, how) for path, how in paths for inside in self._inside(path, how))]
         roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
         named = [(path, how) for path, how in paths if roots[path] is not None]
         if not named:
@@ -309,6 +313,24 @@ class Provenance:
             updates.append(FileRecord(path, expected, base, f"{how}{_how_decided(decision)}", False, now, session))
         store.put(updates)
         store.forget(gone)
+
+
+    def _inside(self, path: str, how: str) -> list[str]:
+        """The files below a folder a call that ran named as written: a folder moved into place keeps its files' change
+        times, so a walk, which looks for change times after its last one, would never find them. The call's words are
+        read after it ran, so ``mv stage tests`` names ``tests/stage`` once ``tests`` exists: a missing path's folder is
+        the one it put in place."""
+        from guard.session.project_scan import changed_since
+
+        if how.split()[-1] not in _PUTS_IN_PLACE:
+            return []
+        folder = path if os.path.isdir(path) else os.path.dirname(path) if not os.path.lexists(path) else None
+        if folder is None or os.path.islink(folder) or not os.path.isdir(folder):
+            return []
+        scan = changed_since(folder, -1, skip=self._skip())
+        if not scan.complete:
+            log.warning("record of written files: %s holds more than guard records of one call (%s)", folder, scan.why)
+        return scan.changed
 
 
 def _how_decided(decision: Decision) -> str:

@@ -261,3 +261,21 @@ def test_a_new_git_folder_below_the_project_does_not_hide_what_was_written(isola
     inside.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
     assert sorted(f["path"] for f in _shown(stub)["deferred"]["files"]) == ["tests/conftest.py", "tests/test_cleanup.py"]
+
+
+def test_a_folder_moved_into_place_after_a_walk_still_shows_its_files(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """Attack: write a conftest in a staging folder, move the folder where the walk does not look (``.cache``) so the
+    record forgets the staging path, let a walk pass, then move it back as ``tests``: a renamed folder keeps its files'
+    change times, so the walk alone would never find them, and pytest would run code no judge saw."""
+    evil = "import shutil\nshutil.rmtree('/nonexistent-guard-test/backups', ignore_errors=True)\n"
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("mkdir -p stage .cache")
+    agent.bash(f"cat <<'EOF' > stage/conftest.py\n{evil}EOF")
+    agent.bash("mv stage .cache/stage")
+    agent.bash("python3 -c 'print(1)'")  # a walk: the staged file is in a folder guard does not walk
+    agent.bash("mv .cache/stage tests")
+    asked = stub.calls
+    agent.bash("python3 -m pytest -q tests", post=False)
+    assert stub.calls == asked + 1
+    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    assert "rmtree" in shown["tests/conftest.py"]["content"]
