@@ -179,7 +179,7 @@ class Provenance:
             found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
             if scan.complete:
                 store.walked(root, started)
-        files = self._observe(store.files(below=root), found, started)
+        files = self._observe(store.files(below=root, within=_above(root)), found, started)
         changed = [f for f in files.values() if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)]
         bases: dict[str, str] = {}
         for file in changed:
@@ -187,7 +187,7 @@ class Provenance:
                 content = store.base(file.path)
                 if content is not None:
                     bases[file.path] = content.decode(errors="replace")
-        seen = store.seen(keys, root)
+        seen = store.seen(keys, root, [path for path in files if not path.startswith(root.rstrip("/") + "/")])
         state: dict[str, Any] = {
             "project": root,
             "scan": scan_note,
@@ -331,6 +331,18 @@ class Provenance:
         if not scan.complete:
             log.warning("record of written files: %s holds more than guard records of one call (%s)", folder, scan.why)
         return scan.changed
+
+
+def _above(root: str) -> list[str]:
+    """The folders above a project whose files its code may run unnamed (a ``conftest.py`` beside a ``pytest.ini``, a
+    ``setup.cfg``, a ``package.json`` workspace): up to the home folder or ``/``, neither of which guard records."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    folders: list[str] = []
+    folder = os.path.dirname(root)
+    while folder not in ("/", home) and not home.startswith(folder.rstrip("/") + "/"):
+        folders.append(folder)
+        folder = os.path.dirname(folder)
+    return folders
 
 
 def _how_decided(decision: Decision) -> str:

@@ -137,11 +137,14 @@ class WrittenStore:
 
     # -- files --------------------------------------------------------------------
 
-    def files(self, *, below: str | None = None, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
-        """The file rows that verify: those below a folder, or those of ``paths``."""
+    def files(self, *, below: str | None = None, paths: Iterable[str] | None = None, within: Iterable[str] = ()) -> dict[str, FileRecord]:
+        """The file rows that verify: those below a folder, those directly in the folders ``within``, or those of ``paths``."""
         query = "SELECT path, digest, base, route, confirmed, observed_ns, session_id, mac FROM written_files"
         if below is not None:
             rows = list(self._db.execute(query + " WHERE path >= ? AND path < ?", _below(below)))
+            for folder in within:
+                start, end = _below(folder)
+                rows += self._db.execute(query + " WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0", (start, end, len(start) + 1))
         else:
             wanted = sorted(set(paths or ()))
             rows = [row for i in range(0, len(wanted), 500)
@@ -187,12 +190,14 @@ class WrittenStore:
 
     # -- what judges saw ----------------------------------------------------------
 
-    def seen(self, rules: Iterable[str], below: str) -> dict[str, dict[str, set[str]]]:
-        """Per rule, per file below ``below``, the digests a judge of that rule allowed to run."""
+    def seen(self, rules: Iterable[str], below: str, paths: Iterable[str] = ()) -> dict[str, dict[str, set[str]]]:
+        """Per rule, per file below ``below`` (and each of ``paths``), the digests a judge of that rule allowed to run."""
         found: dict[str, dict[str, set[str]]] = {}
+        also = sorted(set(paths))[:500]
+        extra = f" OR path IN ({','.join('?' * len(also))})" if also else ""
         for rule in set(rules):
-            for path, digest, mac in self._db.execute("SELECT path, digest, mac FROM written_seen WHERE rule = ? AND path >= ? AND path < ?",
-                                                      (rule, *_below(below))):
+            for path, digest, mac in self._db.execute(f"SELECT path, digest, mac FROM written_seen WHERE rule = ? AND (path >= ? AND path < ?{extra})",
+                                                      (rule, *_below(below), *also)):
                 if verify(mac, _PURPOSE, "seen", rule, path, digest):
                     found.setdefault(rule, {}).setdefault(path, set()).add(digest)
         return found
