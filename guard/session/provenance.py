@@ -179,7 +179,7 @@ class Provenance:
             found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
             if scan.complete:
                 store.walked(root, started)
-        files = self._observe(store.files(below=root, within=_above(root)), found, started)
+        files = self._observe(store.files(below=root, within=_above(root), everywhere=True), found, started)
         changed = [f for f in files.values() if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)]
         bases: dict[str, str] = {}
         for file in changed:

@@ -88,6 +88,11 @@ class FileRecord(Record):
         return (self.path, str(self.digest), str(self.base), self.route, str(int(self.confirmed)), str(self.observed_ns), self.session_id)
 
 
+#: Files an interpreter runs wherever it starts, in any project: what a site folder holds (a ``.pth`` file's import
+#: lines run at every Python start), ``sitecustomize`` and ``usercustomize``.
+_RUN_EVERYWHERE = ("*/site-packages/*", "*/dist-packages/*", "*/sitecustomize.py", "*/usercustomize.py")
+
+
 def _below(root: str) -> tuple[str, str]:
     """The range of paths below ``root``: from ``root/`` up to (not including) ``root0`` (the character after ``/``),
     compared as SQLite compares text (byte by byte: exact, unlike ``LIKE``, which ignores case)."""
@@ -137,14 +142,18 @@ class WrittenStore:
 
     # -- files --------------------------------------------------------------------
 
-    def files(self, *, below: str | None = None, paths: Iterable[str] | None = None, within: Iterable[str] = ()) -> dict[str, FileRecord]:
-        """The file rows that verify: those below a folder, those directly in the folders ``within``, or those of ``paths``."""
+    def files(self, *, below: str | None = None, paths: Iterable[str] | None = None, within: Iterable[str] = (),
+              everywhere: bool = False) -> dict[str, FileRecord]:
+        """The file rows that verify: those below a folder, those directly in the folders ``within`` and, with
+        ``everywhere``, those an interpreter runs wherever it starts (:data:`_RUN_EVERYWHERE`); or those of ``paths``."""
         query = "SELECT path, digest, base, route, confirmed, observed_ns, session_id, mac FROM written_files"
         if below is not None:
             rows = list(self._db.execute(query + " WHERE path >= ? AND path < ?", _below(below)))
             for folder in within:
                 start, end = _below(folder)
                 rows += self._db.execute(query + " WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0", (start, end, len(start) + 1))
+            if everywhere:
+                rows += self._db.execute(query + " WHERE " + " OR ".join("path GLOB ?" for _ in _RUN_EVERYWHERE), _RUN_EVERYWHERE)
         else:
             wanted = sorted(set(paths or ()))
             rows = [row for i in range(0, len(wanted), 500)
