@@ -124,7 +124,7 @@ class Provenance:
         if not runs_code(tool_name, tool_input, cwd, self.env):
             return None
         try:
-            state = self._state(tool_name, tool_input, cwd, rules)
+            state = self._state(tool_name, tool_input, cwd, rules, str(payload.get("session_id") or ""))
         except Exception as exc:  # the record is optional: the rule is judged without it (and nothing is reused)
             log.warning("record of written files unavailable", exc_info=True)
             payload[WRITTEN_FIELD] = {"unavailable": f"{type(exc).__name__}: {exc}"}
@@ -160,7 +160,7 @@ class Provenance:
             store.walked(root, since if since is not None else now_ns, first=True)
         return since
 
-    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec]) -> dict[str, Any] | None:
+    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec], session: str) -> dict[str, Any] | None:
         from guard.session.call_effects import run_identity
         from guard.session.project_scan import changed_since
         from guard.session.written import DELETED, NEW, rule_key
@@ -179,7 +179,7 @@ class Provenance:
             found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
             if scan.complete:
                 store.walked(root, started)
-        files = self._observe(store.files(below=root, within=_above(root), everywhere=True), found, started)
+        files = self._observe(store.files(below=root, within=_above(root), everywhere=True, session=session), found, started)
         changed = [f for f in files.values() if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)]
         bases: dict[str, str] = {}
         for file in changed:

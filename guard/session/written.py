@@ -143,9 +143,10 @@ class WrittenStore:
     # -- files --------------------------------------------------------------------
 
     def files(self, *, below: str | None = None, paths: Iterable[str] | None = None, within: Iterable[str] = (),
-              everywhere: bool = False) -> dict[str, FileRecord]:
-        """The file rows that verify: those below a folder, those directly in the folders ``within`` and, with
-        ``everywhere``, those an interpreter runs wherever it starts (:data:`_RUN_EVERYWHERE`); or those of ``paths``."""
+              everywhere: bool = False, session: str = "") -> dict[str, FileRecord]:
+        """The file rows that verify: those below a folder, those directly in the folders ``within``, with
+        ``everywhere`` those an interpreter runs wherever it starts (:data:`_RUN_EVERYWHERE`), and those ``session``
+        wrote last, wherever they are; or those of ``paths``."""
         query = "SELECT path, digest, base, route, confirmed, observed_ns, session_id, mac FROM written_files"
         if below is not None:
             rows = list(self._db.execute(query + " WHERE path >= ? AND path < ?", _below(below)))
@@ -154,6 +155,8 @@ class WrittenStore:
                 rows += self._db.execute(query + " WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0", (start, end, len(start) + 1))
             if everywhere:
                 rows += self._db.execute(query + " WHERE " + " OR ".join("path GLOB ?" for _ in _RUN_EVERYWHERE), _RUN_EVERYWHERE)
+            if session:
+                rows += self._db.execute(query + " WHERE session_id = ?", (session,))
         else:
             wanted = sorted(set(paths or ()))
             rows = [row for i in range(0, len(wanted), 500)
