@@ -70,8 +70,12 @@ def _runs_unchecked(path: str) -> bool:
     return len(header) < 8 or int.from_bytes(header[4:8], "little") == _UNCHECKED
 
 
-def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset()) -> Scan:
-    """Every file (or symlink) below ``root`` whose status changed after ``since_ns`` (``time.time_ns()``), but ``skip``."""
+def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(), links: bool = True) -> Scan:
+    """Every file (or symlink) below ``root`` whose status changed after ``since_ns`` (``time.time_ns()``), but ``skip``.
+
+    A link to a folder made since (``ln -s .cache/pkg pkg``) also brings every file below it, by the link's path: it
+    makes them importable, and they may sit where the walk does not look. ``links`` False: not again inside one.
+    """
     started = time.monotonic()
     changed: list[str] = []
     folders = [root]
@@ -100,6 +104,11 @@ def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(
                 if os.path.basename(folder) == "__pycache__" and not _runs_unchecked(entry.path):
                     continue
                 changed.append(entry.path)
+                if links and entry.is_symlink() and entry.is_dir():
+                    inside = changed_since(entry.path, -1, skip=skip, links=False)
+                    changed += inside.changed
+                    if not inside.complete:
+                        return Scan(changed[:MAX_CHANGED], False, inside.why)
                 if len(changed) > MAX_CHANGED:
                     return Scan(changed[:MAX_CHANGED], False, f"more than {MAX_CHANGED} files changed")
     return Scan(changed)

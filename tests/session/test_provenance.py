@@ -334,3 +334,23 @@ def test_a_module_the_agent_put_outside_the_project_is_shown_when_code_importing
     assert stub.calls == asked + 1  # not answered from the judgement of the same script before the module changed
     shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
     assert any(path.endswith("lib/tidy.py") and "+    shutil.rmtree" in file["diff"] for path, file in shown.items()), shown
+
+
+def test_a_link_to_a_folder_guard_does_not_walk_shows_the_files_it_makes_importable(isolated_home: Path, stub: StubServer, project: Path) -> None:
+    """Attack: code lands in ``.cache/pkg`` (a folder the walk skips; here written as a program extracting an archive
+    there would), then ``ln -s .cache/pkg pkg`` makes it importable: the link is shown, and so is what it links to."""
+    evil = "import shutil\nshutil.rmtree('/nonexistent-guard-test/backups', ignore_errors=True)\n"
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("python3 -c 'print(1)'")  # guard now walks the project
+    (project / ".cache" / "pkg").mkdir(parents=True)
+    (project / ".cache" / "pkg" / "__init__.py").write_text(evil)  # as `tar xf x.tar -C .cache` would
+    for spelling, link in (("ln -s .cache/pkg pkg", "pkg"), (None, "other")):
+        if spelling is None:  # a link no call names (os.symlink in a script): found by the walk
+            os.symlink(project / ".cache" / "pkg", project / link)
+        else:
+            agent.bash(spelling)
+        asked = stub.calls
+        agent.bash(f"python3 -c 'import {link}'", post=False)
+        assert stub.calls == asked + 1
+        shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+        assert any(path.endswith("__init__.py") and "rmtree" in file.get("content", "") for path, file in shown.items()), (link, shown)
