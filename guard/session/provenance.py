@@ -269,7 +269,8 @@ class Provenance:
     def _writes(self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None) -> None:
         """Record the files the call names as written: when allowed (``decision``), with their earlier content; once it ran, as they are.
 
-        Only files in a folder guard walks (not ``/`` nor the home folder); the first write below a folder starts its
+        Only files in a folder guard walks (not ``/`` nor the home folder), and those directly in the home folder (a
+        project below it may run a ``~/conftest.py``), which is never walked; the first write below a folder starts its
         walks, so what a program then writes there without naming it is found too.
         """
         from guard.protection.credentials import looks_like_credential
@@ -280,13 +281,14 @@ class Provenance:
         if decision is None:  # the call ran: a folder it put in place (``mv stage tests``, ``cp -r``) holds files of its own
             paths = [*paths, *((inside, how) for path, how in paths for inside in self._inside(path, how))]
         roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
-        named = [(path, how) for path, how in paths if roots[path] is not None]
+        home = os.path.realpath(os.path.expanduser("~"))  # a file directly in it is recorded (not walked): a project below may run it
+        named = [(path, how) for path, how in paths if roots[path] is not None or os.path.realpath(os.path.dirname(path)) == home]
         if not named:
             return
         store = self.store()
         now = time.time_ns()
         if decision is not None:
-            for root in {roots[path] for path, _ in named}:
+            for root in {roots[path] for path, _ in named} - {None}:
                 self._baseline(str(root), now)
         known = store.files(paths=[path for path, _ in named])
         session = str(payload.get("session_id") or "")
@@ -335,12 +337,15 @@ class Provenance:
 
 def _above(root: str) -> list[str]:
     """The folders above a project whose files its code may run unnamed (a ``conftest.py`` beside a ``pytest.ini``, a
-    ``setup.cfg``, a ``package.json`` workspace): up to the home folder or ``/``, neither of which guard records."""
+    ``setup.cfg``, a ``package.json`` workspace): up to the home folder (included: guard records the files written
+    directly in it) or ``/``."""
     home = os.path.realpath(os.path.expanduser("~"))
     folders: list[str] = []
     folder = os.path.dirname(root)
-    while folder not in ("/", home) and not home.startswith(folder.rstrip("/") + "/"):
+    while folder != "/" and not home.startswith(folder.rstrip("/") + "/"):
         folders.append(folder)
+        if folder == home:
+            break
         folder = os.path.dirname(folder)
     return folders
 
