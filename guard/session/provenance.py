@@ -278,8 +278,10 @@ class Provenance:
         from guard.session.written import DELETED, NEW, FileRecord, content_digest
 
         paths = written_paths(tool_name, tool_input, cwd)
+        placed: set[str] = set()  # files below a folder the call put in place: new there, as far as any judge knows
         if decision is None:  # the call ran: a folder it put in place (``mv stage tests``, ``cp -r``) holds files of its own
-            paths = [*paths, *((inside, how) for path, how in paths for inside in self._inside(path, how))]
+            inside = [(found, how) for path, how in paths for found in self._inside(path, how, os.path.realpath(cwd))]
+            paths, placed = [*paths, *inside], {found for found, _ in inside}
         roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
         home = os.path.realpath(os.path.expanduser("~"))  # a file directly in it is recorded (not walked): a project below may run it
         named = [(path, how) for path, how in paths if roots[path] is not None or os.path.realpath(os.path.dirname(path)) == home]
@@ -302,7 +304,8 @@ class Provenance:
                     gone.append(path)  # created and deleted again (or never created): nothing left to run
                     continue
                 route = before.route if before is not None else how
-                updates.append(FileRecord(path, digest, before.base if before is not None else None, route, True, now, session))
+                base = before.base if before is not None else NEW if path in placed else None
+                updates.append(FileRecord(path, digest, base, route, True, now, session))
                 continue
             base = before.base if before is not None else None
             if before is None:
@@ -317,22 +320,22 @@ class Provenance:
         store.forget(gone)
 
 
-    def _inside(self, path: str, how: str) -> list[str]:
+    def _inside(self, path: str, how: str, cwd: str) -> list[str]:
         """The files below a folder a call that ran named as written: a folder moved into place keeps its files' change
         times, so a walk, which looks for change times after its last one, would never find them. The call's words are
         read after it ran, so ``mv stage tests`` names ``tests/stage`` once ``tests`` exists: a missing path's folder is
-        the one it put in place."""
+        the one it put in place (itself too, so its row is confirmed), unless it holds the ``cwd`` (a copy that failed)."""
         from guard.session.project_scan import changed_since
 
         if how.split()[-1] not in _PUTS_IN_PLACE:
             return []
         folder = path if os.path.isdir(path) else os.path.dirname(path) if not os.path.lexists(path) else None
-        if folder is None or os.path.islink(folder) or not os.path.isdir(folder):
+        if folder is None or not os.path.isdir(folder) or (cwd + "/").startswith(os.path.realpath(folder).rstrip("/") + "/"):
             return []
         scan = changed_since(folder, -1, skip=self._skip())
         if not scan.complete:
             log.warning("record of written files: %s holds more than guard records of one call (%s)", folder, scan.why)
-        return scan.changed
+        return [*([folder] if folder != path else []), *scan.changed]
 
 
 def _above(root: str) -> list[str]:

@@ -268,17 +268,20 @@ def test_a_folder_moved_into_place_after_a_walk_still_shows_its_files(isolated_h
     record forgets the staging path, let a walk pass, then move it back as ``tests``: a renamed folder keeps its files'
     change times, so the walk alone would never find them, and pytest would run code no judge saw."""
     evil = "import shutil\nshutil.rmtree('/nonexistent-guard-test/backups', ignore_errors=True)\n"
+    (project / "README.md").write_text("the user's own\n")  # there before guard looked: the user's
     agent = Agent(isolated_home, stub, project)
     agent.bash("mkdir -p stage .cache")
     agent.bash(f"cat <<'EOF' > stage/conftest.py\n{evil}EOF")
     agent.bash("mv stage .cache/stage")
     agent.bash("python3 -c 'print(1)'")  # a walk: the staged file is in a folder guard does not walk
     agent.bash("mv .cache/stage tests")
+    agent.bash("cp missing.txt nowhere/")  # fails: the folder holding the project is not put in place
     asked = stub.calls
     agent.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
     shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
-    assert "rmtree" in shown["tests/conftest.py"]["content"]
+    assert "rmtree" in shown["tests/conftest.py"]["content"] and "recorded" not in shown["tests/conftest.py"]
+    assert sorted(shown) == ["tests/conftest.py"]
 
 
 def test_a_conftest_the_agent_put_in_a_folder_above_the_project_is_shown_when_pytest_runs(isolated_home: Path, stub: StubServer, project: Path) -> None:
