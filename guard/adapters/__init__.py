@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from guard.core.errors import UnknownName
 from guard.core.plugins import Seam
 from guard.core.record import FrozenRecord
 
@@ -82,13 +83,10 @@ class Client:
 
 
 def adapter(fmt: str) -> Client:
-    """The :class:`Client` registered as ``fmt`` (one of guard's, or a plugin's); ValueError naming the choices."""
-    try:
-        client = CLIENTS.load(fmt)
-    except LookupError as exc:
-        raise ValueError(str(exc)) from exc
+    """The :class:`Client` registered as ``fmt`` (one of guard's, or a plugin's); UnknownName naming the choices otherwise."""
+    client = CLIENTS.load(fmt)
     if not isinstance(client, Client):
-        raise ValueError(f"client format {fmt!r}: the entry point {CLIENTS.group!r} names {client!r}, not a guard.adapters.Client")
+        raise UnknownName(f"client format {fmt!r}: the entry point {CLIENTS.group!r} names {client!r}, not a guard.adapters.Client")
     return client
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from guard.adapters import Client, Rendered, event_of
-from guard.core.decision import Decision
+from guard.core.decision import STOPS, Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message, user_message
 
@@ -52,7 +52,7 @@ def hook_output(event: str, decision: Decision) -> dict[str, Any]:
     specific: dict[str, Any] = {}
     reason = _cap(agent_message(decision))
     if event == "pre_tool_use":
-        if decision.decision in ("deny", "ask"):
+        if decision.decision in STOPS:
             # defer: guard could not judge and `guard hook --defer` asked to pause a headless session rather than deny
             specific["permissionDecision"] = "defer" if decision.details.get("defer") else decision.decision
             specific["permissionDecisionReason"] = reason or f"guard: {decision.decision}"

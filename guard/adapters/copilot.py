@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from guard.adapters import Client, Rendered
-from guard.core.decision import Decision
+from guard.core.decision import STOPS, Decision
 from guard.core.errors import EventError
 from guard.core.explanation import agent_message
+from guard.core.settings import EVENT_ENV, from_env
 
 __all__ = ["CLIENT", "normalize", "render"]
 
@@ -34,12 +35,12 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
             raise EventError(f"field 'toolArgs': not valid JSON ({exc.msg})") from exc
     if args is not None:
         out["tool_input"] = args if isinstance(args, dict) else {"value": args}
-    out.setdefault("hook_event_name", env.get("GUARD_EVENT", "preToolUse"))
+    out.setdefault("hook_event_name", from_env(EVENT_ENV, env) or "preToolUse")
     return out
 
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
-    if decision.decision in ("deny", "ask"):
+    if decision.decision in STOPS:
         out = {"permissionDecision": "deny", "permissionDecisionReason": agent_message(decision) or f"guard: {decision.decision}"}
         return Rendered(stdout=json.dumps(out))
     return Rendered()

@@ -12,7 +12,7 @@ from typing import Any
 
 from guard.adapters import Client, Rendered, event_of
 from guard.adapters.claude import with_warnings
-from guard.core.decision import Decision
+from guard.core.decision import STOPS, Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message
 
@@ -28,7 +28,7 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     event = event_of(payload)
     out: dict[str, Any] = {}
-    if decision.decision in ("deny", "ask"):
+    if decision.decision in STOPS:
         out["decision"] = "block"
         out["reason"] = agent_message(decision) or f"guard: {decision.decision}"
     specific: dict[str, Any] = {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from guard.adapters import Client, Rendered, event_of
 from guard.adapters.claude import with_warnings
-from guard.core.decision import Decision
+from guard.core.decision import STOPS, Decision
 from guard.core.explanation import agent_message
 
 __all__ = ["CLIENT", "normalize", "render"]
@@ -25,7 +25,7 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     event = event_of(payload)
     out: dict[str, Any] = {}
-    if decision.decision in ("deny", "ask"):
+    if decision.decision in STOPS:
         out["decision"] = "deny"
         out["reason"] = agent_message(decision) or f"guard: {decision.decision}"
     specific: dict[str, Any] = {}

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from guard.config import LoadedConfig, load_config
 from guard.core.decision import Decision
 from guard.core.errors import GuardError
+from guard.core.settings import SERVER_ENV
 from guard.runtime.gate import Gate
 
 __all__ = ["replay", "replay_gate"]
@@ -32,7 +33,7 @@ def replay_gate(config: str) -> Gate:
     loaded = load_config(config)
     settings = loaded.settings.replace(audit_path=None, server_url=None)
     quiet = LoadedConfig(settings=settings, specs=loaded.specs, sources=loaded.sources)
-    env = {name: value for name, value in os.environ.items() if name != "GUARD_SERVER"}
+    env = {name: value for name, value in os.environ.items() if name != SERVER_ENV}
     return Gate(loaded=quiet, service=None, specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from guard.audit import AuditLog
-from guard.backtest.events import RecordedEvent, sample, split_replayable
+from guard.audit.replayable import RecordedEvent, sample, split_replayable
 from guard.backtest.replay import replay, replay_gate
 from guard.config import find_config, load_config
-from guard.core.decision import Decision
+from guard.core.decision import STOPS, Decision
 from guard.core.duration import parse_duration
 from guard.core.errors import GuardError
 from guard.core.kinds import judged
@@ -32,7 +32,6 @@ from guard.core.spec import HookSpec
 from guard.eval import stats
 from guard.eval.cases import input_summary
 from guard.eval.schema import BacktestSummary, DatasetInfo, Flip, MetricsReport, ResultRow, RuleChange
-from guard.eval.scoring import POSITIVE
 from guard.eval.verdicts import decision_fields
 from guard.runtime.gate import Gate
 
@@ -62,7 +61,7 @@ def audit_path(log: str | None, config: str) -> Path:
 
 
 def _stops(decision: str) -> bool:
-    return decision in POSITIVE
+    return decision in STOPS
 
 
 @dataclass
@@ -106,7 +105,7 @@ class _Comparison:
 
 def _stoppers(decision: Decision) -> list[str]:
     """The enforced hooks that denied or asked (a shadow hook's verdict never stopped anything)."""
-    return [h.id for h in decision.hooks if h.decision in POSITIVE and not h.shadow]
+    return [h.id for h in decision.hooks if h.decision in STOPS and not h.shadow]
 
 
 def _hook_text(spec: HookSpec) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache.key import cache_key, canonical_payload
-from guard.core.errors import ConfigError
+from guard.core.errors import UnknownName
 from guard.core.plugins import Seam
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def open_cache(settings: Settings) -> DecisionCache | None:
         return None
     scheme, separator, _ = url.partition("://")
     if not separator or not BACKENDS.known(scheme):
-        raise ConfigError(f"expected sqlite:///path/to/cache.db or redis://host:port/db (or a scheme a cache plugin adds), got {url!r}", key="cache.url")
+        raise UnknownName(f"expected sqlite:///path/to/cache.db or redis://host:port/db (or a scheme a cache plugin adds), got {url!r}", key="cache.url")
     backend: Any = BACKENDS.load(scheme)
     cache: DecisionCache = backend.from_url(url, ttl=settings.cache_ttl, base_dir=settings.base_dir)
     return cache

@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["register", "run"]
 
-_FORMATS = ("rjudge", "assebench", "agentharm")
+_IMPORT_FORMATS = ("rjudge", "assebench", "agentharm")
 _SHOWN_PER_LEVEL = 50  # findings printed per level in the human output; --json has them all
 
 
@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     check.add_argument("--similarity", type=_fraction, default=0.9, help="near-duplicate Jaccard threshold (default 0.9)")
 
     imp = inner.add_parser("import", help="convert R-Judge, ASSEBench or AgentHarm trajectories to dataset JSONL")
-    imp.add_argument("format", choices=_FORMATS, help="which published set the file comes from")
+    imp.add_argument("format", choices=_IMPORT_FORMATS, help="which published set the file comes from")
     imp.add_argument("path", metavar="PATH", help="the published JSON file, or the folder holding it")
     imp.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
     imp.add_argument("--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size")

@@ -18,6 +18,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from guard.core.errors import UnknownName
+from guard.core.settings import CONFIG_ENV, DEADLINE_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV, from_env
+
 if TYPE_CHECKING:
     from guard.adapters import Client
 
@@ -158,7 +161,7 @@ def _anchor(args: Any, client: Client, raw: bytes, env: Any) -> str | None:
     a hand-written command) takes the client's project variable. Only the config's location
     moves: guard still enforces only a config the user trusted there.
     """
-    if args.config is not None or env.get("GUARD_CONFIG"):
+    if args.config is not None or from_env(CONFIG_ENV, env):
         return None  # a named config is found wherever the hook starts
     if args.project is not None:
         # empty: the settings named the client's variable and this client does not set it (another client reads them)
@@ -202,7 +205,7 @@ def run(args: Any) -> int:
 
     try:
         client = adapter(args.format)
-    except ValueError as exc:
+    except UnknownName as exc:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 2  # a misconfigured hook command must not let calls through
     from guard.core.logs import set_up as set_up_logging
@@ -216,12 +219,12 @@ def run(args: Any) -> int:
         args.config,
         service=ServiceDecider,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
         server=args.server,
-        fail_closed=args.fail_closed or env.get("GUARD_FAIL_CLOSED") == "1",
-        fail_open_config=args.fail_open or env.get("GUARD_FAIL_OPEN") == "1",
+        fail_closed=args.fail_closed or from_env(FAIL_CLOSED_ENV, env) == "1",
+        fail_open_config=args.fail_open or from_env(FAIL_OPEN_ENV, env) == "1",
         pinned=True,  # the config the user trusted, never whatever the agent left on disk
         project=project,
     )
-    deadline = args.deadline or _float(env.get("GUARD_DEADLINE")) or client.deadline
+    deadline = args.deadline or _float(from_env(DEADLINE_ENV, env)) or client.deadline
     by = answer_by(deadline, started)
     if by is not None:
         budget = by - started

@@ -9,7 +9,8 @@ import shutil
 import sys
 from typing import Any
 
-from guard.core.errors import GuardError
+from guard.core.errors import GuardError, UnknownName
+from guard.core.settings import CLAUDE_BIN_ENV, from_env
 
 __all__ = ["register", "run"]
 
@@ -247,7 +248,7 @@ def _client_refusal(client: str) -> str | None:
     try:
         if profile(client) is not None:
             return None
-    except ValueError:
+    except UnknownName:
         pass  # not a client: the choices follow
     return (f"argument client: {client!r} is not a client guard can install; choose one of {', '.join(sorted(installable()))}, "
             "or install a plugin that adds it to the entry-point group 'guard.clients' with an installer")
@@ -334,7 +335,7 @@ def _run_plugin(args: argparse.Namespace) -> int:
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
         return 1
-    claude = os.environ.get("GUARD_CLAUDE_BIN") or shutil.which("claude")
+    claude = from_env(CLAUDE_BIN_ENV) or shutil.which("claude")
     commands = plugin_commands(args.scope, claude=claude or "claude", uninstall=args.uninstall)
     if args.dry_run:
         print("\n".join(shlex.join(c) for c in commands))

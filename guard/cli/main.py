@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from guard.core.settings import DEBUG_ENV, from_env
+
 if TYPE_CHECKING:
     import argparse
 
@@ -55,7 +57,7 @@ def _setup_logging() -> None:
 
     class BriefFormatter(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
-            if os.environ.get("GUARD_DEBUG") != "1":
+            if from_env(DEBUG_ENV) != "1":
                 record.exc_info, record.exc_text = None, None
             return super().format(record)
 
@@ -65,7 +67,7 @@ def _setup_logging() -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(BriefFormatter("guard: %(levelname)s: %(message)s"))
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if os.environ.get("GUARD_DEBUG") == "1" else logging.WARNING)
+    logger.setLevel(logging.DEBUG if from_env(DEBUG_ENV) == "1" else logging.WARNING)
     logger.propagate = False
 
 

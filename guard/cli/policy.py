@@ -48,8 +48,9 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _sign(args: argparse.Namespace) -> int:
-    from guard.config.org_signing import SIGNATURE_SUFFIX, sign
+    from guard.config.org_signing import sign
     from guard.config.parse import parse_config
+    from guard.core.settings import SIGNATURE_SUFFIX
 
     policy = Path(args.file)
     try:
@@ -67,8 +68,9 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from guard.config.org_policy import OrgLocation, load, locate
+    from guard.config.org_policy import load
     from guard.core.errors import ConfigError
+    from guard.core.settings import OrgLocation, locate
 
     configured = locate()
     if args.file is None and args.key is None and configured is None:

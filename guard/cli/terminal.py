@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from guard.core.settings import PLAIN_ENV, from_env
+
 __all__ = ["DECISION_STYLES", "STATUS_STYLES", "Table", "console", "printable", "say", "styled"]
 
 #: How a verdict or a check's outcome is coloured.
@@ -36,7 +38,7 @@ def printable(text: str) -> str:
 
 def console() -> Any:
     """A rich Console when a person is reading stdout, else None (print plain lines)."""
-    if os.environ.get("GUARD_PLAIN") == "1" or os.environ.get("TERM") == "dumb" or not sys.stdout.isatty():
+    if from_env(PLAIN_ENV) == "1" or os.environ.get("TERM") == "dumb" or not sys.stdout.isatty():
         return None
     from rich.console import Console
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.core.errors import GuardError
+from guard.core.settings import CONFIG_ENV, from_env
 
 if TYPE_CHECKING:
     from guard.config.pinning import Candidate
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if refused:
         print(f"guard trust: error: {refused}", file=sys.stderr)
         return 1
-    explicit = args.config or os.environ.get("GUARD_CONFIG") or None
+    explicit = args.config or from_env(CONFIG_ENV) or None
     previous = trust_store.read(trust_store.trust_key(explicit))
     found = find_config(explicit)
     if found is None or not found.is_file():
@@ -144,7 +144,7 @@ def adopt_config() -> None:
     found = find_config()
     if found is None or not found.is_file():
         return
-    explicit = os.environ.get("GUARD_CONFIG") or None
+    explicit = from_env(CONFIG_ENV) or None
     previous = trust_store.read(trust_store.trust_key(explicit))
     try:
         candidate = read_candidate(found)

@@ -12,10 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOOPBACK_NAMES", "register", "run"]
-
-#: Host names the view answers to (the port is not part of the check).
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+__all__ = ["register", "run"]
 
 
 def register(sub: Any) -> None:
@@ -83,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from guard.config import load_config
+    from guard.server.ui import LOOPBACK_NAMES
     from guard.view import ViewSources, create_view
 
     loaded = load_config(args.config)

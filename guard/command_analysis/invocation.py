@@ -6,12 +6,14 @@ so every wrapper that runs its operands as a command is looked through here.
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 from guard.command_analysis.shell_syntax import Command, Word
 from guard.core.record import Record
 
-__all__ = ["Invocation", "command_name", "unwrap"]
+__all__ = ["Invocation", "command_name", "script_word", "unwrap"]
 
 _VERSIONED = re.compile(r"^(python|pypy|perl|ruby|php|node|lua|luajit|tclsh|pwsh)[\d.]*$")
 
@@ -147,3 +149,35 @@ def _env_split_string(command: Command, args: list[Word], upstream: list[Command
             continue
         return Invocation("sh", Word("sh"), [Word("-c"), value], command, upstream, reread)
     return Invocation("env", args[0], args, command, upstream, reread)
+
+
+#: Interpreters whose first operand is a script file, and their options that take the next word as a value, or that
+#: give the code inline (no file runs).
+_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|pypy3?|bash|sh|dash|zsh|ksh|node|nodejs|ruby|perl|php|Rscript)$")
+_VALUE_OPTIONS = frozenset({"-W", "-X", "-o", "-O", "-r", "--require", "-I", "--import", "--loader"})
+_INLINE_OPTIONS = frozenset({"-c", "-m", "-e", "-E", "-p", "--eval", "--print", "-"})
+
+
+def script_word(words: list[Any]) -> Any | None:
+    """The word naming the file a simple command runs as a program, or None when it runs none (or inline code)."""
+    texts = [w.text for w in words]
+    if texts and os.path.basename(texts[0]) == "env":  # env [-i] [VAR=value …] PROGRAM
+        skip = 1
+        while skip < len(texts) and ("=" in texts[skip] or texts[skip].startswith("-")):
+            skip += 1
+        words, texts = words[skip:], texts[skip:]
+    if not texts:
+        return None
+    head = os.path.basename(texts[0])
+    if texts[0] in ("source", "."):
+        return words[1] if len(words) > 1 else None
+    if "/" in texts[0] and not _INTERPRETERS.match(head):
+        return words[0]  # ./run.sh, scripts/check.py, /abs/tool
+    if not _INTERPRETERS.match(head):
+        return None
+    i = 1
+    while i < len(texts) and texts[i].startswith("-"):
+        if texts[i] in _INLINE_OPTIONS or texts[i].startswith(("-c", "--eval=", "--print=")):
+            return None
+        i += 2 if texts[i] in _VALUE_OPTIONS else 1
+    return words[i] if i < len(words) else None

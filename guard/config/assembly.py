@@ -14,7 +14,7 @@ from guard.config import org_policy
 from guard.config.hook_scripts import loaded_scripts
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
-from guard.hooks.protect import protect_spec
+from guard.protection.targets import protect_spec
 
 __all__ = ["fit_tier_timeouts", "protection_for", "with_org", "with_protection"]
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, SpecFields
 from guard.config.typos import error_message
-from guard.core.errors import ConfigError
+from guard.core.errors import ConfigError, UnknownName
 from guard.core.kinds import KINDS, kind_of
 from guard.core.spec import FailureMode, HookKind, HookSpec, Source
 
@@ -74,7 +74,7 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     kind = entry["kind"]
     if not isinstance(kind, str) or not KINDS.known(kind):
         choices = ", ".join(name for name in KINDS.names() if name != "protect")
-        raise ConfigError(f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
+        raise UnknownName(f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
                           f"the entry-point group {KINDS.group!r}", file=file, key=f"{key}.kind")
     try:
         found = kind_of(kind)

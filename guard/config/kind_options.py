@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from guard.core.spec import FailureMode
 from guard.runtime.matching import validate_matcher, validate_tools
 
 __all__ = ["CallableOptions", "CommandOptions", "CommonFields", "HttpOptions", "SmartOptions", "SpecFields"]
@@ -28,7 +29,7 @@ class CommonFields(BaseModel):
     id: str | None = None
     matcher: str | None = None
     tools: str | list[str] | None = None
-    failure_mode: Literal["fail_open", "fail_closed"] | None = None
+    failure_mode: FailureMode | None = None
     timeout: float = Field(default=10.0, ge=1, le=600)
     mode: Literal["enforce", "shadow"] = "enforce"
     final: bool | None = None

@@ -57,51 +57,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from guard.core.errors import ConfigError, OrgPolicyError
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
-from guard.core.settings import LoadedConfig, default_audit_path, user_dir
+from guard.core.settings import KEY_ENV, LAUNCHER_ENV, SYSTEM_DIR, LoadedConfig, OrgLocation, default_audit_path, locate, user_dir
 from guard.storage.secret import TrustError, seal, verify
 
-__all__ = ["KEY_ENV", "POLICY_ENV", "SYSTEM_DIR", "OrgLocation", "OrgState", "admin_owned", "configured", "load", "locate", "merged", "state"]
+__all__ = ["OrgState", "configured", "load", "merged", "state"]
 
 log = LazyLogger("guard.config")
 
-#: Where an admin installs the org key and policy (tests point this at a folder of their own).
-SYSTEM_DIR = Path("/etc/guard")
-KEY_ENV, POLICY_ENV = "GUARD_ORG_KEY", "GUARD_ORG_POLICY"
 #: Ids of the org's hooks: ``org:<id>``; no other hook may take one.
 ID_PREFIX = "org:"
 _MAX_BYTES = 1 << 20
 _SERIAL = "org-serial"
 _FIX = "every tool call is denied until an admin fixes it (nothing in a project or user config, nor GUARD_FAIL_OPEN, relaxes this)"
-
-
-class OrgLocation(FrozenRecord):
-    """The org key and policy guard enforces, and why the policy is where it is (``note``: a variable that was ignored)."""
-
-    __slots__ = ("key", "policy", "source", "note")
-    key: str
-    policy: str
-    source: str  # "system" (the key in SYSTEM_DIR) or "environment" ($GUARD_ORG_KEY)
-    note: str | None
-
-    def __init__(self, key: str, policy: str, source: str, note: str | None = None) -> None:
-        self._assign(locals())
-
-    @property
-    def signature(self) -> str:
-        from guard.config.org_signing import SIGNATURE_SUFFIX
-
-        return self.policy + SIGNATURE_SUFFIX
-
-    def paths(self) -> tuple[str, ...]:
-        """The files that decide what the org enforces (self-protection write-protects them; a service watches them)."""
-        return (self.key, self.policy, self.signature)
 
 
 def files(env: Mapping[str, str] | None = None) -> list[str]:
@@ -110,45 +83,9 @@ def files(env: Mapping[str, str] | None = None) -> list[str]:
     return [str(SYSTEM_DIR), *(location.paths() if location is not None else ())]
 
 
-def admin_owned(path: str) -> bool:
-    """Whether root owns ``path`` and every folder above it, none writable by others (a sticky folder such as /tmp may be)."""
-    current = os.path.abspath(path)
-    while True:
-        try:
-            found = os.stat(current)
-        except OSError:
-            return False
-        sticky_folder = stat.S_ISDIR(found.st_mode) and found.st_mode & stat.S_ISVTX
-        if found.st_uid != 0 or (found.st_mode & 0o022 and not sticky_folder):
-            return False
-        parent = os.path.dirname(current)
-        if parent == current:
-            return True
-        current = parent
-
-
-def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
-    """Where the org key and policy are (see the module's table); None when no org key is configured."""
-    environ = os.environ if env is None else env
-    system_key, system_policy = str(SYSTEM_DIR / "org.pub"), str(SYSTEM_DIR / "policy.yaml")
-    moved = environ.get(POLICY_ENV) or None
-    if os.path.lexists(system_key):
-        if moved is None or os.path.abspath(moved) == system_policy:
-            return OrgLocation(system_key, system_policy, "system")
-        if admin_owned(moved):
-            return OrgLocation(system_key, os.path.abspath(moved), "system")
-        return OrgLocation(system_key, system_policy, "system",
-                           f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write")
-    if KEY_ENV not in environ:
-        return None
-    key = environ[KEY_ENV]  # set to nothing is not unset: see load()
-    return OrgLocation(os.path.abspath(key) if key else "", os.path.abspath(moved or system_policy), "environment")
-
-
 #: The variable a project's shared launcher runs (what ``guard install claude`` writes into the local settings). guard
 #: never reads it, so it cannot steer the org's rules: the org's hook is a managed or user-scope entry with an absolute
 #: program, which a project's settings cannot change; the project's own launcher entry it could as well delete.
-_LAUNCHER_VARIABLE = "GUARD_HOOK"
 
 #: Agent clients' settings whose ``env`` the client hands to its hooks: (folder, names) under the project and the user's folder.
 _CLIENT_ENV = ((".claude", ("settings.json", "settings.local.json")),)
@@ -177,7 +114,7 @@ def _set_by_client_settings(environ: Mapping[str, str]) -> tuple[str, str] | Non
             env = json.loads(text or "{}").get("env")
         except (ValueError, AttributeError):
             continue  # not settings Claude Code would read either
-        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_") and name != _LAUNCHER_VARIABLE) if isinstance(env, dict) else []
+        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_") and name != LAUNCHER_ENV) if isinstance(env, dict) else []
         if named:
             return file, named[0]
     return None

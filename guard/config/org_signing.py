@@ -18,10 +18,9 @@ from pathlib import Path
 
 from guard.core.errors import GuardError
 
-__all__ = ["PRIVATE_NAME", "PUBLIC_NAME", "SIGNATURE_SUFFIX", "SignatureInvalid", "fingerprint", "generate", "sign", "verify_signature"]
+__all__ = ["PRIVATE_NAME", "PUBLIC_NAME", "SignatureInvalid", "fingerprint", "generate", "sign", "verify_signature"]
 
 PRIVATE_NAME, PUBLIC_NAME = "org.key", "org.pub"
-SIGNATURE_SUFFIX = ".sig"
 _PEM_BEGIN = b"-----BEGIN PUBLIC KEY-----"
 
 

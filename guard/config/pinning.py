@@ -36,7 +36,7 @@ from guard.config.search import find_config
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
-from guard.core.settings import LoadedConfig
+from guard.core.settings import CONFIG_ENV, LoadedConfig, from_env
 
 __all__ = ["Candidate", "Pinned", "accept_command", "differences", "load_trusted", "read_candidate", "record", "trust", "trust_note", "unchanged"]
 
@@ -121,7 +121,7 @@ def trust(config: str | None = None, *, cwd: str | None = None) -> TrustRecord:
     The library function behind ``guard trust`` and ``guard install``, once the
     user agreed (and what the test suite uses to trust a config as the user would).
     """
-    explicit = config or os.environ.get("GUARD_CONFIG") or None
+    explicit = config or from_env(CONFIG_ENV) or None
     found = find_config(explicit, cwd=cwd)
     if found is None:
         raise ConfigError("no guard config found to trust (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
@@ -208,7 +208,7 @@ def load_trusted(config: str | None = None) -> Pinned:
     store): the gate then answers as for any config that does not load.
     """
     org = org_policy.configured()  # a broken org policy raises first: nothing below it is enforced without it
-    explicit = config or os.environ.get("GUARD_CONFIG") or None
+    explicit = config or from_env(CONFIG_ENV) or None
     found = find_config(explicit)
     record = trust_store.read(trust_store.trust_key(explicit))
     if record is None:
@@ -238,6 +238,6 @@ def trust_note(config: str | None = None) -> str | None:
     except ConfigError as exc:
         return f"the trusted copy that guard hook enforces does not load: {exc}"
     if pinned.status == "untrusted":
-        explicit = config or os.environ.get("GUARD_CONFIG") or None
+        explicit = config or from_env(CONFIG_ENV) or None
         return f"this config is not trusted: guard hook and guard serve do not enforce it until you run `{accept_command(explicit)}`"
     return pinned.notes[0] if pinned.notes else None

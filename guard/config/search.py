@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from guard.core.settings import CONFIG_ENV, from_env
 
 __all__ = ["SEARCHED", "find_config"]
 
@@ -13,7 +14,7 @@ SEARCHED = ("guard.yaml", ".guard/guard.yaml")
 
 def find_config(path: str | None = None, *, cwd: str | None = None) -> Path | None:
     """``--config PATH``, then ``$GUARD_CONFIG``, then ``./guard.yaml``, then ``./.guard/guard.yaml`` (of ``cwd``)."""
-    explicit = path or os.environ.get("GUARD_CONFIG")
+    explicit = path or from_env(CONFIG_ENV)
     if explicit:
         return Path(explicit)
     for name in SEARCHED:

@@ -14,6 +14,7 @@ import os
 
 from guard.config import trust_store
 from guard.config.search import SEARCHED
+from guard.core.settings import CONFIG_ENV, from_env
 
 __all__ = ["Watch"]
 
@@ -30,7 +31,7 @@ def _stat(path: str) -> _Stat:
 
 def _org_files() -> list[str]:
     """The org key, policy and signature in force, and the system key whose arrival would put one in force."""
-    from guard.config.org_policy import SYSTEM_DIR, locate
+    from guard.core.settings import SYSTEM_DIR, locate
 
     location = locate()
     return [str(SYSTEM_DIR / "org.pub"), *(location.paths() if location else ())]
@@ -40,7 +41,7 @@ class Watch:
     """The files that decide what ``guard hook`` would enforce for ``config`` (as ``load_trusted`` finds it), as they are now."""
 
     def __init__(self, config: str | None = None) -> None:
-        explicit = config or os.environ.get("GUARD_CONFIG") or None
+        explicit = config or from_env(CONFIG_ENV) or None
         key = trust_store.trust_key(explicit)
         paths = [str(trust_store.record_path(key))]
         record = trust_store.read(key)

@@ -8,7 +8,8 @@ documents; MCP tools are recognised by each client's naming scheme, and the writ
 tools of well-known MCP servers (the reference filesystem server's ``write_file``,
 ``edit_file``, ``move_file``, ``create_directory``) also count as ``@write``/``@edit``,
 so a rule about writes meets every route of a write. A tool guard cannot classify is
-still ``@mcp``: a rule on ``@mcp`` (the starter's) judges it.
+still ``@mcp``: a rule on ``@mcp`` (the starter's) judges it. :func:`tool_kind` gives a call's one kind of effect
+(shell, write, edit, patch, mcp, fetch, read), the word the rule view, the record of written files and eval's routes use.
 Standard library only: this module is on the path of every ``guard hook`` call.
 """
 
@@ -16,17 +17,23 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 __all__ = [
     "ACTIONS",
     "CLIENT_TOOLS",
+    "MCP_PREFIX",
     "MCP_TOOLS",
+    "PATCH_LINE",
+    "TOOL_KINDS",
     "actions_of",
     "is_action",
     "is_name_list",
     "known_tool",
     "matcher_matches",
     "matcher_tokens",
+    "patch_text",
+    "tool_kind",
     "unknown_token_hint",
 ]
 
@@ -222,3 +229,40 @@ def unknown_token_hint(token: str) -> str | None:
     kind = "is not a canonical action" if token.startswith("@") else "is no known tool of any client"
     hint = f"; did you mean {folded[close[0]]}?" if close else f"; the actions are {', '.join(ACTIONS)}"
     return f"{token!r} {kind}{hint}"
+
+
+# What effect a tool has, as the rule view, the record of written files and eval's routes describe a call (one word
+# per call, where a matcher's actions above may be several).
+
+#: Each client's tool names, by the kind of effect they have (MCP tools are recognised by their ``mcp__`` prefix).
+TOOL_KINDS: dict[str, str] = {
+    **dict.fromkeys(("Bash", "bash", "run_shell_command", "exec", "shell", "local_shell", "container.exec", "powershell"), "shell"),
+    **dict.fromkeys(("Write", "write_file", "create"), "write"),
+    **dict.fromkeys(("Edit", "MultiEdit", "NotebookEdit", "replace", "edit"), "edit"),
+    "apply_patch": "patch",
+    **dict.fromkeys(("WebFetch", "web_fetch"), "fetch"),
+    **dict.fromkeys(("Read", "read_file", "read_many_files", "view", "read"), "read"),
+}
+MCP_PREFIX = "mcp__"
+#: A line of an ``apply_patch`` patch naming a file it adds, updates or deletes, or where it moves one.
+PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
+
+
+def tool_kind(tool_name: str | None) -> str | None:
+    """The kind of effect a client's tool has (shell, write, edit, patch, mcp, fetch, read), or None when unknown."""
+    if not tool_name:
+        return None
+    if tool_name.startswith(MCP_PREFIX):
+        return "mcp"
+    return TOOL_KINDS.get(tool_name)
+
+
+def patch_text(tool_input: dict[str, Any]) -> str | None:
+    """The patch an ``apply_patch`` call carries, wherever its client put it (None when it carries none)."""
+    for key in ("command", "input", "patch"):
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, str) and "*** Begin Patch" in v), None)
+        if isinstance(value, str) and "*** " in value:
+            return value
+    return None

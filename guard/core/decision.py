@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeGuard
 from guard.core.record import Record
 
 __all__ = [
-    "ABSTAIN", "BY_STRICTNESS", "DECISIONS", "ERROR", "DecidingRule", "Decision", "DecisionName", "HookResult", "Outcome",
+    "ABSTAIN", "BY_STRICTNESS", "DECISIONS", "ERROR", "STOPS", "DecidingRule", "Decision", "DecisionName", "HookResult", "Outcome",
     "guard_stop_loop", "is_decision", "merge", "strictest",
 ]
 
@@ -23,6 +23,8 @@ DecisionName = Literal["allow", "deny", "ask"]
 DECISIONS: tuple[DecisionName, ...] = ("allow", "deny", "ask")
 #: the same three from most permissive to strictest: the column order of reports, charts and tables
 BY_STRICTNESS: tuple[DecisionName, ...] = ("allow", "ask", "deny")
+#: the decisions that stop the call: deny, and ask (it waits for a person); eval scores them as the positive class
+STOPS: tuple[DecisionName, ...] = ("deny", "ask")
 #: a hook that said nothing about an event (``HookResult.decision is None``)
 ABSTAIN: Literal["abstain"] = "abstain"
 #: judging failed: no verdict (an eval row scored as an error, a failure in the decision's details)

@@ -3,6 +3,7 @@
     GuardError
     ├── ConfigError        a config file, key or value is wrong (names file and key path)
     │   ├── UntrustedConfig  a config the user never trusted: guard hook and guard serve do not enforce it
+    │   ├── UnknownName      a name nothing registers (client, hook kind, transport, cache backend); also a LookupError
     │   └── OrgPolicyError   the org policy is missing, unsigned, altered, rolled back or does not load: every tool call is denied
     ├── EventError         a malformed event on stdin or in a request body
     │   └── EventTooLarge  over the size or nesting limit: refused whatever failure_mode says
@@ -39,6 +40,7 @@ __all__ = [
     "MissingConfig",
     "ModelNotConfigured",
     "OrgPolicyError",
+    "UnknownName",
     "UntrustedConfig",
 ]
 
@@ -66,6 +68,15 @@ class UntrustedConfig(ConfigError):
     A repository's guard.yaml can name command hooks; running them on the agent's
     first tool call would run code nobody reviewed, so the gate answers as for a
     config that does not load (tool calls denied, the reason saying how to trust it).
+    """
+
+
+class UnknownName(ConfigError, LookupError):
+    """A name no built-in or installed plugin registers: a client format, hook kind, transport or cache backend.
+
+    Every lookup by name (:class:`~guard.core.plugins.Seam`, and the config, CLI and service that ask it) raises this
+    one type, its message listing the names there are; it is a ConfigError, since a name comes from a config, a
+    command line or a variable, and a LookupError for code that catches lookups.
     """
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
+from guard.core.errors import UnknownName
+
 __all__ = ["Seam"]
 
 
@@ -47,9 +49,9 @@ class Seam:
         return tuple(self._targets)
 
     def load(self, name: str) -> object:
-        """The object ``name`` stands for; LookupError naming the choices when nothing registers it."""
+        """The object ``name`` stands for; :class:`~guard.core.errors.UnknownName` naming the choices when nothing registers it."""
         if not self.known(name):
-            raise LookupError(f"unknown {self.what} {name!r}; choose one of {', '.join(self._targets)}, "
+            raise UnknownName(f"unknown {self.what} {name!r}; choose one of {', '.join(self._targets)}, "
                               f"or install a plugin that adds it to the entry-point group {self.group!r}")
         module_name, _, attribute = self._targets[name].partition(":")
         target: object = importlib.import_module(module_name)

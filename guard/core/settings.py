@@ -1,7 +1,8 @@
-"""Settings: the non-hook part of a loaded config, as plain data.
+"""Settings: the non-hook part of a loaded config, as plain data, and every ``GUARD_*`` environment variable guard reads.
 
-Standard library only (it rides the ``guard hook`` fast path). Environment
-overrides (``GUARD_MODEL_QUICK``, ``GUARD_MODEL_THOROUGH``, ``GUARD_API_BASE``,
+Standard library only (it rides the ``guard hook`` fast path). Each variable is named once, below, and read through
+:func:`from_env` and nowhere else (a test holds every other module to it), so what the environment can change about
+guard is this list. Model overrides (``GUARD_MODEL_QUICK``, ``GUARD_MODEL_THOROUGH``, ``GUARD_API_BASE``,
 ``GUARD_TIMEOUT_QUICK``, ``GUARD_TIMEOUT_THOROUGH``) are read when a model is needed, not when the config is compiled, so a compiled
 snapshot never goes stale when they change.
 
@@ -15,16 +16,60 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from guard.core.record import FrozenRecord, Record
 from guard.core.spec import HookSpec
 
-__all__ = ["LoadedConfig", "Settings", "default_audit_path", "default_cache_url", "user_dir"]
+__all__ = [
+    "API_BASE_ENV", "CLAUDE_BIN_ENV", "CODEX_BIN_ENV", "CONFIG_ENV", "DEADLINE_ENV", "DEBUG_ENV", "EVENT_ENV", "FAIL_CLOSED_ENV", "FAIL_OPEN_ENV",
+    "KEY_ENV", "LAUNCHER_ENV", "MODEL_ENV", "PLAIN_ENV", "POLICY_ENV", "PROGRAM_ENV", "SECRET_FILE_ENV", "SERVER_ENV", "SERVE_TOKEN_ENV",
+    "SIGNATURE_SUFFIX", "SYSTEM_DIR", "TIMEOUT_ENV", "TRANSPORT_ENV", "VARIABLES", "LoadedConfig", "OrgLocation", "Settings", "admin_owned",
+    "default_audit_path", "default_cache_url", "from_env", "locate", "user_dir",
+]
 
 MODEL_ENV = {"quick": "GUARD_MODEL_QUICK", "thorough": "GUARD_MODEL_THOROUGH"}
 TIMEOUT_ENV = {"quick": "GUARD_TIMEOUT_QUICK", "thorough": "GUARD_TIMEOUT_THOROUGH"}
+API_BASE_ENV = "GUARD_API_BASE"
+#: the config file (else guard.yaml / .guard/ found from the working directory up)
+CONFIG_ENV = "GUARD_CONFIG"
+#: ``guard hook``'s warm service URL (``--server``), its failure flags (``--fail-closed``, ``--fail-open``: "1") and deadline
+SERVER_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV, DEADLINE_ENV = "GUARD_SERVER", "GUARD_FAIL_CLOSED", "GUARD_FAIL_OPEN", "GUARD_DEADLINE"
+#: the event a Copilot hook reports (its payload does not say)
+EVENT_ENV = "GUARD_EVENT"
+#: guard serve's bearer token; the user's secret file
+SERVE_TOKEN_ENV, SECRET_FILE_ENV = "GUARD_SERVE_TOKEN", "GUARD_SECRET_FILE"
+#: the judge's HTTP transport (auto, guard's own wire, LiteLLM; ``fake`` in tests)
+TRANSPORT_ENV = "GUARD_TRANSPORT"
+#: the programs ``guard install`` / ``guard doctor`` run and write: guard itself, Claude Code, Codex
+PROGRAM_ENV, CLAUDE_BIN_ENV, CODEX_BIN_ENV = "GUARD_BIN", "GUARD_CLAUDE_BIN", "GUARD_CODEX_BIN"
+#: the CLI's output: tracebacks ("1"), no colour or progress ("1")
+DEBUG_ENV, PLAIN_ENV = "GUARD_DEBUG", "GUARD_PLAIN"
+#: the variable a project's shared launcher runs (``guard install claude`` writes it); guard itself never reads it
+LAUNCHER_ENV = "GUARD_HOOK"
+#: Where an admin installs the org key and policy (tests point this at a folder of their own); the table of where the
+#: org policy is, and why the agent cannot move it, is :mod:`guard.config.org_policy`'s.
+SYSTEM_DIR = Path("/etc/guard")
+KEY_ENV, POLICY_ENV = "GUARD_ORG_KEY", "GUARD_ORG_POLICY"
+#: The org policy's signature is the policy's file name with this added.
+SIGNATURE_SUFFIX = ".sig"
+#: Every variable above but the launcher's: the only names :func:`from_env` reads.
+VARIABLES = frozenset({*MODEL_ENV.values(), *TIMEOUT_ENV.values(), API_BASE_ENV, CONFIG_ENV, SERVER_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV,
+                       DEADLINE_ENV, EVENT_ENV, SERVE_TOKEN_ENV, SECRET_FILE_ENV, TRANSPORT_ENV, PROGRAM_ENV, CLAUDE_BIN_ENV,
+                       CODEX_BIN_ENV, DEBUG_ENV, PLAIN_ENV, KEY_ENV, POLICY_ENV})
+
+
+def from_env(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """``$name`` in ``env`` (the process's environment by default), as set: None when unset, "" when set to nothing.
+
+    ``name`` must be one of :data:`VARIABLES`: a KeyError otherwise, so a variable guard reads is always on that list.
+    """
+    if name not in VARIABLES:
+        raise KeyError(f"{name} is not one of guard's environment variables (guard.core.settings.VARIABLES)")
+    return (os.environ if env is None else env).get(name)
 
 
 def user_dir(kind: str) -> Path:
@@ -52,6 +97,62 @@ def default_cache_url() -> str:
 def default_audit_path(config_path: str | None = None) -> str:
     """The audit log of the project whose config is ``config_path``, in the user's state directory."""
     return str(_project_dir("state", config_path) / "audit.db")
+
+
+class OrgLocation(FrozenRecord):
+    """The org key and policy guard enforces, and why the policy is where it is (``note``: a variable that was ignored)."""
+
+    __slots__ = ("key", "policy", "source", "note")
+    key: str
+    policy: str
+    source: str  # "system" (the key in SYSTEM_DIR) or "environment" ($GUARD_ORG_KEY)
+    note: str | None
+
+    def __init__(self, key: str, policy: str, source: str, note: str | None = None) -> None:
+        self._assign(locals())
+
+    @property
+    def signature(self) -> str:
+        return self.policy + SIGNATURE_SUFFIX
+
+    def paths(self) -> tuple[str, ...]:
+        """The files that decide what the org enforces (self-protection write-protects them; a service watches them)."""
+        return (self.key, self.policy, self.signature)
+
+
+def admin_owned(path: str) -> bool:
+    """Whether root owns ``path`` and every folder above it, none writable by others (a sticky folder such as /tmp may be)."""
+    current = os.path.abspath(path)
+    while True:
+        try:
+            found = os.stat(current)
+        except OSError:
+            return False
+        sticky_folder = stat.S_ISDIR(found.st_mode) and found.st_mode & stat.S_ISVTX
+        if found.st_uid != 0 or (found.st_mode & 0o022 and not sticky_folder):
+            return False
+        parent = os.path.dirname(current)
+        if parent == current:
+            return True
+        current = parent
+
+
+def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
+    """Where the org key and policy are (see the module's table); None when no org key is configured."""
+    environ = os.environ if env is None else env
+    system_key, system_policy = str(SYSTEM_DIR / "org.pub"), str(SYSTEM_DIR / "policy.yaml")
+    moved = environ.get(POLICY_ENV) or None
+    if os.path.lexists(system_key):
+        if moved is None or os.path.abspath(moved) == system_policy:
+            return OrgLocation(system_key, system_policy, "system")
+        if admin_owned(moved):
+            return OrgLocation(system_key, os.path.abspath(moved), "system")
+        return OrgLocation(system_key, system_policy, "system",
+                           f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write")
+    if KEY_ENV not in environ:
+        return None
+    key = environ[KEY_ENV]  # set to nothing is not unset: see load()
+    return OrgLocation(os.path.abspath(key) if key else "", os.path.abspath(moved or system_policy), "environment")
 
 
 class _Computed:
@@ -144,15 +245,15 @@ class Settings(FrozenRecord):
 
     def model_for(self, tier: str) -> str | None:
         """The model for ``quick`` or ``thorough``: environment first, then config."""
-        return os.environ.get(MODEL_ENV[tier]) or self.models.get(tier)
+        return from_env(MODEL_ENV[tier]) or self.models.get(tier)
 
     def effective_api_base(self) -> str | None:
-        return os.environ.get("GUARD_API_BASE") or self.api_base
+        return from_env(API_BASE_ENV) or self.api_base
 
     def timeout_for(self, tier: str) -> float | None:
         """Seconds ``quick`` or ``thorough`` calls may take (environment first, then config); None: only the hook's timeout bounds them."""
         variable = TIMEOUT_ENV[tier]
-        value = os.environ.get(variable)
+        value = from_env(variable)
         if not value:
             return self.timeouts.get(tier)
         try:

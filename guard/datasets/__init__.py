@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from guard.datasets.case import LABELS, Case, iter_cases, load_cases, write_cases
 from guard.datasets.check import CheckReport, FileSummary, Finding, check_datasets
-from guard.datasets.importers import FORMATS, ImportReport, import_path
+from guard.datasets.importers import IMPORT_FORMATS, ImportReport, import_path
 
 __all__ = [
-    "FORMATS",
+    "IMPORT_FORMATS",
     "LABELS",
     "Case",
     "CheckReport",

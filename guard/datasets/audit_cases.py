@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from guard.backtest.events import keep_replayable
+from guard.audit.replayable import keep_replayable
 from guard.datasets.case import Case
 
 __all__ = ["cases_from_audit"]

@@ -32,7 +32,7 @@ from guard.core.errors import DatasetError
 from guard.datasets.case import Case
 from guard.datasets.trajectory import ToolCall, Turn, parse_action, render_context
 
-__all__ = ["FORMATS", "ImportReport", "ImportSource", "import_path"]
+__all__ = ["IMPORT_FORMATS", "ImportReport", "ImportSource", "import_path"]
 
 AMBIGUOUS_TOOL_TAG = "tool-name-ambiguous"
 
@@ -230,7 +230,7 @@ def _agentharm(record: dict[str, Any], max_chars: int) -> list[Case]:
     ]
 
 
-FORMATS: dict[str, ImportSource] = {
+IMPORT_FORMATS: dict[str, ImportSource] = {
     "rjudge": ImportSource("rjudge.json", _rjudge),
     "assebench": ImportSource("AgentJudge-security.json", _assebench),
     "agentharm": ImportSource("agentharm.json", _agentharm),
@@ -282,9 +282,9 @@ def _drop_indistinguishable(cases: list[Case], report: ImportReport) -> list[Cas
 
 def import_path(format_name: str, path: str | Path, *, max_context: int = 4000) -> tuple[list[Case], ImportReport]:
     """Convert one published file (or the folder holding it) into cases, with a report of what was skipped."""
-    source = FORMATS.get(format_name)
+    source = IMPORT_FORMATS.get(format_name)
     if source is None:
-        raise DatasetError(f"unknown import format {format_name!r} (choose from {', '.join(FORMATS)})")
+        raise DatasetError(f"unknown import format {format_name!r} (choose from {', '.join(IMPORT_FORMATS)})")
     path = Path(path)
     if path.is_dir():
         path = path / source.default_file

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from guard.core.decision import STOPS
 from guard.eval import stats
 from guard.eval.schema import Binary, Estimate, OperatingPoint, PrevalenceMetrics, ResultRow
-from guard.eval.scoring import POSITIVE
 
 __all__ = ["FPR_TARGETS", "at_prevalence", "deny_scores", "operating_points", "parse_prevalence"]
 
@@ -75,10 +75,10 @@ def at_prevalence(binary: Binary, prevalence: float) -> PrevalenceMetrics:
 
 def _row_score(row: ResultRow) -> float:
     """P(deny) of one judgement; a failed one counts against the judge (an alarm on a benign call, a miss on a harmful one)."""
-    positive_label = row.label in POSITIVE
+    positive_label = row.label in STOPS
     if row.predicted == "error":
         return 1.0 if not positive_label else 0.0
-    stops = row.predicted in POSITIVE
+    stops = row.predicted in STOPS
     if row.confidence is None:
         return 1.0 if stops else 0.0
     return row.confidence if stops else 1.0 - row.confidence
@@ -89,7 +89,7 @@ def deny_scores(rows: Sequence[ResultRow]) -> list[tuple[bool, float]]:
     by_case: dict[tuple[str, str], list[ResultRow]] = {}
     for row in rows:
         by_case.setdefault((row.dataset, row.case_id), []).append(row)
-    return [(group[0].label in POSITIVE, sum(map(_row_score, group)) / len(group)) for group in by_case.values()]
+    return [(group[0].label in STOPS, sum(map(_row_score, group)) / len(group)) for group in by_case.values()]
 
 
 def operating_points(scores: Sequence[tuple[bool, float]], targets: Sequence[float] = FPR_TARGETS) -> list[OperatingPoint]:

@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from guard.core.actions import tool_kind
+from guard.core.decision import STOPS
 from guard.eval.cases import JudgedCase, build_event, rule_name
 from guard.eval.runner import EngineJudge, Variant, WorkItem, run_schedule
 from guard.eval.schema import ResultRow, RouteCoverage, RouteResult, RouteRule
 from guard.eval.scoring import proportion
-from guard.judge.view import tool_kind
 from guard.runtime.matching import compile_filter
 
 __all__ = ["Effect", "Route", "effect_of_case", "judge_routes", "routes_for", "summarise"]
@@ -456,7 +457,7 @@ def _plan(variant: Variant, cases: Sequence[JudgedCase]) -> tuple[list[_Planned]
 
 
 def _stopped(verdict: str | None) -> bool:
-    return verdict in ("deny", "ask")
+    return verdict in STOPS
 
 
 def summarise(variant: Variant, planned: Sequence[_Planned], judged: dict[str, ResultRow], originals: dict[str, str], without: Counter[str]) -> RouteCoverage:

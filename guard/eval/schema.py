@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from guard.core.decision import DecisionName
+from guard.core.decision import STOPS, DecisionName
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -390,7 +390,7 @@ class Flip(BaseModel):
 
     @property
     def direction(self) -> str:
-        return f"{'deny' if self.before in ('deny', 'ask') else 'allow'}→{'deny' if self.after in ('deny', 'ask') else 'allow'}"
+        return f"{'deny' if self.before in STOPS else 'allow'}→{'deny' if self.after in STOPS else 'allow'}"
 
 
 class RuleChange(BaseModel):

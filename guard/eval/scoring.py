@@ -21,15 +21,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from guard.core.decision import STOPS
 from guard.eval import stats
 from guard.eval.schema import Binary, CaseOutcome, Estimate
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["POSITIVE", "RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "proportion", "stance"]
+__all__ = ["RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "proportion", "stance"]
 
-POSITIVE = frozenset({"deny", "ask"})
 _STRICTNESS = {"deny": 3, "ask": 2, "allow": 1, "error": 0}
 
 
@@ -37,12 +37,12 @@ def is_correct(label: str, predicted: str) -> bool:
     """A verdict is right when it agrees with the label on stop-or-let-through."""
     if predicted == "error":
         return False
-    return (label in POSITIVE) == (predicted in POSITIVE)
+    return (label in STOPS) == (predicted in STOPS)
 
 
 def stance(predicted: str) -> str:
     """What a judge did with the call, whatever the label: stop (deny or ask), let through, or error."""
-    return "error" if predicted == "error" else "stop" if predicted in POSITIVE else "let through"
+    return "error" if predicted == "error" else "stop" if predicted in STOPS else "let through"
 
 
 def majority(predictions: Sequence[str]) -> str:
@@ -66,9 +66,9 @@ class BinaryArrays:
     def from_outcomes(cls, outcomes: Sequence[CaseOutcome]) -> BinaryArrays:
         import numpy as np
 
-        label_pos = np.array([o.label in POSITIVE for o in outcomes], dtype=bool)
+        label_pos = np.array([o.label in STOPS for o in outcomes], dtype=bool)
         error = np.array([o.predicted == "error" for o in outcomes], dtype=bool)
-        pred_pos = np.array([o.predicted in POSITIVE for o in outcomes], dtype=bool)
+        pred_pos = np.array([o.predicted in STOPS for o in outcomes], dtype=bool)
         pred_neg = ~pred_pos & ~error
         return cls(
             tp=label_pos & pred_pos,

@@ -310,7 +310,7 @@ def _rules_only(loaded: LoadedConfig) -> LoadedConfig:
     client settings), so a dataset case that happens to name ``/`` or ``~`` would be decided by
     where the eval runs, not by the rule or model under test.
     """
-    from guard.hooks.protect import HOOK_ID
+    from guard.protection.targets import HOOK_ID
 
     loaded.specs = [spec for spec in loaded.specs if spec.id != HOOK_ID]
     return loaded

@@ -42,34 +42,15 @@ from guard.protection import targets
 if TYPE_CHECKING:
     from guard.core.events.model import Event
     from guard.core.hook import HookContext
-    from guard.core.settings import LoadedConfig
     from guard.protection.naming import Unit
     from guard.protection.readonly import Proof
 
-__all__ = ["HOOK_ID", "ProtectHook", "judge", "protect_spec"]
-
-HOOK_ID = "guard.protect"
+__all__ = ["ProtectHook", "judge"]
 
 #: Labels of protected paths, as the deny reason names them (what is protected: :mod:`guard.protection.targets`).
 CONFIG, STATE, CLIENT, SECRET = targets.CONFIG, targets.STATE, targets.CLIENT, targets.SECRET
 #: macOS file systems ignore case by default: Guard.yaml is guard.yaml there.
 _CASE_INSENSITIVE = sys.platform == "darwin"
-
-
-def protect_spec(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str]) -> HookSpec:
-    """The self-protection hook for ``loaded``: every path :func:`guard.protection.targets.protected_paths` names
-    (built by :func:`guard.config.assembly.protection_for`, which looks up the org policy's files and the hooks' scripts)."""
-    return HookSpec(
-        id=HOOK_ID,
-        kind="protect",
-        event="pre_tool_use",
-        timeout=10.0,
-        # its own crash shows in the decision; fail_closed here would make any guard bug block every tool call
-        failure_mode="fail_open",
-        source="builtin",
-        origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
-        paths=targets.protected_paths(loaded, org_files=org_files, scripts=scripts),
-    )
 
 
 def _hard_link(target: str, protected: Iterable[tuple[str, str]]) -> tuple[str, str] | None:

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from guard.core.errors import JudgeError
-from guard.core.settings import MODEL_ENV
+from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env
 from guard.judge import openai_transport
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def model_origin(spec: HookSpec, settings: Settings, tier: str) -> str:
 
 def api_base_origin(api_base: str) -> str:
     """Whether ``api_base`` came from ``GUARD_API_BASE`` or the config's ``models.api_base``."""
-    return "GUARD_API_BASE" if os.environ.get("GUARD_API_BASE") == api_base else "models.api_base"
+    return API_BASE_ENV if from_env(API_BASE_ENV) == api_base else "models.api_base"
 
 
 def _provider(model: str) -> tuple[str | None, str]:

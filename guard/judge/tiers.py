@@ -42,7 +42,7 @@ from guard.judge.prompts import (
     render_windows,
     window_count,
 )
-from guard.judge.verdict import Verdict, parse_verdict, parse_verdicts, response_schema, verdicts_schema
+from guard.judge.verdict import ModelVerdict, parse_verdict, parse_verdicts, response_schema, verdicts_schema
 from guard.judge.view import session_shown
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class Judgement:
     such a judgement is not the whole picture and is not cached.
     """
 
-    verdict: Verdict
+    verdict: ModelVerdict
     tier: str
     model: str
     prompt: RenderedPrompt
@@ -92,21 +92,21 @@ class _TierRun:
 
     tier: str
     model: str
-    verdicts: list[tuple[RenderedPrompt, Verdict]] = field(default_factory=list)
+    verdicts: list[tuple[RenderedPrompt, ModelVerdict]] = field(default_factory=list)
     errors: list[JudgeError] = field(default_factory=list)
 
-    def strictest(self) -> tuple[RenderedPrompt, Verdict] | None:
+    def strictest(self) -> tuple[RenderedPrompt, ModelVerdict] | None:
         return _strictest(self.verdicts)
 
 
-def _strictest(verdicts: list[tuple[RenderedPrompt, Verdict]]) -> tuple[RenderedPrompt, Verdict] | None:
+def _strictest(verdicts: list[tuple[RenderedPrompt, ModelVerdict]]) -> tuple[RenderedPrompt, ModelVerdict] | None:
     """deny over ask over allow; among denies and asks the surest, among allows the least sure (no confidence = least)."""
     if not verdicts:
         return None
     top = max(_RANK[v.decision] for _, v in verdicts)
     same = [pv for pv in verdicts if _RANK[pv[1].decision] == top]
 
-    def sureness(pv: tuple[RenderedPrompt, Verdict]) -> float:
+    def sureness(pv: tuple[RenderedPrompt, ModelVerdict]) -> float:
         return -1.0 if pv[1].confidence is None else pv[1].confidence
 
     return max(same, key=sureness) if top else min(same, key=sureness)
@@ -135,7 +135,7 @@ def window_key(settings: Settings, tier: str, model: str, prompt: RenderedPrompt
 
 
 #: What one request answered: each rule's verdict, or why that rule has none.
-Answers = dict[str, Verdict | JudgeError]
+Answers = dict[str, ModelVerdict | JudgeError]
 
 
 @dataclass
@@ -163,7 +163,7 @@ class _Asker:
         key = window_key(self.settings, tier, model, prompt) if self.memo is not None and prompt.parts > 1 else None
         if key is not None and (hit := self.memo.lookup(key)) is not None:  # type: ignore[union-attr]
             try:
-                remembered: Answers = {i: Verdict.model_validate(hit[i] if together else hit) for i in ids}
+                remembered: Answers = {i: ModelVerdict.model_validate(hit[i] if together else hit) for i in ids}
             except (ValueError, KeyError, TypeError):
                 pass  # not this window's verdicts: judge it again
             else:
@@ -187,8 +187,8 @@ class _Asker:
             answers: Answers = dict(parse_verdicts(reply.content, ids, refusal=reply.refusal, finish_reason=reply.finish_reason))
         else:
             answers = {ids[0]: parse_verdict(reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason)}
-        if key is not None and all(isinstance(v, Verdict) for v in answers.values()):
-            dumped = {i: v.model_dump() for i, v in answers.items() if isinstance(v, Verdict)}
+        if key is not None and all(isinstance(v, ModelVerdict) for v in answers.values()):
+            dumped = {i: v.model_dump() for i, v in answers.items() if isinstance(v, ModelVerdict)}
             self.memo.store(key, dumped if together else dumped[ids[0]])  # type: ignore[union-attr]
         return answers
 
@@ -213,7 +213,7 @@ class _Asker:
                 raise result
             answers = result if isinstance(result, dict) else {rule: copy.copy(result) for rule in runs}  # each rule's failure is its own
             for rule, answer in answers.items():
-                if isinstance(answer, Verdict):
+                if isinstance(answer, ModelVerdict):
                     runs[rule].verdicts.append((prompt, answer))
                 else:
                     runs[rule].errors.append(type(answer)(f"window {prompt.part}/{prompt.parts}: {answer}") if prompt.parts > 1 else answer)
@@ -265,7 +265,7 @@ def _decide(spec: HookSpec, runs: list[_TierRun], calls: list[dict[str, Any]], e
     raise last.errors[0]
 
 
-def _labelled(prompt: RenderedPrompt, verdict: Verdict) -> Verdict:
+def _labelled(prompt: RenderedPrompt, verdict: ModelVerdict) -> ModelVerdict:
     """A window's verdict says which part of the event it is about."""
     if prompt.parts == 1:
         return verdict

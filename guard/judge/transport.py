@@ -10,11 +10,11 @@ only then: a package adds a transport without a line of guard changed.
 
 from __future__ import annotations
 
-import os
 from typing import Protocol, cast
 
-from guard.core.errors import ConfigError
+from guard.core.errors import UnknownName
 from guard.core.plugins import Seam
+from guard.core.settings import TRANSPORT_ENV, from_env
 from guard.judge.chat import ChatReply, ChatRequest
 
 __all__ = ["TRANSPORTS", "Transport", "transport_for", "transport_name"]
@@ -49,12 +49,12 @@ TRANSPORTS = Seam("guard.transports", "transport", {
 
 def transport_name(model: str) -> str:
     """The transport ``model`` (as routed) takes under ``GUARD_TRANSPORT``; ConfigError for a name nothing registers."""
-    chosen = os.environ.get("GUARD_TRANSPORT", "auto").strip().lower() or "auto"
+    chosen = (from_env(TRANSPORT_ENV) or "auto").strip().lower() or "auto"
     if chosen == "auto":
         return "openai" if model.startswith("openai/") else "litellm"
     if not TRANSPORTS.known(chosen):
-        raise ConfigError(f"unknown transport {chosen!r}; use auto, {', '.join(TRANSPORTS.names())}, or install a plugin "
-                          f"that adds it to the entry-point group {TRANSPORTS.group!r}", key="GUARD_TRANSPORT")
+        raise UnknownName(f"unknown transport {chosen!r}; use auto, {', '.join(TRANSPORTS.names())}, or install a plugin "
+                          f"that adds it to the entry-point group {TRANSPORTS.group!r}", key=TRANSPORT_ENV)
     return chosen
 
 

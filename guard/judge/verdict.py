@@ -22,13 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.core.decision import DECISIONS, DecisionName
 from guard.core.errors import JudgeBadResponse
 
-__all__ = ["Verdict", "parse_verdict", "parse_verdicts", "response_schema", "verdicts_schema"]
+__all__ = ["ModelVerdict", "parse_verdict", "parse_verdicts", "response_schema", "verdicts_schema"]
 
 _SYNONYMS = {"block": "deny", "denied": "deny", "reject": "deny", "approve": "allow", "allowed": "allow", "approved": "allow"}
 
 
-class Verdict(BaseModel):
-    """One judgement: allow | deny | ask, why, and how sure (None when the answer gave no confidence)."""
+class ModelVerdict(BaseModel):
+    """The model's verdict on one rule, parsed and validated: allow | deny | ask, why, and how sure (None when the answer gave no
+    confidence). A smart hook's verdict (:class:`~guard.core.decision.HookResult`) is made from it (docs/glossary.md)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -143,8 +144,8 @@ def _confidence(value: Any) -> float | None:
     return float(value)
 
 
-def _validate(obj: dict[str, Any]) -> Verdict:
-    """``obj`` as a Verdict; ValueError when it is verdict-shaped but not a clean verdict."""
+def _validate(obj: dict[str, Any]) -> ModelVerdict:
+    """``obj`` as a ModelVerdict; ValueError when it is verdict-shaped but not a clean verdict."""
     if {k.lower() for k in obj} & _VERDICT_KEYS - {"decision", "ok"}:
         raise ValueError("verdict keys other than decision / ok")
     ok = obj.get("ok")
@@ -170,12 +171,12 @@ def _validate(obj: dict[str, Any]) -> Verdict:
         "reasoning": obj.get("reasoning") if isinstance(obj.get("reasoning"), str) else None,
     }
     try:
-        return Verdict.model_validate(data)
+        return ModelVerdict.model_validate(data)
     except ValidationError as exc:
         raise ValueError(str(exc).splitlines()[0]) from exc
 
 
-def parse_verdict(content: str | None, *, refusal: str | None = None, finish_reason: str | None = None) -> Verdict:
+def parse_verdict(content: str | None, *, refusal: str | None = None, finish_reason: str | None = None) -> ModelVerdict:
     """Read the one verdict of a model answer, or raise JudgeBadResponse saying why not.
 
     Verdicts that disagree, verdict-shaped objects or keys that fail validation,
@@ -190,7 +191,7 @@ def parse_verdict(content: str | None, *, refusal: str | None = None, finish_rea
     if not content or not content.strip():
         raise JudgeBadResponse("the model returned an empty answer")
     objects, spans = _objects(content)
-    verdicts: list[Verdict] = []
+    verdicts: list[ModelVerdict] = []
     invalid: list[str] = []
     for obj in (shaped for top in objects for shaped in _verdict_shaped(top)):
         try:
@@ -211,7 +212,7 @@ def parse_verdict(content: str | None, *, refusal: str | None = None, finish_rea
     return verdicts[-1]
 
 
-def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | None = None, finish_reason: str | None = None) -> dict[str, Verdict | JudgeBadResponse]:
+def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | None = None, finish_reason: str | None = None) -> dict[str, ModelVerdict | JudgeBadResponse]:
     """Read the verdict of each rule from a model answer judging several rules at once.
 
     As strict as :func:`parse_verdict`, rule by rule: the answer must hold exactly one JSON object whose keys are
@@ -220,7 +221,7 @@ def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | N
     verdict-shaped nested in it. A rule whose verdict is missing or malformed gets a JudgeBadResponse of its own
     (its failure_mode or escalation decides it); an answer that cannot be read at all gives one to every rule.
     """
-    def everyone(why: str) -> dict[str, Verdict | JudgeBadResponse]:
+    def everyone(why: str) -> dict[str, ModelVerdict | JudgeBadResponse]:
         return dict.fromkeys(rule_ids, JudgeBadResponse(why))
 
     if refusal:
@@ -239,7 +240,7 @@ def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | N
     unknown = sorted(set(answer) - set(rule_ids))
     if unknown:
         return everyone(f"the model's answer names a rule it was not asked about ({unknown[0]!r}): {excerpt!r}")
-    read: dict[str, Verdict | JudgeBadResponse] = {}
+    read: dict[str, ModelVerdict | JudgeBadResponse] = {}
     for rule in rule_ids:
         value = answer.get(rule)
         if not isinstance(value, dict):

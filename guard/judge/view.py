@@ -51,24 +51,15 @@ import stat
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from guard.core.actions import MCP_PREFIX, PATCH_LINE, patch_text, tool_kind
 from guard.core.session import FILES_FIELD, REQUEST_CONTEXT, SESSION_FIELD, reads_session
 
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
     from guard.session.context import SessionContext
 
-__all__ = ["TOOL_KINDS", "effect_of", "session_shown", "tool_kind"]
+__all__ = ["effect_of", "session_shown"]
 
-#: Each client's tool names, by the kind of effect they have (MCP tools are recognised by their ``mcp__`` prefix).
-TOOL_KINDS: dict[str, str] = {
-    **dict.fromkeys(("Bash", "bash", "run_shell_command", "exec", "shell", "local_shell", "container.exec", "powershell"), "shell"),
-    **dict.fromkeys(("Write", "write_file", "create"), "write"),
-    **dict.fromkeys(("Edit", "MultiEdit", "NotebookEdit", "replace", "edit"), "edit"),
-    "apply_patch": "patch",
-    **dict.fromkeys(("WebFetch", "web_fetch"), "fetch"),
-    **dict.fromkeys(("Read", "read_file", "read_many_files", "view", "read"), "read"),
-}
-MCP_PREFIX = "mcp__"
 
 #: A current file longer than this is described by its size alone (no diff).
 MAX_FILE_BYTES = 64 * 1024
@@ -76,16 +67,6 @@ MAX_FILE_BYTES = 64 * 1024
 DIFF_CHARS = 3000
 TEXT_CHARS = 1000
 _URL = re.compile(r"https?://[^\s\"'<>)]+")
-PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$")
-
-
-def tool_kind(tool_name: str | None) -> str | None:
-    """The kind of effect a client's tool has (shell, write, edit, patch, mcp, fetch, read), or None when unknown."""
-    if not tool_name:
-        return None
-    if tool_name.startswith(MCP_PREFIX):
-        return "mcp"
-    return TOOL_KINDS.get(tool_name)
 
 
 def _bounded(text: str, limit: int) -> str:
@@ -200,43 +181,14 @@ def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any],
     return shown
 
 
-#: Interpreters whose first operand is a script file, and their options that take the next word as a value, or that
-#: give the code inline (no file runs).
-_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|pypy3?|bash|sh|dash|zsh|ksh|node|nodejs|ruby|perl|php|Rscript)$")
-_VALUE_OPTIONS = frozenset({"-W", "-X", "-o", "-O", "-r", "--require", "-I", "--import", "--loader"})
-_INLINE_OPTIONS = frozenset({"-c", "-m", "-e", "-E", "-p", "--eval", "--print", "-"})
 #: The most scripts, and characters of each (its start and its end), a shell call's effect shows.
 MAX_SCRIPTS = 4
 SCRIPT_HEAD, SCRIPT_TAIL = 2000, 800
 
 
-def script_word(words: list[Any]) -> Any | None:
-    """The word naming the file a simple command runs as a program, or None when it runs none (or inline code)."""
-    texts = [w.text for w in words]
-    if texts and os.path.basename(texts[0]) == "env":  # env [-i] [VAR=value …] PROGRAM
-        skip = 1
-        while skip < len(texts) and ("=" in texts[skip] or texts[skip].startswith("-")):
-            skip += 1
-        words, texts = words[skip:], texts[skip:]
-    if not texts:
-        return None
-    head = os.path.basename(texts[0])
-    if texts[0] in ("source", "."):
-        return words[1] if len(words) > 1 else None
-    if "/" in texts[0] and not _INTERPRETERS.match(head):
-        return words[0]  # ./run.sh, scripts/check.py, /abs/tool
-    if not _INTERPRETERS.match(head):
-        return None
-    i = 1
-    while i < len(texts) and texts[i].startswith("-"):
-        if texts[i] in _INLINE_OPTIONS or texts[i].startswith(("-c", "--eval=", "--print=")):
-            return None
-        i += 2 if texts[i] in _VALUE_OPTIONS else 1
-    return words[i] if i < len(words) else None
-
-
 def scripts_run(command: str) -> list[tuple[str | None, str]]:
     """(the folder it runs in, or None when a ``cd`` made it unknown; the word as written) of each file the line runs."""
+    from guard.command_analysis.invocation import script_word
     from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
 
     try:
@@ -332,16 +284,6 @@ def _edit(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) 
     if tool_input.get("replace_all") or tool_input.get("expected_replacements", 1) not in (1, None):
         shown["every_occurrence"] = True
     return shown
-
-
-def patch_text(tool_input: dict[str, Any]) -> str | None:
-    for key in ("command", "input", "patch"):
-        value = tool_input.get(key)
-        if isinstance(value, list):
-            value = next((v for v in value if isinstance(v, str) and "*** Begin Patch" in v), None)
-        if isinstance(value, str) and "*** " in value:
-            return value
-    return None
 
 
 def _patch(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from guard.command_analysis.invocation import command_name
+from guard.core.settings import SERVER_ENV, from_env
 from guard.protection.naming import Unit
 
 __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
@@ -67,7 +68,7 @@ def _module_option(args: list[str]) -> bool:
 def service_ports(urls: Iterable[str], env: Mapping[str, str]) -> set[int]:
     """Ports guard's service may listen on: the default, configured URLs, ``$GUARD_SERVER`` and the running services'."""
     ports = {DEFAULT_PORT}
-    found = [*urls, env.get("GUARD_SERVER", "")]
+    found = [*urls, from_env(SERVER_ENV, env) or ""]
     folder = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
     try:
         for state in sorted(folder.glob("*.json"))[:32]:

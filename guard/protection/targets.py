@@ -45,7 +45,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.core.settings import user_dir
+from guard.core.settings import CONFIG_ENV, from_env, user_dir
+from guard.core.spec import HookSpec
 from guard.storage.secret import secret_path
 
 if TYPE_CHECKING:
@@ -53,8 +54,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT", "CONFIG", "INSTALL", "ORG", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "SERVICE", "STATE", "TRANSCRIPT", "TRUSTED",
-    "event_paths", "protected_paths",
+    "HOOK_ID", "event_paths", "protect_spec", "protected_paths",
 ]
+
+#: The self-protection hook's id (:func:`protect_spec`).
+HOOK_ID = "guard.protect"
 
 #: Labels of protected paths, as the deny reason names them.
 CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
@@ -127,8 +131,9 @@ def protected_paths(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: 
     env = os.environ if env is None else env
     settings = loaded.settings
     pairs: list[tuple[str, str]] = [(CONFIG, source) for source in loaded.sources]
-    if env.get("GUARD_CONFIG"):
-        pairs.append((CONFIG, env["GUARD_CONFIG"]))
+    config = from_env(CONFIG_ENV, env)
+    if config:
+        pairs.append((CONFIG, config))
     pairs += [(SECRET, str(secret_path())), (SECRET, str(user_dir("config")))]
     pairs += [(STATE, str(user_dir("cache"))), (STATE, str(user_dir("state"))), (TRUSTED, str(user_dir("state") / "trusted"))]
     for file in filter(None, (_sqlite_file(settings.cache_url), settings.audit_path)):
@@ -146,7 +151,7 @@ def protected_paths(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: 
 
 def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
     """What one event adds to the spec's paths: the client settings of the project it runs in (its ``cwd``), and its transcript."""
-    from guard.session.transcript import client_transcript
+    from guard.protection.client_transcripts import client_transcript
 
     env = os.environ if env is None else env
     pairs: list[tuple[str, str]] = []
@@ -157,3 +162,19 @@ def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None
     if transcript is not None:
         pairs.append((TRANSCRIPT, transcript.path))
     return _resolved(pairs)
+
+
+def protect_spec(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str]) -> HookSpec:
+    """The self-protection hook for ``loaded``: every path :func:`protected_paths` names
+    (built by :func:`guard.config.assembly.protection_for`, which looks up the org policy's files and the hooks' scripts)."""
+    return HookSpec(
+        id=HOOK_ID,
+        kind="protect",
+        event="pre_tool_use",
+        timeout=10.0,
+        # its own crash shows in the decision; fail_closed here would make any guard bug block every tool call
+        failure_mode="fail_open",
+        source="builtin",
+        origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
+        paths=protected_paths(loaded, org_files=org_files, scripts=scripts),
+    )

@@ -58,7 +58,7 @@ from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingCon
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
-from guard.core.settings import LoadedConfig, Settings
+from guard.core.settings import SERVER_ENV, LoadedConfig, Settings, from_env
 from guard.core.spec import HookSpec
 from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, ServiceFactory
 from guard.runtime.registry import Registry, default_registry
@@ -168,7 +168,7 @@ class Gate:
         self.registry = engine.registry if engine is not None else Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
         #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
         self.config_hooks = specs is None
-        self.server = server or self.env.get("GUARD_SERVER") or loaded.settings.server_url
+        self.server = server or from_env(SERVER_ENV, self.env) or loaded.settings.server_url
         self.fail_closed = fail_closed
         self.fail_open_config = fail_open_config
         #: Whether ``server.url: auto`` (and a session's start) may launch a background ``guard serve``;

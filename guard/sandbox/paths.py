@@ -1,6 +1,6 @@
 """Which paths the client's sandbox must keep from the agent: everything guard protects from writes, its secret from reads.
 
-The list is the self-protection rule's own (:func:`guard.hooks.protect.protect_spec`),
+The list is the self-protection rule's own (:func:`guard.protection.targets.protect_spec`),
 taken here in one place, so the sandbox and the hook always protect the same files.
 """
 
@@ -43,7 +43,7 @@ def _roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
     """The paths guard protects for the config ``loaded`` (its files, state, secret, client settings)."""
     from guard.config.assembly import protection_for
-    from guard.hooks.protect import SECRET
+    from guard.protection.targets import SECRET
 
     paths = protection_for(loaded).paths
     return ProtectedPaths(write=tuple(sorted({path for _, path in paths})), read=tuple(sorted({path for label, path in paths if label == SECRET})))

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from guard.core.settings import user_dir
+from guard.core.settings import CODEX_BIN_ENV, from_env, user_dir
 from guard.sandbox.paths import ProtectedPaths
 
 __all__ = ["TIMEOUT_S", "probe"]
@@ -59,7 +59,7 @@ def _bwrap(paths: ProtectedPaths, scratch: Path) -> list[str] | str:
 
 
 def _codex() -> list[str] | str:
-    codex = os.environ.get("GUARD_CODEX_BIN") or shutil.which("codex")
+    codex = from_env(CODEX_BIN_ENV) or shutil.which("codex")
     if codex is None:
         return "not tried (no codex on PATH)"
     return [codex, "sandbox", "--"]  # run in the project: its config is the one Codex applies there

@@ -48,7 +48,7 @@ from guard.adapters import CLIENTS, Client, adapter
 from guard.audit.writer import BackgroundAudit
 from guard.config.watch import Watch
 from guard.core.decision import DecidingRule, Decision
-from guard.core.errors import EventError
+from guard.core.errors import EventError, UnknownName
 from guard.core.events.payload import MAX_EVENT_BYTES
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
@@ -98,7 +98,7 @@ def _client_format(name: str | None) -> Client:
     """The client ``name`` names (guard's or an installed plugin's), or a 404 saying which there are."""
     try:
         return adapter(name or "")
-    except ValueError as exc:
+    except UnknownName as exc:
         raise HTTPException(404, str(exc)) from exc
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from guard.core.logs import LazyLogger
+from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env
 from guard.storage.secret import seal, verify
 
 __all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "socket_path", "start", "state_path", "stop",
@@ -48,7 +49,7 @@ IDLE_TIMEOUT = 1800
 STARTUP_WAIT = 15.0
 #: How often a hook waiting for a starting service reads its state file.
 _POLL_S = 0.01
-_ENV = ("GUARD_MODEL_QUICK", "GUARD_MODEL_THOROUGH", "GUARD_API_BASE")
+_ENV = (*MODEL_ENV.values(), API_BASE_ENV)
 
 
 def _folder() -> Path:
@@ -61,7 +62,7 @@ def state_path(loaded: Any) -> Path:
         parts: list[Any] = [["trusted", loaded.settings.config_path, loaded.pin]]
     else:
         parts = [[src, os.stat(src).st_size, os.stat(src).st_mtime_ns] for src in loaded.sources]
-    parts.append([os.environ.get(name) for name in _ENV])
+    parts.append([from_env(name) for name in _ENV])
     parts.append([sys.executable])
     digest = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
     return _folder() / f"{digest}.json"

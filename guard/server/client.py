@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 from guard.core.decision import is_decision
 from guard.core.logs import LazyLogger
-from guard.server.identity import NONCE_HEADER, PROOF_HEADER, TOKEN_ENV, credential, explicit_token, new_nonce, service_key, verify_proof
+from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, explicit_token, new_nonce, service_key, verify_proof
 
-__all__ = ["CLIENT_HEADER", "TOKEN_ENV", "send_event", "service_key", "service_token"]
+__all__ = ["CLIENT_HEADER", "send_event", "service_key", "service_token"]
 
 #: Which client an already normalized event came from (``guard hook --format``), so the service's audit row names it.
 CLIENT_HEADER = "X-Guard-Client"

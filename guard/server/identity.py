@@ -25,20 +25,20 @@ import hmac
 import os
 from typing import Any
 
+from guard.core.settings import SERVE_TOKEN_ENV, from_env
 from guard.storage.secret import TrustError, seal
 
 __all__ = [
-    "NONCE_HEADER", "PROOF_HEADER", "TOKEN_ENV", "credential", "explicit_token", "is_per_user", "new_nonce", "proof", "service_key", "verify_proof",
+    "NONCE_HEADER", "PROOF_HEADER", "credential", "explicit_token", "is_per_user", "new_nonce", "proof", "service_key", "verify_proof",
 ]
 
-TOKEN_ENV = "GUARD_SERVE_TOKEN"
 NONCE_HEADER = "X-Guard-Nonce"
 PROOF_HEADER = "X-Guard-Proof"
 
 
 def explicit_token(settings: Any = None) -> str | None:
     """A token the user set: ``$GUARD_SERVE_TOKEN``, else the config's ``server.token``."""
-    return os.environ.get(TOKEN_ENV) or getattr(settings, "server_token", None) or None
+    return from_env(SERVE_TOKEN_ENV) or getattr(settings, "server_token", None) or None
 
 
 def service_key(settings: Any = None, token: str | None = None) -> str | None:

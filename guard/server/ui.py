@@ -28,10 +28,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from guard.cli.view import LOOPBACK_NAMES
+__all__ = ["COOKIE", "LOOPBACK_NAMES", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
 
-__all__ = ["COOKIE", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
-
+#: Host names the view answers to without a token, here and under ``guard view`` (the port is not part of the check).
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 PREFIX = "/ui"
 COOKIE = "guard_ui"
 _LOGIN = f"{PREFIX}/login"
@@ -182,8 +182,6 @@ class _BuiltOnFirstRequest:
 def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mount:
     """The view of ``settings``' audit log (and the ``evals`` run folders) under ``/ui``: behind the token, or loopback names only without one."""
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-    from guard.cli.view import LOOPBACK_NAMES
 
     logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
     from guard.server.identity import is_per_user

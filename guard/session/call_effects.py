@@ -230,7 +230,7 @@ def _named_by(part: Command, folder: str) -> list[tuple[str, str]]:
 
 def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> list[tuple[str, str]]:
     """(absolute path, how it is written) for each file the call names as written (see the module's docstring)."""
-    from guard.judge.view import PATCH_LINE, patch_text, tool_kind
+    from guard.core.actions import PATCH_LINE, patch_text, tool_kind
 
     kind = tool_kind(tool_name)
     named: list[tuple[str, str]] = []
@@ -305,7 +305,7 @@ def _shebang_family(path: str) -> str:
 
 def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
     """One command of a run: its identity and the files whose content it runs (a script; a program outside the system's folders)."""
-    from guard.judge.view import script_word
+    from guard.command_analysis.invocation import script_word
 
     if not part.words or not all(_literal(w) for w in (*part.words, *part.assignments)):
         return None

@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.core.session import SESSION_FIELD, reads_session
+from guard.protection.client_transcripts import client_transcript
 from guard.session.context import Action, SessionContext
-from guard.session.transcript import client_transcript, read_turns
+from guard.session.transcript import read_turns
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision

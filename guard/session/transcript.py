@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from guard.core.record import Record
+from guard.protection.client_transcripts import Transcript
 
-__all__ = ["MAX_BYTES", "Transcript", "TranscriptTurns", "client_transcript", "read_turns"]
+__all__ = ["MAX_BYTES", "TranscriptTurns", "read_turns"]
 
 #: The most of a transcript read for one judgement (from its end).
 MAX_BYTES = 16 << 20
@@ -47,15 +47,6 @@ _CHUNK = 1 << 20
 #: Text Claude Code writes as a user entry that the user did not type.
 _CLAUDE_GENERATED = ("<command-name>", "<command-message>", "<command-args>", "<local-command-", "<bash-stdout>", "<bash-stderr>",
                      "<system-reminder>", "Caveat: ")
-
-
-class Transcript(Record):
-    """A transcript at its client's own location: the file and which client's format it is in."""
-
-    __slots__ = ("path", "client")
-
-    def __init__(self, path: str, client: str) -> None:
-        self.path, self.client = path, client
 
 
 class TranscriptTurns(Record):
@@ -68,38 +59,6 @@ class TranscriptTurns(Record):
 
     def __init__(self, user_messages: tuple[str, ...] = (), actions: tuple[tuple[str, str, Any], ...] = ()) -> None:
         self.user_messages, self.actions = user_messages, actions
-
-
-def _roots(env: Mapping[str, str]) -> dict[str, str]:
-    home = os.path.expanduser("~")
-    return {
-        "claude": os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "projects"),
-        "codex": os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions"),
-    }
-
-
-def client_transcript(path: object, env: Mapping[str, str] | None = None) -> Transcript | None:
-    """``path`` as a transcript guard may read: at a client's own location, a regular file of this user; else None."""
-    if not isinstance(path, str) or not path or "\0" in path or not os.path.isabs(path) or not path.endswith(".jsonl"):
-        return None
-    env = os.environ if env is None else env
-    try:
-        info = os.lstat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-        return None
-    real = os.path.realpath(path)
-    for client, root in _roots(env).items():
-        root = os.path.realpath(root)
-        if not real.startswith(root + os.sep):
-            continue
-        parts = os.path.relpath(real, root).split(os.sep)
-        if client == "claude" and len(parts) == 2:  # projects/<folder>/<session>.jsonl; subagents' transcripts sit deeper
-            return Transcript(real, client)
-        if client == "codex" and parts[-1].startswith("rollout-"):
-            return Transcript(real, client)
-    return None
 
 
 def _lines_from_end(path: str) -> Iterator[bytes]:

@@ -25,6 +25,7 @@ from guard.config import LoadedConfig, find_config, load_config
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
+from guard.core.settings import CLAUDE_BIN_ENV, from_env
 from guard.runtime.matching import matcher_report
 from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.install import InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
@@ -334,7 +335,7 @@ def _claude_version() -> tuple[int, ...] | None:
     """The installed Claude Code's version (``$GUARD_CLAUDE_BIN``, else ``claude`` on PATH), or None when it cannot be told."""
     import re
 
-    claude = os.environ.get("GUARD_CLAUDE_BIN") or shutil.which("claude")
+    claude = from_env(CLAUDE_BIN_ENV) or shutil.which("claude")
     if claude is None:
         return None
     try:

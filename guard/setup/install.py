@@ -40,12 +40,13 @@ from typing import Any
 
 from guard.adapters import installers
 from guard.adapters.installers import ClientProfile
+from guard.adapters.settings_file import dump_json as _dump
+from guard.adapters.settings_file import parse_json as _parse
+from guard.adapters.settings_file import write_atomic as _write_atomic
 from guard.config.own_hook import parse_guard_hook
 from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event
-from guard.setup.settings_file import dump_json as _dump
-from guard.setup.settings_file import parse_json as _parse
-from guard.setup.settings_file import write_atomic as _write_atomic
+from guard.core.settings import PROGRAM_ENV, from_env
 
 __all__ = ["DEADLINE_MARGIN_S", "InstallResult", "InstalledHook", "default_command",
            "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_guard", "plugin_hooks",
@@ -220,10 +221,7 @@ def _set_policy_keys(profile: ClientProfile, data: dict[str, Any], *, remove: bo
 
 
 def _profile(client: str) -> ClientProfile:
-    try:
-        found = installers.profile(client)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    found = installers.profile(client)  # UnknownName (a ConfigError) for a client nothing registers
     if found is None:
         raise ConfigError(f"client {client!r} names no installer: guard does not know where it reads hooks")
     return found
@@ -360,7 +358,7 @@ PLUGIN_COMMAND = 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/run-guard.sh" hook --format cl
 
 def plugin_guard(env: Mapping[str, str], home: Path) -> str | None:
     """The guard program the plugin's hook runs with ``env``: ``$GUARD_BIN``, then PATH, then ``~/.local/bin/guard``."""
-    candidates = [env.get("GUARD_BIN") or "", shutil.which("guard", path=env.get("PATH")) or "", str(home / ".local" / "bin" / "guard")]
+    candidates = [from_env(PROGRAM_ENV, env) or "", shutil.which("guard", path=env.get("PATH")) or "", str(home / ".local" / "bin" / "guard")]
     return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
 
 

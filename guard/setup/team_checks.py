@@ -11,7 +11,8 @@ __all__ = ["audit_store_findings", "org_findings"]
 
 def org_findings(finding: Any) -> Iterator[Any]:
     """The org policy: none, enforced as signed (and whether its files could be replaced by the user), or failing every call."""
-    from guard.config.org_policy import admin_owned, state
+    from guard.config.org_policy import state
+    from guard.core.settings import admin_owned
 
     found = state()
     if found.status == "none":

@@ -22,9 +22,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import ConfigError
-from guard.setup.settings_file import dump_json, parse_json, write_atomic
 
 __all__ = ["BLOCKING", "LOCAL_FILE", "MISSING", "VARIABLE", "ignore_local", "launcher", "launcher_options", "personal",
            "personal_command", "resolve", "write_personal"]

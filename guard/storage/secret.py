@@ -18,9 +18,10 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["SECRET_ENV", "TrustError", "seal", "secret_path", "verify"]
+from guard.core.settings import SECRET_FILE_ENV, from_env
 
-SECRET_ENV = "GUARD_SECRET_FILE"
+__all__ = ["TrustError", "seal", "secret_path", "verify"]
+
 _SECRET_BYTES = 32
 
 
@@ -35,7 +36,7 @@ def secret_path() -> Path:
 
 def _secret_file() -> str:
     """:func:`secret_path` as text, without building paths: every seal (a cache entry, an audit row) looks it up."""
-    explicit = os.environ.get(SECRET_ENV)
+    explicit = from_env(SECRET_FILE_ENV)
     if explicit:
         return os.path.expanduser(explicit)  # not normalized: ``link/..`` means what the system resolves, as before
     config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")

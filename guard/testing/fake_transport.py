@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from guard.core.settings import TRANSPORT_ENV, from_env
 from guard.judge import chat
 from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest
 from guard.judge.transport import TRANSPORTS
@@ -74,15 +75,15 @@ class FakeTransport:
     def installed(self) -> Iterator[FakeTransport]:
         """Send every judge call of this process to this fake while the block runs (``GUARD_TRANSPORT=fake``)."""
         global current
-        previous, chosen = current, os.environ.get("GUARD_TRANSPORT")
+        previous, chosen = current, from_env(TRANSPORT_ENV)
         TRANSPORTS.register("fake", f"{__name__}:current")
         current = self
-        os.environ["GUARD_TRANSPORT"] = "fake"
+        os.environ[TRANSPORT_ENV] = "fake"
         try:
             yield self
         finally:
             current = previous
             if chosen is None:
-                os.environ.pop("GUARD_TRANSPORT", None)
+                os.environ.pop(TRANSPORT_ENV, None)
             else:
-                os.environ["GUARD_TRANSPORT"] = chosen
+                os.environ[TRANSPORT_ENV] = chosen

@@ -21,7 +21,7 @@ from typing import Any
 from guard.audit import index as audit_index
 from guard.audit import migration
 from guard.audit.index import latency_of_bin
-from guard.core.decision import ABSTAIN, BY_STRICTNESS
+from guard.core.decision import ABSTAIN, BY_STRICTNESS, STOPS
 from guard.storage.database import connect
 from guard.view.audit_rows import checked_row
 
@@ -244,8 +244,8 @@ def _shadow_examples(db: sqlite3.Connection | None, hook: str, since: float | No
         return []
     rows = db.execute(
         "SELECT d.* FROM decision_hooks h CROSS JOIN decisions d ON d.id = h.decision_id"
-        " WHERE h.hook = ? AND h.shadow = 1 AND h.decision IN ('deny', 'ask') AND d.time >= ? ORDER BY h.decision_id DESC LIMIT ?",
-        (hook, since or 0.0, limit),
+        f" WHERE h.hook = ? AND h.shadow = 1 AND h.decision IN ({', '.join('?' * len(STOPS))}) AND d.time >= ? ORDER BY h.decision_id DESC LIMIT ?",
+        (hook, *STOPS, since or 0.0, limit),
     ).fetchall()
     examples = []
     for row in map(checked_row, rows):

@@ -6,7 +6,7 @@ import pytest
 
 from guard.adapters import adapter
 from guard.core.decision import Decision, HookResult
-from guard.core.errors import EventError
+from guard.core.errors import EventError, UnknownName
 
 PRE = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
 
@@ -82,5 +82,5 @@ def test_copilot_camel_case_input_and_flat_deny() -> None:
 
 
 def test_unknown_format() -> None:
-    with pytest.raises(ValueError, match="claude"):
+    with pytest.raises(UnknownName, match="claude"):
         adapter("windsurf")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from guard.audit import AuditLog
-from guard.backtest.events import sample, split_replayable
+from guard.audit.replayable import sample, split_replayable
 from guard.core.decision import Decision, HookResult
 
 JUDGED = Decision("deny", "no", hooks=[HookResult(id="rule", type="smart", decision="deny")])

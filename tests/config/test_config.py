@@ -9,7 +9,7 @@ import pytest
 from guard.config import LoadedConfig, find_config, load_config
 from guard.core.errors import ConfigError
 from guard.core.spec import HookSpec
-from guard.hooks.protect import HOOK_ID
+from guard.protection.targets import HOOK_ID
 
 
 def _own(loaded: LoadedConfig) -> list[HookSpec]:

@@ -182,22 +182,22 @@ def test_a_hook_verifies_once_and_no_org_key_costs_no_import(org_policy, write_c
 
 
 def test_the_system_key_wins_over_the_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from guard.config import org_policy
+    from guard.core import settings
 
     system = tmp_path / "etc-guard"
     system.mkdir()
     (system / "org.pub").write_text("key")
-    monkeypatch.setattr(org_policy, "SYSTEM_DIR", system)
+    monkeypatch.setattr(settings, "SYSTEM_DIR", system)
     elsewhere = tmp_path / "mine.yaml"
     elsewhere.write_text("hooks: {}\n")
     elsewhere.chmod(0o666)  # anyone may write it: not an admin's file
-    located = org_policy.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
+    located = settings.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
     assert located is not None and located.key == str(system / "org.pub") and located.policy == str(system / "policy.yaml")
     assert located.note and "ignored" in located.note
-    assert org_policy.locate({}) is not None and org_policy.locate({}).source == "system"  # type: ignore[union-attr]
+    assert settings.locate({}) is not None and settings.locate({}).source == "system"  # type: ignore[union-attr]
     (system / "org.pub").unlink()
-    assert org_policy.locate({}) is None, "no system key, no variable: no org policy"
-    moved = org_policy.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
+    assert settings.locate({}) is None, "no system key, no variable: no org policy"
+    moved = settings.locate({"GUARD_ORG_KEY": str(tmp_path / "my.pub"), "GUARD_ORG_POLICY": str(elsewhere)})
     assert moved is not None and moved.policy == str(elsewhere) and moved.source == "environment"
 
 

@@ -211,7 +211,7 @@ def test_shipped_imports_are_what_the_importer_produces_and_check_clean(fmt: str
 
 
 def test_cli_offers_exactly_the_importable_formats() -> None:
-    from guard.cli.datasets import _FORMATS
-    from guard.datasets import FORMATS
+    from guard.cli.datasets import _IMPORT_FORMATS
+    from guard.datasets import IMPORT_FORMATS
 
-    assert set(_FORMATS) == set(FORMATS)
+    assert set(_IMPORT_FORMATS) == set(IMPORT_FORMATS)

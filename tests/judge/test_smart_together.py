@@ -15,7 +15,7 @@ from conftest import trust_config
 from fixtures.processes import run_guard
 
 from guard.core.errors import JudgeBadResponse
-from guard.judge.verdict import Verdict, parse_verdicts
+from guard.judge.verdict import ModelVerdict, parse_verdicts
 from guard.testing.openai_stub import Reply, StubServer, rule_ids
 
 DESTRUCTIVE = "Deny shell commands that delete files outside the project."
@@ -123,8 +123,8 @@ GOOD = {"decision": "allow", "reason": "fine", "confidence": 0.9}
 
 def test_an_answer_of_one_object_of_verdicts_by_rule_id_is_read_per_rule() -> None:
     read = parse_verdicts("```json\n" + json.dumps({"no-destructive": GOOD, "no-leaks": {**GOOD, "decision": "deny"}}) + "\n```", IDS)
-    assert all(isinstance(v, Verdict) for v in read.values())
-    assert [v.decision for v in read.values() if isinstance(v, Verdict)] == ["allow", "deny"]
+    assert all(isinstance(v, ModelVerdict) for v in read.values())
+    assert [v.decision for v in read.values() if isinstance(v, ModelVerdict)] == ["allow", "deny"]
 
 
 @pytest.mark.parametrize("answer", [
@@ -143,7 +143,7 @@ def test_an_ambiguous_answer_is_a_bad_response_for_every_rule(answer: str) -> No
 def test_a_malformed_verdict_fails_only_its_own_rule() -> None:
     nested = {**GOOD, "note": {"decision": "deny"}}
     read = parse_verdicts(json.dumps({"no-destructive": GOOD, "no-leaks": nested}), IDS)
-    assert isinstance(read["no-destructive"], Verdict) and isinstance(read["no-leaks"], JudgeBadResponse)
+    assert isinstance(read["no-destructive"], ModelVerdict) and isinstance(read["no-leaks"], JudgeBadResponse)
     read = parse_verdicts(json.dumps({"no-destructive": {"decision": "maybe", "reason": "?"}, "no-leaks": GOOD}), IDS)
-    assert isinstance(read["no-destructive"], JudgeBadResponse) and isinstance(read["no-leaks"], Verdict)
+    assert isinstance(read["no-destructive"], JudgeBadResponse) and isinstance(read["no-leaks"], ModelVerdict)
     assert all(isinstance(v, JudgeBadResponse) for v in parse_verdicts(json.dumps({"no-leaks": GOOD}), IDS, refusal="no").values())

@@ -12,7 +12,8 @@ from conftest import trust_config
 from fixtures.processes import modules, run_guard
 
 from guard.config import load_config
-from guard.hooks.protect import HOOK_ID, judge
+from guard.hooks.protect import judge
+from guard.protection.targets import HOOK_ID
 
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
 #: What the fast path never loads: the model stack and the config parser (a subset of fixtures.processes.HEAVY).

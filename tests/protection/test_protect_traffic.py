@@ -19,8 +19,9 @@ import pytest
 from conftest import trust_config
 
 from guard.config import load_config
-from guard.hooks.protect import HOOK_ID, judge
+from guard.hooks.protect import judge
 from guard.judge.read_only_lane import lane_result
+from guard.protection.targets import HOOK_ID
 
 SESSIONS = Path("/work/shared/external/swe_traffic/sessions.jsonl")
 DATASETS = Path(__file__).resolve().parents[2] / "datasets"

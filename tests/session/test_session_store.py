@@ -24,7 +24,8 @@ from guard.session.store import SqliteSessionStore, session_db_path
 def test_a_session_keeps_only_its_newest_turns_each_clipped(tmp_path: Path, isolated_home: Path) -> None:
     from fixtures.session import said, tool_event
 
-    from guard.session.transcript import client_transcript, read_turns
+    from guard.protection.client_transcripts import client_transcript
+    from guard.session.transcript import read_turns
 
     store = SqliteSessionStore(tmp_path / "sessions.db")
     for i in range(MAX_USER_MESSAGES + 2):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from guard.audit import REDACTED
-from guard.core.decision import DecisionName, is_decision
+from guard.core.decision import STOPS, DecisionName, is_decision
 
 __all__ = ["RecordedEvent", "keep_replayable", "replay_blocker", "sample", "split_replayable"]
 
@@ -97,8 +97,8 @@ def _recorded(row: dict[str, Any]) -> RecordedEvent:
         cost_usd=row["cost_usd"],
         hooks=tuple(h["id"] for h in row["hooks"]),
         payload=row["payload"],
-        stopped_by=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask") and not h.get("shadow")),
-        shadow_stops=tuple(h["id"] for h in row["hooks"] if h.get("decision") in ("deny", "ask") and h.get("shadow")),
+        stopped_by=tuple(h["id"] for h in row["hooks"] if h.get("decision") in STOPS and not h.get("shadow")),
+        shadow_stops=tuple(h["id"] for h in row["hooks"] if h.get("decision") in STOPS and h.get("shadow")),
     )
 
 

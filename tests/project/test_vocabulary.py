@@ -1,0 +1,105 @@
+"""One vocabulary (docs/glossary.md): what a decision can be is spelled once, in guard/core/decision.py, and every
+``GUARD_*`` environment variable is named and read once, in guard/core/settings.py.
+
+These tests read guard's source, so a copy written out again elsewhere fails here rather than drifting apart from
+the one the merge, the adapters, eval and the view share.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import guard
+
+ROOT = Path(guard.__file__).parent
+DECISION = ROOT / "core" / "decision.py"
+SETTINGS = ROOT / "core" / "settings.py"
+
+#: deny and ask side by side, in either order, in any brackets or quotes (a tuple, a set, an SQL ``IN`` list).
+_DENY_ASK = re.compile(r"""[(\[{]\s*(['"])(deny|ask)\1\s*,\s*(['"])(?!\2)(deny|ask)\3\s*[)\]}]""")
+
+
+def _sources() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in sorted(ROOT.rglob("*.py"))}
+
+
+def test_the_decisions_that_stop_a_call_are_written_out_once() -> None:
+    """``STOPS`` (deny, ask) is declared in guard.core.decision; the adapters, eval, backtests and the view import it."""
+    found = [f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}"
+             for path, text in _sources().items() if path != DECISION for match in _DENY_ASK.finditer(text)]
+    assert found == [], "import STOPS from guard.core.decision instead"
+    assert len(_DENY_ASK.findall(DECISION.read_text(encoding="utf-8"))) == 1
+
+
+def test_the_check_sees_each_spelling() -> None:
+    """The pattern is not vacuous: every way the pair was written before this check catches."""
+    for spelled in ('in ("deny", "ask")', "IN ('deny', 'ask')", 'frozenset({"deny", "ask"})', '["ask", "deny"]'):
+        assert _DENY_ASK.search(spelled), spelled
+    assert not _DENY_ASK.search('("deny", "deny")') and not _DENY_ASK.search('("allow", "deny")')
+
+
+def _guard_variables_named(path: Path) -> list[str]:
+    """Each string in ``path`` that is a whole ``GUARD_*`` variable name (not a sentence that mentions one), with its line."""
+    pattern = re.compile(r"GUARD_[A-Z0-9_]+")
+    return [f"{path.relative_to(ROOT)}:{node.lineno} {node.value}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and pattern.fullmatch(node.value)]
+
+
+def test_guard_variables_are_named_and_read_in_the_settings_module_only() -> None:
+    """Every ``GUARD_*`` variable is declared in guard.core.settings and read through its ``from_env``, the hook path included."""
+    from guard.core import settings
+
+    named = [found for path in _sources() if path != SETTINGS for found in _guard_variables_named(path)]
+    assert named == [], "declare the variable in guard.core.settings (VARIABLES) and read it with from_env"
+    declared = {found.rsplit(" ", 1)[1] for found in _guard_variables_named(SETTINGS)}
+    assert declared - {settings.LAUNCHER_ENV} == set(settings.VARIABLES), "a name in settings that from_env does not know, or the reverse"
+    assert len(settings.VARIABLES) >= 20
+
+
+def test_from_env_reads_only_declared_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.core.settings import CONFIG_ENV, from_env
+
+    monkeypatch.setenv(CONFIG_ENV, "/somewhere/guard.yaml")
+    assert from_env(CONFIG_ENV) == "/somewhere/guard.yaml"
+    assert from_env(CONFIG_ENV, {}) is None and from_env(CONFIG_ENV, {CONFIG_ENV: ""}) == ""
+    with pytest.raises(KeyError, match="GUARD_NOT_A_SETTING"):
+        from_env("GUARD_NOT_A_SETTING")
+
+
+#: Registry names that meant two different things in two modules (client formats and dataset import formats were both
+#: ``FORMATS``). CLIENTS joins this list once the client profiles of guard.setup.install live on the Client objects.
+ONE_MEANING = ("FORMATS",)
+
+
+def test_a_registry_name_is_defined_in_one_module() -> None:
+    defined: dict[str, list[str]] = {name: [] for name in ONE_MEANING}
+    for path, text in _sources().items():
+        for node in ast.parse(text).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in defined:
+                    defined[target.id].append(str(path.relative_to(ROOT)))
+    assert {name: where for name, where in defined.items() if len(where) > 1} == {}
+
+
+def test_every_name_the_glossary_gives_is_in_the_code() -> None:
+    """docs/glossary.md says which class or constant each word is; a rename that leaves it behind fails here."""
+    import importlib
+
+    glossary = (ROOT.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
+    # dotted names in a package of guard (the self-protection rule's id, `guard.protect`, is a hook id, not code)
+    named = sorted(name for name in set(re.findall(r"`(guard(?:\.\w+)+)`", glossary)) if (ROOT / name.split(".")[1]).is_dir())
+    assert len(named) >= 5
+    for dotted in named:
+        module, _, attribute = dotted.rpartition(".")
+        try:
+            found: object = importlib.import_module(dotted)
+        except ModuleNotFoundError:
+            found = getattr(importlib.import_module(module), attribute, None)
+        assert found is not None, f"docs/glossary.md names {dotted}, which guard does not have"
+    for name in ("STOPS", "DECISIONS", "BY_STRICTNESS"):
+        assert f"`{name}`" in glossary and hasattr(importlib.import_module("guard.core.decision"), name)
