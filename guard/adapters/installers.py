@@ -23,16 +23,18 @@ copilot  .github/hooks/guard.json        ~/.copilot/hooks/guard.json          se
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from guard.adapters import CLIENTS, Client, adapter
+from guard.core.errors import ConfigError
 from guard.core.events.names import client_event_name
 
 __all__ = ["CLAUDE", "CLAUDE_MANAGED_FILE", "CODEX", "COPILOT", "COPILOT_POLICY_DIR", "CURSOR", "CURSOR_BLOCKING", "DEVIN", "GEMINI",
-           "ClientProfile", "installable", "profile"]
+           "ClientProfile", "installable", "profile", "profile_for", "settings_path"]
 
 _GEMINI_NAMES = {
     "pre_tool_use": "BeforeTool",
@@ -238,3 +240,27 @@ def installable() -> dict[str, ClientProfile]:
     """Every client guard can install, by name: its own and the installed plugins' (reads the entry points)."""
     found = {name: profile(name) for name in CLIENTS.names()}
     return {name: found_profile for name, found_profile in found.items() if found_profile is not None}
+
+
+def profile_for(client: str) -> ClientProfile:
+    """The installer of ``client``; UnknownName (a ConfigError) when nothing registers it, ConfigError when it has none."""
+    found = profile(client)
+    if found is None:
+        raise ConfigError(f"client {client!r} names no installer: guard does not know where it reads hooks")
+    return found
+
+
+def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
+    """The file ``client`` reads hooks from at ``scope`` (``project``, ``user``, or for Copilot ``policy``)."""
+    profile = profile_for(client)
+    if scope == "project":
+        return project_dir / profile.project_file
+    if scope == "policy" and profile.policy_file is not None:
+        return profile.policy_file
+    if scope != "user":
+        more = " or policy" if profile.policy_file is not None else ""
+        raise ConfigError(f"unknown scope {scope!r} for {client}; use project, user{more}")
+    if profile.user_dir_env and os.environ.get(profile.user_dir_env):
+        # the variable replaces the client's folder in the home directory (~/.claude, ~/.codex, ~/.copilot)
+        return Path(os.environ[profile.user_dir_env]).joinpath(*Path(profile.user_file).parts[1:])
+    return home / profile.user_file

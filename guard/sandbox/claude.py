@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.sandbox import SandboxChange, records
 from guard.sandbox.paths import ProtectedPaths
-from guard.setup.install import settings_path
 
 __all__ = ["LOCAL_FILE", "SCALARS", "apply", "denied", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
 

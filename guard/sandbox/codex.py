@@ -26,11 +26,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import write_atomic
 from guard.core.errors import ConfigError
 from guard.sandbox import SandboxChange
 from guard.sandbox.paths import ProtectedPaths
-from guard.setup.install import settings_path
 
 __all__ = ["PROFILE", "apply", "config_files", "gaps"]
 

@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guard.adapters import installers
-from guard.adapters.installers import ClientProfile
+from guard.adapters.installers import ClientProfile, profile_for, settings_path
 from guard.adapters.settings_file import dump_json as _dump
 from guard.adapters.settings_file import parse_json as _parse
 from guard.adapters.settings_file import write_atomic as _write_atomic
@@ -50,7 +49,7 @@ from guard.core.settings import PROGRAM_ENV, from_env
 
 __all__ = ["DEADLINE_MARGIN_S", "InstallResult", "InstalledHook", "default_command",
            "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_guard", "plugin_hooks",
-           "plugin_scopes", "settings_path"]
+           "plugin_scopes"]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
@@ -87,7 +86,7 @@ class InstalledHook:
 
 def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -> list[InstalledHook]:
     """guard's entries in ``client``'s settings at ``scope`` ([] without the file); ConfigError when it cannot be read."""
-    profile = _profile(client)
+    profile = profile_for(client)
     path = settings_path(client, scope, project_dir=project_dir, home=home)
     if not path.is_file():
         return []
@@ -133,22 +132,6 @@ def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S, project: Pa
     return shlex.join([*guard_program(), "hook", "--format", client, "--deadline", str(timeout_s), *anchor])
 
 
-def settings_path(client: str, scope: str, *, project_dir: Path, home: Path) -> Path:
-    """The file ``client`` reads hooks from at ``scope`` (``project``, ``user``, or for Copilot ``policy``)."""
-    profile = _profile(client)
-    if scope == "project":
-        return project_dir / profile.project_file
-    if scope == "policy" and profile.policy_file is not None:
-        return profile.policy_file
-    if scope != "user":
-        more = " or policy" if profile.policy_file is not None else ""
-        raise ConfigError(f"unknown scope {scope!r} for {client}; use project, user{more}")
-    if profile.user_dir_env and os.environ.get(profile.user_dir_env):
-        # the variable replaces the client's folder in the home directory (~/.claude, ~/.codex, ~/.copilot)
-        return Path(os.environ[profile.user_dir_env]).joinpath(*Path(profile.user_file).parts[1:])
-    return home / profile.user_file
-
-
 def install(
     client: str,
     *,
@@ -170,7 +153,7 @@ def install(
     nothing else in the file is touched. ``event_commands`` (client event name → command) sets another
     command for some events (``--client curl`` keeps the plain ``guard hook`` at SessionStart).
     """
-    profile = _profile(client)
+    profile = profile_for(client)
     path = settings_path(client, scope, project_dir=project_dir or Path.cwd(), home=home or Path.home())
     names = [_client_event(profile, e) for e in (events or profile.default_events)]
     command = command or default_command(client, timeout_s)
@@ -218,13 +201,6 @@ def _set_policy_keys(profile: ClientProfile, data: dict[str, Any], *, remove: bo
             data[key] = value
             changed = True
     return changed
-
-
-def _profile(client: str) -> ClientProfile:
-    found = installers.profile(client)  # UnknownName (a ConfigError) for a client nothing registers
-    if found is None:
-        raise ConfigError(f"client {client!r} names no installer: guard does not know where it reads hooks")
-    return found
 
 
 def _client_event(profile: ClientProfile, name: str) -> str:
@@ -379,7 +355,7 @@ def plugin_scopes(*, project_dir: Path, home: Path) -> list[tuple[str, Path]]:
 
 def plugin_hooks() -> dict[str, Any]:
     """The hooks the plugin declares (``hooks/hooks.json``): the events and handler ``guard install claude`` writes."""
-    claude = _profile("claude")
+    claude = profile_for("claude")
     handler = _handler(claude, PLUGIN_COMMAND, 600)
     return {claude.event_name(e): [{"matcher": claude.matcher, "hooks": [handler]}] for e in claude.default_events}
 

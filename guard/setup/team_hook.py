@@ -71,7 +71,7 @@ def personal_command(program: list[str], deadline: int) -> str:
 
 def personal(*, project_dir: Path, home: Path) -> tuple[Path, str] | None:
     """Where this user's ``GUARD_HOOK`` is set for the project and its value: the local settings, then the user's."""
-    from guard.setup.install import settings_path
+    from guard.adapters.installers import settings_path
 
     for path in (project_dir / LOCAL_FILE, settings_path("claude", "user", project_dir=project_dir, home=home)):
         try:

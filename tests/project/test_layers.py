@@ -210,7 +210,7 @@ def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: P
 #: Modules that spell a module of a higher layer as a string, and why that is not an import import-linter misses.
 NAMED_UPWARD = {
     # the built-in hook kinds, registered as "module:attribute" like a plugin's so a hook loads only its own kind's
-    # module: a string-named import of hooks/ and config/ that import-linter cannot see (issue 38 item 3 moves them)
+    # module: a string-named import of hooks/, config/ and judge/ that import-linter cannot see
     "core/kinds.py": "the built-in kinds' registry",
     # "python -m guard.cli.main" as it appears in a client's hook settings: parsed, never imported
     "config/own_hook.py": "a command line's module",

@@ -71,8 +71,8 @@ def test_from_env_reads_only_declared_variables(monkeypatch: pytest.MonkeyPatch)
 
 
 #: Registry names that meant two different things in two modules (client formats and dataset import formats were both
-#: ``FORMATS``). CLIENTS joins this list once the client profiles of guard.setup.install live on the Client objects.
-ONE_MEANING = ("FORMATS",)
+#: ``FORMATS``; guard.adapters' client registry and guard.setup.install's client profiles were both ``CLIENTS``).
+ONE_MEANING = ("FORMATS", "CLIENTS")
 
 
 def test_a_registry_name_is_defined_in_one_module() -> None:

@@ -10,7 +10,8 @@ import pytest
 from fixtures.processes import run_guard
 from test_install import _project
 
-from guard.setup.install import default_command, install, settings_path
+from guard.adapters.installers import settings_path
+from guard.setup.install import default_command, install
 
 HANDLER = {"type": "command", "bash": default_command("copilot"), "timeoutSec": 30}
 

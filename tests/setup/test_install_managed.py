@@ -12,8 +12,9 @@ from fixtures.processes import run_guard
 from test_install import _project
 
 from guard.adapters import installers
+from guard.adapters.installers import settings_path
 from guard.setup import install as install_module
-from guard.setup.install import default_command, install, installed_hooks, settings_path
+from guard.setup.install import default_command, install, installed_hooks
 
 
 def test_the_policy_scope_is_claudes_managed_settings_file(tmp_path: Path) -> None:
