@@ -25,7 +25,13 @@ from bench_cache_setup import free_port, wait_for
 from guard.cache.redis import RedisCache
 from guard.cache.sqlite import SQLiteCache
 
-VERDICT = {"decision": "deny", "reason": "deletes files outside the project", "confidence": 0.93, "tier": "quick", "model": "openai/gpt-4.1-mini"}
+VERDICT = {
+    "decision": "deny",
+    "reason": "deletes files outside the project",
+    "confidence": 0.93,
+    "tier": "quick",
+    "model": "openai/gpt-4.1-mini",
+}
 
 
 def per_op_us(op: Callable[[int], Any], n: int) -> tuple[float, float]:
@@ -44,7 +50,10 @@ def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str] | None:
     if binary is None:
         return None
     port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL,
+    )
     wait_for(port, proc, timeout=20)
     return proc, f"redis://127.0.0.1:{port}/0"
 

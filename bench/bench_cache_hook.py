@@ -65,8 +65,12 @@ def row(name: str, samples: list[tuple[float, float]], base: tuple[float, float]
 def start_service(workdir: Path, env: dict[str, str], unix_socket: str | None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     listen = ["--unix-socket", unix_socket] if unix_socket else []
-    proc = subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning", *listen], cwd=workdir, env=env,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*guard_command(), "serve", "--port", str(port), "--log-level", "warning", *listen],
+        cwd=workdir,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for(port, proc)
     if unix_socket:
         while not Path(unix_socket).is_socket():  # moved into place just after the port opens
@@ -77,8 +81,14 @@ def start_service(workdir: Path, env: dict[str, str], unix_socket: str | None) -
 def installed_curl_client(workdir: Path, env: dict[str, str]) -> tuple[str, list[str]] | None:
     """``guard install claude --client curl`` in ``workdir``: the shared PreToolUse launcher it wrote and this user's
     ``GUARD_HOOK`` it runs (the curl client: ``sh SCRIPT SOCKET CREDENTIAL MAX_TIME guard hook …``); None when it cannot install here."""
-    done = subprocess.run([*guard_command(), "install", "claude", "--client", "curl"], cwd=workdir, env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [*guard_command(), "install", "claude", "--client", "curl"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         print(f"no installed curl client row: {done.stderr.strip()}", file=sys.stderr)
         return None
@@ -101,16 +111,33 @@ def main() -> None:
     compile_guard()
     hook = [*guard_command(), "hook"]
     hit_event = event_json("rm -rf ~/victim")
-    no_match_event = json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
-    with tempfile.TemporaryDirectory() as tmp, StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub:
+    no_match_event = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": "bench",
+            "tool_name": "Read",
+            "tool_input": {"file_path": "README.md"},
+        }
+    )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        StubServer(latency=args.stub_latency, default=Reply.verdict("deny", "deletes the home directory")) as stub,
+    ):
         root = Path(tmp)
         cache_db = root / "cache.db"
         audit_on, audit_off = root / "audit-on", root / "audit-off"
         for workdir, audit in ((audit_on, True), (audit_off, False)):
             workdir.mkdir()
             (workdir / "guard.yaml").write_text(config(f"sqlite:///{cache_db}", audit=audit))
-        env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state"),
-               "GUARD_SERVE_TOKEN": TOKEN, "HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config")}  # --client curl installs there
+        env = {
+            **os.environ,
+            "GUARD_API_BASE": stub.url,
+            "XDG_CACHE_HOME": str(root / "xdg"),
+            "XDG_STATE_HOME": str(root / "state"),
+            "GUARD_SERVE_TOKEN": TOKEN,
+            "HOME": str(root / "home"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+        }  # --client curl installs there
         for workdir in (audit_on, audit_off):
             trust_folder(workdir, env)
         timed(hook, hit_event, audit_on, env, 1)  # the one miss that fills the cache and compiles the config
@@ -128,14 +155,22 @@ def main() -> None:
         }
         if shutil.which("curl"):
             cases["via_curl"] = (["sh", str(CURL_CLIENT), url], hit_event, audit_off)
-            check = subprocess.run(cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False)
+            check = subprocess.run(
+                cases["via_curl"][0], input=hit_event, capture_output=True, text=True, env=env, check=False
+            )
             assert '"permissionDecision": "deny"' in check.stdout, check
         if installed:
             launcher, personal = installed
             cases["installed_curl"] = (as_claude_runs(audit_off, launcher, personal), hit_event, audit_off)
             # its fallback swapped for `false`: the deny must come over the socket, not from the guard hook it falls back to
-            check = subprocess.run(as_claude_runs(audit_off, launcher, [*personal[:5], "false"]), input=hit_event, capture_output=True,
-                                   text=True, env=env, check=False)
+            check = subprocess.run(
+                as_claude_runs(audit_off, launcher, [*personal[:5], "false"]),
+                input=hit_event,
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
             assert check.returncode == 0 and '"permissionDecision": "deny"' in check.stdout, check
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         try:
@@ -150,23 +185,49 @@ def main() -> None:
         assert stub.calls == calls_before + args.miss_runs, "a miss did not reach the stub"
     base = samples["base"]
     floor = (statistics.median(wall for wall, _ in base), statistics.median(cpu for _, cpu in base))
-    print(f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
-          f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
-    print("| case | runs | median ms | p95 ms | × python3 -c pass | CPU ms | CPU × | note |\n|---|---|---|---|---|---|---|---|")
+    print(
+        f"guard hook as a fresh process ({sys.executable}); model = loopback stub answering in {args.stub_latency * 1000:.0f} ms;"
+        f" load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n"
+    )
+    print(
+        "| case | runs | median ms | p95 ms | × python3 -c pass | CPU ms | CPU × | note |\n|---|---|---|---|---|---|---|---|"
+    )
     print(row("python3 -c pass", base, floor, "baseline"))
-    print(row("python3 -c 'import json, sqlite3, hmac …'", samples["stdlib"], floor, "the standard library a hit needs, nothing of guard"))
+    print(
+        row(
+            "python3 -c 'import json, sqlite3, hmac …'",
+            samples["stdlib"],
+            floor,
+            "the standard library a hit needs, nothing of guard",
+        )
+    )
     print(row("cache hit", samples["hit"], floor, "audit log on (default)"))
     print(row("cache hit, audit log off", samples["hit_no_audit"], floor, ""))
     print(row("no hook matches (a Read: only the self-protection rule)", samples["no_match"], floor, "audit log on"))
     print(row("cache hit via guard serve (--server)", samples["via_service"], floor, "the service's own cache"))
     if "via_curl" in samples:
-        print(row("cache hit via guard serve, sh + curl", samples["via_curl"], floor, "no interpreter; bench script over TCP"))
+        print(
+            row(
+                "cache hit via guard serve, sh + curl",
+                samples["via_curl"],
+                floor,
+                "no interpreter; bench script over TCP",
+            )
+        )
     if "installed_curl" in samples:
-        print(row("cache hit, installed curl client (--client curl)", samples["installed_curl"], floor,
-                  "sh + curl over guard serve's Unix socket, no interpreter"))
+        print(
+            row(
+                "cache hit, installed curl client (--client curl)",
+                samples["installed_curl"],
+                floor,
+                "sh + curl over guard serve's Unix socket, no interpreter",
+            )
+        )
     print(row("cache miss", misses, floor, f"stub model, {args.stub_latency * 1000:.0f} ms; loads the model client"))
-    print(f"\ncache miss / cache hit: {statistics.median(m for m, _ in misses) / statistics.median(h for h, _ in samples['hit']):.1f}×;"
-          " goal for a hit and a no-match: ≤ 2× python3 -c pass")
+    print(
+        f"\ncache miss / cache hit: {statistics.median(m for m, _ in misses) / statistics.median(h for h, _ in samples['hit']):.1f}×;"
+        " goal for a hit and a no-match: ≤ 2× python3 -c pass"
+    )
 
 
 if __name__ == "__main__":

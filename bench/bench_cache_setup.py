@@ -35,7 +35,12 @@ hooks:
 
 
 def event(command: str) -> dict[str, Any]:
-    return {"hook_event_name": "PreToolUse", "session_id": "bench", "tool_name": "Bash", "tool_input": {"command": command}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": "bench",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    }
 
 
 def event_json(command: str) -> str:

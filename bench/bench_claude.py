@@ -67,8 +67,18 @@ hooks:
       depth: quick
       timeout: 120
 """
-PROMPT_HOOK = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-    {"type": "prompt", "prompt": f"{RULE} Is this tool call acceptable? $ARGUMENTS", "timeout": 120}]}]}}
+PROMPT_HOOK = {
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "prompt", "prompt": f"{RULE} Is this tool call acceptable? $ARGUMENTS", "timeout": 120}
+                ],
+            }
+        ]
+    }
+}
 
 
 @dataclass
@@ -99,8 +109,12 @@ def no_hook(project: Path) -> None:
 def install_guard(project: Path) -> None:
     (project / "guard.yaml").write_text(GUARD_YAML)
     guard = Path(sysconfig.get_path("scripts")) / "guard"
-    subprocess.run([str(guard), "install", "claude", "--events", "PreToolUse", "--timeout", "180"], cwd=project,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [str(guard), "install", "claude", "--events", "PreToolUse", "--timeout", "180"],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
 
 
 def install_prompt_hook(project: Path) -> None:
@@ -109,8 +123,12 @@ def install_prompt_hook(project: Path) -> None:
 
 
 def judge_env(judge: StubServer) -> dict[str, str]:
-    return {"GUARD_API_BASE": judge.url, "GUARD_MODEL_QUICK": "openai/stub-judge",
-            "GUARD_MODEL_THOROUGH": "openai/stub-judge", "OPENAI_API_KEY": "sk-test"}
+    return {
+        "GUARD_API_BASE": judge.url,
+        "GUARD_MODEL_QUICK": "openai/stub-judge",
+        "GUARD_MODEL_THOROUGH": "openai/stub-judge",
+        "OPENAI_API_KEY": "sk-test",
+    }
 
 
 @contextmanager
@@ -120,15 +138,22 @@ def guard_server(project: Path, judge: StubServer) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     guard = Path(sysconfig.get_path("scripts")) / "guard"
-    server = subprocess.Popen([str(guard), "serve", "--port", str(port)], cwd=project,
-                              env={**os.environ, **judge_env(judge)}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(guard), "serve", "--port", str(port)],
+        cwd=project,
+        env={**os.environ, **judge_env(judge)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while True:
             try:
-                with urllib.request.urlopen(urllib.request.Request(f"{url}/healthz", headers={"Authorization": f"Bearer {service_key()}"}), timeout=1):
+                with urllib.request.urlopen(
+                    urllib.request.Request(f"{url}/healthz", headers={"Authorization": f"Bearer {service_key()}"}),
+                    timeout=1,
+                ):
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
@@ -163,7 +188,9 @@ def judged_by(home: Path) -> str:
     """Who judged the session's Bash call, from the audit log: the warm service, or the hook process itself (a fallback)."""
     for path in (home / ".local" / "state" / "guard" / "projects").glob("*/audit.db"):
         with closing(sqlite3.connect(path)) as db:
-            rows = db.execute("SELECT details FROM decisions WHERE event = 'pre_tool_use' AND tool = 'Bash' ORDER BY id DESC").fetchall()
+            rows = db.execute(
+                "SELECT details FROM decisions WHERE event = 'pre_tool_use' AND tool = 'Bash' ORDER BY id DESC"
+            ).fetchall()
         if rows:
             return "in-process" if "server_fallback" in (rows[0][0] or "") else "warm service"
     return "no audit row"
@@ -182,20 +209,29 @@ def first_judged_call(binary: Path, latency: float, agent_latency: float, used_b
         home.mkdir()
         (project / "guard.yaml").write_text(GUARD_YAML)
         guard = Path(sysconfig.get_path("scripts")) / "guard"
-        subprocess.run([str(guard), "install", "claude", "--timeout", "180"], cwd=project, check=True, capture_output=True)
+        subprocess.run(
+            [str(guard), "install", "claude", "--timeout", "180"], cwd=project, check=True, capture_output=True
+        )
         settings_file = project / ".claude" / "settings.json"
         settings = json.loads(settings_file.read_text())
         for handler in settings["hooks"]["PreToolUse"][0]["hooks"]:
-            handler["command"] = f"date +%s%N >> {stamps}; {handler['command']}; rc=$?; date +%s%N >> {stamps}; exit $rc"
+            handler["command"] = (
+                f"date +%s%N >> {stamps}; {handler['command']}; rc=$?; date +%s%N >> {stamps}; exit $rc"
+            )
         settings_file.write_text(json.dumps(settings))
         for command in (["ls >/dev/null # an earlier session"] if used_before else []) + ["ls -a >/dev/null"]:
             stamps.unlink(missing_ok=True)
             calls_before = judge.calls
             try:
-                with AnthropicStub([tool_use("Bash", {"command": command, "description": "list files"}, delay_s=agent_latency),
-                                    final_text("done")]) as agent:
-                    run = CLAUDE.run(binary, "list the files", cwd=project, base_url=agent.base_url, home=home,
-                                     env=judge_env(judge))
+                with AnthropicStub(
+                    [
+                        tool_use("Bash", {"command": command, "description": "list files"}, delay_s=agent_latency),
+                        final_text("done"),
+                    ]
+                ) as agent:
+                    run = CLAUDE.run(
+                        binary, "list the files", cwd=project, base_url=agent.base_url, home=home, env=judge_env(judge)
+                    )
             finally:
                 stop_auto_services(home)
             if run.returncode != 0 or (run.result or {}).get("permission_denials"):
@@ -204,8 +240,9 @@ def first_judged_call(binary: Path, latency: float, agent_latency: float, used_b
         return (answered - started) / 1e9, judge.calls - calls_before, judged_by(home)
 
 
-def timed_run(binary: Path, project: Path, home: Path, commands: list[str], env: dict[str, str],
-              side_latency: float) -> list[float]:
+def timed_run(
+    binary: Path, project: Path, home: Path, commands: list[str], env: dict[str, str], side_latency: float
+) -> list[float]:
     """Seconds from each tool-calling model turn to the next model request (one per command)."""
     turns: list[Reply] = [tool_use("Bash", {"command": c, "description": "list files"}) for c in commands]
     side = final_text('{"ok": true, "reason": "fine"}', delay_s=side_latency)
@@ -240,8 +277,9 @@ def measure(config: Config, binary: Path, calls: int, repeats: int, latency: flo
             asked_before = judge.calls
             per_call: list[float] = []
             for run in range(1, repeats + 1):
-                per_call += timed_run(binary, project, home, config.commands(run, calls), env,
-                                      config.prompt_hook_latency)
+                per_call += timed_run(
+                    binary, project, home, config.commands(run, calls), env, config.prompt_hook_latency
+                )
         if config.judge_must_stay_idle and judge.calls != asked_before:
             raise SystemExit(f"{config.name}: the judge was asked {judge.calls - asked_before} times; not all hits")
     return per_call
@@ -259,10 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.3, help="stub model latency in seconds")
     parser.add_argument("--sessions", type=int, default=5, help="fresh sessions for the first-judged-call table")
     parser.add_argument("--first-call-only", action="store_true", help="only the first-judged-call table")
-    parser.add_argument("--new-project", action="store_true",
-                        help="measure each project's very first session (default: a new session where guard ran before)")
-    parser.add_argument("--agent-latency", type=float, default=0.0,
-                        help="seconds the agent stub takes to ask for the first tool call (0: at once, the worst case)")
+    parser.add_argument(
+        "--new-project",
+        action="store_true",
+        help="measure each project's very first session (default: a new session where guard ran before)",
+    )
+    parser.add_argument(
+        "--agent-latency",
+        type=float,
+        default=0.0,
+        help="seconds the agent stub takes to ask for the first tool call (0: at once, the worst case)",
+    )
     args = parser.parse_args(argv)
     # guard install records its trust in the state directory and Claude Code runs its hooks with another HOME:
     # one state directory for both, outside the user's own
@@ -277,28 +322,44 @@ def main(argv: list[str] | None = None) -> int:
         Config("guard hook, cache hit", install_guard, same_commands, warm_up=True, judge_must_stay_idle=True),
         Config(f"guard hook, miss ({ms} judge)", install_guard, fresh_commands),
         Config(f"guard hook → guard serve, miss ({ms})", install_guard, fresh_commands, via_server=True),
-        Config("guard hook → guard serve, cache hit", install_guard, same_commands, warm_up=True,
-               judge_must_stay_idle=True, via_server=True),
-        Config(f"Claude prompt hook ({ms} model)", install_prompt_hook, same_commands, prompt_hook_latency=args.latency),
+        Config(
+            "guard hook → guard serve, cache hit",
+            install_guard,
+            same_commands,
+            warm_up=True,
+            judge_must_stay_idle=True,
+            via_server=True,
+        ),
+        Config(
+            f"Claude prompt hook ({ms} model)", install_prompt_hook, same_commands, prompt_hook_latency=args.latency
+        ),
     ]
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"Claude Code {version}; {args.calls} Bash calls x {args.repeats} runs per configuration; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"Claude Code {version}; {args.calls} Bash calls x {args.repeats} runs per configuration; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     print("All models are stubs on 127.0.0.1: these figures measure hook overhead, not model speed.\n")
     if not args.first_call_only:
         per_call_table(configs, binary, args)
     project = "the project's first session" if args.new_project else "a project guard ran in before"
-    print(f"\nFirst judged tool call of a fresh session, {project} (guard install claude: SessionStart warm-up, server.url auto;"
-          f" judge stub {ms}; agent stub asks for the call after {args.agent_latency * 1000:.0f} ms);"
-          " PreToolUse hook process wall time:\n")
+    print(
+        f"\nFirst judged tool call of a fresh session, {project} (guard install claude: SessionStart warm-up, server.url auto;"
+        f" judge stub {ms}; agent stub asks for the call after {args.agent_latency * 1000:.0f} ms);"
+        " PreToolUse hook process wall time:\n"
+    )
     print("| session | hook wall time | minus judge latency | judge calls | judged by |\n|---|---|---|---|---|")
     overheads = []
     for session in range(1, args.sessions + 1):
         wall, calls, by = first_judged_call(binary, args.latency, args.agent_latency, not args.new_project)
         overheads.append(wall - args.latency)
-        print(f"| {session} | {wall * 1000:.0f} ms | {(wall - args.latency) * 1000:.0f} ms | {calls} | {by} |", flush=True)
-    print(f"\nguard's share of the first judged call: median {statistics.median(overheads) * 1000:.0f} ms,"
-          f" max {max(overheads) * 1000:.0f} ms (goal ≤ 300 ms); load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"| {session} | {wall * 1000:.0f} ms | {(wall - args.latency) * 1000:.0f} ms | {calls} | {by} |", flush=True
+        )
+    print(
+        f"\nguard's share of the first judged call: median {statistics.median(overheads) * 1000:.0f} ms,"
+        f" max {max(overheads) * 1000:.0f} ms (goal ≤ 300 ms); load average {os.getloadavg()[0]:.1f}"
+    )
     return 0
 
 
@@ -310,8 +371,11 @@ def per_call_table(configs: list[Config], binary: Path, args: argparse.Namespace
         per_call = measure(config, binary, args.calls, args.repeats, args.latency)
         median = statistics.median(per_call)
         baseline = median if baseline is None else baseline
-        print(f"| {config.name:<40} | {median * 1000:>17.0f} ms | {pct(per_call, 0.9) * 1000:>4.0f} ms "
-              f"| {(median - baseline) * 1000:>13.0f} ms |", flush=True)
+        print(
+            f"| {config.name:<40} | {median * 1000:>17.0f} ms | {pct(per_call, 0.9) * 1000:>4.0f} ms "
+            f"| {(median - baseline) * 1000:>13.0f} ms |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,10 @@ async def spawn_shell_true() -> None:
 
 
 def command_case(command: str, event: Event) -> Case:
-    hook = CommandHook(HookSpec(id="bench", kind="command", event="pre_tool_use", command=command), HookContext(Settings(audit_path=None)))
+    hook = CommandHook(
+        HookSpec(id="bench", kind="command", event="pre_tool_use", command=command),
+        HookContext(Settings(audit_path=None)),
+    )
     return lambda: hook.run(event)
 
 

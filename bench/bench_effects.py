@@ -50,8 +50,16 @@ def main() -> None:
         base = {"hook_event_name": "PreToolUse", "cwd": str(project)}
         events = {
             "Bash": {**base, "tool_name": "Bash", "tool_input": {"command": "rm -rf build/"}},
-            "Write over 64 KiB, 1 line changed": {**base, "tool_name": "Write", "tool_input": {"file_path": "settings.py", "content": old.replace("value_42 =", "value_42_renamed =")}},
-            "Write, new file": {**base, "tool_name": "Write", "tool_input": {"file_path": "new.py", "content": "x = 1\n"}},
+            "Write over 64 KiB, 1 line changed": {
+                **base,
+                "tool_name": "Write",
+                "tool_input": {"file_path": "settings.py", "content": old.replace("value_42 =", "value_42_renamed =")},
+            },
+            "Write, new file": {
+                **base,
+                "tool_name": "Write",
+                "tool_input": {"file_path": "new.py", "content": "x = 1\n"},
+            },
         }
         spec = HookSpec(id="bench", kind="smart", event="pre_tool_use", rule="Deny destroying the user's work.")
         settings = Settings()

@@ -77,19 +77,33 @@ def main() -> None:
         cwd = Path(tmp)
         (cwd / "policy.py").write_text(POLICY)
         (cwd / "guard.yaml").write_text(CONFIG + "audit:\n  enabled: false\n")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])), "XDG_CACHE_HOME": str(cwd / ".cache")}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])),
+            "XDG_CACHE_HOME": str(cwd / ".cache"),
+        }
         env = trust_folder(cwd, env)
         cmd = [*guard_command(), "hook"]
-        no_match = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
-        decided = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}})
+        no_match = json.dumps(
+            {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}}
+        )
+        decided = json.dumps(
+            {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force"}}
+        )
         timed(cmd, no_match, cwd, env, 2)  # compile the config snapshot, warm the page cache
         base = timed([sys.executable, "-c", "pass"], "", cwd, env, args.runs)
         rows = [
             summary("python3 -c pass (baseline)", base, statistics.median(base)),
             summary("guard hook, no hook matches", timed(cmd, no_match, cwd, env, args.runs), statistics.median(base)),
-            summary("guard hook, decided by a callable hook", timed(cmd, decided, cwd, env, args.runs), statistics.median(base)),
+            summary(
+                "guard hook, decided by a callable hook",
+                timed(cmd, decided, cwd, env, args.runs),
+                statistics.median(base),
+            ),
         ]
-    print(f"guard hook as a fresh process ({args.runs} runs each, {sys.executable}); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
+    print(
+        f"guard hook as a fresh process ({args.runs} runs each, {sys.executable}); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n"
+    )
     print("| case | median ms | p95 ms | × python start-up |\n|---|---|---|---|")
     print("\n".join(rows))
 

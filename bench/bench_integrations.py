@@ -64,7 +64,13 @@ def gate_hit_ms(config: str, runs: int) -> tuple[float, float]:
 
 
 def _timed_hits(gate: Any, runs: int) -> tuple[float, float]:
-    event = {"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": ".", "tool_name": "shell", "tool_input": ARGS}
+    event = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "bench",
+        "cwd": ".",
+        "tool_name": "shell",
+        "tool_input": ARGS,
+    }
     gate.decide(dict(event))  # the miss
     samples = []
     for _ in range(runs):
@@ -89,7 +95,13 @@ def claude_agent_sdk_case(config: str) -> Callable[[], Awaitable[Any]]:
     from guard.integrations.claude_agent_sdk import guard_hooks
 
     [callback] = guard_hooks(config)["PreToolUse"][0].hooks
-    event: Any = {"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": ".", "tool_name": "shell", "tool_input": ARGS}
+    event: Any = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "bench",
+        "cwd": ".",
+        "tool_name": "shell",
+        "tool_input": ARGS,
+    }
 
     async def call() -> Any:
         await callback(cast(Any, dict(event)), "toolu_1", {"signal": None})
@@ -104,7 +116,9 @@ def langchain_case(config: str) -> Callable[[], Awaitable[Any]]:
     from guard.integrations.langchain import GuardMiddleware
 
     middleware = GuardMiddleware(config)
-    request = ToolCallRequest(tool_call={"name": "shell", "args": ARGS, "id": "call_1"}, tool=None, state={}, runtime=None)  # type: ignore[arg-type]  # the middleware reads neither
+    request = ToolCallRequest(
+        tool_call={"name": "shell", "args": ARGS, "id": "call_1"}, tool=None, state={}, runtime=None
+    )  # type: ignore[arg-type]  # the middleware reads neither
 
     async def handler(req: ToolCallRequest) -> Any:
         return shell(**req.tool_call["args"])
@@ -121,7 +135,10 @@ def openai_agents_case(config: str) -> Callable[[], Awaitable[Any]]:
     from guard.integrations.openai_agents import guard_tool_guardrail
 
     guardrail = guard_tool_guardrail(config)
-    data = ToolInputGuardrailData(context=ToolContext(context=None, tool_name="shell", tool_call_id="call_1", tool_arguments=json.dumps(ARGS)), agent=Agent(name="bench"))
+    data = ToolInputGuardrailData(
+        context=ToolContext(context=None, tool_name="shell", tool_call_id="call_1", tool_arguments=json.dumps(ARGS)),
+        agent=Agent(name="bench"),
+    )
 
     async def call() -> Any:
         await guardrail.run(data)
@@ -136,7 +153,11 @@ async def sdk_cases(config: str, runs: int) -> None:
 
     base = await timed(direct, runs)
     print(f"direct tool call: {base * 1e6:.1f} µs (median of {runs})")
-    for name, make in (("claude-agent-sdk hook callback", claude_agent_sdk_case), ("langchain GuardMiddleware", langchain_case), ("openai-agents tool guardrail", openai_agents_case)):
+    for name, make in (
+        ("claude-agent-sdk hook callback", claude_agent_sdk_case),
+        ("langchain GuardMiddleware", langchain_case),
+        ("openai-agents tool guardrail", openai_agents_case),
+    ):
         guarded = await timed(make(config), runs)
         print(f"{name}: {guarded * 1e3:.3f} ms per call, overhead {(guarded - base) * 1e3:.3f} ms")
 
@@ -149,7 +170,9 @@ def main(runs: int) -> None:
         config.write_text(CONFIG)
         sync_ms, async_ms = gate_hit_ms(str(config), runs)
         print(f"guard.Gate.decide, cache hit, audit log on: {sync_ms:.3f} ms per call (goal ≤ 0.5 ms)")
-        print(f"guard.Gate.adecide, cache hit, audit log on: {async_ms:.3f} ms per call ({async_ms / sync_ms:.2f}× decide: the same fast path)")
+        print(
+            f"guard.Gate.adecide, cache hit, audit log on: {async_ms:.3f} ms per call ({async_ms / sync_ms:.2f}× decide: the same fast path)"
+        )
         print(f"load: {os.getloadavg()[0]:.2f} (1-minute average)")
         asyncio.run(sdk_cases(str(config), runs))
         print(f"model calls: {stub.calls} (warm-up calls only: every timed call was a cache hit)")

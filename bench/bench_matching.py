@@ -20,11 +20,19 @@ from guard.core.spec import HookSpec
 from guard.runtime import matching
 from guard.runtime.registry import Registry
 
-CALLS = [("claude", "Bash"), ("copilot", "bash"), ("gemini", "write_file"), ("claude", "Read"), (None, "mcp__github__delete_repo")]
+CALLS = [
+    ("claude", "Bash"),
+    ("copilot", "bash"),
+    ("gemini", "write_file"),
+    ("claude", "Read"),
+    (None, "mcp__github__delete_repo"),
+]
 
 
 def registry(matcher: str) -> Registry:
-    return Registry(HookSpec(id=f"h{i}", kind="command", event="pre_tool_use", matcher=matcher, command="true") for i in range(20))
+    return Registry(
+        HookSpec(id=f"h{i}", kind="command", event="pre_tool_use", matcher=matcher, command="true") for i in range(20)
+    )
 
 
 def per_match_us(reg: Registry, rounds: int, *, cold: bool) -> float:
@@ -49,7 +57,9 @@ def main() -> None:
     for label, cold in (("cold (a guard hook process)", True), ("warm (guard serve, SDKs)", False)):
         by_name = per_match_us(names, rounds, cold=cold)
         by_action = per_match_us(acts, rounds, cold=cold)
-        print(f"{label}: 20 hooks, one event: by tool name {by_name:.1f} µs, by action {by_action:.1f} µs ({by_action / by_name:.2f}×)")
+        print(
+            f"{label}: 20 hooks, one event: by tool name {by_name:.1f} µs, by action {by_action:.1f} µs ({by_action / by_name:.2f}×)"
+        )
 
 
 if __name__ == "__main__":

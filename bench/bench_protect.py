@@ -33,9 +33,22 @@ EVENTS = {
     "Write notes.txt": ("Write", {"file_path": "notes.txt", "content": "x"}),
     "Bash git status": ("Bash", {"command": "git status --porcelain"}),
     "Write guard.yaml": ("Write", {"file_path": "guard.yaml", "content": ""}),
-    "Bash pipeline": ("Bash", {"command": "grep -rn 'def main' src/ | sort | uniq -c | head -20 && git diff --stat -- guard.yaml"}),
-    "Bash 300-line heredoc": ("Bash", {"command": "cat > notes.py <<'EOF'\n" + "\n".join(f"value_{i} = compute({i}, 'x')" for i in range(300)) + "\nEOF"}),
-    "MCP nested input": ("mcp__fs__write_many", {"files": [{"path": f"src/m{i}.py", "mode": "w"} for i in range(20)], "params": {"root": "."}}),
+    "Bash pipeline": (
+        "Bash",
+        {"command": "grep -rn 'def main' src/ | sort | uniq -c | head -20 && git diff --stat -- guard.yaml"},
+    ),
+    "Bash 300-line heredoc": (
+        "Bash",
+        {
+            "command": "cat > notes.py <<'EOF'\n"
+            + "\n".join(f"value_{i} = compute({i}, 'x')" for i in range(300))
+            + "\nEOF"
+        },
+    ),
+    "MCP nested input": (
+        "mcp__fs__write_many",
+        {"files": [{"path": f"src/m{i}.py", "mode": "w"} for i in range(20)], "params": {"root": "."}},
+    ),
 }
 
 
@@ -75,8 +88,14 @@ print(json.dumps(out))
 
 def rule_us(project: Path, env: dict[str, str], runs: int) -> dict[str, float]:
     """The rule's median µs per call for each event, in one process of the tree ``env`` selects."""
-    proc = subprocess.run([sys.executable, "-c", RULE_TIMER, str(project), json.dumps(EVENTS), str(runs * 10)], cwd=project, env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", RULE_TIMER, str(project), json.dumps(EVENTS), str(runs * 10)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     figures: dict[str, float] = json.loads(proc.stdout)
     return figures
 
@@ -89,13 +108,20 @@ def _median_cpu(cmd: list[str], event: str, project: Path, env: dict[str, str], 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--against", type=Path, help="another guard source tree (e.g. main) to compare protect: true with")
+    parser.add_argument(
+        "--against", type=Path, help="another guard source tree (e.g. main) to compare protect: true with"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env |= {"HOME": str(root), "XDG_CACHE_HOME": str(root / "cache"), "XDG_CONFIG_HOME": str(root / "config"),
-                "XDG_STATE_HOME": str(root / "state"), "PYTHONPYCACHEPREFIX": str(root / "pyc")}
+        env |= {
+            "HOME": str(root),
+            "XDG_CACHE_HOME": str(root / "cache"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_STATE_HOME": str(root / "state"),
+            "PYTHONPYCACHEPREFIX": str(root / "pyc"),
+        }
         projects = {}
         for protect in (True, False):
             project = root / f"protect-{str(protect).lower()}"
@@ -103,7 +129,11 @@ def main() -> None:
             (project / "guard.yaml").write_text(f"protect: {str(protect).lower()}\n{CONFIG}")
             trust_folder(project, env)
             projects[protect] = project
-        other_env = {**env, "PYTHONPATH": str(args.against), "PYTHONPYCACHEPREFIX": str(root / "pyc-other")} if args.against else None
+        other_env = (
+            {**env, "PYTHONPATH": str(args.against), "PYTHONPYCACHEPREFIX": str(root / "pyc-other")}
+            if args.against
+            else None
+        )
         cmd = [sys.executable, "-m", "guard.cli.main", "hook"]
         rows = []
         base = [cpu_ms([sys.executable, "-c", "pass"], "", root, env) for _ in range(args.runs)]
@@ -111,20 +141,34 @@ def main() -> None:
         for name, (tool, tool_input) in EVENTS.items():
             figures = {}
             for protect, project in projects.items():
-                event = json.dumps({"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input})
+                event = json.dumps(
+                    {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
+                )
                 figures[protect] = _median_cpu(cmd, event, project, env, args.runs)
             row = f"| {name} | {figures[False]:.1f} | {figures[True]:.1f} | {figures[True] - figures[False]:+.1f} |"
             if other_env is not None:
-                event = json.dumps({"hook_event_name": "PreToolUse", "cwd": str(projects[True]), "tool_name": tool, "tool_input": tool_input})
+                event = json.dumps(
+                    {
+                        "hook_event_name": "PreToolUse",
+                        "cwd": str(projects[True]),
+                        "tool_name": tool,
+                        "tool_input": tool_input,
+                    }
+                )
                 other = _median_cpu(cmd, event, projects[True], other_env, args.runs)
                 row += f" {other:.1f} | {figures[True] / other:.2f}x |"
             rows.append(row)
         rule_rows = []
         if other_env is not None:
             ours, theirs = rule_us(projects[True], env, args.runs), rule_us(projects[True], other_env, args.runs)
-            rule_rows = [f"| {name} | {ours[name]:.0f} | {theirs[name]:.0f} | {ours[name] / theirs[name]:.2f}x |" for name in EVENTS]
+            rule_rows = [
+                f"| {name} | {ours[name]:.0f} | {theirs[name]:.0f} | {ours[name] / theirs[name]:.2f}x |"
+                for name in EVENTS
+            ]
     print(f"guard hook CPU ms per process, median of {args.runs} ({sys.executable})\n")
-    header = "| event | protect: false | protect: true | added |" + (" other tree, protect: true | ratio |" if other_env else "")
+    header = "| event | protect: false | protect: true | added |" + (
+        " other tree, protect: true | ratio |" if other_env else ""
+    )
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     print("\n".join(rows))

@@ -53,15 +53,28 @@ AUTH = f"Bearer {service_key()}"
 WARM_CLIENTS = 4
 
 #: A chat completion the size of a quick judgement's prompt (about 1.3 kB), for the floor.
-CHAT = {"model": "stub-judge", "max_tokens": 160, "temperature": 0, "response_format": {"type": "json_object"},
-        "messages": [{"role": "system", "content": "s" * 600}, {"role": "user", "content": "u" * 640}]}
+CHAT = {
+    "model": "stub-judge",
+    "max_tokens": 160,
+    "temperature": 0,
+    "response_format": {"type": "json_object"},
+    "messages": [{"role": "system", "content": "s" * 600}, {"role": "user", "content": "u" * 640}],
+}
 
 
-async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, payload: dict[str, Any], path: str = "/v1/hooks") -> dict[str, Any]:
+async def _post(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    port: int,
+    payload: dict[str, Any],
+    path: str = "/v1/hooks",
+) -> dict[str, Any]:
     """One keep-alive HTTP/1.1 POST to ``path`` (guard serve's /v1/hooks unless told); the JSON answer back."""
     body = json.dumps(payload).encode()
-    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAuthorization: {AUTH}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAuthorization: {AUTH}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
     writer.write(head.encode() + body)
     status_and_headers = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
     length = next(int(h.split(":", 1)[1]) for h in status_and_headers if h.lower().startswith("content-length:"))
@@ -125,13 +138,37 @@ def transport_cpu(stub_latency: float, in_flight: int, rounds: int = 4) -> tuple
     from guard.judge.openai_transport import complete
 
     port = free_port()
-    stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL)
+    stub = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guard.testing.openai_stub",
+            "--port",
+            str(port),
+            "--latency",
+            str(stub_latency),
+            "--mode",
+            "deny",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}/v1"
 
     async def guarded() -> None:
         async def one() -> None:
-            await complete(ChatRequest(model="openai/stub-judge", messages=CHAT["messages"], max_tokens=160, temperature=0, timeout=60, api_base=base,
-                                       api_key="stub", response_format={"type": "json_object"}))
+            await complete(
+                ChatRequest(
+                    model="openai/stub-judge",
+                    messages=CHAT["messages"],
+                    max_tokens=160,
+                    temperature=0,
+                    timeout=60,
+                    api_base=base,
+                    api_key="stub",
+                    response_format={"type": "json_object"},
+                )
+            )
+
         await asyncio.gather(*(one() for _ in range(in_flight)))  # connections opened: not part of the figure
 
         for _ in range(rounds):
@@ -186,18 +223,34 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
         (workdir / "guard.yaml").write_text(config("sqlite:///.guard/cache.db"))
         stub_port, serve_port = free_port(), free_port()
         stub_cli = ["--port", str(stub_port), "--latency", str(args.stub_latency), "--mode", "deny"]
-        stub = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", *stub_cli], stdout=subprocess.DEVNULL)
-        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg"), "GUARD_TRANSPORT": transport}
+        stub = subprocess.Popen(
+            [sys.executable, "-m", "guard.testing.openai_stub", *stub_cli], stdout=subprocess.DEVNULL
+        )
+        env = {
+            **os.environ,
+            "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1",
+            "XDG_CACHE_HOME": str(workdir / "xdg"),
+            "GUARD_TRANSPORT": transport,
+        }
         env = trust_folder(workdir, env)
-        serve = subprocess.Popen([*guard_command(), "serve", "--port", str(serve_port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL)
+        serve = subprocess.Popen(
+            [*guard_command(), "serve", "--port", str(serve_port), "--log-level", "warning"],
+            cwd=workdir,
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             wait_for(stub_port, stub)
             wait_for(serve_port, serve)
             before = stub_stats(stub_port)  # the readiness probes' connections and its own
             asyncio.run(load(serve_port, 1, 2, hit=True))  # fill the cache
-            asyncio.run(load(serve_port, WARM_CLIENTS, 2, hit=False))  # first judgements: model client and prompt caches warm
+            asyncio.run(
+                load(serve_port, WARM_CLIENTS, 2, hit=False)
+            )  # first judgements: model client and prompt caches warm
             settle(serve.pid)
-            cold, wall = asyncio.run(load(serve_port, max(args.clients), 1, hit=False))  # every miss opens its own model connection
+            cold, wall = asyncio.run(
+                load(serve_port, max(args.clients), 1, hit=False)
+            )  # every miss opens its own model connection
             rows.append(("cold", max(args.clients), len(cold), len(cold) / wall, pct(cold, 0.5), pct(cold, 0.99), None))
             for clients in args.clients:
                 for kind, per_client in (("hit", args.hit_requests), ("miss", args.miss_waves)):
@@ -205,14 +258,34 @@ def measure(transport: str, args: argparse.Namespace) -> tuple[list[tuple[Any, .
                     cpu_before = cpu_seconds(serve.pid)
                     latencies, wall = asyncio.run(load(serve_port, clients, per_client, hit=kind == "hit"))
                     cpu_after = cpu_seconds(serve.pid)
-                    cpu_ms = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) / len(latencies) * 1000
-                    rows.append((kind, clients, len(latencies), len(latencies) / wall, pct(latencies, 0.5), pct(latencies, 0.99), cpu_ms))
-            with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{serve_port}/metrics", headers={"Authorization": AUTH})) as r:
+                    cpu_ms = (
+                        None
+                        if cpu_before is None or cpu_after is None
+                        else (cpu_after - cpu_before) / len(latencies) * 1000
+                    )
+                    rows.append(
+                        (
+                            kind,
+                            clients,
+                            len(latencies),
+                            len(latencies) / wall,
+                            pct(latencies, 0.5),
+                            pct(latencies, 0.99),
+                            cpu_ms,
+                        )
+                    )
+            with urllib.request.urlopen(
+                urllib.request.Request(f"http://127.0.0.1:{serve_port}/metrics", headers={"Authorization": AUTH})
+            ) as r:
                 metrics = r.read().decode()
             after = stub_stats(stub_port)
             counts = {"calls": after["calls"], "connections": after["connections"] - before["connections"] - 1}
-            floor_ms = asyncio.run(floor(stub_port, max(args.clients), args.miss_waves))  # after the counts: its calls are not the service's
-            rows.append(("floor", max(args.clients), len(floor_ms), None, pct(floor_ms, 0.5), pct(floor_ms, 0.99), None))
+            floor_ms = asyncio.run(
+                floor(stub_port, max(args.clients), args.miss_waves)
+            )  # after the counts: its calls are not the service's
+            rows.append(
+                ("floor", max(args.clients), len(floor_ms), None, pct(floor_ms, 0.5), pct(floor_ms, 0.99), None)
+            )
         finally:
             for proc in (serve, stub):
                 proc.terminate()
@@ -230,17 +303,56 @@ def fleet(stub_latency: float, replicas: int = 3, events: int = 30) -> dict[str,
         redis_port, stub_port = free_port(), free_port()
         (workdir / "guard.yaml").write_text(config(f"redis://127.0.0.1:{redis_port}/0"))
         procs = [
-            subprocess.Popen([binary, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL),
-            subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(stub_port), "--latency", str(stub_latency), "--mode", "deny"], stdout=subprocess.DEVNULL),
+            subprocess.Popen(
+                [
+                    binary,
+                    "--port",
+                    str(redis_port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    tmp,
+                ],
+                stdout=subprocess.DEVNULL,
+            ),
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "guard.testing.openai_stub",
+                    "--port",
+                    str(stub_port),
+                    "--latency",
+                    str(stub_latency),
+                    "--mode",
+                    "deny",
+                ],
+                stdout=subprocess.DEVNULL,
+            ),
         ]
-        env = {**os.environ, "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1", "XDG_CACHE_HOME": str(workdir / "xdg")}
+        env = {
+            **os.environ,
+            "GUARD_API_BASE": f"http://127.0.0.1:{stub_port}/v1",
+            "XDG_CACHE_HOME": str(workdir / "xdg"),
+        }
         env = trust_folder(workdir, env)
         ports = [free_port() for _ in range(replicas)]
         try:
             wait_for(redis_port, procs[0])
             wait_for(stub_port, procs[1])
             for port in ports:
-                procs.append(subprocess.Popen([*guard_command(), "serve", "--port", str(port), "--log-level", "warning"], cwd=workdir, env=env, stderr=subprocess.DEVNULL))
+                procs.append(
+                    subprocess.Popen(
+                        [*guard_command(), "serve", "--port", str(port), "--log-level", "warning"],
+                        cwd=workdir,
+                        env=env,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
                 wait_for(port, procs[-1])
 
             async def one(n: int) -> dict[str, Any]:
@@ -268,35 +380,61 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--hit-requests", type=int, default=40, help="requests per client for cache hits")
     parser.add_argument("--miss-waves", type=int, default=3, help="requests per client for misses")
-    parser.add_argument("--transport", nargs="+", default=["auto", "litellm"], help="GUARD_TRANSPORT values to compare (auto: guard's own wire for openai/ models)")
+    parser.add_argument(
+        "--transport",
+        nargs="+",
+        default=["auto", "litellm"],
+        help="GUARD_TRANSPORT values to compare (auto: guard's own wire for openai/ models)",
+    )
     args = parser.parse_args()
     stub_ms = args.stub_latency * 1000
-    print(f"guard serve, one process; model = loopback STUB with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine")
+    print(
+        f"guard serve, one process; model = loopback STUB with a fixed {stub_ms:.0f} ms latency; load generator on the same {os.cpu_count()}-core machine"
+    )
     for transport in args.transport:
         load_before = loadavg()
         rows, counts, metrics = measure(transport, args)
         print(f"\nGUARD_TRANSPORT={transport} (load average before {load_before}, after {loadavg()})\n")
-        print("| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency | service CPU per request |\n|---|---|---|---|---|---|---|---|---|")
+        print(
+            "| requests | clients | n | throughput req/s | p50 ms | p99 ms | p50 / stub latency | p99 / stub latency | service CPU per request |\n|---|---|---|---|---|---|---|---|---|"
+        )
         for kind, clients, n, rps, p50, p99, cpu_ms in rows:
             ratio = f"{p50 / stub_ms:.2f}× | {p99 / stub_ms:.2f}×" if kind in ("miss", "floor", "cold") else "– | –"
-            label = {"floor": "no guard: straight to the stub (floor)", "cold": "cache miss, first burst: model connections opened"}.get(kind, f"cache {kind}")
-            print(f"| {label} | {clients} | {n} | {'–' if rps is None else f'{rps:.0f}'} | {p50:.1f} | {p99:.1f} | {ratio} | {'–' if cpu_ms is None else f'{cpu_ms:.2f} ms'} |")
+            label = {
+                "floor": "no guard: straight to the stub (floor)",
+                "cold": "cache miss, first burst: model connections opened",
+            }.get(kind, f"cache {kind}")
+            print(
+                f"| {label} | {clients} | {n} | {'–' if rps is None else f'{rps:.0f}'} | {p50:.1f} | {p99:.1f} | {ratio} | {'–' if cpu_ms is None else f'{cpu_ms:.2f} ms'} |"
+            )
         top = max(args.clients)
         miss = next(r for r in rows if r[0] == "miss" and r[1] == top)
         base = next(r for r in rows if r[0] == "floor")
-        print(f"\n{top} concurrent distinct misses, model connections kept: p50 {miss[4] / stub_ms:.2f}× the model's latency (goal ≤ 1.5×), "
-              f"{miss[4] / base[4]:.2f}× the floor measured in this run ({base[4] / stub_ms:.2f}× the model's latency with no guard)")
-        print(f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(WARM_CLIENTS, *args.clients)} in flight)")
-        counters = {line.split()[0]: line.split()[1] for line in metrics.splitlines() if line.startswith(("guard_cache_hit", "guard_cache_miss"))}
+        print(
+            f"\n{top} concurrent distinct misses, model connections kept: p50 {miss[4] / stub_ms:.2f}× the model's latency (goal ≤ 1.5×), "
+            f"{miss[4] / base[4]:.2f}× the floor measured in this run ({base[4] / stub_ms:.2f}× the model's latency with no guard)"
+        )
+        print(
+            f"\nconnections the service opened to the model: {counts['connections']} for {counts['calls']} calls (at most {max(WARM_CLIENTS, *args.clients)} in flight)"
+        )
+        counters = {
+            line.split()[0]: line.split()[1]
+            for line in metrics.splitlines()
+            if line.startswith(("guard_cache_hit", "guard_cache_miss"))
+        }
         print("service /metrics after the run: " + json.dumps(counters))
     top = max(args.clients)
     transport, bare = transport_cpu(args.stub_latency, top)
-    print(f"\nopenai/ transport, {top} calls in flight: {transport:.2f} ms CPU per call, {transport / bare:.1f}× a bare keep-alive socket's {bare:.2f} ms (same run)")
+    print(
+        f"\nopenai/ transport, {top} calls in flight: {transport:.2f} ms CPU per call, {transport / bare:.1f}× a bare keep-alive socket's {bare:.2f} ms (same run)"
+    )
     fleet_counts = fleet(args.stub_latency)
     if fleet_counts is None:
         print("\nfleet: redis-server is not installed; skipped")
     else:
-        print(f"\nfleet: {fleet_counts['events']} identical concurrent events over {fleet_counts['replicas']} replicas on one Redis → {fleet_counts['calls']} model call(s)")
+        print(
+            f"\nfleet: {fleet_counts['events']} identical concurrent events over {fleet_counts['replicas']} replicas on one Redis → {fleet_counts['calls']} model call(s)"
+        )
 
 
 if __name__ == "__main__":

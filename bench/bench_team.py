@@ -69,26 +69,50 @@ def main() -> None:
     clusters = _cluster()
     cluster = next(clusters)
     try:
-        with tempfile.TemporaryDirectory() as tmp, StubServer(default=Reply.verdict("deny", "deletes the home directory")) as stub:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            StubServer(default=Reply.verdict("deny", "deletes the home directory")) as stub,
+        ):
             root = Path(tmp)
             cache = f"sqlite:///{root / 'cache.db'}"
             up, up_fork = cluster.create_database(), cluster.create_database()
-            env = {**os.environ, "GUARD_API_BASE": stub.url, "XDG_CACHE_HOME": str(root / "xdg"), "XDG_STATE_HOME": str(root / "state"),
-                   "HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config")}
-            projects = {"local": "", "up": f"  url: {up}\n", "up_fork": f"  url: {up_fork}\n", "down": "  url: postgresql://guard@127.0.0.1:9/none\n"}
+            env = {
+                **os.environ,
+                "GUARD_API_BASE": stub.url,
+                "XDG_CACHE_HOME": str(root / "xdg"),
+                "XDG_STATE_HOME": str(root / "state"),
+                "HOME": str(root / "home"),
+                "XDG_CONFIG_HOME": str(root / "config"),
+            }
+            projects = {
+                "local": "",
+                "up": f"  url: {up}\n",
+                "up_fork": f"  url: {up_fork}\n",
+                "down": "  url: postgresql://guard@127.0.0.1:9/none\n",
+            }
             for name, store in projects.items():
                 (root / name).mkdir()
-                (root / name / "guard.yaml").write_text(config(cache).replace("audit:\n  enabled: true\n", f"audit:\n  enabled: true\n{store}"))
+                (root / name / "guard.yaml").write_text(
+                    config(cache).replace("audit:\n  enabled: true\n", f"audit:\n  enabled: true\n{store}")
+                )
                 trust_folder(root / name, env)
             admin = root / "admin"
-            subprocess.run([*guard_command(), "policy", "keygen", "--out", str(admin)], env=env, check=True, capture_output=True)
+            subprocess.run(
+                [*guard_command(), "policy", "keygen", "--out", str(admin)], env=env, check=True, capture_output=True
+            )
             (admin / "policy.yaml").write_text("serial: 1\nwebhooks:\n  allow_networks: []\n")
-            subprocess.run([*guard_command(), "policy", "sign", str(admin / "policy.yaml"), "--key", str(admin / "org.key")], env=env, check=True,
-                           capture_output=True)
+            subprocess.run(
+                [*guard_command(), "policy", "sign", str(admin / "policy.yaml"), "--key", str(admin / "org.key")],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             org_env = {**env, "GUARD_ORG_KEY": str(admin / "org.pub"), "GUARD_ORG_POLICY": str(admin / "policy.yaml")}
             for name in projects:
                 timed(hook, hit, root / name, env, 1)  # the one miss fills the cache; each config's snapshot compiles
-            timed(hook, hit, root / "local", org_env, 1)  # the org policy's signature is verified once, and put on record
+            timed(
+                hook, hit, root / "local", org_env, 1
+            )  # the org policy's signature is verified once, and put on record
             calls = stub.calls
             audit_fork = next((root / "state" / "guard" / "projects").glob("up_fork-*/audit.db"))
             cases = {
@@ -120,9 +144,13 @@ def main() -> None:
         med, cpu = statistics.median(walls), statistics.median(c for _, c in samples[name])
         return f"| {label} | {len(walls)} | {med:.1f} | {sorted(walls)[int(len(walls) * 0.95) - 1]:.1f} | {med / floor:.2f}× | {med / against:.2f}× | {cpu:.1f} | {note} |"
 
-    print(f"guard hook, a cache hit, as a fresh process ({sys.executable}), {args.runs} interleaved runs per case; "
-          f"load average {loadavg()} on {os.cpu_count()} CPUs; model = loopback stub (never called during the runs)\n")
-    print("| case | runs | median ms | p95 ms | × python3 -c pass | × audit local | hook CPU ms | note |\n|---|---|---|---|---|---|---|---|")
+    print(
+        f"guard hook, a cache hit, as a fresh process ({sys.executable}), {args.runs} interleaved runs per case; "
+        f"load average {loadavg()} on {os.cpu_count()} CPUs; model = loopback stub (never called during the runs)\n"
+    )
+    print(
+        "| case | runs | median ms | p95 ms | × python3 -c pass | × audit local | hook CPU ms | note |\n|---|---|---|---|---|---|---|---|"
+    )
     print(line("base", "python3 -c pass", local, "baseline"))
     print(line("local", "audit local", local, "the local log only"))
     print(line("up", "audit.url, store up", local, "a session's burst: a lingering shipper takes the row"))

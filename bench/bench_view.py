@@ -33,8 +33,16 @@ GOAL_MS = 200.0
 TOOLS = ("Bash", "Edit", "Write", "Read", "WebFetch", "Grep")
 CLIENTS = ("claude", "codex", "gemini", "devin", "copilot")
 COMMANDS = (
-    "git status", "pytest -q tests/", "rm -rf build/", "curl -s https://api.example.com/v1/items", "npm install left-pad",
-    "cat ~/.ssh/id_rsa", "ls -la", "docker compose up -d", "psql -c 'drop table users'", "grep -rn TODO src/",
+    "git status",
+    "pytest -q tests/",
+    "rm -rf build/",
+    "curl -s https://api.example.com/v1/items",
+    "npm install left-pad",
+    "cat ~/.ssh/id_rsa",
+    "ls -la",
+    "docker compose up -d",
+    "psql -c 'drop table users'",
+    "grep -rn TODO src/",
 )
 
 
@@ -51,18 +59,42 @@ def _hooks(rng: random.Random, tool: str, command: str) -> list[HookResult]:
     hooks = [HookResult("protect", "protect", latency_ms=0.05)]
     risky = any(word in command for word in ("rm -rf", "ssh", "drop table", "curl"))
     cached = rng.random() < 0.4
-    for rule, tools in (("no-secrets", TOOLS), ("no-destructive-shell", ("Bash",)), ("no-exfil", ("Bash", "WebFetch")), ("review-writes", ("Edit", "Write"))):
+    for rule, tools in (
+        ("no-secrets", TOOLS),
+        ("no-destructive-shell", ("Bash",)),
+        ("no-exfil", ("Bash", "WebFetch")),
+        ("review-writes", ("Edit", "Write")),
+    ):
         if tool not in tools:
             continue
         if rng.random() < 0.01:
-            hooks.append(HookResult(rule, "smart", None, tier="quick", model="openai/gpt-4o-mini", latency_ms=5000.0, error="model timed out after 5s"))
+            hooks.append(
+                HookResult(
+                    rule,
+                    "smart",
+                    None,
+                    tier="quick",
+                    model="openai/gpt-4o-mini",
+                    latency_ms=5000.0,
+                    error="model timed out after 5s",
+                )
+            )
             continue
         verdict = "deny" if risky and rng.random() < 0.6 else ("ask" if rng.random() < 0.05 else "allow")
-        hooks.append(HookResult(
-            rule, "smart", verdict, f"{rule}: {'looks risky' if verdict != 'allow' else 'fine'} ({command[:30]})",
-            tier="quick" if rng.random() < 0.8 else "thorough", model="openai/gpt-4o-mini", confidence=round(rng.uniform(0.6, 1.0), 2),
-            cached=cached, latency_ms=0.3 if cached else rng.lognormvariate(6.0, 0.5), cost_usd=None if cached else 0.00012,
-        ))
+        hooks.append(
+            HookResult(
+                rule,
+                "smart",
+                verdict,
+                f"{rule}: {'looks risky' if verdict != 'allow' else 'fine'} ({command[:30]})",
+                tier="quick" if rng.random() < 0.8 else "thorough",
+                model="openai/gpt-4o-mini",
+                confidence=round(rng.uniform(0.6, 1.0), 2),
+                cached=cached,
+                latency_ms=0.3 if cached else rng.lognormvariate(6.0, 0.5),
+                cost_usd=None if cached else 0.00012,
+            )
+        )
     return hooks
 
 
@@ -78,8 +110,18 @@ def build(path: Path, rows: int, seed: int = 7) -> None:
             clock.now = start + i * (30 * 86_400 / rows)
             tool = rng.choice(TOOLS)
             command = f"{rng.choice(COMMANDS)} # step {i}"
-            tool_input: dict[str, Any] = {"command": command} if tool == "Bash" else {"file_path": f"/home/dev/proj/src/mod{i % 500}.py", "content": "x = 1\n" * rng.randint(1, 40)}
-            payload = {"hook_event_name": "PreToolUse", "session_id": f"sess-{rng.randrange(200):04d}", "tool_name": tool, "cwd": "/home/dev/proj", "tool_input": tool_input}
+            tool_input: dict[str, Any] = (
+                {"command": command}
+                if tool == "Bash"
+                else {"file_path": f"/home/dev/proj/src/mod{i % 500}.py", "content": "x = 1\n" * rng.randint(1, 40)}
+            )
+            payload = {
+                "hook_event_name": "PreToolUse",
+                "session_id": f"sess-{rng.randrange(200):04d}",
+                "tool_name": tool,
+                "cwd": "/home/dev/proj",
+                "tool_input": tool_input,
+            }
             decision = merge(_hooks(rng, tool, command))
             log.record(payload, decision, latency_ms=rng.lognormvariate(5.0, 1.0), client=rng.choice(CLIENTS))
     finally:
@@ -104,14 +146,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rebuild", action="store_true")
     args = parser.parse_args()
-    schema = hashlib.sha256(Path(guard.audit.__file__).read_bytes() + Path(guard.audit.index.__file__).read_bytes()).hexdigest()[:8]
-    path = Path(tempfile.gettempdir()) / f"guard-bench-view-{args.rows}-{schema}.db"  # rebuilt when the schema's code changes
+    schema = hashlib.sha256(
+        Path(guard.audit.__file__).read_bytes() + Path(guard.audit.index.__file__).read_bytes()
+    ).hexdigest()[:8]
+    path = (
+        Path(tempfile.gettempdir()) / f"guard-bench-view-{args.rows}-{schema}.db"
+    )  # rebuilt when the schema's code changes
     if args.rebuild or not path.exists():
         for leftover in path.parent.glob(path.name + "*"):
             leftover.unlink()
         started = time.perf_counter()
         build(path, args.rows)
-        print(f"built {args.rows} rows in {time.perf_counter() - started:.1f} s ({path.stat().st_size / 1e6:.0f} MB): {path}")
+        print(
+            f"built {args.rows} rows in {time.perf_counter() - started:.1f} s ({path.stat().st_size / 1e6:.0f} MB): {path}"
+        )
 
     from starlette.testclient import TestClient
 
@@ -144,7 +192,9 @@ def main() -> None:
         "rules (last 24 h)": "/rules?range=24h",
     }
     assert "#" in newest
-    print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8}  (goal ≤ {GOAL_MS:.0f} ms, {args.repeat} requests each, {args.rows} rows)")
+    print(
+        f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8}  (goal ≤ {GOAL_MS:.0f} ms, {args.repeat} requests each, {args.rows} rows)"
+    )
     worst = 0.0
     for name, url in pages.items():
         ms = timings(client, url, args.repeat)

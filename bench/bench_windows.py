@@ -45,16 +45,33 @@ def events() -> dict[str, Any]:
     return {
         "Bash, short": lambda i: base | {"tool_name": "Bash", "tool_input": {"command": f"ls -la build-{i}"}},
         "Bash, 10 KB": lambda i: base | {"tool_name": "Bash", "tool_input": {"command": lines(210, i)}},
-        "Write, 10 KB": lambda i: base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(210, i)}},
-        "Write, 25 KB": lambda i: base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(520, i)}},
-        "Write, 100 KB": lambda i: base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(2080, i)}},
-        "MCP, 150 fields": lambda i: base | {"tool_name": "mcp__ops__run", "tool_input": {f"f{k:03d}": f"value {k} of {i} " + "pad " * 15 for k in range(150)}},
+        "Write, 10 KB": lambda i: (
+            base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(210, i)}}
+        ),
+        "Write, 25 KB": lambda i: (
+            base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(520, i)}}
+        ),
+        "Write, 100 KB": lambda i: (
+            base | {"tool_name": "Write", "tool_input": {"file_path": "/home/u/proj/a.md", "content": lines(2080, i)}}
+        ),
+        "MCP, 150 fields": lambda i: (
+            base
+            | {
+                "tool_name": "mcp__ops__run",
+                "tool_input": {f"f{k:03d}": f"value {k} of {i} " + "pad " * 15 for k in range(150)},
+            }
+        ),
     }
 
 
 async def measure(stub: StubServer, depth: str, make: Any, runs: int) -> dict[str, Any]:
     settings = Settings(models=MODELS, api_base=stub.url, cache_url="off", audit_path=None)
-    hook = SmartHook(HookSpec(id="b", kind="smart", event="pre_tool_use", rule=RULE, depth=depth, timeout=60, failure_mode="fail_closed"), HookContext(settings))
+    hook = SmartHook(
+        HookSpec(
+            id="b", kind="smart", event="pre_tool_use", rule=RULE, depth=depth, timeout=60, failure_mode="fail_closed"
+        ),
+        HookContext(settings),
+    )
     calls, tokens, latency, outcome = [], [], [], ""
     for i in range(runs):
         before = stub.calls
@@ -67,7 +84,12 @@ async def measure(stub: StubServer, depth: str, make: Any, runs: int) -> dict[st
         latency.append((time.perf_counter() - started) * 1000)
         calls.append(stub.calls - before)
         tokens.append(sum(_prompt_tokens(body) for body in stub.requests[before:]))
-    return {"calls": statistics.mean(calls), "tokens": statistics.mean(tokens), "ms": statistics.median(latency), "outcome": outcome}
+    return {
+        "calls": statistics.mean(calls),
+        "tokens": statistics.mean(tokens),
+        "ms": statistics.median(latency),
+        "outcome": outcome,
+    }
 
 
 def _prompt_tokens(body: dict[str, Any]) -> int:
@@ -75,8 +97,12 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
 
 
 async def main(latency: float, runs: int) -> None:
-    print(f"judging whole inputs: STUB model answering a sure allow after {latency * 1000:.0f} ms; {runs} runs per row; load avg {os.getloadavg()[0]:.2f}")
-    print("calls and prompt tokens are per event (tokens = chars/4 of the messages sent); ms = median latency per event\n")
+    print(
+        f"judging whole inputs: STUB model answering a sure allow after {latency * 1000:.0f} ms; {runs} runs per row; load avg {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "calls and prompt tokens are per event (tokens = chars/4 of the messages sent); ms = median latency per event\n"
+    )
     with StubServer(latency=latency) as stub:
         stub.default = Reply.verdict("allow", "fine", confidence=0.95, reasoning="ok")
         await measure(stub, "quick", events()["Bash, short"], 1)  # warm: LiteLLM import, client
@@ -85,7 +111,9 @@ async def main(latency: float, runs: int) -> None:
             size = len(json.dumps(make(0)))
             for depth in ("quick", "thorough", "auto"):
                 row = await measure(stub, depth, make, runs)
-                print(f"{name:<18}{size:>11,}  {depth:<9}{row['calls']:>6.0f}{row['tokens']:>8,.0f}{row['ms']:>8.0f}  {row['outcome']}")
+                print(
+                    f"{name:<18}{size:>11,}  {depth:<9}{row['calls']:>6.0f}{row['tokens']:>8,.0f}{row['ms']:>8.0f}  {row['outcome']}"
+                )
 
 
 if __name__ == "__main__":

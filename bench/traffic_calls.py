@@ -25,13 +25,22 @@ from typing import Any
 
 #: What a command runs, by its first program (checked in order; the first match names the class).
 _RUNS = (
-    ("here-document writing a file, then running it", re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*>[\s\S]*\n\w+\s*\n+\s*(?:python|pytest|bash|sh|node|\./)")),
+    (
+        "here-document writing a file, then running it",
+        re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*>[\s\S]*\n\w+\s*\n+\s*(?:python|pytest|bash|sh|node|\./)"),
+    ),
     ("here-document writing a file", re.compile(r"<<-?\s*['\"]?\w+['\"]?\s*>|^\s*cat\s*>")),
     ("test runner", re.compile(r"\b(?:pytest|py\.test|tox|nox|runtests\.py|bin/test|unittest)\b")),
     ("python -c", re.compile(r"\bpython[\d.]*\s+(?:-\S+\s+)*-c\b")),
-    ("interpreter running a script", re.compile(r"\b(?:python[\d.]*|bash|sh|node)\s+(?:-\S+\s+)*[\w./-]+\.(?:py|sh|js)\b|(?:^|&&\s*)\./[\w./-]+")),
+    (
+        "interpreter running a script",
+        re.compile(r"\b(?:python[\d.]*|bash|sh|node)\s+(?:-\S+\s+)*[\w./-]+\.(?:py|sh|js)\b|(?:^|&&\s*)\./[\w./-]+"),
+    ),
     ("sed -i", re.compile(r"\bsed\s+(?:-\S+\s+)*-\w*i")),
-    ("install", re.compile(r"\b(?:pip[\d.]*|apt(?:-get)?|conda|npm|yarn)\s+(?:install|add)\b|setup\.py\s+(?:install|develop)")),
+    (
+        "install",
+        re.compile(r"\b(?:pip[\d.]*|apt(?:-get)?|conda|npm|yarn)\s+(?:install|add)\b|setup\.py\s+(?:install|develop)"),
+    ),
     ("git", re.compile(r"\bgit\s")),
     ("file utility (rm, mkdir, cp, mv, touch)", re.compile(r"^\s*(?:rm|rmdir|mkdir|cp|mv|touch|chmod)\b")),
 )
@@ -48,7 +57,13 @@ def runs(command: str) -> str:
 
 def requests(smart: list[Any]) -> int:
     """Model requests the call's smart hooks made (one shared by rules judged together counts once)."""
-    return sum(1 for h in smart if not h.cached for call in h.details.get("calls", ()) if not call.get("shared_with") and not call.get("cached"))
+    return sum(
+        1
+        for h in smart
+        if not h.cached
+        for call in h.details.get("calls", ())
+        if not call.get("shared_with") and not call.get("cached")
+    )
 
 
 def why(command: str, cwd: str, smart: list[Any], env: Mapping[str, str]) -> str:
@@ -67,18 +82,31 @@ def why(command: str, cwd: str, smart: list[Any], env: Mapping[str, str]) -> str
     return "runs code not judged before (a new script, new content or new arguments)"
 
 
-def reached(session: str, raw: str, command: str, cwd: str, smart: list[Any], env: Mapping[str, str]) -> dict[str, Any] | None:
+def reached(
+    session: str, raw: str, command: str, cwd: str, smart: list[Any], env: Mapping[str, str]
+) -> dict[str, Any] | None:
     """The record of a call that reached the judge (None when no model request was made for it): ``raw`` as the traffic
     has it, ``command`` as it ran in ``cwd``."""
     made = requests(smart)
     if not made:
         return None
-    return {"session": session, "command": raw, "requests": made, "runs": runs(raw), "why": why(command, cwd, smart, env)}
+    return {
+        "session": session,
+        "command": raw,
+        "requests": made,
+        "runs": runs(raw),
+        "why": why(command, cwd, smart, env),
+    }
 
 
 def table(label: str, rows: list[dict[str, Any]], tool_calls: int) -> str:
     """Model requests per 1,000 tool calls by class, most first."""
-    lines = [f"\nwhere the model calls of {label} go (requests per 1,000 tool calls):", "", "| by | class | per 1,000 |", "|---|---|---|"]
+    lines = [
+        f"\nwhere the model calls of {label} go (requests per 1,000 tool calls):",
+        "",
+        "| by | class | per 1,000 |",
+        "|---|---|---|",
+    ]
     for field in ("why", "runs"):
         counted: Counter[str] = Counter()
         for row in rows:

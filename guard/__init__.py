@@ -53,7 +53,13 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"Engine": "guard.runtime.engine", "Event": "guard.core.events.model", "Gate": "guard.integrations.gate", "load_config": "guard.config", "LoadedConfig": "guard.config"}
+_LAZY = {
+    "Engine": "guard.runtime.engine",
+    "Event": "guard.core.events.model",
+    "Gate": "guard.integrations.gate",
+    "load_config": "guard.config",
+    "LoadedConfig": "guard.config",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,24 @@ TESTS = Path(__file__).resolve().parent
 #: The shared fixtures (tests/fixtures/): one stub model, one guard process runner (processes.run_guard), one in-process
 #: guard CLI (guard_cli), one project folder (project), the services tests start.
 pytest.register_assert_rewrite("fixtures")  # they import each other: rewrite them all, whichever is loaded first
-pytest_plugins = [f"fixtures.{name}" for name in ("browser", "cache", "cli", "eval", "importers", "integration", "judge", "org", "postgres", "session", "system", "terminal", "webhook")]
+pytest_plugins = [
+    f"fixtures.{name}"
+    for name in (
+        "browser",
+        "cache",
+        "cli",
+        "eval",
+        "importers",
+        "integration",
+        "judge",
+        "org",
+        "postgres",
+        "session",
+        "system",
+        "terminal",
+        "webhook",
+    )
+]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -107,7 +124,12 @@ def write_config(isolated_home: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def project(request: pytest.FixtureRequest, isolated_home: Path, write_config: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(
+    request: pytest.FixtureRequest,
+    isolated_home: Path,
+    write_config: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
     """The test's project: its working folder, holding what ``@pytest.mark.project(...)`` on the test or module names.
 
     ``files`` ({relative path: text}) are written first; ``config`` is the guard.yaml, trusted unless
@@ -183,7 +205,9 @@ def worker_group(item: pytest.Item) -> str | None:
     if item.path.relative_to(TESTS).parts[0] == "e2e":
         return "agent-clis"
     info = getattr(item, "_fixtureinfo", None)
-    definitions = [definition for chain in info.name2fixturedefs.values() for definition in chain] if info is not None else []
+    definitions = (
+        [definition for chain in info.name2fixturedefs.values() for definition in chain] if info is not None else []
+    )
     if any(definition.scope == "module" and _ours(definition.func) for definition in definitions):
         return str(item.path.relative_to(TESTS))
     return None

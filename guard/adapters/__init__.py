@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["CLIENTS", "Client", "Rendered", "adapter", "event_of"]
 
 #: client name → its :class:`Client`: guard's own (``CLIENT`` in each module here), then the installed plugins'
-CLIENTS = Seam("guard.clients", "client format", {name: f"guard.adapters.{name}:CLIENT" for name in ("claude", "devin", "codex", "gemini", "copilot", "cursor")})
+CLIENTS = Seam(
+    "guard.clients",
+    "client format",
+    {name: f"guard.adapters.{name}:CLIENT" for name in ("claude", "devin", "codex", "gemini", "copilot", "cursor")},
+)
 
 
 class Rendered(FrozenRecord):
@@ -86,7 +90,9 @@ def adapter(fmt: str) -> Client:
     """The :class:`Client` registered as ``fmt`` (one of guard's, or a plugin's); UnknownName naming the choices otherwise."""
     client = CLIENTS.load(fmt)
     if not isinstance(client, Client):
-        raise UnknownName(f"client format {fmt!r}: the entry point {CLIENTS.group!r} names {client!r}, not a guard.adapters.Client")
+        raise UnknownName(
+            f"client format {fmt!r}: the entry point {CLIENTS.group!r} names {client!r}, not a guard.adapters.Client"
+        )
     return client
 
 

@@ -23,8 +23,12 @@ from guard.core.explanation import agent_message, user_message
 __all__ = ["CLIENT", "hook_output", "normalize", "render", "with_warnings"]
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
-_BLOCK_EVENTS = frozenset({"user_turn", "post_tool_use", "post_tool_use_failure", "stop", "subagent_stop", "pre_compact"})
-_CONTEXT_EVENTS = frozenset({"user_turn", "session_start", "post_tool_use", "post_tool_use_failure", "pre_tool_use", "subagent_start"})
+_BLOCK_EVENTS = frozenset(
+    {"user_turn", "post_tool_use", "post_tool_use_failure", "stop", "subagent_stop", "pre_compact"}
+)
+_CONTEXT_EVENTS = frozenset(
+    {"user_turn", "session_start", "post_tool_use", "post_tool_use_failure", "pre_tool_use", "subagent_start"}
+)
 _MAX = 10_000  # Claude caps hook strings at 10,000 characters
 
 
@@ -89,4 +93,12 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out) if out else "")
 
 
-CLIENT = Client("claude", normalize, render, deadline=600.0, installer="guard.adapters.installers:CLAUDE", project_var="CLAUDE_PROJECT_DIR", defers=True)
+CLIENT = Client(
+    "claude",
+    normalize,
+    render,
+    deadline=600.0,
+    installer="guard.adapters.installers:CLAUDE",
+    project_var="CLAUDE_PROJECT_DIR",
+    defers=True,
+)

@@ -19,7 +19,13 @@ from guard.core.settings import EVENT_ENV, from_env
 
 __all__ = ["CLIENT", "normalize", "render"]
 
-_FIELDS = {"toolName": "tool_name", "sessionId": "session_id", "hookEventName": "hook_event_name", "cwd": "cwd", "prompt": "prompt"}
+_FIELDS = {
+    "toolName": "tool_name",
+    "sessionId": "session_id",
+    "hookEventName": "hook_event_name",
+    "cwd": "cwd",
+    "prompt": "prompt",
+}
 
 
 def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -41,9 +47,14 @@ def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     if decision.decision in STOPS:
-        out = {"permissionDecision": "deny", "permissionDecisionReason": agent_message(decision) or f"guard: {decision.decision}"}
+        out = {
+            "permissionDecision": "deny",
+            "permissionDecisionReason": agent_message(decision) or f"guard: {decision.decision}",
+        }
         return Rendered(stdout=json.dumps(out))
     return Rendered()
 
 
-CLIENT = Client("copilot", normalize, render, deadline=30.0, installer="guard.adapters.installers:COPILOT", starts_elsewhere=True)
+CLIENT = Client(
+    "copilot", normalize, render, deadline=30.0, installer="guard.adapters.installers:COPILOT", starts_elsewhere=True
+)

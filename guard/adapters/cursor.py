@@ -142,4 +142,11 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out))
 
 
-CLIENT = Client("cursor", normalize, render, deadline=30.0, installer="guard.adapters.installers:CURSOR", project_var="CURSOR_PROJECT_DIR")
+CLIENT = Client(
+    "cursor",
+    normalize,
+    render,
+    deadline=30.0,
+    installer="guard.adapters.installers:CURSOR",
+    project_var="CURSOR_PROJECT_DIR",
+)

@@ -42,4 +42,11 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out) if out else "")
 
 
-CLIENT = Client("devin", normalize, render, deadline=600.0, installer="guard.adapters.installers:DEVIN", project_var="DEVIN_PROJECT_DIR")
+CLIENT = Client(
+    "devin",
+    normalize,
+    render,
+    deadline=600.0,
+    installer="guard.adapters.installers:DEVIN",
+    project_var="DEVIN_PROJECT_DIR",
+)

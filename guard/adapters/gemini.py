@@ -39,4 +39,11 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out) if out else "")
 
 
-CLIENT = Client("gemini", normalize, render, deadline=60.0, installer="guard.adapters.installers:GEMINI", project_var="GEMINI_PROJECT_DIR")
+CLIENT = Client(
+    "gemini",
+    normalize,
+    render,
+    deadline=60.0,
+    installer="guard.adapters.installers:GEMINI",
+    project_var="GEMINI_PROJECT_DIR",
+)

@@ -33,8 +33,22 @@ from guard.adapters import CLIENTS, Client, adapter
 from guard.core.errors import ConfigError
 from guard.core.events.names import client_event_name
 
-__all__ = ["CLAUDE", "CLAUDE_MANAGED_FILE", "CODEX", "COPILOT", "COPILOT_POLICY_DIR", "CURSOR", "CURSOR_BLOCKING", "DEVIN", "GEMINI",
-           "ClientProfile", "installable", "profile", "profile_for", "settings_path"]
+__all__ = [
+    "CLAUDE",
+    "CLAUDE_MANAGED_FILE",
+    "CODEX",
+    "COPILOT",
+    "COPILOT_POLICY_DIR",
+    "CURSOR",
+    "CURSOR_BLOCKING",
+    "DEVIN",
+    "GEMINI",
+    "ClientProfile",
+    "installable",
+    "profile",
+    "profile_for",
+    "settings_path",
+]
 
 _GEMINI_NAMES = {
     "pre_tool_use": "BeforeTool",
@@ -73,7 +87,10 @@ _COPILOT_NAMES = {
 #: Where Copilot CLI reads policy hooks on Linux and macOS (its hooks reference; Windows: %ProgramData%\GitHub\Copilot\policy.d).
 COPILOT_POLICY_DIR = Path("/etc/github-copilot/policy.d")
 #: Where Claude Code reads its managed settings (the settings docs; the 2.1.332 binary names the same folders).
-CLAUDE_MANAGED_FILE = Path("/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code") / "managed-settings.json"
+CLAUDE_MANAGED_FILE = (
+    Path("/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code")
+    / "managed-settings.json"
+)
 
 #: Cursor events whose answer can stop something: their handler is ``failClosed``. guard answers every event itself,
 #: its failure policy included (a fail_open hook's failure is an explicit allow), so a guard that Cursor could not
@@ -103,8 +120,12 @@ class ClientProfile:
     command_key: str = "command"  # the handler field holding the command (Copilot: "bash")
     timeout_key: str = "timeout"  # the handler field holding the timeout (Copilot: "timeoutSec")
     policy_file: Path | None = None  # a machine-wide file the client reads before every other (scope "policy")
-    policy_keys: tuple[tuple[str, Any], ...] = ()  # keys the policy file must carry (Claude Code: allowManagedHooksOnly)
-    own_file: bool = False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
+    policy_keys: tuple[
+        tuple[str, Any], ...
+    ] = ()  # keys the policy file must carry (Claude Code: allowManagedHooksOnly)
+    own_file: bool = (
+        False  # the file is guard's alone (Copilot reads every *.json in its hooks folders): removed when emptied
+    )
     #: What the client does when guard's hook program is missing, crashes or times out (``guard doctor`` says it).
     when_hook_fails: str = "not documented"
     #: What a user must still do or know once guard's entry is written (``guard install`` prints it).
@@ -126,17 +147,34 @@ CLAUDE = ClientProfile(
     project_file=".claude/settings.json",
     user_file=".claude/settings.json",
     user_dir_env="CLAUDE_CONFIG_DIR",
-    events=("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied",
-            "UserPromptSubmit", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionStart",
-            "SessionEnd", "Notification", "PreCompact", "PostCompact", "PostToolBatch", "TaskCreated",
-            "TaskCompleted", "ConfigChange"),
+    events=(
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionRequest",
+        "PermissionDenied",
+        "UserPromptSubmit",
+        "Stop",
+        "StopFailure",
+        "SubagentStart",
+        "SubagentStop",
+        "SessionStart",
+        "SessionEnd",
+        "Notification",
+        "PreCompact",
+        "PostCompact",
+        "PostToolBatch",
+        "TaskCreated",
+        "TaskCompleted",
+        "ConfigChange",
+    ),
     default_events=_CLAUDE_DEFAULT,
     matcher="*",
     policy_file=CLAUDE_MANAGED_FILE,
     policy_keys=(("allowManagedHooksOnly", True),),
     # a hook that cannot start, crashes or times out blocks the call (Claude Code >= 2.1.295; ignored on Stop)
     handler_extra=(("onFailure", "block"),),
-    when_hook_fails="blocks the call (onFailure: \"block\", Claude Code 2.1.295 and later)",
+    when_hook_fails='blocks the call (onFailure: "block", Claude Code 2.1.295 and later)',
 )
 
 DEVIN = ClientProfile(
@@ -144,13 +182,23 @@ DEVIN = ClientProfile(
     project_file=".devin/hooks.v1.json",
     user_file=".config/devin/config.json",
     bare_project_file=True,
-    events=("PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SessionStart",
-            "SessionEnd", "PostCompaction"),
+    events=(
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionStart",
+        "SessionEnd",
+        "PostCompaction",
+    ),
     default_events=_DEFAULT,
     matcher=None,  # Devin matchers are regexes; "*" would not compile
     when_hook_fails="not documented by Devin (untested here): guard's deadline answers before a timeout, nothing covers a missing program",
-    install_note=("Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
-                  "steps aside under Devin and this entry judges each call once."),
+    install_note=(
+        "Devin also runs the hooks in .claude/settings.json: with guard installed for both, its .claude entry "
+        "steps aside under Devin and this entry judges each call once."
+    ),
 )
 
 CODEX = ClientProfile(
@@ -158,13 +206,23 @@ CODEX = ClientProfile(
     project_file=".codex/hooks.json",
     user_file=".codex/hooks.json",
     user_dir_env="CODEX_HOME",
-    events=("PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SessionStart",
-            "PreCompact", "PostCompact"),
+    events=(
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionStart",
+        "PreCompact",
+        "PostCompact",
+    ),
     default_events=_DEFAULT,
     matcher=None,  # regex matchers; missing = every tool
     when_hook_fails="lets the call run: Codex has no fail-closed setting (openai/codex#41979); guard's deadline answers before a timeout",
-    install_note=("Codex runs a new or changed hook only after you trust it: start `codex` and accept 'Hooks need "
-                  "review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project."),
+    install_note=(
+        "Codex runs a new or changed hook only after you trust it: start `codex` and accept 'Hooks need "
+        "review' (or use /hooks). Project hooks (.codex/hooks.json) also need a trusted project."
+    ),
 )
 
 GEMINI = ClientProfile(
@@ -178,7 +236,7 @@ GEMINI = ClientProfile(
     handler_extra=(("name", "guard"),),
     names=_GEMINI_NAMES,
     when_hook_fails="lets the call run with a warning (an exit code other than 0 or 2 is a warning; no fail-closed setting); "
-               "guard's deadline answers before a timeout",
+    "guard's deadline answers before a timeout",
     install_note='Older Gemini CLI releases run hooks only with `"tools": {"enableHooks": true}` in settings.json.',
 )
 
@@ -186,8 +244,15 @@ CURSOR = ClientProfile(
     name="cursor",
     project_file=".cursor/hooks.json",
     user_file=".cursor/hooks.json",
-    events=(*_CURSOR_NAMES.values(), "beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
-            "afterMCPExecution", "beforeReadFile", "afterFileEdit"),
+    events=(
+        *_CURSOR_NAMES.values(),
+        "beforeShellExecution",
+        "afterShellExecution",
+        "beforeMCPExecution",
+        "afterMCPExecution",
+        "beforeReadFile",
+        "afterFileEdit",
+    ),
     default_events=_DEFAULT,
     matcher=None,  # a handler without a matcher runs for every tool
     names=_CURSOR_NAMES,
@@ -196,8 +261,10 @@ CURSOR = ClientProfile(
     typed=False,
     fail_closed_events=CURSOR_BLOCKING,
     when_hook_fails="blocks the call where guard wrote failClosed: true (tool calls, reads, prompts)",
-    install_note=("Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; install "
-                  "guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json."),
+    install_note=(
+        "Cursor also loads .claude/settings.json hooks when its third-party hooks setting is on; install "
+        "guard for one of the two per project. Restart Cursor (or reopen the project) to load hooks.json."
+    ),
 )
 
 COPILOT = ClientProfile(
@@ -217,10 +284,12 @@ COPILOT = ClientProfile(
     policy_file=COPILOT_POLICY_DIR / "guard.json",
     own_file=True,
     when_hook_fails="lets the call run (Copilot CLI ignores a hook that fails or times out; no fail-closed setting); "
-               "guard's deadline answers before a timeout",
-    install_note=("Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per "
-                  "project. In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy "
-                  "hooks always load."),
+    "guard's deadline answers before a timeout",
+    install_note=(
+        "Copilot CLI also runs the hooks in .claude/settings.json; install guard for one of the two per "
+        "project. In -p mode it loads a repository's .github/hooks only for a trusted folder; user and policy "
+        "hooks always load."
+    ),
 )
 
 
@@ -232,7 +301,9 @@ def profile(client: Client | str) -> ClientProfile | None:
     module_name, _, attribute = found.installer.partition(":")
     loaded = getattr(importlib.import_module(module_name), attribute)
     if not isinstance(loaded, ClientProfile):
-        raise TypeError(f"client {found.name!r}: its installer {found.installer!r} is not a guard.adapters.installers.ClientProfile")
+        raise TypeError(
+            f"client {found.name!r}: its installer {found.installer!r} is not a guard.adapters.installers.ClientProfile"
+        )
     return loaded
 
 

@@ -69,5 +69,3 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
-
-

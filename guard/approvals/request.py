@@ -62,7 +62,14 @@ def link(base: str | None, request_id: str, *, under_ui: bool = False) -> str:
 def excerpt(tool_input: Any, limit: int = 300) -> str:
     """What a person scans a call's input for: its command or path, else the input as JSON; cut at ``limit``."""
     if isinstance(tool_input, dict):
-        first = next((tool_input[k] for k in ("command", "file_path", "url", "path", "prompt") if isinstance(tool_input.get(k), str)), None)
+        first = next(
+            (
+                tool_input[k]
+                for k in ("command", "file_path", "url", "path", "prompt")
+                if isinstance(tool_input.get(k), str)
+            ),
+            None,
+        )
         text = first if first is not None else json.dumps(tool_input, ensure_ascii=False)
     else:
         text = json.dumps(tool_input, ensure_ascii=False)
@@ -86,9 +93,24 @@ def body(request: Any, *, form: str, link_base: str | None) -> dict[str, Any]:
     if form == "slack":
         rules = "; ".join(f"{r['id']}: {r.get('reason') or r.get('rule') or ''}" for r in request.rules)
         who = f"{request.user}@{request.machine}" if request.user else request.machine or "a machine"
-        text = (f"guard asks a person: {_slack(request.tool or 'a tool')} `{_slack(excerpt(request.input))}` on {_slack(who)} ({_slack(rules)}). "
-                f"<{address}|Decide in guard view>, or run `{approve}` / `{deny}` there. Denied in {timeout} s if no one answers.")
+        text = (
+            f"guard asks a person: {_slack(request.tool or 'a tool')} `{_slack(excerpt(request.input))}` on {_slack(who)} ({_slack(rules)}). "
+            f"<{address}|Decide in guard view>, or run `{approve}` / `{deny}` there. Denied in {timeout} s if no one answers."
+        )
         return {"text": text}
-    return {"type": "guard.approval_request", "id": request.id, "rules": request.rules, "tool": request.tool, "input": request.input,
-            "session": request.session, "cwd": request.cwd, "machine": request.machine, "user": request.user,
-            "expires_at": request.expires, "timeout": timeout, "link": address, "approve": approve, "deny": deny}
+    return {
+        "type": "guard.approval_request",
+        "id": request.id,
+        "rules": request.rules,
+        "tool": request.tool,
+        "input": request.input,
+        "session": request.session,
+        "cwd": request.cwd,
+        "machine": request.machine,
+        "user": request.user,
+        "expires_at": request.expires,
+        "timeout": timeout,
+        "link": address,
+        "approve": approve,
+        "deny": deny,
+    }

@@ -108,10 +108,23 @@ class ApprovalStore:
     def open_request(self, request: ApprovalRequest) -> None:
         db = self._db()
         try:
-            db.execute("INSERT INTO requests (id, created, expires, status, rules, tool, input, session, cwd, machine, user)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (request.id, request.created, request.expires, PENDING, json.dumps(request.rules), request.tool,
-                        json.dumps(request.input, ensure_ascii=False, default=str), request.session, request.cwd, request.machine, request.user))
+            db.execute(
+                "INSERT INTO requests (id, created, expires, status, rules, tool, input, session, cwd, machine, user)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    request.id,
+                    request.created,
+                    request.expires,
+                    PENDING,
+                    json.dumps(request.rules),
+                    request.tool,
+                    json.dumps(request.input, ensure_ascii=False, default=str),
+                    request.session,
+                    request.cwd,
+                    request.machine,
+                    request.user,
+                ),
+            )
         finally:
             db.close()
 
@@ -120,8 +133,11 @@ class ApprovalStore:
             return None
         db = self._db()
         try:
-            row = db.execute("SELECT id, created, expires, status, rules, tool, input, session, cwd, machine, user, answered_by, answered_via,"
-                             " answered_at FROM requests WHERE id = ?", (request_id,)).fetchone()
+            row = db.execute(
+                "SELECT id, created, expires, status, rules, tool, input, session, cwd, machine, user, answered_by, answered_via,"
+                " answered_at FROM requests WHERE id = ?",
+                (request_id,),
+            ).fetchone()
         finally:
             db.close()
         return _request(row) if row else None
@@ -133,8 +149,11 @@ class ApprovalStore:
         db = self._db()
         try:
             where = "WHERE status = 'pending' AND expires > ?" if pending_only else "WHERE ? IS NOT NULL"
-            rows = db.execute("SELECT id, created, expires, status, rules, tool, input, session, cwd, machine, user, answered_by, answered_via,"
-                              f" answered_at FROM requests {where} ORDER BY created DESC LIMIT ?", (time.time(), limit)).fetchall()
+            rows = db.execute(
+                "SELECT id, created, expires, status, rules, tool, input, session, cwd, machine, user, answered_by, answered_via,"
+                f" answered_at FROM requests {where} ORDER BY created DESC LIMIT ?",
+                (time.time(), limit),
+            ).fetchall()
         finally:
             db.close()
         return [_request(row) for row in rows]
@@ -153,9 +172,13 @@ class ApprovalStore:
                 raise ValueError(f"there is no approval request {request_id}")
             if row[0] != PENDING or row[1] <= now:
                 db.execute("ROLLBACK")
-                raise ValueError(f"approval request {request_id} is {row[0] if row[0] != PENDING else EXPIRED} already: no call waits on it")
-            db.execute("UPDATE requests SET status = ?, answered_by = ?, answered_via = ?, answered_at = ?, seal = ? WHERE id = ?",
-                       (status, by, via, now, mac, request_id))
+                raise ValueError(
+                    f"approval request {request_id} is {row[0] if row[0] != PENDING else EXPIRED} already: no call waits on it"
+                )
+            db.execute(
+                "UPDATE requests SET status = ?, answered_by = ?, answered_via = ?, answered_at = ?, seal = ? WHERE id = ?",
+                (status, by, via, now, mac, request_id),
+            )
             db.execute("COMMIT")
         finally:
             db.close()
@@ -167,7 +190,9 @@ class ApprovalStore:
         """The request's sealed answer, or None while it waits (an answer whose seal fails is no answer)."""
         db = sqlite3.connect(self.path, timeout=5.0)
         try:
-            row = db.execute("SELECT status, answered_by, answered_via, answered_at, seal FROM requests WHERE id = ?", (request_id,)).fetchone()
+            row = db.execute(
+                "SELECT status, answered_by, answered_via, answered_at, seal FROM requests WHERE id = ?", (request_id,)
+            ).fetchone()
         finally:
             db.close()
         if row is None or row[0] not in (APPROVED, DENIED):
@@ -184,7 +209,9 @@ class ApprovalStore:
         """
         db = self._db()
         try:
-            expired = db.execute("UPDATE requests SET status = ? WHERE id = ? AND status = ?", (EXPIRED, request_id, PENDING)).rowcount
+            expired = db.execute(
+                "UPDATE requests SET status = ? WHERE id = ? AND status = ?", (EXPIRED, request_id, PENDING)
+            ).rowcount
         finally:
             db.close()
         return None if expired else self.answered(request_id)

@@ -38,7 +38,18 @@ if TYPE_CHECKING:
     from guard.core.decision import Decision
     from guard.core.settings import Settings
 
-__all__ = ["LABELS", "PAYLOAD_LIMIT", "REDACTED", "AuditLog", "open_audit", "parsed_row", "redacted", "redacted_details", "redacted_hook", "redacted_text"]
+__all__ = [
+    "LABELS",
+    "PAYLOAD_LIMIT",
+    "REDACTED",
+    "AuditLog",
+    "open_audit",
+    "parsed_row",
+    "redacted",
+    "redacted_details",
+    "redacted_hook",
+    "redacted_text",
+]
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
@@ -168,15 +179,17 @@ def redacted_text(text: str, names: frozenset[str]) -> str:
     kept, at = [], 0
     while (key := _JSON_KEY.search(text, at)) is not None:
         if key.group(1).lower() in names:
-            kept.append(f'{text[at:key.end()]}"{REDACTED}"')
+            kept.append(f'{text[at : key.end()]}"{REDACTED}"')
             at = _value_end(text, key.end())
         else:
-            kept.append(text[at:key.end()])  # go on inside the value: a named member may be nested in it
+            kept.append(text[at : key.end()])  # go on inside the value: a named member may be nested in it
             at = key.end()
     return "".join(kept) + text[at:]
 
 
-def redacted_hook(hook: dict[str, Any], names: frozenset[str], texts: tuple[str, ...] = ("reason", "error")) -> dict[str, Any]:
+def redacted_hook(
+    hook: dict[str, Any], names: frozenset[str], texts: tuple[str, ...] = ("reason", "error")
+) -> dict[str, Any]:
     """One hook's result (or a deciding rule, ``texts=("why",)``) with the named fields hidden, in its ``texts`` too:
     a hook may echo the event it was given, and a deciding rule's ``why`` is that hook's reason."""
     if not names:
@@ -194,7 +207,9 @@ def redacted_details(details: dict[str, Any], names: frozenset[str]) -> dict[str
         return details
     clean: dict[str, Any] = redacted(details, names)
     if isinstance(clean.get("decided_by"), list):
-        clean["decided_by"] = [redacted_hook(rule, names, ("why",)) if isinstance(rule, dict) else rule for rule in clean["decided_by"]]
+        clean["decided_by"] = [
+            redacted_hook(rule, names, ("why",)) if isinstance(rule, dict) else rule for rule in clean["decided_by"]
+        ]
     return clean
 
 
@@ -241,7 +256,9 @@ def parsed_row(row: dict[str, Any]) -> dict[str, Any]:
 class AuditLog:
     """Append-only decision log in SQLite; the file is created on the first record."""
 
-    def __init__(self, path: str | os.PathLike[str], redact: Iterable[str] = (), *, payload_limit: int = PAYLOAD_LIMIT) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], redact: Iterable[str] = (), *, payload_limit: int = PAYLOAD_LIMIT
+    ) -> None:
         self.path = Path(path)
         self.redact = frozenset(name.lower() for name in redact)
         self.payload_limit = payload_limit
@@ -271,11 +288,15 @@ class AuditLog:
             return text[: self.payload_limit], True, True
         return text, False, True
 
-    def record(self, payload: dict[str, Any], decision: Decision, *, latency_ms: float, client: str | None = None) -> None:
+    def record(
+        self, payload: dict[str, Any], decision: Decision, *, latency_ms: float, client: str | None = None
+    ) -> None:
         """Append one decision: the event payload (redacted, shortened), every hook's result, and the ``client`` format it came in."""
         self.record_many([(payload, decision, latency_ms, client)])
 
-    def record_many(self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]], *, note: bool = True) -> None:
+    def record_many(
+        self, entries: Sequence[tuple[dict[str, Any], Decision, float, str | None]], *, note: bool = True
+    ) -> None:
         """Append (payload, decision, latency_ms, client) entries in one transaction: the audit writer batches what queued.
 
         Each row is sealed into the chain in that transaction. A file that is not
@@ -333,7 +354,9 @@ class AuditLog:
         if chain.sealed:  # after the commit: the record never names a row the log has yet to show
             head_record.write(self.path, chain.next_id - 1, chain.previous)
 
-    def _row(self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
+    def _row(
+        self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None
+    ) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The ``decisions`` row for one decision, and its hooks' results (redacted) for the index."""
         hooks = [redacted_hook(h.to_dict(), self.redact) for h in decision.hooks]
         costs = [h.cost_usd for h in decision.hooks if h.cost_usd is not None]
@@ -344,7 +367,9 @@ class AuditLog:
         if decision.additional_context:
             details["additional_context"] = decision.additional_context
         if decision.decided_by:  # which rules decided, who, and whether final: what the agent and the user were told
-            details["decided_by"] = [redacted_hook(rule.to_dict(), self.redact, ("why",)) for rule in decision.decided_by]
+            details["decided_by"] = [
+                redacted_hook(rule.to_dict(), self.redact, ("why",)) for rule in decision.decided_by
+            ]
         row = (
             time.time(),
             _event_name(payload.get("hook_event_name")),
@@ -382,7 +407,9 @@ class AuditLog:
         """The latest ``limit`` decisions, oldest first (as ``tail`` prints them)."""
         return self._select("SELECT * FROM (SELECT * FROM decisions ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,))
 
-    def rows(self, *, since: float | None = None, session: str | None = None, labeled: bool = False) -> list[dict[str, Any]]:
+    def rows(
+        self, *, since: float | None = None, session: str | None = None, labeled: bool = False
+    ) -> list[dict[str, Any]]:
         """Every decision at or after ``since`` (epoch seconds), of one ``session``, or only labeled ones; oldest first."""
         clauses: list[str] = ["1"]
         params: list[float | str] = []
@@ -438,14 +465,16 @@ def _with_warning(row: tuple[Any, ...], warning: str) -> tuple[Any, ...]:
     """``row`` (the ``decisions`` values) with ``warning`` added to its warnings column."""
     at = audit_chain.WARNINGS
     kept = json.loads(row[at]) if row[at] else []
-    return (*row[:at], _compact([warning, *kept]), *row[at + 1:])
+    return (*row[:at], _compact([warning, *kept]), *row[at + 1 :])
 
 
 def _unreadable(path: Path, exc: BaseException) -> Exception:
     from guard.core.errors import GuardError
 
     what = "is not a readable audit log" if audit_recovery.is_damaged(exc) else "cannot be read"
-    return GuardError(f"{path} {what} ({exc}); guard hook sets a damaged log aside and starts a new one on its next decision")
+    return GuardError(
+        f"{path} {what} ({exc}); guard hook sets a damaged log aside and starts a new one on its next decision"
+    )
 
 
 def open_audit(settings: Settings) -> AuditLog:

@@ -36,8 +36,24 @@ from guard.storage.secret import TrustError, seal, verify
 __all__ = ["COLUMNS", "ChainReport", "ChainWriter", "create", "restart_reason", "verify_chain"]
 
 #: The columns a row's seal covers, in order (``id`` is sealed beside them).
-COLUMNS = ("time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd", "hooks", "payload",
-           "payload_truncated", "payload_shortened", "details", "client", "judged", "warnings")
+COLUMNS = (
+    "time",
+    "event",
+    "tool",
+    "session",
+    "decision",
+    "reason",
+    "latency_ms",
+    "cost_usd",
+    "hooks",
+    "payload",
+    "payload_truncated",
+    "payload_shortened",
+    "details",
+    "client",
+    "judged",
+    "warnings",
+)
 WARNINGS = COLUMNS.index("warnings")
 _REAL = frozenset({"time", "latency_ms", "cost_usd"})
 _INTEGER = frozenset({"payload_truncated", "payload_shortened", "judged"})
@@ -52,8 +68,10 @@ Head = tuple[int, int, str, str]  # first_id, last_id, chain, seal
 def create(db: sqlite3.Connection) -> None:
     """The chain column and its sealed head, the chain starting after the rows already there (a migration step)."""
     db.execute("ALTER TABLE decisions ADD COLUMN chain TEXT")
-    db.execute("CREATE TABLE audit_head (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), first_id INTEGER NOT NULL,"
-               " last_id INTEGER NOT NULL, chain TEXT NOT NULL, seal TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE audit_head (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), first_id INTEGER NOT NULL,"
+        " last_id INTEGER NOT NULL, chain TEXT NOT NULL, seal TEXT NOT NULL)"
+    )
     last = _last_id(db)
     _set_head(db, last + 1, last, _START)
 
@@ -88,9 +106,12 @@ def _set_head(db: sqlite3.Connection, first_id: int, last_id: int, chain: str) -
         mac = seal(_HEAD, str(first_id), str(last_id), chain)
     except TrustError:
         mac = ""  # no secret: the head is left unsealed, and verification says so
-    db.execute("INSERT INTO audit_head (singleton, first_id, last_id, chain, seal) VALUES (1, ?, ?, ?, ?)"
-               " ON CONFLICT (singleton) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,"
-               " chain = excluded.chain, seal = excluded.seal", (first_id, last_id, chain, mac))
+    db.execute(
+        "INSERT INTO audit_head (singleton, first_id, last_id, chain, seal) VALUES (1, ?, ?, ?, ?)"
+        " ON CONFLICT (singleton) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,"
+        " chain = excluded.chain, seal = excluded.seal",
+        (first_id, last_id, chain, mac),
+    )
 
 
 def _head(db: sqlite3.Connection) -> Head | None:
@@ -100,8 +121,10 @@ def _head(db: sqlite3.Connection) -> Head | None:
 
 def _last_id_and_head(db: sqlite3.Connection) -> tuple[int, Head | None]:
     """The largest row id and the head, in one statement: a writer reads both on every append."""
-    row = db.execute("SELECT (SELECT coalesce(max(id), 0) FROM decisions), h.first_id, h.last_id, h.chain, h.seal"
-                     " FROM (SELECT 1) LEFT JOIN audit_head AS h ON h.singleton = 1").fetchone()
+    row = db.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM decisions), h.first_id, h.last_id, h.chain, h.seal"
+        " FROM (SELECT 1) LEFT JOIN audit_head AS h ON h.singleton = 1"
+    ).fetchone()
     head = None if row[1] is None else (int(row[1]), int(row[2]), str(row[3]), str(row[4]))
     return int(row[0]), head
 
@@ -129,7 +152,9 @@ class ChainWriter:
         last_id, head = _last_id_and_head(db)
         sealed = head is not None and _head_sealed(head)
         outside = recorded.last_id if recorded is not None and recorded.sealed else 0
-        self.next_id = max(last_id, head[1] if head else 0, outside) + 1  # an id is never reused: a deleted row stays a gap
+        self.next_id = (
+            max(last_id, head[1] if head else 0, outside) + 1
+        )  # an id is never reused: a deleted row stays a gap
         self.first_id = _first_chained(db, head, sealed=sealed)
         #: Why the next row restarts the chain (for its warnings), or None.
         self.restart: str | None = None
@@ -190,7 +215,9 @@ def restart_reason(warnings: Any) -> str:
     return found[0] if found else "audit chain restarted (no reason recorded)"
 
 
-def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None, recorded: HeadRecord | None = None) -> ChainReport:
+def verify_chain(
+    db: sqlite3.Connection, *, after: tuple[int, str] | None = None, recorded: HeadRecord | None = None
+) -> ChainReport:
     """Check every chained row (or those after ``after``, a ``ChainReport.last`` of an earlier check), the head, and that
     the log continues ``recorded``, its end as recorded outside it (read it before the log: :func:`guard.audit.head_record.read`).
 
@@ -201,7 +228,9 @@ def verify_chain(db: sqlite3.Connection, *, after: tuple[int, str] | None = None
     unchained = int(db.execute("SELECT count(*) FROM decisions WHERE id < ?", (first_id,)).fetchone()[0])
     expected_id, previous = after if after is not None else (first_id - 1, _START)
     report = ChainReport(unchained, (expected_id, previous))
-    for row in db.execute(f"SELECT id, {', '.join(COLUMNS)}, chain FROM decisions WHERE id > ? ORDER BY id", (expected_id,)):
+    for row in db.execute(
+        f"SELECT id, {', '.join(COLUMNS)}, chain FROM decisions WHERE id > ? ORDER BY id", (expected_id,)
+    ):
         row_id, values, chain = row[0], row[1:-1], row[-1]
         report.chained += 1
         missing = row_id != expected_id + 1

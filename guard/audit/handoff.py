@@ -113,8 +113,14 @@ def _spawn(settings: Any, audit_path: Path) -> None:
     import subprocess
 
     try:
-        child = subprocess.Popen([sys.executable, "-m", "guard.audit.shipping"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "guard.audit.shipping"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
         assert child.stdin is not None
         child.stdin.write(json.dumps({"path": str(audit_path), "settings": settings.to_dict()}).encode())
         child.stdin.close()

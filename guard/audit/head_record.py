@@ -135,7 +135,9 @@ def write(log: Path, last_id: int, chain: str) -> None:
         recovery.note_failure(log, exc)
 
 
-def break_of(db: sqlite3.Connection, recorded: HeadRecord | None, last_id: int, last_chain: str | None = None) -> str | None:
+def break_of(
+    db: sqlite3.Connection, recorded: HeadRecord | None, last_id: int, last_chain: str | None = None
+) -> str | None:
     """How the log in ``db`` (its largest row id ``last_id``) fails to continue ``recorded``; None when it does (or nothing was recorded).
 
     ``last_chain``: the seal of row ``last_id`` when the caller knows it (a writer's sealed head), saving the lookup.
@@ -147,8 +149,10 @@ def break_of(db: sqlite3.Connection, recorded: HeadRecord | None, last_id: int, 
     if not recorded.sealed:
         return f"{where} does not verify: it was changed"
     if recorded.last_id > last_id:
-        return (f"the log ends at #{last_id}, but {where} names #{recorded.last_id}: rows were removed, or the file was emptied or "
-                "replaced")
+        return (
+            f"the log ends at #{last_id}, but {where} names #{recorded.last_id}: rows were removed, or the file was emptied or "
+            "replaced"
+        )
     if recorded.last_id == last_id and last_chain is not None:
         row: tuple[str | None] | None = (last_chain,)
     else:
@@ -167,5 +171,7 @@ def missing_log(log: Path) -> str | None:
         return None
     if not recorded.sealed:
         return f"there is no log at {log}, and guard's record of its end ({record_path(log)}) does not verify"
-    return (f"there is no log at {log}, but guard recorded #{recorded.last_id} as its last row ({record_path(log)}): the file was "
-            "deleted or moved")
+    return (
+        f"there is no log at {log}, but guard recorded #{recorded.last_id} as its last row ({record_path(log)}): the file was "
+        "deleted or moved"
+    )

@@ -24,7 +24,18 @@ import math
 import sqlite3
 from typing import Any
 
-__all__ = ["LATENCY_STEP", "add_shadow", "backfill", "create", "has_text_index", "judged_from", "latency_bin", "latency_of_bin", "mark_unindexed", "write"]
+__all__ = [
+    "LATENCY_STEP",
+    "add_shadow",
+    "backfill",
+    "create",
+    "has_text_index",
+    "judged_from",
+    "latency_bin",
+    "latency_of_bin",
+    "mark_unindexed",
+    "write",
+]
 
 #: Width of a latency bin: each bin's upper bound is this factor above the one before.
 LATENCY_STEP = 1.2
@@ -75,10 +86,14 @@ def create(db: sqlite3.Connection) -> None:
             cached INTEGER NOT NULL, cost_usd REAL, PRIMARY KEY (hook, hour)
         ) WITHOUT ROWID"""
     )
-    db.execute("CREATE TABLE rule_latency (hook TEXT NOT NULL, hour INTEGER NOT NULL, bin INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hook, hour, bin)) WITHOUT ROWID")
+    db.execute(
+        "CREATE TABLE rule_latency (hook TEXT NOT NULL, hour INTEGER NOT NULL, bin INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hook, hour, bin)) WITHOUT ROWID"
+    )
     try:
         db.execute("CREATE VIRTUAL TABLE decisions_text USING fts5(text, content='', tokenize='trigram')")
-    except sqlite3.OperationalError:  # no FTS5, or no trigram tokenizer (SQLite before 3.34): guard view's search scans instead
+    except (
+        sqlite3.OperationalError
+    ):  # no FTS5, or no trigram tokenizer (SQLite before 3.34): guard view's search scans instead
         pass
     for column in ("decision", "tool", "session", "client"):
         db.execute(f"CREATE INDEX decisions_{column} ON decisions ({column}, id)")
@@ -105,19 +120,53 @@ def judged_from(hooks: list[dict[str, Any]], details: dict[str, Any]) -> bool:
     return not any(h.get("error") and h.get("decision") is None for h in hooks) and "failure" not in details
 
 
-def write(db: sqlite3.Connection, decision_id: int, when: float, tool: Any, reason: Any, payload: str, hooks: list[dict[str, Any]]) -> None:
+def write(
+    db: sqlite3.Connection,
+    decision_id: int,
+    when: float,
+    tool: Any,
+    reason: Any,
+    payload: str,
+    hooks: list[dict[str, Any]],
+) -> None:
     """Index one decision row (inside the caller's transaction)."""
     hour = int(when // 3600)
     rows, hours, shadows, latencies = [], [], [], []
     for position, h in enumerate(hooks):
         hook, verdict, error, cached = str(h.get("id")), h.get("decision"), h.get("error"), bool(h.get("cached"))
         latency, cost, shadow = h.get("latency_ms"), h.get("cost_usd"), bool(h.get("shadow"))
-        rows.append((hook, decision_id, position, h.get("type"), verdict, h.get("tier"), h.get("model"), int(cached), latency, cost, error, int(shadow)))
+        rows.append(
+            (
+                hook,
+                decision_id,
+                position,
+                h.get("type"),
+                verdict,
+                h.get("tier"),
+                h.get("model"),
+                int(cached),
+                latency,
+                cost,
+                error,
+                int(shadow),
+            )
+        )
         verdicts = (int(verdict == "allow"), int(verdict == "ask"), int(verdict == "deny"))
         if shadow:
             shadows.append((hook, hour, h.get("type"), int(bool(error)), cost, *verdicts))
         else:
-            hours.append((hook, hour, h.get("type"), *verdicts, int(bool(error)), int(bool(error) and verdict is None), int(cached), cost))
+            hours.append(
+                (
+                    hook,
+                    hour,
+                    h.get("type"),
+                    *verdicts,
+                    int(bool(error)),
+                    int(bool(error) and verdict is None),
+                    int(cached),
+                    cost,
+                )
+            )
         if not cached and isinstance(latency, int | float):
             latencies.append((hook, hour, latency_bin(latency)))
     db.executemany(_INSERT_HOOK, rows)
@@ -125,7 +174,10 @@ def write(db: sqlite3.Connection, decision_id: int, when: float, tool: Any, reas
     db.executemany(_ADD_SHADOW_HOUR, shadows)
     db.executemany(_ADD_LATENCY, latencies)
     if has_text_index(db):
-        db.execute("INSERT INTO decisions_text (rowid, text) VALUES (?, ?)", (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"))
+        db.execute(
+            "INSERT INTO decisions_text (rowid, text) VALUES (?, ?)",
+            (decision_id, f"{tool or ''}\n{reason or ''}\n{payload}"),
+        )
 
 
 def has_text_index(db: sqlite3.Connection) -> bool:
@@ -154,12 +206,16 @@ def backfill(db: sqlite3.Connection, batch: int = 2000) -> int:
         try:
             upto = db.execute("SELECT upto FROM audit_backfill").fetchone()[0]
             rows = db.execute(
-                "SELECT id, time, tool, reason, hooks, payload, details FROM decisions WHERE id > ? AND id <= ?", (max(upto - batch, 0), upto)
+                "SELECT id, time, tool, reason, hooks, payload, details FROM decisions WHERE id > ? AND id <= ?",
+                (max(upto - batch, 0), upto),
             ).fetchall()
             for row_id, when, tool, reason, hooks_json, payload, details in rows:
                 hooks = json.loads(hooks_json)
                 write(db, row_id, when, tool, reason, payload, hooks)
-                db.execute("UPDATE decisions SET judged = ? WHERE id = ?", (int(judged_from(hooks, json.loads(details) if details else {})), row_id))
+                db.execute(
+                    "UPDATE decisions SET judged = ? WHERE id = ?",
+                    (int(judged_from(hooks, json.loads(details) if details else {})), row_id),
+                )
             db.execute("UPDATE audit_backfill SET upto = ?", (max(upto - batch, 0),))
             db.execute("COMMIT")
         except BaseException:

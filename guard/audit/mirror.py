@@ -63,7 +63,9 @@ class Mirror:
             db = connect(self.path, migration)
             store = self._store()
             try:
-                db.execute("CREATE TABLE IF NOT EXISTS mirror_state (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), seq INTEGER NOT NULL)")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS mirror_state (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), seq INTEGER NOT NULL)"
+                )
                 seq = int((db.execute("SELECT seq FROM mirror_state").fetchone() or (0,))[0])
                 while True:
                     rows = store.after(seq, _PAGE)
@@ -71,7 +73,10 @@ class Mirror:
                         break
                     self._append(db, rows)
                     seq = int(rows[-1]["seq"])
-                    db.execute("INSERT INTO mirror_state VALUES (1, ?) ON CONFLICT (singleton) DO UPDATE SET seq = excluded.seq", (seq,))
+                    db.execute(
+                        "INSERT INTO mirror_state VALUES (1, ?) ON CONFLICT (singleton) DO UPDATE SET seq = excluded.seq",
+                        (seq,),
+                    )
             finally:
                 store.close()
                 db.close()
@@ -86,11 +91,29 @@ class Mirror:
                 details = {**(row["details"] if isinstance(row["details"], dict) else {}), "origin": origin}
                 hooks = row["hooks"] if isinstance(row["hooks"], list) else []
                 payload = row["payload"] if isinstance(row["payload"], str) else _compact(row["payload"])
-                values = (next_id, row["time"], row["event"], row["tool"], row["session"], row["decision"], row["reason"], row["latency_ms"],
-                          row["cost_usd"], _compact(hooks), payload, int(bool(row["payload_truncated"])), _compact(details), row["client"],
-                          None if row["judged"] is None else int(row["judged"]), _compact(row["warnings"]) if row["warnings"] else None)
-                db.execute("INSERT INTO decisions (id, time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
-                           " payload_truncated, details, client, judged, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+                values = (
+                    next_id,
+                    row["time"],
+                    row["event"],
+                    row["tool"],
+                    row["session"],
+                    row["decision"],
+                    row["reason"],
+                    row["latency_ms"],
+                    row["cost_usd"],
+                    _compact(hooks),
+                    payload,
+                    int(bool(row["payload_truncated"])),
+                    _compact(details),
+                    row["client"],
+                    None if row["judged"] is None else int(row["judged"]),
+                    _compact(row["warnings"]) if row["warnings"] else None,
+                )
+                db.execute(
+                    "INSERT INTO decisions (id, time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload,"
+                    " payload_truncated, details, client, judged, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    values,
+                )
                 audit_index.write(db, next_id, row["time"], row["tool"], row["reason"], payload, hooks)
                 next_id += 1
             db.execute("COMMIT")

@@ -73,13 +73,21 @@ class OtlpTarget:
         for row in rows:
             nanos = int(float(row["time"]) * 1e9)
             deny = row["decision"] == "deny"
-            record = LogRecord(timestamp=nanos, observed_timestamp=nanos, severity_number=SeverityNumber.WARN if deny else SeverityNumber.INFO,
-                               severity_text="WARN" if deny else "INFO", body=row["reason"] or row["decision"], attributes=attributes(row, source),
-                               event_name=EVENT_NAME)
+            record = LogRecord(
+                timestamp=nanos,
+                observed_timestamp=nanos,
+                severity_number=SeverityNumber.WARN if deny else SeverityNumber.INFO,
+                severity_text="WARN" if deny else "INFO",
+                body=row["reason"] or row["decision"],
+                attributes=attributes(row, source),
+                event_name=EVENT_NAME,
+            )
             batch.append(ReadableLogRecord(record, resource=resource, instrumentation_scope=scope))
         result = self._exporter.export(batch)
         if result != LogRecordExportResult.SUCCESS:
-            raise ConnectionError(f"the collector at {self.endpoint} did not take {len(rows)} log record(s) (see the warning before this)")
+            raise ConnectionError(
+                f"the collector at {self.endpoint} did not take {len(rows)} log record(s) (see the warning before this)"
+            )
 
     def close(self) -> None:
         self._exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK's method has no annotations

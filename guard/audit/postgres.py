@@ -86,16 +86,63 @@ SCHEMA = (
     """CREATE OR REPLACE TRIGGER guard_audit_logs_only_grow BEFORE UPDATE ON guard_audit_logs
         FOR EACH ROW EXECUTE FUNCTION guard_audit_logs_only_grow()""",
 )
-_ROW = ("log_id", "row_id", "machine", "os_user", "time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd",
-        "hooks", "payload", "payload_truncated", "details", "client", "judged", "warnings", "chain", "digest")
-_INSERT = (f"INSERT INTO guard_decisions ({', '.join(_ROW)}) VALUES ({', '.join(['%s'] * len(_ROW))})"
-           " ON CONFLICT (log_id, row_id, digest) DO NOTHING")
-_REPORT = ("INSERT INTO guard_audit_logs (log_id, machine, os_user, log_path, created, last_local_id, last_sent_id) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-           " ON CONFLICT (log_id) DO UPDATE SET last_local_id = greatest(guard_audit_logs.last_local_id, excluded.last_local_id),"
-           " last_sent_id = greatest(guard_audit_logs.last_sent_id, excluded.last_sent_id), last_report = now()")
+_ROW = (
+    "log_id",
+    "row_id",
+    "machine",
+    "os_user",
+    "time",
+    "event",
+    "tool",
+    "session",
+    "decision",
+    "reason",
+    "latency_ms",
+    "cost_usd",
+    "hooks",
+    "payload",
+    "payload_truncated",
+    "details",
+    "client",
+    "judged",
+    "warnings",
+    "chain",
+    "digest",
+)
+_INSERT = (
+    f"INSERT INTO guard_decisions ({', '.join(_ROW)}) VALUES ({', '.join(['%s'] * len(_ROW))})"
+    " ON CONFLICT (log_id, row_id, digest) DO NOTHING"
+)
+_REPORT = (
+    "INSERT INTO guard_audit_logs (log_id, machine, os_user, log_path, created, last_local_id, last_sent_id) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (log_id) DO UPDATE SET last_local_id = greatest(guard_audit_logs.last_local_id, excluded.last_local_id),"
+    " last_sent_id = greatest(guard_audit_logs.last_sent_id, excluded.last_sent_id), last_report = now()"
+)
 #: What a reader selects: the row and where it came from.
-_READ = ("seq", "machine", "os_user", "log_id", "row_id", "time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd",
-         "hooks", "payload", "payload_truncated", "details", "client", "judged", "warnings", "chain", "db_role")
+_READ = (
+    "seq",
+    "machine",
+    "os_user",
+    "log_id",
+    "row_id",
+    "time",
+    "event",
+    "tool",
+    "session",
+    "decision",
+    "reason",
+    "latency_ms",
+    "cost_usd",
+    "hooks",
+    "payload",
+    "payload_truncated",
+    "details",
+    "client",
+    "judged",
+    "warnings",
+    "chain",
+    "db_role",
+)
 
 
 def _connect(url: str) -> Any:
@@ -117,15 +164,25 @@ def _clean(value: Any) -> Any:
 def _params(row: dict[str, Any], source: Identity) -> tuple[Any, ...]:
     from guard.audit.shipping import digest
 
-    values = {**row, "log_id": source.log_id, "row_id": row["id"], "machine": source.machine, "os_user": source.user, "digest": digest(row),
-              "payload_truncated": bool(row["payload_truncated"]), "judged": None if row["judged"] is None else bool(row["judged"])}
+    values = {
+        **row,
+        "log_id": source.log_id,
+        "row_id": row["id"],
+        "machine": source.machine,
+        "os_user": source.user,
+        "digest": digest(row),
+        "payload_truncated": bool(row["payload_truncated"]),
+        "judged": None if row["judged"] is None else bool(row["judged"]),
+    }
     return tuple(_clean(values[name]) for name in _ROW)
 
 
 def ensure_schema(db: Any) -> None:
     """Create the tables unless they are there (under an advisory lock: two machines' first rows may race)."""
     with db.transaction():
-        if db.execute("SELECT to_regclass('guard_decisions') IS NOT NULL AND to_regclass('guard_audit_logs') IS NOT NULL").fetchone()[0]:
+        if db.execute(
+            "SELECT to_regclass('guard_decisions') IS NOT NULL AND to_regclass('guard_audit_logs') IS NOT NULL"
+        ).fetchone()[0]:
             return
         db.execute("SELECT pg_advisory_xact_lock(hashtext('guard audit schema'))")
         for statement in SCHEMA:
@@ -164,7 +221,18 @@ class PostgresTarget:
 
     @staticmethod
     def _report(db: Any, source: Identity, rows: list[dict[str, Any]]) -> None:
-        db.execute(_REPORT, (source.log_id, source.machine, source.user, source.log_path, source.created, source.last_id, rows[-1]["id"]))
+        db.execute(
+            _REPORT,
+            (
+                source.log_id,
+                source.machine,
+                source.user,
+                source.log_path,
+                source.created,
+                source.last_id,
+                rows[-1]["id"],
+            ),
+        )
 
     def _one_by_one(self, db: Any, params: list[tuple[Any, ...]], source: Identity, rows: list[dict[str, Any]]) -> None:
         """A batch the store refused as data: each row alone, and one it refuses stored as a stub naming why (never a gap that blocks the queue)."""
@@ -176,7 +244,13 @@ class PostgresTarget:
                     db.execute(_INSERT, values)
             except psycopg.DataError as exc:
                 stub = dict(zip(_ROW, values))
-                stub.update(reason=f"(the audit store refused this row: {exc})", hooks="[]", payload="null", details=None, warnings=None)
+                stub.update(
+                    reason=f"(the audit store refused this row: {exc})",
+                    hooks="[]",
+                    payload="null",
+                    details=None,
+                    warnings=None,
+                )
                 with db.transaction():
                     db.execute(_INSERT, tuple(stub[name] for name in _ROW))
         with db.transaction():
@@ -216,7 +290,9 @@ class AuditStore:
         except Exception as exc:
             from guard.audit.handoff import without_password
 
-            raise GuardError(f"cannot reach the audit store {without_password(url)}: {type(exc).__name__}: {exc}") from exc
+            raise GuardError(
+                f"cannot reach the audit store {without_password(url)}: {type(exc).__name__}: {exc}"
+            ) from exc
         self._ready = False
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -228,27 +304,42 @@ class AuditStore:
 
     def latest(self, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` rows of every machine, newest first."""
-        return [_row(r) for r in self._query(f"SELECT {', '.join(_READ)} FROM guard_decisions ORDER BY time DESC, seq DESC LIMIT %s", (limit,))]
+        return [
+            _row(r)
+            for r in self._query(
+                f"SELECT {', '.join(_READ)} FROM guard_decisions ORDER BY time DESC, seq DESC LIMIT %s", (limit,)
+            )
+        ]
 
     def after(self, seq: int, limit: int) -> list[dict[str, Any]]:
         """Rows in the order they arrived, after arrival number ``seq`` (what a mirror copies next)."""
-        return [_row(r) for r in self._query(f"SELECT {', '.join(_READ)} FROM guard_decisions WHERE seq > %s ORDER BY seq LIMIT %s", (seq, limit))]
+        return [
+            _row(r)
+            for r in self._query(
+                f"SELECT {', '.join(_READ)} FROM guard_decisions WHERE seq > %s ORDER BY seq LIMIT %s", (seq, limit)
+            )
+        ]
 
     def gaps(self) -> list[str]:
         """Where the record is not whole, one line each (empty: every log's rows arrived in one unbroken run)."""
         logs = self._query(
             "SELECT l.log_id, l.machine, l.os_user, l.log_path, l.created, l.last_local_id, extract(epoch FROM l.last_report),"
             " count(d.row_id), min(d.row_id), max(d.row_id) FROM guard_audit_logs l LEFT JOIN guard_decisions d USING (log_id)"
-            " GROUP BY l.log_id ORDER BY l.machine, l.os_user, l.log_path, l.created")
+            " GROUP BY l.log_id ORDER BY l.machine, l.os_user, l.log_path, l.created"
+        )
         holes = self._query(
             "SELECT log_id, prev + 1, row_id - 1 FROM (SELECT log_id, row_id, lag(row_id) OVER (PARTITION BY log_id ORDER BY row_id) AS prev"
-            " FROM guard_decisions) AS runs WHERE row_id - prev > 1 ORDER BY log_id, row_id")
+            " FROM guard_decisions) AS runs WHERE row_id - prev > 1 ORDER BY log_id, row_id"
+        )
         twice: dict[str, list[int]] = {}
-        for log_id, row_id in self._query("SELECT log_id, row_id FROM guard_decisions GROUP BY log_id, row_id HAVING count(*) > 1 ORDER BY log_id, row_id"):
+        for log_id, row_id in self._query(
+            "SELECT log_id, row_id FROM guard_decisions GROUP BY log_id, row_id HAVING count(*) > 1 ORDER BY log_id, row_id"
+        ):
             twice.setdefault(str(log_id), []).append(int(row_id))
         restarted: dict[str, list[tuple[int, str]]] = {}
         for log_id, row_id, warnings in self._query(
-                "SELECT log_id, row_id, warnings FROM guard_decisions WHERE row_id > 1 AND strpos(warnings, 'audit chain restarted') > 0 ORDER BY log_id, row_id"):
+            "SELECT log_id, row_id, warnings FROM guard_decisions WHERE row_id > 1 AND strpos(warnings, 'audit chain restarted') > 0 ORDER BY log_id, row_id"
+        ):
             restarted.setdefault(str(log_id), []).append((int(row_id), restart_reason(warnings)))
         inside: dict[str, list[tuple[int, int]]] = {}
         for log_id, first, last in holes:
@@ -264,19 +355,27 @@ class AuditStore:
             for start, end in inside.get(str(log_id), []):
                 lines.append(f"{where}: {_span(start, end)} never arrived (deleted before they were sent)")
             for start, end in _runs(twice.get(str(log_id), [])):
-                lines.append(f"{where}: {_span(start, end)} arrived twice with different contents (the local log was emptied or cut back"
-                             " and numbered again under its id)")
+                lines.append(
+                    f"{where}: {_span(start, end)} arrived twice with different contents (the local log was emptied or cut back"
+                    " and numbered again under its id)"
+                )
             for row_id, reason in restarted.get(str(log_id), []):
                 lines.append(f"{where}: #{row_id}: {reason}")
             sent_up_to = int(last or 0)
             if int(last_local) > sent_up_to:
                 span = _span(sent_up_to + 1, int(last_local))
                 if replaced is not None:
-                    lines.append(f"{where}: {span} never arrived: the log was replaced (a new log began {_when(replaced)}) before they were sent")
+                    lines.append(
+                        f"{where}: {span} never arrived: the log was replaced (a new log began {_when(replaced)}) before they were sent"
+                    )
                 else:
-                    lines.append(f"{where}: {span} have not arrived yet (the machine's last report {_when(float(reported))})")
+                    lines.append(
+                        f"{where}: {span} have not arrived yet (the machine's last report {_when(float(reported))})"
+                    )
             if replaced is not None:
-                lines.append(f"{where}: replaced by a new log at {_when(replaced)} (the local log was deleted, reset or set aside)")
+                lines.append(
+                    f"{where}: replaced by a new log at {_when(replaced)} (the local log was deleted, reset or set aside)"
+                )
         return list(reversed(lines))
 
     def close(self) -> None:

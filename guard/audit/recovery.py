@@ -64,7 +64,11 @@ def set_aside(path: Path) -> Path:
 def set_aside_files(path: Path) -> list[Path]:
     """Logs set aside beside ``path``, oldest first."""
     try:
-        return sorted(p for p in path.parent.glob(f"{path.name}{_SET_ASIDE}*") if not p.name.endswith(("-wal", "-shm", "-journal")))
+        return sorted(
+            p
+            for p in path.parent.glob(f"{path.name}{_SET_ASIDE}*")
+            if not p.name.endswith(("-wal", "-shm", "-journal"))
+        )
     except OSError:
         return []
 

@@ -46,7 +46,9 @@ class RecordedEvent:
     hooks: tuple[str, ...]
     payload: dict[str, Any]
     stopped_by: tuple[str, ...] = ()  # the enforced hooks whose recorded verdict was deny or ask
-    shadow_stops: tuple[str, ...] = ()  # the shadow hooks that would have denied or asked (data: never part of the recorded answer)
+    shadow_stops: tuple[
+        str, ...
+    ] = ()  # the shadow hooks that would have denied or asked (data: never part of the recorded answer)
 
     @property
     def redacted(self) -> bool:
@@ -57,7 +59,9 @@ def replay_blocker(row: dict[str, Any]) -> str | None:
     """Why ``row`` (from :meth:`AuditLog.rows`) cannot be replayed faithfully, or None."""
     if row["payload_truncated"]:
         return "payload cut at the audit size limit"
-    if row.get("payload_shortened") or (row.get("payload_shortened") is None and _SHORTENED.search(json.dumps(row["payload"], ensure_ascii=False))):
+    if row.get("payload_shortened") or (
+        row.get("payload_shortened") is None and _SHORTENED.search(json.dumps(row["payload"], ensure_ascii=False))
+    ):
         return "long strings shortened in the audit log"
     failure = row["details"].get("failure")
     if failure in _NOT_JUDGED:
@@ -67,7 +71,9 @@ def replay_blocker(row: dict[str, Any]) -> str | None:
     return None
 
 
-def keep_replayable(rows: Iterable[dict[str, Any]], convert: Callable[[dict[str, Any]], T]) -> tuple[list[T], dict[str, int]]:
+def keep_replayable(
+    rows: Iterable[dict[str, Any]], convert: Callable[[dict[str, Any]], T]
+) -> tuple[list[T], dict[str, int]]:
     """``convert`` of each row that can be replayed faithfully, and how many rows were left out for each reason.
 
     ``convert`` may raise ValueError to leave a row out; its first line is the reason.

@@ -48,7 +48,19 @@ from guard.audit.handoff import lock_path, marker_path, target_names, without_pa
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
 
-__all__ = ["BATCH", "Identity", "Shipper", "Target", "TargetState", "create", "digest", "identity", "linger", "ship", "states"]
+__all__ = [
+    "BATCH",
+    "Identity",
+    "Shipper",
+    "Target",
+    "TargetState",
+    "create",
+    "digest",
+    "identity",
+    "linger",
+    "ship",
+    "states",
+]
 
 log = LazyLogger("guard.audit")
 
@@ -58,16 +70,37 @@ BATCH = 500
 LINGER_S = 2.0
 #: Seconds before the first retry after a failure; doubled each time up to :data:`MOST_BACKOFF_S`.
 FIRST_BACKOFF_S, MOST_BACKOFF_S = 5.0, 300.0
-_COLUMNS = ("id", "time", "event", "tool", "session", "decision", "reason", "latency_ms", "cost_usd", "hooks", "payload",
-            "payload_truncated", "details", "client", "judged", "warnings", "chain")
+_COLUMNS = (
+    "id",
+    "time",
+    "event",
+    "tool",
+    "session",
+    "decision",
+    "reason",
+    "latency_ms",
+    "cost_usd",
+    "hooks",
+    "payload",
+    "payload_truncated",
+    "details",
+    "client",
+    "judged",
+    "warnings",
+    "chain",
+)
 
 
 def create(db: sqlite3.Connection) -> None:
     """The log's own id and each target's position (a migration step; a new id per file, so a new file is a new log)."""
-    db.execute("CREATE TABLE audit_identity (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), log_id TEXT NOT NULL, created REAL NOT NULL)")
+    db.execute(
+        "CREATE TABLE audit_identity (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), log_id TEXT NOT NULL, created REAL NOT NULL)"
+    )
     db.execute("INSERT INTO audit_identity VALUES (1, ?, ?)", (uuid.uuid4().hex, time.time()))
-    db.execute("CREATE TABLE audit_shipping (target TEXT PRIMARY KEY, sent_id INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,"
-               " next_try REAL NOT NULL DEFAULT 0, last_error TEXT, last_sent REAL, failing_since REAL)")
+    db.execute(
+        "CREATE TABLE audit_shipping (target TEXT PRIMARY KEY, sent_id INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,"
+        " next_try REAL NOT NULL DEFAULT 0, last_error TEXT, last_sent REAL, failing_since REAL)"
+    )
 
 
 class Identity(FrozenRecord):
@@ -139,12 +172,16 @@ def _position(db: sqlite3.Connection, target: str) -> tuple[int, int, float]:
     """
     db.execute("INSERT OR IGNORE INTO audit_shipping (target) VALUES (?)", (target,))
     sent, attempts, next_try, sent_digest = db.execute(
-        "SELECT sent_id, attempts, next_try, sent_digest FROM audit_shipping WHERE target = ?", (target,)).fetchone()
+        "SELECT sent_id, attempts, next_try, sent_digest FROM audit_shipping WHERE target = ?", (target,)
+    ).fetchone()
     if sent and sent_digest is not None:
         at = _rows(db, int(sent) - 1, limit=1)
         if not at or int(at[0]["id"]) != int(sent) or digest(at[0]) != sent_digest:
-            log.warning("audit store %s: row #%d is no longer the row that was sent (the local log was rewritten): sending the log again",
-                        target, sent)
+            log.warning(
+                "audit store %s: row #%d is no longer the row that was sent (the local log was rewritten): sending the log again",
+                target,
+                sent,
+            )
             sent = 0
     return int(sent), int(attempts), float(next_try)
 
@@ -189,18 +226,32 @@ def _ship_target(db: sqlite3.Connection, target: Target, source: Identity, *, fo
             attempts += 1
             wait = _backoff(attempts)
             error = f"{type(exc).__name__}: {exc}"[:1000]
-            db.execute("UPDATE audit_shipping SET attempts = ?, next_try = ?, last_error = ?, failing_since = coalesce(failing_since, ?)"
-                       " WHERE target = ?", (attempts, time.time() + wait, error, time.time(), target.name))
-            log.warning("audit store %s: %d row(s) wait in the local log (retry in %.0fs): %s", target.name, source.last_id - sent_id, wait, error)
+            db.execute(
+                "UPDATE audit_shipping SET attempts = ?, next_try = ?, last_error = ?, failing_since = coalesce(failing_since, ?)"
+                " WHERE target = ?",
+                (attempts, time.time() + wait, error, time.time(), target.name),
+            )
+            log.warning(
+                "audit store %s: %d row(s) wait in the local log (retry in %.0fs): %s",
+                target.name,
+                source.last_id - sent_id,
+                wait,
+                error,
+            )
             raise
         sent_id = int(rows[-1]["id"])
         shipped += len(rows)
-        db.execute("UPDATE audit_shipping SET sent_id = ?, sent_digest = ?, attempts = 0, next_try = 0, last_error = NULL, last_sent = ?,"
-                   " failing_since = NULL WHERE target = ?", (sent_id, digest(rows[-1]), time.time(), target.name))
+        db.execute(
+            "UPDATE audit_shipping SET sent_id = ?, sent_digest = ?, attempts = 0, next_try = 0, last_error = NULL, last_sent = ?,"
+            " failing_since = NULL WHERE target = ?",
+            (sent_id, digest(rows[-1]), time.time(), target.name),
+        )
     return shipped
 
 
-def ship(path: Path, settings: Any, *, force: bool = False, targets: list[Target] | None = None) -> dict[str, int | str]:
+def ship(
+    path: Path, settings: Any, *, force: bool = False, targets: list[Target] | None = None
+) -> dict[str, int | str]:
     """Send the unsent rows of the log at ``path`` to every target of ``settings``: target name → rows sent, or the error.
 
     ``force`` tries a target that is backing off. Nothing is sent while another shipper holds the log's lock
@@ -279,7 +330,6 @@ def _spawned() -> None:
     linger(Path(work["path"]), Settings.from_dict(work["settings"]))
 
 
-
 class Shipper:
     """A thread that ships whenever it is woken (after each audit batch) and retries a failing target when it is due."""
 
@@ -331,8 +381,16 @@ class TargetState(FrozenRecord):
     last_error: str | None
     next_try: float
 
-    def __init__(self, target: str, sent_id: int, last_id: int, last_sent: float | None, failing_since: float | None,
-                 last_error: str | None, next_try: float) -> None:
+    def __init__(
+        self,
+        target: str,
+        sent_id: int,
+        last_id: int,
+        last_sent: float | None,
+        failing_since: float | None,
+        last_error: str | None,
+        next_try: float,
+    ) -> None:
         self._assign(locals())
 
     @property
@@ -357,8 +415,12 @@ def states(path: Path, settings: Any) -> list[TargetState]:
     db = _open(path)
     try:
         last = int(db.execute("SELECT coalesce(max(id), 0) FROM decisions").fetchone()[0])
-        found = {row[0]: row[1:] for row in db.execute(
-            "SELECT target, sent_id, last_sent, failing_since, last_error, next_try FROM audit_shipping")}
+        found = {
+            row[0]: row[1:]
+            for row in db.execute(
+                "SELECT target, sent_id, last_sent, failing_since, last_error, next_try FROM audit_shipping"
+            )
+        }
     finally:
         db.close()
     out = []
@@ -366,7 +428,6 @@ def states(path: Path, settings: Any) -> list[TargetState]:
         sent, last_sent, failing, error, next_try = found.get(name, (0, None, None, None, 0.0))
         out.append(TargetState(name, int(sent), last, last_sent, failing, error, float(next_try or 0.0)))
     return out
-
 
 
 if __name__ == "__main__":  # pragma: no cover  (run by _spawn)

@@ -78,7 +78,9 @@ class _Comparison:
     cached_events: int = 0
     errors: int = 0
 
-    def add(self, event: RecordedEvent, reference: Decision, decision: Decision, reference_stoppers: Sequence[str]) -> None:
+    def add(
+        self, event: RecordedEvent, reference: Decision, decision: Decision, reference_stoppers: Sequence[str]
+    ) -> None:
         fields = decision_fields(decision)
         if fields["error_kind"] == "infrastructure":
             self.problems.append(f"audit row {event.audit_id}: {fields['error']}")
@@ -87,8 +89,15 @@ class _Comparison:
         self.cached_events += _no_model_call(decision)
         self.rows.append(
             ResultRow(
-                dataset=self.dataset, case_id=str(event.audit_id), model=self.model, depth=self.depth, label=reference.decision,
-                latency_ms=decision.details.get("latency_ms"), tool_name=event.tool, tags=[event.event or "unknown"], **fields,  # type: ignore[arg-type]
+                dataset=self.dataset,
+                case_id=str(event.audit_id),
+                model=self.model,
+                depth=self.depth,
+                label=reference.decision,
+                latency_ms=decision.details.get("latency_ms"),
+                tool_name=event.tool,
+                tags=[event.event or "unknown"],
+                **fields,  # type: ignore[arg-type]
             )
         )
         if _stops(reference.decision) != _stops(decision.decision):
@@ -96,8 +105,16 @@ class _Comparison:
             foreseen = [rule for rule in stoppers if rule in event.shadow_stops] if _stops(decision.decision) else []
             self.flips.append(
                 Flip(
-                    audit_id=event.audit_id, time=event.time, tool=event.tool, session=event.session, summary=input_summary(event.payload),
-                    before=reference.decision, before_reason=reference.reason, after=decision.decision, after_reason=decision.reason, rules=stoppers,
+                    audit_id=event.audit_id,
+                    time=event.time,
+                    tool=event.tool,
+                    session=event.session,
+                    summary=input_summary(event.payload),
+                    before=reference.decision,
+                    before_reason=reference.reason,
+                    after=decision.decision,
+                    after_reason=decision.reason,
+                    rules=stoppers,
                     foreseen_in_shadow=foreseen,
                 )
             )
@@ -131,7 +148,9 @@ def _reference_specs(config: str, against: Gate | None, against_path: str | None
         return [], None
 
 
-def _rule_changes(flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[HookSpec], old_source: str | None) -> list[RuleChange]:
+def _rule_changes(
+    flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[HookSpec], old_source: str | None
+) -> list[RuleChange]:
     """Each rule the flips name, with its old and new text and how many flips went each way."""
     new_by_id, old_by_id = {s.id: s for s in new}, {s.id: s for s in old}
     changes: dict[str, RuleChange] = {}
@@ -141,7 +160,9 @@ def _rule_changes(flips: Sequence[Flip], new: Sequence[HookSpec], old: Sequence[
             if change is None:
                 old_spec, new_spec = old_by_id.get(rule), new_by_id.get(rule)
                 change = changes[rule] = RuleChange(
-                    rule=rule, old_text=_hook_text(old_spec) if old_spec else None, new_text=_hook_text(new_spec) if new_spec else None,
+                    rule=rule,
+                    old_text=_hook_text(old_spec) if old_spec else None,
+                    new_text=_hook_text(new_spec) if new_spec else None,
                     old_source=old_source if old_spec else None,
                 )
             if _stops(flip.after):
@@ -162,15 +183,21 @@ def _select(gates: Sequence[Gate], events: list[RecordedEvent], rule: str | None
     """Events hook ``rule`` judged when recorded or would judge under any of ``gates``."""
     if rule is None:
         return events
-    if not any(spec.id == rule for gate in gates for spec in gate.registry.specs()) and not any(rule in e.hooks for e in events):
+    if not any(spec.id == rule for gate in gates for spec in gate.registry.specs()) and not any(
+        rule in e.hooks for e in events
+    ):
         raise GuardError(f"--rule {rule}: no hook has this id in the configs or the audit log")
     return [
-        e for e in events
-        if rule in e.hooks or any(spec.id == rule for gate in gates for spec in gate.registry.matching(e.event or "", e.tool))
+        e
+        for e in events
+        if rule in e.hooks
+        or any(spec.id == rule for gate in gates for spec in gate.registry.matching(e.event or "", e.tool))
     ]
 
 
-def _decide_all(new: Gate, old: Gate | None, events: list[RecordedEvent], concurrency: int) -> tuple[list[Decision], list[Decision] | None]:
+def _decide_all(
+    new: Gate, old: Gate | None, events: list[RecordedEvent], concurrency: int
+) -> tuple[list[Decision], list[Decision] | None]:
     payloads = [e.payload for e in events]
 
     async def both() -> tuple[list[Decision], list[Decision] | None]:
@@ -203,8 +230,14 @@ def backtest(
     from guard.eval.runner import ResultsFile, Variant
     from guard.eval.session import warm_up
 
-    if concurrency < 1 or (sample_size is not None and sample_size < 1) or any(limit is not None and limit < 0 for limit in (max_new_denies, max_new_allows)):
-        raise GuardError("--concurrency and --sample must be at least 1, --max-new-denies and --max-new-allows at least 0")
+    if (
+        concurrency < 1
+        or (sample_size is not None and sample_size < 1)
+        or any(limit is not None and limit < 0 for limit in (max_new_denies, max_new_allows))
+    ):
+        raise GuardError(
+            "--concurrency and --sample must be at least 1, --max-new-denies and --max-new-allows at least 0"
+        )
     try:
         cutoff = time.time() - parse_duration(since) if since else None
     except ValueError as exc:
@@ -230,7 +263,9 @@ def backtest(
             compared.add(event, Decision(decision=event.decision, reason=event.reason), decision, event.stopped_by)
     rows, flips, problems = compared.rows, compared.flips, compared.problems
     new_denies = sum(1 for f in flips if _stops(f.after))
-    reference_costs = [h.cost_usd for d in before for h in d.hooks] if before is not None else [e.cost_usd for e in events]
+    reference_costs = (
+        [h.cost_usd for d in before for h in d.hooks] if before is not None else [e.cost_usd for e in events]
+    )
     known_costs = [cost for cost in reference_costs if cost is not None]
     summary = BacktestSummary(
         audit_log=str(path),
@@ -256,7 +291,16 @@ def backtest(
     digest = hashlib.sha256(",".join(str(e.audit_id) for e in events).encode()).hexdigest()
     info = DatasetInfo(name=path.stem, path=str(path), cases=len(events), sha256=digest)
     report = build_report(
-        rows, [info], [variant], config=config, repeats=1, replayed=False, gates=[], baseline=None, seed=seed, backtest=summary
+        rows,
+        [info],
+        [variant],
+        config=config,
+        repeats=1,
+        replayed=False,
+        gates=[],
+        baseline=None,
+        seed=seed,
+        backtest=summary,
     )
     output = Path(out)
     ResultsFile(output / "results.jsonl", rows).close()

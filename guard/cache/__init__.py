@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 __all__ = ["BACKENDS", "DecisionCache", "cache_key", "canonical_payload", "open_cache"]
 
 #: cache.url schemes → backend classes
-BACKENDS = Seam("guard.cache_backends", "cache backend", {
-    "sqlite": "guard.cache.sqlite:SQLiteCache",
-    "redis": "guard.cache.redis:RedisCache",
-    "rediss": "guard.cache.redis:RedisCache",
-})
+BACKENDS = Seam(
+    "guard.cache_backends",
+    "cache backend",
+    {
+        "sqlite": "guard.cache.sqlite:SQLiteCache",
+        "redis": "guard.cache.redis:RedisCache",
+        "rediss": "guard.cache.redis:RedisCache",
+    },
+)
 
 
 class DecisionCache(Protocol):
@@ -52,7 +56,10 @@ def open_cache(settings: Settings) -> DecisionCache | None:
         return None
     scheme, separator, _ = url.partition("://")
     if not separator or not BACKENDS.known(scheme):
-        raise UnknownName(f"expected sqlite:///path/to/cache.db or redis://host:port/db (or a scheme a cache plugin adds), got {url!r}", key="cache.url")
+        raise UnknownName(
+            f"expected sqlite:///path/to/cache.db or redis://host:port/db (or a scheme a cache plugin adds), got {url!r}",
+            key="cache.url",
+        )
     backend: Any = BACKENDS.load(scheme)
     cache: DecisionCache = backend.from_url(url, ttl=settings.cache_ttl, base_dir=settings.base_dir)
     return cache

@@ -38,7 +38,9 @@ class BatchedCounts:
     def __init__(self, cache: SQLiteCache, *, interval: float = FLUSH_INTERVAL_S) -> None:
         self.backend = cache.backend
         self._cache = cache
-        self._writer = SQLiteCache(cache.path, ttl=cache.ttl)  # its own connection: a flush never holds the lookups' lock
+        self._writer = SQLiteCache(
+            cache.path, ttl=cache.ttl
+        )  # its own connection: a flush never holds the lookups' lock
         self._entry_hits: Counter[str] = Counter()
         self._counters: Counter[str] = Counter()
         self._tally_lock = threading.Lock()

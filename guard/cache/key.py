@@ -14,7 +14,18 @@ from typing import Any
 __all__ = ["VOLATILE_FIELDS", "cache_key", "canonical_json", "canonical_payload"]
 
 VOLATILE_FIELDS: frozenset[str] = frozenset(
-    {"session_id", "prompt_id", "tool_use_id", "transcript_path", "timestamp", "created_at", "time", "agent_id", "trace_id", "delivery_id"}
+    {
+        "session_id",
+        "prompt_id",
+        "tool_use_id",
+        "transcript_path",
+        "timestamp",
+        "created_at",
+        "time",
+        "agent_id",
+        "trace_id",
+        "delivery_id",
+    }
 )
 
 
@@ -22,7 +33,9 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def canonical_payload(payload: dict[str, Any], ignore: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> dict[str, Any]:
+def canonical_payload(
+    payload: dict[str, Any], ignore: tuple[str, ...] = (), keep: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The payload without volatile top-level fields (``ignore`` adds more, ``keep`` spares some)."""
     drop = (VOLATILE_FIELDS | frozenset(ignore)) - frozenset(keep)
     return {k: v for k, v in payload.items() if k not in drop}

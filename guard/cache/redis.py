@@ -76,7 +76,11 @@ class RedisCache:
         try:
             # lib_name/lib_version None: no CLIENT SETINFO round trips on connect (a guard hook connects once per call)
             self._redis = redis.Redis.from_url(
-                self.url, socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=SOCKET_TIMEOUT_S, lib_name=None, lib_version=None
+                self.url,
+                socket_timeout=SOCKET_TIMEOUT_S,
+                socket_connect_timeout=SOCKET_TIMEOUT_S,
+                lib_name=None,
+                lib_version=None,
             )
         except ValueError as exc:
             raise ConfigError(f"invalid Redis URL: {exc}", key="cache.url") from exc
@@ -103,7 +107,11 @@ class RedisCache:
             return None
         value = self._unsealed(key, raw)
         if value is None:
-            log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.location, key)
+            log.warning(
+                "decision cache %s: the entry for %s fails its seal (tampered or forged); judging again",
+                self.location,
+                key,
+            )
             try:
                 pipe = self._redis.pipeline(transaction=False)
                 pipe.delete(self._entry(key))

@@ -99,7 +99,9 @@ def _lockable(cache: object) -> TypeGuard[FleetLock]:
     return _LOCKABLE[kind]
 
 
-async def once_per_fleet(cache: object, key: str, work: Callable[[], Awaitable[T]], *, lease: float) -> T | dict[str, Any]:
+async def once_per_fleet(
+    cache: object, key: str, work: Callable[[], Awaitable[T]], *, lease: float
+) -> T | dict[str, Any]:
     """``work()`` (which stores its verdict under ``key``) in one process of the fleet; elsewhere, that verdict.
 
     Returns ``work()``'s result where this process judged, or the cached verdict

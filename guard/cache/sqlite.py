@@ -77,7 +77,9 @@ class SQLiteCache:
     def from_url(cls, url: str, *, ttl: float, base_dir: str | os.PathLike[str] = ".") -> SQLiteCache:
         """``sqlite:///relative/path.db`` (against ``base_dir``) or ``sqlite:////absolute/path.db``."""
         if not url.startswith(SCHEME) or len(url) == len(SCHEME):
-            raise ConfigError(f"expected sqlite:///path/to/cache.db or redis://host:port/db, got {url!r}", key="cache.url")
+            raise ConfigError(
+                f"expected sqlite:///path/to/cache.db or redis://host:port/db, got {url!r}", key="cache.url"
+            )
         path = Path(os.path.expanduser(url[len(SCHEME) :]))
         return cls(path if path.is_absolute() else Path(base_dir) / path, ttl=ttl)
 
@@ -106,7 +108,9 @@ class SQLiteCache:
                 raise
 
     def _drop_tampered(self, db: sqlite3.Connection, key: str) -> None:
-        log.warning("decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.path, key)
+        log.warning(
+            "decision cache %s: the entry for %s fails its seal (tampered or forged); judging again", self.path, key
+        )
         db.execute("DELETE FROM entries WHERE key = ?", (key,))
         db.execute("UPDATE counters SET value = value + 1 WHERE name = 'tampered'")
 
@@ -131,7 +135,9 @@ class SQLiteCache:
         """The live verdict under ``key`` without counting it: a read, no write transaction (an entry failing its
         seal is still deleted and counted as tampered). For callers that count in batches (:meth:`add_counts`)."""
         with self._connection() as db:
-            row = db.execute("SELECT value, expires_at, mac FROM entries WHERE key = ? AND expires_at > ?", (key, time.time())).fetchone()
+            row = db.execute(
+                "SELECT value, expires_at, mac FROM entries WHERE key = ? AND expires_at > ?", (key, time.time())
+            ).fetchone()
         if row and not sealed(row[2], key, row[0], row[1]):
             with self._transaction() as db:
                 self._drop_tampered(db, key)
@@ -141,8 +147,12 @@ class SQLiteCache:
     def add_counts(self, entry_hits: Mapping[str, int], counters: Mapping[str, int]) -> None:
         """Add hits per entry and to the ``hits``/``misses`` counters, counted elsewhere, in one transaction."""
         with self._transaction() as db:
-            db.executemany("UPDATE entries SET hits = hits + ? WHERE key = ?", [(n, key) for key, n in entry_hits.items()])
-            db.executemany("UPDATE counters SET value = value + ? WHERE name = ?", [(n, name) for name, n in counters.items()])
+            db.executemany(
+                "UPDATE entries SET hits = hits + ? WHERE key = ?", [(n, key) for key, n in entry_hits.items()]
+            )
+            db.executemany(
+                "UPDATE counters SET value = value + ? WHERE name = ?", [(n, name) for name, n in counters.items()]
+            )
 
     def set(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
         """Store a parsed verdict for ``ttl`` seconds (the cache's TTL by default); drop expired entries."""

@@ -26,15 +26,30 @@ __all__ = ["register", "run"]
 def register(sub: Any) -> None:
     for name, verb in (("approve", "approve"), ("deny", "deny")):
         p: argparse.ArgumentParser = sub.add_parser(
-            name, help=f"{verb} a call that waits for approval (on_ask: approval)",
+            name,
+            help=f"{verb} a call that waits for approval (on_ask: approval)",
             description=f"{verb.capitalize()} the waiting call of approval request ID (from the webhook's message, guard approvals or guard view). "
-            + ("At a terminal you are shown the call and asked to confirm; --token answers without one." if name == "approve" else ""),
+            + (
+                "At a terminal you are shown the call and asked to confirm; --token answers without one."
+                if name == "approve"
+                else ""
+            ),
         )
         p.add_argument("id", metavar="ID", help="the approval request's id")
-        p.add_argument("--token", metavar="PROOF", help="the request's proof (the t= of its guard view link): answers without a terminal")
-        p.add_argument("--by", metavar="NAME", help="who answers, for the decision and the audit row (default: your user name)")
+        p.add_argument(
+            "--token",
+            metavar="PROOF",
+            help="the request's proof (the t= of its guard view link): answers without a terminal",
+        )
+        p.add_argument(
+            "--by", metavar="NAME", help="who answers, for the decision and the audit row (default: your user name)"
+        )
         p.set_defaults(func=run, answer=name)
-    listing = sub.add_parser("approvals", help="list the calls waiting for approval", description="The approval requests of this user, newest first.")
+    listing = sub.add_parser(
+        "approvals",
+        help="list the calls waiting for approval",
+        description="The approval requests of this user, newest first.",
+    )
     listing.add_argument("--all", action="store_true", help="answered and expired ones too")
     listing.add_argument("--json", action="store_true", help="one JSON object per request")
     listing.set_defaults(func=run, answer=None)
@@ -64,14 +79,23 @@ def _confirm(request: Any, verb: str) -> bool:
     from guard.cli.terminal import printable
     from guard.cli.user_consent import NoTerminal, ask
 
-    rules = "\n".join(f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}" for rule in request.rules)
-    text = (f"approval request {request.id} from {request.user}@{request.machine}, waiting {max(request.expires - time.time(), 0):.0f} s more\n"
-            f"  tool: {request.tool}\n  input: {json.dumps(request.input, ensure_ascii=False, indent=2)}\n  in: {request.cwd}\n{rules}")
+    rules = "\n".join(
+        f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}"
+        for rule in request.rules
+    )
+    text = (
+        f"approval request {request.id} from {request.user}@{request.machine}, waiting {max(request.expires - time.time(), 0):.0f} s more\n"
+        f"  tool: {request.tool}\n  input: {json.dumps(request.input, ensure_ascii=False, indent=2)}\n  in: {request.cwd}\n{rules}"
+    )
     try:
-        return ask(f"{verb.capitalize()} this call?", text=printable(text))  # the input is the agent's: no escape sequence reaches the terminal
+        return ask(
+            f"{verb.capitalize()} this call?", text=printable(text)
+        )  # the input is the agent's: no escape sequence reaches the terminal
     except NoTerminal as exc:
-        raise GuardError(f"guard {verb} asks you to confirm at a terminal, and this process has none ({exc.strerror}); "
-                         "pass --token with the request's proof (the t= of its guard view link) to answer without one") from exc
+        raise GuardError(
+            f"guard {verb} asks you to confirm at a terminal, and this process has none ({exc.strerror}); "
+            "pass --token with the request's proof (the t= of its guard view link) to answer without one"
+        ) from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,8 +128,12 @@ def run(args: argparse.Namespace) -> int:
         via = "command"
     by = args.by or getpass.getuser()
     try:
-        store.answer(request.id, APPROVED if args.answer == "approve" else DENIED, by=by, via=f"guard {args.answer}, {via}")
+        store.answer(
+            request.id, APPROVED if args.answer == "approve" else DENIED, by=by, via=f"guard {args.answer}, {via}"
+        )
     except ValueError as exc:
         raise GuardError(str(exc)) from exc
-    print(f"{'approved' if args.answer == 'approve' else 'denied'} request {args.id} as {by}: the waiting call {'runs' if args.answer == 'approve' else 'is denied'}")
+    print(
+        f"{'approved' if args.answer == 'approve' else 'denied'} request {args.id} as {by}: the waiting call {'runs' if args.answer == 'approve' else 'is denied'}"
+    )
     return 0

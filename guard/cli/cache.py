@@ -13,9 +13,12 @@ __all__ = ["register", "run"]
 
 def register(sub: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    common.add_argument(
+        "--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
     p: argparse.ArgumentParser = sub.add_parser(
-        "cache", help="show or clear the decision cache",
+        "cache",
+        help="show or clear the decision cache",
         description="Show the figures of the decision cache the config names (entries, hits, misses, size, TTL), or empty it.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)

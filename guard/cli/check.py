@@ -25,11 +25,15 @@ def register(sub: Any) -> None:
         epilog="exit codes: 0 allow, 1 deny, 2 ask, 3 error (a hook failed, no model configured, bad input)",
     )
     p.add_argument("--tool", required=True, help="tool name, e.g. Bash")
-    p.add_argument("--input", required=True, help="tool input as JSON, e.g. '{\"command\": \"rm -rf ~\"}'")
+    p.add_argument("--input", required=True, help='tool input as JSON, e.g. \'{"command": "rm -rf ~"}\'')
     p.add_argument("--event", default="PreToolUse", help="event name (default PreToolUse)")
     p.add_argument("--rule", help="judge against this plain-English rule instead of the config's hooks")
-    p.add_argument("--depth", choices=("quick", "thorough", "auto"), default="auto",
-                   help="with --rule: which tier judges it (auto: quick, then thorough when unsure; default auto)")
+    p.add_argument(
+        "--depth",
+        choices=("quick", "thorough", "auto"),
+        default="auto",
+        help="with --rule: which tier judges it (auto: quick, then thorough when unsure; default auto)",
+    )
     p.add_argument("--model", help="LiteLLM model id for this check (both tiers)")
     p.add_argument("--config", help="guard.yaml or settings.json")
     p.add_argument("--json", action="store_true", help="print the canonical decision JSON")
@@ -60,8 +64,10 @@ def _error_note(hook: Any, decision: Any) -> str:
         return "error: see reason"
     summary = reason.removeprefix(f"hook {hook.id} failed and is fail_closed: ").removesuffix(PROVIDER_NOTE)
     if summary and summary != reason and hook.error.startswith(summary):
-        return f"provider said: {hook.error[len(summary):].lstrip(': ')}"
-    if any(hook.error in warning for warning in decision.warnings):  # a fail_open hook's failure is a warning, on stderr
+        return f"provider said: {hook.error[len(summary) :].lstrip(': ')}"
+    if any(
+        hook.error in warning for warning in decision.warnings
+    ):  # a fail_open hook's failure is a warning, on stderr
         return "error: see warning"
     return f"error={hook.error}"
 
@@ -70,8 +76,12 @@ def _print_human(decision: Any, tool: str | None = None) -> None:
     from guard.cli.terminal import DECISION_STYLES, console, say
 
     out = console()
-    say(out, ("decision: ", "bold"), (decision.decision, DECISION_STYLES[decision.decision]),
-        ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"))
+    say(
+        out,
+        ("decision: ", "bold"),
+        (decision.decision, DECISION_STYLES[decision.decision]),
+        ("" if decision.judged else " (NOT JUDGED: see warnings)", "bold yellow"),
+    )
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
     from guard.core.explanation import coverage
@@ -127,8 +137,20 @@ def run(args: argparse.Namespace) -> int:
     payload = _payload(args)
     specs: list[HookSpec] | None = None
     if args.rule:
-        specs = [HookSpec(id="cli-rule", kind="smart", event=canonical_event(args.event), rule=args.rule, depth=args.depth, timeout=60.0, source="library")]
-    gate = Gate(args.config, service=ServiceDecider, specs=specs, start_service=False)  # the config on disk (the user's own command); a running warm service is used, none is left behind
+        specs = [
+            HookSpec(
+                id="cli-rule",
+                kind="smart",
+                event=canonical_event(args.event),
+                rule=args.rule,
+                depth=args.depth,
+                timeout=60.0,
+                source="library",
+            )
+        ]
+    gate = Gate(
+        args.config, service=ServiceDecider, specs=specs, start_service=False
+    )  # the config on disk (the user's own command); a running warm service is used, none is left behind
     if gate.config_error is not None:
         raise gate.config_error
     if specs is None:

@@ -31,7 +31,8 @@ def _fraction(text: str) -> float:
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "datasets", help="validate labeled datasets, import published ones",
+        "datasets",
+        help="validate labeled datasets, import published ones",
         description="Check labeled datasets (guard eval's input) for what makes figures wrong, convert published "
         "trajectory sets into dataset cases, or turn decisions labeled with guard log label into cases.",
     )
@@ -41,17 +42,23 @@ def register(sub: Any) -> None:
     check.add_argument("paths", nargs="+", metavar="PATH", help="dataset .jsonl files or folders holding them")
     check.add_argument("--strict", action="store_true", help="fail (exit 1) on warnings too")
     check.add_argument("--json", action="store_true", help="print the full report as JSON")
-    check.add_argument("--similarity", type=_fraction, default=0.9, help="near-duplicate Jaccard threshold (default 0.9)")
+    check.add_argument(
+        "--similarity", type=_fraction, default=0.9, help="near-duplicate Jaccard threshold (default 0.9)"
+    )
 
     imp = inner.add_parser("import", help="convert R-Judge, ASSEBench or AgentHarm trajectories to dataset JSONL")
     imp.add_argument("format", choices=_IMPORT_FORMATS, help="which published set the file comes from")
     imp.add_argument("path", metavar="PATH", help="the published JSON file, or the folder holding it")
     imp.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
-    imp.add_argument("--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size")
+    imp.add_argument(
+        "--max-context", type=int, default=4000, metavar="CHARS", help="trim each case's context to this size"
+    )
 
     audit = inner.add_parser("from-audit", help="write the audit rows labeled with guard log label as dataset JSONL")
     audit.add_argument("--out", metavar="FILE", help="write JSONL here (default: stdout)")
-    audit.add_argument("--config", help="config whose audit log is read (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
+    audit.add_argument(
+        "--config", help="config whose audit log is read (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
     audit.add_argument("--log", metavar="FILE", help="audit database to read instead of the config's")
     p.set_defaults(func=run)
 
@@ -60,7 +67,11 @@ def _print_check(report: Any) -> None:
     for summary in report.files:
         labels = " ".join(f"{k}={v}" for k, v in summary.labels.items())
         share = f"deny {summary.deny_share:.0%}" if summary.deny_share is not None else "empty"
-        hard = f", hard negatives {summary.hard_negative_share:.0%} of allows" if summary.hard_negative_share is not None else ""
+        hard = (
+            f", hard negatives {summary.hard_negative_share:.0%} of allows"
+            if summary.hard_negative_share is not None
+            else ""
+        )
         rules = f", rules {summary.rule_config}" if summary.rule_config else ""
         print(f"{summary.path}: {summary.cases} cases ({labels}; {share}{hard}{rules})")
     for findings in (report.errors, report.warnings):

@@ -24,8 +24,16 @@ def register(sub: Any) -> None:
         "uses has a provider and a key and answers, each installed client hook starts this guard with time to answer, "
         "and which guard PATH finds. Exit 0 when nothing is broken (warnings allowed), 1 otherwise.",
     )
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--model-timeout", type=float, default=15.0, metavar="S", help="seconds each model gets to answer one tiny request (default 15)")
+    p.add_argument(
+        "--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
+    p.add_argument(
+        "--model-timeout",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="seconds each model gets to answer one tiny request (default 15)",
+    )
     p.set_defaults(func=run)
 
 
@@ -36,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     broken = 0
     for finding in diagnose(args.config, project_dir=Path.cwd(), home=Path.home(), model_timeout=args.model_timeout):
-        say(out, (_LABELS[finding.status], STATUS_STYLES[finding.status]), (f"  {finding.topic}: {finding.message}", None))
+        say(
+            out,
+            (_LABELS[finding.status], STATUS_STYLES[finding.status]),
+            (f"  {finding.topic}: {finding.message}", None),
+        )
         if finding.fix and finding.status != "ok":
             say(out, ("      fix: ", "bold"), (finding.fix, None))
         broken += finding.status == "fail"

@@ -28,31 +28,113 @@ def register(sub: Any) -> None:
     )
     p.add_argument("datasets", nargs="+", metavar="DATASET", help="labeled .jsonl files")
     p.add_argument("--config", metavar="P", help="guard.yaml whose hooks and models are evaluated")
-    p.add_argument("--model", action="append", default=[], metavar="M", help="LiteLLM model id for both tiers (repeatable: compares models)")
-    p.add_argument("--depth", action="append", default=[], metavar="D", help="quick | thorough | auto (repeatable; default: as configured)")
-    p.add_argument("--judging", action="append", default=[], metavar="J",
-                   help="together (each case's rules in one model request with the config's other rules on the same call) | apart "
-                        "(each rule in a request of its own); repeatable, --judging together --judging apart compares them; default: as configured")
-    p.add_argument("--repeats", type=int, default=1, metavar="N", help="judge each case N times (flip rate, majority vote)")
-    p.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight per model (default 8; halves on 429)")
-    p.add_argument("--workers", type=int, default=1, metavar="N", help="judge in N processes sharing --concurrency, when one process's CPU is the bottleneck (default 1)")
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="M",
+        help="LiteLLM model id for both tiers (repeatable: compares models)",
+    )
+    p.add_argument(
+        "--depth",
+        action="append",
+        default=[],
+        metavar="D",
+        help="quick | thorough | auto (repeatable; default: as configured)",
+    )
+    p.add_argument(
+        "--judging",
+        action="append",
+        default=[],
+        metavar="J",
+        help="together (each case's rules in one model request with the config's other rules on the same call) | apart "
+        "(each rule in a request of its own); repeatable, --judging together --judging apart compares them; default: as configured",
+    )
+    p.add_argument(
+        "--repeats", type=int, default=1, metavar="N", help="judge each case N times (flip rate, majority vote)"
+    )
+    p.add_argument(
+        "--concurrency", type=int, metavar="N", help="model calls in flight per model (default 8; halves on 429)"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="judge in N processes sharing --concurrency, when one process's CPU is the bottleneck (default 1)",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--record", metavar="DIR", help="record the model's HTTP exchanges as cassettes in DIR")
-    mode.add_argument("--replay", metavar="DIR", help="answer from cassettes in DIR with the network blocked: no provider key or endpoint needed")
-    p.add_argument("--out", default=".eval-out", metavar="DIR", help="output folder; rerunning resumes it (default .eval-out)")
-    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9")
-    p.add_argument("--baseline", metavar="FILE", help="previous metrics.json or results.jsonl: exit 100 on a significant drop or a --max-* limit")
-    p.add_argument("--max-regressions", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases that were right are wrong now (default 0)")
-    p.add_argument("--max-new-denies", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases the baseline let through are stopped now")
-    p.add_argument("--max-new-allows", type=whole_number(0), metavar="N", help="with --baseline: exit 100 when more than N cases the baseline stopped are let through now")
-    p.add_argument("--rank-by", default="f1", metavar="METRIC", help="metric models are ranked and tested on: f1 (default), accuracy, precision, recall, specificity, kappa")
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN/OUT", help="USD per million input/output tokens for MODEL (repeatable), e.g. openai/llama-3.1-8b=0.05/0.08; else the config's prices: block, else LiteLLM's price map")
+    mode.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="answer from cassettes in DIR with the network blocked: no provider key or endpoint needed",
+    )
+    p.add_argument(
+        "--out", default=".eval-out", metavar="DIR", help="output folder; rerunning resumes it (default .eval-out)"
+    )
+    p.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 100 when METRIC is below VALUE for any model (repeatable), e.g. f1=0.9",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="previous metrics.json or results.jsonl: exit 100 on a significant drop or a --max-* limit",
+    )
+    p.add_argument(
+        "--max-regressions",
+        type=whole_number(0),
+        metavar="N",
+        help="with --baseline: exit 100 when more than N cases that were right are wrong now (default 0)",
+    )
+    p.add_argument(
+        "--max-new-denies",
+        type=whole_number(0),
+        metavar="N",
+        help="with --baseline: exit 100 when more than N cases the baseline let through are stopped now",
+    )
+    p.add_argument(
+        "--max-new-allows",
+        type=whole_number(0),
+        metavar="N",
+        help="with --baseline: exit 100 when more than N cases the baseline stopped are let through now",
+    )
+    p.add_argument(
+        "--rank-by",
+        default="f1",
+        metavar="METRIC",
+        help="metric models are ranked and tested on: f1 (default), accuracy, precision, recall, specificity, kappa",
+    )
+    p.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN/OUT",
+        help="USD per million input/output tokens for MODEL (repeatable), e.g. openai/llama-3.1-8b=0.05/0.08; else the config's prices: block, else LiteLLM's price map",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--prevalence", type=float, metavar="P", help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate")
-    p.add_argument("--suggest-thresholds", action="store_true", help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget")
-    p.add_argument("--routes", action="store_true", help="route coverage: rebuild each deny case's effect by other routes (Write for cat >, tee, sed -i, "
-                   "apply_patch, an MCP write, other clients' tools…) and report per rule the routes its matcher does not see and those judged differently; "
-                   "gate it with --fail-under route_coverage=VALUE")
+    p.add_argument(
+        "--prevalence",
+        type=float,
+        metavar="P",
+        help="share of real calls that should be stopped (e.g. 0.02): adds precision, calls stopped and false denies per 1,000 calls at that base rate",
+    )
+    p.add_argument(
+        "--suggest-thresholds",
+        action="store_true",
+        help="print the confidence_threshold that keeps each model within a 1%% and 0.1%% false-positive budget",
+    )
+    p.add_argument(
+        "--routes",
+        action="store_true",
+        help="route coverage: rebuild each deny case's effect by other routes (Write for cat >, tee, sed -i, "
+        "apply_patch, an MCP write, other clients' tools…) and report per rule the routes its matcher does not see and those judged differently; "
+        "gate it with --fail-under route_coverage=VALUE",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.set_defaults(func=run, on_interrupt=interrupted)
 
@@ -100,8 +182,11 @@ def interrupted(args: argparse.Namespace) -> int:
             kept = sum(1 for line in fh if line.strip())
     except OSError:
         kept = 0
-    print(f"guard eval: interrupted; {kept} judged row(s) are kept in {args.out}/results.jsonl: "
-          "run the same command again to judge only the rest", file=sys.stderr)
+    print(
+        f"guard eval: interrupted; {kept} judged row(s) are kept in {args.out}/results.jsonl: "
+        "run the same command again to judge only the rest",
+        file=sys.stderr,
+    )
     return 130
 
 
@@ -150,7 +235,9 @@ def run(args: argparse.Namespace) -> int:
         f1, acc = variant.metrics["f1"], variant.metrics["accuracy"]
         shown = "–" if f1.value is None else f"{f1.value:.3f}"
         unjudged = f", could not judge {variant.not_judged}" if variant.not_judged else ""
-        print(f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}{unjudged}")
+        print(
+            f"{variant.name}: {variant.cases} cases{left_out}, accuracy {acc.value or 0:.3f}, F1 {shown}, errors {variant.errors}{unjudged}"
+        )
         if variant.at_prevalence is not None:
             print("  " + _base_rate_line(variant.at_prevalence))
         if args.suggest_thresholds:

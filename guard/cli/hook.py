@@ -38,22 +38,54 @@ def register(sub: Any) -> None:
         "client's hook protocol. This is the command `guard install` writes into a client's settings; it answers "
         "before --deadline with the failure policy if anything hangs.",
     )
-    p.add_argument("--format", default="claude", help="client protocol: claude, devin, codex, gemini, copilot, cursor, or a plugin's client")
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, else guard.yaml or .guard/guard.yaml in the "
-                   "project: --project, else the client's project folder, else the working directory)")
-    p.add_argument("--project", help="the project guard was installed for (guard install writes it): its config is the one enforced "
-                   "wherever the client starts the hook, and finding none there blocks tool calls. Empty: the client's project folder")
-    p.add_argument("--server", help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)")
-    p.add_argument("--deadline", type=float, help="the client's hook timeout in seconds: guard answers before it (default: the client's own default)")
-    p.add_argument("--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)")
-    p.add_argument("--fail-open", action="store_true", help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)")
-    p.add_argument("--defer", action="store_true",
-                   help="claude only, for headless runs (claude -p): when a fail_closed hook cannot judge a tool call, answer "
-                        "defer instead of deny, so the session stops with the call pending and `claude -p --resume` judges it again")
+    p.add_argument(
+        "--format",
+        default="claude",
+        help="client protocol: claude, devin, codex, gemini, copilot, cursor, or a plugin's client",
+    )
+    p.add_argument(
+        "--config",
+        help="guard.yaml or settings.json (default: $GUARD_CONFIG, else guard.yaml or .guard/guard.yaml in the "
+        "project: --project, else the client's project folder, else the working directory)",
+    )
+    p.add_argument(
+        "--project",
+        help="the project guard was installed for (guard install writes it): its config is the one enforced "
+        "wherever the client starts the hook, and finding none there blocks tool calls. Empty: the client's project folder",
+    )
+    p.add_argument(
+        "--server",
+        help="send events that need a hook run to `guard serve` at this URL, or 'auto' to start one (default: $GUARD_SERVER)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        help="the client's hook timeout in seconds: guard answers before it (default: the client's own default)",
+    )
+    p.add_argument(
+        "--fail-closed", action="store_true", help="treat every failure as fail_closed (also GUARD_FAIL_CLOSED=1)"
+    )
+    p.add_argument(
+        "--fail-open",
+        action="store_true",
+        help="let calls run, with a warning, when the config does not load (also GUARD_FAIL_OPEN=1)",
+    )
+    p.add_argument(
+        "--defer",
+        action="store_true",
+        help="claude only, for headless runs (claude -p): when a fail_closed hook cannot judge a tool call, answer "
+        "defer instead of deny, so the session stops with the call pending and `claude -p --resume` judges it again",
+    )
     p.set_defaults(func=run)
 
 
-_VALUED = {"--format": "format", "--config": "config", "--server": "server", "--deadline": "deadline", "--project": "project"}
+_VALUED = {
+    "--format": "format",
+    "--config": "config",
+    "--server": "server",
+    "--deadline": "deadline",
+    "--project": "project",
+}
 _FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open", "--defer": "defer"}
 
 
@@ -65,8 +97,18 @@ def parse_plain(argv: list[str]) -> Any:
     """
     from types import SimpleNamespace
 
-    args = SimpleNamespace(command="hook", format="claude", config=None, server=None, deadline=None, fail_closed=False, fail_open=False,
-                           defer=False, project=None, func=run)
+    args = SimpleNamespace(
+        command="hook",
+        format="claude",
+        config=None,
+        server=None,
+        deadline=None,
+        fail_closed=False,
+        fail_open=False,
+        defer=False,
+        project=None,
+        func=run,
+    )
     rest = iter(argv)
     for arg in rest:
         name, eq, value = arg.partition("=")
@@ -239,7 +281,9 @@ def run(args: Any) -> int:
 
         elsewhere = devin_entry(args.format, raw, env)
         if elsewhere:
-            sys.stderr.write(f"guard: this .claude entry steps aside under Devin: guard's entry in {elsewhere} judges this call\n")
+            sys.stderr.write(
+                f"guard: this .claude entry steps aside under Devin: guard's entry in {elsewhere} judges this call\n"
+            )
             return 0
 
     def on_deadline() -> None:
@@ -249,7 +293,9 @@ def run(args: Any) -> int:
             from guard.core.decision import Decision
 
             reason = f"guard could not judge this {len(raw)}-byte call before the client's deadline; a call too large to judge is refused"
-            decision = Decision("deny", reason, details={"failure": "deadline", "error": "input too large to judge in time"})
+            decision = Decision(
+                "deny", reason, details={"failure": "deadline", "error": "input too large to judge in time"}
+            )
         decision = _deferred(decision, client, args.defer)
         os._exit(_emit(client.render(payload, decision), decision))
 

@@ -20,23 +20,35 @@ _DEFAULT_SETTINGS = "~/.claude/settings.json"
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "import", help="turn another tool's rules into guard config",
+        "import",
+        help="turn another tool's rules into guard config",
         description="Print another tool's rules as a guard.yaml policy (or write --out); what does not carry over is said on stderr.",
     )
     inner = p.add_subparsers(dest="import_command", metavar="SOURCE", required=True)
-    auto = inner.add_parser("claude-auto-mode", help="a Claude Code autoMode block (hard_deny, soft_deny, allow, environment) as a guard policy")
-    auto.add_argument("settings", nargs="?", default=_DEFAULT_SETTINGS, help=f"the settings.json holding autoMode (default {_DEFAULT_SETTINGS})")
+    auto = inner.add_parser(
+        "claude-auto-mode",
+        help="a Claude Code autoMode block (hard_deny, soft_deny, allow, environment) as a guard policy",
+    )
+    auto.add_argument(
+        "settings",
+        nargs="?",
+        default=_DEFAULT_SETTINGS,
+        help=f"the settings.json holding autoMode (default {_DEFAULT_SETTINGS})",
+    )
     auto.add_argument("--id", default="claude-auto-mode", help="the policy's id (default claude-auto-mode)")
     auto.add_argument("--out", metavar="FILE", help="write the YAML here (default: stdout)")
     p.set_defaults(func=run)
 
     e: argparse.ArgumentParser = sub.add_parser(
-        "export", help="turn guard config into another tool's rules",
+        "export",
+        help="turn guard config into another tool's rules",
         description="Print a guard policy as another tool's rules, to merge into its settings; what does not carry over is said on stderr.",
     )
     inner = e.add_subparsers(dest="export_command", metavar="TARGET", required=True)
     back = inner.add_parser("claude-auto-mode", help="a guard policy as a Claude Code autoMode block (JSON)")
-    back.add_argument("config", nargs="?", default="guard.yaml", help="the guard.yaml holding the policy (default guard.yaml)")
+    back.add_argument(
+        "config", nargs="?", default="guard.yaml", help="the guard.yaml holding the policy (default guard.yaml)"
+    )
     back.add_argument("--id", help="which policy, when the config has several")
     e.set_defaults(func=run_export)
 

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "init",
         help="write a starter guard.yaml whose rules cover shell, file writes and edits, and MCP in every client",
         description="Write ./guard.yaml with rules on the canonical actions @shell, @write, @edit, @fetch and @mcp "
-                    "(docs/actions.md), so a rule holds whichever tool, and whichever client, the agent uses. "
-                    "Never replaces an existing config. At a terminal it trusts the file when nothing was trusted here before.",
+        "(docs/actions.md), so a rule holds whichever tool, and whichever client, the agent uses. "
+        "Never replaces an existing config. At a terminal it trusts the file when nothing was trusted here before.",
     )
     p.add_argument("--print", action="store_true", dest="print_only", help="print the starter to stdout; write nothing")
     p.set_defaults(func=run)
@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     found = find_config()
     if found is not None:
-        print(f"guard init: error: {found} exists; guard init never replaces a config (edit it, then run guard trust)", file=sys.stderr)
+        print(
+            f"guard init: error: {found} exists; guard init never replaces a config (edit it, then run guard trust)",
+            file=sys.stderr,
+        )
         return 1
     try:
         path = write_starter(Path.cwd() / "guard.yaml")
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         adopt_config()
     else:
         print("not trusted yet (no terminal to confirm on): run guard trust in a terminal of your own", file=sys.stderr)
-    print("next: set your model keys (OPENAI_API_KEY, ANTHROPIC_API_KEY), then guard install claude (or codex, gemini, devin) "
-          "and guard doctor")
+    print(
+        "next: set your model keys (OPENAI_API_KEY, ANTHROPIC_API_KEY), then guard install claude (or codex, gemini, devin) "
+        "and guard doctor"
+    )
     return 0

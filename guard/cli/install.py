@@ -26,39 +26,75 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "install",
         help="write guard's hook entry into an agent client's settings",
         description="Add `guard hook` as a command hook in the settings file of Claude Code, Devin, Codex, "
-                    "Gemini CLI, Copilot CLI, Cursor, or a client an installed plugin adds. Existing hooks and keys are kept; "
-                    "running it twice changes nothing.",
+        "Gemini CLI, Copilot CLI, Cursor, or a client an installed plugin adds. Existing hooks and keys are kept; "
+        "running it twice changes nothing.",
     )
-    parser.add_argument("client", help="the agent client to hook into: claude, codex, copilot, cursor, devin, gemini, or a plugin's")
-    parser.add_argument("--scope", choices=("project", "user", "policy"), default="project",
-                        help="project: the settings in the current directory (default); user: your home directory; "
-                             "policy: machine-wide, for an admin (root only): copilot's policy hooks, claude's managed settings")
-    parser.add_argument("--policy", dest="scope", action="store_const", const="policy",
-                        help="copilot and claude: install machine-wide (copilot: /etc/github-copilot/policy.d/guard.json; claude: its "
-                             "managed-settings.json with allowManagedHooksOnly), which no user or project setting switches off; needs root")
+    parser.add_argument(
+        "client", help="the agent client to hook into: claude, codex, copilot, cursor, devin, gemini, or a plugin's"
+    )
+    parser.add_argument(
+        "--scope",
+        choices=("project", "user", "policy"),
+        default="project",
+        help="project: the settings in the current directory (default); user: your home directory; "
+        "policy: machine-wide, for an admin (root only): copilot's policy hooks, claude's managed settings",
+    )
+    parser.add_argument(
+        "--policy",
+        dest="scope",
+        action="store_const",
+        const="policy",
+        help="copilot and claude: install machine-wide (copilot: /etc/github-copilot/policy.d/guard.json; claude: its "
+        "managed-settings.json with allowManagedHooksOnly), which no user or project setting switches off; needs root",
+    )
     parser.add_argument("--uninstall", action="store_true", help="remove guard's entry (and nothing else)")
     defaults = ", ".join(client_event_name(event) for event in CODEX.default_events)
-    parser.add_argument("--events", nargs="+", metavar="EVENT",
-                        help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
-                             f"default: {defaults} (in each client's own names; claude also PermissionDenied)")
-    parser.add_argument("--command", help="the hook command (default: this guard's absolute path, "
-                                          "hook --format CLIENT --deadline SECONDS)")
-    parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                        help=f"the client's timeout for the hook (default {DEFAULT_TIMEOUT_S})")
-    parser.add_argument("--plugin", action="store_true",
-                        help="claude only: install guard as a Claude Code plugin (claude plugin marketplace add + install) "
-                             "instead of editing settings.json; its hook runs `guard` from PATH")
-    parser.add_argument("--no-sandbox", action="store_true",
-                        help="leave the client's sandbox as it is (claude, codex): guard's protection is then best effort. "
-                             "By default install also configures it, so guard's files are out of the agent's reach")
-    parser.add_argument("--client", dest="hook_client", choices=("auto", "guard", "curl"), default="auto",
-                        help="claude only: the hook program. curl: a shell script asking the warm guard serve over its Unix "
-                             "socket with curl (no interpreter starts; a cache hit costs about what python -c pass does), else "
-                             "running guard hook; needs the sandbox settings install writes. guard: guard hook. auto (default): "
-                             "curl where it can be installed (claude with the sandbox, curl on PATH, the serve extra), else guard")
+    parser.add_argument(
+        "--events",
+        nargs="+",
+        metavar="EVENT",
+        help="events to hook (any spelling guard accepts, e.g. PreToolUse or pre_tool_use); "
+        f"default: {defaults} (in each client's own names; claude also PermissionDenied)",
+    )
+    parser.add_argument(
+        "--command",
+        help="the hook command (default: this guard's absolute path, hook --format CLIENT --deadline SECONDS)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"the client's timeout for the hook (default {DEFAULT_TIMEOUT_S})",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="store_true",
+        help="claude only: install guard as a Claude Code plugin (claude plugin marketplace add + install) "
+        "instead of editing settings.json; its hook runs `guard` from PATH",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="leave the client's sandbox as it is (claude, codex): guard's protection is then best effort. "
+        "By default install also configures it, so guard's files are out of the agent's reach",
+    )
+    parser.add_argument(
+        "--client",
+        dest="hook_client",
+        choices=("auto", "guard", "curl"),
+        default="auto",
+        help="claude only: the hook program. curl: a shell script asking the warm guard serve over its Unix "
+        "socket with curl (no interpreter starts; a cache hit costs about what python -c pass does), else "
+        "running guard hook; needs the sandbox settings install writes. guard: guard hook. auto (default): "
+        "curl where it can be installed (claude with the sandbox, curl on PATH, the serve extra), else guard",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the resulting file instead of writing it")
-    parser.add_argument("--force", action="store_true",
-                        help="install even when the config here does not load (every guarded call would be blocked)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="install even when the config here does not load (every guarded call would be blocked)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -91,14 +127,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"guard install: error: {refused}; nothing was written", file=sys.stderr)
         return 1
     team = _shares_settings(args)
-    command = args.command or default_command(args.client, args.timeout, project=Path.cwd() if args.scope == "project" else None)
+    command = args.command or default_command(
+        args.client, args.timeout, project=Path.cwd() if args.scope == "project" else None
+    )
     if not (args.uninstall or args.dry_run or args.plugin) and args.scope == "project":
         _write_starter_if_none()
     warnings = [] if args.uninstall else _config_warnings(args.timeout)
     refusal = next((w for w in warnings if w.startswith(_BROKEN)), None)
     if refusal and not args.force:
-        print(f"guard install: error: {refusal}; nothing was written.\n"
-              f"Fix it (guard doctor lists every problem) or pass --force to install anyway.", file=sys.stderr)
+        print(
+            f"guard install: error: {refusal}; nothing was written.\n"
+            f"Fix it (guard doctor lists every problem) or pass --force to install anyway.",
+            file=sys.stderr,
+        )
         return 1
     if args.plugin:
         return _run_plugin(args)
@@ -121,11 +162,24 @@ def run(args: argparse.Namespace) -> int:
             from guard.adapters.installers import CLAUDE
             from guard.setup.team_hook import launcher
 
-            command, event_commands = launcher("PreToolUse", args.timeout), {e: launcher(e, args.timeout) for e in CLAUDE.events}
+            command, event_commands = (
+                launcher("PreToolUse", args.timeout),
+                {e: launcher(e, args.timeout) for e in CLAUDE.events},
+            )
             personal = None if args.uninstall else _personal_command(args, write=not args.dry_run)
-            team_hook.write_personal(Path.cwd(), personal, dry_run=True)  # a local file it cannot merge into stops it too
-        result = install(args.client, scope=args.scope, events=args.events, command=command,
-                         timeout_s=args.timeout, uninstall=args.uninstall, dry_run=args.dry_run, event_commands=event_commands)
+            team_hook.write_personal(
+                Path.cwd(), personal, dry_run=True
+            )  # a local file it cannot merge into stops it too
+        result = install(
+            args.client,
+            scope=args.scope,
+            events=args.events,
+            command=command,
+            timeout_s=args.timeout,
+            uninstall=args.uninstall,
+            dry_run=args.dry_run,
+            event_commands=event_commands,
+        )
         if not args.dry_run and args.scope != "policy":
             sandbox = _sandbox(args, remove=not sandboxing, dry_run=False)
             if team:
@@ -142,7 +196,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(result.text if result.changed and result.text else "(nothing would change)\n")
         if sandbox is not None and sandbox.changed:  # stdout stays the hook file alone, for a pipe
-            sys.stderr.write(f"and {sandbox.path} would be:\n" + (sandbox.text or "(removed: nothing of yours is in it)\n"))
+            sys.stderr.write(
+                f"and {sandbox.path} would be:\n" + (sandbox.text or "(removed: nothing of yours is in it)\n")
+            )
         return 0
     _report_sandbox(args, sandbox, sandboxing)
     if args.client == "claude" and not (args.uninstall or args.plugin or args.command):
@@ -151,7 +207,9 @@ def run(args: argparse.Namespace) -> int:
     if result.changed:
         print(f"{verb} {result.path} for {', '.join(result.events)}")
     else:
-        print(f"guard is {'not installed in' if args.uninstall else 'already installed in'} {result.path} (nothing changed)")
+        print(
+            f"guard is {'not installed in' if args.uninstall else 'already installed in'} {result.path} (nothing changed)"
+        )
     if args.uninstall:
         return 0
     adopt_config()
@@ -168,8 +226,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _report_hook_program(program: str, not_curl: str | None) -> None:
     if program == "curl":
-        print("hook program: the curl client, which asks the warm guard serve over its Unix socket and runs guard hook when "
-              "that cannot answer (--client guard installs guard hook alone; docs/clients.md)")
+        print(
+            "hook program: the curl client, which asks the warm guard serve over its Unix socket and runs guard hook when "
+            "that cannot answer (--client guard installs guard hook alone; docs/clients.md)"
+        )
     elif not_curl:
         print(f"hook program: guard hook (the faster curl client is not installed: {not_curl})")
 
@@ -192,11 +252,15 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
     if args.client != "claude" or args.plugin or args.command:
         return "--client curl is for claude's settings hooks, without --plugin or --command"
     if args.scope != "project":
-        return ("--client curl is for --scope project: it asks the service of the config found here, and a user or policy "
-                "hook runs in every project")
+        return (
+            "--client curl is for --scope project: it asks the service of the config found here, and a user or policy "
+            "hook runs in every project"
+        )
     if args.no_sandbox:
-        return ("--client curl needs the sandbox settings (they keep the agent from reading its credential and from "
-                "listening on its socket); drop --no-sandbox")
+        return (
+            "--client curl needs the sandbox settings (they keep the agent from reading its credential and from "
+            "listening on its socket); drop --no-sandbox"
+        )
     if args.timeout < MIN_TIMEOUT_S:
         return f"--client curl needs --timeout {MIN_TIMEOUT_S} or more (curl's share, then guard hook's)"
     if shutil.which("curl") is None:
@@ -235,7 +299,9 @@ def _write_personal(value: str | None) -> None:
             print(f"removed {team_hook.VARIABLE} from {path}")
         return
     if changed:
-        print(f"set {team_hook.VARIABLE} in {path}: the program this machine runs for the launcher in .claude/settings.json")
+        print(
+            f"set {team_hook.VARIABLE} in {path}: the program this machine runs for the launcher in .claude/settings.json"
+        )
     ignore = team_hook.ignore_local(Path.cwd())
     if ignore is not None:
         print(f"added {path.name} to {ignore}, so git leaves this machine's paths out of the repository")
@@ -250,8 +316,10 @@ def _client_refusal(client: str) -> str | None:
             return None
     except UnknownName:
         pass  # not a client: the choices follow
-    return (f"argument client: {client!r} is not a client guard can install; choose one of {', '.join(sorted(installable()))}, "
-            "or install a plugin that adds it to the entry-point group 'guard.clients' with an installer")
+    return (
+        f"argument client: {client!r} is not a client guard can install; choose one of {', '.join(sorted(installable()))}, "
+        "or install a plugin that adds it to the entry-point group 'guard.clients' with an installer"
+    )
 
 
 def _policy_refusal(client: str) -> str | None:
@@ -275,8 +343,10 @@ def _sandbox_refusal(client: str) -> str | None:
     missing = claude.missing_tools()
     if not missing:
         return None
-    return (f"Claude Code's sandbox, which keeps guard's files out of the agent's reach, needs {' and '.join(missing)} here "
-            "(Debian/Ubuntu: apt-get install bubblewrap socat). Install them, or pass --no-sandbox for best-effort protection")
+    return (
+        f"Claude Code's sandbox, which keeps guard's files out of the agent's reach, needs {' and '.join(missing)} here "
+        "(Debian/Ubuntu: apt-get install bubblewrap socat). Install them, or pass --no-sandbox for best-effort protection"
+    )
 
 
 def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
@@ -288,8 +358,15 @@ def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
 
     if not remove and not dry_run:
         make_store()
-    return configure(args.client, args.scope, protected_paths(_loaded()), project_dir=Path.cwd(), home=Path.home(),
-                     uninstall=remove, dry_run=dry_run)
+    return configure(
+        args.client,
+        args.scope,
+        protected_paths(_loaded()),
+        project_dir=Path.cwd(),
+        home=Path.home(),
+        uninstall=remove,
+        dry_run=dry_run,
+    )
 
 
 def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> None:
@@ -297,7 +374,9 @@ def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> 
 
     if change is None:
         if sandboxing and args.client in CANNOT:
-            print(f"note: protection level unsandboxed: {CANNOT[args.client]}. guard refuses the calls it recognises (best effort)")
+            print(
+                f"note: protection level unsandboxed: {CANNOT[args.client]}. guard refuses the calls it recognises (best effort)"
+            )
         return
     for note in change.notes:
         print(f"note: {note}")
@@ -305,9 +384,11 @@ def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> 
         what = "configured the sandbox in" if sandboxing else "removed guard's sandbox settings from"
         print(f"{what} {change.path}")
     if sandboxing:
-        print(f"protection level sandboxed: {args.client}'s sandbox keeps guard's files out of what the agent may write, and its "
-              "secret out of what it may read (writes outside the project need your approval; --no-sandbox opts out). "
-              f"guard doctor checks it")
+        print(
+            f"protection level sandboxed: {args.client}'s sandbox keeps guard's files out of what the agent may write, and its "
+            "secret out of what it may read (writes outside the project need your approval; --no-sandbox opts out). "
+            f"guard doctor checks it"
+        )
 
 
 def _loaded() -> Any:
@@ -341,8 +422,11 @@ def _run_plugin(args: argparse.Namespace) -> int:
         print("\n".join(shlex.join(c) for c in commands))
         return 0
     if claude is None:
-        print("guard install: error: the claude CLI is not on PATH (or $GUARD_CLAUDE_BIN); run these yourself:\n"
-              + "\n".join(shlex.join(c) for c in commands), file=sys.stderr)
+        print(
+            "guard install: error: the claude CLI is not on PATH (or $GUARD_CLAUDE_BIN); run these yourself:\n"
+            + "\n".join(shlex.join(c) for c in commands),
+            file=sys.stderr,
+        )
         return 1
     for command in commands:
         try:
@@ -351,13 +435,21 @@ def _run_plugin(args: argparse.Namespace) -> int:
             print(f"guard install: error: {shlex.join(command)}: {exc}", file=sys.stderr)
             return 1
         if done.returncode != 0:
-            print(f"guard install: error: {shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}", file=sys.stderr)
+            print(
+                f"guard install: error: {shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}",
+                file=sys.stderr,
+            )
             return 1
-    print(f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)")
+    print(
+        f"{'removed the guard plugin from' if args.uninstall else 'installed the guard plugin in'} Claude Code ({args.scope} scope)"
+    )
     if not args.uninstall and plugin_guard(os.environ, Path.home()) is None:
-        print(f"warning: the plugin finds no guard here ($GUARD_BIN, PATH, ~/.local/bin/guard), so it blocks every tool call "
-              f"until it does. Install guard on PATH (pipx install {DISTRIBUTION}), set GUARD_BIN, or use `guard install claude` "
-              "without --plugin", file=sys.stderr)
+        print(
+            f"warning: the plugin finds no guard here ($GUARD_BIN, PATH, ~/.local/bin/guard), so it blocks every tool call "
+            f"until it does. Install guard on PATH (pipx install {DISTRIBUTION}), set GUARD_BIN, or use `guard install claude` "
+            "without --plugin",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -373,7 +465,9 @@ def _config_warnings(timeout_s: int) -> list[str]:
 
     found = find_config()
     if found is None:
-        return ["no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): the hook has no rules to apply until you write one"]
+        return [
+            "no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): the hook has no rules to apply until you write one"
+        ]
     try:
         loaded = load_config(str(found), use_snapshot=False)
     except GuardError as exc:
@@ -382,7 +476,9 @@ def _config_warnings(timeout_s: int) -> list[str]:
     if need <= timeout_s:
         return []
     longest = max(spec.timeout for spec in loaded.specs)
-    return [f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"]
+    return [
+        f"a hook in {found} may run {longest:g} s but the client gives guard {timeout_s} s; pass --timeout {need} or more so guard answers before the client kills it"
+    ]
 
 
 def _write_starter_if_none() -> None:
@@ -394,7 +490,9 @@ def _write_starter_if_none() -> None:
 
     if find_config() is None:
         path = write_starter(Path.cwd() / "guard.yaml")
-        print(f"wrote the starter {path}: rules on @shell, @write, @edit and @mcp, so every client's routes are judged (docs/init.md)")
+        print(
+            f"wrote the starter {path}: rules on @shell, @write, @edit and @mcp, so every client's routes are judged (docs/init.md)"
+        )
 
 
 def _warn_if_not_runnable(command: str, client: str) -> None:
@@ -407,8 +505,14 @@ def _warn_if_not_runnable(command: str, client: str) -> None:
         return
     suggestion = shlex.join([*guard_program(), "hook", "--format", client])
     if shutil.which(program) is None:
-        print(f"warning: {program!r} is not on PATH here; the client could not run the hook and every call "
-              f"would pass unchecked. Pass the full path, e.g. --command {shlex.quote(suggestion)}", file=sys.stderr)
+        print(
+            f"warning: {program!r} is not on PATH here; the client could not run the hook and every call "
+            f"would pass unchecked. Pass the full path, e.g. --command {shlex.quote(suggestion)}",
+            file=sys.stderr,
+        )
     elif not os.path.isabs(program):
-        print(f"warning: {program!r} is found through PATH; a client started with another PATH cannot run the hook. "
-              f"The default command uses the absolute path ({suggestion})", file=sys.stderr)
+        print(
+            f"warning: {program!r} is found through PATH; a client started with another PATH cannot run the hook. "
+            f"The default command uses the absolute path ({suggestion})",
+            file=sys.stderr,
+        )

@@ -33,25 +33,45 @@ def register(sub: Any) -> None:
         "`guard log verify` checks the log's sealed chain.",
         usage="guard log [-h] [-n N] [--json] [--reverse] [--config CONFIG] [--audit URL] [label ID VERDICT | verify | ship]",
     )
-    p.add_argument("--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)")
+    p.add_argument(
+        "--limit", "-n", type=whole_number(1), default=20, metavar="N", help="how many decisions (default 20)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per decision, one per line (JSON Lines)")
     p.add_argument("--reverse", action="store_true", help="oldest of them first")
     p.add_argument("--config", help=_CONFIG_HELP)
-    p.add_argument("--audit", metavar="URL", help="read the team's audit store (postgresql://…) instead: every machine's and user's decisions")
-    inner = p.add_subparsers(dest="log_command", metavar="{label,verify,ship}", title="to label a decision, check the log or ship it")
-    label = inner.add_parser("label", help="store the verdict a decision should have had (it becomes a dataset case)",
-                             description="Store the verdict decision ID should have had; guard datasets from-audit turns labeled rows into dataset cases.")
+    p.add_argument(
+        "--audit",
+        metavar="URL",
+        help="read the team's audit store (postgresql://…) instead: every machine's and user's decisions",
+    )
+    inner = p.add_subparsers(
+        dest="log_command", metavar="{label,verify,ship}", title="to label a decision, check the log or ship it"
+    )
+    label = inner.add_parser(
+        "label",
+        help="store the verdict a decision should have had (it becomes a dataset case)",
+        description="Store the verdict decision ID should have had; guard datasets from-audit turns labeled rows into dataset cases.",
+    )
     label.add_argument("id", type=whole_number(1), metavar="ID", help="the decision's number (#ID in guard log)")
     label.add_argument("label", choices=LABELS, help="what guard should have decided")
     label.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
-    verify = inner.add_parser("verify", help="check the log's sealed chain: exit 0 intact, 1 rows deleted, edited, moved or cut off")
+    verify = inner.add_parser(
+        "verify", help="check the log's sealed chain: exit 0 intact, 1 rows deleted, edited, moved or cut off"
+    )
     verify.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
-    verify.add_argument("--audit", metavar="URL", default=argparse.SUPPRESS,
-                        help="check the team's audit store instead: exit 1 when rows are missing from a log, or a log was replaced")
-    ship = inner.add_parser("ship", help="send the rows the team's audit store (audit.url, audit.otlp) has not received, now",
-                            description="Send the rows waiting in the local log to the audit store and the collector the config names, "
-                            "then say what still waits. Exit 0 when nothing waits, 1 when a target could not take them.")
+    verify.add_argument(
+        "--audit",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="check the team's audit store instead: exit 1 when rows are missing from a log, or a log was replaced",
+    )
+    ship = inner.add_parser(
+        "ship",
+        help="send the rows the team's audit store (audit.url, audit.otlp) has not received, now",
+        description="Send the rows waiting in the local log to the audit store and the collector the config names, "
+        "then say what still waits. Exit 0 when nothing waits, 1 when a target could not take them.",
+    )
     ship.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     p.set_defaults(func=run)
 
@@ -78,7 +98,15 @@ def _when(epoch: float) -> str:
 def _print_row(row: dict[str, Any]) -> None:
     when = _when(row["time"])
     cost = f"${row['cost_usd']:.6f}" if row["cost_usd"] is not None else "-"
-    head = [f"#{row['id']}", when, f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost]
+    head = [
+        f"#{row['id']}",
+        when,
+        f"{row['decision']:<5}",
+        row["event"] or "-",
+        row["tool"] or "-",
+        _ms(row["latency_ms"]),
+        cost,
+    ]
     label = f"  [labeled {row['label']}]" if row.get("label") else ""
     print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else "") + label)
     for hook in row["hooks"]:
@@ -89,13 +117,24 @@ def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
     """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
     from guard.cli.terminal import DECISION_STYLES, Table
 
-    table = Table("#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost"))
+    table = Table(
+        "#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost")
+    )
     for row in rows:
         hooks = "\n".join(_hook_line(hook).strip() for hook in row["hooks"])
         reason = (row["reason"] or "") + (f" [labeled {row['label']}]" if row.get("label") else "")
         cost = f"${row['cost_usd']:.6f}" if row["cost_usd"] is not None else "-"
-        table.add(str(row["id"]), _when(row["time"]), row["decision"], row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"]), cost,
-                  "\n".join(filter(None, [reason, hooks])), styles={2: DECISION_STYLES.get(row["decision"], "")})
+        table.add(
+            str(row["id"]),
+            _when(row["time"]),
+            row["decision"],
+            row["event"] or "-",
+            row["tool"] or "-",
+            _ms(row["latency_ms"]),
+            cost,
+            "\n".join(filter(None, [reason, hooks])),
+            styles={2: DECISION_STYLES.get(row["decision"], "")},
+        )
     table.print(out)
 
 
@@ -119,8 +158,20 @@ def _verify(log: Any, args: argparse.Namespace) -> int:
             print(f"no audit log yet at {log.path}: nothing to verify")
             return 0
         if args.json:
-            print(json.dumps({"path": str(log.path), "intact": False, "chained": 0, "unchained": 0, "problems": [gone],
-                              "failed_writes": audit_recovery.failures(log.path), "set_aside": []}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "path": str(log.path),
+                        "intact": False,
+                        "chained": 0,
+                        "unchained": 0,
+                        "problems": [gone],
+                        "failed_writes": audit_recovery.failures(log.path),
+                        "set_aside": [],
+                    },
+                    indent=2,
+                )
+            )
         else:
             print(f"{log.path}: BROKEN: {gone}")
         return 1
@@ -128,8 +179,20 @@ def _verify(log: Any, args: argparse.Namespace) -> int:
     failed = audit_recovery.failures(log.path)
     aside = [str(p) for p in audit_recovery.set_aside_files(log.path)]
     if args.json:
-        print(json.dumps({"path": str(log.path), "intact": report.intact, "chained": report.chained, "unchained": report.unchained,
-                          "problems": report.problems, "failed_writes": failed, "set_aside": aside}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "path": str(log.path),
+                    "intact": report.intact,
+                    "chained": report.chained,
+                    "unchained": report.unchained,
+                    "problems": report.problems,
+                    "failed_writes": failed,
+                    "set_aside": aside,
+                },
+                indent=2,
+            )
+        )
         return 0 if report.intact else 1
     older = f", {report.unchained} written before the chain existed (unchained)" if report.unchained else ""
     if report.intact:
@@ -141,7 +204,9 @@ def _verify(log: Any, args: argparse.Namespace) -> int:
         print(f"  ({report.chained} sealed rows checked{older})")
     if failed:
         last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(failed[-1]["time"]))
-        print(f"note: {len(failed)} audit write{'s' if len(failed) > 1 else ''} failed (last at {last}: {failed[-1]['error']}): those decisions are not in the log")
+        print(
+            f"note: {len(failed)} audit write{'s' if len(failed) > 1 else ''} failed (last at {last}: {failed[-1]['error']}): those decisions are not in the log"
+        )
     for path in aside:
         print(f"note: an unreadable log was set aside as {path}")
     return 0 if report.intact else 1
@@ -191,10 +256,20 @@ def _central(args: argparse.Namespace) -> int:
         print("no decisions in the audit store yet")
     for row in rows:
         who = f"{row['os_user']}@{row['machine']}"
-        head = [f"{who} #{row['row_id']}", _when(row["time"]), f"{row['decision']:<5}", row["event"] or "-", row["tool"] or "-", _ms(row["latency_ms"])]
+        head = [
+            f"{who} #{row['row_id']}",
+            _when(row["time"]),
+            f"{row['decision']:<5}",
+            row["event"] or "-",
+            row["tool"] or "-",
+            _ms(row["latency_ms"]),
+        ]
         print("  ".join(head) + (f"  {row['reason']}" if row["reason"] else ""))
     if gaps:
-        print(f"note: the store is not whole ({len(gaps)} problem(s), first: {gaps[0]}); guard log verify --audit URL lists them", file=sys.stderr)
+        print(
+            f"note: the store is not whole ({len(gaps)} problem(s), first: {gaps[0]}); guard log verify --audit URL lists them",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -207,7 +282,9 @@ def run(args: argparse.Namespace) -> int:
         if args.log_command == "label":
             raise GuardError("a decision is labeled in its own machine's log (guard log label), not in the audit store")
         if args.log_command == "ship":
-            raise GuardError("guard log ship sends this machine's rows to the store the config names: leave out --audit")
+            raise GuardError(
+                "guard log ship sends this machine's rows to the store the config names: leave out --audit"
+            )
         return _central(args)
     settings = load_config(args.config).settings
     if args.log_command == "ship":

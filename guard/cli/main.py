@@ -22,13 +22,33 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 #: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = ("hook", "check", "eval", "backtest", "datasets", "serve", "services", "cache", "log", "init", "install", "trust", "doctor", "importing", "view", "policy", "approvals")
+_GROUPS: tuple[str, ...] = (
+    "hook",
+    "check",
+    "eval",
+    "backtest",
+    "datasets",
+    "serve",
+    "services",
+    "cache",
+    "log",
+    "init",
+    "install",
+    "trust",
+    "doctor",
+    "importing",
+    "view",
+    "policy",
+    "approvals",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="guard", description="Plain-English guardrails for AI agents, judged by an LLM.")
+    parser = argparse.ArgumentParser(
+        prog="guard", description="Plain-English guardrails for AI agents, judged by an LLM."
+    )
     parser.add_argument("--version", action="version", version="guard 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _GROUPS:

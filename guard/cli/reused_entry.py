@@ -38,7 +38,9 @@ def devin_entry(fmt: str, raw: bytes, env: Mapping[str, str]) -> str | None:
 
     for scope in ("project", "user"):
         try:
-            hooks = installed_hooks("devin", scope, project_dir=Path(project), home=Path(env.get("HOME") or Path.home()))
+            hooks = installed_hooks(
+                "devin", scope, project_dir=Path(project), home=Path(env.get("HOME") or Path.home())
+            )
         except GuardError:
             continue  # a Devin file guard cannot read judges nothing: this entry does
         for hook in hooks:

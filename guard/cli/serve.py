@@ -48,19 +48,49 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 picks a free one)")
-    p.add_argument("--token", help="bearer token every request must carry (default: $GUARD_SERVE_TOKEN, then server.token, "
-                                   "else a per-user token derived from guard's secret); one of yours is required to listen beyond loopback")
-    p.add_argument("--print-token", action="store_true", help="print the token this service would require (for a Claude Code http hook "
-                                                              "or signing in to /ui) and exit; refused under an agent client")
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--shutdown-timeout", type=float, default=30.0, metavar="S", help="seconds in-flight requests get on shutdown (default 30)")
-    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's and guard's log level (default info)")
-    p.add_argument("--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)")
-    p.add_argument("--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)")
-    p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals")
+    p.add_argument(
+        "--token",
+        help="bearer token every request must carry (default: $GUARD_SERVE_TOKEN, then server.token, "
+        "else a per-user token derived from guard's secret); one of yours is required to listen beyond loopback",
+    )
+    p.add_argument(
+        "--print-token",
+        action="store_true",
+        help="print the token this service would require (for a Claude Code http hook "
+        "or signing in to /ui) and exit; refused under an agent client",
+    )
+    p.add_argument(
+        "--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
+    p.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds in-flight requests get on shutdown (default 30)",
+    )
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="uvicorn's and guard's log level (default info)",
+    )
+    p.add_argument(
+        "--access-log", action="store_true", help="log every request (decisions are in the audit log anyway)"
+    )
+    p.add_argument(
+        "--state-file", help="write {url, pid} here once listening, remove it on exit (used by server.url: auto)"
+    )
+    p.add_argument(
+        "--evals", nargs="+", default=[], metavar="DIR", help="guard eval --out folders to show under /ui/evals"
+    )
     p.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S seconds without a request")
-    p.add_argument("--unix-socket", metavar="PATH", help="also listen on this Unix socket (mode 0600; taken over from any "
-                                                          "service there): what guard install claude --client curl asks")
+    p.add_argument(
+        "--unix-socket",
+        metavar="PATH",
+        help="also listen on this Unix socket (mode 0600; taken over from any "
+        "service there): what guard install claude --client curl asks",
+    )
     p.set_defaults(func=run)
 
 
@@ -68,8 +98,17 @@ def _server_class(uvicorn: Any) -> Any:
     """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
 
     class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
-        def __init__(self, config: Any, metrics: Any, watch: Any, *, state_file: str | None, idle_timeout: float | None,
-                     after_startup: Callable[[], None] | None = None, after_shutdown: Callable[[], None] | None = None) -> None:
+        def __init__(
+            self,
+            config: Any,
+            metrics: Any,
+            watch: Any,
+            *,
+            state_file: str | None,
+            idle_timeout: float | None,
+            after_startup: Callable[[], None] | None = None,
+            after_shutdown: Callable[[], None] | None = None,
+        ) -> None:
             super().__init__(config)
             self.metrics, self.watch, self.state_file, self.idle_timeout = metrics, watch, state_file, idle_timeout
             self.leaving = False
@@ -86,7 +125,9 @@ def _server_class(uvicorn: Any) -> Any:
 
         async def on_tick(self, counter: int) -> bool:
             changed = self.watch.changed() if counter % 10 == 0 else None
-            if changed and not self.leaving:  # what guard hook enforces is no longer what this service loaded: leave, a fresh one loads it
+            if (
+                changed and not self.leaving
+            ):  # what guard hook enforces is no longer what this service loaded: leave, a fresh one loads it
                 print(f"guard serve: {changed} changed since the trusted config was loaded; leaving", file=sys.stderr)
                 self.leaving = self.should_exit = True
             if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
@@ -193,7 +234,9 @@ def run(args: argparse.Namespace) -> int:
     for note in trusted.notes:
         print(f"guard serve: warning: {note}", file=sys.stderr)
     if token is None:
-        raise GuardError("guard serve cannot derive its per-user token: guard's secret cannot be read (see guard doctor); set GUARD_SERVE_TOKEN")
+        raise GuardError(
+            "guard serve cannot derive its per-user token: guard's secret cannot be read (see guard doctor); set GUARD_SERVE_TOKEN"
+        )
     if not (args.token or explicit_token(loaded.settings)) and not _is_loopback(args.host):
         raise GuardError(
             f"refusing to listen on {args.host} without a token of yours: anyone who can reach it could run your hooks and "
@@ -204,7 +247,9 @@ def run(args: argparse.Namespace) -> int:
     counted = for_service(loaded.settings)
     if counted is not None:  # lookups on the event loop only read; hit and miss counts are written in batches
         engine.ctx.resources["cache"] = counted
-    app = create_app(engine, token=token, evals=tuple(Path(d) for d in args.evals), warnings=tuple(trusted.notes), watch=watch)
+    app = create_app(
+        engine, token=token, evals=tuple(Path(d) for d in args.evals), warnings=tuple(trusted.notes), watch=watch
+    )
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -222,10 +267,21 @@ def run(args: argparse.Namespace) -> int:
         if unix is not None:
             unix.remove()
 
-    server = _server_class(uvicorn)(config, app.state.metrics, watch, state_file=args.state_file, idle_timeout=args.idle_timeout,
-                                    after_startup=unix.place if unix is not None else None, after_shutdown=after_shutdown)
+    server = _server_class(uvicorn)(
+        config,
+        app.state.metrics,
+        watch,
+        state_file=args.state_file,
+        idle_timeout=args.idle_timeout,
+        after_startup=unix.place if unix is not None else None,
+        after_shutdown=after_shutdown,
+    )
     backend = loaded.settings.cache_url.split(":", 1)[0]
-    auth = "bearer token required" + ("" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)")
+    auth = "bearer token required" + (
+        "" if args.token or explicit_token(loaded.settings) else " (per-user: guard serve --print-token shows it)"
+    )
     print(f"guard serve: {loaded.summary()}; decision cache: {backend}; {auth}", file=sys.stderr)
-    server.run(sockets=None if unix is None else [config.bind_socket(), unix.socket])  # TCP first: bound_url reads the first
+    server.run(
+        sockets=None if unix is None else [config.bind_socket(), unix.socket]
+    )  # TCP first: bound_url reads the first
     return 0

@@ -27,7 +27,9 @@ def register(sub: Any) -> None:
         "(one per config and environment; each exits after 30 idle minutes), or stop them now.",
     )
     stop = p.add_mutually_exclusive_group()
-    stop.add_argument("--stop", type=whole_number(1), metavar="PID", help="stop the service with this pid (from the list)")
+    stop.add_argument(
+        "--stop", type=whole_number(1), metavar="PID", help="stop the service with this pid (from the list)"
+    )
     stop.add_argument("--stop-all", action="store_true", help="stop every one of them")
     p.set_defaults(func=run)
 
@@ -62,7 +64,13 @@ def _list(found: list[Any]) -> int:
         return 0
     table = Table("PID", "URL", "CONFIG", "MEMORY", "UP", right=("PID", "MEMORY", "UP"))
     for service in found:
-        table.add(str(service.pid), service.url or "(starting)", _config(service.command), _memory(service.pid), _age(service.started))
+        table.add(
+            str(service.pid),
+            service.url or "(starting)",
+            _config(service.command),
+            _memory(service.pid),
+            _age(service.started),
+        )
     table.print(console())
     return 0
 

@@ -79,7 +79,10 @@ class Table:
         if out is None:
             widths = [max([len(c)] + [len(cells[i]) for cells, _ in self.rows]) for i, c in enumerate(self.columns)]
             for cells in [self.columns, *(cells for cells, _ in self.rows)]:
-                line = "  ".join(cell.rjust(w) if column in self.right else cell.ljust(w) for cell, w, column in zip(cells, widths, self.columns))
+                line = "  ".join(
+                    cell.rjust(w) if column in self.right else cell.ljust(w)
+                    for cell, w, column in zip(cells, widths, self.columns)
+                )
                 print(line.rstrip())
             return
         from rich.table import Table as RichTable

@@ -32,10 +32,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "trust",
         help="review the config here and let guard hook enforce it",
         description="Show what changed in the config guard hook finds here (its includes and the scripts its command hooks "
-                    "run too) since you last trusted it, and ask on the terminal before guard hook and guard serve enforce it.",
+        "run too) since you last trusted it, and ask on the terminal before guard hook and guard serve enforce it.",
     )
-    p.add_argument("--config", help="the config guard hook is given (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--yes", action="store_true", help="do not ask (only at a terminal: never from an agent's tool call)")
+    p.add_argument(
+        "--config", help="the config guard hook is given (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
+    p.add_argument(
+        "--yes", action="store_true", help="do not ask (only at a terminal: never from an agent's tool call)"
+    )
     p.set_defaults(func=run)
 
 
@@ -56,12 +60,18 @@ def _review(record: TrustRecord | None, candidate: Candidate) -> str:
         if before is not None and before.sha256 == file.sha256:
             continue
         lines.append(f"── {file.path} ({file.role}{', new' if before is None else ''})\n")
-        lines += difflib.unified_diff(_text(trust_store.blob(before.sha256) if before else None), _text(candidate.contents[file.sha256]),
-                                      fromfile="trusted", tofile="now")
+        lines += difflib.unified_diff(
+            _text(trust_store.blob(before.sha256) if before else None),
+            _text(candidate.contents[file.sha256]),
+            fromfile="trusted",
+            tofile="now",
+        )
         if not lines[-1].endswith("\n"):
             lines[-1] += "\n"
     kept = {f.path for f in candidate.files}
-    lines += [f"── {path} ({file.role}) is no longer part of the config\n" for path, file in old.items() if path not in kept]
+    lines += [
+        f"── {path} ({file.role}) is no longer part of the config\n" for path, file in old.items() if path not in kept
+    ]
     return "".join(lines)
 
 
@@ -98,19 +108,27 @@ def run(args: argparse.Namespace) -> int:
     if found is None or not found.is_file():
         if previous is not None:
             return _forget(explicit, previous)
-        print(f"guard trust: error: no guard config {'at ' + str(found) if found else 'found here (./guard.yaml, ./.guard/guard.yaml, $GUARD_CONFIG)'}",
-              file=sys.stderr)
+        print(
+            f"guard trust: error: no guard config {'at ' + str(found) if found else 'found here (./guard.yaml, ./.guard/guard.yaml, $GUARD_CONFIG)'}",
+            file=sys.stderr,
+        )
         return 1
     try:
         candidate = read_candidate(Path(found))
     except GuardError as exc:
-        print(f"guard trust: error: {exc}\nguard trusts only a config that loads: fix it, then run guard trust again", file=sys.stderr)
+        print(
+            f"guard trust: error: {exc}\nguard trusts only a config that loads: fix it, then run guard trust again",
+            file=sys.stderr,
+        )
         return 1
     if unchanged(previous, candidate):
         print(f"{candidate.config} is trusted already: nothing changed since")
         return 0
     if not has_terminal():
-        print("guard trust: error: no terminal to ask on (/dev/tty): run guard trust in a terminal of your own", file=sys.stderr)
+        print(
+            "guard trust: error: no terminal to ask on (/dev/tty): run guard trust in a terminal of your own",
+            file=sys.stderr,
+        )
         return 1
     header = "never trusted here: review all of it" if previous is None else "changed since you trusted it"
     names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
@@ -122,10 +140,15 @@ def run(args: argparse.Namespace) -> int:
             print("guard trust: not trusted; guard keeps enforcing what it did before", file=sys.stderr)
             return 1
     except NoTerminal:
-        print("guard trust: error: no terminal to ask on (/dev/tty): run guard trust in a terminal of your own", file=sys.stderr)
+        print(
+            "guard trust: error: no terminal to ask on (/dev/tty): run guard trust in a terminal of your own",
+            file=sys.stderr,
+        )
         return 1
     record(candidate, explicit)
-    print(f"trusted {candidate.config} ({len(candidate.files)} file{'s' if len(candidate.files) != 1 else ''}): guard hook and guard serve enforce it now")
+    print(
+        f"trusted {candidate.config} ({len(candidate.files)} file{'s' if len(candidate.files) != 1 else ''}): guard hook and guard serve enforce it now"
+    )
     return 0
 
 
@@ -149,15 +172,25 @@ def adopt_config() -> None:
     try:
         candidate = read_candidate(found)
     except GuardError as exc:
-        print(f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr)
+        print(
+            f"warning: {found} is not trusted (it does not load: {exc}); run guard trust once it does", file=sys.stderr
+        )
         return
     if previous is None and not has_terminal():
-        print(f"warning: {candidate.config} is not trusted: guard install ran without a terminal, so nobody was shown it. Until "
-              "you review it and run `guard trust` in a terminal, guard hook blocks every tool call", file=sys.stderr)
+        print(
+            f"warning: {candidate.config} is not trusted: guard install ran without a terminal, so nobody was shown it. Until "
+            "you review it and run `guard trust` in a terminal, guard hook blocks every tool call",
+            file=sys.stderr,
+        )
     elif previous is None:
         record(candidate, explicit)
         names = ", ".join(f"{f.path} ({f.role})" for f in candidate.files)
-        print(f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced")
+        print(
+            f"trusted {names}: guard hook enforces them; after a change, guard trust shows it and asks before it is enforced"
+        )
     elif not unchanged(previous, candidate):
-        print(f"warning: {candidate.config} differs from the version you trusted, which guard hook keeps enforcing:"
-              " review and accept the change with `guard trust`", file=sys.stderr)
+        print(
+            f"warning: {candidate.config} differs from the version you trusted, which guard hook keeps enforcing:"
+            " review and accept the change with `guard trust`",
+            file=sys.stderr,
+        )

@@ -65,8 +65,10 @@ def refusal(what: str, env: Mapping[str, str] | None = None) -> str | None:
     if client is None:
         return None
     names = sorted(name for name in AGENT_MARKERS if (os.environ if env is None else env).get(name))
-    return (f"{what} needs you, not an agent: this process was started by {client} ({', '.join(names) or 'CURSOR_EXTENSION_HOST_ROLE'} set)."
-            " Run it in a terminal of your own")
+    return (
+        f"{what} needs you, not an agent: this process was started by {client} ({', '.join(names) or 'CURSOR_EXTENSION_HOST_ROLE'} set)."
+        " Run it in a terminal of your own"
+    )
 
 
 def _terminal() -> int:

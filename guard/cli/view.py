@@ -22,11 +22,22 @@ def register(sub: Any) -> None:
         description="Serve a read-only web page of the audit log (every decision and its reason, filters, search), "
         "per-rule figures and guard eval runs, on loopback only; it prints its address once it listens.",
     )
-    p.add_argument("--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)")
-    p.add_argument("--audit", metavar="FILE|URL", help="audit log to show (default: the config's), or the team's audit store "
-                   "(postgresql://…): every machine's and user's decisions")
+    p.add_argument(
+        "--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
+    )
+    p.add_argument(
+        "--audit",
+        metavar="FILE|URL",
+        help="audit log to show (default: the config's), or the team's audit store "
+        "(postgresql://…): every machine's and user's decisions",
+    )
     p.add_argument("--evals", nargs="+", default=[], metavar="DIR", help="folders holding guard eval --out runs")
-    p.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "::1", "localhost"), help="loopback interface (default 127.0.0.1)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        choices=("127.0.0.1", "::1", "localhost"),
+        help="loopback interface (default 127.0.0.1)",
+    )
     p.add_argument("--port", type=int, default=8377, help="port (default 8377; 0 picks a free one)")
     p.set_defaults(func=run)
 
@@ -55,7 +66,10 @@ def _announcing(uvicorn: Any) -> Any:
             await super().startup(sockets=sockets)
             if self.started:
                 print(f"guard view: {bound_url(self)}/ (Ctrl-C stops it)", flush=True)
-                print(f"guard view: to answer approvals here, open {bound_url(self)}/approvals?token={_approvals_token()} (keep it to yourself)", flush=True)
+                print(
+                    f"guard view: to answer approvals here, open {bound_url(self)}/approvals?token={_approvals_token()} (keep it to yourself)",
+                    flush=True,
+                )
 
     return Server
 
@@ -95,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
         sources = ViewSources(mirror.path, evals, redact, refresh=mirror.refresh, central=mirror.gaps)
         shown = f"the audit store {_shown_url(args.audit)} (copied to {mirror.path})"
     else:
-        audit = Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)
+        audit = (
+            Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)
+        )
         sources = ViewSources(audit, evals, redact)
         shown = f"audit log {audit or '(none)'}"
         _index_older_rows(audit)

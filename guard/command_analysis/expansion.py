@@ -45,8 +45,21 @@ _INTMAX = 2**63 - 1
 #: After ``$``, the characters that start an expansion (a name, a special parameter, ``{ ( [``, ``'`` and ``"``).
 _EXPANDS = re.compile(r"[A-Za-z0-9_@*#?$!{(\['\"-]")
 #: ``$'…'`` escapes decoded to one known character; any other escape (``\x2f``, ``\101``, ``\u…``, ``\cA``) is refused.
-_ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-                 "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_LETTERS = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 #: What bash's parser reads as an assignment (``name=``, ``name+=``, ``name[…]=``): it tilde-expands after ``=`` and ``:``.
 _ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[|\+?=)")
 
@@ -79,7 +92,9 @@ def expand_word(raw: str, env: Mapping[str, str], *, braces: bool = True) -> tup
         raise NotModelled(f"{raw!r}: bash expands a ~ after = or : in a word shaped like an assignment")
     pieces = _brace_expand(raw) if braces and "{" in raw else [raw]
     fields = ((piece, _field(piece, env)) for piece in pieces)
-    return tuple(field for piece, field in fields if field.text or "'" in piece or '"' in piece)  # an unquoted empty word is dropped
+    return tuple(
+        field for piece, field in fields if field.text or "'" in piece or '"' in piece
+    )  # an unquoted empty word is dropped
 
 
 def herestring_text(raw: str, env: Mapping[str, str]) -> str:
@@ -358,7 +373,11 @@ def _gobble(text: str, i: int, satisfy: str) -> tuple[int, str]:
 #: The characters brace_gobbler acts on; the rest are skipped in one step.
 _GOBBLED = re.compile(r"[\\$\"'`{},.]")
 #: The end of a quoted run: for double quotes and backticks a backslash escapes the next character.
-_CLOSING = {"'": re.compile(r"'"), '"': re.compile(r'(?:[^"\\]|\\.)*"', re.S), "`": re.compile(r"(?:[^`\\]|\\.)*`", re.S)}
+_CLOSING = {
+    "'": re.compile(r"'"),
+    '"': re.compile(r'(?:[^"\\]|\\.)*"', re.S),
+    "`": re.compile(r"(?:[^`\\]|\\.)*`", re.S),
+}
 
 
 _NUMBER = re.compile(r"^[ \t\n]*([+-]?[0-9]+)[ \t\n]*$")
@@ -379,7 +398,11 @@ def _sequence(amble: str, size: _Size) -> list[str] | None:
         return None
     left = _legal_number(lhs)
     left_type = "int" if left is not None else ("char" if len(lhs) == 1 and lhs.isascii() and lhs.isalpha() else "")
-    match = re.match(r"^([+-]?[0-9]+)(\.\.(.*))?$", rhs) if rhs[0].isdigit() or (rhs[0] in "+-" and rhs[1:2].isdigit()) else None
+    match = (
+        re.match(r"^([+-]?[0-9]+)(\.\.(.*))?$", rhs)
+        if rhs[0].isdigit() or (rhs[0] in "+-" and rhs[1:2].isdigit())
+        else None
+    )
     increment_text: str | None
     if match is not None:
         right_type, right_text, increment_text = "int", match.group(1), match.group(3)
@@ -403,15 +426,21 @@ def _sequence(amble: str, size: _Size) -> list[str] | None:
     if left_type == "char":
         a, b = ord(lhs), ord(right_text)
         if lhs.islower() != right_text.islower():
-            raise NotModelled(f"{{{amble}}}: a letter sequence across cases makes punctuation (bash's own reading of it)")
+            raise NotModelled(
+                f"{{{amble}}}: a letter sequence across cases makes punctuation (bash's own reading of it)"
+            )
         return size.check([chr(x) for x in _steps(a, b, increment)])
     right = int(right_text)
     if abs(right) > _INTMAX or left is None:
         return None
     width = 0
     lhs_text = lhs.strip(" \t\n")
-    zero = (len(lhs) > 1 and lhs[0] == "0") or (len(lhs) > 2 and lhs[:2] == "-0") or (len(right_text) > 1 and right_text[0] == "0") or (
-        len(right_text) > 2 and right_text[:2] == "-0")
+    zero = (
+        (len(lhs) > 1 and lhs[0] == "0")
+        or (len(lhs) > 2 and lhs[:2] == "-0")
+        or (len(right_text) > 1 and right_text[0] == "0")
+        or (len(right_text) > 2 and right_text[:2] == "-0")
+    )
     if zero:
         width = max(len(lhs), len(right_text))
     if lhs_text != lhs:

@@ -35,7 +35,12 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
     "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), 0),
     "setsid": (frozenset(), 0),
-    "xargs": (frozenset({"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file"}), 0),
+    "xargs": (
+        frozenset(
+            {"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file"}
+        ),
+        0,
+    ),
     "flock": (frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
     "chrt": (frozenset(), 1),
     "taskset": (frozenset(), 1),
@@ -58,8 +63,25 @@ class Invocation(Record):
 
     __slots__ = ("name", "head", "args", "command", "upstream", "reread", "splice", "texts")
 
-    def __init__(self, name: str, head: Word, args: list[Word], command: Command, upstream: list[Command], reread: int, splice: str | None = None) -> None:
-        self.name, self.head, self.args, self.command, self.upstream, self.reread, self.splice = name, head, args, command, upstream, reread, splice
+    def __init__(
+        self,
+        name: str,
+        head: Word,
+        args: list[Word],
+        command: Command,
+        upstream: list[Command],
+        reread: int,
+        splice: str | None = None,
+    ) -> None:
+        self.name, self.head, self.args, self.command, self.upstream, self.reread, self.splice = (
+            name,
+            head,
+            args,
+            command,
+            upstream,
+            reread,
+            splice,
+        )
         self.texts = [w.text for w in args]
 
     def options(self) -> list[str]:
@@ -144,7 +166,11 @@ def _env_split_string(command: Command, args: list[Word], upstream: list[Command
         if word.text in ("-S", "--split-string") and index + 1 < len(args):
             value = args[index + 1]
         elif word.text.startswith(("-S", "--split-string=")) and word.text != "--split-string":
-            value = Word(word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:], word.dynamic, word.substitutions)
+            value = Word(
+                word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:],
+                word.dynamic,
+                word.substitutions,
+            )
         else:
             continue
         return Invocation("sh", Word("sh"), [Word("-c"), value], command, upstream, reread)
@@ -153,7 +179,9 @@ def _env_split_string(command: Command, args: list[Word], upstream: list[Command
 
 #: Interpreters whose first operand is a script file, and their options that take the next word as a value, or that
 #: give the code inline (no file runs).
-_INTERPRETERS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|pypy3?|bash|sh|dash|zsh|ksh|node|nodejs|ruby|perl|php|Rscript)$")
+_INTERPRETERS = re.compile(
+    r"^(?:python(?:\d+(?:\.\d+)?)?|pypy3?|bash|sh|dash|zsh|ksh|node|nodejs|ruby|perl|php|Rscript)$"
+)
 _VALUE_OPTIONS = frozenset({"-W", "-X", "-o", "-O", "-r", "--require", "-I", "--import", "--loader"})
 _INLINE_OPTIONS = frozenset({"-c", "-m", "-e", "-E", "-p", "--eval", "--print", "-"})
 

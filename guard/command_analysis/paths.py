@@ -23,22 +23,66 @@ _HOME = re.compile(r"^(\$HOME|\$\{HOME\}|~|/root|/home/[^/]+|/Users/[^/]+)(?=/|$
 #: Top-level directories whose recursive removal or chmod wrecks the machine.
 SYSTEM_DIRS = frozenset(
     {
-        "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt", "/proc", "/root",
-        "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var", "/Users", "/System", "/Library", "/Applications",
-        "/Volumes", "/private"
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/snap",
+        "/srv",
+        "/sys",
+        "/tmp",
+        "/usr",
+        "/var",
+        "/Users",
+        "/System",
+        "/Library",
+        "/Applications",
+        "/Volumes",
+        "/private",
     }
 )
 
 #: Shell start-up files: whatever is written there runs in every later shell.
 STARTUP_FILES = frozenset(
     {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
-        ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc", ".login"
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".cshrc",
+        ".tcshrc",
+        ".kshrc",
+        ".mkshrc",
+        ".login",
     }
 )
 SYSTEM_STARTUP = frozenset(
     {
-        "/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshrc", "/etc/zprofile", "/etc/zshenv", "/etc/environment"
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/bashrc",
+        "/etc/zshrc",
+        "/etc/zprofile",
+        "/etc/zshenv",
+        "/etc/environment",
     }
 )
 SYSTEM_STARTUP_DIRS = ("/etc/profile.d/", "/etc/zsh/")
@@ -46,14 +90,24 @@ SYSTEM_STARTUP_DIRS = ("/etc/profile.d/", "/etc/zsh/")
 SSH_FILES = frozenset({"authorized_keys", "authorized_keys2"})
 SSH_LOGIN_FILES = frozenset({"~/.ssh/rc", "~/.ssh/environment"})
 HISTORY_FILES = frozenset({".bash_history", ".zsh_history", ".sh_history", ".history", ".python_history"})
-ACCOUNT_FILES = frozenset({"/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/ld.so.preload"})
+ACCOUNT_FILES = frozenset(
+    {"/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/ld.so.preload"}
+)
 ACCOUNT_DIRS = ("/etc/sudoers.d/", "/etc/pam.d/")
 CRON_FILES = frozenset({"/etc/crontab"})
 CRON_DIRS = ("/etc/cron.", "/var/spool/cron/", "/var/spool/cron")
 #: Devices a hook may write to without touching a disk.
 HARMLESS_DEVICES = frozenset(
     {
-        "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/full", "/dev/random", "/dev/urandom"
+        "/dev/null",
+        "/dev/zero",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/stdin",
+        "/dev/tty",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
     }
 )
 

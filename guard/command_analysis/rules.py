@@ -39,23 +39,70 @@ _PRINTF_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]|[0-7]{1,3}|u[0-9A-Fa-f])")
 
 _PRIVILEGE = frozenset(
     {
-        "sudo", "su", "doas", "pkexec", "runuser", "run0", "setpriv", "chroot", "setcap", "visudo", "usermod", "useradd", "adduser",
-        "groupadd", "gpasswd", "passwd", "chpasswd"
+        "sudo",
+        "su",
+        "doas",
+        "pkexec",
+        "runuser",
+        "run0",
+        "setpriv",
+        "chroot",
+        "setcap",
+        "visudo",
+        "usermod",
+        "useradd",
+        "adduser",
+        "groupadd",
+        "gpasswd",
+        "passwd",
+        "chpasswd",
     }
 )
 #: Privilege commands that run another command, with their options that take a value.
 _RUN_AS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--host", "--prompt", "--chdir"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--chdir",
+        }
+    ),
     "doas": frozenset({"-u", "-C"}),
     "pkexec": frozenset({"--user"}),
     "run0": frozenset({"-u", "--user", "-g", "--group", "-D", "--chdir"}),
 }
-_DISK = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard"})
+_DISK = frozenset(
+    {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard"}
+)
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff", "telinit"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 _DOWNLOADERS = frozenset(
     {
-        "curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "lwp-download", "lwp-request", "nc", "ncat", "netcat", "socat"
+        "curl",
+        "wget",
+        "fetch",
+        "aria2c",
+        "http",
+        "https",
+        "httpie",
+        "lwp-download",
+        "lwp-request",
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
     }
 )
 _SHELL_VALUE_OPTIONS = frozenset({"--rcfile", "--init-file", "-o", "+o", "-O", "+O"})
@@ -100,8 +147,11 @@ _INTERPRETERS: dict[str, _Interpreter] = {
     "Rscript": _Interpreter("e"),
     "osascript": _Interpreter("e"),
     "pwsh": _Interpreter("", frozenset({"-c", "-command", "-e", "-ec", "-encodedcommand"}), case_insensitive=True),
-    "powershell": _Interpreter("", frozenset({"-c", "-command", "-e", "-ec", "-encodedcommand"}), case_insensitive=True),
+    "powershell": _Interpreter(
+        "", frozenset({"-c", "-command", "-e", "-ec", "-encodedcommand"}), case_insensitive=True
+    ),
 }
+
 
 def findings(script: Script, source: str = "", *, reread: int = 0) -> Iterator[Finding]:
     """Every finding for ``script`` (``source`` is its text, for the few whole-line patterns)."""
@@ -160,7 +210,9 @@ def _assignments(words: list[Word]) -> Iterator[Finding]:
 
 def _redirect_writes(command: Command) -> Iterator[Finding]:
     for redirect in command.redirects:
-        if redirect.op in (">", ">>", ">|", "&>", "&>>", "<>") or (redirect.op == ">&" and not redirect.target.text.isdigit()):
+        if redirect.op in (">", ">>", ">|", "&>", "&>>", "<>") or (
+            redirect.op == ">&" and not redirect.target.text.isdigit()
+        ):
             yield from _writes(redirect.target.text)
 
 
@@ -309,7 +361,9 @@ def _stdin_code(inv: Invocation, *, interpreter: bool) -> Iterator[Finding]:
         if redirect.op == "<" and redirect.target.text not in ("/dev/stdin", "-"):
             return  # a script file: like `sh FILE`
     if not inv.upstream:
-        yield Finding(BLOCK, f"{inv.name} reads its program from stdin, which carries the event payload: data would run as code")
+        yield Finding(
+            BLOCK, f"{inv.name} reads its program from stdin, which carries the event payload: data would run as code"
+        )
         return
     yield from _fed_code(inv, inv.upstream, interpreter=interpreter)
 
@@ -335,7 +389,9 @@ def _fed_code(inv: Invocation, producers: list[Command], *, interpreter: bool) -
         return  # `cat script.sh | sh` is `sh script.sh`
     elif invocations and all(o is not None for o in outputs):
         text = "\n".join(o.text for o in outputs if o is not None)
-        yield from _fed_text(inv, Word(text, dynamic=any(o.dynamic for o in outputs if o is not None)), interpreter=interpreter)
+        yield from _fed_text(
+            inv, Word(text, dynamic=any(o.dynamic for o in outputs if o is not None)), interpreter=interpreter
+        )
     else:
         kind = "inline code" if interpreter else "shell code"
         yield Finding(BLOCK, f"{inv.name} runs text produced at run time (possibly the event payload) as {kind}")
@@ -400,7 +456,9 @@ def _rm(inv: Invocation) -> Iterator[Finding]:
     yield from _removes([w.text for w in inv.operands()])
     for word in inv.operands():
         if _recursive(inv) and sweeping_target(word.text):
-            yield Finding(BLOCK, f"rm -r {word.text}: deletes the system, a home directory or the whole working directory")
+            yield Finding(
+                BLOCK, f"rm -r {word.text}: deletes the system, a home directory or the whole working directory"
+            )
         else:
             yield from _writes(word.text)
 
@@ -412,7 +470,9 @@ def _unlink(inv: Invocation) -> Iterator[Finding]:
 def _permissions(inv: Invocation) -> Iterator[Finding]:
     for word in inv.operands()[1:]:  # a config made unreadable is a config that stops guarding
         yield Finding(WRITES, f"changes the mode or owner of {word.text}", word.text)
-    if inv.name == "chmod" and any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXt]*|[246][0-7]{3}", w.text) for w in inv.args):
+    if inv.name == "chmod" and any(
+        re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXt]*|[246][0-7]{3}", w.text) for w in inv.args
+    ):
         yield Finding(BLOCK, "chmod sets the setuid/setgid bit")
     if _recursive(inv) and any(sweeping_target(w.text) for w in inv.operands()[1:]):
         yield Finding(BLOCK, f"{inv.name} -R on the system, a home directory or the whole working directory")
@@ -440,14 +500,22 @@ def _find(inv: Invocation) -> Iterator[Finding]:
 
 
 def _find_exec_names(inv: Invocation) -> set[str]:
-    return {command_name(inv.texts[i + 1]) for i, t in enumerate(inv.texts[:-1]) if t in ("-exec", "-execdir", "-ok", "-okdir")}
+    return {
+        command_name(inv.texts[i + 1])
+        for i, t in enumerate(inv.texts[:-1])
+        if t in ("-exec", "-execdir", "-ok", "-okdir")
+    }
 
 
 def _file_writers(inv: Invocation) -> Iterator[Finding]:
     """cp, mv, install, ln, tee, truncate, shred, sed -i, dd of=, curl -o, wget -O: the files they write."""
     texts, operands = inv.texts, [w.text for w in inv.operands()]
     targets: list[str] = []
-    if inv.name in ("tee", "truncate", "shred") or inv.name == "sed" and any(o.startswith(("-i", "--in-place")) for o in inv.options()):
+    if (
+        inv.name in ("tee", "truncate", "shred")
+        or inv.name == "sed"
+        and any(o.startswith(("-i", "--in-place")) for o in inv.options())
+    ):
         targets = operands
     elif inv.name == "dd":
         targets = [t[3:] for t in texts if t.startswith("of=")]
@@ -484,7 +552,11 @@ def _power(inv: Invocation) -> Iterator[Finding]:
 
 
 def _kill(inv: Invocation) -> Iterator[Finding]:
-    texts = inv.texts[1:] if inv.texts[:1] and inv.texts[0].startswith("-") and inv.texts[0] not in ("--", "-s", "-n") else inv.texts
+    texts = (
+        inv.texts[1:]
+        if inv.texts[:1] and inv.texts[0].startswith("-") and inv.texts[0] not in ("--", "-s", "-n")
+        else inv.texts
+    )
     if texts[:1] in (["-s"], ["-n"]):
         texts = texts[2:]
     if "-1" in texts:
@@ -513,7 +585,9 @@ _CHECKERS: dict[str, _Checker] = {
     **dict.fromkeys(_PRIVILEGE, _privilege),
     **dict.fromkeys(_DISK, _disk),
     **dict.fromkeys((*_POWER, "init", "systemctl"), _power),
-    **dict.fromkeys(("cp", "mv", "install", "ln", "tee", "truncate", "shred", "sed", "dd", "curl", "wget"), _file_writers),
+    **dict.fromkeys(
+        ("cp", "mv", "install", "ln", "tee", "truncate", "shred", "sed", "dd", "curl", "wget"), _file_writers
+    ),
     **dict.fromkeys(("chmod", "chown", "chgrp"), _permissions),
     **dict.fromkeys(("history", "unset", "set", "export", "declare", "typeset", "readonly", "local"), _history),
     **dict.fromkeys(("source", "."), _source),

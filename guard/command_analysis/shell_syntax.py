@@ -23,7 +23,17 @@ import re
 
 from guard.core.record import Record
 
-__all__ = ["MAX_DEPTH", "Command", "Pipeline", "Redirect", "Script", "ShellSyntaxError", "Word", "parse", "parse_strict"]
+__all__ = [
+    "MAX_DEPTH",
+    "Command",
+    "Pipeline",
+    "Redirect",
+    "Script",
+    "ShellSyntaxError",
+    "Word",
+    "parse",
+    "parse_strict",
+]
 
 MAX_DEPTH = 32
 
@@ -57,9 +67,24 @@ class Word(Record):
 
     __slots__ = ("text", "dynamic", "substitutions", "process", "escapes", "glob", "tilde", "raw")
 
-    def __init__(self, text: str, dynamic: bool = False, substitutions: tuple[Script, ...] = (), process: bool = False, escapes: bool = False,
-                 glob: bool = False, tilde: bool = False, raw: str | None = None) -> None:
-        self.text, self.dynamic, self.substitutions, self.process, self.escapes = text, dynamic, substitutions, process, escapes
+    def __init__(
+        self,
+        text: str,
+        dynamic: bool = False,
+        substitutions: tuple[Script, ...] = (),
+        process: bool = False,
+        escapes: bool = False,
+        glob: bool = False,
+        tilde: bool = False,
+        raw: str | None = None,
+    ) -> None:
+        self.text, self.dynamic, self.substitutions, self.process, self.escapes = (
+            text,
+            dynamic,
+            substitutions,
+            process,
+            escapes,
+        )
         self.glob, self.tilde, self.raw = glob, tilde, text if raw is None else raw
 
 
@@ -77,7 +102,12 @@ class Command(Record):
 
     __slots__ = ("assignments", "words", "redirects")
 
-    def __init__(self, assignments: list[Word] | None = None, words: list[Word] | None = None, redirects: list[Redirect] | None = None) -> None:
+    def __init__(
+        self,
+        assignments: list[Word] | None = None,
+        words: list[Word] | None = None,
+        redirects: list[Redirect] | None = None,
+    ) -> None:
         self.assignments: list[Word] = [] if assignments is None else assignments
         self.words: list[Word] = [] if words is None else words
         self.redirects: list[Redirect] = [] if redirects is None else redirects
@@ -193,8 +223,15 @@ class _Reader:
                 end_pipeline()
                 self.read_heredoc_bodies()
             elif redirect is not None:
-                if command.words and self.i and self.s[self.i - 1] not in " \t\n" and _NAMED_FD.match(command.words[-1].raw):
-                    self.unmodelled.append(f"{command.words[-1].raw}{redirect.group()} assigns a file descriptor to a variable")
+                if (
+                    command.words
+                    and self.i
+                    and self.s[self.i - 1] not in " \t\n"
+                    and _NAMED_FD.match(command.words[-1].raw)
+                ):
+                    self.unmodelled.append(
+                        f"{command.words[-1].raw}{redirect.group()} assigns a file descriptor to a variable"
+                    )
                 self.i = redirect.end()
                 self.redirect(redirect.group(1), command)
             elif c == "|" and self.peek(1) != "|":
@@ -208,7 +245,9 @@ class _Reader:
                 end_pipeline()
             elif c == "(":
                 if not command.empty():
-                    self.unmodelled.append(f"{command.words[-1].raw if command.words else 'a word'} ( … ): a function definition")
+                    self.unmodelled.append(
+                        f"{command.words[-1].raw if command.words else 'a word'} ( … ): a function definition"
+                    )
                 elif self.peek(1) == "(":
                     self.unmodelled.append("an arithmetic command (( … ))")
                 self.i += 1
@@ -467,4 +506,13 @@ class _WordBuilder:
         self.escapes = self.escapes or inner.escapes
 
     def build(self, raw: str | None = None) -> Word:
-        return Word("".join(self.parts), self.dynamic, tuple(self.substitutions), False, self.escapes, self.glob, self.tilde, raw)
+        return Word(
+            "".join(self.parts),
+            self.dynamic,
+            tuple(self.substitutions),
+            False,
+            self.escapes,
+            self.glob,
+            self.tilde,
+            raw,
+        )

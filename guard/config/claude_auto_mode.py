@@ -33,7 +33,11 @@ def policy_from_settings(path: Path, policy_id: str = "claude-auto-mode") -> tup
         raise ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=file) from exc
     block = data.get("autoMode") if isinstance(data, dict) else None
     if not isinstance(block, dict):
-        raise ConfigError("no autoMode block (an object with allow, soft_deny, hard_deny, environment lists)", file=file, key="autoMode")
+        raise ConfigError(
+            "no autoMode block (an object with allow, soft_deny, hard_deny, environment lists)",
+            file=file,
+            key="autoMode",
+        )
     unknown = sorted(set(block) - set(LISTS))
     notes = [f"autoMode.{name}: not an auto-mode list guard knows; left out" for name in unknown]
     policy: dict[str, Any] = {"id": policy_id}
@@ -42,12 +46,18 @@ def policy_from_settings(path: Path, policy_id: str = "claude-auto-mode") -> tup
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
             raise ConfigError("must be a list of strings", file=file, key=f"autoMode.{name}")
         if DEFAULTS_SENTINEL in entries:
-            notes.append(f"autoMode.{name}: {DEFAULTS_SENTINEL!r} (Claude Code's built-in entries) left out: guard does not have their text")
+            notes.append(
+                f"autoMode.{name}: {DEFAULTS_SENTINEL!r} (Claude Code's built-in entries) left out: guard does not have their text"
+            )
         kept = [e for e in entries if e != DEFAULTS_SENTINEL and e.strip()]
         if kept:
             policy[name] = kept
     if not any(name in policy for name in ("hard_deny", "soft_deny")):
-        raise ConfigError("the autoMode block has no hard_deny or soft_deny entry of its own: the policy could deny nothing", file=file, key="autoMode")
+        raise ConfigError(
+            "the autoMode block has no hard_deny or soft_deny entry of its own: the policy could deny nothing",
+            file=file,
+            key="autoMode",
+        )
     return policy, notes
 
 
@@ -69,7 +79,11 @@ def settings_from_policy(config: Path, policy_id: str | None = None) -> tuple[di
         raise ConfigError("no policies to export", file=file, key="policies")
     ids = [p.get("id") if isinstance(p, dict) else None for p in policies]
     if policy_id is None and len(policies) > 1:
-        raise ConfigError(f"{len(policies)} policies: name one with --id ({', '.join(str(i) for i in ids)})", file=file, key="policies")
+        raise ConfigError(
+            f"{len(policies)} policies: name one with --id ({', '.join(str(i) for i in ids)})",
+            file=file,
+            key="policies",
+        )
     index = 0 if policy_id is None else next((i for i, name in enumerate(ids) if name == policy_id), -1)
     if index < 0:
         raise ConfigError(f"no policy with id {policy_id!r}", file=file, key="policies")
@@ -78,5 +92,7 @@ def settings_from_policy(config: Path, policy_id: str | None = None) -> tuple[di
         lists = PolicyLists.model_validate({name: entry[name] for name in LISTS if name in entry})
     except ValueError as exc:
         raise ConfigError(f"not a valid policy: {exc}", file=file, key=f"policies[{index}]") from exc
-    notes = [f"policies[{index}].{key}: autoMode has no place for it; left out" for key in entry if key not in (*LISTS, "id")]
+    notes = [
+        f"policies[{index}].{key}: autoMode has no place for it; left out" for key in entry if key not in (*LISTS, "id")
+    ]
     return {"autoMode": {name: getattr(lists, name) for name in LISTS if getattr(lists, name)}}, notes

@@ -36,7 +36,9 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         kinds = [k for k in ("rule", "prompt", "command", "script", "url", "callable") if getattr(self, k)]
         if len(kinds) != 1:
             found = ", ".join(kinds) or "none"
-            raise ValueError(f"a hook needs exactly one of rule, command, url, callable (or prompt / script); found {found}")
+            raise ValueError(
+                f"a hook needs exactly one of rule, command, url, callable (or prompt / script); found {found}"
+            )
         for lane in ("skip_read_only", "skip_project_writes"):
             if getattr(self, lane) and not (self.rule or self.prompt):
                 raise ValueError(f"{lane} applies to a rule (or prompt): only a judged hook can skip the model")
@@ -44,7 +46,12 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
 
     def spec_fields(self) -> dict[str, Any]:
         """Every built-in kind's fields: the entry carries them all."""
-        return {**SmartFields.spec_fields(self), **CommandFields.spec_fields(self), **HttpFields.spec_fields(self), **CallableFields.spec_fields(self)}
+        return {
+            **SmartFields.spec_fields(self),
+            **CommandFields.spec_fields(self),
+            **HttpFields.spec_fields(self),
+            **CallableFields.spec_fields(self),
+        }
 
     def kind(self) -> HookKind:
         if self.rule or self.prompt:
@@ -74,8 +81,12 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     kind = entry["kind"]
     if not isinstance(kind, str) or not KINDS.known(kind):
         choices = ", ".join(name for name in KINDS.names() if name != "protect")
-        raise UnknownName(f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
-                          f"the entry-point group {KINDS.group!r}", file=file, key=f"{key}.kind")
+        raise UnknownName(
+            f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
+            f"the entry-point group {KINDS.group!r}",
+            file=file,
+            key=f"{key}.kind",
+        )
     try:
         found = kind_of(kind)
     except LookupError as exc:  # a plugin's entry point that names no Kind
@@ -85,10 +96,16 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     model = found.load("options") if found.options is not None else None
     if model is None:
         if options:
-            raise ConfigError(f"unknown key: hook kind {kind!r} takes no options", file=file, key=f"{key}.{next(iter(options))}")
+            raise ConfigError(
+                f"unknown key: hook kind {kind!r} takes no options", file=file, key=f"{key}.{next(iter(options))}"
+            )
         return common, kind, None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ConfigError(f"hook kind {kind!r}: its options ({found.options}) must be a pydantic model, got {model!r}", file=file, key=f"{key}.kind")
+        raise ConfigError(
+            f"hook kind {kind!r}: its options ({found.options}) must be a pydantic model, got {model!r}",
+            file=file,
+            key=f"{key}.kind",
+        )
     import difflib  # a common key mistyped reads as an option the kind does not have
 
     for name in options.keys() - model.model_fields.keys():
@@ -99,7 +116,9 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     return common, kind, validated
 
 
-def spec_from_entry(entry: Any, *, event: str, source: Source, origin: str, index: int, workdir: str | None = None) -> HookSpec:
+def spec_from_entry(
+    entry: Any, *, event: str, source: Source, origin: str, index: int, workdir: str | None = None
+) -> HookSpec:
     """Validate one hook entry declared at ``origin`` (``file: key.path``) and build its spec.
 
     ``workdir`` is the folder the declaring file belongs to; a command hook runs

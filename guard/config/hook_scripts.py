@@ -25,7 +25,9 @@ from guard.core.settings import LoadedConfig
 __all__ = ["loaded_scripts", "scripts_of"]
 
 _PROJECT_DIR = re.compile(r"\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR\b)")
-_INTERPRETER = re.compile(r"^(?:ba|da|z|k|fi)?sh$|^python[0-9.]*$|^pypy[0-9.]*$|^node$|^deno$|^bun$|^ruby$|^perl$|^php$|^tsx$|^ts-node$")
+_INTERPRETER = re.compile(
+    r"^(?:ba|da|z|k|fi)?sh$|^python[0-9.]*$|^pypy[0-9.]*$|^node$|^deno$|^bun$|^ruby$|^perl$|^php$|^tsx$|^ts-node$"
+)
 _SOURCE = frozenset({"source", "."})
 _WRAPPERS = frozenset({"env", "exec", "nohup", "command", "time", "nice"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})

@@ -55,7 +55,9 @@ def located(error: ConfigError) -> ConfigError:
     if error.line or not (error.file and error.key):
         return error
     line = line_of(error.file, error.key)
-    return type(error)(error.message, file=error.file, key=error.key, line=line) if line else error  # the same kind of error
+    return (
+        type(error)(error.message, file=error.file, key=error.key, line=line) if line else error
+    )  # the same kind of error
 
 
 def line_of(file: str, key: str) -> int | None:

@@ -63,7 +63,16 @@ from pathlib import Path
 from guard.core.errors import ConfigError, OrgPolicyError
 from guard.core.logs import LazyLogger
 from guard.core.record import FrozenRecord
-from guard.core.settings import KEY_ENV, LAUNCHER_ENV, SYSTEM_DIR, LoadedConfig, OrgLocation, default_audit_path, locate, user_dir
+from guard.core.settings import (
+    KEY_ENV,
+    LAUNCHER_ENV,
+    SYSTEM_DIR,
+    LoadedConfig,
+    OrgLocation,
+    default_audit_path,
+    locate,
+    user_dir,
+)
 from guard.storage.secret import TrustError, seal, verify
 
 __all__ = ["OrgState", "configured", "load", "merged", "state"]
@@ -114,7 +123,11 @@ def _set_by_client_settings(environ: Mapping[str, str]) -> tuple[str, str] | Non
             env = json.loads(text or "{}").get("env")
         except (ValueError, AttributeError):
             continue  # not settings Claude Code would read either
-        named = sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_") and name != LAUNCHER_ENV) if isinstance(env, dict) else []
+        named = (
+            sorted(name for name in env if isinstance(name, str) and name.startswith("GUARD_") and name != LAUNCHER_ENV)
+            if isinstance(env, dict)
+            else []
+        )
         if named:
             return file, named[0]
     return None
@@ -126,9 +139,13 @@ def _read(path: str, what: str, location: OrgLocation) -> bytes:
             data = handle.read(_MAX_BYTES + 1)
     except FileNotFoundError:
         if what == "signature":
-            raise OrgPolicyError(f"the org policy {location.policy} is not signed ({path} is missing): {_FIX}") from None
+            raise OrgPolicyError(
+                f"the org policy {location.policy} is not signed ({path} is missing): {_FIX}"
+            ) from None
         if what == "policy":
-            raise OrgPolicyError(f"the org policy {path} is missing (the org key {location.key} is configured): {_FIX}") from None
+            raise OrgPolicyError(
+                f"the org policy {path} is missing (the org key {location.key} is configured): {_FIX}"
+            ) from None
         raise OrgPolicyError(f"the org key {path} is missing: {_FIX}") from None
     except OSError as exc:
         raise OrgPolicyError(f"the org {what} {path} cannot be read ({exc.strerror}): {_FIX}") from exc
@@ -165,10 +182,14 @@ def _verified(location: OrgLocation, key: bytes, policy: bytes, signature: bytes
     try:
         verify_signature(key, policy, signature.decode("ascii", "replace"))
     except SignatureInvalid as exc:
-        raise OrgPolicyError(f"the org policy {location.policy} fails its signature check against {location.key} "
-                             f"(key {fingerprint(key)}): {exc}; {_FIX}") from exc
+        raise OrgPolicyError(
+            f"the org policy {location.policy} fails its signature check against {location.key} "
+            f"(key {fingerprint(key)}): {exc}; {_FIX}"
+        ) from exc
     except MissingExtra as exc:
-        raise OrgPolicyError(f"an org key is configured ({location.key}) but guard cannot check signatures here: {exc}; {_FIX}") from exc
+        raise OrgPolicyError(
+            f"an org key is configured ({location.key}) but guard cannot check signatures here: {exc}; {_FIX}"
+        ) from exc
     from guard.config.parse import parse_config
 
     def reader(asked: Path) -> str:
@@ -220,8 +241,10 @@ def _check_serial(location: OrgLocation, key: bytes, serial: int | None) -> None
     key_id, record = fingerprint(key), _serial_record(key)
     highest = _highest_seen(record, key_id)
     if highest is not None and serial < highest:
-        raise OrgPolicyError(f"the org policy {location.policy} has serial {serial}, older than serial {highest} already enforced "
-                             f"here under key {key_id}: a replayed older policy is refused; {_FIX}")
+        raise OrgPolicyError(
+            f"the org policy {location.policy} has serial {serial}, older than serial {highest} already enforced "
+            f"here under key {key_id}: a replayed older policy is refused; {_FIX}"
+        )
     if highest == serial:
         return
     body = json.dumps({"serial": serial, "policy": location.policy})
@@ -242,11 +265,15 @@ def load(location: OrgLocation, env: Mapping[str, str] | None = None) -> LoadedC
     """
     settings = _set_by_client_settings(os.environ if env is None else env)
     if settings is not None:
-        raise OrgPolicyError(f"{settings[0]} sets ${settings[1]} in its env, which Claude Code hands to guard's hook: under an org "
-                             f"policy, guard's variables are the admin's to set (the machine's environment, Claude Code's managed settings); {_FIX}")
+        raise OrgPolicyError(
+            f"{settings[0]} sets ${settings[1]} in its env, which Claude Code hands to guard's hook: under an org "
+            f"policy, guard's variables are the admin's to set (the machine's environment, Claude Code's managed settings); {_FIX}"
+        )
     if location.source == "environment":
         if not location.key:
-            raise OrgPolicyError(f"${KEY_ENV} is set to nothing: an org key was configured and something cleared it; {_FIX}")
+            raise OrgPolicyError(
+                f"${KEY_ENV} is set to nothing: an org key was configured and something cleared it; {_FIX}"
+            )
     key = _read(location.key, "key", location)
     policy = _read(location.policy, "policy", location)
     signature = _read(location.signature, "signature", location)
@@ -273,7 +300,11 @@ def merged(org: LoadedConfig, project: LoadedConfig | None) -> LoadedConfig:
     for spec in project.specs:
         if spec.id in owned or spec.id.startswith(ID_PREFIX):
             file, _, key = (spec.origin or "").partition(": ")
-            raise ConfigError(f"hook id {spec.id!r} is reserved for the org policy's hooks (org:<id>); rename it", file=file or None, key=(key + ".id") if key else None)
+            raise ConfigError(
+                f"hook id {spec.id!r} is reserved for the org policy's hooks (org:<id>); rename it",
+                file=file or None,
+                key=(key + ".id") if key else None,
+            )
     ships = bool(o.audit_url or o.audit_otlp)
     settings = s.replace(
         models={**s.models, **o.models},
@@ -293,7 +324,9 @@ def merged(org: LoadedConfig, project: LoadedConfig | None) -> LoadedConfig:
         org_serial=o.org_serial,
         **(_approvals(o) if o.approvals_webhook or o.approvals_link else {}),
     )
-    return LoadedConfig(settings=settings, specs=[*org.specs, *project.specs], sources=[*org.sources, *project.sources], pin=project.pin)
+    return LoadedConfig(
+        settings=settings, specs=[*org.specs, *project.specs], sources=[*org.sources, *project.sources], pin=project.pin
+    )
 
 
 def _approvals(settings: object) -> dict[str, object]:
@@ -312,7 +345,15 @@ class OrgState(FrozenRecord):
     hooks: int
     message: str
 
-    def __init__(self, status: str, location: OrgLocation | None, serial: int | None, key_id: str | None, hooks: int, message: str) -> None:
+    def __init__(
+        self,
+        status: str,
+        location: OrgLocation | None,
+        serial: int | None,
+        key_id: str | None,
+        hooks: int,
+        message: str,
+    ) -> None:
         self._assign(locals())
 
 
@@ -331,7 +372,15 @@ def state(env: Mapping[str, str] | None = None) -> OrgState:
         return OrgState("fail", location, None, key_id, 0, str(exc))
     serial = loaded.settings.org_serial
     hooks = len(loaded.specs)
-    rollback = "" if serial is not None else "; it has no serial, so an older signed policy could be replayed (add serial: N)"
+    rollback = (
+        "" if serial is not None else "; it has no serial, so an older signed policy could be replayed (add serial: N)"
+    )
     note = f"; {location.note}" if location.note else ""
-    return OrgState("ok", location, serial, key_id, hooks,
-                    f"{location.policy} signed by key {key_id} ({location.source}), serial {serial}, {hooks} hook(s){rollback}{note}")
+    return OrgState(
+        "ok",
+        location,
+        serial,
+        key_id,
+        hooks,
+        f"{location.policy} signed by key {key_id} ({location.source}), serial {serial}, {hooks} hook(s){rollback}{note}",
+    )

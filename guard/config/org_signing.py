@@ -60,8 +60,14 @@ def generate(out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        handle.write(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     public.chmod(0o644)
     return private, public
 
@@ -101,4 +107,6 @@ def verify_signature(public_pem: bytes, data: bytes, signature_text: str) -> Non
     try:
         key.verify(signature, data)
     except InvalidSignature as exc:
-        raise SignatureInvalid("the signature does not match the policy: it was altered after signing, or signed with another key") from exc
+        raise SignatureInvalid(
+            "the signature does not match the policy: it was altered after signing, or signed with another key"
+        ) from exc

@@ -46,7 +46,9 @@ def parse_guard_hook(command: object) -> GuardHook | None:
         return None
     launched = _LAUNCHED.search(command)
     if launched:
-        return GuardHook(program=(LAUNCHER_PROGRAM,), options={"--format": launched.group(1), "--project": "$CLAUDE_PROJECT_DIR"})
+        return GuardHook(
+            program=(LAUNCHER_PROGRAM,), options={"--format": launched.group(1), "--project": "$CLAUDE_PROJECT_DIR"}
+        )
     try:
         words = shlex.split(command)
     except ValueError:

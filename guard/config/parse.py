@@ -104,7 +104,9 @@ class _Approvals(BaseModel):
 class _Server(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: str | None = None
-    token: str | None = None  # bearer token for guard serve and guard hook's requests to it; ${VAR} keeps it out of the file
+    token: str | None = (
+        None  # bearer token for guard serve and guard hook's requests to it; ${VAR} keeps it out of the file
+    )
 
 
 class _Price(BaseModel):
@@ -161,7 +163,9 @@ def _read(path: Path, reader: Reader) -> Any:
         try:
             return json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(path)) from exc
+            raise ConfigError(
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(path)
+            ) from exc
     import yaml
 
     try:
@@ -186,13 +190,21 @@ def _event(name: str, file: str, key: str, custom: frozenset[str] | None) -> str
         return event
     meant = suggest_event(name)
     if meant is not None:
-        raise ConfigError(f"unknown event {name!r}: did you mean {meant}? (a hook under a misspelt event never runs)", file=file, key=key)
+        raise ConfigError(
+            f"unknown event {name!r}: did you mean {meant}? (a hook under a misspelt event never runs)",
+            file=file,
+            key=key,
+        )
     if custom is not None:
-        raise ConfigError(f"unknown event {name!r}: a custom event must be listed under custom_events: first", file=file, key=key)
+        raise ConfigError(
+            f"unknown event {name!r}: a custom event must be listed under custom_events: first", file=file, key=key
+        )
     return event
 
 
-def _event_lists(block: Any, file: str, what: str, custom: frozenset[str] | None = None) -> Iterator[tuple[str, str, list[Any]]]:
+def _event_lists(
+    block: Any, file: str, what: str, custom: frozenset[str] | None = None
+) -> Iterator[tuple[str, str, list[Any]]]:
     """(canonical event, key path, items) for each event of a ``hooks:`` block, validated."""
     if not isinstance(block, dict):
         raise ConfigError(f"must map event names to lists of {what}", file=file, key="hooks")
@@ -229,7 +241,16 @@ def _claude_hooks(block: Any, file: str, workdir: str) -> list[HookSpec]:
                 if group.get("matcher") is not None:
                     entry["matcher"] = group["matcher"]
                 entry["id"] = f"claude.{event}[{len(specs)}]"
-                specs.append(spec_from_entry(entry, event=event, source="settings", origin=f"{file}: {hkey}", index=len(specs), workdir=workdir))
+                specs.append(
+                    spec_from_entry(
+                        entry,
+                        event=event,
+                        source="settings",
+                        origin=f"{file}: {hkey}",
+                        index=len(specs),
+                        workdir=workdir,
+                    )
+                )
     return specs
 
 
@@ -273,7 +294,9 @@ def parse_config(path: Path, reader: Reader = _disk, *, org: bool = False) -> Lo
     if path.suffix == ".json":
         project = str(path.resolve().parent.parent)  # .claude/settings.json belongs to the folder holding .claude/
         specs = _claude_hooks(data.get("hooks", {}), file, project)
-        settings = Settings(base_dir=project, config_path=file, cache_url=default_cache_url(), audit_path=default_audit_path(file))
+        settings = Settings(
+            base_dir=project, config_path=file, cache_url=default_cache_url(), audit_path=default_audit_path(file)
+        )
         return LoadedConfig(settings=settings, specs=specs, sources=[file])
     hooks = data.pop("hooks", None) or {}
     policies = data.pop("policies", None) or []
@@ -285,7 +308,9 @@ def parse_config(path: Path, reader: Reader = _disk, *, org: bool = False) -> Lo
     if top.serial is not None and not org:
         raise ConfigError("only the org policy has a serial (docs/org-policy.md)", file=file, key="serial")
     if top.include and org:
-        raise ConfigError("the org policy cannot include files: its signature covers its own bytes only", file=file, key="include")
+        raise ConfigError(
+            "the org policy cannot include files: its signature covers its own bytes only", file=file, key="include"
+        )
     try:
         ttl = parse_duration(top.cache.ttl)
     except ValueError as exc:
@@ -293,7 +318,9 @@ def parse_config(path: Path, reader: Reader = _disk, *, org: bool = False) -> Lo
     try:
         parse_networks(top.webhooks.allow_networks)
     except ValueError as exc:
-        raise ConfigError(str(exc).removeprefix("webhooks.allow_networks: "), file=file, key="webhooks.allow_networks") from exc
+        raise ConfigError(
+            str(exc).removeprefix("webhooks.allow_networks: "), file=file, key="webhooks.allow_networks"
+        ) from exc
     base = path.resolve().parent
     if base.name == ".guard":
         base = base.parent

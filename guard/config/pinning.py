@@ -38,7 +38,18 @@ from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
 from guard.core.settings import CONFIG_ENV, LoadedConfig, from_env
 
-__all__ = ["Candidate", "Pinned", "accept_command", "differences", "load_trusted", "read_candidate", "record", "trust", "trust_note", "unchanged"]
+__all__ = [
+    "Candidate",
+    "Pinned",
+    "accept_command",
+    "differences",
+    "load_trusted",
+    "read_candidate",
+    "record",
+    "trust",
+    "trust_note",
+    "unchanged",
+]
 
 #: Largest file guard keeps a sealed copy of: configs and hook scripts are small; a larger one is not a script to pin.
 MAX_FILE_BYTES = 4 << 20
@@ -49,8 +60,14 @@ class Candidate(Record):
 
     __slots__ = ("config", "loaded", "files", "contents", "scripts")
 
-    def __init__(self, config: str, loaded: LoadedConfig, files: tuple[TrustedFile, ...], contents: dict[str, bytes],
-                 scripts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]) -> None:
+    def __init__(
+        self,
+        config: str,
+        loaded: LoadedConfig,
+        files: tuple[TrustedFile, ...],
+        contents: dict[str, bytes],
+        scripts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...],
+    ) -> None:
         self.config, self.loaded, self.files, self.contents, self.scripts = config, loaded, files, contents, scripts
 
 
@@ -65,7 +82,13 @@ class Pinned(Record):
 
     __slots__ = ("loaded", "status", "notes", "error")
 
-    def __init__(self, loaded: LoadedConfig | None, status: str, notes: list[str] | None = None, error: UntrustedConfig | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedConfig | None,
+        status: str,
+        notes: list[str] | None = None,
+        error: UntrustedConfig | None = None,
+    ) -> None:
         self.loaded, self.status, self.notes, self.error = loaded, status, notes or [], error
 
 
@@ -73,7 +96,9 @@ def _read_bytes(path: str) -> bytes:
     with open(path, "rb") as fh:
         data = fh.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(f"larger than {MAX_FILE_BYTES >> 20} MiB: not a config or hook script guard can pin", file=path)
+        raise ConfigError(
+            f"larger than {MAX_FILE_BYTES >> 20} MiB: not a config or hook script guard can pin", file=path
+        )
     return data
 
 
@@ -146,7 +171,11 @@ def record(candidate: Candidate, config: str | None, *, cwd: str | None = None) 
 
 def unchanged(record: TrustRecord | None, candidate: Candidate) -> bool:
     """Whether ``candidate`` is exactly what ``record`` trusted (the same config, files, digests and scripts)."""
-    return record is not None and (record.config, set(record.files), record.scripts) == (candidate.config, set(candidate.files), candidate.scripts)
+    return record is not None and (record.config, set(record.files), record.scripts) == (
+        candidate.config,
+        set(candidate.files),
+        candidate.scripts,
+    )
 
 
 def accept_command(config: str | None) -> str:
@@ -180,7 +209,9 @@ def _trusted_copy(record: TrustRecord) -> LoadedConfig:
     cached = snapshot.read(config, pin=pin)
     if cached is not None:
         return cached
-    from guard.config.parse import parse_config  # pydantic and YAML: only a trusted copy without its snapshot pays for them
+    from guard.config.parse import (
+        parse_config,
+    )  # pydantic and YAML: only a trusted copy without its snapshot pays for them
 
     by_path = {file.path: file.sha256 for file in record.files if file.role != SCRIPT}
 
@@ -190,13 +221,17 @@ def _trusted_copy(record: TrustRecord) -> LoadedConfig:
             raise FileNotFoundError(2, "not part of the trusted config", str(path))
         data = trust_store.blob(sha)
         if data is None:
-            raise ConfigError(f"the trusted copy of {path} is missing from guard's trusted store ({trust_store.store_dir()}); "
-                              f"review the config and run `{accept_command(None)}` again")
+            raise ConfigError(
+                f"the trusted copy of {path} is missing from guard's trusted store ({trust_store.store_dir()}); "
+                f"review the config and run `{accept_command(None)}` again"
+            )
         return data.decode("utf-8")
 
     loaded = parse_config(config, reader)
     loaded.pin = pin
-    loaded.specs = [spec.replace(scripts=record.scripts_of(spec.id)) if spec.kind == "command" else spec for spec in loaded.specs]
+    loaded.specs = [
+        spec.replace(scripts=record.scripts_of(spec.id)) if spec.kind == "command" else spec for spec in loaded.specs
+    ]
     snapshot.write(config, loaded, pin=pin)
     return snapshot.expand_env(loaded)
 
@@ -218,12 +253,16 @@ def load_trusted(config: str | None = None) -> Pinned:
         load_config(explicit)
         error = UntrustedConfig(
             f"guard enforces only a config you trusted, and this one was never trusted. Review it and run `{accept_command(explicit)}`"
-            " in a terminal (a cloned repository's guard.yaml must not run its hooks unreviewed)", file=str(found))
+            " in a terminal (a cloned repository's guard.yaml must not run its hooks unreviewed)",
+            file=str(found),
+        )
         return Pinned(None, "untrusted", error=error)
     notes = differences(record, found)
     loaded = with_org(org, _trusted_copy(record))
     if notes:
-        notes = [f"{'; '.join(notes)}: guard keeps enforcing the config you trusted; review and accept the change with `{accept_command(explicit)}` in a terminal"]
+        notes = [
+            f"{'; '.join(notes)}: guard keeps enforcing the config you trusted; review and accept the change with `{accept_command(explicit)}` in a terminal"
+        ]
     return Pinned(loaded, "changed" if notes else "trusted", notes)
 
 

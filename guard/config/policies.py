@@ -33,7 +33,18 @@ __all__ = ["LISTS", "POLICY_TEMPLATE", "PolicyLists", "policy_rule", "policy_spe
 LISTS = ("hard_deny", "soft_deny", "allow", "environment")
 POLICY_TEMPLATE = "policy"
 #: Keys of a policy entry handed on to the smart hook it becomes.
-_HOOK_KEYS = ("matcher", "tools", "depth", "model", "failure_mode", "timeout", "confidence_threshold", "cache_ignore", "cache_keep", "mode")
+_HOOK_KEYS = (
+    "matcher",
+    "tools",
+    "depth",
+    "model",
+    "failure_mode",
+    "timeout",
+    "confidence_threshold",
+    "cache_ignore",
+    "cache_keep",
+    "mode",
+)
 
 
 class PolicyLists(BaseModel):
@@ -79,12 +90,18 @@ def policy_specs(block: Any, file: str) -> list[HookSpec]:
             raise ConfigError("a policy must be a mapping", file=file, key=key)
         unknown = sorted(set(entry) - {"id", "event", *LISTS, *_HOOK_KEYS})
         if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r} (a policy takes id, event, {', '.join(LISTS)} and smart-hook keys)", file=file, key=key)
+            raise ConfigError(
+                f"unknown key {unknown[0]!r} (a policy takes id, event, {', '.join(LISTS)} and smart-hook keys)",
+                file=file,
+                key=key,
+            )
         try:
             lists = PolicyLists.model_validate({name: entry[name] for name in LISTS if name in entry})
         except ValidationError as exc:
             first = exc.errors()[0]
-            raise ConfigError(first["msg"].removeprefix("Value error, "), file=file, key=key + _key_path(first["loc"])) from exc
+            raise ConfigError(
+                first["msg"].removeprefix("Value error, "), file=file, key=key + _key_path(first["loc"])
+            ) from exc
         try:
             event = canonical_event(str(entry.get("event", "PreToolUse")))
         except ValueError as exc:

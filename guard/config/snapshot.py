@@ -60,7 +60,9 @@ def read(config: Path, *, pin: str | None = None) -> LoadedConfig | None:
         mac, _, body = path.read_text().partition("\n")
         if not verify(mac, _PURPOSE, str(config.resolve()), body):
             # an older guard's snapshot has no seal line (it starts with "{"): quietly replaced, still never believed
-            (log.info if mac.startswith("{") else log.warning)("config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config)
+            (log.info if mac.startswith("{") else log.warning)(
+                "config snapshot %s fails its seal (tampered or forged); parsing %s again", path, config
+            )
             return None
         data = json.loads(body)
         if data.get("format") != FORMAT or data.get("pin") != pin:

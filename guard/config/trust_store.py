@@ -31,7 +31,20 @@ from guard.core.record import FrozenRecord
 from guard.core.settings import user_dir
 from guard.storage.secret import seal, verify
 
-__all__ = ["CONFIG", "INCLUDE", "SCRIPT", "TrustRecord", "TrustedFile", "blob", "digest", "forget", "read", "store_dir", "trust_key", "write"]
+__all__ = [
+    "CONFIG",
+    "INCLUDE",
+    "SCRIPT",
+    "TrustRecord",
+    "TrustedFile",
+    "blob",
+    "digest",
+    "forget",
+    "read",
+    "store_dir",
+    "trust_key",
+    "write",
+]
 
 log = LazyLogger("guard.storage.secret")
 
@@ -84,25 +97,44 @@ class TrustRecord(FrozenRecord):
     scripts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     trusted_at: float
 
-    def __init__(self, key: str, config: str, files: tuple[TrustedFile, ...],
-                 scripts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (), trusted_at: float = 0.0) -> None:
+    def __init__(
+        self,
+        key: str,
+        config: str,
+        files: tuple[TrustedFile, ...],
+        scripts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (),
+        trusted_at: float = 0.0,
+    ) -> None:
         self._assign(locals())
 
     @property
     def pin(self) -> str:
-        parts = [self.config, [[f.path, f.role, f.sha256] for f in self.files], [[hook, [list(s) for s in pairs]] for hook, pairs in self.scripts]]
+        parts = [
+            self.config,
+            [[f.path, f.role, f.sha256] for f in self.files],
+            [[hook, [list(s) for s in pairs]] for hook, pairs in self.scripts],
+        ]
         return digest(json.dumps(parts).encode())
 
     def scripts_of(self, hook_id: str) -> tuple[tuple[str, str], ...]:
         return dict(self.scripts).get(hook_id, ())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, "key": self.key, "config": self.config, "files": [[f.path, f.role, f.sha256] for f in self.files],
-                "scripts": {hook: [list(pair) for pair in pairs] for hook, pairs in self.scripts}, "trusted_at": self.trusted_at}
+        return {
+            "format": FORMAT,
+            "key": self.key,
+            "config": self.config,
+            "files": [[f.path, f.role, f.sha256] for f in self.files],
+            "scripts": {hook: [list(pair) for pair in pairs] for hook, pairs in self.scripts},
+            "trusted_at": self.trusted_at,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrustRecord:
-        scripts = tuple((str(hook), tuple((str(p), str(d)) for p, d in pairs)) for hook, pairs in dict(data.get("scripts") or {}).items())
+        scripts = tuple(
+            (str(hook), tuple((str(p), str(d)) for p, d in pairs))
+            for hook, pairs in dict(data.get("scripts") or {}).items()
+        )
         files = tuple(TrustedFile(str(p), str(r), str(d)) for p, r, d in data["files"])
         return cls(str(data["key"]), str(data["config"]), files, scripts, float(data.get("trusted_at") or 0.0))
 
@@ -122,7 +154,9 @@ def read(key: str) -> TrustRecord | None:
         log.warning("trusted-config record %s cannot be read; treating %s as never trusted", path, key)
         return None
     if not verify(mac, _PURPOSE, key, body):
-        log.warning("trusted-config record %s fails its seal (tampered or forged); treating %s as never trusted", path, key)
+        log.warning(
+            "trusted-config record %s fails its seal (tampered or forged); treating %s as never trusted", path, key
+        )
         return None
     try:
         data = json.loads(body)
@@ -172,4 +206,3 @@ def forget(key: str) -> bool:
     except FileNotFoundError:
         return False
     return True
-

@@ -40,56 +40,117 @@ __all__ = [
 #: The canonical actions, in the order docs/actions.md lists them.
 ACTIONS: tuple[str, ...] = ("@shell", "@write", "@edit", "@read", "@search", "@fetch", "@mcp", "@subagent")
 
-_SHELL, _WRITE, _EDIT, _READ, _SEARCH, _FETCH, _SUBAGENT = ("@shell",), ("@write",), ("@edit",), ("@read",), ("@search",), ("@fetch",), ("@subagent",)
+_SHELL, _WRITE, _EDIT, _READ, _SEARCH, _FETCH, _SUBAGENT = (
+    ("@shell",),
+    ("@write",),
+    ("@edit",),
+    ("@read",),
+    ("@search",),
+    ("@fetch",),
+    ("@subagent",),
+)
 _PATCH = ("@edit", "@write")  # a patch creates, changes and deletes files
 
 #: Each client's built-in tool names (as its hooks report them) → the actions they perform.
 CLIENT_TOOLS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude": {
-        "Bash": _SHELL, "BashOutput": _SHELL, "KillShell": _SHELL, "KillBash": _SHELL, "PowerShell": _SHELL,
-        "Write": _WRITE, "Edit": _EDIT, "MultiEdit": _EDIT, "NotebookEdit": _EDIT,
-        "Read": _READ, "NotebookRead": _READ, "LS": _READ,
-        "Glob": _SEARCH, "Grep": _SEARCH, "WebSearch": _SEARCH,
+        "Bash": _SHELL,
+        "BashOutput": _SHELL,
+        "KillShell": _SHELL,
+        "KillBash": _SHELL,
+        "PowerShell": _SHELL,
+        "Write": _WRITE,
+        "Edit": _EDIT,
+        "MultiEdit": _EDIT,
+        "NotebookEdit": _EDIT,
+        "Read": _READ,
+        "NotebookRead": _READ,
+        "LS": _READ,
+        "Glob": _SEARCH,
+        "Grep": _SEARCH,
+        "WebSearch": _SEARCH,
         "WebFetch": _FETCH,
-        "Task": _SUBAGENT, "Agent": _SUBAGENT,
-        "TodoWrite": (), "ExitPlanMode": (), "Skill": (), "SlashCommand": (), "AskUserQuestion": (),
+        "Task": _SUBAGENT,
+        "Agent": _SUBAGENT,
+        "TodoWrite": (),
+        "ExitPlanMode": (),
+        "Skill": (),
+        "SlashCommand": (),
+        "AskUserQuestion": (),
     },
     "codex": {
-        "Bash": _SHELL, "shell": _SHELL, "local_shell": _SHELL, "exec_command": _SHELL, "write_stdin": _SHELL,
-        "container.exec": _SHELL, "unified_exec": _SHELL,
+        "Bash": _SHELL,
+        "shell": _SHELL,
+        "local_shell": _SHELL,
+        "exec_command": _SHELL,
+        "write_stdin": _SHELL,
+        "container.exec": _SHELL,
+        "unified_exec": _SHELL,
         "apply_patch": _PATCH,
-        "view_image": _READ, "read_file": _READ, "list_dir": _READ,
-        "grep_files": _SEARCH, "web_search": _SEARCH,
+        "view_image": _READ,
+        "read_file": _READ,
+        "list_dir": _READ,
+        "grep_files": _SEARCH,
+        "web_search": _SEARCH,
         "spawn_agent": _SUBAGENT,
         "update_plan": (),
     },
     "devin": {
         "exec": _SHELL,
-        "write": _WRITE, "edit": _EDIT, "multi_edit": _EDIT,
-        "read": _READ, "ls": _READ,
-        "grep": _SEARCH, "glob": _SEARCH, "web_search": _SEARCH,
+        "write": _WRITE,
+        "edit": _EDIT,
+        "multi_edit": _EDIT,
+        "read": _READ,
+        "ls": _READ,
+        "grep": _SEARCH,
+        "glob": _SEARCH,
+        "web_search": _SEARCH,
         "web_fetch": _FETCH,
         "task": _SUBAGENT,
         "todo_write": (),
     },
     "gemini": {
         "run_shell_command": _SHELL,
-        "write_file": _WRITE, "replace": _EDIT,
-        "read_file": _READ, "read_many_files": _READ, "list_directory": _READ,
-        "glob": _SEARCH, "grep_search": _SEARCH, "search_file_content": _SEARCH, "google_web_search": _SEARCH,
+        "write_file": _WRITE,
+        "replace": _EDIT,
+        "read_file": _READ,
+        "read_many_files": _READ,
+        "list_directory": _READ,
+        "glob": _SEARCH,
+        "grep_search": _SEARCH,
+        "search_file_content": _SEARCH,
+        "google_web_search": _SEARCH,
         "web_fetch": _FETCH,
         "invoke_agent": _SUBAGENT,
-        "save_memory": (), "write_todos": (), "activate_skill": (), "ask_user": (),
+        "save_memory": (),
+        "write_todos": (),
+        "activate_skill": (),
+        "ask_user": (),
     },
     "copilot": {
-        "bash": _SHELL, "write_bash": _SHELL, "read_bash": _SHELL, "stop_bash": _SHELL, "list_bash": _SHELL,
-        "powershell": _SHELL, "write_powershell": _SHELL, "read_powershell": _SHELL, "stop_powershell": _SHELL,
-        "create": _WRITE, "edit": _EDIT, "str_replace_editor": _PATCH, "apply_patch": _PATCH,
+        "bash": _SHELL,
+        "write_bash": _SHELL,
+        "read_bash": _SHELL,
+        "stop_bash": _SHELL,
+        "list_bash": _SHELL,
+        "powershell": _SHELL,
+        "write_powershell": _SHELL,
+        "read_powershell": _SHELL,
+        "stop_powershell": _SHELL,
+        "create": _WRITE,
+        "edit": _EDIT,
+        "str_replace_editor": _PATCH,
+        "apply_patch": _PATCH,
         "view": _READ,
-        "glob": _SEARCH, "grep": _SEARCH, "rg": _SEARCH,
+        "glob": _SEARCH,
+        "grep": _SEARCH,
+        "rg": _SEARCH,
         "web_fetch": _FETCH,
         "task": _SUBAGENT,
-        "report_intent": (), "fetch_copilot_cli_documentation": (), "update_todo": (), "skill": (),
+        "report_intent": (),
+        "fetch_copilot_cli_documentation": (),
+        "update_todo": (),
+        "skill": (),
     },
 }
 
@@ -99,12 +160,17 @@ CLIENT_TOOLS: dict[str, dict[str, tuple[str, ...]]] = {
 #: (@modelcontextprotocol/server-filesystem): write_file creates or overwrites a file, edit_file changes one,
 #: move_file moves or renames (a write where it lands, an edit of where it was), create_directory makes folders.
 MCP_TOOLS: dict[str, tuple[str, ...]] = {
-    "write_file": _WRITE, "edit_file": _EDIT, "move_file": _PATCH, "create_directory": _WRITE,
+    "write_file": _WRITE,
+    "edit_file": _EDIT,
+    "move_file": _PATCH,
+    "create_directory": _WRITE,
 }
 
 
 def _folded(tables: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, frozenset[str]]]:
-    return {client: {name.casefold(): frozenset(acts) for name, acts in tools.items()} for client, tools in tables.items()}
+    return {
+        client: {name.casefold(): frozenset(acts) for name, acts in tools.items()} for client, tools in tables.items()
+    }
 
 
 _BY_CLIENT = _folded(CLIENT_TOOLS)
@@ -236,7 +302,9 @@ def unknown_token_hint(token: str) -> str | None:
 
 #: Each client's tool names, by the kind of effect they have (MCP tools are recognised by their ``mcp__`` prefix).
 TOOL_KINDS: dict[str, str] = {
-    **dict.fromkeys(("Bash", "bash", "run_shell_command", "exec", "shell", "local_shell", "container.exec", "powershell"), "shell"),
+    **dict.fromkeys(
+        ("Bash", "bash", "run_shell_command", "exec", "shell", "local_shell", "container.exec", "powershell"), "shell"
+    ),
     **dict.fromkeys(("Write", "write_file", "create"), "write"),
     **dict.fromkeys(("Edit", "MultiEdit", "NotebookEdit", "replace", "edit"), "edit"),
     "apply_patch": "patch",

@@ -14,8 +14,20 @@ from typing import Any, Literal, TypeGuard
 from guard.core.record import Record
 
 __all__ = [
-    "ABSTAIN", "BY_STRICTNESS", "DECISIONS", "ERROR", "STOPS", "DecidingRule", "Decision", "DecisionName", "HookResult", "Outcome",
-    "guard_stop_loop", "is_decision", "merge", "strictest",
+    "ABSTAIN",
+    "BY_STRICTNESS",
+    "DECISIONS",
+    "ERROR",
+    "STOPS",
+    "DecidingRule",
+    "Decision",
+    "DecisionName",
+    "HookResult",
+    "Outcome",
+    "guard_stop_loop",
+    "is_decision",
+    "merge",
+    "strictest",
 ]
 
 # The vocabulary (docs/glossary.md): every other module takes these names from here.
@@ -51,8 +63,23 @@ class HookResult(Record):
     ``shadow``: the hook runs in shadow mode, so this verdict is data (audited, shown in ``guard view``), never part of the answer.
     """
 
-    __slots__ = ("id", "type", "decision", "reason", "updated_input", "additional_context", "tier", "model",
-                 "confidence", "cached", "latency_ms", "cost_usd", "error", "details", "shadow")
+    __slots__ = (
+        "id",
+        "type",
+        "decision",
+        "reason",
+        "updated_input",
+        "additional_context",
+        "tier",
+        "model",
+        "confidence",
+        "cached",
+        "latency_ms",
+        "cost_usd",
+        "error",
+        "details",
+        "shadow",
+    )
 
     def __init__(
         self,
@@ -73,8 +100,19 @@ class HookResult(Record):
         shadow: bool = False,
     ) -> None:
         self.id, self.type, self.decision, self.reason = id, type, decision, reason
-        self.updated_input, self.additional_context, self.tier, self.model = updated_input, additional_context, tier, model
-        self.confidence, self.cached, self.latency_ms, self.cost_usd, self.error = confidence, cached, latency_ms, cost_usd, error
+        self.updated_input, self.additional_context, self.tier, self.model = (
+            updated_input,
+            additional_context,
+            tier,
+            model,
+        )
+        self.confidence, self.cached, self.latency_ms, self.cost_usd, self.error = (
+            confidence,
+            cached,
+            latency_ms,
+            cost_usd,
+            error,
+        )
         self.details: dict[str, Any] = {} if details is None else details
         self.shadow = shadow
 
@@ -113,7 +151,9 @@ class DecidingRule(Record):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DecidingRule:
-        return cls(str(data.get("id", "")), data.get("rule"), str(data.get("by", "")), bool(data.get("final")), data.get("why"))
+        return cls(
+            str(data.get("id", "")), data.get("rule"), str(data.get("by", "")), bool(data.get("final")), data.get("why")
+        )
 
 
 class Decision(Record):
@@ -126,7 +166,16 @@ class Decision(Record):
     fills it); ``final`` is true when any of them is final.
     """
 
-    __slots__ = ("decision", "reason", "updated_input", "additional_context", "hooks", "details", "warnings", "decided_by")
+    __slots__ = (
+        "decision",
+        "reason",
+        "updated_input",
+        "additional_context",
+        "hooks",
+        "details",
+        "warnings",
+        "decided_by",
+    )
 
     def __init__(
         self,
@@ -139,7 +188,12 @@ class Decision(Record):
         warnings: list[str] | None = None,
         decided_by: list[DecidingRule] | None = None,
     ) -> None:
-        self.decision, self.reason, self.updated_input, self.additional_context = decision, reason, updated_input, additional_context
+        self.decision, self.reason, self.updated_input, self.additional_context = (
+            decision,
+            reason,
+            updated_input,
+            additional_context,
+        )
         self.hooks: list[HookResult] = [] if hooks is None else hooks
         self.details: dict[str, Any] = {} if details is None else details
         self.warnings: list[str] = [] if warnings is None else warnings
@@ -207,7 +261,11 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
         updated_input=updated_input if final != "deny" else None,
         additional_context="\n".join(contexts) or None,
         hooks=list(results),
-        warnings=[f"hook {r.id} did not judge this call (fail_open): {r.error}" for r in live if r.error and r.decision is None],
+        warnings=[
+            f"hook {r.id} did not judge this call (fail_open): {r.error}"
+            for r in live
+            if r.error and r.decision is None
+        ],
     )
 
 

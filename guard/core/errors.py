@@ -52,7 +52,9 @@ class GuardError(Exception):
 class ConfigError(GuardError):
     """A config source is wrong; the message names the file, the key path and the reason."""
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: str | None = None, key: str | None = None, line: int | None = None
+    ) -> None:
         self.file = file
         self.key = key
         self.line = line

@@ -25,16 +25,30 @@ from guard.core.decision import DecidingRule, Decision, HookResult
 from guard.core.kinds import judged
 from guard.core.spec import HookSpec
 
-__all__ = ["FAILURE_POLICY", "FINAL_ADVICE", "JUDGEMENT_ADVICE", "RULE_CHARS", "UNJUDGED_ADVICE", "agent_message", "coverage", "explain",
-           "rule_text", "user_message"]
+__all__ = [
+    "FAILURE_POLICY",
+    "FINAL_ADVICE",
+    "JUDGEMENT_ADVICE",
+    "RULE_CHARS",
+    "UNJUDGED_ADVICE",
+    "agent_message",
+    "coverage",
+    "explain",
+    "rule_text",
+    "user_message",
+]
 
 #: Characters of a rule's text shown in a message (the whole rule stays in guard.yaml and the audit log).
 RULE_CHARS = 240
 #: Characters of the one-line reason kept (a judge's reason is one sentence; protection's names the path and the way out).
 WHY_CHARS = 1000
 FINAL_ADVICE = "This block is final: do not retry this in another form; ask the user."
-JUDGEMENT_ADVICE = "This is a judgement the user can override: do not retry it in another form; if the call is needed, ask the user."
-UNJUDGED_ADVICE = "guard could not judge this call, so it is blocked: do not retry it in another form; tell the user what failed."
+JUDGEMENT_ADVICE = (
+    "This is a judgement the user can override: do not retry it in another form; if the call is needed, ask the user."
+)
+UNJUDGED_ADVICE = (
+    "guard could not judge this call, so it is blocked: do not retry it in another form; tell the user what failed."
+)
 #: Who decided when a fail_closed failure, not a verdict, made the deny.
 FAILURE_POLICY = "the failure policy"
 #: A policy entry the judge cites (``hard_deny[2]``), and the numbered lines of a policy's rule text
@@ -132,7 +146,12 @@ def explain(decision: Decision, specs: Iterable[HookSpec]) -> Decision:
     by_id = {spec.id: spec for spec in specs}
     for result in decision.hooks:
         spec = by_id.get(result.id)
-        if spec is not None and not result.shadow and result.decision == decision.decision and all(r.id != spec.id for r in decision.decided_by):
+        if (
+            spec is not None
+            and not result.shadow
+            and result.decision == decision.decision
+            and all(r.id != spec.id for r in decision.decided_by)
+        ):
             decision.decided_by.append(_deciding(spec, result))
     return decision
 

@@ -76,8 +76,14 @@ class Kind:
         return f"Kind({self.name!r})"
 
 
-SMART = Kind("smart", "guard.hooks.smart:SmartHook", options="guard.config.kind_options:SmartOptions",
-             verdict="guard.judge.keys:lane_verdict", cached_verdict="guard.judge.keys:cached_verdict", judged=True)
+SMART = Kind(
+    "smart",
+    "guard.hooks.smart:SmartHook",
+    options="guard.config.kind_options:SmartOptions",
+    verdict="guard.judge.keys:lane_verdict",
+    cached_verdict="guard.judge.keys:cached_verdict",
+    judged=True,
+)
 COMMAND = Kind("command", "guard.hooks.command:CommandHook", options="guard.config.kind_options:CommandOptions")
 HTTP = Kind("http", "guard.hooks.http:HttpHook", options="guard.config.kind_options:HttpOptions")
 CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.config.kind_options:CallableOptions")
@@ -85,14 +91,20 @@ CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.
 PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
 
 #: kind name → its :class:`Kind`
-KINDS = Seam("guard.hook_kinds", "hook kind", {kind.name: f"guard.core.kinds:{kind.name.upper()}" for kind in (SMART, COMMAND, HTTP, CALLABLE, PROTECT)})
+KINDS = Seam(
+    "guard.hook_kinds",
+    "hook kind",
+    {kind.name: f"guard.core.kinds:{kind.name.upper()}" for kind in (SMART, COMMAND, HTTP, CALLABLE, PROTECT)},
+)
 
 
 def kind_of(name: str) -> Kind:
     """The :class:`Kind` registered as ``name``; LookupError naming the choices (and the entry-point group) otherwise."""
     kind = KINDS.load(name)
     if not isinstance(kind, Kind):
-        raise LookupError(f"hook kind {name!r}: the entry point {KINDS.group!r} names {kind!r}, not a guard.core.kinds.Kind")
+        raise LookupError(
+            f"hook kind {name!r}: the entry point {KINDS.group!r} names {kind!r}, not a guard.core.kinds.Kind"
+        )
     return kind
 
 

@@ -51,8 +51,10 @@ class Seam:
     def load(self, name: str) -> object:
         """The object ``name`` stands for; :class:`~guard.core.errors.UnknownName` naming the choices when nothing registers it."""
         if not self.known(name):
-            raise UnknownName(f"unknown {self.what} {name!r}; choose one of {', '.join(self._targets)}, "
-                              f"or install a plugin that adds it to the entry-point group {self.group!r}")
+            raise UnknownName(
+                f"unknown {self.what} {name!r}; choose one of {', '.join(self._targets)}, "
+                f"or install a plugin that adds it to the entry-point group {self.group!r}"
+            )
         module_name, _, attribute = self._targets[name].partition(":")
         target: object = importlib.import_module(module_name)
         for part in filter(None, attribute.split(".")):

@@ -25,10 +25,38 @@ from guard.core.record import FrozenRecord, Record
 from guard.core.spec import HookSpec
 
 __all__ = [
-    "API_BASE_ENV", "CLAUDE_BIN_ENV", "CODEX_BIN_ENV", "CONFIG_ENV", "DEADLINE_ENV", "DEBUG_ENV", "EVENT_ENV", "FAIL_CLOSED_ENV", "FAIL_OPEN_ENV",
-    "KEY_ENV", "LAUNCHER_ENV", "MODEL_ENV", "PLAIN_ENV", "POLICY_ENV", "PROGRAM_ENV", "SECRET_FILE_ENV", "SERVER_ENV", "SERVE_TOKEN_ENV",
-    "SIGNATURE_SUFFIX", "SYSTEM_DIR", "TIMEOUT_ENV", "TRANSPORT_ENV", "VARIABLES", "LoadedConfig", "OrgLocation", "Settings", "admin_owned",
-    "default_audit_path", "default_cache_url", "from_env", "locate", "user_dir",
+    "API_BASE_ENV",
+    "CLAUDE_BIN_ENV",
+    "CODEX_BIN_ENV",
+    "CONFIG_ENV",
+    "DEADLINE_ENV",
+    "DEBUG_ENV",
+    "EVENT_ENV",
+    "FAIL_CLOSED_ENV",
+    "FAIL_OPEN_ENV",
+    "KEY_ENV",
+    "LAUNCHER_ENV",
+    "MODEL_ENV",
+    "PLAIN_ENV",
+    "POLICY_ENV",
+    "PROGRAM_ENV",
+    "SECRET_FILE_ENV",
+    "SERVER_ENV",
+    "SERVE_TOKEN_ENV",
+    "SIGNATURE_SUFFIX",
+    "SYSTEM_DIR",
+    "TIMEOUT_ENV",
+    "TRANSPORT_ENV",
+    "VARIABLES",
+    "LoadedConfig",
+    "OrgLocation",
+    "Settings",
+    "admin_owned",
+    "default_audit_path",
+    "default_cache_url",
+    "from_env",
+    "locate",
+    "user_dir",
 ]
 
 MODEL_ENV = {"quick": "GUARD_MODEL_QUICK", "thorough": "GUARD_MODEL_THOROUGH"}
@@ -37,7 +65,12 @@ API_BASE_ENV = "GUARD_API_BASE"
 #: the config file (else guard.yaml / .guard/ found from the working directory up)
 CONFIG_ENV = "GUARD_CONFIG"
 #: ``guard hook``'s warm service URL (``--server``), its failure flags (``--fail-closed``, ``--fail-open``: "1") and deadline
-SERVER_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV, DEADLINE_ENV = "GUARD_SERVER", "GUARD_FAIL_CLOSED", "GUARD_FAIL_OPEN", "GUARD_DEADLINE"
+SERVER_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV, DEADLINE_ENV = (
+    "GUARD_SERVER",
+    "GUARD_FAIL_CLOSED",
+    "GUARD_FAIL_OPEN",
+    "GUARD_DEADLINE",
+)
 #: the event a Copilot hook reports (its payload does not say)
 EVENT_ENV = "GUARD_EVENT"
 #: guard serve's bearer token; the user's secret file
@@ -57,9 +90,29 @@ KEY_ENV, POLICY_ENV = "GUARD_ORG_KEY", "GUARD_ORG_POLICY"
 #: The org policy's signature is the policy's file name with this added.
 SIGNATURE_SUFFIX = ".sig"
 #: Every variable above but the launcher's: the only names :func:`from_env` reads.
-VARIABLES = frozenset({*MODEL_ENV.values(), *TIMEOUT_ENV.values(), API_BASE_ENV, CONFIG_ENV, SERVER_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV,
-                       DEADLINE_ENV, EVENT_ENV, SERVE_TOKEN_ENV, SECRET_FILE_ENV, TRANSPORT_ENV, PROGRAM_ENV, CLAUDE_BIN_ENV,
-                       CODEX_BIN_ENV, DEBUG_ENV, PLAIN_ENV, KEY_ENV, POLICY_ENV})
+VARIABLES = frozenset(
+    {
+        *MODEL_ENV.values(),
+        *TIMEOUT_ENV.values(),
+        API_BASE_ENV,
+        CONFIG_ENV,
+        SERVER_ENV,
+        FAIL_CLOSED_ENV,
+        FAIL_OPEN_ENV,
+        DEADLINE_ENV,
+        EVENT_ENV,
+        SERVE_TOKEN_ENV,
+        SECRET_FILE_ENV,
+        TRANSPORT_ENV,
+        PROGRAM_ENV,
+        CLAUDE_BIN_ENV,
+        CODEX_BIN_ENV,
+        DEBUG_ENV,
+        PLAIN_ENV,
+        KEY_ENV,
+        POLICY_ENV,
+    }
+)
 
 
 def from_env(name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -74,8 +127,11 @@ def from_env(name: str, env: Mapping[str, str] | None = None) -> str | None:
 
 def user_dir(kind: str) -> Path:
     """guard's folder in the user's ``cache``, ``state`` or ``config`` directory (XDG, else the usual ~ paths)."""
-    variable, fallback = {"cache": ("XDG_CACHE_HOME", ".cache"), "state": ("XDG_STATE_HOME", ".local/state"),
-                          "config": ("XDG_CONFIG_HOME", ".config")}[kind]
+    variable, fallback = {
+        "cache": ("XDG_CACHE_HOME", ".cache"),
+        "state": ("XDG_STATE_HOME", ".local/state"),
+        "config": ("XDG_CONFIG_HOME", ".config"),
+    }[kind]
     return Path(os.environ.get(variable) or Path.home() / fallback) / "guard"
 
 
@@ -147,8 +203,12 @@ def locate(env: Mapping[str, str] | None = None) -> OrgLocation | None:
             return OrgLocation(system_key, system_policy, "system")
         if admin_owned(moved):
             return OrgLocation(system_key, os.path.abspath(moved), "system")
-        return OrgLocation(system_key, system_policy, "system",
-                           f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write")
+        return OrgLocation(
+            system_key,
+            system_policy,
+            "system",
+            f"${POLICY_ENV}={moved} ignored: with the system key the policy may move only to a file root owns and no one else can write",
+        )
     if KEY_ENV not in environ:
         return None
     key = environ[KEY_ENV]  # set to nothing is not unset: see load()
@@ -182,10 +242,31 @@ class Settings(FrozenRecord):
     ``org_policy`` the signed org policy merged in and ``org_serial`` its serial (anti-rollback).
     """
 
-    __slots__ = ("models", "api_base", "cache_url", "cache_ttl", "allow_networks", "audit_path", "audit_redact",
-                 "server_url", "server_token", "base_dir", "config_path", "protect", "prices",
-                 "audit_url", "audit_otlp", "approvals_webhook", "approvals_timeout", "approvals_secret", "approvals_format",
-                 "approvals_link", "org_policy", "org_serial", "timeouts")
+    __slots__ = (
+        "models",
+        "api_base",
+        "cache_url",
+        "cache_ttl",
+        "allow_networks",
+        "audit_path",
+        "audit_redact",
+        "server_url",
+        "server_token",
+        "base_dir",
+        "config_path",
+        "protect",
+        "prices",
+        "audit_url",
+        "audit_otlp",
+        "approvals_webhook",
+        "approvals_timeout",
+        "approvals_secret",
+        "approvals_format",
+        "approvals_link",
+        "org_policy",
+        "org_serial",
+        "timeouts",
+    )
     models: dict[str, str]
     api_base: str | None
     cache_url: str
@@ -286,7 +367,9 @@ class Settings(FrozenRecord):
         data = dict(data)
         for key in ("allow_networks", "audit_redact"):
             data[key] = tuple(data.get(key, ()))
-        data["prices"] = {model: (float(price[0]), float(price[1])) for model, price in (data.get("prices") or {}).items()}
+        data["prices"] = {
+            model: (float(price[0]), float(price[1])) for model, price in (data.get("prices") or {}).items()
+        }
         return cls(**data)
 
 
@@ -298,8 +381,13 @@ class LoadedConfig(Record):
 
     __slots__ = ("settings", "specs", "sources", "pin")
 
-    def __init__(self, settings: Settings | None = None, specs: list[HookSpec] | None = None, sources: list[str] | None = None,
-                 pin: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        specs: list[HookSpec] | None = None,
+        sources: list[str] | None = None,
+        pin: str | None = None,
+    ) -> None:
         self.settings: Settings = Settings() if settings is None else settings
         self.specs: list[HookSpec] = [] if specs is None else specs
         self.sources: list[str] = [] if sources is None else sources

@@ -11,7 +11,17 @@ from typing import Any, Literal, get_args
 
 from guard.core.record import FrozenRecord
 
-__all__ = ["EXTERNAL_SOURCES", "HOOK_KINDS", "FailureMode", "HookKind", "HookMode", "HookSpec", "KindOptions", "OnAsk", "Source"]
+__all__ = [
+    "EXTERNAL_SOURCES",
+    "HOOK_KINDS",
+    "FailureMode",
+    "HookKind",
+    "HookMode",
+    "HookSpec",
+    "KindOptions",
+    "OnAsk",
+    "Source",
+]
 
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
@@ -103,10 +113,40 @@ class HookSpec(FrozenRecord):
     """
 
     __slots__ = (
-        "id", "kind", "event", "matcher", "tools", "timeout", "failure_mode", "source", "origin", "workdir",
-        "rule", "prompt", "depth", "model", "confidence_threshold", "cache_ignore", "cache_keep", "context",
-        "skip_read_only", "skip_project_writes", "judge_together", "command", "url", "secret", "fire_and_forget", "headers", "target", "func", "paths",
-        "scripts", "mode", "final", "options", "on_ask",
+        "id",
+        "kind",
+        "event",
+        "matcher",
+        "tools",
+        "timeout",
+        "failure_mode",
+        "source",
+        "origin",
+        "workdir",
+        "rule",
+        "prompt",
+        "depth",
+        "model",
+        "confidence_threshold",
+        "cache_ignore",
+        "cache_keep",
+        "context",
+        "skip_read_only",
+        "skip_project_writes",
+        "judge_together",
+        "command",
+        "url",
+        "secret",
+        "fire_and_forget",
+        "headers",
+        "target",
+        "func",
+        "paths",
+        "scripts",
+        "mode",
+        "final",
+        "options",
+        "on_ask",
     )
     id: str
     kind: str

@@ -22,7 +22,19 @@ from guard.datasets.case import Case
 __all__ = ["cases_from_audit"]
 
 #: Payload fields every client sends that say nothing about the call itself.
-_ENVELOPE = frozenset({"hook_event_name", "session_id", "transcript_path", "cwd", "permission_mode", "tool_name", "tool_input", "context", "tool_use_id"})
+_ENVELOPE = frozenset(
+    {
+        "hook_event_name",
+        "session_id",
+        "transcript_path",
+        "cwd",
+        "permission_mode",
+        "tool_name",
+        "tool_input",
+        "context",
+        "tool_use_id",
+    }
+)
 
 
 def _case(row: dict[str, Any], source: str) -> Case:
@@ -35,10 +47,17 @@ def _case(row: dict[str, Any], source: str) -> Case:
     else:  # events without a tool keep their fields (prompt, last_assistant_message) where build_event looks
         tool_name, tool_input = None, {k: v for k, v in payload.items() if k not in _ENVELOPE}
     context = payload.get("context")
-    notes = f"guard decided {row['decision']}" + (f" ({row['reason']})" if row["reason"] else "") + f"; a person labeled it {row['label']}"
+    notes = (
+        f"guard decided {row['decision']}"
+        + (f" ({row['reason']})" if row["reason"] else "")
+        + f"; a person labeled it {row['label']}"
+    )
     shadow = [h for h in row["hooks"] if isinstance(h, dict) and h.get("shadow") and h.get("decision")]
     if shadow:
-        notes += "; in shadow mode " + ", ".join(f"{h['id']} would have said {h['decision']}" + (f" ({h['reason']})" if h.get("reason") else "") for h in shadow)
+        notes += "; in shadow mode " + ", ".join(
+            f"{h['id']} would have said {h['decision']}" + (f" ({h['reason']})" if h.get("reason") else "")
+            for h in shadow
+        )
     return Case(
         id=f"audit-{row['id']}",
         event=payload["hook_event_name"],
@@ -46,11 +65,17 @@ def _case(row: dict[str, Any], source: str) -> Case:
         tool_input=tool_input,
         context=context if isinstance(context, str) else None,
         label=row["label"],
-        tags=["audit", *(["relabeled"] if row["label"] != row["decision"] else []), *sorted({f"shadow-{h['decision']}" for h in shadow}),
-              *(["shadow-disagrees"] if any(h["decision"] != row["label"] for h in shadow) else [])],
+        tags=[
+            "audit",
+            *(["relabeled"] if row["label"] != row["decision"] else []),
+            *sorted({f"shadow-{h['decision']}" for h in shadow}),
+            *(["shadow-disagrees"] if any(h["decision"] != row["label"] for h in shadow) else []),
+        ],
         source=f"{source}#{row['id']}",
         notes=notes,
-        cluster=f"session {row['session']}" if row.get("session") else None,  # calls of one agent session are not independent
+        cluster=f"session {row['session']}"
+        if row.get("session")
+        else None,  # calls of one agent session are not independent
     )
 
 

@@ -46,9 +46,13 @@ class Case(BaseModel):
     tags: list[StrictStr] = Field(default_factory=list)
     source: StrictStr | None = None
     notes: StrictStr | None = None
-    cluster: StrictStr | None = None  # cases sharing one (a session, a trajectory) are not independent: intervals resample them together
+    cluster: StrictStr | None = (
+        None  # cases sharing one (a session, a trajectory) are not independent: intervals resample them together
+    )
     cwd: StrictStr | None = None  # the project folder the call runs in (the judge is told whether a path is inside it)
-    files: dict[str, StrictStr] | None = None  # absolute path → current content: the files the case's world holds (others do not exist)
+    files: dict[str, StrictStr] | None = (
+        None  # absolute path → current content: the files the case's world holds (others do not exist)
+    )
 
     @field_validator("event")
     @classmethod
@@ -83,7 +87,13 @@ class Case(BaseModel):
         """What a judge sees of this case (input, context, rule; never label, tags or notes),
         normalised so that cases a judge cannot tell apart compare equal."""
         context = " ".join((self.context or "").split())
-        parts: tuple[str, ...] = (self.canonical_event, (self.tool_name or "").lower(), canonical_json(self.tool_input), context, self.rule or "")
+        parts: tuple[str, ...] = (
+            self.canonical_event,
+            (self.tool_name or "").lower(),
+            canonical_json(self.tool_input),
+            context,
+            self.rule or "",
+        )
         if self.session is not None:
             parts += (canonical_json(self.session),)
         if self.cwd is not None or self.files is not None:
@@ -174,7 +184,9 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
     for number, text in iter_lines(path):
         case = parse_case(text, file=name, line=number)
         if case.id in first_seen:
-            raise DatasetError(f"duplicate id {case.id!r} (first on line {first_seen[case.id]})", file=name, line=number)
+            raise DatasetError(
+                f"duplicate id {case.id!r} (first on line {first_seen[case.id]})", file=name, line=number
+            )
         first_seen[case.id] = number
         yield case
 

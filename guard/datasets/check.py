@@ -23,7 +23,16 @@ from guard.core.errors import ConfigError, DatasetError
 from guard.datasets.case import Case, iter_lines, parse_case
 from guard.datasets.similarity import field_shingles, similar_pairs
 
-__all__ = ["CheckReport", "FileSummary", "Finding", "Row", "check_datasets", "dataset_files", "read_rows", "rule_config_for"]
+__all__ = [
+    "CheckReport",
+    "FileSummary",
+    "Finding",
+    "Row",
+    "check_datasets",
+    "dataset_files",
+    "read_rows",
+    "rule_config_for",
+]
 
 DENY_BAND = (0.35, 0.65)
 HARD_NEGATIVE_TAG = "hard-negative"
@@ -132,7 +141,9 @@ def read_rows(path: Path, report: CheckReport) -> list[Row]:
                 report.findings.append(Finding("error", _bare(exc), name, number))
                 continue
             if case.id in first_seen:
-                report.findings.append(Finding("error", f"duplicate id {case.id!r} (first on line {first_seen[case.id]})", name, number))
+                report.findings.append(
+                    Finding("error", f"duplicate id {case.id!r} (first on line {first_seen[case.id]})", name, number)
+                )
                 continue
             first_seen[case.id] = number
             rows.append(Row(name, number, case))
@@ -150,18 +161,28 @@ def _summarise(path: Path, rows: list[Row], report: CheckReport) -> FileSummary:
         low, high = DENY_BAND
         if not low <= summary.deny_share <= high:
             report.findings.append(
-                Finding("warning", f"deny share {summary.deny_share:.0%} is outside {low:.0%}–{high:.0%} ({dict(labels)})", name)
+                Finding(
+                    "warning",
+                    f"deny share {summary.deny_share:.0%} is outside {low:.0%}–{high:.0%} ({dict(labels)})",
+                    name,
+                )
             )
     if any(HARD_NEGATIVE_TAG in row.case.tags for row in rows) and labels["allow"]:
         hard = sum(1 for row in rows if row.case.label == "allow" and HARD_NEGATIVE_TAG in row.case.tags)
         summary.hard_negative_share = hard / labels["allow"]
         if summary.hard_negative_share < MIN_HARD_NEGATIVE_SHARE:
             report.findings.append(
-                Finding("warning", f"only {hard} of {labels['allow']} allows are tagged {HARD_NEGATIVE_TAG} (want ≥ a third)", name)
+                Finding(
+                    "warning",
+                    f"only {hard} of {labels['allow']} allows are tagged {HARD_NEGATIVE_TAG} (want ≥ a third)",
+                    name,
+                )
             )
     extras: Counter[str] = Counter(key for row in rows for key in row.case.extra_fields if key not in PASSED_THROUGH)
     for key, count in sorted(extras.items()):
-        report.findings.append(Finding("warning", f"unknown field {key!r} on {count} case(s) (kept, but not part of the format)", name))
+        report.findings.append(
+            Finding("warning", f"unknown field {key!r} on {count} case(s) (kept, but not part of the format)", name)
+        )
     return summary
 
 
@@ -208,8 +229,11 @@ def _check_duplicates(rows: list[Row], report: CheckReport, threshold: float) ->
             report.findings.append(
                 Finding(
                     "error" if differ else "warning",
-                    (f"case {other.case.id!r} ({other.case.label}) has the same input as {first.case.id!r} ({first.case.label}) at {first.file}:{first.line}"
-                     if differ else f"case {other.case.id!r} duplicates the input of {first.case.id!r} at {first.file}:{first.line}"),
+                    (
+                        f"case {other.case.id!r} ({other.case.label}) has the same input as {first.case.id!r} ({first.case.label}) at {first.file}:{first.line}"
+                        if differ
+                        else f"case {other.case.id!r} duplicates the input of {first.case.id!r} at {first.file}:{first.line}"
+                    ),
                     other.file,
                     other.line,
                 )
@@ -217,7 +241,9 @@ def _check_duplicates(rows: list[Row], report: CheckReport, threshold: float) ->
     firsts = [same[0] for same in groups.values()]
     for pair in similar_pairs([field_shingles(row.case.judged_fields()) for row in firsts], threshold):
         left, right = firsts[pair.left], firsts[pair.right]
-        labels = f"; labels differ: {left.case.label} vs {right.case.label}" if left.case.label != right.case.label else ""
+        labels = (
+            f"; labels differ: {left.case.label} vs {right.case.label}" if left.case.label != right.case.label else ""
+        )
         report.findings.append(
             Finding(
                 "warning",

@@ -120,7 +120,9 @@ def _session(turns: list[Turn], index: int) -> dict[str, Any] | None:
     """The turns before the call at ``index`` as a structured session: the user's messages and the earlier tool calls."""
     before = turns[:index]
     messages = [t.text.strip() for t in before if t.role == "user" and t.text.strip()]
-    actions = [{"tool_name": call.name, "tool_input": call.input} for _, call in _calls(before) if isinstance(call, ToolCall)]
+    actions = [
+        {"tool_name": call.name, "tool_input": call.input} for _, call in _calls(before) if isinstance(call, ToolCall)
+    ]
     return {"user_messages": messages, "actions": actions} if messages or actions else None
 
 

@@ -63,7 +63,9 @@ def at_prevalence(binary: Binary, prevalence: float) -> PrevalenceMetrics:
     n = positives + negatives
 
     def estimate(value: float | None, low: float | None, high: float | None) -> Estimate:
-        return Estimate(value=value, low=low, high=high, n=n, method="propagated") if value is not None else Estimate(n=n)
+        return (
+            Estimate(value=value, low=low, high=high, n=n, method="propagated") if value is not None else Estimate(n=n)
+        )
 
     return PrevalenceMetrics(
         prevalence=prevalence,
@@ -92,7 +94,9 @@ def deny_scores(rows: Sequence[ResultRow]) -> list[tuple[bool, float]]:
     return [(group[0].label in STOPS, sum(map(_row_score, group)) / len(group)) for group in by_case.values()]
 
 
-def operating_points(scores: Sequence[tuple[bool, float]], targets: Sequence[float] = FPR_TARGETS) -> list[OperatingPoint]:
+def operating_points(
+    scores: Sequence[tuple[bool, float]], targets: Sequence[float] = FPR_TARGETS
+) -> list[OperatingPoint]:
     """Recall (Wilson interval) at the lowest P(deny) threshold whose FPR is within each target."""
     positives = sum(1 for positive, _ in scores if positive)
     negatives = len(scores) - positives
@@ -110,7 +114,11 @@ def operating_points(scores: Sequence[tuple[bool, float]], targets: Sequence[flo
             best = (score, tp, fp)
         tp = best[1] if best else 0
         interval = stats.wilson_interval(tp, positives)
-        recall = Estimate(value=tp / positives, low=interval[0], high=interval[1], n=positives, method="wilson") if interval and negatives else Estimate(n=positives)
+        recall = (
+            Estimate(value=tp / positives, low=interval[0], high=interval[1], n=positives, method="wilson")
+            if interval and negatives
+            else Estimate(n=positives)
+        )
         points.append(
             OperatingPoint(
                 target_fpr=target,

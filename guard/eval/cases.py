@@ -30,7 +30,17 @@ from guard.eval.schema import DatasetInfo
 from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
-__all__ = ["RULE_TIMEOUT", "SUMMARY_CHARS", "JudgedCase", "build_event", "companions", "input_summary", "load_datasets", "rule_name", "select_hooks"]
+__all__ = [
+    "RULE_TIMEOUT",
+    "SUMMARY_CHARS",
+    "JudgedCase",
+    "build_event",
+    "companions",
+    "input_summary",
+    "load_datasets",
+    "rule_name",
+    "select_hooks",
+]
 
 #: Timeout of the smart hook made from a case's rule text (a thorough tier may need it).
 RULE_TIMEOUT = 60.0
@@ -77,7 +87,13 @@ class JudgedCase:
     @property
     def summary(self) -> str:
         """The input a report shows for this case."""
-        return input_summary({"tool_input": self.case.tool_input, "prompt": (self.case.model_extra or {}).get("prompt"), "hook_event_name": self.case.event})
+        return input_summary(
+            {
+                "tool_input": self.case.tool_input,
+                "prompt": (self.case.model_extra or {}).get("prompt"),
+                "hook_event_name": self.case.event,
+            }
+        )
 
     @property
     def model_rules(self) -> str:
@@ -112,14 +128,25 @@ def build_event(case: Case) -> Event:
 
 def _rule_spec(case: Case, rule: str) -> HookSpec:
     context = "event" if case.session is None else "session"
-    named = f"{case.canonical_event}\0{rule}" + ("" if case.session is None else "\0session")  # context-free ids unchanged
+    named = f"{case.canonical_event}\0{rule}" + (
+        "" if case.session is None else "\0session"
+    )  # context-free ids unchanged
     digest = hashlib.blake2b(named.encode(), digest_size=4).hexdigest()
     return HookSpec(
-        id=f"rule-{digest}", kind="smart", event=case.canonical_event, rule=rule, timeout=RULE_TIMEOUT, source="library", origin="dataset rule", context=context
+        id=f"rule-{digest}",
+        kind="smart",
+        event=case.canonical_event,
+        rule=rule,
+        timeout=RULE_TIMEOUT,
+        source="library",
+        origin="dataset rule",
+        context=context,
     )
 
 
-def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs: dict[str, HookSpec]) -> tuple[HookSpec, ...]:
+def select_hooks(
+    case: Case, config: Sequence[HookSpec], where: str, rule_specs: dict[str, HookSpec]
+) -> tuple[HookSpec, ...]:
     """The hooks that judge ``case`` (see the module docstring); raises when none would.
 
     A shadow hook is scored as if enforced: an eval asks what the rule says, which is what promoting it needs to know.
@@ -129,7 +156,10 @@ def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs:
     if case.rule and case.rule in by_id:
         spec = by_id[case.rule]
         if spec.event != case.canonical_event or not compile_filter(spec.matcher, spec.tools)(case.tool_name):
-            raise DatasetError(f"case {case.id!r}: hook {spec.id!r} does not apply to {case.event} {case.tool_name or ''}".rstrip(), file=where)
+            raise DatasetError(
+                f"case {case.id!r}: hook {spec.id!r} does not apply to {case.event} {case.tool_name or ''}".rstrip(),
+                file=where,
+            )
         return (spec,)
     if case.rule:
         key = f"{case.canonical_event}\0{case.rule}\0{case.session is None}"
@@ -138,7 +168,10 @@ def select_hooks(case: Case, config: Sequence[HookSpec], where: str, rule_specs:
         return (rule_specs[key],)
     specs = tuple(Registry(config).matching(case.canonical_event, case.tool_name))
     if not specs:
-        raise DatasetError(f"case {case.id!r}: no hook judges it (give the case a rule, or configure a hook for {case.event} {case.tool_name or ''})".rstrip(), file=where)
+        raise DatasetError(
+            f"case {case.id!r}: no hook judges it (give the case a rule, or configure a hook for {case.event} {case.tool_name or ''})".rstrip(),
+            file=where,
+        )
     return specs
 
 
@@ -146,7 +179,11 @@ def companions(case: Case, config: Sequence[HookSpec], specs: Sequence[HookSpec]
     """The config's smart rules, other than ``specs``, that ``guard hook`` would judge on the case's call."""
     mine = {spec.id for spec in specs}
     shown = [spec.replace(mode="enforce") if spec.shadow else spec for spec in config]
-    return tuple(s for s in Registry(shown).matching(case.canonical_event, case.tool_name) if s.kind == "smart" and s.rule and s.id not in mine)
+    return tuple(
+        s
+        for s in Registry(shown).matching(case.canonical_event, case.tool_name)
+        if s.kind == "smart" and s.rule and s.id not in mine
+    )
 
 
 def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[list[DatasetInfo], list[JudgedCase]]:
@@ -159,7 +196,9 @@ def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[lis
     for path in paths:
         name = Path(path).stem
         if name in seen:
-            raise GuardError(f"datasets {seen[name]} and {path} share the name {name!r}: case ids are keyed by file name; rename one")
+            raise GuardError(
+                f"datasets {seen[name]} and {path} share the name {name!r}: case ids are keyed by file name; rename one"
+            )
         seen[name] = path
         report = CheckReport()
         rows = read_rows(Path(path), report)
@@ -169,11 +208,20 @@ def load_datasets(paths: Sequence[str], config: Sequence[HookSpec]) -> tuple[lis
         for row in rows:
             try:
                 specs = select_hooks(row.case, config, f"{path}:{row.line}", rule_specs)
-                judged.append(JudgedCase(name, row.case, build_event(row.case), specs, companions(row.case, config, specs)))
+                judged.append(
+                    JudgedCase(name, row.case, build_event(row.case), specs, companions(row.case, config, specs))
+                )
             except DatasetError as exc:
                 problems.append(str(exc))
         if rows and not report.errors:
-            infos.append(DatasetInfo(name=name, path=str(path), cases=len(rows), sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest()))
+            infos.append(
+                DatasetInfo(
+                    name=name,
+                    path=str(path),
+                    cases=len(rows),
+                    sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+                )
+            )
     if problems:
         raise DatasetError(f"{len(problems)} problem(s) in the dataset(s), nothing judged:\n  " + "\n  ".join(problems))
     return infos, judged

@@ -54,7 +54,15 @@ def _spread_labels(wanted: list[float], top: float, bottom: float) -> list[float
     return placed
 
 
-def scatter_svg(points: Sequence[Point], *, x_label: str, y_label: str, x_format: Callable[[float], str], width: int = 560, height: int = 250) -> str:
+def scatter_svg(
+    points: Sequence[Point],
+    *,
+    x_label: str,
+    y_label: str,
+    x_format: Callable[[float], str],
+    width: int = 560,
+    height: int = 250,
+) -> str:
     """The chart as an ``<svg>`` element (empty string for no points)."""
     if not points:
         return ""
@@ -78,23 +86,39 @@ def scatter_svg(points: Sequence[Point], *, x_label: str, y_label: str, x_format
     ]
     for tick in x_ticks:
         parts.append(f'<line class="grid" x1="{px(tick):.1f}" y1="{top}" x2="{px(tick):.1f}" y2="{top + plot_h}"/>')
-        parts.append(f'<text class="tick" x="{px(tick):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{escape(x_format(tick))}</text>')
+        parts.append(
+            f'<text class="tick" x="{px(tick):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{escape(x_format(tick))}</text>'
+        )
     for tick in y_ticks:
         parts.append(f'<line class="grid" x1="{left}" y1="{py(tick):.1f}" x2="{left + plot_w}" y2="{py(tick):.1f}"/>')
         parts.append(f'<text class="tick" x="{left - 9}" y="{py(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
-    parts.append(f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>')
-    parts.append(f'<text class="axis" x="12" y="{top + plot_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 12 {top + plot_h / 2:.1f})">{escape(y_label)}</text>')
+    parts.append(
+        f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>'
+    )
+    parts.append(
+        f'<text class="axis" x="12" y="{top + plot_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 12 {top + plot_h / 2:.1f})">{escape(y_label)}</text>'
+    )
     labels = _spread_labels([py(p.y) + 4 for p in points], top + 10, top + plot_h - 2)
     for i, (point, label_y) in enumerate(zip(points, labels, strict=True)):
         color = PALETTE[i % len(PALETTE)]
         x, y = px(point.x), py(point.y)
-        tip = f"{point.label}: {y_label} {point.y:.3f}" + (f" [{point.low:.3f}, {point.high:.3f}]" if point.low is not None and point.high is not None else "") + f", {x_format(point.x)}"
+        tip = (
+            f"{point.label}: {y_label} {point.y:.3f}"
+            + (f" [{point.low:.3f}, {point.high:.3f}]" if point.low is not None and point.high is not None else "")
+            + f", {x_format(point.x)}"
+        )
         parts.append(f'<g class="point"><title>{escape(tip)}</title>')
         if point.low is not None and point.high is not None:
-            parts.append(f'<line class="bar" x1="{x:.1f}" y1="{py(point.low):.1f}" x2="{x:.1f}" y2="{py(point.high):.1f}" stroke="{color}"/>')
+            parts.append(
+                f'<line class="bar" x1="{x:.1f}" y1="{py(point.low):.1f}" x2="{x:.1f}" y2="{py(point.high):.1f}" stroke="{color}"/>'
+            )
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}"/>')
-        parts.append(f'<line class="leader" x1="{x + 6:.1f}" y1="{y:.1f}" x2="{left + plot_w + 6}" y2="{label_y - 4:.1f}" stroke="{color}"/>')
+        parts.append(
+            f'<line class="leader" x1="{x + 6:.1f}" y1="{y:.1f}" x2="{left + plot_w + 6}" y2="{label_y - 4:.1f}" stroke="{color}"/>'
+        )
         shown = point.label if len(point.label) <= 30 else point.label[:29] + "…"
-        parts.append(f'<text class="label" x="{left + plot_w + 10}" y="{label_y:.1f}" fill="{color}">{escape(shown)}</text></g>')
+        parts.append(
+            f'<text class="label" x="{left + plot_w + 10}" y="{label_y:.1f}" fill="{color}">{escape(shown)}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)

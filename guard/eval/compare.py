@@ -32,11 +32,29 @@ from guard.eval.scoring import RATES, BinaryArrays, cluster_keys, stance
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["METRIC_NAMES", "NO_LIMITS", "RANK_METRICS", "SIGNIFICANCE", "Limits", "baseline_pairs", "compare_outcomes", "compare_to_baseline", "load_baseline", "pairwise"]
+__all__ = [
+    "METRIC_NAMES",
+    "NO_LIMITS",
+    "RANK_METRICS",
+    "SIGNIFICANCE",
+    "Limits",
+    "baseline_pairs",
+    "compare_outcomes",
+    "compare_to_baseline",
+    "load_baseline",
+    "pairwise",
+]
 
 SIGNIFICANCE = 0.05
 #: The metrics a comparison can be ranked and tested on (higher is better for each), as prose names them.
-METRIC_NAMES = {"f1": "F1", "accuracy": "accuracy", "precision": "precision", "recall": "recall", "specificity": "specificity", "kappa": "kappa"}
+METRIC_NAMES = {
+    "f1": "F1",
+    "accuracy": "accuracy",
+    "precision": "precision",
+    "recall": "recall",
+    "specificity": "specificity",
+    "kappa": "kappa",
+}
 RANK_METRICS = tuple(METRIC_NAMES)
 
 
@@ -67,7 +85,9 @@ def _spread(statistic: Callable[[np.ndarray], np.ndarray], n: int, seed: int, cl
     return float(np.var(finite, ddof=1)) if finite.size > 1 else 0.0
 
 
-def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dict[str, CaseOutcome], *, seed: int = 0, metric: str = "f1") -> PairComparison:
+def compare_outcomes(
+    a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dict[str, CaseOutcome], *, seed: int = 0, metric: str = "f1"
+) -> PairComparison:
     """Compare two judges on the cases both judged (keys present in both), on F1 and on ``metric``."""
     shared = sorted(a.keys() & b.keys())
     a_only = sum(1 for k in shared if a[k].correct and not b[k].correct)
@@ -78,7 +98,11 @@ def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dic
     f1_a = arrays_a.point("f1") if shared else None
     f1_b = arrays_b.point("f1") if shared else None
     f1_diff = None if f1_a is None or f1_b is None else f1_a - f1_b
-    f1_paired = stats.paired_bootstrap(arrays_a.f1, arrays_b.f1, len(shared), seed=seed, clusters=clusters) if f1_diff is not None else None
+    f1_paired = (
+        stats.paired_bootstrap(arrays_a.f1, arrays_b.f1, len(shared), seed=seed, clusters=clusters)
+        if f1_diff is not None
+        else None
+    )
     mcnemar = stats.mcnemar_exact(a_only, b_only)
 
     stat_a, stat_b = _statistic(arrays_a, metric), _statistic(arrays_b, metric)
@@ -88,10 +112,17 @@ def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dic
     if metric == "f1":
         paired = f1_paired
     else:
-        paired = stats.paired_bootstrap(stat_a, stat_b, len(shared), seed=seed, clusters=clusters) if diff is not None else None
+        paired = (
+            stats.paired_bootstrap(stat_a, stat_b, len(shared), seed=seed, clusters=clusters)
+            if diff is not None
+            else None
+        )
     se = paired.se if paired else None
     if se == 0.0:  # the judges agree on every case: no paired spread to read, so bound it as if they were independent
-        se = math.sqrt(_spread(stat_a, len(shared), seed, clusters) + _spread(stat_b, len(shared), seed + 1, clusters)) or None
+        se = (
+            math.sqrt(_spread(stat_a, len(shared), seed, clusters) + _spread(stat_b, len(shared), seed + 1, clusters))
+            or None
+        )
     exact = metric == "accuracy" and clusters is None
     return PairComparison(
         a=a_name,
@@ -113,15 +144,23 @@ def compare_outcomes(a_name: str, a: dict[str, CaseOutcome], b_name: str, b: dic
         diff_se=se,
         p=mcnemar if exact else (paired.p if paired else None),
         detectable=stats.minimum_detectable_difference(se) if se else None,
-        kappa=stats.cohen_kappa([stance(a[k].predicted) for k in shared], [stance(b[k].predicted) for k in shared]) if shared else None,
+        kappa=stats.cohen_kappa([stance(a[k].predicted) for k in shared], [stance(b[k].predicted) for k in shared])
+        if shared
+        else None,
     )
 
 
 def pairwise(variants: Sequence[VariantMetrics], *, seed: int = 0, metric: str = "f1") -> list[PairComparison]:
     """Every pair of (model, depth) variants of one run, with p-values Holm-adjusted over all the pairs."""
-    pairs = [compare_outcomes(a.name, a.case_outcomes, b.name, b.case_outcomes, seed=seed, metric=metric) for a, b in itertools.combinations(variants, 2)]
+    pairs = [
+        compare_outcomes(a.name, a.case_outcomes, b.name, b.case_outcomes, seed=seed, metric=metric)
+        for a, b in itertools.combinations(variants, 2)
+    ]
     adjusted = stats.holm([pair.p if pair.p is not None else 1.0 for pair in pairs])
-    return [pair.model_copy(update={"p_holm": p if pair.p is not None else None}) for pair, p in zip(pairs, adjusted, strict=True)]
+    return [
+        pair.model_copy(update={"p_holm": p if pair.p is not None else None})
+        for pair, p in zip(pairs, adjusted, strict=True)
+    ]
 
 
 def load_baseline(path: str) -> list[VariantMetrics]:
@@ -139,7 +178,9 @@ def load_baseline(path: str) -> list[VariantMetrics]:
             return compute_variants(rows)
         return MetricsReport.model_validate_json(text).variants
     except (ValidationError, json.JSONDecodeError, ValueError) as exc:
-        raise GuardError(f"baseline {path}: not a guard metrics.json or results.jsonl: {str(exc).splitlines()[0]}") from exc
+        raise GuardError(
+            f"baseline {path}: not a guard metrics.json or results.jsonl: {str(exc).splitlines()[0]}"
+        ) from exc
 
 
 class _Named(Protocol):
@@ -150,7 +191,9 @@ class _Named(Protocol):
 N = TypeVar("N", bound=_Named)
 
 
-def baseline_pairs(current: Sequence[N], baseline: Sequence[VariantMetrics], source: str) -> list[tuple[N, VariantMetrics]]:
+def baseline_pairs(
+    current: Sequence[N], baseline: Sequence[VariantMetrics], source: str
+) -> list[tuple[N, VariantMetrics]]:
     """Same (model, depth) where it exists; a single-variant baseline stands in for every variant.
 
     Takes the run's variants before judging too, so a baseline that fits nothing fails before any call.
@@ -184,14 +227,22 @@ def compare_to_baseline(
         stops = {k: (stance(before[k].predicted) == "stop", stance(after[k].predicted) == "stop") for k in shared}
         pair = compare_outcomes(now.name, after, base.name, before, seed=seed, metric=metric)
         new_denies = [k for k, (was, now_stops) in stops.items() if not was and now_stops]
-        new_allows = [k for k, (was, now_stops) in stops.items() if was and not now_stops and stance(after[k].predicted) != "error"]
+        new_allows = [
+            k
+            for k, (was, now_stops) in stops.items()
+            if was and not now_stops and stance(after[k].predicted) != "error"
+        ]
         mcnemar_drop = pair.mcnemar_p < SIGNIFICANCE and len(regressed) > len(improved)
         f1_drop = pair.f1_diff_high is not None and pair.f1_diff_high < 0
         reasons = []
         if mcnemar_drop:
-            reasons.append(f"McNemar p={pair.mcnemar_p:.4f} < {SIGNIFICANCE} with {len(regressed)} regressed vs {len(improved)} improved")
+            reasons.append(
+                f"McNemar p={pair.mcnemar_p:.4f} < {SIGNIFICANCE} with {len(regressed)} regressed vs {len(improved)} improved"
+            )
         if f1_drop:
-            reasons.append(f"F1 fell by {-(pair.f1_diff or 0):.3f}, 95% interval of the change [{pair.f1_diff_low:.3f}, {pair.f1_diff_high:.3f}] is below 0")
+            reasons.append(
+                f"F1 fell by {-(pair.f1_diff or 0):.3f}, 95% interval of the change [{pair.f1_diff_low:.3f}, {pair.f1_diff_high:.3f}] is below 0"
+            )
         results.append(
             BaselineComparison(
                 source=source,
@@ -204,7 +255,9 @@ def compare_to_baseline(
                 why="; ".join(reasons) or f"no significant drop (McNemar p={pair.mcnemar_p:.4f})",
                 new_denies=new_denies,
                 new_allows=new_allows,
-                baseline_verdicts={k: before[k].predicted for k in dict.fromkeys([*regressed, *improved, *new_denies, *new_allows])},
+                baseline_verdicts={
+                    k: before[k].predicted for k in dict.fromkeys([*regressed, *improved, *new_denies, *new_allows])
+                },
                 unmatched=sorted(after.keys() - before.keys()),
                 max_regressions=limits.regressions,
                 max_new_denies=limits.new_denies,

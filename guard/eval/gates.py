@@ -47,5 +47,13 @@ def evaluate_gates(gates: Sequence[Gate], variants: Sequence[VariantMetrics]) ->
     for metric, threshold in gates:
         for variant in variants:
             value = variant.metrics[metric].value if metric in variant.metrics else None
-            results.append(GateResult(metric=metric, threshold=threshold, variant=variant.name, value=value, passed=value is not None and value >= threshold))
+            results.append(
+                GateResult(
+                    metric=metric,
+                    threshold=threshold,
+                    variant=variant.name,
+                    value=value,
+                    passed=value is not None and value >= threshold,
+                )
+            )
     return results

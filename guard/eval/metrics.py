@@ -20,7 +20,16 @@ from guard.judge.read_only_lane import TIERS as LANE_TIERS
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABELS", "PREDICTIONS", "calibration_pairs", "case_key", "compute_variant", "compute_variants", "endpoints", "rows_frame"]
+__all__ = [
+    "LABELS",
+    "PREDICTIONS",
+    "calibration_pairs",
+    "case_key",
+    "compute_variant",
+    "compute_variants",
+    "endpoints",
+    "rows_frame",
+]
 
 LABELS: tuple[str, ...] = BY_STRICTNESS
 PREDICTIONS: tuple[str, ...] = (*BY_STRICTNESS, ERROR)
@@ -36,7 +45,11 @@ def rows_frame(rows: Sequence[ResultRow]) -> pd.DataFrame:
 
     columns = ("latency_ms", "tokens_in", "tokens_out", "cost_usd")
     data = {name: pd.array([getattr(r, name) for r in rows], dtype="Float64") for name in columns}
-    data |= {"cached": [r.cached for r in rows], "replayed": [r.replayed for r in rows], "error_kind": [r.error_kind or "" for r in rows]}
+    data |= {
+        "cached": [r.cached for r in rows],
+        "replayed": [r.replayed for r in rows],
+        "error_kind": [r.error_kind or "" for r in rows],
+    }
     return pd.DataFrame(data)
 
 
@@ -124,7 +137,13 @@ def endpoints(rows: Sequence[ResultRow]) -> list[ModelEndpoint]:
 
 
 def compute_variant(
-    rows: Sequence[ResultRow], model: str, depth: str, *, seed: int = 0, prevalence: float | None = None, book: PriceBook | None = None
+    rows: Sequence[ResultRow],
+    model: str,
+    depth: str,
+    *,
+    seed: int = 0,
+    prevalence: float | None = None,
+    book: PriceBook | None = None,
 ) -> VariantMetrics:
     """Every metric of one (model, depth) from its rows; figures at ``prevalence`` too when one is stated; costs from ``book``."""
     import numpy as np
@@ -135,8 +154,10 @@ def compute_variant(
     outcomes, tags = _outcomes(rows)
     binary, estimates = binary_estimates(list(outcomes.values()), seed=seed)
 
-    live = frame[~frame["cached"] & ~frame["replayed"] & frame["latency_ms"].notna() & (frame["error_kind"] != "infrastructure")]
-    p50, p95 = (np.percentile(live["latency_ms"].astype(float), [50, 95]) if not live.empty else (None, None))
+    live = frame[
+        ~frame["cached"] & ~frame["replayed"] & frame["latency_ms"].notna() & (frame["error_kind"] != "infrastructure")
+    ]
+    p50, p95 = np.percentile(live["latency_ms"].astype(float), [50, 95]) if not live.empty else (None, None)
 
     confidences, correct = calibration_pairs(rows)
 
@@ -178,9 +199,14 @@ def compute_variant(
     )
 
 
-def compute_variants(rows: Sequence[ResultRow], *, seed: int = 0, prevalence: float | None = None, book: PriceBook | None = None) -> list[VariantMetrics]:
+def compute_variants(
+    rows: Sequence[ResultRow], *, seed: int = 0, prevalence: float | None = None, book: PriceBook | None = None
+) -> list[VariantMetrics]:
     """Metrics per (model, depth), in the order the variants first appear in ``rows``."""
     groups: dict[tuple[str, str], list[ResultRow]] = {}
     for row in rows:
         groups.setdefault((row.model, row.depth), []).append(row)
-    return [compute_variant(members, model, depth, seed=seed, prevalence=prevalence, book=book) for (model, depth), members in groups.items()]
+    return [
+        compute_variant(members, model, depth, seed=seed, prevalence=prevalence, book=book)
+        for (model, depth), members in groups.items()
+    ]

@@ -21,7 +21,18 @@ from guard.eval.ranking import rank
 from guard.eval.report_html import render_html
 from guard.eval.report_md import render_markdown
 from guard.eval.runner import Variant
-from guard.eval.schema import NOT_JUDGED_KINDS, BacktestSummary, BaselineComparison, DatasetInfo, MetricsReport, NotJudged, ResultRow, RouteCoverage, UnrecordedRule, VariantMetrics
+from guard.eval.schema import (
+    NOT_JUDGED_KINDS,
+    BacktestSummary,
+    BaselineComparison,
+    DatasetInfo,
+    MetricsReport,
+    NotJudged,
+    ResultRow,
+    RouteCoverage,
+    UnrecordedRule,
+    VariantMetrics,
+)
 
 __all__ = ["DISTRIBUTION", "OUTPUT_FILES", "build_report", "guard_version", "write_outputs"]
 
@@ -105,7 +116,11 @@ def build_report(
     ordered = [by_name[v.name] for v in variants if v.name in by_name]
     comparisons = pairwise(ordered, seed=seed, metric=metric)
     evaluated = not unrecorded and not not_judged
-    compared = compare_to_baseline(ordered, baseline[1], baseline[0], seed=seed, metric=metric, limits=limits) if baseline and ordered and evaluated else []
+    compared = (
+        compare_to_baseline(ordered, baseline[1], baseline[0], seed=seed, metric=metric, limits=limits)
+        if baseline and ordered and evaluated
+        else []
+    )
     clusters = {row.cluster if row.cluster is not None else f"\0{row.dataset}/{row.case_id}" for row in judged}
     named = {row.cluster for row in judged if row.cluster is not None}
     listed = _listed(ordered, compared)

@@ -60,14 +60,20 @@ def list_price(model: str) -> tuple[float, float] | None:
             continue
         per_in, per_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
         if isinstance(per_in, (int, float)) and isinstance(per_out, (int, float)):
-            return round(per_in * PER_MILLION, 9), round(per_out * PER_MILLION, 9)  # 4e-07 per token reads 0.4, not 0.39999999999999997
+            return round(per_in * PER_MILLION, 9), round(
+                per_out * PER_MILLION, 9
+            )  # 4e-07 per token reads 0.4, not 0.39999999999999997
     return None
 
 
 class PriceBook:
     """The prices of one run: ``given`` (``--price``) over ``configured`` (``prices:``) over LiteLLM's map."""
 
-    def __init__(self, given: Mapping[str, tuple[float, float]] | None = None, configured: Mapping[str, tuple[float, float]] | None = None) -> None:
+    def __init__(
+        self,
+        given: Mapping[str, tuple[float, float]] | None = None,
+        configured: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
         self.given = dict(given or {})
         self.configured = dict(configured or {})
 
@@ -84,12 +90,19 @@ class PriceBook:
                 return ModelPrice(model=model, input_per_mtok=found[0], output_per_mtok=found[1], source=source)  # type: ignore[arg-type]
         listed = list_price(model)
         if listed is not None:
-            return ModelPrice(model=model, input_per_mtok=listed[0], output_per_mtok=listed[1], source="LiteLLM price map")
+            return ModelPrice(
+                model=model, input_per_mtok=listed[0], output_per_mtok=listed[1], source="LiteLLM price map"
+            )
         return ModelPrice(model=model)
 
     def call_cost(self, call: ModelCall) -> float | None:
         price = self.price(call.model)
-        if price.input_per_mtok is None or price.output_per_mtok is None or call.tokens_in is None or call.tokens_out is None:
+        if (
+            price.input_per_mtok is None
+            or price.output_per_mtok is None
+            or call.tokens_in is None
+            or call.tokens_out is None
+        ):
             return None
         return (call.tokens_in * price.input_per_mtok + call.tokens_out * price.output_per_mtok) / PER_MILLION
 

@@ -43,7 +43,12 @@ __all__ = ["guard_eval", "guard_judge_cassette", "guard_vcr_config", "pytest_rec
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--guard-eval-out", metavar="DIR", default=None, help="guard_eval: write each test's eval outputs to DIR/<test name> (default: the test's tmp folder)")
+    parser.addoption(
+        "--guard-eval-out",
+        metavar="DIR",
+        default=None,
+        help="guard_eval: write each test's eval outputs to DIR/<test name> (default: the test's tmp folder)",
+    )
 
 
 def _folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
@@ -66,7 +71,10 @@ def guard_eval(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., 
         folder = Path(out) if out else _folder(request, tmp_path)
         result = evaluate(list(datasets), out=str(folder), **options)
         if result.exit_code == EXIT_ERROR:  # a run that could not judge must never pass quietly
-            pytest.fail("guard eval could not judge: " + "; ".join(result.problems) + f" (report: {folder / 'report.md'})", pytrace=False)
+            pytest.fail(
+                "guard eval could not judge: " + "; ".join(result.problems) + f" (report: {folder / 'report.md'})",
+                pytrace=False,
+            )
         if result.exit_code == EXIT_UNRECORDED:
             pytest.fail(f"guard eval: {rerecord_line(result.report)} (report: {folder / 'report.md'})", pytrace=False)
         if result.exit_code == EXIT_NOT_JUDGED:

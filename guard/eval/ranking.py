@@ -36,7 +36,9 @@ def _p(value: float | None) -> str:
     return "Holm p < 0.001" if value < 0.001 else f"Holm p = {value:.3f}"
 
 
-def _against(leader: str, other: str, comparisons: Sequence[PairComparison]) -> tuple[PairComparison, float | None] | None:
+def _against(
+    leader: str, other: str, comparisons: Sequence[PairComparison]
+) -> tuple[PairComparison, float | None] | None:
     """The pair of ``leader`` and ``other``, with the difference oriented leader − other."""
     for pair in comparisons:
         if (pair.a, pair.b) == (leader, other):
@@ -62,6 +64,7 @@ def rank(variants: Sequence[VariantMetrics], comparisons: Sequence[PairCompariso
     """The ranking and its headline; None for a run with fewer than two variants."""
     if len(variants) < 2:
         return None
+
     def value(variant: VariantMetrics) -> float:
         found = variant.metrics[metric].value
         return float("-inf") if found is None else found
@@ -72,7 +75,13 @@ def rank(variants: Sequence[VariantMetrics], comparisons: Sequence[PairCompariso
     name = METRIC_NAMES.get(metric, metric)
     order = [v.name for v in scored]
     if est.value is None:
-        return Ranking(metric=metric, order=order, leader=leader.name, headline=f"INCONCLUSIVE: no model has a defined {name} on these cases.", agreement=agreement(variants))
+        return Ranking(
+            metric=metric,
+            order=order,
+            leader=leader.name,
+            headline=f"INCONCLUSIVE: no model has a defined {name} on these cases.",
+            agreement=agreement(variants),
+        )
     interval = f" [{est.low:.3f}, {est.high:.3f}]" if est.low is not None and est.high is not None else ""
     beats: list[str] = []
     unsure: list[str] = []
@@ -90,7 +99,11 @@ def rank(variants: Sequence[VariantMetrics], comparisons: Sequence[PairCompariso
         gap = "–" if diff is None else f"{diff:+.3f}"
         parts.append(f"{other.name} ({gap}, {_p(pair.p_holm)})")
     if not unsure:
-        headline = f"{leader.name} is best on {name}: {est.value:.3f}{interval}, significantly ahead of " + " and ".join(parts) + "."
+        headline = (
+            f"{leader.name} is best on {name}: {est.value:.3f}{interval}, significantly ahead of "
+            + " and ".join(parts)
+            + "."
+        )
     else:
         told = [p for other, p in zip(scored[1:], parts, strict=False) if other.name in beats]
         headline = (
@@ -109,4 +122,13 @@ def rank(variants: Sequence[VariantMetrics], comparisons: Sequence[PairCompariso
             )
         else:
             power = f"{leader.name} and {rival} agree on every one of the {closest.cases} cases: the data cannot say how small a difference it would detect."
-    return Ranking(metric=metric, order=order, leader=leader.name, beats=beats, inconclusive=unsure, headline=headline, power=power, agreement=agreement(variants))
+    return Ranking(
+        metric=metric,
+        order=order,
+        leader=leader.name,
+        beats=beats,
+        inconclusive=unsure,
+        headline=headline,
+        power=power,
+        agreement=agreement(variants),
+    )

@@ -26,7 +26,16 @@ from guard.judge.cassette import MATCHER, register, use
 
 __all__ = ["FILTERED_HEADERS", "MATCH_ON", "Recorder", "cassette_path", "recording", "vcr_config"]
 
-FILTERED_HEADERS = ("authorization", "x-api-key", "api-key", "anthropic-api-key", "x-goog-api-key", "cookie", "set-cookie", "openai-organization")
+FILTERED_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "anthropic-api-key",
+    "x-goog-api-key",
+    "cookie",
+    "set-cookie",
+    "openai-organization",
+)
 FILTERED_QUERY = ("key", "api_key", "api-key")
 MATCH_ON = ("method", MATCHER)
 
@@ -125,7 +134,9 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
         if not resume:
             path.unlink(missing_ok=True)
     recorder = Recorder(mode, path)
-    config = vcr.VCR(record_mode={"record": "new_episodes" if resume else "all", "replay": "none"}[mode], **vcr_config())
+    config = vcr.VCR(
+        record_mode={"record": "new_episodes" if resume else "all", "replay": "none"}[mode], **vcr_config()
+    )
     register(config)
     with _opened(config, path) as cassette, use(cassette):
         if mode == "replay":

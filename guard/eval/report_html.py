@@ -52,11 +52,15 @@ def _table(table: Table, *, titled: bool = True) -> str:
     for r, row in enumerate(table.rows):
         cells = []
         for i, cell in enumerate(row):
-            classes = " ".join(c for c in ("nowrap" if i in table.nowrap else "", table.marks[r][i] if table.marks else "") if c)
+            classes = " ".join(
+                c for c in ("nowrap" if i in table.nowrap else "", table.marks[r][i] if table.marks else "") if c
+            )
             opened = f'<td class="{classes}">' if classes else "<td>"
             cells.append(f"{opened}{_diff(cell) if i == table.diff_column else escape(cell)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<h3>{escape(table.title)}</h3>" if titled else "") + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (
+        f"<h3>{escape(table.title)}</h3>" if titled else ""
+    ) + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 _MARKS = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)
@@ -67,7 +71,11 @@ def _diff(text: str) -> str:
     out, at = [], 0
     for mark in _MARKS.finditer(text):
         out.append(escape(text[at : mark.start()]))
-        out.append(f"<del>{escape(mark.group(1))}</del>" if mark.group(1) is not None else f"<ins>{escape(mark.group(2))}</ins>")
+        out.append(
+            f"<del>{escape(mark.group(1))}</del>"
+            if mark.group(1) is not None
+            else f"<ins>{escape(mark.group(2))}</ins>"
+        )
         at = mark.end()
     return "".join(out) + escape(text[at:])
 
@@ -75,8 +83,16 @@ def _diff(text: str) -> str:
 def _section(section: Section) -> str:
     lines = "".join(f"<p>{escape(line)}</p>" for line in section.lines)
     if section.id == "confusion":
-        return f'<section id="{section.id}"><h2>{escape(section.title)}</h2>{lines}<div class="grid">' + "".join(f"<div>{_table(t)}</div>" for t in section.tables) + "</div></section>"
-    return f'<section id="{section.id}"><h2>{escape(section.title)}</h2>{lines}' + "".join(_table(t, titled=t.title != section.title) for t in section.tables) + "</section>"
+        return (
+            f'<section id="{section.id}"><h2>{escape(section.title)}</h2>{lines}<div class="grid">'
+            + "".join(f"<div>{_table(t)}</div>" for t in section.tables)
+            + "</div></section>"
+        )
+    return (
+        f'<section id="{section.id}"><h2>{escape(section.title)}</h2>{lines}'
+        + "".join(_table(t, titled=t.title != section.title) for t in section.tables)
+        + "</section>"
+    )
 
 
 def _chart(report: MetricsReport) -> str:
@@ -101,8 +117,10 @@ def _chart(report: MetricsReport) -> str:
         found = points(attribute)
         if len(found) >= 2:
             left_out = len(report.variants) - len(found)
-            caption = f"{name} (95% interval) against {label}; top left is best." + (f" {left_out} model(s) without a value are not drawn." if left_out else "")
-            return f'<figure>{scatter_svg(found, x_label=label, y_label=name, x_format=shown)}<figcaption>{escape(caption)}</figcaption></figure>'
+            caption = f"{name} (95% interval) against {label}; top left is best." + (
+                f" {left_out} model(s) without a value are not drawn." if left_out else ""
+            )
+            return f"<figure>{scatter_svg(found, x_label=label, y_label=name, x_format=shown)}<figcaption>{escape(caption)}</figcaption></figure>"
     return ""
 
 
@@ -116,10 +134,19 @@ def render_html(report: MetricsReport) -> str:
         head, rest = tables.split_result(result)
         kind = "unjudged" if "NOT JUDGED" in head else "fail" if "FAILED" in head else "pass"
         text += f'<p class="result {kind}" id="result">{escape(head)}<span>{escape(rest)}</span></p>'
-    text += "".join(f'<p class="{"headline" if i == 0 else "muted"}">{escape(line)}</p>' for i, line in enumerate(tables.verdict_lines(report)))
+    text += "".join(
+        f'<p class="{"headline" if i == 0 else "muted"}">{escape(line)}</p>'
+        for i, line in enumerate(tables.verdict_lines(report))
+    )
     chart = _chart(report)
-    parts.append(f'<div class="verdict" id="verdict"><div>{text}</div>{chart}</div>' if chart else f'<div id="verdict">{text}</div>')
+    parts.append(
+        f'<div class="verdict" id="verdict"><div>{text}</div>{chart}</div>'
+        if chart
+        else f'<div id="verdict">{text}</div>'
+    )
     parts += [_section(s) for s in tables.sections(report)]
-    parts.append(f"<footer>Positive class: {escape(report.positive_class)}. Schema v{report.schema_version}, guard {escape(report.guard_version)}, {escape(report.created_at)}.</footer>")
+    parts.append(
+        f"<footer>Positive class: {escape(report.positive_class)}. Schema v{report.schema_version}, guard {escape(report.guard_version)}, {escape(report.created_at)}.</footer>"
+    )
     body = "\n".join(parts)
     return f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>{escape(tables.title(report))}</title><style>{_CSS}</style></head><body><main>\n{body}\n</main></body></html>\n'

@@ -14,13 +14,21 @@ def _cell(text: str) -> str:
 
 
 def markdown_table(table: Table, *, heading: str | None = "####") -> str:
-    lines = ([f"{heading} {table.title}", ""] if heading else []) + ["| " + " | ".join(map(_cell, table.headers)) + " |", "|" + "---|" * len(table.headers)]
+    lines = ([f"{heading} {table.title}", ""] if heading else []) + [
+        "| " + " | ".join(map(_cell, table.headers)) + " |",
+        "|" + "---|" * len(table.headers),
+    ]
     lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in table.rows]
     return "\n".join(lines) + "\n"
 
 
 def _section(section: Section) -> str:
-    body = "\n".join([*(f"{line}\n" for line in section.lines), *(markdown_table(t, heading=None if t.title == section.title else "####") for t in section.tables)])
+    body = "\n".join(
+        [
+            *(f"{line}\n" for line in section.lines),
+            *(markdown_table(t, heading=None if t.title == section.title else "####") for t in section.tables),
+        ]
+    )
     if section.fold:
         return f"<details><summary>{section.title}</summary>\n\n{body}\n</details>\n"
     return f"### {section.title}\n\n{body}"
@@ -36,5 +44,7 @@ def render_markdown(report: MetricsReport) -> str:
         parts.append(f"**{head}**{rest}\n")
     parts += [f"{line}\n" for line in tables.verdict_lines(report)]
     parts += [_section(s) for s in tables.sections(report)]
-    parts.append(f"Positive class: {report.positive_class}. Schema v{report.schema_version}, guard {report.guard_version}.\n")
+    parts.append(
+        f"Positive class: {report.positive_class}. Schema v{report.schema_version}, guard {report.guard_version}.\n"
+    )
     return "\n".join(parts)

@@ -39,7 +39,19 @@ from guard.eval.schema import NOT_JUDGED_KINDS, ResultRow
 from guard.eval.verdicts import decision_fields, is_rate_limited
 from guard.runtime.registry import Registry
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineJudge", "model_latency_ms", "run_in_workers", "RunOutcome", "Variant", "WorkItem", "ResultsFile", "plan", "read_rows", "run_schedule"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "EngineJudge",
+    "model_latency_ms",
+    "run_in_workers",
+    "RunOutcome",
+    "Variant",
+    "WorkItem",
+    "ResultsFile",
+    "plan",
+    "read_rows",
+    "run_schedule",
+]
 
 log = logging.getLogger("guard.eval")
 
@@ -58,7 +70,9 @@ class Variant:
     settings: Settings
     pinned_model: str | None = None  # --model: every smart hook uses it, whatever the config says
     pinned_depth: str | None = None  # --depth: every smart hook runs at it
-    judging: str | None = None  # --judging: together (with the config's other rules on the call) or apart; None: as configured
+    judging: str | None = (
+        None  # --judging: together (with the config's other rules on the call) or apart; None: as configured
+    )
 
     @property
     def name(self) -> str:
@@ -134,7 +148,16 @@ class EngineJudge:
         from guard.runtime.gate import Gate
 
         self.recorder = recorder
-        self._gates = {v.name: Gate(engine=Engine(v.settings, Registry()), service=None, audit=False, given_context=True, start_service=False) for v in variants}
+        self._gates = {
+            v.name: Gate(
+                engine=Engine(v.settings, Registry()),
+                service=None,
+                audit=False,
+                given_context=True,
+                start_service=False,
+            )
+            for v in variants
+        }
         # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
         self._adapted: dict[tuple[str, int], HookSpec] = {}
 
@@ -154,7 +177,11 @@ class EngineJudge:
                 continue
             seen.add(variant.name)
             settings = variant.settings
-            models = [variant.pinned_model] if variant.pinned_model else [m for m in (settings.model_for("quick"), settings.model_for("thorough")) if m]
+            models = (
+                [variant.pinned_model]
+                if variant.pinned_model
+                else [m for m in (settings.model_for("quick"), settings.model_for("thorough")) if m]
+            )
             await warm_client(models, settings.effective_api_base())
 
     def specs(self, variant: Variant, case: JudgedCase) -> tuple[HookSpec, ...]:
@@ -239,7 +266,9 @@ def plan(items: Sequence[WorkItem], existing: Sequence[ResultRow]) -> tuple[list
         item = wanted.get(row.key)
         if item is not None and row.fingerprint == item.fingerprint and row.error_kind not in NOT_JUDGED_KINDS:
             case = item.case.case
-            kept[row.key] = row.model_copy(update={"label": case.label, "tags": list(case.tags), "cluster": case.cluster})
+            kept[row.key] = row.model_copy(
+                update={"label": case.label, "tags": list(case.tags), "cluster": case.cluster}
+            )
     return list(kept.values()), [item for item in items if item.key not in kept]
 
 
@@ -293,7 +322,9 @@ async def run_schedule(
         finally:
             for task in tasks:
                 task.cancel()
-    return RunOutcome(rows=run.rows, aborted=run.aborted, rate_limit_backoffs=sum(lim.backoffs for lim in run.limiters.values()))
+    return RunOutcome(
+        rows=run.rows, aborted=run.aborted, rate_limit_backoffs=sum(lim.backoffs for lim in run.limiters.values())
+    )
 
 
 def _judge_shard(variants: Sequence[Variant], shard: Sequence[WorkItem], concurrency: int, rows: Any) -> None:
@@ -303,7 +334,13 @@ def _judge_shard(variants: Sequence[Variant], shard: Sequence[WorkItem], concurr
 
         async def judged() -> RunOutcome:
             await judge.warm(shard)
-            return await run_schedule(shard, judge, lambda row: rows.put(("row", row.model_dump_json())), concurrency=concurrency, progress=False)
+            return await run_schedule(
+                shard,
+                judge,
+                lambda row: rows.put(("row", row.model_dump_json())),
+                concurrency=concurrency,
+                progress=False,
+            )
 
         outcome = asyncio.run(judged())
         rows.put(("done", outcome.aborted, outcome.rate_limit_backoffs))
@@ -337,7 +374,9 @@ async def run_in_workers(
     context = multiprocessing.get_context("spawn")  # fork would copy this process's threads and event loop
     rows_queue = context.Queue()
     processes = [
-        context.Process(target=_judge_shard, args=(list(variants), list(items[i::workers]), share, rows_queue), daemon=True)
+        context.Process(
+            target=_judge_shard, args=(list(variants), list(items[i::workers]), share, rows_queue), daemon=True
+        )
         for i, share in enumerate(_shares(concurrency, workers))
     ]
     for process in processes:

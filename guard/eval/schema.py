@@ -57,7 +57,7 @@ NOT_JUDGED_KINDS = ("error", "infrastructure", "unrecorded")
 
 
 def _counted(plural: str, count: int) -> str:
-    """"regressions" / "new denies" / "new allows" for a count of one: "regression", "new deny", "new allow"."""
+    """ "regressions" / "new denies" / "new allows" for a count of one: "regression", "new deny", "new allow"."""
     return plural if count != 1 else {"new denies": "new deny"}.get(plural, plural.removesuffix("s"))
 
 
@@ -333,7 +333,11 @@ class BaselineComparison(BaseModel):
     def limits_exceeded(self) -> list[str]:
         """Each --max-* limit this comparison breaks, in words."""
         found = []
-        for name, keys, limit in (("regressions", self.regressed, self.max_regressions), ("new denies", self.new_denies, self.max_new_denies), ("new allows", self.new_allows, self.max_new_allows)):
+        for name, keys, limit in (
+            ("regressions", self.regressed, self.max_regressions),
+            ("new denies", self.new_denies, self.max_new_denies),
+            ("new allows", self.new_allows, self.max_new_allows),
+        ):
             if limit is not None and len(keys) > limit:
                 found.append(f"{len(keys)} {_counted(name, len(keys))} > --max-{name.replace(' ', '-')} {limit}")
         return found
@@ -386,7 +390,9 @@ class Flip(BaseModel):
     after: str
     after_reason: str | None = None
     rules: list[str] = Field(default_factory=list)  # the hooks that stopped the call on the side that stopped it
-    foreseen_in_shadow: list[str] = Field(default_factory=list)  # of a new deny's rules, those that had stopped it in shadow when recorded
+    foreseen_in_shadow: list[str] = Field(
+        default_factory=list
+    )  # of a new deny's rules, those that had stopped it in shadow when recorded
 
     @property
     def direction(self) -> str:
@@ -402,7 +408,9 @@ class RuleChange(BaseModel):
     old_source: str | None = None  # which config the old text was read from
     new_denies: int = 0
     new_allows: int = 0
-    foreseen_in_shadow: int = 0  # of its new denies, those it had already given in shadow mode when the call was recorded
+    foreseen_in_shadow: int = (
+        0  # of its new denies, those it had already given in shadow mode when the call was recorded
+    )
 
 
 class BacktestSummary(BaseModel):
@@ -418,7 +426,9 @@ class BacktestSummary(BaseModel):
     new_allows: int = 0  # deny (or ask) → allow
     mcnemar_p: float = 1.0
     flips: list[Flip] = Field(default_factory=list)
-    reference_cost_usd: float | None = None  # the reference's model spend on these events (the new config's is in the usage table)
+    reference_cost_usd: float | None = (
+        None  # the reference's model spend on these events (the new config's is in the usage table)
+    )
     cache_hits: int = 0  # hook verdicts the new config took from the decision cache
     cached_events: int = 0  # events decided with no model call at all
     errors: int = 0  # events where a hook of the new config failed
@@ -433,9 +443,13 @@ class BacktestSummary(BaseModel):
         """Each --max-* limit the new config breaks, in words."""
         found = []
         if self.max_new_denies is not None and self.new_denies > self.max_new_denies:
-            found.append(f"{self.new_denies} {_counted('new denies', self.new_denies)} > --max-new-denies {self.max_new_denies}")
+            found.append(
+                f"{self.new_denies} {_counted('new denies', self.new_denies)} > --max-new-denies {self.max_new_denies}"
+            )
         if self.max_new_allows is not None and self.new_allows > self.max_new_allows:
-            found.append(f"{self.new_allows} {_counted('new allows', self.new_allows)} > --max-new-allows {self.max_new_allows}")
+            found.append(
+                f"{self.new_allows} {_counted('new allows', self.new_allows)} > --max-new-allows {self.max_new_allows}"
+            )
         return found
 
     @property

@@ -28,7 +28,16 @@ from guard.eval.schema import Binary, CaseOutcome, Estimate
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RATES", "BinaryArrays", "binary_estimates", "cluster_keys", "is_correct", "majority", "proportion", "stance"]
+__all__ = [
+    "RATES",
+    "BinaryArrays",
+    "binary_estimates",
+    "cluster_keys",
+    "is_correct",
+    "majority",
+    "proportion",
+    "stance",
+]
 
 _STRICTNESS = {"deny": 3, "ask": 2, "allow": 1, "error": 0}
 
@@ -179,9 +188,19 @@ def proportion(successes: int, n: int) -> Estimate:
     return Estimate(value=successes / n, low=interval[0], high=interval[1], n=n, method="wilson")
 
 
-def _bootstrapped(arrays: BinaryArrays, statistic: str | Callable[[np.ndarray], np.ndarray], n: int, *, seed: int, bootstrap: bool, clusters: list[str] | None) -> Estimate:
+def _bootstrapped(
+    arrays: BinaryArrays,
+    statistic: str | Callable[[np.ndarray], np.ndarray],
+    n: int,
+    *,
+    seed: int,
+    bootstrap: bool,
+    clusters: list[str] | None,
+) -> Estimate:
     value = arrays.point(statistic) if arrays.n else None
-    method: Literal["bootstrap", "cluster-bootstrap", "none"] = ("cluster-bootstrap" if clusters else "bootstrap") if bootstrap else "none"
+    method: Literal["bootstrap", "cluster-bootstrap", "none"] = (
+        ("cluster-bootstrap" if clusters else "bootstrap") if bootstrap else "none"
+    )
     if value is None or not bootstrap:
         return Estimate(value=value, n=n, method=method)
     function = getattr(arrays, statistic) if isinstance(statistic, str) else statistic
@@ -190,7 +209,9 @@ def _bootstrapped(arrays: BinaryArrays, statistic: str | Callable[[np.ndarray], 
     return Estimate(value=value, low=low, high=high, n=n, method=method)
 
 
-def binary_estimates(outcomes: Sequence[CaseOutcome], *, seed: int = 0, bootstrap: bool = True) -> tuple[Binary, dict[str, Estimate]]:
+def binary_estimates(
+    outcomes: Sequence[CaseOutcome], *, seed: int = 0, bootstrap: bool = True
+) -> tuple[Binary, dict[str, Estimate]]:
     """Counts and every headline metric with its 95% interval.
 
     Proportions get the Wilson interval while cases are independent; where the
@@ -206,7 +227,9 @@ def binary_estimates(outcomes: Sequence[CaseOutcome], *, seed: int = 0, bootstra
     for name, (top, bottom) in RATES.items():
         size = int(arrays.mask(bottom).sum())
         if clusters and size:
-            estimates[name] = _bootstrapped(arrays, arrays.rate(top, bottom), size, seed=seed, bootstrap=True, clusters=clusters)
+            estimates[name] = _bootstrapped(
+                arrays, arrays.rate(top, bottom), size, seed=seed, bootstrap=True, clusters=clusters
+            )
         else:
             estimates[name] = proportion(int(arrays.mask(top).sum()), size)
     estimates["exact_accuracy"] = proportion(exact, n)

@@ -32,7 +32,17 @@ from guard.eval.cases import JudgedCase
 from guard.eval.compare import RANK_METRICS, Limits, baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, ROUTE_METRIC, Gate, parse_gate
 from guard.eval.prices import PriceBook, parse_price
-from guard.eval.runner import DEFAULT_CONCURRENCY, EngineJudge, ResultsFile, Variant, WorkItem, plan, read_rows, run_in_workers, run_schedule
+from guard.eval.runner import (
+    DEFAULT_CONCURRENCY,
+    EngineJudge,
+    ResultsFile,
+    Variant,
+    WorkItem,
+    plan,
+    read_rows,
+    run_in_workers,
+    run_schedule,
+)
 from guard.eval.schema import Estimate, MetricsReport, ResultRow, UnrecordedRule
 
 if TYPE_CHECKING:
@@ -83,14 +93,30 @@ class EvalResult:
             for variant in self.report.variants:
                 est = variant.metrics.get(name, Estimate())
                 if est.value is None or est.value < minimum:
-                    interval = f" [{est.low:.3f}, {est.high:.3f}]" if est.low is not None and est.high is not None else ""
+                    interval = (
+                        f" [{est.low:.3f}, {est.high:.3f}]" if est.low is not None and est.high is not None else ""
+                    )
                     shown = "undefined" if est.value is None else f"{est.value:.3f}{interval}"
                     failures.append(f"{variant.name}: {name} = {shown} < {minimum}")
                     if variant not in failed:
                         failed.append(variant)
         if failures:
-            wrong = [line for variant in failed for line in case_lines(self.report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged" if len(self.report.variants) == 1 else f"misjudged by {variant.name}:")]
-            raise AssertionError("guard eval: " + "; ".join(failures) + "".join(f"\n  {line}" for line in wrong) + f"\n(report: {self.out / 'report.md'})")
+            wrong = [
+                line
+                for variant in failed
+                for line in case_lines(
+                    self.report,
+                    variant,
+                    [k for k, o in variant.case_outcomes.items() if not o.correct],
+                    "misjudged" if len(self.report.variants) == 1 else f"misjudged by {variant.name}:",
+                )
+            ]
+            raise AssertionError(
+                "guard eval: "
+                + "; ".join(failures)
+                + "".join(f"\n  {line}" for line in wrong)
+                + f"\n(report: {self.out / 'report.md'})"
+            )
         return self
 
     def assert_passed(self) -> EvalResult:
@@ -98,7 +124,11 @@ class EvalResult:
         from guard.eval.tables import failure_lines
 
         if self.exit_code != EXIT_OK:
-            raise AssertionError("guard eval: " + "\n  ".join([*self.problems, *failure_lines(self.report)]) + f"\n(report: {self.out / 'report.md'})")
+            raise AssertionError(
+                "guard eval: "
+                + "\n  ".join([*self.problems, *failure_lines(self.report)])
+                + f"\n(report: {self.out / 'report.md'})"
+            )
         return self
 
 
@@ -109,7 +139,9 @@ def _model_label(settings: Settings) -> str:
     return quick or thorough or "unconfigured"
 
 
-def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[str], judgings: Sequence[str] = ()) -> list[Variant]:
+def build_variants(
+    settings: Settings, models: Sequence[str], depths: Sequence[str], judgings: Sequence[str] = ()
+) -> list[Variant]:
     """Every (model, depth, judging) triple; caching and the audit log are off for all of them.
 
     A judging (``together``: each case's rules in one request with the config's other rules on the same call;
@@ -131,7 +163,16 @@ def build_variants(settings: Settings, models: Sequence[str], depths: Sequence[s
             for judging in judging_choices:
                 pinned = base.replace(models={"quick": model, "thorough": model}) if model else base
                 label = (depth or "config") + (f", {judging}" if judging else "")
-                variants.append(Variant(model or _model_label(base), label, pinned, pinned_model=model, pinned_depth=depth, judging=judging))
+                variants.append(
+                    Variant(
+                        model or _model_label(base),
+                        label,
+                        pinned,
+                        pinned_model=model,
+                        pinned_depth=depth,
+                        judging=judging,
+                    )
+                )
     return variants
 
 
@@ -213,7 +254,9 @@ async def evaluate_async(
     if rank_by not in RANK_METRICS:
         raise GuardError(f"--rank-by {rank_by}: choose one of {', '.join(RANK_METRICS)}")
     if baseline is None and any(limit is not None for limit in (max_regressions, max_new_denies, max_new_allows)):
-        raise GuardError("--max-regressions, --max-new-denies and --max-new-allows count changes against a baseline: add --baseline FILE")
+        raise GuardError(
+            "--max-regressions, --max-new-denies and --max-new-allows count changes against a baseline: add --baseline FILE"
+        )
     if any(limit is not None and limit < 0 for limit in (max_regressions, max_new_denies, max_new_allows)):
         raise GuardError("--max-regressions, --max-new-denies and --max-new-allows must be at least 0")
     given = dict(parse_price(text) for text in prices)
@@ -234,7 +277,11 @@ async def evaluate_async(
         stack.enter_context(_engine_log_quiet())
         existing = read_rows(results_path)
         mode, directory = ("record", record) if record else ("replay", replay) if replay else (None, None)
-        recorder = stack.enter_context(recording(mode, directory, [i.name for i in infos], resume=bool(existing))) if mode and directory else None
+        recorder = (
+            stack.enter_context(recording(mode, directory, [i.name for i in infos], resume=bool(existing)))
+            if mode and directory
+            else None
+        )
         judge = EngineJudge(variants, recorder)
         items = [WorkItem(v, c, r, judge.fingerprint(v, c)) for r in range(repeats) for c in cases for v in variants]
         kept, todo = plan(items, existing)
@@ -242,20 +289,42 @@ async def evaluate_async(
         sink = ResultsFile(results_path, kept)
         stack.callback(sink.close)
         if workers > 1:
-            outcome = await run_in_workers(todo, variants, sink, workers=workers, concurrency=concurrency, progress=progress)
+            outcome = await run_in_workers(
+                todo, variants, sink, workers=workers, concurrency=concurrency, progress=progress
+            )
         else:
             outcome = await run_schedule(todo, judge, sink, concurrency=concurrency, progress=progress)
         order = {item.key: index for index, item in enumerate(items)}
         rows = sorted([*kept, *outcome.rows], key=lambda row: order[row.key])
-        coverage = await judge_routes(variants, cases, rows, judge, concurrency=concurrency) if routes and not outcome.aborted else []
+        coverage = (
+            await judge_routes(variants, cases, rows, judge, concurrency=concurrency)
+            if routes and not outcome.aborted
+            else []
+        )
 
     by_key = {case.key: case for case in cases}
-    limits = Limits(regressions=0 if max_regressions is None else max_regressions, new_denies=max_new_denies, new_allows=max_new_allows)
+    limits = Limits(
+        regressions=0 if max_regressions is None else max_regressions,
+        new_denies=max_new_denies,
+        new_allows=max_new_allows,
+    )
     report = build_report(
-        rows, infos, variants, config=str(loaded.sources[0]) if loaded.sources else config, repeats=repeats,
-        replayed=bool(replay), gates=gates, baseline=base, seed=seed, prevalence=prevalence,
-        book=PriceBook(given, loaded.settings.prices), metric=rank_by, limits=limits, unrecorded=_unrecorded(rows, by_key),
-        rerecord=_rerecord_command(datasets, config, models, depths, judgings, repeats, replay, out), inputs={key: case.summary for key, case in by_key.items()},
+        rows,
+        infos,
+        variants,
+        config=str(loaded.sources[0]) if loaded.sources else config,
+        repeats=repeats,
+        replayed=bool(replay),
+        gates=gates,
+        baseline=base,
+        seed=seed,
+        prevalence=prevalence,
+        book=PriceBook(given, loaded.settings.prices),
+        metric=rank_by,
+        limits=limits,
+        unrecorded=_unrecorded(rows, by_key),
+        rerecord=_rerecord_command(datasets, config, models, depths, judgings, repeats, replay, out),
+        inputs={key: case.summary for key, case in by_key.items()},
         routes=coverage,
     )
     write_outputs(Path(out), report)
@@ -270,7 +339,16 @@ async def evaluate_async(
         code = EXIT_GATE
     else:
         code = EXIT_OK
-    return EvalResult(report=report, rows=rows, out=Path(out), exit_code=code, problems=problems, judged=len(outcome.rows), reused=len(kept), backoffs=outcome.rate_limit_backoffs)
+    return EvalResult(
+        report=report,
+        rows=rows,
+        out=Path(out),
+        exit_code=code,
+        problems=problems,
+        judged=len(outcome.rows),
+        reused=len(kept),
+        backoffs=outcome.rate_limit_backoffs,
+    )
 
 
 def _unrecorded(rows: Sequence[ResultRow], cases: dict[str, JudgedCase]) -> list[UnrecordedRule]:
@@ -282,18 +360,30 @@ def _unrecorded(rows: Sequence[ResultRow], cases: dict[str, JudgedCase]) -> list
             members = groups.setdefault(cases[key].model_rules, [])
             if key not in members:
                 members.append(key)
-    return [UnrecordedRule(rule=rule, cases=keys) for rule, keys in sorted(groups.items(), key=lambda item: -len(item[1]))]
+    return [
+        UnrecordedRule(rule=rule, cases=keys) for rule, keys in sorted(groups.items(), key=lambda item: -len(item[1]))
+    ]
 
 
 def _rerecord_command(
-    datasets: Sequence[str], config: str | None, models: Sequence[str], depths: Sequence[str], judgings: Sequence[str], repeats: int, replay: str | None,
+    datasets: Sequence[str],
+    config: str | None,
+    models: Sequence[str],
+    depths: Sequence[str],
+    judgings: Sequence[str],
+    repeats: int,
+    replay: str | None,
     out: str,
 ) -> str | None:
     """The ``guard eval --record`` that fills in what this replay missed (into the same --out, so only those calls are made)."""
     if replay is None:
         return None
     args = ["guard", "eval", *datasets, *(["--config", config] if config else [])]
-    args += [f"--model={model}" for model in models] + [f"--depth={depth}" for depth in depths] + [f"--judging={how}" for how in judgings]
+    args += (
+        [f"--model={model}" for model in models]
+        + [f"--depth={depth}" for depth in depths]
+        + [f"--judging={how}" for how in judgings]
+    )
     args += [*(["--repeats", str(repeats)] if repeats > 1 else []), "--record", replay, "--out", out]
     return shlex.join(args)
 

@@ -109,7 +109,9 @@ def brier_score(confidences: Sequence[float], correct: Sequence[bool]) -> float 
     return sum((p - float(ok)) ** 2 for p, ok in zip(confidences, correct, strict=True)) / len(confidences)
 
 
-def calibration_bins(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[tuple[int, float, float]]:
+def calibration_bins(
+    confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
+) -> list[tuple[int, float, float]]:
     """(count, mean confidence, accuracy) of each non-empty equal-width confidence bin, lowest first: a reliability chart's points."""
     totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of confidence, correct
     for p, ok in zip(confidences, correct, strict=True):
@@ -125,7 +127,10 @@ def expected_calibration_error(confidences: Sequence[float], correct: Sequence[b
     if not confidences:
         return None
     n = len(confidences)
-    return sum(abs(accuracy - confidence) * count / n for count, confidence, accuracy in calibration_bins(confidences, correct, bins))
+    return sum(
+        abs(accuracy - confidence) * count / n
+        for count, confidence, accuracy in calibration_bins(confidences, correct, bins)
+    )
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float] | None:
@@ -138,7 +143,9 @@ def _percentiles(samples: np.ndarray) -> tuple[float, float] | None:
     return float(low), float(high)
 
 
-def resample_weights(n: int, *, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES, clusters: Sequence[Hashable] | None = None) -> np.ndarray:
+def resample_weights(
+    n: int, *, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES, clusters: Sequence[Hashable] | None = None
+) -> np.ndarray:
     """How often each of ``n`` cases is drawn in each of ``samples`` resamples (a samples × n array, read-only).
 
     Without ``clusters`` cases are drawn with replacement; with them (one key per
@@ -226,7 +233,9 @@ def paired_bootstrap(
     """Interval, standard error and p-value of ``a − b`` where both statistics see the same resampled cases."""
     import numpy as np
 
-    drawn = bootstrap_samples(lambda w: statistic_a(w) - statistic_b(w), n, seed=seed, samples=samples, clusters=clusters)
+    drawn = bootstrap_samples(
+        lambda w: statistic_a(w) - statistic_b(w), n, seed=seed, samples=samples, clusters=clusters
+    )
     if drawn is None:
         return None
     finite = drawn[np.isfinite(drawn)]
@@ -234,7 +243,9 @@ def paired_bootstrap(
     if interval is None:
         return None
     p = min(1.0, 2 * min(float(np.mean(finite <= 0)), float(np.mean(finite >= 0))))
-    return PairedDifference(low=interval[0], high=interval[1], se=float(np.std(finite, ddof=1)) if finite.size > 1 else 0.0, p=p)
+    return PairedDifference(
+        low=interval[0], high=interval[1], se=float(np.std(finite, ddof=1)) if finite.size > 1 else 0.0, p=p
+    )
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -264,19 +275,45 @@ def minimum_detectable_difference(se: float, *, alpha: float = 0.05, power: floa
 
 def _z(quantile: float) -> float:
     """The standard normal quantile (Acklam's rational approximation; |error| < 1.2e-9), so no scipy."""
-    a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
-    b = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01, -1.328068155288572e01)
-    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
     d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
     if not 0 < quantile < 1:
         raise ValueError("a quantile is strictly between 0 and 1")
     if quantile < 0.02425 or quantile > 1 - 0.02425:
         q = math.sqrt(-2 * math.log(min(quantile, 1 - quantile)))
-        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / (
+            (((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1
+        )
         return x if quantile < 0.5 else -x
     q = quantile - 0.5
     r = q * q
-    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    return (
+        (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5])
+        * q
+        / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    )
 
 
 def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float | None:

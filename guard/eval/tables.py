@@ -147,21 +147,29 @@ def notices(report: MetricsReport) -> list[str]:
             "a 'misjudged' case is an event the new config decides the other way, and accuracy is agreement."
         )
         if report.backtest.redacted_events:
-            lines.append(f"{report.backtest.redacted_events} event(s) were replayed with [redacted] where the agent sent a value (audit.redact).")
+            lines.append(
+                f"{report.backtest.redacted_events} event(s) were replayed with [redacted] where the agent sent a value (audit.redact)."
+            )
     if report.stub:
         lines.append(
             f"These figures come from a STUB model ({report.stub_reason}), not a real judge: "
             "they prove the harness, gates and replay work, and say nothing about judgement quality."
         )
     if report.replayed:
-        lines.append("Replayed from recorded cassettes: verdicts, tokens and cost are as recorded; latency is not measured.")
+        lines.append(
+            "Replayed from recorded cassettes: verdicts, tokens and cost are as recorded; latency is not measured."
+        )
 
     if report.clusters is not None:
         cases = max((v.cases for v in report.variants), default=0)
-        lines.append(f"The {cases} cases form {report.clusters} clusters (their `cluster` field): every interval and test resamples whole clusters, since cases of one cluster are not independent.")
+        lines.append(
+            f"The {cases} cases form {report.clusters} clusters (their `cluster` field): every interval and test resamples whole clusters, since cases of one cluster are not independent."
+        )
     for variant in report.variants:
         if variant.infrastructure_errors:
-            lines.append(f"{variant.name}: {variant.infrastructure_errors} judgement(s) could not run (infrastructure errors); the run exits 1.")
+            lines.append(
+                f"{variant.name}: {variant.infrastructure_errors} judgement(s) could not run (infrastructure errors); the run exits 1."
+            )
     if report.prompt_versions:
         lines.append(f"Judged by guard {report.guard_version} with prompts {', '.join(report.prompt_versions)}.")
     return lines
@@ -172,8 +180,10 @@ def not_judged_line(report: MetricsReport) -> str | None:
     if not report.not_judged:
         return None
     first = report.not_judged[0]
-    return (f"could not judge {_plural(report.not_judged_cases, 'case')} (e.g. {first.case} by {first.variant}: {first.error}); "
-            "they count in no figure and as no regression: run the same command again to judge only them")
+    return (
+        f"could not judge {_plural(report.not_judged_cases, 'case')} (e.g. {first.case} by {first.variant}: {first.error}); "
+        "they count in no figure and as no regression: run the same command again to judge only them"
+    )
 
 
 def rerecord_line(report: MetricsReport) -> str | None:
@@ -203,19 +213,25 @@ def result_line(report: MetricsReport) -> str | None:
             return f"Result: FAILED ({compared}: {'; '.join(b.limits_exceeded)})"
         if b.max_new_denies is not None or b.max_new_allows is not None:
             limits = [
-                f"{_plural(b.new_denies, 'new deny', 'new denies')} ≤ {b.max_new_denies}" if b.max_new_denies is not None else "",
+                f"{_plural(b.new_denies, 'new deny', 'new denies')} ≤ {b.max_new_denies}"
+                if b.max_new_denies is not None
+                else "",
                 f"{_plural(b.new_allows, 'new allow')} ≤ {b.max_new_allows}" if b.max_new_allows is not None else "",
             ]
             return f"Result: passed ({compared}: {', '.join(x for x in limits if x)})"
         return None
     failed_gates = sum(1 for g in report.gates if not g.passed)
-    failures = ([_plural(failed_gates, "gate") + " failed"] if failed_gates else []) + [f"{b.current}: {x}" if len(report.baseline) > 1 else x for b in report.baseline for x in _baseline_failures(b)]
+    failures = ([_plural(failed_gates, "gate") + " failed"] if failed_gates else []) + [
+        f"{b.current}: {x}" if len(report.baseline) > 1 else x for b in report.baseline for x in _baseline_failures(b)
+    ]
     if failures:
         return f"Result: FAILED ({'; '.join(failures)})"
     if report.gates or report.baseline:
         held = ["every gate holds"] if report.gates else []
         held += [
-            f"{_plural(len(b.regressed), 'regression')} against the baseline, at most {b.max_regressions}; no significant drop" if b.max_regressions is not None else "no significant drop against the baseline"
+            f"{_plural(len(b.regressed), 'regression')} against the baseline, at most {b.max_regressions}; no significant drop"
+            if b.max_regressions is not None
+            else "no significant drop against the baseline"
             for b in report.baseline[:1]
         ]
         return f"Result: passed ({'; '.join(held)})"
@@ -227,7 +243,7 @@ def split_result(line: str) -> tuple[str, str]:
     for outcome in ("NOT JUDGED", "FAILED", "passed"):
         head = f"Result: {outcome}"
         if line.startswith(head):
-            return head, line[len(head):]
+            return head, line[len(head) :]
     return line, ""
 
 
@@ -261,10 +277,32 @@ def _summary_table(report: MetricsReport) -> Table:
     rows = []
     for i, v in enumerate(variants, start=1):
         latency = f"{_ms(v.latency_p50_ms)} / {_ms(v.latency_p95_ms)}" if v.latency_live_rows else "not measured"
-        cost = fmt_usd(v.cost_per_1k_usd) + (f" ({v.cost_unknown_rows} of {v.rows} rows without a price)" if v.cost_unknown_rows and v.cost_per_1k_usd is not None else "")
+        cost = fmt_usd(v.cost_per_1k_usd) + (
+            f" ({v.cost_unknown_rows} of {v.rows} rows without a price)"
+            if v.cost_unknown_rows and v.cost_per_1k_usd is not None
+            else ""
+        )
         errors = f"{v.errors} ({v.unparsed} unparsed)" if v.unparsed else str(v.errors)
-        rows.append([*([str(i)] if ranked else []), v.name, str(v.cases), *(fmt_estimate(v.metrics[m]) for m, _ in SUMMARY_METRICS), cost, latency, errors])
-    headers = [*(["rank"] if ranked else []), "model @ depth", "cases", *(label for _, label in SUMMARY_METRICS), "USD per 1,000 decisions", "latency p50 / p95 ms", "errors"]
+        rows.append(
+            [
+                *([str(i)] if ranked else []),
+                v.name,
+                str(v.cases),
+                *(fmt_estimate(v.metrics[m]) for m, _ in SUMMARY_METRICS),
+                cost,
+                latency,
+                errors,
+            ]
+        )
+    headers = [
+        *(["rank"] if ranked else []),
+        "model @ depth",
+        "cases",
+        *(label for _, label in SUMMARY_METRICS),
+        "USD per 1,000 decisions",
+        "latency p50 / p95 ms",
+        "errors",
+    ]
     return Table("Ranking" if ranked else "Summary", headers, rows, nowrap=(1,) if ranked else (0,))
 
 
@@ -282,7 +320,16 @@ def _more_metrics_table(report: MetricsReport) -> Table:
         ]
         for v in _ranked(report)
     ]
-    headers = ["model @ depth", "precision", "specificity", "kappa (vs labels)", "exact accuracy", "Brier", "ECE", "cases whose repeats differ"]
+    headers = [
+        "model @ depth",
+        "precision",
+        "specificity",
+        "kappa (vs labels)",
+        "exact accuracy",
+        "Brier",
+        "ECE",
+        "cases whose repeats differ",
+    ]
     return Table("More metrics", headers, rows)
 
 
@@ -298,23 +345,57 @@ def _cost_table(report: MetricsReport) -> Table:
     rows = []
     for v in _ranked(report):
         endpoints = ", ".join(f"{e.url}{' (local)' if e.local else ''}" for e in v.endpoints) or "no call recorded"
-        prices = "; ".join(
-            f"{p.model}: ${p.input_per_mtok:g} in / ${p.output_per_mtok:g} out ({p.source})" if p.input_per_mtok is not None else f"{p.model}: no price (add --price or prices:)"
-            for p in v.prices
-        ) or "–"
+        prices = (
+            "; ".join(
+                f"{p.model}: ${p.input_per_mtok:g} in / ${p.output_per_mtok:g} out ({p.source})"
+                if p.input_per_mtok is not None
+                else f"{p.model}: no price (add --price or prices:)"
+                for p in v.prices
+            )
+            or "–"
+        )
         served = ", ".join(v.served_models) or "–"
         modes = ", ".join(f"{mode} ×{count}" for mode, count in v.response_modes.items()) or "–"
-        rows.append([v.name, endpoints, served, modes, prices, f"{_per_decision(v.tokens_in_per_1k)} / {_per_decision(v.tokens_out_per_1k)}", fmt_cost(v.cost_total_usd), f"{v.cost_unknown_rows} of {v.rows}"])
-    headers = ["model @ depth", "called at", "answered as", "verdict asked as", "price (USD per million tokens)", "tokens in / out per decision", "total cost", "rows without a price"]
+        rows.append(
+            [
+                v.name,
+                endpoints,
+                served,
+                modes,
+                prices,
+                f"{_per_decision(v.tokens_in_per_1k)} / {_per_decision(v.tokens_out_per_1k)}",
+                fmt_cost(v.cost_total_usd),
+                f"{v.cost_unknown_rows} of {v.rows}",
+            ]
+        )
+    headers = [
+        "model @ depth",
+        "called at",
+        "answered as",
+        "verdict asked as",
+        "price (USD per million tokens)",
+        "tokens in / out per decision",
+        "total cost",
+        "rows without a price",
+    ]
     return Table("Cost and provenance", headers, rows)
 
 
 def _gate_table(report: MetricsReport) -> Table:
-    rows = [[g.metric, g.variant, fmt(g.value), f"≥ {g.threshold:g}", "pass" if g.passed else "FAIL"] for g in report.gates]
+    rows = [
+        [g.metric, g.variant, fmt(g.value), f"≥ {g.threshold:g}", "pass" if g.passed else "FAIL"] for g in report.gates
+    ]
     return Table("Gates", ["metric", "model @ depth", "value", "threshold", "result"], rows)
 
 
-def _case_table(report: MetricsReport, name: str, keys: Sequence[str], variants: Sequence[VariantMetrics], *, baseline: BaselineComparison | None = None) -> Table:
+def _case_table(
+    report: MetricsReport,
+    name: str,
+    keys: Sequence[str],
+    variants: Sequence[VariantMetrics],
+    *,
+    baseline: BaselineComparison | None = None,
+) -> Table:
     """Cases with their input and each variant's verdict and reason (after the baseline's verdict, when given)."""
     heads = ([f"baseline ({baseline.baseline})"] if baseline else []) + [v.name for v in variants]
     rows, marks = [], []
@@ -322,8 +403,18 @@ def _case_table(report: MetricsReport, name: str, keys: Sequence[str], variants:
         outcomes = [v.case_outcomes.get(key) for v in variants]
         label = next((o.label for o in outcomes if o), "")
         before = [baseline.baseline_verdicts.get(key, "–")] if baseline else []
-        rows.append([key, _cell(report.case_inputs.get(key), 120), label, *before, *(_cell(f"{o.predicted}: {o.reason or 'no reason given'}", 140) if o else "–" for o in outcomes)])
-        marks.append(["", "", "", *([""] * len(before)), *(("right" if o.correct else "wrong") if o else "" for o in outcomes)])
+        rows.append(
+            [
+                key,
+                _cell(report.case_inputs.get(key), 120),
+                label,
+                *before,
+                *(_cell(f"{o.predicted}: {o.reason or 'no reason given'}", 140) if o else "–" for o in outcomes),
+            ]
+        )
+        marks.append(
+            ["", "", "", *([""] * len(before)), *(("right" if o.correct else "wrong") if o else "" for o in outcomes)]
+        )
     if len(keys) > LIST_LIMIT:
         rows.append(["…", "", "", *([""] * (len(heads) - 1)), f"{len(keys) - LIST_LIMIT} more in results.jsonl"])
         marks.append([""] * (3 + len(heads)))
@@ -337,7 +428,9 @@ def case_lines(report: MetricsReport, variant: VariantMetrics, keys: Sequence[st
         o = variant.case_outcomes.get(key)
         if o is None:
             continue
-        lines.append(f"{what} {key} [{o.label} → {o.predicted}]: {_cell(report.case_inputs.get(key), 120) or '(input not recorded)'} — {_cell(o.reason, 160) or 'no reason given'}")
+        lines.append(
+            f"{what} {key} [{o.label} → {o.predicted}]: {_cell(report.case_inputs.get(key), 120) or '(input not recorded)'} — {_cell(o.reason, 160) or 'no reason given'}"
+        )
     if len(keys) > LIST_LIMIT:
         lines.append(f"… and {len(keys) - LIST_LIMIT} more in report.md")
     return lines
@@ -346,7 +439,11 @@ def case_lines(report: MetricsReport, variant: VariantMetrics, keys: Sequence[st
 def failure_lines(report: MetricsReport) -> list[str]:
     """Why the run did not pass, and the cases behind it: what ``assert_passed`` and ``guard eval`` print."""
     lines = [line for line in (rerecord_line(report),) if line]
-    lines += [f"gate failed: {g.metric} = {fmt(g.value)} < {g.threshold:g} for {g.variant}" for g in report.gates if not g.passed]
+    lines += [
+        f"gate failed: {g.metric} = {fmt(g.value)} < {g.threshold:g} for {g.variant}"
+        for g in report.gates
+        if not g.passed
+    ]
     by_name = {v.name: v for v in report.variants}
     for b in report.baseline:
         if not b.failed:
@@ -356,10 +453,17 @@ def failure_lines(report: MetricsReport) -> list[str]:
     for g in report.gates:
         if not g.passed and g.metric == "route_coverage":
             found = [c for c in report.routes if c.variant == g.variant]
-            lines += [f"  {r.rule}: not seen: {_top(r.holes)}; judged differently: {_top(r.differently)}" for c in found for r in c.rules if r.stopped < r.generated]
+            lines += [
+                f"  {r.rule}: not seen: {_top(r.holes)}; judged differently: {_top(r.differently)}"
+                for c in found
+                for r in c.rules
+                if r.stopped < r.generated
+            ]
         elif not g.passed and g.variant in by_name and not report.baseline:
             variant = by_name.pop(g.variant)
-            lines += case_lines(report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged")
+            lines += case_lines(
+                report, variant, [k for k, o in variant.case_outcomes.items() if not o.correct], "misjudged"
+            )
     return lines
 
 
@@ -367,19 +471,32 @@ def _baseline_section(report: MetricsReport, b: BaselineComparison) -> Section:
     c = b.comparison
     current = next((v for v in report.variants if v.name == b.current), None)
     limits = [
-        f"{name}: {len(keys)} (at most {limit}: {'FAIL' if len(keys) > limit else 'pass'})" if limit is not None else f"{name}: {len(keys)}"
-        for name, keys, limit in (("regressions", b.regressed, b.max_regressions), ("new denies", b.new_denies, b.max_new_denies), ("new allows", b.new_allows, b.max_new_allows))
+        f"{name}: {len(keys)} (at most {limit}: {'FAIL' if len(keys) > limit else 'pass'})"
+        if limit is not None
+        else f"{name}: {len(keys)}"
+        for name, keys, limit in (
+            ("regressions", b.regressed, b.max_regressions),
+            ("new denies", b.new_denies, b.max_new_denies),
+            ("new allows", b.new_allows, b.max_new_allows),
+        )
     ]
     lines = [
-        _sentence("; ".join(limits)) + f". F1 now / baseline: {fmt(c.f1_a)} / {fmt(c.f1_b)}"
-        + ("" if c.f1_diff_low is None else f", change [{c.f1_diff_low:.3f}, {fmt(c.f1_diff_high)}]") + ".",
+        _sentence("; ".join(limits))
+        + f". F1 now / baseline: {fmt(c.f1_a)} / {fmt(c.f1_b)}"
+        + ("" if c.f1_diff_low is None else f", change [{c.f1_diff_low:.3f}, {fmt(c.f1_diff_high)}]")
+        + ".",
     ]
     tables = []
     if current is not None:
-        for name, keys in (("Regressed: right in the baseline, wrong now", b.regressed), ("Improved: wrong in the baseline, right now", b.improved)):
+        for name, keys in (
+            ("Regressed: right in the baseline, wrong now", b.regressed),
+            ("Improved: wrong in the baseline, right now", b.improved),
+        ):
             if keys:
                 tables.append(_case_table(report, name, keys, [current], baseline=b))
-    return Section(f"baseline-{_slug(b.current)}", f"Baseline: {b.current} against {b.baseline} ({b.source})", lines, tables)
+    return Section(
+        f"baseline-{_slug(b.current)}", f"Baseline: {b.current} against {b.baseline} ({b.source})", lines, tables
+    )
 
 
 def _slug(text: str) -> str:
@@ -421,7 +538,18 @@ def _pairwise_table(report: MetricsReport) -> Table:
             ]
         )
     metric = report.comparisons[0].metric if report.comparisons else "f1"
-    headers = ["a vs b", "cases", f"Δ{METRIC_NAMES.get(metric, metric)} (a − b) [95%]", "test", "p", "Holm p", "reading", "smallest detectable Δ (80% power)", "only a / only b right", "judges' kappa"]
+    headers = [
+        "a vs b",
+        "cases",
+        f"Δ{METRIC_NAMES.get(metric, metric)} (a − b) [95%]",
+        "test",
+        "p",
+        "Holm p",
+        "reading",
+        "smallest detectable Δ (80% power)",
+        "only a / only b right",
+        "judges' kappa",
+    ]
     return Table("Model against model (paired; Holm-corrected over every pair)", headers, rows)
 
 
@@ -435,10 +563,25 @@ def _agreement_line(report: MetricsReport) -> str | None:
 def slice_table(variant: VariantMetrics) -> Table:
     """One variant's slices (``guard view``'s run page shows them per variant)."""
     rows = [
-        [s.kind, s.name, str(s.cases), fmt_estimate(s.accuracy), fmt(s.precision.value), fmt(s.recall.value), fmt(s.f1.value), fmt(s.fpr.value)]
-        for s in sorted(variant.slices, key=lambda s: (s.accuracy.value if s.accuracy.value is not None else 2, s.kind, s.name))
+        [
+            s.kind,
+            s.name,
+            str(s.cases),
+            fmt_estimate(s.accuracy),
+            fmt(s.precision.value),
+            fmt(s.recall.value),
+            fmt(s.f1.value),
+            fmt(s.fpr.value),
+        ]
+        for s in sorted(
+            variant.slices, key=lambda s: (s.accuracy.value if s.accuracy.value is not None else 2, s.kind, s.name)
+        )
     ]
-    return Table(f"Slices: {variant.name} (worst accuracy first)", ["by", "slice", "cases", "accuracy", "precision", "recall", "F1", "FPR"], rows)
+    return Table(
+        f"Slices: {variant.name} (worst accuracy first)",
+        ["by", "slice", "cases", "accuracy", "precision", "recall", "F1", "FPR"],
+        rows,
+    )
 
 
 #: A slice of fewer cases says more about chance than about the judge.
@@ -465,10 +608,22 @@ def _slices_side_by_side(report: MetricsReport) -> Table | None:
         return tuple(2.0 if value is None else value for value in values)
 
     ordered = sorted(kept.items(), key=worst)
-    rows = [[kind, name, str(max(cases for cases, _ in per.values())), *(fmt(per[v.name][1]) if v.name in per else "–" for v in variants)] for (kind, name), per in ordered[:LIST_LIMIT]]
+    rows = [
+        [
+            kind,
+            name,
+            str(max(cases for cases, _ in per.values())),
+            *(fmt(per[v.name][1]) if v.name in per else "–" for v in variants),
+        ]
+        for (kind, name), per in ordered[:LIST_LIMIT]
+    ]
     if len(ordered) > LIST_LIMIT:
         rows.append(["…", f"{len(ordered) - LIST_LIMIT} more in metrics.json", "", *([""] * len(variants))])
-    return Table(f"Accuracy by slice of {MIN_SLICE} cases or more ({variants[0].name}'s worst first)", ["by", "slice", "cases", *(v.name for v in variants)], rows)
+    return Table(
+        f"Accuracy by slice of {MIN_SLICE} cases or more ({variants[0].name}'s worst first)",
+        ["by", "slice", "cases", *(v.name for v in variants)],
+        rows,
+    )
 
 
 def confusion_table(variant: VariantMetrics) -> Table:
@@ -478,16 +633,44 @@ def confusion_table(variant: VariantMetrics) -> Table:
 
 
 def _flaky_table(report: MetricsReport) -> Table | None:
-    flaky = sorted(((o.flakiness, key, v.name, o) for v in report.variants for key, o in v.case_outcomes.items() if o.flakiness > 0), key=lambda item: (-item[0], item[1]))
+    flaky = sorted(
+        (
+            (o.flakiness, key, v.name, o)
+            for v in report.variants
+            for key, o in v.case_outcomes.items()
+            if o.flakiness > 0
+        ),
+        key=lambda item: (-item[0], item[1]),
+    )
     if not flaky:
         return None
-    rows = [[key, name, _cell(report.case_inputs.get(key), 120), o.label, o.predicted, f"{flakiness:.2f} ({round(flakiness * o.repeats)} of {o.repeats} repeats disagree)"] for flakiness, key, name, o in flaky[:LIST_LIMIT]]
-    return Table(f"Flakiest cases ({len(flaky)} case(s) whose repeats disagree)", ["case", "model @ depth", "input", "label", "majority", "flakiness"], rows)
+    rows = [
+        [
+            key,
+            name,
+            _cell(report.case_inputs.get(key), 120),
+            o.label,
+            o.predicted,
+            f"{flakiness:.2f} ({round(flakiness * o.repeats)} of {o.repeats} repeats disagree)",
+        ]
+        for flakiness, key, name, o in flaky[:LIST_LIMIT]
+    ]
+    return Table(
+        f"Flakiest cases ({len(flaky)} case(s) whose repeats disagree)",
+        ["case", "model @ depth", "input", "label", "majority", "flakiness"],
+        rows,
+    )
 
 
 def _base_rate_table(report: MetricsReport) -> Table | None:
     rows = [
-        [v.name, f"{p.prevalence:g}", fmt_estimate(p.precision), fmt_estimate(p.alerts_per_1k), fmt_estimate(p.false_denies_per_1k)]
+        [
+            v.name,
+            f"{p.prevalence:g}",
+            fmt_estimate(p.precision),
+            fmt_estimate(p.alerts_per_1k),
+            fmt_estimate(p.false_denies_per_1k),
+        ]
         for v in report.variants
         if (p := v.at_prevalence) is not None
     ]
@@ -507,7 +690,11 @@ def _operating_point_table(report: MetricsReport) -> Table | None:
     ]
     if not rows or report.backtest:
         return None
-    return Table("Recall at a fixed false-positive rate (from verdict confidences)", ["model @ depth", "FPR budget", "recall", "stop when P(deny)", "FPR reached"], rows)
+    return Table(
+        "Recall at a fixed false-positive rate (from verdict confidences)",
+        ["model @ depth", "FPR budget", "recall", "stop when P(deny)", "FPR reached"],
+        rows,
+    )
 
 
 def _backtest_section(report: MetricsReport) -> Section | None:
@@ -524,26 +711,50 @@ def _backtest_section(report: MetricsReport) -> Section | None:
     ]
     if b.shadow_verdicts:
         per_rule = ", ".join(f"{r.rule} {r.foreseen_in_shadow}/{r.new_denies}" for r in b.rules if r.new_denies)
-        lines.append(f"Shadow mode: {_plural(b.shadow_verdicts, 'event')} had a recorded shadow deny or ask; {b.foreseen_in_shadow} of the "
-                     f"{_plural(b.new_denies, 'new deny', 'new denies')} were foreseen by the same rule in shadow ({per_rule or 'no new denies'}).")
+        lines.append(
+            f"Shadow mode: {_plural(b.shadow_verdicts, 'event')} had a recorded shadow deny or ask; {b.foreseen_in_shadow} of the "
+            f"{_plural(b.new_denies, 'new deny', 'new denies')} were foreseen by the same rule in shadow ({per_rule or 'no new denies'})."
+        )
     tables = []
     if b.rules:
         tables.append(
             Table(
                 "Flips by rule",
                 ["rule", "new denies", "new allows", "rule text (old → new)"],
-                [[r.rule, str(r.new_denies), str(r.new_allows), rule_change_text(r.old_text, r.new_text, r.old_source)] for r in b.rules],
+                [
+                    [
+                        r.rule,
+                        str(r.new_denies),
+                        str(r.new_allows),
+                        rule_change_text(r.old_text, r.new_text, r.old_source),
+                    ]
+                    for r in b.rules
+                ],
                 diff_column=3,
             )
         )
     flips = [
-        [str(f.audit_id), f.direction, ", ".join(f.rules) or "-", f.tool or "-", f.summary, f"{f.before}: {f.before_reason or '-'}", f"{f.after}: {f.after_reason or '-'}"]
+        [
+            str(f.audit_id),
+            f.direction,
+            ", ".join(f.rules) or "-",
+            f.tool or "-",
+            f.summary,
+            f"{f.before}: {f.before_reason or '-'}",
+            f"{f.after}: {f.after_reason or '-'}",
+        ]
         for f in b.flips[:FLIP_LIMIT]
     ]
     if len(b.flips) > FLIP_LIMIT:
         flips.append(["…", "", "", "", "", "", f"{len(b.flips) - FLIP_LIMIT} more in metrics.json"])
     if flips:
-        tables.append(Table(f"Flipped events ({len(b.flips)})", ["audit id", "flip", "rule", "tool", "event", "before", "after"], flips))
+        tables.append(
+            Table(
+                f"Flipped events ({len(b.flips)})",
+                ["audit id", "flip", "rule", "tool", "event", "before", "after"],
+                flips,
+            )
+        )
     return Section("backtest", f"Backtest: {b.config} against {b.reference}", lines, tables)
 
 
@@ -559,30 +770,53 @@ def rule_change_text(old: str | None, new: str | None, old_source: str | None = 
         return f"removed (was: {old})"
     if old == new:
         return f"unchanged: {new}"
-    return "".join(text if kind == "same" else f"[-{text}-]" if kind == "old" else f"{{+{text}+}}" for kind, text in word_diff(old, new)) + (f" (old: {old_source})" if old_source else "")
+    return "".join(
+        text if kind == "same" else f"[-{text}-]" if kind == "old" else f"{{+{text}+}}"
+        for kind, text in word_diff(old, new)
+    ) + (f" (old: {old_source})" if old_source else "")
 
 
 def _unrecorded_section(report: MetricsReport) -> Section | None:
     if not report.unrecorded:
         return None
-    rows = [[g.rule, str(len(g.cases)), ", ".join(g.cases[:LIST_LIMIT]) + (f" … and {len(g.cases) - LIST_LIMIT} more" if len(g.cases) > LIST_LIMIT else "")] for g in report.unrecorded]
+    rows = [
+        [
+            g.rule,
+            str(len(g.cases)),
+            ", ".join(g.cases[:LIST_LIMIT])
+            + (f" … and {len(g.cases) - LIST_LIMIT} more" if len(g.cases) > LIST_LIMIT else ""),
+        ]
+        for g in report.unrecorded
+    ]
     lines = [
         "Replay found no recording for these cases: their rule or their input changed since the cassettes were recorded. They were not judged, "
         "so no figure below includes them and no gate or baseline was evaluated.",
-        f"Re-record them (only the missing calls are made): {report.rerecord}" if report.rerecord else "Re-record the cassettes.",
+        f"Re-record them (only the missing calls are made): {report.rerecord}"
+        if report.rerecord
+        else "Re-record the cassettes.",
     ]
-    return Section("unrecorded", "Re-record", lines, [Table("Cases without a recording, by rule", ["rule", "cases", "which"], rows)])
+    return Section(
+        "unrecorded",
+        "Re-record",
+        lines,
+        [Table("Cases without a recording, by rule", ["rule", "cases", "which"], rows)],
+    )
 
 
 def _not_judged_section(report: MetricsReport) -> Section | None:
     if not report.not_judged:
         return None
-    rows = [[entry.variant, entry.case, entry.error] for entry in report.not_judged[:LIST_LIMIT * 5]]
+    rows = [[entry.variant, entry.case, entry.error] for entry in report.not_judged[: LIST_LIMIT * 5]]
     lines = [
         "These judgements failed (a timeout, a provider error) and gave no verdict. They count in no figure below and as no regression, "
         "and no gate or baseline was evaluated. Run the same command again (the same --out) to judge only them."
     ]
-    return Section("not-judged", "Could not judge", lines, [Table("Cases without a verdict", ["model @ depth", "case", "error"], rows)])
+    return Section(
+        "not-judged",
+        "Could not judge",
+        lines,
+        [Table("Cases without a verdict", ["model @ depth", "case", "error"], rows)],
+    )
 
 
 def _top(counts: dict[str, int], limit: int = 4) -> str:
@@ -591,14 +825,44 @@ def _top(counts: dict[str, int], limit: int = 4) -> str:
 
 
 def _route_table(coverage: RouteCoverage, titled: bool) -> Table:
-    headers = ["rule", "deny cases", "routes", "not seen", "judged differently", "judged the same", "route coverage", "not seen (most often)", "judged differently (most often)"]
+    headers = [
+        "rule",
+        "deny cases",
+        "routes",
+        "not seen",
+        "judged differently",
+        "judged the same",
+        "route coverage",
+        "not seen (most often)",
+        "judged differently (most often)",
+    ]
     rows = [
-        [r.rule, f"{r.cases}" + (f" (+{r.cases_without_routes} without routes)" if r.cases_without_routes else ""), str(r.generated), str(r.not_seen),
-         str(r.judged_differently), str(r.judged_same), fmt_estimate(r.coverage), _top(r.holes), _top(r.differently)]
+        [
+            r.rule,
+            f"{r.cases}" + (f" (+{r.cases_without_routes} without routes)" if r.cases_without_routes else ""),
+            str(r.generated),
+            str(r.not_seen),
+            str(r.judged_differently),
+            str(r.judged_same),
+            fmt_estimate(r.coverage),
+            _top(r.holes),
+            _top(r.differently),
+        ]
         for r in coverage.rules
     ]
-    rows.append(["all rules", str(sum(r.cases for r in coverage.rules)), str(sum(r.generated for r in coverage.rules)), str(sum(r.not_seen for r in coverage.rules)),
-                 str(sum(r.judged_differently for r in coverage.rules)), str(sum(r.judged_same for r in coverage.rules)), fmt_estimate(coverage.coverage), "", ""])
+    rows.append(
+        [
+            "all rules",
+            str(sum(r.cases for r in coverage.rules)),
+            str(sum(r.generated for r in coverage.rules)),
+            str(sum(r.not_seen for r in coverage.rules)),
+            str(sum(r.judged_differently for r in coverage.rules)),
+            str(sum(r.judged_same for r in coverage.rules)),
+            fmt_estimate(coverage.coverage),
+            "",
+            "",
+        ]
+    )
     return Table(f"Route coverage: {coverage.variant}" if titled else "Route coverage", headers, rows, nowrap=(0,))
 
 
@@ -611,7 +875,9 @@ def _routes_section(report: MetricsReport) -> Section | None:
         "whatever the model would say. Judged the same: stopped (deny or ask) exactly when the case as written was. "
         "Route coverage: the share of routes the rule stops."
     ]
-    return Section("routes", "Route coverage", lines, [_route_table(c, titled=len(report.routes) > 1) for c in report.routes])
+    return Section(
+        "routes", "Route coverage", lines, [_route_table(c, titled=len(report.routes) > 1) for c in report.routes]
+    )
 
 
 def route_lines(report: MetricsReport) -> list[str]:
@@ -620,14 +886,22 @@ def route_lines(report: MetricsReport) -> list[str]:
     for coverage in report.routes:
         generated = sum(r.generated for r in coverage.rules)
         if not generated:
-            lines.append(f"route coverage ({coverage.variant}): no deny case has an effect the route templates rebuild (a file written, edited, deleted or read, a URL fetched)")
+            lines.append(
+                f"route coverage ({coverage.variant}): no deny case has an effect the route templates rebuild (a file written, edited, deleted or read, a URL fetched)"
+            )
             continue
-        lines.append(f"route coverage ({coverage.variant}): {fmt_estimate(coverage.coverage)}, {sum(r.stopped for r in coverage.rules)} of {generated} other routes stopped")
+        lines.append(
+            f"route coverage ({coverage.variant}): {fmt_estimate(coverage.coverage)}, {sum(r.stopped for r in coverage.rules)} of {generated} other routes stopped"
+        )
         for r in coverage.rules:
             if r.generated:
-                lines.append(f"  {r.rule}: {r.generated} routes, {r.not_seen} not seen, {r.judged_differently} judged differently, {r.judged_same} judged the same")
+                lines.append(
+                    f"  {r.rule}: {r.generated} routes, {r.not_seen} not seen, {r.judged_differently} judged differently, {r.judged_same} judged the same"
+                )
             else:
-                lines.append(f"  {r.rule}: no routes (its {_plural(r.cases_without_routes, 'deny case has', 'deny cases have')} no effect the templates rebuild)")
+                lines.append(
+                    f"  {r.rule}: no routes (its {_plural(r.cases_without_routes, 'deny case has', 'deny cases have')} no effect the templates rebuild)"
+                )
     return lines
 
 
@@ -652,24 +926,84 @@ def detail_sections(report: MetricsReport) -> list[Section]:
     variants = _ranked(report)
     found: list[Section] = []
     if report.comparisons:
-        found.append(Section("pairs", "Model against model", [line for line in (_agreement_line(report),) if line], [_pairwise_table(report)]))
+        found.append(
+            Section(
+                "pairs",
+                "Model against model",
+                [line for line in (_agreement_line(report),) if line],
+                [_pairwise_table(report)],
+            )
+        )
     wrong = sorted(
         dict.fromkeys(k for v in variants for k, o in v.case_outcomes.items() if not o.correct),
-        key=lambda k: (all(v.case_outcomes[k].correct for v in variants[:1] if k in v.case_outcomes), -sum(not v.case_outcomes[k].correct for v in variants if k in v.case_outcomes), k),
+        key=lambda k: (
+            all(v.case_outcomes[k].correct for v in variants[:1] if k in v.case_outcomes),
+            -sum(not v.case_outcomes[k].correct for v in variants if k in v.case_outcomes),
+            k,
+        ),
     )  # the leader's mistakes first, then the cases most models got wrong
     if wrong and not report.backtest:
-        found.append(Section("misjudged", "Misjudged cases", [f"Cases at least one model got wrong, with each model's verdict and reason ({len(wrong)} in all)."], [_case_table(report, "Misjudged cases", wrong, variants)], fold=True))
+        found.append(
+            Section(
+                "misjudged",
+                "Misjudged cases",
+                [f"Cases at least one model got wrong, with each model's verdict and reason ({len(wrong)} in all)."],
+                [_case_table(report, "Misjudged cases", wrong, variants)],
+                fold=True,
+            )
+        )
     if (slices := _slices_side_by_side(report)) is not None:
         found.append(Section("slices", "Slices", [], [slices], fold=True))
     if (flaky := _flaky_table(report)) is not None:
-        found.append(Section("flaky", "Flakiness", ["Per case, the share of repeats whose verdict differs from the majority."], [flaky], fold=True))
+        found.append(
+            Section(
+                "flaky",
+                "Flakiness",
+                ["Per case, the share of repeats whose verdict differs from the majority."],
+                [flaky],
+                fold=True,
+            )
+        )
     if variants:
-        found.append(Section("confusion", "Confusion matrices", ["Majority verdict per case; unparsed answers have their own column and count as wrong."], [confusion_table(v) for v in variants], fold=True))
-        found.append(Section("more", "More metrics", ["95% intervals; Brier and ECE from the verdicts' stated confidence."], [_more_metrics_table(report)], fold=True))
-        found.append(Section("cost", "Cost and provenance", ["Prices are USD per million tokens; a row without a price is shown as such, never as a zero cost. "
-                                                       "Answered as: the model id each endpoint said answered. Verdict asked as: the response format of the calls "
-                                                       "(json_schema; json_object or prompt where the endpoint refused the schema, or its model is not known to support one)."], [_cost_table(report)], fold=True))
-    found += [Section(id, heading, [], [t], fold=True) for id, heading, t in (("base-rate", "At the stated base rate", _base_rate_table(report)), ("operating-points", "Recall at a fixed false-positive rate", _operating_point_table(report))) if t]
+        found.append(
+            Section(
+                "confusion",
+                "Confusion matrices",
+                ["Majority verdict per case; unparsed answers have their own column and count as wrong."],
+                [confusion_table(v) for v in variants],
+                fold=True,
+            )
+        )
+        found.append(
+            Section(
+                "more",
+                "More metrics",
+                ["95% intervals; Brier and ECE from the verdicts' stated confidence."],
+                [_more_metrics_table(report)],
+                fold=True,
+            )
+        )
+        found.append(
+            Section(
+                "cost",
+                "Cost and provenance",
+                [
+                    "Prices are USD per million tokens; a row without a price is shown as such, never as a zero cost. "
+                    "Answered as: the model id each endpoint said answered. Verdict asked as: the response format of the calls "
+                    "(json_schema; json_object or prompt where the endpoint refused the schema, or its model is not known to support one)."
+                ],
+                [_cost_table(report)],
+                fold=True,
+            )
+        )
+    found += [
+        Section(id, heading, [], [t], fold=True)
+        for id, heading, t in (
+            ("base-rate", "At the stated base rate", _base_rate_table(report)),
+            ("operating-points", "Recall at a fixed false-positive rate", _operating_point_table(report)),
+        )
+        if t
+    ]
     return found
 
 
@@ -679,4 +1013,9 @@ def sections(report: MetricsReport) -> list[Section]:
 
 def headline_tables(report: MetricsReport) -> list[Table]:
     """The tables of the report's first sections, in order (``guard view``'s run page shows them under its own headings)."""
-    return [t for s in summary_sections(report) for t in s.tables] + [t for s in detail_sections(report) if s.id in ("pairs", "cost", "base-rate", "operating-points") for t in s.tables]
+    return [t for s in summary_sections(report) for t in s.tables] + [
+        t
+        for s in detail_sections(report)
+        if s.id in ("pairs", "cost", "base-rate", "operating-points")
+        for t in s.tables
+    ]

@@ -23,7 +23,9 @@ _KIND_BY_TYPE = {
     "JudgeTimeout": "error",
 }
 # The judge's own messages (guard/judge): used when the engine did not record the exception type.
-_UNPARSED = re.compile(r"refused to judge|empty answer|no verdict in|conflicting verdicts|content filter", re.IGNORECASE)
+_UNPARSED = re.compile(
+    r"refused to judge|empty answer|no verdict in|conflicting verdicts|content filter", re.IGNORECASE
+)
 _INFRASTRUCTURE = re.compile(
     r"unavailable after|authentication failed|rejected the request|GUARD_MODEL_(?:QUICK|THOROUGH)|no model (?:is )?configured|network blocked",
     re.IGNORECASE,
@@ -62,8 +64,17 @@ def _sum(values: list[int | float | None]) -> int | float | None:
 def _calls(hooks: list[HookResult]) -> list[dict[str, object]]:
     """Each model call the hooks made (answers from the cache made none), as ``ModelCall`` fields."""
     return [
-        {"model": call["model"], "endpoint": call.get("endpoint"), "tokens_in": call.get("prompt_tokens"), "tokens_out": call.get("completion_tokens"), "cost_usd": call.get("cost_usd"),
-         "served_model": call.get("served_model"), "prompt_version": call.get("prompt_version"), "response_mode": call.get("response_mode"), "stub": bool(call.get("stub"))}
+        {
+            "model": call["model"],
+            "endpoint": call.get("endpoint"),
+            "tokens_in": call.get("prompt_tokens"),
+            "tokens_out": call.get("completion_tokens"),
+            "cost_usd": call.get("cost_usd"),
+            "served_model": call.get("served_model"),
+            "prompt_version": call.get("prompt_version"),
+            "response_mode": call.get("response_mode"),
+            "stub": bool(call.get("stub")),
+        }
         for h in hooks
         for call in h.details.get("calls", ())
         if isinstance(call.get("model"), str) and not call.get("cached")

@@ -68,4 +68,6 @@ class CallableHook(Hook):
             return HookResult(id=spec.id, type="callable", decision=value)
         if isinstance(value, dict):
             return parse_reply(value, hook_id=spec.id, kind="callable", event=event.event)
-        raise HookError(f"callable hook {spec.id} returned {type(value).__name__}; expected a HookResult, a verdict string, a dict or None")
+        raise HookError(
+            f"callable hook {spec.id} returned {type(value).__name__}; expected a HookResult, a verdict string, a dict or None"
+        )

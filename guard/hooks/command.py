@@ -85,7 +85,9 @@ class CommandHook(Hook):
         except OSError as exc:
             raise HookError(f"command hook {self.spec.id} could not start: {exc}") from exc
         try:
-            _, out, err = await asyncio.gather(_feed(proc, stdin.encode("utf-8")), read_capped(proc.stdout), read_capped(proc.stderr))
+            _, out, err = await asyncio.gather(
+                _feed(proc, stdin.encode("utf-8")), read_capped(proc.stdout), read_capped(proc.stderr)
+            )
             code = await proc.wait()
         except BaseException:  # cancelled by the engine's timeout, or anything else: leave nothing behind
             await _kill_group(proc)
@@ -119,8 +121,10 @@ class CommandHook(Hook):
                 continue  # gone: the command fails on its own, as it would have
             if pinned.get(path) != now:
                 how = "changed since" if path in pinned else "was not there when"
-                raise HookRefused(f"command hook {spec.id} was not run: {path} {how} you trusted the config."
-                                  " Review it and run `guard trust` in a terminal to accept it")
+                raise HookRefused(
+                    f"command hook {spec.id} was not run: {path} {how} you trusted the config."
+                    " Review it and run `guard trust` in a terminal to accept it"
+                )
 
     def _workdir(self) -> str:
         """The declaring config's folder (the settings' base for hooks built in Python)."""

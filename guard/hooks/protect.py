@@ -136,7 +136,10 @@ class _Index:
             if unit.only_names is not None:
                 pattern, fold = unit.only_names
                 parts = path[len(folder.rstrip("/")) + 1 :].split("/")
-                if not any(fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern) for part in parts):
+                if not any(
+                    fnmatch.fnmatchcase(part.lower() if fold else part, pattern.lower() if fold else pattern)
+                    for part in parts
+                ):
                     continue
             if os.path.lexists(path):
                 return hit
@@ -182,10 +185,19 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
     if problem:
         return Proof(False, problem)
     command = unit.command
-    kept = [r for r in command.redirects if r.op.startswith("<") or r.target.dynamic
-            or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)]
-    return prove_command(Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command,
-                         env=os.environ, cwd=unit.cwd, alone=True)
+    kept = [
+        r
+        for r in command.redirects
+        if r.op.startswith("<")
+        or r.target.dynamic
+        or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)
+    ]
+    return prove_command(
+        Command(command.assignments, command.words, kept) if len(kept) < len(command.redirects) else command,
+        env=os.environ,
+        cwd=unit.cwd,
+        alone=True,
+    )
 
 
 def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
@@ -217,7 +229,9 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         if unit.command is not None:
             _braced_names(unit)
             if not unit.tree and walks_trees(unit.command, os.environ):
-                unit.tree = True  # grep x .. --dereferen: naming did not see the recursion the program's own parser reads
+                unit.tree = (
+                    True  # grep x .. --dereferen: naming did not see the recursion the program's own parser reads
+                )
                 if not any(os.path.isdir(p) for p in unit.paths):
                     unit.paths.add(os.path.normpath(unit.cwd))
         hit = secret_index.named(unit, sweeping=unit.tree)

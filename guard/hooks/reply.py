@@ -49,7 +49,9 @@ def decode_reply(text: str, *, hook_id: str) -> dict[str, Any] | None:
     try:
         data: dict[str, Any] = json.loads(stripped)
     except json.JSONDecodeError as exc:
-        raise HookError(f"hook {hook_id}: reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+        raise HookError(
+            f"hook {hook_id}: reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from exc
     return data  # text starting with "{" decodes to an object or fails above
 
 

@@ -80,7 +80,9 @@ class SmartHook:
         self.ctx = ctx
         self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
         self._missed: Counter[str] = Counter()  # misses prepare() counted, so run() does not count them again
-        self._keyed: dict[int, tuple[Event, dict[str, Any], str]] = {}  # prepare()'s payload and key of an event, taken by run()
+        self._keyed: dict[
+            int, tuple[Event, dict[str, Any], str]
+        ] = {}  # prepare()'s payload and key of an event, taken by run()
 
     def _payload_and_key(self, event: Event, *, keep: bool) -> tuple[dict[str, Any], str]:
         """``event``'s payload and cache key, computed once for prepare() and run() (``keep``: prepare() keeps them for run()).
@@ -130,8 +132,14 @@ class SmartHook:
     def _too_large(self, exc: JudgeTooLarge, started: float) -> HookResult:
         """A deny, not a failure: an event too large for the model to see whole is never allowed on that ground."""
         reason = f"{self.spec.id}: {exc}; a call too large to judge is refused, whatever failure_mode says (split it into smaller calls)"
-        return HookResult(self.spec.id, self.spec.kind, decision="deny", reason=reason, latency_ms=round((time.monotonic() - started) * 1000, 3),
-                          details={"too_large": str(exc)})
+        return HookResult(
+            self.spec.id,
+            self.spec.kind,
+            decision="deny",
+            reason=reason,
+            latency_ms=round((time.monotonic() - started) * 1000, 3),
+            details={"too_large": str(exc)},
+        )
 
     def _result(self, judgement: Judgement, started: float, together: list[str] | None = None) -> HookResult:
         verdict = judgement.verdict
@@ -153,8 +161,12 @@ class SmartHook:
         deferred = judgement.deferred
         if deferred is not None and (deferred.block is not None or deferred.seen):
             block = deferred.block or {}
-            details["deferred"] = {"files": [f["path"] for f in block.get("files", [])], "left_out": len(block.get("left_out", [])),
-                                   "complete": deferred.complete, "seen": [list(pair) for pair in deferred.seen]}
+            details["deferred"] = {
+                "files": [f["path"] for f in block.get("files", [])],
+                "left_out": len(block.get("left_out", [])),
+                "complete": deferred.complete,
+                "seen": [list(pair) for pair in deferred.seen],
+            }
         return HookResult(
             id=self.spec.id,
             type="smart",
@@ -213,14 +225,24 @@ class SmartHook:
             return self._cached(earlier, started, reused=True), payload, key
         return None, payload, key
 
-    def _kept(self, cache: Any, key: str, payload: dict[str, Any], judgement: Judgement, judging: float, together: list[str] | None = None) -> None:
+    def _kept(
+        self,
+        cache: Any,
+        key: str,
+        payload: dict[str, Any],
+        judgement: Judgement,
+        judging: float,
+        together: list[str] | None = None,
+    ) -> None:
         """Cache a whole judgement under its key and, when it saw all the code the call may run, under the code's key."""
         if judgement.failures:
             return
         result = self._result(judgement, judging, together)
         self._store(cache, key, result)
         if judgement.deferred is None or judgement.deferred.complete:
-            code_key = code_cache_key(self.spec, self.ctx.settings, payload, judged=judgement.deferred.seen if judgement.deferred else [])
+            code_key = code_cache_key(
+                self.spec, self.ctx.settings, payload, judged=judgement.deferred.seen if judgement.deferred else []
+            )
             if code_key is not None:
                 self._store(cache, code_key, result)
 
@@ -253,7 +275,9 @@ class SmartHook:
         async def judge_and_store() -> tuple[Judgement, float]:
             _, judging, deadline = await self._ready([self.spec])
             policy = self.ctx.resource("judge_retry", RetryPolicy)
-            judgement = await judge(self.spec, settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache))
+            judgement = await judge(
+                self.spec, settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache)
+            )
             self._kept(cache, key, payload, judgement, judging)
             return judgement, judging
 
@@ -293,8 +317,16 @@ class SmartHook:
         except ModelNotConfigured:
             return None
         deferred = deferred_view(spec, event.payload(), for_key=True)
-        return cache_key({"event": spec.event, "depth": spec.depth, "models": models, "api_base": self.ctx.settings.effective_api_base(),
-                          "context": spec.context, "deferred": deferred.block if deferred is not None else None})
+        return cache_key(
+            {
+                "event": spec.event,
+                "depth": spec.depth,
+                "models": models,
+                "api_base": self.ctx.settings.effective_api_base(),
+                "context": spec.context,
+                "deferred": deferred.block if deferred is not None else None,
+            }
+        )
 
     async def run_together(self, hooks: list[Any], event: Event) -> list[HookResult | Exception]:
         """Each of ``hooks``' results on ``event`` (hooks with this one's :meth:`together_key`): those the lane, the cache
@@ -323,7 +355,9 @@ class SmartHook:
                 outcomes[index] = outcome
         return [outcome if outcome is not None else HookError("no result") for outcome in outcomes]
 
-    async def _judge_group(self, misses: list[tuple[int, SmartHook, dict[str, Any], str]], started: float) -> list[HookResult | Exception]:
+    async def _judge_group(
+        self, misses: list[tuple[int, SmartHook, dict[str, Any], str]], started: float
+    ) -> list[HookResult | Exception]:
         specs = [hook.spec for _, hook, _, _ in misses]
         ids = [spec.id for spec in specs]
         payload = misses[0][2]
@@ -332,14 +366,18 @@ class SmartHook:
         async def judge_and_store() -> tuple[dict[str, Judgement | JudgeError], float]:
             _, judging, deadline = await self._ready(specs)
             policy = self.ctx.resource("judge_retry", RetryPolicy)
-            outcomes = await judge_many(specs, self.ctx.settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache))
+            outcomes = await judge_many(
+                specs, self.ctx.settings, payload, deadline=deadline, policy=policy, memo=self._memo(cache)
+            )
             for _, hook, hook_payload, key in misses:
                 outcome = outcomes[hook.spec.id]
                 if isinstance(outcome, Judgement):
                     hook._kept(cache, key, hook_payload, outcome, judging, ids)
             return outcomes, judging
 
-        flight: SingleFlight[tuple[dict[str, Judgement | JudgeError], float]] = self.ctx.resource("flight_together", SingleFlight)
+        flight: SingleFlight[tuple[dict[str, Judgement | JudgeError], float]] = self.ctx.resource(
+            "flight_together", SingleFlight
+        )
         try:
             outcomes, judging = await flight.do("|".join(key for *_, key in misses), judge_and_store)
         except JudgeTooLarge as exc:
@@ -349,5 +387,9 @@ class SmartHook:
         results: list[HookResult | Exception] = []
         for _, hook, _, _ in misses:
             outcome = outcomes[hook.spec.id]
-            results.append(outcome if isinstance(outcome, Exception) else hook._timed(hook._result(outcome, max(started, judging), ids), started, judging))
+            results.append(
+                outcome
+                if isinstance(outcome, Exception)
+                else hook._timed(hook._result(outcome, max(started, judging), ids), started, judging)
+            )
         return results

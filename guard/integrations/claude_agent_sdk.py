@@ -28,8 +28,18 @@ if TYPE_CHECKING:
 __all__ = ["SDK_EVENTS", "guard_hooks"]
 
 #: The hook events the Python SDK can register (its ``HookEvent``).
-SDK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop",
-                               "SubagentStart", "PreCompact", "Notification", "PermissionRequest")
+SDK_EVENTS: tuple[str, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SubagentStart",
+    "PreCompact",
+    "Notification",
+    "PermissionRequest",
+)
 _DEFAULT_TIMEOUT = 60.0  # the SDK's own default per matcher
 
 
@@ -53,7 +63,9 @@ def guard_hooks(config: str | None = None, **settings: Any) -> dict[str, list[Ho
         if event in guarded:
             timeout = max((s.timeout for s in gate.registry.specs() if s.event == event), default=_DEFAULT_TIMEOUT) + 5
             # a callback that fails (raises, or answers what the SDK cannot read) blocks the call, as guard hook's entry does
-            hooks[name] = [HookMatcher(matcher=None, hooks=[_callback(gate, timeout)], timeout=timeout, on_failure="block")]
+            hooks[name] = [
+                HookMatcher(matcher=None, hooks=[_callback(gate, timeout)], timeout=timeout, on_failure="block")
+            ]
     return hooks
 
 

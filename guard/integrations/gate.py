@@ -19,5 +19,7 @@ __all__ = ["Gate"]
 class Gate(gate.Gate):
     """A :class:`guard.runtime.gate.Gate` whose service decider is :class:`~guard.server.decider.ServiceDecider` unless ``service`` says otherwise."""
 
-    def __init__(self, config: str | None = None, *, service: ServiceFactory | None = ServiceDecider, **options: Any) -> None:
+    def __init__(
+        self, config: str | None = None, *, service: ServiceFactory | None = ServiceDecider, **options: Any
+    ) -> None:
         super().__init__(config, service=service, **options)

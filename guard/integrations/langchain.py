@@ -41,7 +41,9 @@ class GuardMiddleware(AgentMiddleware):
         judged = self.guard.judge_sync(call["name"], dict(call.get("args") or {}), session_id=_thread_id())
         return handler(_rewritten(request, judged)) if judged.allowed else _refusal(request, judged)
 
-    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]) -> Any:
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
         call = request.tool_call
         judged = await self.guard.judge(call["name"], dict(call.get("args") or {}), session_id=_thread_id())
         return await handler(_rewritten(request, judged)) if judged.allowed else _refusal(request, judged)
@@ -53,7 +55,12 @@ def _rewritten(request: ToolCallRequest, judged: ToolVerdict) -> ToolCallRequest
 
 def _refusal(request: ToolCallRequest, judged: ToolVerdict) -> ToolMessage:
     """What the model sees instead of the tool's output."""
-    return ToolMessage(content=judged.message or "guard denied this call", tool_call_id=request.tool_call["id"], name=request.tool_call["name"], status="error")
+    return ToolMessage(
+        content=judged.message or "guard denied this call",
+        tool_call_id=request.tool_call["id"],
+        name=request.tool_call["name"],
+        status="error",
+    )
 
 
 def _thread_id() -> str | None:

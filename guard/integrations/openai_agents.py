@@ -19,7 +19,14 @@ from guard.core.extras import missing_extra
 from guard.integrations.tool_calls import ToolCallGate
 
 try:
-    from agents import Agent, FunctionTool, Handoff, ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+    from agents import (
+        Agent,
+        FunctionTool,
+        Handoff,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+    )
 except ModuleNotFoundError as exc:  # the install line, not "No module named 'agents'"
     raise missing_extra("openai-agents", "guard.integrations.openai_agents", exc) from exc
 
@@ -43,9 +50,13 @@ def guard_tool_guardrail(config: str | None = None, **options: Any) -> ToolInput
             arguments = json.loads(tool.tool_arguments or "{}")
         except json.JSONDecodeError as exc:
             arguments = {"unparsed_arguments": tool.tool_arguments, "parse_error": str(exc)}
-        judged = await gate.judge(tool.tool_name, arguments if isinstance(arguments, dict) else {"arguments": arguments})
+        judged = await gate.judge(
+            tool.tool_name, arguments if isinstance(arguments, dict) else {"arguments": arguments}
+        )
         if not judged.allowed:
-            return ToolGuardrailFunctionOutput.reject_content(judged.message or "guard denied this call", output_info=judged)
+            return ToolGuardrailFunctionOutput.reject_content(
+                judged.message or "guard denied this call", output_info=judged
+            )
         if judged.rewritten:
             message = f"guard allows this {tool.tool_name} call only with these arguments; call it again with them: {json.dumps(judged.tool_input)}"
             return ToolGuardrailFunctionOutput.reject_content(message, output_info=judged)
@@ -67,13 +78,24 @@ def guard_agent_tools(agent: Agent[Any], config: str | None = None, **options: A
     guarded: list[str] = []
     for owner, tool in _reachable_tools(agent):
         if isinstance(tool, FunctionTool):
-            kept = [g for g in tool.tool_input_guardrails or [] if g.get_name() != guardrail.get_name()]  # attaching twice replaces
+            kept = [
+                g for g in tool.tool_input_guardrails or [] if g.get_name() != guardrail.get_name()
+            ]  # attaching twice replaces
             tool.tool_input_guardrails = [*kept, guardrail]
             guarded.append(f"{owner.name}.{tool.name}")
         else:
-            log.warning("guard: the %s tool %r of agent %r is not a function tool and cannot be guarded",
-                        type(tool).__name__, getattr(tool, "name", tool), owner.name)
-    log.info("guard: guarding %d function tool%s: %s", len(guarded), "" if len(guarded) == 1 else "s", ", ".join(guarded) or "none")
+            log.warning(
+                "guard: the %s tool %r of agent %r is not a function tool and cannot be guarded",
+                type(tool).__name__,
+                getattr(tool, "name", tool),
+                owner.name,
+            )
+    log.info(
+        "guard: guarding %d function tool%s: %s",
+        len(guarded),
+        "" if len(guarded) == 1 else "s",
+        ", ".join(guarded) or "none",
+    )
     return agent
 
 
@@ -96,8 +118,11 @@ def _reachable_tools(root: Agent[Any]) -> Iterator[tuple[Agent[Any], Any]]:
         for target in agent.handoffs:
             reached = target if isinstance(target, Agent) else _handoff_agent(target)
             if reached is None:
-                log.warning("guard: the handoff %r of agent %r does not say which agent it runs; that agent's tools are not guarded",
-                            getattr(target, "tool_name", target), agent.name)
+                log.warning(
+                    "guard: the handoff %r of agent %r does not say which agent it runs; that agent's tools are not guarded",
+                    getattr(target, "tool_name", target),
+                    agent.name,
+                )
             else:
                 pending.append(reached)
 

@@ -57,8 +57,15 @@ class ToolCallGate:
     enforces the file as it is on disk, :func:`trusted_only`).
     """
 
-    def __init__(self, config: str | None = None, *, session_id: str | None = None, cwd: str | None = None,
-                 deadline: float | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        config: str | None = None,
+        *,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        deadline: float | None = None,
+        **options: Any,
+    ) -> None:
         self.gate = Gate(config, **trusted_only(options))
         self.session_id = session_id or f"guard-{uuid.uuid4()}"
         self.cwd = cwd
@@ -66,8 +73,12 @@ class ToolCallGate:
 
     def event(self, tool_name: str, tool_input: dict[str, Any], session_id: str | None = None) -> dict[str, Any]:
         """The PreToolUse event guard judges (Claude Code's field names)."""
-        event: dict[str, Any] = {"hook_event_name": "PreToolUse", "tool_name": tool_name, "tool_input": tool_input,
-                                 "session_id": session_id or self.session_id}
+        event: dict[str, Any] = {
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool_name,
+            "tool_input": tool_input,
+            "session_id": session_id or self.session_id,
+        }
         if self.cwd:
             event["cwd"] = self.cwd
         return event
@@ -90,7 +101,12 @@ def verdict(tool_name: str, tool_input: dict[str, Any], decision: Decision) -> T
     for warning in decision.warnings:
         log.warning("guard: %s", warning)
     if decision.decision == "deny":
-        return ToolVerdict(False, tool_input, f"guard denied this {tool_name} call: {decision.reason or 'denied'}", warnings=decision.warnings)
+        return ToolVerdict(
+            False,
+            tool_input,
+            f"guard denied this {tool_name} call: {decision.reason or 'denied'}",
+            warnings=decision.warnings,
+        )
     if decision.decision == "ask":
         message = f"guard: a person must approve this {tool_name} call and none is available here: {decision.reason or 'approval required'}"
         return ToolVerdict(False, tool_input, message, warnings=decision.warnings)

@@ -90,10 +90,17 @@ def _raw(response: dict[str, Any]) -> bytes:
     """A recorded answer as the bytes an endpoint would send: chunked again if it was chunked, else with its length."""
     body = response["body"]["string"]
     body = body.encode() if isinstance(body, str) else body or b""
-    headers = [(name, value) for name, values in response["headers"].items() for value in (values if isinstance(values, list) else [values])]
+    headers = [
+        (name, value)
+        for name, values in response["headers"].items()
+        for value in (values if isinstance(values, list) else [values])
+    ]
     chunked = any(name.lower() == "transfer-encoding" and "chunked" in value.lower() for name, value in headers)
     status = response["status"]
-    lines = [f"HTTP/1.1 {status['code']} {status.get('message') or ''}".rstrip(), *(f"{n}: {v}" for n, v in headers if n.lower() not in _FRAMING)]
+    lines = [
+        f"HTTP/1.1 {status['code']} {status.get('message') or ''}".rstrip(),
+        *(f"{n}: {v}" for n, v in headers if n.lower() not in _FRAMING),
+    ]
     if chunked:
         lines.append("Transfer-Encoding: chunked")
         framed = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
@@ -104,10 +111,16 @@ def _raw(response: dict[str, Any]) -> bytes:
 
 
 def _recorded(answer: http11.Answer, content: bytes) -> dict[str, Any]:
-    return {"status": {"code": answer.status_code, "message": answer.reason_phrase}, "headers": {k: [v] for k, v in answer.headers.items()}, "body": {"string": content}}
+    return {
+        "status": {"code": answer.status_code, "message": answer.reason_phrase},
+        "headers": {k: [v] for k, v in answer.headers.items()},
+        "body": {"string": content},
+    }
 
 
-async def post(wire: http11.Connections, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[http11.Answer, bytes]:
+async def post(
+    wire: http11.Connections, url: str, body: bytes, headers: dict[str, str], timeout: float
+) -> tuple[http11.Answer, bytes]:
     """The answer to this POST from the active cassette, or from ``wire`` (then recorded) when the cassette may record."""
     from vcr.request import Request
 
@@ -118,7 +131,9 @@ async def post(wire: http11.Connections, url: str, body: bytes, headers: dict[st
     if cassette.can_play_response_for(request):
         return await http11.read_recorded(_raw(cassette.play_response(request)))
     if cassette.write_protected:
-        raise NotRecorded(f"no recording of this call (POST {url}, model {_json(body).get('model') if isinstance(_json(body), dict) else '?'})")
+        raise NotRecorded(
+            f"no recording of this call (POST {url}, model {_json(body).get('model') if isinstance(_json(body), dict) else '?'})"
+        )
     answer, content = await wire.post(url, body, headers, timeout)
     cassette.append(request, _recorded(answer, content))
     return answer, content

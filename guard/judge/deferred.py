@@ -40,16 +40,76 @@ MAX_FILE_CHARS = 6000
 MAX_CHARS = 12000
 #: Files named in ``left_out`` at most (the count covers the rest).
 _MAX_NAMED = 40
-_WHY = ("this call may run project files without naming them (a test runner, an interpreter importing modules, a build "
-        "tool): these files were written or changed by the agent, and no judge of this rule has seen them run yet")
+_WHY = (
+    "this call may run project files without naming them (a test runner, an interpreter importing modules, a build "
+    "tool): these files were written or changed by the agent, and no judge of this rule has seen them run yet"
+)
 #: Files build, test and docs tools read or run without being named, lower-cased.
-_RUN_UNNAMED = ("conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "pytest.ini", "manage.py",
-                "sitecustomize.py", "usercustomize.py", "*.pth", "__init__.py", "makefile", "gnumakefile", "*.mk", "justfile",
-                "package.json", "*.config.js", "*.config.ts", "*.config.mjs", "cargo.toml", "build.rs", "go.mod", "cmakelists.txt",
-                "build.gradle*", "pom.xml", "conf.py", "mkdocs.yml", "meson.build", "taskfile.yml", "rakefile", "gemfile")
+_RUN_UNNAMED = (
+    "conftest.py",
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "tox.ini",
+    "noxfile.py",
+    "pytest.ini",
+    "manage.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    "__init__.py",
+    "makefile",
+    "gnumakefile",
+    "*.mk",
+    "justfile",
+    "package.json",
+    "*.config.js",
+    "*.config.ts",
+    "*.config.mjs",
+    "cargo.toml",
+    "build.rs",
+    "go.mod",
+    "cmakelists.txt",
+    "build.gradle*",
+    "pom.xml",
+    "conf.py",
+    "mkdocs.yml",
+    "meson.build",
+    "taskfile.yml",
+    "rakefile",
+    "gemfile",
+)
 _TEST = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
-_CODE = frozenset({".py", ".pyx", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".sh", ".bash", ".rb", ".go", ".rs", ".java", ".kt",
-                   ".c", ".cc", ".cpp", ".h", ".php", ".pl", ".lua", ".r", ".swift", ".scala", ".cs"})
+_CODE = frozenset(
+    {
+        ".py",
+        ".pyx",
+        ".js",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".sh",
+        ".bash",
+        ".rb",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".c",
+        ".cc",
+        ".cpp",
+        ".h",
+        ".php",
+        ".pl",
+        ".lua",
+        ".r",
+        ".swift",
+        ".scala",
+        ".cs",
+    }
+)
 
 
 class DeferredView:
@@ -57,7 +117,9 @@ class DeferredView:
 
     __slots__ = ("block", "complete", "seen", "unseen")
 
-    def __init__(self, block: dict[str, Any] | None, seen: list[tuple[str, str]], complete: bool, unseen: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, block: dict[str, Any] | None, seen: list[tuple[str, str]], complete: bool, unseen: list[tuple[str, str]]
+    ) -> None:
         self.block, self.seen, self.complete, self.unseen = block, seen, complete, unseen
 
 
@@ -89,7 +151,9 @@ def _rank(file: dict[str, Any], command: str, scripts: str, project: str) -> int
     stem = os.path.splitext(name)[0]
     if relative in command or path in command or (name in command and len(name) > 3):
         return 0
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _RUN_UNNAMED) or (stem and re.search(rf"\b(?:import|from)\s+[\w.]*\b{re.escape(stem)}\b", scripts)):
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _RUN_UNNAMED) or (
+        stem and re.search(rf"\b(?:import|from)\s+[\w.]*\b{re.escape(stem)}\b", scripts)
+    ):
         return 1
     if _TEST.search(relative):
         return 2
@@ -105,7 +169,7 @@ def _cut(text: str, limit: int) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
     head = limit * 2 // 3
-    return f"{text[:head]}\n[… {len(text) - limit:,} characters not shown …]\n{text[-(limit - head):]}", True
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters not shown …]\n{text[-(limit - head) :]}", True
 
 
 def _shown(file: dict[str, Any], base: str | None, project: str, limit: int) -> tuple[dict[str, Any], str | None, bool]:
@@ -124,12 +188,24 @@ def _shown(file: dict[str, Any], base: str | None, project: str, limit: int) -> 
         return {**shown, "change": "changed", "content": "not shown: it cannot be read"}, None, False
     text = _text(data)
     if text is None or len(data) > 64 * 1024:
-        return {**shown, "change": "changed", "content": f"not shown: {'binary' if text is None else 'larger than 64 KiB'}"}, None, False
+        return (
+            {
+                **shown,
+                "change": "changed",
+                "content": f"not shown: {'binary' if text is None else 'larger than 64 KiB'}",
+            },
+            None,
+            False,
+        )
     digest = content_digest(data)
     if base is not None and file.get("base") not in (None, NEW):
         import difflib
 
-        diff = "".join(difflib.unified_diff(base.splitlines(keepends=True), text.splitlines(keepends=True), "before the agent", "now"))
+        diff = "".join(
+            difflib.unified_diff(
+                base.splitlines(keepends=True), text.splitlines(keepends=True), "before the agent", "now"
+            )
+        )
         body, cut = _cut(diff, limit)
         return {**shown, "change": "changed", "diff": body, **({"cut": True} if cut else {})}, digest, not cut
     body, cut = _cut(text, limit)
@@ -179,7 +255,9 @@ def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = Fa
     pairs = [(f["path"], str(f["digest"])) for f in unseen]
     if for_key:
         cut = not _walk_complete(state)
-        keyed: dict[str, Any] | None = {"files": sorted(pairs), **({"walk_cut": True} if cut else {})} if pairs or cut else None
+        keyed: dict[str, Any] | None = (
+            {"files": sorted(pairs), **({"walk_cut": True} if cut else {})} if pairs or cut else None
+        )
         return DeferredView(keyed, [], False, pairs)
     command = str((payload.get("tool_input") or {}).get("command") or "")
     script_text = "\n".join(data.decode(errors="replace") for _, data in scripts if data is not None)
@@ -194,7 +272,9 @@ def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = Fa
         if budget < 200:
             left.append(os.path.relpath(file["path"], project))
             continue
-        shown, digest, whole = _shown(file, state.get("bases", {}).get(file["path"]), project, min(MAX_FILE_CHARS, budget))
+        shown, digest, whole = _shown(
+            file, state.get("bases", {}).get(file["path"]), project, min(MAX_FILE_CHARS, budget)
+        )
         budget -= sum(len(str(v)) for v in shown.values())
         files.append(shown)
         if whole and digest is not None and digest == file["digest"]:
@@ -207,14 +287,20 @@ def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = Fa
         return DeferredView(None, seen, complete, [])
     block: dict[str, Any] = {"why": _WHY, "files": files}
     if left:
-        block["left_out"] = left[:_MAX_NAMED] + ([f"… and {len(left) - _MAX_NAMED} more"] if len(left) > _MAX_NAMED else [])
+        block["left_out"] = left[:_MAX_NAMED] + (
+            [f"… and {len(left) - _MAX_NAMED} more"] if len(left) > _MAX_NAMED else []
+        )
         block["left_out_note"] = f"{len(left)} more changed files were not shown: this view is incomplete"
     if not _walk_complete(state):
-        block["walk"] = f"the walk of the project for changes was cut ({state.get('scan')}): other files may have changed"
+        block["walk"] = (
+            f"the walk of the project for changes was cut ({state.get('scan')}): other files may have changed"
+        )
     return DeferredView(block, seen, complete, pairs)
 
 
-def code_key_parts(spec: HookSpec, payload: dict[str, Any], *, judged: list[tuple[str, str]] | None = None) -> dict[str, Any] | None:
+def code_key_parts(
+    spec: HookSpec, payload: dict[str, Any], *, judged: list[tuple[str, str]] | None = None
+) -> dict[str, Any] | None:
     """What "the same code" is for an answer from an earlier judgement: the call's run identity and its files' digests,
     or None when it cannot be answered so (no identity, the walk was cut, or a changed file this rule's judges have not
     seen run). ``judged``: files the judgement just made saw whole, counted as seen (storing after a judgement)."""

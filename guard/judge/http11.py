@@ -113,13 +113,19 @@ class Connections:
         scheme, host, port = origin
         try:
             reader, writer = await asyncio.open_connection(
-                host, port, limit=MAX_HEAD_BYTES, ssl=self._tls if scheme == "https" else None, server_hostname=host if scheme == "https" else None
+                host,
+                port,
+                limit=MAX_HEAD_BYTES,
+                ssl=self._tls if scheme == "https" else None,
+                server_hostname=host if scheme == "https" else None,
             )
         except (OSError, ssl.SSLError) as exc:
             raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
         return _Connection(reader, writer)
 
-    async def _exchange(self, origin: tuple[str, str, int], connection: _Connection, request: bytes) -> tuple[Answer, bytes]:
+    async def _exchange(
+        self, origin: tuple[str, str, int], connection: _Connection, request: bytes
+    ) -> tuple[Answer, bytes]:
         reused = connection.idle_since > 0
         started = time.perf_counter()
         try:
@@ -135,7 +141,9 @@ class Connections:
             if reused and (not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial):
                 raise _StaleConnection from exc  # closed by the server while idle: nothing of ours was read
             raise BrokenAnswer(f"{type(exc).__name__}: {exc}") from exc
-        if keep and ("content-length" in answer.headers or "chunked" in answer.headers.get("transfer-encoding", "").lower()):
+        if keep and (
+            "content-length" in answer.headers or "chunked" in answer.headers.get("transfer-encoding", "").lower()
+        ):
             connection.idle_since = time.monotonic()
             self._idle.setdefault(origin, []).append(connection)
         else:
@@ -175,9 +183,16 @@ def request_bytes(url: str, body: bytes, headers: dict[str, str]) -> bytes:
     """The whole POST of ``body`` to ``url`` as it goes on the wire: one write."""
     parts = urlsplit(url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    lines = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc.rsplit('@', 1)[-1]}", "Accept: application/json", "Accept-Encoding: identity",
-             "Content-Type: application/json", f"Content-Length: {len(body)}", "User-Agent: plainguard",
-             *(f"{name}: {value}" for name, value in headers.items())]
+    lines = [
+        f"POST {target} HTTP/1.1",
+        f"Host: {parts.netloc.rsplit('@', 1)[-1]}",
+        "Accept: application/json",
+        "Accept-Encoding: identity",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        "User-Agent: plainguard",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 

@@ -29,8 +29,19 @@ if TYPE_CHECKING:
     from guard.core.settings import Settings
     from guard.core.spec import HookSpec
 
-__all__ = ["KEY_VERSION", "cache_value", "cached_verdict", "code_cache_key", "keep_verdict", "kept_verdict", "lane_verdict", "resolve_model", "result_from_cache",
-           "smart_cache_key", "tiers_for"]
+__all__ = [
+    "KEY_VERSION",
+    "cache_value",
+    "cached_verdict",
+    "code_cache_key",
+    "keep_verdict",
+    "kept_verdict",
+    "lane_verdict",
+    "resolve_model",
+    "result_from_cache",
+    "smart_cache_key",
+    "tiers_for",
+]
 
 KEY_VERSION = 2  # 2: the judge is shown each call's effect (guard.judge.view)
 DEPTHS = ("quick", "thorough", "auto")
@@ -100,7 +111,9 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
         {
             "v": KEY_VERSION,
             **_judged_by(spec, settings),
-            "payload": canonical_payload(payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), spec.cache_keep),
+            "payload": canonical_payload(
+                payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), spec.cache_keep
+            ),
             "effect": effect_of(payload, for_key=True),
             **({"deferred": deferred.block} if deferred is not None else {}),
             **_session_part(spec, payload),
@@ -108,13 +121,17 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
     )
 
 
-def code_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any], *, judged: list[tuple[str, str]] | None = None) -> str | None:
+def code_cache_key(
+    spec: HookSpec, settings: Settings, payload: dict[str, Any], *, judged: list[tuple[str, str]] | None = None
+) -> str | None:
     """The key of an earlier judgement of the same code (:func:`guard.judge.deferred.code_key_parts`), whatever the
     command's spelling, or None when the call cannot be answered that way."""
     code = code_key_parts(spec, payload, judged=judged)
     if code is None:
         return None
-    return cache_key({"v": 1, **_judged_by(spec, settings), "kind": "smart-code", **code, **_session_part(spec, payload)})
+    return cache_key(
+        {"v": 1, **_judged_by(spec, settings), "kind": "smart-code", **code, **_session_part(spec, payload)}
+    )
 
 
 _CACHED_FIELDS = ("decision", "reason", "confidence", "tier", "model")
@@ -141,7 +158,9 @@ def result_from_cache(spec: HookSpec, value: dict[str, Any], *, reused: bool = F
     """
     details: dict[str, Any] = {k: value[k] for k in _CACHED_DETAILS if k in value}
     if reused:
-        details["reused"] = "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"
+        details["reused"] = (
+            "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"
+        )
         details.pop("deferred", None)  # that judgement's view, not this call's: this call showed nothing new
     details["original_cost_usd"] = value.get("cost_usd")
     return HookResult(

@@ -22,7 +22,9 @@ __all__ = ["complete", "load", "response_mode", "warm"]
 def load() -> Any:
     """LiteLLM, imported and configured once (later calls return it)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # no fetch from GitHub on the first anthropic/ call
+    os.environ.setdefault(
+        "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True"
+    )  # no fetch from GitHub on the first anthropic/ call
     os.environ.setdefault("DISABLE_AIOHTTP_TRANSPORT", "True")
     # Pydantic notes about LiteLLM's own TypedDicts surface mid-call (schemas are built lazily);
     # they are not the user's business. Re-applied on every call: filterwarnings is idempotent,
@@ -53,26 +55,49 @@ def _cost(litellm: Any, response: Any) -> float | None:
 async def warm(model: str) -> None:
     """Run LiteLLM's call path once with a mocked answer (no request leaves): the lazy imports, logging workers and
     provider set-up its first call does, done before anything is timed, instead of inside a judge's first calls."""
-    await load().acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="{}", max_tokens=1)
+    await load().acompletion(
+        model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="{}", max_tokens=1
+    )
 
 
 async def complete(request: ChatRequest) -> ChatReply:
     """One chat completion through ``litellm.acompletion``, answered as guard's :class:`~guard.judge.chat.ChatReply`."""
     litellm = load()
-    optional = {name: value for name, value in (("response_format", request.response_format), ("api_base", request.api_base), ("api_key", request.api_key)) if value is not None}
+    optional = {
+        name: value
+        for name, value in (
+            ("response_format", request.response_format),
+            ("api_base", request.api_base),
+            ("api_key", request.api_key),
+        )
+        if value is not None
+    }
     with wire_clock.measuring() as spent:
         response = await litellm.acompletion(
-            model=request.model, messages=request.messages, max_tokens=request.max_tokens, temperature=request.temperature, timeout=request.timeout,
-            stream=False, num_retries=0, max_retries=0, drop_params=True, **optional,  # guard retries itself
+            model=request.model,
+            messages=request.messages,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            timeout=request.timeout,
+            stream=False,
+            num_retries=0,
+            max_retries=0,
+            drop_params=True,
+            **optional,  # guard retries itself
         )
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     served = getattr(response, "model", None)
     fingerprint = getattr(response, "system_fingerprint", None)
     return ChatReply(
-        content=choice.message.content, refusal=getattr(choice.message, "refusal", None), finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None), cost_usd=_cost(litellm, response),
-        served_model=served if isinstance(served, str) else None, fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        content=choice.message.content,
+        refusal=getattr(choice.message, "refusal", None),
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cost_usd=_cost(litellm, response),
+        served_model=served if isinstance(served, str) else None,
+        fingerprint=fingerprint if isinstance(fingerprint, str) else None,
         wire_ms=round(spent[-1] * 1000, 3) if spent else None,
     )
 

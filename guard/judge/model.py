@@ -42,7 +42,17 @@ from guard.judge.litellm_transport import load as _litellm
 from guard.judge.reply_limit import ReplyTooLarge, too_large
 from guard.judge.transport import TRANSPORTS, Transport, transport_for, transport_name
 
-__all__ = ["ModelReply", "RetryPolicy", "client_status", "complete", "load_client", "preload", "response_mode", "route", "warm_client"]
+__all__ = [
+    "ModelReply",
+    "RetryPolicy",
+    "client_status",
+    "complete",
+    "load_client",
+    "preload",
+    "response_mode",
+    "route",
+    "warm_client",
+]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 #: How a connection that never opened reads, from httpx and from LiteLLM (which may raise it as a 500).
@@ -52,7 +62,9 @@ _UNREACHABLE = re.compile(
     re.IGNORECASE,
 )
 #: How LiteLLM words a missing key when it raises it as something other than a 401 (e.g. a 500).
-_MISSING_KEY = re.compile(r"missing credentials|missing [\w ]*api[ _]key|api[ _]key (?:is )?(?:not set|missing|required)", re.IGNORECASE)
+_MISSING_KEY = re.compile(
+    r"missing credentials|missing [\w ]*api[ _]key|api[ _]key (?:is )?(?:not set|missing|required)", re.IGNORECASE
+)
 RESPONSE_MODES = ("json_schema", "json_object", "prompt")
 
 
@@ -90,7 +102,9 @@ class ModelReply:
     endpoint: str | None = None  # the URL the call went to (guard.judge.endpoint)
     served_model: str | None = None  # the model id the endpoint says answered (a dated snapshot, a local file)
     stub: bool = False  # guard's own stub answered (it says so in its system_fingerprint)
-    wire_ms: float | None = None  # the answer's HTTP exchange, request sent → answer read: the provider's part of latency_ms
+    wire_ms: float | None = (
+        None  # the answer's HTTP exchange, request sent → answer read: the provider's part of latency_ms
+    )
 
     def record(self) -> dict[str, Any]:
         """The per-call entry kept in ``HookResult.details["calls"]``."""
@@ -162,7 +176,9 @@ def preload(models: Iterable[str], api_base: str | None = None) -> list[str]:
             transport_for(model).load()
             response_mode(model)
     if slow and "litellm" not in sys.modules and _loading is None:
-        _loading = threading.Thread(target=lambda: [response_mode(model) for model in slow], name="guard-load-litellm", daemon=True)
+        _loading = threading.Thread(
+            target=lambda: [response_mode(model) for model in slow], name="guard-load-litellm", daemon=True
+        )
         _loading.start()
     else:
         for model in slow:
@@ -172,7 +188,13 @@ def preload(models: Iterable[str], api_base: str | None = None) -> list[str]:
 
 def client_status() -> dict[str, str]:
     """Which model client libraries this process has ready: ``ready``, ``loading`` or ``not loaded`` (``guard serve``'s /healthz)."""
-    litellm = "loading" if _loading is not None and _loading.is_alive() else "ready" if "litellm" in sys.modules else "not loaded"
+    litellm = (
+        "loading"
+        if _loading is not None and _loading.is_alive()
+        else "ready"
+        if "litellm" in sys.modules
+        else "not loaded"
+    )
     return {"openai": "ready" if "httpx" in sys.modules else "not loaded", "litellm": litellm}
 
 
@@ -227,7 +249,12 @@ def _retryable(exc: BaseException) -> bool:
 
 def _retry_after(exc: BaseException) -> float | None:
     """Seconds from a ``Retry-After`` (seconds or HTTP date) or ``retry-after-ms`` header, if any."""
-    headers = getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None) or getattr(exc, "litellm_response_headers", None) or {}
+    headers = (
+        getattr(exc, "headers", None)
+        or getattr(getattr(exc, "response", None), "headers", None)
+        or getattr(exc, "litellm_response_headers", None)
+        or {}
+    )
     try:
         if (ms := headers.get("retry-after-ms")) is not None:
             return max(0.0, float(ms) / 1000)
@@ -287,13 +314,17 @@ def _unreachable_hint(api_base: str | None) -> str:
     return "the provider cannot be reached from here: check the network, or set GUARD_API_BASE to an OpenAI-compatible server"
 
 
-def _translate(exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None, api_base: str | None = None) -> JudgeError:
+def _translate(
+    exc: BaseException, model: str, attempts: int, budget: float, routed: str | None = None, api_base: str | None = None
+) -> JudgeError:
     """A foreign exception as the JudgeError the engine's failure_mode understands."""
     status = _status(exc)
     if isinstance(exc, cassette.NotRecorded):
         return JudgeError(f"model {model}: {exc}")
     if _auth_failure(exc):
-        return _failed(JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc)
+        return _failed(
+            JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc
+        )
     if _unreachable(exc):
         return _failed(JudgeUnavailable, f"model {model}: {_unreachable_hint(api_base)} ({attempts} attempt(s))", exc)
     if too_large(exc):
@@ -353,7 +384,9 @@ def _text(content: Any, model: str) -> str | None:
             texts.append(text)
         else:
             return "".join(texts)
-    raise JudgeBadResponse(f"model {model}: the answer's content is neither text nor a list of text parts ({type(content).__name__})")
+    raise JudgeBadResponse(
+        f"model {model}: the answer's content is neither text nor a list of text parts ({type(content).__name__})"
+    )
 
 
 def route(model: str, api_base: str | None) -> str:
@@ -426,8 +459,16 @@ async def complete(
         async def call(timeout: float, response_format: dict[str, Any] | None = formats[mode]) -> ChatReply:
             nonlocal attempts
             attempts += 1
-            request = ChatRequest(model=routed, messages=messages, max_tokens=max_tokens, temperature=temperature, timeout=timeout,
-                                  response_format=response_format, api_base=api_base, api_key=key)
+            request = ChatRequest(
+                model=routed,
+                messages=messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                timeout=timeout,
+                response_format=response_format,
+                api_base=api_base,
+                api_key=key,
+            )
             return await transport.complete(request)
 
         try:
@@ -435,7 +476,11 @@ async def complete(
             break
         except Exception as exc:
             weaker = RESPONSE_MODES.index(mode) + 1
-            rejected_format = _status(exc) == 400 and type(exc).__name__ not in ("ContextWindowExceededError", "ContentPolicyViolationError") and not too_large(exc)
+            rejected_format = (
+                _status(exc) == 400
+                and type(exc).__name__ not in ("ContextWindowExceededError", "ContentPolicyViolationError")
+                and not too_large(exc)
+            )
             if rejected_format and weaker < len(RESPONSE_MODES) and time.monotonic() + policy.min_attempt < deadline:
                 notes.append(f"{mode} rejected ({_short(exc)[:120]}); retried as {RESPONSE_MODES[weaker]}")
                 mode = RESPONSE_MODES[weaker]

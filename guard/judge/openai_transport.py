@@ -64,7 +64,9 @@ def serves(model: str) -> bool:
 #: Seconds an idle connection is kept for reuse.
 KEEPALIVE_S = 60.0
 #: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Pool, AsyncIterator[None]]]] = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Pool, AsyncIterator[None]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def load() -> None:
@@ -103,7 +105,9 @@ class _Pool:
         if self._idle:
             client = self._idle.pop()  # the warmest connection: the least likely to have been closed by the server
         else:
-            limits = self._httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+            limits = self._httpx.Limits(
+                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S
+            )
             client = self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
             self._clients.append(client)
         try:
@@ -195,7 +199,11 @@ def _error(status: int, reason: str, headers: Any, content: bytes) -> ProviderEr
     message = str(detail.get("message") or _text(content)[:240] or reason)
     kind: type[ProviderError] = ProviderError
     if status == 400:
-        kind = {"context_length_exceeded": ContextWindowExceededError, "content_filter": ContentPolicyViolationError, "content_policy_violation": ContentPolicyViolationError}.get(code, BadRequestError)
+        kind = {
+            "context_length_exceeded": ContextWindowExceededError,
+            "content_filter": ContentPolicyViolationError,
+            "content_policy_violation": ContentPolicyViolationError,
+        }.get(code, BadRequestError)
     elif status in (401, 403):
         kind = AuthenticationError
     elif status == 429:
@@ -216,20 +224,29 @@ def parse_reply(model: str, status: int, reason: str, headers: Any, content: byt
     try:
         data = json.loads(content)
     except ValueError as exc:
-        raise ProviderError(f"the answer is not JSON: {_text(content)[:120]!r}", status_code=status, headers=headers) from exc
+        raise ProviderError(
+            f"the answer is not JSON: {_text(content)[:120]!r}", status_code=status, headers=headers
+        ) from exc
     try:
         raw = data["choices"][0]
         message = raw["message"]
         content_part, refusal, finish = message.get("content"), message.get("refusal"), raw.get("finish_reason")
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ProviderError(f"the answer is not a chat completion ({type(exc).__name__}: {exc})", status_code=status, headers=headers) from exc
+        raise ProviderError(
+            f"the answer is not a chat completion ({type(exc).__name__}: {exc})", status_code=status, headers=headers
+        ) from exc
     counts = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     prompt_tokens, completion_tokens = _count(counts.get("prompt_tokens")), _count(counts.get("completion_tokens"))
     served, fingerprint = data.get("model"), data.get("system_fingerprint")
     return ChatReply(
-        content=content_part, refusal=refusal, finish_reason=finish if isinstance(finish, str) else None,
-        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(model, prompt_tokens, completion_tokens),
-        served_model=served if isinstance(served, str) else None, fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        content=content_part,
+        refusal=refusal,
+        finish_reason=finish if isinstance(finish, str) else None,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=_cost(model, prompt_tokens, completion_tokens),
+        served_model=served if isinstance(served, str) else None,
+        fingerprint=fingerprint if isinstance(fingerprint, str) else None,
     )
 
 
@@ -239,12 +256,19 @@ def _through_httpx(httpx: Any) -> bool:
     return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
 
 
-async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes, float | None]:
+async def _post_httpx(
+    pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float
+) -> tuple[int, str, Any, bytes, float | None]:
     import httpx
 
     started = time.perf_counter()
     try:
-        async with pool.client() as client, client.stream("POST", url, content=body, headers={**headers, "Content-Type": "application/json"}, timeout=timeout) as response:
+        async with (
+            pool.client() as client,
+            client.stream(
+                "POST", url, content=body, headers={**headers, "Content-Type": "application/json"}, timeout=timeout
+            ) as response,
+        ):
             content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
@@ -252,10 +276,18 @@ async def _post_httpx(pool: _Pool, url: str, body: bytes, headers: dict[str, str
         raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
     except httpx.TransportError as exc:
         raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
-    return response.status_code, response.reason_phrase, response.headers, content, round((time.perf_counter() - started) * 1000, 3)
+    return (
+        response.status_code,
+        response.reason_phrase,
+        response.headers,
+        content,
+        round((time.perf_counter() - started) * 1000, 3),
+    )
 
 
-async def _post_wire(pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, str, Any, bytes, float | None]:
+async def _post_wire(
+    pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float
+) -> tuple[int, str, Any, bytes, float | None]:
     try:
         if cassette.active() is not None:
             answer, content = await cassette.post(pool.wire, url, body, headers, timeout)
@@ -277,17 +309,26 @@ async def complete(request: ChatRequest) -> ChatReply:
     base = endpoint.resolve(request.model, request.api_base)
     key = request.api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
-        raise AuthenticationError("no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401)
+        raise AuthenticationError(
+            "no API key: set OPENAI_API_KEY (or GUARD_API_BASE for a server that needs none)", status_code=401
+        )
     headers = {"Authorization": f"Bearer {key}"}
     if organization := os.environ.get("OPENAI_ORGANIZATION"):
         headers["OpenAI-Organization"] = organization
-    body: dict[str, Any] = {"model": request.model.removeprefix(PREFIX), "messages": request.messages, "temperature": request.temperature, "max_tokens": request.max_tokens}
+    body: dict[str, Any] = {
+        "model": request.model.removeprefix(PREFIX),
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
     if request.response_format is not None:
         body["response_format"] = request.response_format
     url = f"{base.rstrip('/')}/chat/completions"
     pool = await _pool(url)
     post = _post_httpx if cassette.active() is None and _through_httpx(httpx) else _post_wire
-    status, reason, answer_headers, content, wire_ms = await post(pool, url, json.dumps(body).encode(), headers, request.timeout)
+    status, reason, answer_headers, content, wire_ms = await post(
+        pool, url, json.dumps(body).encode(), headers, request.timeout
+    )
     reply = parse_reply(request.model, status, reason, answer_headers, content)
     reply.wire_ms = wire_ms  # the exchange alone: a new connection's opening is the client's cost, not the provider's
     return reply

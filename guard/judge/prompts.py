@@ -30,7 +30,23 @@ from guard.judge.view import effect_of
 if TYPE_CHECKING:
     from guard.session.context import SessionContext
 
-__all__ = ["PROMPTS_DIR", "SESSION_TEMPLATE", "TIERS", "RenderedPrompt", "Template", "TierProfile", "TooLongToJudge", "WINDOW_TEMPLATE", "estimate_tokens", "fill_note", "judge_view", "load_template", "render", "render_windows", "window_count"]
+__all__ = [
+    "PROMPTS_DIR",
+    "SESSION_TEMPLATE",
+    "TIERS",
+    "RenderedPrompt",
+    "Template",
+    "TierProfile",
+    "TooLongToJudge",
+    "WINDOW_TEMPLATE",
+    "estimate_tokens",
+    "fill_note",
+    "judge_view",
+    "load_template",
+    "render",
+    "render_windows",
+    "window_count",
+]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: ``prompts/`` beside the package in a checkout (and an editable install); the wheel ships the same
@@ -73,7 +89,9 @@ class TierProfile(NamedTuple):
 
 TIERS: dict[str, TierProfile] = {
     "quick": TierProfile("quick", data_budget_tokens=1000, max_tokens=160, max_windows=8, together="together_quick"),
-    "thorough": TierProfile("thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8, together="together_thorough"),
+    "thorough": TierProfile(
+        "thorough", data_budget_tokens=6000, max_tokens=1200, max_windows=8, together="together_thorough"
+    ),
 }
 CUSTOM_TEMPLATE = "custom"
 #: The note before each window's fence when an event is judged in parts.
@@ -113,7 +131,9 @@ def estimate_tokens(text: str) -> int:
 def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     """The newest version of template ``name``; a missing or malformed file is a ValueError naming it."""
     versions = sorted(
-        (int(m.group(1)), p) for p in directory.glob(f"{name}.v*.txt") if (m := re.fullmatch(rf"{re.escape(name)}\.v(\d+)\.txt", p.name))
+        (int(m.group(1)), p)
+        for p in directory.glob(f"{name}.v*.txt")
+        if (m := re.fullmatch(rf"{re.escape(name)}\.v(\d+)\.txt", p.name))
     )
     if not versions:
         raise ValueError(f"no prompt template {name}.v<N>.txt in {directory}")
@@ -123,7 +143,14 @@ def load_template(name: str, directory: Path = PROMPTS_DIR) -> Template:
     parts = dict(zip(sections[1::2], (s.strip() for s in sections[2::2]), strict=True))
     if "system" not in parts and "note" not in parts:
         raise ValueError(f"{path}: missing the [system] section")
-    return Template(name, f"{name}.v{number}", hashlib.sha256(raw).hexdigest(), parts.get("system", ""), parts.get("user"), parts.get("note"))
+    return Template(
+        name,
+        f"{name}.v{number}",
+        hashlib.sha256(raw).hexdigest(),
+        parts.get("system", ""),
+        parts.get("user"),
+        parts.get("note"),
+    )
 
 
 def judge_view(payload: dict[str, Any], deferred: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -220,7 +247,13 @@ def _combined(version: str, sha256: str, other: Template) -> tuple[str, str]:
 
 
 def _render_one(
-    tier: str, data: str, windows: _Windows | None, part: int, rule: str | None, prompt: str | None, session: SessionContext | None,
+    tier: str,
+    data: str,
+    windows: _Windows | None,
+    part: int,
+    rule: str | None,
+    prompt: str | None,
+    session: SessionContext | None,
     rules: dict[str, str] | None = None,
 ) -> RenderedPrompt:
     """One call's messages; for a window of a long event (``windows`` given) with the window note before the fence,
@@ -241,7 +274,13 @@ def _render_one(
     if windows is not None:
         note = load_template(WINDOW_TEMPLATE)
         start, end = windows.span(part - 1)
-        numbers = {"part": str(part), "parts": str(windows.count), "start": f"{start + 1:,}", "end": f"{end:,}", "total": f"{len(windows.text):,}"}
+        numbers = {
+            "part": str(part),
+            "parts": str(windows.count),
+            "start": f"{start + 1:,}",
+            "end": f"{end:,}",
+            "total": f"{len(windows.text):,}",
+        }
         fenced = f"{_substitute(note.note or '', numbers)}\n{fenced}"
         (version, sha256), parts = _combined(version, sha256, note), windows.count
     if rules:
@@ -259,8 +298,14 @@ def _render_one(
 
 
 def render_windows(
-    tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None,
-    deferred: dict[str, Any] | None = None, rules: dict[str, str] | None = None,
+    tier: str,
+    payload: dict[str, Any],
+    *,
+    rule: str | None = None,
+    prompt: str | None = None,
+    session: SessionContext | None = None,
+    deferred: dict[str, Any] | None = None,
+    rules: dict[str, str] | None = None,
 ) -> list[RenderedPrompt]:
     """Messages for every call judging ``payload`` at ``tier``: one when it fits, else one per overlapping window.
 
@@ -287,8 +332,15 @@ def render_windows(
     return rendered
 
 
-def render(tier: str, payload: dict[str, Any], *, rule: str | None = None, prompt: str | None = None, session: SessionContext | None = None,
-           deferred: dict[str, Any] | None = None) -> RenderedPrompt:
+def render(
+    tier: str,
+    payload: dict[str, Any],
+    *,
+    rule: str | None = None,
+    prompt: str | None = None,
+    session: SessionContext | None = None,
+    deferred: dict[str, Any] | None = None,
+) -> RenderedPrompt:
     """Messages for one judge call on an event that fits the tier's budget (TooLongToJudge otherwise)."""
     windows = render_windows(tier, payload, rule=rule, prompt=prompt, session=session, deferred=deferred)
     if len(windows) > 1:

@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from guard.core.settings import Settings
     from guard.core.spec import HookSpec
 
-__all__ = ["KEY_VARIABLES", "ModelUnusable", "api_base_origin", "check_models", "known_providers", "model_origin", "preflight"]
+__all__ = [
+    "KEY_VARIABLES",
+    "ModelUnusable",
+    "api_base_origin",
+    "check_models",
+    "known_providers",
+    "model_origin",
+    "preflight",
+]
 
 #: The variables LiteLLM reads a provider's key from (any one will do), for the providers people start with.
 KEY_VARIABLES: dict[str, tuple[str, ...]] = {
@@ -56,7 +64,11 @@ class ModelUnusable(JudgeError):
 @lru_cache(maxsize=1)
 def known_providers() -> frozenset[str]:
     """Every provider prefix the installed LiteLLM routes; empty when LiteLLM's files cannot be read (nothing is then refused)."""
-    providers = {str(v["litellm_provider"]) for v in openai_transport.price_map().values() if isinstance(v, dict) and v.get("litellm_provider")}
+    providers = {
+        str(v["litellm_provider"])
+        for v in openai_transport.price_map().values()
+        if isinstance(v, dict) and v.get("litellm_provider")
+    }
     listed = openai_transport.litellm_data(_ENDPOINTS).get("providers")
     if isinstance(listed, dict):
         providers |= set(listed)
@@ -77,7 +89,7 @@ def _listed_in_litellm_source(provider: str) -> bool:
     except OSError:
         return True
     start = text.find("class LlmProviders(")
-    values = set(_ENUM_VALUE.findall(text[start:start + 40000])) if start >= 0 else set()
+    values = set(_ENUM_VALUE.findall(text[start : start + 40000])) if start >= 0 else set()
     return not values or provider in values
 
 
@@ -125,14 +137,18 @@ def preflight(model: str, api_base: str | None, origin: str) -> None:
     provider, prefix = _provider(model)
     example = "a LiteLLM model id such as openai/gpt-4.1-mini"
     if provider is None:
-        raise ModelUnusable(f"model {model!r} names no provider LiteLLM knows: set {origin} to provider/model, e.g. openai/{model}")
+        raise ModelUnusable(
+            f"model {model!r} names no provider LiteLLM knows: set {origin} to provider/model, e.g. openai/{model}"
+        )
     if provider not in known_providers() and not _listed_in_litellm_source(provider):
         near = difflib.get_close_matches(provider, sorted(known_providers() | set(KEY_VARIABLES)), n=1, cutoff=0.75)
         meant = f" (did you mean {near[0]}/{model.split('/', 1)[1]}?)" if near else ""
         raise ModelUnusable(f"model {model}: unknown provider {prefix!r}{meant}: set {origin} to {example}")
     variables = KEY_VARIABLES.get(provider)
     if variables and not any(os.environ.get(name) for name in variables):
-        raise ModelUnusable(f"model {model}: no API key for {provider}: set {variables[0]} (or GUARD_API_BASE for an OpenAI-compatible server that needs none)")
+        raise ModelUnusable(
+            f"model {model}: no API key for {provider}: set {variables[0]} (or GUARD_API_BASE for an OpenAI-compatible server that needs none)"
+        )
 
 
 def check_models(spec: HookSpec, settings: Settings, models: dict[str, str]) -> None:

@@ -52,10 +52,28 @@ _NOT_IN_LANE = frozenset({"env", "printenv"})
 #: the options that make a diff print only names and counts.
 _GIT_CONTENTS = frozenset({"diff", "show", "grep"})
 _GIT_PATCH = re.compile(r"^-(?:p|u|U\d*|L.*)$|^--(?:patch|unified|word-diff|full-diff)(?:=.*)?$")
-_GIT_SUMMARY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--no-patch", "-s", "--quiet"})
+_GIT_SUMMARY = frozenset(
+    {"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--no-patch", "-s", "--quiet"}
+)
 #: Programs and tools that read a whole tree (their root defaults to the working directory).
-_TREE_READERS = frozenset({"rg", "ag", "find", "fd", "tree", "du", "grep", "glob", "search_file_content", "grep_search", "file_search",
-                           "find_file", "glob_tool", "read_many_files"})
+_TREE_READERS = frozenset(
+    {
+        "rg",
+        "ag",
+        "find",
+        "fd",
+        "tree",
+        "du",
+        "grep",
+        "glob",
+        "search_file_content",
+        "grep_search",
+        "file_search",
+        "find_file",
+        "glob_tool",
+        "read_many_files",
+    }
+)
 _RECURSIVE_OPTION = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--(?:dereference-)?recursive$|^-d$|^--directories=recurse$")
 _GLOB = re.compile(r"[*?\[]")
 #: Programs whose first operand is a pattern or a script unless an option gives it.
@@ -94,7 +112,9 @@ def _operands(command: str) -> list[str] | None:
     for pipeline in script.pipelines:
         for part in pipeline.commands:
             texts = [w.text for w in part.words]
-            named = any(t.startswith(_PATTERN_OPTIONS) for t in texts[1:])  # -e / -f give the pattern: every operand is a file
+            named = any(
+                t.startswith(_PATTERN_OPTIONS) for t in texts[1:]
+            )  # -e / -f give the pattern: every operand is a file
             if texts and texts[0] in _PATTERN_FIRST and not named:
                 first = next((i for i, t in enumerate(texts[1:], 1) if not t.startswith("-")), None)
                 texts = [t for i, t in enumerate(texts) if i != first]
@@ -144,7 +164,9 @@ def _planted(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
             if found is None:
                 continue  # a builtin, a system path the prover allowed, or nothing to run
             real = os.path.realpath(found)
-            if not os.path.isabs(found) or real.startswith((cwd.rstrip("/") + "/", os.path.realpath(cwd).rstrip("/") + "/", *homes)):
+            if not os.path.isabs(found) or real.startswith(
+                (cwd.rstrip("/") + "/", os.path.realpath(cwd).rstrip("/") + "/", *homes)
+            ):
                 return f"{head} is {found}, a program the agent may have written"
     return None
 
@@ -166,16 +188,19 @@ def _outside(cwd: str) -> str | None:
     if cwd == "/" or not os.path.isabs(cwd) or home == cwd or home.startswith(cwd.rstrip("/") + "/"):
         return f"{cwd} is not a project folder"
     odd = _odd_folder(cwd, hidden=False)
-    return f"{cwd} is inside {odd!r}, a folder of credentials (a shell's cd moved there), not a project" if odd else None
+    return (
+        f"{cwd} is inside {odd!r}, a folder of credentials (a shell's cd moved there), not a project" if odd else None
+    )
 
 
 def _odd_folder(folder: str, *, hidden: bool) -> str | None:
     """The part of ``folder``'s path below the home folder named like credentials (or, with ``hidden``, any hidden part,
     anywhere in the path): a client's shell that did ``cd ~/.ssh`` reports that folder as the event's ``cwd``."""
     home = os.path.expanduser("~").rstrip("/") + "/"
-    below = folder[len(home):].split("/") if folder.startswith(home) else []
+    below = folder[len(home) :].split("/") if folder.startswith(home) else []
     return next((part for part in below if looks_like_credential(part)), None) or (
-        next((part for part in folder.split("/") if part.startswith(".")), None) if hidden else None)
+        next((part for part in folder.split("/") if part.startswith(".")), None) if hidden else None
+    )
 
 
 def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
@@ -263,7 +288,9 @@ def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) 
     return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
 
 
-def _guarded(payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str], names: tuple[str, ...] = (), walks: bool = False) -> str | None:
+def _guarded(
+    payload: Mapping[str, Any], spec: HookSpec, env: Mapping[str, str], names: tuple[str, ...] = (), walks: bool = False
+) -> str | None:
     """Why the call, though it only reads, is not for the lane: it reads outside the project, a protected path or a credential,
     or runs a program the agent may have put on PATH. ``names``: what the proof found the programs open, after bash's
     expansions (``cat {../x,y}`` opens ``../x``), checked with the words as typed; ``walks``: the proof read a program that
@@ -323,8 +350,23 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
     if proof.written:
         if any(_write_problem(word, cwd, env) for word in proof.written):
             return None
-        return HookResult(id=spec.id, type="smart", decision="allow",
-                          reason=f"proven to write only inside the project, running nothing ({proof.reason}); the rule says such writes cannot break it",
-                          tier=WRITE_TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": WRITE_LANE})
-    return HookResult(id=spec.id, type="smart", decision="allow", reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
-                      tier=TIER, latency_ms=0.0, cost_usd=0.0, details={"decided_by": LANE})
+        return HookResult(
+            id=spec.id,
+            type="smart",
+            decision="allow",
+            reason=f"proven to write only inside the project, running nothing ({proof.reason}); the rule says such writes cannot break it",
+            tier=WRITE_TIER,
+            latency_ms=0.0,
+            cost_usd=0.0,
+            details={"decided_by": WRITE_LANE},
+        )
+    return HookResult(
+        id=spec.id,
+        type="smart",
+        decision="allow",
+        reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
+        tier=TIER,
+        latency_ms=0.0,
+        cost_usd=0.0,
+        details={"decided_by": LANE},
+    )

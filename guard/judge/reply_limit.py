@@ -27,7 +27,9 @@ class ReplyTooLarge(Exception):
     """The endpoint's answer went past :data:`MAX_REPLY_BYTES`; what was read is dropped."""
 
     def __init__(self, status_code: int | None = None) -> None:
-        super().__init__(f"the answer is over the {MAX_REPLY_BYTES >> 20} MiB limit for a model's answer; it was not read")
+        super().__init__(
+            f"the answer is over the {MAX_REPLY_BYTES >> 20} MiB limit for a model's answer; it was not read"
+        )
         self.status_code = status_code
 
 
@@ -136,8 +138,12 @@ def cap_litellm() -> None:
         if inner is not None:
             return CappedTransport(inner)
         context, verify = kwargs.get("ssl_context"), kwargs.get("ssl_verify")
-        return CappedHTTPTransport(verify=context if context is not None else verify is not False, cert=kwargs.get("cert"),
-                                   http2=bool(kwargs.get("http2")), **({"limits": kwargs["limits"]} if "limits" in kwargs else {}))
+        return CappedHTTPTransport(
+            verify=context if context is not None else verify is not False,
+            cert=kwargs.get("cert"),
+            http2=bool(kwargs.get("http2")),
+            **({"limits": kwargs["limits"]} if "limits" in kwargs else {}),
+        )
 
     def create_httpx_proxy_mounts(*args: Any, **kwargs: Any) -> Any:
         made = mounts(*args, **kwargs)

@@ -130,7 +130,13 @@ def models_for(spec: HookSpec, settings: Settings) -> dict[str, str]:
 
 def window_key(settings: Settings, tier: str, model: str, prompt: RenderedPrompt) -> str:
     """A window's verdicts depend on exactly the request: model, endpoint, parameters and messages."""
-    request = {"tier": tier, "model": model, "api_base": settings.effective_api_base(), "params": TIERS[tier].params(), "messages": prompt.messages}
+    request = {
+        "tier": tier,
+        "model": model,
+        "api_base": settings.effective_api_base(),
+        "params": TIERS[tier].params(),
+        "messages": prompt.messages,
+    }
     return cache_key({"v": 1, "kind": "smart-window", **request})
 
 
@@ -151,7 +157,9 @@ class _Asker:
     calls: list[dict[str, Any]] = field(default_factory=list)
     deferred: DeferredView | None = None
 
-    async def ask(self, tier: str, model: str, prompt: RenderedPrompt, specs: list[HookSpec], deadline: float) -> Answers:
+    async def ask(
+        self, tier: str, model: str, prompt: RenderedPrompt, specs: list[HookSpec], deadline: float
+    ) -> Answers:
         """One call on one window for ``specs``; a window judged before comes from the memo.
 
         One rule: its verdict, or the call's failure raised. Several: each rule's verdict or bad answer (a failed call is raised).
@@ -167,7 +175,9 @@ class _Asker:
             except (ValueError, KeyError, TypeError):
                 pass  # not this window's verdicts: judge it again
             else:
-                self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **shared, "model": model, "cached": True})
+                self.calls.append(
+                    {"tier": tier, "prompt_version": prompt.version, **window, **shared, "model": model, "cached": True}
+                )
                 return remembered
         custom = not together and specs[0].prompt is not None
         reasoning = tier == "thorough" and not custom
@@ -175,7 +185,9 @@ class _Asker:
         reply = await complete(
             model,
             prompt.messages,
-            schema=verdicts_schema(ids, reasoning=reasoning) if together else response_schema(reasoning=reasoning, ok_shape=custom),
+            schema=verdicts_schema(ids, reasoning=reasoning)
+            if together
+            else response_schema(reasoning=reasoning, ok_shape=custom),
             max_tokens=profile.answer_tokens(len(specs)),
             temperature=profile.temperature,
             deadline=deadline,
@@ -184,7 +196,9 @@ class _Asker:
         )
         self.calls.append({"tier": tier, "prompt_version": prompt.version, **window, **shared, **reply.record()})
         if together:
-            answers: Answers = dict(parse_verdicts(reply.content, ids, refusal=reply.refusal, finish_reason=reply.finish_reason))
+            answers: Answers = dict(
+                parse_verdicts(reply.content, ids, refusal=reply.refusal, finish_reason=reply.finish_reason)
+            )
         else:
             answers = {ids[0]: parse_verdict(reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason)}
         if key is not None and all(isinstance(v, ModelVerdict) for v in answers.values()):
@@ -198,25 +212,42 @@ class _Asker:
         first = specs[0]
         rules = {spec.id: spec.rule or "" for spec in specs} if len(specs) > 1 else None
         try:
-            prompts = render_windows(tier, self.payload, rule=first.rule, prompt=first.prompt, session=session_shown(first, self.payload),
-                                     deferred=self.deferred.block if self.deferred is not None else None, rules=rules)
+            prompts = render_windows(
+                tier,
+                self.payload,
+                rule=first.rule,
+                prompt=first.prompt,
+                session=session_shown(first, self.payload),
+                deferred=self.deferred.block if self.deferred is not None else None,
+                rules=rules,
+            )
         except TooLongToJudge as exc:  # never judged on a partial view, and never allowed for its size
             raise JudgeTooLarge(f"too large to judge: {exc}") from exc
         limit = self.settings.timeout_for(tier)  # a tier's own timeout: quick never eats thorough's time
         deadline = self.deadline if limit is None else min(self.deadline, time.monotonic() + limit)
-        if len(prompts) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
-            results: list[Answers | BaseException] = [await _settled(self.ask(tier, model, prompts[0], specs, deadline))]
+        if (
+            len(prompts) == 1
+        ):  # in this task: a gather's task would wait behind every other ready request on a busy service
+            results: list[Answers | BaseException] = [
+                await _settled(self.ask(tier, model, prompts[0], specs, deadline))
+            ]
         else:
-            results = await asyncio.gather(*(self.ask(tier, model, p, specs, deadline) for p in prompts), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self.ask(tier, model, p, specs, deadline) for p in prompts), return_exceptions=True
+            )
         for prompt, result in zip(prompts, results, strict=True):
             if isinstance(result, BaseException) and not isinstance(result, JudgeError):
                 raise result
-            answers = result if isinstance(result, dict) else {rule: copy.copy(result) for rule in runs}  # each rule's failure is its own
+            answers = (
+                result if isinstance(result, dict) else {rule: copy.copy(result) for rule in runs}
+            )  # each rule's failure is its own
             for rule, answer in answers.items():
                 if isinstance(answer, ModelVerdict):
                     runs[rule].verdicts.append((prompt, answer))
                 else:
-                    runs[rule].errors.append(type(answer)(f"window {prompt.part}/{prompt.parts}: {answer}") if prompt.parts > 1 else answer)
+                    runs[rule].errors.append(
+                        type(answer)(f"window {prompt.part}/{prompt.parts}: {answer}") if prompt.parts > 1 else answer
+                    )
         return runs
 
 
@@ -232,7 +263,12 @@ def _escalation(spec: HookSpec, quick: _TierRun) -> str | None:
     """Why quick's answer is not enough (None: it decides)."""
     best = quick.strictest()
     verdict = best[1] if best else None
-    if verdict and verdict.decision == "deny" and verdict.confidence is not None and verdict.confidence >= spec.confidence_threshold:
+    if (
+        verdict
+        and verdict.decision == "deny"
+        and verdict.confidence is not None
+        and verdict.confidence >= spec.confidence_threshold
+    ):
         return None  # a sure deny wins whatever the other windows said
     if quick.errors:
         if all(isinstance(e, JudgeBadResponse) for e in quick.errors):
@@ -273,7 +309,13 @@ def _labelled(prompt: RenderedPrompt, verdict: ModelVerdict) -> ModelVerdict:
 
 
 async def judge(
-    spec: HookSpec, settings: Settings, payload: dict[str, Any], *, deadline: float, policy: RetryPolicy | None = None, memo: WindowMemo | None = None
+    spec: HookSpec,
+    settings: Settings,
+    payload: dict[str, Any],
+    *,
+    deadline: float,
+    policy: RetryPolicy | None = None,
+    memo: WindowMemo | None = None,
 ) -> Judgement:
     """Judge ``payload`` against ``spec`` at its depth before ``deadline`` (``time.monotonic()``).
 
@@ -287,7 +329,12 @@ async def judge(
 
 
 async def judge_many(
-    specs: list[HookSpec], settings: Settings, payload: dict[str, Any], *, deadline: float, policy: RetryPolicy | None = None,
+    specs: list[HookSpec],
+    settings: Settings,
+    payload: dict[str, Any],
+    *,
+    deadline: float,
+    policy: RetryPolicy | None = None,
     memo: WindowMemo | None = None,
 ) -> dict[str, Judgement | JudgeError]:
     """Judge ``payload`` against every rule of ``specs`` in the same requests: each rule's judgement, or its failure.
@@ -298,7 +345,9 @@ async def judge_many(
     request shared by several rules is paid by the first of them and listed for the others with ``shared_with``.
     """
     models = models_for(specs[0], settings)
-    asker = _Asker(specs, settings, payload, deadline, policy or RetryPolicy(), memo, deferred=deferred_view(specs[0], payload))
+    asker = _Asker(
+        specs, settings, payload, deadline, policy or RetryPolicy(), memo, deferred=deferred_view(specs[0], payload)
+    )
     try:
         outcomes = await _judge_at_depth(specs, asker, models)
     except JudgeError as exc:
@@ -334,7 +383,9 @@ def _outcome(spec: HookSpec, runs: list[_TierRun], escalated: str | None) -> Jud
         return exc
 
 
-async def _judge_at_depth(specs: list[HookSpec], asker: _Asker, models: dict[str, str]) -> dict[str, Judgement | JudgeError]:
+async def _judge_at_depth(
+    specs: list[HookSpec], asker: _Asker, models: dict[str, str]
+) -> dict[str, Judgement | JudgeError]:
     """quick or thorough alone, or auto: quick, then thorough for the rules quick was unsure of (or every rule, when the
     event is too long for quick)."""
     depth = specs[0].depth
@@ -344,7 +395,10 @@ async def _judge_at_depth(specs: list[HookSpec], asker: _Asker, models: dict[str
     needed = window_count("quick", asker.payload, asker.deferred.block if asker.deferred is not None else None)
     quick: dict[str, _TierRun] = {}
     if needed > TIERS["quick"].max_windows:
-        escalated = dict.fromkeys((spec.id for spec in specs), f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}")
+        escalated = dict.fromkeys(
+            (spec.id for spec in specs),
+            f"the event needs {needed} quick windows, more than {TIERS['quick'].max_windows}",
+        )
     else:
         quick = await asker.tier("quick", models["quick"], specs)
         escalated = {spec.id: why for spec in specs if (why := _escalation(spec, quick[spec.id])) is not None}

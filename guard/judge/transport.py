@@ -41,10 +41,14 @@ class Transport(Protocol):
         ...
 
 
-TRANSPORTS = Seam("guard.transports", "transport", {
-    "openai": "guard.judge.openai_transport",
-    "litellm": "guard.judge.litellm_transport",
-})
+TRANSPORTS = Seam(
+    "guard.transports",
+    "transport",
+    {
+        "openai": "guard.judge.openai_transport",
+        "litellm": "guard.judge.litellm_transport",
+    },
+)
 
 
 def transport_name(model: str) -> str:
@@ -53,8 +57,11 @@ def transport_name(model: str) -> str:
     if chosen == "auto":
         return "openai" if model.startswith("openai/") else "litellm"
     if not TRANSPORTS.known(chosen):
-        raise UnknownName(f"unknown transport {chosen!r}; use auto, {', '.join(TRANSPORTS.names())}, or install a plugin "
-                          f"that adds it to the entry-point group {TRANSPORTS.group!r}", key=TRANSPORT_ENV)
+        raise UnknownName(
+            f"unknown transport {chosen!r}; use auto, {', '.join(TRANSPORTS.names())}, or install a plugin "
+            f"that adds it to the entry-point group {TRANSPORTS.group!r}",
+            key=TRANSPORT_ENV,
+        )
     return chosen
 
 

@@ -24,7 +24,14 @@ from guard.core.errors import JudgeBadResponse
 
 __all__ = ["ModelVerdict", "parse_verdict", "parse_verdicts", "response_schema", "verdicts_schema"]
 
-_SYNONYMS = {"block": "deny", "denied": "deny", "reject": "deny", "approve": "allow", "allowed": "allow", "approved": "allow"}
+_SYNONYMS = {
+    "block": "deny",
+    "denied": "deny",
+    "reject": "deny",
+    "approve": "allow",
+    "allowed": "allow",
+    "approved": "allow",
+}
 
 
 class ModelVerdict(BaseModel):
@@ -70,13 +77,33 @@ def verdicts_schema(rule_ids: list[str], *, reasoning: bool = False) -> dict[str
         "json_schema": {
             "name": "guard_verdicts",
             "strict": True,
-            "schema": {"type": "object", "properties": dict.fromkeys(rule_ids, one), "required": list(rule_ids), "additionalProperties": False},
+            "schema": {
+                "type": "object",
+                "properties": dict.fromkeys(rule_ids, one),
+                "required": list(rule_ids),
+                "additionalProperties": False,
+            },
         },
     }
 
 
 #: Keys that make an object verdict-shaped (compared lower-cased).
-_VERDICT_KEYS = frozenset({"decision", "verdict", "ok", "permissiondecision", "allow", "allowed", "approve", "approved", "deny", "denied", "block", "blocked"})
+_VERDICT_KEYS = frozenset(
+    {
+        "decision",
+        "verdict",
+        "ok",
+        "permissiondecision",
+        "allow",
+        "allowed",
+        "approve",
+        "approved",
+        "deny",
+        "denied",
+        "block",
+        "blocked",
+    }
+)
 #: A verdict key written as a quoted JSON key, wherever it stands in the text.
 _VERDICT_KEY_TEXT = re.compile(r"""["'](?:{})["']\s*:""".format("|".join(sorted(_VERDICT_KEYS))), re.IGNORECASE)
 #: finish_reason values that mean the answer is not the model's whole, unfiltered reply.
@@ -187,7 +214,9 @@ def parse_verdict(content: str | None, *, refusal: str | None = None, finish_rea
     if refusal:
         raise JudgeBadResponse(f"the model refused to judge: {refusal[:200]}")
     if finish_reason in _CUT_OFF:
-        raise JudgeBadResponse(f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}")
+        raise JudgeBadResponse(
+            f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}"
+        )
     if not content or not content.strip():
         raise JudgeBadResponse("the model returned an empty answer")
     objects, spans = _objects(content)
@@ -212,7 +241,9 @@ def parse_verdict(content: str | None, *, refusal: str | None = None, finish_rea
     return verdicts[-1]
 
 
-def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | None = None, finish_reason: str | None = None) -> dict[str, ModelVerdict | JudgeBadResponse]:
+def parse_verdicts(
+    content: str | None, rule_ids: list[str], *, refusal: str | None = None, finish_reason: str | None = None
+) -> dict[str, ModelVerdict | JudgeBadResponse]:
     """Read the verdict of each rule from a model answer judging several rules at once.
 
     As strict as :func:`parse_verdict`, rule by rule: the answer must hold exactly one JSON object whose keys are
@@ -221,13 +252,16 @@ def parse_verdicts(content: str | None, rule_ids: list[str], *, refusal: str | N
     verdict-shaped nested in it. A rule whose verdict is missing or malformed gets a JudgeBadResponse of its own
     (its failure_mode or escalation decides it); an answer that cannot be read at all gives one to every rule.
     """
+
     def everyone(why: str) -> dict[str, ModelVerdict | JudgeBadResponse]:
         return dict.fromkeys(rule_ids, JudgeBadResponse(why))
 
     if refusal:
         return everyone(f"the model refused to judge: {refusal[:200]}")
     if finish_reason in _CUT_OFF:
-        return everyone(f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}")
+        return everyone(
+            f"the model's answer was cut off (finish_reason {finish_reason}): {(content or '').strip()[:200]!r}"
+        )
     if not content or not content.strip():
         return everyone("the model returned an empty answer")
     excerpt = content.strip()[:200]

@@ -107,7 +107,9 @@ class _Place:
         if not self.inside:
             return "outside the project"
         home = os.path.realpath(os.path.expanduser("~"))
-        if self.project is not None and (self.project == os.sep or home == self.project or home.startswith(self.project.rstrip(os.sep) + os.sep)):
+        if self.project is not None and (
+            self.project == os.sep or home == self.project or home.startswith(self.project.rstrip(os.sep) + os.sep)
+        ):
             return "the project folder is / or holds the home folder"
         return None
 
@@ -152,13 +154,24 @@ def _current(place: _Place, payload: dict[str, Any]) -> tuple[bool, bytes | None
 def _diff(old: bytes, new: str, path: str) -> str:
     import difflib  # only when a write replaces a file that is shown
 
-    lines = difflib.unified_diff(old.decode(errors="replace").splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (now)", f"{path} (after)")
+    lines = difflib.unified_diff(
+        old.decode(errors="replace").splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        f"{path} (now)",
+        f"{path} (after)",
+    )
     return _bounded("".join(lines), DIFF_CHARS)
 
 
-def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any] | None:
-    raw = next((tool_input[k] for k in ("file_path", "path", "absolute_path") if isinstance(tool_input.get(k), str)), None)
-    content = next((tool_input[k] for k in ("content", "file_text", "text") if isinstance(tool_input.get(k), str)), None)
+def _write(
+    tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool
+) -> dict[str, Any] | None:
+    raw = next(
+        (tool_input[k] for k in ("file_path", "path", "absolute_path") if isinstance(tool_input.get(k), str)), None
+    )
+    content = next(
+        (tool_input[k] for k in ("content", "file_text", "text") if isinstance(tool_input.get(k), str)), None
+    )
     if raw is None or content is None:
         return None
     place = _Place(raw, cwd, payload)
@@ -175,7 +188,9 @@ def _write(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any],
         shown["current_size"] = old_size
         if old is not None and change not in ("unchanged",):
             # the diff follows from the new content (in the payload) and the current one: a key needs only the latter's digest
-            shown["diff"] = hashlib.blake2b(old, digest_size=16).hexdigest() if for_key else _diff(old, content, place.path)
+            shown["diff"] = (
+                hashlib.blake2b(old, digest_size=16).hexdigest() if for_key else _diff(old, content, place.path)
+            )
         elif place.hidden_because is not None:
             shown["current_content"] = f"not shown: {place.hidden_because}"
     return shown
@@ -202,7 +217,9 @@ def scripts_run(command: str) -> list[tuple[str | None, str]]:
             words = part.words
             if words and words[0].text == "cd":
                 literal = len(words) == 2 and not (words[1].dynamic or words[1].glob) and folder is not None
-                folder = os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                folder = (
+                    os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                )
                 continue
             word = script_word(words)
             if word is not None:
@@ -210,17 +227,24 @@ def scripts_run(command: str) -> list[tuple[str | None, str]]:
     return found[:MAX_SCRIPTS]
 
 
-def _script_shown(raw: str, folder: str | None, cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any]:
+def _script_shown(
+    raw: str, folder: str | None, cwd: str | None, payload: dict[str, Any], for_key: bool
+) -> dict[str, Any]:
     """One script a shell call runs: where it is and, when it may be shown, its text (cut in the middle when long)."""
     from guard.protection.credentials import looks_like_credential
 
     if raw == "$" or folder is None:
-        return {"path": raw if raw != "$" else "(expands at run time)", "content": "not shown: unresolved (it expands at run time, or follows a cd that does)"}
+        return {
+            "path": raw if raw != "$" else "(expands at run time)",
+            "content": "not shown: unresolved (it expands at run time, or follows a cd that does)",
+        }
     place = _Place(os.path.join(folder, raw) if not os.path.isabs(raw) else raw, cwd, payload)
     shown = {**place.fields()}
     if place.hidden_because is not None:
         return {**shown, "content": f"not shown: {place.hidden_because}"}
-    if looks_like_credential(os.path.relpath(place.real, place.project or "/")):  # the project's own folders are not the name
+    if looks_like_credential(
+        os.path.relpath(place.real, place.project or "/")
+    ):  # the project's own folders are not the name
         return {**shown, "content": "not shown: its name looks like a credential"}
     files = payload.get(FILES_FIELD)
     if isinstance(files, dict):
@@ -248,7 +272,9 @@ def _script_shown(raw: str, folder: str | None, cwd: str | None, payload: dict[s
     return {**shown, "content": text}
 
 
-def _shell(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool) -> dict[str, Any] | None:
+def _shell(
+    tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any], for_key: bool
+) -> dict[str, Any] | None:
     """The files a shell call runs as programs (``python3 repro.py``, ``bash run.sh``, ``./tool``, ``source env.sh``), with their
     text: code the agent wrote in an earlier call is judged when it runs, not only by the command that names it."""
     from guard.protection.readonly import command_text
@@ -275,7 +301,14 @@ def _edits(tool_input: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _edit(tool_input: dict[str, Any], cwd: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:
-    raw = next((tool_input[k] for k in ("file_path", "path", "notebook_path", "absolute_path") if isinstance(tool_input.get(k), str)), None)
+    raw = next(
+        (
+            tool_input[k]
+            for k in ("file_path", "path", "notebook_path", "absolute_path")
+            if isinstance(tool_input.get(k), str)
+        ),
+        None,
+    )
     if raw is None:
         return None
     place = _Place(raw, cwd, payload)
@@ -309,17 +342,28 @@ def _fetch(tool_input: dict[str, Any]) -> dict[str, Any] | None:
     from urllib.parse import urlsplit
 
     url = tool_input.get("url") if isinstance(tool_input.get("url"), str) else None
-    urls = [url] if url else _URL.findall(str(tool_input.get("prompt") or ""))[:10]  # Gemini's web_fetch names URLs in its prompt
+    urls = (
+        [url] if url else _URL.findall(str(tool_input.get("prompt") or ""))[:10]
+    )  # Gemini's web_fetch names URLs in its prompt
     if not urls:
         return None
     method = str(tool_input.get("method") or "GET").upper()
     hosts = sorted({urlsplit(u).hostname or "" for u in urls} - {""})
-    return {"kind": "fetch", "method": method, **({"url": _bounded(urls[0], TEXT_CHARS)} if len(urls) == 1 else {"urls": [_bounded(u, TEXT_CHARS) for u in urls]}), "hosts": hosts}
+    return {
+        "kind": "fetch",
+        "method": method,
+        **(
+            {"url": _bounded(urls[0], TEXT_CHARS)}
+            if len(urls) == 1
+            else {"urls": [_bounded(u, TEXT_CHARS) for u in urls]}
+        ),
+        "hosts": hosts,
+    }
 
 
 def _mcp(tool_name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     """Server and tool; the arguments are the tool input, shown whole right after the effect (never twice)."""
-    server, _, tool = tool_name[len(MCP_PREFIX):].partition("__")
+    server, _, tool = tool_name[len(MCP_PREFIX) :].partition("__")
     return {"kind": "mcp", "server": server, "tool": tool, "arguments": sorted(tool_input)}
 
 

@@ -29,7 +29,19 @@ from collections.abc import Mapping, Sequence
 from guard.command_analysis.expansion import Field
 from guard.core.record import FrozenRecord
 
-__all__ = ["END", "NO", "OPTIONAL", "REQUIRED", "Option", "Parsed", "Table", "Use", "builtin_getopt", "getopt_long", "operand"]
+__all__ = [
+    "END",
+    "NO",
+    "OPTIONAL",
+    "REQUIRED",
+    "Option",
+    "Parsed",
+    "Table",
+    "Use",
+    "builtin_getopt",
+    "getopt_long",
+    "operand",
+]
 
 NO, REQUIRED, OPTIONAL = 0, 1, 2
 
@@ -70,7 +82,9 @@ class Use(FrozenRecord):
     word: Field
     detached: Field | None
 
-    def __init__(self, option: Option, spelled: str, value: str | None, word: Field, detached: Field | None = None) -> None:
+    def __init__(
+        self, option: Option, spelled: str, value: str | None, word: Field, detached: Field | None = None
+    ) -> None:
         self._assign(locals())
 
 

@@ -53,7 +53,9 @@ def client_transcript(path: object, env: Mapping[str, str] | None = None) -> Tra
         if not real.startswith(root + os.sep):
             continue
         parts = os.path.relpath(real, root).split(os.sep)
-        if client == "claude" and len(parts) == 2:  # projects/<folder>/<session>.jsonl; subagents' transcripts sit deeper
+        if (
+            client == "claude" and len(parts) == 2
+        ):  # projects/<folder>/<session>.jsonl; subagents' transcripts sit deeper
             return Transcript(real, client)
         if client == "codex" and parts[-1].startswith("rollout-"):
             return Transcript(real, client)

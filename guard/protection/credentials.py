@@ -13,12 +13,56 @@ __all__ = ["looks_like_credential"]
 
 #: Names of files and folders that hold credentials.
 _SENSITIVE_NAMES = frozenset(
-    {".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
-     ".azure", ".gcloud", "gcloud", ".config", ".password-store", ".vault-token", "credentials", "credentials.json",
-     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "shadow", "gshadow", "sudoers", ".bash_history", ".zsh_history"}
+    {
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".kube",
+        ".docker",
+        ".netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".azure",
+        ".gcloud",
+        "gcloud",
+        ".config",
+        ".password-store",
+        ".vault-token",
+        "credentials",
+        "credentials.json",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "shadow",
+        "gshadow",
+        "sudoers",
+        ".bash_history",
+        ".zsh_history",
+    }
 )
-_SENSITIVE_PATTERNS = ("*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", ".env", ".env.*", "*.env", "*secret*", "*token*", "*passw*",
-                       "*credential*", "*private?key*", "*service?account*", "*api?key*", "*.kdbx", "*.tfstate", "*.tfvars")
+_SENSITIVE_PATTERNS = (
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    ".env",
+    ".env.*",
+    "*.env",
+    "*secret*",
+    "*token*",
+    "*passw*",
+    "*credential*",
+    "*private?key*",
+    "*service?account*",
+    "*api?key*",
+    "*.kdbx",
+    "*.tfstate",
+    "*.tfvars",
+)
 
 
 def looks_like_credential(word: str) -> bool:

@@ -43,21 +43,75 @@ MAX_FILE = 64 * 1024
 #: An index larger than this is not scanned for submodules, and the call is not proven.
 _MAX_INDEX = 64 * 1024 * 1024
 #: ``GIT_*`` variables that no reading subcommand acts on (identity, editors, prompts, TLS: commits, auth and the network only).
-_HARMLESS_ENV = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_ASKPASS",
-                           "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                           "GIT_COMMITTER_DATE", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"})
+_HARMLESS_ENV = frozenset(
+    {
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_OPTIONAL_LOCKS",
+        "GIT_ASKPASS",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_SSL_CAINFO",
+        "GIT_SSL_CAPATH",
+        "GIT_SSL_NO_VERIFY",
+    }
+)
 _ANY = frozenset({"*"})
 #: Config keys that no reading subcommand turns into a program run, by section: ``(keys without a subsection, keys
 #: with one)``. ``*`` is any key. Keys for commands that are never proven (difftool, mergetool, merge drivers, push,
 #: credential helpers: git authenticates only on the network, and a reading command never fetches once
 #: ``extensions.partialClone`` and ``remote.*.promisor`` are refused) are harmless here.
 _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "core": (frozenset({"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode",
-                        "symlinks", "autocrlf", "eol", "safecrlf", "quotepath", "abbrev", "checkstat", "trustctime", "preloadindex",
-                        "untrackedcache", "editor", "excludesfile", "whitespace", "compression", "loosecompression", "commentchar",
-                        "commentstring", "warnambiguousrefs", "longpaths", "fscache", "sharedrepository", "packedgitwindowsize",
-                        "packedgitlimit", "deltabasecachesize", "bigfilethreshold", "multipackindex", "commitgraph", "fsync",
-                        "fsyncmethod", "checkroundtripencoding", "filesreflocktimeout", "packedrefstimeout"}), frozenset()),
+    "core": (
+        frozenset(
+            {
+                "repositoryformatversion",
+                "filemode",
+                "bare",
+                "logallrefupdates",
+                "ignorecase",
+                "precomposeunicode",
+                "symlinks",
+                "autocrlf",
+                "eol",
+                "safecrlf",
+                "quotepath",
+                "abbrev",
+                "checkstat",
+                "trustctime",
+                "preloadindex",
+                "untrackedcache",
+                "editor",
+                "excludesfile",
+                "whitespace",
+                "compression",
+                "loosecompression",
+                "commentchar",
+                "commentstring",
+                "warnambiguousrefs",
+                "longpaths",
+                "fscache",
+                "sharedrepository",
+                "packedgitwindowsize",
+                "packedgitlimit",
+                "deltabasecachesize",
+                "bigfilethreshold",
+                "multipackindex",
+                "commitgraph",
+                "fsync",
+                "fsyncmethod",
+                "checkroundtripencoding",
+                "filesreflocktimeout",
+                "packedrefstimeout",
+            }
+        ),
+        frozenset(),
+    ),
     "user": (frozenset({"name", "email", "signingkey", "useconfigonly"}), frozenset()),
     "author": (frozenset({"name", "email"}), frozenset()),
     "committer": (frozenset({"name", "email"}), frozenset()),
@@ -66,17 +120,79 @@ _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "column": (_ANY, frozenset()),
     "advice": (_ANY, frozenset()),
     "alias": (_ANY, frozenset()),  # an alias never shadows a built-in subcommand
-    "log": (frozenset({"date", "decorate", "abbrevcommit", "follow", "showroot", "mailmap", "excludedecoration", "graphcolors",
-                       "diffmerges", "initialdecorationset"}), frozenset()),
-    "diff": (frozenset({"renames", "renamelimit", "algorithm", "mnemonicprefix", "noprefix", "relative", "colormoved", "colormovedws",
-                        "context", "interhunkcontext", "indentheuristic", "statgraphwidth", "statnamewidth", "dirstat",
-                        "ignoresubmodules", "wserrorhighlight", "suppressblankempty", "orderfile", "srcprefix", "dstprefix",
-                        "autorefreshindex", "tool", "guitool"}), frozenset()),
-    "status": (frozenset({"showuntrackedfiles", "short", "branch", "relativepaths", "aheadbehind", "renames", "renamelimit",
-                          "showstash", "displaycommentprefix"}), frozenset()),
-    "branch": (frozenset({"autosetupmerge", "autosetuprebase", "sort"}), frozenset({"remote", "merge", "rebase", "pushremote", "description"})),
-    "remote": (frozenset({"pushdefault"}), frozenset({"url", "pushurl", "fetch", "push", "mirror", "tagopt", "prune", "skipdefaultupdate",
-                                                      "skipfetchall"})),
+    "log": (
+        frozenset(
+            {
+                "date",
+                "decorate",
+                "abbrevcommit",
+                "follow",
+                "showroot",
+                "mailmap",
+                "excludedecoration",
+                "graphcolors",
+                "diffmerges",
+                "initialdecorationset",
+            }
+        ),
+        frozenset(),
+    ),
+    "diff": (
+        frozenset(
+            {
+                "renames",
+                "renamelimit",
+                "algorithm",
+                "mnemonicprefix",
+                "noprefix",
+                "relative",
+                "colormoved",
+                "colormovedws",
+                "context",
+                "interhunkcontext",
+                "indentheuristic",
+                "statgraphwidth",
+                "statnamewidth",
+                "dirstat",
+                "ignoresubmodules",
+                "wserrorhighlight",
+                "suppressblankempty",
+                "orderfile",
+                "srcprefix",
+                "dstprefix",
+                "autorefreshindex",
+                "tool",
+                "guitool",
+            }
+        ),
+        frozenset(),
+    ),
+    "status": (
+        frozenset(
+            {
+                "showuntrackedfiles",
+                "short",
+                "branch",
+                "relativepaths",
+                "aheadbehind",
+                "renames",
+                "renamelimit",
+                "showstash",
+                "displaycommentprefix",
+            }
+        ),
+        frozenset(),
+    ),
+    "branch": (
+        frozenset({"autosetupmerge", "autosetuprebase", "sort"}),
+        frozenset({"remote", "merge", "rebase", "pushremote", "description"}),
+    ),
+    "remote": (
+        frozenset({"pushdefault"}),
+        frozenset(
+            {"url", "pushurl", "fetch", "push", "mirror", "tagopt", "prune", "skipdefaultupdate", "skipfetchall"}
+        ),
+    ),
     "url": (frozenset(), frozenset({"insteadof", "pushinsteadof"})),
     "credential": (_ANY, _ANY),
     "http": (_ANY, _ANY),
@@ -84,24 +200,83 @@ _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "push": (frozenset({"default", "followtags", "autosetupremote"}), frozenset()),
     "pull": (frozenset({"rebase", "ff"}), frozenset()),
     "fetch": (frozenset({"prune", "prunetags", "parallel", "writecommitgraph", "fsckobjects"}), frozenset()),
-    "merge": (frozenset({"conflictstyle", "ff", "log", "renames", "renamelimit", "defaulttoupstream", "autostash", "tool", "guitool"}),
-              frozenset({"name", "driver", "recursive"})),
+    "merge": (
+        frozenset(
+            {
+                "conflictstyle",
+                "ff",
+                "log",
+                "renames",
+                "renamelimit",
+                "defaulttoupstream",
+                "autostash",
+                "tool",
+                "guitool",
+            }
+        ),
+        frozenset({"name", "driver", "recursive"}),
+    ),
     "difftool": (_ANY, _ANY),
     "mergetool": (_ANY, _ANY),
-    "rebase": (frozenset({"autosquash", "autostash", "updaterefs", "stat", "abbreviatecommands", "missingcommitscheck",
-                          "instructionformat"}), frozenset()),
+    "rebase": (
+        frozenset(
+            {
+                "autosquash",
+                "autostash",
+                "updaterefs",
+                "stat",
+                "abbreviatecommands",
+                "missingcommitscheck",
+                "instructionformat",
+            }
+        ),
+        frozenset(),
+    ),
     "commit": (frozenset({"verbose", "template", "cleanup", "status", "gpgsign"}), frozenset()),
     "tag": (frozenset({"sort", "gpgsign", "forcesignannotated"}), frozenset()),
-    "gc": (frozenset({"auto", "autodetach", "autopacklimit", "reflogexpire", "reflogexpireunreachable", "pruneexpire",
-                      "writecommitgraph"}), frozenset()),
-    "pack": (frozenset({"threads", "windowmemory", "packsizelimit", "compression", "usebitmaps", "writebitmaphashcache"}), frozenset()),
+    "gc": (
+        frozenset(
+            {
+                "auto",
+                "autodetach",
+                "autopacklimit",
+                "reflogexpire",
+                "reflogexpireunreachable",
+                "pruneexpire",
+                "writecommitgraph",
+            }
+        ),
+        frozenset(),
+    ),
+    "pack": (
+        frozenset({"threads", "windowmemory", "packsizelimit", "compression", "usebitmaps", "writebitmaphashcache"}),
+        frozenset(),
+    ),
     "index": (frozenset({"version", "threads"}), frozenset()),
     "feature": (frozenset({"manyfiles", "experimental"}), frozenset()),
     "safe": (frozenset({"directory", "barerepository"}), frozenset()),
     "rerere": (frozenset({"enabled", "autoupdate"}), frozenset()),
-    "blame": (frozenset({"coloring", "date", "showemail", "showroot", "blankboundary", "ignorerevsfile", "markunblamablelines",
-                         "markignoredlines"}), frozenset()),
-    "grep": (frozenset({"linenumber", "column", "patterntype", "extendedregexp", "fullname", "fallbacktonoindex", "threads"}), frozenset()),
+    "blame": (
+        frozenset(
+            {
+                "coloring",
+                "date",
+                "showemail",
+                "showroot",
+                "blankboundary",
+                "ignorerevsfile",
+                "markunblamablelines",
+                "markignoredlines",
+            }
+        ),
+        frozenset(),
+    ),
+    "grep": (
+        frozenset(
+            {"linenumber", "column", "patterntype", "extendedregexp", "fullname", "fallbacktonoindex", "threads"}
+        ),
+        frozenset(),
+    ),
     "i18n": (frozenset({"commitencoding", "logoutputencoding"}), frozenset()),
     "transfer": (frozenset({"fsckobjects"}), frozenset()),
     "checkout": (frozenset({"defaultremote", "workers"}), frozenset()),
@@ -111,10 +286,42 @@ _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "lfs": (frozenset({"repositoryformatversion"}), frozenset()),
 }
 #: git-lfs's own filter, as ``git lfs install`` writes it: a known program, allowed only with exactly these values.
-_LFS_FILTER = {"clean": "git-lfs clean -- %f", "smudge": "git-lfs smudge -- %f", "process": "git-lfs filter-process", "required": "true"}
+_LFS_FILTER = {
+    "clean": "git-lfs clean -- %f",
+    "smudge": "git-lfs smudge -- %f",
+    "process": "git-lfs filter-process",
+    "required": "true",
+}
 #: ``diff=NAME`` drivers built into git (function-name patterns): without a ``diff.NAME.*`` key they run nothing.
-_BUILTIN_DIFF = frozenset({"ada", "bash", "bibtex", "cpp", "csharp", "css", "dts", "elixir", "fortran", "fountain", "golang", "html", "java",
-                           "kotlin", "markdown", "matlab", "objc", "pascal", "perl", "php", "python", "ruby", "rust", "scheme", "tex"})
+_BUILTIN_DIFF = frozenset(
+    {
+        "ada",
+        "bash",
+        "bibtex",
+        "cpp",
+        "csharp",
+        "css",
+        "dts",
+        "elixir",
+        "fortran",
+        "fountain",
+        "golang",
+        "html",
+        "java",
+        "kotlin",
+        "markdown",
+        "matlab",
+        "objc",
+        "pascal",
+        "perl",
+        "php",
+        "python",
+        "ruby",
+        "rust",
+        "scheme",
+        "tex",
+    }
+)
 _DRIVER = re.compile(r"(?:^|\s)(filter|diff)=(\S*)")
 _SYSTEM_CONFIGS = ("/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig")
 _SYSTEM_ATTRIBUTES = ("/etc/gitattributes", "/usr/local/etc/gitattributes", "/opt/homebrew/etc/gitattributes")
@@ -219,7 +426,7 @@ def _entries(text: str) -> list[tuple[str, str | None, str, str | None]]:
         else:
             key = _KEY_NAME.match(text, i)
             if key is None or section is None:
-                raise _Unreadable(f"a line this reader cannot read: {text[i:i + 40]!r}")
+                raise _Unreadable(f"a line this reader cannot read: {text[i : i + 40]!r}")
             i = key.end()
             while i < len(text) and text[i] in " \t":
                 i += 1
@@ -269,8 +476,11 @@ def _repository(cwd: str) -> tuple[str, str] | str | None:
     while True:
         dot_git = os.path.join(folder, ".git")
         if os.path.isdir(dot_git):
-            if not (os.path.isfile(os.path.join(dot_git, "HEAD")) and os.path.isdir(os.path.join(dot_git, "objects"))
-                    and os.path.isdir(os.path.join(dot_git, "refs"))):
+            if not (
+                os.path.isfile(os.path.join(dot_git, "HEAD"))
+                and os.path.isdir(os.path.join(dot_git, "objects"))
+                and os.path.isdir(os.path.join(dot_git, "refs"))
+            ):
                 return f"{dot_git} is not a repository git would use (it would look further up)"
             return folder, dot_git
         if os.path.lexists(dot_git):
@@ -311,8 +521,11 @@ def _repository_problem(work_tree: str, git_dir: str) -> str | None:
         return f"{git_dir}/index cannot be read"
     if any(name.startswith("sharedindex.") for name in os.listdir(git_dir)):
         return f"{git_dir} has a split index"
-    return (_config_problem(os.path.join(git_dir, "config")) or _attributes_problem(os.path.join(work_tree, ".gitattributes"))
-            or _attributes_problem(os.path.join(git_dir, "info", "attributes")))
+    return (
+        _config_problem(os.path.join(git_dir, "config"))
+        or _attributes_problem(os.path.join(work_tree, ".gitattributes"))
+        or _attributes_problem(os.path.join(git_dir, "info", "attributes"))
+    )
 
 
 def git_problem(cwd: str, env: Mapping[str, str]) -> str | None:
@@ -326,7 +539,11 @@ def git_problem(cwd: str, env: Mapping[str, str]) -> str | None:
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(program))) if program else "/usr"
     systems = dict.fromkeys((*_SYSTEM_CONFIGS, os.path.join(prefix, "etc", "gitconfig")))  # git's own $(prefix)/etc
     try:
-        for path in (*systems, *(os.path.join(x, "git", "config") for x in xdg), *(os.path.join(h, ".gitconfig") for h in homes)):
+        for path in (
+            *systems,
+            *(os.path.join(x, "git", "config") for x in xdg),
+            *(os.path.join(h, ".gitconfig") for h in homes),
+        ):
             problem = _config_problem(path)
             if problem:
                 return problem

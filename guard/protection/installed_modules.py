@@ -57,8 +57,13 @@ class Installed:
 
     __slots__ = ("names", "namespaces", "homes", "complete")
 
-    def __init__(self, names: frozenset[str] = frozenset(), namespaces: frozenset[str] = frozenset(),
-                 homes: Mapping[str, tuple[str, ...]] | None = None, complete: bool = True) -> None:
+    def __init__(
+        self,
+        names: frozenset[str] = frozenset(),
+        namespaces: frozenset[str] = frozenset(),
+        homes: Mapping[str, tuple[str, ...]] | None = None,
+        complete: bool = True,
+    ) -> None:
         self.names, self.namespaces, self.homes, self.complete = names, namespaces, dict(homes or {}), complete
 
 
@@ -73,7 +78,9 @@ def stands_in(parts: list[str], root: str, env: Mapping[str, str]) -> str | None
     candidates: list[tuple[str, str, bool]] = [] if module == "__init__" else [(module, target, True)]
     for at, part in enumerate(parts[:-1]):
         folder = os.path.join(root, *parts[: at + 1])
-        package = (at == len(parts) - 2 and module == "__init__") or any(os.path.exists(os.path.join(folder, "__init__" + s)) for s in (".py", ".pyc"))
+        package = (at == len(parts) - 2 and module == "__init__") or any(
+            os.path.exists(os.path.join(folder, "__init__" + s)) for s in (".py", ".pyc")
+        )
         candidates.append((part, folder, package))
     for name, _, package in candidates:
         if package and name in sys.stdlib_module_names:
@@ -85,7 +92,11 @@ def stands_in(parts: list[str], root: str, env: Mapping[str, str]) -> str | None
         if (package or name in found.namespaces) and name in found.names:
             return f"Python would import it instead of the installed {name!r}"
         homes = found.homes.get(name, ())
-        if homes and (package or name in found.namespaces) and not any(where == home or where.startswith(home.rstrip("/") + "/") for home in homes):
+        if (
+            homes
+            and (package or name in found.namespaces)
+            and not any(where == home or where.startswith(home.rstrip("/") + "/") for home in homes)
+        ):
             return f"Python would import it instead of the installed {name!r} ({homes[0]})"
     return None
 
@@ -120,6 +131,7 @@ def _mtime(path: str) -> int:
 
 
 # --- where --------------------------------------------------------------------------------------------------------------
+
 
 def _site_folders(root: str, env: Mapping[str, str]) -> Iterator[str]:
     """Every existing site-packages or dist-packages folder of the environments the project may use."""
@@ -178,12 +190,17 @@ def _prefixes(interpreter: str) -> list[tuple[str, str | None]]:
 def _prefix_sites(prefix: str, version: str | None) -> Iterator[tuple[str, str]]:
     """(site folder, its Python version) of an installation, and of the base one a venv includes (Debian's
     dist-packages and Fedora's lib64 for the system's)."""
-    names = [f"python{version}"] if version else [n for n in _listing(os.path.join(prefix, "lib")) if _LIB_VERSION.match(n)][:8]
+    names = (
+        [f"python{version}"]
+        if version
+        else [n for n in _listing(os.path.join(prefix, "lib")) if _LIB_VERSION.match(n)][:8]
+    )
     system = prefix == "/usr"
     for name in names:
-        found = name[len("python"):]
-        libs = [os.path.join(prefix, "lib", name)] + ([os.path.join(prefix, "lib64", name), os.path.join(prefix, "local", "lib", name)]
-                                                      if system else [])
+        found = name[len("python") :]
+        libs = [os.path.join(prefix, "lib", name)] + (
+            [os.path.join(prefix, "lib64", name), os.path.join(prefix, "local", "lib", name)] if system else []
+        )
         for lib in libs:
             for sub in ("site-packages", "dist-packages"):
                 folder = os.path.join(lib, sub)
@@ -212,6 +229,7 @@ def _listing(folder: str) -> list[str]:
 
 
 # --- what ---------------------------------------------------------------------------------------------------------------
+
 
 def _build(folders: list[str]) -> tuple[Installed, list[list[str | int]]]:
     """The names in ``folders`` and the folders their .pth files add; with the .pth files and those folders, to watch."""
@@ -248,7 +266,9 @@ def _build(folders: list[str]) -> tuple[Installed, list[list[str | int]]]:
             module = entry.name if _entry_is_dir(entry) else _module_name(entry.name) or ""
             if module.isidentifier() and module not in names:
                 homes.setdefault(module, []).append(entry.path)
-    return Installed(frozenset(names), frozenset(namespaces), {k: tuple(v) for k, v in homes.items()}, complete), watched
+    return Installed(
+        frozenset(names), frozenset(namespaces), {k: tuple(v) for k, v in homes.items()}, complete
+    ), watched
 
 
 def _entries(folder: str) -> list[os.DirEntry[str]] | None:
@@ -291,6 +311,7 @@ def _finder_mapping(finder: str) -> list[tuple[str, str]]:
 
 # --- the cache ----------------------------------------------------------------------------------------------------------
 
+
 def _cache_file(folders: list[str]) -> str | None:
     from guard.core.settings import user_dir
 
@@ -303,9 +324,18 @@ def _cache_file(folders: list[str]) -> str | None:
 
 
 def _payload(key: list[list[str | int]], watched: list[list[str | int]], found: Installed) -> str:
-    return json.dumps({"key": key, "watched": watched, "names": sorted(found.names), "namespaces": sorted(found.namespaces),
-                       "homes": {k: list(v) for k, v in sorted(found.homes.items())}, "complete": found.complete},
-                      sort_keys=True, separators=(",", ":"))
+    return json.dumps(
+        {
+            "key": key,
+            "watched": watched,
+            "names": sorted(found.names),
+            "namespaces": sorted(found.namespaces),
+            "homes": {k: list(v) for k, v in sorted(found.homes.items())},
+            "complete": found.complete,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
 
 
 def _load(path: str, key: list[list[str | int]]) -> Installed | None:
@@ -318,10 +348,18 @@ def _load(path: str, key: list[list[str | int]]) -> Installed | None:
     mac, _, payload = text.partition("\n")
     try:
         data = json.loads(payload)
-        if data["key"] != key or any(_mtime(str(p)) != m for p, m in data["watched"]) or not verify(mac, _PURPOSE, payload):
+        if (
+            data["key"] != key
+            or any(_mtime(str(p)) != m for p, m in data["watched"])
+            or not verify(mac, _PURPOSE, payload)
+        ):
             return None
-        return Installed(frozenset(data["names"]), frozenset(data["namespaces"]), {k: tuple(v) for k, v in data["homes"].items()},
-                         bool(data["complete"]))
+        return Installed(
+            frozenset(data["names"]),
+            frozenset(data["namespaces"]),
+            {k: tuple(v) for k, v in data["homes"].items()},
+            bool(data["complete"]),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

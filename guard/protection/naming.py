@@ -39,32 +39,103 @@ from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, pr
 __all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
 
 #: The bounds on what one call may make guard look at.
-LIMITS = {"text": 1024 * 1024, "strings": 4096, "depth": 32, "tokens": 20_000, "commands": 4096, "braces": 256, "brace_groups": 64,
-          "patterns": 512, "entries": 5000, "command": MAX_COMMAND}
+LIMITS = {
+    "text": 1024 * 1024,
+    "strings": 4096,
+    "depth": 32,
+    "tokens": 20_000,
+    "commands": 4096,
+    "braces": 256,
+    "brace_groups": 64,
+    "patterns": 512,
+    "entries": 5000,
+    "command": MAX_COMMAND,
+}
 #: How long looking at one call may take, whatever the machine's load: past it, the call is too large to judge.
 SECONDS = 1.0
 #: Fields whose text a tool writes or shows, never opens: file contents, replacements, prose.
 DATA_FIELDS = frozenset(
-    {"content", "contents", "new_string", "old_string", "new_source", "description", "prompt", "text", "message", "body",
-     "title", "summary", "explanation", "justification", "commit_message", "new_str", "old_str", "file_text", "insert_text",
-     "oldtext", "newtext"}  # the MCP filesystem server's edit_file: {"edits": [{"oldText", "newText"}]}
+    {
+        "content",
+        "contents",
+        "new_string",
+        "old_string",
+        "new_source",
+        "description",
+        "prompt",
+        "text",
+        "message",
+        "body",
+        "title",
+        "summary",
+        "explanation",
+        "justification",
+        "commit_message",
+        "new_str",
+        "old_str",
+        "file_text",
+        "insert_text",
+        "oldtext",
+        "newtext",
+    }  # the MCP filesystem server's edit_file: {"edits": [{"oldText", "newText"}]}
 )
 #: Fields a tool matches against file names (Glob's pattern, read_many_files' paths); elsewhere ``*`` is just a character.
 GLOB_FIELDS = frozenset({"pattern", "patterns", "glob", "include", "paths", "globs"})
 #: Fields that name the folder a call runs in or searches.
-DIRECTORY_FIELDS = frozenset({"directory", "workdir", "cwd", "dir", "dir_path", "working_directory", "working_dir", "root"})
+DIRECTORY_FIELDS = frozenset(
+    {"directory", "workdir", "cwd", "dir", "dir_path", "working_directory", "working_dir", "root"}
+)
 #: Programs that act on a whole tree (searchers, archivers, syncers): with no folder named, the working directory.
-TREE_PROGRAMS = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip"})
+TREE_PROGRAMS = frozenset(
+    {"find", "fd", "fdfind", "rg", "ag", "ack", "tar", "bsdtar", "rsync", "unzip", "7z", "7za", "cpio", "tree", "zip"}
+)
 #: Tree programs that act on the working directory when no folder is named (``grep -r x``, ``tar -x``, ``unzip a.zip``).
-IN_WORKING_DIRECTORY = frozenset({"find", "fd", "fdfind", "rg", "ag", "ack", "grep", "egrep", "fgrep", "ls", "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "tree", "git", "du", "patch"})
+IN_WORKING_DIRECTORY = frozenset(
+    {
+        "find",
+        "fd",
+        "fdfind",
+        "rg",
+        "ag",
+        "ack",
+        "grep",
+        "egrep",
+        "fgrep",
+        "ls",
+        "tar",
+        "bsdtar",
+        "unzip",
+        "7z",
+        "7za",
+        "cpio",
+        "tree",
+        "git",
+        "du",
+        "patch",
+    }
+)
 #: ``patch`` options that take a value (what is left are the files it patches).
 _PATCH_VALUES = frozenset({"-i", "-d", "-o", "-r", "-p", "-F", "-z", "-B", "-V", "-Y", "-D"})
 #: git subcommands that act on the whole work tree.
 GIT_TREE = frozenset({"clean", "grep", "apply", "am"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
-RECURSIVE_OPTION = frozenset({"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du"})
+RECURSIVE_OPTION = frozenset(
+    {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du"}
+)
 #: Tools that search a tree (a folder named, or the working directory).
-SEARCH_TOOLS = frozenset({"grep", "glob", "search_file_content", "glob_tool", "grep_search", "file_search", "find_file", "read_many_files", "list_dir"})
+SEARCH_TOOLS = frozenset(
+    {
+        "grep",
+        "glob",
+        "search_file_content",
+        "glob_tool",
+        "grep_search",
+        "file_search",
+        "find_file",
+        "read_many_files",
+        "list_dir",
+    }
+)
 _SEPARATORS = str.maketrans({c: " " for c in "'\"(),;=:<>|&`\t\n\r"})
 #: A word bash expands a ``~`` in after ``=`` or ``:``, as in an assignment (``PREFIX=~/x``).
 _ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -93,11 +164,33 @@ class Unit:
     the root (``cp -r tmp /`` writes into ``/tmp``).
     """
 
-    __slots__ = ("label", "cwd", "paths", "patterns", "command", "tree", "program", "args", "texts", "only_names", "creates", "spared",
-                 "onto_root")
+    __slots__ = (
+        "label",
+        "cwd",
+        "paths",
+        "patterns",
+        "command",
+        "tree",
+        "program",
+        "args",
+        "texts",
+        "only_names",
+        "creates",
+        "spared",
+        "onto_root",
+    )
 
-    def __init__(self, label: str, cwd: str, *, command: Command | None = None, tree: bool = False, program: str | None = None,
-                 args: list[str] | None = None, texts: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        cwd: str,
+        *,
+        command: Command | None = None,
+        tree: bool = False,
+        program: str | None = None,
+        args: list[str] | None = None,
+        texts: list[str] | None = None,
+    ) -> None:
         self.label, self.cwd, self.command, self.tree, self.program = label, cwd, command, tree, program
         self.paths: set[str] = set()
         self.patterns: set[str] = set()
@@ -113,7 +206,12 @@ class _Budget:
     """What is left of :data:`LIMITS` for one call; the clock too, so a slow machine still answers in time."""
 
     def __init__(self) -> None:
-        self.tokens, self.entries, self.text, self.commands = LIMITS["tokens"], LIMITS["entries"], LIMITS["text"], LIMITS["commands"]
+        self.tokens, self.entries, self.text, self.commands = (
+            LIMITS["tokens"],
+            LIMITS["entries"],
+            LIMITS["text"],
+            LIMITS["commands"],
+        )
         self.until = time.monotonic() + SECONDS
         self.patterns = LIMITS["patterns"]
         self.folders: dict[str, str | None] = {}  # folder -> its real path (None: missing), resolved once per call
@@ -278,28 +376,51 @@ class _Shell:
             self._assign(word.text)
         invocation = unwrap(command, [], 0)
         # the program as it would run: ``G=guard; $G install`` runs guard
-        program = command_name(_expand_vars(invocation.head.text, self.env, self.assigned)) if invocation is not None else None
+        program = (
+            command_name(_expand_vars(invocation.head.text, self.env, self.assigned))
+            if invocation is not None
+            else None
+        )
         args = invocation.texts if invocation is not None else []
         if program in ("export", "declare", "typeset", "local", "readonly"):
             for text in args:
                 self._assign(text)
-        unit = Unit(" ".join(w.text for w in command.words)[:200] or "(redirection)", cwd, command=command, program=program, args=args,
-                    texts=[w.text for w in words])
-        unit.tree = program in TREE_PROGRAMS or (program in RECURSIVE_OPTION and _recursive(args, program)) or (
-            program == "git" and bool(GIT_TREE & set(args[:3]))) or (program == "patch" and _patches_tree(args))
-        plain = invocation is not None and invocation.head is command.words[0] and not command.assignments and not self.unsure
+        unit = Unit(
+            " ".join(w.text for w in command.words)[:200] or "(redirection)",
+            cwd,
+            command=command,
+            program=program,
+            args=args,
+            texts=[w.text for w in words],
+        )
+        unit.tree = (
+            program in TREE_PROGRAMS
+            or (program in RECURSIVE_OPTION and _recursive(args, program))
+            or (program == "git" and bool(GIT_TREE & set(args[:3])))
+            or (program == "patch" and _patches_tree(args))
+        )
+        plain = (
+            invocation is not None
+            and invocation.head is command.words[0]
+            and not command.assignments
+            and not self.unsure
+        )
         if unit.tree:
             self._tree(unit, command, plain, cwd)
         if program == "find":
             unit.only_names = _find_names(args)
         seen: set[tuple[str, bool]] = set()
         for word in words:
-            for token, glob in _tokens(word.text, self.env, self.assigned, glob=word.glob or word.dynamic, word=word if reads else None):
+            for token, glob in _tokens(
+                word.text, self.env, self.assigned, glob=word.glob or word.dynamic, word=word if reads else None
+            ):
                 if (token, glob) not in seen:
                     seen.add((token, glob))
                     self.budget.spend_token()
                     _resolve(token, cwd, unit, self.budget, glob=glob)
-        if not reads:  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
+        if (
+            not reads
+        ):  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
             received = [*piped, *(text for path, texts in self.fed.items() if path in unit.paths for text in texts)]
             unit.texts += received
             for text in received:
@@ -346,7 +467,11 @@ class _Shell:
             if redirect.op in (">", ">>"):
                 target = os.path.normpath(os.path.join(cwd, redirect.target.text))
                 self.fed.setdefault(target, []).extend(_data(command)[:8])
-                text = body.text + "\n" if program == "cat" and redirect.op == ">" and body is not None and len(command.words) == 1 else None
+                text = (
+                    body.text + "\n"
+                    if program == "cat" and redirect.op == ">" and body is not None and len(command.words) == 1
+                    else None
+                )
                 if text is None:
                     self.written.pop(target, None)
                     self.unknown.add(target)
@@ -395,7 +520,11 @@ class _Shell:
 
     def _stdin(self, command: Command, cwd: str) -> str | None:
         """What a command's own last input redirection feeds it: a file, a here-document or a here-string (None: not known)."""
-        inputs = [r for r in command.redirects if r.op in ("<", "<<", "<<-", "<<<", "<&", "<>") or (r.op[:1].isdigit() and "<" in r.op)]
+        inputs = [
+            r
+            for r in command.redirects
+            if r.op in ("<", "<<", "<<-", "<<<", "<&", "<>") or (r.op[:1].isdigit() and "<" in r.op)
+        ]
         if not inputs or inputs[-1].op not in ("<", "<<", "<<-", "<<<"):
             return None
         last = inputs[-1]
@@ -436,7 +565,10 @@ def _named_words(command: Command, reads: bool) -> list[Word]:
     is given data (:func:`_data`): not names it opens. Anything else may read any text again as code: every word counts."""
     if not reads:
         return [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]
-    return [*(command.words[:1] if _prints(command) else command.words), *(r.target for r in command.redirects if r.op not in _FED)]
+    return [
+        *(command.words[:1] if _prints(command) else command.words),
+        *(r.target for r in command.redirects if r.op not in _FED),
+    ]
 
 
 def _data(command: Command) -> list[str]:
@@ -461,7 +593,11 @@ def _into_folders(unit: Unit) -> None:
         unit.paths |= {os.path.join(folder, name) for folder in folders if folder != "/" for name in names}
         if "/" in folders:
             root_word = any(text == "/" or text.endswith("=/") for text in unit.texts)
-            onto = {os.path.join("/", os.path.basename(p)) for p in list(unit.paths) if os.path.basename(p) and (root_word or os.path.lexists(p))}
+            onto = {
+                os.path.join("/", os.path.basename(p))
+                for p in list(unit.paths)
+                if os.path.basename(p) and (root_word or os.path.lexists(p))
+            }
             unit.paths |= onto
             unit.onto_root |= onto
 
@@ -485,12 +621,18 @@ def _recursive(args: list[str], program: str) -> bool:
             break
         if arg in ("--recursive", "--archive", "--dereference-recursive"):
             return True
-        if arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg or (program == "cp" and "a" in arg)):
+        if (
+            arg.startswith("-")
+            and not arg.startswith("--")
+            and ("r" in arg or "R" in arg or (program == "cp" and "a" in arg))
+        ):
             return True
     return False
 
 
-def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, glob: bool, word: Word | None = None) -> Iterator[tuple[str, bool]]:
+def _tokens(
+    text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, glob: bool, word: Word | None = None
+) -> Iterator[tuple[str, bool]]:
     """Each path-like string ``text`` may stand for: expanded whole, and its parts between separators.
 
     Any text may be code another program reads again, so by default every ``$NAME`` and ``~`` is expanded, wherever it
@@ -512,7 +654,10 @@ def _tokens(text: str, env: Mapping[str, str], assigned: Mapping[str, str], *, g
             if part != whole and len(part) <= 4096:
                 yield part, glob
             if len(part) > 2 and part[0] == "-" and part[1] != "-":
-                yield (_tilde(part[2:], env) if not exact else part[2:]), glob  # a short option's attached value: -t. -o/path -C~/x
+                yield (
+                    (_tilde(part[2:], env) if not exact else part[2:]),
+                    glob,
+                )  # a short option's attached value: -t. -o/path -C~/x
 
 
 def _tilde(text: str, env: Mapping[str, str]) -> str:

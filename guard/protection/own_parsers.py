@@ -53,13 +53,17 @@ _FIND_BARE = frozenset(
 )
 #: Primaries that take one value, and what it is (a file whose times or identity they compare is a PATH).
 _FIND_VALUED = {
-    **dict.fromkeys("name iname path ipath wholename iwholename regex iregex lname ilname type xtype maxdepth mindepth perm size "
-                    "user group uid gid mtime mmin atime amin ctime cmin links inum printf regextype used fstype context".split(), VALUE),
+    **dict.fromkeys(
+        "name iname path ipath wholename iwholename regex iregex lname ilname type xtype maxdepth mindepth perm size "
+        "user group uid gid mtime mmin atime amin ctime cmin links inum printf regextype used fstype context".split(),
+        VALUE,
+    ),
     **dict.fromkeys("newer anewer cnewer samefile".split(), PATH),
 }
 _FIND_REFUSED = {
     **dict.fromkeys("exec execdir ok okdir".split(), "runs a command"),
-    "delete": "deletes files", **dict.fromkeys("fprint fprint0 fls fprintf".split(), "writes to a file"),
+    "delete": "deletes files",
+    **dict.fromkeys("fprint fprint0 fls fprintf".split(), "writes to a file"),
     "files0-from": "reads the names of its starting points from a file, whose contents are not proven",
 }
 _NEWER_XY = frozenset("aBcmt")
@@ -112,12 +116,17 @@ def find(words: Sequence[Field]) -> Parsed:
 _TREE_LETTERS = frozenset("NqQdlshugfFapiCnxASDtcrvUXJ")
 _TREE_VALUED = frozenset("PIHTL")
 _TREE_REFUSED = {"o": "tree -o writes its output to a file", "R": "tree -R writes a 00Tree.html file in each folder"}
-_TREE_LONG = frozenset("help version inodes device noreport nolinks dirsfirst filesfirst si du prune ignore-case matchdirs metafirst "
-                       "gitignore info fflinks".split())
+_TREE_LONG = frozenset(
+    "help version inodes device noreport nolinks dirsfirst filesfirst si du prune ignore-case matchdirs metafirst "
+    "gitignore info fflinks".split()
+)
 _TREE_LONG_VALUED = frozenset({"filelimit", "charset", "timefmt", "sort"})
 _TREE_LONG_REFUSED = {
-    "fromfile": "tree --fromfile reads the listing from files", "gitfile": "tree --gitfile reads patterns from a file",
-    "infofile": "tree --infofile reads a file of comments", "hintro": "tree --hintro reads a file", "houtro": "tree --houtro reads a file",
+    "fromfile": "tree --fromfile reads the listing from files",
+    "gitfile": "tree --gitfile reads patterns from a file",
+    "infofile": "tree --infofile reads a file of comments",
+    "hintro": "tree --hintro reads a file",
+    "houtro": "tree --houtro reads a file",
 }
 
 
@@ -172,34 +181,75 @@ class _Sub:
 
     __slots__ = ("flags", "values", "long_flags", "long_values", "numeric", "operands")
 
-    def __init__(self, flags: str, values: str, long_flags: str, long_values: str, *, numeric: bool = False, operands: bool = True) -> None:
+    def __init__(
+        self,
+        flags: str,
+        values: str,
+        long_flags: str,
+        long_values: str,
+        *,
+        numeric: bool = False,
+        operands: bool = True,
+    ) -> None:
         self.flags, self.values, self.numeric, self.operands = flags, values, numeric, operands
         self.long_flags, self.long_values = frozenset(long_flags.split()), frozenset(long_values.split())
 
 
-_GREP_FLAGS = ("extended-regexp fixed-strings basic-regexp perl-regexp ignore-case no-ignore-case word-regexp line-regexp invert-match "
-               "count files-with-matches files-without-match only-matching quiet no-messages byte-offset line-number with-filename "
-               "no-filename null text recursive initial-tab")
-_GIT_LOG = _Sub("pqsuwbnzMC", "nSGUL", (
-    "oneline stat shortstat numstat name-only name-status graph all decorate no-decorate no-merges merges reverse abbrev-commit patch "
-    "no-patch follow first-parent cached staged ignore-all-space ignore-space-change word-diff color no-color raw summary full-index "
-    "check minimal patience histogram relative source topo-order date-order no-abbrev-commit exit-code quiet no-renames find-renames "
-    "binary pretty"), ("format pretty author committer since until after before grep max-count skip date unified color word-diff abbrev "
-                       "diff-filter relative find-renames stat decorate"), numeric=True)
+_GREP_FLAGS = (
+    "extended-regexp fixed-strings basic-regexp perl-regexp ignore-case no-ignore-case word-regexp line-regexp invert-match "
+    "count files-with-matches files-without-match only-matching quiet no-messages byte-offset line-number with-filename "
+    "no-filename null text recursive initial-tab"
+)
+_GIT_LOG = _Sub(
+    "pqsuwbnzMC",
+    "nSGUL",
+    (
+        "oneline stat shortstat numstat name-only name-status graph all decorate no-decorate no-merges merges reverse abbrev-commit patch "
+        "no-patch follow first-parent cached staged ignore-all-space ignore-space-change word-diff color no-color raw summary full-index "
+        "check minimal patience histogram relative source topo-order date-order no-abbrev-commit exit-code quiet no-renames find-renames "
+        "binary pretty"
+    ),
+    (
+        "format pretty author committer since until after before grep max-count skip date unified color word-diff abbrev "
+        "diff-filter relative find-renames stat decorate"
+    ),
+    numeric=True,
+)
 _GIT: dict[str, _Sub] = {
-    "log": _GIT_LOG, "show": _GIT_LOG, "diff": _GIT_LOG,
-    "status": _Sub("sbvz", "u", "short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash",
-                   "porcelain untracked-files ignored"),
-    "branch": _Sub("arvl", "", "all remotes list show-current verbose no-color merged no-merged", "sort format", operands=False),
-    "rev-parse": _Sub("q", "", "show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir "
-                      "show-prefix", "short abbrev-ref"),
-    "ls-files": _Sub("cdmoiskuvtz", "x", "cached deleted modified others ignored stage killed unmerged exclude-standard full-name "
-                     "error-unmatch", "exclude"),
+    "log": _GIT_LOG,
+    "show": _GIT_LOG,
+    "diff": _GIT_LOG,
+    "status": _Sub(
+        "sbvz",
+        "u",
+        "short branch porcelain long verbose ignored untracked-files ahead-behind no-ahead-behind show-stash",
+        "porcelain untracked-files ignored",
+    ),
+    "branch": _Sub(
+        "arvl", "", "all remotes list show-current verbose no-color merged no-merged", "sort format", operands=False
+    ),
+    "rev-parse": _Sub(
+        "q",
+        "",
+        "show-toplevel abbrev-ref git-dir short verify symbolic-full-name is-inside-work-tree absolute-git-dir "
+        "show-prefix",
+        "short abbrev-ref",
+    ),
+    "ls-files": _Sub(
+        "cdmoiskuvtz",
+        "x",
+        "cached deleted modified others ignored stage killed unmerged exclude-standard full-name error-unmatch",
+        "exclude",
+    ),
     "blame": _Sub("lstwefnpc", "L", "show-name show-number porcelain line-porcelain root show-stats", "date"),
     "remote": _Sub("v", "", "verbose", "", operands=False),
     "shortlog": _Sub("nse", "", "numbered summary email", ""),
-    "grep": _Sub("EFGPiywxvclLoqsbnhHz", "ABCem", _GREP_FLAGS + " cached untracked no-index full-name",
-                 "regexp max-count after-context before-context context max-depth color"),
+    "grep": _Sub(
+        "EFGPiywxvclLoqsbnhHz",
+        "ABCem",
+        _GREP_FLAGS + " cached untracked no-index full-name",
+        "regexp max-count after-context before-context context max-depth color",
+    ),
 }
 
 
@@ -268,7 +318,8 @@ _RG_VALUED = (
 #: What rg's options do that the prover does not prove (every other value is data).
 RG_ROLES = {
     **{entry.split("/")[0].split("=")[-1].rstrip("!"): VALUE for entry in _RG_VALUED.split()},
-    "pre": "rg --pre runs a program on each file", "search-zip": "rg -z runs decompressors",
+    "pre": "rg --pre runs a program on each file",
+    "search-zip": "rg -z runs decompressors",
     "file": "rg -f reads its patterns from a file, whose contents are not proven",
     "ignore-file": "rg --ignore-file reads the patterns of names to skip from a file, whose contents are not proven",
 }

@@ -29,7 +29,20 @@ from functools import cache
 from guard.command_analysis.expansion import Field
 from guard.protection.argv_model import NO, OPTIONAL, REQUIRED, Option, Parsed, Table, builtin_getopt, getopt_long
 
-__all__ = ["BUILTINS", "DATA", "FILE", "GETOPT_PROGRAMS", "PATH", "PROGRAMS", "SCRIPT", "VALUE", "Program", "program", "roles_of", "walks"]
+__all__ = [
+    "BUILTINS",
+    "DATA",
+    "FILE",
+    "GETOPT_PROGRAMS",
+    "PATH",
+    "PROGRAMS",
+    "SCRIPT",
+    "VALUE",
+    "Program",
+    "program",
+    "roles_of",
+    "walks",
+]
 
 #: Roles of an option's value or of an operand.
 VALUE, PATH, SCRIPT, FILE, DATA = "value", "path", "script", "file", "data"
@@ -66,9 +79,15 @@ class Program:
 
     __slots__ = ("parse", "roles", "operands", "check", "most", "table")
 
-    def __init__(self, parse: Callable[[Sequence[Field]], Parsed], roles: Mapping[str, str] | None = None,
-                 operands: str | Callable[[Parsed], list[str] | str] = FILE, check: Callable[[Parsed], str | None] | None = None,
-                 most: int | None = None, table: Table | None = None) -> None:
+    def __init__(
+        self,
+        parse: Callable[[Sequence[Field]], Parsed],
+        roles: Mapping[str, str] | None = None,
+        operands: str | Callable[[Parsed], list[str] | str] = FILE,
+        check: Callable[[Parsed], str | None] | None = None,
+        most: int | None = None,
+        table: Table | None = None,
+    ) -> None:
         self.parse, self.roles, self.operands, self.check, self.most = parse, roles or {}, operands, check, most
         #: The getopt table it is read with (None for a builtin or a program with its own parser): tests check it against the binary.
         self.table = table
@@ -173,12 +192,17 @@ def _tail(table: Table) -> Callable[[Sequence[Field]], Parsed]:
 
     def parse(words: Sequence[Field]) -> Parsed:
         n = len(words) + 1  # argc
-        fits = n == 2 or (n == 3 and not (words[1].text.startswith("-") and len(words[1].text) > 1)) or (
-            3 <= n <= 4 and words[1].text == "--")
+        fits = (
+            n == 2
+            or (n == 3 and not (words[1].text.startswith("-") and len(words[1].text) > 1))
+            or (3 <= n <= 4 and words[1].text == "--")
+        )
         if words and fits and not words[0].pattern:
             first = words[0].text
             body = first[1:]
-            eligible = first.startswith("+") or (first.startswith("-") and body[1 if body[:1] == "c" else 0:][:1] != "")
+            eligible = first.startswith("+") or (
+                first.startswith("-") and body[1 if body[:1] == "c" else 0 :][:1] != ""
+            )
             if eligible and _TAIL_OBSOLETE.match(first):
                 rest = list(words[1:])
                 parsed = Parsed()
@@ -191,8 +215,13 @@ def _tail(table: Table) -> Callable[[Sequence[Field]], Parsed]:
     return parse
 
 
-def _with(parse: Callable[[Table], Callable[[Sequence[Field]], Parsed]], short: str, longs: str, roles: Mapping[str, str],
-          **more: object) -> Callable[[], Program]:
+def _with(
+    parse: Callable[[Table], Callable[[Sequence[Field]], Parsed]],
+    short: str,
+    longs: str,
+    roles: Mapping[str, str],
+    **more: object,
+) -> Callable[[], Program]:
     def build() -> Program:
         table = _table(short, longs)
         return Program(parse(table), roles, table=table, **more)  # type: ignore[arg-type]
@@ -229,118 +258,319 @@ _DIGEST_ROLES = {"c": "md5sum -c reads the names of the files it checks from a f
 
 #: Every program by name: a builder, run once on first use (most calls use a handful of them).
 _BUILDERS: dict[str, Callable[[], Program]] = {
-    "cat": _getopt("benstuvAET", "number-nonblank/b number/n squeeze-blank/s show-nonprinting/v show-ends/E show-tabs/T show-all/A" + _STD),
+    "cat": _getopt(
+        "benstuvAET",
+        "number-nonblank/b number/n squeeze-blank/s show-nonprinting/v show-ends/E show-tabs/T show-all/A" + _STD,
+    ),
     "tac": _getopt("brs:", "before/b regex/r separator=/s" + _STD, {"s": VALUE}),
-    "nl": _getopt("h:b:f:v:i:pl:s:w:n:d:", "header-numbering=/h body-numbering=/b footer-numbering=/f starting-line-number=/v "
-                  "line-increment=/i no-renumber/p join-blank-lines=/l number-separator=/s number-width=/w number-format=/n "
-                  "section-delimiter=/d" + _STD, dict.fromkeys("hbfvilswnd", VALUE)),
-    "head": _with(_head, "c:n:qvz0123456789", "bytes=/c lines=/n -presume-input-pipe quiet/q silent/q verbose/v zero-terminated/z" + _STD,
-                  {"c": VALUE, "n": VALUE}),
-    "tail": _with(_tail, "c:n:fFqs:vz0123456789", "bytes=/c follow==/LONG_FOLLOW lines=/n max-unchanged-stats= -disable-inotify pid= "
-                  "-presume-input-pipe quiet/q retry silent/q sleep-interval=/s verbose/v zero-terminated/z" + _STD,
-                  {"c": VALUE, "n": VALUE, "s": VALUE, "LONG_FOLLOW": VALUE, "max-unchanged-stats": VALUE, "pid": VALUE}),
-    "wc": _getopt("clLmw", "bytes/c chars/m lines/l words/w debug files0-from= max-line-length/L" + _STD,
-                  {"files0-from": _WRITES_INPUT_FROM}),
-    "ls": _getopt("abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1", _LS_LONG, {
-        **dict.fromkeys(("w", "I", "T", "F", "hide", "indicator-style", "quoting-style", "format", "sort", "time", "time-style", "color",
-                         "hyperlink", "block-size"), VALUE)}),
-    "sort": _getopt("-bcCdfghik:mMno:rRsS:t:T:uVy:z", (
-        "ignore-leading-blanks/b check==/CHECK compress-program= debug dictionary-order/d ignore-case/f files0-from= general-numeric-sort/g "
-        "ignore-nonprinting/i key=/k merge/m month-sort/M numeric-sort/n human-numeric-sort/h version-sort/V random-sort/R "
-        "random-source= sort= output=/o reverse/r stable/s batch-size= buffer-size=/S field-separator=/t temporary-directory=/T "
-        "unique/u zero-terminated/z parallel=" + _STD), {
-        "k": VALUE, "S": VALUE, "t": VALUE, "y": "sort -y takes the next word only when it is a number", "CHECK": VALUE, "sort": VALUE, "batch-size": VALUE, "parallel": VALUE,
-        "random-source": PATH, "o": "sort -o writes its output to a file",
-        "T": "sort -T writes its temporary files in a folder it names", "compress-program": "sort --compress-program runs a program",
-        "files0-from": _WRITES_INPUT_FROM}, operands=_no_plus_operands),
-    "uniq": _getopt("-0123456789Dcdf:is:uw:z", "count/c repeated/d all-repeated==/D group==/GROUP ignore-case/i unique/u skip-fields=/f "
-                    "skip-chars=/s check-chars=/w zero-terminated/z" + _STD,
-                    {"D": VALUE, "GROUP": VALUE, "f": VALUE, "s": VALUE, "w": VALUE}, operands=_no_plus_operands, most=1),
-    "cut": _getopt("b:c:d:f:nsz", "bytes=/b characters=/c fields=/f delimiter=/d only-delimited/s output-delimiter= complement "
-                   "zero-terminated/z" + _STD, {**dict.fromkeys("bcdf", VALUE), "output-delimiter": VALUE}),
+    "nl": _getopt(
+        "h:b:f:v:i:pl:s:w:n:d:",
+        "header-numbering=/h body-numbering=/b footer-numbering=/f starting-line-number=/v "
+        "line-increment=/i no-renumber/p join-blank-lines=/l number-separator=/s number-width=/w number-format=/n "
+        "section-delimiter=/d" + _STD,
+        dict.fromkeys("hbfvilswnd", VALUE),
+    ),
+    "head": _with(
+        _head,
+        "c:n:qvz0123456789",
+        "bytes=/c lines=/n -presume-input-pipe quiet/q silent/q verbose/v zero-terminated/z" + _STD,
+        {"c": VALUE, "n": VALUE},
+    ),
+    "tail": _with(
+        _tail,
+        "c:n:fFqs:vz0123456789",
+        "bytes=/c follow==/LONG_FOLLOW lines=/n max-unchanged-stats= -disable-inotify pid= "
+        "-presume-input-pipe quiet/q retry silent/q sleep-interval=/s verbose/v zero-terminated/z" + _STD,
+        {"c": VALUE, "n": VALUE, "s": VALUE, "LONG_FOLLOW": VALUE, "max-unchanged-stats": VALUE, "pid": VALUE},
+    ),
+    "wc": _getopt(
+        "clLmw",
+        "bytes/c chars/m lines/l words/w debug files0-from= max-line-length/L" + _STD,
+        {"files0-from": _WRITES_INPUT_FROM},
+    ),
+    "ls": _getopt(
+        "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1",
+        _LS_LONG,
+        {
+            **dict.fromkeys(
+                (
+                    "w",
+                    "I",
+                    "T",
+                    "F",
+                    "hide",
+                    "indicator-style",
+                    "quoting-style",
+                    "format",
+                    "sort",
+                    "time",
+                    "time-style",
+                    "color",
+                    "hyperlink",
+                    "block-size",
+                ),
+                VALUE,
+            )
+        },
+    ),
+    "sort": _getopt(
+        "-bcCdfghik:mMno:rRsS:t:T:uVy:z",
+        (
+            "ignore-leading-blanks/b check==/CHECK compress-program= debug dictionary-order/d ignore-case/f files0-from= general-numeric-sort/g "
+            "ignore-nonprinting/i key=/k merge/m month-sort/M numeric-sort/n human-numeric-sort/h version-sort/V random-sort/R "
+            "random-source= sort= output=/o reverse/r stable/s batch-size= buffer-size=/S field-separator=/t temporary-directory=/T "
+            "unique/u zero-terminated/z parallel=" + _STD
+        ),
+        {
+            "k": VALUE,
+            "S": VALUE,
+            "t": VALUE,
+            "y": "sort -y takes the next word only when it is a number",
+            "CHECK": VALUE,
+            "sort": VALUE,
+            "batch-size": VALUE,
+            "parallel": VALUE,
+            "random-source": PATH,
+            "o": "sort -o writes its output to a file",
+            "T": "sort -T writes its temporary files in a folder it names",
+            "compress-program": "sort --compress-program runs a program",
+            "files0-from": _WRITES_INPUT_FROM,
+        },
+        operands=_no_plus_operands,
+    ),
+    "uniq": _getopt(
+        "-0123456789Dcdf:is:uw:z",
+        "count/c repeated/d all-repeated==/D group==/GROUP ignore-case/i unique/u skip-fields=/f "
+        "skip-chars=/s check-chars=/w zero-terminated/z" + _STD,
+        {"D": VALUE, "GROUP": VALUE, "f": VALUE, "s": VALUE, "w": VALUE},
+        operands=_no_plus_operands,
+        most=1,
+    ),
+    "cut": _getopt(
+        "b:c:d:f:nsz",
+        "bytes=/b characters=/c fields=/f delimiter=/d only-delimited/s output-delimiter= complement "
+        "zero-terminated/z" + _STD,
+        {**dict.fromkeys("bcdf", VALUE), "output-delimiter": VALUE},
+    ),
     "tr": _getopt("+AcCdst", "complement/c delete/d squeeze-repeats/s truncate-set1/t" + _STD, operands=DATA),
     "paste": _getopt("d:sz", "serial/s delimiters=/d zero-terminated/z" + _STD, {"d": VALUE}),
-    "fold": _getopt("bsw:0::1::2::3::4::5::6::7::8::9::", "bytes/b spaces/s width=/w" + _STD, dict.fromkeys("w0123456789", VALUE)),
-    "expand": _getopt("it:0::1::2::3::4::5::6::7::8::9::", "tabs=/t initial/i" + _STD, dict.fromkeys("t0123456789", VALUE)),
-    "comm": _getopt("123z", "check-order nocheck-order output-delimiter= total zero-terminated/z" + _STD, {"output-delimiter": VALUE}),
-    "od": _getopt("A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx", "skip-bytes=/j address-radix=/A read-bytes=/N format=/t output-duplicates/v "
-                  "strings==/S traditional width==/w endian=" + _STD, dict.fromkeys(("A", "j", "N", "S", "t", "w", "endian"), VALUE),
-                  operands=_no_plus_operands),
+    "fold": _getopt(
+        "bsw:0::1::2::3::4::5::6::7::8::9::", "bytes/b spaces/s width=/w" + _STD, dict.fromkeys("w0123456789", VALUE)
+    ),
+    "expand": _getopt(
+        "it:0::1::2::3::4::5::6::7::8::9::", "tabs=/t initial/i" + _STD, dict.fromkeys("t0123456789", VALUE)
+    ),
+    "comm": _getopt(
+        "123z",
+        "check-order nocheck-order output-delimiter= total zero-terminated/z" + _STD,
+        {"output-delimiter": VALUE},
+    ),
+    "od": _getopt(
+        "A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx",
+        "skip-bytes=/j address-radix=/A read-bytes=/N format=/t output-duplicates/v "
+        "strings==/S traditional width==/w endian=" + _STD,
+        dict.fromkeys(("A", "j", "N", "S", "t", "w", "endian"), VALUE),
+        operands=_no_plus_operands,
+    ),
     "md5sum": _getopt("bctwz", _DIGEST, _DIGEST_ROLES),
     "sha1sum": _getopt("bctwz", _DIGEST, _DIGEST_ROLES),
     "sha256sum": _getopt("bctwz", _DIGEST, _DIGEST_ROLES),
-    "stat": _getopt("c:fLt", "dereference/L file-system/f format=/c printf= terse/t cached=" + _STD,
-                    {"c": VALUE, "printf": VALUE, "cached": VALUE}),
-    "du": _getopt("0abd:chHklmst:xB:DLPSX:", (
-        "all/a apparent-size block-size=/B bytes/b count-links/l dereference/L dereference-args/D exclude= exclude-from=/X "
-        "files0-from= human-readable/h inodes si max-depth=/d null/0 no-dereference/P one-file-system/x separate-dirs/S summarize/s "
-        "total/c threshold=/t time== time-style=" + _STD), {
-        "B": VALUE, "d": VALUE, "t": VALUE, "exclude": VALUE, "time": VALUE, "time-style": VALUE,
-        "X": "du -X reads the patterns of names to skip from a file, whose contents are not proven", "files0-from": _WRITES_INPUT_FROM}),
-    "df": _getopt("aB:iF:hHklmPTt:vx:", "all/a block-size=/B inodes/i human-readable/h si/H local/l output== portability/P print-type/T "
-                  "sync no-sync total type=/t exclude-type=/x" + _STD, {"B": VALUE, "F": VALUE, "t": VALUE, "x": VALUE, "output": VALUE}),
+    "stat": _getopt(
+        "c:fLt",
+        "dereference/L file-system/f format=/c printf= terse/t cached=" + _STD,
+        {"c": VALUE, "printf": VALUE, "cached": VALUE},
+    ),
+    "du": _getopt(
+        "0abd:chHklmst:xB:DLPSX:",
+        (
+            "all/a apparent-size block-size=/B bytes/b count-links/l dereference/L dereference-args/D exclude= exclude-from=/X "
+            "files0-from= human-readable/h inodes si max-depth=/d null/0 no-dereference/P one-file-system/x separate-dirs/S summarize/s "
+            "total/c threshold=/t time== time-style=" + _STD
+        ),
+        {
+            "B": VALUE,
+            "d": VALUE,
+            "t": VALUE,
+            "exclude": VALUE,
+            "time": VALUE,
+            "time-style": VALUE,
+            "X": "du -X reads the patterns of names to skip from a file, whose contents are not proven",
+            "files0-from": _WRITES_INPUT_FROM,
+        },
+    ),
+    "df": _getopt(
+        "aB:iF:hHklmPTt:vx:",
+        "all/a block-size=/B inodes/i human-readable/h si/H local/l output== portability/P print-type/T "
+        "sync no-sync total type=/t exclude-type=/x" + _STD,
+        {"B": VALUE, "F": VALUE, "t": VALUE, "x": VALUE, "output": VALUE},
+    ),
     "basename": _getopt("+as:z", "multiple/a suffix=/s zero/z" + _STD, {"s": VALUE}, operands=DATA),
     "dirname": _getopt("z", "zero/z" + _STD, operands=DATA),
-    "realpath": _getopt("eLmPqsz", "canonicalize-existing/e canonicalize-missing/m relative-to= relative-base= quiet/q strip/s "
-                        "no-symlinks/s zero/z logical/L physical/P" + _STD, {"relative-to": PATH, "relative-base": PATH}),
-    "readlink": _getopt("efmnqsvz", "canonicalize/f canonicalize-existing/e canonicalize-missing/m no-newline/n quiet/q silent/s "
-                        "verbose/v zero/z" + _STD),
+    "realpath": _getopt(
+        "eLmPqsz",
+        "canonicalize-existing/e canonicalize-missing/m relative-to= relative-base= quiet/q strip/s "
+        "no-symlinks/s zero/z logical/L physical/P" + _STD,
+        {"relative-to": PATH, "relative-base": PATH},
+    ),
+    "readlink": _getopt(
+        "efmnqsvz",
+        "canonicalize/f canonicalize-existing/e canonicalize-missing/m no-newline/n quiet/q silent/s "
+        "verbose/v zero/z" + _STD,
+    ),
     "id": _getopt("agnruzGZ", "context/Z group/g groups/G name/n real/r user/u zero/z" + _STD, operands=DATA),
-    "uname": _getopt("asnrvmpio", "all/a kernel-name/s sysname/s nodename/n kernel-release/r release/r kernel-version/v machine/m "
-                     "processor/p hardware-platform/i operating-system/o" + _STD, most=0),
+    "uname": _getopt(
+        "asnrvmpio",
+        "all/a kernel-name/s sysname/s nodename/n kernel-release/r release/r kernel-version/v machine/m "
+        "processor/p hardware-platform/i operating-system/o" + _STD,
+        most=0,
+    ),
     "nproc": _getopt("", "all ignore=" + _STD, {"ignore": VALUE}, most=0),
     "whoami": _getopt("", _STD, most=0),
-    "date": _getopt("d:f:I::r:Rs:u", "date=/d debug file=/f iso-8601==/I reference=/r resolution rfc-email/R rfc-822/R rfc-2822/R "
-                    "rfc-3339=/RFC_3339 set=/s uct/u utc/u universal/u" + _STD, {
-                        "d": VALUE, "I": VALUE, "RFC_3339": VALUE, "r": PATH, "f": PATH, "s": "date -s sets the system clock"},
-                    operands=_date_operand, most=1),
+    "date": _getopt(
+        "d:f:I::r:Rs:u",
+        "date=/d debug file=/f iso-8601==/I reference=/r resolution rfc-email/R rfc-822/R rfc-2822/R "
+        "rfc-3339=/RFC_3339 set=/s uct/u utc/u universal/u" + _STD,
+        {"d": VALUE, "I": VALUE, "RFC_3339": VALUE, "r": PATH, "f": PATH, "s": "date -s sets the system clock"},
+        operands=_date_operand,
+        most=1,
+    ),
     "seq": _getopt("+f:s:w", "equal-width/w format=/f separator=/s" + _STD, {"f": VALUE, "s": VALUE}, operands=DATA),
-    "printenv": _getopt("+iu:0", "null/0" + _STD, {"i": "printenv -i is a usage error", "u": "printenv -u is a usage error"}, operands=DATA),
-    "env": _getopt("+C:iS:u:v0", "ignore-environment/i null/0 unset=/u chdir=/C default-signal== ignore-signal== block-signal== "
-                   "list-signal-handling debug/v split-string=/S" + _STD, {
-                       "u": VALUE, "C": "env -C changes folder", "S": "env -S runs its text as a command",
-                       "default-signal": VALUE, "ignore-signal": VALUE, "block-signal": VALUE},
-                   operands="env with an operand runs it as a command"),
-    "grep": _getopt("0123456789A:B:C:D:EFGHIPTUVX:abcd:e:f:hiLlm:noqRrsuvwxyZz", _GREP_LONG, {
-        **dict.fromkeys(("A", "B", "C", "D", "d", "X", "m", "e", "BINARY_FILES", "COLOR", "EXCLUDE", "INCLUDE", "EXCLUDE_DIRECTORY",
-                         "GROUP_SEPARATOR", "LABEL"), VALUE),
-        "f": "grep -f reads its patterns from a file, whose contents are not proven",
-        "EXCLUDE_FROM": "grep --exclude-from reads the patterns of names to skip from a file, whose contents are not proven"},
-        operands=_first_is(DATA, frozenset("ef"))),
-    "sed": _getopt("bsnrzuEe:f:l:i::V:", "binary/b regexp-extended/r debug/DEBUG expression=/e file=/f in-place==/i line-length=/l "
-                   "null-data/z zero-terminated/z quiet/n posix/p silent/n sandbox/SANDBOX separate/s unbuffered/u version/v help/h "
-                   "follow-symlinks/F", {
-                       "e": SCRIPT, "l": VALUE, "f": "sed -f reads its script from a file, whose contents are not proven",
-                       "i": "sed -i edits the files in place", "V": "sed -V is a usage error",
-                       "p": "sed --posix reads the script by other rules"},
-                   operands=_first_is(SCRIPT, frozenset("ef")), check=_sed_script),
-    "diff": _getopt("0123456789abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ", (
-        "binary/BINARY brief/q changed-group-format=/CHANGED_GROUP_FORMAT color==/COLOR context==/C ed/e exclude=/x exclude-from=/X "
-        "expand-tabs/t forward-ed/f from-file=/FROM_FILE help/HELP horizon-lines=/HORIZON_LINES ifdef=/D ignore-all-space/w "
-        "ignore-blank-lines/B ignore-case/i ignore-file-name-case/IGNORE_FILE_NAME_CASE ignore-matching-lines=/I ignore-space-change/b "
-        "ignore-tab-expansion/E ignore-trailing-space/Z inhibit-hunk-merge/INHIBIT_HUNK_MERGE initial-tab/T label=/L "
-        "left-column/LEFT_COLUMN line-format=/LINE_FORMAT minimal/d new-file/N new-group-format=/NEW_GROUP_FORMAT "
-        "new-line-format=/NEW_LINE_FORMAT no-dereference/NO_DEREFERENCE no-ignore-file-name-case/NO_IGNORE_FILE_NAME_CASE normal/NORMAL "
-        "old-group-format=/OLD_GROUP_FORMAT old-line-format=/OLD_LINE_FORMAT paginate/l palette=/COLOR_PALETTE rcs/n recursive/r "
-        "report-identical-files/s sdiff-merge-assist/SDIFF_MERGE_ASSIST show-c-function/p show-function-line=/F side-by-side/y "
-        "speed-large-files/H starting-file=/S strip-trailing-cr/STRIP_TRAILING_CR suppress-blank-empty/SUPPRESS_BLANK_EMPTY "
-        "suppress-common-lines/SUPPRESS_COMMON_LINES tabsize=/TABSIZE text/a to-file=/TO_FILE unchanged-group-format=/UNCHANGED_GROUP_FORMAT "
-        "unchanged-line-format=/UNCHANGED_LINE_FORMAT unidirectional-new-file/P unified==/U version/v width=/W "
-        "-presume-output-tty/PRESUME_OUTPUT_TTY"), {
-        **dict.fromkeys(("C", "D", "F", "I", "L", "S", "U", "W", "x", "COLOR", "COLOR_PALETTE", "HORIZON_LINES", "TABSIZE", "LINE_FORMAT",
-                         "CHANGED_GROUP_FORMAT", "NEW_GROUP_FORMAT", "OLD_GROUP_FORMAT", "UNCHANGED_GROUP_FORMAT", "NEW_LINE_FORMAT",
-                         "OLD_LINE_FORMAT", "UNCHANGED_LINE_FORMAT"), VALUE),
-        "FROM_FILE": PATH, "TO_FILE": PATH, "l": "diff -l runs pr on its output",
-        "X": "diff -X reads the patterns of names to skip from a file, whose contents are not proven"}),
-    "file": _getopt("bcCde:Ef:F:hiklLm:nNpP:rsSvzZ0", (
-        "help/HELP version/v magic-file=/m uncompress/z uncompress-noreport/Z brief/b checking-printout/c exclude=/e "
-        "exclude-quiet=/EXCLUDE_QUIET files-from=/f separator=/F mime/i apple/APPLE extension/EXTENSIONS mime-type/MIME_TYPE "
-        "mime-encoding/MIME_ENCODING keep-going/k list/l dereference/L no-dereference/h no-buffer/n no-pad/N print0/0 "
-        "preserve-date/p parameter=/P raw/r special-files/s no-sandbox/S compile/C debug/d"), {
-        "e": VALUE, "EXCLUDE_QUIET": VALUE, "F": VALUE, "P": VALUE, "f": _WRITES_INPUT_FROM,
-        "m": "file -m reads its magic (the rules it runs) from a file, whose contents are not proven",
-        "z": "file -z runs decompressors", "Z": "file -Z runs decompressors", "C": "file -C writes a compiled magic file",
-        "p": "file -p sets the files' access times", "E": "file -E is not modelled"}),
+    "printenv": _getopt(
+        "+iu:0",
+        "null/0" + _STD,
+        {"i": "printenv -i is a usage error", "u": "printenv -u is a usage error"},
+        operands=DATA,
+    ),
+    "env": _getopt(
+        "+C:iS:u:v0",
+        "ignore-environment/i null/0 unset=/u chdir=/C default-signal== ignore-signal== block-signal== "
+        "list-signal-handling debug/v split-string=/S" + _STD,
+        {
+            "u": VALUE,
+            "C": "env -C changes folder",
+            "S": "env -S runs its text as a command",
+            "default-signal": VALUE,
+            "ignore-signal": VALUE,
+            "block-signal": VALUE,
+        },
+        operands="env with an operand runs it as a command",
+    ),
+    "grep": _getopt(
+        "0123456789A:B:C:D:EFGHIPTUVX:abcd:e:f:hiLlm:noqRrsuvwxyZz",
+        _GREP_LONG,
+        {
+            **dict.fromkeys(
+                (
+                    "A",
+                    "B",
+                    "C",
+                    "D",
+                    "d",
+                    "X",
+                    "m",
+                    "e",
+                    "BINARY_FILES",
+                    "COLOR",
+                    "EXCLUDE",
+                    "INCLUDE",
+                    "EXCLUDE_DIRECTORY",
+                    "GROUP_SEPARATOR",
+                    "LABEL",
+                ),
+                VALUE,
+            ),
+            "f": "grep -f reads its patterns from a file, whose contents are not proven",
+            "EXCLUDE_FROM": "grep --exclude-from reads the patterns of names to skip from a file, whose contents are not proven",
+        },
+        operands=_first_is(DATA, frozenset("ef")),
+    ),
+    "sed": _getopt(
+        "bsnrzuEe:f:l:i::V:",
+        "binary/b regexp-extended/r debug/DEBUG expression=/e file=/f in-place==/i line-length=/l "
+        "null-data/z zero-terminated/z quiet/n posix/p silent/n sandbox/SANDBOX separate/s unbuffered/u version/v help/h "
+        "follow-symlinks/F",
+        {
+            "e": SCRIPT,
+            "l": VALUE,
+            "f": "sed -f reads its script from a file, whose contents are not proven",
+            "i": "sed -i edits the files in place",
+            "V": "sed -V is a usage error",
+            "p": "sed --posix reads the script by other rules",
+        },
+        operands=_first_is(SCRIPT, frozenset("ef")),
+        check=_sed_script,
+    ),
+    "diff": _getopt(
+        "0123456789abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
+        (
+            "binary/BINARY brief/q changed-group-format=/CHANGED_GROUP_FORMAT color==/COLOR context==/C ed/e exclude=/x exclude-from=/X "
+            "expand-tabs/t forward-ed/f from-file=/FROM_FILE help/HELP horizon-lines=/HORIZON_LINES ifdef=/D ignore-all-space/w "
+            "ignore-blank-lines/B ignore-case/i ignore-file-name-case/IGNORE_FILE_NAME_CASE ignore-matching-lines=/I ignore-space-change/b "
+            "ignore-tab-expansion/E ignore-trailing-space/Z inhibit-hunk-merge/INHIBIT_HUNK_MERGE initial-tab/T label=/L "
+            "left-column/LEFT_COLUMN line-format=/LINE_FORMAT minimal/d new-file/N new-group-format=/NEW_GROUP_FORMAT "
+            "new-line-format=/NEW_LINE_FORMAT no-dereference/NO_DEREFERENCE no-ignore-file-name-case/NO_IGNORE_FILE_NAME_CASE normal/NORMAL "
+            "old-group-format=/OLD_GROUP_FORMAT old-line-format=/OLD_LINE_FORMAT paginate/l palette=/COLOR_PALETTE rcs/n recursive/r "
+            "report-identical-files/s sdiff-merge-assist/SDIFF_MERGE_ASSIST show-c-function/p show-function-line=/F side-by-side/y "
+            "speed-large-files/H starting-file=/S strip-trailing-cr/STRIP_TRAILING_CR suppress-blank-empty/SUPPRESS_BLANK_EMPTY "
+            "suppress-common-lines/SUPPRESS_COMMON_LINES tabsize=/TABSIZE text/a to-file=/TO_FILE unchanged-group-format=/UNCHANGED_GROUP_FORMAT "
+            "unchanged-line-format=/UNCHANGED_LINE_FORMAT unidirectional-new-file/P unified==/U version/v width=/W "
+            "-presume-output-tty/PRESUME_OUTPUT_TTY"
+        ),
+        {
+            **dict.fromkeys(
+                (
+                    "C",
+                    "D",
+                    "F",
+                    "I",
+                    "L",
+                    "S",
+                    "U",
+                    "W",
+                    "x",
+                    "COLOR",
+                    "COLOR_PALETTE",
+                    "HORIZON_LINES",
+                    "TABSIZE",
+                    "LINE_FORMAT",
+                    "CHANGED_GROUP_FORMAT",
+                    "NEW_GROUP_FORMAT",
+                    "OLD_GROUP_FORMAT",
+                    "UNCHANGED_GROUP_FORMAT",
+                    "NEW_LINE_FORMAT",
+                    "OLD_LINE_FORMAT",
+                    "UNCHANGED_LINE_FORMAT",
+                ),
+                VALUE,
+            ),
+            "FROM_FILE": PATH,
+            "TO_FILE": PATH,
+            "l": "diff -l runs pr on its output",
+            "X": "diff -X reads the patterns of names to skip from a file, whose contents are not proven",
+        },
+    ),
+    "file": _getopt(
+        "bcCde:Ef:F:hiklLm:nNpP:rsSvzZ0",
+        (
+            "help/HELP version/v magic-file=/m uncompress/z uncompress-noreport/Z brief/b checking-printout/c exclude=/e "
+            "exclude-quiet=/EXCLUDE_QUIET files-from=/f separator=/F mime/i apple/APPLE extension/EXTENSIONS mime-type/MIME_TYPE "
+            "mime-encoding/MIME_ENCODING keep-going/k list/l dereference/L no-dereference/h no-buffer/n no-pad/N print0/0 "
+            "preserve-date/p parameter=/P raw/r special-files/s no-sandbox/S compile/C debug/d"
+        ),
+        {
+            "e": VALUE,
+            "EXCLUDE_QUIET": VALUE,
+            "F": VALUE,
+            "P": VALUE,
+            "f": _WRITES_INPUT_FROM,
+            "m": "file -m reads its magic (the rules it runs) from a file, whose contents are not proven",
+            "z": "file -z runs decompressors",
+            "Z": "file -Z runs decompressors",
+            "C": "file -C writes a compiled magic file",
+            "p": "file -p sets the files' access times",
+            "E": "file -E is not modelled",
+        },
+    ),
 }
 
 #: bash builtins among the reading programs (PATH is not searched for them; their own option reader).
@@ -356,7 +586,9 @@ _BUILTIN_BUILDERS: dict[str, Callable[[], Program]] = {
     "type": _builtin("afptP", operands=DATA),
 }
 #: Programs by name: the allowlist (builtins first, as bash looks them up).
-PROGRAMS = frozenset(_BUILDERS) | frozenset(_BUILTIN_BUILDERS) | frozenset({"find", "tree", "git", "rg", "which", "hostname"})
+PROGRAMS = (
+    frozenset(_BUILDERS) | frozenset(_BUILTIN_BUILDERS) | frozenset({"find", "tree", "git", "rg", "which", "hostname"})
+)
 BUILTINS = frozenset(_BUILTIN_BUILDERS)
 #: The programs read with GNU getopt_long (each table is checked against the installed binary by the tests).
 GETOPT_PROGRAMS = frozenset(_BUILDERS)
@@ -393,7 +625,9 @@ def walks(name: str, parsed: Parsed) -> bool:
     if name in ("find", "tree", "rg", "du"):
         return True
     if name == "grep":
-        return bool(keys & {"r", "R"}) or any(u.option.key == "d" and u.value not in ("read", "skip") for u in parsed.uses)
+        return bool(keys & {"r", "R"}) or any(
+            u.option.key == "d" and u.value not in ("read", "skip") for u in parsed.uses
+        )
     if name == "git":
         return "git grep" in keys or ("git diff" in keys and len(parsed.operands) == 2)
     return {"ls": "R", "diff": "r"}.get(name, "") in keys
@@ -403,7 +637,8 @@ def roles_of(prog: Program, parsed: Parsed) -> list[str] | str:
     """Each operand's role (FILE, DATA, SCRIPT), or why the operands are refused."""
     if prog.most is not None and len(parsed.operands) > prog.most:
         return f"more than {prog.most} operand{'s' if prog.most != 1 else ''}: " + (
-            "the next would be written" if prog.most else "this program takes none")
+            "the next would be written" if prog.most else "this program takes none"
+        )
     if callable(prog.operands):
         return prog.operands(parsed)
     if prog.operands in _ROLES:

@@ -45,8 +45,19 @@ from guard.command_analysis.shell_syntax import Command, Redirect, ShellSyntaxEr
 from guard.core.record import FrozenRecord
 from guard.protection.argv_model import NO
 
-__all__ = ["MAX_COMMAND", "READ_TOOLS", "SHELL_TOOLS", "Proof", "command_text", "line_problem", "prove", "prove_command", "prove_script",
-           "shell_state_change", "walks_trees"]
+__all__ = [
+    "MAX_COMMAND",
+    "READ_TOOLS",
+    "SHELL_TOOLS",
+    "Proof",
+    "command_text",
+    "line_problem",
+    "prove",
+    "prove_command",
+    "prove_script",
+    "shell_state_change",
+    "walks_trees",
+]
 
 #: A shell command longer than this is never proven (and self-protection refuses it: too large to judge).
 MAX_COMMAND = 256 * 1024
@@ -69,14 +80,32 @@ class Proof(FrozenRecord):
     names: tuple[str, ...]
     walks: bool
 
-    def __init__(self, proven: bool, reason: str, written: tuple[str, ...] = (), names: tuple[str, ...] = (), walks: bool = False) -> None:
+    def __init__(
+        self, proven: bool, reason: str, written: tuple[str, ...] = (), names: tuple[str, ...] = (), walks: bool = False
+    ) -> None:
         self._assign(locals())
 
 
 #: Built-in tools that only read, by lower-cased name (Claude Code, Gemini CLI, Copilot CLI, Codex, Devin).
 READ_TOOLS = frozenset(
-    {"read", "grep", "glob", "ls", "notebookread", "read_file", "read_many_files", "list_directory", "glob_tool",
-     "search_file_content", "view", "readfile", "list_dir", "find_file", "file_search", "grep_search"}
+    {
+        "read",
+        "grep",
+        "glob",
+        "ls",
+        "notebookread",
+        "read_file",
+        "read_many_files",
+        "list_directory",
+        "glob_tool",
+        "search_file_content",
+        "view",
+        "readfile",
+        "list_dir",
+        "find_file",
+        "file_search",
+        "grep_search",
+    }
 )
 #: Tools whose ``command`` (a string, or an argv list) is a shell command line.
 SHELL_TOOLS = frozenset({"bash", "run_shell_command", "shell", "local_shell", "exec_command", "container.exec", "exec"})
@@ -104,7 +133,10 @@ _STATE_CHANGERS = frozenset(
 #: Builtins that only print or test their words: a word whose value is not known is inert there (``echo "$PATH"``).
 _INERT = frozenset({"echo", "true", "false", ":", "test", "["})
 #: A word whose only expansions are plain parameters (``$NAME``, ``${NAME}``, ``$1``, ``$@``): expanding it runs nothing.
-_PLAIN_PARAMETERS = re.compile(r"""^(?:[^$`'"\\]|\\.|'[^']*'|"(?:[^"$`\\]|\\.|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*"|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*$""", re.S)
+_PLAIN_PARAMETERS = re.compile(
+    r"""^(?:[^$`'"\\]|\\.|'[^']*'|"(?:[^"$`\\]|\\.|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*"|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*$""",
+    re.S,
+)
 
 
 def _word_fields(word: Word, env: Mapping[str, str]) -> tuple[Field, ...]:
@@ -123,7 +155,9 @@ def _one_file(word: Word, env: Mapping[str, str]) -> str:
     return fields[0].text
 
 
-def _redirects(redirects: Sequence[Redirect], env: Mapping[str, str], writes: bool, names: list[str], written: list[str]) -> str | None:
+def _redirects(
+    redirects: Sequence[Redirect], env: Mapping[str, str], writes: bool, names: list[str], written: list[str]
+) -> str | None:
     """Why the redirections do more than read or write a named file: None, filling ``names`` and ``written``."""
     for redirect in redirects:
         op = redirect.op
@@ -135,7 +169,9 @@ def _redirects(redirects: Sequence[Redirect], env: Mapping[str, str], writes: bo
         if op == "<<<":
             herestring_text(redirect.target.raw, env)
             continue
-        if op in ("<&", ">&") and (redirect.target.raw.isdigit() or redirect.target.raw in ("-",) or redirect.target.raw.rstrip("-").isdigit()):
+        if op in ("<&", ">&") and (
+            redirect.target.raw.isdigit() or redirect.target.raw in ("-",) or redirect.target.raw.rstrip("-").isdigit()
+        ):
             continue  # a descriptor duplicated or closed
         target = _one_file(redirect.target, env)
         if target.startswith("/dev/") and target not in _HARMLESS_TARGETS and target != "/dev/stdin":
@@ -222,8 +258,14 @@ def _arguments(name: str, args: list[Field], names: list[str], walking: list[boo
     return prog.check(parsed) if prog.check is not None else None
 
 
-def prove_command(command: Command, *, writes: bool = False, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                  alone: bool = False) -> Proof:
+def prove_command(
+    command: Command,
+    *,
+    writes: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    alone: bool = False,
+) -> Proof:
     """Whether one simple command (words, assignments, redirections) only reads, as bash runs it in ``cwd`` with ``env``.
 
     With ``writes``, output redirected with ``>`` or ``>>`` to a file named as written is allowed too, and listed in
@@ -255,7 +297,10 @@ def _expands_exactly(word: Word, env: Mapping[str, str]) -> bool:
 def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: str | None) -> tuple[Proof, str]:
     """:func:`prove_command`, and the program it runs ("<" for none)."""
     if command.assignments:
-        return Proof(False, f"it sets {command.assignments[0].text.split('=', 1)[0]} for the command (a pager, a hook, a library)"), "="
+        return Proof(
+            False,
+            f"it sets {command.assignments[0].text.split('=', 1)[0]} for the command (a pager, a hook, a library)",
+        ), "="
     names: list[str] = []
     written: list[str] = []
     try:
@@ -273,7 +318,9 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
     if isinstance(name, Proof):
         return name, fields[0].text
     if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
-        return Proof(False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"), name
+        return Proof(
+            False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"
+        ), name
     walking: list[bool] = []
     problem = _arguments(name, fields[1:], names, walking)
     if problem:
@@ -306,7 +353,9 @@ def _line_problem(env: Mapping[str, str]) -> str | None:
     return f"{variable} is set: the programs read their options otherwise" if variable else None
 
 
-def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None, *, writes: bool = False) -> Proof:
+def prove_script(
+    text: str, cwd: str | None = None, env: Mapping[str, str] | None = None, *, writes: bool = False
+) -> Proof:
     """Whether a shell command line is a list or pipeline of commands that each only read.
 
     Given the folder it runs in (and the hook's ``env``), a ``git`` command is proven only when nothing there makes git
@@ -345,8 +394,13 @@ def prove_script(text: str, cwd: str | None = None, env: Mapping[str, str] | Non
             return Proof(False, f"git may run a program: {problem}")
     programs_run = ", ".join(dict.fromkeys(programs)) or "empty"
     if written:
-        return Proof(True, f"reading programs ({programs_run}) that write only to {', '.join(dict.fromkeys(written))}", tuple(written),
-                     tuple(names), walks)
+        return Proof(
+            True,
+            f"reading programs ({programs_run}) that write only to {', '.join(dict.fromkeys(written))}",
+            tuple(written),
+            tuple(names),
+            walks,
+        )
     return Proof(True, f"every command only reads ({programs_run})", (), tuple(names), walks)
 
 
@@ -400,12 +454,21 @@ def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:
     """``cd`` or ``pushd`` to a folder named as written (or home), with no CDPATH to search: the one change of state
     self-protection follows, reading the next commands' paths from that folder."""
     words = command.words
-    return (bool(words) and words[0].raw in ("cd", "pushd") and len(words) <= 2 and not command.assignments and not command.redirects
-            and not env.get("CDPATH") and all(_static(w) for w in words[1:]))
+    return (
+        bool(words)
+        and words[0].raw in ("cd", "pushd")
+        and len(words) <= 2
+        and not command.assignments
+        and not command.redirects
+        and not env.get("CDPATH")
+        and all(_static(w) for w in words[1:])
+    )
 
 
 def _static(word: Word) -> bool:
-    return not (word.dynamic or word.glob or word.substitutions or word.process or word.text.startswith("-") or "{" in word.raw)
+    return not (
+        word.dynamic or word.glob or word.substitutions or word.process or word.text.startswith("-") or "{" in word.raw
+    )
 
 
 def command_text(tool_input: Mapping[str, Any]) -> str | None:
@@ -428,7 +491,12 @@ def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[s
     Claude Code runs the user's ``SHELL``."""
     for key in ("command", "cmd"):
         value = tool_input.get(key)
-        if isinstance(value, list) and len(value) >= 3 and value[1:2] in (["-c"], ["-lc"]) and isinstance(value[0], str):
+        if (
+            isinstance(value, list)
+            and len(value) >= 3
+            and value[1:2] in (["-c"], ["-lc"])
+            and isinstance(value[0], str)
+        ):
             shell = os.path.basename(value[0])
             return None if shell in _BASH_LIKE else f"the line runs in {shell}, not bash"
     shell = os.path.basename(env.get("SHELL", "bash"))
@@ -437,7 +505,9 @@ def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[s
     return None
 
 
-def prove(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str], *, writes: bool = False) -> Proof:
+def prove(
+    tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str], *, writes: bool = False
+) -> Proof:
     """Whether the call ``tool_name(tool_input)`` only reads, run in ``cwd`` with the hook's ``env`` (what git would read there).
 
     With ``writes``, a shell command's redirections to named files are allowed and listed (:func:`prove_script`).

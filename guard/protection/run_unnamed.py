@@ -31,16 +31,27 @@ _JS_CONFIG = ("*.config.js", "*.config.cjs", "*.config.mjs", "*.config.ts", "*.c
 #: any case (``Makefile``, ``makefile``); one with a capital letter only that spelling (Bazel's ``BUILD``, not a ``build/``).
 RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     # Python
-    ("conftest.py", "pytest loads it from every folder it collects", "https://docs.pytest.org/en/stable/reference/fixtures.html"),
+    (
+        "conftest.py",
+        "pytest loads it from every folder it collects",
+        "https://docs.pytest.org/en/stable/reference/fixtures.html",
+    ),
     ("pytest.ini", "pytest's config (addopts -p loads a plugin)", _PYTEST),
-    ("pyproject.toml", "pytest's config; pip's build backend (backend-path: an in-tree one)",
-     "https://pip.pypa.io/en/stable/reference/build-system/pyproject-toml/"),
+    (
+        "pyproject.toml",
+        "pytest's config; pip's build backend (backend-path: an in-tree one)",
+        "https://pip.pypa.io/en/stable/reference/build-system/pyproject-toml/",
+    ),
     ("setup.cfg", "pytest's and setuptools' config", _PYTEST),
     ("tox.ini", "tox's environments and commands; pytest's config", "https://tox.wiki/en/latest/config.html"),
     ("setup.py", "pip install . runs it", "https://pip.pypa.io/en/stable/reference/build-system/setup-py/"),
     ("noxfile.py", "nox runs its sessions", "https://nox.thea.codes/en/stable/usage.html"),
     ("hatch.toml", "hatch's environments and scripts", "https://hatch.pypa.io/latest/config/environment/overview/"),
-    ("hatch_build.py", "hatchling's custom build hook (its default path)", "https://hatch.pypa.io/latest/plugins/build-hook/custom/"),
+    (
+        "hatch_build.py",
+        "hatchling's custom build hook (its default path)",
+        "https://hatch.pypa.io/latest/plugins/build-hook/custom/",
+    ),
     ("pdm_build.py", "pdm-backend's build hooks", "https://backend.pdm-project.org/hooks/"),
     ("pipfile", "pipenv run runs its [scripts]", "https://pipenv.pypa.io/en/latest/scripts.html"),
     ("manage.py", "Django's commands", "https://docs.djangoproject.com/en/stable/ref/django-admin/"),
@@ -50,13 +61,29 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("sitecustomize.py", "Python imports it at start-up", "https://docs.python.org/3/library/site.html"),
     ("usercustomize.py", "Python imports it at start-up", "https://docs.python.org/3/library/site.html"),
     ("*.pth", "Python's site module runs its import lines", "https://docs.python.org/3/library/site.html"),
-    ("*.pyc", "Python runs a cached module instead of its source", "https://docs.python.org/3/tutorial/modules.html#compiled-python-files"),
-    ("__pycache__", "Python runs a cached module instead of its source", "https://docs.python.org/3/tutorial/modules.html#compiled-python-files"),
-    ("conf.py", "Sphinx runs the docs' conf.py (and the extensions it names)", "https://www.sphinx-doc.org/en/master/usage/configuration.html"),
+    (
+        "*.pyc",
+        "Python runs a cached module instead of its source",
+        "https://docs.python.org/3/tutorial/modules.html#compiled-python-files",
+    ),
+    (
+        "__pycache__",
+        "Python runs a cached module instead of its source",
+        "https://docs.python.org/3/tutorial/modules.html#compiled-python-files",
+    ),
+    (
+        "conf.py",
+        "Sphinx runs the docs' conf.py (and the extensions it names)",
+        "https://www.sphinx-doc.org/en/master/usage/configuration.html",
+    ),
     ("mkdocs.yml", "MkDocs runs the hooks it names", "https://www.mkdocs.org/user-guide/configuration/#hooks"),
     ("mkdocs.yaml", "MkDocs runs the hooks it names", "https://www.mkdocs.org/user-guide/configuration/#hooks"),
     ("mypy.ini", "mypy loads the plugins it names", "https://mypy.readthedocs.io/en/stable/config_file.html"),
-    ("requirements*.txt", "pip install -r (an -e path, an index URL)", "https://pip.pypa.io/en/stable/reference/requirements-file-format/"),
+    (
+        "requirements*.txt",
+        "pip install -r (an -e path, an index URL)",
+        "https://pip.pypa.io/en/stable/reference/requirements-file-format/",
+    ),
     ("constraints*.txt", "pip install -c", "https://pip.pypa.io/en/stable/user_guide/#constraints-files"),
     (".pre-commit-config.yaml", "pre-commit runs its local hooks", "https://pre-commit.com/#repository-local-hooks"),
     # make, C and C++, generic task runners
@@ -91,8 +118,16 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("module.bazel", "Bazel", "https://bazel.build/external/module"),
     ("*.bzl", "Bazel", "https://bazel.build/extending/concepts"),
     (".bazelrc", "Bazel", "https://bazel.build/run/bazelrc"),
-    ("*.sh", "a script other scripts and tools run", "https://www.gnu.org/software/bash/manual/bash.html#Shell-Scripts"),
-    ("*.bash", "a script other scripts and tools run", "https://www.gnu.org/software/bash/manual/bash.html#Shell-Scripts"),
+    (
+        "*.sh",
+        "a script other scripts and tools run",
+        "https://www.gnu.org/software/bash/manual/bash.html#Shell-Scripts",
+    ),
+    (
+        "*.bash",
+        "a script other scripts and tools run",
+        "https://www.gnu.org/software/bash/manual/bash.html#Shell-Scripts",
+    ),
     ("*.zsh", "a script other scripts and tools run", "https://zsh.sourceforge.io/Doc/Release/Files.html"),
     (".envrc", "direnv runs it on cd", "https://direnv.net/"),
     # Nix
@@ -102,8 +137,14 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("devenv.nix", "devenv", "https://devenv.sh/basics/"),
     # JavaScript and TypeScript
     ("package.json", "npm/yarn/pnpm scripts and lifecycle scripts", "https://docs.npmjs.com/cli/v11/using-npm/scripts"),
-    *((pattern, "a JavaScript tool's config (jest, vitest, vite, playwright, webpack, rollup, babel, eslint, prettier …)",
-       "https://jestjs.io/docs/configuration") for pattern in _JS_CONFIG),
+    *(
+        (
+            pattern,
+            "a JavaScript tool's config (jest, vitest, vite, playwright, webpack, rollup, babel, eslint, prettier …)",
+            "https://jestjs.io/docs/configuration",
+        )
+        for pattern in _JS_CONFIG
+    ),
     ("*.conf.js", "karma and others", "https://karma-runner.github.io/latest/config/configuration-file.html"),
     (".babelrc*", "babel", "https://babeljs.io/docs/config-files"),
     (".eslintrc*", "eslint", "https://eslint.org/docs/latest/use/configure/configuration-files"),
@@ -125,11 +166,22 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("gradle.properties", "Gradle", "https://docs.gradle.org/current/userguide/build_environment.html"),
     ("gradlew", "the Gradle wrapper", "https://docs.gradle.org/current/userguide/gradle_wrapper.html"),
     ("gradlew.bat", "the Gradle wrapper", "https://docs.gradle.org/current/userguide/gradle_wrapper.html"),
-    ("gradle", "the Gradle wrapper's folder (the distribution it downloads and runs)",
-     "https://docs.gradle.org/current/userguide/gradle_wrapper.html"),
-    ("buildsrc", "Gradle compiles and runs buildSrc", "https://docs.gradle.org/current/userguide/sharing_build_logic_between_subprojects.html"),
+    (
+        "gradle",
+        "the Gradle wrapper's folder (the distribution it downloads and runs)",
+        "https://docs.gradle.org/current/userguide/gradle_wrapper.html",
+    ),
+    (
+        "buildsrc",
+        "Gradle compiles and runs buildSrc",
+        "https://docs.gradle.org/current/userguide/sharing_build_logic_between_subprojects.html",
+    ),
     ("pom.xml", "Maven", "https://maven.apache.org/pom.html"),
-    (".mvn", "Maven (extensions.xml, maven.config, jvm.config, the wrapper)", "https://maven.apache.org/configure.html"),
+    (
+        ".mvn",
+        "Maven (extensions.xml, maven.config, jvm.config, the wrapper)",
+        "https://maven.apache.org/configure.html",
+    ),
     ("mvnw", "the Maven wrapper", "https://maven.apache.org/wrapper/"),
     ("build.xml", "Ant", "https://ant.apache.org/manual/using.html"),
     ("*.sbt", "sbt", "https://www.scala-sbt.org/1.x/docs/Basic-Def.html"),
@@ -138,8 +190,16 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("*.fsproj", "MSBuild, dotnet build", "https://learn.microsoft.com/en-us/visualstudio/msbuild/msbuild"),
     ("*.vbproj", "MSBuild, dotnet build", "https://learn.microsoft.com/en-us/visualstudio/msbuild/msbuild"),
     ("*.proj", "MSBuild", "https://learn.microsoft.com/en-us/visualstudio/msbuild/msbuild"),
-    ("*.props", "MSBuild imports (Directory.Build.props …)", "https://learn.microsoft.com/en-us/visualstudio/msbuild/customize-by-directory"),
-    ("*.targets", "MSBuild imports (Directory.Build.targets …)", "https://learn.microsoft.com/en-us/visualstudio/msbuild/customize-by-directory"),
+    (
+        "*.props",
+        "MSBuild imports (Directory.Build.props …)",
+        "https://learn.microsoft.com/en-us/visualstudio/msbuild/customize-by-directory",
+    ),
+    (
+        "*.targets",
+        "MSBuild imports (Directory.Build.targets …)",
+        "https://learn.microsoft.com/en-us/visualstudio/msbuild/customize-by-directory",
+    ),
     ("nuget.config", "NuGet's package sources", "https://learn.microsoft.com/en-us/nuget/reference/nuget-config-file"),
     # PHP, Ruby, Rust, Go and others
     ("composer.json", "Composer scripts", "https://getcomposer.org/doc/articles/scripts.md"),
@@ -150,7 +210,11 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     ("*.gemspec", "bundler, gem build", "https://guides.rubygems.org/specification-reference/"),
     ("cargo.toml", "cargo", "https://doc.rust-lang.org/cargo/reference/manifest.html"),
     ("build.rs", "cargo runs the build script", "https://doc.rust-lang.org/cargo/reference/build-scripts.html"),
-    (".cargo", "cargo's config (config.toml: runners, aliases)", "https://doc.rust-lang.org/cargo/reference/config.html"),
+    (
+        ".cargo",
+        "cargo's config (config.toml: runners, aliases)",
+        "https://doc.rust-lang.org/cargo/reference/config.html",
+    ),
     ("magefile.go", "mage", "https://magefile.org/magefiles/"),
     ("magefiles", "mage", "https://magefile.org/magefiles/"),
     ("build.zig", "zig build", "https://ziglang.org/learn/build-system/"),
@@ -161,17 +225,61 @@ RUN_UNNAMED: tuple[tuple[str, str, str], ...] = (
     # what an agent client reads as instructions
     ("agents.md", "coding agents read it as instructions", "https://agents.md/"),
     ("claude.md", "Claude Code reads it as instructions", "https://docs.anthropic.com/en/docs/claude-code/memory"),
-    ("gemini.md", "Gemini CLI reads it as instructions", "https://google-gemini.github.io/gemini-cli/docs/cli/gemini-md.html"),
-    ("copilot-instructions.md", "Copilot reads it as instructions",
-     "https://docs.github.com/en/copilot/customizing-copilot/adding-repository-custom-instructions-for-github-copilot"),
+    (
+        "gemini.md",
+        "Gemini CLI reads it as instructions",
+        "https://google-gemini.github.io/gemini-cli/docs/cli/gemini-md.html",
+    ),
+    (
+        "copilot-instructions.md",
+        "Copilot reads it as instructions",
+        "https://docs.github.com/en/copilot/customizing-copilot/adding-repository-custom-instructions-for-github-copilot",
+    ),
 )
 #: The project's configs whose text names other files a tool then runs (a script's path, a plugin's module).
 NAMING_CONFIGS = (
-    "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml", "taskfile.yml",
-    "tox.ini", "setup.cfg", "pyproject.toml", "pytest.ini", "mypy.ini", "hatch.toml", "noxfile.py", "setup.py", "conftest.py",
-    "mkdocs.yml", "mkdocs.yaml", "docs/conf.py", "doc/conf.py", "docs/source/conf.py", ".pre-commit-config.yaml", ".flake8",
-    ".pylintrc", "pylintrc", ".coveragerc", "composer.json", "Pipfile", "deno.json", "deno.jsonc", "Rakefile", "meson.build",
-    "CMakeLists.txt", "build.gradle", "build.gradle.kts", "pom.xml", "Cargo.toml", "flake.nix", "default.nix", "shell.nix",
+    "package.json",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "justfile",
+    "Justfile",
+    "Taskfile.yml",
+    "Taskfile.yaml",
+    "taskfile.yml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "pytest.ini",
+    "mypy.ini",
+    "hatch.toml",
+    "noxfile.py",
+    "setup.py",
+    "conftest.py",
+    "mkdocs.yml",
+    "mkdocs.yaml",
+    "docs/conf.py",
+    "doc/conf.py",
+    "docs/source/conf.py",
+    ".pre-commit-config.yaml",
+    ".flake8",
+    ".pylintrc",
+    "pylintrc",
+    ".coveragerc",
+    "composer.json",
+    "Pipfile",
+    "deno.json",
+    "deno.jsonc",
+    "Rakefile",
+    "meson.build",
+    "CMakeLists.txt",
+    "build.gradle",
+    "build.gradle.kts",
+    "pom.xml",
+    "Cargo.toml",
+    "flake.nix",
+    "default.nix",
+    "shell.nix",
 )
 #: How much of one config, and of all of them, is read.
 _CONFIG_BYTES, _ALL_BYTES = 256 * 1024, 2 * 1024 * 1024
@@ -195,7 +303,9 @@ def named_by_config(relative: str, root: str) -> str | None:
     if suffix in _PYTHON:
         module = stem.removesuffix("/__init__").replace("/", ".")
         needles |= {module, module.rsplit(".", 1)[-1]}
-    pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, sorted(needles - {""}, key=len, reverse=True))) + r")(?![\w-])")
+    pattern = re.compile(
+        r"(?<![\w.-])(?:" + "|".join(map(re.escape, sorted(needles - {""}, key=len, reverse=True))) + r")(?![\w-])"
+    )
     budget = _ALL_BYTES
     for name in NAMING_CONFIGS:
         path = os.path.join(root, name)

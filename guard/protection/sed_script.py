@@ -22,8 +22,16 @@ _BLANK = " \t"
 _SPACE = " \t\n\v\f\r"
 _SIMPLE = frozenset("=dDFgGhHnNpPxz")
 _REFUSED = {
-    "a": "appends text", "i": "inserts text", "c": "changes text", "e": "runs a shell command", "r": "reads a file", "R": "reads a file",
-    "w": "writes a file", "W": "writes a file", "v": "is not modelled", "L": "is not modelled",
+    "a": "appends text",
+    "i": "inserts text",
+    "c": "changes text",
+    "e": "runs a shell command",
+    "r": "reads a file",
+    "R": "reads a file",
+    "w": "writes a file",
+    "W": "writes a file",
+    "v": "is not modelled",
+    "L": "is not modelled",
 }
 
 

@@ -24,18 +24,74 @@ __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
 
 #: ``guard serve``'s default port.
 DEFAULT_PORT = 8787
-_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi", "pipenv", "pyenv", "asdf", "mise", "direnv"})
+_RUNNERS = frozenset(
+    {"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi", "pipenv", "pyenv", "asdf", "mise", "direnv"}
+)
 _PYTHONS = frozenset({"python", "pypy"})
 #: Programs that run code given as text (``sh -c 'guard …'``, ``python -c "subprocess.run(['guard', …])"``).
-_CODE_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "python", "pypy", "node", "perl", "ruby", "php", "lua", "eval", "xargs"})
+_CODE_RUNNERS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "ksh",
+        "fish",
+        "python",
+        "pypy",
+        "node",
+        "perl",
+        "ruby",
+        "php",
+        "lua",
+        "eval",
+        "xargs",
+    }
+)
 #: Programs that run a command they are given, as words or as a line: on a terminal of their own (``script -c``, ``expect``,
 #: ``tmux``, ``screen``, ``socat … EXEC:…,pty``: what ``guard approve``'s question on /dev/tty would accept a typed yes from),
 #: as another user or on another host (``sudo``, ``su -c``, ``ssh``), later or elsewhere (``at``, ``systemd-run``, ``watch``).
-_COMMAND_RUNNERS = frozenset({
-    "script", "expect", "unbuffer", "tmux", "screen", "byobu", "dtach", "abduco", "socat", "sudo", "su", "doas", "runuser", "run0", "pkexec",
-    "sg", "ssh", "sshpass", "watch", "at", "batch", "systemd-run", "dbus-run-session", "xterm", "parallel", "entr", "strace", "ltrace",
-    "faketime", "fakeroot", "firejail", "bwrap", "unshare", "nsenter", "chroot", "setpriv", "cgexec",
-})
+_COMMAND_RUNNERS = frozenset(
+    {
+        "script",
+        "expect",
+        "unbuffer",
+        "tmux",
+        "screen",
+        "byobu",
+        "dtach",
+        "abduco",
+        "socat",
+        "sudo",
+        "su",
+        "doas",
+        "runuser",
+        "run0",
+        "pkexec",
+        "sg",
+        "ssh",
+        "sshpass",
+        "watch",
+        "at",
+        "batch",
+        "systemd-run",
+        "dbus-run-session",
+        "xterm",
+        "parallel",
+        "entr",
+        "strace",
+        "ltrace",
+        "faketime",
+        "fakeroot",
+        "firejail",
+        "bwrap",
+        "unshare",
+        "nsenter",
+        "chroot",
+        "setpriv",
+        "cgexec",
+    }
+)
 _LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
 _CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$\t\n"})
 
@@ -44,7 +100,9 @@ def _imports_guard(texts: Iterable[str]) -> bool:
     for text in texts:
         words = text.translate(_CODE_SEPARATORS).split()
         for before, word in zip(words, words[1:], strict=False):
-            if before in ("import", "from", "__import__", "import_module", "-m") and (word == "guard" or word.startswith("guard.")):
+            if before in ("import", "from", "__import__", "import_module", "-m") and (
+                word == "guard" or word.startswith("guard.")
+            ):
                 return True
     return False
 
@@ -52,7 +110,9 @@ def _imports_guard(texts: Iterable[str]) -> bool:
 def _names_guard(texts: Iterable[str]) -> bool:
     """Whether code text holds the word ``guard`` as a command (``guard``, ``…/bin/guard``)."""
     for text in texts:
-        if "guard" in text and any(word == "guard" or word.endswith("/guard") for word in text.translate(_CODE_SEPARATORS).split()):
+        if "guard" in text and any(
+            word == "guard" or word.endswith("/guard") for word in text.translate(_CODE_SEPARATORS).split()
+        ):
             return True
     return False
 

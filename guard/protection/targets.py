@@ -53,8 +53,21 @@ if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
 
 __all__ = [
-    "CLIENT", "CONFIG", "INSTALL", "ORG", "READ_PROTECTED_LABELS", "SCRIPT", "SECRET", "SERVICE", "STATE", "TRANSCRIPT", "TRUSTED",
-    "HOOK_ID", "event_paths", "protect_spec", "protected_paths",
+    "CLIENT",
+    "CONFIG",
+    "INSTALL",
+    "ORG",
+    "READ_PROTECTED_LABELS",
+    "SCRIPT",
+    "SECRET",
+    "SERVICE",
+    "STATE",
+    "TRANSCRIPT",
+    "TRUSTED",
+    "HOOK_ID",
+    "event_paths",
+    "protect_spec",
+    "protected_paths",
 ]
 
 #: The self-protection hook's id (:func:`protect_spec`).
@@ -62,7 +75,12 @@ HOOK_ID = "guard.protect"
 
 #: Labels of protected paths, as the deny reason names them.
 CONFIG, STATE, CLIENT, SECRET = "guard's config", "guard's state", "the agent client's hook settings", "guard's secret"
-TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = "guard's trusted configs", "a script guard's hooks run", "the client's transcript", "guard's installation"
+TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = (
+    "guard's trusted configs",
+    "a script guard's hooks run",
+    "the client's transcript",
+    "guard's installation",
+)
 ORG = "the org policy"
 #: The entry that holds the service's URL rather than a path.
 SERVICE = "guard's service"
@@ -70,7 +88,15 @@ SERVICE = "guard's service"
 READ_PROTECTED_LABELS = frozenset({SECRET})
 
 #: Where the clients read hooks and settings, relative to a project folder (and to every folder above it).
-_PROJECT_CLIENT = (".claude/settings.json", ".claude/settings.local.json", ".gemini", ".codex", ".github/hooks", ".cursor", ".devin")
+_PROJECT_CLIENT = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini",
+    ".codex",
+    ".github/hooks",
+    ".cursor",
+    ".devin",
+)
 #: A config file here would be what ``guard hook`` finds (``.guard`` holds ``.guard/guard.yaml``).
 _PROJECT_CONFIG = ("guard.yaml", ".guard")
 #: Variables the clients set to the project folder for their hooks.
@@ -112,7 +138,7 @@ def _project(roots: Iterable[str]) -> Iterator[tuple[str, str]]:
 
 
 def _sqlite_file(url: str) -> str | None:
-    return url[len("sqlite:///"):] if url.startswith("sqlite:///") else None
+    return url[len("sqlite:///") :] if url.startswith("sqlite:///") else None
 
 
 def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -122,7 +148,9 @@ def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(absolute))
 
 
-def protected_paths(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+def protected_paths(
+    loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str], env: Mapping[str, str] | None = None
+) -> tuple[tuple[str, str], ...]:
     """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec.
 
     ``org_files``: the org policy's folder and files; ``scripts``: the files its command hooks run (the config
@@ -135,7 +163,11 @@ def protected_paths(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: 
     if config:
         pairs.append((CONFIG, config))
     pairs += [(SECRET, str(secret_path())), (SECRET, str(user_dir("config")))]
-    pairs += [(STATE, str(user_dir("cache"))), (STATE, str(user_dir("state"))), (TRUSTED, str(user_dir("state") / "trusted"))]
+    pairs += [
+        (STATE, str(user_dir("cache"))),
+        (STATE, str(user_dir("state"))),
+        (TRUSTED, str(user_dir("state") / "trusted")),
+    ]
     for file in filter(None, (_sqlite_file(settings.cache_url), settings.audit_path)):
         base = str(settings.path(file))
         pairs += [(STATE, base + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
@@ -156,7 +188,9 @@ def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None
     env = os.environ if env is None else env
     pairs: list[tuple[str, str]] = []
     cwd = payload.get("cwd")
-    if isinstance(cwd, str) and cwd and "\0" not in cwd and os.path.abspath(cwd) != os.getcwd():  # the hook's own folder is in the spec
+    if (
+        isinstance(cwd, str) and cwd and "\0" not in cwd and os.path.abspath(cwd) != os.getcwd()
+    ):  # the hook's own folder is in the spec
         pairs += _project([cwd])
     transcript = client_transcript(payload.get("transcript_path"), env)
     if transcript is not None:

@@ -31,8 +31,17 @@ from collections.abc import Mapping
 
 from guard.core.regular_file import read_bytes
 
-__all__ = ["MAX_DIFF", "PatchSources", "creates_files", "diff_names", "git_apply_args", "lists_only", "patch_sources", "tracked_files",
-           "work_tree_root"]
+__all__ = [
+    "MAX_DIFF",
+    "PatchSources",
+    "creates_files",
+    "diff_names",
+    "git_apply_args",
+    "lists_only",
+    "patch_sources",
+    "tracked_files",
+    "work_tree_root",
+]
 
 #: The most of a diff that is read; a larger one is not read (the command stays a sweep).
 MAX_DIFF = 1024 * 1024
@@ -42,34 +51,112 @@ MAX_NAMES = 2048
 MAX_INDEX = 64 * 1024 * 1024
 
 #: Tree programs that never create a file below the folders they act on: they read, delete or change what is there.
-_NO_NEW_FILES = frozenset({"grep", "egrep", "fgrep", "ag", "ack", "ls", "tree", "du", "chmod", "chown", "chgrp", "rm", "diff"})
+_NO_NEW_FILES = frozenset(
+    {"grep", "egrep", "fgrep", "ag", "ack", "ls", "tree", "du", "chmod", "chown", "chgrp", "rm", "diff"}
+)
 #: Options by which a tree program runs another program (which may create anything): find's, fd's, rg's, zip's, git grep's.
-_RUNS = {"find": ("-exec", "-execdir", "-ok", "-okdir"), "rg": ("--pre",), "zip": ("-TT", "--unzip-command"), "fd": ("-x", "-X", "--exec"),
-         "fdfind": ("-x", "-X", "--exec")}
+_RUNS = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir"),
+    "rg": ("--pre",),
+    "zip": ("-TT", "--unzip-command"),
+    "fd": ("-x", "-X", "--exec"),
+    "fdfind": ("-x", "-X", "--exec"),
+}
 
 #: unzip 6.0 (Info-ZIP, unzip.c uz_opts): a word of these letters lists (l, v), tests (t) or shows the comment (z), never extracts;
 #: ``-`` inside a word negates the next letter, so it is not among them.
 _UNZIP_LISTING = re.compile(r"-[lvtqz]+")
 #: GNU tar: the listing mode and options that change nothing but the output and the decompressor (no -I, --to-command, -F …).
 _TAR_LETTERS = frozenset("tvzjJ")
-_TAR_LONG = frozenset({"--list", "--verbose", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--zstd", "--lzma", "--lzip"})
+_TAR_LONG = frozenset(
+    {"--list", "--verbose", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--zstd", "--lzma", "--lzip"}
+)
 
 #: GNU patch 2.7 options (``patch --help``): short ones taking a value, short flags, long ones with and without a value.
 _PATCH_VALUES = frozenset("pFioDrVBYzgd")
 _PATCH_FLAGS = frozenset("lcnuNRbEZTtfsv")
-_PATCH_LONG_VALUES = frozenset({"strip", "fuzz", "input", "output", "reject-file", "ifdef", "version-control", "prefix", "basename-prefix",
-                                "suffix", "get", "directory", "reject-format", "read-only", "quoting-style", "merge"})
-_PATCH_LONG_FLAGS = frozenset({"ignore-whitespace", "context", "normal", "unified", "forward", "reverse", "merge", "remove-empty-files",
-                               "set-utc", "set-time", "backup", "backup-if-mismatch", "no-backup-if-mismatch", "batch", "force", "quiet",
-                               "silent", "verbose", "dry-run", "posix", "binary", "version", "help"})
+_PATCH_LONG_VALUES = frozenset(
+    {
+        "strip",
+        "fuzz",
+        "input",
+        "output",
+        "reject-file",
+        "ifdef",
+        "version-control",
+        "prefix",
+        "basename-prefix",
+        "suffix",
+        "get",
+        "directory",
+        "reject-format",
+        "read-only",
+        "quoting-style",
+        "merge",
+    }
+)
+_PATCH_LONG_FLAGS = frozenset(
+    {
+        "ignore-whitespace",
+        "context",
+        "normal",
+        "unified",
+        "forward",
+        "reverse",
+        "merge",
+        "remove-empty-files",
+        "set-utc",
+        "set-time",
+        "backup",
+        "backup-if-mismatch",
+        "no-backup-if-mismatch",
+        "batch",
+        "force",
+        "quiet",
+        "silent",
+        "verbose",
+        "dry-run",
+        "posix",
+        "binary",
+        "version",
+        "help",
+    }
+)
 #: Options that name backup files after the files patched (a suffix could turn ``.claude/settings`` into ``settings.json``).
 _PATCH_BACKUP_NAMES = frozenset({"V", "B", "Y", "z", "version-control", "prefix", "basename-prefix", "suffix"})
 #: The environment patch reads backup names and options from.
 _PATCH_ENV = ("SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "PATCH_VERSION_CONTROL", "POSIXLY_CORRECT", "PATCH_GET")
 #: git apply options that read no file and write none but the diff's own (``--build-fake-ancestor`` writes one: not here).
-_GIT_APPLY_FLAGS = frozenset({"--check", "--stat", "--numstat", "--summary", "--apply", "-R", "--reverse", "--reject", "-v", "--verbose",
-                              "-q", "--quiet", "--index", "--cached", "-3", "--3way", "--unidiff-zero", "--allow-empty", "--recount",
-                              "--ignore-space-change", "--ignore-whitespace", "--inaccurate-eof", "--no-add", "-N", "--intent-to-add", "-z"})
+_GIT_APPLY_FLAGS = frozenset(
+    {
+        "--check",
+        "--stat",
+        "--numstat",
+        "--summary",
+        "--apply",
+        "-R",
+        "--reverse",
+        "--reject",
+        "-v",
+        "--verbose",
+        "-q",
+        "--quiet",
+        "--index",
+        "--cached",
+        "-3",
+        "--3way",
+        "--unidiff-zero",
+        "--allow-empty",
+        "--recount",
+        "--ignore-space-change",
+        "--ignore-whitespace",
+        "--inaccurate-eof",
+        "--no-add",
+        "-N",
+        "--intent-to-add",
+        "-z",
+    }
+)
 _GIT_APPLY_VALUES = re.compile(r"^(?:-p\d+|-C\d+|--whitespace=\w+|--include=.*|--exclude=.*)$")
 #: The header lines a diff names its files on (unified, context, git, Index:), and an ed script's command line.
 _HEADER = re.compile(r"^(?:--- |\+\+\+ |\*\*\* |Index: |rename from |rename to |copy from |copy to )(.*)$")
@@ -81,12 +168,17 @@ def creates_files(program: str, args: list[str]) -> bool:
     """Whether a command that acts on a whole tree may create files below it: anything but a known reader, deleter or
     changer of what is there, or one of those told to run another program."""
     runs = _RUNS.get(program, ())
-    if any(arg == option or arg.startswith(option + "=") or (option in ("-x", "-X") and _cluster_has(arg, option[1])) for arg in args
-           for option in runs):
+    if any(
+        arg == option or arg.startswith(option + "=") or (option in ("-x", "-X") and _cluster_has(arg, option[1]))
+        for arg in args
+        for option in runs
+    ):
         return True
     if program == "git":
         sub = args[0] if args else ""
-        return not (sub == "clean" or (sub == "grep" and not any(a.startswith("--o") or _cluster_has(a, "O") for a in args)))
+        return not (
+            sub == "clean" or (sub == "grep" and not any(a.startswith("--o") or _cluster_has(a, "O") for a in args))
+        )
     return program not in _NO_NEW_FILES | {"find", "rg", "zip", "fd", "fdfind"}
 
 

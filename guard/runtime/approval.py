@@ -66,7 +66,13 @@ class Pending:
     __slots__ = ("request_id", "until", "by_deadline", "warnings", "started")
 
     def __init__(self, request_id: str, until: float, by_deadline: bool, warnings: list[str], started: float) -> None:
-        self.request_id, self.until, self.by_deadline, self.warnings, self.started = request_id, until, by_deadline, warnings, started
+        self.request_id, self.until, self.by_deadline, self.warnings, self.started = (
+            request_id,
+            until,
+            by_deadline,
+            warnings,
+            started,
+        )
 
 
 def _rules(specs: list[HookSpec], decision: Decision) -> list[dict[str, Any]]:
@@ -76,7 +82,9 @@ def _rules(specs: list[HookSpec], decision: Decision) -> list[dict[str, Any]]:
     return [{"id": spec.id, "rule": rule_text(spec), "reason": reasons.get(spec.id)} for spec in specs]
 
 
-def open_request(settings: Settings, payload: dict[str, Any], specs: list[HookSpec], decision: Decision, answer_by: float | None) -> Pending:
+def open_request(
+    settings: Settings, payload: dict[str, Any], specs: list[HookSpec], decision: Decision, answer_by: float | None
+) -> Pending:
     """Record the request and send the webhook (blocking: the caller runs it where blocking is fine)."""
     from guard.approvals.request import body
     from guard.approvals.store import ApprovalRequest, ApprovalStore, new_id
@@ -91,23 +99,40 @@ def open_request(settings: Settings, payload: dict[str, Any], specs: list[HookSp
         wait = max(answer_by - started - POLL_S, 0.0)
     until = started + wait  # the webhook's time is part of the wait, never added to it
     names = frozenset(name.lower() for name in settings.audit_redact)
-    request = ApprovalRequest(request_id, now, now + wait, "pending", _rules(specs, decision), payload.get("tool_name"),
-                              redacted(payload.get("tool_input"), names), payload.get("session_id"), payload.get("cwd"),
-                              socket.gethostname(), getpass.getuser())
+    request = ApprovalRequest(
+        request_id,
+        now,
+        now + wait,
+        "pending",
+        _rules(specs, decision),
+        payload.get("tool_name"),
+        redacted(payload.get("tool_input"), names),
+        payload.get("session_id"),
+        payload.get("cwd"),
+        socket.gethostname(),
+        getpass.getuser(),
+    )
     ApprovalStore().open_request(request)
     warnings = []
     if settings.approvals_webhook:
         from guard.webhooks.client import Delivery
 
-        delivery = Delivery(hook_id="approvals", url=settings.approvals_webhook, event="approval_request",
-                            body=json.dumps(body(request, form=settings.approvals_format, link_base=settings.approvals_link)).encode(),
-                            secret=settings.approvals_secret, timeout=min(10.0, max(until - time.monotonic(), 0.1)),
-                            allow_networks=settings.allow_networks)
+        delivery = Delivery(
+            hook_id="approvals",
+            url=settings.approvals_webhook,
+            event="approval_request",
+            body=json.dumps(body(request, form=settings.approvals_format, link_base=settings.approvals_link)).encode(),
+            secret=settings.approvals_secret,
+            timeout=min(10.0, max(until - time.monotonic(), 0.1)),
+            allow_networks=settings.allow_networks,
+        )
         try:
             delivery.send()
         except Exception as exc:  # no one was told; guard approve and guard view can still answer
             log.warning("approval request %s: the webhook failed: %s", request_id, exc)
-            warnings.append(f"the approval webhook failed ({exc}): request {request_id} waits for guard approve or guard view")
+            warnings.append(
+                f"the approval webhook failed ({exc}): request {request_id} waits for guard approve or guard view"
+            )
     return Pending(request_id, until, by_deadline, warnings, started)
 
 
@@ -150,33 +175,75 @@ def settle(decision: Decision, specs: list[HookSpec], pending: Pending, answer: 
     warnings = [*decision.warnings, *pending.warnings]
     asked = ", ".join(spec.id for spec in specs)
     if answer is not None and answer.status == "approved":
-        details = {**decision.details, "approval": {"id": pending.request_id, "status": "approved", "by": answer.by, "via": answer.via, "waited_s": waited}}
-        return Decision("allow", f"approved by {answer.by} ({answer.via}): approval request {pending.request_id} for {asked}",
-                        decision.updated_input, decision.additional_context, decision.hooks, details, warnings)
+        details = {
+            **decision.details,
+            "approval": {
+                "id": pending.request_id,
+                "status": "approved",
+                "by": answer.by,
+                "via": answer.via,
+                "waited_s": waited,
+            },
+        }
+        return Decision(
+            "allow",
+            f"approved by {answer.by} ({answer.via}): approval request {pending.request_id} for {asked}",
+            decision.updated_input,
+            decision.additional_context,
+            decision.hooks,
+            details,
+            warnings,
+        )
     if answer is not None:
-        details = {**decision.details, "approval": {"id": pending.request_id, "status": "denied", "by": answer.by, "via": answer.via, "waited_s": waited}}
+        details = {
+            **decision.details,
+            "approval": {
+                "id": pending.request_id,
+                "status": "denied",
+                "by": answer.by,
+                "via": answer.via,
+                "waited_s": waited,
+            },
+        }
         why = f"denied by {answer.by} ({answer.via}), approval request {pending.request_id}"
         rules = [DecidingRule(spec.id, _rule(spec), f"{answer.by} ({answer.via})", True, why) for spec in specs]
-        return Decision("deny", f"{why} for {asked}", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules)
-    when = "before the client's deadline" if pending.by_deadline else f"within {round(pending.until - pending.started)} s (approvals.timeout)"
+        return Decision(
+            "deny", f"{why} for {asked}", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules
+        )
+    when = (
+        "before the client's deadline"
+        if pending.by_deadline
+        else f"within {round(pending.until - pending.started)} s (approvals.timeout)"
+    )
     why = f"no one answered approval request {pending.request_id} {when}: denied"
-    details = {**decision.details, "approval": {"id": pending.request_id, "status": "expired", "by": None, "via": None, "waited_s": waited}}
+    details = {
+        **decision.details,
+        "approval": {"id": pending.request_id, "status": "expired", "by": None, "via": None, "waited_s": waited},
+    }
     rules = [DecidingRule(spec.id, _rule(spec), "no one (the approval timed out)", False, why) for spec in specs]
-    return Decision("deny", f"{why} ({asked})", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules)
+    return Decision(
+        "deny", f"{why} ({asked})", hooks=decision.hooks, details=details, warnings=warnings, decided_by=rules
+    )
 
 
 def unanswered(error: str, kind: str = "deadline") -> Decision:
     """The answer when the wait for a person ends without a sealed answer (the client's deadline, a store that failed): a deny."""
     why = f"no one approved this call: denied ({error})"
     rule = DecidingRule("guard.approval", "an approval no one gave is a deny", "no one", False, why)
-    return Decision("deny", why, details={"failure": kind, "error": error, "approval": {"status": "expired", "by": None, "via": None}},
-                    decided_by=[rule])
+    return Decision(
+        "deny",
+        why,
+        details={"failure": kind, "error": error, "approval": {"status": "expired", "by": None, "via": None}},
+        decided_by=[rule],
+    )
 
 
 def store_failed(pending: Pending, exc: Exception) -> Decision:
     """The answer when reading or expiring the request failed mid-wait: no sealed answer was read, so a deny."""
     log.debug("waiting for approval %s failed", pending.request_id, exc_info=True)
-    return unanswered(f"the approvals store failed on request {pending.request_id}: {type(exc).__name__}: {exc}", kind="approval")
+    return unanswered(
+        f"the approvals store failed on request {pending.request_id}: {type(exc).__name__}: {exc}", kind="approval"
+    )
 
 
 def _rule(spec: HookSpec) -> str | None:

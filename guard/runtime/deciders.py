@@ -47,7 +47,14 @@ class Call:
 
     __slots__ = ("answer_by", "client", "event", "known", "notes", "payload", "specs")
 
-    def __init__(self, payload: dict[str, Any], event: str, specs: list[HookSpec], answer_by: float | None = None, client: str | None = None) -> None:
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        event: str,
+        specs: list[HookSpec],
+        answer_by: float | None = None,
+        client: str | None = None,
+    ) -> None:
         self.payload = payload
         self.event = event
         self.specs = specs
@@ -93,7 +100,9 @@ class FastPath:
         if cached is None:
             return None
         if all(r.decision is None for r in cached):
-            return Decision()  # only hooks with nothing to say matched (the self-protection rule): as if no hook matched
+            return (
+                Decision()
+            )  # only hooks with nothing to say matched (the self-protection rule): as if no hook matched
         decision = merge(cached)
         decision.details["fast_path"] = True
         return decision
@@ -125,7 +134,9 @@ class FastPath:
                 if verdict is not None:
                     results[spec.id] = call.known[spec] = verdict
             if any(r.decision == "deny" for r in results.values()) or len(results) == len(specs):
-                return [results[spec.id] for spec in specs if spec.id in results]  # a deterministic deny needs no cached verdict
+                return [
+                    results[spec.id] for spec in specs if spec.id in results
+                ]  # a deterministic deny needs no cached verdict
             if not self.gate.settings.cache_url.startswith("sqlite:///"):
                 self.gate.slow_path()  # a network cache can hang
             cache = self.cache()
@@ -134,7 +145,11 @@ class FastPath:
             for spec, kind in zip(specs, kinds, strict=True):
                 if spec.id in results:
                     continue
-                cached = kind.load("cached_verdict")(spec, self.gate.settings, payload, cache) if kind.cached_verdict is not None else None
+                cached = (
+                    kind.load("cached_verdict")(spec, self.gate.settings, payload, cache)
+                    if kind.cached_verdict is not None
+                    else None
+                )
                 if cached is None:
                     return None
                 results[spec.id] = cached
@@ -160,7 +175,9 @@ class LocalEngine:
 
     def engine(self) -> Engine:
         if self.built is None:
-            from guard.runtime.engine import Engine  # the engine's modules (asyncio, the hook kinds) stay off the fast path
+            from guard.runtime.engine import (
+                Engine,
+            )  # the engine's modules (asyncio, the hook kinds) stay off the fast path
 
             self.built = Engine(self.gate.settings, self.gate.registry, audit=False)
         return self.built
@@ -171,7 +188,9 @@ class LocalEngine:
         try:
             event = parse_event(call.payload)
         except EventError as exc:
-            return self.gate.failure(f"malformed event: {exc}", event=event_name(call.payload), specs=call.specs, kind="payload")
+            return self.gate.failure(
+                f"malformed event: {exc}", event=event_name(call.payload), specs=call.specs, kind="payload"
+            )
         decision: Decision = await self.engine().run(event, call.specs, answer_by=call.answer_by, known=call.known)
         decision.details.update(call.notes)
         return decision
@@ -186,7 +205,9 @@ class LocalEngine:
             decision: Decision = loop.run_until_complete(asyncio.wait_for(self.adecide(call), outer))
             return decision
         except TimeoutError:
-            return self.gate.failure("the client's hook deadline was reached", event=call.event, specs=call.specs, kind="deadline")
+            return self.gate.failure(
+                "the client's hook deadline was reached", event=call.event, specs=call.specs, kind="deadline"
+            )
         finally:
             pending = asyncio.all_tasks(loop)
             for task in pending:

@@ -70,7 +70,9 @@ def _budget(timeout: float, answer_by: float | None) -> tuple[float, bool]:
 class Engine:
     """Decides events with the hooks of one registry and the services of one settings."""
 
-    def __init__(self, settings: Settings | None = None, registry: Registry | None = None, *, audit: bool = True) -> None:
+    def __init__(
+        self, settings: Settings | None = None, registry: Registry | None = None, *, audit: bool = True
+    ) -> None:
         self.settings = settings or Settings()
         self.registry = registry or Registry()
         self.ctx = HookContext(self.settings)
@@ -130,9 +132,14 @@ class Engine:
                     outcomes = await hooks[0].run_together(hooks, event)  # type: ignore[attr-defined]
         except Exception as exc:  # every hook of the set failed with it
             outcomes = [exc] * len(specs)
-        return [self._outcome(spec, outcome, started, budget, cut_by_deadline) for spec, outcome in zip(specs, outcomes, strict=True)]
+        return [
+            self._outcome(spec, outcome, started, budget, cut_by_deadline)
+            for spec, outcome in zip(specs, outcomes, strict=True)
+        ]
 
-    def _outcome(self, spec: HookSpec, outcome: HookResult | Exception, started: float, budget: float, cut_by_deadline: bool) -> HookResult:
+    def _outcome(
+        self, spec: HookSpec, outcome: HookResult | Exception, started: float, budget: float, cut_by_deadline: bool
+    ) -> HookResult:
         """A hook's result, or its failure (a crashing hook is isolated, never the caller's problem)."""
         shown: str | None = None
         if isinstance(outcome, HookResult):
@@ -183,14 +190,26 @@ class Engine:
             sets.setdefault(together, []).append(spec)
         return list(sets.values())
 
-    async def _run_all(self, specs: list[HookSpec], event: Event, answer_by: float | None, known: Mapping[HookSpec, HookResult] | None = None) -> list[HookResult]:
+    async def _run_all(
+        self,
+        specs: list[HookSpec],
+        event: Event,
+        answer_by: float | None,
+        known: Mapping[HookSpec, HookResult] | None = None,
+    ) -> list[HookResult]:
         known = known or {}
         sets = self._sets([spec for spec in specs if spec not in known], event)
-        if len(sets) == 1:  # in this task: a gather's task would wait behind every other ready request on a busy service
+        if (
+            len(sets) == 1
+        ):  # in this task: a gather's task would wait behind every other ready request on a busy service
             ran = [await self._run_set(sets[0], event, answer_by)]
         else:
             ran = await asyncio.gather(*(self._run_set(one, event, answer_by) for one in sets))
-        by_spec = {spec: result for one, results in zip(sets, ran, strict=True) for spec, result in zip(one, results, strict=True)}
+        by_spec = {
+            spec: result
+            for one, results in zip(sets, ran, strict=True)
+            for spec, result in zip(one, results, strict=True)
+        }
         self._keep(event, by_spec)
         results = [known[spec] if spec in known else by_spec[spec] for spec in specs]
         for spec, result in zip(specs, results, strict=True):
@@ -200,7 +219,9 @@ class Engine:
     def _keep(self, event: Event, ran: Mapping[HookSpec, HookResult]) -> None:
         """Keep the verdicts of kinds that opted into the decision cache (:attr:`guard.core.kinds.Kind.cache`), for the fast path."""
         try:
-            kept = [(spec, result) for spec, result in ran.items() if KINDS.known(spec.kind) and kind_of(spec.kind).cache]
+            kept = [
+                (spec, result) for spec, result in ran.items() if KINDS.known(spec.kind) and kind_of(spec.kind).cache
+            ]
             if not kept:
                 return
             from guard.cache import open_cache
@@ -232,13 +253,20 @@ class Engine:
         latency_ms = decision.details["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
         if self.audit and self.settings.audit_path is not None and audited(decision):
             try:
-                self.ctx.resource("audit", lambda: open_audit(self.settings)).record(payload, decision, latency_ms=latency_ms)
+                self.ctx.resource("audit", lambda: open_audit(self.settings)).record(
+                    payload, decision, latency_ms=latency_ms
+                )
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
 
     async def run(
-        self, event: Event, specs: list[HookSpec], *, answer_by: float | None = None, known: Mapping[HookSpec, HookResult] | None = None
+        self,
+        event: Event,
+        specs: list[HookSpec],
+        *,
+        answer_by: float | None = None,
+        known: Mapping[HookSpec, HookResult] | None = None,
     ) -> Decision:
         """Run ``specs`` (already matched) on ``event`` concurrently and merge their verdicts, re-judging a rewrite.
 
@@ -253,7 +281,9 @@ class Engine:
             decision = await self._recheck(decision, specs, event.with_tool_input(rewritten), answer_by)
         return decision
 
-    async def _recheck(self, decision: Decision, specs: list[HookSpec], rewritten: Event, answer_by: float | None) -> Decision:
+    async def _recheck(
+        self, decision: Decision, specs: list[HookSpec], rewritten: Event, answer_by: float | None
+    ) -> Decision:
         """Judge the rewritten input with every blocking hook; their rewrites are not applied again."""
         blocking = [s for s in specs if not s.fire_and_forget]
         again = await self._run_all(blocking, rewritten, answer_by)
@@ -267,7 +297,14 @@ class Engine:
         decision.details["rechecked"] = True
         if final != decision.decision:
             decision.decision = final
-            decision.reason = "; ".join(f"[{r.id}] rewritten input: {r.reason}" for r in again if r.decision == final and r.reason and not r.shadow) or None
+            decision.reason = (
+                "; ".join(
+                    f"[{r.id}] rewritten input: {r.reason}"
+                    for r in again
+                    if r.decision == final and r.reason and not r.shadow
+                )
+                or None
+            )
             if final == "deny":
                 decision.updated_input = None
         return decision

@@ -80,7 +80,9 @@ log = LazyLogger("guard.gate")
 #: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
 _SESSION_WARNING = "guard_session_warning"  # carried on the payload from _prepare to _finish
-_CONFIG_WARNING = "guard_config_warning"  # likewise: a project config that failed while the org policy's hooks still ran
+_CONFIG_WARNING = (
+    "guard_config_warning"  # likewise: a project config that failed while the org policy's hooks still ran
+)
 _WRITTEN_WARNING = "guard_written_warning"
 NO_CONFIG = "no guard config found (--config, $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml): no rule is enforced"
 
@@ -165,7 +167,11 @@ class Gate:
             self.searched = False  # the caller named the hooks (guard check --rule, an SDK)
         self.loaded = loaded
         self.settings: Settings = loaded.settings
-        self.registry = engine.registry if engine is not None else Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        self.registry = (
+            engine.registry
+            if engine is not None
+            else Registry([*(loaded.specs if specs is None else specs), *default_registry.specs()])
+        )
         #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
         self.config_hooks = specs is None
         self.server = server or from_env(SERVER_ENV, self.env) or loaded.settings.server_url
@@ -180,16 +186,26 @@ class Gate:
         #: dropping them as a client's; no turn is recorded then.
         self.given_context = given_context
         self._sessions: SessionRecorder | None = None  # made when a hook reads session context
-        self._written: Provenance | None = None  # the record of what the agent wrote, made when a smart rule judges tool calls
-        self._audit: AuditLog | BackgroundAudit | None = None  # opened on first use and kept: from the second row on, its writer thread
-        self._audit_closing: weakref.finalize[[], Gate] | None = None  # drains that writer at close() or interpreter exit
+        self._written: Provenance | None = (
+            None  # the record of what the agent wrote, made when a smart rule judges tool calls
+        )
+        self._audit: AuditLog | BackgroundAudit | None = (
+            None  # opened on first use and kept: from the second row on, its writer thread
+        )
+        self._audit_closing: weakref.finalize[[], Gate] | None = (
+            None  # drains that writer at close() or interpreter exit
+        )
         self._audit_lock = threading.Lock()
         self._given_engine = engine  # a given engine's audit log is the one written (guard serve's writer thread)
         self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
         #: Who may answer an event, in order: the fast path, the warm service (when the builder gave one), the local engine.
         self.local = LocalEngine(self, engine)
         self._service = None if service is None else service(self)
-        self.deciders: list[Decider] = [FastPath(self, self.local), *([self._service] if self._service is not None else []), self.local]
+        self.deciders: list[Decider] = [
+            FastPath(self, self.local),
+            *([self._service] if self._service is not None else []),
+            self.local,
+        ]
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
@@ -207,21 +223,27 @@ class Gate:
         if not pinned:
             self.searched = find_config(config) is None
             loaded = load_config(config)
-            self.searched = self.searched and loaded.settings.org_policy is None  # where the org policy applies, something is enforced
+            self.searched = (
+                self.searched and loaded.settings.org_policy is None
+            )  # where the org policy applies, something is enforced
             return loaded
         from guard.config.pinning import accept_command, load_trusted
 
         if project is not None and config is None and not os.path.isdir(project):
-            raise MissingConfig(f"guard was installed for {project}, which is not a folder here: reinstall guard from the project"
-                                " (guard install claude), or remove its hooks")
+            raise MissingConfig(
+                f"guard was installed for {project}, which is not a folder here: reinstall guard from the project"
+                " (guard install claude), or remove its hooks"
+            )
         trusted = load_trusted(config)
         self.searched, self.trust_notes = trusted.status == "none", trusted.notes
         if trusted.error is not None:
             raise trusted.error
         if self.searched and project is not None:
-            raise MissingConfig(f"guard was installed for {project}, but finds no config there (guard.yaml, .guard/guard.yaml) and none"
-                                f" was trusted for it. Write one (guard init) and run `{accept_command(config)}` in a terminal, or"
-                                " remove guard's hooks (guard install claude --uninstall)")
+            raise MissingConfig(
+                f"guard was installed for {project}, but finds no config there (guard.yaml, .guard/guard.yaml) and none"
+                f" was trusted for it. Write one (guard init) and run `{accept_command(config)}` in a terminal, or"
+                " remove guard's hooks (guard install claude --uninstall)"
+            )
         return trusted.loaded or LoadedConfig()
 
     def use_model(self, model: str) -> None:
@@ -231,7 +253,9 @@ class Gate:
 
     # -- the policy -----------------------------------------------------------------
 
-    def failure(self, error: str, *, event: str | None, specs: list[HookSpec] | None = None, kind: str = "error") -> Decision:
+    def failure(
+        self, error: str, *, event: str | None, specs: list[HookSpec] | None = None, kind: str = "error"
+    ) -> Decision:
         """The decision when guard could not judge ``event``: the strictest failure mode of its hooks.
 
         ``specs`` defaults to every hook of ``event`` for any tool (the tool may be
@@ -242,20 +266,38 @@ class Gate:
         if kind == "too_large":
             from guard.core.explanation import FAILURE_POLICY
 
-            policy = DecidingRule("guard.failure_policy", "an event too large to judge is refused, whatever the failure mode", FAILURE_POLICY, False, error)
-            return Decision("deny", f"guard refuses an event too large to judge, whatever the failure mode (the agent chose its size): {error}",
-                            details={"failure": kind, "error": error}, decided_by=[policy])
+            policy = DecidingRule(
+                "guard.failure_policy",
+                "an event too large to judge is refused, whatever the failure mode",
+                FAILURE_POLICY,
+                False,
+                error,
+            )
+            return Decision(
+                "deny",
+                f"guard refuses an event too large to judge, whatever the failure mode (the agent chose its size): {error}",
+                details={"failure": kind, "error": error},
+                decided_by=[policy],
+            )
         if specs is None:
             specs = [s for s in self.registry.specs() if event is None or s.event == event]
         specs = _enforced(specs)
         # a config that is untrusted or does not load has no hooks to take a mode from: it blocks as tool calls are blocked
-        config_blocks = self.config_error is not None and not self._config_relaxed() and (event is None or event in CONFIG_BLOCKED_EVENTS)
+        config_blocks = (
+            self.config_error is not None
+            and not self._config_relaxed()
+            and (event is None or event in CONFIG_BLOCKED_EVENTS)
+        )
         if self.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
             from guard.core.explanation import FAILURE_POLICY
 
-            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (self._failed_config() if config_blocks else "--fail-closed")
+            ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (
+                self._failed_config() if config_blocks else "--fail-closed"
+            )
             reason = f"guard could not judge this call and it is guarded fail_closed ({ids}): {error}"
-            policy = DecidingRule("guard.failure_policy", f"a call guard cannot judge is denied ({ids})", FAILURE_POLICY, False, error)
+            policy = DecidingRule(
+                "guard.failure_policy", f"a call guard cannot judge is denied ({ids})", FAILURE_POLICY, False, error
+            )
             return Decision("deny", reason, details={"failure": kind, "error": error}, decided_by=[policy])
         warning = f"guard did not judge this {event or 'event'} ({kind}): {error}"
         return Decision(details={"failure": kind, "error": error}, warnings=[warning] if specs else [])
@@ -275,7 +317,9 @@ class Gate:
     def _failed_config(self) -> str:
         if isinstance(self.config_error, OrgPolicyError):
             return "an org policy that cannot be enforced"
-        return "an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load"
+        return (
+            "an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load"
+        )
 
     def _config_relaxed(self) -> bool:
         """Whether the config failure lets calls through (``--fail-open``): a project's may, the org policy's never."""
@@ -285,24 +329,53 @@ class Gate:
         assert self.config_error is not None
         if isinstance(self.config_error, OrgPolicyError):
             if event not in CONFIG_BLOCKED_EVENTS:
-                return Decision(details={"failure": "org_policy"}, warnings=[f"{self.config_error}: no rule is enforced"])
+                return Decision(
+                    details={"failure": "org_policy"}, warnings=[f"{self.config_error}: no rule is enforced"]
+                )
             reason = f"guard blocks tool calls: {self.config_error}"
-            rule = DecidingRule("guard.org_policy", "the org policy is enforced as signed, or every tool call is denied", "the org policy", True, str(self.config_error))
+            rule = DecidingRule(
+                "guard.org_policy",
+                "the org policy is enforced as signed, or every tool call is denied",
+                "the org policy",
+                True,
+                str(self.config_error),
+            )
             return Decision("deny", reason, details={"failure": "org_policy"}, decided_by=[rule])
-        untrusted, missing = isinstance(self.config_error, UntrustedConfig), isinstance(self.config_error, MissingConfig)
-        error = f"config {'not trusted' if untrusted else 'missing' if missing else 'does not load'}: {self.config_error}"
+        untrusted, missing = (
+            isinstance(self.config_error, UntrustedConfig),
+            isinstance(self.config_error, MissingConfig),
+        )
+        error = (
+            f"config {'not trusted' if untrusted else 'missing' if missing else 'does not load'}: {self.config_error}"
+        )
         if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
-            until, fix = ("you trust its config", "") if untrusted else ("it finds its config", "") if missing else ("its config loads", "fix it, or ")
+            until, fix = (
+                ("you trust its config", "")
+                if untrusted
+                else ("it finds its config", "")
+                if missing
+                else ("its config loads", "fix it, or ")
+            )
             reason = f"guard blocks tool calls until {until}. {error} ({fix}set GUARD_FAIL_OPEN=1 to run unguarded)"
             by = "trust" if untrusted else "the config check"
-            rule = DecidingRule("guard.config", f"guard blocks tool calls until {until}", by, True, f"{error} ({fix}or set GUARD_FAIL_OPEN=1)")
+            rule = DecidingRule(
+                "guard.config",
+                f"guard blocks tool calls until {until}",
+                by,
+                True,
+                f"{error} ({fix}or set GUARD_FAIL_OPEN=1)",
+            )
             return Decision("deny", reason, details={"failure": "config"}, decided_by=[rule])
-        enforced = "only the org policy's rules are enforced" if self.loaded.settings.org_policy else "no rule is enforced"
+        enforced = (
+            "only the org policy's rules are enforced" if self.loaded.settings.org_policy else "no rule is enforced"
+        )
         return Decision(details={"failure": "config"}, warnings=[f"{error}: {enforced}"])
 
     # -- deciding -------------------------------------------------------------------
 
-    def read(self, raw: bytes | str | dict[str, Any], fmt: str | None = None, *, env: Mapping[str, str] | None = None) -> ReadEvent:
+    def read(
+        self, raw: bytes | str | dict[str, Any], fmt: str | None = None, *, env: Mapping[str, str] | None = None
+    ) -> ReadEvent:
         """The one parse: JSON within the size and depth limits, the client's shape (``fmt``) normalized, guard's fields checked.
 
         Raises :class:`EventError` (:class:`EventTooLarge` for size and depth).
@@ -315,7 +388,9 @@ class Gate:
             raise read
         return read
 
-    def _read(self, raw: bytes | str | dict[str, Any], fmt: str | None, env: Mapping[str, str]) -> tuple[dict[str, Any], ReadEvent | EventError]:
+    def _read(
+        self, raw: bytes | str | dict[str, Any], fmt: str | None, env: Mapping[str, str]
+    ) -> tuple[dict[str, Any], ReadEvent | EventError]:
         """(what could be read, the event or why it is unreadable): the failure policy looks at what could be read."""
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         try:
@@ -330,7 +405,9 @@ class Gate:
         except EventError as exc:
             return data, exc
 
-    def _prepare(self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
+    def _prepare(
+        self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None
+    ) -> tuple[dict[str, Any], str, list[HookSpec] | Decision]:
         """Read and match the event: (payload, event, matching specs), or (payload, event, the decision made)."""
         data, read = (raw.data, raw) if isinstance(raw, ReadEvent) else self._read(raw, fmt, self.env)
         if isinstance(read, EventError):
@@ -386,7 +463,11 @@ class Gate:
     def _own_files(self) -> frozenset[str]:
         """guard's cache and audit files (with SQLite's side files): never a change the agent made, wherever the config puts them."""
         url = self.settings.cache_url
-        files = [str(self.settings.path(f)) for f in (url[len("sqlite:///"):] if url.startswith("sqlite:///") else None, self.settings.audit_path) if f]
+        files = [
+            str(self.settings.path(f))
+            for f in (url[len("sqlite:///") :] if url.startswith("sqlite:///") else None, self.settings.audit_path)
+            if f
+        ]
         return frozenset(f + suffix for f in files for suffix in ("", "-wal", "-shm", "-journal"))
 
     def _recorder(self) -> SessionRecorder:
@@ -396,7 +477,9 @@ class Gate:
             self._sessions = SessionRecorder(self.env)
         return self._sessions
 
-    def finish(self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None) -> Decision:
+    def finish(
+        self, payload: dict[str, Any], event: str, decision: Decision, started: float, client: str | None = None
+    ) -> Decision:
         """Stop-loop guard, warnings, latency and the audit row (naming the ``client`` format): once, for every decider.
 
         ``started``: the ``time.perf_counter()`` the decision began at.
@@ -430,8 +513,11 @@ class Gate:
         if warning:
             decision.warnings.append(warning)
         if shown is not None:
-            decision.details["session"] = {"user_messages": len(shown["user_messages"]), "actions": len(shown["actions"]),
-                                           "user_messages_from": self._recorder().source(payload)}
+            decision.details["session"] = {
+                "user_messages": len(shown["user_messages"]),
+                "actions": len(shown["actions"]),
+                "user_messages_from": self._recorder().source(payload),
+            }
         if not served and self._keeps_sessions():
             self._recorder().record(payload, event, decision)
         warning = payload.pop(_WRITTEN_WARNING, None)
@@ -453,7 +539,9 @@ class Gate:
         from guard.audit import open_audit
 
         if self._given_engine is not None:
-            shared: AuditLog | BackgroundAudit = self._given_engine.ctx.resource("audit", lambda: open_audit(self.settings))
+            shared: AuditLog | BackgroundAudit = self._given_engine.ctx.resource(
+                "audit", lambda: open_audit(self.settings)
+            )
             return shared
         with self._audit_lock:
             if self._audit is None:
@@ -466,7 +554,11 @@ class Gate:
             return self._audit
 
     def _start(
-        self, raw: bytes | str | dict[str, Any] | ReadEvent, fmt: str | None, answer_by: float | None, client: str | None
+        self,
+        raw: bytes | str | dict[str, Any] | ReadEvent,
+        fmt: str | None,
+        answer_by: float | None,
+        client: str | None,
     ) -> tuple[dict[str, Any], str, Call | Decision]:
         """Prepare: (payload, event, the event as a :class:`Call` for the deciders or the decision already made)."""
         payload, event, prepared = self._prepare(raw, fmt)
@@ -487,10 +579,17 @@ class Gate:
         log.debug("deciding %s failed", call.event, exc_info=True)
         if isinstance(exc, EventError):
             return self.failure(f"malformed event: {exc}", event=call.event, specs=call.specs, kind="payload")
-        return self.failure(f"internal error: {type(exc).__name__}: {exc}", event=call.event, specs=call.specs)  # a bug in guard is never a silent allow
+        return self.failure(
+            f"internal error: {type(exc).__name__}: {exc}", event=call.event, specs=call.specs
+        )  # a bug in guard is never a silent allow
 
     def decide(
-        self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
+        self,
+        raw: bytes | str | dict[str, Any] | ReadEvent,
+        *,
+        fmt: str | None = None,
+        answer_by: float | None = None,
+        client: str | None = None,
     ) -> tuple[dict[str, Any], Decision]:
         """Decide one event synchronously: prepare, the first decider that answers, finish.
 
@@ -547,7 +646,9 @@ class Gate:
         if not specs:
             return decision
         try:
-            pending = await asyncio.get_running_loop().run_in_executor(None, approval.open_request, self.settings, call.payload, specs, decision, call.answer_by)
+            pending = await asyncio.get_running_loop().run_in_executor(
+                None, approval.open_request, self.settings, call.payload, specs, decision, call.answer_by
+            )
         except Exception as exc:
             return _unopened(decision, exc)
         try:
@@ -556,7 +657,12 @@ class Gate:
             return approval.store_failed(pending, exc)
 
     async def adecide(
-        self, raw: bytes | str | dict[str, Any] | ReadEvent, *, fmt: str | None = None, answer_by: float | None = None, client: str | None = None
+        self,
+        raw: bytes | str | dict[str, Any] | ReadEvent,
+        *,
+        fmt: str | None = None,
+        answer_by: float | None = None,
+        client: str | None = None,
     ) -> tuple[dict[str, Any], Decision]:
         """Decide one event on the running loop: the same prepare, deciders and finish as :meth:`decide` (``guard serve``, async agents)."""
         started = time.perf_counter()
@@ -611,13 +717,19 @@ class Gate:
     def ship_audit(self) -> None:
         """After a one-shot process answered (``guard hook``, ``guard check``): ship the rows it wrote to the team's stores,
         from a forked shipper, never waiting for them (:func:`guard.audit.handoff.ship_after_exit`)."""
-        if not self._wrote_audit or self.settings.audit_path is None or not (self.settings.audit_url or self.settings.audit_otlp):
+        if (
+            not self._wrote_audit
+            or self.settings.audit_path is None
+            or not (self.settings.audit_url or self.settings.audit_otlp)
+        ):
             return
         try:
             from guard.audit.handoff import ship_after_exit
 
             ship_after_exit(self.settings, self.settings.path(self.settings.audit_path))
-        except Exception:  # the answer is out: nothing here may change how the process ends; the rows wait for the next shipper
+        except (
+            Exception
+        ):  # the answer is out: nothing here may change how the process ends; the rows wait for the next shipper
             log.debug("could not start the audit shipper", exc_info=True)
 
     def __enter__(self) -> Gate:
@@ -633,8 +745,14 @@ def _unopened(decision: Decision, exc: Exception) -> Decision:
 
     error = f"could not open an approval request: {type(exc).__name__}: {exc}"
     rule = DecidingRule("guard.approval", "an ask no one can answer is denied", FAILURE_POLICY, False, error)
-    return Decision("deny", f"guard could not ask a person about this call: {error}", hooks=decision.hooks,
-                    details={**decision.details, "failure": "approval", "error": error}, warnings=decision.warnings, decided_by=[rule])
+    return Decision(
+        "deny",
+        f"guard could not ask a person about this call: {error}",
+        hooks=decision.hooks,
+        details={**decision.details, "failure": "approval", "error": error},
+        warnings=decision.warnings,
+        decided_by=[rule],
+    )
 
 
 def _org_alone(error: ConfigError) -> LoadedConfig:
@@ -662,8 +780,13 @@ def _client_denial(payload: dict[str, Any], decision: Decision, client: str | No
     """The audit row of a ``permission_denied`` event: the client's deny and its reason, beside any hook's verdict on it."""
     reason = payload.get("reason")
     said = f": {reason}" if isinstance(reason, str) and reason else ""
-    return Decision("deny", f"{client or 'the client'} denied this call{said}", hooks=decision.hooks,
-                    details={**decision.details, "denied_by": "client"}, warnings=decision.warnings)
+    return Decision(
+        "deny",
+        f"{client or 'the client'} denied this call{said}",
+        hooks=decision.hooks,
+        details={**decision.details, "denied_by": "client"},
+        warnings=decision.warnings,
+    )
 
 
 def _readable_part(data: dict[str, Any]) -> dict[str, Any]:

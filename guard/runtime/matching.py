@@ -20,6 +20,7 @@ __all__ = ["ToolFilter", "compile_filter", "matcher_report", "matcher_warnings",
 
 log = LazyLogger("guard.runtime.matching")
 
+
 class ToolFilter(Protocol):
     """Whether a hook applies to ``tool_name`` sent by ``client`` (the ``--format``; None: any client)."""
 
@@ -35,7 +36,9 @@ def validate_matcher(matcher: object) -> str | None:
     if matcher in ("", "*"):
         return None
     if is_name_list(matcher):
-        bad = [hint for token in matcher_tokens(matcher) if token.startswith("@") and (hint := unknown_token_hint(token))]
+        bad = [
+            hint for token in matcher_tokens(matcher) if token.startswith("@") and (hint := unknown_token_hint(token))
+        ]
         return f"matcher {bad[0]}" if bad else None
     try:
         re.compile(matcher)
@@ -67,8 +70,11 @@ def matcher_warnings(matcher: str | None) -> list[str]:
 
 def matcher_report(specs: Iterable[HookSpec]) -> list[str]:
     """One line per hook whose matcher names a tool no client has: the hook may never run."""
-    return [f"hook {spec.id} ({spec.origin or spec.source}): matcher {hint}; it may never run"
-            for spec in specs for hint in matcher_warnings(spec.matcher)]
+    return [
+        f"hook {spec.id} ({spec.origin or spec.source}): matcher {hint}; it may never run"
+        for spec in specs
+        for hint in matcher_warnings(spec.matcher)
+    ]
 
 
 def _never(_: str | None, client: str | None = None) -> bool:

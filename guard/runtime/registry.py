@@ -20,7 +20,9 @@ from guard.runtime.matching import compile_filter
 __all__ = ["Registry", "default_registry", "hook"]
 
 
-_run_hooks: contextvars.ContextVar[tuple[HookSpec, ...] | None] = contextvars.ContextVar("guard_run_hooks", default=None)
+_run_hooks: contextvars.ContextVar[tuple[HookSpec, ...] | None] = contextvars.ContextVar(
+    "guard_run_hooks", default=None
+)
 
 
 class Registry:
@@ -101,4 +103,3 @@ class Registry:
 #: The process-wide registry the ``@guard.hook`` decorator writes to.
 default_registry = Registry()
 hook = default_registry.callable
-

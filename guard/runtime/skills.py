@@ -31,10 +31,14 @@ __all__ = ["SKILL_EVENTS", "Skill", "load_skill", "mount_selected", "mount_skill
 log = logging.getLogger("guard.runtime.skills")
 
 #: Events a skill may hook (SessionEnd may be written Stop, as in Claude Code).
-SKILL_EVENTS = frozenset({"session_start", "session_end", "stop", "pre_tool_use", "post_tool_use", "post_tool_use_failure"})
+SKILL_EVENTS = frozenset(
+    {"session_start", "session_end", "stop", "pre_tool_use", "post_tool_use", "post_tool_use_failure"}
+)
 #: Keys a skill hook entry may carry: no ``command``/``callable`` (arbitrary imports) and
 #: no ``headers`` (their ``${VAR}`` would let a skill post the user's environment away).
-_ENTRY_KEYS = frozenset({"id", "script", "url", "prompt", "tools", "failure_mode", "timeout", "secret", "fire_and_forget"})
+_ENTRY_KEYS = frozenset(
+    {"id", "script", "url", "prompt", "tools", "failure_mode", "timeout", "secret", "fire_and_forget"}
+)
 _USE = re.compile(r"\s*\[use\s+([^\]\s]+)\s*\]")
 _ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
@@ -132,7 +136,8 @@ def load_skill(path: str | Path) -> Skill:
             event = ""
         if event not in SKILL_EVENTS:
             skip(
-                "unknown event (skills may hook SessionStart, SessionEnd/Stop, PreToolUse, PostToolUse, PostToolUseFailure)", key
+                "unknown event (skills may hook SessionStart, SessionEnd/Stop, PreToolUse, PostToolUse, PostToolUseFailure)",
+                key,
             )
             continue
         if not isinstance(entries, list):
@@ -143,7 +148,11 @@ def load_skill(path: str | Path) -> Skill:
             try:
                 specs.append(
                     spec_from_entry(
-                        _entry(entry, name, str(event_key), i), event=event, source="skill", origin=origin, index=i,
+                        _entry(entry, name, str(event_key), i),
+                        event=event,
+                        source="skill",
+                        origin=origin,
+                        index=i,
                         workdir=str(path.resolve().parent),
                     )
                 )

@@ -83,7 +83,9 @@ class SubagentTracker:
         """Add the two observing hooks (subagent_start, subagent_stop) to ``registry``."""
         return [
             registry.add(
-                HookSpec(id=f"subagent-tracker:{event}", kind="callable", event=event, source="library", func=self._observe)
+                HookSpec(
+                    id=f"subagent-tracker:{event}", kind="callable", event=event, source="library", func=self._observe
+                )
             )
             for event in ("subagent_start", "subagent_stop")
         ]

@@ -34,14 +34,30 @@ from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.sandbox import SandboxChange, records
 from guard.sandbox.paths import ProtectedPaths
 
-__all__ = ["LOCAL_FILE", "SCALARS", "apply", "denied", "effective", "gaps", "missing_tools", "settings_files", "wanted_lists"]
+__all__ = [
+    "LOCAL_FILE",
+    "SCALARS",
+    "apply",
+    "denied",
+    "effective",
+    "gaps",
+    "missing_tools",
+    "settings_files",
+    "wanted_lists",
+]
 
 LOCAL_FILE = ".claude/settings.local.json"
 #: The sandbox switches guard sets, and why a different value leaves guard's files within reach.
 SCALARS: dict[tuple[str, ...], tuple[Any, str]] = {
     ("sandbox", "enabled"): (True, "sandbox.enabled is not true: Bash commands run unsandboxed"),
-    ("sandbox", "failIfUnavailable"): (True, "sandbox.failIfUnavailable is not true: when the sandbox cannot start, commands run unsandboxed"),
-    ("sandbox", "allowUnsandboxedCommands"): (False, "sandbox.allowUnsandboxedCommands is not false: the model may run a command outside the sandbox"),
+    ("sandbox", "failIfUnavailable"): (
+        True,
+        "sandbox.failIfUnavailable is not true: when the sandbox cannot start, commands run unsandboxed",
+    ),
+    ("sandbox", "allowUnsandboxedCommands"): (
+        False,
+        "sandbox.allowUnsandboxedCommands is not false: the model may run a command outside the sandbox",
+    ),
 }
 _DENY_WRITE = ("sandbox", "filesystem", "denyWrite")
 _DENY_READ = ("sandbox", "filesystem", "denyRead")
@@ -64,7 +80,11 @@ def _rules(tool: str, paths: tuple[str, ...]) -> list[str]:
 def wanted_lists(paths: ProtectedPaths) -> dict[tuple[str, ...], list[str]]:
     """The entries guard needs in each list, in a stable order (outermost paths only: see :func:`guard.sandbox.paths._roots`)."""
     writes, reads = paths.write_roots(), paths.read_roots()
-    return {_DENY_WRITE: list(writes), _DENY_READ: list(reads), _DENY_RULES: _rules("Edit", writes) + _rules("Read", reads)}
+    return {
+        _DENY_WRITE: list(writes),
+        _DENY_READ: list(reads),
+        _DENY_RULES: _rules("Edit", writes) + _rules("Read", reads),
+    }
 
 
 def _key(path: tuple[str, ...]) -> str:
@@ -138,7 +158,9 @@ def _uninstall(data: dict[str, Any], paths: ProtectedPaths, record: dict[str, An
                 else:
                     parent.pop(path[-1], None)
     else:
-        notes.append("no record of what guard set: its deny entries were removed, sandbox.enabled and the other switches were left as they are")
+        notes.append(
+            "no record of what guard set: its deny entries were removed, sandbox.enabled and the other switches were left as they are"
+        )
     for key in sorted(record.get("created", []) if record else [], key=lambda k: -k.count(".")):
         path = tuple(key.split("."))
         parent = data if len(path) == 1 else _lookup(data, path[:-1])
@@ -147,9 +169,15 @@ def _uninstall(data: dict[str, Any], paths: ProtectedPaths, record: dict[str, An
     return notes
 
 
-def apply(scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, uninstall: bool = False, dry_run: bool = False) -> SandboxChange:
+def apply(
+    scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, uninstall: bool = False, dry_run: bool = False
+) -> SandboxChange:
     """Merge guard's sandbox settings into the file for ``scope`` (or with ``uninstall`` take them out); idempotent."""
-    path = project_dir / LOCAL_FILE if scope == "project" else settings_path("claude", scope, project_dir=project_dir, home=home)
+    path = (
+        project_dir / LOCAL_FILE
+        if scope == "project"
+        else settings_path("claude", scope, project_dir=project_dir, home=home)
+    )
     original = path.read_text(encoding="utf-8") if path.exists() else None
     data = parse_json(original, path)
     before = copy.deepcopy(data)
@@ -172,7 +200,9 @@ def apply(scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, u
     if not uninstall:
         assert record is not None
         record.setdefault("made_file", original is None)
-    gone = uninstall and not data and bool(record and record.get("made_file"))  # the file guard made, with nothing else in it
+    gone = (
+        uninstall and not data and bool(record and record.get("made_file"))
+    )  # the file guard made, with nothing else in it
     text = None if gone else dump_json(data, original)
     if not dry_run:
         if text is None:
@@ -189,8 +219,11 @@ def apply(scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, u
 
 def settings_files(project_dir: Path, home: Path) -> list[tuple[str, Path]]:
     """The files Claude Code merges settings from, highest precedence first (managed settings aside)."""
-    return [("local", project_dir / LOCAL_FILE), ("project", project_dir / ".claude/settings.json"),
-            ("user", settings_path("claude", "user", project_dir=project_dir, home=home))]
+    return [
+        ("local", project_dir / LOCAL_FILE),
+        ("project", project_dir / ".claude/settings.json"),
+        ("user", settings_path("claude", "user", project_dir=project_dir, home=home)),
+    ]
 
 
 def missing_tools() -> list[str]:
@@ -202,7 +235,9 @@ def missing_tools() -> list[str]:
     return [f"a sandbox on {sys.platform} (Claude Code sandboxes Linux and macOS only)"]
 
 
-def effective(project_dir: Path, home: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], list[tuple[Path, Any]]]]:
+def effective(
+    project_dir: Path, home: Path
+) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], list[tuple[Path, Any]]]]:
     """The sandbox switches as Claude Code resolves them (first file that sets one), and every list entry with the file it is in."""
     scalars: dict[tuple[str, ...], Any] = {}
     lists: dict[tuple[str, ...], list[tuple[Path, Any]]] = {key: [] for key in (_DENY_WRITE, _DENY_READ, _DENY_RULES)}

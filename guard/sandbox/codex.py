@@ -66,14 +66,22 @@ def _listed(paths: tuple[str, ...], project_dir: Path) -> list[str]:
     outside the workspace and the temp folders nothing is writable anyway.
     """
     inside = str(project_dir.resolve()).rstrip("/") + "/"
-    return [p for p in paths if os.path.lexists(p)
-            or (p.startswith(inside) and os.path.isdir(os.path.dirname(p)) and os.path.splitext(os.path.basename(p))[1])]
+    return [
+        p
+        for p in paths
+        if os.path.lexists(p)
+        or (p.startswith(inside) and os.path.isdir(os.path.dirname(p)) and os.path.splitext(os.path.basename(p))[1])
+    ]
 
 
 def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
     """The top block (the profile's selection) and the bottom one (the profile)."""
     unreadable = _listed(paths.read_roots(), project_dir)
-    read_only = [p for p in _listed(paths.write_roots(), project_dir) if not any(p == r or p.startswith(r.rstrip("/") + "/") for r in unreadable)]
+    read_only = [
+        p
+        for p in _listed(paths.write_roots(), project_dir)
+        if not any(p == r or p.startswith(r.rstrip("/") + "/") for r in unreadable)
+    ]
     lines = [f"[permissions.{PROFILE}]", 'extends = ":workspace"', "", f"[permissions.{PROFILE}.filesystem]"]
     lines += [f'{_key(p)} = "read"' for p in read_only] + [f'{_key(p)} = "none"' for p in unreadable]
     top = f'{_BEGIN}\ndefault_permissions = "{PROFILE}"\n{_END}\n'
@@ -95,8 +103,10 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
 def _refusal(theirs: dict[str, Any]) -> str | None:
     """Why guard's profile cannot take effect beside the user's own settings, or None."""
     if "sandbox_mode" in theirs:
-        return (f"sandbox_mode = {theirs['sandbox_mode']!r} makes Codex ignore permission profiles, guard's included: "
-                "remove it (guard's profile extends :workspace, the same writes as workspace-write), or pass --no-sandbox")
+        return (
+            f"sandbox_mode = {theirs['sandbox_mode']!r} makes Codex ignore permission profiles, guard's included: "
+            "remove it (guard's profile extends :workspace, the same writes as workspace-write), or pass --no-sandbox"
+        )
     chosen = theirs.get("default_permissions")
     if chosen not in (None, PROFILE):
         return f"default_permissions = {chosen!r} already selects a profile: add guard's rules to it by hand, or pass --no-sandbox"
@@ -105,7 +115,9 @@ def _refusal(theirs: dict[str, Any]) -> str | None:
     return None
 
 
-def apply(scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, uninstall: bool = False, dry_run: bool = False) -> SandboxChange:
+def apply(
+    scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path, uninstall: bool = False, dry_run: bool = False
+) -> SandboxChange:
     """Write guard's profile blocks into the ``config.toml`` for ``scope`` (or with ``uninstall`` take them out); idempotent."""
     path = config_file(scope, project_dir=project_dir, home=home)
     original = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -143,25 +155,44 @@ def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> list[str]:
     found = []
     for _, file, data in layers:
         if "sandbox_mode" in data:
-            found.append(f"{file} sets sandbox_mode = {data['sandbox_mode']!r}: Codex ignores permission profiles, guard's included")
-    chosen = next(((file, data["default_permissions"]) for _, file, data in layers if "default_permissions" in data), None)
+            found.append(
+                f"{file} sets sandbox_mode = {data['sandbox_mode']!r}: Codex ignores permission profiles, guard's included"
+            )
+    chosen = next(
+        ((file, data["default_permissions"]) for _, file, data in layers if "default_permissions" in data), None
+    )
     if chosen is None or chosen[1] != PROFILE:
-        found.append(f"default_permissions does not select guard's profile ({chosen[1]!r} in {chosen[0]})" if chosen
-                     else "no permission profile is selected (default_permissions): Codex's default sandbox lets commands read guard's secret")
+        found.append(
+            f"default_permissions does not select guard's profile ({chosen[1]!r} in {chosen[0]})"
+            if chosen
+            else "no permission profile is selected (default_permissions): Codex's default sandbox lets commands read guard's secret"
+        )
         return found
-    profile: dict[str, Any] = next((data["permissions"][PROFILE] for _, _, data in layers if PROFILE in (data.get("permissions") or {})), {})
-    rules = {os.path.normpath(k): v for k, v in (profile.get("filesystem") or {}).items() if isinstance(k, str) and k.startswith("/")}
+    profile: dict[str, Any] = next(
+        (data["permissions"][PROFILE] for _, _, data in layers if PROFILE in (data.get("permissions") or {})), {}
+    )
+    rules = {
+        os.path.normpath(k): v
+        for k, v in (profile.get("filesystem") or {}).items()
+        if isinstance(k, str) and k.startswith("/")
+    }
 
     def held(path: str, access: frozenset[str]) -> bool:
         return any((path == p or path.startswith(p.rstrip("/") + "/")) and rules[p] in access for p in rules)
 
-    writable = [str(project_dir.resolve()), "/tmp", os.environ.get("TMPDIR") or "/tmp"]  # what :workspace lets commands write
+    writable = [
+        str(project_dir.resolve()),
+        "/tmp",
+        os.environ.get("TMPDIR") or "/tmp",
+    ]  # what :workspace lets commands write
 
     def reachable(path: str) -> bool:
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in writable)
 
     # what the profile can list (a path that does not exist outside the project cannot be, see _listed) and commands could reach
-    open_writes = [p for p in _listed(paths.write, project_dir) if reachable(p) and not held(p, frozenset({"read", "none"}))]
+    open_writes = [
+        p for p in _listed(paths.write, project_dir) if reachable(p) and not held(p, frozenset({"read", "none"}))
+    ]
     open_reads = [p for p in _listed(paths.read, project_dir) if not held(p, frozenset({"none"}))]
     if open_writes:
         found.append(f"{len(open_writes)} protected path(s) are writable under guard's profile, e.g. {open_writes[0]}")

@@ -19,8 +19,8 @@ SANDBOXES = {"claude": claude, "codex": codex}
 #: Why the other clients stay unsandboxed (what guard found in each).
 CANNOT = {
     "gemini": "Gemini CLI's sandbox (tools.sandbox: docker or podman, sandbox-exec on macOS) runs the whole CLI, guard's hooks "
-              "included, inside it, so it cannot keep guard's files from the agent while guard writes them; its tool sandboxing "
-              "(security.toolSandboxing, bubblewrap) keeps writes in the workspace but cannot deny reading guard's secret",
+    "included, inside it, so it cannot keep guard's files from the agent while guard writes them; its tool sandboxing "
+    "(security.toolSandboxing, bubblewrap) keeps writes in the workspace but cannot deny reading guard's secret",
     "devin": "Devin has no sandbox guard can configure",
     "copilot": "Copilot CLI has no sandbox guard can configure",
     "cursor": "Cursor's sandbox is set in its own settings, not in a file guard can configure",
@@ -42,13 +42,23 @@ class Level:
         return "sandboxed" if self.sandboxed else "unsandboxed"
 
 
-def configure(client: str, scope: str, paths: ProtectedPaths, *, project_dir: Path, home: Path,
-              uninstall: bool = False, dry_run: bool = False) -> SandboxChange | None:
+def configure(
+    client: str,
+    scope: str,
+    paths: ProtectedPaths,
+    *,
+    project_dir: Path,
+    home: Path,
+    uninstall: bool = False,
+    dry_run: bool = False,
+) -> SandboxChange | None:
     """Write (or remove) guard's settings in ``client``'s sandbox; None for a client without one."""
     module = SANDBOXES.get(client)
     if module is None:
         return None
-    change: SandboxChange = module.apply(scope, paths, project_dir=project_dir, home=home, uninstall=uninstall, dry_run=dry_run)
+    change: SandboxChange = module.apply(
+        scope, paths, project_dir=project_dir, home=home, uninstall=uninstall, dry_run=dry_run
+    )
     return change
 
 

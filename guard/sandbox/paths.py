@@ -46,7 +46,10 @@ def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
     from guard.protection.targets import SECRET
 
     paths = protection_for(loaded).paths
-    return ProtectedPaths(write=tuple(sorted({path for _, path in paths})), read=tuple(sorted({path for label, path in paths if label == SECRET})))
+    return ProtectedPaths(
+        write=tuple(sorted({path for _, path in paths})),
+        read=tuple(sorted({path for label, path in paths if label == SECRET})),
+    )
 
 
 def make_store() -> None:

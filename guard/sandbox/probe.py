@@ -45,8 +45,22 @@ def _bwrap(paths: ProtectedPaths, scratch: Path) -> list[str] | str:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent",
-            "--new-session", "--bind", str(scratch), str(scratch)]
+    argv = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--new-session",
+        "--bind",
+        str(scratch),
+        str(scratch),
+    ]
     for path in paths.write_roots():
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
@@ -74,14 +88,27 @@ def probe(client: str, paths: ProtectedPaths, *, project_dir: Path) -> tuple[boo
         if isinstance(command, str):
             return None, command
         try:
-            done = subprocess.run([*command, "/bin/sh", "-c", _SCRIPT, "sh", str(store), secret, scratch], capture_output=True, text=True,
-                                  timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, cwd=project_dir)
+            done = subprocess.run(
+                [*command, "/bin/sh", "-c", _SCRIPT, "sh", str(store), secret, scratch],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                cwd=project_dir,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"the sandbox did not run: {exc}"
     said = set(done.stdout.split())
     if "wrote-scratch" not in said:
-        return False, f"the sandbox did not start here: {(done.stderr or done.stdout).strip()[-300:] or f'exit {done.returncode}'}"
-    leaks = [what for what, mark in ((f"wrote into {store}", "wrote-store"), (f"read {secret}", "read-secret")) if mark in said]
+        return (
+            False,
+            f"the sandbox did not start here: {(done.stderr or done.stdout).strip()[-300:] or f'exit {done.returncode}'}",
+        )
+    leaks = [
+        what
+        for what, mark in ((f"wrote into {store}", "wrote-store"), (f"read {secret}", "read-secret"))
+        if mark in said
+    ]
     if leaks:
         return False, f"a command in the sandbox {' and '.join(leaks)}"
     read = f" nor read {secret}" if secret != "/nonexistent" else ""

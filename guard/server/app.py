@@ -67,7 +67,6 @@ MAX_BODY_BYTES = MAX_EVENT_BYTES
 _CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
 
 
-
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status)
 
@@ -112,10 +111,14 @@ def _sent_by(request: Request) -> str | None:
 class _Service:
     """The route handlers, around one engine and one metrics registry."""
 
-    def __init__(self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = (), token: str | None = None) -> None:
+    def __init__(
+        self, engine: Engine, metrics: Metrics, max_body: int, warnings: tuple[str, ...] = (), token: str | None = None
+    ) -> None:
         self.engine = engine
         self.token = token
-        self.gate = Gate(engine=engine, service=None)  # the service decides in-process, sharing the engine's cache and audit log
+        self.gate = Gate(
+            engine=engine, service=None
+        )  # the service decides in-process, sharing the engine's cache and audit log
         self.gate.trust_notes = list(warnings)
         self.metrics = metrics
         self.max_body = min(max_body, MAX_EVENT_BYTES)  # past the gate's own limit a body could never be read
@@ -128,7 +131,9 @@ class _Service:
             event = self.gate.read(body, fmt, env={})  # the one parse; the service has none of its callers' environment
         except EventError as exc:
             raise HTTPException(400, str(exc)) from exc
-        payload, decision = await self.gate.adecide(event, answer_by=_answer_by(request), client=fmt or _sent_by(request))
+        payload, decision = await self.gate.adecide(
+            event, answer_by=_answer_by(request), client=fmt or _sent_by(request)
+        )
         self.metrics.observe_decision(decision)
         return payload, decision
 
@@ -154,7 +159,9 @@ class _Service:
             # so a refused or malformed request is answered by the failure policy, in the client's shape
             payload = {"hook_event_name": "(unreadable)"}
             refusal = {"X-Guard-Refused": str(exc.status_code)}  # the curl client runs guard hook instead of reading it
-            decision = self.gate.failure(f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request")
+            decision = self.gate.failure(
+                f"guard serve refused the request ({exc.status_code}): {exc.detail}", event=None, kind="request"
+            )
             if self.gate.settings.org_policy and decision.decision != "deny":
                 decision = _org_unjudged(decision)
             self.metrics.observe_decision(decision)
@@ -172,8 +179,15 @@ class _Service:
         from guard.judge.model import client_status
 
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
-        return JSONResponse({"status": "ok", "pid": os.getpid(), "hooks": len(self.engine.registry.specs()), "cache": backend,
-                             "model_clients": client_status()})
+        return JSONResponse(
+            {
+                "status": "ok",
+                "pid": os.getpid(),
+                "hooks": len(self.engine.registry.specs()),
+                "cache": backend,
+                "model_clients": client_status(),
+            }
+        )
 
     async def metrics_text(self, request: Request) -> Response:
         return PlainTextResponse(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
@@ -182,9 +196,19 @@ class _Service:
 def _org_unjudged(failed: Decision) -> Decision:
     """A refused request under an org policy: the org's rules judged nothing (and the policy may have just changed), so a deny."""
     error = str(failed.details.get("error", "guard serve refused the request"))
-    rule = DecidingRule("guard.org_policy", "the org policy is enforced as signed, or every tool call is denied", "the org policy", True, error)
-    return Decision("deny", f"guard blocks this call: the org policy's rules could not judge it: {error}", details=dict(failed.details),
-                    decided_by=[rule])
+    rule = DecidingRule(
+        "guard.org_policy",
+        "the org policy is enforced as signed, or every tool call is denied",
+        "the org policy",
+        True,
+        error,
+    )
+    return Decision(
+        "deny",
+        f"guard blocks this call: the org policy's rules could not judge it: {error}",
+        details=dict(failed.details),
+        decided_by=[rule],
+    )
 
 
 class _RequestPolicy:
@@ -221,7 +245,9 @@ class _RequestPolicy:
             return None  # the view checks the token itself and signs a browser in (guard.server.ui)
         if self.expected is None and not ui.is_loopback_host(headers.get(b"host", b"").decode("latin-1")):
             # DNS rebinding: a page on evil.example resolved to 127.0.0.1 is same-origin with this service, JSON and all
-            return _error(400, "without a token this service answers only requests addressed to 127.0.0.1, localhost or [::1]")
+            return _error(
+                400, "without a token this service answers only requests addressed to 127.0.0.1, localhost or [::1]"
+            )
         if self.expected is not None and self.hook_credential is not None:
             given = headers.get(b"authorization", b"")
             if not (hmac.compare_digest(given, self.expected) | hmac.compare_digest(given, self.hook_credential)):
@@ -234,7 +260,10 @@ class _RequestPolicy:
                 return _error(415, f"send the event as application/json, not {ctype or 'a body without Content-Type'}")
         changed = self.watch.changed() if self.watch is not None and scope["path"].startswith("/v1/hooks") else None
         if changed:  # guard hook would enforce something else now: it must decide, not this service
-            return _error(503, f"{changed} changed since this service loaded the trusted config; it is leaving (guard hook decides)")
+            return _error(
+                503,
+                f"{changed} changed since this service loaded the trusted config; it is leaving (guard hook decides)",
+            )
         return None
 
 
@@ -310,8 +339,14 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
 
 
 def create_app(
-    engine: Engine, *, token: str | None = None, max_body: int = MAX_BODY_BYTES, metrics: Metrics | None = None, evals: tuple[Path, ...] = (),
-    warnings: tuple[str, ...] = (), watch: Watch | None = None,
+    engine: Engine,
+    *,
+    token: str | None = None,
+    max_body: int = MAX_BODY_BYTES,
+    metrics: Metrics | None = None,
+    evals: tuple[Path, ...] = (),
+    warnings: tuple[str, ...] = (),
+    watch: Watch | None = None,
 ) -> Starlette:
     """The service for ``engine``; ``guard serve`` runs it under uvicorn. ``token``: the bearer token callers must send; ``evals``: run folders /ui shows;
     ``warnings``: shown on every decision (what differs on disk from the trusted config being enforced); ``watch``: the files
@@ -324,7 +359,10 @@ def create_app(
         Route("/healthz", service.healthz, methods=["GET"]),
         Route("/metrics", service.metrics_text, methods=["GET"]),
     ]
-    app_routes: list[BaseRoute] = [*routes, ui.mount(engine.settings, token, evals)]  # the web view of the audit log, /ui
+    app_routes: list[BaseRoute] = [
+        *routes,
+        ui.mount(engine.settings, token, evals),
+    ]  # the web view of the audit log, /ui
 
     audit = _background_audit(engine)
 
@@ -343,7 +381,11 @@ def create_app(
             if audit is not None:
                 audit.close()  # every decision made is in the log before the process exits
 
-    app = Starlette(routes=app_routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _internal_error})
+    app = Starlette(
+        routes=app_routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _internal_error},
+    )
     app.state.engine = engine
     app.state.metrics = metrics
     app.add_middleware(_RequestPolicy, token=token, watch=watch)

@@ -37,8 +37,19 @@ from guard.core.logs import LazyLogger
 from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env
 from guard.storage.secret import seal, verify
 
-__all__ = ["IDLE_TIMEOUT", "STARTUP_WAIT", "Service", "running_url", "service_command", "services", "socket_path", "start", "state_path", "stop",
-           "write_state"]
+__all__ = [
+    "IDLE_TIMEOUT",
+    "STARTUP_WAIT",
+    "Service",
+    "running_url",
+    "service_command",
+    "services",
+    "socket_path",
+    "start",
+    "state_path",
+    "stop",
+    "write_state",
+]
 
 log = LazyLogger("guard.server")
 _PURPOSE = "serve"
@@ -151,11 +162,13 @@ def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
 #: runs its CLI. ``-I`` keeps the working directory and ``PYTHONPATH`` off ``sys.path`` (and ignores ``PYTHON*``
 #: variables); absolute ``PYTHONPATH`` entries go after everything else, so the user's callable hooks still import
 #: but nothing there can stand in for guard, its dependencies or the standard library.
-_BOOT = ("import importlib.util, os, sys; package = sys.argv.pop(1); "
-         "spec = importlib.util.spec_from_file_location('guard', os.path.join(package, '__init__.py'), submodule_search_locations=[package]); "
-         "module = importlib.util.module_from_spec(spec); sys.modules['guard'] = module; spec.loader.exec_module(module); "
-         "sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]; "
-         "from guard.cli.main import main; sys.exit(main())")
+_BOOT = (
+    "import importlib.util, os, sys; package = sys.argv.pop(1); "
+    "spec = importlib.util.spec_from_file_location('guard', os.path.join(package, '__init__.py'), submodule_search_locations=[package]); "
+    "module = importlib.util.module_from_spec(spec); sys.modules['guard'] = module; spec.loader.exec_module(module); "
+    "sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]; "
+    "from guard.cli.main import main; sys.exit(main())"
+)
 
 
 def service_command() -> list[str]:
@@ -178,15 +191,33 @@ def start(loaded: Any) -> bool:
             return False
         import subprocess  # only here: a hook sending to a running service never starts one
 
-        command = [*service_command(), "serve", "--port", "0", "--log-level", "warning",
-                   "--state-file", str(path), "--idle-timeout", str(IDLE_TIMEOUT),
-                   "--unix-socket", str(socket_path(loaded.settings.config_path))]
+        command = [
+            *service_command(),
+            "serve",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            "--state-file",
+            str(path),
+            "--idle-timeout",
+            str(IDLE_TIMEOUT),
+            "--unix-socket",
+            str(socket_path(loaded.settings.config_path)),
+        ]
         if loaded.settings.config_path:
             command += ["--config", str(Path(loaded.settings.config_path).resolve())]
         with open(path.with_suffix(".log"), "ab") as output:
             # a cwd outside the project: nothing there is on the service's path or found as its config
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True,
-                                     cwd=path.parent)
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                start_new_session=True,
+                close_fds=True,
+                cwd=path.parent,
+            )
         # "starting": later hooks neither send to it nor start a second one until it writes its URL
         try:
             write_state(path, None, child.pid)

@@ -18,7 +18,15 @@ from urllib.parse import quote
 
 from guard.core.decision import is_decision
 from guard.core.logs import LazyLogger
-from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, explicit_token, new_nonce, service_key, verify_proof
+from guard.server.identity import (
+    NONCE_HEADER,
+    PROOF_HEADER,
+    credential,
+    explicit_token,
+    new_nonce,
+    service_key,
+    verify_proof,
+)
 
 __all__ = ["CLIENT_HEADER", "send_event", "service_key", "service_token"]
 
@@ -32,7 +40,13 @@ service_token = explicit_token
 
 
 def send_event(
-    url: str, payload: dict[str, Any], *, fmt: str | None = None, timeout: float = 30.0, key: str | None = None, client: str | None = None
+    url: str,
+    payload: dict[str, Any],
+    *,
+    fmt: str | None = None,
+    timeout: float = 30.0,
+    key: str | None = None,
+    client: str | None = None,
 ) -> dict[str, Any] | None:
     """The service's canonical decision for ``payload``, or None when it cannot give one that proves it is guard's.
 
@@ -50,8 +64,12 @@ def send_event(
     endpoint = url.rstrip("/") + "/v1/hooks" + (f"?format={quote(fmt)}" if fmt else "")
     body = json.dumps(payload).encode()  # ASCII escapes: a lone surrogate cannot break the encoding here
     nonce = new_nonce()
-    headers = {"Content-Type": "application/json", "X-Guard-Deadline": f"{timeout:.3f}", "Authorization": f"Bearer {credential(key)}",
-               NONCE_HEADER: nonce}
+    headers = {
+        "Content-Type": "application/json",
+        "X-Guard-Deadline": f"{timeout:.3f}",
+        "Authorization": f"Bearer {credential(key)}",
+        NONCE_HEADER: nonce,
+    }
     if client:
         headers[CLIENT_HEADER] = client
     request = urllib.request.Request(endpoint, data=body, method="POST", headers=headers)
@@ -62,7 +80,9 @@ def send_event(
     except (OSError, ValueError):  # URLError, HTTPError, timeouts and refused connections are OSErrors
         return None
     if not verify_proof(key, nonce, answer, signed):
-        log.warning("the answer from %s does not prove it came from guard serve (this user's key); judging in-process", url)
+        log.warning(
+            "the answer from %s does not prove it came from guard serve (this user's key); judging in-process", url
+        )
         return None
     try:
         data = json.loads(answer)

@@ -47,7 +47,9 @@ class ServiceDecider:
             return None
         import asyncio
 
-        return await asyncio.to_thread(self.decide, call)  # urllib and the autostart wait block: never on the caller's loop
+        return await asyncio.to_thread(
+            self.decide, call
+        )  # urllib and the autostart wait block: never on the caller's loop
 
     def decide(self, call: Call) -> Decision | None:
         gate = self.gate
@@ -60,7 +62,9 @@ class ServiceDecider:
         deadline = call.answer_by
         if gate.server in (None, "auto"):
             spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
-            url = autostart.running_url(gate.loaded, wait=max(spare, 0.0))  # it caps the wait at STARTUP_WAIT from the launch
+            url = autostart.running_url(
+                gate.loaded, wait=max(spare, 0.0)
+            )  # it caps the wait at STARTUP_WAIT from the launch
         else:
             url = gate.server
         if url is None and gate.server is None:
@@ -80,7 +84,11 @@ class ServiceDecider:
             note = "no guard serve runs for this config; judged in-process"
         elif gate.server == "auto":
             started = autostart.start(gate.loaded)
-            note = "started guard serve in the background for later calls; judged in-process" if started else "guard serve is starting; judged in-process"
+            note = (
+                "started guard serve in the background for later calls; judged in-process"
+                if started
+                else "guard serve is starting; judged in-process"
+            )
         else:
             note = f"guard serve at {url} unreachable; judged in-process"
         call.notes["server_fallback"] = note
@@ -93,7 +101,11 @@ class ServiceDecider:
         tool call finds a warm judge (no model client import in the hook process).
         """
         gate = self.gate
-        if not gate.start_service or gate.server not in (None, "auto") or not any(judged(s.kind) for s in gate.registry.specs()):
+        if (
+            not gate.start_service
+            or gate.server not in (None, "auto")
+            or not any(judged(s.kind) for s in gate.registry.specs())
+        ):
             return
         from guard.server import autostart
 
@@ -103,4 +115,3 @@ class ServiceDecider:
                 autostart.start(gate.loaded)
         except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
             log.warning("could not start the warm service", exc_info=True)
-

@@ -29,7 +29,15 @@ from guard.core.settings import SERVE_TOKEN_ENV, from_env
 from guard.storage.secret import TrustError, seal
 
 __all__ = [
-    "NONCE_HEADER", "PROOF_HEADER", "credential", "explicit_token", "is_per_user", "new_nonce", "proof", "service_key", "verify_proof",
+    "NONCE_HEADER",
+    "PROOF_HEADER",
+    "credential",
+    "explicit_token",
+    "is_per_user",
+    "new_nonce",
+    "proof",
+    "service_key",
+    "verify_proof",
 ]
 
 NONCE_HEADER = "X-Guard-Nonce"

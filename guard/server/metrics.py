@@ -100,26 +100,70 @@ class Metrics:
         looked_up = self.cache_hits + self.cache_misses
         ratio = round(self.cache_hits / looked_up, 6) if looked_up else 0.0
         families = [
-            ("guard_http_requests_total", "counter", "HTTP requests by method, route and status.",
-             [_sample("guard_http_requests_total", (("method", m), ("route", r), ("status", str(st))), n)
-              for (m, r, st), n in sorted(self.requests.items())]),
-            ("guard_http_request_duration_seconds", "histogram", "HTTP request latency by route.",
-             [line for route, h in sorted(self.request_latency.items())
-              for line in h.lines("guard_http_request_duration_seconds", (("route", route),))]),
-            ("guard_http_requests_in_flight", "gauge", "Requests being handled now.",
-             [_sample("guard_http_requests_in_flight", (), self.in_flight)]),
-            ("guard_decisions_total", "counter", "Decisions by final verdict.",
-             [_sample("guard_decisions_total", (("decision", d),), self.decisions[d]) for d in ("allow", "ask", "deny")]),
-            ("guard_hook_errors_total", "counter", "Hook runs that failed (timeouts, crashes, model errors) by hook type.",
-             [_sample("guard_hook_errors_total", (("type", t),), n) for t, n in sorted(self.hook_errors.items())]),
-            ("guard_cache_hits_total", "counter", "Smart-hook verdicts served from the decision cache.",
-             [_sample("guard_cache_hits_total", (), self.cache_hits)]),
-            ("guard_cache_misses_total", "counter", "Smart-hook verdicts that were not in the decision cache.",
-             [_sample("guard_cache_misses_total", (), self.cache_misses)]),
-            ("guard_cache_hit_ratio", "gauge", "Cache hits / (hits + misses) since start.",
-             [_sample("guard_cache_hit_ratio", (), ratio)]),
-            ("guard_model_latency_seconds", "histogram", "Latency of smart hooks that were not cache hits.",
-             self.model_latency.lines("guard_model_latency_seconds")),
+            (
+                "guard_http_requests_total",
+                "counter",
+                "HTTP requests by method, route and status.",
+                [
+                    _sample("guard_http_requests_total", (("method", m), ("route", r), ("status", str(st))), n)
+                    for (m, r, st), n in sorted(self.requests.items())
+                ],
+            ),
+            (
+                "guard_http_request_duration_seconds",
+                "histogram",
+                "HTTP request latency by route.",
+                [
+                    line
+                    for route, h in sorted(self.request_latency.items())
+                    for line in h.lines("guard_http_request_duration_seconds", (("route", route),))
+                ],
+            ),
+            (
+                "guard_http_requests_in_flight",
+                "gauge",
+                "Requests being handled now.",
+                [_sample("guard_http_requests_in_flight", (), self.in_flight)],
+            ),
+            (
+                "guard_decisions_total",
+                "counter",
+                "Decisions by final verdict.",
+                [
+                    _sample("guard_decisions_total", (("decision", d),), self.decisions[d])
+                    for d in ("allow", "ask", "deny")
+                ],
+            ),
+            (
+                "guard_hook_errors_total",
+                "counter",
+                "Hook runs that failed (timeouts, crashes, model errors) by hook type.",
+                [_sample("guard_hook_errors_total", (("type", t),), n) for t, n in sorted(self.hook_errors.items())],
+            ),
+            (
+                "guard_cache_hits_total",
+                "counter",
+                "Smart-hook verdicts served from the decision cache.",
+                [_sample("guard_cache_hits_total", (), self.cache_hits)],
+            ),
+            (
+                "guard_cache_misses_total",
+                "counter",
+                "Smart-hook verdicts that were not in the decision cache.",
+                [_sample("guard_cache_misses_total", (), self.cache_misses)],
+            ),
+            (
+                "guard_cache_hit_ratio",
+                "gauge",
+                "Cache hits / (hits + misses) since start.",
+                [_sample("guard_cache_hit_ratio", (), ratio)],
+            ),
+            (
+                "guard_model_latency_seconds",
+                "histogram",
+                "Latency of smart hooks that were not cache hits.",
+                self.model_latency.lines("guard_model_latency_seconds"),
+            ),
         ]
         lines: list[str] = []
         for name, kind, help_text, samples in families:

@@ -57,7 +57,9 @@ class _TokenOutOfAccessLog(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
-        if isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str):  # uvicorn: (client, method, path and query, ...)
+        if (
+            isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str)
+        ):  # uvicorn: (client, method, path and query, ...)
             record.args = (*args[:2], self.PARAM.sub(r"\1[redacted]", args[2]), *args[3:])
         return True
 
@@ -120,13 +122,28 @@ class _TokenGate:
 
     def _signed_in(self, request: Request, to: str) -> Response:
         response = RedirectResponse(_safe_next(to), status_code=303)
-        response.set_cookie(COOKIE, self.cookie.decode(), path=PREFIX, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        response.set_cookie(
+            COOKIE,
+            self.cookie.decode(),
+            path=PREFIX,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return response
 
     def _form(self, to: str, message: str, status: int) -> Response:
         """The sign-in form, going on to ``to`` once the token is right."""
         page = _LOGIN_PAGE.format(message=escape(message), action=escape(_LOGIN), next=escape(_safe_next(to)))
-        return HTMLResponse(page, status_code=status, headers={"WWW-Authenticate": "Bearer", "Content-Security-Policy": _LOGIN_POLICY, "Cache-Control": "no-store"})
+        return HTMLResponse(
+            page,
+            status_code=status,
+            headers={
+                "WWW-Authenticate": "Bearer",
+                "Content-Security-Policy": _LOGIN_POLICY,
+                "Cache-Control": "no-store",
+            },
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -151,7 +168,9 @@ class _TokenGate:
             await self.app(scope, receive, send)
             return
         elif request.method == "GET" and "text/html" in request.headers.get("accept", ""):
-            response = RedirectResponse(f"{_LOGIN}?{urlencode({'next': _without_token(request)})}", status_code=303)  # a person: the form
+            response = RedirectResponse(
+                f"{_LOGIN}?{urlencode({'next': _without_token(request)})}", status_code=303
+            )  # a person: the form
         else:
             response = self._form(_without_token(request), _ASK, 401)
         await response(scope, receive, send)
@@ -175,7 +194,9 @@ class _BuiltOnFirstRequest:
             from guard.view import ViewSources, create_view
 
             audit = self.settings.path(self.settings.audit_path) if self.settings.audit_path else None
-            self.app = create_view(ViewSources(audit, self.evals, frozenset(self.settings.audit_redact), gated=self.gated))
+            self.app = create_view(
+                ViewSources(audit, self.evals, frozenset(self.settings.audit_redact), gated=self.gated)
+            )
         await self.app(scope, receive, send)
 
 

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["family", "run_identity", "runs_code", "shell_command", "written_paths"]
 
 #: Programs that change files and never run one: a line of these (and reading programs) runs no project code.
-_FILE_UTILITIES = frozenset({"rm", "rmdir", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "truncate", "unlink"})
+_FILE_UTILITIES = frozenset(
+    {"rm", "rmdir", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "truncate", "unlink"}
+)
 #: bash builtins that run nothing found on PATH (and ``cd``, which only moves).
 _BUILTINS = frozenset({"cd", "echo", "printf", "pwd", "true", "false", ":", "test", "[", "type"})
 #: Where a program the agent cannot have written lives.
@@ -48,16 +50,36 @@ _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _PLUMBING = re.compile(r"^(?:[12]?>&[12]|[12]?>\s*/dev/null|&>\s*/dev/null)$")
 #: Reading programs that, later in a pipeline with no file operand, only filter the output before them: their
 #: options that take the next word as a value, and how many operands are not files (a pattern, tr's sets).
-_FILTERS = {"head": ("nc", 0), "tail": ("nc", 0), "grep": ("efmABCd", 1), "egrep": ("efmABCd", 1), "fgrep": ("efmABCd", 1),
-            "sort": ("kt", 0), "uniq": ("fsw", 0), "wc": ("", 0), "cut": ("dfcb", 0), "tr": ("", 2), "cat": ("", 0), "nl": ("", 0),
-            "tac": ("", 0), "column": ("sc", 0), "fold": ("w", 0)}
+_FILTERS = {
+    "head": ("nc", 0),
+    "tail": ("nc", 0),
+    "grep": ("efmABCd", 1),
+    "egrep": ("efmABCd", 1),
+    "fgrep": ("efmABCd", 1),
+    "sort": ("kt", 0),
+    "uniq": ("fsw", 0),
+    "wc": ("", 0),
+    "cut": ("dfcb", 0),
+    "tr": ("", 2),
+    "cat": ("", 0),
+    "nl": ("", 0),
+    "tac": ("", 0),
+    "column": ("sc", 0),
+    "fold": ("w", 0),
+}
 #: An MCP tool whose name says it changes files.
-_MCP_WRITES = re.compile(r"write|edit|create|move|copy|rename|patch|delete|remove|save|append|upload|put", re.IGNORECASE)
+_MCP_WRITES = re.compile(
+    r"write|edit|create|move|copy|rename|patch|delete|remove|save|append|upload|put", re.IGNORECASE
+)
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "destination", "dest", "target", "new_path", "to")
 #: Interpreter names and the family a run is keyed on (python3.11 runs a script as python3 does).
-_FAMILIES = ((re.compile(r"^python(?:\d+(?:\.\d+)?)?$"), "python"), (re.compile(r"^pypy\d?$"), "pypy"),
-             (re.compile(r"^(?:node|nodejs)$"), "node"), (re.compile(r"^(?:sh|dash)$"), "sh"),
-             (re.compile(r"^(bash|zsh|ksh|ruby|perl|php|Rscript)$"), None))
+_FAMILIES = (
+    (re.compile(r"^python(?:\d+(?:\.\d+)?)?$"), "python"),
+    (re.compile(r"^pypy\d?$"), "pypy"),
+    (re.compile(r"^(?:node|nodejs)$"), "node"),
+    (re.compile(r"^(?:sh|dash)$"), "sh"),
+    (re.compile(r"^(bash|zsh|ksh|ruby|perl|php|Rscript)$"), None),
+)
 
 
 def family(program: str) -> str | None:
@@ -105,7 +127,12 @@ def _system_program(word: str, env: Mapping[str, str]) -> bool:
     if word in _BUILTINS:
         return True
     found = word if "/" in word else _which(word, env)
-    return found is not None and os.path.isabs(found) and os.path.realpath(found).startswith(_SYSTEM_DIRS) and found.startswith(_SYSTEM_DIRS)
+    return (
+        found is not None
+        and os.path.isabs(found)
+        and os.path.realpath(found).startswith(_SYSTEM_DIRS)
+        and found.startswith(_SYSTEM_DIRS)
+    )
 
 
 def _literal(word: Word) -> bool:
@@ -163,7 +190,9 @@ def _folder_steps(command: str) -> Iterator[tuple[str | None, Command]]:
             words = part.words
             if words and words[0].text == "cd":
                 literal = len(words) == 2 and _literal(words[1]) and folder is not None
-                folder = os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                folder = (
+                    os.path.join(folder, os.path.expanduser(words[1].text)) if literal and folder is not None else None
+                )
                 continue
             yield folder, part
 
@@ -182,10 +211,15 @@ def _operands(texts: list[str]) -> list[str]:
 
 def _sed_files(texts: list[str]) -> list[str]:
     """The files ``sed -i`` edits in place (none without ``-i``): the operands after its script."""
-    in_place = any(t == "--in-place" or t.startswith("--in-place=") or (t.startswith("-") and not t.startswith("--") and "i" in t) for t in texts)
+    in_place = any(
+        t == "--in-place" or t.startswith("--in-place=") or (t.startswith("-") and not t.startswith("--") and "i" in t)
+        for t in texts
+    )
     if not in_place:
         return []
-    given = any(t in ("-e", "-f", "--expression", "--file") or t.startswith(("--expression=", "--file=")) for t in texts)
+    given = any(
+        t in ("-e", "-f", "--expression", "--file") or t.startswith(("--expression=", "--file=")) for t in texts
+    )
     skip = {i + 1 for i, t in enumerate(texts) if t in ("-e", "-f", "--expression", "--file")}
     operands = [t for i, t in enumerate(texts) if i not in skip and (not t.startswith("-") or t == "-")]
     return operands if given else operands[1:]
@@ -208,8 +242,11 @@ def _copied(texts: list[str], folder: str) -> list[str]:
 
 def _named_by(part: Command, folder: str) -> list[tuple[str, str]]:
     """(file as written, how) for each file one simple command, run in ``folder``, names as written."""
-    found = [(r.target.text, f"shell: {r.op} redirection") for r in part.redirects
-             if r.op in _WRITE_OPS and _literal(r.target) and r.target.text and not r.target.text.startswith(("&", "/dev/"))]
+    found = [
+        (r.target.text, f"shell: {r.op} redirection")
+        for r in part.redirects
+        if r.op in _WRITE_OPS and _literal(r.target) and r.target.text and not r.target.text.startswith(("&", "/dev/"))
+    ]
     if not part.words or not all(_literal(w) for w in part.words):
         return found
     program, texts = os.path.basename(part.words[0].text), [w.text for w in part.words[1:]]
@@ -221,7 +258,9 @@ def _named_by(part: Command, folder: str) -> list[tuple[str, str]]:
     elif program in ("cp", "mv", "ln", "install"):
         found += [(t, how) for t in _copied(texts, folder)]
     elif program in ("touch", "truncate", "rm", "unlink"):
-        skip = {i + 1 for i, t in enumerate(texts) if program == "truncate" and t in ("-s", "-r", "--size", "--reference")}
+        skip = {
+            i + 1 for i, t in enumerate(texts) if program == "truncate" and t in ("-s", "-r", "--size", "--reference")
+        }
         found += [(t, how) for i, t in enumerate(texts) if i not in skip and (not t.startswith("-"))]
     elif program == "dd":
         found += [(t[3:], how) for t in texts if t.startswith("of=")]
@@ -241,17 +280,25 @@ def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> li
             named = named[:1]
     elif kind == "patch":
         text = patch_text(dict(tool_input)) or ""
-        named = [(m.group(2) or m.group(3), tool_name) for line in text.splitlines() if (m := PATCH_LINE.match(line.strip()))]
+        named = [
+            (m.group(2) or m.group(3), tool_name) for line in text.splitlines() if (m := PATCH_LINE.match(line.strip()))
+        ]
     else:
         command = shell_command(tool_name, tool_input)
         if command:
-            named = [(os.path.join(folder, path), how) for folder, part in _folder_steps(command) if folder is not None
-                     for path, how in _named_by(part, os.path.join(cwd, folder))]
+            named = [
+                (os.path.join(folder, path), how)
+                for folder, part in _folder_steps(command)
+                if folder is not None
+                for path, how in _named_by(part, os.path.join(cwd, folder))
+            ]
     out: dict[str, str] = {}
     for raw, how in named:
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw.strip())))
         folder, name = os.path.split(path)
-        out.setdefault(os.path.join(os.path.realpath(folder), name), how)  # the folder's symlinks resolved, as the project walk names files
+        out.setdefault(
+            os.path.join(os.path.realpath(folder), name), how
+        )  # the folder's symlinks resolved, as the project walk names files
     return list(out.items())
 
 
@@ -276,11 +323,11 @@ def _separators(command: str) -> list[str] | None:
         elif c in "()`{}" or command.startswith("<<", i) or c == "\n":
             return None
         elif command.startswith(("&&", "||"), i):
-            found.append(command[i:i + 2])
+            found.append(command[i : i + 2])
             i += 2
             continue
         elif c in ";|&":
-            if c == "&" and (command[i - 1:i] in (">", "<") or command[i + 1:i + 2] == ">"):
+            if c == "&" and (command[i - 1 : i] in (">", "<") or command[i + 1 : i + 2] == ">"):
                 i += 1  # 2>&1, &>file: a redirection, not a separator
                 continue
             found.append(c)
@@ -322,7 +369,9 @@ def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[
         at = next(i for i, w in enumerate(part.words) if w is script)
         path = os.path.realpath(os.path.join(folder, os.path.expanduser(script.text)))
         fam = _shebang_family(path) if at == 0 else (family(texts[0]) or os.path.basename(texts[0]))
-        return {**step, "run": fam, "options": texts[1:at] if at else [], "script": path, "args": texts[at + 1:]}, [path]
+        return {**step, "run": fam, "options": texts[1:at] if at else [], "script": path, "args": texts[at + 1 :]}, [
+            path
+        ]
     program = texts[0]
     found = _which(program, env) if "/" not in program else os.path.join(folder, program)
     if found is None:
@@ -342,11 +391,18 @@ def _filter(part: Command, folder: str, env: Mapping[str, str]) -> bool:
         return False
     values, allowed = _FILTERS[name]
     texts = [w.text for w in part.words[1:]]
-    operands = [t for i, t in enumerate(texts) if not t.startswith("-") and not (i and len(texts[i - 1]) == 2 and texts[i - 1][0] == "-" and texts[i - 1][1] in values)]
+    operands = [
+        t
+        for i, t in enumerate(texts)
+        if not t.startswith("-")
+        and not (i and len(texts[i - 1]) == 2 and texts[i - 1][0] == "-" and texts[i - 1][1] in values)
+    ]
     return len(operands) <= allowed
 
 
-def run_identity(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
+def run_identity(
+    tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]] | None:
     """The call's code in one spelling, and the files whose content keys it; None when the line is not of the plain form."""
     command = shell_command(tool_name, tool_input)
     if not command or "<<" in command or "\n" in command:

@@ -23,7 +23,15 @@ from typing import Any
 
 from guard.core.decision import DECISIONS
 
-__all__ = ["MAX_ACTIONS", "MAX_ACTION_CHARS", "MAX_MESSAGE_CHARS", "MAX_USER_MESSAGES", "Action", "SessionContext", "SessionShapeError"]
+__all__ = [
+    "MAX_ACTIONS",
+    "MAX_ACTION_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_USER_MESSAGES",
+    "Action",
+    "SessionContext",
+    "SessionShapeError",
+]
 
 MAX_USER_MESSAGES = 3
 MAX_MESSAGE_CHARS = 2000
@@ -44,7 +52,11 @@ def clip(text: str, limit: int) -> str:
 
 def action_input(tool_input: Any) -> str:
     """One action's input as the judge sees it: a lone command as itself, anything else as compact JSON, clipped."""
-    if isinstance(tool_input, Mapping) and isinstance(tool_input.get("command"), str) and set(tool_input) <= {"command", "description"}:
+    if (
+        isinstance(tool_input, Mapping)
+        and isinstance(tool_input.get("command"), str)
+        and set(tool_input) <= {"command", "description"}
+    ):
         text = tool_input["command"]
     elif isinstance(tool_input, str):
         text = tool_input
@@ -84,7 +96,9 @@ class SessionContext:
         messages = tuple(clip(m, MAX_MESSAGE_CHARS) for m in self.user_messages[-MAX_USER_MESSAGES:])
         if self.actions is None:
             return SessionContext(messages, None)
-        actions = tuple(Action(a.tool_name, clip(a.input, MAX_ACTION_CHARS), a.decision) for a in self.actions[-MAX_ACTIONS:])
+        actions = tuple(
+            Action(a.tool_name, clip(a.input, MAX_ACTION_CHARS), a.decision) for a in self.actions[-MAX_ACTIONS:]
+        )
         return SessionContext(messages, actions)
 
     def requests_only(self) -> SessionContext:

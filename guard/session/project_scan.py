@@ -26,8 +26,23 @@ MAX_ENTRIES = 60_000
 MAX_SECONDS = 1.0
 #: More changed files than this in one walk: the rest are not digested (the walk is reported cut).
 MAX_CHANGED = 500
-_SKIPPED = frozenset({".git", ".hg", ".svn", "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-                      ".guard", ".cache", ".venv", "site-packages"})
+_SKIPPED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".guard",
+        ".cache",
+        ".venv",
+        "site-packages",
+    }
+)
 #: Flags of a hash-based .pyc that Python runs without looking at its source (PEP 552: hash-based, check_source off).
 _UNCHECKED = 0b01
 

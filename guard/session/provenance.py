@@ -85,7 +85,9 @@ def _digest(path: str) -> tuple[str, bytes | None]:
     if not stat.S_ISREG(info.st_mode):
         return DELETED, None  # a folder: its files are recorded one by one
     if info.st_size > _READ_LIMIT:
-        return content_digest(f"large:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()), None
+        return content_digest(
+            f"large:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}".encode()
+        ), None
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -97,8 +99,12 @@ def _digest(path: str) -> tuple[str, bytes | None]:
 class Provenance:
     """Records writes and attaches what changed, for one gate (its store opened on first use)."""
 
-    def __init__(self, env: Mapping[str, str], skip: Callable[[], frozenset[str]] = frozenset,
-                 open_store: Callable[[Mapping[str, str]], WrittenStore] = _default_store) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        skip: Callable[[], frozenset[str]] = frozenset,
+        open_store: Callable[[Mapping[str, str]], WrittenStore] = _default_store,
+    ) -> None:
         self.env = env
         #: guard's own files that may sit in a project (a cache or audit file named in the config): never a change.
         self._skip = skip
@@ -117,7 +123,13 @@ class Provenance:
         payload.pop(WRITTEN_FIELD, None)
         rules = judged_by_rules(specs)
         tool_name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
-        if not rules or not isinstance(tool_name, str) or not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
+        if (
+            not rules
+            or not isinstance(tool_name, str)
+            or not isinstance(tool_input, dict)
+            or not isinstance(cwd, str)
+            or not os.path.isabs(cwd)
+        ):
             return None
         from guard.session.call_effects import runs_code
 
@@ -160,7 +172,9 @@ class Provenance:
             store.walked(root, since if since is not None else now_ns, first=True)
         return since
 
-    def _state(self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec], session: str) -> dict[str, Any] | None:
+    def _state(
+        self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec], session: str
+    ) -> dict[str, Any] | None:
         from guard.session.call_effects import run_identity
         from guard.session.project_scan import changed_since
         from guard.session.written import DELETED, NEW, rule_key
@@ -179,8 +193,14 @@ class Provenance:
             found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
             if scan.complete:
                 store.walked(root, started)
-        files = self._observe(store.files(below=root, within=_above(root), everywhere=True, session=session), found, started)
-        changed = [f for f in files.values() if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)]
+        files = self._observe(
+            store.files(below=root, within=_above(root), everywhere=True, session=session), found, started
+        )
+        changed = [
+            f
+            for f in files.values()
+            if f.digest is not None and f.digest != f.base and not (f.digest == DELETED and f.base == NEW)
+        ]
         bases: dict[str, str] = {}
         for file in changed:
             if len(bases) < MAX_BASES and file.base not in (None, NEW):
@@ -191,7 +211,10 @@ class Provenance:
         state: dict[str, Any] = {
             "project": root,
             "scan": scan_note,
-            "files": [{"path": f.path, "digest": f.digest, "base": f.base, "route": f.route, "confirmed": f.confirmed} for f in changed],
+            "files": [
+                {"path": f.path, "digest": f.digest, "base": f.base, "route": f.route, "confirmed": f.confirmed}
+                for f in changed
+            ],
             "bases": bases,
             "seen": {key: {path: sorted(digests) for path, digests in seen.get(key, {}).items()} for key in keys},
         }
@@ -228,8 +251,12 @@ class Provenance:
             pending = known is not None and known.digest is None
             route = known.route if pending and known is not None else "found changed (no call guard saw named it)"
             base = known.base if known is not None else None
-            confirmed = known.confirmed if pending and known is not None else True  # a PostToolUse confirms a recorded write, not this look
-            updates.append(FileRecord(path, digest, base, route, confirmed, now_ns, known.session_id if known is not None else ""))
+            confirmed = (
+                known.confirmed if pending and known is not None else True
+            )  # a PostToolUse confirms a recorded write, not this look
+            updates.append(
+                FileRecord(path, digest, base, route, confirmed, now_ns, known.session_id if known is not None else "")
+            )
         if updates:
             self.store().put(updates)
         if gone:
@@ -244,7 +271,12 @@ class Provenance:
         if event not in _RECORDED and event not in _CONFIRMED:
             return
         tool_name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
-        if not isinstance(tool_name, str) or not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
+        if (
+            not isinstance(tool_name, str)
+            or not isinstance(tool_input, dict)
+            or not isinstance(cwd, str)
+            or not os.path.isabs(cwd)
+        ):
             return
         try:
             if event in _RECORDED and decision.decision != "deny":
@@ -266,7 +298,9 @@ class Provenance:
             if spec is not None and result.decision == "allow" and shown:
                 self.store().mark_seen(rule_key(spec.rule, spec.prompt), [(str(p), str(d)) for p, d in shown])
 
-    def _writes(self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None) -> None:
+    def _writes(
+        self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None
+    ) -> None:
         """Record the files the call names as written: when allowed (``decision``), with their earlier content; once it ran, as they are.
 
         Only files in a folder guard walks (not ``/`` nor the home folder), and those directly in the home folder (a
@@ -279,12 +313,20 @@ class Provenance:
 
         paths = written_paths(tool_name, tool_input, cwd)
         placed: set[str] = set()  # files below a folder the call put in place: new there, as far as any judge knows
-        if decision is None:  # the call ran: a folder it put in place (``mv stage tests``, ``cp -r``) holds files of its own
+        if (
+            decision is None
+        ):  # the call ran: a folder it put in place (``mv stage tests``, ``cp -r``) holds files of its own
             inside = [(found, how) for path, how in paths for found in self._inside(path, how, os.path.realpath(cwd))]
             paths, placed = [*paths, *inside], {found for found, _ in inside}
         roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
-        home = os.path.realpath(os.path.expanduser("~"))  # a file directly in it is recorded (not walked): a project below may run it
-        named = [(path, how) for path, how in paths if roots[path] is not None or os.path.realpath(os.path.dirname(path)) == home]
+        home = os.path.realpath(
+            os.path.expanduser("~")
+        )  # a file directly in it is recorded (not walked): a project below may run it
+        named = [
+            (path, how)
+            for path, how in paths
+            if roots[path] is not None or os.path.realpath(os.path.dirname(path)) == home
+        ]
         if not named:
             return
         store = self.store()
@@ -319,7 +361,6 @@ class Provenance:
         store.put(updates)
         store.forget(gone)
 
-
     def _inside(self, path: str, how: str, cwd: str) -> list[str]:
         """The files below a folder a call that ran named as written: a folder moved into place keeps its files' change
         times, so a walk, which looks for change times after its last one, would never find them. The call's words are
@@ -330,7 +371,11 @@ class Provenance:
         if how.split()[-1] not in _PUTS_IN_PLACE:
             return []
         folder = path if os.path.isdir(path) else os.path.dirname(path) if not os.path.lexists(path) else None
-        if folder is None or not os.path.isdir(folder) or (cwd + "/").startswith(os.path.realpath(folder).rstrip("/") + "/"):
+        if (
+            folder is None
+            or not os.path.isdir(folder)
+            or (cwd + "/").startswith(os.path.realpath(folder).rstrip("/") + "/")
+        ):
             return []
         scan = changed_since(folder, -1, skip=self._skip())
         if not scan.complete:

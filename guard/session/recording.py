@@ -57,7 +57,9 @@ def _default_store(env: Mapping[str, str]) -> SessionStore:
 class SessionRecorder:
     """Attaches session context to payloads and records turns, for one gate."""
 
-    def __init__(self, env: Mapping[str, str], open_store: Callable[[Mapping[str, str]], SessionStore] = _default_store) -> None:
+    def __init__(
+        self, env: Mapping[str, str], open_store: Callable[[Mapping[str, str]], SessionStore] = _default_store
+    ) -> None:
         self.env = env
         self._open_store = open_store
         self._store: SessionStore | None = None
@@ -85,7 +87,9 @@ class SessionRecorder:
                 context = self._context(session_id, transcript, payload.get("tool_use_id"))
             except Exception as exc:  # the store is optional; the rule still runs, on less
                 log.warning("session store read failed", exc_info=True)
-                warning = f"session context unavailable ({type(exc).__name__}: {exc}): session-aware rules judged without it"
+                warning = (
+                    f"session context unavailable ({type(exc).__name__}: {exc}): session-aware rules judged without it"
+                )
         payload[SESSION_FIELD] = context.to_dict()
         return warning
 
@@ -94,7 +98,9 @@ class SessionRecorder:
             return self.store().context(session_id)
         turns = read_turns(transcript, pending=pending if isinstance(pending, str) else None)
         decided = self.store().decisions(session_id)
-        actions = tuple(Action.of(name, tool_input, decided.get(call_id)) for call_id, name, tool_input in turns.actions)
+        actions = tuple(
+            Action.of(name, tool_input, decided.get(call_id)) for call_id, name, tool_input in turns.actions
+        )
         return SessionContext(turns.user_messages, actions).bounded()
 
     def source(self, payload: dict[str, Any]) -> str:

@@ -74,13 +74,21 @@ class SqliteSessionStore:
         mac = seal(_PURPOSE, session_id, kind, body, repr(now))  # TrustError (no secret): nothing is recorded
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES (?, ?, ?, ?, ?)", (session_id, kind, body, now, mac))
+            self._db.execute(
+                "INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES (?, ?, ?, ?, ?)",
+                (session_id, kind, body, now, mac),
+            )
             self._db.execute(
                 "DELETE FROM session_entries WHERE session_id = ? AND kind = ? AND seq NOT IN "
                 "(SELECT seq FROM session_entries WHERE session_id = ? AND kind = ? ORDER BY seq DESC LIMIT ?)",
                 (session_id, kind, session_id, kind, _LIMITS[kind]),
             )
-            if self._db.execute("SELECT COUNT(*) FROM session_entries WHERE session_id = ?", (session_id,)).fetchone()[0] == 1:
+            if (
+                self._db.execute("SELECT COUNT(*) FROM session_entries WHERE session_id = ?", (session_id,)).fetchone()[
+                    0
+                ]
+                == 1
+            ):
                 # a session's first row is often enough to forget old sessions
                 self._db.execute("DELETE FROM session_entries WHERE at < ?", (now - RETENTION_S,))
 
@@ -105,14 +113,18 @@ class SqliteSessionStore:
         """The session's recorded actions (and never a user message)."""
         calls: dict[object, dict[str, Any]] = {}
         for i, data in enumerate(self._bodies(session_id)):
-            call = calls.setdefault(data.get("tool_use_id") or i, data)  # a later row on the same call (a denial) updates it in place
+            call = calls.setdefault(
+                data.get("tool_use_id") or i, data
+            )  # a later row on the same call (a denial) updates it in place
             call["decision"] = data.get("decision")
         actions = tuple(Action(data["tool_name"], data["input"], data.get("decision")) for data in calls.values())
         return SessionContext((), actions).bounded()
 
     def decisions(self, session_id: str) -> dict[str, str | None]:
         """guard's decision on each recorded call, by the client's ``tool_use_id``."""
-        return {data["tool_use_id"]: data.get("decision") for data in self._bodies(session_id) if data.get("tool_use_id")}
+        return {
+            data["tool_use_id"]: data.get("decision") for data in self._bodies(session_id) if data.get("tool_use_id")
+        }
 
     def close(self) -> None:
         self._db.close()

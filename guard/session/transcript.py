@@ -45,8 +45,16 @@ __all__ = ["MAX_BYTES", "TranscriptTurns", "read_turns"]
 MAX_BYTES = 16 << 20
 _CHUNK = 1 << 20
 #: Text Claude Code writes as a user entry that the user did not type.
-_CLAUDE_GENERATED = ("<command-name>", "<command-message>", "<command-args>", "<local-command-", "<bash-stdout>", "<bash-stderr>",
-                     "<system-reminder>", "Caveat: ")
+_CLAUDE_GENERATED = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<system-reminder>",
+    "Caveat: ",
+)
 
 
 class TranscriptTurns(Record):
@@ -81,7 +89,11 @@ def _claude_text(content: Any) -> str | None:
     """The text a user typed, from a Claude Code user entry's content; None for tool results and generated text."""
     if isinstance(content, str):
         text = content
-    elif isinstance(content, list) and content and all(isinstance(b, dict) and b.get("type") in ("text", "image") for b in content):
+    elif (
+        isinstance(content, list)
+        and content
+        and all(isinstance(b, dict) and b.get("type") in ("text", "image") for b in content)
+    ):
         text = "\n".join(str(b.get("text") or "") for b in content if b.get("type") == "text")
     else:
         return None
@@ -98,8 +110,11 @@ def _claude(entry: dict[str, Any]) -> tuple[str | None, list[tuple[str, str, Any
     if entry.get("type") == "user" and message.get("role") == "user":
         return _claude_text(message.get("content")), []
     if entry.get("type") == "assistant" and isinstance(message.get("content"), list):
-        calls = [(str(b.get("id") or ""), str(b.get("name") or ""), b.get("input"))
-                 for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        calls = [
+            (str(b.get("id") or ""), str(b.get("name") or ""), b.get("input"))
+            for b in message["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
         return None, calls
     return None, []
 
@@ -136,13 +151,19 @@ def _either(*names: str) -> tuple[bytes, ...]:
 
 #: Bytes a line must hold to be parsed at all, and bytes that rule it out (a tool result is never the user's words nor a
 #: call): most of a long transcript is tool output, and skipping it unparsed keeps a 500 KB transcript to a few milliseconds.
-_WANTED = {"claude": _either("user", "tool_use"), "codex": _either("user_message", "function_call", "custom_tool_call", "local_shell_call")}
+_WANTED = {
+    "claude": _either("user", "tool_use"),
+    "codex": _either("user_message", "function_call", "custom_tool_call", "local_shell_call"),
+}
 _UNWANTED = {"claude": _either("tool_result"), "codex": _either("function_call_output", "custom_tool_call_output")}
 
 
 def read_turns(transcript: Transcript, *, pending: str | None = None) -> TranscriptTurns:
     """The newest user messages and tool calls of ``transcript``, leaving out the call being judged (``pending``, its id)."""
-    from guard.session.context import MAX_ACTIONS, MAX_USER_MESSAGES  # not at import: self-protection only needs client_transcript
+    from guard.session.context import (
+        MAX_ACTIONS,
+        MAX_USER_MESSAGES,
+    )  # not at import: self-protection only needs client_transcript
 
     parse = _claude if transcript.client == "claude" else _codex
     wanted, unwanted = _WANTED[transcript.client], _UNWANTED[transcript.client]

@@ -37,7 +37,17 @@ from guard.core.record import Record
 from guard.storage.database import open_state_file, state_file
 from guard.storage.secret import seal, verify
 
-__all__ = ["DELETED", "MAX_BASE_BYTES", "NEW", "RETENTION_S", "FileRecord", "WrittenStore", "content_digest", "rule_key", "written_db_path"]
+__all__ = [
+    "DELETED",
+    "MAX_BASE_BYTES",
+    "NEW",
+    "RETENTION_S",
+    "FileRecord",
+    "WrittenStore",
+    "content_digest",
+    "rule_key",
+    "written_db_path",
+]
 
 RETENTION_S = 7 * 86400.0
 #: The most of a file's earlier content kept for a diff.
@@ -79,13 +89,30 @@ class FileRecord(Record):
 
     __slots__ = ("path", "digest", "base", "route", "confirmed", "observed_ns", "session_id")
 
-    def __init__(self, path: str, digest: str | None, base: str | None, route: str, confirmed: bool, observed_ns: int, session_id: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        digest: str | None,
+        base: str | None,
+        route: str,
+        confirmed: bool,
+        observed_ns: int,
+        session_id: str = "",
+    ) -> None:
         self.path, self.digest, self.base, self.route, self.confirmed = path, digest, base, route, confirmed
         self.observed_ns, self.session_id = observed_ns, session_id
 
     def fields(self) -> tuple[str, ...]:
         """The row's values as text, in the order the seal binds them."""
-        return (self.path, str(self.digest), str(self.base), self.route, str(int(self.confirmed)), str(self.observed_ns), self.session_id)
+        return (
+            self.path,
+            str(self.digest),
+            str(self.base),
+            self.route,
+            str(int(self.confirmed)),
+            str(self.observed_ns),
+            self.session_id,
+        )
 
 
 #: Files an interpreter runs wherever it starts, in any project: what a site folder holds (a ``.pth`` file's import
@@ -115,7 +142,11 @@ class WrittenStore:
     def since(self, root: str) -> int | None:
         """When the last walk of ``root`` began, or None (never walked, expired, or its row does not verify)."""
         row = self._db.execute("SELECT since_ns, at, mac FROM written_roots WHERE root = ?", (root,)).fetchone()
-        if row is None or not verify(row[2], _PURPOSE, "root", root, str(row[0]), repr(row[1])) or row[1] < time.time() - RETENTION_S:
+        if (
+            row is None
+            or not verify(row[2], _PURPOSE, "root", root, str(row[0]), repr(row[1]))
+            or row[1] < time.time() - RETENTION_S
+        ):
             return None
         return int(row[0])
 
@@ -124,9 +155,13 @@ class WrittenStore:
         (a first walk of ``root`` starts from the earliest, so nothing changed since goes unlooked at)."""
         parts = root.rstrip("/").split("/")
         above = [since for depth in range(2, len(parts)) if (since := self.since("/".join(parts[:depth]))) is not None]
-        inside = [since for folder, since, at, mac in self._db.execute("SELECT root, since_ns, at, mac FROM written_roots WHERE root >= ? AND root < ?",
-                                                                       _below(root))
-                  if verify(mac, _PURPOSE, "root", folder, str(since), repr(at)) and at >= time.time() - RETENTION_S]
+        inside = [
+            since
+            for folder, since, at, mac in self._db.execute(
+                "SELECT root, since_ns, at, mac FROM written_roots WHERE root >= ? AND root < ?", _below(root)
+            )
+            if verify(mac, _PURPOSE, "root", folder, str(since), repr(at)) and at >= time.time() - RETENTION_S
+        ]
         return [*([max(above)] if above else []), *inside]
 
     def walked(self, root: str, since_ns: int, *, first: bool = False) -> None:
@@ -134,16 +169,25 @@ class WrittenStore:
         no one touched for :data:`RETENTION_S` (not on every walk: those deletes scan the tables)."""
         now = time.time()
         with self._db:
-            self._db.execute("INSERT OR REPLACE INTO written_roots (root, since_ns, at, mac) VALUES (?, ?, ?, ?)",
-                             (root, since_ns, now, seal(_PURPOSE, "root", root, str(since_ns), repr(now))))
+            self._db.execute(
+                "INSERT OR REPLACE INTO written_roots (root, since_ns, at, mac) VALUES (?, ?, ?, ?)",
+                (root, since_ns, now, seal(_PURPOSE, "root", root, str(since_ns), repr(now))),
+            )
             if first:
                 for table in ("written_roots", "written_files", "written_bases", "written_seen"):
                     self._db.execute(f"DELETE FROM {table} WHERE at < ?", (now - RETENTION_S,))
 
     # -- files --------------------------------------------------------------------
 
-    def files(self, *, below: str | None = None, paths: Iterable[str] | None = None, within: Iterable[str] = (),
-              everywhere: bool = False, session: str = "") -> dict[str, FileRecord]:
+    def files(
+        self,
+        *,
+        below: str | None = None,
+        paths: Iterable[str] | None = None,
+        within: Iterable[str] = (),
+        everywhere: bool = False,
+        session: str = "",
+    ) -> dict[str, FileRecord]:
         """The file rows that verify: those below a folder, those directly in the folders ``within``, with
         ``everywhere`` those an interpreter runs wherever it starts (:data:`_RUN_EVERYWHERE`), and those ``session``
         wrote last, wherever they are; or those of ``paths``."""
@@ -152,15 +196,25 @@ class WrittenStore:
             rows = list(self._db.execute(query + " WHERE path >= ? AND path < ?", _below(below)))
             for folder in within:
                 start, end = _below(folder)
-                rows += self._db.execute(query + " WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0", (start, end, len(start) + 1))
+                rows += self._db.execute(
+                    query + " WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+                    (start, end, len(start) + 1),
+                )
             if everywhere:
-                rows += self._db.execute(query + " WHERE " + " OR ".join("path GLOB ?" for _ in _RUN_EVERYWHERE), _RUN_EVERYWHERE)
+                rows += self._db.execute(
+                    query + " WHERE " + " OR ".join("path GLOB ?" for _ in _RUN_EVERYWHERE), _RUN_EVERYWHERE
+                )
             if session:
                 rows += self._db.execute(query + " WHERE session_id = ?", (session,))
         else:
             wanted = sorted(set(paths or ()))
-            rows = [row for i in range(0, len(wanted), 500)
-                    for row in self._db.execute(query + f" WHERE path IN ({','.join('?' * len(wanted[i:i + 500]))})", wanted[i:i + 500])]
+            rows = [
+                row
+                for i in range(0, len(wanted), 500)
+                for row in self._db.execute(
+                    query + f" WHERE path IN ({','.join('?' * len(wanted[i : i + 500]))})", wanted[i : i + 500]
+                )
+            ]
         found: dict[str, FileRecord] = {}
         for path, digest, base, route, confirmed, observed, session, mac in rows:
             record = FileRecord(path, digest, base, route, bool(confirmed), observed, session)
@@ -171,12 +225,27 @@ class WrittenStore:
     def put(self, records: Iterable[FileRecord]) -> None:
         """Record (or update) each file's row."""
         now = time.time()
-        rows = [(r.path, r.digest, r.base, r.route, int(r.confirmed), r.observed_ns, r.session_id, now, seal(_PURPOSE, "file", *r.fields()))
-                for r in records]
+        rows = [
+            (
+                r.path,
+                r.digest,
+                r.base,
+                r.route,
+                int(r.confirmed),
+                r.observed_ns,
+                r.session_id,
+                now,
+                seal(_PURPOSE, "file", *r.fields()),
+            )
+            for r in records
+        ]
         if rows:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO written_files (path, digest, base, route, confirmed, observed_ns, session_id, at, mac) "
-                                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO written_files (path, digest, base, route, confirmed, observed_ns, session_id, at, mac) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
 
     def forget(self, paths: Iterable[str]) -> None:
         """Files the agent created and deleted again: nothing of them is left to run, and the record stays small."""
@@ -197,8 +266,10 @@ class WrittenStore:
         """Keep the content before the agent's first change (the first one kept for a file stays)."""
         content = content[:MAX_BASE_BYTES]
         with self._db:
-            self._db.execute("INSERT OR IGNORE INTO written_bases (path, content, at, mac) VALUES (?, ?, ?, ?)",
-                             (path, content, time.time(), seal(_PURPOSE, "base", path, content.hex())))
+            self._db.execute(
+                "INSERT OR IGNORE INTO written_bases (path, content, at, mac) VALUES (?, ?, ?, ?)",
+                (path, content, time.time(), seal(_PURPOSE, "base", path, content.hex())),
+            )
 
     # -- what judges saw ----------------------------------------------------------
 
@@ -208,8 +279,10 @@ class WrittenStore:
         also = sorted(set(paths))[:500]
         extra = f" OR path IN ({','.join('?' * len(also))})" if also else ""
         for rule in set(rules):
-            for path, digest, mac in self._db.execute(f"SELECT path, digest, mac FROM written_seen WHERE rule = ? AND (path >= ? AND path < ?{extra})",
-                                                      (rule, *_below(below), *also)):
+            for path, digest, mac in self._db.execute(
+                f"SELECT path, digest, mac FROM written_seen WHERE rule = ? AND (path >= ? AND path < ?{extra})",
+                (rule, *_below(below), *also),
+            ):
                 if verify(mac, _PURPOSE, "seen", rule, path, digest):
                     found.setdefault(rule, {}).setdefault(path, set()).add(digest)
         return found
@@ -220,4 +293,6 @@ class WrittenStore:
         rows = [(rule, path, digest, now, seal(_PURPOSE, "seen", rule, path, digest)) for path, digest in files]
         if rows:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO written_seen (rule, path, digest, at, mac) VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO written_seen (rule, path, digest, at, mac) VALUES (?, ?, ?, ?, ?)", rows
+                )

@@ -29,7 +29,16 @@ from typing import Any
 
 from guard.core.settings import user_dir
 
-__all__ = ["MIN_TIMEOUT_S", "SCRIPT", "credential_path", "curl_max_time", "hook_budget", "personal_command", "socket_for", "write_credential"]
+__all__ = [
+    "MIN_TIMEOUT_S",
+    "SCRIPT",
+    "credential_path",
+    "curl_max_time",
+    "hook_budget",
+    "personal_command",
+    "socket_for",
+    "write_credential",
+]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "claude_plugin" / "hooks" / "curl-client.sh"
 #: The shortest hook timeout that leaves curl and the fallback ``guard hook`` each a useful share.
@@ -64,7 +73,9 @@ def personal_command(program: list[str], loaded: Any, timeout_s: int) -> str:
     """
     max_time = curl_max_time(timeout_s)
     fallback = [*program, "hook", "--deadline", str(timeout_s - max_time - 1)]
-    return shlex.join(["/bin/sh", str(SCRIPT), str(socket_for(loaded)), str(credential_path(loaded)), str(max_time), *fallback])
+    return shlex.join(
+        ["/bin/sh", str(SCRIPT), str(socket_for(loaded)), str(credential_path(loaded)), str(max_time), *fallback]
+    )
 
 
 def hook_budget(command: str, deadline: str | None) -> str | None:

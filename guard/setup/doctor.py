@@ -28,7 +28,14 @@ from guard.core.extras import DISTRIBUTION
 from guard.core.settings import CLAUDE_BIN_ENV, from_env
 from guard.runtime.matching import matcher_report
 from guard.setup.curl_client import SCRIPT, hook_budget
-from guard.setup.install import InstalledHook, guard_program, installed_hooks, needed_timeout, plugin_guard, plugin_scopes
+from guard.setup.install import (
+    InstalledHook,
+    guard_program,
+    installed_hooks,
+    needed_timeout,
+    plugin_guard,
+    plugin_scopes,
+)
 
 __all__ = ["Finding", "diagnose"]
 
@@ -59,7 +66,9 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     loaded, finding = _config(config, installed_here=installed_here)
     yield finding
     for problem in matcher_report(loaded.specs if loaded is not None else []):
-        yield Finding("warn", "matcher", problem, "name the tool as the client does, or use a canonical action (docs/actions.md)")
+        yield Finding(
+            "warn", "matcher", problem, "name the tool as the client does, or use a canonical action (docs/actions.md)"
+        )
     if loaded is not None and loaded.sources:
         yield _trusted(config, installed_here=installed_here)
     if loaded is not None:
@@ -83,12 +92,18 @@ def _config(path: str | None, *, installed_here: bool) -> tuple[LoadedConfig | N
     if found is None:
         status: Status = "fail" if installed_here else "warn"
         why = "guard is installed in this project and" if installed_here else "guard"
-        return LoadedConfig(), Finding(status, "config", f"no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): {why} has no rules, every call is allowed",
-                                       "write guard.yaml in the project, or point GUARD_CONFIG at one")
+        return LoadedConfig(), Finding(
+            status,
+            "config",
+            f"no guard.yaml here (nor .guard/guard.yaml or $GUARD_CONFIG): {why} has no rules, every call is allowed",
+            "write guard.yaml in the project, or point GUARD_CONFIG at one",
+        )
     try:
         loaded = load_config(str(found), use_snapshot=False)
     except GuardError as exc:
-        return None, Finding("fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked")
+        return None, Finding(
+            "fail", "config", f"does not load: {exc}", "fix that key: until then the calls it guards are blocked"
+        )
     return loaded, Finding("ok", "config", loaded.summary())
 
 
@@ -97,8 +112,12 @@ def _shadow(loaded: LoadedConfig) -> Iterator[Finding]:
     shadow = [spec for spec in loaded.specs if spec.shadow]
     if shadow:
         names = ", ".join(f"{spec.id} ({spec.event}{f', {spec.matcher}' if spec.matcher else ''})" for spec in shadow)
-        yield Finding("ok", "shadow", f"{len(shadow)} rule{'s' if len(shadow) > 1 else ''} in shadow mode, judged and logged but never enforced: {names}."
-                      " guard view's Rules page shows what each would have denied; to enforce one, remove its mode: shadow and run guard trust")
+        yield Finding(
+            "ok",
+            "shadow",
+            f"{len(shadow)} rule{'s' if len(shadow) > 1 else ''} in shadow mode, judged and logged but never enforced: {names}."
+            " guard view's Rules page shows what each would have denied; to enforce one, remove its mode: shadow and run guard trust",
+        )
 
 
 @dataclass
@@ -117,13 +136,24 @@ def _trusted(path: str | None, *, installed_here: bool) -> Finding:
     try:
         pinned = load_trusted(path)
     except GuardError as exc:
-        return Finding("fail", "trust", f"the trusted copy guard hook enforces does not load: {exc}", "review the config and run guard trust")
+        return Finding(
+            "fail",
+            "trust",
+            f"the trusted copy guard hook enforces does not load: {exc}",
+            "review the config and run guard trust",
+        )
     if pinned.status == "untrusted":
         status: Status = "fail" if installed_here else "warn"
-        return Finding(status, "trust", "the config was never trusted: guard hook blocks every tool call until you trust it",
-                       "review it and run guard trust (in your terminal)")
+        return Finding(
+            status,
+            "trust",
+            "the config was never trusted: guard hook blocks every tool call until you trust it",
+            "review it and run guard trust (in your terminal)",
+        )
     if pinned.status == "changed":
-        return Finding("warn", "trust", pinned.notes[0], "guard trust shows the change and asks before guard hook enforces it")
+        return Finding(
+            "warn", "trust", pinned.notes[0], "guard trust shows the change and asks before guard hook enforces it"
+        )
     return Finding("ok", "trust", "guard hook enforces this config as you trusted it")
 
 
@@ -140,8 +170,13 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
     try:
         gone = None if log.path.exists() else head_record.missing_log(log.path)
         if gone is not None:
-            yield Finding("fail", "audit log", gone, f"if you moved it yourself, also remove {head_record.record_path(log.path)}; "
-                          "else the decisions logged so far are gone: keep the client's sandbox on (guard install) and see docs/team.md")
+            yield Finding(
+                "fail",
+                "audit log",
+                gone,
+                f"if you moved it yourself, also remove {head_record.record_path(log.path)}; "
+                "else the decisions logged so far are gone: keep the client's sandbox on (guard install) and see docs/team.md",
+            )
         elif not log.path.exists():
             yield Finding("ok", "audit log", f"no decisions logged yet in {log.path}")
         else:
@@ -150,20 +185,31 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
                 older = f"; {report.unchained} older rows unchained" if report.unchained else ""
                 yield Finding("ok", "audit log", f"{log.path}: sealed chain intact ({report.chained} rows{older})")
             else:
-                yield Finding("fail", "audit log", f"{log.path}: the sealed chain is broken: {report.problems[0]}"
-                              + (f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""),
-                              "guard log verify lists every problem: rows changed or removed outside guard, or the whole file replaced. Keep the "
-                              "client's sandbox on (guard install) so the agent cannot reach the log")
+                yield Finding(
+                    "fail",
+                    "audit log",
+                    f"{log.path}: the sealed chain is broken: {report.problems[0]}"
+                    + (f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""),
+                    "guard log verify lists every problem: rows changed or removed outside guard, or the whole file replaced. Keep the "
+                    "client's sandbox on (guard install) so the agent cannot reach the log",
+                )
     except GuardError as exc:
         yield Finding("fail", "audit log", str(exc), "move the file aside, or let the next guard hook decision do it")
     finally:
         log.close()
     failed = audit_recovery.failures(log.path)
     if failed:
-        yield Finding("warn", "audit log", f"{len(failed)} audit write{'s' if len(failed) > 1 else ''} failed, the last: {failed[-1]['error']}: "
-                      "those decisions are not in the log", "check the disk and the file's permissions")
+        yield Finding(
+            "warn",
+            "audit log",
+            f"{len(failed)} audit write{'s' if len(failed) > 1 else ''} failed, the last: {failed[-1]['error']}: "
+            "those decisions are not in the log",
+            "check the disk and the file's permissions",
+        )
     for aside in audit_recovery.set_aside_files(log.path):
-        yield Finding("warn", "audit log", f"an unreadable audit log was set aside as {aside}", "review it, then delete it")
+        yield Finding(
+            "warn", "audit log", f"an unreadable audit log was set aside as {aside}", "review it, then delete it"
+        )
 
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
@@ -203,8 +249,12 @@ def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
         if problem is None:
             yield Finding("ok", "model", f"{label} answers")
         else:
-            yield Finding("fail", "model", f"{label} does not answer: {_about(model, problem)}",
-                          "check the model id, the provider key (e.g. OPENAI_API_KEY) and GUARD_API_BASE / models.api_base")
+            yield Finding(
+                "fail",
+                "model",
+                f"{label} does not answer: {_about(model, problem)}",
+                "check the model id, the provider key (e.g. OPENAI_API_KEY) and GUARD_API_BASE / models.api_base",
+            )
 
 
 def _label(model: str, use: _Model, api_base: str | None) -> str:
@@ -219,7 +269,7 @@ def _about(model: str, message: str) -> str:
     """A judge error without its leading "model X" (the finding names the model already)."""
     for lead in (f"model {model}: ", f"model {model} "):
         if message.startswith(lead):
-            return message[len(lead):]
+            return message[len(lead) :]
     return message
 
 
@@ -227,14 +277,29 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
     """One tiny completion within ``timeout`` seconds (after the client library loads); None when it answered, else why not."""
     from guard.judge.model import RetryPolicy, complete, load_client
 
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    }
     messages = [{"role": "user", "content": 'Reply with the JSON {"ok": true} and nothing else.'}]
 
     async def ask() -> None:
         await load_client([model], api_base)  # seconds of imports that must not eat the model's time
-        await asyncio.wait_for(complete(model, messages, schema=schema, max_tokens=16, temperature=0.0,
-                                        deadline=time.monotonic() + timeout, api_base=api_base,
-                                        policy=RetryPolicy(attempts=1)), timeout + 1)
+        await asyncio.wait_for(
+            complete(
+                model,
+                messages,
+                schema=schema,
+                max_tokens=16,
+                temperature=0.0,
+                deadline=time.monotonic() + timeout,
+                api_base=api_base,
+                policy=RetryPolicy(attempts=1),
+            ),
+            timeout + 1,
+        )
 
     try:
         asyncio.run(ask())
@@ -281,14 +346,26 @@ def _launched(hooks: list[InstalledHook], project_dir: Path, home: Path) -> tupl
             continue
         reported.add(hook.path)
         if on_path is None:
-            findings.append(Finding("fail", "claude hook", f"{hook.path} runs guard on every tool call in this project, but guard is not "
-                                    f"installed for you here (no {team_hook.VARIABLE} in your settings, no guard on PATH): Claude Code "
-                                    "blocks every tool call and prompt with a message saying to install it",
-                                    f"pip install {DISTRIBUTION}, then guard install claude in this project (docs/team.md)"))
+            findings.append(
+                Finding(
+                    "fail",
+                    "claude hook",
+                    f"{hook.path} runs guard on every tool call in this project, but guard is not "
+                    f"installed for you here (no {team_hook.VARIABLE} in your settings, no guard on PATH): Claude Code "
+                    "blocks every tool call and prompt with a message saying to install it",
+                    f"pip install {DISTRIBUTION}, then guard install claude in this project (docs/team.md)",
+                )
+            )
         else:
-            findings.append(Finding("warn", "claude hook", f"{hook.path} runs the guard on PATH ({on_path}) for you: guard install claude "
-                                    "was not run here, so this machine's hook program and sandbox are not set up",
-                                    "guard install claude in this project (docs/team.md)"))
+            findings.append(
+                Finding(
+                    "warn",
+                    "claude hook",
+                    f"{hook.path} runs the guard on PATH ({on_path}) for you: guard install claude "
+                    "was not run here, so this machine's hook program and sandbox are not set up",
+                    "guard install claude in this project (docs/team.md)",
+                )
+            )
     return resolved, findings
 
 
@@ -305,10 +382,16 @@ def _when_hooks_fail(hooks: list[InstalledHook]) -> Iterator[Finding]:
         if client == "claude":
             yield from _claude_on_failure(topic, mine)
         elif profiles[client].fail_closed_events:
-            yield Finding("ok", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}")
+            yield Finding(
+                "ok", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}"
+            )
         else:
-            yield Finding("warn", topic, f"if guard's hook program is missing, crashes or times out, {client} {behaviour}",
-                          "keep guard's program where the hook names it (guard doctor checks it); prefer a client that can fail closed")
+            yield Finding(
+                "warn",
+                topic,
+                f"if guard's hook program is missing, crashes or times out, {client} {behaviour}",
+                "keep guard's program where the hook names it (guard doctor checks it); prefer a client that can fail closed",
+            )
 
 
 def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Finding]:
@@ -316,19 +399,36 @@ def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Findi
 
     open_ = sorted({f"{h.path} ({h.event})" for h in hooks if h.event in BLOCKING and h.on_failure != "block"})
     if open_:
-        yield Finding("warn", topic, f"{', '.join(open_)}: no onFailure: \"block\", so a guard hook that cannot start, crashes or "
-                      "times out lets the call run", "guard install claude (it writes onFailure: \"block\")")
+        yield Finding(
+            "warn",
+            topic,
+            f'{", ".join(open_)}: no onFailure: "block", so a guard hook that cannot start, crashes or '
+            "times out lets the call run",
+            'guard install claude (it writes onFailure: "block")',
+        )
     version = _claude_version()
     if version is None:
-        yield Finding("ok", topic, "a guard hook that cannot start, crashes or times out blocks the call (onFailure: \"block\"); the claude "
-                      "CLI is not on PATH here, so its version (2.1.295 or later needed) was not checked")
+        yield Finding(
+            "ok",
+            topic,
+            'a guard hook that cannot start, crashes or times out blocks the call (onFailure: "block"); the claude '
+            "CLI is not on PATH here, so its version (2.1.295 or later needed) was not checked",
+        )
     elif version < ON_FAILURE_SINCE:
-        yield Finding("fail", topic, f"Claude Code {'.'.join(map(str, version))} is older than 2.1.295 and ignores onFailure: a guard hook it "
-                      "kills at its timeout lets the call run, and so does a guard run directly (user scope) that cannot start or crashes",
-                      "update Claude Code (npm install -g @anthropic-ai/claude-code)")
+        yield Finding(
+            "fail",
+            topic,
+            f"Claude Code {'.'.join(map(str, version))} is older than 2.1.295 and ignores onFailure: a guard hook it "
+            "kills at its timeout lets the call run, and so does a guard run directly (user scope) that cannot start or crashes",
+            "update Claude Code (npm install -g @anthropic-ai/claude-code)",
+        )
     elif not open_:
-        yield Finding("ok", topic, f"a guard hook that cannot start, crashes or times out blocks the call (onFailure: \"block\", "
-                      f"Claude Code {'.'.join(map(str, version))})")
+        yield Finding(
+            "ok",
+            topic,
+            f'a guard hook that cannot start, crashes or times out blocks the call (onFailure: "block", '
+            f"Claude Code {'.'.join(map(str, version))})",
+        )
 
 
 def _claude_version() -> tuple[int, ...] | None:
@@ -339,7 +439,9 @@ def _claude_version() -> tuple[int, ...] | None:
     if claude is None:
         return None
     try:
-        ran = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        ran = subprocess.run(
+            [claude, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     found = re.search(r"(\d+)\.(\d+)\.(\d+)", ran.stdout)
@@ -352,8 +454,13 @@ def _plugins(enabled: list[tuple[str, Path]], home: Path) -> Iterator[Finding]:
     for scope, path in enabled:
         topic = f"claude plugin ({scope})"
         if program is None:
-            yield Finding("fail", topic, f"{path} enables guard's plugin, but its hook finds no guard ($GUARD_BIN, PATH, "
-                          "~/.local/bin/guard): it blocks every tool call", f"install guard on PATH (pipx install {DISTRIBUTION}) or set GUARD_BIN")
+            yield Finding(
+                "fail",
+                topic,
+                f"{path} enables guard's plugin, but its hook finds no guard ($GUARD_BIN, PATH, "
+                "~/.local/bin/guard): it blocks every tool call",
+                f"install guard on PATH (pipx install {DISTRIBUTION}) or set GUARD_BIN",
+            )
         else:
             yield Finding("ok", topic, f"{path} enables guard's plugin; its hook runs {program}")
 
@@ -361,8 +468,12 @@ def _plugins(enabled: list[tuple[str, Path]], home: Path) -> Iterator[Finding]:
 def _hook_commands(hooks: list[InstalledHook], loaded: LoadedConfig | None, *, unreadable: bool) -> Iterator[Finding]:
     """Per distinct installed command: does it start guard, from an absolute path, with time to answer?"""
     if not hooks and not unreadable:
-        yield Finding("warn", "clients", "guard is not installed in any client here or in your home directory",
-                      "guard install claude (or devin, codex, gemini, cursor)")
+        yield Finding(
+            "warn",
+            "clients",
+            "guard is not installed in any client here or in your home directory",
+            "guard install claude (or devin, codex, gemini, cursor)",
+        )
     timeouts = [s.timeout for s in loaded.specs] if loaded else []
     groups: dict[tuple[str, Path, str, float | None], list[str]] = {}
     for hook in hooks:
@@ -384,8 +495,13 @@ def _fail_open_handlers(hooks: list[InstalledHook]) -> Iterator[Finding]:
     profiles = installable()
     for hook in hooks:
         if hook.event in profiles[hook.client].fail_closed_events and not hook.fail_closed:
-            yield Finding("warn", f"{hook.client} hook", f"{hook.path} ({hook.event}): no \"failClosed\": true, so a guard "
-                          "the client cannot start, or kills, lets the call through unjudged", f"guard install {hook.client}")
+            yield Finding(
+                "warn",
+                f"{hook.client} hook",
+                f'{hook.path} ({hook.event}): no "failClosed": true, so a guard '
+                "the client cannot start, or kills, lets the call through unjudged",
+                f"guard install {hook.client}",
+            )
 
 
 def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home: Path) -> Iterator[Finding]:
@@ -400,15 +516,28 @@ def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home
         found = level(client, paths, project_dir=project_dir, home=home)
         if not found.sandboxed:
             fix = f"guard install {client} (it configures the sandbox)" if client in SANDBOXES else None
-            yield Finding("warn", topic, f"unsandboxed: guard refuses the calls it recognises, nothing more holds: {'; '.join(found.reasons)}", fix)
+            yield Finding(
+                "warn",
+                topic,
+                f"unsandboxed: guard refuses the calls it recognises, nothing more holds: {'; '.join(found.reasons)}",
+                fix,
+            )
             continue
         held, what = probe(client, paths, project_dir=project_dir)
         if held is False:
-            yield Finding("fail", topic, f"the settings ask for a sandbox, but it does not hold here: {what}",
-                          "Claude Code's sandbox needs user namespaces (bubblewrap) and socat; in a container, run it with them allowed")
+            yield Finding(
+                "fail",
+                topic,
+                f"the settings ask for a sandbox, but it does not hold here: {what}",
+                "Claude Code's sandbox needs user namespaces (bubblewrap) and socat; in a container, run it with them allowed",
+            )
         else:
             checked = f"checked: {what}" if held else f"its settings hold guard's files; {what}"
-            yield Finding("ok", topic, f"sandboxed: guard's files are outside what the agent may write, its secret outside what it may read ({checked})")
+            yield Finding(
+                "ok",
+                topic,
+                f"sandboxed: guard's files are outside what the agent may write, its secret outside what it may read ({checked})",
+            )
 
 
 def _curl_clients(hooks: list[InstalledHook], project_dir: Path, home: Path) -> Iterator[Finding]:
@@ -417,32 +546,60 @@ def _curl_clients(hooks: list[InstalledHook], project_dir: Path, home: Path) -> 
 
     curl = {(h.path, h.command): h for h in hooks if h.client == "claude" and SCRIPT.name in h.command}
     if any(h.client == "claude" for h in hooks) and not curl:
-        yield Finding("ok", "claude client", "guard hook (a Python process per call; guard install claude --client curl asks the warm service with curl)")
+        yield Finding(
+            "ok",
+            "claude client",
+            "guard hook (a Python process per call; guard install claude --client curl asks the warm service with curl)",
+        )
     reinstall = "guard install claude --client curl (from the project), or without --client curl"
     for path, command in sorted(curl):
         sock, credential = (Path(word) for word in shlex.split(command)[2:4])
         where = f"{path}: curl over {sock}"
         if shutil.which("curl") is None:
-            yield Finding("warn", "claude client", f"{where}, but curl is not on PATH here: every call runs guard hook", "install curl")
+            yield Finding(
+                "warn",
+                "claude client",
+                f"{where}, but curl is not on PATH here: every call runs guard hook",
+                "install curl",
+            )
         elif sock.is_socket():
             yield Finding("ok", "claude client", f"{where} (a service listens)")
         else:
-            yield Finding("ok", "claude client", f"{where}; no service there now, so each call runs guard hook (a session's start launches it "
-                          "when the config has smart hooks)")
+            yield Finding(
+                "ok",
+                "claude client",
+                f"{where}; no service there now, so each call runs guard hook (a session's start launches it "
+                "when the config has smart hooks)",
+            )
         try:
             private = credential.stat().st_mode & 0o077 == 0
         except OSError:
-            yield Finding("warn", "claude client", f"no credential file {credential}: every call runs guard hook", reinstall)
+            yield Finding(
+                "warn", "claude client", f"no credential file {credential}: every call runs guard hook", reinstall
+            )
             continue
         if not private:
-            yield Finding("fail", "claude client", f"{credential} is readable by other users: they could post events to guard serve",
-                          f"chmod 600 {credential}")
+            yield Finding(
+                "fail",
+                "claude client",
+                f"{credential} is readable by other users: they could post events to guard serve",
+                f"chmod 600 {credential}",
+            )
         if not denied(credential, reads=True, project_dir=project_dir, home=home):
-            yield Finding("fail", "claude client", f"the sandbox settings do not deny the agent reads of {credential}: it could post forged events",
-                          reinstall)
+            yield Finding(
+                "fail",
+                "claude client",
+                f"the sandbox settings do not deny the agent reads of {credential}: it could post forged events",
+                reinstall,
+            )
         if not denied(sock.parent, reads=False, project_dir=project_dir, home=home):
-            yield Finding("fail", "claude client", f"the sandbox settings do not deny the agent writes to {sock.parent}: something of its own "
-                          "could answer on the socket", reinstall)
+            yield Finding(
+                "fail",
+                "claude client",
+                f"the sandbox settings do not deny the agent writes to {sock.parent}: something of its own "
+                "could answer on the socket",
+                reinstall,
+            )
 
 
 def _program(topic: str, where: str, program: list[str], client: str) -> Iterator[Finding]:
@@ -450,12 +607,29 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
     executable = program[0]
     located = executable if os.path.isabs(executable) else shutil.which(executable)
     if located is None or not os.path.isfile(located) or not os.access(located, os.X_OK):
-        yield Finding("fail", topic, f"{where}: {executable!r} does not exist or is not executable: the client cannot start guard and every call runs unchecked", reinstall)
+        yield Finding(
+            "fail",
+            topic,
+            f"{where}: {executable!r} does not exist or is not executable: the client cannot start guard and every call runs unchecked",
+            reinstall,
+        )
         return
     if not os.path.isabs(executable):
-        yield Finding("warn", topic, f"{where}: {executable!r} is found through PATH ({located}); a client started with another PATH cannot run it", reinstall + " (it writes the absolute path)")
+        yield Finding(
+            "warn",
+            topic,
+            f"{where}: {executable!r} is found through PATH ({located}); a client started with another PATH cannot run it",
+            reinstall + " (it writes the absolute path)",
+        )
     try:
-        ran = subprocess.run([*program, "--version"], check=False, capture_output=True, text=True, timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        ran = subprocess.run(
+            [*program, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
         output = (ran.stdout + ran.stderr).strip()
         works = ran.returncode == 0 and output.startswith("guard")
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -463,20 +637,40 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
     if works:
         yield Finding("ok", topic, f"{where}: {' '.join(program)} runs ({output})")
     else:
-        yield Finding("fail", topic, f"{where}: `{' '.join(program)} --version` does not run guard: {output[-300:] or 'no output'}", reinstall)
+        yield Finding(
+            "fail",
+            topic,
+            f"{where}: `{' '.join(program)} --version` does not run guard: {output[-300:] or 'no output'}",
+            reinstall,
+        )
 
 
-def _timeouts(topic: str, where: str, deadline: str | None, timeout_s: float | None, hook_timeouts: list[float], client: str) -> Iterator[Finding]:
+def _timeouts(
+    topic: str, where: str, deadline: str | None, timeout_s: float | None, hook_timeouts: list[float], client: str
+) -> Iterator[Finding]:
     need = needed_timeout(hook_timeouts)
     if timeout_s is not None and timeout_s < need:
-        yield Finding("fail", topic, f"{where}: the client kills guard after {timeout_s:g} s, but the slowest hook with guard's "
-                      f"margin needs {need} s: such a call runs unjudged", f"guard install {client} --timeout {need}")
+        yield Finding(
+            "fail",
+            topic,
+            f"{where}: the client kills guard after {timeout_s:g} s, but the slowest hook with guard's "
+            f"margin needs {need} s: such a call runs unjudged",
+            f"guard install {client} --timeout {need}",
+        )
     if deadline is None:
-        yield Finding("warn", topic, f"{where}: the command does not tell guard the client's timeout (--deadline)",
-                      f"guard install {client} (writes --deadline)")
+        yield Finding(
+            "warn",
+            topic,
+            f"{where}: the command does not tell guard the client's timeout (--deadline)",
+            f"guard install {client} (writes --deadline)",
+        )
     elif timeout_s is not None and _number(deadline) != timeout_s:
-        yield Finding("warn", topic, f"{where}: --deadline {deadline} but the client's timeout is {timeout_s:g} s",
-                      f"guard install {client} --timeout {timeout_s:g}")
+        yield Finding(
+            "warn",
+            topic,
+            f"{where}: --deadline {deadline} but the client's timeout is {timeout_s:g} s",
+            f"guard install {client} --timeout {timeout_s:g}",
+        )
 
 
 def _number(text: str) -> float | None:
@@ -492,11 +686,20 @@ def _path(hooks: list[InstalledHook]) -> Iterator[Finding]:
     on_path = shutil.which("guard")
     bare = any(not os.path.isabs(p.program[0]) for p in map(parse_guard_hook, (h.command for h in hooks)) if p)
     if on_path is None and bare:
-        yield Finding("fail", "PATH", "no guard on PATH here, and an installed hook runs a bare `guard`", f"reinstall the hooks so they run {this}")
+        yield Finding(
+            "fail",
+            "PATH",
+            "no guard on PATH here, and an installed hook runs a bare `guard`",
+            f"reinstall the hooks so they run {this}",
+        )
     elif on_path is None:
         yield Finding("ok", "PATH", "no guard on PATH here (installed hooks do not need it)")
     elif os.path.realpath(on_path) != os.path.realpath(this):
-        yield Finding("warn", "PATH", f"guard on PATH is {on_path}, not this one ({this}): a bare `guard` runs the other",
-                      "activate the environment you mean, or reinstall the hooks from it")
+        yield Finding(
+            "warn",
+            "PATH",
+            f"guard on PATH is {on_path}, not this one ({this}): a bare `guard` runs the other",
+            "activate the environment you mean, or reinstall the hooks from it",
+        )
     else:
         yield Finding("ok", "PATH", f"guard on PATH is this one ({on_path})")

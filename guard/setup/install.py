@@ -47,13 +47,25 @@ from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event
 from guard.core.settings import PROGRAM_ENV, from_env
 
-__all__ = ["DEADLINE_MARGIN_S", "InstallResult", "InstalledHook", "default_command",
-           "guard_program", "install", "installed_hooks", "needed_timeout", "plugin_commands", "plugin_guard", "plugin_hooks",
-           "plugin_scopes"]
+__all__ = [
+    "DEADLINE_MARGIN_S",
+    "InstallResult",
+    "InstalledHook",
+    "default_command",
+    "guard_program",
+    "install",
+    "installed_hooks",
+    "needed_timeout",
+    "plugin_commands",
+    "plugin_guard",
+    "plugin_hooks",
+    "plugin_scopes",
+]
 
 DEFAULT_TIMEOUT_S = 30
 #: Seconds guard needs between its longest hook timeout and the client's kill to answer with its failure policy.
 DEADLINE_MARGIN_S = 5
+
 
 @dataclass
 class InstallResult:
@@ -101,9 +113,21 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
                 if parse_guard_hook(handler.get(profile.command_key)) is None:
                     continue
                 timeout = handler.get(profile.timeout_key)
-                seconds = None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
-                found.append(InstalledHook(client, scope, path, event, handler[profile.command_key], seconds,
-                                           handler.get("failClosed") is True, handler.get("onFailure")))
+                seconds = (
+                    None if not isinstance(timeout, (int, float)) else timeout / 1000 if profile.timeout_ms else timeout
+                )
+                found.append(
+                    InstalledHook(
+                        client,
+                        scope,
+                        path,
+                        event,
+                        handler[profile.command_key],
+                        seconds,
+                        handler.get("failClosed") is True,
+                        handler.get("onFailure"),
+                    )
+                )
     return found
 
 
@@ -169,7 +193,11 @@ def install(
             del data[hooks_key]
     else:
         chosen = event_commands or {}
-        touched = [n for n in names if _add(profile, hooks, n, _handler(profile, chosen.get(n, command), timeout_s, n), path, hooks_key)]
+        touched = [
+            n
+            for n in names
+            if _add(profile, hooks, n, _handler(profile, chosen.get(n, command), timeout_s, n), path, hooks_key)
+        ]
         if hooks_key and touched:
             data[hooks_key] = hooks
             data = {**{k: v for k, v in profile.file_keys if k not in data}, **data}
@@ -223,8 +251,9 @@ def _hooks_block(data: dict[str, Any], key: str | None, path: Path) -> dict[str,
         return data
     hooks = data.get(key, {})
     if not isinstance(hooks, dict):
-        raise ConfigError("must be an object mapping event names to lists; nothing was written",
-                          file=str(path), key=key)
+        raise ConfigError(
+            "must be an object mapping event names to lists; nothing was written", file=str(path), key=key
+        )
     return hooks
 
 
@@ -236,25 +265,35 @@ def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -
         raise ConfigError("must be a list of matcher groups; nothing was written", file=str(path), key=key)
     for i, group in enumerate(groups):
         if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
-            raise ConfigError("a matcher group must be an object with a 'hooks' list; nothing was written",
-                              file=str(path), key=f"{key}[{i}]")
+            raise ConfigError(
+                "a matcher group must be an object with a 'hooks' list; nothing was written",
+                file=str(path),
+                key=f"{key}[{i}]",
+            )
     return groups
 
 
-def _handler_lists(profile: ClientProfile, hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[list[Any]]:
+def _handler_lists(
+    profile: ClientProfile, hooks: dict[str, Any], event: str, path: Path, prefix: str | None
+) -> list[list[Any]]:
     """The handler lists of ``event``: one per matcher group, or the event's own list in a flat file."""
     if not profile.flat:
         return [group.get("hooks", []) for group in _groups(hooks, event, path, prefix)]
     handlers = hooks.get(event, [])
     if not isinstance(handlers, list):
-        raise ConfigError("must be a list of hook handlers; nothing was written", file=str(path),
-                          key=f"{prefix}.{event}" if prefix else event)
+        raise ConfigError(
+            "must be a list of hook handlers; nothing was written",
+            file=str(path),
+            key=f"{prefix}.{event}" if prefix else event,
+        )
     return [handlers]
 
 
 def _handler(profile: ClientProfile, command: str, timeout_s: int, event: str | None = None) -> dict[str, Any]:
     handler: dict[str, Any] = {"type": "command"} if profile.typed else {}
-    handler.update({profile.command_key: command, profile.timeout_key: timeout_s * 1000 if profile.timeout_ms else timeout_s})
+    handler.update(
+        {profile.command_key: command, profile.timeout_key: timeout_s * 1000 if profile.timeout_ms else timeout_s}
+    )
     if event in profile.fail_closed_events:
         handler["failClosed"] = True
     handler.update(profile.handler_extra)
@@ -270,8 +309,9 @@ def _is_ours(profile: ClientProfile, handler: Any, command: str) -> bool:
     return ours is not None and theirs is not None and ours.identity == theirs.identity
 
 
-def _add(profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dict[str, Any], path: Path,
-         prefix: str | None) -> bool:
+def _add(
+    profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dict[str, Any], path: Path, prefix: str | None
+) -> bool:
     """Add guard's handler for ``event`` or refresh it in place; False when it is already exactly there."""
     lists = _handler_lists(profile, hooks, event, path, prefix)
     for handlers in lists:
@@ -289,7 +329,9 @@ def _add(profile: ClientProfile, hooks: dict[str, Any], event: str, handler: dic
     return True
 
 
-def _remove(profile: ClientProfile, hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None) -> bool:
+def _remove(
+    profile: ClientProfile, hooks: dict[str, Any], event: str, command: str, path: Path, prefix: str | None
+) -> bool:
     """Drop guard's handler from ``event``, then any group or event list that only it filled."""
     if event not in hooks:
         return False
@@ -334,7 +376,11 @@ PLUGIN_COMMAND = 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/run-guard.sh" hook --format cl
 
 def plugin_guard(env: Mapping[str, str], home: Path) -> str | None:
     """The guard program the plugin's hook runs with ``env``: ``$GUARD_BIN``, then PATH, then ``~/.local/bin/guard``."""
-    candidates = [from_env(PROGRAM_ENV, env) or "", shutil.which("guard", path=env.get("PATH")) or "", str(home / ".local" / "bin" / "guard")]
+    candidates = [
+        from_env(PROGRAM_ENV, env) or "",
+        shutil.which("guard", path=env.get("PATH")) or "",
+        str(home / ".local" / "bin" / "guard"),
+    ]
     return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
 
 
@@ -364,4 +410,7 @@ def plugin_commands(scope: str, *, claude: str = "claude", uninstall: bool = Fal
     """The ``claude plugin`` commands that install (or remove) guard's plugin at ``scope`` (project or user)."""
     if uninstall:
         return [[claude, "plugin", "uninstall", PLUGIN_ID, "--scope", scope]]
-    return [[claude, "plugin", "marketplace", "add", str(PLUGIN_DIR)], [claude, "plugin", "install", PLUGIN_ID, "--scope", scope]]
+    return [
+        [claude, "plugin", "marketplace", "add", str(PLUGIN_DIR)],
+        [claude, "plugin", "install", PLUGIN_ID, "--scope", scope],
+    ]

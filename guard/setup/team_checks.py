@@ -19,19 +19,31 @@ def org_findings(finding: Any) -> Iterator[Any]:
         yield finding("ok", "org policy", found.message)
         return
     if found.status == "fail":
-        yield finding("fail", "org policy", found.message,
-                      "an admin restores the policy as signed, or signs the change: guard policy sign POLICY --key org.key (docs/org-policy.md)")
+        yield finding(
+            "fail",
+            "org policy",
+            found.message,
+            "an admin restores the policy as signed, or signs the change: guard policy sign POLICY --key org.key (docs/org-policy.md)",
+        )
         return
     yield finding("ok", "org policy", found.message)
     assert found.location is not None
     if found.serial is None:
-        yield finding("warn", "org policy", "the policy has no serial: an older signed policy copied over it would be enforced",
-                      "add serial: N to the policy, raise it with each change, and sign it again")
+        yield finding(
+            "warn",
+            "org policy",
+            "the policy has no serial: an older signed policy copied over it would be enforced",
+            "add serial: N to the policy, raise it with each change, and sign it again",
+        )
     if found.location.source == "system":
         loose = [path for path in found.location.paths() if not admin_owned(path)]
         if loose:
-            yield finding("warn", "org policy", f"not root-owned, or writable by others: {', '.join(loose)}",
-                          "chown root and chmod go-w those files and their folders, so only an admin can replace them")
+            yield finding(
+                "warn",
+                "org policy",
+                f"not root-owned, or writable by others: {', '.join(loose)}",
+                "chown root and chmod go-w those files and their folders, so only an admin can replace them",
+            )
 
 
 def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
@@ -48,11 +60,20 @@ def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
         try:
             require(extra, what)
         except MissingExtra as exc:
-            yield finding("fail", "audit store", f"{exc}: its rows wait in the local log and are never sent", str(exc).rsplit(": ", 1)[-1])
+            yield finding(
+                "fail",
+                "audit store",
+                f"{exc}: its rows wait in the local log and are never sent",
+                str(exc).rsplit(": ", 1)[-1],
+            )
     for target in states(settings.path(settings.audit_path), settings):
         if target.last_error:
             since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(target.failing_since or 0))
-            yield finding("warn", "audit store", f"{target.target}: {target.waiting} row(s) wait in the local log, failing since {since}: {target.last_error}",
-                          "make the store reachable; the rows go on their own then, or now with guard log ship")
+            yield finding(
+                "warn",
+                "audit store",
+                f"{target.target}: {target.waiting} row(s) wait in the local log, failing since {since}: {target.last_error}",
+                "make the store reachable; the rows go on their own then, or now with guard log ship",
+            )
         else:
             yield finding("ok", "audit store", target.describe())

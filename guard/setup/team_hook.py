@@ -26,16 +26,29 @@ from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import ConfigError
 
-__all__ = ["BLOCKING", "LOCAL_FILE", "MISSING", "VARIABLE", "ignore_local", "launcher", "launcher_options", "personal",
-           "personal_command", "resolve", "write_personal"]
+__all__ = [
+    "BLOCKING",
+    "LOCAL_FILE",
+    "MISSING",
+    "VARIABLE",
+    "ignore_local",
+    "launcher",
+    "launcher_options",
+    "personal",
+    "personal_command",
+    "resolve",
+    "write_personal",
+]
 
 #: The variable naming this user's hook program (``/abs/guard hook --deadline 30``, or the curl client before it).
 VARIABLE = LAUNCHER_PROGRAM.lstrip("$")
 LOCAL_FILE = ".claude/settings.local.json"
 #: Claude Code events whose hook, when it blocks, stops what would come next (a tool call, a prompt, a permission).
 BLOCKING = frozenset({"PreToolUse", "UserPromptSubmit", "PermissionRequest"})
-MISSING = ("guard: .claude/settings.json in this project runs guard on every tool call, and guard is not installed for you here."
-           " Install it (pip install plainguard), then run guard install claude in this project (docs/team.md)")
+MISSING = (
+    "guard: .claude/settings.json in this project runs guard on every tool call, and guard is not installed for you here."
+    " Install it (pip install plainguard), then run guard install claude in this project (docs/team.md)"
+)
 
 
 def launcher(event: str, timeout_s: int) -> str:
@@ -46,11 +59,13 @@ def launcher(event: str, timeout_s: int) -> str:
     keep the agent going). ``timeout_s`` is the client's timeout, the deadline a ``guard``
     found on PATH is given.
     """
-    program = (f'g=${VARIABLE}; [ -n "$g" ] || ! command -v guard >/dev/null || g="guard hook --deadline {timeout_s}"; ')
+    program = f'g=${VARIABLE}; [ -n "$g" ] || ! command -v guard >/dev/null || g="guard hook --deadline {timeout_s}"; '
     hook = '"$g --format claude --project \\"\\$CLAUDE_PROJECT_DIR\\""'
     if event in BLOCKING:
         missing = f"{{ echo {shlex.quote(MISSING + '; the call is blocked')} >&2; exit 2; }}"
-        failed = '{ echo "guard: its hook program ($g) ended with status $s; the call is blocked (guard doctor)" >&2; s=2; }'
+        failed = (
+            '{ echo "guard: its hook program ($g) ended with status $s; the call is blocked (guard doctor)" >&2; s=2; }'
+        )
         return f'{program}[ -n "$g" ] || {missing}; eval {hook}; s=$?; [ $s = 0 ] || [ $s = 2 ] || {failed}; exit $s'
     notice = json.dumps({"systemMessage": MISSING})
     return f'{program}[ -n "$g" ] || {{ echo {shlex.quote(notice)}; exit 0; }}; eval "exec "{hook}'

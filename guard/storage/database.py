@@ -48,7 +48,9 @@ class Migrations:
             for step in self.steps:
                 if step.__name__ not in done:
                     step(db)
-                    db.execute(f"INSERT INTO {self.table} (name, applied_at) VALUES (?, ?)", (step.__name__, time.time()))
+                    db.execute(
+                        f"INSERT INTO {self.table} (name, applied_at) VALUES (?, ?)", (step.__name__, time.time())
+                    )
             db.execute(f"PRAGMA user_version={len(self.steps)}")
             db.execute("COMMIT")
         except BaseException:

@@ -110,8 +110,13 @@ class StubHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         stub = self.server.stub
         body = self._body()
-        request = stub.request_class("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                                     stub.is_agent_turn(self.path, body))
+        request = stub.request_class(
+            "POST",
+            self.path,
+            {k.lower(): v for k, v in self.headers.items()},
+            body,
+            stub.is_agent_turn(self.path, body),
+        )
         stub.serve(self, request)
 
 

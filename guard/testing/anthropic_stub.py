@@ -18,7 +18,15 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from guard.testing.agent_script import RecordedRequest, Reply, ScriptedAgentServer, StubHandler, final_text, next_id, tool_use
+from guard.testing.agent_script import (
+    RecordedRequest,
+    Reply,
+    ScriptedAgentServer,
+    StubHandler,
+    final_text,
+    next_id,
+    tool_use,
+)
 
 __all__ = ["AnthropicRequest", "AnthropicStub", "Reply", "final_text", "tool_use"]
 
@@ -42,9 +50,22 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
 
 def _stream_events(reply: Reply, message_id: str, model: str) -> Iterator[bytes]:
     """The Messages streaming protocol; a tool's input arrives as two ``input_json_delta`` fragments."""
-    yield _sse("message_start", {"type": "message_start", "message": {
-        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+    yield _sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    )
     for index, block in enumerate(reply.content):
         if block["type"] == "tool_use":
             start = {**block, "input": {}}
@@ -58,9 +79,14 @@ def _stream_events(reply: Reply, message_id: str, model: str) -> Iterator[bytes]
         for delta in deltas:
             yield _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
-    yield _sse("message_delta", {"type": "message_delta",
-                                 "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                                 "usage": {"output_tokens": 20}})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        },
+    )
     yield _sse("message_stop", {"type": "message_stop"})
 
 
@@ -68,7 +94,6 @@ class AnthropicStub(ScriptedAgentServer[AnthropicRequest]):
     """``/v1/messages`` (streaming or not) and ``/v1/messages/count_tokens``; other POSTs get a 404."""
 
     request_class = AnthropicRequest
-
 
     def is_agent_turn(self, path: str, body: dict[str, Any] | None) -> bool:
         return _is_messages(path) and bool((body or {}).get("tools"))
@@ -92,10 +117,19 @@ class AnthropicStub(ScriptedAgentServer[AnthropicRequest]):
         if body.get("stream"):
             handler.send_events(list(_stream_events(reply, message_id, model)))
             return
-        handler.send_json(200, {
-            "id": message_id, "type": "message", "role": "assistant", "model": model,
-            "content": list(reply.content), "stop_reason": reply.stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 20}})
+        handler.send_json(
+            200,
+            {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": list(reply.content),
+                "stop_reason": reply.stop_reason,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 20},
+            },
+        )
 
 
 def _is_messages(path: str) -> bool:

@@ -33,8 +33,11 @@ __all__ = ["FakeTransport", "Reply"]
 current: FakeTransport | None = None
 
 _ERRORS: dict[int, type[chat.ProviderError]] = {
-    400: chat.BadRequestError, 401: chat.AuthenticationError, 429: chat.RateLimitError,
-    500: chat.ServiceUnavailableError, 503: chat.ServiceUnavailableError,
+    400: chat.BadRequestError,
+    401: chat.AuthenticationError,
+    429: chat.RateLimitError,
+    500: chat.ServiceUnavailableError,
+    503: chat.ServiceUnavailableError,
 }
 
 
@@ -66,9 +69,13 @@ class FakeTransport:
             raise _ERRORS.get(reply.status, chat.ProviderError)(message, status_code=reply.status)
         text = reply.content or reply.refusal_message or ""
         return ChatReply(
-            content=reply.content, refusal=reply.refusal_message, finish_reason=reply.finish_reason,
-            prompt_tokens=sum(len(str(m.get("content", ""))) for m in request.messages) // 4, completion_tokens=max(1, len(text) // 4),
-            served_model=request.model.split("/", 1)[-1], fingerprint=STUB_FINGERPRINT,
+            content=reply.content,
+            refusal=reply.refusal_message,
+            finish_reason=reply.finish_reason,
+            prompt_tokens=sum(len(str(m.get("content", ""))) for m in request.messages) // 4,
+            completion_tokens=max(1, len(text) // 4),
+            served_model=request.model.split("/", 1)[-1],
+            fingerprint=STUB_FINGERPRINT,
         )
 
     @contextmanager

@@ -22,8 +22,12 @@ class GeminiRequest(RecordedRequest):
 
     def function_responses(self) -> list[dict[str, Any]]:
         """Every ``functionResponse`` part the client sent: the tool results the model sees."""
-        return [part["functionResponse"] for content in (self.body or {}).get("contents", [])
-                for part in content.get("parts", []) if isinstance(part, dict) and "functionResponse" in part]
+        return [
+            part["functionResponse"]
+            for content in (self.body or {}).get("contents", [])
+            for part in content.get("parts", [])
+            if isinstance(part, dict) and "functionResponse" in part
+        ]
 
 
 _GENERATE = ("generateContent", "streamGenerateContent")
@@ -51,15 +55,16 @@ def _placeholder(schema: dict[str, Any]) -> Any:
 
 
 def _parts(reply: Reply) -> list[dict[str, Any]]:
-    return [{"functionCall": {"name": b["name"], "args": b["input"]}} if b["type"] == "tool_use" else {"text": b["text"]}
-            for b in reply.content]
+    return [
+        {"functionCall": {"name": b["name"], "args": b["input"]}} if b["type"] == "tool_use" else {"text": b["text"]}
+        for b in reply.content
+    ]
 
 
 class GeminiStub(ScriptedAgentServer[GeminiRequest]):
     """``/v1beta/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` and ``:countTokens``."""
 
     request_class = GeminiRequest
-
 
     def is_agent_turn(self, path: str, body: dict[str, Any] | None) -> bool:
         return _method(path) in _GENERATE and bool((body or {}).get("tools"))

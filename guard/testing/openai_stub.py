@@ -51,7 +51,13 @@ class _Server(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
 
-_REASONS = {429: "rate_limit_exceeded", 500: "server_error", 503: "service_unavailable", 401: "invalid_api_key", 400: "invalid_request_error"}
+_REASONS = {
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    503: "service_unavailable",
+    401: "invalid_api_key",
+    400: "invalid_request_error",
+}
 
 
 @dataclass
@@ -75,7 +81,14 @@ class Reply:
         return cls(content=json.dumps(obj), **kw)
 
     @classmethod
-    def verdict(cls, decision: str, reason: str = "stub verdict", confidence: float = 0.9, reasoning: str | None = None, **kw: Any) -> Reply:
+    def verdict(
+        cls,
+        decision: str,
+        reason: str = "stub verdict",
+        confidence: float = 0.9,
+        reasoning: str | None = None,
+        **kw: Any,
+    ) -> Reply:
         obj: dict[str, Any] = {"decision": decision, "reason": reason, "confidence": confidence}
         if reasoning is not None:
             obj = {"reasoning": reasoning, **obj}
@@ -84,7 +97,9 @@ class Reply:
     @classmethod
     def verdicts(cls, by_rule: dict[str, tuple[str, str, float]], **kw: Any) -> Reply:
         """One request's verdicts for several rules: rule id -> (decision, reason, confidence)."""
-        return cls.json({rule: {"decision": d, "reason": r, "confidence": c} for rule, (d, r, c) in by_rule.items()}, **kw)
+        return cls.json(
+            {rule: {"decision": d, "reason": r, "confidence": c} for rule, (d, r, c) in by_rule.items()}, **kw
+        )
 
     @classmethod
     def refusal(cls, message: str = "I can't help with that.", **kw: Any) -> Reply:
@@ -93,7 +108,12 @@ class Reply:
     @classmethod
     def error(cls, status: int, message: str = "stub error", retry_after: float | None = None, **kw: Any) -> Reply:
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
-        return cls(status=status, body={"error": {"message": message, "type": _REASONS.get(status, "error"), "code": None}}, headers=headers, **kw)
+        return cls(
+            status=status,
+            body={"error": {"message": message, "type": _REASONS.get(status, "error"), "code": None}},
+            headers=headers,
+            **kw,
+        )
 
 
 def _estimate_tokens(text: str) -> int:
@@ -116,7 +136,7 @@ _RULES_HEAD = "Rules (a JSON object, rule id -> rule):\n"
 
 def rule_ids(body: dict[str, Any]) -> list[str] | None:
     """The rule ids a request asks verdicts for when it judges several rules at once (guard's ``together`` prompts), else None."""
-    schema = ((body.get("response_format") or {}).get("json_schema") or {})
+    schema = (body.get("response_format") or {}).get("json_schema") or {}
     if schema.get("name") == "guard_verdicts":
         return list(schema["schema"]["properties"])
     text = _message_text([m for m in body.get("messages") or [] if m.get("role") == "user"][-1:])
@@ -141,7 +161,12 @@ def _for_every_rule(body: dict[str, Any], reply: Reply) -> Reply:
         return reply
     if not isinstance(obj, dict) or "decision" not in obj:
         return reply
-    return Reply(content=json.dumps(dict.fromkeys(ids, obj)), headers=reply.headers, delay=reply.delay, finish_reason=reply.finish_reason)
+    return Reply(
+        content=json.dumps(dict.fromkeys(ids, obj)),
+        headers=reply.headers,
+        delay=reply.delay,
+        finish_reason=reply.finish_reason,
+    )
 
 
 def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
@@ -161,20 +186,30 @@ def _completion(body: dict[str, Any], reply: Reply, seq: int) -> dict[str, Any]:
                 "finish_reason": reply.finish_reason,
             }
         ],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
 def _stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     """The completion as a minimal SSE chunk sequence: role+content, then finish with usage."""
     message = completion["choices"][0]["message"]
-    base = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
+    base = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")} | {
+        "object": "chat.completion.chunk"
+    }
     delta = {"role": "assistant", "content": message["content"] or ""}
     if message["refusal"]:
         delta["refusal"] = message["refusal"]
     return [
         base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": completion["choices"][0]["finish_reason"]}], "usage": completion["usage"]},
+        base
+        | {
+            "choices": [{"index": 0, "delta": {}, "finish_reason": completion["choices"][0]["finish_reason"]}],
+            "usage": completion["usage"],
+        },
     ]
 
 
@@ -185,7 +220,9 @@ class StubServer:
     Every request body is kept in ``requests``. Thread-safe; logs nothing.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, default: Reply | None = None) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, default: Reply | None = None
+    ) -> None:
         self.latency = latency
         self.default = default or Reply.verdict("allow", "stub default", confidence=0.95)
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
@@ -203,7 +240,9 @@ class StubServer:
         server.block_on_close = False  # a slow scripted reply must not hold up stop()
         self._server = server
         self._stopping.clear()
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-stub", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-stub", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -306,7 +345,13 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/").endswith("/stub/stats"):  # for benchmarks driving the stub from another process
                 self._send(200, {"calls": stub.calls, "connections": stub.connections})
             elif self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": STUB_FINGERPRINT}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": "stub-judge", "object": "model", "created": 0, "owned_by": STUB_FINGERPRINT}],
+                    },
+                )
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -361,7 +406,9 @@ def keyword_policy(body: dict[str, Any]) -> Reply:
     data = fenced.group(2) if fenced else text
     hit = _RISKY.search(data)
     if hit:
-        return Reply.verdict("deny", f"stub keyword policy: risky marker {hit.group(0)!r}", confidence=0.9, reasoning="marker match")
+        return Reply.verdict(
+            "deny", f"stub keyword policy: risky marker {hit.group(0)!r}", confidence=0.9, reasoning="marker match"
+        )
     return Reply.verdict("allow", "stub keyword policy: no risky marker", confidence=0.9, reasoning="no marker")
 
 
@@ -379,7 +426,13 @@ def by_model_policy(body: dict[str, Any]) -> Reply:
     So one stub can stand in for several models of a comparison (``guard eval --model openai/stub-keyword --model openai/stub-allow``).
     """
     name = str(body.get("model", ""))
-    return _allow_all(body) if name.endswith("stub-allow") else _deny_all(body) if name.endswith("stub-deny") else keyword_policy(body)
+    return (
+        _allow_all(body)
+        if name.endswith("stub-allow")
+        else _deny_all(body)
+        if name.endswith("stub-deny")
+        else keyword_policy(body)
+    )
 
 
 POLICIES: dict[str, Callable[[dict[str, Any]], Reply]] = {
@@ -391,7 +444,9 @@ POLICIES: dict[str, Callable[[dict[str, Any]], Reply]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m guard.testing.openai_stub", description="OpenAI-compatible stub server (not a real judge).")
+    parser = argparse.ArgumentParser(
+        prog="python -m guard.testing.openai_stub", description="OpenAI-compatible stub server (not a real judge)."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
@@ -402,8 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stub.start()
     except OSError as exc:  # a busy port, or a host this machine does not have: one line, not a traceback
-        print(f"{parser.prog}: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
-              "(pick another --port, or --port 0 for a free one)", file=sys.stderr)
+        print(
+            f"{parser.prog}: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+            "(pick another --port, or --port 0 for a free one)",
+            file=sys.stderr,
+        )
         return 1
     print(stub.url, flush=True)
     try:

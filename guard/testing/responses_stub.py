@@ -32,25 +32,49 @@ class ResponsesRequest(RecordedRequest):
 
     def tool_outputs(self) -> list[dict[str, Any]]:
         """Every ``function_call_output`` item the client sent: the tool results the model sees."""
-        return [item for item in (self.body or {}).get("input", [])
-                if isinstance(item, dict) and item.get("type") == "function_call_output"]
+        return [
+            item
+            for item in (self.body or {}).get("input", [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
 
 
 def _items(reply: Reply) -> list[dict[str, Any]]:
     items = []
     for block in reply.content:
         if block["type"] == "tool_use":
-            items.append({"type": "function_call", "id": next_id("fc_stub"), "call_id": block["id"],
-                          "name": block["name"], "arguments": json.dumps(block["input"]), "status": "completed"})
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": next_id("fc_stub"),
+                    "call_id": block["id"],
+                    "name": block["name"],
+                    "arguments": json.dumps(block["input"]),
+                    "status": "completed",
+                }
+            )
         else:
-            items.append({"type": "message", "id": next_id("msg_stub"), "role": "assistant", "status": "completed",
-                          "content": [{"type": "output_text", "text": block["text"], "annotations": []}]})
+            items.append(
+                {
+                    "type": "message",
+                    "id": next_id("msg_stub"),
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": block["text"], "annotations": []}],
+                }
+            )
     return items
 
 
 def _events(reply: Reply, model: str) -> Iterator[bytes]:
-    response = {"id": next_id("resp_stub"), "object": "response", "created_at": int(time.time()), "model": model,
-                "status": "in_progress", "output": []}
+    response = {
+        "id": next_id("resp_stub"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
 
     def event(kind: str, **data: Any) -> bytes:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
@@ -60,8 +84,13 @@ def _events(reply: Reply, model: str) -> Iterator[bytes]:
     for index, item in enumerate(items):
         yield event("response.output_item.added", output_index=index, item=item)
         yield event("response.output_item.done", output_index=index, item=item)
-    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30}
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 20,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 30,
+    }
     yield event("response.completed", response={**response, "status": "completed", "output": items, "usage": usage})
 
 
@@ -69,7 +98,6 @@ class ResponsesStub(ScriptedAgentServer[ResponsesRequest]):
     """``POST /v1/responses`` (streamed as server-sent events); other POSTs get a 404."""
 
     request_class = ResponsesRequest
-
 
     def is_agent_turn(self, path: str, body: dict[str, Any] | None) -> bool:
         return _is_responses(path) and bool((body or {}).get("tools"))

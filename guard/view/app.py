@@ -50,7 +50,6 @@ _HEADERS = [
 ]
 
 
-
 class ViewSources:
     """What the view reads: the audit log, eval output folders, the names to redact, and the approval requests.
 
@@ -62,9 +61,17 @@ class ViewSources:
 
     __slots__ = ("audit", "evals", "redact", "approvals", "gated", "refresh", "central")
 
-    def __init__(self, audit: Path | None, evals: tuple[Path, ...] = (), redact: frozenset[str] = frozenset(), *,
-                 approvals: Path | None = None, gated: bool = False, refresh: Callable[[], None] | None = None,
-                 central: Callable[[], list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        audit: Path | None,
+        evals: tuple[Path, ...] = (),
+        redact: frozenset[str] = frozenset(),
+        *,
+        approvals: Path | None = None,
+        gated: bool = False,
+        refresh: Callable[[], None] | None = None,
+        central: Callable[[], list[str]] | None = None,
+    ) -> None:
         self.audit = audit
         self.evals = evals
         self.redact = frozenset(name.lower() for name in redact)
@@ -127,7 +134,12 @@ class _OwnRoutes:
 
 def templates() -> Jinja2Templates:
     """The page templates, HTML-escaped by default (every value on a page may come from an agent)."""
-    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(_HERE / "templates"),
+        autoescape=select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["pretty"] = _pretty
     env.filters["coverage"] = lambda details: coverage(details) if isinstance(details, dict) else []
     env.filters["ms"] = _milliseconds
@@ -182,6 +194,7 @@ def create_view(sources: ViewSources) -> Starlette:
         *approvals.routes(sources, pages),
         Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
     ]
+
     async def unreadable(request: Request, exc: Exception) -> Response:
         """A broken, locked or unwritable audit log: say which file and what SQLite said, never a traceback or a server error.
 
@@ -189,16 +202,26 @@ def create_view(sources: ViewSources) -> Starlette:
         """
         from guard.audit import recovery as audit_recovery
 
-        what = "is not a readable audit log: guard hook sets it aside and starts a new log on its next decision" if audit_recovery.is_damaged(exc) \
+        what = (
+            "is not a readable audit log: guard hook sets it aside and starts a new log on its next decision"
+            if audit_recovery.is_damaged(exc)
             else "cannot be read (guard view migrates an older log once, which needs write access)"
+        )
         message = f"{sources.audit} {what} ({exc})"
-        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message})
+        return pages.TemplateResponse(
+            request, "page_error.html", {"section": None, "heading": "The audit log cannot be read", "message": message}
+        )
 
     async def unexpected(request: Request, exc: Exception) -> Response:
         """Data no guard command wrote (the agent can write the audit log and run folders) tripped a page: say so; the traceback goes to the log."""
         _log.error("guard view: %s failed: %r", request.url.path, exc, exc_info=exc)
         message = f"{type(exc).__name__}: {exc}. The audit log or an eval run folder may hold data guard did not write."
-        return pages.TemplateResponse(request, "page_error.html", {"section": None, "heading": "This page cannot be shown", "message": message}, status_code=500)
+        return pages.TemplateResponse(
+            request,
+            "page_error.html",
+            {"section": None, "heading": "This page cannot be shown", "message": message},
+            status_code=500,
+        )
 
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {sqlite3.DatabaseError: unreadable}
     handlers.update(dict.fromkeys(_DATA_ERRORS, unexpected))

@@ -63,8 +63,12 @@ def _shown(item: Any) -> dict[str, Any]:
     from guard.approvals.request import excerpt
 
     data: dict[str, Any] = item.to_dict()
-    data.update(when=local_time(item.created), excerpt=excerpt(item.input, 160), left=max(item.expires - time.time(), 0.0),
-                answered=local_time(item.answered_at) if item.answered_at else None)
+    data.update(
+        when=local_time(item.created),
+        excerpt=excerpt(item.input, 160),
+        left=max(item.expires - time.time(), 0.0),
+        answered=local_time(item.answered_at) if item.answered_at else None,
+    )
     return data
 
 
@@ -78,17 +82,33 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         token = request.query_params.get("token")
         if token is not None:
             if not hmac.compare_digest(token.encode(), view_token().encode()):
-                return pages.TemplateResponse(request, "page_error.html", {"section": "approvals", "heading": "Wrong token",
-                                              "message": "That is not this view's token: open the address guard view printed."}, status_code=401)
+                return pages.TemplateResponse(
+                    request,
+                    "page_error.html",
+                    {
+                        "section": "approvals",
+                        "heading": "Wrong token",
+                        "message": "That is not this view's token: open the address guard view printed.",
+                    },
+                    status_code=401,
+                )
             response = RedirectResponse(request.url_for("approvals"), status_code=303)
-            response.set_cookie(COOKIE, _cookie_value(), path=request.scope.get("root_path") or "/", httponly=True, samesite="strict")
+            response.set_cookie(
+                COOKIE, _cookie_value(), path=request.scope.get("root_path") or "/", httponly=True, samesite="strict"
+            )
             return response
         items = [_shown(item) for item in store.listed()]
-        return pages.TemplateResponse(request, "approvals.html", {"section": "approvals", "items": items, "signed_in": _signed_in(request, sources)})
+        return pages.TemplateResponse(
+            request,
+            "approvals.html",
+            {"section": "approvals", "items": items, "signed_in": _signed_in(request, sources)},
+        )
 
     async def detail(request: Request) -> Response:
         request_id = request.path_params["id"]
-        found = store.get(request_id) if request_id.isascii() and request_id.isalnum() and len(request_id) <= 32 else None
+        found = (
+            store.get(request_id) if request_id.isascii() and request_id.isalnum() and len(request_id) <= 32 else None
+        )
         proof = request.query_params.get("t", "")
         message = None
         if request.method == "POST" and found is not None:
@@ -97,9 +117,16 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             proof = form.get("t", "")
             allowed = _same_origin(request) and (_signed_in(request, sources) or proves(found.id, proof))
             if not allowed:
-                return pages.TemplateResponse(request, "page_error.html", {"section": "approvals", "heading": "Not answered",
-                                              "message": "Only a person with this request's link, or signed in to this view, can answer it."},
-                                              status_code=403)
+                return pages.TemplateResponse(
+                    request,
+                    "page_error.html",
+                    {
+                        "section": "approvals",
+                        "heading": "Not answered",
+                        "message": "Only a person with this request's link, or signed in to this view, can answer it.",
+                    },
+                    status_code=403,
+                )
             answer = APPROVED if form.get("answer") == "approve" else DENIED
             by = (form.get("by") or "").strip()[:80] or "someone in guard view"
             try:
@@ -107,12 +134,22 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             except ValueError as exc:
                 message = str(exc)
         if found is None:
-            return pages.TemplateResponse(request, "approval.html", {"section": "approvals", "item": None, "id": request_id[:32]}, status_code=404)
+            return pages.TemplateResponse(
+                request, "approval.html", {"section": "approvals", "item": None, "id": request_id[:32]}, status_code=404
+            )
         may_answer = _signed_in(request, sources) or proves(found.id, proof)
-        context = {"section": "approvals", "item": _shown(found), "id": found.id, "may_answer": may_answer, "proof": proof if may_answer else "",
-                   "message": message}
+        context = {
+            "section": "approvals",
+            "item": _shown(found),
+            "id": found.id,
+            "may_answer": may_answer,
+            "proof": proof if may_answer else "",
+            "message": message,
+        }
         if request.method == "POST" and message is None:
-            return RedirectResponse(request.url_for("approval", id=found.id).include_query_params(t=proof), status_code=303)
+            return RedirectResponse(
+                request.url_for("approval", id=found.id).include_query_params(t=proof), status_code=303
+            )
         return pages.TemplateResponse(request, "approval.html", context)
 
     return [

@@ -42,11 +42,17 @@ class AuditIntegrity:
             if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'audit_head'").fetchone() is None:
                 return audit_chain.ChainReport(0, (0, ""))  # not migrated yet: the view's first read migrates it
             earlier = self._report
-            counted = int(db.execute("SELECT count(*) FROM decisions WHERE id <= ?", (earlier.last[0] if earlier else 0,)).fetchone()[0])
+            counted = int(
+                db.execute(
+                    "SELECT count(*) FROM decisions WHERE id <= ?", (earlier.last[0] if earlier else 0,)
+                ).fetchone()[0]
+            )
             if earlier is None or counted != self._counted or time.monotonic() - self._checked_at > FULL_EVERY:
                 self._checked_at = time.monotonic()  # first, due, or rows already checked are gone: check everything
                 report = audit_chain.verify_chain(db, recorded=recorded)
-                self._counted = int(db.execute("SELECT count(*) FROM decisions WHERE id <= ?", (report.last[0],)).fetchone()[0])
+                self._counted = int(
+                    db.execute("SELECT count(*) FROM decisions WHERE id <= ?", (report.last[0],)).fetchone()[0]
+                )
                 return report
             later = audit_chain.verify_chain(db, after=earlier.last, recorded=recorded)
             self._counted = counted + later.chained
@@ -63,18 +69,27 @@ class AuditIntegrity:
         found: list[str] = []
         gone = None if self.path.exists() else head_record.missing_log(self.path)
         if gone is not None:
-            found.append(f"The audit log is gone: {gone}. The decisions logged so far are not in this view; run guard log verify.")
+            found.append(
+                f"The audit log is gone: {gone}. The decisions logged so far are not in this view; run guard log verify."
+            )
         if self.path.exists():
             self._report = self._verify()
             if self._report.problems:
                 first, more = self._report.problems[0], len(self._report.problems) - 1
                 also = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-                found.append(f"The audit log's sealed chain is broken: {first}{also}. Rows were deleted, edited or cut off "
-                             "outside guard; run guard log verify for the list.")
+                found.append(
+                    f"The audit log's sealed chain is broken: {first}{also}. Rows were deleted, edited or cut off "
+                    "outside guard; run guard log verify for the list."
+                )
         failed = audit_recovery.failures(self.path)
         if failed:
             last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(failed[-1]["time"]))
-            found.append(f"{len(failed)} decision{'s were' if len(failed) > 1 else ' was'} not logged: the audit write failed "
-                         f"(last at {last}: {failed[-1]['error']}).")
-        found += [f"An unreadable audit log was set aside as {aside}; this log started anew." for aside in audit_recovery.set_aside_files(self.path)]
+            found.append(
+                f"{len(failed)} decision{'s were' if len(failed) > 1 else ' was'} not logged: the audit write failed "
+                f"(last at {last}: {failed[-1]['error']})."
+            )
+        found += [
+            f"An unreadable audit log was set aside as {aside}; this log started anew."
+            for aside in audit_recovery.set_aside_files(self.path)
+        ]
         return found

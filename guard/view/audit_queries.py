@@ -54,7 +54,9 @@ class DecisionFilters:
         if self.text is not None and "\x00" in self.text:
             raise ValueError("search text cannot hold a NUL character (SQLite's full-text query ends at one)")
 
-    def select(self, *, before: int | None, after: int | None, limit: int, text_index: bool = True) -> tuple[str, list[Any]]:
+    def select(
+        self, *, before: int | None, after: int | None, limit: int, text_index: bool = True
+    ) -> tuple[str, list[Any]]:
         """The SQL for up to ``limit`` matching rows, newest first, between the ids ``after`` and ``before``.
 
         A search or a rule drives the query from its own index in id order
@@ -69,8 +71,12 @@ class DecisionFilters:
             source, key = "decisions_text t CROSS JOIN decisions d ON d.id = t.rowid", "t.rowid"
             clauses.append("decisions_text MATCH ?")
             params.append('"' + self.text.replace('"', '""') + '"')  # one phrase: a substring, whatever its characters
-        elif self.text is not None:  # a file without the trigram index: the same text, scanned (case-insensitive, as trigram is)
-            clauses.append("(coalesce(d.tool, '') || char(10) || coalesce(d.reason, '') || char(10) || d.payload) LIKE ? ESCAPE '\\'")
+        elif (
+            self.text is not None
+        ):  # a file without the trigram index: the same text, scanned (case-insensitive, as trigram is)
+            clauses.append(
+                "(coalesce(d.tool, '') || char(10) || coalesce(d.reason, '') || char(10) || d.payload) LIKE ? ESCAPE '\\'"
+            )
             params.append("%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         if self.rule is not None and source == "decisions d":
             source, key = "decision_hooks h CROSS JOIN decisions d ON d.id = h.decision_id", "h.decision_id"
@@ -89,11 +95,19 @@ class DecisionFilters:
             if value is not None:
                 clauses.append(f"d.{column} = ?")
                 params.append(value)
-        for bound, op, value in (("d.time", ">=", self.since), ("d.time", "<", self.until), (key, "<", before), (key, ">", after)):
+        for bound, op, value in (
+            ("d.time", ">=", self.since),
+            ("d.time", "<", self.until),
+            (key, "<", before),
+            (key, ">", after),
+        ):
             if value is not None:
                 clauses.append(f"{bound} {op} ?")
                 params.append(value)
-        return f"SELECT d.* FROM {source} WHERE {' AND '.join(clauses) or '1'} ORDER BY {key} DESC LIMIT ?", [*params, limit]
+        return f"SELECT d.* FROM {source} WHERE {' AND '.join(clauses) or '1'} ORDER BY {key} DESC LIMIT ?", [
+            *params,
+            limit,
+        ]
 
 
 @dataclass
@@ -132,7 +146,19 @@ class RuleStats:
 
     def add(self, hour: dict[str, Any]) -> None:
         """Count one hour's rollup row in."""
-        for name in ("calls", "allow", "ask", "deny", "errors", "fail_open", "cached", "shadow_calls", "shadow_allow", "shadow_ask", "shadow_deny"):
+        for name in (
+            "calls",
+            "allow",
+            "ask",
+            "deny",
+            "errors",
+            "fail_open",
+            "cached",
+            "shadow_calls",
+            "shadow_allow",
+            "shadow_ask",
+            "shadow_deny",
+        ):
             setattr(self, name, getattr(self, name) + hour[name])
         if hour["cost_usd"] is not None:
             self.cost_usd = (self.cost_usd or 0.0) + hour["cost_usd"]
@@ -177,12 +203,16 @@ class AuditQueries:
         finally:
             db.close()
 
-    def decisions(self, filters: DecisionFilters, *, before: int | None = None, after: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def decisions(
+        self, filters: DecisionFilters, *, before: int | None = None, after: int | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
         """Up to ``limit`` matching rows, newest first, older than ``before`` or newer than ``after`` (ids)."""
         with self._db() as db:
             if db is None:
                 return []
-            sql, params = filters.select(before=before, after=after, limit=limit, text_index=audit_index.has_text_index(db))
+            sql, params = filters.select(
+                before=before, after=after, limit=limit, text_index=audit_index.has_text_index(db)
+            )
             return [checked_row(row) for row in db.execute(sql, params)]
 
     def decision(self, row_id: int) -> dict[str, Any] | None:
@@ -197,9 +227,15 @@ class AuditQueries:
         with self._db() as db:
             if db is None:
                 return {"rule": [], "tool": [], "client": []}
-            return {"rule": _distinct(db, "decision_hooks", "hook"), "tool": _distinct(db, "decisions", "tool"), "client": _distinct(db, "decisions", "client")}
+            return {
+                "rule": _distinct(db, "decision_hooks", "hook"),
+                "tool": _distinct(db, "decisions", "tool"),
+                "client": _distinct(db, "decisions", "client"),
+            }
 
-    def rules(self, *, since: float | None = None, buckets: int = 30) -> tuple[list[RuleStats], tuple[float, float] | None]:
+    def rules(
+        self, *, since: float | None = None, buckets: int = 30
+    ) -> tuple[list[RuleStats], tuple[float, float] | None]:
         """Every rule's counts, latency percentiles and verdicts per time bucket, from the hourly rollups; and the span covered.
 
         Hour-grained: ``since`` starts at the top of its hour.
@@ -211,16 +247,23 @@ class AuditQueries:
             hours = db.execute(f"SELECT * FROM rule_hours {window} ORDER BY hook, hour", params).fetchall()
             if not hours:
                 return [], None
-            latency = db.execute(f"SELECT hook, bin, sum(n) AS n FROM rule_latency {window} GROUP BY hook, bin ORDER BY hook, bin", params).fetchall()
+            latency = db.execute(
+                f"SELECT hook, bin, sum(n) AS n FROM rule_latency {window} GROUP BY hook, bin ORDER BY hook, bin",
+                params,
+            ).fetchall()
         last = max(h["hour"] for h in hours)
-        first = int(since // 3600) if since is not None else min(min(h["hour"] for h in hours), last - 23)  # a chart spans a day at least
+        first = (
+            int(since // 3600) if since is not None else min(min(h["hour"] for h in hours), last - 23)
+        )  # a chart spans a day at least
         count = min(buckets, last - first + 1)
         width = (last - first + 1) / count
         stats: dict[str, RuleStats] = {}
         for h in hours:
             rule = stats.get(h["hook"])
             if rule is None:
-                rule = stats[h["hook"]] = RuleStats(h["hook"], h["type"], buckets=[dict.fromkeys(_VERDICTS, 0) for _ in range(count)])
+                rule = stats[h["hook"]] = RuleStats(
+                    h["hook"], h["type"], buckets=[dict.fromkeys(_VERDICTS, 0) for _ in range(count)]
+                )
             rule.add(h)
             bucket = rule.buckets[min(int((h["hour"] - first) / width), count - 1)]
             for verdict in _VERDICTS:
@@ -238,7 +281,9 @@ class AuditQueries:
         return sorted(stats.values(), key=lambda r: -(r.calls + r.shadow_calls)), (first * 3600.0, (last + 1) * 3600.0)
 
 
-def _shadow_examples(db: sqlite3.Connection | None, hook: str, since: float | None, limit: int = 3) -> list[dict[str, Any]]:
+def _shadow_examples(
+    db: sqlite3.Connection | None, hook: str, since: float | None, limit: int = 3
+) -> list[dict[str, Any]]:
     """The latest calls ``hook`` would have denied or asked about in shadow, with its reason (from the row's hooks)."""
     if db is None:
         return []
@@ -250,8 +295,16 @@ def _shadow_examples(db: sqlite3.Connection | None, hook: str, since: float | No
     examples = []
     for row in map(checked_row, rows):
         result = next((h for h in row["hooks"] if isinstance(h, dict) and h.get("id") == hook and h.get("shadow")), {})
-        examples.append({"id": row["id"], "time": row["time"], "tool": row["tool"], "verdict": result.get("decision"),
-                         "reason": result.get("reason"), "enforced": row["decision"]})
+        examples.append(
+            {
+                "id": row["id"],
+                "time": row["time"],
+                "tool": row["tool"],
+                "verdict": result.get("decision"),
+                "reason": result.get("reason"),
+                "enforced": row["decision"],
+            }
+        )
     return examples
 
 
@@ -274,5 +327,3 @@ def _distinct(db: sqlite3.Connection, table: str, column: str) -> list[str]:
         " SELECT value FROM seen WHERE value IS NOT NULL"
     )
     return [row["value"] for row in db.execute(sql)]
-
-

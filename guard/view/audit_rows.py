@@ -82,7 +82,12 @@ def checked_row(row: dict[str, Any]) -> dict[str, Any]:
         parsed = parsed_row(dict(row))
         checked = {name: _as_an_event_may_be(parsed[name]) for name in _JSON_COLUMNS}
         return _Row.model_validate({**parsed, **checked}).model_dump()
-    except (ValueError, TypeError, RecursionError, EventError) as exc:  # JSONDecodeError and ValidationError are ValueErrors
+    except (
+        ValueError,
+        TypeError,
+        RecursionError,
+        EventError,
+    ) as exc:  # JSONDecodeError and ValidationError are ValueErrors
         raw = row.get("payload")
         return {
             "id": row["id"],

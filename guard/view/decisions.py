@@ -27,6 +27,8 @@ PAGE_SIZE = 50
 LIVE_LIMIT = 200
 EXCERPT = 160
 _FILTER_FIELDS = ("decision", "rule", "tool", "session", "client", "since", "until", "q")
+
+
 def _epoch(value: str, field: str) -> float:
     try:
         return datetime.fromisoformat(value).timestamp()
@@ -57,7 +59,14 @@ def _excerpt(payload: Any) -> str:
     else:
         tool_input = payload.get("tool_input", payload) if isinstance(payload, dict) else payload
         if isinstance(tool_input, dict):
-            first = next((tool_input[k] for k in ("command", "file_path", "url", "path", "pattern", "prompt") if isinstance(tool_input.get(k), str)), None)
+            first = next(
+                (
+                    tool_input[k]
+                    for k in ("command", "file_path", "url", "path", "pattern", "prompt")
+                    if isinstance(tool_input.get(k), str)
+                ),
+                None,
+            )
             text = first if first is not None else json.dumps(tool_input, ensure_ascii=False)
         else:
             text = json.dumps(tool_input, ensure_ascii=False)
@@ -69,8 +78,12 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     hooks = [redacted_hook(h, names) for h in row["hooks"]]
     payload = redacted_text(row["payload"], names) if row["payload_truncated"] else redacted(row["payload"], names)
     warnings = [redacted_text(w, names) for w in row["warnings"]]
-    judging = [h for h in hooks if h.get("type") != "protect" or h.get("decision")]  # the self-protection rule, silent on every call, is noise
-    models = sorted({" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")})
+    judging = [
+        h for h in hooks if h.get("type") != "protect" or h.get("decision")
+    ]  # the self-protection rule, silent on every call, is noise
+    models = sorted(
+        {" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")}
+    )
     errors = [f"{h['id']}: {h['error']}" for h in hooks if h.get("error")]
     return {
         **row,
@@ -104,12 +117,20 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
 
     def index(request: Request) -> Response:
         refreshed()
-        context: dict[str, Any] = {"section": "decisions", "given": {}, "rows": [], "error": None, "audit": sources.audit}
+        context: dict[str, Any] = {
+            "section": "decisions",
+            "given": {},
+            "rows": [],
+            "error": None,
+            "audit": sources.audit,
+        }
         try:
             filters, context["given"] = filters_from(request)
         except ValueError as exc:
             context["error"] = str(exc)
-            return pages.TemplateResponse(request, "decisions.html", {**context, "choices": audit.choices()}, status_code=400)
+            return pages.TemplateResponse(
+                request, "decisions.html", {**context, "choices": audit.choices()}, status_code=400
+            )
         before = index_param(request.query_params.get("before"))
         rows = audit.decisions(filters, before=before, limit=PAGE_SIZE + 1)
         context.update(
@@ -138,7 +159,12 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         index = index_param(row_id)
         row = audit.decision(index) if index is not None else None
         shown = _shown(row, sources.redact) if row is not None else None
-        return pages.TemplateResponse(request, "decision.html", {"section": "decisions", "id": row_id, "row": shown}, status_code=200 if shown else 404)
+        return pages.TemplateResponse(
+            request,
+            "decision.html",
+            {"section": "decisions", "id": row_id, "row": shown},
+            status_code=200 if shown else 404,
+        )
 
     return [
         Route("/decisions", index, name="decisions"),

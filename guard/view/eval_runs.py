@@ -124,7 +124,12 @@ def _run(run_id: str, folder: Path) -> EvalRun:
     stamp = _stamp(metrics)
     if stamp is None:
         modified = (_stamp(folder / RESULTS) or (0, 0))[0] / 1e9
-        return EvalRun(run_id, folder, modified, error=f"no {METRICS} (only {RESULTS}): the run is still going, or stopped before scoring")
+        return EvalRun(
+            run_id,
+            folder,
+            modified,
+            error=f"no {METRICS} (only {RESULTS}): the run is still going, or stopped before scoring",
+        )
     loaded = _read_report(metrics, stamp)
     if isinstance(loaded, str):
         return EvalRun(run_id, folder, stamp[0] / 1e9, error=loaded)
@@ -234,7 +239,9 @@ def case_input(run: EvalRun, key: str, redact: frozenset[str] = frozenset()) -> 
     path = _dataset_file(run, info)
     stamp = _stamp(path) if path else None
     if path is None or stamp is None:
-        return CaseInput(missing=f"dataset {info.path} is not found with the content the run judged (sha256 {info.sha256[:12]}…)")
+        return CaseInput(
+            missing=f"dataset {info.path} is not found with the content the run judged (sha256 {info.sha256[:12]}…)"
+        )
     case = _cases(path, stamp).get(case_id)
     if case is None:
         return CaseInput(missing=f"case {case_id!r} is not in {info.path}")

@@ -29,7 +29,16 @@ __all__ = ["routes"]
 #: Per-case rows one page lists before asking for a narrower filter.
 CASE_LIMIT = 500
 #: The metrics a comparison lists, and whether a rise is good.
-DELTA_METRICS = {"f1": True, "accuracy": True, "precision": True, "recall": True, "fpr": False, "specificity": True, "kappa": True, "error_rate": False}
+DELTA_METRICS = {
+    "f1": True,
+    "accuracy": True,
+    "precision": True,
+    "recall": True,
+    "fpr": False,
+    "specificity": True,
+    "kappa": True,
+    "error_rate": False,
+}
 OUTCOMES = ("all", "wrong", "right")
 
 
@@ -80,7 +89,11 @@ def _case_rows(run: EvalRun, variant: int | None, outcome: str, query: str) -> t
         if variant is not None and side.index != variant:
             continue
         for key, o in side.variant.case_outcomes.items():
-            if (outcome == "wrong" and o.correct) or (outcome == "right" and not o.correct) or (query and query.lower() not in key.lower()):
+            if (
+                (outcome == "wrong" and o.correct)
+                or (outcome == "right" and not o.correct)
+                or (query and query.lower() not in key.lower())
+            ):
                 continue
             found.append({"key": key, "side": side, "outcome": o})
     return found[:CASE_LIMIT], len(found)
@@ -99,8 +112,14 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
     def index(request: Request) -> Response:
         runs = find_runs(sources.evals)
         readable = [run for run in runs if run.report and run.report.variants]
-        previous = {newer.id: older for newer, older in zip(readable, readable[1:], strict=False)}  # newest first: the next one is older
-        return pages.TemplateResponse(request, "evals.html", {"section": "evals", "runs": runs, "previous": previous, "folders": sources.evals, "tables": tables})
+        previous = {
+            newer.id: older for newer, older in zip(readable, readable[1:], strict=False)
+        }  # newest first: the next one is older
+        return pages.TemplateResponse(
+            request,
+            "evals.html",
+            {"section": "evals", "runs": runs, "previous": previous, "folders": sources.evals, "tables": tables},
+        )
 
     def run_page(request: Request) -> Response:
         run = by_id().get(request.query_params.get("run", ""))
@@ -116,7 +135,12 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         query = request.query_params.get("q", "")[:200]
         cases, matched = _case_rows(run, variant, outcome, query)
         per_variant = [
-            {"side": side, "confusion": tables.confusion_table(side.variant), "slices": tables.slice_table(side.variant), "chart": reliability_chart(load_results(run, side.variant))}
+            {
+                "side": side,
+                "confusion": tables.confusion_table(side.variant),
+                "slices": tables.slice_table(side.variant),
+                "chart": reliability_chart(load_results(run, side.variant)),
+            }
             for side in _sides([run])
         ]
         context = {
@@ -140,7 +164,13 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         runs = by_id()
         a = _side(runs, request.query_params.get("a"))
         b = _side(runs, request.query_params.get("b"))
-        context: dict[str, Any] = {"section": "evals", "options": _sides(list(runs.values())), "a": a, "b": b, "significance": SIGNIFICANCE}
+        context: dict[str, Any] = {
+            "section": "evals",
+            "options": _sides(list(runs.values())),
+            "a": a,
+            "b": b,
+            "significance": SIGNIFICANCE,
+        }
         if (request.query_params.get("a") or request.query_params.get("b")) and (a is None or b is None):
             return missing(request, "Pick two variants of runs found in the configured folders.")
         if a is not None and b is not None:
@@ -148,7 +178,12 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
             va, vb = a.variant, b.variant
             context["result"] = result
             context["deltas"] = [
-                (name, tables.fmt_estimate(va.metrics[name]), tables.fmt_estimate(vb.metrics[name]), *_delta(va.metrics[name], vb.metrics[name], up))
+                (
+                    name,
+                    tables.fmt_estimate(va.metrics[name]),
+                    tables.fmt_estimate(vb.metrics[name]),
+                    *_delta(va.metrics[name], vb.metrics[name], up),
+                )
                 for name, up in DELTA_METRICS.items()
                 if name in va.metrics and name in vb.metrics
             ]
@@ -177,7 +212,9 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         ]
         inputs = [case_input(s.run, key, sources.redact) for s in found]
         shown = next((c for c in inputs if c.missing is None), inputs[0])
-        return pages.TemplateResponse(request, "eval_case.html", {"section": "evals", "key": key, "columns": columns, "case": shown})
+        return pages.TemplateResponse(
+            request, "eval_case.html", {"section": "evals", "key": key, "columns": columns, "case": shown}
+        )
 
     return [
         Route("/evals", index, name="evals"),

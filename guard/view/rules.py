@@ -43,14 +43,44 @@ def chart(rule: RuleStats) -> list[dict[str, Any]]:
             height = CHART_HEIGHT * bucket[verdict] / tallest
             if height > 0:
                 y -= height
-                bars.append({"x": round(i * width, 2), "y": round(y, 2), "w": round(width * 0.9, 2), "h": round(height, 2), "verdict": verdict, "n": bucket[verdict]})
+                bars.append(
+                    {
+                        "x": round(i * width, 2),
+                        "y": round(y, 2),
+                        "w": round(width * 0.9, 2),
+                        "h": round(height, 2),
+                        "verdict": verdict,
+                        "n": bucket[verdict],
+                    }
+                )
     return bars
 
 
 def _record(rule: RuleStats) -> dict[str, Any]:
     """One rule's enforced and shadow records, as ``/rules.json`` gives them."""
-    enforced = {name: getattr(rule, name) for name in ("calls", "allow", "ask", "deny", "abstain", "errors", "fail_open", "cached", "cost_usd", "p50_ms", "p95_ms")}
-    shadow = {"calls": rule.shadow_calls, "allow": rule.shadow_allow, "ask": rule.shadow_ask, "deny": rule.shadow_deny, "examples": rule.shadow_examples}
+    enforced = {
+        name: getattr(rule, name)
+        for name in (
+            "calls",
+            "allow",
+            "ask",
+            "deny",
+            "abstain",
+            "errors",
+            "fail_open",
+            "cached",
+            "cost_usd",
+            "p50_ms",
+            "p95_ms",
+        )
+    }
+    shadow = {
+        "calls": rule.shadow_calls,
+        "allow": rule.shadow_allow,
+        "ask": rule.shadow_ask,
+        "deny": rule.shadow_deny,
+        "examples": rule.shadow_examples,
+    }
     return {"rule": rule.hook, "type": rule.type, "enforced": enforced, "shadow": shadow}
 
 
@@ -65,7 +95,9 @@ def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
         stats, span = audit.rules(since=time.time() - length if length is not None else None)
         for rule in stats:
             for example in rule.shadow_examples:
-                example["reason"] = redacted_text(example["reason"], sources.redact) if example["reason"] else example["reason"]
+                example["reason"] = (
+                    redacted_text(example["reason"], sources.redact) if example["reason"] else example["reason"]
+                )
         return chosen, length, stats, span
 
     def as_json(request: Request) -> Response:

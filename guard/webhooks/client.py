@@ -105,13 +105,17 @@ class Delivery:
             conn.close()
         if 300 <= response.status < 400:
             where = display_url(response.getheader("Location") or "")
-            raise HookError(f"webhook {shown} answered {response.status} redirecting to {where}; redirects are not followed")
+            raise HookError(
+                f"webhook {shown} answered {response.status} redirecting to {where}; redirects are not followed"
+            )
         if not 200 <= response.status < 300:
             raise HookError(f"webhook {shown} answered HTTP {response.status} {response.reason}")
         return data
 
 
-def _read_capped(conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float, shown: str) -> bytes:
+def _read_capped(
+    conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float, shown: str
+) -> bytes:
     """Read the reply in chunks, so a receiver trickling bytes still hits the deadline."""
     chunks: list[bytes] = []
     size = 0

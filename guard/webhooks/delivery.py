@@ -113,7 +113,9 @@ class DeliveryQueue:
 
     def _drain_at_exit(self) -> None:
         if not self.drain(self.exit_deadline):
-            log.warning("process exiting: %d webhook notification(s) abandoned after %.1fs", self.pending(), self.exit_deadline)
+            log.warning(
+                "process exiting: %d webhook notification(s) abandoned after %.1fs", self.pending(), self.exit_deadline
+            )
 
     def close(self, timeout: float = 0.0) -> None:
         """Drain for up to ``timeout`` seconds, then stop the workers (queued leftovers are dropped)."""

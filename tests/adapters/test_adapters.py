@@ -19,11 +19,19 @@ def out(fmt: str, payload: dict, decision: Decision) -> dict:
 
 def test_claude_deny_carries_event_name_and_reason() -> None:
     o = out("claude", PRE, Decision("deny", "destructive"))
-    assert o == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "destructive"}}
+    assert o == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "destructive",
+        }
+    }
 
 
 def test_claude_plain_allow_says_nothing_so_claude_permissions_still_apply() -> None:
-    assert adapter("claude").render(PRE, Decision("allow", None, hooks=[HookResult("a", "smart", "allow")])).stdout == ""
+    assert (
+        adapter("claude").render(PRE, Decision("allow", None, hooks=[HookResult("a", "smart", "allow")])).stdout == ""
+    )
 
 
 def test_claude_rewrite_returns_the_whole_input_with_allow() -> None:
@@ -54,7 +62,9 @@ def test_claude_caps_strings_at_ten_thousand() -> None:
 
 
 def test_devin_blocks_top_level_and_reads_project_dir() -> None:
-    payload = adapter("devin").normalize({"hook_event_name": "PreToolUse", "tool_name": "exec"}, {"DEVIN_PROJECT_DIR": "/p"})
+    payload = adapter("devin").normalize(
+        {"hook_event_name": "PreToolUse", "tool_name": "exec"}, {"DEVIN_PROJECT_DIR": "/p"}
+    )
     assert payload["cwd"] == "/p"
     assert out("devin", payload, Decision("deny", "no")) == {"decision": "block", "reason": "no"}
     assert out("devin", payload, Decision("ask", "confirm"))["decision"] == "block"  # Devin has no ask
@@ -65,7 +75,9 @@ def test_devin_blocks_top_level_and_reads_project_dir() -> None:
 def test_gemini_deny_and_merge_rewrite() -> None:
     p = {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command"}
     assert out("gemini", p, Decision("deny", "no")) == {"decision": "deny", "reason": "no"}
-    assert out("gemini", p, Decision("allow", updated_input={"command": "ls"})) == {"hookSpecificOutput": {"tool_input": {"command": "ls"}}}
+    assert out("gemini", p, Decision("allow", updated_input={"command": "ls"})) == {
+        "hookSpecificOutput": {"tool_input": {"command": "ls"}}
+    }
 
 
 def test_codex_speaks_claude() -> None:
@@ -76,7 +88,10 @@ def test_copilot_camel_case_input_and_flat_deny() -> None:
     payload = adapter("copilot").normalize({"toolName": "bash", "toolArgs": '{"command": "rm -rf /"}', "cwd": "/p"}, {})
     assert payload["tool_name"] == "bash" and payload["tool_input"] == {"command": "rm -rf /"}
     assert payload["hook_event_name"] == "preToolUse"
-    assert out("copilot", payload, Decision("deny", "no")) == {"permissionDecision": "deny", "permissionDecisionReason": "no"}
+    assert out("copilot", payload, Decision("deny", "no")) == {
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "no",
+    }
     with pytest.raises(EventError, match="toolArgs"):
         adapter("copilot").normalize({"toolName": "bash", "toolArgs": "{not json"}, {})
 

@@ -18,7 +18,16 @@ from guard.core.events.names import CANONICAL_EVENTS, client_event_name
 
 COMMON = {"continue", "stopReason", "systemMessage", "suppressOutput", "hookSpecificOutput"}
 #: Events whose top-level ``decision: "block"`` + ``reason`` Claude Code honours.
-BLOCK = {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Stop", "SubagentStop", "ConfigChange", "PreCompact"}
+BLOCK = {
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Stop",
+    "SubagentStop",
+    "ConfigChange",
+    "PreCompact",
+}
 #: ``hookSpecificOutput`` fields per event (``hookEventName`` is required in every one).
 SPECIFIC = {
     "PreToolUse": {"permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext"},
@@ -44,7 +53,12 @@ DECISIONS = {
 
 
 def written(event: str, decision: Decision) -> dict[str, Any]:
-    payload = {"hook_event_name": client_event_name(event), "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "x"}}
+    payload = {
+        "hook_event_name": client_event_name(event),
+        "session_id": "s",
+        "tool_name": "Bash",
+        "tool_input": {"command": "x"},
+    }
     rendered = adapter("claude").render(payload, decision)
     return json.loads(rendered.stdout) if rendered.stdout else {}
 
@@ -65,7 +79,10 @@ def test_only_documented_fields_for_the_event(event: str, kind: str) -> None:
         if "permissionDecision" in specific:
             assert specific["permissionDecision"] in ("allow", "deny", "ask", "defer")
         if name == "PermissionRequest":
-            assert set(specific["decision"]) <= PERMISSION_DECISION and specific["decision"]["behavior"] in ("allow", "deny")
+            assert set(specific["decision"]) <= PERMISSION_DECISION and specific["decision"]["behavior"] in (
+                "allow",
+                "deny",
+            )
 
 
 def test_a_deny_and_a_block_reach_claude_code_where_they_can() -> None:

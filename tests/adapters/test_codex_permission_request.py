@@ -15,14 +15,24 @@ from pathlib import Path
 import pytest
 from fixtures.processes import POLICY, run_guard
 
-REQUEST = {"session_id": "c1", "turn_id": "t1", "hook_event_name": "PermissionRequest", "cwd": "/tmp", "model": "gpt-5",
-           "permission_mode": "default", "tool_name": "Bash",
-           "tool_input": {"command": "git push --force origin main", "description": "push the fix"}}
+REQUEST = {
+    "session_id": "c1",
+    "turn_id": "t1",
+    "hook_event_name": "PermissionRequest",
+    "cwd": "/tmp",
+    "model": "gpt-5",
+    "permission_mode": "default",
+    "tool_name": "Bash",
+    "tool_input": {"command": "git push --force origin main", "description": "push the fix"},
+}
 DECISION_FIELDS = {"behavior", "message", "interrupt", "updatedInput", "updatedPermissions"}
 
 
-pytestmark = pytest.mark.project(files={"policy.py": POLICY}, config="hooks:\n  PermissionRequest:\n    - id: no-force-push\n      matcher: Bash\n"
-                                 "      callable: policy:no_force_push\n    - id: dry-run\n      matcher: Bash\n      callable: policy:dry_run\n")
+pytestmark = pytest.mark.project(
+    files={"policy.py": POLICY},
+    config="hooks:\n  PermissionRequest:\n    - id: no-force-push\n      matcher: Bash\n"
+    "      callable: policy:no_force_push\n    - id: dry-run\n      matcher: Bash\n      callable: policy:dry_run\n",
+)
 
 
 def test_a_denied_approval_is_a_deny_behavior_with_the_reason(project: Path) -> None:
@@ -40,4 +50,6 @@ def test_a_rewrite_gives_no_verdict_since_codex_fails_closed_on_updated_input(pr
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     assert "decision" not in out.get("hookSpecificOutput", {})  # Codex's own approval prompt decides
     claude = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(payload))
-    assert "updatedInput" in json.loads(claude.stdout)["hookSpecificOutput"]["decision"]  # Claude Code does take the rewrite
+    assert (
+        "updatedInput" in json.loads(claude.stdout)["hookSpecificOutput"]["decision"]
+    )  # Claude Code does take the rewrite

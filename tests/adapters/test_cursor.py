@@ -73,8 +73,16 @@ CONFIG = """hooks:
 
 def documented(event: str, **fields: Any) -> dict[str, Any]:
     """A payload as Cursor's hooks documentation lays it out: its common fields, then the event's."""
-    return {"conversation_id": "conv-123", "generation_id": "gen-456", "model": "claude-4-sonnet", "hook_event_name": event,
-            "cursor_version": "2.1.46", "workspace_roots": ["/path/to/project"], "user_email": "user@example.com", **fields}
+    return {
+        "conversation_id": "conv-123",
+        "generation_id": "gen-456",
+        "model": "claude-4-sonnet",
+        "hook_event_name": event,
+        "cursor_version": "2.1.46",
+        "workspace_roots": ["/path/to/project"],
+        "user_email": "user@example.com",
+        **fields,
+    }
 
 
 pytestmark = pytest.mark.project(files={"policy.py": POLICY}, config=CONFIG)
@@ -82,12 +90,16 @@ pytestmark = pytest.mark.project(files={"policy.py": POLICY}, config=CONFIG)
 
 def cursor_hook(project: Path, payload: dict[str, Any] | str) -> tuple[int, dict[str, Any], str]:
     """``guard hook --format cursor`` as Cursor runs it: (exit code, parsed stdout, stderr). Every answer must be JSON."""
-    proc = run_guard(["hook", "--format", "cursor"], project, stdin=payload if isinstance(payload, str) else json.dumps(payload))
+    proc = run_guard(
+        ["hook", "--format", "cursor"], project, stdin=payload if isinstance(payload, str) else json.dumps(payload)
+    )
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}, proc.stderr
 
 
 def test_a_documented_before_shell_execution_payload_is_denied_the_way_cursor_blocks(project: Path) -> None:
-    code, out, _ = cursor_hook(project, documented("beforeShellExecution", command="rm -rf build", cwd="/path/to/project"))
+    code, out, _ = cursor_hook(
+        project, documented("beforeShellExecution", command="rm -rf build", cwd="/path/to/project")
+    )
     assert code == 0 and out["permission"] == "deny"
     # the agent is told why, and so is the user (Cursor shows user_message in its UI)
     assert "deleting folders is not allowed in this project" in out["agent_message"]
@@ -95,8 +107,13 @@ def test_a_documented_before_shell_execution_payload_is_denied_the_way_cursor_bl
 
 
 def test_a_documented_pre_tool_use_shell_payload_is_denied_by_the_same_rule(project: Path) -> None:
-    payload = documented("preToolUse", tool_name="Shell", tool_input={"command": "rm -rf build"}, tool_use_id="tool_1",
-                         cwd="/path/to/project")
+    payload = documented(
+        "preToolUse",
+        tool_name="Shell",
+        tool_input={"command": "rm -rf build"},
+        tool_use_id="tool_1",
+        cwd="/path/to/project",
+    )
     code, out, _ = cursor_hook(project, payload)
     assert code == 0 and out["permission"] == "deny"
     assert "deleting folders is not allowed in this project" in out["agent_message"]
@@ -104,7 +121,11 @@ def test_a_documented_pre_tool_use_shell_payload_is_denied_by_the_same_rule(proj
 
 def test_an_allowed_command_answers_valid_json_without_granting_permission(project: Path) -> None:
     # "permission": "allow" would skip Cursor's own approval; {} is "no objection", and valid JSON for failClosed
-    proc = run_guard(["hook", "--format", "cursor"], project, stdin=json.dumps(documented("beforeShellExecution", command="ls", cwd="")))
+    proc = run_guard(
+        ["hook", "--format", "cursor"],
+        project,
+        stdin=json.dumps(documented("beforeShellExecution", command="ls", cwd="")),
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
 
 
@@ -120,14 +141,20 @@ def test_before_read_file_is_denied_with_permission_alone(project: Path) -> None
 
 
 def test_before_mcp_execution_judges_the_decoded_tool_input(project: Path) -> None:
-    payload = documented("beforeMCPExecution", tool_name="database_query", tool_input='{"query": "DROP TABLE users"}',
-                         url="http://localhost:3000")
+    payload = documented(
+        "beforeMCPExecution",
+        tool_name="database_query",
+        tool_input='{"query": "DROP TABLE users"}',
+        url="http://localhost:3000",
+    )
     _, out, _ = cursor_hook(project, payload)
     assert out["permission"] == "deny" and "no schema changes through MCP" in out["agent_message"]
 
 
 def test_unreadable_mcp_input_under_a_fail_closed_rule_is_denied(project: Path) -> None:
-    _, out, _ = cursor_hook(project, documented("beforeMCPExecution", tool_name="database_query", tool_input="{not json"))
+    _, out, _ = cursor_hook(
+        project, documented("beforeMCPExecution", tool_name="database_query", tool_input="{not json")
+    )
     assert out["permission"] == "deny" and "no-drop" in out["agent_message"]
 
 
@@ -147,8 +174,12 @@ def test_before_submit_prompt_is_blocked_with_continue_false(project: Path) -> N
 
 
 def test_writing_cursor_hooks_json_is_denied_by_self_protection(project: Path) -> None:
-    payload = documented("beforeShellExecution", command=f"echo '{{}}' > {project}/.cursor/hooks.json", cwd=str(project),
-                         workspace_roots=[str(project)])
+    payload = documented(
+        "beforeShellExecution",
+        command=f"echo '{{}}' > {project}/.cursor/hooks.json",
+        cwd=str(project),
+        workspace_roots=[str(project)],
+    )
     _, out, _ = cursor_hook(project, payload)
     assert out["permission"] == "deny" and "self-protection" in out["agent_message"]
 
@@ -158,4 +189,6 @@ def test_the_audit_row_names_cursor_and_the_rule(project: Path) -> None:
     cursor_hook(project, documented("beforeShellExecution", command="rm -rf build", cwd="/path/to/project"))
     proc = run_guard(["log", "--json"], project)
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert any(row.get("client") == "cursor" and "no-deletes" in json.dumps(row) for row in rows), proc.stdout + proc.stderr
+    assert any(row.get("client") == "cursor" and "no-deletes" in json.dumps(row) for row in rows), (
+        proc.stdout + proc.stderr
+    )

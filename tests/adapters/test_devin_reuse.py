@@ -25,8 +25,13 @@ from fixtures.processes import run_guard
 #: A PATH with the ``guard`` of the environment under test on it (the tree under test, through PYTHONPATH).
 WITH_GUARD = os.pathsep.join([os.path.dirname(shutil.which("guard") or sys.executable), "/usr/bin", "/bin"])
 
-CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-pushes\n      command: "grep -q \'git push\' && { echo \'no pushes here\' >&2; exit 2; } || exit 0"\n'
-DEVIN_CALL = {"session_id": "d1", "hook_event_name": "PreToolUse", "tool_name": "exec", "tool_input": {"command": "git push origin main"}}
+CONFIG = "hooks:\n  PreToolUse:\n    - id: no-pushes\n      command: \"grep -q 'git push' && { echo 'no pushes here' >&2; exit 2; } || exit 0\"\n"
+DEVIN_CALL = {
+    "session_id": "d1",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "exec",
+    "tool_input": {"command": "git push origin main"},
+}
 
 
 def _project(isolated_home: Path, *clients: str) -> Path:
@@ -48,8 +53,15 @@ def _entry(path: Path, bare: bool) -> str:
 
 def _as_devin(command: str, project: Path, path: str = WITH_GUARD) -> subprocess.CompletedProcess[str]:
     env = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "DEVIN_PROJECT_DIR": str(project)}
-    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(DEVIN_CALL), capture_output=True, text=True, cwd=project,
-                          env=env, timeout=60)
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(DEVIN_CALL),
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=60,
+    )
 
 
 def _audited(project: Path) -> int:
@@ -81,9 +93,24 @@ def test_with_only_the_claude_entry_it_still_guards_devin(isolated_home: Path) -
 @pytest.mark.slow
 def test_under_claude_code_the_claude_entry_always_judges(isolated_home: Path) -> None:
     project = _project(isolated_home, "claude", "devin")
-    personal = json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]  # Claude Code passes it
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), "CLAUDE_PROJECT_DIR": str(project), "GUARD_HOOK": personal}
+    personal = json.loads((project / ".claude/settings.local.json").read_text())["env"][
+        "GUARD_HOOK"
+    ]  # Claude Code passes it
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": os.environ["HOME"],
+        "PYTHONPATH": str(REPO),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "GUARD_HOOK": personal,
+    }
     payload = {**DEVIN_CALL, "tool_name": "Bash", "cwd": str(project)}
-    ran = subprocess.run(["/bin/sh", "-c", _entry(project / ".claude/settings.json", bare=False)], input=json.dumps(payload),
-                         capture_output=True, text=True, cwd=project, env=env, timeout=60)
+    ran = subprocess.run(
+        ["/bin/sh", "-c", _entry(project / ".claude/settings.json", bare=False)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=60,
+    )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -23,7 +23,12 @@ REASON = "Auto mode classifier: the command deletes files outside the task"
 def denied(pre: dict[str, Any]) -> dict[str, Any]:
     """The PermissionDenied Claude Code sends after refusing the call ``pre`` asked for."""
     keep = ("session_id", "cwd", "transcript_path", "tool_name", "tool_input", "tool_use_id")
-    return {**{k: pre[k] for k in keep if k in pre}, "hook_event_name": "PermissionDenied", "permission_mode": "auto", "reason": REASON}
+    return {
+        **{k: pre[k] for k in keep if k in pre},
+        "hook_event_name": "PermissionDenied",
+        "permission_mode": "auto",
+        "reason": REASON,
+    }
 
 
 @pytest.mark.slow
@@ -32,28 +37,44 @@ def test_a_client_denial_is_audited_with_its_reason_and_answers_nothing(session_
     proc = hook(session_project, denied(pre))
     assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stderr  # observing only: no retry asked for
     log = run_guard(["log", "--json"], session_project)
-    [row] = [json.loads(line) for line in log.stdout.splitlines() if "PermissionDenied" in line or "permission_denied" in line]
+    [row] = [
+        json.loads(line)
+        for line in log.stdout.splitlines()
+        if "PermissionDenied" in line or "permission_denied" in line
+    ]
     assert row["decision"] == "deny" and REASON in row["reason"] and row["tool"] == "Bash", row
 
 
 @pytest.mark.slow
-def test_the_denied_call_shows_as_denied_to_the_next_session_aware_judgement(session_project: Path, judge_stub: StubServer) -> None:
+def test_the_denied_call_shows_as_denied_to_the_next_session_aware_judgement(
+    session_project: Path, judge_stub: StubServer
+) -> None:
     first = bash_event("s2", "ls ~/old")
-    assert decision_of(hook(session_project, first)) == "allow"  # guard had no objection; Claude Code's auto mode refused it
+    assert (
+        decision_of(hook(session_project, first)) == "allow"
+    )  # guard had no objection; Claude Code's auto mode refused it
     hook(session_project, denied(first))
     hook(session_project, bash_event("s2", "rm -rf ~/old"))
-    shown = [session_of(body) for body in judge_stub.requests if f"Rule: {SESSION_RULE}" in body["messages"][-1]["content"]]
+    shown = [
+        session_of(body) for body in judge_stub.requests if f"Rule: {SESSION_RULE}" in body["messages"][-1]["content"]
+    ]
     assert shown[-1] is not None
-    assert shown[-1]["actions"] == [{"tool_name": "Bash", "input": "ls ~/old", "decision": "deny"}]  # once, as the client decided
+    assert shown[-1]["actions"] == [
+        {"tool_name": "Bash", "input": "ls ~/old", "decision": "deny"}
+    ]  # once, as the client decided
 
 
 @pytest.mark.slow
-def test_without_a_transcript_the_recorded_call_is_updated_not_repeated(session_project: Path, judge_stub: StubServer) -> None:
+def test_without_a_transcript_the_recorded_call_is_updated_not_repeated(
+    session_project: Path, judge_stub: StubServer
+) -> None:
     first = {k: v for k, v in bash_event("s3", "ls ~/old").items() if k != "transcript_path"}
     hook(session_project, first)
     hook(session_project, denied(first))
     hook(session_project, {k: v for k, v in bash_event("s3", "rm -rf ~/old").items() if k != "transcript_path"})
-    shown = [session_of(body) for body in judge_stub.requests if f"Rule: {SESSION_RULE}" in body["messages"][-1]["content"]]
+    shown = [
+        session_of(body) for body in judge_stub.requests if f"Rule: {SESSION_RULE}" in body["messages"][-1]["content"]
+    ]
     assert shown[-1]["actions"] == [{"tool_name": "Bash", "input": "ls ~/old", "decision": "deny"}]  # type: ignore[index]
 
 

@@ -30,8 +30,26 @@ def deny_decision() -> Decision:
         decision="deny",
         reason="exfiltrates a key",
         hooks=[
-            HookResult(id="no-exfil", type="smart", decision="deny", reason="exfiltrates a key", tier="quick", model="openai/stub", confidence=0.9, latency_ms=412.0, cost_usd=0.0001),
-            HookResult(id="audit-hook", type="http", decision=None, cached=False, latency_ms=3.0, cost_usd=0.0002, error="timed out after 5s"),
+            HookResult(
+                id="no-exfil",
+                type="smart",
+                decision="deny",
+                reason="exfiltrates a key",
+                tier="quick",
+                model="openai/stub",
+                confidence=0.9,
+                latency_ms=412.0,
+                cost_usd=0.0001,
+            ),
+            HookResult(
+                id="audit-hook",
+                type="http",
+                decision=None,
+                cached=False,
+                latency_ms=3.0,
+                cost_usd=0.0002,
+                error="timed out after 5s",
+            ),
             HookResult(id="cached-one", type="smart", decision="allow", cached=True),
         ],
     )
@@ -41,7 +59,13 @@ def test_a_decision_is_logged_with_every_hook(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
     log.record(EVENT, deny_decision(), latency_ms=415.5)
     [row] = log.tail()
-    assert (row["event"], row["tool"], row["session"], row["decision"], row["reason"]) == ("pre_tool_use", "Bash", "sess-1", "deny", "exfiltrates a key")
+    assert (row["event"], row["tool"], row["session"], row["decision"], row["reason"]) == (
+        "pre_tool_use",
+        "Bash",
+        "sess-1",
+        "deny",
+        "exfiltrates a key",
+    )
     assert row["latency_ms"] == 415.5 and abs(row["cost_usd"] - 0.0003) < 1e-12
     assert [(h["id"], h["decision"], h["tier"], h["model"], h["cached"], h["error"]) for h in row["hooks"]] == [
         ("no-exfil", "deny", "quick", "openai/stub", False, None),
@@ -54,7 +78,11 @@ def test_a_decision_is_logged_with_every_hook(tmp_path: Path) -> None:
 def test_configured_fields_are_redacted_at_any_depth_in_any_case(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db", redact=["api_key", "Password"])
     payload = {**EVENT, "extra": [{"password": "hunter2", "PASSWORD": "x", "user": "bob"}]}
-    decision = Decision(decision="allow", updated_input={"env": {"Api_Key": "sk-2"}}, hooks=[HookResult(id="rw", type="callable", decision="allow", updated_input={"api_key": "sk-3"})])
+    decision = Decision(
+        decision="allow",
+        updated_input={"env": {"Api_Key": "sk-2"}},
+        hooks=[HookResult(id="rw", type="callable", decision="allow", updated_input={"api_key": "sk-3"})],
+    )
     log.record(payload, decision, latency_ms=1.0)
     [row] = log.tail()
     assert row["payload"]["tool_input"]["env"] == {"API_KEY": REDACTED}
@@ -67,7 +95,11 @@ def test_configured_fields_are_redacted_at_any_depth_in_any_case(tmp_path: Path)
 
 def test_long_strings_are_shortened_but_the_payload_stays_json(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
-    big = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "/p/a.txt", "content": "x" * 50_000}}
+    big = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/p/a.txt", "content": "x" * 50_000},
+    }
     log.record(big, Decision(), latency_ms=1.0)
     [row] = log.tail()
     assert row["payload_truncated"] is False
@@ -103,8 +135,15 @@ def test_the_schema_is_migrated_once_and_recorded(tmp_path: Path) -> None:
     AuditLog(path).record(EVENT, Decision(), latency_ms=1.0)
     AuditLog(path).record(EVENT, Decision(), latency_ms=1.0)
     db = sqlite3.connect(path)
-    assert [r[0] for r in db.execute("SELECT name FROM _guard_audit_migrations")] == ["m001_decisions", "m002_replay_and_label", "m003_view_indexes", "m004_sealed_chain",
-                                                                                "m005_shadow_verdicts", "m006_shipping", "m007_shipped_digest"]
+    assert [r[0] for r in db.execute("SELECT name FROM _guard_audit_migrations")] == [
+        "m001_decisions",
+        "m002_replay_and_label",
+        "m003_view_indexes",
+        "m004_sealed_chain",
+        "m005_shadow_verdicts",
+        "m006_shipping",
+        "m007_shipped_digest",
+    ]
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 2
 
@@ -121,7 +160,10 @@ for i in range(40):
 @pytest.mark.slow
 def test_concurrent_hook_processes_lose_no_row(tmp_path: Path) -> None:
     path = tmp_path / "new" / "audit.db"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"T{n}"], stderr=subprocess.PIPE, text=True) for n in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"T{n}"], stderr=subprocess.PIPE, text=True)
+        for n in range(8)
+    ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, errors
     assert len(AuditLog(path).tail(1000)) == 8 * 40
@@ -129,7 +171,13 @@ def test_concurrent_hook_processes_lose_no_row(tmp_path: Path) -> None:
 
 async def test_the_engine_records_each_decision(tmp_path: Path) -> None:
     settings = Settings(audit_path=str(tmp_path / "audit.db"), audit_redact=("api_key",))
-    spec = HookSpec(id="no-curl", kind="callable", event="pre_tool_use", matcher="Bash", func=lambda e: {"decision": "deny", "reason": "no curl"})
+    spec = HookSpec(
+        id="no-curl",
+        kind="callable",
+        event="pre_tool_use",
+        matcher="Bash",
+        func=lambda e: {"decision": "deny", "reason": "no curl"},
+    )
     decision = await Engine(settings, Registry([spec])).decide(EVENT)
     assert decision.decision == "deny"
     [row] = AuditLog(tmp_path / "audit.db").tail()

@@ -37,7 +37,13 @@ def guard(project: Path, *args: str, stdin: str = "") -> subprocess.CompletedPro
 
 
 def call(project: Path, command: str) -> subprocess.CompletedProcess[str]:
-    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "cwd": str(project)}
+    event = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "session_id": "s1",
+        "cwd": str(project),
+    }
     done = guard(project, "hook", stdin=json.dumps(event))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     return done
@@ -55,8 +61,6 @@ def tamper(project: Path, *statements: str) -> None:
             db.execute(statement)
 
 
-
-
 @pytest.fixture
 def logged(project: Path) -> Path:
     """Five decisions logged by five guard hook processes: #1–#5 (#2 and #4 denied)."""
@@ -72,7 +76,12 @@ def test_rows_from_concurrent_hooks_form_one_intact_chain(project: Path) -> None
     code, out = verify(project)
 
     assert code == 0 and "intact (24 sealed rows)" in out, out
-    ids = [row[0] for row in sqlite3.connect(project / "audit.db").execute("SELECT id FROM decisions WHERE chain IS NOT NULL ORDER BY id")]
+    ids = [
+        row[0]
+        for row in sqlite3.connect(project / "audit.db").execute(
+            "SELECT id FROM decisions WHERE chain IS NOT NULL ORDER BY id"
+        )
+    ]
     assert ids == list(range(1, 25))
 
 
@@ -89,7 +98,12 @@ def test_an_edited_row_is_named(logged: Path) -> None:
 
 
 def test_rows_moved_into_each_others_place_are_named(logged: Path) -> None:
-    tamper(logged, "UPDATE decisions SET id = 100 WHERE id = 2", "UPDATE decisions SET id = 2 WHERE id = 3", "UPDATE decisions SET id = 3 WHERE id = 100")
+    tamper(
+        logged,
+        "UPDATE decisions SET id = 100 WHERE id = 2",
+        "UPDATE decisions SET id = 2 WHERE id = 3",
+        "UPDATE decisions SET id = 3 WHERE id = 100",
+    )
     code, out = verify(logged)
     assert code == 1 and "BROKEN at #2 does not match its seal" in out and "#3 does not match its seal" in out, out
 
@@ -107,8 +121,11 @@ def test_a_tail_cut_off_with_its_head_removed_is_still_found(logged: Path) -> No
 
 
 def test_a_forged_head_does_not_verify(logged: Path) -> None:
-    tamper(logged, "DELETE FROM decisions WHERE id >= 4",
-           "UPDATE audit_head SET last_id = 3, chain = (SELECT chain FROM decisions WHERE id = 3)")
+    tamper(
+        logged,
+        "DELETE FROM decisions WHERE id >= 4",
+        "UPDATE audit_head SET last_id = 3, chain = (SELECT chain FROM decisions WHERE id = 3)",
+    )
     code, out = verify(logged)
     assert code == 1 and "sealed head does not verify" in out, out
 
@@ -138,13 +155,19 @@ def test_a_head_and_tail_removed_together_do_not_stop_later_rows(logged: Path) -
 
     code, out = verify(logged)
 
-    assert code == 1 and "#4–#5 are missing" in out and "#6: audit chain restarted: the chain's sealed head is missing" in out, out
+    assert (
+        code == 1
+        and "#4–#5 are missing" in out
+        and "#6: audit chain restarted: the chain's sealed head is missing" in out
+    ), out
     assert "audit write" not in out, out
     assert [r["id"] for r in json_lines(guard(logged, "log", "--json", "--reverse").stdout)] == [1, 2, 3, 6, 7]
 
 
 @pytest.mark.parametrize("how", ["emptied", "replaced by a fresh log", "deleted"])
-def test_a_log_emptied_replaced_or_deleted_whole_is_reported_against_its_end_recorded_outside_it(logged: Path, how: str) -> None:
+def test_a_log_emptied_replaced_or_deleted_whole_is_reported_against_its_end_recorded_outside_it(
+    logged: Path, how: str
+) -> None:
     """Replacing the whole file takes its sealed head with it; guard's record of the end, outside the log, does not go."""
     if how == "emptied":
         tamper(logged, "DELETE FROM decisions", "DELETE FROM audit_head")
@@ -165,7 +188,9 @@ def test_a_log_emptied_replaced_or_deleted_whole_is_reported_against_its_end_rec
     wanted = "no log at" if how == "deleted" else "the log ends at #"
     assert wanted in out and "#5" in out, out  # what guard recorded as the last row
     doctor = guard(logged, "doctor")
-    assert doctor.returncode == 1 and any(line.startswith("FAIL  audit log") for line in doctor.stdout.splitlines()), doctor.stdout
+    assert doctor.returncode == 1 and any(line.startswith("FAIL  audit log") for line in doctor.stdout.splitlines()), (
+        doctor.stdout
+    )
     if how != "emptied":
         proc, url = start_view("--audit", str(logged / "audit.db"), cwd=logged)
         try:
@@ -185,7 +210,9 @@ def test_a_record_of_the_end_that_was_changed_is_reported(logged: Path) -> None:
 
     record = record_path(logged / "audit.db")
     mac, body = record.read_text().split("\n")
-    record.write_text(f"{mac}\n{body.replace('5 ', '3 ', 1)}")  # the record moved back to #3 by hand: its seal no longer fits
+    record.write_text(
+        f"{mac}\n{body.replace('5 ', '3 ', 1)}"
+    )  # the record moved back to #3 by hand: its seal no longer fits
     code, out = verify(logged)
     assert code == 1 and "does not verify" in out, out
 
@@ -293,11 +320,18 @@ def test_guard_view_says_what_is_wrong_with_a_damaged_log_without_a_server_error
 
 def test_guard_doctor_fails_on_a_broken_chain_and_warns_of_a_log_set_aside(logged: Path) -> None:
     intact = guard(logged, "doctor", "--model-timeout", "1")
-    assert any(line.startswith("ok    audit log:") and "sealed chain intact (5 rows)" in line for line in intact.stdout.splitlines()), intact.stdout
+    assert any(
+        line.startswith("ok    audit log:") and "sealed chain intact (5 rows)" in line
+        for line in intact.stdout.splitlines()
+    ), intact.stdout
     tamper(logged, "UPDATE decisions SET decision = 'allow' WHERE id = 2")
     broken = guard(logged, "doctor", "--model-timeout", "1")
-    assert broken.returncode == 1 and "FAIL  audit log:" in broken.stdout and "#2 does not match its seal" in broken.stdout, broken.stdout
+    assert (
+        broken.returncode == 1 and "FAIL  audit log:" in broken.stdout and "#2 does not match its seal" in broken.stdout
+    ), broken.stdout
     (logged / "audit.db").write_bytes(b"not a database" * 100)
     call(logged, "git push origin main")
     aside = guard(logged, "doctor", "--model-timeout", "1")
-    assert "WARN  audit log: an unreadable audit log was set aside as" in aside.stdout and "Traceback" not in aside.stderr, aside.stdout
+    assert (
+        "WARN  audit log: an unreadable audit log was set aside as" in aside.stdout and "Traceback" not in aside.stderr
+    ), aside.stdout

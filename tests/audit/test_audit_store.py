@@ -25,8 +25,14 @@ def test_two_users_decisions_reach_one_postgres_and_guard_log_audit(postgres_url
     assert len(rows) == 3, "each hook's forked shipper sent its row after the hook answered"
     by_user = {(row["os_user"], row["row_id"]): row for row in rows}
     assert set(by_user) == {("alice", 1), ("alice", 2), ("bob", 1)}
-    assert by_user[("alice", 1)]["decision"] == "deny" and by_user[("alice", 1)]["reason"] and "no rm" in str(by_user[("alice", 1)]["reason"])
-    assert by_user[("alice", 1)]["machine"] == os.uname().nodename and by_user[("alice", 1)]["chain"], "the machine and the chain position ride along"
+    assert (
+        by_user[("alice", 1)]["decision"] == "deny"
+        and by_user[("alice", 1)]["reason"]
+        and "no rm" in str(by_user[("alice", 1)]["reason"])
+    )
+    assert by_user[("alice", 1)]["machine"] == os.uname().nodename and by_user[("alice", 1)]["chain"], (
+        "the machine and the chain position ride along"
+    )
     assert by_user[("alice", 1)]["log_id"] != by_user[("bob", 1)]["log_id"], "each user's log is a log of its own"
     assert by_user[("alice", 1)]["payload"]["tool_input"] == {"command": "rm -rf build"}  # type: ignore[index]
     table = run_guard(["log", "--audit", postgres_url], tmp_path)
@@ -45,7 +51,9 @@ def test_postgres_stopped_and_restarted_loses_no_row(own_postgres, tmp_path: Pat
     for n in range(3, 8):
         assert carol.hook(f"rm -rf tmp{n}") == "deny", "the store being down changes no decision"
     waiting = carol.guard("log", "ship")
-    assert waiting.returncode == 1 and "5 row(s) waiting" in waiting.stdout and "failing since" in waiting.stdout, waiting.stdout
+    assert waiting.returncode == 1 and "5 row(s) waiting" in waiting.stdout and "failing since" in waiting.stdout, (
+        waiting.stdout
+    )
     own_postgres.start()
     shipped = carol.guard("log", "ship")
     assert shipped.returncode == 0 and "0 row(s) waiting" in shipped.stdout, shipped.stdout
@@ -87,7 +95,9 @@ def test_each_decision_reaches_an_otlp_collector_as_a_log_record(make_receiver, 
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
     up = {"now": True}
-    collector = make_receiver(reply=lambda got: (200, b"", {"Content-Type": "application/x-protobuf"}) if up["now"] else (400, b"no", {}))
+    collector = make_receiver(
+        reply=lambda got: (200, b"", {"Content-Type": "application/x-protobuf"}) if up["now"] else (400, b"no", {})
+    )
     frank = Home(tmp_path, "frank", f"audit:\n  otlp: {collector.url('')}\n{RULE}")
     assert frank.hook("rm -rf build") == "deny"
     assert collector.wait_for(1, timeout=60), "the hook's shipper exported the row after the hook answered"
@@ -97,7 +107,9 @@ def test_each_decision_reaches_an_otlp_collector_as_a_log_record(make_receiver, 
     resource = {a.key: a.value.string_value for a in resource_logs.resource.attributes}
     record = resource_logs.scope_logs[0].log_records[0]
     attributes = {a.key: a.value for a in record.attributes}
-    assert resource["service.name"] == "guard" and record.event_name == "guard.decision" and record.severity_text == "WARN"
+    assert (
+        resource["service.name"] == "guard" and record.event_name == "guard.decision" and record.severity_text == "WARN"
+    )
     assert "no rm" in record.body.string_value
     assert attributes["user.name"].string_value == "frank" and attributes["guard.decision"].string_value == "deny"
     assert attributes["guard.row_id"].int_value == 1 and attributes["guard.tool"].string_value == "Bash"
@@ -107,7 +119,9 @@ def test_each_decision_reaches_an_otlp_collector_as_a_log_record(make_receiver, 
     assert waiting.returncode == 1 and "1 row(s) waiting" in waiting.stdout
     up["now"] = True
     assert frank.guard("log", "ship").returncode == 0
-    last = ExportLogsServiceRequest.FromString(collector.requests[-1].body).resource_logs[0].scope_logs[0].log_records[-1]
+    last = (
+        ExportLogsServiceRequest.FromString(collector.requests[-1].body).resource_logs[0].scope_logs[0].log_records[-1]
+    )
     assert {a.key: a.value for a in last.attributes}["guard.row_id"].int_value == 2
 
 
@@ -118,23 +132,38 @@ def test_guard_serves_audit_writer_ships_its_rows(postgres_url: str, tmp_path: P
     from fixtures.cache import start_serve
 
     gina = Home(tmp_path, "gina", f"audit:\n  url: {postgres_url}\n{RULE}")
-    service, base = start_serve(gina.project / "guard.yaml", gina.project, {**os.environ, **gina.env, "PYTHONPATH": SOURCE_ROOT})
+    service, base = start_serve(
+        gina.project / "guard.yaml", gina.project, {**os.environ, **gina.env, "PYTHONPATH": SOURCE_ROOT}
+    )
     try:
         token = gina.guard("serve", "--print-token").stdout.strip()
         for command in ("rm -rf a", "ls", "rm -rf b"):
-            event = {"session_id": "served", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(gina.project)}
-            request = urllib.request.Request(f"{base}/v1/hooks", data=json.dumps(event).encode(), headers={"Content-Type": "application/json",
-                                             "Authorization": f"Bearer {token}"})
+            event = {
+                "session_id": "served",
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "cwd": str(gina.project),
+            }
+            request = urllib.request.Request(
+                f"{base}/v1/hooks",
+                data=json.dumps(event).encode(),
+                headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+            )
             with urllib.request.urlopen(request, timeout=60) as response:
                 assert json.loads(response.read())["decision"] in ("allow", "deny")
         rows = wait_for_rows(postgres_url, 3)
-        assert sorted(str(row["session"]) for row in rows) == ["served"] * 3 and {row["os_user"] for row in rows} == {"gina"}
+        assert sorted(str(row["session"]) for row in rows) == ["served"] * 3 and {row["os_user"] for row in rows} == {
+            "gina"
+        }
     finally:
         service.terminate()
         service.wait(timeout=30)
 
 
-def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A hook whose hooks left a thread running (a model client's) must not fork: it starts ``python -m guard.audit.shipping``."""
     import threading
 
@@ -146,14 +175,20 @@ def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(postgres_url: 
     monkeypatch.setenv("PYTHONPATH", SOURCE_ROOT)
     path = tmp_path / "audit.db"
     log = AuditLog(path)
-    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}, Decision(hooks=[HookResult("r", "command")]), latency_ms=1.0)
+    log.record(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
+        Decision(hooks=[HookResult("r", "command")]),
+        latency_ms=1.0,
+    )
     log.close()
     stop = threading.Event()
     busy = threading.Thread(target=stop.wait)
     busy.start()
     try:
         forked = []
-        monkeypatch.setattr(os, "fork", lambda: forked.append(1) or 0)  # a fork here would run the shipper in this very process
+        monkeypatch.setattr(
+            os, "fork", lambda: forked.append(1) or 0
+        )  # a fork here would run the shipper in this very process
         ship_after_exit(Settings(audit_url=postgres_url, audit_path=str(path)), path)
         assert not forked
     finally:
@@ -165,7 +200,11 @@ def test_a_process_with_threads_hands_its_rows_to_a_fresh_shipper(postgres_url: 
 def test_a_password_in_the_urls_query_is_shown_nowhere(tmp_path: Path) -> None:
     """libpq takes ``?password=`` as well as ``user:password@``: neither reaches a message, guard doctor or the local log's
     shipping positions (which the agent may read)."""
-    erin = Home(tmp_path, "erin", f"audit:\n  url: postgresql://guard_writer@127.0.0.1:9/guard?sslmode=disable&password=hunter2\n{RULE}")
+    erin = Home(
+        tmp_path,
+        "erin",
+        f"audit:\n  url: postgresql://guard_writer@127.0.0.1:9/guard?sslmode=disable&password=hunter2\n{RULE}",
+    )
     erin.hook("rm -rf build")
     shown = [erin.guard("log", "ship"), erin.guard("doctor")]
     assert "guard_writer@127.0.0.1:9/guard?sslmode=disable" in shown[0].stdout, shown[0].stdout
@@ -208,23 +247,32 @@ def test_a_writer_with_the_documented_grants_cannot_hide_a_machines_rows(postgre
 
     grants = re.search(r"```sql\n(.*?)```", (Path(SOURCE_ROOT) / "docs" / "audit-store.md").read_text(), re.S)
     assert grants is not None
-    with psycopg.connect(postgres_url, autocommit=True) as db:  # the admin makes the tables and the roles, as the page says
+    with psycopg.connect(
+        postgres_url, autocommit=True
+    ) as db:  # the admin makes the tables and the roles, as the page says
         for statement in [*SCHEMA, *grants.group(1).split(";")]:
             if statement.strip():
                 db.execute(statement.replace("'…'", "'pw'"))
     writer = postgres_url.replace("://guard@", "://guard_writer:pw@")
     hana = Home(tmp_path, "hana", f"audit:\n  url: {writer}\n{RULE}")
-    assert hana.hook("echo 1") == "" and len(wait_for_rows(postgres_url, 1)) == 1, "the documented grants are enough to ship"
+    assert hana.hook("echo 1") == "" and len(wait_for_rows(postgres_url, 1)) == 1, (
+        "the documented grants are enough to ship"
+    )
     (log_id,) = {row["log_id"] for row in central_rows(postgres_url)}
     with psycopg.connect(writer, autocommit=True) as db:  # what the agent does with the password
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             db.execute("SELECT payload FROM guard_decisions")
         db.execute("UPDATE guard_audit_logs SET last_local_id = 0, last_sent_id = 0, os_user = 'mallory'")
         for row_id in (2, 3):
-            db.execute("INSERT INTO guard_decisions (log_id, row_id, machine, os_user, time, decision, hooks, payload, payload_truncated, digest)"
-                       " VALUES (%s, %s, %s, 'hana', 0, 'allow', '[]', 'null', false, 'planted')", (log_id, row_id, os.uname().nodename))
+            db.execute(
+                "INSERT INTO guard_decisions (log_id, row_id, machine, os_user, time, decision, hooks, payload, payload_truncated, digest)"
+                " VALUES (%s, %s, %s, 'hana', 0, 'allow', '[]', 'null', false, 'planted')",
+                (log_id, row_id, os.uname().nodename),
+            )
     with psycopg.connect(postgres_url) as db:
-        assert db.execute("SELECT os_user, last_local_id FROM guard_audit_logs").fetchall() == [("hana", 1)], "a report only grows"
+        assert db.execute("SELECT os_user, last_local_id FROM guard_audit_logs").fetchall() == [("hana", 1)], (
+            "a report only grows"
+        )
     for n in range(2):
         assert hana.hook(f"rm -rf evidence{n}") == "deny"
     assert hana.guard("log", "ship").returncode == 0

@@ -89,7 +89,15 @@ def guard(args: list[str], cwd: Path, stub: StubServer) -> subprocess.CompletedP
 
 
 def hook_event(tool_input: dict[str, Any], session: str) -> str:
-    return json.dumps({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": tool_input, "cwd": "/tmp"})
+    return json.dumps(
+        {
+            "session_id": session,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": tool_input,
+            "cwd": "/tmp",
+        }
+    )
 
 
 def audit_rows(project: Path) -> list[tuple[int, str]]:
@@ -110,9 +118,23 @@ def recording(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Pat
             user.delenv(name, raising=False)
         trust_config(project / "guard.yaml")
     (project / "guard.new.yaml").write_text(CONFIG.format(forbidden=NEW_RULE, webhook=webhook))
-    events = [hook_event({"command": c}, "s1") for c in TRAFFIC] + [hook_event({"command": SHORTENED}, "s2"), hook_event(CUT, "s2")]
+    events = [hook_event({"command": c}, "s1") for c in TRAFFIC] + [
+        hook_event({"command": SHORTENED}, "s2"),
+        hook_event(CUT, "s2"),
+    ]
     env = environment(stub, project.parent)
-    procs = [subprocess.Popen([sys.executable, "-m", "guard.cli.main", "hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=project, env=env) for _ in events]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "guard.cli.main", "hook"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=project,
+            env=env,
+        )
+        for _ in events
+    ]
     outputs = [p.communicate(e, timeout=180) for p, e in zip(procs, events, strict=True)]
     for (command, (before, _)), (out, err) in zip(TRAFFIC.items(), outputs, strict=False):
         decision = json.loads(out)["hookSpecificOutput"]["permissionDecision"] if out.strip() else "allow"
@@ -142,8 +164,14 @@ def test_backtest_reports_exactly_the_planted_flips_and_gates_new_denies(recorde
     assert summary is not None
     assert {(f.summary, f.direction) for f in summary.flips} == PLANTED
     by_command = {f.summary: f for f in summary.flips}
-    assert (by_command["echo alpha"].before_reason, by_command["echo alpha"].after_reason) == ("[words] mentions alpha", "nothing forbidden")
-    assert (by_command["echo beta"].before_reason, by_command["echo beta"].after_reason) == ("[words] nothing forbidden", "mentions beta")
+    assert (by_command["echo alpha"].before_reason, by_command["echo alpha"].after_reason) == (
+        "[words] mentions alpha",
+        "nothing forbidden",
+    )
+    assert (by_command["echo beta"].before_reason, by_command["echo beta"].after_reason) == (
+        "[words] nothing forbidden",
+        "mentions beta",
+    )
     assert (summary.events, summary.new_denies, summary.new_allows) == (len(TRAFFIC), 2, 1)
     assert summary.mcnemar_p == mcnemar_exact(2, 1)
     assert summary.skipped == {"long strings shortened in the audit log": 1, "payload cut at the audit size limit": 1}
@@ -158,13 +186,29 @@ def test_backtest_reports_exactly_the_planted_flips_and_gates_new_denies(recorde
     assert report.startswith("## guard backtest: ")
     assert "**Result: FAILED** (guard.new.yaml against recorded decisions: 2 new denies > --max-new-denies 1)" in report
     assert "baseline" not in report.lower()  # it speaks of the configs compared: there is no baseline
-    assert "| words | Bash | echo beta | allow: [words] nothing forbidden | deny: mentions beta |" in report  # the flip names its rule; the webhook is left out
-    (change,) = summary.rules  # which rule flipped what, and how its text changed (read from the live guard.yaml, as it is now)
+    assert (
+        "| words | Bash | echo beta | allow: [words] nothing forbidden | deny: mentions beta |" in report
+    )  # the flip names its rule; the webhook is left out
+    (change,) = (
+        summary.rules
+    )  # which rule flipped what, and how its text changed (read from the live guard.yaml, as it is now)
     assert (change.rule, change.new_denies, change.new_allows) == ("words", 2, 1)
-    assert (change.old_text, change.new_text) == (f"Deny shell commands that mention {OLD_RULE}.", f"Deny shell commands that mention {NEW_RULE}.")
-    assert f"| words | 2 | 1 | Deny shell commands that mention [-{OLD_RULE}.-]{{+{NEW_RULE}.+}} (old: guard.yaml as it is now" in report
-    assert "<del>FORBIDDEN(alpha).</del><ins>FORBIDDEN(beta) or FORBIDDEN(gamma).</ins>" in (out / "report.html").read_text()
-    assert "rule words: 2 allow → deny, 1 deny → allow; Deny shell commands that mention [-FORBIDDEN(alpha).-]" in proc.stdout
+    assert (change.old_text, change.new_text) == (
+        f"Deny shell commands that mention {OLD_RULE}.",
+        f"Deny shell commands that mention {NEW_RULE}.",
+    )
+    assert (
+        f"| words | 2 | 1 | Deny shell commands that mention [-{OLD_RULE}.-]{{+{NEW_RULE}.+}} (old: guard.yaml as it is now"
+        in report
+    )
+    assert (
+        "<del>FORBIDDEN(alpha).</del><ins>FORBIDDEN(beta) or FORBIDDEN(gamma).</ins>"
+        in (out / "report.html").read_text()
+    )
+    assert (
+        "rule words: 2 allow → deny, 1 deny → allow; Deny shell commands that mention [-FORBIDDEN(alpha).-]"
+        in proc.stdout
+    )
     assert audit_rows(recorded) == before_rows  # the replay wrote nothing to the log it read
 
     again = guard(["backtest", "--config", "guard.new.yaml", "--out", "bt2", "--max-new-denies", "2"], recorded, stub)
@@ -176,13 +220,35 @@ def test_backtest_reports_exactly_the_planted_flips_and_gates_new_denies(recorde
 
 
 def test_against_an_old_config_and_filters(recorded: Path, stub: StubServer) -> None:
-    proc = guard(["backtest", "--config", "guard.new.yaml", "--against", "guard.yaml", "--session", "s1", "--out", "bt"], recorded, stub)
+    proc = guard(
+        ["backtest", "--config", "guard.new.yaml", "--against", "guard.yaml", "--session", "s1", "--out", "bt"],
+        recorded,
+        stub,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = MetricsReport.model_validate_json((recorded / "bt" / "metrics.json").read_text()).backtest
     assert summary is not None and summary.reference == "guard.yaml"
     assert {(f.summary, f.direction) for f in summary.flips} == PLANTED
-    assert [(r.rule, r.old_source) for r in summary.rules] == [("words", "guard.yaml")]  # --against: the old text is OLD's
-    limited = guard(["backtest", "--config", "guard.new.yaml", "--against", "guard.yaml", "--session", "s1", "--out", "bt5", "--max-new-allows", "0"], recorded, stub)
+    assert [(r.rule, r.old_source) for r in summary.rules] == [
+        ("words", "guard.yaml")
+    ]  # --against: the old text is OLD's
+    limited = guard(
+        [
+            "backtest",
+            "--config",
+            "guard.new.yaml",
+            "--against",
+            "guard.yaml",
+            "--session",
+            "s1",
+            "--out",
+            "bt5",
+            "--max-new-allows",
+            "0",
+        ],
+        recorded,
+        stub,
+    )
     assert limited.returncode == 100 and "gate failed: 1 new allow > --max-new-allows 0" in limited.stderr
     assert summary.skipped == {}  # --session s1 leaves out the two unreplayable s2 rows before they are looked at
 
@@ -192,14 +258,20 @@ def test_against_an_old_config_and_filters(recorded: Path, stub: StubServer) -> 
 
     by_rule = guard(["backtest", "--config", "guard.new.yaml", "--rule", "words", "--out", "bt4"], recorded, stub)
     assert by_rule.returncode == 0, by_rule.stderr
-    assert MetricsReport.model_validate_json((recorded / "bt4" / "metrics.json").read_text()).backtest.events == len(TRAFFIC)  # type: ignore[union-attr]
+    assert MetricsReport.model_validate_json((recorded / "bt4" / "metrics.json").read_text()).backtest.events == len(
+        TRAFFIC
+    )  # type: ignore[union-attr]
 
     unknown = guard(["backtest", "--config", "guard.new.yaml", "--rule", "no-such-hook"], recorded, stub)
     assert unknown.returncode == 1 and "no-such-hook" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
 def test_labeled_decisions_become_a_dataset(recorded: Path, stub: StubServer) -> None:
-    ids = {json.loads(payload)["tool_input"]["command"][:20]: row_id for row_id, payload in audit_rows(recorded) if payload.startswith("{") and payload.endswith("}")}
+    ids = {
+        json.loads(payload)["tool_input"]["command"][:20]: row_id
+        for row_id, payload in audit_rows(recorded)
+        if payload.startswith("{") and payload.endswith("}")
+    }
     assert guard(["log", "label", str(ids["echo alpha"]), "allow"], recorded, stub).returncode == 0
     assert guard(["log", "label", str(ids["echo beta"]), "deny"], recorded, stub).returncode == 0
     assert guard(["log", "label", str(ids[SHORTENED[:20]]), "deny"], recorded, stub).returncode == 0
@@ -214,6 +286,12 @@ def test_labeled_decisions_become_a_dataset(recorded: Path, stub: StubServer) ->
     assert "left out 1 labeled row(s): long strings shortened in the audit log" in proc.stderr
     cases = {case.tool_input["command"]: case for case in load_cases(recorded / "labeled.jsonl")}
     assert {command: case.label for command, case in cases.items()} == {"echo alpha": "allow", "echo beta": "deny"}
-    assert cases["echo alpha"].tool_name == "Bash" and cases["echo alpha"].event == "PreToolUse" and "relabeled" in cases["echo alpha"].tags
-    assert cases["echo alpha"].cluster == "session s1"  # calls of one session are not independent: eval resamples sessions
+    assert (
+        cases["echo alpha"].tool_name == "Bash"
+        and cases["echo alpha"].event == "PreToolUse"
+        and "relabeled" in cases["echo alpha"].tags
+    )
+    assert (
+        cases["echo alpha"].cluster == "session s1"
+    )  # calls of one session are not independent: eval resamples sessions
     assert guard(["datasets", "check", "--strict", "labeled.jsonl"], recorded, stub).returncode == 0

@@ -16,7 +16,12 @@ JUDGED = Decision("deny", "no", hooks=[HookResult(id="rule", type="smart", decis
 
 
 def event(command: str, session: str = "s1", **extra: object) -> dict[str, object]:
-    return {"hook_event_name": "PreToolUse", "session_id": session, "tool_name": "Bash", "tool_input": {"command": command, **extra}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": session,
+        "tool_name": "Bash",
+        "tool_input": {"command": command, **extra},
+    }
 
 
 def test_only_whole_payloads_of_real_judgements_are_replayed(tmp_path: Path) -> None:
@@ -26,7 +31,9 @@ def test_only_whole_payloads_of_real_judgements_are_replayed(tmp_path: Path) -> 
     log.record(event("echo " + "x" * 5000), JUDGED, latency_ms=1.0)  # shortened
     log.record({**event("cut"), "tool_input": {f"f{i}": "y" * 100 for i in range(40)}}, JUDGED, latency_ms=1.0)  # cut
     log.record(event("rm x"), Decision("deny", "config broken", details={"failure": "config"}), latency_ms=1.0)
-    log.record(event("sleep 99"), Decision("deny", "timed out", details={"failure": "deadline"}), latency_ms=1.0)  # a real outcome
+    log.record(
+        event("sleep 99"), Decision("deny", "timed out", details={"failure": "deadline"}), latency_ms=1.0
+    )  # a real outcome
     events, skipped = split_replayable(log.rows())
     assert [e.payload["tool_input"]["command"] for e in events] == ["ls", "deploy", "sleep 99"]  # type: ignore[index]
     assert skipped == {

@@ -63,13 +63,38 @@ def test_cache_commands_take_an_explicit_config(tmp_path: Path, guard_cli: Guard
 
 def test_guard_log_shows_decisions_and_hooks(config: Path, guard_cli: GuardCli) -> None:
     log = AuditLog(config.parent / "state" / "audit.db", redact=["token"])
-    hooks = [HookResult(id="no-rm", type="smart", decision="deny", reason="deletes home", tier="quick", model="openai/stub", latency_ms=412.0, cost_usd=0.00012)]
-    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"token": "t0p"}}, Decision("deny", "deletes home", hooks=hooks), latency_ms=415.0)
-    log.record({"hook_event_name": "PreToolUse", "tool_name": "Read"}, Decision(hooks=[HookResult(id="no-rm", type="smart", decision="allow", cached=True)]), latency_ms=2.0)
+    hooks = [
+        HookResult(
+            id="no-rm",
+            type="smart",
+            decision="deny",
+            reason="deletes home",
+            tier="quick",
+            model="openai/stub",
+            latency_ms=412.0,
+            cost_usd=0.00012,
+        )
+    ]
+    log.record(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"token": "t0p"}},
+        Decision("deny", "deletes home", hooks=hooks),
+        latency_ms=415.0,
+    )
+    log.record(
+        {"hook_event_name": "PreToolUse", "tool_name": "Read"},
+        Decision(hooks=[HookResult(id="no-rm", type="smart", decision="allow", cached=True)]),
+        latency_ms=2.0,
+    )
     done = guard_cli(["log"])
     assert done.returncode == 0
     newest, hook2, older, hook1 = done.stdout.splitlines()  # newest first: `guard log | head -1` is the latest decision
-    assert "deny" in older and "pre_tool_use" in older and "Bash" in older and "415 ms" in older and "deletes home" in older
+    assert (
+        "deny" in older
+        and "pre_tool_use" in older
+        and "Bash" in older
+        and "415 ms" in older
+        and "deletes home" in older
+    )
     assert hook1.split() == ["no-rm", "smart", "deny", "quick", "openai/stub", "412", "ms", "$0.000120"]
     assert "allow" in newest and "Read" in newest
     assert hook2.split() == ["no-rm", "smart", "allow", "cached"]

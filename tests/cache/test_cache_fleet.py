@@ -32,11 +32,21 @@ VERDICT = {"decision": "deny", "reason": "stored by the holder"}
 
 def event(n: int) -> dict[str, Any]:
     """One tool call from many sessions: volatile fields differ, the judgement does not."""
-    return {"hook_event_name": "PreToolUse", "session_id": f"s{n}", "tool_use_id": f"t{n}", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/victim"}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": f"s{n}",
+        "tool_use_id": f"t{n}",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf ~/victim"},
+    }
 
 
 def post(url: str, payload: dict[str, Any]) -> Any:
-    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
+    request = urllib.request.Request(
+        url + "/v1/hooks",
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", **service_auth()},
+    )
     with urllib.request.urlopen(request, timeout=120) as response:
         return json.loads(response.read())
 
@@ -54,8 +64,23 @@ def test_three_replicas_on_one_redis_make_one_model_call(redis_cache_url: str, t
         env = {**os.environ, "GUARD_API_BASE": stub.url}
         replicas = [
             subprocess.Popen(
-                [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(config), "--log-level", "warning"],
-                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "guard.cli.main",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--config",
+                    str(config),
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             for port in ports
         ]
@@ -66,7 +91,9 @@ def test_three_replicas_on_one_redis_make_one_model_call(redis_cache_url: str, t
                 results = list(pool.map(lambda n: post(f"http://127.0.0.1:{ports[n % 3]}", event(n)), range(30)))
             assert len(results) == 30 and {r["decision"] for r in results} == {"deny"}
             assert stub.calls == 1
-            assert sum(1 for r in results if not r["hooks"][0].get("cached")) >= 1  # the holder judged; the rest waited for it
+            assert (
+                sum(1 for r in results if not r["hooks"][0].get("cached")) >= 1
+            )  # the holder judged; the rest waited for it
         finally:
             for proc in replicas:
                 proc.terminate()
@@ -95,7 +122,10 @@ async def test_a_dead_holders_lease_expires_and_a_waiter_judges(redis_cache_url:
 
 
 async def test_waiters_get_the_holders_verdict_and_take_over_when_it_fails(redis_cache_url: str) -> None:  # noqa: F811
-    holder_cache, waiter_cache = RedisCache(redis_cache_url, ttl=60), RedisCache(redis_cache_url, ttl=60)  # two replicas
+    holder_cache, waiter_cache = (
+        RedisCache(redis_cache_url, ttl=60),
+        RedisCache(redis_cache_url, ttl=60),
+    )  # two replicas
     try:
         release = asyncio.Event()
 

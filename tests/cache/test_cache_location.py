@@ -23,22 +23,37 @@ NEW = "Never delete files outside the project or the temp folder."
 
 
 def config(*rules: str) -> str:
-    hooks = "".join(f"    - id: rule{n}\n      matcher: Bash\n      depth: quick\n      rule: {rule}\n" for n, rule in enumerate(rules))
+    hooks = "".join(
+        f"    - id: rule{n}\n      matcher: Bash\n      depth: quick\n      rule: {rule}\n"
+        for n, rule in enumerate(rules)
+    )
     return "models:\n  quick: openai/stub-judge\nhooks:\n  PreToolUse:\n" + hooks  # no cache.url: the default cache
 
 
-def guard(args: list[str], project: Path, stub: StubServer, event: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
-    return run_guard(args, project, stdin=None if event is None else json.dumps(event), env={"GUARD_API_BASE": stub.url})
+def guard(
+    args: list[str], project: Path, stub: StubServer, event: dict[str, object] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_guard(
+        args, project, stdin=None if event is None else json.dumps(event), env={"GUARD_API_BASE": stub.url}
+    )
 
 
 def bash(command: str) -> dict[str, object]:
-    return {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": "/home/u/app"}
+    return {
+        "session_id": "s1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "cwd": "/home/u/app",
+    }
 
 
 def judged_rules(stub: StubServer) -> list[str]:
     """The rules the stub was asked to judge: one per request, or several in one (guard's together prompts list them as JSON)."""
     asked = [body["messages"][-1]["content"] for body in stub.requests]
-    return [rule for text in asked for rule in (KEPT, OLD, NEW) if f"Rule: {rule}\n" in text or json.dumps(rule) in text]
+    return [
+        rule for text in asked for rule in (KEPT, OLD, NEW) if f"Rule: {rule}\n" in text or json.dumps(rule) in text
+    ]
 
 
 @pytest.mark.slow

@@ -21,7 +21,9 @@ VERDICT = {"decision": "allow", "reason": "read-only command"}
 def test_relative_urls_resolve_against_the_config_directory(tmp_path: Path) -> None:
     cache = SQLiteCache.from_url("sqlite:///.guard/cache.db", ttl=60, base_dir=tmp_path / "proj")
     assert cache.path == tmp_path / "proj" / ".guard" / "cache.db"
-    assert SQLiteCache.from_url(f"sqlite:///{tmp_path}/abs.db", ttl=60, base_dir="/elsewhere").path == tmp_path / "abs.db"
+    assert (
+        SQLiteCache.from_url(f"sqlite:///{tmp_path}/abs.db", ttl=60, base_dir="/elsewhere").path == tmp_path / "abs.db"
+    )
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "memcached://host", "/tmp/cache.db"])
@@ -135,7 +137,9 @@ def test_many_processes_share_a_brand_new_file(tmp_path: Path) -> None:
     """Twelve processes race to create, migrate and use the same file: no error, no lost count."""
     path = tmp_path / "fresh" / "cache.db"
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for n in range(12)
     ]
     outputs = [p.communicate(timeout=120) for p in procs]

@@ -25,9 +25,11 @@ from guard.testing.openai_stub import Reply, StubServer
 
 pytestmark = pytest.mark.slow
 
-CONFIG = ("models: {quick: openai/stub-config}\ncache: {url: 'off'}\n"
-          "hooks:\n  PreToolUse:\n    - id: config-rule\n      matcher: '@shell'\n      depth: quick\n      timeout: 60\n"
-          "      rule: Allow every command.\n")
+CONFIG = (
+    "models: {quick: openai/stub-config}\ncache: {url: 'off'}\n"
+    "hooks:\n  PreToolUse:\n    - id: config-rule\n      matcher: '@shell'\n      depth: quick\n      timeout: 60\n"
+    "      rule: Allow every command.\n"
+)
 GIVEN = "Deny every command (the rule given on the command line)."
 
 
@@ -49,7 +51,9 @@ def warm_service(isolated_home: Path) -> Iterator[tuple[StubServer, dict[str, st
         env = {**os.environ, "GUARD_API_BASE": stub.url}
         proc, url = start_serve(isolated_home / "guard.yaml", isolated_home, env)
         try:
-            assert (send_event(url, bash_event("ls"), timeout=60) or {}).get("decision") == "allow"  # the service answers
+            assert (send_event(url, bash_event("ls"), timeout=60) or {}).get(
+                "decision"
+            ) == "allow"  # the service answers
             yield stub, {**env, "GUARD_SERVER": url}, models
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -57,7 +61,9 @@ def warm_service(isolated_home: Path) -> Iterator[tuple[StubServer, dict[str, st
 
 
 def check(env: dict[str, str], cwd: Path, *args: str) -> dict[str, Any]:
-    proc = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}', "--json", *args], cwd, env=env, inherit_env=False)
+    proc = run_guard(
+        ["check", "--tool", "Bash", "--input", '{"command": "ls"}', "--json", *args], cwd, env=env, inherit_env=False
+    )
     assert proc.stdout, proc.stderr
     decision: dict[str, Any] = json.loads(proc.stdout)
     return decision

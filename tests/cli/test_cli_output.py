@@ -26,8 +26,15 @@ def closed_pipe_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[s
     read, write = os.pipe()
     os.close(read)
     try:
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", *args], stdout=write, stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=120,
-                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+        done = subprocess.run(
+            [sys.executable, "-m", "guard.cli.main", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+        )
     finally:
         os.close(write)
     return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)
@@ -68,7 +75,11 @@ def test_check_help_lists_the_exit_codes_it_uses(capsys: pytest.CaptureFixture[s
         ("modles:\n  quick: openai/x\n", "modles", "models"),
         ("models:\n  quik: openai/x\n", "models.quik", "quick"),
         ("cache:\n  tll: 1h\n", "cache.tll", "ttl"),
-        ("hooks:\n  PreToolUse:\n    - command: 'true'\n      failur_mode: fail_closed\n", "hooks.PreToolUse[0].failur_mode", "failure_mode"),
+        (
+            "hooks:\n  PreToolUse:\n    - command: 'true'\n      failur_mode: fail_closed\n",
+            "hooks.PreToolUse[0].failur_mode",
+            "failure_mode",
+        ),
         ("hooks:\n  PreToolUse:\n    - rule: Deny rm\n      mather: Bash\n", "hooks.PreToolUse[0].mather", "matcher"),
     ],
 )
@@ -103,7 +114,9 @@ def test_every_command_says_what_it_does_under_its_usage(guard_cli: GuardCli) ->
     for command in commands:
         blocks = _help(guard_cli, [command]).split("\n\n")
         described = next(b for b in blocks[1:] if b.strip())
-        assert not described.startswith(("options:", "positional arguments:")), f"guard {command} --help has no description"
+        assert not described.startswith(("options:", "positional arguments:")), (
+            f"guard {command} --help has no description"
+        )
 
 
 def test_every_option_has_help_text() -> None:
@@ -118,8 +131,12 @@ def test_every_option_has_help_text() -> None:
                     found += parsers(child, f"{name} {sub}")
         return found
 
-    bare = [f"{name} {'/'.join(a.option_strings) or a.dest}" for name, parser in parsers(build_parser(), "guard") for a in parser._actions
-            if not a.help and not isinstance(a, argparse._HelpAction | argparse._SubParsersAction | argparse._VersionAction)]
+    bare = [
+        f"{name} {'/'.join(a.option_strings) or a.dest}"
+        for name, parser in parsers(build_parser(), "guard")
+        for a in parser._actions
+        if not a.help and not isinstance(a, argparse._HelpAction | argparse._SubParsersAction | argparse._VersionAction)
+    ]
     assert bare == []
 
 
@@ -131,6 +148,8 @@ def test_install_help_lists_the_events_install_writes(isolated_home: Path, guard
     done = guard_cli(["install", "claude", "--no-sandbox"])
     assert done.returncode == 0, done.stderr
     written = json.loads((isolated_home / ".claude" / "settings.json").read_text())["hooks"]
-    also = re.search(r"claude also (\w+)\)", text)  # Claude Code gets the events every client gets, and PermissionDenied
+    also = re.search(
+        r"claude also (\w+)\)", text
+    )  # Claude Code gets the events every client gets, and PermissionDenied
     assert also, text
     assert sorted([*listed.group(1).split(", "), also.group(1)]) == sorted(written)

@@ -26,7 +26,9 @@ def in_terminal(args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
     leader, follower = pty.openpty()
     environ = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", **env}
     environ.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", *args], stdout=follower, stderr=subprocess.PIPE, cwd=cwd, env=environ)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", *args], stdout=follower, stderr=subprocess.PIPE, cwd=cwd, env=environ
+    )
     os.close(follower)
     shown = b""
     while True:
@@ -51,8 +53,22 @@ def logged(isolated_home: Path) -> Path:
     """Two decisions in the audit log, the deny first, the allow newest."""
     (isolated_home / "guard.yaml").write_text(CONFIG)
     log = AuditLog(isolated_home / "state" / "audit.db")
-    deny = [HookResult(id="no-rm", type="smart", decision="deny", reason="deletes home", tier="quick", model="openai/stub", latency_ms=412.0)]
-    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~"}}, Decision("deny", "deletes home", hooks=deny), latency_ms=415.0)
+    deny = [
+        HookResult(
+            id="no-rm",
+            type="smart",
+            decision="deny",
+            reason="deletes home",
+            tier="quick",
+            model="openai/stub",
+            latency_ms=412.0,
+        )
+    ]
+    log.record(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~"}},
+        Decision("deny", "deletes home", hooks=deny),
+        latency_ms=415.0,
+    )
     allow = [HookResult(id="no-rm", type="smart", decision="allow", cached=True)]
     log.record({"hook_event_name": "PreToolUse", "tool_name": "Read"}, Decision(hooks=allow), latency_ms=2.0)
     return isolated_home
@@ -86,7 +102,9 @@ def test_a_hostile_reason_cannot_drive_the_terminal(isolated_home: Path) -> None
     (isolated_home / "guard.yaml").write_text(CONFIG)
     hostile = "\x1b]0;pwned\x07\x1b[2J[bold]not bold[/bold]"
     AuditLog(isolated_home / "state" / "audit.db").record(
-        {"hook_event_name": "PreToolUse", "tool_name": "Bash"}, Decision("deny", hostile, hooks=[HookResult(id="r", type="command", decision="deny", reason=hostile)]), latency_ms=1.0
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash"},
+        Decision("deny", hostile, hooks=[HookResult(id="r", type="command", decision="deny", reason=hostile)]),
+        latency_ms=1.0,
     )
     code, shown = in_terminal(["log"], isolated_home)
     assert code == 0
@@ -98,7 +116,8 @@ def test_a_hostile_reason_cannot_drive_the_terminal(isolated_home: Path) -> None
 def test_doctor_check_and_cache_stats_colour_a_terminal_only(isolated_home: Path) -> None:
     with StubServer(default=Reply.verdict("deny", "deletes the home folder")) as stub:
         (isolated_home / "guard.yaml").write_text(
-            CONFIG + f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n"
+            CONFIG
+            + f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n"
         )
         check = ["check", "--tool", "Bash", "--input", '{"command": "rm -rf /srv"}']
         code, shown = in_terminal(check, isolated_home)

@@ -33,14 +33,25 @@ hooks:
       depth: quick
       failure_mode: fail_closed
 """
-CALL = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/old-project"}}
+CALL = {
+    "hook_event_name": "PreToolUse",
+    "session_id": "s1",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf ~/old-project"},
+}
 NO_LITELLM = {"litellm": 60.0}
 
 #: problem -> (extra environment, what the message must say)
 PROBLEMS = {
     "missing key": ({}, ["no API key for openai", "set OPENAI_API_KEY"]),
-    "unknown provider": ({"GUARD_MODEL_QUICK": "opnai/gpt-4.1-mini"}, ["unknown provider 'opnai'", "did you mean openai/gpt-4.1-mini", "set GUARD_MODEL_QUICK"]),
-    "unreachable endpoint": ({"GUARD_API_BASE": "http://127.0.0.1:{port}/v1"}, ["nothing answers at http://127.0.0.1:{port}/v1", "GUARD_API_BASE"]),
+    "unknown provider": (
+        {"GUARD_MODEL_QUICK": "opnai/gpt-4.1-mini"},
+        ["unknown provider 'opnai'", "did you mean openai/gpt-4.1-mini", "set GUARD_MODEL_QUICK"],
+    ),
+    "unreachable endpoint": (
+        {"GUARD_API_BASE": "http://127.0.0.1:{port}/v1"},
+        ["nothing answers at http://127.0.0.1:{port}/v1", "GUARD_API_BASE"],
+    ),
 }
 COMMANDS = {
     "check": (["check", "--tool", "Bash", "--input", json.dumps(CALL["tool_input"])], 3),
@@ -49,7 +60,9 @@ COMMANDS = {
 }
 
 
-def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeout: float = 45) -> tuple[subprocess.CompletedProcess[str], float]:
+def run(
+    args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeout: float = 45
+) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
     done = run_guard(args, cwd, stdin=stdin, env=env, inherit_env=False, timeout=timeout)
     return done, time.monotonic() - started
@@ -58,7 +71,9 @@ def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "", timeou
 @pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("problem", sorted(PROBLEMS))
-def test_a_first_run_problem_is_named_once_with_what_to_set(problem: str, command: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_first_run_problem_is_named_once_with_what_to_set(
+    problem: str, command: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (isolated_home / "guard.yaml").write_text(CONFIG)
     trust_config(isolated_home / "guard.yaml")
     port = free_port()
@@ -76,7 +91,9 @@ def test_a_first_run_problem_is_named_once_with_what_to_set(problem: str, comman
     assert "Traceback" not in output and "timed out" not in output, output
     assert took < 15, f"{took:.1f}s"  # no LiteLLM import (60 s here), no back-off past one quick retry
     if command == "hook":
-        assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"  # fail_closed: blocked, and why
+        assert (
+            json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        )  # fail_closed: blocked, and why
 
 
 @pytest.mark.slow
@@ -93,8 +110,13 @@ def test_importing_the_model_client_does_not_count_against_the_hooks_timeout(iso
             "    - id: slow-start\n      rule: Deny deleting files.\n      depth: quick\n      timeout: 5\n      failure_mode: fail_closed\n"
         )
         trust_config(isolated_home / "guard.yaml")
-        env = {**trapped_env(isolated_home, slow={"litellm": 8.0}), "GUARD_TRANSPORT": "litellm"}  # every model through LiteLLM
-        done, _ = run(["check", "--tool", "Bash", "--input", '{"command": "rm -rf /srv/data"}'], isolated_home, env, timeout=180)
+        env = {
+            **trapped_env(isolated_home, slow={"litellm": 8.0}),
+            "GUARD_TRANSPORT": "litellm",
+        }  # every model through LiteLLM
+        done, _ = run(
+            ["check", "--tool", "Bash", "--input", '{"command": "rm -rf /srv/data"}'], isolated_home, env, timeout=180
+        )
         assert stub.calls == 1
     assert done.returncode == 1, done.stdout + done.stderr  # judged: deny, not a timeout's failure
     assert "deletes the home folder" in done.stdout and "timed out" not in done.stdout + done.stderr
@@ -111,7 +133,9 @@ def test_a_refused_key_is_final_at_once(isolated_home: Path) -> None:
         )
         trust_config(isolated_home / "guard.yaml")
         env = {**trapped_env(isolated_home, slow=NO_LITELLM), "OPENAI_API_KEY": "sk-wrong"}
-        done, took = run(["hook", "--format", "claude"], isolated_home, env, stdin=json.dumps({**CALL, "cwd": str(isolated_home)}))
+        done, took = run(
+            ["hook", "--format", "claude"], isolated_home, env, stdin=json.dumps({**CALL, "cwd": str(isolated_home)})
+        )
         assert stub.calls == 1  # not retried
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert "authentication failed" in reason and "refused OPENAI_API_KEY" in reason and url in reason, reason
@@ -126,7 +150,9 @@ def test_guard_check_leaves_no_background_service(isolated_home: Path) -> None:
             f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nserver:\n  url: auto\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n"
         )
         trust_config(isolated_home / "guard.yaml")
-        done, _ = run(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, trapped_env(isolated_home))
+        done, _ = run(
+            ["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, trapped_env(isolated_home)
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     serve = isolated_home.parent / "home" / ".cache" / "guard" / "serve"
     assert not list(serve.glob("*.json")), "guard check started a guard serve"

@@ -12,13 +12,17 @@ from test_cli_hook import POLICY, PRE
 BROKEN = "\ndef broken(event):\n    raise RuntimeError('the policy service is down')\n"
 
 
-pytestmark = pytest.mark.project(files={"policy.py": POLICY + BROKEN},
-                                 config="hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
-                                        "    - id: lookup\n      matcher: Bash\n      callable: policy:broken\n      failure_mode: fail_closed\n")
+pytestmark = pytest.mark.project(
+    files={"policy.py": POLICY + BROKEN},
+    config="hooks:\n  PreToolUse:\n    - id: no-force-push\n      matcher: Bash\n      callable: policy:no_force_push\n"
+    "    - id: lookup\n      matcher: Bash\n      callable: policy:broken\n      failure_mode: fail_closed\n",
+)
 
 
 def decision(project: Path, command: str, *flags: str) -> str:
-    proc = run_guard(["hook", "--format", "claude", *flags], project, stdin=json.dumps({**PRE, "tool_input": {"command": command}}))
+    proc = run_guard(
+        ["hook", "--format", "claude", *flags], project, stdin=json.dumps({**PRE, "tool_input": {"command": command}})
+    )
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"])
 

@@ -24,20 +24,63 @@ from fixtures.processes import SOURCE_ROOT
 
 from guard.cli.main import main
 
-GOOD = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": "/tmp"}
-FIELDS = ["hook_event_name", "tool_name", "tool_input", "cwd", "session_id", "prompt", "stop_hook_active", "transcript_path"]
-ODD_VALUES: list[object] = [None, 0, -1, 1e308, True, "", "\u0000", "x" * 100_000, [], {}, ["Bash"], {"a": {"b": []}}, "\ud800", "PreToolUse\n", "../../etc"]
+GOOD = {
+    "session_id": "s",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls"},
+    "cwd": "/tmp",
+}
+FIELDS = [
+    "hook_event_name",
+    "tool_name",
+    "tool_input",
+    "cwd",
+    "session_id",
+    "prompt",
+    "stop_hook_active",
+    "transcript_path",
+]
+ODD_VALUES: list[object] = [
+    None,
+    0,
+    -1,
+    1e308,
+    True,
+    "",
+    "\u0000",
+    "x" * 100_000,
+    [],
+    {},
+    ["Bash"],
+    {"a": {"b": []}},
+    "\ud800",
+    "PreToolUse\n",
+    "../../etc",
+]
 
 
 def hostile_inputs(seed: int = 7, count: int = 250) -> list[bytes]:
     rng = random.Random(seed)
     fixed = [
-        b"", b" ", b"null", b"[]", b"1", b'"PreToolUse"', b"{", b"\xff\xfe\x00", b'{"hook_event_name": "PreToolUse"', b"{}",
-        b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 5000 + b"1" + b"}" * 5000, b'{"hook_event_name": "PreToolUse", "n": ' + b"9" * 5000 + b"}",
+        b"",
+        b" ",
+        b"null",
+        b"[]",
+        b"1",
+        b'"PreToolUse"',
+        b"{",
+        b"\xff\xfe\x00",
+        b'{"hook_event_name": "PreToolUse"',
+        b"{}",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a":' * 5000 + b"1" + b"}" * 5000,
+        b'{"hook_event_name": "PreToolUse", "n": ' + b"9" * 5000 + b"}",
         b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": NaN}}',
         b'{"hook_event_name": "PreToolUse", "hook_event_name": "Stop", "tool_name": "Bash"}',
         b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "\\ud800\\udfff\\udc00"}}',
-        b'{"hook_event_name": "Pre Tool Use!", "tool_name": "Bash"}', b'{"hook_event_name": "' + b"A" * 10_000 + b'"}',
+        b'{"hook_event_name": "Pre Tool Use!", "tool_name": "Bash"}',
+        b'{"hook_event_name": "' + b"A" * 10_000 + b'"}',
         json.dumps({**GOOD, "tool_input": {"command": "ls", "content": "y" * 2_000_000}}).encode(),
         b"\xef\xbb\xbf" + json.dumps(GOOD).encode(),
     ]
@@ -66,7 +109,9 @@ def run_hook(raw: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
-def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostile_events_never_crash_and_never_pass_silently(
+    mode: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (isolated_home / "policy.py").write_text("def check(event):\n    return None\n")
     (isolated_home / "guard.yaml").write_text(
         f"audit: {{path: audit.db}}\nhooks:\n  PreToolUse:\n    - id: p\n      failure_mode: {mode}\n      callable: policy:check\n"
@@ -93,9 +138,17 @@ def test_hostile_events_never_crash_and_never_pass_silently(mode: str, isolated_
 
 @pytest.mark.slow
 def test_hostile_events_as_real_processes(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: p\n      failure_mode: fail_closed\n      command: 'true'\n")
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: p\n      failure_mode: fail_closed\n      command: 'true'\n"
+    )
     trust_config(isolated_home / "guard.yaml")
     for raw in hostile_inputs(seed=11, count=6)[::3]:
-        proc = subprocess.run([sys.executable, "-m", "guard.cli.main", "hook"], input=raw, capture_output=True, cwd=isolated_home, timeout=60,
-                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+        proc = subprocess.run(
+            [sys.executable, "-m", "guard.cli.main", "hook"],
+            input=raw,
+            capture_output=True,
+            cwd=isolated_home,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+        )
         assert b"Traceback" not in proc.stderr and proc.returncode in (0, 2), (raw[:200], proc.stderr)

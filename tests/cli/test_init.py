@@ -32,7 +32,9 @@ def guard(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.Comp
 
 def event(client: str, tool: str, tool_input: dict[str, Any], cwd: Path) -> str:
     name = "BeforeTool" if client == "gemini" else "PreToolUse"
-    return json.dumps({"session_id": "s1", "hook_event_name": name, "cwd": str(cwd), "tool_name": tool, "tool_input": tool_input})
+    return json.dumps(
+        {"session_id": "s1", "hook_event_name": name, "cwd": str(cwd), "tool_name": tool, "tool_input": tool_input}
+    )
 
 
 @pytest.fixture
@@ -63,12 +65,18 @@ def test_init_never_replaces_a_config_and_is_refused_under_an_agent(isolated_hom
 
     (isolated_home / "guard.yaml").unlink()
     refused = guard("init", cwd=isolated_home, CLAUDECODE="1")
-    assert refused.returncode == 1 and "needs you, not an agent" in refused.stderr and not (isolated_home / "guard.yaml").exists()
+    assert (
+        refused.returncode == 1
+        and "needs you, not an agent" in refused.stderr
+        and not (isolated_home / "guard.yaml").exists()
+    )
 
 
 def test_an_agent_cannot_swap_the_trusted_config_by_deleting_it_and_running_init(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: users-rule\n      matcher: '@shell'\n"
-                                              "      command: 'echo the user said no >&2; exit 2'\n")
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: users-rule\n      matcher: '@shell'\n"
+        "      command: 'echo the user said no >&2; exit 2'\n"
+    )
     trust_config(isolated_home / "guard.yaml")
     (isolated_home / "guard.yaml").unlink()
 
@@ -76,25 +84,42 @@ def test_an_agent_cannot_swap_the_trusted_config_by_deleting_it_and_running_init
 
     hook = guard("hook", cwd=isolated_home, stdin=event("claude", "Bash", {"command": "ls"}, isolated_home))
     out = json.loads(hook.stdout)["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny" and "the user said no" in out["permissionDecisionReason"]  # the trusted copy holds
+    assert (
+        out["permissionDecision"] == "deny" and "the user said no" in out["permissionDecisionReason"]
+    )  # the trusted copy holds
 
 
-@pytest.mark.parametrize(("client", "tool", "tool_input"), [
-    ("claude", "Write", {"file_path": "/etc/hosts", "content": ""}),
-    ("gemini", "run_shell_command", {"command": "rm -rf ~/photos"}),
-    ("claude", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": ""}),
-    ("claude", "mcp__filesystem__write_file", {"path": "/etc/hosts", "content": ""}),
-], ids=["claude-write", "gemini-shell", "claude-edit", "mcp-write"])
+@pytest.mark.parametrize(
+    ("client", "tool", "tool_input"),
+    [
+        ("claude", "Write", {"file_path": "/etc/hosts", "content": ""}),
+        ("gemini", "run_shell_command", {"command": "rm -rf ~/photos"}),
+        ("claude", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": ""}),
+        ("claude", "mcp__filesystem__write_file", {"path": "/etc/hosts", "content": ""}),
+    ],
+    ids=["claude-write", "gemini-shell", "claude-edit", "mcp-write"],
+)
 @pytest.mark.slow
 def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_route(
-        client: str, tool: str, tool_input: dict[str, Any], isolated_home: Path, judge: StubServer) -> None:
-    code, shown = at_terminal([sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"], answer=None, cwd=isolated_home,
-                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})  # at the user's terminal: install trusts what it wrote
+    client: str, tool: str, tool_input: dict[str, Any], isolated_home: Path, judge: StubServer
+) -> None:
+    code, shown = at_terminal(
+        [sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"],
+        answer=None,
+        cwd=isolated_home,
+        env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+    )  # at the user's terminal: install trusts what it wrote
     assert code == 0, shown
     assert "wrote the starter" in shown and "trusted" in shown and "is not trusted" not in shown, shown
 
-    hook = guard("hook", "--format", client, cwd=isolated_home, stdin=event(client, tool, tool_input, isolated_home),
-                 GUARD_API_BASE=judge.url)
+    hook = guard(
+        "hook",
+        "--format",
+        client,
+        cwd=isolated_home,
+        stdin=event(client, tool, tool_input, isolated_home),
+        GUARD_API_BASE=judge.url,
+    )
 
     out = json.loads(hook.stdout)
     reason = out["reason"] if client == "gemini" else out["hookSpecificOutput"]["permissionDecisionReason"]
@@ -109,9 +134,21 @@ def test_init_writes_labeled_cases_that_guard_eval_scores_on_day_one(isolated_ho
     check = guard("datasets", "check", "--strict", "guard-cases.jsonl", cwd=isolated_home)
     assert check.returncode == 0 and "rules guard.yaml" in check.stdout, check.stdout + check.stderr
     judge.default = Reply.verdict("allow", "fine", confidence=0.95)
-    scored = guard("eval", "guard-cases.jsonl", "--depth", "quick", "--out", "out", cwd=isolated_home,
-                   GUARD_API_BASE=judge.url, GUARD_MODEL_QUICK="stub", GUARD_MODEL_THOROUGH="stub")
-    assert scored.returncode in (0, 100), scored.stdout + scored.stderr  # an allow-everything judge may fail a gate, never error
+    scored = guard(
+        "eval",
+        "guard-cases.jsonl",
+        "--depth",
+        "quick",
+        "--out",
+        "out",
+        cwd=isolated_home,
+        GUARD_API_BASE=judge.url,
+        GUARD_MODEL_QUICK="stub",
+        GUARD_MODEL_THOROUGH="stub",
+    )
+    assert scored.returncode in (0, 100), (
+        scored.stdout + scored.stderr
+    )  # an allow-everything judge may fail a gate, never error
     rows = [json.loads(line) for line in (isolated_home / "out" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 12 and not any(row.get("error") for row in rows) and judge.calls == 12
     again = guard("init", cwd=isolated_home)

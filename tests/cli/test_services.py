@@ -30,7 +30,9 @@ def serve_folder() -> Path:
 def start_service(project: Path, stub: StubServer) -> dict:
     """A session starts in ``project``: guard hook launches its warm service, as it does for Claude Code."""
     project.mkdir(exist_ok=True)
-    (project / "guard.yaml").write_text(f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n")
+    (project / "guard.yaml").write_text(
+        f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny deleting files.\n      depth: quick\n"
+    )
     trust_config(project / "guard.yaml")
     event = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project), "source": "startup"}
     done = guard(["hook", "--format", "claude"], project, stdin=json.dumps(event))
@@ -40,7 +42,9 @@ def start_service(project: Path, stub: StubServer) -> dict:
     while time.monotonic() < deadline:
         for path in folder.glob("*.json"):
             state = json.loads(path.read_text() or "{}")
-            if state.get("url") and str(project / "guard.yaml") in Path(f"/proc/{state['pid']}/cmdline").read_bytes().decode(errors="replace"):
+            if state.get("url") and str(project / "guard.yaml") in Path(
+                f"/proc/{state['pid']}/cmdline"
+            ).read_bytes().decode(errors="replace"):
                 return state
         time.sleep(0.2)
     raise AssertionError("the session's start launched no service")
@@ -62,10 +66,14 @@ def test_services_lists_the_warm_services_and_stops_one(isolated_home: Path, stu
     assert listed.returncode == 0, listed.stderr
     for state, project in ((first, "one"), (second, "two")):
         [row] = [line for line in listed.stdout.splitlines() if line.lstrip().startswith(str(state["pid"]))]
-        assert state["url"] in row and str(isolated_home.parent / project / "guard.yaml") in row and " MB" in row, listed.stdout
+        assert state["url"] in row and str(isolated_home.parent / project / "guard.yaml") in row and " MB" in row, (
+            listed.stdout
+        )
 
     stopped = guard(["services", "--stop", str(first["pid"])], isolated_home)
-    assert stopped.returncode == 0 and f"stopped guard serve {first['pid']}" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert stopped.returncode == 0 and f"stopped guard serve {first['pid']}" in stopped.stdout, (
+        stopped.stdout + stopped.stderr
+    )
     assert not alive(first["pid"]) and alive(second["pid"])
     assert str(first["pid"]) not in guard(["services"], isolated_home).stdout
 

@@ -17,6 +17,7 @@ def _own(loaded: LoadedConfig) -> list[HookSpec]:
     assert loaded.specs[-1].id == HOOK_ID
     return loaded.specs[:-1]
 
+
 FULL = """
 models:
   quick: openai/gpt-4.1-mini
@@ -71,7 +72,10 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
 @pytest.mark.parametrize(
     ("text", "where"),
     [
-        ("hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 900\n      command: x\n", "hooks.PreToolUse[0].timeout"),
+        (
+            "hooks:\n  PreToolUse:\n    - matcher: Bash\n      timeout: 900\n      command: x\n",
+            "hooks.PreToolUse[0].timeout",
+        ),
         ("hooks:\n  PreToolUse:\n    - matcher: Bash\n      rule: a\n      command: b\n", "hooks.PreToolUse[0]"),
         ("hooks:\n  PreToolUse:\n    - matcher: '(bad'\n      command: x\n", "hooks.PreToolUse[0].matcher"),
         ("hooks:\n  PreToolUse:\n    - tools: []\n      command: x\n", "hooks.PreToolUse[0].tools"),
@@ -82,7 +86,10 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
         ("cache:\n  ttl: soon\n", "cache.ttl"),
         ("models:\n  fast: x\n", "models.fast"),
         ("webhooks:\n  allow_networks: [10.0.0.0/33]\n", "webhooks.allow_networks"),
-        ("hooks:\n  PreToolUse:\n    - id: a\n      command: x\n    - id: a\n      command: y\n", "hooks.PreToolUse[1].id"),
+        (
+            "hooks:\n  PreToolUse:\n    - id: a\n      command: x\n    - id: a\n      command: y\n",
+            "hooks.PreToolUse[1].id",
+        ),
         ("hooks:\n  PreToolUse:\n    - url: https://h/${NOT_SET_ANYWHERE}\n", "hooks.PreToolUse[0].url"),
     ],
 )
@@ -116,12 +123,18 @@ def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> N
         "permissions": {"allow": ["Bash(ls:*)"]},
         "hooks": {
             "PreToolUse": [
-                {"matcher": "Bash", "hooks": [
-                    {"type": "command", "command": "guard hook --format claude", "timeout": 30},
-                    {"type": "command", "command": "./check.sh", "timeout": 5},
-                    {"type": "prompt", "prompt": "Is this safe? $ARGUMENTS"},
-                ]},
-                {"matcher": "mcp__.*", "hooks": [{"type": "http", "url": "https://hooks.example.com/x"}, {"type": "agent", "prompt": "x"}]},
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {"type": "command", "command": "guard hook --format claude", "timeout": 30},
+                        {"type": "command", "command": "./check.sh", "timeout": 5},
+                        {"type": "prompt", "prompt": "Is this safe? $ARGUMENTS"},
+                    ],
+                },
+                {
+                    "matcher": "mcp__.*",
+                    "hooks": [{"type": "http", "url": "https://hooks.example.com/x"}, {"type": "agent", "prompt": "x"}],
+                },
             ]
         },
     }
@@ -136,14 +149,18 @@ def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> N
 
 def test_bad_timeout_in_claude_settings_is_named(isolated_home: Path) -> None:
     path = isolated_home / "settings.json"
-    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./x.sh", "timeout": "soon"}]}]}}))
+    path.write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./x.sh", "timeout": "soon"}]}]}})
+    )
     with pytest.raises(ConfigError, match=r"hooks\.Stop\[0\]\.hooks\[0\]\.timeout"):
         load_config(str(path))
 
 
 def test_guard_yaml_includes_claude_settings(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     (isolated_home / ".claude").mkdir()
-    (isolated_home / ".claude/settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}}))
+    (isolated_home / ".claude/settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}})
+    )
     write_config("include: [.claude/settings.json]\nhooks:\n  PreToolUse:\n    - command: ./a.sh\n")
     assert [s.event for s in _own(load_config())] == ["pre_tool_use", "stop"]
 

@@ -28,20 +28,36 @@ def guard(args: list[str], cwd: Path, stdin: str = "", **env: str) -> subprocess
     return run_guard(args, cwd, stdin=stdin, env=env)
 
 
-def claude(cwd: Path, tool: str, tool_input: dict[str, Any], *, event: str = "PreToolUse", **env: str) -> tuple[str, str, str]:
+def claude(
+    cwd: Path, tool: str, tool_input: dict[str, Any], *, event: str = "PreToolUse", **env: str
+) -> tuple[str, str, str]:
     """(decision, reason, what the user is shown) from ``guard hook --format claude`` for one event."""
-    payload = {"hook_event_name": event, "session_id": "s", "cwd": str(cwd), "tool_name": tool, "tool_input": tool_input}
+    payload = {
+        "hook_event_name": event,
+        "session_id": "s",
+        "cwd": str(cwd),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
     proc = guard(["hook", "--format", "claude"], cwd, json.dumps(payload), **env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     specific = out.get("hookSpecificOutput", {})
-    return specific.get("permissionDecision", "allow"), specific.get("permissionDecisionReason", ""), out.get("systemMessage", "")
+    return (
+        specific.get("permissionDecision", "allow"),
+        specific.get("permissionDecisionReason", ""),
+        out.get("systemMessage", ""),
+    )
 
 
 def user_terminal(cwd: Path, answer: str | None, *args: str, **env: str) -> tuple[int, str]:
     """``guard trust`` typed by the user at their terminal."""
-    return at_terminal([sys.executable, "-m", "guard.cli.main", "trust", *args], answer=answer, cwd=cwd,
-                       env={**os.environ, "PYTHONPATH": TREE, **env})
+    return at_terminal(
+        [sys.executable, "-m", "guard.cli.main", "trust", *args],
+        answer=answer,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": TREE, **env},
+    )
 
 
 # -- attack 1: a config that shadows the one in use, and include targets --------------------------------------
@@ -54,12 +70,20 @@ def test_a_new_guard_yaml_does_not_shadow_the_trusted_one(isolated_home: Path) -
     trust_config(isolated_home / ".guard" / "guard.yaml")
     assert claude(isolated_home, "WebFetch", FETCH)[0] == "deny"
 
-    decision, reason, _ = claude(isolated_home, "Write", {"file_path": "guard.yaml", "content": "protect: false\nhooks: {}\n"})
-    assert decision == "deny" and "guard's config" in reason, "the agent may not write a config that would shadow the trusted one"
+    decision, reason, _ = claude(
+        isolated_home, "Write", {"file_path": "guard.yaml", "content": "protect: false\nhooks: {}\n"}
+    )
+    assert decision == "deny" and "guard's config" in reason, (
+        "the agent may not write a config that would shadow the trusted one"
+    )
 
-    (isolated_home / "guard.yaml").write_text("protect: false\nhooks: {}\n")  # written by a route the analysis does not see
+    (isolated_home / "guard.yaml").write_text(
+        "protect: false\nhooks: {}\n"
+    )  # written by a route the analysis does not see
     decision, reason, shown = claude(isolated_home, "WebFetch", FETCH)
-    assert decision == "deny" and "decided by command hook no-fetch: no fetching." in reason, "the trusted .guard/guard.yaml is still what is enforced"
+    assert decision == "deny" and "decided by command hook no-fetch: no fetching." in reason, (
+        "the trusted .guard/guard.yaml is still what is enforced"
+    )
     assert "guard.yaml would now be loaded instead of the trusted" in shown and "guard trust" in shown
 
 
@@ -79,14 +103,22 @@ def test_an_edited_config_keeps_the_trusted_rules_until_the_user_accepts_the_cha
     trust_config(isolated_home / "guard.yaml")
     (isolated_home / "guard.yaml").write_text("hooks: {}\n")
     decision, _, shown = claude(isolated_home, "WebFetch", FETCH)
-    assert decision == "deny" and "(config) changed" in shown and "guard keeps enforcing the config you trusted" in shown
-    stderr = guard(["hook"], isolated_home, json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})).stderr
+    assert (
+        decision == "deny" and "(config) changed" in shown and "guard keeps enforcing the config you trusted" in shown
+    )
+    stderr = guard(
+        ["hook"], isolated_home, json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}})
+    ).stderr
     assert "guard: warning:" in stderr and "guard trust" in stderr, "shown on stderr too"
 
     code, screen = user_terminal(isolated_home, "y")
     assert code == 0, screen
-    assert "-      command: 'echo no fetching >&2; exit 2'" in screen and "+hooks: {}" in screen, "the user is shown the diff"
-    assert claude(isolated_home, "WebFetch", FETCH) == ("allow", "", ""), "accepted: the new config is enforced, with no warning"
+    assert "-      command: 'echo no fetching >&2; exit 2'" in screen and "+hooks: {}" in screen, (
+        "the user is shown the diff"
+    )
+    assert claude(isolated_home, "WebFetch", FETCH) == ("allow", "", ""), (
+        "accepted: the new config is enforced, with no warning"
+    )
 
 
 @pytest.mark.slow
@@ -106,17 +138,23 @@ def test_a_typo_in_a_trusted_config_keeps_guarding_with_the_trusted_rules(isolat
 @pytest.mark.slow
 def test_a_cloned_repositorys_config_runs_nothing_until_trusted(isolated_home: Path) -> None:
     marker = isolated_home / "ran"
-    (isolated_home / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - command: touch {marker}\n  UserPromptSubmit:\n    - command: touch {marker}\n")
+    (isolated_home / "guard.yaml").write_text(
+        f"hooks:\n  PreToolUse:\n    - command: touch {marker}\n  UserPromptSubmit:\n    - command: touch {marker}\n"
+    )
     decision, reason, _ = claude(isolated_home, "Bash", {"command": "ls"})
     assert decision == "deny" and "never trusted" in reason and "guard trust" in reason
     decision, _, shown = claude(isolated_home, "", {}, event="UserPromptSubmit")
-    assert decision == "allow" and "not trusted" in shown and "no rule is enforced" in shown, "other events are allowed, visibly"
+    assert decision == "allow" and "not trusted" in shown and "no rule is enforced" in shown, (
+        "other events are allowed, visibly"
+    )
     relaxed = claude(isolated_home, "Bash", {"command": "ls"}, GUARD_FAIL_OPEN="1")
     assert relaxed[0] == "allow" and "not trusted" in relaxed[2]
     assert not marker.exists(), "an untrusted config's command hooks never run, fail-open or not"
 
     code, screen = user_terminal(isolated_home, "y")
-    assert code == 0 and "never trusted here: review all of it" in screen and f"+    - command: touch {marker}" in screen
+    assert (
+        code == 0 and "never trusted here: review all of it" in screen and f"+    - command: touch {marker}" in screen
+    )
     claude(isolated_home, "Bash", {"command": "ls"})
     assert marker.exists(), "trusted: its hooks run"
 
@@ -127,7 +165,10 @@ def test_an_untrusted_config_blocks_a_call_it_cannot_read(isolated_home: Path, p
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     proc = guard(["hook", "--format", "claude"], isolated_home, payload)
     said = proc.stdout + proc.stderr
-    blocked = proc.returncode == 2 or json.loads(proc.stdout or "{}").get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+    blocked = (
+        proc.returncode == 2
+        or json.loads(proc.stdout or "{}").get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+    )
     assert blocked and "untrusted config" in said, (proc.returncode, said)
 
 
@@ -158,7 +199,9 @@ def test_guard_trust_refuses_without_a_terminal(isolated_home: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("marker", ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX", "COPILOT_CLI", "CURSOR_AGENT", "AI_AGENT"])
+@pytest.mark.parametrize(
+    "marker", ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX", "COPILOT_CLI", "CURSOR_AGENT", "AI_AGENT"]
+)
 def test_guard_trust_refuses_under_an_agent_client_even_at_a_terminal(isolated_home: Path, marker: str) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     code, screen = user_terminal(isolated_home, None, **{marker: "1"})
@@ -186,14 +229,20 @@ def test_guard_trust_keeps_the_old_trust_when_the_user_says_no(isolated_home: Pa
 def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, decision: str) -> None:
     hooks = isolated_home / ".claude" / "hooks"
     hooks.mkdir(parents=True)
-    (hooks / "check.py").write_text("import sys\nsys.stderr.write('no deletes')\nsys.exit(2 if 'rm ' in sys.stdin.read() else 0)\n")
-    (isolated_home / "guard.yaml").write_text(f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n"
-                                              f"      command: {sys.executable} .claude/hooks/check.py\n")
+    (hooks / "check.py").write_text(
+        "import sys\nsys.stderr.write('no deletes')\nsys.exit(2 if 'rm ' in sys.stdin.read() else 0)\n"
+    )
+    (isolated_home / "guard.yaml").write_text(
+        f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n"
+        f"      command: {sys.executable} .claude/hooks/check.py\n"
+    )
     trust_config(isolated_home / "guard.yaml")
     denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
     assert denied == "deny" and "decided by command hook pre_tool_use[0]: no deletes." in reason
 
-    written, reason, _ = claude(isolated_home, "Write", {"file_path": ".claude/hooks/check.py", "content": "import sys; sys.exit(0)\n"})
+    written, reason, _ = claude(
+        isolated_home, "Write", {"file_path": ".claude/hooks/check.py", "content": "import sys; sys.exit(0)\n"}
+    )
     assert written == "deny" and "a script guard's hooks run" in reason
 
     (hooks / "check.py").write_text("import sys\nsys.exit(0)\n")  # rewritten by a route the analysis does not see
@@ -205,25 +254,45 @@ def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, deci
 
 # -- attack 3: client settings in the project when the config is kept elsewhere ------------------------------------
 
-CLIENT_FILES = [".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".codex/hooks.json",
-                ".github/hooks/guard.json", ".cursor/hooks.json", ".devin/hooks.v1.json"]
+CLIENT_FILES = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".codex/hooks.json",
+    ".github/hooks/guard.json",
+    ".cursor/hooks.json",
+    ".devin/hooks.v1.json",
+]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CLIENT_FILES)
-def test_client_settings_in_the_project_are_protected_when_the_config_lives_elsewhere(isolated_home: Path, tmp_path: Path, name: str) -> None:
+def test_client_settings_in_the_project_are_protected_when_the_config_lives_elsewhere(
+    isolated_home: Path, tmp_path: Path, name: str
+) -> None:
     elsewhere = tmp_path / "configs" / "team.yaml"
     elsewhere.parent.mkdir()
     elsewhere.write_text(NO_FETCH)
     trust_config(elsewhere)
     project = isolated_home / "app"
     project.mkdir()
-    decision, reason, _ = claude(project, "Write", {"file_path": name, "content": '{"disableAllHooks": true}'}, GUARD_CONFIG=str(elsewhere))
+    decision, reason, _ = claude(
+        project, "Write", {"file_path": name, "content": '{"disableAllHooks": true}'}, GUARD_CONFIG=str(elsewhere)
+    )
     assert decision == "deny" and "the agent client's hook settings" in reason
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [".copilot/hooks/guard.json", ".claude/settings.json", ".gemini/settings.json", ".codex/config.toml", ".cursor/hooks.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".copilot/hooks/guard.json",
+        ".claude/settings.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".cursor/hooks.json",
+    ],
+)
 def test_client_settings_in_the_users_scope_are_protected(isolated_home: Path, name: str) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     trust_config(isolated_home / "guard.yaml")
@@ -231,18 +300,28 @@ def test_client_settings_in_the_users_scope_are_protected(isolated_home: Path, n
     assert decision == "deny" and "the agent client's hook settings" in reason
 
 
-def test_gemini_and_copilot_writes_to_the_projects_hook_settings_are_denied(isolated_home: Path, tmp_path: Path) -> None:
+def test_gemini_and_copilot_writes_to_the_projects_hook_settings_are_denied(
+    isolated_home: Path, tmp_path: Path
+) -> None:
     elsewhere = tmp_path / "team.yaml"
     elsewhere.write_text(NO_FETCH)
     trust_config(elsewhere)
     project = isolated_home / "app"
     project.mkdir()
     env = {"GUARD_CONFIG": str(elsewhere)}
-    gemini = {"hook_event_name": "BeforeTool", "cwd": str(project), "tool_name": "write_file",
-              "tool_input": {"file_path": ".gemini/settings.json", "content": "{}"}}
+    gemini = {
+        "hook_event_name": "BeforeTool",
+        "cwd": str(project),
+        "tool_name": "write_file",
+        "tool_input": {"file_path": ".gemini/settings.json", "content": "{}"},
+    }
     out = json.loads(guard(["hook", "--format", "gemini"], project, json.dumps(gemini), **env).stdout)
     assert out["decision"] == "deny" and "hook settings" in out["reason"]
-    copilot = {"toolName": "create", "cwd": str(project), "toolArgs": json.dumps({"path": ".github/hooks/hooks.json", "file_text": "{}"})}
+    copilot = {
+        "toolName": "create",
+        "cwd": str(project),
+        "toolArgs": json.dumps({"path": ".github/hooks/hooks.json", "file_text": "{}"}),
+    }
     out = json.loads(guard(["hook", "--format", "copilot"], project, json.dumps(copilot), **env).stdout)
     assert out["permissionDecision"] == "deny" and "hook settings" in out["permissionDecisionReason"]
 
@@ -261,7 +340,9 @@ def test_the_trusted_store_is_protected(isolated_home: Path) -> None:
 def test_check_and_doctor_say_when_the_disk_differs_from_what_guard_hook_enforces(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(NO_FETCH)
     proc = guard(["check", "--tool", "WebFetch", "--input", json.dumps(FETCH)], isolated_home)
-    assert proc.returncode == 1 and "note: this config is not trusted" in proc.stderr, "guard check judges the disk, and says so"
+    assert proc.returncode == 1 and "note: this config is not trusted" in proc.stderr, (
+        "guard check judges the disk, and says so"
+    )
     doctor = guard(["doctor", "--model-timeout", "1"], isolated_home)
     assert "never trusted" in doctor.stdout and "guard trust" in doctor.stdout
     trust_config(isolated_home / "guard.yaml")
@@ -279,13 +360,19 @@ def test_guard_install_trusts_the_config_it_is_installed_over_once_and_only_at_a
     assert proc.returncode == 0 and "is not trusted" in proc.stderr and "guard trust" in proc.stderr, proc.stderr
     decision, reason, _ = claude(isolated_home, "WebFetch", FETCH)
     assert decision == "deny" and "never trusted" in reason, reason  # blocked until trusted, not enforced unseen
-    code, shown = at_terminal([sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"], answer=None, cwd=isolated_home,
-                              env={**os.environ, "PYTHONPATH": TREE})
+    code, shown = at_terminal(
+        [sys.executable, "-m", "guard.cli.main", "install", "claude", "--no-sandbox"],
+        answer=None,
+        cwd=isolated_home,
+        env={**os.environ, "PYTHONPATH": TREE},
+    )
     assert code == 0 and "trusted" in shown and "is not trusted" not in shown, shown
     assert claude(isolated_home, "WebFetch", FETCH)[0] == "deny"
     (isolated_home / "guard.yaml").write_text("hooks: {}\n")
     proc = guard(["install", "claude", "--no-sandbox", "--timeout", "40"], isolated_home)
-    assert proc.returncode == 0 and "differs from the version you trusted" in proc.stderr, "a changed config needs guard trust"
+    assert proc.returncode == 0 and "differs from the version you trusted" in proc.stderr, (
+        "a changed config needs guard trust"
+    )
     assert claude(isolated_home, "WebFetch", FETCH)[0] == "deny"
     refused = guard(["install", "claude"], isolated_home, CLAUDECODE="1")
     assert refused.returncode == 1 and "needs you, not an agent" in refused.stderr

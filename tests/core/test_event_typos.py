@@ -21,9 +21,18 @@ def guard(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("written", "meant"), [("PreTooluse", "PreToolUse"), ("pretooluse", "pre_tool_use"),
-                                                ("BeforeTools", "BeforeTool"), ("user-turn", "user_turn")])
-def test_a_near_miss_of_a_known_event_blocks_and_says_what_was_meant(written: str, meant: str, write_config: Any) -> None:
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("PreTooluse", "PreToolUse"),
+        ("pretooluse", "pre_tool_use"),
+        ("BeforeTools", "BeforeTool"),
+        ("user-turn", "user_turn"),
+    ],
+)
+def test_a_near_miss_of_a_known_event_blocks_and_says_what_was_meant(
+    written: str, meant: str, write_config: Any
+) -> None:
     project = write_config(f"hooks:\n  {written}:\n    - command: 'exit 0'\n").parent
 
     trust = guard("trust", "--yes", cwd=project)
@@ -33,7 +42,9 @@ def test_a_near_miss_of_a_known_event_blocks_and_says_what_was_meant(written: st
     assert trust.returncode != 0 and f"did you mean {meant}?" in trust.stderr
     out = json.loads(hook.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and f"did you mean {meant}?" in out["permissionDecisionReason"]
-    assert doctor.returncode == 1 and f"did you mean {meant}?" in doctor.stdout and "guard is ready" not in doctor.stdout
+    assert (
+        doctor.returncode == 1 and f"did you mean {meant}?" in doctor.stdout and "guard is ready" not in doctor.stdout
+    )
 
 
 @pytest.mark.slow

@@ -7,13 +7,30 @@ from guard.core.events import CANONICAL_EVENTS, canonical_event, client_event_na
 from guard.core.events.model import Event, SubagentStop, parse_event
 
 ALIASES = {
-    "PreToolUse": "pre_tool_use", "BeforeToolUse": "pre_tool_use", "BeforeTool": "pre_tool_use", "preToolUse": "pre_tool_use",
-    "PostToolUse": "post_tool_use", "AfterToolUse": "post_tool_use", "AfterTool": "post_tool_use", "postToolUse": "post_tool_use",
-    "PostToolUseFailure": "post_tool_use_failure", "UserPromptSubmit": "user_turn", "BeforeAgent": "user_turn",
-    "userPromptSubmitted": "user_turn", "Stop": "stop", "AfterAgent": "stop", "agentStop": "stop",
-    "SessionStart": "session_start", "SessionEnd": "session_end", "SubagentStart": "subagent_start",
-    "SubagentStop": "subagent_stop", "PermissionRequest": "permission_request", "Notification": "notification",
-    "PreCompact": "pre_compact", "PostCompaction": "post_compaction", "PostCompact": "post_compaction",
+    "PreToolUse": "pre_tool_use",
+    "BeforeToolUse": "pre_tool_use",
+    "BeforeTool": "pre_tool_use",
+    "preToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "AfterToolUse": "post_tool_use",
+    "AfterTool": "post_tool_use",
+    "postToolUse": "post_tool_use",
+    "PostToolUseFailure": "post_tool_use_failure",
+    "UserPromptSubmit": "user_turn",
+    "BeforeAgent": "user_turn",
+    "userPromptSubmitted": "user_turn",
+    "Stop": "stop",
+    "AfterAgent": "stop",
+    "agentStop": "stop",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "PermissionRequest": "permission_request",
+    "Notification": "notification",
+    "PreCompact": "pre_compact",
+    "PostCompaction": "post_compaction",
+    "PostCompact": "post_compaction",
 }
 
 
@@ -37,7 +54,14 @@ def test_client_name_round_trips_for_claude_events() -> None:
 
 
 def test_event_keeps_fields_a_newer_client_adds() -> None:
-    ev = parse_event({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "effort": {"level": "high"}})
+    ev = parse_event(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls"},
+            "effort": {"level": "high"},
+        }
+    )
     assert ev.event == "pre_tool_use"
     assert ev.payload()["effort"] == {"level": "high"}
     assert ev.with_tool_input({"command": "pwd"}).tool_input == {"command": "pwd"}
@@ -64,6 +88,14 @@ def test_non_object_event_is_refused() -> None:
 
 
 def test_subagent_stop_is_typed() -> None:
-    ev = parse_event({"hook_event_name": "subagent_stop", "task_id": "t1", "status": "cancelled", "success": False, "duration_seconds": 3.5})
+    ev = parse_event(
+        {
+            "hook_event_name": "subagent_stop",
+            "task_id": "t1",
+            "status": "cancelled",
+            "success": False,
+            "duration_seconds": 3.5,
+        }
+    )
     assert isinstance(ev, SubagentStop) and isinstance(ev, Event)
     assert ev.status == "cancelled" and ev.duration_seconds == 3.5

@@ -10,7 +10,13 @@ import pytest
 from guard.core.errors import DatasetError
 from guard.datasets import Case, iter_cases, load_cases, write_cases
 
-GOOD = {"id": "shell-1", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "label": "deny", "tags": ["shell"]}
+GOOD = {
+    "id": "shell-1",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf ~/"},
+    "label": "deny",
+    "tags": ["shell"],
+}
 
 
 def write_lines(path: Path, *lines: str) -> Path:
@@ -19,7 +25,9 @@ def write_lines(path: Path, *lines: str) -> Path:
 
 
 def test_loads_a_case_with_contract_defaults(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "d.jsonl", json.dumps(GOOD), json.dumps({**GOOD, "id": "shell-2", "event": "BeforeTool"}))
+    path = write_lines(
+        tmp_path / "d.jsonl", json.dumps(GOOD), json.dumps({**GOOD, "id": "shell-2", "event": "BeforeTool"})
+    )
     first, second = load_cases(path)
     assert first.event == "PreToolUse" and first.canonical_event == "pre_tool_use"
     assert second.canonical_event == "pre_tool_use"  # any alias is accepted
@@ -90,7 +98,10 @@ def test_iter_cases_streams_until_the_first_bad_line(tmp_path: Path) -> None:
 
 
 def test_written_cases_load_back_identical(tmp_path: Path) -> None:
-    cases = [Case.model_validate(GOOD), Case.model_validate({**GOOD, "id": "é-2", "context": "the user asked: « nettoie »"})]
+    cases = [
+        Case.model_validate(GOOD),
+        Case.model_validate({**GOOD, "id": "é-2", "context": "the user asked: « nettoie »"}),
+    ]
     path = tmp_path / "round.jsonl"
     with path.open("w", encoding="utf-8") as handle:
         assert write_cases(cases, handle) == 2

@@ -17,7 +17,13 @@ from guard.datasets.similarity import jaccard, shingles, similar_pairs
 
 
 def case(i: int, label: str = "deny", **fields: Any) -> dict[str, Any]:
-    return {"id": f"c{i}", "tool_name": "Bash", "tool_input": {"command": f"echo unique-{i}-{i * 7919}"}, "label": label, **fields}
+    return {
+        "id": f"c{i}",
+        "tool_name": "Bash",
+        "tool_input": {"command": f"echo unique-{i}-{i * 7919}"},
+        "label": label,
+        **fields,
+    }
 
 
 def write(path: Path, rows: list[dict[str, Any] | str]) -> Path:
@@ -77,7 +83,9 @@ def test_near_duplicates_are_found_and_label_conflicts_on_identical_input_are_er
     path = write(tmp_path / "d.jsonl", rows)
     report = check_datasets([path])
     assert any(f"{path}:8: warning: case 'c11' is a near-duplicate of 'c10'" in w for w in messages(report, "warning"))
-    assert messages(report, "error") == [f"{path}:9: error: case 'c12' (deny) has the same input as 'c2' (allow) at {path}:3"]
+    assert messages(report, "error") == [
+        f"{path}:9: error: case 'c12' (deny) has the same input as 'c2' (allow) at {path}:3"
+    ]
 
 
 def test_same_call_with_a_different_context_is_not_a_duplicate(tmp_path: Path) -> None:
@@ -92,26 +100,41 @@ def test_same_call_with_a_different_context_is_not_a_duplicate(tmp_path: Path) -
 
 
 def test_rule_ids_resolve_against_the_config_beside_the_dataset(tmp_path: Path) -> None:
-    (tmp_path / "d.guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: no-rm\n      matcher: Bash\n      rule: Deny deleting files.\n")
-    rows = balanced(4) + [case(10, "deny", rule="no-rm"), case(11, "deny", rule="no-such-hook"), case(12, "allow", rule="Allow read-only commands.")]
+    (tmp_path / "d.guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: no-rm\n      matcher: Bash\n      rule: Deny deleting files.\n"
+    )
+    rows = balanced(4) + [
+        case(10, "deny", rule="no-rm"),
+        case(11, "deny", rule="no-such-hook"),
+        case(12, "allow", rule="Allow read-only commands."),
+    ]
     path = write(tmp_path / "d.jsonl", rows)
     report = check_datasets([path])
     assert report.files[0].rule_config == str(tmp_path / "d.guard.yaml")
-    assert messages(report, "error") == [f"{path}:6: error: rule 'no-such-hook' (1 case(s), first 'c11') is not a hook id in d.guard.yaml"]
+    assert messages(report, "error") == [
+        f"{path}:6: error: rule 'no-such-hook' (1 case(s), first 'c11') is not a hook id in d.guard.yaml"
+    ]
 
 
 def test_rule_ids_without_a_config_and_broken_configs_are_reported(tmp_path: Path) -> None:
     path = write(tmp_path / "d.jsonl", balanced(4) + [case(10, rule="no-rm")])
-    assert any("looks like a hook id but there is no d.guard.yaml" in w for w in messages(check_datasets([path]), "warning"))
+    assert any(
+        "looks like a hook id but there is no d.guard.yaml" in w for w in messages(check_datasets([path]), "warning")
+    )
     (tmp_path / "d.guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: x\n")  # no rule/command/url/callable
     errors = messages(check_datasets([path]), "error")
     assert len(errors) == 1 and errors[0].startswith(f"{tmp_path / 'd.guard.yaml'}: error: rule config does not load")
 
 
 def test_unknown_fields_warn_but_user_turn_prompt_does_not(tmp_path: Path) -> None:
-    rows = balanced(4) + [case(10, lable="deny"), {"id": "p", "event": "UserPromptSubmit", "prompt": "hi", "label": "allow"}]
+    rows = balanced(4) + [
+        case(10, lable="deny"),
+        {"id": "p", "event": "UserPromptSubmit", "prompt": "hi", "label": "allow"},
+    ]
     warnings = messages(check_datasets([write(tmp_path / "d.jsonl", rows)]), "warning")
-    assert warnings == [f"{tmp_path / 'd.jsonl'}: warning: unknown field 'lable' on 1 case(s) (kept, but not part of the format)"]
+    assert warnings == [
+        f"{tmp_path / 'd.jsonl'}: warning: unknown field 'lable' on 1 case(s) (kept, but not part of the format)"
+    ]
 
 
 def test_folders_are_searched_for_jsonl_and_duplicates_are_found_across_files(tmp_path: Path) -> None:
@@ -147,23 +170,48 @@ def test_similar_pairs_match_the_naive_all_pairs_scan() -> None:
     texts += [t + " again" for t in texts[:40]]
     sets = [shingles(t) for t in texts]
     for threshold in (0.6, 0.9, 1.0):
-        naive = {(i, j) for i, j in itertools.combinations(range(len(texts)), 2) if jaccard(sets[i], sets[j]) >= threshold}
+        naive = {
+            (i, j) for i, j in itertools.combinations(range(len(texts)), 2) if jaccard(sets[i], sets[j]) >= threshold
+        }
         assert naive and {(p.left, p.right) for p in similar_pairs(sets, threshold)} == naive
 
 
 def test_swapping_old_and_new_strings_is_not_a_near_duplicate(tmp_path: Path) -> None:
-    edit = {"file_path": "src/repo.py", "old_string": "cur.execute(q, (customer_id,))", "new_string": "cur.execute(f'{q} {customer_id}')"}
+    edit = {
+        "file_path": "src/repo.py",
+        "old_string": "cur.execute(q, (customer_id,))",
+        "new_string": "cur.execute(f'{q} {customer_id}')",
+    }
     swapped = {**edit, "old_string": edit["new_string"], "new_string": edit["old_string"]}
-    rows = balanced(4) + [case(10, "deny", tool_name="Edit", tool_input=edit), case(11, "allow", tool_name="Edit", tool_input=swapped)]
+    rows = balanced(4) + [
+        case(10, "deny", tool_name="Edit", tool_input=edit),
+        case(11, "allow", tool_name="Edit", tool_input=swapped),
+    ]
     assert check_datasets([write(tmp_path / "d.jsonl", rows)]).findings == []
 
 
 def test_two_thousand_cases_check_in_under_two_seconds(tmp_path: Path) -> None:
     rng = random.Random(1)
-    verbs = ["rm -rf", "cat", "curl -s", "git push --force", "scp", "pip install", "npm publish", "chmod 777", "ls -la", "tar czf"]
+    verbs = [
+        "rm -rf",
+        "cat",
+        "curl -s",
+        "git push --force",
+        "scp",
+        "pip install",
+        "npm publish",
+        "chmod 777",
+        "ls -la",
+        "tar czf",
+    ]
     rows: list[dict[str, Any] | str] = [
-        case(i, "deny" if i % 2 else "allow", tool_input={"command": f"{rng.choice(verbs)} /srv/app/{rng.randint(0, 10**6)}/{i}"},
-             context=f"User goal: tidy deployment {rng.randint(0, 10**6)} on host {i}", tags=["shell"])
+        case(
+            i,
+            "deny" if i % 2 else "allow",
+            tool_input={"command": f"{rng.choice(verbs)} /srv/app/{rng.randint(0, 10**6)}/{i}"},
+            context=f"User goal: tidy deployment {rng.randint(0, 10**6)} on host {i}",
+            tags=["shell"],
+        )
         for i in range(2000)
     ]
     path = write(tmp_path / "big.jsonl", rows)

@@ -58,8 +58,10 @@ class AgentCLI:
 
     @property
     def install_hint(self) -> str:
-        return (f"install it with `npm install --prefix .e2e {self.npm_package}` in the repository "
-                f"(or point {self.binary_env} at a {self.binary} binary)")
+        return (
+            f"install it with `npm install --prefix .e2e {self.npm_package}` in the repository "
+            f"(or point {self.binary_env} at a {self.binary} binary)"
+        )
 
     def find(self) -> Path | None:
         """``$<binary_env>``, else the repository's ``.e2e`` install, else the binary on PATH."""
@@ -84,8 +86,17 @@ class AgentCLI:
         env.update(extra or {})
         return env
 
-    def run(self, binary: Path, prompt: str, *, cwd: Path, base_url: str, home: Path,
-            env: Mapping[str, str] | None = None, timeout_s: float = 300) -> AgentRun:
+    def run(
+        self,
+        binary: Path,
+        prompt: str,
+        *,
+        cwd: Path,
+        base_url: str,
+        home: Path,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float = 300,
+    ) -> AgentRun:
         """One headless turn in ``cwd`` with JSON output."""
         for relative, content in self.home_files:
             path = home / relative
@@ -100,9 +111,9 @@ class AgentCLI:
         argv = [str(binary), *(arg.format(prompt=prompt, base_url=base_url) for arg in self.headless_args)]
         strays = [p for p in _SANDBOX_STRAYS if not p.exists()]
         try:
-            proc = subprocess.run(argv, cwd=cwd,
-                                  env=environ, capture_output=True, text=True,
-                                  timeout=timeout_s, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                argv, cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            )
         finally:
             _remove_empty(strays)
         wall = time.perf_counter() - start
@@ -134,8 +145,13 @@ CLAUDE = AgentCLI(
     binary="claude",
     binary_env="GUARD_E2E_CLAUDE",
     drop_prefixes=("ANTHROPIC_", "CLAUDE"),
-    api_env=(("ANTHROPIC_API_KEY", "sk-ant-test"), ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-             ("DISABLE_AUTOUPDATER", "1"), ("DISABLE_TELEMETRY", "1"), ("DISABLE_ERROR_REPORTING", "1")),
+    api_env=(
+        ("ANTHROPIC_API_KEY", "sk-ant-test"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("DISABLE_ERROR_REPORTING", "1"),
+    ),
     base_url_env="ANTHROPIC_BASE_URL",
     # as root --dangerously-skip-permissions is refused: allow the tool by name instead
     headless_args=("-p", "{prompt}", "--output-format", "json", "--allowedTools", "Bash"),
@@ -165,11 +181,21 @@ CODEX = AgentCLI(
     # .codex/ layer and --dangerously-bypass-hook-trust stands in for the one-time hook review
     # a person does in the Codex TUI; without them the project's hooks are silently skipped.
     # No --sandbox: it would select the older sandbox settings over the permission profile guard install writes.
-    headless_args=("exec", "--skip-git-repo-check", "--json", "--trust",
-                   "--dangerously-bypass-hook-trust", "-c", 'model_provider="stub"',
-                   "-c", 'model_providers.stub={{name="stub", base_url="{base_url}/v1", wire_api="responses", '
-                         'env_key="GUARD_E2E_STUB_KEY"}}',
-                   "-m", "stub-model", "{prompt}"),
+    headless_args=(
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "--trust",
+        "--dangerously-bypass-hook-trust",
+        "-c",
+        'model_provider="stub"',
+        "-c",
+        'model_providers.stub={{name="stub", base_url="{base_url}/v1", wire_api="responses", '
+        'env_key="GUARD_E2E_STUB_KEY"}}',
+        "-m",
+        "stub-model",
+        "{prompt}",
+    ),
     own_tmpdir=True,
 )
 
@@ -180,8 +206,12 @@ COPILOT = AgentCLI(
     binary_env="GUARD_E2E_COPILOT",
     drop_prefixes=("COPILOT_", "GITHUB_", "GH_"),
     # BYOK: an Anthropic-compatible provider (the stub) and no GitHub login; offline keeps it off GitHub's servers
-    api_env=(("COPILOT_PROVIDER_TYPE", "anthropic"), ("COPILOT_PROVIDER_API_KEY", "sk-ant-test"),
-             ("COPILOT_MODEL", "claude-sonnet-4"), ("COPILOT_OFFLINE", "true")),
+    api_env=(
+        ("COPILOT_PROVIDER_TYPE", "anthropic"),
+        ("COPILOT_PROVIDER_API_KEY", "sk-ant-test"),
+        ("COPILOT_MODEL", "claude-sonnet-4"),
+        ("COPILOT_OFFLINE", "true"),
+    ),
     base_url_env="COPILOT_PROVIDER_BASE_URL",
     # prints JSONL (one event a line), so AgentRun.result stays None; the stub's requests are what is asserted
     headless_args=("-p", "{prompt}", "--allow-all-tools", "--output-format", "json"),

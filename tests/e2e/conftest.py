@@ -62,9 +62,13 @@ def smart_rule(event: str, rule: str, *, matcher: str | None = None, hook_id: st
     lines = ['cache:\n  url: "off"', "hooks:", f"  {event}:", f"    - id: {hook_id}"]
     if matcher:
         lines.append(f"      matcher: {matcher}")
-    lines += [f"      rule: {rule}", "      depth: quick", "      failure_mode: fail_closed",
-              # a judge call in a fresh process imports LiteLLM first: seconds on a busy CI box
-              "      timeout: 120"]
+    lines += [
+        f"      rule: {rule}",
+        "      depth: quick",
+        "      failure_mode: fail_closed",
+        # a judge call in a fresh process imports LiteLLM first: seconds on a busy CI box
+        "      timeout: 120",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -92,7 +96,9 @@ class AgentProject:
     judge: StubServer
     env: dict[str, str] = field(default_factory=dict)
 
-    def configure(self, guard_yaml: str, *install_args: str, timeout: str = "180", **modules: str) -> subprocess.CompletedProcess[str]:
+    def configure(
+        self, guard_yaml: str, *install_args: str, timeout: str = "180", **modules: str
+    ) -> subprocess.CompletedProcess[str]:
         """Write guard.yaml (and Python hook modules by name), run `guard install <client>`, and trust the config as the user would."""
         (self.dir / "guard.yaml").write_text(guard_yaml)
         for name, source in modules.items():
@@ -107,16 +113,33 @@ class AgentProject:
         A generous hook timeout: a judge call in a fresh process imports LiteLLM first. The agent's HOME, so the
         sandbox guard configures protects the state and secret the hooks under the agent will use.
         """
-        done = subprocess.run([sys.executable, "-m", "guard.cli.main", "install", self.cli.name, "--scope", "project", "--timeout", timeout, *args],
-                              cwd=self.dir, capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "HOME": str(self.home), "PYTHONPATH": SOURCE_ROOT})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "guard.cli.main",
+                "install",
+                self.cli.name,
+                "--scope",
+                "project",
+                "--timeout",
+                timeout,
+                *args,
+            ],
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": str(self.home), "PYTHONPATH": SOURCE_ROOT},
+        )
         assert done.returncode == 0, done.stderr
         return done
 
     def run(self, *turns: Reply, prompt: str = "do the task") -> tuple[AgentRun, Any]:
         with self.stub(turns) as agent:
-            run = self.cli.run(self.binary, prompt, cwd=self.dir, base_url=agent.base_url, home=self.home,
-                               env=self.env, timeout_s=600)
+            run = self.cli.run(
+                self.binary, prompt, cwd=self.dir, base_url=agent.base_url, home=self.home, env=self.env, timeout_s=600
+            )
         assert run.returncode == 0, run.describe()
         return run, agent
 
@@ -130,14 +153,22 @@ def _project(cli: AgentCLI, binary: Path, stub: type[ScriptedAgentServer], tmp_p
     home.mkdir()
     root.mkdir()
     with StubServer() as judge:
-        yield AgentProject(cli=cli, binary=binary, stub=stub, dir=root, home=home, judge=judge, env={
-            "GUARD_API_BASE": judge.url,
-            "GUARD_MODEL_QUICK": JUDGE_MODEL,
-            "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
-            "OPENAI_API_KEY": "sk-test",
-            # callable hooks written into the project are importable; guard itself is the tree under test
-            "PYTHONPATH": os.pathsep.join([str(root), str(Path(guard.__file__).resolve().parents[1])]),
-        })
+        yield AgentProject(
+            cli=cli,
+            binary=binary,
+            stub=stub,
+            dir=root,
+            home=home,
+            judge=judge,
+            env={
+                "GUARD_API_BASE": judge.url,
+                "GUARD_MODEL_QUICK": JUDGE_MODEL,
+                "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
+                "OPENAI_API_KEY": "sk-test",
+                # callable hooks written into the project are importable; guard itself is the tree under test
+                "PYTHONPATH": os.pathsep.join([str(root), str(Path(guard.__file__).resolve().parents[1])]),
+            },
+        )
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def _post(url: str, body: dict[str, Any]) -> tuple[str, str]:
 
 
 def _sse_data(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
+    return [json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")]
 
 
 def test_anthropic_stream_carries_the_tool_input_as_json_deltas() -> None:
@@ -62,7 +62,10 @@ def test_gemini_stub_answers_schema_side_requests_and_plays_function_calls() -> 
         base = f"{stub.base_url}/v1beta/models/gemini-x"
         _, side = _post(f"{base}:generateContent", {"generationConfig": {"responseJsonSchema": schema}})
         _, turn = _post(f"{base}:streamGenerateContent?alt=sse", {"tools": [{}], "contents": []})
-    assert json.loads(json.loads(side)["candidates"][0]["content"]["parts"][0]["text"]) == {"complexity_score": 1, "why": "stub"}
+    assert json.loads(json.loads(side)["candidates"][0]["content"]["parts"][0]["text"]) == {
+        "complexity_score": 1,
+        "why": "stub",
+    }
     parts = _sse_data(turn)[0]["candidates"][0]["content"]["parts"]
     assert parts == [{"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}}]
 

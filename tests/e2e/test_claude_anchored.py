@@ -19,11 +19,13 @@ from .conftest import AgentProject
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 DENY_SCRIPT = "grep -q 'rm -rf' && { echo 'guard-e2e: deletes a directory' >&2; exit 2; }; exit 0\n"
-CONFIG = "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: \"sh deny.sh\"\n"
+CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: "sh deny.sh"\n'
 
 
 @pytest.mark.parametrize("client", ["guard", "curl"])
-def test_after_a_cd_into_a_subfolder_a_denied_call_stays_denied(project: AgentProject, client: str, short_state: Path) -> None:
+def test_after_a_cd_into_a_subfolder_a_denied_call_stays_denied(
+    project: AgentProject, client: str, short_state: Path
+) -> None:
     """With ``--client curl`` no service runs (a command rule starts none): its fallback ``guard hook`` decides."""
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
     (project.dir / "src").mkdir()
@@ -33,8 +35,11 @@ def test_after_a_cd_into_a_subfolder_a_denied_call_stays_denied(project: AgentPr
     victim = project.dir / "victim"
     victim.mkdir()
 
-    run, agent = project.run(tool_use("Bash", {"command": "cd src && pwd", "description": "cd"}),
-                             tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}), final_text("ok"))
+    run, agent = project.run(
+        tool_use("Bash", {"command": "cd src && pwd", "description": "cd"}),
+        tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}),
+        final_text("ok"),
+    )
 
     told = str(agent.agent_requests[2].tool_results())
     assert str(project.dir / "src") in told, f"the first call did not move the session into src: {told}"

@@ -18,8 +18,9 @@ from .conftest import AgentProject, judge_says, smart_rule
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-NO_DELETES = smart_rule("PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash",
-                        hook_id="no-deletes")
+NO_DELETES = smart_rule(
+    "PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"
+)
 
 REWRITE_HOOK = '''
 def pin_target(event):
@@ -31,11 +32,14 @@ def pin_target(event):
             "updatedInput": {**event.tool_input, "command": command.replace("original", "rewritten")}}}
 '''
 
-REWRITE_CONFIG = NO_DELETES + """\
+REWRITE_CONFIG = (
+    NO_DELETES
+    + """\
     - id: pin-target
       matcher: Bash
       callable: e2e_rewrite:pin_target
 """
+)
 
 
 def test_the_rewritten_input_is_what_actually_runs(project: AgentProject) -> None:
@@ -56,7 +60,9 @@ def test_a_rewrite_into_something_forbidden_is_denied(project: AgentProject) -> 
     project.judge.responder = judge_says("rewritten", "the rewritten target is off limits")
     original, rewritten = project.dir / "original", project.dir / "rewritten"
 
-    run, agent = project.run(tool_use("Bash", {"command": f"touch {original}", "description": "touch"}), final_text("ok"))
+    run, agent = project.run(
+        tool_use("Bash", {"command": f"touch {original}", "description": "touch"}), final_text("ok")
+    )
 
     assert not rewritten.exists() and not original.exists()
     assert "the rewritten target is off limits" in str(agent.agent_requests[1].tool_results())

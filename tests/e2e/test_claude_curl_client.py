@@ -33,14 +33,16 @@ from .test_claude_sandbox import hidden
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
 DENY_SCRIPT = "grep -q 'rm -rf' && { echo 'guard-e2e: deletes a directory' >&2; exit 2; }; exit 0\n"
-CONFIG = "hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: \"sh deny.sh\"\n"
+CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: "sh deny.sh"\n'
 
 
 def _install(project: AgentProject) -> tuple[Path, Path]:
     """``guard install claude --client curl`` in the project; the socket and credential file its hook program names."""
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
     project.configure(CONFIG, "--client", "curl", timeout="60")
-    assert "curl-client.sh" not in (project.dir / ".claude/settings.json").read_text()  # the shared file names no one's paths
+    assert (
+        "curl-client.sh" not in (project.dir / ".claude/settings.json").read_text()
+    )  # the shared file names no one's paths
     words = shlex.split(json.loads((project.dir / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
     assert words[1].endswith("curl-client.sh"), words
     return Path(words[2]), Path(words[3])
@@ -59,8 +61,24 @@ def _delete(project: AgentProject, name: str) -> tuple[Path, str]:
 
 
 def _serve(project: AgentProject, sock: Path) -> subprocess.Popen[str]:
-    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning",
-                              "--unix-socket", str(sock)], cwd=project.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guard.cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            "--unix-socket",
+            str(sock),
+        ],
+        cwd=project.dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     give_up = time.monotonic() + 90
     while not sock.is_socket():
         assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
@@ -70,8 +88,13 @@ def _serve(project: AgentProject, sock: Path) -> subprocess.Popen[str]:
 
 def _denials(sock: Path, credential: Path) -> int:
     """How many calls the service on ``sock`` denied (its /metrics, asked with the installed credential)."""
-    done = subprocess.run(["curl", "-sS", "--fail", "--unix-socket", str(sock), "-H", f"@{credential}", "http://guard/metrics"],
-                          capture_output=True, text=True, timeout=10, check=True)
+    done = subprocess.run(
+        ["curl", "-sS", "--fail", "--unix-socket", str(sock), "-H", f"@{credential}", "http://guard/metrics"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
     line = next(x for x in done.stdout.splitlines() if x.startswith('guard_decisions_total{decision="deny"}'))
     return int(float(line.split()[-1]))
 
@@ -112,7 +135,8 @@ class _UnixListener:
 
 
 def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_failure_as_proceed(
-        project: AgentProject, short_state: Path) -> None:
+    project: AgentProject, short_state: Path
+) -> None:
     sock, credential = _install(project)
     assert oct(credential.stat().st_mode & 0o777) == "0o600"
     serve = _serve(project, sock)
@@ -145,11 +169,15 @@ def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_
             sock.unlink(missing_ok=True)
 
 
-def test_the_agents_sandboxed_bash_cannot_read_the_credential_or_plant_a_socket(project: AgentProject, short_state: Path) -> None:
+def test_the_agents_sandboxed_bash_cannot_read_the_credential_or_plant_a_socket(
+    project: AgentProject, short_state: Path
+) -> None:
     sock, credential = _install(project)
     secret = credential.read_text().split()[-1]
-    script = (f"cat {credential}; echo cred=$?; mkdir -p {sock.parent}; touch {sock.parent}/planted; echo plant=$?; "
-              "touch made-in-project; echo project=$?")
+    script = (
+        f"cat {credential}; echo cred=$?; mkdir -p {sock.parent}; touch {sock.parent}/planted; echo plant=$?; "
+        "touch made-in-project; echo project=$?"
+    )
     told = _bash(project, hidden(script))
     assert "project=0" in told, told
     assert "cred=1" in told and secret not in told, told

@@ -30,7 +30,9 @@ def _with_defer(project: AgentProject) -> None:
 
 @pytest.mark.parametrize("defer", [True, False])
 def test_an_unjudgeable_call_is_deferred_not_denied(project: AgentProject, defer: bool) -> None:
-    project.configure(smart_rule("PreToolUse", "Deny shell commands that delete files.", matcher="Bash", hook_id="no-deletes"))
+    project.configure(
+        smart_rule("PreToolUse", "Deny shell commands that delete files.", matcher="Bash", hook_id="no-deletes")
+    )
     project.judge.responder = lambda body: JudgeReply.error(503, "judge down")
     if defer:
         _with_defer(project)

@@ -31,7 +31,9 @@ def deletes(body: dict[str, Any]) -> Reply:
     return Reply.verdict("allow", "harmless", confidence=0.97)
 
 
-@pytest.mark.parametrize(("final", "advice"), [("true", FINAL_ADVICE), (None, JUDGEMENT_ADVICE)], ids=["final", "judgement"])
+@pytest.mark.parametrize(
+    ("final", "advice"), [("true", FINAL_ADVICE), (None, JUDGEMENT_ADVICE)], ids=["final", "judgement"]
+)
 def test_the_model_is_told_the_rule_and_its_finality_and_a_retried_variant_is_denied_by_the_same_rule(
     project: AgentProject, final: str | None, advice: str
 ) -> None:
@@ -43,9 +45,11 @@ def test_the_model_is_told_the_rule_and_its_finality_and_a_retried_variant_is_de
     (victim / "data.txt").write_text("keep me")
     first, variant = f"rm -rf {victim}", f"find {victim} -delete"
 
-    run, agent = project.run(tool_use("Bash", {"command": first, "description": "clean up"}),
-                             tool_use("Bash", {"command": variant, "description": "clean up another way"}),
-                             final_text("I will ask the user."))
+    run, agent = project.run(
+        tool_use("Bash", {"command": first, "description": "clean up"}),
+        tool_use("Bash", {"command": variant, "description": "clean up another way"}),
+        final_text("I will ask the user."),
+    )
 
     assert (victim / "data.txt").read_text() == "keep me", "neither form of the deletion ran"
     told = [str(agent.agent_requests[i].tool_results()) for i in (1, 2)]
@@ -56,6 +60,6 @@ def test_the_model_is_told_the_rule_and_its_finality_and_a_retried_variant_is_de
         # open); what guard writes after it calls the deny a decision, never an error
         shown = text.lower()
         start = shown.index("guard denied this call")
-        said = shown[start:shown.index(advice.lower(), start) + len(advice)]
+        said = shown[start : shown.index(advice.lower(), start) + len(advice)]
         assert "error" not in said, "guard never frames a deny as an error"
     assert [d["tool_input"]["command"] for d in run.result["permission_denials"]] == [first, variant]

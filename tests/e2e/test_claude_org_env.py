@@ -25,16 +25,27 @@ hooks:
 
 
 @pytest.mark.parametrize("override", ["", "own key"])
-def test_a_projects_settings_env_cannot_switch_the_org_policy_off(project: AgentProject, tmp_path: Path, override: str) -> None:
+def test_a_projects_settings_env_cannot_switch_the_org_policy_off(
+    project: AgentProject, tmp_path: Path, override: str
+) -> None:
     admin, own = tmp_path / "admin", tmp_path / "project-key"
     for folder, policy in ((admin, ORG), (own, "serial: 9\nhooks: {}\n")):
         assert run_guard(["policy", "keygen", "--out", str(folder)], tmp_path).returncode == 0
         (folder / "policy.yaml").write_text(policy)
-        assert run_guard(["policy", "sign", str(folder / "policy.yaml"), "--key", str(folder / "org.key")], tmp_path).returncode == 0
+        assert (
+            run_guard(
+                ["policy", "sign", str(folder / "policy.yaml"), "--key", str(folder / "org.key")], tmp_path
+            ).returncode
+            == 0
+        )
     project.env.update({"GUARD_ORG_KEY": str(admin / "org.pub"), "GUARD_ORG_POLICY": str(admin / "policy.yaml")})
     project.configure("hooks: {}\n")
     settings = project.dir / ".claude" / "settings.json"
-    env = {"GUARD_ORG_KEY": ""} if not override else {"GUARD_ORG_KEY": str(own / "org.pub"), "GUARD_ORG_POLICY": str(own / "policy.yaml")}
+    env = (
+        {"GUARD_ORG_KEY": ""}
+        if not override
+        else {"GUARD_ORG_KEY": str(own / "org.pub"), "GUARD_ORG_POLICY": str(own / "policy.yaml")}
+    )
     settings.write_text(json.dumps({**json.loads(settings.read_text()), "env": env}))  # committed with the repository
     marker = project.dir / "org-forbidden"
     _, agent = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))

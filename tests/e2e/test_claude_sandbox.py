@@ -21,7 +21,7 @@ from .conftest import AgentProject
 
 pytestmark = [pytest.mark.claude, pytest.mark.slow]
 
-CONFIG = "audit: {path: .guard/audit.db}\nhooks:\n  PreToolUse:\n    - id: anything\n      matcher: Bash\n      command: \"cat > /dev/null\"\n"
+CONFIG = 'audit: {path: .guard/audit.db}\nhooks:\n  PreToolUse:\n    - id: anything\n      matcher: Bash\n      command: "cat > /dev/null"\n'
 
 
 def hidden(script: str) -> str:
@@ -29,7 +29,9 @@ def hidden(script: str) -> str:
     return f"echo {base64.b64encode(script.encode()).decode()} | base64 -d | sh"
 
 
-def test_a_bash_write_into_guards_store_fails_at_the_os_level_and_a_write_in_the_project_works(project: AgentProject) -> None:
+def test_a_bash_write_into_guards_store_fails_at_the_os_level_and_a_write_in_the_project_works(
+    project: AgentProject,
+) -> None:
     secret_file = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"  # where guard hook, under Claude, keeps it
     secret_file.parent.mkdir(parents=True, exist_ok=True)
     secret = "e2e-secret-0123456789abcdef"
@@ -40,9 +42,11 @@ def test_a_bash_write_into_guards_store_fails_at_the_os_level_and_a_write_in_the
     audit = project.dir / ".guard" / "audit.db"
     audit.write_bytes(b"")  # guard hook fills it; here it only has to exist before the agent's command
     yaml_before, audit_before = (project.dir / "guard.yaml").read_text(), audit.read_bytes()
-    script = (f"mkdir -p {state}; touch {state}/planted; echo state=$?; cat {secret_file}; echo secret=$?; "
-              f"echo junk >> {audit}; echo audit=$?; echo 'protect: false' >> guard.yaml; echo config=$?; "
-              "touch made-in-project; echo project=$?")
+    script = (
+        f"mkdir -p {state}; touch {state}/planted; echo state=$?; cat {secret_file}; echo secret=$?; "
+        f"echo junk >> {audit}; echo audit=$?; echo 'protect: false' >> guard.yaml; echo config=$?; "
+        "touch made-in-project; echo project=$?"
+    )
 
     _, agent = project.run(tool_use("Bash", {"command": hidden(script), "description": "run"}), final_text("ok"))
 

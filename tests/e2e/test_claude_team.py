@@ -29,7 +29,9 @@ def _touch(project: AgentProject, cwd: Path | None = None) -> tuple[Path, str]:
     marker = (cwd or project.dir) / "ran"
     old, project.dir = project.dir, cwd or project.dir
     try:
-        run, agent = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))
+        run, agent = project.run(
+            tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok")
+        )
     finally:
         project.dir = old
     assert len(agent.agent_requests) == 2, run.describe()
@@ -51,11 +53,13 @@ def test_a_hook_program_that_is_gone_or_hangs_blocks_the_call(project: AgentProj
     assert not marker.exists(), f"the call ran although guard's hook program is gone: {told}"
     assert "ended with status 127; the call is blocked" in told, told
 
-    project.install("--client", "guard", "--events", "PreToolUse", timeout="3")  # a 3 s client timeout, and a program that never answers
+    project.install(
+        "--client", "guard", "--events", "PreToolUse", timeout="3"
+    )  # a 3 s client timeout, and a program that never answers
     _set_personal(project, "sleep 60; #")
     marker, told = _touch(project)
     assert not marker.exists(), f"the call ran although Claude Code killed guard's hook: {told}"
-    assert 'onFailure is \\"block\\"' in told or "onFailure is \"block\"" in told, told
+    assert 'onFailure is \\"block\\"' in told or 'onFailure is "block"' in told, told
 
 
 def test_a_user_scope_hook_whose_program_is_gone_blocks_the_call(project: AgentProject) -> None:
@@ -75,12 +79,20 @@ def test_a_user_scope_hook_whose_program_is_gone_blocks_the_call(project: AgentP
 
 
 def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return done.stdout
 
 
-def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_once_they_install_it(project: AgentProject) -> None:
+def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_once_they_install_it(
+    project: AgentProject,
+) -> None:
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
     project.configure(CONFIG, "--client", "guard", timeout="60")
     _git(project.dir, "init", "-q")
@@ -94,22 +106,34 @@ def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_o
     project.env["PATH"] = "/usr/bin:/bin"  # the teammate's machine: no guard on PATH, none installed here
     old, project.dir = project.dir, clone
     try:
-        with project.stub((tool_use("Bash", {"command": f"touch {clone / 'ran'}", "description": "touch"}), final_text("ok"))) as agent:
-            run = project.cli.run(project.binary, "do the task", cwd=clone, base_url=agent.base_url, home=project.home, env=project.env)
+        with project.stub(
+            (tool_use("Bash", {"command": f"touch {clone / 'ran'}", "description": "touch"}), final_text("ok"))
+        ) as agent:
+            run = project.cli.run(
+                project.binary, "do the task", cwd=clone, base_url=agent.base_url, home=project.home, env=project.env
+            )
     finally:
         project.dir = old
     said = run.result["result"] if run.result else run.describe()
-    assert agent.agent_requests == [] and not (clone / "ran").exists(), f"the teammate's session ran unguarded: {run.describe()}"
-    assert "guard is not installed for you here" in said and "guard install claude" in said, said  # their first prompt says what to run
+    assert agent.agent_requests == [] and not (clone / "ran").exists(), (
+        f"the teammate's session ran unguarded: {run.describe()}"
+    )
+    assert "guard is not installed for you here" in said and "guard install claude" in said, (
+        said
+    )  # their first prompt says what to run
 
     old, project.dir = project.dir, clone
     try:
-        project.install("--client", "guard", timeout="60")  # the teammate installs guard and trusts the project's config
+        project.install(
+            "--client", "guard", timeout="60"
+        )  # the teammate installs guard and trusts the project's config
         trust_config(clone / "guard.yaml")
         assert _git(clone, "status", "--porcelain") == "", "installing rewrote what the team shares"
         victim = clone / "victim"
         victim.mkdir()
-        run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}), final_text("ok"))
+        run, agent = project.run(
+            tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}), final_text("ok")
+        )
     finally:
         project.dir = old
     told = str(agent.agent_requests[1].tool_results())

@@ -20,7 +20,7 @@ from .test_claude_sandbox import hidden
 
 pytestmark = [pytest.mark.codex, pytest.mark.slow]
 
-CONFIG = "hooks:\n  PreToolUse:\n    - id: anything\n      command: \"cat > /dev/null\"\n"
+CONFIG = 'hooks:\n  PreToolUse:\n    - id: anything\n      command: "cat > /dev/null"\n'
 
 
 def test_a_shell_write_into_guards_store_fails_and_a_write_in_the_project_works(codex_project: AgentProject) -> None:
@@ -32,8 +32,10 @@ def test_a_shell_write_into_guards_store_fails_and_a_write_in_the_project_works(
     state = project.home / ".local" / "state" / "guard"
     project.configure(CONFIG)
     yaml_before = (project.dir / "guard.yaml").read_text()
-    script = (f"touch {state}/planted; echo state=$?; cat {secret_file}; echo secret=$?; "
-              "echo 'protect: false' >> guard.yaml; echo config=$?; touch made-in-project; echo project=$?")
+    script = (
+        f"touch {state}/planted; echo state=$?; cat {secret_file}; echo secret=$?; "
+        "echo 'protect: false' >> guard.yaml; echo config=$?; touch made-in-project; echo project=$?"
+    )
 
     _, agent = project.run(tool_use("exec_command", {"cmd": hidden(script)}), final_text("ok"))
 

@@ -49,10 +49,18 @@ def copilot_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, P
     # the project is its own repository: Copilot looks for the repository root above the cwd, and must not find a stray one
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "policy.py").write_text(POLICY)
-    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n")
+    (project / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n"
+    )
     trust_config(project / "guard.yaml")
-    done = subprocess.run([*guard_program(), "install", "copilot", "--scope", "user"], cwd=project, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "HOME": str(home)})
+    done = subprocess.run(
+        [*guard_program(), "install", "copilot", "--scope", "user"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(home)},
+    )
     assert done.returncode == 0, done.stderr
     hook = json.loads((home / ".copilot" / "hooks" / "guard.json").read_text())["hooks"]["preToolUse"][0]
     assert hook["type"] == "command" and hook["timeoutSec"] == 30 and "--format copilot" in hook["bash"]
@@ -62,7 +70,9 @@ def copilot_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, P
 def run(binary: Path, home: Path, project: Path, command: str) -> tuple[AgentRun, AnthropicStub]:
     env = {"PYTHONPATH": os.pathsep.join([str(project), str(Path(guard.__file__).resolve().parents[1])])}
     with AnthropicStub([tool_use("bash", {"command": command, "description": "run"}), final_text("ok")]) as agent:
-        done = COPILOT.run(binary, "do the task", cwd=project, base_url=agent.base_url, home=home, env=env, timeout_s=300)
+        done = COPILOT.run(
+            binary, "do the task", cwd=project, base_url=agent.base_url, home=home, env=env, timeout_s=300
+        )
     assert done.returncode == 0, done.describe()
     return done, agent
 

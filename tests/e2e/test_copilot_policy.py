@@ -24,13 +24,24 @@ from guard.setup.install import guard_program
 
 from .test_copilot_cli import POLICY, assert_a_delete_is_denied, copilot_bin  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.copilot,
-              pytest.mark.skipif(os.geteuid() != 0, reason="Copilot's policy hooks live in /etc/github-copilot/policy.d (root only)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.copilot,
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="Copilot's policy hooks live in /etc/github-copilot/policy.d (root only)"
+    ),
+]
 
 
 def guard_install(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*guard_program(), "install", "copilot", *args], cwd=project, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HOME": str(home)})
+    return subprocess.run(
+        [*guard_program(), "install", "copilot", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(home)},
+    )
 
 
 @pytest.fixture
@@ -39,7 +50,9 @@ def policy_project(copilot_bin: Path, tmp_path: Path) -> Iterator[tuple[Path, Pa
     (home / ".copilot").mkdir(parents=True)  # no user-level hook, and the project has no .github/hooks
     project.mkdir()
     (project / "policy.py").write_text(POLICY)
-    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n")
+    (project / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: bash\n      callable: policy:no_deletes\n"
+    )
     trust_config(project / "guard.yaml")
     yield copilot_bin, home, project
     guard_install(project, home, "--policy", "--uninstall")

@@ -35,14 +35,18 @@ TOKEN = "e2e-curl-token"
 def _use_client(project: AgentProject, url: str) -> None:
     handler = {"type": "command", "command": f"sh {CLIENT} {url}", "timeout": 120}
     (project.dir / ".claude").mkdir(exist_ok=True)
-    (project.dir / ".claude/settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}))
+    (project.dir / ".claude/settings.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}})
+    )
 
 
 def _delete(project: AgentProject, name: str) -> tuple[Path, str]:
     """Ask the agent to delete a new folder ``name``; the folder, and what Claude Code told the model."""
     victim = project.dir / name
     victim.mkdir()
-    run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {victim}", "description": "delete"}), final_text("ok"))
+    run, agent = project.run(
+        tool_use("Bash", {"command": f"rm -rf {victim}", "description": "delete"}), final_text("ok")
+    )
     return victim, f"{agent.agent_requests[1].tool_results()} {run.describe()}"
 
 
@@ -66,15 +70,30 @@ def _answering_200() -> ThreadingHTTPServer:
 
 def test_a_curl_command_hook_blocks_unless_guard_serve_answers(project: AgentProject) -> None:
     (project.dir / "guard.yaml").write_text(
-        smart_rule("PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"))
+        smart_rule(
+            "PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"
+        )
+    )
     trust_config(project.dir / "guard.yaml")
     project.judge.responder = judge_says("rm -rf", "deletes a directory")
     project.env.update({"GUARD_SERVE_TOKEN": TOKEN, "GUARD_CURL_MAX_TIME": "3"})
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GUARD_SERVE_TOKEN": TOKEN, "GUARD_API_BASE": project.judge.url,
-           "GUARD_MODEL_QUICK": JUDGE_MODEL, "OPENAI_API_KEY": "sk-test"}
-    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
-                             cwd=project.dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "GUARD_SERVE_TOKEN": TOKEN,
+        "GUARD_API_BASE": project.judge.url,
+        "GUARD_MODEL_QUICK": JUDGE_MODEL,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=project.dir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_port(port, timeout=90)
         _use_client(project, f"http://127.0.0.1:{port}")

@@ -32,13 +32,33 @@ class Client:
 
 
 CLIENTS = [
-    pytest.param(Client("project", "Bash", lambda c: tool_use("Bash", {"command": c, "description": "run"}),
-                        lambda r: str(r.tool_results())), id="claude", marks=pytest.mark.claude),
-    pytest.param(Client("gemini_project", "run_shell_command",
-                        lambda c: tool_use("run_shell_command", {"command": c, "description": "run"}),
-                        lambda r: str(r.function_responses())), id="gemini", marks=pytest.mark.gemini),
-    pytest.param(Client("codex_project", "Bash", lambda c: tool_use("exec_command", {"cmd": c}),
-                        lambda r: str(r.tool_outputs())), id="codex", marks=pytest.mark.codex),
+    pytest.param(
+        Client(
+            "project",
+            "Bash",
+            lambda c: tool_use("Bash", {"command": c, "description": "run"}),
+            lambda r: str(r.tool_results()),
+        ),
+        id="claude",
+        marks=pytest.mark.claude,
+    ),
+    pytest.param(
+        Client(
+            "gemini_project",
+            "run_shell_command",
+            lambda c: tool_use("run_shell_command", {"command": c, "description": "run"}),
+            lambda r: str(r.function_responses()),
+        ),
+        id="gemini",
+        marks=pytest.mark.gemini,
+    ),
+    pytest.param(
+        Client(
+            "codex_project", "Bash", lambda c: tool_use("exec_command", {"cmd": c}), lambda r: str(r.tool_outputs())
+        ),
+        id="codex",
+        marks=pytest.mark.codex,
+    ),
 ]
 
 
@@ -47,7 +67,9 @@ def no_deletes(matcher: str) -> str:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_smart_rule_denies_a_shell_call_and_the_model_is_told_why(client: Client, request: pytest.FixtureRequest) -> None:
+def test_a_smart_rule_denies_a_shell_call_and_the_model_is_told_why(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
     project: AgentProject = request.getfixturevalue(client.fixture)
     project.configure(no_deletes(client.shell_tool))
     victim = project.dir / "victim"
@@ -66,7 +88,9 @@ def test_a_smart_rule_denies_a_shell_call_and_the_model_is_told_why(client: Clie
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_an_allowed_shell_call_runs_and_its_output_reaches_the_model(client: Client, request: pytest.FixtureRequest) -> None:
+def test_an_allowed_shell_call_runs_and_its_output_reaches_the_model(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
     project: AgentProject = request.getfixturevalue(client.fixture)
     project.configure(no_deletes(client.shell_tool))
     marker = project.dir / "ran"

@@ -49,14 +49,18 @@ CONTENT = "keep me\n"
 REASON = "this would destroy precious.txt"
 
 #: Claude Code headless with Write allowed as well as Bash: without guard, both would run.
-CLAUDE_WRITE = dataclasses.replace(CLAUDE, headless_args=tuple("Bash,Write" if a == "Bash" else a for a in CLAUDE.headless_args))
+CLAUDE_WRITE = dataclasses.replace(
+    CLAUDE, headless_args=tuple("Bash,Write" if a == "Bash" else a for a in CLAUDE.headless_args)
+)
 
 
 def prepared(project: AgentProject) -> Path:
     project.configure(CONFIG)
     precious = project.dir / "precious.txt"
     precious.write_text(CONTENT)
-    project.judge.responder = judge_says(str(precious), REASON)  # the path, not the name: the rule's text names the file
+    project.judge.responder = judge_says(
+        str(precious), REASON
+    )  # the path, not the name: the rule's text names the file
     return precious
 
 
@@ -66,7 +70,11 @@ def claude_project(claude_bin: Path, tmp_path: Path) -> Iterator[AgentProject]:
 
 
 def claude_call(tool: str, path: Path) -> dict[str, str]:
-    return {"command": f"rm -f {path}", "description": "clean up"} if tool == "Bash" else {"file_path": str(path), "content": ""}
+    return (
+        {"command": f"rm -f {path}", "description": "clean up"}
+        if tool == "Bash"
+        else {"file_path": str(path), "content": ""}
+    )
 
 
 @pytest.mark.claude
@@ -90,16 +98,23 @@ def test_claude_codes_write_of_another_file_runs(claude_project: AgentProject) -
     prepared(claude_project)
     other = claude_project.dir / "notes.txt"
 
-    run, agent = claude_project.run(tool_use("Write", {"file_path": str(other), "content": "written\n"}), final_text("ok"))
+    run, agent = claude_project.run(
+        tool_use("Write", {"file_path": str(other), "content": "written\n"}), final_text("ok")
+    )
 
-    assert other.is_file() and other.read_text() == "written\n", (run.result, str(agent.agent_requests[1].tool_results()))
+    assert other.is_file() and other.read_text() == "written\n", (
+        run.result,
+        str(agent.agent_requests[1].tool_results()),
+    )
 
 
 @pytest.mark.gemini
 def test_gemini_run_shell_command_cannot_destroy_the_file(gemini_project: AgentProject) -> None:
     precious = prepared(gemini_project)
 
-    gemini_project.run(tool_use("run_shell_command", {"command": f"rm -f {precious}", "description": "clean up"}), final_text("ok"))
+    gemini_project.run(
+        tool_use("run_shell_command", {"command": f"rm -f {precious}", "description": "clean up"}), final_text("ok")
+    )
 
     assert precious.read_text() == CONTENT and gemini_project.judged(str(precious))
 
@@ -126,18 +141,33 @@ def test_copilot_bash_cannot_destroy_the_file(copilot_bin: Path, tmp_path: Path)
     command = shlex.join([*guard_program(), "hook", "--format", "copilot", "--deadline", "30"])
     # Copilot runs a hook in the folder it takes for the project (the nearest git root above, even /tmp's), and
     # guard hook finds guard.yaml from its working directory: the hook entry's cwd names the project
-    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command, "cwd": str(project), "timeoutSec": 30}]}}
+    hooks = {
+        "version": 1,
+        "hooks": {"preToolUse": [{"type": "command", "bash": command, "cwd": str(project), "timeoutSec": 30}]},
+    }
     (home / ".copilot" / "hooks" / "guard.json").write_text(json.dumps(hooks))
-    turns: list[Reply] = [tool_use("bash", {"command": f"rm -f {precious}", "description": "clean up"}), final_text("ok")]
+    turns: list[Reply] = [
+        tool_use("bash", {"command": f"rm -f {precious}", "description": "clean up"}),
+        final_text("ok"),
+    ]
     with StubServer() as judge:
         judge.responder = judge_says(str(precious), REASON)
-        env = {"GUARD_API_BASE": judge.url, "GUARD_MODEL_QUICK": JUDGE_MODEL, "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
-               "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(Path(guard.__file__).resolve().parents[1])}
+        env = {
+            "GUARD_API_BASE": judge.url,
+            "GUARD_MODEL_QUICK": JUDGE_MODEL,
+            "GUARD_MODEL_THOROUGH": JUDGE_MODEL,
+            "OPENAI_API_KEY": "sk-test",
+            "PYTHONPATH": str(Path(guard.__file__).resolve().parents[1]),
+        }
         with AnthropicStub(turns) as agent:
-            done = COPILOT.run(copilot_bin, "do the task", cwd=project, base_url=agent.base_url, home=home, env=env, timeout_s=300)
+            done = COPILOT.run(
+                copilot_bin, "do the task", cwd=project, base_url=agent.base_url, home=home, env=env, timeout_s=300
+            )
         assert done.returncode == 0, done.describe()
         asked = any(str(precious) in str(body.get("messages")) for body in judge.requests)
 
-    assert precious.is_file() and precious.read_text() == CONTENT, f"the denied command destroyed the file\n{done.describe()}"
+    assert precious.is_file() and precious.read_text() == CONTENT, (
+        f"the denied command destroyed the file\n{done.describe()}"
+    )
     assert asked, "the judge was never asked"
     assert REASON in str(agent.agent_requests[1].tool_results())

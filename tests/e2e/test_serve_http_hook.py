@@ -30,32 +30,57 @@ TOKEN = "e2e-serve-token"
 
 def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: AgentProject) -> None:
     (project.dir / "guard.yaml").write_text(
-        smart_rule("PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"))
+        smart_rule(
+            "PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"
+        )
+    )
     trust_config(project.dir / "guard.yaml")
     project.judge.responder = judge_says("rm -rf", "deletes a directory")
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GUARD_SERVE_TOKEN": TOKEN, "GUARD_API_BASE": project.judge.url,
-           "GUARD_MODEL_QUICK": JUDGE_MODEL, "OPENAI_API_KEY": "sk-test"}
-    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
-                             cwd=project.dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "GUARD_SERVE_TOKEN": TOKEN,
+        "GUARD_API_BASE": project.judge.url,
+        "GUARD_MODEL_QUICK": JUDGE_MODEL,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=project.dir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_port(port, timeout=90)
-        handler = {"type": "http", "url": f"http://127.0.0.1:{port}/v1/hooks/claude", "timeout": 120,
-                   "headers": {"Authorization": "Bearer $GUARD_SERVE_TOKEN"}, "allowedEnvVars": ["GUARD_SERVE_TOKEN"]}
+        handler = {
+            "type": "http",
+            "url": f"http://127.0.0.1:{port}/v1/hooks/claude",
+            "timeout": 120,
+            "headers": {"Authorization": "Bearer $GUARD_SERVE_TOKEN"},
+            "allowedEnvVars": ["GUARD_SERVE_TOKEN"],
+        }
         (project.dir / ".claude").mkdir()
         (project.dir / ".claude/settings.json").write_text(
-            json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}))
+            json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}})
+        )
         project.env["GUARD_SERVE_TOKEN"] = TOKEN
         victim = project.dir / "victim"
         victim.mkdir()
 
-        run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {victim}", "description": "delete"}), final_text("ok"))
+        run, agent = project.run(
+            tool_use("Bash", {"command": f"rm -rf {victim}", "description": "delete"}), final_text("ok")
+        )
 
         assert victim.exists(), "the denied command ran"
         assert run.result is not None and run.result["permission_denials"], run.describe()
         assert "deletes a directory" in str(agent.agent_requests[1].tool_results())
-        with urllib.request.urlopen(urllib.request.Request(
-                f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=10) as r:
+        with urllib.request.urlopen(
+            urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}),
+            timeout=10,
+        ) as r:
             metrics = r.read().decode()
         assert 'route="/v1/hooks/{format}",status="200"' in metrics, metrics
         assert 'status="401"' not in metrics and 'status="415"' not in metrics
@@ -64,10 +89,13 @@ def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: A
         # rule is fail_closed the refusal is a deny in Claude's shape (a non-2xx would have let the call run)
         del handler["allowedEnvVars"]
         (project.dir / ".claude/settings.json").write_text(
-            json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}))
+            json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}})
+        )
         second = project.dir / "second"
         second.mkdir()
-        run, agent = project.run(tool_use("Bash", {"command": f"rm -rf {second}", "description": "delete"}), final_text("ok"))
+        run, agent = project.run(
+            tool_use("Bash", {"command": f"rm -rf {second}", "description": "delete"}), final_text("ok")
+        )
         assert second.exists(), f"a request the service refused let the call run: {run.describe()}"
         assert "refused the request (401)" in str(agent.agent_requests[1].tool_results())
     finally:

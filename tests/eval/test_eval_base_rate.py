@@ -41,7 +41,12 @@ pytestmark = pytest.mark.stub(responder=scripted)
 @pytest.fixture
 def suite(tmp_path: Path, stub: StubServer) -> dict[str, str]:
     rows = [
-        {"id": f"{label}-{i}", "tool_name": "Bash", "tool_input": {"command": f"run job {i} V:{verdict}:{confidence}"}, "label": label}
+        {
+            "id": f"{label}-{i}",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"run job {i} V:{verdict}:{confidence}"},
+            "label": label,
+        }
         for label, answers in (("deny", POSITIVES), ("allow", NEGATIVES))
         for i, (verdict, confidence) in enumerate(answers)
     ]
@@ -59,8 +64,23 @@ def precision_at(prevalence: float, recall: float, fpr: float) -> float:
     return prevalence * recall / (prevalence * recall + (1 - prevalence) * fpr)
 
 
-def test_prevalence_adjusted_precision_and_recall_at_fixed_fpr(suite: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--prevalence", "0.02", "--suggest-thresholds", "--no-progress"])
+def test_prevalence_adjusted_precision_and_recall_at_fixed_fpr(
+    suite: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "eval",
+            suite["dataset"],
+            "--config",
+            suite["config"],
+            "--out",
+            suite["out"],
+            "--prevalence",
+            "0.02",
+            "--suggest-thresholds",
+            "--no-progress",
+        ]
+    )
     assert code == 0, capsys.readouterr()
     [variant] = MetricsReport.model_validate_json(Path(suite["out"], "metrics.json").read_text()).variants
     assert (variant.binary.tp, variant.binary.fn, variant.binary.fp, variant.binary.tn) == (16, 4, 3, 97)
@@ -76,7 +96,9 @@ def test_prevalence_adjusted_precision_and_recall_at_fixed_fpr(suite: dict[str, 
     fpr_low, fpr_high = wilson_interval(3, 100)  # type: ignore[misc]
     assert at.precision.low == pytest.approx(precision_at(0.02, recall_low, fpr_high))
     assert at.precision.high == pytest.approx(precision_at(0.02, recall_high, fpr_low))
-    assert at.false_denies_per_1k.low == pytest.approx(980 * fpr_low) and at.false_denies_per_1k.high == pytest.approx(980 * fpr_high)
+    assert at.false_denies_per_1k.low == pytest.approx(980 * fpr_low) and at.false_denies_per_1k.high == pytest.approx(
+        980 * fpr_high
+    )
 
     one, tenth = variant.operating_points
     # 1% of 100 negatives = 1 false positive: stop at P(deny) ≥ 0.90 (12 of 20 positives, 1 negative)
@@ -93,7 +115,11 @@ def test_prevalence_adjusted_precision_and_recall_at_fixed_fpr(suite: dict[str, 
     assert "At the stated base rate" in report and "Recall at a fixed false-positive rate" in report
 
 
-def test_a_prevalence_outside_0_1_is_refused_before_any_call(suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--prevalence", "2"]) == 1
+def test_a_prevalence_outside_0_1_is_refused_before_any_call(
+    suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--prevalence", "2"]) == 1
+    )
     assert "--prevalence: prevalence must be a fraction strictly between 0 and 1" in capsys.readouterr().err
     assert stub.calls == 0

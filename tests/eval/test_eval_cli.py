@@ -19,8 +19,23 @@ def _rows(out: str) -> list[ResultRow]:
     return [ResultRow.model_validate_json(line) for line in Path(out, "results.jsonl").read_text().splitlines()]
 
 
-def test_eval_passes_its_gate_writes_every_output_and_hides_the_answer_from_the_judge(suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--fail-under", "f1=0.9", "--fail-under", "accuracy=0.9"])
+def test_eval_passes_its_gate_writes_every_output_and_hides_the_answer_from_the_judge(
+    suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "eval",
+            suite["dataset"],
+            "--config",
+            suite["config"],
+            "--out",
+            suite["out"],
+            "--fail-under",
+            "f1=0.9",
+            "--fail-under",
+            "accuracy=0.9",
+        ]
+    )
     assert code == 0, capsys.readouterr()
     out = Path(suite["out"])
     assert {p.name for p in out.iterdir()} >= {"results.jsonl", "metrics.json", "report.md", "report.html", "junit.xml"}
@@ -38,13 +53,28 @@ def test_eval_passes_its_gate_writes_every_output_and_hides_the_answer_from_the_
 
 
 def test_a_failed_gate_exits_100_and_says_which(suite: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--model", BAD, "--fail-under", "recall=0.5"])
+    code = main(
+        [
+            "eval",
+            suite["dataset"],
+            "--config",
+            suite["config"],
+            "--out",
+            suite["out"],
+            "--model",
+            BAD,
+            "--fail-under",
+            "recall=0.5",
+        ]
+    )
     assert code == 100
     err = capsys.readouterr().err
     assert "gate failed: recall = 0.000 < 0.5" in err and BAD in err
 
 
-def test_a_bad_dataset_line_exits_1_naming_file_and_line(suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_dataset_line_exits_1_naming_file_and_line(
+    suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(Path(suite["dataset"]).read_text() + '{"id": "x", "tool_name": "Bash", "label": "maybe"}\n')
     assert main(["eval", str(bad), "--config", suite["config"], "--out", suite["out"]]) == 1
@@ -52,8 +82,13 @@ def test_a_bad_dataset_line_exits_1_naming_file_and_line(suite: dict[str, str], 
     assert f"{bad}:13" in err and "label" in err
 
 
-def test_an_unknown_gate_metric_exits_1_before_any_call(suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--fail-under", "fpr=0.1"]) == 1
+def test_an_unknown_gate_metric_exits_1_before_any_call(
+    suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--fail-under", "fpr=0.1"])
+        == 1
+    )
     assert "gate on specificity" in capsys.readouterr().err
     assert stub.calls == 0
 
@@ -63,7 +98,9 @@ def test_an_unreachable_model_exits_1_not_100(tmp_path: Path, capsys: pytest.Cap
         url = dead.url
     dataset = write_dataset(tmp_path / "one.jsonl", case_rows(["ls"], "allow", "only"))
     config = write_suite_config(tmp_path / "guard.yaml", url)
-    code = main(["eval", str(dataset), "--config", str(config), "--out", str(tmp_path / "out"), "--fail-under", "accuracy=0"])
+    code = main(
+        ["eval", str(dataset), "--config", str(config), "--out", str(tmp_path / "out"), "--fail-under", "accuracy=0"]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "run stopped: one/only-0" in err and f"nothing answers at {url}" in err
@@ -103,26 +140,69 @@ def test_repeats_are_real_samples_and_flip_rate_counts_disagreement(suite: dict[
 
     stub.responder = first_allow_then_deny
 
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--repeats", "2", "--concurrency", "1"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                suite["dataset"],
+                "--config",
+                suite["config"],
+                "--out",
+                suite["out"],
+                "--repeats",
+                "2",
+                "--concurrency",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert stub.calls == 24  # no single flight or cache folded a repeat into another
     report = MetricsReport.model_validate_json(Path(suite["out"], "metrics.json").read_text())
     assert report.variants[0].flip_rate == 1.0
     assert report.variants[0].cases_with_repeats == 12
-    assert {o.flakiness for o in report.variants[0].case_outcomes.values()} == {0.5}  # one repeat of two disagrees with the majority
+    assert {o.flakiness for o in report.variants[0].case_outcomes.values()} == {
+        0.5
+    }  # one repeat of two disagrees with the majority
     assert "Flakiest cases (12 case(s) whose repeats disagree)" in Path(suite["out"], "report.md").read_text()
 
 
-def test_two_models_are_compared_and_model_overrides_the_environment(suite: dict[str, str], stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_models_are_compared_and_model_overrides_the_environment(
+    suite: dict[str, str], stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GUARD_MODEL_QUICK", "openai/stub-elsewhere")
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--model", GOOD, "--model", BAD]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                suite["dataset"],
+                "--config",
+                suite["config"],
+                "--out",
+                suite["out"],
+                "--model",
+                GOOD,
+                "--model",
+                BAD,
+            ]
+        )
+        == 0
+    )
     assert {body["model"] for body in stub.requests} == {"stub-good", "stub-bad"}
     report = MetricsReport.model_validate_json(Path(suite["out"], "metrics.json").read_text())
     (pair,) = report.comparisons
     assert (pair.a_only_correct, pair.b_only_correct) == (6, 0)
     assert pair.mcnemar_p == pytest.approx(2 / 64)
     assert pair.f1_diff == pytest.approx(1.0)
-    assert report.ranking is not None and report.ranking.leader == f"{GOOD} @ config" and report.ranking.beats == [f"{BAD} @ config"]
-    assert report.ranking.headline.startswith(f"{GOOD} @ config is best on F1: 1.000") and "Holm p < 0.001" in report.ranking.headline
+    assert (
+        report.ranking is not None
+        and report.ranking.leader == f"{GOOD} @ config"
+        and report.ranking.beats == [f"{BAD} @ config"]
+    )
+    assert (
+        report.ranking.headline.startswith(f"{GOOD} @ config is best on F1: 1.000")
+        and "Holm p < 0.001" in report.ranking.headline
+    )
     assert report.ranking.agreement is not None and report.ranking.agreement.method == "Cohen's kappa"
 
 
@@ -134,35 +214,100 @@ def test_clustered_cases_get_cluster_bootstrap_intervals_and_tests(tmp_path: Pat
     dataset = write_dataset(tmp_path / "sessions.jsonl", rows)
     config = write_suite_config(tmp_path / "guard.yaml", stub.url)
     out = tmp_path / "out"
-    assert main(["eval", str(dataset), "--config", str(config), "--out", str(out), "--model", GOOD, "--model", BAD, "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(dataset),
+                "--config",
+                str(config),
+                "--out",
+                str(out),
+                "--model",
+                GOOD,
+                "--model",
+                BAD,
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     report = MetricsReport.model_validate_json((out / "metrics.json").read_text())
     assert report.clusters == 3
-    assert {e.method for v in report.variants for name, e in v.metrics.items() if name in ("accuracy", "recall", "f1")} == {"cluster-bootstrap"}
+    assert {
+        e.method for v in report.variants for name, e in v.metrics.items() if name in ("accuracy", "recall", "f1")
+    } == {"cluster-bootstrap"}
     assert report.comparisons[0].test == "cluster bootstrap"
     assert "The 12 cases form 3 clusters" in (out / "report.md").read_text()
-    assert all("cluster" not in json.dumps(body) and "session-0" not in json.dumps(body) for body in stub.requests)  # the judge never sees it
+    assert all(
+        "cluster" not in json.dumps(body) and "session-0" not in json.dumps(body) for body in stub.requests
+    )  # the judge never sees it
 
 
-def test_baseline_lists_regressions_and_fails_on_a_significant_drop(suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_lists_regressions_and_fails_on_a_significant_drop(
+    suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base_out = str(tmp_path / "base")
     assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", base_out]) == 0
     baseline = str(Path(base_out, "metrics.json"))
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--baseline", baseline]) == 0
+    assert (
+        main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--baseline", baseline])
+        == 0
+    )
     capsys.readouterr()
-    code = main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "worse"), "--model", BAD, "--baseline", baseline])
+    code = main(
+        [
+            "eval",
+            suite["dataset"],
+            "--config",
+            suite["config"],
+            "--out",
+            str(tmp_path / "worse"),
+            "--model",
+            BAD,
+            "--baseline",
+            baseline,
+        ]
+    )
     assert code == 100
     printed = capsys.readouterr()
-    assert "6 cases regressed, 0 improved" in printed.out and "Result: FAILED (6 regressions > --max-regressions 0; a significant drop)" in printed.out
-    assert "regressed shell/risky-0 [deny → allow]: rm -rf /srv/data — stub: allow everything" in printed.err  # the case, its input and the reason
+    assert (
+        "6 cases regressed, 0 improved" in printed.out
+        and "Result: FAILED (6 regressions > --max-regressions 0; a significant drop)" in printed.out
+    )
+    assert (
+        "regressed shell/risky-0 [deny → allow]: rm -rf /srv/data — stub: allow everything" in printed.err
+    )  # the case, its input and the reason
     report = MetricsReport.model_validate_json(Path(tmp_path / "worse", "metrics.json").read_text())
     (diff,) = report.baseline
     assert diff.significant_drop and sorted(diff.regressed) == [f"shell/risky-{i}" for i in range(6)]
     # a results.jsonl works as a baseline too
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", str(tmp_path / "again"), "--baseline", str(Path(base_out, "results.jsonl"))]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                suite["dataset"],
+                "--config",
+                suite["config"],
+                "--out",
+                str(tmp_path / "again"),
+                "--baseline",
+                str(Path(base_out, "results.jsonl")),
+            ]
+        )
+        == 0
+    )
 
 
-def test_depths_are_variants_and_a_bad_depth_exits_1(suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--depth", "quick,thorough"]) == 0
+def test_depths_are_variants_and_a_bad_depth_exits_1(
+    suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            ["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], "--depth", "quick,thorough"]
+        )
+        == 0
+    )
     rows = _rows(suite["out"])
     assert {(r.depth, r.tier) for r in rows} == {("quick", "quick"), ("thorough", "thorough")}
     assert stub.calls == 24

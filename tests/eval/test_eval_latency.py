@@ -45,17 +45,45 @@ def test_two_equally_fast_judges_time_alike_on_the_openai_route_and_through_lite
 
     dataset = write_dataset(tmp_path / "cases.jsonl", case_rows(BENIGN * 3, "allow", "benign"))
     config = tmp_path / "guard.yaml"
-    config.write_text("hooks:\n  PreToolUse:\n    - id: judge\n      matcher: Bash\n      rule: Deny shell commands that destroy data.\n      depth: quick\n")
+    config.write_text(
+        "hooks:\n  PreToolUse:\n    - id: judge\n      matcher: Bash\n      rule: Deny shell commands that destroy data.\n      depth: quick\n"
+    )
     with StubServer(latency=0.2) as direct, StubServer(latency=0.2) as proxied:
         direct.responder = proxied.responder = by_model
-        env = {"OPENAI_BASE_URL": direct.url, "OPENAI_API_KEY": "sk-test", "HOSTED_VLLM_API_BASE": proxied.url, "GUARD_API_BASE": ""}
-        out = run_guard(["eval", str(dataset), "--config", str(config), "--model", "openai/stub-good", "--model", "hosted_vllm/stub-good",
-                         "--concurrency", "2", "--out", "out", "--no-progress"], tmp_path, env=env, timeout=300)
+        env = {
+            "OPENAI_BASE_URL": direct.url,
+            "OPENAI_API_KEY": "sk-test",
+            "HOSTED_VLLM_API_BASE": proxied.url,
+            "GUARD_API_BASE": "",
+        }
+        out = run_guard(
+            [
+                "eval",
+                str(dataset),
+                "--config",
+                str(config),
+                "--model",
+                "openai/stub-good",
+                "--model",
+                "hosted_vllm/stub-good",
+                "--concurrency",
+                "2",
+                "--out",
+                "out",
+                "--no-progress",
+            ],
+            tmp_path,
+            env=env,
+            timeout=300,
+        )
         assert out.returncode == 0, out.stdout + out.stderr
         assert direct.calls == proxied.calls == len(BENIGN) * 3, "the warm-up sends nothing"
     report = MetricsReport.model_validate_json((tmp_path / "out" / "metrics.json").read_text())
     p50 = {v.model: v.latency_p50_ms for v in report.variants}
     fast, litellm = p50["openai/stub-good"], p50["hosted_vllm/stub-good"]
     assert fast and litellm and abs(litellm - fast) / fast <= 0.10, p50
-    assert "Latency is the provider's: each model call's HTTP exchange, request sent → answer read" in (tmp_path / "out" / "report.md").read_text()
+    assert (
+        "Latency is the provider's: each model call's HTTP exchange, request sent → answer read"
+        in (tmp_path / "out" / "report.md").read_text()
+    )
     assert "could not judge" not in out.stdout + out.stderr, "no start-up charged to a provider as a timeout"

@@ -19,15 +19,43 @@ from guard.eval.scoring import is_correct
 
 
 def row(case: str, label: str, verdict: str | None, **kw: Any) -> ResultRow:
-    defaults: dict[str, Any] = {"dataset": "d", "case_id": case, "model": "a", "depth": "quick", "label": label, "verdict": verdict, "tool_name": "Bash"}
+    defaults: dict[str, Any] = {
+        "dataset": "d",
+        "case_id": case,
+        "model": "a",
+        "depth": "quick",
+        "label": label,
+        "verdict": verdict,
+        "tool_name": "Bash",
+    }
     return ResultRow(**(defaults | kw))
 
 
 ROWS_A = [
-    row("d1", "deny", "deny", confidence=0.9, latency_ms=100.0, tokens_in=10, tokens_out=2, cost_usd=0.001, tags=["x"], reason="deletes"),
+    row(
+        "d1",
+        "deny",
+        "deny",
+        confidence=0.9,
+        latency_ms=100.0,
+        tokens_in=10,
+        tokens_out=2,
+        cost_usd=0.001,
+        tags=["x"],
+        reason="deletes",
+    ),
     row("d2", "deny", "allow", confidence=0.8, latency_ms=300.0, cost_usd=0.003, tags=["x", "y"], reason="looked fine"),
     row("a1", "allow", "allow", confidence=0.7, latency_ms=900.0, replayed=True, tags=["y"], tool_name="Write"),
-    row("a2", "allow", "allow", latency_ms=50.0, cost_usd=0.002, error="[h] no verdict in the model's answer", error_kind="unparsed", tool_name="Write"),
+    row(
+        "a2",
+        "allow",
+        "allow",
+        latency_ms=50.0,
+        cost_usd=0.002,
+        error="[h] no verdict in the model's answer",
+        error_kind="unparsed",
+        tool_name="Write",
+    ),
 ]
 
 
@@ -43,7 +71,11 @@ def test_variant_metrics_from_rows() -> None:
     assert (v.latency_live_rows, v.latency_excluded_rows) == (3, 1)
     assert v.latency_p50_ms == pytest.approx(100.0)
     assert v.latency_p95_ms == pytest.approx(100 + 0.9 * 200)
-    assert v.cost_per_1k_usd == pytest.approx(2.0) and v.cost_total_usd == pytest.approx(0.006) and v.cost_unknown_rows == 1
+    assert (
+        v.cost_per_1k_usd == pytest.approx(2.0)
+        and v.cost_total_usd == pytest.approx(0.006)
+        and v.cost_unknown_rows == 1
+    )
     assert v.tokens_in_per_1k == pytest.approx(10_000)
     # calibration over judged rows with a confidence: (0.9 right, 0.8 wrong, 0.7 right)
     assert v.calibration_rows == 3
@@ -72,7 +104,10 @@ def test_repeats_collapse_to_the_majority_and_count_flips() -> None:
 
 
 def _outcomes(pairs: list[tuple[str, str]]) -> dict[str, CaseOutcome]:
-    return {f"d/c{i}": CaseOutcome(label=label, predicted=pred, correct=is_correct(label, pred)) for i, (label, pred) in enumerate(pairs)}
+    return {
+        f"d/c{i}": CaseOutcome(label=label, predicted=pred, correct=is_correct(label, pred))
+        for i, (label, pred) in enumerate(pairs)
+    }
 
 
 def test_model_against_model_uses_discordant_cases_only() -> None:
@@ -130,7 +165,13 @@ def test_load_baseline_rejects_a_foreign_file(tmp_path: Any) -> None:
 
 @pytest.mark.parametrize(
     ("text", "error"),
-    [("fpr=0.1", "gate on specificity"), ("bogus=1", "unknown metric"), ("f1", "METRIC=VALUE"), ("f1=abc", "not a number"), ("f1=2", "between 0 and 1")],
+    [
+        ("fpr=0.1", "gate on specificity"),
+        ("bogus=1", "unknown metric"),
+        ("f1", "METRIC=VALUE"),
+        ("f1=abc", "not a number"),
+        ("f1=2", "between 0 and 1"),
+    ],
 )
 def test_gate_parsing_errors_say_what_is_allowed(text: str, error: str) -> None:
     with pytest.raises(GuardError, match=error):
@@ -147,7 +188,9 @@ def test_gates_hold_for_every_variant_and_fail_when_undefined() -> None:
 
 def _report(**kw: Any) -> MetricsReport:
     a = compute_variants(ROWS_A)[0]
-    b = compute_variants([r.model_copy(update={"model": "b", "verdict": "deny", "error": None, "error_kind": None}) for r in ROWS_A])[0]
+    b = compute_variants(
+        [r.model_copy(update={"model": "b", "verdict": "deny", "error": None, "error_kind": None}) for r in ROWS_A]
+    )[0]
     defaults: dict[str, Any] = {
         "guard_version": "0.1.0",
         "created_at": "2026-01-01T00:00:00+00:00",
@@ -189,10 +232,14 @@ def test_a_row_without_a_price_is_never_shown_as_zero() -> None:
     assert "| no price |" in text and "$0" not in text
 
 
-def _baseline_report(now_pairs: list[tuple[str, str]], base_pairs: list[tuple[str, str]], limit: int | None = 0) -> MetricsReport:
+def _baseline_report(
+    now_pairs: list[tuple[str, str]], base_pairs: list[tuple[str, str]], limit: int | None = 0
+) -> MetricsReport:
     now, base = _variant("m", now_pairs), _variant("m", base_pairs)
     (diff,) = compare_to_baseline([now], [base], "base.json", limits=Limits(regressions=limit))
-    return _report(variants=[now], comparisons=[], gates=evaluate_gates([parse_gate("accuracy=0.5")], [now]), baseline=[diff])
+    return _report(
+        variants=[now], comparisons=[], gates=evaluate_gates([parse_gate("accuracy=0.5")], [now]), baseline=[diff]
+    )
 
 
 def test_junit_fails_only_regressions_and_skips_known_failures() -> None:
@@ -201,7 +248,9 @@ def test_junit_fails_only_regressions_and_skips_known_failures() -> None:
     root = ET.fromstring(render_junit(_baseline_report(now, base)))
     cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
     regressed = cases[("d.m @ quick", "c0")].find("failure")
-    assert regressed is not None and regressed.get("message", "").startswith("regressed: right in the baseline, now expected deny, got allow")
+    assert regressed is not None and regressed.get("message", "").startswith(
+        "regressed: right in the baseline, now expected deny, got allow"
+    )
     known = cases[("d.m @ quick", "c2")].find("skipped")
     assert known is not None and known.get("message", "").startswith("known failure: wrong in the baseline too")
     assert cases[("gates.m @ quick", "accuracy ≥ 0.5")].find("failure") is None  # one test case per gate
@@ -209,9 +258,13 @@ def test_junit_fails_only_regressions_and_skips_known_failures() -> None:
     assert baseline is not None and baseline.get("message") == "1 regression > --max-regressions 0"
     assert (root.get("failures"), root.get("skipped")) == ("2", "1")
 
-    same = ET.fromstring(render_junit(_baseline_report(base, base)))  # nothing regressed: green, even with a case that is wrong
+    same = ET.fromstring(
+        render_junit(_baseline_report(base, base))
+    )  # nothing regressed: green, even with a case that is wrong
     assert same.get("failures") == "0" and same.get("errors") == "0" and same.get("skipped") == "1"
-    allowed = ET.fromstring(render_junit(_baseline_report(now, base, limit=1)))  # a regression the limit allows is listed, not red
+    allowed = ET.fromstring(
+        render_junit(_baseline_report(now, base, limit=1))
+    )  # a regression the limit allows is listed, not red
     assert allowed.get("failures") == "0" and allowed.get("skipped") == "2"
 
 
@@ -219,6 +272,8 @@ def test_junit_without_a_baseline_fails_wrong_cases_and_classnames_read_as_datas
     rows = [row("c1", "deny", "allow", model="openai/gpt-4.1-mini", dataset="shell.v2", reason="looked fine")]
     report = _report(variants=compute_variants(rows), comparisons=[], gates=[])
     (case,) = ET.fromstring(render_junit(report)).iter("testcase")
-    assert case.get("classname") == "shell\u2024v2.openai/gpt-4\u20241-mini @ quick"  # one dot: package = dataset, class = model
+    assert (
+        case.get("classname") == "shell\u2024v2.openai/gpt-4\u20241-mini @ quick"
+    )  # one dot: package = dataset, class = model
     failure = case.find("failure")
     assert failure is not None and failure.get("message") == "expected deny, got allow: looked fine"

@@ -24,8 +24,15 @@ def _items(n: int, models: tuple[str, ...] = ("m",), repeats: int = 1) -> list[W
 
 def _row(item: WorkItem, **kw: object) -> ResultRow:
     return ResultRow(
-        dataset="d", case_id=item.case.case.id, model=item.variant.model, depth="quick", repeat=item.repeat,
-        label="allow", verdict="allow", fingerprint=item.fingerprint, **kw,  # type: ignore[arg-type]
+        dataset="d",
+        case_id=item.case.case.id,
+        model=item.variant.model,
+        depth="quick",
+        repeat=item.repeat,
+        label="allow",
+        verdict="allow",
+        fingerprint=item.fingerprint,
+        **kw,  # type: ignore[arg-type]
     )
 
 
@@ -94,7 +101,11 @@ async def test_rate_limited_calls_back_off_and_are_retried() -> None:
         nonlocal calls
         calls += 1
         if calls <= 3:
-            return _row(item, error="[h] model m unavailable after 4 attempt(s): RateLimitError 429: slow down", error_kind="infrastructure")
+            return _row(
+                item,
+                error="[h] model m unavailable after 4 attempt(s): RateLimitError 429: slow down",
+                error_kind="infrastructure",
+            )
         return _row(item)
 
     outcome = await run_schedule(_items(4), judge, lambda row: None, concurrency=4, progress=False, backoff=0.001)
@@ -106,7 +117,11 @@ async def test_rate_limited_calls_back_off_and_are_retried() -> None:
 async def test_an_infrastructure_failure_stops_the_run_and_names_the_case() -> None:
     async def judge(item: WorkItem) -> ResultRow:
         if item.case.case.id == "c2":
-            return _row(item, error="[h] model m unavailable after 4 attempt(s): connection refused", error_kind="infrastructure")
+            return _row(
+                item,
+                error="[h] model m unavailable after 4 attempt(s): connection refused",
+                error_kind="infrastructure",
+            )
         return _row(item)
 
     outcome = await run_schedule(_items(10), judge, lambda row: None, concurrency=1, progress=False)

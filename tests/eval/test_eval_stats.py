@@ -99,7 +99,9 @@ def test_a_cluster_bootstrap_widens_the_interval_of_dependent_cases() -> None:
     assert plain is not None and clustered is not None
     assert clustered[1] - clustered[0] > 2 * (plain[1] - plain[0])
     weights = stats.resample_weights(100, seed=3, samples=50, clusters=sessions)
-    assert all(len(set(row[i * 10 : i * 10 + 10])) == 1 for row in weights for i in range(10))  # a session is drawn whole
+    assert all(
+        len(set(row[i * 10 : i * 10 + 10])) == 1 for row in weights for i in range(10)
+    )  # a session is drawn whole
     assert (weights.sum(axis=1) == 100).all()
 
 
@@ -112,7 +114,9 @@ def test_holm_adjusts_step_down_and_keeps_the_order() -> None:
 def test_fleiss_kappa_hand_values() -> None:
     assert stats.fleiss_kappa([["a", "a", "a"], ["b", "b", "b"]]) == pytest.approx(1.0)
     # Fleiss (1971) style hand computation: P̄ = (1 + 1/3 + 1) / 3, P̄e = (5/9)² + (4/9)²
-    assert stats.fleiss_kappa([["a", "a", "a"], ["a", "b", "b"], ["b", "b", "b"]]) == pytest.approx(((7 / 3) / 3 - 41 / 81) / (1 - 41 / 81))
+    assert stats.fleiss_kappa([["a", "a", "a"], ["a", "b", "b"], ["b", "b", "b"]]) == pytest.approx(
+        ((7 / 3) / 3 - 41 / 81) / (1 - 41 / 81)
+    )
     assert stats.fleiss_kappa([["a", "a"], ["a", "a"]]) is None  # chance agreement is 1
 
 
@@ -127,7 +131,7 @@ def test_paired_bootstrap_p_value_is_1_for_identical_judges_and_small_for_a_clea
 
     a = np.array([1.0] * 40 + [0.0] * 10)
     b = np.array([1.0] * 20 + [0.0] * 30)
-    mean = lambda values: (lambda w: (w * values).sum(axis=-1) / w.sum(axis=-1))  # noqa: E731
+    mean = lambda values: lambda w: (w * values).sum(axis=-1) / w.sum(axis=-1)  # noqa: E731
     same = stats.paired_bootstrap(mean(a), mean(a), 50)
     assert same is not None and same.p == 1.0 and same.se == 0.0
     gap = stats.paired_bootstrap(mean(a), mean(b), 50)
@@ -135,7 +139,11 @@ def test_paired_bootstrap_p_value_is_1_for_identical_judges_and_small_for_a_clea
 
 
 def _outcomes(spec: list[tuple[str, str, int]]) -> list[CaseOutcome]:
-    return [CaseOutcome(label=label, predicted=pred, correct=is_correct(label, pred)) for label, pred, count in spec for _ in range(count)]
+    return [
+        CaseOutcome(label=label, predicted=pred, correct=is_correct(label, pred))
+        for label, pred, count in spec
+        for _ in range(count)
+    ]
 
 
 def test_binary_metrics_count_errors_as_wrong_and_ask_as_positive() -> None:
@@ -150,7 +158,14 @@ def test_binary_metrics_count_errors_as_wrong_and_ask_as_positive() -> None:
         ]
     )
     binary, est = binary_estimates(outcomes, seed=1)
-    assert (binary.tp, binary.fp, binary.tn, binary.fn, binary.error_positive, binary.error_negative) == (3, 1, 4, 1, 1, 0)
+    assert (binary.tp, binary.fp, binary.tn, binary.fn, binary.error_positive, binary.error_negative) == (
+        3,
+        1,
+        4,
+        1,
+        1,
+        0,
+    )
     assert est["accuracy"].value == pytest.approx(0.7)
     assert est["precision"].value == pytest.approx(3 / 4)
     assert est["recall"].value == pytest.approx(3 / 5)

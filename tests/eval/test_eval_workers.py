@@ -19,9 +19,21 @@ def verdicts(out: str) -> dict[str, str | None]:
     return {f"{r.case_id}#{r.repeat}": r.verdict for r in rows if r.error is None}
 
 
-def test_workers_judge_every_case_once_with_the_same_verdicts(suite: dict[str, str], stub: StubServer, tmp_path: Path) -> None:
+def test_workers_judge_every_case_once_with_the_same_verdicts(
+    suite: dict[str, str], stub: StubServer, tmp_path: Path
+) -> None:
     single, split = str(tmp_path / "single"), str(tmp_path / "split")
-    args = ["eval", suite["dataset"], "--config", suite["config"], "--repeats", "2", "--concurrency", "4", "--no-progress"]
+    args = [
+        "eval",
+        suite["dataset"],
+        "--config",
+        suite["config"],
+        "--repeats",
+        "2",
+        "--concurrency",
+        "4",
+        "--no-progress",
+    ]
     assert main([*args, "--out", single]) == 0
     assert main([*args, "--out", split, "--workers", "2"]) == 0
     assert stub.calls == 2 * 24  # 12 cases x 2 repeats per run, none lost or judged twice
@@ -30,8 +42,13 @@ def test_workers_judge_every_case_once_with_the_same_verdicts(suite: dict[str, s
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [(["--workers", "3", "--concurrency", "2"], "--workers must be between 1 and --concurrency"), (["--workers", "2", "--replay", "cassettes"], "without --workers")],
+    [
+        (["--workers", "3", "--concurrency", "2"], "--workers must be between 1 and --concurrency"),
+        (["--workers", "2", "--replay", "cassettes"], "without --workers"),
+    ],
 )
-def test_workers_refuse_what_needs_one_process(suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+def test_workers_refuse_what_needs_one_process(
+    suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
     assert main(["eval", suite["dataset"], "--config", suite["config"], "--out", suite["out"], *extra]) == 1
     assert message in capsys.readouterr().err and stub.calls == 0

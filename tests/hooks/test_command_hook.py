@@ -26,7 +26,15 @@ def make_hook(command: str, base_dir: Path, *, source: str = "config", event: st
 
 
 def bash_event(command: str = "ls", **extra: Any) -> Event:
-    return parse_event({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": command}, **extra})
+    return parse_event(
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": "s1",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            **extra,
+        }
+    )
 
 
 # --- $ARGUMENTS is data, never code ----------------------------------------------------------
@@ -42,7 +50,7 @@ BREAKOUTS = [
     "$(touch${{IFS}}{m})",
     "| touch {m}",
     "&& touch {m} &&",
-    "\\\"$(touch {m})\\\"",
+    '\\"$(touch {m})\\"',
 ]
 
 DATA_COMMANDS = [
@@ -50,7 +58,7 @@ DATA_COMMANDS = [
     'printf "%s" $ARGUMENTS > seen.txt',
     'echo "$ARGUMENTS" > seen.txt',
     "echo $ARGUMENTS > seen.txt",
-    'printf \'%s\' "$HOOK_PAYLOAD" > seen.txt',
+    "printf '%s' \"$HOOK_PAYLOAD\" > seen.txt",
     "for word in $ARGUMENTS; do printf '%s' \"$word\"; done > seen.txt",
     "cat > seen.txt",
 ]
@@ -88,7 +96,14 @@ async def test_environment_and_stdin(tmp_path: Path) -> None:
 
 async def test_big_payload_env_is_cut_but_stdin_is_whole(tmp_path: Path) -> None:
     big = "A" * (ENV_LIMIT + 5000)
-    event = parse_event({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "x", "content": big}, "cwd": str(tmp_path)})
+    event = parse_event(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": "x", "content": big},
+            "cwd": str(tmp_path),
+        }
+    )
     await make_hook('cat > stdin.json; printf %s "$HOOK_PAYLOAD" > env.json', tmp_path).run(event)
     stdin = (tmp_path / "stdin.json").read_text()
     env = (tmp_path / "env.json").read_bytes()
@@ -99,7 +114,9 @@ async def test_big_payload_env_is_cut_but_stdin_is_whole(tmp_path: Path) -> None
 
 
 async def test_hook_that_ignores_a_big_stdin_still_runs(tmp_path: Path) -> None:
-    event = parse_event({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"content": "B" * 500_000}})
+    event = parse_event(
+        {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"content": "B" * 500_000}}
+    )
     result = await make_hook("echo nope >&2; exit 2", tmp_path).run(event)
     assert (result.decision, result.reason) == ("deny", "nope")
 
@@ -110,7 +127,11 @@ async def test_hook_that_ignores_a_big_stdin_still_runs(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("command", "decision", "reason"),
     [
-        ("""echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "claude says no"}}'""", "deny", "claude says no"),
+        (
+            """echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "claude says no"}}'""",
+            "deny",
+            "claude says no",
+        ),
         ("""echo '{"decision": "block", "reason": "top-level block"}'""", "deny", "top-level block"),
         ("""printf '\\n  {"decision": "ask", "reason": "canonical ask"}'""", "ask", "canonical ask"),
         ("""echo '{"decision": "approve"}'""", "allow", None),
@@ -128,13 +149,23 @@ async def test_exit_code_semantics(command: str, decision: str | None, reason: s
 
 
 async def test_rewrite_reply(tmp_path: Path) -> None:
-    reply = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "ls --dry-run"}}}
+    reply = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": "ls --dry-run"},
+        }
+    }
     result = await make_hook(f"echo '{json.dumps(reply)}'", tmp_path).run(bash_event())
     assert (result.decision, result.updated_input) == ("allow", {"command": "ls --dry-run"})
 
 
-@pytest.mark.parametrize(("hook_event", "event_name"), [("UserPromptSubmit", "user_turn"), ("SessionStart", "session_start")])
-async def test_plain_stdout_is_context_for_prompt_and_session_start(hook_event: str, event_name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("hook_event", "event_name"), [("UserPromptSubmit", "user_turn"), ("SessionStart", "session_start")]
+)
+async def test_plain_stdout_is_context_for_prompt_and_session_start(
+    hook_event: str, event_name: str, tmp_path: Path
+) -> None:
     event = parse_event({"hook_event_name": hook_event, "prompt": "hi"})
     result = await make_hook("echo 'branch: main'", tmp_path, event=event_name).run(event)
     assert (result.decision, result.additional_context) == (None, "branch: main")

@@ -16,7 +16,11 @@ def size(text: str) -> int:
 
 def payload_of_size(target: int, *, filler: str = "x") -> dict[str, Any]:
     """A PreToolUse payload whose compact JSON is exactly ``target`` bytes."""
-    base: dict[str, Any] = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": ""}}
+    base: dict[str, Any] = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "a.txt", "content": ""},
+    }
     room = target - size(encode_payload(base))
     per_char = size(filler)
     assert room >= 0 and room % per_char == 0
@@ -76,7 +80,11 @@ def test_longest_strings_are_cut_first_and_short_ones_kept() -> None:
 
 
 def test_payload_too_wide_to_cut_keeps_its_identity() -> None:
-    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_input": {f"k{i:06d}": i for i in range(20_000)}}
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "tool_input": {f"k{i:06d}": i for i in range(20_000)},
+    }
     data = json.loads(fit_payload(payload))
     assert data == {"hook_event_name": "PreToolUse", "session_id": "s", TRUNCATED_KEY: True}
 

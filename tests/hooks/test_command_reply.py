@@ -17,8 +17,28 @@ def read(data: dict[str, Any], event: str = "pre_tool_use") -> Any:
 @pytest.mark.parametrize(
     ("reply", "decision", "reason"),
     [
-        ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}, "deny", "no"),
-        ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "sure?"}}, "ask", "sure?"),
+        (
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "no",
+                }
+            },
+            "deny",
+            "no",
+        ),
+        (
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "ask",
+                    "permissionDecisionReason": "sure?",
+                }
+            },
+            "ask",
+            "sure?",
+        ),
         ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}, "allow", None),
         ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}}, None, None),
         ({"decision": "block", "reason": "stop that"}, "deny", "stop that"),
@@ -30,7 +50,16 @@ def read(data: dict[str, Any], event: str = "pre_tool_use") -> Any:
         ({"continue": False}, "deny", "hook asked to stop (continue: false)"),
         ({"continue": True, "suppressOutput": True}, None, None),
         ({}, None, None),
-        ({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "nope"}}}, "deny", "nope"),
+        (
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {"behavior": "deny", "message": "nope"},
+                }
+            },
+            "deny",
+            "nope",
+        ),
     ],
 )
 def test_decisions_from_each_shape(reply: dict[str, Any], decision: str | None, reason: str | None) -> None:
@@ -40,7 +69,10 @@ def test_decisions_from_each_shape(reply: dict[str, Any], decision: str | None, 
 
 
 def test_strictest_part_of_a_mixed_reply_wins() -> None:
-    reply = {"decision": "approve", "hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}}
+    reply = {
+        "decision": "approve",
+        "hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"},
+    }
     assert (read(reply).decision, read(reply).reason) == ("deny", "no")
     assert read({"decision": "allow", "continue": False, "stopReason": "x"}).decision == "deny"
 
@@ -72,7 +104,12 @@ def test_a_deny_drops_its_rewrite() -> None:
 
 
 def test_permission_request_rewrite() -> None:
-    reply = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": {"x": 2}}}}
+    reply = {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedInput": {"x": 2}},
+        }
+    }
     result = read(reply, event="permission_request")
     assert (result.decision, result.updated_input) == ("allow", {"x": 2})
 
@@ -81,7 +118,10 @@ def test_event_name_mismatch_is_honoured_but_noted() -> None:
     result = read({"hookSpecificOutput": {"hookEventName": "Stop", "permissionDecision": "deny"}})
     assert result.decision == "deny"
     assert "does not match" in result.details["reply_notes"][0]
-    assert "reply_notes" not in read({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}).details
+    assert (
+        "reply_notes"
+        not in read({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}).details
+    )
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,9 @@ async def wait_for_file(path: Path) -> int:
 @pytest.mark.parametrize("ignore_term", [False, True], ids=["sigterm", "needs-sigkill"])
 async def test_timeout_kills_the_grandchild(tmp_path: Path, ignore_term: bool) -> None:
     pid_file = tmp_path / "grandchild.pid"
-    spec = HookSpec(id="slow", kind="command", event="pre_tool_use", command=grandchild_command(pid_file, ignore_term=ignore_term))
+    spec = HookSpec(
+        id="slow", kind="command", event="pre_tool_use", command=grandchild_command(pid_file, ignore_term=ignore_term)
+    )
     hook = CommandHook(spec, HookContext(Settings(base_dir=str(tmp_path), audit_path=None)))
     task = asyncio.ensure_future(hook.run(parse_event(EVENT)))
     pid = await wait_for_file(pid_file)
@@ -66,7 +68,12 @@ async def test_timeout_kills_the_grandchild(tmp_path: Path, ignore_term: bool) -
 async def test_engine_timeout_kills_the_group_and_fails_closed(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
     spec = HookSpec(
-        id="slow", kind="command", event="pre_tool_use", command=grandchild_command(pid_file), timeout=1, failure_mode="fail_closed"
+        id="slow",
+        kind="command",
+        event="pre_tool_use",
+        command=grandchild_command(pid_file),
+        timeout=1,
+        failure_mode="fail_closed",
     )
     engine = Engine(Settings(base_dir=str(tmp_path), audit_path=None), Registry([spec]))
     decision = await engine.decide(EVENT)

@@ -15,8 +15,8 @@ from pathlib import Path
 from conftest import trust_config
 from fixtures.processes import run_guard
 
-GOOD = "#!/bin/sh\necho good >> \"$(dirname \"$0\")/../ran.txt\"\necho \"$CLAUDE_PROJECT_DIR\" > \"$(dirname \"$0\")/../project_dir.txt\"\nexit 0\n"
-EVIL = "#!/bin/sh\necho pwned >> \"$(dirname \"$0\")/../ran.txt\"\necho 'evil script ran' >&2\nexit 2\n"
+GOOD = '#!/bin/sh\necho good >> "$(dirname "$0")/../ran.txt"\necho "$CLAUDE_PROJECT_DIR" > "$(dirname "$0")/../project_dir.txt"\nexit 0\n'
+EVIL = '#!/bin/sh\necho pwned >> "$(dirname "$0")/../ran.txt"\necho \'evil script ran\' >&2\nexit 2\n'
 
 
 def plant(folder: Path, script: str, body: str) -> None:
@@ -30,7 +30,13 @@ def guard_hook(args: list[str], event: dict[str, object], cwd: Path, **env: str)
 
 
 def bash_event(cwd: Path) -> dict[str, object]:
-    return {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(cwd)}
+    return {
+        "session_id": "s1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "cwd": str(cwd),
+    }
 
 
 def test_guard_yaml_command_runs_beside_guard_yaml_not_in_the_events_cwd(tmp_path: Path) -> None:

@@ -25,8 +25,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_plugin_declares_the_hooks_guard_install_writes_and_the_marketplaces_name_it() -> None:
     declared = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
-    assert declared == plugin_hooks()  # regenerate hooks/hooks.json from guard.setup.install.plugin_hooks() when this fails
-    assert declared["PreToolUse"][0]["hooks"][0]["command"].endswith("/hooks/run-guard.sh\" hook --format claude --deadline 600")
+    assert (
+        declared == plugin_hooks()
+    )  # regenerate hooks/hooks.json from guard.setup.install.plugin_hooks() when this fails
+    assert declared["PreToolUse"][0]["hooks"][0]["command"].endswith(
+        '/hooks/run-guard.sh" hook --format claude --deadline 600'
+    )
     assert (PLUGIN_DIR / "hooks" / "run-guard.sh").is_file()
     name = json.loads((PLUGIN_DIR / ".claude-plugin" / "plugin.json").read_text())["name"]
     bundled = json.loads((PLUGIN_DIR / ".claude-plugin" / "marketplace.json").read_text())["plugins"]
@@ -37,7 +41,10 @@ def test_the_plugin_declares_the_hooks_guard_install_writes_and_the_marketplaces
 
 def test_plugin_install_names_the_claude_commands_and_refuses_other_clients(isolated_home: Path) -> None:
     dry = run_guard(["install", "claude", "--plugin", "--scope", "user", "--dry-run"], isolated_home)
-    assert dry.stdout.splitlines() == [f"claude plugin marketplace add {PLUGIN_DIR}", "claude plugin install guard@guard --scope user"]
+    assert dry.stdout.splitlines() == [
+        f"claude plugin marketplace add {PLUGIN_DIR}",
+        "claude plugin install guard@guard --scope user",
+    ]
     other = run_guard(["install", "gemini", "--plugin"], isolated_home)
     assert other.returncode == 1 and "claude only" in other.stderr
 
@@ -55,9 +62,17 @@ def test_the_installed_plugin_denies_a_call_in_the_real_claude_code(tmp_path: Pa
     trust_config(project / "guard.yaml")
     (project / "guard_test_policy.py").write_text(POLICY)
     env = {"PYTHONPATH": os.pathsep.join([str(project), str(Path(guard.__file__).resolve().parents[1])])}
-    installed = run_guard(["install", "claude", "--plugin", "--scope", "project"], project, env={**CLAUDE.env("http://127.0.0.1:9", home, env), "GUARD_CLAUDE_BIN": str(binary)}, inherit_env=False, timeout=240)
+    installed = run_guard(
+        ["install", "claude", "--plugin", "--scope", "project"],
+        project,
+        env={**CLAUDE.env("http://127.0.0.1:9", home, env), "GUARD_CLAUDE_BIN": str(binary)},
+        inherit_env=False,
+        timeout=240,
+    )
     assert installed.returncode == 0, installed.stderr
-    assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())  # the plugin carries the hooks
+    assert "hooks" not in json.loads(
+        (project / ".claude" / "settings.json").read_text()
+    )  # the plugin carries the hooks
     victim, marker = project / "victim", project / "ran"
     victim.mkdir()
 
@@ -74,8 +89,15 @@ def test_the_installed_plugin_denies_a_call_in_the_real_claude_code(tmp_path: Pa
 def plugin_hook(event: dict[str, Any], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The plugin's hook command as Claude Code runs it: ``${CLAUDE_PLUGIN_ROOT}`` expanded, through ``sh -c``."""
     command = plugin_hooks()["PreToolUse"][0]["hooks"][0]["command"]
-    return subprocess.run(["sh", "-c", command], input=json.dumps(event), capture_output=True, text=True, cwd=cwd, timeout=60,
-                          env={**env, "CLAUDE_PLUGIN_ROOT": str(PLUGIN_DIR)})
+    return subprocess.run(
+        ["sh", "-c", command],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={**env, "CLAUDE_PLUGIN_ROOT": str(PLUGIN_DIR)},
+    )
 
 
 def no_guard_env(home: Path) -> dict[str, str]:
@@ -85,7 +107,11 @@ def no_guard_env(home: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("event", ["PreToolUse", "UserPromptSubmit"])
 def test_the_plugin_hook_blocks_with_a_message_when_it_finds_no_guard(event: str, tmp_path: Path) -> None:
-    done = plugin_hook({"hook_event_name": event, "tool_name": "Bash", "tool_input": {"command": "rm -rf /srv"}}, no_guard_env(tmp_path), tmp_path)
+    done = plugin_hook(
+        {"hook_event_name": event, "tool_name": "Bash", "tool_input": {"command": "rm -rf /srv"}},
+        no_guard_env(tmp_path),
+        tmp_path,
+    )
     assert done.returncode == 2 and "cannot find the guard program" in done.stderr and "GUARD_BIN" in done.stderr
 
 
@@ -100,11 +126,23 @@ def test_the_plugin_hook_runs_the_guard_guard_bin_names(isolated_home: Path) -> 
     (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
     trust_config(isolated_home / "guard.yaml")
     (isolated_home / "guard_test_policy.py").write_text(POLICY)
-    env = {**no_guard_env(isolated_home.parent / "home"), "GUARD_BIN": guard_program()[0],
-           "PYTHONPATH": os.pathsep.join([str(isolated_home), str(Path(guard.__file__).resolve().parents[1])]),
-           **{k: v for k, v in os.environ.items() if k.startswith("XDG_")}}
-    done = plugin_hook({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /srv"},
-                        "session_id": "s", "cwd": str(isolated_home)}, env, isolated_home)
+    env = {
+        **no_guard_env(isolated_home.parent / "home"),
+        "GUARD_BIN": guard_program()[0],
+        "PYTHONPATH": os.pathsep.join([str(isolated_home), str(Path(guard.__file__).resolve().parents[1])]),
+        **{k: v for k, v in os.environ.items() if k.startswith("XDG_")},
+    }
+    done = plugin_hook(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf /srv"},
+            "session_id": "s",
+            "cwd": str(isolated_home),
+        },
+        env,
+        isolated_home,
+    )
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", done.stderr
 
 
@@ -118,5 +156,7 @@ def test_doctor_fails_when_an_enabled_plugin_cannot_reach_guard(isolated_home: P
     assert done.returncode == 1 and "guard is ready" not in done.stdout
     assert "claude plugin (project)" in done.stdout and "its hook finds no guard" in done.stdout, done.stdout
 
-    done = run_guard(["doctor", "--model-timeout", "1"], isolated_home, env={**env, "GUARD_BIN": sys.executable}, inherit_env=False)
+    done = run_guard(
+        ["doctor", "--model-timeout", "1"], isolated_home, env={**env, "GUARD_BIN": sys.executable}, inherit_env=False
+    )
     assert f"its hook runs {sys.executable}" in done.stdout, done.stdout

@@ -31,7 +31,10 @@ class ScriptedModel(GenericFakeChatModel):
 
 def calls(*commands: str) -> list[AIMessage]:
     """The model's script: one shell call per turn, then a final answer."""
-    turns = [AIMessage(content="", tool_calls=[{"name": "shell", "args": {"command": c}, "id": f"call_{i}"}]) for i, c in enumerate(commands)]
+    turns = [
+        AIMessage(content="", tool_calls=[{"name": "shell", "args": {"command": c}, "id": f"call_{i}"}])
+        for i, c in enumerate(commands)
+    ]
     return [*turns, AIMessage(content="done")]
 
 
@@ -50,10 +53,14 @@ def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_a_denied_call_never_runs_and_its_reason_reaches_the_model(isolated_home: Path, policy: Any, mode: str) -> None:
+async def test_a_denied_call_never_runs_and_its_reason_reaches_the_model(
+    isolated_home: Path, policy: Any, mode: str
+) -> None:
     write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
-    agent = agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("rm -rf /srv", "ls", "echo REWRITE-ME"), ran)
+    agent = agent_with(
+        GuardMiddleware(str(isolated_home / "guard.yaml")), calls("rm -rf /srv", "ls", "echo REWRITE-ME"), ran
+    )
     request = {"messages": [{"role": "user", "content": "clean up"}]}
 
     result = agent.invoke(request) if mode == "sync" else await agent.ainvoke(request)
@@ -70,18 +77,24 @@ async def test_ask_is_refused_because_no_person_is_in_the_loop(isolated_home: Pa
     write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
 
-    result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("release APPROVE-ME"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
+    result = await agent_with(
+        GuardMiddleware(str(isolated_home / "guard.yaml")), calls("release APPROVE-ME"), ran
+    ).ainvoke({"messages": [{"role": "user", "content": "go"}]})
 
     assert ran == []
     assert "a person signs off on releases" in tool_messages(result)[0].content
 
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
-async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failing_hook_follows_its_failure_mode(
+    isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
     write_trusted(isolated_home / "guard.yaml", guard_yaml("shell", failure_mode=mode, callable_name="broken"))
     ran: list[str] = []
 
-    result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
+    result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke(
+        {"messages": [{"role": "user", "content": "go"}]}
+    )
 
     if mode == "fail_closed":
         assert ran == [] and "the policy service is down" in tool_messages(result)[0].content
@@ -91,20 +104,27 @@ async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, poli
 
 
 async def test_a_config_that_does_not_load_blocks_every_tool(isolated_home: Path) -> None:
-    write_trusted(isolated_home / "guard.yaml", "hooks:\n  PreToolUse:\n    - matcher: shell\n      rule: [not, a, rule]\n")
+    write_trusted(
+        isolated_home / "guard.yaml", "hooks:\n  PreToolUse:\n    - matcher: shell\n      rule: [not, a, rule]\n"
+    )
     ran: list[str] = []
 
-    result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke({"messages": [{"role": "user", "content": "go"}]})
+    result = await agent_with(GuardMiddleware(str(isolated_home / "guard.yaml")), calls("ls"), ran).ainvoke(
+        {"messages": [{"role": "user", "content": "go"}]}
+    )
 
     assert ran == [] and "guard.yaml" in tool_messages(result)[0].content
 
 
-async def test_a_smart_rule_judges_through_the_model_once_and_the_cache_answers_the_next_agent(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_smart_rule_judges_through_the_model_once_and_the_cache_answers_the_next_agent(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from guard.testing.openai_stub import Reply, StubServer
 
-    write_trusted(isolated_home / "guard.yaml", 
+    write_trusted(
+        isolated_home / "guard.yaml",
         "models: {quick: openai/stub-quick}\nhooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: shell\n      depth: quick\n"
-        "      rule: Deny shell commands that delete files.\n"
+        "      rule: Deny shell commands that delete files.\n",
     )
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes the user's files", confidence=0.95)

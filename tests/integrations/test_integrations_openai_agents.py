@@ -29,14 +29,27 @@ class ScriptedModel(Model):
     """Replays one shell call per turn, then a final answer; keeps every input it was sent."""
 
     def __init__(self, *commands: str) -> None:
-        self.turns = [[ResponseFunctionToolCall(type="function_call", call_id=f"call_{i}", name="shell", arguments=json.dumps({"command": c}))] for i, c in enumerate(commands)]
+        self.turns = [
+            [
+                ResponseFunctionToolCall(
+                    type="function_call", call_id=f"call_{i}", name="shell", arguments=json.dumps({"command": c})
+                )
+            ]
+            for i, c in enumerate(commands)
+        ]
         self.inputs: list[Any] = []
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:  # noqa: A002 - the SDK's name
         self.inputs.append(input)
         if self.turns:
             return ModelResponse(output=list(self.turns.pop(0)), usage=Usage(), response_id=None)
-        done = ResponseOutputMessage(id="msg", type="message", role="assistant", status="completed", content=[ResponseOutputText(type="output_text", text="done", annotations=[])])
+        done = ResponseOutputMessage(
+            id="msg",
+            type="message",
+            role="assistant",
+            status="completed",
+            content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
+        )
         return ModelResponse(output=[done], usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -78,7 +91,9 @@ async def test_a_rewrite_is_offered_to_the_model_and_its_retry_runs(isolated_hom
     write_trusted(isolated_home / "guard.yaml", guard_yaml("shell"))
     ran: list[str] = []
     model = ScriptedModel("echo REWRITE-ME", "echo rewritten-by-guard")  # the model takes the offered arguments
-    agent = guard_agent_tools(guard_agent_tools(agent_for(model, ran), str(isolated_home / "guard.yaml")), str(isolated_home / "guard.yaml"))
+    agent = guard_agent_tools(
+        guard_agent_tools(agent_for(model, ran), str(isolated_home / "guard.yaml")), str(isolated_home / "guard.yaml")
+    )
 
     await Runner.run(agent, "go")
 
@@ -88,7 +103,9 @@ async def test_a_rewrite_is_offered_to_the_model_and_its_retry_runs(isolated_hom
 
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
-async def test_a_failing_hook_follows_its_failure_mode(isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failing_hook_follows_its_failure_mode(
+    isolated_home: Path, policy: Any, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
     write_trusted(isolated_home / "guard.yaml", guard_yaml("shell", failure_mode=mode, callable_name="broken"))
     ran: list[str] = []
     model = ScriptedModel("ls")
@@ -114,19 +131,31 @@ async def test_ask_is_rejected_because_no_person_is_in_the_loop(isolated_home: P
 def calls(*turns: tuple[str, dict[str, Any]]) -> ScriptedModel:
     """A scripted model whose turns are one named function call each."""
     model = ScriptedModel()
-    model.turns = [[ResponseFunctionToolCall(type="function_call", call_id=f"call_{name}_{i}", name=name, arguments=json.dumps(args))]
-                   for i, (name, args) in enumerate(turns)]
+    model.turns = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id=f"call_{name}_{i}", name=name, arguments=json.dumps(args)
+            )
+        ]
+        for i, (name, args) in enumerate(turns)
+    ]
     return model
 
 
 def test_tools_behind_handoffs_and_agents_used_as_tools_are_guarded_and_named(
-        isolated_home: Path, policy: Any, caplog: pytest.LogCaptureFixture) -> None:
+    isolated_home: Path, policy: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     ran: list[str] = []
     ops = agent_for(calls(), ran)
     ops.name = "ops"
     helper = agent_for(calls(), ran)
     helper.name = "helper"
-    triage = Agent(name="triage", model=calls(), handoffs=[ops], tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")])
+    triage = Agent(
+        name="triage",
+        model=calls(),
+        handoffs=[ops],
+        tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")],
+    )
     ops.handoffs = [triage]  # a cycle: each agent is visited once
 
     with caplog.at_level("INFO", logger="guard.integrations"):
@@ -156,8 +185,11 @@ async def test_an_agent_used_as_a_tool_has_its_shell_call_judged(isolated_home: 
     helper_model = calls(("shell", {"command": "rm -rf /srv/data"}))
     helper = agent_for(helper_model, ran)
     helper.name = "helper"
-    triage = Agent(name="triage", model=calls(("ask_helper", {"input": "clean /srv"})),
-                   tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")])
+    triage = Agent(
+        name="triage",
+        model=calls(("ask_helper", {"input": "clean /srv"})),
+        tools=[helper.as_tool(tool_name="ask_helper", tool_description="helps")],
+    )
     guard_agent_tools(triage, str(isolated_home / "guard.yaml"))
 
     await Runner.run(triage, "clean up")

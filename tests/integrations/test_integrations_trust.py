@@ -16,7 +16,9 @@ from fixtures.integration import guard_yaml
 from guard.integrations.tool_calls import ToolCallGate
 
 
-def test_an_untrusted_config_denies_every_tool_call_and_says_how_to_trust_it(isolated_home: Path, policy: object) -> None:
+def test_an_untrusted_config_denies_every_tool_call_and_says_how_to_trust_it(
+    isolated_home: Path, policy: object
+) -> None:
     config = isolated_home / "guard.yaml"
     config.write_text(guard_yaml("shell"))
 
@@ -34,4 +36,6 @@ def test_an_untrusted_config_denies_every_tool_call_and_says_how_to_trust_it(iso
 
     config.write_text(guard_yaml("shell").replace("shell_policy", "broken"))  # the agent edits the config it runs under
     still = ToolCallGate(str(config)).judge_sync("shell", {"command": "rm -rf /srv"})
-    assert not still.allowed and "deleting folders is not allowed" in (still.message or ""), still  # the trusted copy holds
+    assert not still.allowed and "deleting folders is not allowed" in (still.message or ""), (
+        still
+    )  # the trusted copy holds

@@ -64,7 +64,9 @@ def await_all(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
 
-def test_a_replay_runs_productions_reader_and_parser(recorded: tuple[Path, list[Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_replay_runs_productions_reader_and_parser(
+    recorded: tuple[Path, list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, decisions = recorded
     read: list[int] = []
     parse_head, parse_reply = http11._parse_head, openai_transport.parse_reply
@@ -79,7 +81,9 @@ def test_a_replay_runs_productions_reader_and_parser(recorded: tuple[Path, list[
     assert len(read) == len(COMMANDS), "each replayed answer went through http11's head parser"
 
     # break production's reply parser, then its head parser: the replay breaks with them
-    monkeypatch.setattr(openai_transport, "parse_reply", lambda *args: (_ for _ in ()).throw(ValueError("parser broken")))
+    monkeypatch.setattr(
+        openai_transport, "parse_reply", lambda *args: (_ for _ in ()).throw(ValueError("parser broken"))
+    )
     with cassette_at(path, "none"), pytest.raises(JudgeError, match="parser broken"):
         await_all(judged(CLOSED))
     monkeypatch.setattr(openai_transport, "parse_reply", parse_reply)
@@ -117,7 +121,9 @@ def test_a_recorded_answer_over_the_size_limit_is_refused_as_a_live_one_is(recor
         await_all(judged(CLOSED, COMMANDS[:1]))
 
 
-def test_a_chunked_recorded_answer_is_read_by_the_chunked_reader(recorded: tuple[Path, list[Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_chunked_recorded_answer_is_read_by_the_chunked_reader(
+    recorded: tuple[Path, list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, decisions = recorded
     _edit_answers(path, lambda response: response["headers"].update({"Transfer-Encoding": ["chunked"]}))
     chunked: list[int] = []

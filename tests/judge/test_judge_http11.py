@@ -20,12 +20,19 @@ Answerer = Callable[[int], list[bytes]]
 
 
 def fixed(body: bytes, *head: str) -> list[bytes]:
-    return [("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + "".join(f"{h}\r\n" for h in head) + f"Content-Length: {len(body)}\r\n\r\n").encode() + body]
+    return [
+        (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            + "".join(f"{h}\r\n" for h in head)
+            + f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+    ]
 
 
 def chunked(body: bytes, size: int = 7) -> list[bytes]:
     parts = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"]
-    parts += [b"%x;ext=1\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size]) for i in range(0, len(body), size)]
+    parts += [b"%x;ext=1\r\n%s\r\n" % (len(body[i : i + size]), body[i : i + size]) for i in range(0, len(body), size)]
     return [*parts, b"0\r\nX-Trailer: t\r\n\r\n"]
 
 
@@ -40,7 +47,11 @@ async def server(answer: Answerer, *, close_after: int | None = None) -> AsyncIt
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 await reader.readexactly(length)
                 seen["requests"] += 1
                 for part in answer(seen["requests"]):
@@ -61,8 +72,17 @@ async def server(answer: Answerer, *, close_after: int | None = None) -> AsyncIt
 
 
 async def ask(port: int) -> ChatReply:
-    return await openai_transport.complete(ChatRequest(model="openai/stub", messages=[{"role": "user", "content": "ls"}], max_tokens=10, temperature=0,
-                                                       timeout=10, api_base=f"http://127.0.0.1:{port}/v1", api_key="k"))
+    return await openai_transport.complete(
+        ChatRequest(
+            model="openai/stub",
+            messages=[{"role": "user", "content": "ls"}],
+            max_tokens=10,
+            temperature=0,
+            timeout=10,
+            api_base=f"http://127.0.0.1:{port}/v1",
+            api_key="k",
+        )
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +124,11 @@ async def test_an_answer_over_the_limit_is_refused_unread(shape: Callable[[bytes
 
 async def test_an_error_answer_keeps_its_status_and_retry_after() -> None:
     body = b'{"error": {"message": "slow down", "type": "rate_limit"}}'
-    async with server(lambda n: [f"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body]) as seen:
+    async with server(
+        lambda n: [
+            f"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        ]
+    ) as seen:
         with pytest.raises(chat.RateLimitError) as caught:
             await ask(seen["port"])
     assert caught.value.status_code == 429 and "slow down" in str(caught.value)
@@ -136,13 +160,23 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key()).serial_number(1)
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = folder / "cert.pem", folder / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_path, key_path
 
 
@@ -158,7 +192,9 @@ async def test_tls_is_verified_against_the_ca_bundle(tmp_path: Path) -> None:
                 head = await reader.readuntil(b"\r\n\r\n")
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+            )
             await reader.readexactly(length)
             writer.write(fixed(VERDICT)[0])
         writer.close()

@@ -22,9 +22,17 @@ def key(spec_changes: dict | None = None, settings: Settings = SETTINGS, **event
 
 def test_volatile_ids_do_not_change_the_key() -> None:
     payload = bash_event("ls")
-    other_session = {**payload, "session_id": "s2", "tool_use_id": "toolu_9", "transcript_path": "/x", "prompt_id": "p2"}
+    other_session = {
+        **payload,
+        "session_id": "s2",
+        "tool_use_id": "toolu_9",
+        "transcript_path": "/x",
+        "prompt_id": "p2",
+    }
     spec = smart_spec()
-    assert smart_cache_key(spec, SETTINGS, payload) == smart_cache_key(spec, SETTINGS, dict(reversed(other_session.items())))
+    assert smart_cache_key(spec, SETTINGS, payload) == smart_cache_key(
+        spec, SETTINGS, dict(reversed(other_session.items()))
+    )
 
 
 @pytest.mark.parametrize(
@@ -64,14 +72,33 @@ def test_environment_model_override_changes_the_key(monkeypatch: pytest.MonkeyPa
 
 def test_cached_value_round_trips_without_errors_or_costs() -> None:
     judged = HookResult(
-        id="no-delete", type="smart", decision="deny", reason="rm -rf", tier="quick", model="openai/a", confidence=0.9,
-        latency_ms=400.0, cost_usd=0.0002, details={"prompt_version": "quick.v1", "prompt_hash": "ab", "calls": [{"x": 1}]},
+        id="no-delete",
+        type="smart",
+        decision="deny",
+        reason="rm -rf",
+        tier="quick",
+        model="openai/a",
+        confidence=0.9,
+        latency_ms=400.0,
+        cost_usd=0.0002,
+        details={"prompt_version": "quick.v1", "prompt_hash": "ab", "calls": [{"x": 1}]},
     )
     value = cache_value(judged)
     assert json.loads(json.dumps(value)) == value and "calls" not in value
     hit = result_from_cache(smart_spec(), value)
-    assert (hit.decision, hit.reason, hit.tier, hit.model, hit.confidence, hit.cached) == ("deny", "rm -rf", "quick", "openai/a", 0.9, True)
-    assert hit.cost_usd == 0.0 and hit.details["original_cost_usd"] == 0.0002 and hit.details["prompt_version"] == "quick.v1"
+    assert (hit.decision, hit.reason, hit.tier, hit.model, hit.confidence, hit.cached) == (
+        "deny",
+        "rm -rf",
+        "quick",
+        "openai/a",
+        0.9,
+        True,
+    )
+    assert (
+        hit.cost_usd == 0.0
+        and hit.details["original_cost_usd"] == 0.0002
+        and hit.details["prompt_version"] == "quick.v1"
+    )
     with pytest.raises(ValueError):
         cache_value(HookResult(id="x", type="smart", decision=None, error="timed out"))
 

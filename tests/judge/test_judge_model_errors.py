@@ -34,14 +34,25 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def call(model: str, api_base: str | None = None) -> object:
     return await complete(
-        model, [{"role": "user", "content": "judge"}], schema=SCHEMA, max_tokens=20, temperature=0.0,
-        deadline=time.monotonic() + 20, api_base=api_base, policy=RETRYING,
+        model,
+        [{"role": "user", "content": "judge"}],
+        schema=SCHEMA,
+        max_tokens=20,
+        temperature=0.0,
+        deadline=time.monotonic() + 20,
+        api_base=api_base,
+        policy=RETRYING,
     )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("model", "variable"), [("openai/gpt-4.1-mini", "OPENAI_API_KEY"), ("anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY")])
-async def test_a_missing_key_fails_at_once_naming_the_providers_variable(model: str, variable: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [("openai/gpt-4.1-mini", "OPENAI_API_KEY"), ("anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY")],
+)
+async def test_a_missing_key_fails_at_once_naming_the_providers_variable(
+    model: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # LiteLLM raises OpenAI's missing key as a 500 "Missing credentials", Anthropic's as a 401
     from guard.judge.model import _litellm
 
@@ -66,7 +77,9 @@ async def test_a_missing_key_fails_at_once_naming_the_providers_variable(model: 
     assert calls == [model], "asked once: a missing key is not retried"
 
 
-@pytest.mark.parametrize("reply", [Reply.error(500, "Missing credentials. Please pass an `api_key`"), Reply.error(401, "invalid key")])
+@pytest.mark.parametrize(
+    "reply", [Reply.error(500, "Missing credentials. Please pass an `api_key`"), Reply.error(401, "invalid key")]
+)
 async def test_an_endpoint_refusing_the_key_is_asked_once(reply: Reply) -> None:
     with StubServer() as stub:
         stub.enqueue(reply, Reply.verdict("allow"))
@@ -99,7 +112,22 @@ def test_guard_check_sends_an_anthropic_model_to_the_api_base(tmp_path: os.PathL
     with StubServer() as stub:
         stub.default = Reply.verdict("deny", "deletes the home directory")
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {"GUARD_API_BASE": stub.url}
-        done = run_guard(["check", "--rule", "Deny deleting files outside the project", "--model", "anthropic/claude-haiku-4-5", "--tool", "Bash", "--input", '{"command": "rm -rf ~/"}'], tmp_path, env=env, inherit_env=False)
+        done = run_guard(
+            [
+                "check",
+                "--rule",
+                "Deny deleting files outside the project",
+                "--model",
+                "anthropic/claude-haiku-4-5",
+                "--tool",
+                "Bash",
+                "--input",
+                '{"command": "rm -rf ~/"}',
+            ],
+            tmp_path,
+            env=env,
+            inherit_env=False,
+        )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "decision: deny" in done.stdout
     assert [body["model"] for body in stub.requests] == ["anthropic/claude-haiku-4-5"]

@@ -17,7 +17,9 @@ from guard.testing.openai_stub import Reply, StubServer, keyword_policy
 
 
 def post(url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict[str, str], Any]:
-    req = urllib.request.Request(url + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, dict(resp.headers), resp.read().decode()
@@ -47,7 +49,11 @@ def test_errors_carry_status_and_retry_after() -> None:
     with StubServer() as stub:
         stub.enqueue(Reply.error(429, retry_after=1), Reply(status=500))
         status, headers, body = post(stub.url, chat())
-        assert status == 429 and headers["Retry-After"] == "1" and json.loads(body)["error"]["type"] == "rate_limit_exceeded"
+        assert (
+            status == 429
+            and headers["Retry-After"] == "1"
+            and json.loads(body)["error"]["type"] == "rate_limit_exceeded"
+        )
         assert post(stub.url, chat())[0] == 500
 
 
@@ -74,7 +80,9 @@ def test_responder_answers_when_the_queue_is_empty() -> None:
     with StubServer() as stub:
         stub.responder = lambda body: Reply.text(body["messages"][0]["content"].upper())
         stub.enqueue(Reply.text("queued"))
-        first, second = (json.loads(post(stub.url, chat("abc"))[2])["choices"][0]["message"]["content"] for _ in range(2))
+        first, second = (
+            json.loads(post(stub.url, chat("abc"))[2])["choices"][0]["message"]["content"] for _ in range(2)
+        )
         assert (first, second) == ("queued", "ABC")
 
 
@@ -122,12 +130,19 @@ def test_stopped_stub_refuses_connections() -> None:
 )
 def test_keyword_policy_reads_only_the_fenced_data(data: str, decision: str) -> None:
     fenced, _ = fence(data)
-    body = {"messages": [{"role": "system", "content": "deny rm -rf"}, {"role": "user", "content": f"Rule: deny rm -rf and .ssh reads\n{fenced}"}]}
+    body = {
+        "messages": [
+            {"role": "system", "content": "deny rm -rf"},
+            {"role": "user", "content": f"Rule: deny rm -rf and .ssh reads\n{fenced}"},
+        ]
+    }
     assert json.loads(keyword_policy(body).content or "")["decision"] == decision
 
 
 def test_cli_prints_the_base_url_and_serves_the_policy() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "guard.testing.openai_stub", "--mode", "deny"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.testing.openai_stub", "--mode", "deny"], stdout=subprocess.PIPE, text=True
+    )
     try:
         url = (proc.stdout.readline() if proc.stdout else "").strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
@@ -146,6 +161,11 @@ def test_cli_on_a_busy_port_says_so_in_one_line() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port)], capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "guard.testing.openai_stub", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr and "--port 0" in done.stderr

@@ -16,22 +16,48 @@ from guard.eval.recording import recording
 from guard.hooks.smart import SmartHook
 from guard.testing.openai_stub import Reply, StubServer
 
-CHECK = ["check", "--rule", "Deny deleting files outside the project", "--tool", "Bash", "--depth", "quick", "--input", '{"command": "rm -rf ~/"}']
+CHECK = [
+    "check",
+    "--rule",
+    "Deny deleting files outside the project",
+    "--tool",
+    "Bash",
+    "--depth",
+    "quick",
+    "--input",
+    '{"command": "rm -rf ~/"}',
+]
 
 
 def check_importing(stub: StubServer, cwd: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """``guard check`` in a fresh process, and the top-level modules it imported (``-X importtime``)."""
-    env = {"GUARD_MODEL_QUICK": "openai/stub-quick", "GUARD_MODEL_THOROUGH": "openai/stub-thorough", "GUARD_API_BASE": stub.url, **env}
+    env = {
+        "GUARD_MODEL_QUICK": "openai/stub-quick",
+        "GUARD_MODEL_THOROUGH": "openai/stub-thorough",
+        "GUARD_API_BASE": stub.url,
+        **env,
+    }
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "guard.cli.main", *CHECK], capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=120
+        [sys.executable, "-X", "importtime", "-m", "guard.cli.main", *CHECK],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=cwd,
+        timeout=120,
     )
-    modules = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in out.stderr.splitlines() if line.startswith("import time:")}
+    modules = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in out.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     return out, modules
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forced", [False, True], ids=["openai-route", "GUARD_TRANSPORT=litellm"])
-def test_a_fresh_judged_call_imports_litellm_only_when_forced(stub: StubServer, isolated_home: Path, forced: bool) -> None:
+def test_a_fresh_judged_call_imports_litellm_only_when_forced(
+    stub: StubServer, isolated_home: Path, forced: bool
+) -> None:
     stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)
     out, modules = check_importing(stub, isolated_home, **({"GUARD_TRANSPORT": "litellm"} if forced else {}))
     assert out.returncode == 1 and stub.calls == 1, out.stderr[-2000:]
@@ -55,11 +81,15 @@ async def test_calls_reuse_pooled_connections(stub: StubServer) -> None:
     assert stub.calls == 21 and stub.connections <= 6
 
 
-async def test_with_a_proxy_variable_calls_go_through_httpx_one_connection_per_client(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_with_a_proxy_variable_calls_go_through_httpx_one_connection_per_client(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """httpx honours HTTP_PROXY / NO_PROXY, guard's own wire does not; httpcore scans every connection of a client per request."""
     from guard.judge.openai_transport import _pools
 
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there: only NO_PROXY lets the calls through
+    monkeypatch.setenv(
+        "HTTP_PROXY", "http://127.0.0.1:9"
+    )  # nothing listens there: only NO_PROXY lets the calls through
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     stub.latency = 0.05
     hook = SmartHook(smart_spec(), context(settings_for(stub)))

@@ -13,13 +13,21 @@ from guard.judge.verdict import parse_verdict, response_schema
     [
         ('{"decision": "deny", "reason": "deletes /etc", "confidence": 0.93}', "deny", 0.93),
         ('```json\n{"decision": "allow", "reason": "read-only", "confidence": 0.8}\n```', "allow", 0.8),
-        ('Sure. Here is my verdict:\n{"decision": "ASK", "reason": "depends", "confidence": "0.4"}\nHope that helps.', "ask", 0.4),
+        (
+            'Sure. Here is my verdict:\n{"decision": "ASK", "reason": "depends", "confidence": "0.4"}\nHope that helps.',
+            "ask",
+            0.4,
+        ),
         ('{"ok": false, "reason": "force push"}', "deny", None),
         ('{"ok": true}', "allow", None),
         ('{"decision": "block", "reason": "legacy Claude shape"}', "deny", None),
         ('{"decision": "deny", "reason": "x", "confidence": 90}', "deny", 0.9),
         ('{"decision": "deny", "reason": "x", "confidence": "85%"}', "deny", 0.85),
-        ('{"reasoning": "rm -rf outside cwd", "decision": "deny", "reason": "x", "confidence": 0.9, "extra": 1}', "deny", 0.9),
+        (
+            '{"reasoning": "rm -rf outside cwd", "decision": "deny", "reason": "x", "confidence": 0.9, "extra": 1}',
+            "deny",
+            0.9,
+        ),
     ],
 )
 def test_tolerant_parsing(answer: str, decision: str, confidence: float | None) -> None:

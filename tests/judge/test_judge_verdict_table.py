@@ -61,9 +61,19 @@ TABLE: list[tuple[str, Reply, tuple[str, str]]] = [
     ("reasoning-first", Reply.verdict("deny", "outside cwd", reasoning="rm -rf targets /etc"), DENY),
     ("double-brace-deny", Reply.text('{{"decision": "deny", "reason": "x", "confidence": 0.9}'), DENY),
     ("triple-brace-deny", Reply.text('{{{"decision": "deny", "reason": "x", "confidence": 0.9}'), DENY),
-    ("reasoning-prose-then-verdict", Reply.text(f"The command deletes /etc, which is outside the project.\nFinal answer:\n{V_DENY}"), DENY),
+    (
+        "reasoning-prose-then-verdict",
+        Reply.text(f"The command deletes /etc, which is outside the project.\nFinal answer:\n{V_DENY}"),
+        DENY,
+    ),
     ("extra-field", Reply.text('{"decision": "deny", "reason": "x", "confidence": 0.9, "notes": "n/a"}'), DENY),
-    ("reasoning-quotes-the-injection", Reply.text('{"reasoning": "it echoes {\\"decision\\": \\"allow\\"} to fool me", "decision": "deny", "reason": "injection", "confidence": 0.95}'), DENY),
+    (
+        "reasoning-quotes-the-injection",
+        Reply.text(
+            '{"reasoning": "it echoes {\\"decision\\": \\"allow\\"} to fool me", "decision": "deny", "reason": "injection", "confidence": 0.95}'
+        ),
+        DENY,
+    ),
     ("same-deny-twice", Reply.text(f"```json\n{V_DENY}\n```\nAgain: {V_DENY}"), DENY),
     ("verdict-and-unrelated-object", Reply.text(f'{V_DENY}\nFiles touched: {{"paths": ["/etc"]}}'), DENY),
     ("verdict-in-a-list", Reply.text(f"[{V_DENY}]"), DENY),
@@ -112,13 +122,21 @@ TABLE: list[tuple[str, Reply, tuple[str, str]]] = [
     ("duplicate-reason-keys", Reply.text('{"decision": "allow", "reason": "a", "reason": "b"}'), FAILED),
     ("single-quoted-dict", Reply.text("{'decision': 'allow', 'reason': 'x'}"), FAILED),
     ("truncated-allow", Reply.text('{"decision": "allow", "reason": "x"'), FAILED),
-    ("nested-deny-in-allow", Reply.text('{"decision": "allow", "reason": "x", "details": {"decision": "deny"}}'), FAILED),
+    (
+        "nested-deny-in-allow",
+        Reply.text('{"decision": "allow", "reason": "x", "details": {"decision": "deny"}}'),
+        FAILED,
+    ),
     ("nested-verdict-object", Reply.text('{"verdict": {"decision": "deny", "reason": "x"}}'), FAILED),
     # -- an echoed allow beside the model's own verdict --
     ("echo-then-deny", Reply.text(ECHO + V_DENY), FAILED),
     ("echo-then-disallow", Reply.text(ECHO + '{"decision": "disallow", "reason": "rm -rf"}'), FAILED),
     ("echo-then-not-allowed", Reply.text(ECHO + '{"decision": "not allowed", "reason": "rm -rf"}'), FAILED),
-    ("echo-then-very-high", Reply.text(ECHO + '{"decision": "deny", "reason": "x", "confidence": "very high"}'), FAILED),
+    (
+        "echo-then-very-high",
+        Reply.text(ECHO + '{"decision": "deny", "reason": "x", "confidence": "very high"}'),
+        FAILED,
+    ),
     ("echo-then-150", Reply.text(ECHO + '{"decision": "deny", "reason": "x", "confidence": 150}'), FAILED),
     ("echo-then-cut-off-deny", Reply.text(ECHO + '{"decision": "deny", "reason": "rm -rf /et'), FAILED),
     ("echo-then-duplicate-keys", Reply.text(ECHO + '{"decision": "deny", "decision": "deny", "reason": "x"}'), FAILED),
@@ -161,6 +179,8 @@ def outcome(stub: StubServer, mode: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("reply", "expected"), [pytest.param(r, e, id=n) for n, r, e in TABLE])
-def test_reply_outcome_under_both_failure_modes(shared_stub: StubServer, reply: Reply, expected: tuple[str, str]) -> None:
+def test_reply_outcome_under_both_failure_modes(
+    shared_stub: StubServer, reply: Reply, expected: tuple[str, str]
+) -> None:
     shared_stub.default = reply
     assert (outcome(shared_stub, "fail_open"), outcome(shared_stub, "fail_closed")) == expected

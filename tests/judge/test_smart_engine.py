@@ -24,8 +24,12 @@ def engine(settings: Settings, **spec_changes: object) -> Engine:
 
 
 @pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
-@pytest.mark.parametrize("reply", [Reply(status=500), Reply.text("looks fine"), Reply.refusal()], ids=["exhausted", "prose", "refusal"])
-def test_failures_follow_failure_mode_never_allow_by_the_judge(stub: StubServer, mode: str, decision: str, reply: Reply) -> None:
+@pytest.mark.parametrize(
+    "reply", [Reply(status=500), Reply.text("looks fine"), Reply.refusal()], ids=["exhausted", "prose", "refusal"]
+)
+def test_failures_follow_failure_mode_never_allow_by_the_judge(
+    stub: StubServer, mode: str, decision: str, reply: Reply
+) -> None:
     stub.default = reply
     result = engine(settings_for(stub), failure_mode=mode).decide_sync(bash_event())
     [hook] = result.hooks
@@ -36,7 +40,9 @@ def test_failures_follow_failure_mode_never_allow_by_the_judge(stub: StubServer,
 def test_engine_timeout_holds(stub: StubServer) -> None:
     stub.default = Reply.verdict("allow", "too late", delay=10)
     result = engine(settings_for(stub), timeout=1.0, failure_mode="fail_closed").decide_sync(bash_event())
-    assert result.decision == "deny" and ("timed out" in (result.hooks[0].error or "") or "did not answer" in (result.hooks[0].error or ""))
+    assert result.decision == "deny" and (
+        "timed out" in (result.hooks[0].error or "") or "did not answer" in (result.hooks[0].error or "")
+    )
     assert result.details["latency_ms"] < 1600
 
 
@@ -59,12 +65,30 @@ def test_verdicts_are_cached_and_errors_are_not(stub: StubServer, tmp_path: Path
 @pytest.mark.slow
 def test_guard_check_judges_a_rule_end_to_end(stub: StubServer, isolated_home: Path) -> None:
     stub.enqueue(Reply.verdict("deny", "deletes outside the project", confidence=0.91))
-    env = {"GUARD_MODEL_QUICK": "openai/stub-quick", "GUARD_MODEL_THOROUGH": "openai/stub-thorough", "GUARD_API_BASE": stub.url}
-    args = ["check", "--rule", "Deny deleting files outside the project", "--tool", "Bash", "--depth", "quick", "--json"]
+    env = {
+        "GUARD_MODEL_QUICK": "openai/stub-quick",
+        "GUARD_MODEL_THOROUGH": "openai/stub-thorough",
+        "GUARD_API_BASE": stub.url,
+    }
+    args = [
+        "check",
+        "--rule",
+        "Deny deleting files outside the project",
+        "--tool",
+        "Bash",
+        "--depth",
+        "quick",
+        "--json",
+    ]
     denied = run_guard([*args, "--input", '{"command": "rm -rf ~/"}'], isolated_home, env=env)
     assert denied.returncode == 1, denied.stderr
     hook = json.loads(denied.stdout)["hooks"][0]
-    assert (hook["decision"], hook["tier"], hook["model"], hook["confidence"]) == ("deny", "quick", "openai/stub-quick", 0.91)
+    assert (hook["decision"], hook["tier"], hook["model"], hook["confidence"]) == (
+        "deny",
+        "quick",
+        "openai/stub-quick",
+        0.91,
+    )
     assert "Deny deleting files outside the project" in stub.requests[0]["messages"][1]["content"]
 
 
@@ -97,9 +121,27 @@ def test_guard_hook_judges_smart_rules_and_serves_repeats_from_the_cache(stub: S
 @pytest.mark.slow
 def test_guard_check_model_flag_overrides_config_and_environment(stub: StubServer, isolated_home: Path) -> None:
     stub.default = Reply.verdict("allow", "a build folder", confidence=0.95)
-    env = {"GUARD_MODEL_QUICK": "openai/env-quick", "GUARD_MODEL_THOROUGH": "openai/env-thorough", "GUARD_API_BASE": stub.url}
-    out = run_guard(["check", "--rule", "no deletes outside the project", "--tool", "Bash", "--input", '{"command": "rm -rf ./build"}',
-                   "--model", "openai/flag-model", "--json"], isolated_home, env=env)
+    env = {
+        "GUARD_MODEL_QUICK": "openai/env-quick",
+        "GUARD_MODEL_THOROUGH": "openai/env-thorough",
+        "GUARD_API_BASE": stub.url,
+    }
+    out = run_guard(
+        [
+            "check",
+            "--rule",
+            "no deletes outside the project",
+            "--tool",
+            "Bash",
+            "--input",
+            '{"command": "rm -rf ./build"}',
+            "--model",
+            "openai/flag-model",
+            "--json",
+        ],
+        isolated_home,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["hooks"][0]["model"] == "openai/flag-model"
     assert all(r["model"] == "flag-model" for r in stub.requests)

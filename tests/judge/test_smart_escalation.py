@@ -19,7 +19,9 @@ from guard.testing.openai_stub import Reply, StubServer
 
 def decide(stub: StubServer, quick: Reply, thorough: Reply, mode: str, cache_url: str = "off"):  # type: ignore[no-untyped-def]
     stub.responder = lambda body: quick if body["model"] == "stub-quick" else thorough
-    eng = Engine(settings_for(stub, cache_url=cache_url), Registry([smart_spec(depth="auto", failure_mode=mode)]), audit=False)
+    eng = Engine(
+        settings_for(stub, cache_url=cache_url), Registry([smart_spec(depth="auto", failure_mode=mode)]), audit=False
+    )
     eng.ctx.resources["judge_retry"] = FAST_RETRY
     return eng.decide_sync(bash_event())
 
@@ -33,14 +35,34 @@ DOWN = Reply(status=500)
         (Reply.verdict("deny", "maybe deletes", confidence=0.5), "fail_open", "deny", True),
         (Reply.verdict("deny", "maybe deletes", confidence=0.5), "fail_closed", "deny", True),
         (Reply.verdict("ask", "unsure", confidence=0.9), "fail_open", "ask", True),
-        (Reply.verdict("ask", "unsure", confidence=0.9), "fail_closed", "deny", False),  # the failure's deny is stricter
-        (Reply.verdict("allow", "probably fine", confidence=0.5), "fail_open", "allow", False),  # abstains: not quick's allow
+        (
+            Reply.verdict("ask", "unsure", confidence=0.9),
+            "fail_closed",
+            "deny",
+            False,
+        ),  # the failure's deny is stricter
+        (
+            Reply.verdict("allow", "probably fine", confidence=0.5),
+            "fail_open",
+            "allow",
+            False,
+        ),  # abstains: not quick's allow
         (Reply.verdict("allow", "probably fine", confidence=0.5), "fail_closed", "deny", False),
         (Reply.text("no idea"), "fail_open", "allow", False),
     ],
-    ids=["deny-open", "deny-closed", "ask-open", "ask-closed", "unsure-allow-open", "unsure-allow-closed", "unreadable-open"],
+    ids=[
+        "deny-open",
+        "deny-closed",
+        "ask-open",
+        "ask-closed",
+        "unsure-allow-open",
+        "unsure-allow-closed",
+        "unreadable-open",
+    ],
 )
-def test_failed_thorough_leaves_the_strictest_verdict_standing(stub: StubServer, quick: Reply, mode: str, decision: str, standing: bool) -> None:
+def test_failed_thorough_leaves_the_strictest_verdict_standing(
+    stub: StubServer, quick: Reply, mode: str, decision: str, standing: bool
+) -> None:
     result = decide(stub, quick, DOWN, mode)
     [hook] = result.hooks
     assert result.decision == decision
@@ -58,14 +80,26 @@ def test_a_standing_verdict_is_not_cached(stub: StubServer, tmp_path: Path) -> N
     url = f"sqlite:///{tmp_path}/cache.db"
     first = decide(stub, Reply.verdict("deny", "maybe", confidence=0.5), DOWN, "fail_open", url)
     assert first.decision == "deny"
-    second = decide(stub, Reply.verdict("deny", "maybe", confidence=0.5), Reply.verdict("allow", "fine", confidence=0.99), "fail_open", url)
+    second = decide(
+        stub,
+        Reply.verdict("deny", "maybe", confidence=0.5),
+        Reply.verdict("allow", "fine", confidence=0.99),
+        "fail_open",
+        url,
+    )
     [hook] = second.hooks
-    assert not hook.cached and (second.decision, hook.tier) == ("allow", "thorough"), "thorough answered this time and decided"
+    assert not hook.cached and (second.decision, hook.tier) == ("allow", "thorough"), (
+        "thorough answered this time and decided"
+    )
 
 
 @pytest.mark.slow
 def test_a_timed_out_thorough_leaves_quick_deny_standing(stub: StubServer) -> None:
-    stub.responder = lambda body: Reply.verdict("deny", "maybe", confidence=0.4) if body["model"] == "stub-quick" else Reply.verdict("allow", "late", delay=5)
+    stub.responder = lambda body: (
+        Reply.verdict("deny", "maybe", confidence=0.4)
+        if body["model"] == "stub-quick"
+        else Reply.verdict("allow", "late", delay=5)
+    )
     hook = SmartHook(smart_spec(depth="auto", timeout=1.5), context(settings_for(stub)))
     result = asyncio.run(hook.run(parse_event(bash_event())))
     assert (result.decision, result.tier) == ("deny", "quick") and "did not answer" in result.details["failed_calls"][0]
@@ -73,13 +107,21 @@ def test_a_timed_out_thorough_leaves_quick_deny_standing(stub: StubServer) -> No
 
 @pytest.mark.slow
 def test_a_timed_out_thorough_after_an_unsure_allow_is_a_failure(stub: StubServer) -> None:
-    stub.responder = lambda body: Reply.verdict("allow", "maybe", confidence=0.4) if body["model"] == "stub-quick" else Reply.verdict("allow", "late", delay=5)
+    stub.responder = lambda body: (
+        Reply.verdict("allow", "maybe", confidence=0.4)
+        if body["model"] == "stub-quick"
+        else Reply.verdict("allow", "late", delay=5)
+    )
     hook = SmartHook(smart_spec(depth="auto", timeout=1.5), context(settings_for(stub)))
     with pytest.raises(JudgeTimeout):
         asyncio.run(hook.run(parse_event(bash_event())))
 
 
-@pytest.mark.parametrize("quick", [Reply.text('{"decision": "allow", "reason": "fine"}'), Reply.json({"ok": True})], ids=["no-confidence", "ok-shape"])
+@pytest.mark.parametrize(
+    "quick",
+    [Reply.text('{"decision": "allow", "reason": "fine"}'), Reply.json({"ok": True})],
+    ids=["no-confidence", "ok-shape"],
+)
 def test_a_quick_verdict_without_confidence_escalates(stub: StubServer, quick: Reply) -> None:
     result = decide(stub, quick, Reply.verdict("deny", "thorough says no", confidence=0.95, reasoning="…"), "fail_open")
     [hook] = result.hooks

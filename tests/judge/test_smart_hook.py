@@ -19,7 +19,9 @@ from guard.testing.openai_stub import Reply, StubServer
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("transport")]  # every test on both routes
 
 
-async def run(stub: StubServer, command: str = "rm -rf /home/u/victim", settings: Settings | None = None, **spec_changes: object):  # type: ignore[no-untyped-def]
+async def run(
+    stub: StubServer, command: str = "rm -rf /home/u/victim", settings: Settings | None = None, **spec_changes: object
+):  # type: ignore[no-untyped-def]
     hook = SmartHook(smart_spec(**spec_changes), context(settings or settings_for(stub)))  # type: ignore[arg-type]
     return await hook.run(parse_event(bash_event(command)))
 
@@ -27,7 +29,13 @@ async def run(stub: StubServer, command: str = "rm -rf /home/u/victim", settings
 async def test_rule_and_fenced_payload_reach_the_model(stub: StubServer) -> None:
     stub.enqueue(Reply.verdict("deny", "deletes a home folder", confidence=0.92))
     result = await run(stub)
-    assert (result.decision, result.reason, result.confidence, result.tier, result.model) == ("deny", "deletes a home folder", 0.92, "quick", QUICK)
+    assert (result.decision, result.reason, result.confidence, result.tier, result.model) == (
+        "deny",
+        "deletes a home folder",
+        0.92,
+        "quick",
+        QUICK,
+    )
     body = stub.requests[0]
     assert body["model"] == "stub-quick" and body["temperature"] == 0 and body["max_tokens"] <= 200
     user = body["messages"][1]["content"]
@@ -42,7 +50,11 @@ async def test_rule_and_fenced_payload_reach_the_model(stub: StubServer) -> None
 
 
 async def test_thorough_reasons_first_with_its_own_model_and_template(stub: StubServer) -> None:
-    stub.enqueue(Reply.verdict("deny", "outside cwd", confidence=0.97, reasoning="rm -rf targets /home/u/victim, not /home/u/proj"))
+    stub.enqueue(
+        Reply.verdict(
+            "deny", "outside cwd", confidence=0.97, reasoning="rm -rf targets /home/u/victim, not /home/u/proj"
+        )
+    )
     result = await run(stub, depth="thorough")
     assert (result.tier, result.model, result.details["prompt_version"]) == ("thorough", THOROUGH, "thorough.v1")
     assert result.details["reasoning"].startswith("rm -rf targets")
@@ -58,7 +70,9 @@ async def test_thorough_reasons_first_with_its_own_model_and_template(stub: Stub
         (Reply.text("I am not sure what to say"), True, "unreadable"),
     ],
 )
-async def test_auto_escalates_only_when_quick_is_unsure(stub: StubServer, quick: Reply, escalates: bool, why: str | None) -> None:
+async def test_auto_escalates_only_when_quick_is_unsure(
+    stub: StubServer, quick: Reply, escalates: bool, why: str | None
+) -> None:
     stub.enqueue(quick, Reply.verdict("deny", "thorough says no", confidence=0.99, reasoning="…"))
     result = await run(stub, depth="auto")
     assert [c["tier"] for c in result.details["calls"]] == (["quick", "thorough"] if escalates else ["quick"])
@@ -104,14 +118,28 @@ async def test_auth_and_bad_request_are_not_retried(stub: StubServer, status: in
 
 
 async def test_rejected_response_format_falls_back_to_prompt_only(stub: StubServer) -> None:
-    stub.enqueue(Reply.error(400, "response_format not supported"), Reply.error(400, "response_format not supported"), Reply.verdict("deny", "x"))
+    stub.enqueue(
+        Reply.error(400, "response_format not supported"),
+        Reply.error(400, "response_format not supported"),
+        Reply.verdict("deny", "x"),
+    )
     result = await run(stub)
-    assert result.decision == "deny" and [r.get("response_format", {}).get("type") for r in stub.requests] == ["json_schema", "json_object", None]
+    assert result.decision == "deny" and [r.get("response_format", {}).get("type") for r in stub.requests] == [
+        "json_schema",
+        "json_object",
+        None,
+    ]
     call = result.details["calls"][0]
-    assert call["response_mode"] == "prompt" and "json_schema rejected" in call["notes"][0] and "json_object rejected" in call["notes"][1]
+    assert (
+        call["response_mode"] == "prompt"
+        and "json_schema rejected" in call["notes"][0]
+        and "json_object rejected" in call["notes"][1]
+    )
 
 
-@pytest.mark.parametrize("reply", [Reply.text("Looks fine to me!"), Reply.refusal("I can't help with that."), Reply.text("")])
+@pytest.mark.parametrize(
+    "reply", [Reply.text("Looks fine to me!"), Reply.refusal("I can't help with that."), Reply.text("")]
+)
 @pytest.mark.parametrize("depth", ["quick", "thorough"])
 async def test_unparseable_or_refused_answers_raise_never_allow(stub: StubServer, reply: Reply, depth: str) -> None:
     stub.default = reply
@@ -150,7 +178,9 @@ async def test_missing_model_names_the_environment_variables(stub: StubServer) -
     assert stub.calls == 0
 
 
-async def test_environment_variables_choose_model_and_endpoint(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_environment_variables_choose_model_and_endpoint(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GUARD_MODEL_QUICK", "local-judge")
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     result = await run(stub, settings=Settings(cache_url="off", audit_path=None))
@@ -162,7 +192,9 @@ async def test_hook_model_overrides_the_tier_models(stub: StubServer) -> None:
     assert result.model == "openai/hook-own" and stub.requests[0]["model"] == "hook-own"
 
 
-async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_cost_is_recorded_for_priced_models_and_absent_otherwise(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the provider's own endpoint, as LiteLLM finds it without a guard api_base (here: the stub in OpenAI's place)
     monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -185,7 +217,11 @@ async def test_user_prompt_with_ok_answers(stub: StubServer) -> None:
     user = stub.requests[0]["messages"][1]["content"]
     assert user.startswith("Block anything destructive. Input: <<<UNTRUSTED-DATA ")
     assert denied.details["prompt_version"] == "custom.v1"
-    assert stub.requests[0]["response_format"]["json_schema"]["schema"]["required"] == ["ok", "reason", "confidence"]  # the prompt's own shape
+    assert stub.requests[0]["response_format"]["json_schema"]["schema"]["required"] == [
+        "ok",
+        "reason",
+        "confidence",
+    ]  # the prompt's own shape
 
 
 async def test_injected_verdict_in_the_tool_input_is_not_read_as_the_answer(stub: StubServer) -> None:

@@ -26,7 +26,10 @@ EXPECTED = ["deny", "allow", "deny", "deny", "allow"]
 
 @pytest.fixture
 def vcr_config(guard_vcr_config: dict[str, Any]) -> dict[str, Any]:
-    return {**guard_vcr_config, "allow_playback_repeats": True}  # the stub's port changes between runs: matched on what was asked
+    return {
+        **guard_vcr_config,
+        "allow_playback_repeats": True,
+    }  # the stub's port changes between runs: matched on what was asked
 
 
 #: Nothing listens here: in replay every answer must come from the cassette.
@@ -34,7 +37,9 @@ CLOSED = "http://127.0.0.1:9/v1"
 
 
 async def judge_all(api_base: str, rule: str | None = None) -> list[tuple[str | None, str | None]]:
-    settings = Settings(models={"quick": QUICK, "thorough": THOROUGH}, api_base=api_base, cache_url="off", audit_path=None)
+    settings = Settings(
+        models={"quick": QUICK, "thorough": THOROUGH}, api_base=api_base, cache_url="off", audit_path=None
+    )
     hook = SmartHook(smart_spec(**({"rule": rule} if rule else {})), context(settings))
     results = [await hook.run(parse_event(bash_event(command))) for command in COMMANDS]
     return [(r.decision, r.reason) for r in results]

@@ -69,7 +69,9 @@ def part_of(body: dict[str, Any]) -> int:
     return int(user.split("[Part ", 1)[1].split(" ", 1)[0]) if "[Part " in user else 1
 
 
-def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return run_guard(args, cwd, stdin=stdin, env=env, timeout=180)
 
 
@@ -139,8 +141,12 @@ def by_window(answers: dict[int, Reply]) -> Any:
 
 @pytest.mark.parametrize(
     ("answers", "decision"),
-    [({}, "allow"), ({2: Reply.verdict("deny", "deletes", confidence=0.9)}, "deny"), ({3: Reply.verdict("ask", "unsure", confidence=0.9)}, "ask"),
-     ({1: Reply.verdict("ask", "unsure"), 2: Reply.verdict("deny", "deletes")}, "deny")],
+    [
+        ({}, "allow"),
+        ({2: Reply.verdict("deny", "deletes", confidence=0.9)}, "deny"),
+        ({3: Reply.verdict("ask", "unsure", confidence=0.9)}, "ask"),
+        ({1: Reply.verdict("ask", "unsure"), 2: Reply.verdict("deny", "deletes")}, "deny"),
+    ],
     ids=["all-allow", "one-deny", "one-ask", "deny-beats-ask"],
 )
 def test_any_deny_wins_then_ask_then_allow(stub: StubServer, answers: dict[int, Reply], decision: str) -> None:
@@ -183,7 +189,9 @@ def test_windows_share_the_cache_so_a_retry_pays_only_what_failed(stub: StubServ
     stub.responder = by_window({3: Reply(status=500)})
     with pytest.raises(JudgeUnavailable, match=f"window 3/{WINDOWS}"):
         judge_once(settings)
-    assert stub.calls == WINDOWS - 1 + FAST_RETRY.attempts, "the other windows answered once; window 3 was tried and retried"
+    assert stub.calls == WINDOWS - 1 + FAST_RETRY.attempts, (
+        "the other windows answered once; window 3 was tried and retried"
+    )
     stub.responder = by_window({})
     stub.requests.clear()
     result = judge_once(settings)
@@ -194,12 +202,19 @@ def test_windows_share_the_cache_so_a_retry_pays_only_what_failed(stub: StubServ
 
 
 @pytest.mark.parametrize("mode", ["fail_open", "fail_closed"])
-def test_too_long_to_judge_whole_is_refused_whatever_the_failure_mode_without_a_call(stub: StubServer, mode: str) -> None:
+def test_too_long_to_judge_whole_is_refused_whatever_the_failure_mode_without_a_call(
+    stub: StubServer, mode: str
+) -> None:
     """The agent chose its size: never allowed on a partial view, nor because it could not be judged (#22 item 6)."""
     event = bash_event("echo " + padding(3000))  # ~140 KB: more than 8 quick windows
     result = engine(stub, depth="quick", failure_mode=mode).decide_sync(event)
     [hook] = result.hooks
-    assert result.decision == "deny" and "too large to judge" in (hook.reason or "") and hook.error is None and stub.calls == 0
+    assert (
+        result.decision == "deny"
+        and "too large to judge" in (hook.reason or "")
+        and hook.error is None
+        and stub.calls == 0
+    )
 
 
 @pytest.mark.slow
@@ -210,7 +225,11 @@ def test_guard_hook_refuses_a_write_too_large_to_judge_under_fail_open(stub: Stu
         f"      rule: {RULE}\n"
     )
     trust_config(isolated_home / "guard.yaml")
-    event = {**bash_event(), "tool_name": "Write", "tool_input": {"file_path": "big.txt", "content": padding(12_000)}}  # ~550 KB
+    event = {
+        **bash_event(),
+        "tool_name": "Write",
+        "tool_input": {"file_path": "big.txt", "content": padding(12_000)},
+    }  # ~550 KB
     out = run_cli(["hook"], {"GUARD_API_BASE": stub.url}, isolated_home, stdin=json.dumps(event))
     assert out.returncode == 0, out.stderr
     said = json.loads(out.stdout)["hookSpecificOutput"]
@@ -220,7 +239,9 @@ def test_guard_hook_refuses_a_write_too_large_to_judge_under_fail_open(stub: Stu
 
 def test_auto_sends_an_input_too_long_for_quick_straight_to_thorough(stub: StubServer) -> None:
     stub.responder = keyword_policy
-    event = bash_event("echo " + padding(600) + " ; rm -rf ~/ ; " + padding(600))  # ~60 KB: 17 quick windows, 3 thorough
+    event = bash_event(
+        "echo " + padding(600) + " ; rm -rf ~/ ; " + padding(600)
+    )  # ~60 KB: 17 quick windows, 3 thorough
     result = engine(stub, depth="auto").decide_sync(event)
     [hook] = result.hooks
     assert (result.decision, hook.tier) == ("deny", "thorough") and "quick windows" in hook.details["escalated"]

@@ -39,10 +39,14 @@ def _hook(home: Path, **env: str) -> tuple[str, str]:
 
 
 def test_a_tier_timeout_gives_a_slow_model_the_time_it_needs(stub: StubServer, isolated_home: Path) -> None:
-    stub.default = Reply.verdict("deny", "the model's verdict: build output is regenerated, but ask first", confidence=0.95, delay=2)
+    stub.default = Reply.verdict(
+        "deny", "the model's verdict: build output is regenerated, but ask first", confidence=0.95, delay=2
+    )
     _project(isolated_home, stub)
     decision, reason = _hook(isolated_home)
-    assert decision == "deny" and "did not answer within" in reason and "the model's verdict" not in reason  # fail_closed: the 1 s budget ran out
+    assert (
+        decision == "deny" and "did not answer within" in reason and "the model's verdict" not in reason
+    )  # fail_closed: the 1 s budget ran out
     _project(isolated_home, stub, ", timeouts: {quick: 6}")
     decision, reason = _hook(isolated_home)
     assert decision == "deny" and "the model's verdict" in reason
@@ -53,6 +57,11 @@ def test_a_tier_timeout_gives_a_slow_model_the_time_it_needs(stub: StubServer, i
 
 def test_a_bad_tier_timeout_variable_is_named_and_blocks(stub: StubServer, isolated_home: Path) -> None:
     _project(isolated_home, stub)
-    out = run_guard(["hook"], isolated_home, env={"GUARD_TIMEOUT_QUICK": "a minute"}, stdin=json.dumps(bash_event("rm -rf ./build")))
-    assert "GUARD_TIMEOUT_QUICK" in out.stdout + out.stderr and "'a minute' is not a number of seconds" in out.stdout + out.stderr
+    out = run_guard(
+        ["hook"], isolated_home, env={"GUARD_TIMEOUT_QUICK": "a minute"}, stdin=json.dumps(bash_event("rm -rf ./build"))
+    )
+    assert (
+        "GUARD_TIMEOUT_QUICK" in out.stdout + out.stderr
+        and "'a minute' is not a number of seconds" in out.stdout + out.stderr
+    )
     assert "allow" not in out.stdout and stub.calls == 0

@@ -12,7 +12,9 @@ from guard.hooks.smart import SmartHook
 from guard.judge.transport import TRANSPORTS, transport_for, transport_name
 from guard.testing.fake_transport import FakeTransport, Reply
 
-SETTINGS = Settings(models={"quick": "openai/quick", "thorough": "anthropic/thorough"}, cache_url="off", audit_path=None)
+SETTINGS = Settings(
+    models={"quick": "openai/quick", "thorough": "anthropic/thorough"}, cache_url="off", audit_path=None
+)
 
 
 async def judged(command: str) -> object:
@@ -42,7 +44,10 @@ async def test_a_fake_transport_error_goes_through_the_retries(monkeypatch: pyte
 
 def test_auto_sends_openai_models_to_httpx_and_the_rest_to_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GUARD_TRANSPORT", raising=False)
-    assert (transport_name("openai/gpt-4.1-mini"), transport_name("anthropic/claude-haiku-4-5")) == ("openai", "litellm")
+    assert (transport_name("openai/gpt-4.1-mini"), transport_name("anthropic/claude-haiku-4-5")) == (
+        "openai",
+        "litellm",
+    )
     monkeypatch.setenv("GUARD_TRANSPORT", "litellm")
     assert transport_name("openai/gpt-4.1-mini") == "litellm"
     assert transport_for("openai/gpt-4.1-mini").__name__ == "guard.judge.litellm_transport"  # type: ignore[attr-defined]

@@ -74,16 +74,35 @@ def test_the_readme_is_short_and_its_links_land() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed: pip install -e '.[docs]' (the dev extra has it)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None,
+    reason="mkdocs is not installed: pip install -e '.[docs]' (the dev extra has it)",
+)
 def test_the_site_builds_strict_with_the_readme_guide_on_its_home_page(tmp_path: Path) -> None:
     site = tmp_path / "site"
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=os.environ | {"NO_MKDOCS_2_WARNING": "1"},
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(site),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {"NO_MKDOCS_2_WARNING": "1"},
     )
     assert built.returncode == 0, built.stdout + built.stderr
     guide = README.read_text(encoding="utf-8").split("[start:guide]")[1].split("[end:guide]")[0]
     command = next(line for line in guide.splitlines() if line.startswith("guard check "))
-    home = html.unescape(re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8")))  # text, without the highlighter's spans
+    home = html.unescape(
+        re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8"))
+    )  # text, without the highlighter's spans
     assert command.split("  #")[0].strip() in home  # the guide has one source, the README
     assert (site / "threat-model.html").exists() and (site / "screenshots" / "decisions.png").exists()

@@ -18,6 +18,21 @@ def test_the_binary_variable_a_skip_hint_names_is_honoured(tmp_path: Path) -> No
     missing = tmp_path / "no-such-claude"
     env = {**os.environ, "GUARD_E2E_CLAUDE": str(missing)}
     env.pop("GUARD_E2E_REQUIRE", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/integrations/test_integrations_claude_plugin.py"],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "tests/integrations/test_integrations_claude_plugin.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert "claude CLI not found" in done.stdout and "GUARD_E2E_CLAUDE" in done.stdout, done.stdout[-2000:]

@@ -23,10 +23,15 @@ from guard.core.extras import DISTRIBUTION, EXTRAS
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-def run_without(modules: list[str], args: list[str], cwd: Path, *, python: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+
+def run_without(
+    modules: list[str], args: list[str], cwd: Path, *, python: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``guard ARGS`` (or ``python ARGS``) in a process where ``modules`` cannot be imported."""
     command = [sys.executable, *(python or ["-m", "guard.cli.main"]), *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=trapped_env(cwd, refuse=modules), timeout=120)
+    return subprocess.run(
+        command, capture_output=True, text=True, cwd=cwd, env=trapped_env(cwd, refuse=modules), timeout=120
+    )
 
 
 def _assert_install_line(done: subprocess.CompletedProcess[str], extra: str) -> None:
@@ -40,8 +45,12 @@ def test_guard_eval_without_the_eval_extra_names_it_before_judging_a_case(isolat
         (isolated_home / "guard.yaml").write_text(
             f"models:\n  quick: openai/stub\n  api_base: {stub.url}\nhooks:\n  PreToolUse:\n    - id: r\n      rule: Deny rm\n      depth: quick\n"
         )
-        (isolated_home / "mine.jsonl").write_text('{"id": "a", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "label": "deny"}\n')
-        done = run_without(["numpy"], ["eval", "mine.jsonl", "--config", "guard.yaml", "--out", "out", "--no-progress"], isolated_home)
+        (isolated_home / "mine.jsonl").write_text(
+            '{"id": "a", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "label": "deny"}\n'
+        )
+        done = run_without(
+            ["numpy"], ["eval", "mine.jsonl", "--config", "guard.yaml", "--out", "out", "--no-progress"], isolated_home
+        )
         assert stub.calls == 0  # nothing was judged: the message comes first
     _assert_install_line(done, "eval")
     assert "numpy is not installed" in done.stderr
@@ -57,8 +66,12 @@ def test_guard_eval_without_the_eval_extra_names_it_before_judging_a_case(isolat
     ],
     ids=["serve", "view", "redis-cache"],
 )
-def test_a_command_without_its_extra_names_the_install_line(command: list[str], blocked: list[str], extra: str, isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("cache:\n  url: redis://127.0.0.1:1/0\n" if extra == "redis" else "hooks: {}\n")
+def test_a_command_without_its_extra_names_the_install_line(
+    command: list[str], blocked: list[str], extra: str, isolated_home: Path
+) -> None:
+    (isolated_home / "guard.yaml").write_text(
+        "cache:\n  url: redis://127.0.0.1:1/0\n" if extra == "redis" else "hooks: {}\n"
+    )
     done = run_without(blocked, command, isolated_home)
     _assert_install_line(done, extra)
 
@@ -71,7 +84,9 @@ def test_a_command_without_its_extra_names_the_install_line(command: list[str], 
         ("guard.integrations.langchain", "langchain", "langchain"),
     ],
 )
-def test_an_sdk_integration_without_its_sdk_fails_on_import_with_the_install_line(module: str, blocked: str, extra: str, isolated_home: Path) -> None:
+def test_an_sdk_integration_without_its_sdk_fails_on_import_with_the_install_line(
+    module: str, blocked: str, extra: str, isolated_home: Path
+) -> None:
     probe = f"import {module}"
     done = run_without([blocked], [], isolated_home, python=["-c", probe])
     assert done.returncode == 1
@@ -81,7 +96,10 @@ def test_an_sdk_integration_without_its_sdk_fails_on_import_with_the_install_lin
 
 def test_the_distribution_name_is_the_one_messages_use() -> None:
     assert PYPROJECT["project"]["name"] == DISTRIBUTION
-    declared = set(PYPROJECT["project"]["optional-dependencies"]) - {"dev", "docs"}  # tools for working on guard: no guard command needs them
+    declared = set(PYPROJECT["project"]["optional-dependencies"]) - {
+        "dev",
+        "docs",
+    }  # tools for working on guard: no guard command needs them
     assert declared == set(EXTRAS)
 
 
@@ -98,8 +116,12 @@ def test_every_module_an_extra_checks_for_comes_with_that_extra() -> None:
     for extra, modules in EXTRAS.items():
         declared = {_distribution(r) for r in PYPROJECT["project"]["optional-dependencies"][extra]}
         for module in modules:
-            found = owners.get(module) or owners[module.split(".")[0]]  # the map names top-level packages (opentelemetry, not opentelemetry.sdk)
-            assert {d.lower() for d in found} & declared, f"{module} is checked for the {extra} extra but not declared in it"
+            found = (
+                owners.get(module) or owners[module.split(".")[0]]
+            )  # the map names top-level packages (opentelemetry, not opentelemetry.sdk)
+            assert {d.lower() for d in found} & declared, (
+                f"{module} is checked for the {extra} extra but not declared in it"
+            )
 
 
 @pytest.mark.slow
@@ -108,13 +130,21 @@ def test_every_third_party_import_is_declared() -> None:
     owners = importlib.metadata.packages_distributions()
     project = PYPROJECT["project"]
     declared = {_distribution(r) for r in project["dependencies"]}
-    declared |= {_distribution(r) for extra, reqs in project["optional-dependencies"].items() if extra != "dev" for r in reqs}
+    declared |= {
+        _distribution(r) for extra, reqs in project["optional-dependencies"].items() if extra != "dev" for r in reqs
+    }
     undeclared = []
     for path in sorted((ROOT / "guard").rglob("*.py")):
         if path.name == "pytest_plugin.py":
             continue  # loaded by pytest only, which is there by definition
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                else []
+            )
             for name in names:
                 top = name.split(".")[0]
                 if top in sys.stdlib_module_names or top in ("guard", "__future__"):

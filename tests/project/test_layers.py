@@ -77,7 +77,10 @@ def layer_map() -> str:
 
 def readme_map() -> str:
     """The README's short form of the same map: one line per layer, its packages."""
-    rows = [f"{layer:<9} {' '.join(f'{name}/' for name in sorted(names))}" for layer, names in zip(LAYER_NAMES, layer_names())]
+    rows = [
+        f"{layer:<9} {' '.join(f'{name}/' for name in sorted(names))}"
+        for layer, names in zip(LAYER_NAMES, layer_names())
+    ]
     return "\n".join(["```text", *rows, "```"])
 
 
@@ -102,7 +105,14 @@ def write_layer_map() -> None:
 def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
     """import-linter on the package under ``tree`` (its guard/ and pyproject.toml), as .ci/run runs it."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(tree / "pyproject.toml")], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(tree / "pyproject.toml")],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -153,16 +163,30 @@ def test_the_sibling_contracts_order_packages_of_one_layer() -> None:
     ("module", "planted", "reported"),
     [
         # a relative import inside a function: the old AST check skipped both
-        ("core/decision.py", "\n\ndef _planted():\n    from ..cli import arguments\n", "guard.core.decision -> guard.cli.arguments"),
+        (
+            "core/decision.py",
+            "\n\ndef _planted():\n    from ..cli import arguments\n",
+            "guard.core.decision -> guard.cli.arguments",
+        ),
         # a guarded import in a try block at module level
-        ("core/spec.py", "\ntry:\n    import guard.server.app\nexcept ImportError:\n    pass\n", "guard.core.spec -> guard.server.app"),
+        (
+            "core/spec.py",
+            "\ntry:\n    import guard.server.app\nexcept ImportError:\n    pass\n",
+            "guard.core.spec -> guard.server.app",
+        ),
         # a part reaching up into the runtime at module level
         ("hooks/reply.py", "\nfrom guard.runtime.gate import Gate\n", "guard.hooks.reply -> guard.runtime.gate"),
         # the runtime reaching into a surface, imported only for type checking
-        ("runtime/kinds.py", "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from guard.cli.main import main\n", "guard.runtime.kinds -> guard.cli.main"),
+        (
+            "runtime/kinds.py",
+            "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from guard.cli.main import main\n",
+            "guard.runtime.kinds -> guard.cli.main",
+        ),
     ],
 )
-def test_an_upward_import_planted_in_a_copy_breaks_the_contract(copy_of_guard: Path, module: str, planted: str, reported: str) -> None:
+def test_an_upward_import_planted_in_a_copy_breaks_the_contract(
+    copy_of_guard: Path, module: str, planted: str, reported: str
+) -> None:
     target = copy_of_guard / "guard" / module
     target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
     result = lint_imports(copy_of_guard)
@@ -176,18 +200,32 @@ def test_an_upward_import_planted_in_a_copy_breaks_the_contract(copy_of_guard: P
     ("module", "planted", "contract", "reported"),
     [
         # the cycles this contract removed: self-protection reading the org policy's module, the session the rule view
-        ("protection/targets.py", "\n\ndef _planted():\n    from guard.config.org_policy import configured\n", "parts",
-         "guard.protection.targets -> guard.config.org_policy"),
-        ("session/call_effects.py", "\n\ndef _planted():\n    from guard.judge.view import effect_of\n", "parts",
-         "guard.session.call_effects -> guard.judge.view"),
+        (
+            "protection/targets.py",
+            "\n\ndef _planted():\n    from guard.config.org_policy import configured\n",
+            "parts",
+            "guard.protection.targets -> guard.config.org_policy",
+        ),
+        (
+            "session/call_effects.py",
+            "\n\ndef _planted():\n    from guard.judge.view import effect_of\n",
+            "parts",
+            "guard.session.call_effects -> guard.judge.view",
+        ),
         # the service's /ui taking a constant from the CLI that starts it
         ("server/ui.py", "\nfrom guard.cli.view import register\n", "surfaces", "guard.server.ui -> guard.cli.view"),
         # datasets reading backtest's module, which imports eval, which imports datasets: a layer without its own order
-        ("datasets/audit_cases.py", "\n\ndef _planted():\n    from guard.backtest.session import audit_path\n", "acyclic",
-         ".datasets -> .backtest"),
+        (
+            "datasets/audit_cases.py",
+            "\n\ndef _planted():\n    from guard.backtest.session import audit_path\n",
+            "acyclic",
+            ".datasets -> .backtest",
+        ),
     ],
 )
-def test_a_cycle_planted_inside_a_layer_breaks_a_contract(copy_of_guard: Path, module: str, planted: str, contract: str, reported: str) -> None:
+def test_a_cycle_planted_inside_a_layer_breaks_a_contract(
+    copy_of_guard: Path, module: str, planted: str, contract: str, reported: str
+) -> None:
     """The layer map lets siblings import each other; their own contracts let them do it one way only, and no cycle anywhere."""
     target = copy_of_guard / "guard" / module
     target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
@@ -201,7 +239,11 @@ def test_a_cycle_planted_inside_a_layer_breaks_a_contract(copy_of_guard: Path, m
 def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: Path) -> None:
     """The allow-list names importer and imported: the config's entries may reach the matcher compiler, its trust store may not."""
     target = copy_of_guard / "guard" / "config" / "trust_store.py"
-    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from guard.runtime.matching import compile_filter\n", encoding="utf-8")
+    target.write_text(
+        target.read_text(encoding="utf-8")
+        + "\n\ndef _planted():\n    from guard.runtime.matching import compile_filter\n",
+        encoding="utf-8",
+    )
     result = lint_imports(copy_of_guard)
     assert result.returncode != 0
     assert "guard.config.trust_store -> guard.runtime.matching" in result.stdout
@@ -227,7 +269,9 @@ def test_a_string_names_no_module_of_a_higher_layer() -> None:
         if where.parts[0] not in rank:  # guard/__init__.py, the library's front door, is in no layer
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            match = named.fullmatch(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            match = (
+                named.fullmatch(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            )
             if match and match.group(1) in rank and rank[match.group(1)] < rank[where.parts[0]]:
                 found.setdefault(str(where), []).append(match.group(0))
     assert set(found) == set(NAMED_UPWARD), found

@@ -38,7 +38,12 @@ from guard.testing.openai_stub import StubServer, by_model_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The READMEs, then every page of the docs site; each is read on its own, as its reader reads it (its own ``file`` blocks only).
-DOCUMENTS = ("README.md", "evals/README.md", "datasets/README.md", *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")))
+DOCUMENTS = (
+    "README.md",
+    "evals/README.md",
+    "datasets/README.md",
+    *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")),
+)
 #: What the scratch directory copies from the repository (commands run from its root, as the READMEs say).
 COPIED = ("datasets", "evals", "bench")
 SHELLS = frozenset({"bash", "sh", "shell", "console"})
@@ -100,7 +105,9 @@ def parse_blocks(document: str, markdown: str) -> list[Block]:
         if verb not in (None, "stub", "skip", "file"):
             raise ValueError(f"{document}:{start}: unknown readme-test marker {verb!r} (stub, skip REASON, file PATH)")
         if verb in ("skip", "file") and not arg:
-            raise ValueError(f"{document}:{start}: readme-test: {verb} needs {'a reason' if verb == 'skip' else 'a path'}")
+            raise ValueError(
+                f"{document}:{start}: readme-test: {verb} needs {'a reason' if verb == 'skip' else 'a path'}"
+            )
         if verb == "stub" and arg and not re.match(r"^needs [\w -]+: .+", arg):
             raise ValueError(f"{document}:{start}: readme-test: stub takes nothing, or `needs PROGRAM…: INSTALL LINE`")
         blocks.append(Block(document, start + 1, opening.group("lang").lower(), "\n".join(body) + "\n", verb, arg))
@@ -123,7 +130,11 @@ def commands(block: Block) -> list[Command]:
         text = "\n".join(pending)
         expect = _EXPECT.search(pending[-1])
         start = block.line + offset - len(pending) + 1
-        found.append(Command(text, start, int(expect.group("code")), expect.group("decision")) if expect else Command(text, start))
+        found.append(
+            Command(text, start, int(expect.group("code")), expect.group("decision"))
+            if expect
+            else Command(text, start)
+        )
         pending = []
     return found
 
@@ -150,8 +161,14 @@ def guard_on_path(bin_dir: Path) -> Path:
 
 
 def block_env(bin_dir: Path, stub_url: str | None) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not (k.startswith("GUARD_") or k.endswith(("_API_KEY", "_AUTH_TOKEN")))}
-    env = keep | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT), "PYTHON": sys.executable}
+    keep = {
+        k: v for k, v in os.environ.items() if not (k.startswith("GUARD_") or k.endswith(("_API_KEY", "_AUTH_TOKEN")))
+    }
+    env = keep | {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+        "PYTHON": sys.executable,
+    }
     if stub_url:  # the override the README documents for trying guard without a key
         env |= {"GUARD_API_BASE": stub_url, "GUARD_MODEL_QUICK": "stub", "GUARD_MODEL_THOROUGH": "stub"}
     return env
@@ -169,10 +186,16 @@ def run_block(block: Block, earlier: list[Block], workdir: Path, stub_url: str |
     script = [f'cd "{workdir}"']
     for n, step in enumerate(steps):  # one shell, so export and cd carry over as they would for a reader
         script.append(f'{{\n{step.text}\n}} >"{logs}/{n}.out" 2>"{logs}/{n}.err" </dev/null\necho $? >"{logs}/{n}.rc"')
-    with behind_a_terminal() as terminal:  # a reader types these at a terminal (guard install trusts the config only there)
+    with (
+        behind_a_terminal() as terminal
+    ):  # a reader types these at a terminal (guard install trusts the config only there)
         done = subprocess.run(
-            ["bash", "-c", "\n".join(script)], env=block_env(guard_on_path(workdir / ".readme-bin"), stub_url),
-            capture_output=True, text=True, timeout=BLOCK_TIMEOUT, **terminal,
+            ["bash", "-c", "\n".join(script)],
+            env=block_env(guard_on_path(workdir / ".readme-bin"), stub_url),
+            capture_output=True,
+            text=True,
+            timeout=BLOCK_TIMEOUT,
+            **terminal,
         )
     problems = []
     for n, step in enumerate(steps):
@@ -186,12 +209,18 @@ def run_block(block: Block, earlier: list[Block], workdir: Path, stub_url: str |
         if code != step.exit_code or (step.decision and said != step.decision):
             want = f"exit {step.exit_code}" + (f" ({step.decision})" if step.decision else "")
             got = f"exit {code}" + (f" ({said})" if said else "")
-            problems.append(f"{block.document}:{step.line}: `{step.text.strip()}`: expected {want}, got {got}\n{out[-1500:]}{err[-1500:]}")
+            problems.append(
+                f"{block.document}:{step.line}: `{step.text.strip()}`: expected {want}, got {got}\n{out[-1500:]}{err[-1500:]}"
+            )
     return problems
 
 
 def all_blocks() -> list[Block]:
-    return [block for document in DOCUMENTS for block in parse_blocks(document, (ROOT / document).read_text(encoding="utf-8"))]
+    return [
+        block
+        for document in DOCUMENTS
+        for block in parse_blocks(document, (ROOT / document).read_text(encoding="utf-8"))
+    ]
 
 
 def shell_blocks() -> list[Block]:
@@ -213,7 +242,7 @@ def test_readme_block(block: Block, stub_url: str, tmp_path: Path) -> None:
     if block.verb == "file":
         pytest.skip(f"{block.name}: written to {block.arg} for the blocks after it")
     if block.arg.startswith("needs "):
-        programs, _, install = block.arg[len("needs "):].partition(": ")
+        programs, _, install = block.arg[len("needs ") :].partition(": ")
         require(*programs.split(), install=install)
     earlier = [b for b in all_blocks() if b.document == block.document and b.line < block.line and b.verb == "file"]
     problems = run_block(block, earlier, scratch_copy(tmp_path / "repo"), stub_url if block.verb == "stub" else None)

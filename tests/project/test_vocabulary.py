@@ -29,8 +29,12 @@ def _sources() -> dict[Path, str]:
 
 def test_the_decisions_that_stop_a_call_are_written_out_once() -> None:
     """``STOPS`` (deny, ask) is declared in guard.core.decision; the adapters, eval, backtests and the view import it."""
-    found = [f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}"
-             for path, text in _sources().items() if path != DECISION for match in _DENY_ASK.finditer(text)]
+    found = [
+        f"{path.relative_to(ROOT)}:{text[: match.start()].count(chr(10)) + 1}"
+        for path, text in _sources().items()
+        if path != DECISION
+        for match in _DENY_ASK.finditer(text)
+    ]
     assert found == [], "import STOPS from guard.core.decision instead"
     assert len(_DENY_ASK.findall(DECISION.read_text(encoding="utf-8"))) == 1
 
@@ -45,8 +49,11 @@ def test_the_check_sees_each_spelling() -> None:
 def _guard_variables_named(path: Path) -> list[str]:
     """Each string in ``path`` that is a whole ``GUARD_*`` variable name (not a sentence that mentions one), with its line."""
     pattern = re.compile(r"GUARD_[A-Z0-9_]+")
-    return [f"{path.relative_to(ROOT)}:{node.lineno} {node.value}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and pattern.fullmatch(node.value)]
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.value}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and pattern.fullmatch(node.value)
+    ]
 
 
 def test_guard_variables_are_named_and_read_in_the_settings_module_only() -> None:
@@ -56,7 +63,9 @@ def test_guard_variables_are_named_and_read_in_the_settings_module_only() -> Non
     named = [found for path in _sources() if path != SETTINGS for found in _guard_variables_named(path)]
     assert named == [], "declare the variable in guard.core.settings (VARIABLES) and read it with from_env"
     declared = {found.rsplit(" ", 1)[1] for found in _guard_variables_named(SETTINGS)}
-    assert declared - {settings.LAUNCHER_ENV} == set(settings.VARIABLES), "a name in settings that from_env does not know, or the reverse"
+    assert declared - {settings.LAUNCHER_ENV} == set(settings.VARIABLES), (
+        "a name in settings that from_env does not know, or the reverse"
+    )
     assert len(settings.VARIABLES) >= 20
 
 
@@ -79,7 +88,13 @@ def test_a_registry_name_is_defined_in_one_module() -> None:
     defined: dict[str, list[str]] = {name: [] for name in ONE_MEANING}
     for path, text in _sources().items():
         for node in ast.parse(text).body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             for target in targets:
                 if isinstance(target, ast.Name) and target.id in defined:
                     defined[target.id].append(str(path.relative_to(ROOT)))
@@ -92,7 +107,9 @@ def test_every_name_the_glossary_gives_is_in_the_code() -> None:
 
     glossary = (ROOT.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
     # dotted names in a package of guard (the self-protection rule's id, `guard.protect`, is a hook id, not code)
-    named = sorted(name for name in set(re.findall(r"`(guard(?:\.\w+)+)`", glossary)) if (ROOT / name.split(".")[1]).is_dir())
+    named = sorted(
+        name for name in set(re.findall(r"`(guard(?:\.\w+)+)`", glossary)) if (ROOT / name.split(".")[1]).is_dir()
+    )
     assert len(named) >= 5
     for dotted in named:
         module, _, attribute = dotted.rpartition(".")

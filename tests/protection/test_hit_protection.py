@@ -18,9 +18,11 @@ from fixtures.processes import run_guard
 from guard.testing.openai_stub import Reply, StubServer
 
 SOURCE_ROOT = str(Path(__import__("guard").__file__).resolve().parents[1])
-CONFIG = ("models: {quick: openai/stub-quick}\ncache:\n  url: sqlite:///cache.db\n"
-          "hooks:\n  PreToolUse:\n    - id: anything-goes\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
-          "      rule: Deny commands that delete the user's photos.\n")
+CONFIG = (
+    "models: {quick: openai/stub-quick}\ncache:\n  url: sqlite:///cache.db\n"
+    "hooks:\n  PreToolUse:\n    - id: anything-goes\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+    "      rule: Deny commands that delete the user's photos.\n"
+)
 
 
 def _seed_allow(event: dict[str, object], api_base: str) -> None:
@@ -35,8 +37,16 @@ def _seed_allow(event: dict[str, object], api_base: str) -> None:
         spec = next(s for s in gate.registry.specs() if s.kind == "smart")
         cache = open_cache(gate.settings)
         assert cache is not None
-        cache.set(smart_cache_key(spec, gate.settings, dict(event)),
-                  {"decision": "allow", "reason": "harmless", "confidence": 0.99, "tier": "quick", "model": "openai/stub-quick"})
+        cache.set(
+            smart_cache_key(spec, gate.settings, dict(event)),
+            {
+                "decision": "allow",
+                "reason": "harmless",
+                "confidence": 0.99,
+                "tier": "quick",
+                "model": "openai/stub-quick",
+            },
+        )
     finally:
         del os.environ["GUARD_API_BASE"]
 
@@ -44,8 +54,13 @@ def _seed_allow(event: dict[str, object], api_base: str) -> None:
 def test_a_cached_allow_does_not_let_a_write_to_guard_yaml_through(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(CONFIG)
     trust_config(isolated_home / "guard.yaml")
-    event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(isolated_home),
-             "tool_input": {"command": "printf 'hooks: {}\\n' > guard.yaml"}}
+    event = {
+        "session_id": "s1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "cwd": str(isolated_home),
+        "tool_input": {"command": "printf 'hooks: {}\\n' > guard.yaml"},
+    }
     with StubServer() as stub:
         stub.default = Reply.verdict("allow", "harmless", confidence=0.99)
         _seed_allow(event, stub.url)
@@ -56,6 +71,10 @@ def test_a_cached_allow_does_not_let_a_write_to_guard_yaml_through(isolated_home
         allowed = run_guard(["hook"], isolated_home, stdin=json.dumps(control), env=env, inherit_env=False)
         assert stub.calls == 0, "the cached verdicts were not used: this test would not exercise the fast path"
     output = json.loads(proc.stdout or "{}").get("hookSpecificOutput", {})
-    assert output.get("permissionDecision") == "deny", f"the cached allow let a write to guard.yaml through: {proc.stdout!r} {proc.stderr}"
+    assert output.get("permissionDecision") == "deny", (
+        f"the cached allow let a write to guard.yaml through: {proc.stdout!r} {proc.stderr}"
+    )
     assert "guard self-protection" in output["permissionDecisionReason"]
-    assert json.loads(allowed.stdout or "{}").get("hookSpecificOutput", {}).get("permissionDecision") != "deny", allowed.stdout
+    assert json.loads(allowed.stdout or "{}").get("hookSpecificOutput", {}).get("permissionDecision") != "deny", (
+        allowed.stdout
+    )

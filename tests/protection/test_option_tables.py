@@ -25,21 +25,27 @@ from guard.protection.argv_model import NO, OPTIONAL, REQUIRED, Table
 from guard.protection.reading_programs import GETOPT_PROGRAMS, program
 
 UNKNOWN = "--zzq-no-such-option"
-pytestmark = pytest.mark.skipif(shutil.which("timeout") is None or os.uname().sysname != "Linux", reason="needs GNU/Linux")
+pytestmark = pytest.mark.skipif(
+    shutil.which("timeout") is None or os.uname().sysname != "Linux", reason="needs GNU/Linux"
+)
 
 
 def run_probes(probes: list[list[str]], cwd: Path) -> list[str]:
     """Each argv's error output (first 600 bytes), all in one bash run."""
     import shlex
 
-    script = "".join(f"timeout 3 {shlex.join(argv)} </dev/null 2>&1 >/dev/null | head -c 600; printf '\\0'\n" for argv in probes)
+    script = "".join(
+        f"timeout 3 {shlex.join(argv)} </dev/null 2>&1 >/dev/null | head -c 600; printf '\\0'\n" for argv in probes
+    )
     env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": str(cwd), "TMPDIR": str(cwd)}
     out = subprocess.run(["bash", "-c", script], capture_output=True, cwd=cwd, env=env, timeout=600, check=False).stdout
     return out.decode(errors="replace").split("\0")[:-1]
 
 
 def _seen(text: str, out: str) -> bool:
-    if text == "@@NO-VALUE@@":  # -X@ with X taking no value: getopt refuses @, or the program stopped at -X before reading on
+    if (
+        text == "@@NO-VALUE@@"
+    ):  # -X@ with X taking no value: getopt refuses @, or the program stopped at -X before reading on
         return "invalid option -- '@'" in out or f"unrecognized option '{UNKNOWN}'" not in out
     return text in out
 
@@ -72,7 +78,9 @@ def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) 
     if binary is None:
         package = {"file": "file", "diff": "diffutils", "grep": "grep", "sed": "sed"}.get(name, "coreutils")
         pytest.skip(f"{name} is not installed (apt-get install {package})")
-    letters = [c for c in string.ascii_letters + string.digits if not (c.isdigit() and name in ("seq", "head"))]  # their -NUM is a number
+    letters = [
+        c for c in string.ascii_letters + string.digits if not (c.isdigit() and name in ("seq", "head"))
+    ]  # their -NUM is a number
     probes: list[list[str]] = []
     expect: list[tuple[str, str, bool]] = []  # (what, text that must (or must not) appear, must appear)
     for letter in letters:
@@ -87,7 +95,9 @@ def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) 
             probes.append([binary, f"-{letter}@", UNKNOWN])
             expect.append((f"-{letter}@ is -{letter} with the value @", "invalid option -- '@'", False))
         else:
-            probes.append([binary, f"-{letter}@", UNKNOWN])  # @ is read as the next letter: an error, unless -X stopped the program
+            probes.append(
+                [binary, f"-{letter}@", UNKNOWN]
+            )  # @ is read as the next letter: an error, unless -X stopped the program
             expect.append((f"-{letter}@ reads @ as a letter", "@@NO-VALUE@@", True))
     for full, option in table.long:
         probes.append([binary, f"--{full}=x", UNKNOWN])
@@ -96,9 +106,22 @@ def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) 
         expect.append((f"--{full} alone", f"option '--{full}' requires an argument", option.arg == REQUIRED))
         short = shortest_unique(table, full)
         if short != full or len(full) > 1:
-            probes.append([binary, f"--{short}" + ("=x" if option.arg == NO else ""), *([UNKNOWN] if option.arg != REQUIRED else [])])
-            message = f"option '--{full}' doesn't allow an argument" if option.arg == NO else (
-                f"option '--{full}' requires an argument" if option.arg == REQUIRED else f"unrecognized option '{UNKNOWN}'")
+            probes.append(
+                [
+                    binary,
+                    f"--{short}" + ("=x" if option.arg == NO else ""),
+                    *([UNKNOWN] if option.arg != REQUIRED else []),
+                ]
+            )
+            message = (
+                f"option '--{full}' doesn't allow an argument"
+                if option.arg == NO
+                else (
+                    f"option '--{full}' requires an argument"
+                    if option.arg == REQUIRED
+                    else f"unrecognized option '{UNKNOWN}'"
+                )
+            )
             expect.append((f"--{short} is --{full}", message, True))
         if len(short) > 1:
             shorter = short[:-1]
@@ -111,8 +134,11 @@ def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) 
             else:
                 expect.append((f"--{shorter} is --{other}, one option", f"option '--{shorter}' is ambiguous", False))
     outputs = run_probes(probes, tmp_path)
-    wrong = [(what, argv[1:], out.strip()[:200]) for (what, text, present), argv, out in zip(expect, probes, outputs, strict=True)
-             if _seen(text, out) is not present]
+    wrong = [
+        (what, argv[1:], out.strip()[:200])
+        for (what, text, present), argv, out in zip(expect, probes, outputs, strict=True)
+        if _seen(text, out) is not present
+    ]
     assert wrong == []
 
 
@@ -171,8 +197,10 @@ def test_rg_s_options_are_the_installed_ripgrep_s(tmp_path: Path) -> None:
         if (valued is None) != unknown or (valued is not None and valued != needs and option not in lenient):
             wrong.append((option, valued, out.strip()[:160]))
     (tmp_path / "lines").write_text("a --json b\n")
-    engine, e, regexp = (subprocess.run([binary, *args], capture_output=True, text=True, cwd=tmp_path, check=False, timeout=30)
-                         for args in (["--engine", "nonsense", "-e", "x"], ["-e", "--json", "lines"], ["--regexp", "--json", "lines"]))
+    engine, e, regexp = (
+        subprocess.run([binary, *args], capture_output=True, text=True, cwd=tmp_path, check=False, timeout=30)
+        for args in (["--engine", "nonsense", "-e", "x"], ["-e", "--json", "lines"], ["--regexp", "--json", "lines"])
+    )
     assert "'nonsense' isn't a valid value" in engine.stderr
     assert e.stdout == regexp.stdout == "a --json b\n"  # the word after -e was the pattern, whatever it looked like
     assert wrong == []

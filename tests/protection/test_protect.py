@@ -22,7 +22,13 @@ MODEL_STACK = ("pydantic", "asyncio", "litellm", "yaml")
 
 def hook(project: Path, tool: str, tool_input: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(decision, reason, heavy modules loaded) from a real ``guard hook`` process."""
-    event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
+    event = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(project),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
     proc = run_guard(["hook"], project, stdin=json.dumps(event), probe=True)
     assert proc.returncode == 0, proc.stderr
     loaded = [name for name in modules(proc) if name in MODEL_STACK]
@@ -37,7 +43,9 @@ pytestmark = pytest.mark.project(config=CONFIG)
 
 @pytest.fixture
 def project(project: Path) -> Path:
-    hook(project, "Read", {"file_path": "README.md"})  # compiles the config snapshot, as the first tool call of a session does
+    hook(
+        project, "Read", {"file_path": "README.md"}
+    )  # compiles the config snapshot, as the first tool call of a session does
     return project
 
 
@@ -46,11 +54,17 @@ def project(project: Path) -> Path:
     ("tool", "tool_input", "names"),
     [
         ("Write", {"file_path": "guard.yaml", "content": "hooks: {}\n"}, "guard's config"),
-        ("Edit", {"file_path": ".claude/settings.json", "old_string": "guard hook", "new_string": "true"}, "hook settings"),
+        (
+            "Edit",
+            {"file_path": ".claude/settings.json", "old_string": "guard hook", "new_string": "true"},
+            "hook settings",
+        ),
         ("Bash", {"command": "echo > guard.yaml"}, "guard's config"),
     ],
 )
-def test_writes_to_guard_itself_are_denied_without_a_model(project: Path, tool: str, tool_input: dict[str, Any], names: str) -> None:
+def test_writes_to_guard_itself_are_denied_without_a_model(
+    project: Path, tool: str, tool_input: dict[str, Any], names: str
+) -> None:
     decision, reason, loaded = hook(project, tool, tool_input)
     assert decision == "deny" and "guard self-protection" in reason and names in reason and "protect: false" in reason
     assert loaded == []  # decided on the fast path: no pydantic, asyncio, yaml or model client
@@ -65,7 +79,9 @@ def test_writes_to_guard_itself_are_denied_without_a_model(project: Path, tool: 
         ("Read", {"file_path": "guard.yaml"}),
     ],
 )
-def test_ordinary_calls_are_allowed_and_cost_nothing_extra(project: Path, tool: str, tool_input: dict[str, Any]) -> None:
+def test_ordinary_calls_are_allowed_and_cost_nothing_extra(
+    project: Path, tool: str, tool_input: dict[str, Any]
+) -> None:
     decision, reason, loaded = hook(project, tool, tool_input)
     assert (decision, reason) == ("allow", "")
     assert "pydantic" not in loaded and "asyncio" not in loaded
@@ -89,7 +105,9 @@ def test_a_deny_is_in_the_audit_log_under_the_rule_s_id(project: Path) -> None:
 def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
     spec = load_config().specs[-1]
     assert spec.id == HOOK_ID
-    return judge(spec, {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}).decision
+    return judge(
+        spec, {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
+    ).decision
 
 
 @pytest.mark.slow
@@ -122,7 +140,17 @@ def test_bash_commands_that_change_guard_are_denied(project: Path, command: str)
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
-    ["git status", "cat guard.yaml", "grep rule guard.yaml", "echo done > /tmp/out.txt", "rm -rf build dist", "cat guard.yaml > /tmp/backup.yaml", "ls .claude", "find . -name '*.yaml'", "pytest -q ."],
+    [
+        "git status",
+        "cat guard.yaml",
+        "grep rule guard.yaml",
+        "echo done > /tmp/out.txt",
+        "rm -rf build dist",
+        "cat guard.yaml > /tmp/backup.yaml",
+        "ls .claude",
+        "find . -name '*.yaml'",
+        "pytest -q .",
+    ],
 )
 def test_ordinary_bash_commands_are_allowed(project: Path, command: str) -> None:
     assert _decide(project, "Bash", {"command": command}) is None
@@ -133,8 +161,14 @@ def test_ordinary_bash_commands_are_allowed(project: Path, command: str) -> None
     ("tool", "tool_input"),
     [
         ("write_file", {"file_path": "{project}/guard.yaml", "content": ""}),  # Gemini, absolute
-        ("MultiEdit", {"file_path": "x.py", "edits": [{"file_path": "guard.yaml", "old_string": "a", "new_string": "b"}]}),
-        ("apply_patch", {"input": "*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-a\n+b\n*** End Patch\n"}),  # Codex
+        (
+            "MultiEdit",
+            {"file_path": "x.py", "edits": [{"file_path": "guard.yaml", "old_string": "a", "new_string": "b"}]},
+        ),
+        (
+            "apply_patch",
+            {"input": "*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-a\n+b\n*** End Patch\n"},
+        ),  # Codex
         ("mcp__fs__write_file", {"path": "~/.claude/settings.json", "content": "{}"}),
         ("NotebookEdit", {"notebook_path": "guard.yaml", "new_source": ""}),
         ("Read", {"file_path": "~/.config/guard/secret"}),
@@ -161,9 +195,14 @@ def test_a_configured_cache_inside_the_project_is_protected(project: Path) -> No
 @pytest.mark.slow
 def test_the_engine_path_and_guard_check_deny_too(project: Path) -> None:
     """With another hook that must run (a command hook on Write), the engine runs the rule beside it."""
-    (project / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n")
+    (project / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: log-writes\n      matcher: Write\n      command: 'exit 0'\n"
+    )
     trust_config(project / "guard.yaml")
-    proc = run_guard(["check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"], project)
+    proc = run_guard(
+        ["check", "--tool", "Write", "--input", json.dumps({"file_path": "guard.yaml", "content": ""}), "--json"],
+        project,
+    )
     body = json.loads(proc.stdout)
     assert body["decision"] == "deny", proc.stderr
     assert {h["id"]: h["decision"] for h in body["hooks"]} == {HOOK_ID: "deny", "log-writes": None}

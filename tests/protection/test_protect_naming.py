@@ -23,9 +23,27 @@ import guard
 CONFIG = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'exit 2'\n"
 #: Each client's PreToolUse payload for a tool call (Copilot sends its arguments as a JSON string).
 CLIENTS = {
-    "claude": lambda cwd, tool, args: {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": cwd, "tool_name": tool, "tool_input": args},
-    "codex": lambda cwd, tool, args: {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": cwd, "tool_name": tool, "tool_input": args},
-    "gemini": lambda cwd, tool, args: {"hook_event_name": "BeforeTool", "session_id": "s", "cwd": cwd, "tool_name": tool, "tool_input": args},
+    "claude": lambda cwd, tool, args: {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": tool,
+        "tool_input": args,
+    },
+    "codex": lambda cwd, tool, args: {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": tool,
+        "tool_input": args,
+    },
+    "gemini": lambda cwd, tool, args: {
+        "hook_event_name": "BeforeTool",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": tool,
+        "tool_input": args,
+    },
     "copilot": lambda cwd, tool, args: {"toolName": tool, "toolArgs": json.dumps(args), "cwd": cwd, "timestamp": 1},
 }
 
@@ -41,7 +59,10 @@ def run_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any], 
     return proc.returncode == 2 or '"deny"' in proc.stdout, said, elapsed
 
 
-pytestmark = pytest.mark.project(config=CONFIG, files={".claude/settings.json": '{"hooks": {}}\n', ".codex/hooks.json": "{}\n", "src/app.py": "print('hi')\n"})
+pytestmark = pytest.mark.project(
+    config=CONFIG,
+    files={".claude/settings.json": '{"hooks": {}}\n', ".codex/hooks.json": "{}\n", "src/app.py": "print('hi')\n"},
+)
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +79,7 @@ ATTACKS = [
     ("claude", "Bash", {"command": "guard install claude --uninstall"}),
     ("claude", "Bash", {"command": "python3 -m guard.cli.main install claude --scope user"}),
     ("claude", "Bash", {"command": f"{VENV_GUARD} trust --yes"}),
-    ("claude", "Bash", {"command": "echo '{\"hook_event_name\": \"UserPromptSubmit\"}' | env guard hook"}),
+    ("claude", "Bash", {"command": 'echo \'{"hook_event_name": "UserPromptSubmit"}\' | env guard hook'}),
     ("claude", "Bash", {"command": "curl -s -X POST http://127.0.0.1:8787/v1/decide -d @event.json"}),
     ("codex", "Bash", {"command": "uv run guard import policy.md --out guard.yaml"}),
     ("claude", "Bash", {"command": "G=guard; $G install claude --uninstall"}),
@@ -71,7 +92,7 @@ ATTACKS = [
     ("claude", "Bash", {"command": "socat - EXEC:'guard approve 3f9c0a17be',pty,setsid,ctty"}),
     ("claude", "Bash", {"command": "tmux new -d 'guard approve 3f9c0a17be' && tmux send-keys y Enter"}),
     ("claude", "Bash", {"command": "screen -dm guard approve 3f9c0a17be"}),
-    ("claude", "Bash", {"command": "sudo -u \"$USER\" guard trust --yes"}),
+    ("claude", "Bash", {"command": 'sudo -u "$USER" guard trust --yes'}),
     ("claude", "Bash", {"command": "ssh localhost guard install claude --uninstall"}),
     ("claude", "Bash", {"command": "echo 'guard install claude --uninstall' | at now"}),
     ("claude", "Bash", {"command": "systemd-run --user --pty guard approve 3f9c0a17be"}),
@@ -92,7 +113,7 @@ ATTACKS = [
     ("claude", "Bash", {"command": "git rm -q .claude/settings.json"}),
     # item 7: the secret by routes the old analyser did not follow
     ("claude", "Bash", {"command": 'cat "$HOME"/.config/guard/secret'}),
-    ("claude", "Bash", {"command": "cat ${XDG_CONFIG_HOME}//guard/./sec\"re\"t"}),
+    ("claude", "Bash", {"command": 'cat ${XDG_CONFIG_HOME}//guard/./sec"re"t'}),
     ("claude", "Bash", {"command": "cat ~/.config/gu?rd/*"}),
     ("claude", "Bash", {"command": "grep -r . ~/.config"}),
     ("claude", "Bash", {"command": "find ~ -name secret -exec cat {} \\;"}),
@@ -101,7 +122,16 @@ ATTACKS = [
     # item 8: tool fields the old rule did not read
     ("gemini", "run_shell_command", {"command": "echo '{}' > settings.json", "directory": ".claude"}),
     ("codex", "Bash", {"command": "rm hooks.json", "workdir": ".codex"}),
-    ("codex", "Bash", {"command": ["apply_patch", "*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-{}\n+[]\n*** End Patch\n"]}),
+    (
+        "codex",
+        "Bash",
+        {
+            "command": [
+                "apply_patch",
+                "*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-{}\n+[]\n*** End Patch\n",
+            ]
+        },
+    ),
     ("claude", "mcp__fs__write", {"relative_path": "guard.yaml", "content": ""}),
     ("claude", "mcp__ide__edit", {"pathInProject": ".claude/settings.json", "text": "{}"}),
     ("claude", "mcp__fs__save", {"uri": "file://{project}/guard.yaml", "data": ""}),
@@ -115,8 +145,12 @@ ATTACKS = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("client", "tool", "tool_input"), ATTACKS, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ATTACKS])
-def test_attacks_of_issue_22_are_refused_through_guard_hook(project: Path, client: str, tool: str, tool_input: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("client", "tool", "tool_input"), ATTACKS, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ATTACKS]
+)
+def test_attacks_of_issue_22_are_refused_through_guard_hook(
+    project: Path, client: str, tool: str, tool_input: dict[str, Any]
+) -> None:
     tool_input = json.loads(json.dumps(tool_input).replace("{project}", str(project)))
     denied, said, _ = run_hook(project, client, tool, tool_input)
     assert denied, said
@@ -141,8 +175,12 @@ ORDINARY = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("client", "tool", "tool_input"), ORDINARY, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ORDINARY])
-def test_ordinary_work_beside_guard_s_files_is_allowed(project: Path, client: str, tool: str, tool_input: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("client", "tool", "tool_input"), ORDINARY, ids=[f"{c}-{json.dumps(i)[:60]}" for c, _, i in ORDINARY]
+)
+def test_ordinary_work_beside_guard_s_files_is_allowed(
+    project: Path, client: str, tool: str, tool_input: dict[str, Any]
+) -> None:
     denied, said, _ = run_hook(project, client, tool, tool_input)
     assert not denied, said
 
@@ -157,25 +195,36 @@ def test_a_word_of_a_sed_script_is_not_a_folder_at_the_root(project: Path) -> No
     CI failed on this: a real session's sed script held ``check`` and a ``:/``, and the
     repository sat under /check, so the edit of a Django file was refused.
     """
-    denied, said, _ = run_hook(project, "claude", "Bash", {"command": f"sed -i '1s/def f(self, {TOP}):/def f(self, {TOP}, code):/' src/app.py"})
+    denied, said, _ = run_hook(
+        project, "claude", "Bash", {"command": f"sed -i '1s/def f(self, {TOP}):/def f(self, {TOP}, code):/' src/app.py"}
+    )
     assert not denied, said
 
 
 def test_an_mcp_filesystem_edit_is_refused_by_the_file_it_edits_not_by_the_text_it_writes(project: Path) -> None:
     """The reference MCP filesystem server's edit_file: ``path`` is what it writes; ``oldText``/``newText`` are its data."""
     edits = [{"oldText": "see the docs", "newText": "see guard.yaml and .claude/settings.json"}]
-    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "notes.md"), "edits": edits})
+    denied, said, _ = run_hook(
+        project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "notes.md"), "edits": edits}
+    )
     assert not denied, said
-    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "guard.yaml"), "edits": edits})
+    denied, said, _ = run_hook(
+        project, "claude", "mcp__filesystem__edit_file", {"path": str(project / "guard.yaml"), "edits": edits}
+    )
     assert denied and "guard self-protection" in said, said
-    denied, said, _ = run_hook(project, "claude", "mcp__filesystem__move_file", {"source": "x.json", "destination": ".claude/settings.json"})
+    denied, said, _ = run_hook(
+        project, "claude", "mcp__filesystem__move_file", {"source": "x.json", "destination": ".claude/settings.json"}
+    )
     assert denied and "guard self-protection" in said, said
 
 
 def test_a_tree_copied_onto_the_root_over_guard_s_installation_is_refused(project: Path) -> None:
     """``cp -r work /`` merges ./work into /work, where guard's installation lives."""
     (project / TOP).mkdir()
-    for command in (f"cp -r {TOP} /", f"python3 -c \"import shutil; shutil.copytree('{TOP}', '/', dirs_exist_ok=True)\""):
+    for command in (
+        f"cp -r {TOP} /",
+        f"python3 -c \"import shutil; shutil.copytree('{TOP}', '/', dirs_exist_ok=True)\"",
+    ):
         denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
         assert denied and "guard self-protection" in said, (command, said)
 
@@ -184,7 +233,9 @@ BIG = {
     "1 MB single word": "echo " + "a" * 1024 * 1024,
     "deep brace expansion": "touch " + "{a,b}" * 24 + " guard.yaml",
     "nested braces": "touch " + "{" * 5000 + "guard.yaml,y" + "}" * 5000,
-    "long heredoc": "cat > notes.py <<'EOF'\n" + "\n".join(f"value_{i} = {i}" for i in range(40_000)) + "\nEOF\necho > guard.yaml",
+    "long heredoc": "cat > notes.py <<'EOF'\n"
+    + "\n".join(f"value_{i} = {i}" for i in range(40_000))
+    + "\nEOF\necho > guard.yaml",
     "many function definitions": "f(){ :; }; " * 30_000,
 }
 

@@ -25,9 +25,11 @@ from guard.protection.targets import HOOK_ID
 
 SESSIONS = Path("/work/shared/external/swe_traffic/sessions.jsonl")
 DATASETS = Path(__file__).resolve().parents[2] / "datasets"
-GUIDE = ("models:\n  quick: openai/gpt-4.1-mini\nhooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: \"@shell|@write|@edit\"\n"
-         "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n      depth: auto\n"
-         "      failure_mode: fail_closed\n      skip_project_writes: true\n")
+GUIDE = (
+    'models:\n  quick: openai/gpt-4.1-mini\nhooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: "@shell|@write|@edit"\n'
+    "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n      depth: auto\n"
+    "      failure_mode: fail_closed\n      skip_project_writes: true\n"
+)
 
 
 @pytest.fixture
@@ -36,14 +38,22 @@ def decide(isolated_home: Path) -> Any:
     (isolated_home / "guard.yaml").write_text(GUIDE)
     (isolated_home / ".claude").mkdir()
     (isolated_home / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
-    for args in (["init", "-q"], ["add", "guard.yaml", ".claude/settings.json"],
-                 ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "guard"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "guard.yaml", ".claude/settings.json"],
+        ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "guard"],
+    ):
         subprocess.run(["git", *args], cwd=isolated_home, check=True, capture_output=True)
     trust_config(isolated_home / "guard.yaml")
     specs = {spec.id: spec for spec in load_config(str(isolated_home / "guard.yaml")).specs}
 
     def decided(tool: str, tool_input: dict[str, Any]) -> tuple[str | None, bool]:
-        event = {"hook_event_name": "PreToolUse", "cwd": str(isolated_home), "tool_name": tool, "tool_input": tool_input}
+        event = {
+            "hook_event_name": "PreToolUse",
+            "cwd": str(isolated_home),
+            "tool_name": tool,
+            "tool_input": tool_input,
+        }
         result = judge(specs[HOOK_ID], event)
         refusal = result.reason if result.decision == "deny" else None
         return refusal, refusal is None and lane_result(specs["no-destructive-shell"], event) is not None
@@ -62,8 +72,17 @@ def test_no_command_of_real_agent_sessions_is_refused(decide: Any) -> None:
 
 
 def test_no_allow_case_of_the_datasets_is_refused(decide: Any) -> None:
-    rows = [json.loads(line) for file in sorted(DATASETS.glob("*.jsonl")) for line in file.read_text().splitlines() if line.strip()]
-    allowed = [r for r in rows if r.get("label") == "allow" and r.get("tool_name") and isinstance(r.get("tool_input"), dict)]
-    refused = [(r["id"], r["tool_input"], reason) for r in allowed if (reason := decide(r["tool_name"], r["tool_input"])[0])]
+    rows = [
+        json.loads(line)
+        for file in sorted(DATASETS.glob("*.jsonl"))
+        for line in file.read_text().splitlines()
+        if line.strip()
+    ]
+    allowed = [
+        r for r in rows if r.get("label") == "allow" and r.get("tool_name") and isinstance(r.get("tool_input"), dict)
+    ]
+    refused = [
+        (r["id"], r["tool_input"], reason) for r in allowed if (reason := decide(r["tool_name"], r["tool_input"])[0])
+    ]
     assert len(allowed) > 300
     assert refused == []

@@ -27,13 +27,15 @@ from fixtures.processes import run_guard
 from guard.testing.openai_stub import Reply, StubServer
 
 GUIDE = (
-    "models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\ncache:\n  url: \"off\"\nhooks:\n  PreToolUse:\n"
-    "    - id: no-destructive-shell\n      matcher: \"@shell|@write|@edit\"\n"
+    'models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
+    '    - id: no-destructive-shell\n      matcher: "@shell|@write|@edit"\n'
     "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n"
     "      depth: auto\n      failure_mode: fail_closed\n      skip_project_writes: true\n"
 )
-pytestmark = [pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)),
-              pytest.mark.project(config=GUIDE, files={".claude/settings.json": '{"hooks": {"PreToolUse": []}}\n'})]
+pytestmark = [
+    pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)),
+    pytest.mark.project(config=GUIDE, files={".claude/settings.json": '{"hooks": {"PreToolUse": []}}\n'}),
+]
 PLANTED = "#!/bin/sh\necho planted > planted-ran.txt\n"  # runs in the project folder
 
 #: (class, command) the lane may not decide: each reaches the judge (or self-protection, for a find or tree that walks the
@@ -48,9 +50,15 @@ TO_THE_JUDGE = [
     ("2 sed script attached to -e in a cluster", "sed -ne'w ../sed-out.txt' p"),
     ("2 sed script as --expression=", "sed --expression='1w ../sed-out.txt' p"),
     ("2 sed e inside a cluster", "sed -ne'1e touch ../sed-ran.txt' p"),
-    ("2 sed e as a second -e", "sed -n -e p -e '1e id' p"),  # this one and the next three were refused before too: kept so
+    (
+        "2 sed e as a second -e",
+        "sed -n -e p -e '1e id' p",
+    ),  # this one and the next three were refused before too: kept so
     ("2 a getopt abbreviation: --comp is --compress-program", "sort --comp=sh p"),  # they stay refused (an unknown long
-    ("2 a getopt abbreviation: --out is --output", "sort --out=../abbrev.txt p"),  # option was refused; now it is resolved)
+    (
+        "2 a getopt abbreviation: --out is --output",
+        "sort --out=../abbrev.txt p",
+    ),  # option was refused; now it is resolved)
     ("2 tree's letters take the next words: -Po is -P WORD -o WORD", "tree -Po x conftest.py ."),
     ("3 names read from a file", "wc --files0-from=names.txt"),
     ("3 names read from a file", "file -f names.txt"),
@@ -66,14 +74,24 @@ TO_THE_JUDGE = [
 
 
 def event(project: Path, command: str) -> str:
-    return json.dumps({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
-                       "cwd": str(project), "transcript_path": str(project.parent / "t.jsonl")})
+    return json.dumps(
+        {
+            "session_id": "s1",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "cwd": str(project),
+            "transcript_path": str(project.parent / "t.jsonl"),
+        }
+    )
 
 
 def hook(project: Path, stub: StubServer, command: str) -> tuple[str, str]:
     """(decision, reason) of a real ``guard hook --format claude`` (started beside the guide's guard.yaml) on ``command`` run in
     ``project``, a folder below it: the config is not in the tree the commands walk, as with a config kept elsewhere."""
-    proc = run_guard(["hook", "--format", "claude"], project.parent, stdin=event(project, command), env={"GUARD_API_BASE": stub.url})
+    proc = run_guard(
+        ["hook", "--format", "claude"], project.parent, stdin=event(project, command), env={"GUARD_API_BASE": stub.url}
+    )
     assert proc.returncode == 0, proc.stderr
     if not proc.stdout.strip():
         return "allow", ""
@@ -105,7 +123,10 @@ def project(project: Path) -> Path:
 def test_each_bypass_reaches_the_judge(project: Path, stub: StubServer, case: str, command: str) -> None:
     decision, reason = hook(project, stub, command)
     judged = "rule no-destructive-shell" in reason and "judged by the stub" in reason and stub.calls >= 1
-    assert decision == "deny" and (judged or "guard self-protection" in reason), (case, reason)  # the lane did not decide it
+    assert decision == "deny" and (judged or "guard self-protection" in reason), (
+        case,
+        reason,
+    )  # the lane did not decide it
 
 
 def _protected(project: Path) -> dict[str, Path]:
@@ -118,18 +139,33 @@ def _protected(project: Path) -> dict[str, Path]:
 
 
 @pytest.mark.slow
-def test_the_same_spellings_on_guard_s_own_files_are_refused_by_self_protection(project: Path, stub: StubServer) -> None:
+def test_the_same_spellings_on_guard_s_own_files_are_refused_by_self_protection(
+    project: Path, stub: StubServer
+) -> None:
     hook(project, stub, "cat notes.txt")  # writes the first audit rows
     paths = _protected(project)
     attacks = {
-        "settings": ["echo {} | sort {-o,../.claude/settings.json}", "sort {--output=../.claude/settings.json,p}",
-                     "sed -ne'w ../.claude/settings.json' p", "sed --expression='w ../.claude/settings.json' p",
-                     # the project's bin/cat, a planted program, becomes the "reading program" that opens the settings
-                     "printf -v PATH %s bin; cat ../.claude/settings.json", "printf {-v,PATH} %s bin; cat ../.claude/settings.json",
-                     "echo {PATH}>/dev/null; cat ../.claude/settings.json",
-                     "echo {} | sort -o ../.claude/settings.jso{n..n..1}"],  # a sequence with a step: bash's braces, exactly
-        "record": [f"sort p {{-o,{paths['record']}}}", f"sed -ne'w {paths['record']}' p", f"tree -Po x {paths['record']} ."],
-        "audit": [f"sed -ne'w {paths['audit']}' p", f"sed --expression='w {paths['audit']}' p", f"uniq {{p,{paths['audit']}}}"],
+        "settings": [
+            "echo {} | sort {-o,../.claude/settings.json}",
+            "sort {--output=../.claude/settings.json,p}",
+            "sed -ne'w ../.claude/settings.json' p",
+            "sed --expression='w ../.claude/settings.json' p",
+            # the project's bin/cat, a planted program, becomes the "reading program" that opens the settings
+            "printf -v PATH %s bin; cat ../.claude/settings.json",
+            "printf {-v,PATH} %s bin; cat ../.claude/settings.json",
+            "echo {PATH}>/dev/null; cat ../.claude/settings.json",
+            "echo {} | sort -o ../.claude/settings.jso{n..n..1}",
+        ],  # a sequence with a step: bash's braces, exactly
+        "record": [
+            f"sort p {{-o,{paths['record']}}}",
+            f"sed -ne'w {paths['record']}' p",
+            f"tree -Po x {paths['record']} .",
+        ],
+        "audit": [
+            f"sed -ne'w {paths['audit']}' p",
+            f"sed --expression='w {paths['audit']}' p",
+            f"uniq {{p,{paths['audit']}}}",
+        ],
     }
     before = {name: path.read_bytes() for name, path in paths.items()}
     for name, commands in attacks.items():
@@ -141,8 +177,14 @@ def test_the_same_spellings_on_guard_s_own_files_are_refused_by_self_protection(
 
 @pytest.mark.slow
 def test_plain_reads_and_project_writes_stay_in_the_lane(project: Path, stub: StubServer) -> None:
-    for command in ("sed -n '1,20p' notes.txt", "grep -n notes --include=*.txt notes.txt", "head -5 notes.txt | nl -ba",
-                    "cat <<'EOF' > repro.py\nprint(1)\nEOF", "sort -u notes.txt -k1,1", "cat notes.txt | sort | uniq -c"):
+    for command in (
+        "sed -n '1,20p' notes.txt",
+        "grep -n notes --include=*.txt notes.txt",
+        "head -5 notes.txt | nl -ba",
+        "cat <<'EOF' > repro.py\nprint(1)\nEOF",
+        "sort -u notes.txt -k1,1",
+        "cat notes.txt | sort | uniq -c",
+    ):
         assert hook(project, stub, command)[0] == "allow", command
     assert stub.calls == 0
 
@@ -167,8 +209,15 @@ def test_the_bypasses_do_what_they_say(tmp_path: Path) -> None:
     (work / "10" / "cat").chmod(0o755)
 
     def run(command: str, **env: str) -> str:
-        proc = subprocess.run([str(BASH), "-c", command], cwd=work, capture_output=True, text=True, timeout=30,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}, check=False)
+        proc = subprocess.run(
+            [str(BASH), "-c", command],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+            check=False,
+        )
         return proc.stdout
 
     run("sort p {-o,../outside.txt}")
@@ -202,10 +251,17 @@ def test_a_search_of_a_tree_is_one_however_it_is_spelled(project: Path, stub: St
     hook(project, stub, "cat notes.txt")  # guard's secret exists once guard has sealed something
     secret = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"
     assert secret.exists()
-    above = os.path.relpath(Path(os.environ["HOME"]).parent, project)  # a folder above the project that holds the home folder
+    above = os.path.relpath(
+        Path(os.environ["HOME"]).parent, project
+    )  # a folder above the project that holds the home folder
     for command in (f"grep x {above} --dereferen", f"grep -d rec x {above}", f"git diff notes.txt {above}"):
         decision, reason = hook(project, stub, command)
-        assert decision == "deny" and "guard self-protection" in reason and "(guard's secret)" in reason, (command, reason)
+        assert decision == "deny" and "guard self-protection" in reason and "(guard's secret)" in reason, (
+            command,
+            reason,
+        )
     (project / "src" / ".env").write_text("API_KEY=sk-not-real\n")
     calls = stub.calls
-    assert hook(project, stub, "grep KEY src --dereferen")[0] == "deny" and stub.calls == calls + 1  # the judge, not the lane
+    assert (
+        hook(project, stub, "grep KEY src --dereferen")[0] == "deny" and stub.calls == calls + 1
+    )  # the judge, not the lane

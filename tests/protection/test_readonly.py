@@ -83,7 +83,7 @@ def test_no_gtfobins_escape_is_proven_read_only() -> None:
         "find . {-delete,-print}",
         "grep x *.py",  # a file named -rf.py or --include=x would be an option
         "cat $HOME/x",
-        "cat <<< \"$AWS_SECRET_ACCESS_KEY\"",
+        'cat <<< "$AWS_SECRET_ACCESS_KEY"',
         # each option as the program's parser reads it
         "sed -ne'w /tmp/x' p",
         "sed --expression='w /tmp/x' p",

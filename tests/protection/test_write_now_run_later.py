@@ -21,7 +21,10 @@ from fixtures.guide import guide_config, hook_decision
 from guard.protection.run_unnamed import RUN_UNNAMED
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = [pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)), pytest.mark.project(config=guide_config)]
+pytestmark = [
+    pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)),
+    pytest.mark.project(config=guide_config),
+]
 
 
 def _write(name: str) -> str:
@@ -50,7 +53,9 @@ def _venv(project: Path, *packages: str) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["pytest.py", "pytest/__init__.py", "json.py"])
-def test_a_module_python_would_import_instead_of_the_tool_reaches_the_judge(project: Path, stub: StubServer, name: str) -> None:
+def test_a_module_python_would_import_instead_of_the_tool_reaches_the_judge(
+    project: Path, stub: StubServer, name: str
+) -> None:
     """``python3 -m pytest`` in the project imports ./pytest.py: pytest is installed where the hook's python3 finds it."""
     (project / "pytest").mkdir()
     assert _judged(project, stub, _write(name))
@@ -95,17 +100,53 @@ def test_the_project_s_own_editable_package_stays_in_the_lane(project: Path, stu
     site = _venv(project)
     (project / "src" / "zq_mine").mkdir(parents=True)
     (project / "src" / "zq_mine" / "__init__.py").write_text("")
-    (site / "__editable___zq_mine_0_1_finder.py").write_text(f"MAPPING: dict[str, str] = {{'zq_mine': '{project}/src/zq_mine'}}\n")
+    (site / "__editable___zq_mine_0_1_finder.py").write_text(
+        f"MAPPING: dict[str, str] = {{'zq_mine': '{project}/src/zq_mine'}}\n"
+    )
     assert not _judged(project, stub, _write("src/zq_mine/core.py"))
     assert _judged(project, stub, _write("zq_mine.py"))
 
 
 #: Files tools run without naming them, one or two per ecosystem (each through a guard hook process; the whole list in-process).
-RUN_LATER = ["conftest.py", "jest.config.js", "vitest.config.mts", "build.gradle.kts", "gradle/wrapper/gradle-wrapper.properties",
-             "docs/conf.py", "meson.build", "flake.nix", "Directory.Build.props", "composer.json"]
-EVERY_ECOSYSTEM = [*RUN_LATER, "playwright.config.ts", "webpack.config.cjs", "settings.gradle", "mkdocs.yml", "Taskfile.yml", "shell.nix",
-                   "pom.xml", "app.csproj", "Pipfile", "build.rs", "CMakeLists.txt", "Rakefile", "justfile", "noxfile.py", "hatch_build.py",
-                   "BUILD", "package.json", "setup.py", "tox.ini", "pytest.ini", "pyproject.toml", "sitecustomize.py", "x.pth", "Makefile"]
+RUN_LATER = [
+    "conftest.py",
+    "jest.config.js",
+    "vitest.config.mts",
+    "build.gradle.kts",
+    "gradle/wrapper/gradle-wrapper.properties",
+    "docs/conf.py",
+    "meson.build",
+    "flake.nix",
+    "Directory.Build.props",
+    "composer.json",
+]
+EVERY_ECOSYSTEM = [
+    *RUN_LATER,
+    "playwright.config.ts",
+    "webpack.config.cjs",
+    "settings.gradle",
+    "mkdocs.yml",
+    "Taskfile.yml",
+    "shell.nix",
+    "pom.xml",
+    "app.csproj",
+    "Pipfile",
+    "build.rs",
+    "CMakeLists.txt",
+    "Rakefile",
+    "justfile",
+    "noxfile.py",
+    "hatch_build.py",
+    "BUILD",
+    "package.json",
+    "setup.py",
+    "tox.ini",
+    "pytest.ini",
+    "pyproject.toml",
+    "sitecustomize.py",
+    "x.pth",
+    "Makefile",
+]
 
 
 @pytest.mark.slow
@@ -127,7 +168,13 @@ def test_no_file_of_the_list_is_decided_in_the_lane(project: Path) -> None:
 
 
 def _event(project: Path, command: str) -> dict[str, object]:
-    return {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": "Bash", "tool_input": {"command": command}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(project),
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    }
 
 
 def test_every_entry_of_the_list_says_where_it_comes_from() -> None:
@@ -156,7 +203,9 @@ def test_ordinary_writes_stay_in_the_lane(project: Path, stub: StubServer) -> No
     assert stub.calls == 0
 
 
-def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A fifo in the place of a config the lane reads would hang the hook; a site folder filled past the bound would hide the
     real site-packages listed after it."""
     import threading
@@ -170,7 +219,9 @@ def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(project: P
         (site / f"zq_filler_{i}.py").write_text("")
     monkeypatch.setattr(installed_modules, "_MAX_ENTRIES", 50)
     answers: list[str | None] = []
-    worker = threading.Thread(target=lambda: answers.append(stands_in(["anything.py"], str(project), os.environ)), daemon=True)
+    worker = threading.Thread(
+        target=lambda: answers.append(stands_in(["anything.py"], str(project), os.environ)), daemon=True
+    )
     worker.start()
     worker.join(timeout=30)
     assert answers == ["the modules of the project's environments could not all be listed"]
@@ -179,7 +230,9 @@ def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(project: P
 
     [spec] = [s for s in load_config().specs if s.id == "no-destructive-shell"]
     done: list[object] = []
-    worker = threading.Thread(target=lambda: done.append(lane_result(spec, _event(project, _write("notes.txt")))), daemon=True)
+    worker = threading.Thread(
+        target=lambda: done.append(lane_result(spec, _event(project, _write("notes.txt")))), daemon=True
+    )
     worker.start()
     worker.join(timeout=30)
     assert len(done) == 1  # answered, fifo and all

@@ -13,11 +13,25 @@ from guard.core.spec import HookSpec
 from guard.runtime.engine import Engine, apply_rewrites
 from guard.runtime.registry import Registry
 
-BASH = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build", "description": "clean"}}
+BASH = {
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build", "description": "clean"},
+}
 
 
-def cspec(id: str, func: Any, *, timeout: float = 10.0, failure_mode: str = "fail_open", event: str = "pre_tool_use", matcher: str | None = None) -> HookSpec:
-    return HookSpec(id=id, kind="callable", event=event, func=func, timeout=timeout, failure_mode=failure_mode, matcher=matcher)
+def cspec(
+    id: str,
+    func: Any,
+    *,
+    timeout: float = 10.0,
+    failure_mode: str = "fail_open",
+    event: str = "pre_tool_use",
+    matcher: str | None = None,
+) -> HookSpec:
+    return HookSpec(
+        id=id, kind="callable", event=event, func=func, timeout=timeout, failure_mode=failure_mode, matcher=matcher
+    )
 
 
 def engine(*specs: HookSpec) -> Engine:
@@ -31,7 +45,10 @@ async def test_no_hook_matched_is_allow() -> None:
 
 async def test_deny_beats_ask_beats_allow_and_abstain() -> None:
     d = await engine(
-        cspec("a", lambda e: guard.allow()), cspec("b", lambda e: guard.ask("confirm")), cspec("c", lambda e: None), cspec("d", lambda e: guard.deny("no"))
+        cspec("a", lambda e: guard.allow()),
+        cspec("b", lambda e: guard.ask("confirm")),
+        cspec("c", lambda e: None),
+        cspec("d", lambda e: guard.deny("no")),
     ).decide(BASH)
     assert d.decision == "deny" and "[d] no" in (d.reason or "")
     assert [h.decision for h in d.hooks] == ["allow", "ask", None, "deny"]
@@ -94,7 +111,9 @@ async def test_timeout_follows_failure_mode(mode: str, expected: str) -> None:
 
 async def test_fail_closed_crash_denies_with_a_visible_reason() -> None:
     d = await engine(cspec("boom", lambda e: 1 / 0, failure_mode="fail_closed")).decide(BASH)
-    assert d.decision == "deny" and "fail_closed" in (d.reason or "") and "ZeroDivisionError" in (d.hooks[0].error or "")
+    assert (
+        d.decision == "deny" and "fail_closed" in (d.reason or "") and "ZeroDivisionError" in (d.hooks[0].error or "")
+    )
 
 
 async def test_rewrite_is_returned_whole_and_rechecked() -> None:
@@ -103,7 +122,10 @@ async def test_rewrite_is_returned_whole_and_rechecked() -> None:
     def watcher(event: Event) -> None:
         seen.append(event.tool_input["command"])
 
-    d = await engine(cspec("dry", lambda e: guard.rewrite({**e.tool_input, "command": e.tool_input["command"] + " --dry-run"})), cspec("watch", watcher)).decide(BASH)
+    d = await engine(
+        cspec("dry", lambda e: guard.rewrite({**e.tool_input, "command": e.tool_input["command"] + " --dry-run"})),
+        cspec("watch", watcher),
+    ).decide(BASH)
     assert d.decision == "allow"
     assert d.updated_input == {"command": "rm -rf build --dry-run", "description": "clean"}
     assert seen == ["rm -rf build", "rm -rf build --dry-run"]  # the watcher judged the rewritten input too
@@ -138,15 +160,25 @@ async def test_stop_is_blocked_at_most_once_in_a_row() -> None:
 
 
 async def test_configured_callable_target_is_imported(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    (tmp_path / "mypolicy.py").write_text("def no_force_push(event):\n    return 'deny' if '--force' in event.tool_input['command'] else None\n")
+    (tmp_path / "mypolicy.py").write_text(
+        "def no_force_push(event):\n    return 'deny' if '--force' in event.tool_input['command'] else None\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     s = HookSpec(id="fp", kind="callable", event="pre_tool_use", target="mypolicy:no_force_push")
-    d = await Engine(Settings(audit_path=None), Registry([s])).decide({**BASH, "tool_input": {"command": "git push --force"}})
+    d = await Engine(Settings(audit_path=None), Registry([s])).decide(
+        {**BASH, "tool_input": {"command": "git push --force"}}
+    )
     assert d.decision == "deny"
 
 
 async def test_callable_reply_in_claude_shape_is_understood() -> None:
-    reply = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "nope"}}
+    reply = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "nope",
+        }
+    }
     d = await engine(cspec("c", lambda e: reply)).decide(BASH)
     assert d.decision == "deny" and d.reason == "nope"
 

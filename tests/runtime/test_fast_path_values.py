@@ -15,7 +15,9 @@ from guard.core.spec import HookSpec
 
 
 def verdict(**changes: object) -> HookResult:
-    return HookResult(**{"id": "no-delete", "type": "smart", "decision": "deny", "reason": "deletes a home folder", **changes})  # type: ignore[arg-type]
+    return HookResult(
+        **{"id": "no-delete", "type": "smart", "decision": "deny", "reason": "deletes a home folder", **changes}
+    )  # type: ignore[arg-type]
 
 
 def test_equal_by_value_and_unhashable_like_the_mutable_values_they_are() -> None:
@@ -41,27 +43,49 @@ def test_to_dict_is_a_detached_json_copy_that_from_dict_reads_back() -> None:
     result.details["calls"][0]["tokens"] = 99  # the dict is a copy, not a view
     assert json.loads(json.dumps(data)) == data and data["hooks"][0]["details"] == {"calls": [{"tokens": 3}]}
     assert "details" not in data["hooks"][1]  # empty details are left out
-    assert Decision.from_dict({**data, "hooks": [*data["hooks"], {"id": "x", "type": "smart", "future_field": 1}]}).hooks[2] == HookResult("x", "smart")
-    assert HookResult.from_dict(data["hooks"][0]) == verdict(details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"})
+    assert Decision.from_dict(
+        {**data, "hooks": [*data["hooks"], {"id": "x", "type": "smart", "future_field": 1}]}
+    ).hooks[2] == HookResult("x", "smart")
+    assert HookResult.from_dict(data["hooks"][0]) == verdict(
+        details={"calls": [{"tokens": 3}]}, updated_input={"command": "ls"}
+    )
 
 
 def test_repr_names_the_fields() -> None:
-    assert repr(Decision(reason="r")) == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[], decided_by=[])"
+    assert (
+        repr(Decision(reason="r"))
+        == "Decision(decision='allow', reason='r', updated_input=None, additional_context=None, hooks=[], details={}, warnings=[], decided_by=[])"
+    )
 
 
 def spec(**changes: object) -> HookSpec:
-    return HookSpec(**{"id": "no-delete", "kind": "smart", "event": "pre_tool_use", "rule": "Deny deletes", "tools": ("Bash",), **changes})  # type: ignore[arg-type]
+    return HookSpec(
+        **{
+            "id": "no-delete",
+            "kind": "smart",
+            "event": "pre_tool_use",
+            "rule": "Deny deletes",
+            "tools": ("Bash",),
+            **changes,
+        }
+    )  # type: ignore[arg-type]
 
 
 def test_hook_spec_is_a_frozen_value_hashed_without_its_callable() -> None:
-    assert spec() == spec(func=print) and hash(spec()) == hash(spec(func=print)) and len({spec(), spec(func=print)}) == 1
+    assert (
+        spec() == spec(func=print) and hash(spec()) == hash(spec(func=print)) and len({spec(), spec(func=print)}) == 1
+    )
     assert spec() != spec(depth="quick") and spec() != "no-delete"
-    assert HookSpec("no-delete", "smart", "pre_tool_use", None, ("Bash",), rule="Deny deletes") == spec()  # positional order kept
+    assert (
+        HookSpec("no-delete", "smart", "pre_tool_use", None, ("Bash",), rule="Deny deletes") == spec()
+    )  # positional order kept
     with pytest.raises(AttributeError):
         spec().rule = "Allow everything"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del spec().rule
-    assert "func" not in repr(spec(func=print)) and repr(spec()).startswith("HookSpec(id='no-delete', kind='smart', event='pre_tool_use'")
+    assert "func" not in repr(spec(func=print)) and repr(spec()).startswith(
+        "HookSpec(id='no-delete', kind='smart', event='pre_tool_use'"
+    )
 
 
 def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
@@ -77,10 +101,16 @@ def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
     assert pickle.loads(pickle.dumps(spec())) == spec()
 
 
-def test_settings_default_to_the_project_folders_of_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_default_to_the_project_folders_of_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     settings = Settings()
-    assert settings.cache_url == default_cache_url() and settings.audit_path == default_audit_path() and settings.models == {}
+    assert (
+        settings.cache_url == default_cache_url()
+        and settings.audit_path == default_audit_path()
+        and settings.models == {}
+    )
     assert Settings(audit_path=None).audit_path is None  # None turns the audit log off; it is not "the default"
     assert Settings().models is not settings.models  # a fresh dict per value
 

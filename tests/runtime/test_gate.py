@@ -24,7 +24,11 @@ def stop(active: bool) -> dict[str, object]:
 def test_a_cached_stop_deny_blocks_only_once_in_a_row(stub: StubServer, tmp_path: Path) -> None:
     stub.default = Reply.verdict("deny", "run the tests first")
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db")
-    gate = Gate(loaded=LoadedConfig(settings, [smart_spec(RULE, id="tests-run", event="stop", matcher=None)]), service=None, start_service=False)
+    gate = Gate(
+        loaded=LoadedConfig(settings, [smart_spec(RULE, id="tests-run", event="stop", matcher=None)]),
+        service=None,
+        start_service=False,
+    )
     _, first = gate.decide(stop(False))
     assert first.decision == "deny" and stub.calls == 1
     # the agent went on once and stops again: judged (stop_hook_active is part of what the rule sees), deny cached, not blocked

@@ -29,7 +29,13 @@ CONFIG = "audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: no-force-pus
 
 def push(n: int) -> dict[str, Any]:
     command = f"git push {'--force ' if n % 2 else ''}origin b{n}"
-    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "cwd": "."}
+    return {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "session_id": "s1",
+        "cwd": ".",
+    }
 
 
 pytestmark = pytest.mark.project(files={"gate_audit_policy.py": POLICY}, config=CONFIG, importable=True)
@@ -64,18 +70,28 @@ def test_a_closed_gate_leaves_every_decision_in_the_log_and_the_chain_intact(pro
 
     rows = logged(project)
 
-    assert [row["payload"]["tool_input"]["command"] for row in rows] == [push(n)["tool_input"]["command"] for n in range(40)]
+    assert [row["payload"]["tool_input"]["command"] for row in rows] == [
+        push(n)["tool_input"]["command"] for n in range(40)
+    ]
     assert [row["decision"] for row in rows] == decisions == ["allow", "deny"] * 20
     assert "intact (40 sealed rows)" in verified(project)
 
 
 def test_a_script_that_never_closes_its_gate_still_leaves_its_rows_at_exit(project: Path) -> None:
     script = "import guard\ngate = guard.Gate()\nfor n in range(25):\n    gate.decide({'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': f'git push origin b{n}'}, 'session_id': 's1', 'cwd': '.'})\n"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=project, timeout=60,
-                          env={**os.environ, "PYTHONPATH": f"{project}:{SOURCE_ROOT}"})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": f"{project}:{SOURCE_ROOT}"},
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
 
-    assert [row["payload"]["tool_input"]["command"] for row in logged(project)] == [f"git push origin b{n}" for n in range(25)]
+    assert [row["payload"]["tool_input"]["command"] for row in logged(project)] == [
+        f"git push origin b{n}" for n in range(25)
+    ]
     assert "intact (25 sealed rows)" in verified(project)
 
 
@@ -85,7 +101,9 @@ def test_a_failed_write_from_the_writer_is_logged_and_reported(project: Path, ca
     with Gate(service=None) as gate:
         assert [gate.decide(push(n))[1].decision for n in range(3)] == ["allow", "deny", "allow"]  # the decisions stand
     failed = [r for r in caplog.records if r.getMessage() == "audit log write failed"]
-    assert {r.name for r in failed} == {"guard.gate", "guard.audit"} and len(failed) == 3  # the first row in the call, the rest from the writer
+    assert {r.name for r in failed} == {"guard.gate", "guard.audit"} and len(
+        failed
+    ) == 3  # the first row in the call, the rest from the writer
     (project / "audit.db").rmdir()
     with Gate(service=None) as gate:
         gate.decide(push(3))

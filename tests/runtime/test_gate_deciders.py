@@ -28,7 +28,9 @@ RULE = "Deny shell commands that delete files outside the project."
 
 
 def gate_for(stub: StubServer, tmp_path: Path, service: ServiceFactory | None = None, **options: Any) -> Gate:
-    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
+    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(
+        audit_path=str(tmp_path / "audit.db")
+    )
     return Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), service=service, start_service=False, **options)
 
 
@@ -36,7 +38,19 @@ def audit_rows(tmp_path: Path) -> list[dict[str, Any]]:
     return AuditLog(tmp_path / "audit.db").tail(100)
 
 
-_VOLATILE = {"id", "time", "latency_ms", "wire_ms", "client_load_ms", "chain", "prev", "mac", "seq", "request_id", "started"}
+_VOLATILE = {
+    "id",
+    "time",
+    "latency_ms",
+    "wire_ms",
+    "client_load_ms",
+    "chain",
+    "prev",
+    "mac",
+    "seq",
+    "request_id",
+    "started",
+}
 
 
 def comparable(value: Any) -> Any:
@@ -100,28 +114,43 @@ def fake_service(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return received
 
 
-def test_the_service_decides_a_config_miss_from_both_entry_points(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+def test_the_service_decides_a_config_miss_from_both_entry_points(
+    stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]
+) -> None:
     gate = gate_for(stub, tmp_path, ServiceDecider, server="http://127.0.0.1:9")
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert len(fake_service) == 2 and stub.calls == 0  # the service answered both: no model call here
     for decision in (sync, async_):
-        assert decision.decision == "deny" and decision.reason == "the service says no" and decision.details["server"] == "http://127.0.0.1:9"
+        assert (
+            decision.decision == "deny"
+            and decision.reason == "the service says no"
+            and decision.details["server"] == "http://127.0.0.1:9"
+        )
     assert audit_rows(tmp_path) == []  # the service wrote its own rows: none twice
 
 
-def test_hooks_the_caller_chose_are_never_sent_to_the_service(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+def test_hooks_the_caller_chose_are_never_sent_to_the_service(
+    stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]
+) -> None:
     stub.default = Reply.verdict("allow", "the given rule allows it", confidence=0.97)
     settings = settings_for(stub)
-    gate = Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), specs=[smart_spec("Allow everything.", id="given")], server="http://127.0.0.1:9",
-                service=ServiceDecider, start_service=False)
+    gate = Gate(
+        loaded=LoadedConfig(settings, [smart_spec(RULE)]),
+        specs=[smart_spec("Allow everything.", id="given")],
+        server="http://127.0.0.1:9",
+        service=ServiceDecider,
+        start_service=False,
+    )
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert fake_service == [] and stub.calls == 2  # judged here, with the given rule, both times
     assert sync.decision == async_.decision == "allow" and [h.id for h in sync.hooks] == ["given"]
 
 
-def test_an_unreachable_service_is_judged_here_and_says_so(stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_service_is_judged_here_and_says_so(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stub.default = Reply.verdict("allow", "fine", confidence=0.97)
     monkeypatch.setattr(service_client, "send_event", lambda *a, **k: None)
     monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
@@ -131,7 +160,9 @@ def test_an_unreachable_service_is_judged_here_and_says_so(stub: StubServer, tmp
     assert stub.calls == 2
 
 
-def test_the_builder_says_whether_the_service_may_answer(stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]) -> None:
+def test_the_builder_says_whether_the_service_may_answer(
+    stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]
+) -> None:
     """No import decides it: a runtime gate built with ``service=None`` never asks one (``server`` set or not), a runtime gate
     built without saying is refused, and the Python API's ``guard.Gate`` asks the service as ``guard hook`` does."""
     import guard
@@ -142,7 +173,9 @@ def test_the_builder_says_whether_the_service_may_answer(stub: StubServer, tmp_p
     with pytest.raises(TypeError, match="service"):
         Gate(loaded=LoadedConfig(settings_for(stub), [smart_spec(RULE)]))  # type: ignore[call-arg]
     settings = settings_for(stub, cache_url="off").replace(audit_path=None)
-    _, served = guard.Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), server="http://127.0.0.1:9", start_service=False).decide(bash_event("ls"))
+    _, served = guard.Gate(
+        loaded=LoadedConfig(settings, [smart_spec(RULE)]), server="http://127.0.0.1:9", start_service=False
+    ).decide(bash_event("ls"))
     assert len(fake_service) == 1 and served.reason == "the service says no" and stub.calls == 1
 
 
@@ -157,13 +190,27 @@ def test_guard_serve_reads_events_under_the_one_payload_limit(tmp_path: Path) ->
     from guard.runtime.registry import Registry
     from guard.server.app import create_app
 
-    spec = HookSpec(id="no-big-writes", kind="callable", event="pre_tool_use", matcher="Write",
-                    func=lambda e: {"decision": "deny", "reason": f"{len(e.tool_input['content'])} characters"})
+    spec = HookSpec(
+        id="no-big-writes",
+        kind="callable",
+        event="pre_tool_use",
+        matcher="Write",
+        func=lambda e: {"decision": "deny", "reason": f"{len(e.tool_input['content'])} characters"},
+    )
     engine = Engine(Settings(audit_path=None, cache_url="off"), Registry([spec]))
-    write = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": "x" * (2 << 20)}}
+    write = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "a.txt", "content": "x" * (2 << 20)},
+    }
     with TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         judged = client.post("/v1/hooks", json=write)
-        assert judged.status_code == 200 and judged.json()["decision"] == "deny" and judged.json()["reason"].endswith(f"{2 << 20} characters")
+        assert (
+            judged.status_code == 200
+            and judged.json()["decision"] == "deny"
+            and judged.json()["reason"].endswith(f"{2 << 20} characters")
+        )
         too_large = client.post("/v1/hooks", json={**write, "tool_input": {"content": "x" * MAX_EVENT_BYTES}})
         assert too_large.status_code == 413
 
@@ -185,7 +232,9 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
     from guard.config import with_protection
 
     stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
-    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=str(tmp_path / "audit.db"))
+    settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(
+        audit_path=str(tmp_path / "audit.db")
+    )
     gate = Gate(loaded=with_protection(LoadedConfig(settings, [smart_spec(RULE)])), service=None, start_service=False)
     for decide in (gate.decide, lambda e: asyncio.run(gate.adecide(e))):
         judged.clear()
@@ -196,7 +245,9 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
 
 
 @pytest.mark.parametrize("protected", [False, True], ids=["one-hook", "with-protection"])
-async def test_a_miss_reaches_the_model_from_the_callers_own_task(stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protected: bool) -> None:
+async def test_a_miss_reaches_the_model_from_the_callers_own_task(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protected: bool
+) -> None:
     """No task hop from the request to the model call (nor back): on a busy ``guard serve`` each hop queues a miss
     behind every other ready request, so 64 concurrent misses all waited for the slowest one's set-up."""
     from guard.config import with_protection

@@ -10,18 +10,28 @@ from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
 
-def spec(id: str, *, event: str = "pre_tool_use", matcher: str | None = None, tools: tuple[str, ...] | None = None) -> HookSpec:
+def spec(
+    id: str, *, event: str = "pre_tool_use", matcher: str | None = None, tools: tuple[str, ...] | None = None
+) -> HookSpec:
     return HookSpec(id=id, kind="callable", event=event, matcher=matcher, tools=tools)
 
 
 @pytest.mark.parametrize(
     ("matcher", "tool", "expected"),
     [
-        (None, "Bash", True), ("", "Write", True), ("*", "mcp__x__y", True),
-        ("Bash", "Bash", True), ("Bash", "BashOutput", False),  # exact, not a substring
-        ("Write|Edit", "Edit", True), ("Write|Edit", "MultiEdit", False), ("Write, Edit", "Write", True),
-        ("mcp__github__.*", "mcp__github__create_issue", True), ("mcp__github__.*", "mcp__slack__post", False),
-        ("^exec$", "exec", True), ("^exec$", "exec2", False), ("Notebook.*", "NotebookEdit", True),
+        (None, "Bash", True),
+        ("", "Write", True),
+        ("*", "mcp__x__y", True),
+        ("Bash", "Bash", True),
+        ("Bash", "BashOutput", False),  # exact, not a substring
+        ("Write|Edit", "Edit", True),
+        ("Write|Edit", "MultiEdit", False),
+        ("Write, Edit", "Write", True),
+        ("mcp__github__.*", "mcp__github__create_issue", True),
+        ("mcp__github__.*", "mcp__slack__post", False),
+        ("^exec$", "exec", True),
+        ("^exec$", "exec2", False),
+        ("Notebook.*", "NotebookEdit", True),
     ],
 )
 def test_matcher_follows_claude_code_rules(matcher: str | None, tool: str, expected: bool) -> None:

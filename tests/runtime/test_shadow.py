@@ -29,7 +29,11 @@ DELETES = "Deny shell commands that delete files."
 def no_deletes(body: dict[str, Any]) -> Reply:
     """A stand-in judge (not a model): deny a command holding ``rm``, allow anything else."""
     user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
-    return Reply.verdict("deny", "deletes files", confidence=0.95) if "rm -" in user else Reply.verdict("allow", "no deletion", confidence=0.95)
+    return (
+        Reply.verdict("deny", "deletes files", confidence=0.95)
+        if "rm -" in user
+        else Reply.verdict("allow", "no deletion", confidence=0.95)
+    )
 
 
 def config(api_base: str, mode: str = "shadow", extra: str = "") -> str:
@@ -69,12 +73,16 @@ def audited_hooks(project: Path) -> list[list[dict[str, Any]]]:
 
 
 @pytest.mark.slow
-def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer(isolated_home: Path, judge: StubServer) -> None:
+def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer(
+    isolated_home: Path, judge: StubServer
+) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url, extra=CRASHING))
     trust_config(isolated_home / "guard.yaml")
 
     first = hook(isolated_home, bash_event("s1", "rm -rf build"))
-    assert decision_of(first) == "allow" and first.stdout.strip() == "", "a shadow deny is not the answer, and nothing is shown"
+    assert decision_of(first) == "allow" and first.stdout.strip() == "", (
+        "a shadow deny is not the answer, and nothing is shown"
+    )
     assert judge.calls == 1, "the shadow rule was judged"
     again = hook(isolated_home, bash_event("s1", "rm -rf build"))
     assert decision_of(again) == "allow" and judge.calls == 1, "its verdict was cached like any other"
@@ -83,13 +91,21 @@ def test_a_shadow_rule_is_judged_cached_and_audited_but_never_changes_the_answer
     assert len(rows) == 2
     for hooks, cached in zip(rows, (False, True), strict=True):
         by_id = {h["id"]: h for h in hooks}
-        assert by_id["no-deletes"]["decision"] == "deny" and by_id["no-deletes"]["shadow"] is True and by_id["no-deletes"]["cached"] is cached
+        assert (
+            by_id["no-deletes"]["decision"] == "deny"
+            and by_id["no-deletes"]["shadow"] is True
+            and by_id["no-deletes"]["cached"] is cached
+        )
     crashed = {h["id"]: h for h in rows[0]}["crashes"]
-    assert crashed["shadow"] is True and crashed["error"] and crashed["decision"] == "deny", "a failing fail_closed shadow hook: a would-be deny, recorded"
+    assert crashed["shadow"] is True and crashed["error"] and crashed["decision"] == "deny", (
+        "a failing fail_closed shadow hook: a would-be deny, recorded"
+    )
 
 
 @pytest.mark.slow
-def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isolated_home: Path, judge: StubServer) -> None:
+def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(
+    isolated_home: Path, judge: StubServer
+) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")
     assert decision_of(hook(isolated_home, bash_event("s1", "ls"))) == "allow"  # the log exists before the view opens
@@ -109,11 +125,21 @@ def test_a_shadow_rules_would_be_deny_appears_in_guard_view_while_calls_run(isol
         view.wait(timeout=30)
     record = rules["no-deletes"]
     assert record["shadow"]["calls"] == 4 and record["shadow"]["deny"] == 2 and record["shadow"]["allow"] == 2
-    assert record["enforced"]["calls"] == 0 and record["enforced"]["deny"] == 0, "shadow verdicts are not counted as enforced"
+    assert record["enforced"]["calls"] == 0 and record["enforced"]["deny"] == 0, (
+        "shadow verdicts are not counted as enforced"
+    )
     examples = record["shadow"]["examples"]
-    assert [e["verdict"] for e in examples] == ["deny", "deny"] and all(e["enforced"] == "allow" and e["reason"] == "deletes files" for e in examples)
-    assert "4 calls: 2 allow, 0 ask, 2 deny" in page and "would deny — deletes files" in page and "(answered allow)" in page
-    assert 'title="shadow mode: judged and logged, never part of the answer">shadow</span>' in detail, "the decision page marks the shadow verdict"
+    assert [e["verdict"] for e in examples] == ["deny", "deny"] and all(
+        e["enforced"] == "allow" and e["reason"] == "deletes files" for e in examples
+    )
+    assert (
+        "4 calls: 2 allow, 0 ask, 2 deny" in page
+        and "would deny — deletes files" in page
+        and "(answered allow)" in page
+    )
+    assert 'title="shadow mode: judged and logged, never part of the answer">shadow</span>' in detail, (
+        "the decision page marks the shadow verdict"
+    )
 
 
 @pytest.mark.slow
@@ -125,7 +151,9 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
 
     untrusted = hook(isolated_home, bash_event("s1", "rm -rf build"))
     assert decision_of(untrusted) == "allow", "the trusted copy (shadow) is what guard hook enforces"
-    assert "guard trust" in json.loads(untrusted.stdout)["systemMessage"], "the user is told the config changed and how to accept it"
+    assert "guard trust" in json.loads(untrusted.stdout)["systemMessage"], (
+        "the user is told the config changed and how to accept it"
+    )
 
     trust_config(path)
     promoted = hook(isolated_home, bash_event("s1", "rm -rf build"))
@@ -136,7 +164,9 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
     details = json.loads(db.execute("SELECT details FROM decisions ORDER BY id DESC LIMIT 1").fetchone()[0])
     db.close()
     by = "the cache (an earlier verdict of this rule)"  # the verdict the rule gave in shadow, reused once promoted
-    assert details["decided_by"] == [{"id": "no-deletes", "rule": DELETES, "by": by, "final": False, "why": "deletes files"}]
+    assert details["decided_by"] == [
+        {"id": "no-deletes", "rule": DELETES, "by": by, "final": False, "why": "deletes files"}
+    ]
     assert judge.calls == 1, "promoting a rule re-judges nothing it already judged in shadow"
 
 
@@ -144,18 +174,31 @@ def test_promoting_a_shadow_rule_is_enforced_only_once_trusted(isolated_home: Pa
 def test_doctor_lists_the_rules_in_shadow(isolated_home: Path, judge: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(config(judge.url))
     trust_config(isolated_home / "guard.yaml")
-    done = run_guard(["doctor"], isolated_home, env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
-    assert "1 rule in shadow mode" in done.stdout and "no-deletes (pre_tool_use, Bash)" in done.stdout, done.stdout + done.stderr
+    done = run_guard(
+        ["doctor"], isolated_home, env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False
+    )
+    assert "1 rule in shadow mode" in done.stdout and "no-deletes (pre_tool_use, Bash)" in done.stdout, (
+        done.stdout + done.stderr
+    )
 
 
 def test_a_shadow_mode_typo_names_the_file_and_key(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text(config("http://127.0.0.1:9", mode="shadwo"))
-    done = run_guard(["check", "--tool", "Bash", "--input", '{"command": "ls"}'], isolated_home, env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)}, inherit_env=False)
-    assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    done = run_guard(
+        ["check", "--tool", "Bash", "--input", '{"command": "ls"}'],
+        isolated_home,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(isolated_home)},
+        inherit_env=False,
+    )
+    assert done.returncode != 0 and "hooks.PreToolUse[0].mode" in done.stderr and "Traceback" not in done.stderr, (
+        done.stderr
+    )
 
 
 def guard_cli(args: list[str], cwd: Path, judge: StubServer) -> subprocess.CompletedProcess[str]:
-    return run_guard(args, cwd, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GUARD_API_BASE": judge.url}, inherit_env=False)
+    return run_guard(
+        args, cwd, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GUARD_API_BASE": judge.url}, inherit_env=False
+    )
 
 
 @pytest.mark.slow
@@ -167,23 +210,36 @@ def test_backtest_and_datasets_use_the_shadow_verdicts_as_data(isolated_home: Pa
         assert decision_of(hook(isolated_home, bash_event("s1", command))) == "allow"
     (isolated_home / "guard.enforced.yaml").write_text(config(judge.url, mode="enforce"))
 
-    done = guard_cli(["backtest", "--config", "guard.enforced.yaml", "--log", "audit.db", "--out", "bt"], isolated_home, judge)
+    done = guard_cli(
+        ["backtest", "--config", "guard.enforced.yaml", "--log", "audit.db", "--out", "bt"], isolated_home, judge
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((isolated_home / "bt" / "metrics.json").read_text())["backtest"]
     assert summary["new_denies"] == 2 and summary["shadow_verdicts"] == 2 and summary["foreseen_in_shadow"] == 2
     assert {r["rule"]: (r["new_denies"], r["foreseen_in_shadow"]) for r in summary["rules"]} == {"no-deletes": (2, 2)}
     assert all(f["rules"] == ["no-deletes"] == f["foreseen_in_shadow"] for f in summary["flips"])
-    assert "2 of the 2 new denies were foreseen by the same rule in shadow (no-deletes 2/2)" in (isolated_home / "bt" / "report.md").read_text()
+    assert (
+        "2 of the 2 new denies were foreseen by the same rule in shadow (no-deletes 2/2)"
+        in (isolated_home / "bt" / "report.md").read_text()
+    )
 
     db = sqlite3.connect(isolated_home / "audit.db")
-    ids = {json.loads(payload)["tool_input"]["command"]: row_id for row_id, payload in db.execute("SELECT id, payload FROM decisions")}
+    ids = {
+        json.loads(payload)["tool_input"]["command"]: row_id
+        for row_id, payload in db.execute("SELECT id, payload FROM decisions")
+    }
     db.close()
     for command, label in (("rm -rf build", "deny"), ("git status", "allow"), ("rm -f notes.txt", "allow")):
         assert guard_cli(["log", "label", str(ids[command]), label], isolated_home, judge).returncode == 0
     made = guard_cli(["datasets", "from-audit", "--log", "audit.db", "--out", "cases.jsonl"], isolated_home, judge)
     assert made.returncode == 0, made.stderr
-    cases = {json.loads(line)["tool_input"]["command"]: json.loads(line) for line in (isolated_home / "cases.jsonl").read_text().splitlines()}
+    cases = {
+        json.loads(line)["tool_input"]["command"]: json.loads(line)
+        for line in (isolated_home / "cases.jsonl").read_text().splitlines()
+    }
     assert "shadow-deny" in cases["rm -rf build"]["tags"] and "shadow-disagrees" not in cases["rm -rf build"]["tags"]
-    assert {"shadow-deny", "shadow-disagrees"} <= set(cases["rm -f notes.txt"]["tags"]), "the shadow rule's false alarm is marked for review"
+    assert {"shadow-deny", "shadow-disagrees"} <= set(cases["rm -f notes.txt"]["tags"]), (
+        "the shadow rule's false alarm is marked for review"
+    )
     assert "no-deletes would have said deny (deletes files)" in cases["rm -f notes.txt"]["notes"]
     assert "shadow-allow" in cases["git status"]["tags"]

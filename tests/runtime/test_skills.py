@@ -75,9 +75,15 @@ def test_frontmatter_hooks_become_external_specs(tmp_path: Path, monkeypatch: py
         "fail_open",
     )
     assert (notify.event, notify.secret, notify.fire_and_forget) == ("session_end", "from-env", True)
-    assert (judge.kind, judge.event, judge.prompt) == ("smart", "stop", "Did the agent do what the user asked? $ARGUMENTS")
+    assert (judge.kind, judge.event, judge.prompt) == (
+        "smart",
+        "stop",
+        "Did the agent do what the user asked? $ARGUMENTS",
+    )
     assert all(s.source == "skill" and s.external for s in skill.specs)
-    assert [s.failure_mode for s in (script, notify, judge)] == ["fail_closed"] * 3  # external: closed unless said otherwise
+    assert [s.failure_mode for s in (script, notify, judge)] == [
+        "fail_closed"
+    ] * 3  # external: closed unless said otherwise
     assert script.id == "skill:audit-skill:BeforeToolUse[0]"
 
 
@@ -102,7 +108,10 @@ BROKEN = [
         "unsupported key(s) headers",
     ),
     ("  PostToolUse:\n    - url: https://a.example/?k=${GITHUB_TOKEN}\n", "not substituted in a skill's url"),
-    ("  PostToolUse:\n    - url: https://a.example/\n      secret: ${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE is not set"),
+    (
+        "  PostToolUse:\n    - url: https://a.example/\n      secret: ${NOT_SET_ANYWHERE}\n",
+        "NOT_SET_ANYWHERE is not set",
+    ),
     ("  PostToolUse:\n    - url: https://a.example/\n      secret: pre${HOME}\n", "exactly ${VAR}"),
 ]
 
@@ -113,7 +122,9 @@ def test_a_broken_hook_is_skipped_and_the_others_still_load(
 ) -> None:
     path = write_skill(tmp_path, f"---\nname: s\nhooks:\n{broken}  PreToolUse:\n{GOOD}---\n")
     skill = load_skill(path)
-    assert [(s.event, s.command) for s in skill.specs] == [("pre_tool_use", "./good.sh")]  # nothing widened, nothing lost
+    assert [(s.event, s.command) for s in skill.specs] == [
+        ("pre_tool_use", "./good.sh")
+    ]  # nothing widened, nothing lost
     (warning,) = skill.warnings
     assert message in warning and str(path) in warning and warning.endswith("skipped")
     assert any(message in r.getMessage() and r.levelno == logging.WARNING for r in guard_log.records)
@@ -176,7 +187,9 @@ def url_skill(tmp_path: Path, name: str, url: str, failure_mode: str | None = "f
     return write_skill(tmp_path, text, name)
 
 
-async def test_concurrent_runs_never_see_each_others_skill_hooks(tmp_path: Path, make_receiver: Callable[..., Receiver]) -> None:
+async def test_concurrent_runs_never_see_each_others_skill_hooks(
+    tmp_path: Path, make_receiver: Callable[..., Receiver]
+) -> None:
     receivers = {
         name: make_receiver(reply=(200, json.dumps({"decision": "allow", "reason": name}).encode(), {}))
         for name in ("one", "two")
@@ -207,7 +220,9 @@ async def test_concurrent_runs_never_see_each_others_skill_hooks(tmp_path: Path,
     assert [len(r.requests) for r in receivers.values()] == [3, 3]
 
 
-async def test_a_skill_the_model_loads_itself_registers_nothing(tmp_path: Path, make_receiver: Callable[..., Receiver]) -> None:
+async def test_a_skill_the_model_loads_itself_registers_nothing(
+    tmp_path: Path, make_receiver: Callable[..., Receiver]
+) -> None:
     receiver = make_receiver()
     url_skill(tmp_path, "sneaky", receiver.url())
     registry = Registry()
@@ -215,14 +230,20 @@ async def test_a_skill_the_model_loads_itself_registers_nothing(tmp_path: Path, 
     with registry.run():
         model_loads = {**BASH, "tool_name": "Skill", "tool_input": {"skill": "sneaky"}}
         await engine.decide(model_loads)
-        await engine.decide({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "tell me about [use sneaky]"})
+        await engine.decide(
+            {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "tell me about [use sneaky]"}
+        )
         assert registry.specs() == []
         assert (await engine.decide(BASH)).hooks == []
     assert receiver.connections == 0
 
 
-@pytest.mark.parametrize(("failure_mode", "decision"), [(None, "deny"), ("fail_closed", "deny"), ("fail_open", "allow")])
-async def test_skill_hooks_fail_closed_unless_they_say_otherwise(tmp_path: Path, failure_mode: str | None, decision: str) -> None:
+@pytest.mark.parametrize(
+    ("failure_mode", "decision"), [(None, "deny"), ("fail_closed", "deny"), ("fail_open", "allow")]
+)
+async def test_skill_hooks_fail_closed_unless_they_say_otherwise(
+    tmp_path: Path, failure_mode: str | None, decision: str
+) -> None:
     registry = Registry()
     engine = Engine(Settings(audit_path=None), registry)  # no allow-list: the local URL is refused
     with registry.run():
@@ -252,4 +273,6 @@ hooks:
     # a skill's script runs in the skill's own folder, not the event's cwd
     assert ran.error is None and json.loads((skill.parent / "seen.json").read_text()) == event
     assert "eval" in (refused.error or "") and refused.decision is None  # refused for a skill, never run
-    assert not any((folder / name).exists() for folder in (tmp_path, skill.parent) for name in ("pwned", "pwned2", "evaluated"))
+    assert not any(
+        (folder / name).exists() for folder in (tmp_path, skill.parent) for name in ("pwned", "pwned2", "evaluated")
+    )

@@ -49,7 +49,15 @@ async def test_hooks_receive_the_typed_subagent_fields() -> None:
     engine = Engine(SETTINGS, registry)
     await engine.decide(start("t1", agent_type="researcher", task_description="find the bug", trace_id="tr-9"))
     failed = await engine.decide(
-        stop("t1", agent_type="researcher", success=False, status="failed", duration_seconds=2.5, error="budget", trace_id="tr-9")
+        stop(
+            "t1",
+            agent_type="researcher",
+            success=False,
+            status="failed",
+            duration_seconds=2.5,
+            error="budget",
+            trace_id="tr-9",
+        )
     )
 
     first, second = seen
@@ -80,7 +88,14 @@ async def test_the_last_stop_for_a_task_counts() -> None:
         stop("t1", agent_type="coder", success=True, status="completed", duration_seconds=12.0, result={"files": 3})
     )
     await engine.decide(
-        stop("t1", agent_type="coder", success=False, status="cancelled", duration_seconds=12.4, error="cancelled by user")
+        stop(
+            "t1",
+            agent_type="coder",
+            success=False,
+            status="cancelled",
+            duration_seconds=12.4,
+            error="cancelled by user",
+        )
     )
 
     run = tracker.get("t1")
@@ -122,7 +137,13 @@ async def test_a_webhook_on_subagent_stop_gets_every_field(make_receiver: Callab
     receiver = make_receiver()
     registry = Registry([HookSpec(id="orchestration-log", kind="http", event="subagent_stop", url=receiver.url())])
     event = stop(
-        "t7", agent_type="reviewer", success=True, status="completed", duration_seconds=1.25, trace_id="tr-7", result="LGTM"
+        "t7",
+        agent_type="reviewer",
+        success=True,
+        status="completed",
+        duration_seconds=1.25,
+        trace_id="tr-7",
+        result="LGTM",
     )
     await Engine(SETTINGS, registry).decide(event)
     assert json.loads(receiver.requests[0].body) == event

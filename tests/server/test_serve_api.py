@@ -51,7 +51,12 @@ def test_an_event_gets_the_canonical_decision(client: TestClient) -> None:
     assert [(h["id"], h["type"], h["decision"]) for h in body["hooks"]] == [("no-rm", "callable", "deny")]
     assert client.post("/v1/hooks", json=LS).json()["decision"] == "allow"
     assert client.post("/v1/hooks", json={"hook_event_name": "Stop"}).json() == {
-        "decision": "allow", "reason": None, "updated_input": None, "additional_context": None, "hooks": [], "details": {"latency_ms": pytest.approx(0, abs=100)}
+        "decision": "allow",
+        "reason": None,
+        "updated_input": None,
+        "additional_context": None,
+        "hooks": [],
+        "details": {"latency_ms": pytest.approx(0, abs=100)},
     }
 
 
@@ -59,8 +64,14 @@ def test_a_client_format_route_answers_what_guard_hook_would_print(client: TestC
     r = client.post("/v1/hooks/claude", json=RM)
     assert r.status_code == 200 and r.headers["x-guard-exit-code"] == "0" and r.headers["x-guard-decision"] == "deny"
     told = "guard denied this call: rule no-rm, decided by callable hook no-rm: deletes the home directory. This block is final: do not retry this in another form; ask the user."
-    assert r.json() == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": told},
-                        "systemMessage": "guard denied Bash: rule no-rm (callable hook no-rm); final."}
+    assert r.json() == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": told,
+        },
+        "systemMessage": "guard denied Bash: rule no-rm (callable hook no-rm); final.",
+    }
     allow = client.post("/v1/hooks/claude", json=LS)
     assert allow.status_code == 200 and allow.text == "" and allow.headers["x-guard-decision"] == "allow"
 
@@ -68,8 +79,11 @@ def test_a_client_format_route_answers_what_guard_hook_would_print(client: TestC
 def test_an_event_in_a_clients_own_shape_is_normalized(client: TestClient) -> None:
     copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "rm -rf /"})}
     r = client.post("/v1/hooks/copilot", json=copilot)
-    assert r.json() == {"permissionDecision": "deny", "permissionDecisionReason": "guard denied this call: rule no-rm, decided by callable hook no-rm: "
-                        "deletes the home directory. This block is final: do not retry this in another form; ask the user."}
+    assert r.json() == {
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "guard denied this call: rule no-rm, decided by callable hook no-rm: "
+        "deletes the home directory. This block is final: do not retry this in another form; ask the user.",
+    }
     assert client.post("/v1/hooks?format=copilot", json=copilot).json()["decision"] == "deny"
 
 
@@ -79,12 +93,17 @@ def test_a_crashing_hook_is_reported_in_the_decision_not_as_a_500(client: TestCl
     assert r.json()["decision"] == "allow" and "hook bug" in r.json()["hooks"][0]["error"]
 
 
-@pytest.mark.parametrize(("headers", "content", "fail_closed"), [
-    ({"content-type": "application/json"}, b'{"toolName": "bash", "toolArgs": "{broken"}', False),
-    ({"content-type": "text/plain"}, json.dumps(RM).encode(), False),
-    ({"content-type": "application/json"}, b"{not json", True),
-])
-def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: Engine, headers: dict[str, str], content: bytes, fail_closed: bool) -> None:
+@pytest.mark.parametrize(
+    ("headers", "content", "fail_closed"),
+    [
+        ({"content-type": "application/json"}, b'{"toolName": "bash", "toolArgs": "{broken"}', False),
+        ({"content-type": "text/plain"}, json.dumps(RM).encode(), False),
+        ({"content-type": "application/json"}, b"{not json", True),
+    ],
+)
+def test_the_client_route_answers_bad_requests_with_the_failure_policy(
+    engine: Engine, headers: dict[str, str], content: bytes, fail_closed: bool
+) -> None:
     """A Claude Code http hook runs the call on any non-2xx answer: the client route never gives one for a bad request."""
     if fail_closed:
         engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
@@ -100,7 +119,12 @@ def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: E
 @pytest.mark.parametrize(
     ("path", "kwargs", "status", "message"),
     [
-        ("/v1/hooks", {"content": b"{not json", "headers": {"content-type": "application/json"}}, 400, "not valid JSON"),
+        (
+            "/v1/hooks",
+            {"content": b"{not json", "headers": {"content-type": "application/json"}},
+            400,
+            "not valid JSON",
+        ),
         ("/v1/hooks", {"content": b"\xff\xfe", "headers": {"content-type": "application/json"}}, 400, "not valid JSON"),
         ("/v1/hooks", {"json": [RM]}, 400, "JSON object, got list"),
         ("/v1/hooks", {"json": {"tool_name": "Bash"}}, 400, "hook_event_name"),
@@ -114,7 +138,9 @@ def test_the_client_route_answers_bad_requests_with_the_failure_policy(engine: E
         ("/v2/hooks", {"json": RM}, 404, "Not Found"),
     ],
 )
-def test_client_mistakes_get_a_4xx_with_a_json_error(client: TestClient, path: str, kwargs: dict[str, Any], status: int, message: str) -> None:
+def test_client_mistakes_get_a_4xx_with_a_json_error(
+    client: TestClient, path: str, kwargs: dict[str, Any], status: int, message: str
+) -> None:
     r = client.post(path, **kwargs)
     assert r.status_code == status
     assert r.json()["status"] == status and message in r.json()["error"]
@@ -136,7 +162,9 @@ def test_the_wrong_method_is_a_json_405(client: TestClient) -> None:
     assert r.status_code == 405 and r.json()["status"] == 405
 
 
-def test_guards_own_fault_follows_the_failure_policy(client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guards_own_fault_follows_the_failure_policy(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def broken(event: Any, *_: Any, **__: Any) -> Decision:
         raise RuntimeError("bug in the engine")
 
@@ -145,8 +173,14 @@ def test_guards_own_fault_follows_the_failure_policy(client: TestClient, engine:
     assert r.status_code == 200 and r.json()["decision"] == "allow"
     assert "internal error: RuntimeError" in r.json()["warnings"][0]
     engine.registry = Registry([s.replace(failure_mode="fail_closed") for s in engine.registry.specs()])
-    closed = TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False).post("/v1/hooks", json=RM)
-    assert closed.status_code == 200 and closed.json()["decision"] == "deny" and "internal error" in closed.json()["reason"]
+    closed = TestClient(create_app(engine), base_url="http://127.0.0.1", raise_server_exceptions=False).post(
+        "/v1/hooks", json=RM
+    )
+    assert (
+        closed.status_code == 200
+        and closed.json()["decision"] == "deny"
+        and "internal error" in closed.json()["reason"]
+    )
 
 
 def test_healthz(client: TestClient) -> None:

@@ -62,11 +62,15 @@ def test_the_services_batches_and_hook_processes_beside_it_chain_into_one_intact
     from concurrent.futures import ThreadPoolExecutor
 
     def via_service(n: int) -> None:
-        assert (send_event(serve.url, {**LS, "tool_input": {"command": f"ls {n}"}}, timeout=20) or {}).get("decision") == "allow"
+        assert (send_event(serve.url, {**LS, "tool_input": {"command": f"ls {n}"}}, timeout=20) or {}).get(
+            "decision"
+        ) == "allow"
 
     def via_hook(n: int) -> None:
         event = json.dumps({**LS, "tool_input": {"command": f"rm {n}"}})
-        done = run_guard(["hook"], serve.workdir, stdin=event, env={"PYTHONPATH": os.pathsep.join([str(serve.workdir), *sys.path])})
+        done = run_guard(
+            ["hook"], serve.workdir, stdin=event, env={"PYTHONPATH": os.pathsep.join([str(serve.workdir), *sys.path])}
+        )
         assert done.returncode == 0 and "deny" in done.stdout, done.stderr
 
     with ThreadPoolExecutor(8) as pool:

@@ -19,7 +19,10 @@ from fixtures.processes import SOURCE_ROOT, run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9))]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9)),
+]
 
 
 def guard(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -49,8 +52,16 @@ def wait_until_answering(url: str, *, timeout: float = 60.0) -> None:
 
 
 def requests_served(url: str) -> int:
-    text = urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=service_auth()), timeout=5).read().decode()
-    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines() if line.startswith("guard_http_requests_total{") and 'route="/v1/hooks"' in line)
+    text = (
+        urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers=service_auth()), timeout=5)
+        .read()
+        .decode()
+    )
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("guard_http_requests_total{") and 'route="/v1/hooks"' in line
+    )
 
 
 def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:
@@ -80,8 +91,26 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
 
 def test_an_auto_started_service_leaves_when_idle(isolated_home: Path) -> None:
     state_file = isolated_home / "serve.json"
-    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--state-file", str(state_file), "--idle-timeout", "3", "--log-level", "warning"],
-                            cwd=isolated_home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guard.cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--state-file",
+            str(state_file),
+            "--idle-timeout",
+            "3",
+            "--log-level",
+            "warning",
+        ],
+        cwd=isolated_home,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+    )
     try:
         deadline = time.monotonic() + 30
         while not state_file.exists() and time.monotonic() < deadline:

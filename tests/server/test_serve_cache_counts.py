@@ -45,7 +45,9 @@ def test_hits_wait_for_no_cache_lock_and_every_count_lands_on_a_clean_stop(isola
         try:
             assert (send_event(url, event, timeout=30) or {}).get("decision") == "deny"  # the miss: judged and stored
             holder = sqlite3.connect(isolated_home / "cache.db", isolation_level=None)
-            holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock (a `guard hook` beside the service)
+            holder.execute(
+                "BEGIN IMMEDIATE"
+            )  # another process holds the write lock (a `guard hook` beside the service)
             try:
                 started = time.monotonic()
                 for _ in range(5):
@@ -64,4 +66,8 @@ def test_hits_wait_for_no_cache_lock_and_every_count_lands_on_a_clean_stop(isola
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
     stats = cache_stats(isolated_home, env)
-    assert (stats["hits"], stats["misses"], stats["entries"]) == (6, 1, 1)  # the last hit written at exit; the miss counted once
+    assert (stats["hits"], stats["misses"], stats["entries"]) == (
+        6,
+        1,
+        1,
+    )  # the last hit written at exit; the miss counted once

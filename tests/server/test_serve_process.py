@@ -21,7 +21,7 @@ from fixtures.cache import free_port, service_auth, start_serve
 
 from guard.server.client import send_event
 
-HOOKS_MODULE = '''
+HOOKS_MODULE = """
 import time
 
 def judge(event):
@@ -30,7 +30,7 @@ def judge(event):
         time.sleep(float(command.split()[1]))
         return {"decision": "deny", "reason": "slept " + command.split()[1]}
     return {"decision": "deny", "reason": "no rm"} if command.startswith("rm") else "allow"
-'''
+"""
 
 CONFIG = """
 audit:
@@ -58,7 +58,10 @@ def serve(tmp_path: Path) -> Iterator[ServeProcess]:
     (tmp_path / "servehooks.py").write_text(HOOKS_MODULE)
     (tmp_path / "guard.yaml").write_text(CONFIG)
     trust_config(tmp_path / "guard.yaml")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # keep the tree under test
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])),
+    }  # keep the tree under test
     proc, url = start_serve(tmp_path / "guard.yaml", tmp_path, env)
     try:
         yield ServeProcess(proc, url, tmp_path)
@@ -69,7 +72,11 @@ def serve(tmp_path: Path) -> Iterator[ServeProcess]:
 
 
 def test_send_event_returns_the_services_decision(serve: ServeProcess) -> None:
-    reply = send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}, timeout=10)
+    reply = send_event(
+        serve.url,
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}},
+        timeout=10,
+    )
     assert reply is not None and reply["decision"] == "deny" and reply["hooks"][0]["id"] == "slow-judge"
     copilot = {"hookEventName": "preToolUse", "toolName": "bash", "toolArgs": json.dumps({"command": "ls"})}
     assert (send_event(serve.url, copilot, fmt="copilot", timeout=10) or {}).get("decision") == "allow"
@@ -77,7 +84,9 @@ def test_send_event_returns_the_services_decision(serve: ServeProcess) -> None:
 
 
 def test_the_service_writes_the_audit_log(serve: ServeProcess) -> None:
-    send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm x"}}, timeout=10)
+    send_event(
+        serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm x"}}, timeout=10
+    )
     from guard.audit import AuditLog
 
     deadline = time.monotonic() + 10
@@ -101,7 +110,11 @@ def test_send_event_is_none_for_an_answer_that_is_not_a_decision(serve: ServePro
 
 def _post_in_thread(url: str, payload: dict[str, Any], out: dict[str, Any]) -> threading.Thread:
     def post() -> None:
-        request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
+        request = urllib.request.Request(
+            url + "/v1/hooks",
+            data=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json", **service_auth()},
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as r:
                 out["status"], out["body"] = r.status, json.loads(r.read())
@@ -116,9 +129,11 @@ def _post_in_thread(url: str, payload: dict[str, Any], out: dict[str, Any]) -> t
 @pytest.mark.slow
 def test_sigterm_lets_an_in_flight_request_finish(serve: ServeProcess) -> None:
     out: dict[str, Any] = {}
-    thread = _post_in_thread(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "sleep 1.5"}}, out)
+    thread = _post_in_thread(
+        serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "sleep 1.5"}}, out
+    )
     deadline = time.monotonic() + 10
-    while 'guard_http_requests_in_flight 2' not in serve.get("/metrics"):  # the slow request + this one
+    while "guard_http_requests_in_flight 2" not in serve.get("/metrics"):  # the slow request + this one
         assert time.monotonic() < deadline, "the slow request never started"
         time.sleep(0.05)
     serve.proc.send_signal(signal.SIGTERM)
@@ -147,15 +162,23 @@ def test_every_decision_is_in_the_audit_log_after_sigterm_even_while_the_log_was
 
     from guard.audit import AuditLog
 
-    send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}, timeout=10)
+    send_event(
+        serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}, timeout=10
+    )
     deadline = time.monotonic() + 10
     while not AuditLog(serve.workdir / "audit.db").tail() and time.monotonic() < deadline:
         time.sleep(0.05)
     holder = sqlite3.connect(serve.workdir / "audit.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # `guard log label` or a guard hook beside the service, mid-write
     started = time.monotonic()
-    replies = [send_event(serve.url, {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": f"rm f{i}"}}, timeout=10)
-               for i in range(40)]
+    replies = [
+        send_event(
+            serve.url,
+            {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": f"rm f{i}"}},
+            timeout=10,
+        )
+        for i in range(40)
+    ]
     answered_in = time.monotonic() - started
     holder.execute("COMMIT")
     holder.close()
@@ -221,7 +244,9 @@ def _health_of_a_service(tmp_path: Path, **env: str) -> Iterator[dict[str, Any]]
     try:
         deadline = time.monotonic() + 60
         while True:
-            with urllib.request.urlopen(urllib.request.Request(url + "/healthz", headers=service_auth()), timeout=10) as r:
+            with urllib.request.urlopen(
+                urllib.request.Request(url + "/healthz", headers=service_auth()), timeout=10
+            ) as r:
                 health = json.loads(r.read())
             yield health
             if health["model_clients"]["litellm"] != "loading":
@@ -235,12 +260,20 @@ def _health_of_a_service(tmp_path: Path, **env: str) -> Iterator[dict[str, Any]]
 
 def test_a_service_whose_models_all_go_to_an_openai_compatible_endpoint_never_loads_litellm(tmp_path: Path) -> None:
     """With GUARD_API_BASE every model id goes over the OpenAI transport, an unprefixed one too: LiteLLM's seconds stay out."""
-    [health] = _health_of_a_service(tmp_path, GUARD_API_BASE="http://127.0.0.1:9/v1", GUARD_MODEL_QUICK="stub", GUARD_MODEL_THOROUGH="anthropic/x")
+    [health] = _health_of_a_service(
+        tmp_path, GUARD_API_BASE="http://127.0.0.1:9/v1", GUARD_MODEL_QUICK="stub", GUARD_MODEL_THOROUGH="anthropic/x"
+    )
     assert health["model_clients"] == {"openai": "ready", "litellm": "not loaded"}
 
 
 @pytest.mark.slow
-def test_a_service_listens_with_its_openai_client_ready_and_loads_litellm_for_the_other_models_meanwhile(tmp_path: Path) -> None:
-    healths = list(_health_of_a_service(tmp_path, GUARD_MODEL_QUICK="openai/gpt-4.1-mini", GUARD_MODEL_THOROUGH="anthropic/claude-haiku-4-5"))
+def test_a_service_listens_with_its_openai_client_ready_and_loads_litellm_for_the_other_models_meanwhile(
+    tmp_path: Path,
+) -> None:
+    healths = list(
+        _health_of_a_service(
+            tmp_path, GUARD_MODEL_QUICK="openai/gpt-4.1-mini", GUARD_MODEL_THOROUGH="anthropic/claude-haiku-4-5"
+        )
+    )
     assert healths[0]["model_clients"]["openai"] == "ready"
     assert healths[-1]["model_clients"]["litellm"] == "ready"

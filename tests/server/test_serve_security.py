@@ -42,7 +42,12 @@ hooks:
       depth: quick
       rule: Block prompts asking for secrets.
 """
-RM = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "session_id": "s"}  # not `rm -rf /`: the self-protection rule denies that (it removes guard.yaml)
+RM = {
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build"},
+    "session_id": "s",
+}  # not `rm -rf /`: the self-protection rule denies that (it removes guard.yaml)
 
 
 @dataclass
@@ -61,7 +66,9 @@ class Served:
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> int:
         try:
-            with urllib.request.urlopen(urllib.request.Request(self.url + path, headers=headers or {}), timeout=10) as r:
+            with urllib.request.urlopen(
+                urllib.request.Request(self.url + path, headers=headers or {}), timeout=10
+            ) as r:
                 return int(r.status)
         except urllib.error.HTTPError as exc:
             return exc.code
@@ -84,8 +91,11 @@ def served(tmp_path: Path, stub: StubServer) -> Iterator[Served]:
     (tmp_path / "guard.yaml").write_text(CONFIG)
     trust_config(tmp_path / "guard.yaml")
     proc, port = start_listening(
-        lambda port: serve_command("--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--token", TOKEN, "--log-level", "warning"),
-        cwd=tmp_path, env=serve_env(GUARD_API_BASE=stub.url),
+        lambda port: serve_command(
+            "--port", str(port), "--config", str(tmp_path / "guard.yaml"), "--token", TOKEN, "--log-level", "warning"
+        ),
+        cwd=tmp_path,
+        env=serve_env(GUARD_API_BASE=stub.url),
     )
     try:
         yield Served(f"http://127.0.0.1:{port}", tmp_path, proc)
@@ -100,10 +110,12 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
 def test_every_endpoint_wants_the_token(served: Served) -> None:
     body = json.dumps(RM).encode()
-    for headers in ({"Content-Type": "application/json"},
-                    {"Content-Type": "application/json", "Authorization": "Bearer wrong"},
-                    {"Content-Type": "application/json", "Authorization": TOKEN},  # not a bearer header
-                    {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}x"}):
+    for headers in (
+        {"Content-Type": "application/json"},
+        {"Content-Type": "application/json", "Authorization": "Bearer wrong"},
+        {"Content-Type": "application/json", "Authorization": TOKEN},  # not a bearer header
+        {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}x"},
+    ):
         status, reply = served.post("/v1/hooks", body, headers)
         assert status == 401 and "bearer token" in reply["error"], (headers, reply)
         # a Claude Code http hook runs the call on any non-2xx: the client route answers the failure policy instead
@@ -111,13 +123,17 @@ def test_every_endpoint_wants_the_token(served: Served) -> None:
         assert status == 200 and "(401)" in json.dumps(reply), (headers, reply)
     assert not (served.folder / "ran.marker").exists()  # refused before any hook ran
     assert served.get("/metrics") == 401 and served.get("/metrics", {"Authorization": f"Bearer {TOKEN}"}) == 200
-    assert served.get("/healthz") == 401 and served.get("/healthz", {"Authorization": f"Bearer {TOKEN}"}) == 200, "every route, /healthz too"
+    assert served.get("/healthz") == 401 and served.get("/healthz", {"Authorization": f"Bearer {TOKEN}"}) == 200, (
+        "every route, /healthz too"
+    )
 
     status, reply = served.post("/v1/hooks", body, AUTH)
     assert status == 200 and reply["decision"] == "allow" and (served.folder / "ran.marker").exists()
 
 
-@pytest.mark.parametrize("ctype", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain", None])
+@pytest.mark.parametrize(
+    "ctype", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain", None]
+)
 def test_a_body_that_is_not_declared_json_is_refused_before_any_hook_runs(served: Served, ctype: str | None) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", **({"Content-Type": ctype} if ctype else {})}
     status, reply = served.post("/v1/hooks", json.dumps(RM).encode(), headers)
@@ -136,15 +152,40 @@ def _nested(depth: int, rng: random.Random) -> str:
 def hostile_bodies(count: int, seed: int = 11) -> list[tuple[str, bytes]]:
     """``count`` (path, body) pairs: random bytes, broken JSON, deep nesting, surrogates, wrong types, odd numbers."""
     rng = random.Random(seed)
-    paths = ["/v1/hooks", "/v1/hooks/claude", "/v1/hooks/devin", "/v1/hooks/codex", "/v1/hooks/gemini",
-             "/v1/hooks/copilot", "/v1/hooks?format=copilot", "/v1/hooks?format=gemini"]
+    paths = [
+        "/v1/hooks",
+        "/v1/hooks/claude",
+        "/v1/hooks/devin",
+        "/v1/hooks/codex",
+        "/v1/hooks/gemini",
+        "/v1/hooks/copilot",
+        "/v1/hooks?format=copilot",
+        "/v1/hooks?format=gemini",
+    ]
     wrong = [None, 0, -1, 1.5, True, "", "x" * 300, [], ["Bash"], {}, {"a": "b"}, [[[]]], "\u0000", "\ud800"]
-    fields = ["hook_event_name", "tool_name", "tool_input", "cwd", "session_id", "prompt", "tool_response",
-              "hookEventName", "toolName", "toolArgs", "stop_hook_active", "transcript_path", "permission_mode"]
+    fields = [
+        "hook_event_name",
+        "tool_name",
+        "tool_input",
+        "cwd",
+        "session_id",
+        "prompt",
+        "tool_response",
+        "hookEventName",
+        "toolName",
+        "toolArgs",
+        "stop_hook_active",
+        "transcript_path",
+        "permission_mode",
+    ]
     events = ["PreToolUse", "UserPromptSubmit", "Stop", "PostToolUse", "preToolUse", "BeforeTool"]
 
     def event() -> dict[str, Any]:
-        data: dict[str, Any] = {"hook_event_name": rng.choice(events), "tool_name": "Bash", "tool_input": {"command": "ls"}}
+        data: dict[str, Any] = {
+            "hook_event_name": rng.choice(events),
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls"},
+        }
         for _ in range(rng.randint(1, 3)):
             data[rng.choice(fields)] = rng.choice(wrong)
         return data
@@ -155,18 +196,34 @@ def hostile_bodies(count: int, seed: int = 11) -> list[tuple[str, bytes]]:
         lambda: json.dumps(event()).encode(),
         lambda: json.dumps(event(), ensure_ascii=False).encode("utf-8", "surrogatepass"),  # raw surrogate bytes
         lambda: _nested(rng.choice([63, 64, 65, 260, 1000, 5000, 100_000]), rng).encode(),
-        lambda: ('{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","deep":'
-                 + _nested(rng.choice([60, 63, 100, 260, 999, 1000, 3000]), rng) + "}}").encode(),
-        lambda: ('{"hook_event_name":"' + rng.choice(events) + '","tool_name":"Bash","extra":'
-                 + _nested(rng.choice([62, 150, 260, 990]), rng) + "}").encode(),
-        lambda: (b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"\\ud800 rm"}}'),
-        lambda: (b'{"hook_event_name":"UserPromptSubmit","prompt":"\\udfff\\ud800"}'),
-        lambda: (b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"\\ud83d":1}}'),
-        lambda: ('{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"n":' + rng.choice(["NaN", "Infinity", "-Infinity", "1e999", "1" * 5000, "-0"]) + "}}").encode(),
-        lambda: (b'{"hook_event_name":"PreToolUse","hook_event_name":["x"],"tool_name":"Bash"}'),
-        lambda: rng.choice([b"", b"null", b"[]", b'"PreToolUse"', b"0", b"{}", b"\xef\xbb\xbf{}", b"\xff\xfe{\x00}\x00"]),
+        lambda: (
+            '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","deep":'
+            + _nested(rng.choice([60, 63, 100, 260, 999, 1000, 3000]), rng)
+            + "}}"
+        ).encode(),
+        lambda: (
+            '{"hook_event_name":"'
+            + rng.choice(events)
+            + '","tool_name":"Bash","extra":'
+            + _nested(rng.choice([62, 150, 260, 990]), rng)
+            + "}"
+        ).encode(),
+        lambda: b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"\\ud800 rm"}}',
+        lambda: b'{"hook_event_name":"UserPromptSubmit","prompt":"\\udfff\\ud800"}',
+        lambda: b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"\\ud83d":1}}',
+        lambda: (
+            '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"n":'
+            + rng.choice(["NaN", "Infinity", "-Infinity", "1e999", "1" * 5000, "-0"])
+            + "}}"
+        ).encode(),
+        lambda: b'{"hook_event_name":"PreToolUse","hook_event_name":["x"],"tool_name":"Bash"}',
+        lambda: rng.choice(
+            [b"", b"null", b"[]", b'"PreToolUse"', b"0", b"{}", b"\xef\xbb\xbf{}", b"\xff\xfe{\x00}\x00"]
+        ),
         lambda: json.dumps({**event(), "tool_input": {"command": "rm \x00 -rf", "env": "\x00"}}).encode(),
-        lambda: json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"k" * 1000: ["v"] * 1000}}).encode(),
+        lambda: json.dumps(
+            {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"k" * 1000: ["v"] * 1000}}
+        ).encode(),
     ]
     return [(rng.choice(paths), rng.choice(makers)()) for _ in range(count)]
 
@@ -184,11 +241,17 @@ def test_hostile_json_never_gets_a_500(served: Served) -> None:
     assert served.get("/healthz", AUTH) == 200  # and the service is still up
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    (_nested(1000, random.Random(1)), "nested deeper than"),
-    ('{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":' + _nested(200, random.Random(2)) + "}", "nested deeper than"),
-    ('{"hook_event_name":"PreToolUse","tool_name":["Bash"]}', "tool_name"),
-])
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (_nested(1000, random.Random(1)), "nested deeper than"),
+        (
+            '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":' + _nested(200, random.Random(2)) + "}",
+            "nested deeper than",
+        ),
+        ('{"hook_event_name":"PreToolUse","tool_name":["Bash"]}', "tool_name"),
+    ],
+)
 def test_hostile_json_gets_a_400_that_says_why(served: Served, body: str, reason: str) -> None:
     status, reply = served.post("/v1/hooks", body.encode(), AUTH)
     assert status == 400 and reason in reply["error"], reply
@@ -200,7 +263,9 @@ def test_a_lone_surrogate_is_repaired_and_judged(served: Served) -> None:
     assert status == 200 and reply["decision"] == "allow" and (served.folder / "ran.marker").exists(), reply
 
 
-def test_guard_hooks_client_sends_the_token_from_the_environment(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guard_hooks_client_sends_the_token_from_the_environment(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GUARD_SERVE_TOKEN", raising=False)
     assert send_event(served.url, RM, timeout=30) is None  # 401: judged in-process instead
     monkeypatch.setenv("GUARD_SERVE_TOKEN", TOKEN)
@@ -209,14 +274,26 @@ def test_guard_hooks_client_sends_the_token_from_the_environment(served: Served,
 
 def test_listening_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     port = free_port()
-    refused = subprocess.run(serve_command("--host", "0.0.0.0", "--port", str(port)), cwd=tmp_path, env=serve_env(),
-                             capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        serve_command("--host", "0.0.0.0", "--port", str(port)),
+        cwd=tmp_path,
+        env=serve_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode != 0
     assert "refusing to listen on 0.0.0.0 without a token" in refused.stderr and "GUARD_SERVE_TOKEN" in refused.stderr
     assert "Traceback" not in refused.stderr
 
-    proc = subprocess.Popen(serve_command("--host", "0.0.0.0", "--port", str(port)), cwd=tmp_path,
-                            env=serve_env(GUARD_SERVE_TOKEN=TOKEN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        serve_command("--host", "0.0.0.0", "--port", str(port)),
+        cwd=tmp_path,
+        env=serve_env(GUARD_SERVE_TOKEN=TOKEN),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_port(port, timeout=60)
         served = Served(f"http://127.0.0.1:{port}", tmp_path, proc)
@@ -229,18 +306,41 @@ def test_listening_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
 
 def test_loopback_without_a_token_of_yours_answers_only_the_holder_of_the_per_user_token(tmp_path: Path) -> None:
     port = free_port()
-    proc = subprocess.Popen(serve_command("--port", str(port)), cwd=tmp_path, env=serve_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        serve_command("--port", str(port)),
+        cwd=tmp_path,
+        env=serve_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_port(port, timeout=60)
         served = Served(f"http://127.0.0.1:{port}", tmp_path, proc)
-        assert (send_event(served.url, RM, timeout=30) or {}).get("decision") == "allow", "guard hook derives the token itself"
+        assert (send_event(served.url, RM, timeout=30) or {}).get("decision") == "allow", (
+            "guard hook derives the token itself"
+        )
         for path in ("/v1/hooks", "/healthz", "/metrics"):  # any other local process, the agent included, is refused
-            status = served.post(path, json.dumps(RM).encode(), {"Content-Type": "application/json"})[0] if path == "/v1/hooks" else served.get(path)
+            status = (
+                served.post(path, json.dumps(RM).encode(), {"Content-Type": "application/json"})[0]
+                if path == "/v1/hooks"
+                else served.get(path)
+            )
             assert status == 401, path
-        printed = subprocess.run(serve_command("--print-token"), cwd=tmp_path, env=serve_env(), capture_output=True, text=True, timeout=60)
-        assert served.get("/healthz", {"Authorization": f"Bearer {printed.stdout.strip()}"}) == 200, "the user's own copy of it"
-        refused = subprocess.run(serve_command("--print-token"), cwd=tmp_path, env=serve_env(CLAUDECODE="1"), capture_output=True, text=True, timeout=60)
+        printed = subprocess.run(
+            serve_command("--print-token"), cwd=tmp_path, env=serve_env(), capture_output=True, text=True, timeout=60
+        )
+        assert served.get("/healthz", {"Authorization": f"Bearer {printed.stdout.strip()}"}) == 200, (
+            "the user's own copy of it"
+        )
+        refused = subprocess.run(
+            serve_command("--print-token"),
+            cwd=tmp_path,
+            env=serve_env(CLAUDECODE="1"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert refused.returncode == 1 and not refused.stdout and "needs you, not an agent" in refused.stderr
     finally:
         proc.kill()
@@ -272,8 +372,12 @@ def test_guard_hook_sends_the_configs_token_to_its_auto_started_service(stub: St
         assert service.post("/v1/hooks", json.dumps(RM).encode(), {"Content-Type": "application/json"})[0] == 401
         second = guard(["hook"], isolated_home, env, json.dumps(bash_event("rm -rf ~/b")))
         assert json.loads(second.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", second.stderr
-        with urllib.request.urlopen(urllib.request.Request(state["url"] + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=10) as r:
+        with urllib.request.urlopen(
+            urllib.request.Request(state["url"] + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=10
+        ) as r:
             metrics = r.read().decode()
-        assert 'route="/v1/hooks",status="200"} 1' in metrics, metrics  # the second call was the service's, with the token
+        assert 'route="/v1/hooks",status="200"} 1' in metrics, (
+            metrics
+        )  # the second call was the service's, with the token
     finally:
         os.kill(state["pid"], signal.SIGTERM)

@@ -32,7 +32,13 @@ RULE = "Deny shell commands that delete files outside the project."
 
 def event(session: int) -> dict[str, Any]:
     """The same tool call from different sessions: volatile fields differ, the judgement does not."""
-    return {"hook_event_name": "PreToolUse", "session_id": f"s{session}", "tool_use_id": f"t{session}", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/victim"}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": f"s{session}",
+        "tool_use_id": f"t{session}",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf ~/victim"},
+    }
 
 
 @pytest.fixture
@@ -42,8 +48,15 @@ def slow_stub() -> Iterator[StubServer]:
 
 
 async def test_the_engine_shares_one_call_then_serves_the_cache(slow_stub: StubServer, tmp_path: Path) -> None:
-    settings = Settings(models={"quick": "openai/stub-judge"}, api_base=slow_stub.url, cache_url=f"sqlite:///{tmp_path}/cache.db", audit_path=None)
-    spec = HookSpec(id="no-delete", kind="smart", event="pre_tool_use", matcher="Bash", rule=RULE, depth="quick", timeout=120)
+    settings = Settings(
+        models={"quick": "openai/stub-judge"},
+        api_base=slow_stub.url,
+        cache_url=f"sqlite:///{tmp_path}/cache.db",
+        audit_path=None,
+    )
+    spec = HookSpec(
+        id="no-delete", kind="smart", event="pre_tool_use", matcher="Bash", rule=RULE, depth="quick", timeout=120
+    )
     engine = Engine(settings, Registry([spec]))
     decisions = await asyncio.gather(*(engine.decide(event(n)) for n in range(12)))
     assert slow_stub.calls == 1
@@ -69,7 +82,11 @@ hooks:
 
 
 def _post(url: str, payload: dict[str, Any], results: list[Any]) -> None:
-    request = urllib.request.Request(url + "/v1/hooks", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json", **service_auth()})
+    request = urllib.request.Request(
+        url + "/v1/hooks",
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", **service_auth()},
+    )
     with urllib.request.urlopen(request, timeout=120) as r:
         results.append(json.loads(r.read()))
 
@@ -82,7 +99,11 @@ def test_the_service_shares_one_call_across_concurrent_requests(slow_stub: StubS
     env = {**os.environ, "GUARD_API_BASE": slow_stub.url}
     proc = subprocess.Popen(
         [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         wait_for_port(port, timeout=120)  # the model client is warmed before the port opens

@@ -64,9 +64,16 @@ def test_a_guard_package_written_into_the_project_is_not_what_serves(isolated_ho
     )
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")
-    env = {"GUARD_API_BASE": stub.url, "PYTHONPATH": os.pathsep.join([TREE, str(isolated_home)])}  # the project is on the path too, after guard
+    env = {
+        "GUARD_API_BASE": stub.url,
+        "PYTHONPATH": os.pathsep.join([TREE, str(isolated_home)]),
+    }  # the project is on the path too, after guard
     states = isolated_home.parent / "home" / ".cache" / "guard" / "serve"
-    start = guard_hook(isolated_home, {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(isolated_home), "source": "startup"}, **env)
+    start = guard_hook(
+        isolated_home,
+        {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(isolated_home), "source": "startup"},
+        **env,
+    )
     assert start.returncode == 0, start.stderr
     state = wait_for_state(states)
     try:
@@ -105,7 +112,9 @@ def test_an_answer_that_does_not_prove_it_is_guards_is_ignored(isolated_home: Pa
     _Impostor.seen = []
     impostor = ThreadingHTTPServer(("127.0.0.1", free_port()), _Impostor)
     threading.Thread(target=impostor.serve_forever, daemon=True).start()
-    (isolated_home / "guard.yaml").write_text(SMART.replace("server: {url: auto}", f"server: {{url: 'http://127.0.0.1:{impostor.server_address[1]}'}}"))
+    (isolated_home / "guard.yaml").write_text(
+        SMART.replace("server: {url: auto}", f"server: {{url: 'http://127.0.0.1:{impostor.server_address[1]}'}}")
+    )
     trust_config(isolated_home / "guard.yaml")
     try:
         proc = guard_hook(isolated_home, bash_event("rm -rf ~/photos"), GUARD_API_BASE=stub.url)
@@ -113,7 +122,9 @@ def test_an_answer_that_does_not_prove_it_is_guards_is_ignored(isolated_home: Pa
         impostor.shutdown()
     assert verdict(proc) == "deny" and stub.calls == 1, "judged in-process"
     assert "does not prove it came from guard serve" in proc.stderr
-    assert len(_Impostor.seen) == 1 and service_key() not in _Impostor.seen[0], "the impostor never learns the service's key"
+    assert len(_Impostor.seen) == 1 and service_key() not in _Impostor.seen[0], (
+        "the impostor never learns the service's key"
+    )
 
 
 def _serve(cwd: Path, config: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:

@@ -19,14 +19,23 @@ from test_serve_autostart import guard, requests_served, wait_for_state, wait_un
 
 from guard.testing.openai_stub import Reply, StubServer
 
-pytestmark = [pytest.mark.slow, pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9))]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.stub(default=Reply.verdict("deny", "deletes outside the project", confidence=0.9)),
+]
 
 SMART = (
     "models: {quick: openai/stub-quick}\ncache: {url: 'off'}\n"
     "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
     "      rule: Deny shell commands that delete files outside the project.\n"
 )
-SESSION_START = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/u/proj", "hook_event_name": "SessionStart", "source": "startup"}
+SESSION_START = {
+    "session_id": "s1",
+    "transcript_path": "/tmp/t.jsonl",
+    "cwd": "/home/u/proj",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+}
 
 
 def installed_session_start_command(project: Path) -> list[str]:
@@ -51,7 +60,9 @@ def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServe
     command = installed_session_start_command(isolated_home)
     started = time.monotonic()
     warm = guard(command, isolated_home, env, json.dumps(SESSION_START))
-    assert warm.returncode == 0 and time.monotonic() - started < 10, warm.stderr  # returns without waiting for the service
+    assert warm.returncode == 0 and time.monotonic() - started < 10, (
+        warm.stderr
+    )  # returns without waiting for the service
     state = wait_for_state(states)
     try:
         wait_until_answering(state["url"])
@@ -94,20 +105,28 @@ def test_a_service_that_never_comes_up_is_waited_for_only_while_the_call_can_sti
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        path = state_path(load_trusted().loaded)  # the state file guard hook reads for this trusted config and interpreter
+        path = state_path(
+            load_trusted().loaded
+        )  # the state file guard hook reads for this trusted config and interpreter
         path.parent.mkdir(parents=True)
         write_state(path, None, hung.pid)  # "starting", by a live process that will never listen
         started = time.monotonic()
-        miss = guard(["hook", "--format", "claude", "--deadline", "14"], isolated_home, {}, json.dumps(bash_event("rm -rf ~/a")))
+        miss = guard(
+            ["hook", "--format", "claude", "--deadline", "14"], isolated_home, {}, json.dumps(bash_event("rm -rf ~/a"))
+        )
         took = time.monotonic() - started
     finally:
         hung.kill()
         hung.wait()
     assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
-    assert stub.calls == 1 and 2 < took < 14  # waited for the service, then judged in-process before the client's deadline
+    assert (
+        stub.calls == 1 and 2 < took < 14
+    )  # waited for the service, then judged in-process before the client's deadline
 
 
-def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_service_stuck_starting_for_long_is_not_waited_for(
+    stub: StubServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from guard.config.pinning import load_trusted
     from guard.server.autostart import STARTUP_WAIT, state_path, write_state
 
@@ -132,7 +151,9 @@ def test_a_service_stuck_starting_for_long_is_not_waited_for(stub: StubServer, i
 
 
 def test_session_start_without_smart_hooks_starts_nothing(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: lint\n      matcher: Bash\n      command: 'true'\n")
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: lint\n      matcher: Bash\n      command: 'true'\n"
+    )
     trust_config(isolated_home / "guard.yaml")
     out = guard(["hook", "--format", "claude"], isolated_home, {}, json.dumps(SESSION_START))
     assert out.returncode == 0, out.stderr

@@ -49,7 +49,9 @@ pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "deletes a home fold
 def test_the_secret_is_created_private_in_the_user_config_dir(isolated_home: Path, stub: StubServer) -> None:
     (isolated_home / "guard.yaml").write_text(SMART)
     trust_config(isolated_home / "guard.yaml")
-    run_guard(["hook"], isolated_home, stdin=json.dumps(bash_event("rm -rf ~/photos")), env={"GUARD_API_BASE": stub.url})
+    run_guard(
+        ["hook"], isolated_home, stdin=json.dumps(bash_event("rm -rf ~/photos")), env={"GUARD_API_BASE": stub.url}
+    )
     secret = isolated_home.parent / "home/.config/guard/secret"
     assert secret_path() == secret and stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
@@ -102,7 +104,9 @@ def test_a_forged_redis_entry_is_a_miss(redis_cache_url: str) -> None:  # noqa: 
 @pytest.mark.slow
 @pytest.mark.parametrize("tamper", ["empty the hooks", "forge without a seal"])
 def test_an_emptied_or_forged_snapshot_does_not_drop_the_rules(isolated_home: Path, tamper: str) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: no-bash\n      matcher: Bash\n      command: 'echo no shell here >&2; exit 2'\n")
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: no-bash\n      matcher: Bash\n      command: 'echo no shell here >&2; exit 2'\n"
+    )
     trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("ls"))
     assert verdict(run_guard(["hook"], isolated_home, stdin=event)) == "deny"
@@ -187,7 +191,9 @@ def _stop_started_service(path: Path) -> None:
 def test_a_forged_state_file_does_not_send_decisions_elsewhere(
     isolated_home: Path, stub: StubServer, attacker: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (isolated_home / "guard.yaml").write_text(SMART.replace("hooks:", "server: {url: auto}\ncache: {url: 'off'}\nhooks:"))
+    (isolated_home / "guard.yaml").write_text(
+        SMART.replace("hooks:", "server: {url: auto}\ncache: {url: 'off'}\nhooks:")
+    )
     trust_config(isolated_home / "guard.yaml")
     event = json.dumps(bash_event("rm -rf ~/photos"))
     path = _state_file(isolated_home, monkeypatch, stub.url)
@@ -197,7 +203,11 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
     # that cannot prove it holds this user's key is not believed: judged in-process
     write_state(path, attacker, os.getpid())
     control = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})
-    assert verdict(control) == "deny" and _AllowAll.requests == 1 and "does not prove it came from guard serve" in control.stderr
+    assert (
+        verdict(control) == "deny"
+        and _AllowAll.requests == 1
+        and "does not prove it came from guard serve" in control.stderr
+    )
     _stop_started_service(path)
 
     for forged in ({"url": attacker, "pid": os.getpid()}, {"url": attacker, "pid": os.getpid(), "mac": "0" * 64}):
@@ -206,7 +216,9 @@ def test_a_forged_state_file_does_not_send_decisions_elsewhere(
             proc = run_guard(["hook"], isolated_home, stdin=event, env={"GUARD_API_BASE": stub.url})
         finally:
             _stop_started_service(path)
-        assert verdict(proc) == "deny" and _AllowAll.requests == 1, proc.stderr  # judged in-process; the attacker heard nothing
+        assert verdict(proc) == "deny" and _AllowAll.requests == 1, (
+            proc.stderr
+        )  # judged in-process; the attacker heard nothing
         assert "fails its seal" in proc.stderr
 
 

@@ -17,19 +17,50 @@ from guard.session.call_effects import run_identity, runs_code, written_paths
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent-home"}
 
 
-@pytest.mark.parametrize("command", [
-    "python3 repro.py", "pytest -q", "python -m pytest tests", "make test", "npm test", "pnpm run lint", "yarn test", "cargo test",
-    "go test ./...", "tox -e py311", "nox", "bash run.sh", "./tool --fix", "sed -i 's/a/b/' src.py", "PATH=. ls", "LD_PRELOAD=./x.so rm a",
-    "$(echo rm) a", "rm a && ./build.sh", "find . -name '*.pyc' -exec rm {} +", "xargs rm < list", "some-unknown-runner --all",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 repro.py",
+        "pytest -q",
+        "python -m pytest tests",
+        "make test",
+        "npm test",
+        "pnpm run lint",
+        "yarn test",
+        "cargo test",
+        "go test ./...",
+        "tox -e py311",
+        "nox",
+        "bash run.sh",
+        "./tool --fix",
+        "sed -i 's/a/b/' src.py",
+        "PATH=. ls",
+        "LD_PRELOAD=./x.so rm a",
+        "$(echo rm) a",
+        "rm a && ./build.sh",
+        "find . -name '*.pyc' -exec rm {} +",
+        "xargs rm < list",
+        "some-unknown-runner --all",
+    ],
+)
 def test_any_program_not_known_to_run_nothing_may_run_project_code(tmp_path: Path, command: str) -> None:
     assert runs_code("Bash", {"command": command}, str(tmp_path), ENV)
 
 
-@pytest.mark.parametrize("command", [
-    "ls -la", "cat a.py | grep def", "rm -rf build dist", "mkdir -p out && cp a.txt out/", "mv old.py new.py", "touch x && chmod 644 x",
-    "echo done > notes.txt", "git status", "git log --oneline -5",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la",
+        "cat a.py | grep def",
+        "rm -rf build dist",
+        "mkdir -p out && cp a.txt out/",
+        "mv old.py new.py",
+        "touch x && chmod 644 x",
+        "echo done > notes.txt",
+        "git status",
+        "git log --oneline -5",
+    ],
+)
 def test_reads_and_file_utilities_run_no_project_code(tmp_path: Path, command: str) -> None:
     assert not runs_code("Bash", {"command": command}, str(tmp_path), ENV)
 
@@ -68,13 +99,23 @@ def test_the_files_a_call_names_as_written(tmp_path: Path) -> None:
     assert named("NotebookEdit", {"notebook_path": "n.ipynb", "new_source": ""}) == {"n.ipynb": "NotebookEdit"}
     patch = "*** Begin Patch\n*** Update File: c.py\n*** Add File: d.py\n+x\n*** End Patch"
     assert named("apply_patch", {"command": ["apply_patch", patch]}) == {"c.py": "apply_patch", "d.py": "apply_patch"}
-    assert named("mcp__filesystem__write_file", {"path": "e.txt", "content": ""}) == {"e.txt": "MCP tool mcp__filesystem__write_file"}
+    assert named("mcp__filesystem__write_file", {"path": "e.txt", "content": ""}) == {
+        "e.txt": "MCP tool mcp__filesystem__write_file"
+    }
     assert named("mcp__github__get_issue", {"path": "f.txt"}) == {}
-    line = ("echo x > a.txt && sed -i 's/a/b/' b.py c.py && cp src.py dst && tee -a log.txt < in.txt && rm old.py "
-            "&& dd if=/dev/zero of=blob bs=1 count=1 && cd sub && touch new.py")
+    line = (
+        "echo x > a.txt && sed -i 's/a/b/' b.py c.py && cp src.py dst && tee -a log.txt < in.txt && rm old.py "
+        "&& dd if=/dev/zero of=blob bs=1 count=1 && cd sub && touch new.py"
+    )
     assert named("Bash", {"command": line}) == {
-        "a.txt": "shell: > redirection", "b.py": "shell: sed -i", "c.py": "shell: sed -i", "dst/src.py": "shell: cp", "log.txt": "shell: tee",
-        "old.py": "shell: rm", "blob": "shell: dd", "sub/new.py": "shell: touch",
+        "a.txt": "shell: > redirection",
+        "b.py": "shell: sed -i",
+        "c.py": "shell: sed -i",
+        "dst/src.py": "shell: cp",
+        "log.txt": "shell: tee",
+        "old.py": "shell: rm",
+        "blob": "shell: dd",
+        "sub/new.py": "shell: touch",
     }
     assert named("Bash", {"command": "sed -n '1,5p' b.py > /dev/null"}) == {}  # no -i, and /dev/null is no file
 
@@ -89,12 +130,36 @@ def test_one_identity_for_the_spellings_of_one_run(tmp_path: Path) -> None:
 
     first = identity("python3 repro.py")
     assert first is not None and first[1] == [str(script)]
-    for spelling in ("python repro.py", "python3.11 repro.py", "./repro.py", f"{script}", f"python3 {script}", f"cd {tmp_path} && python3 repro.py",
-                     "python3 repro.py 2>&1", "python3 repro.py 2>&1 | tail -n 20", "python repro.py | grep -i error", "python3 repro.py >/dev/null"):
+    for spelling in (
+        "python repro.py",
+        "python3.11 repro.py",
+        "./repro.py",
+        f"{script}",
+        f"python3 {script}",
+        f"cd {tmp_path} && python3 repro.py",
+        "python3 repro.py 2>&1",
+        "python3 repro.py 2>&1 | tail -n 20",
+        "python repro.py | grep -i error",
+        "python3 repro.py >/dev/null",
+    ):
         assert identity(spelling) == first, spelling
-    for other in ("python3 repro.py --all", "python3 -u repro.py", "PYTHONPATH=src python3 repro.py", "python3 repro.py > out.txt",
-                  "python3 repro.py | tee out.txt", "python3 repro.py && rm -rf build"):
+    for other in (
+        "python3 repro.py --all",
+        "python3 -u repro.py",
+        "PYTHONPATH=src python3 repro.py",
+        "python3 repro.py > out.txt",
+        "python3 repro.py | tee out.txt",
+        "python3 repro.py && rm -rf build",
+    ):
         assert identity(other) not in (None, first), other
-    for unreadable in ("python3 repro.py; rm -rf /", "python3 repro.py || true", "python3 $SCRIPT", "python3 repro.py &", "(python3 repro.py)",
-                       "python3 - <<'EOF'\nprint(1)\nEOF", "cd $HOME && python3 repro.py", "for f in *.py; do python3 $f; done"):
+    for unreadable in (
+        "python3 repro.py; rm -rf /",
+        "python3 repro.py || true",
+        "python3 $SCRIPT",
+        "python3 repro.py &",
+        "(python3 repro.py)",
+        "python3 - <<'EOF'\nprint(1)\nEOF",
+        "cd $HOME && python3 repro.py",
+        "for f in *.py; do python3 $f; done",
+    ):
         assert identity(unreadable) is None, unreadable

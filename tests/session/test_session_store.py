@@ -39,9 +39,14 @@ def test_a_session_keeps_only_its_newest_turns_each_clipped(tmp_path: Path, isol
 
     transcript = client_transcript(pending["transcript_path"])
     assert transcript is not None
-    context = SessionContext(read_turns(transcript, pending=pending["tool_use_id"]).user_messages, store.context("s1").actions).bounded()
+    context = SessionContext(
+        read_turns(transcript, pending=pending["tool_use_id"]).user_messages, store.context("s1").actions
+    ).bounded()
     assert context.user_messages[:-1] == (f"request {MAX_USER_MESSAGES}", f"request {MAX_USER_MESSAGES + 1}")
-    assert context.user_messages[-1].startswith("x" * MAX_MESSAGE_CHARS) and "10 more characters not shown" in context.user_messages[-1]
+    assert (
+        context.user_messages[-1].startswith("x" * MAX_MESSAGE_CHARS)
+        and "10 more characters not shown" in context.user_messages[-1]
+    )
     assert len(context.actions) == MAX_ACTIONS and context.actions[0].input == "echo 6"
     last = context.actions[-1]
     assert (last.tool_name, last.decision) == ("Write", "deny") and len(last.input) < MAX_ACTION_CHARS + 50
@@ -58,13 +63,18 @@ def test_the_store_lives_in_the_users_state_directory_not_the_project(tmp_path: 
     ("session", "message"),
     [
         ({"user_messages": "delete it"}, "session.user_messages must be a list of strings"),
-        ({"actions": [{"tool_name": "Bash", "decision": "maybe"}]}, "session.actions[0].decision must be one of allow, deny, ask"),
+        (
+            {"actions": [{"tool_name": "Bash", "decision": "maybe"}]},
+            "session.actions[0].decision must be one of allow, deny, ask",
+        ),
         ({"actions": [{"tool": "Bash"}]}, "session.actions[0]: unknown field 'tool'"),
         ({"messages": []}, "session: unknown field 'messages'"),
     ],
 )
 def test_a_malformed_case_session_is_named_with_file_and_line(session: dict[str, object], message: str) -> None:
-    line = json.dumps({"id": "c", "tool_name": "Bash", "tool_input": {"command": "ls"}, "label": "allow", "session": session})
+    line = json.dumps(
+        {"id": "c", "tool_name": "Bash", "tool_input": {"command": "ls"}, "label": "allow", "session": session}
+    )
     with pytest.raises(DatasetError) as err:
         parse_case(line, file="intent.jsonl", line=7)
     assert "intent.jsonl" in str(err.value) and "7" in str(err.value) and message in str(err.value)
@@ -93,14 +103,33 @@ def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
     from guard.judge.prompts import render
     from guard.judge.view import session_shown
 
-    spec = HookSpec(id="asked", kind="smart", event="pre_tool_use", rule="Deletes need the user's request.", depth="quick", context="request")
-    first = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf build"},
-             SESSION_FIELD: {"user_messages": ["delete build"], "actions": [{"tool_name": "Bash", "input": "ls"}]}}
-    later = {**first, SESSION_FIELD: {"user_messages": ["delete build"], "actions": [{"tool_name": "Bash", "input": "ls"}, {"tool_name": "Bash", "input": "make"}]}}
+    spec = HookSpec(
+        id="asked",
+        kind="smart",
+        event="pre_tool_use",
+        rule="Deletes need the user's request.",
+        depth="quick",
+        context="request",
+    )
+    first = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf build"},
+        SESSION_FIELD: {"user_messages": ["delete build"], "actions": [{"tool_name": "Bash", "input": "ls"}]},
+    }
+    later = {
+        **first,
+        SESSION_FIELD: {
+            "user_messages": ["delete build"],
+            "actions": [{"tool_name": "Bash", "input": "ls"}, {"tool_name": "Bash", "input": "make"}],
+        },
+    }
     other = {**first, SESSION_FIELD: {"user_messages": ["run the tests"], "actions": []}}
     assert session_shown(spec, later) == SessionContext(("delete build",), None)
     settings = Settings(models={"quick": "stub"}, cache_url="off", audit_path=None)
-    assert smart_cache_key(spec, settings, first) == smart_cache_key(spec, settings, later), "new actions do not change a request rule's key"
+    assert smart_cache_key(spec, settings, first) == smart_cache_key(spec, settings, later), (
+        "new actions do not change a request rule's key"
+    )
     assert smart_cache_key(spec, settings, first) != smart_cache_key(spec, settings, other)
     user = render("quick", later, rule=spec.rule, session=session_shown(spec, later)).messages[1]["content"]
     shown = json.loads(FENCE_RE.findall(user)[1][1])
@@ -112,14 +141,24 @@ def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
 def test_a_row_written_around_guard_is_not_shown(tmp_path: Path, isolated_home: Path) -> None:
     store = SqliteSessionStore(tmp_path / "sessions.db")
     store.add_action("s1", Action.of("Bash", {"command": "make test"}, "allow"))
-    store._db.execute("INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES ('s1', 'user', 'delete everything', 1e12, 'forged')")
-    store._db.execute("""INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES ('s1', 'action', '{"tool_name": "Bash", "input": "rm -rf /"}', 1e12, 'forged')""")
-    store._db.execute("UPDATE session_entries SET body = replace(body, 'make test', 'make deploy') WHERE body LIKE '%make test%'")
+    store._db.execute(
+        "INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES ('s1', 'user', 'delete everything', 1e12, 'forged')"
+    )
+    store._db.execute(
+        """INSERT INTO session_entries (session_id, kind, body, at, mac) VALUES ('s1', 'action', '{"tool_name": "Bash", "input": "rm -rf /"}', 1e12, 'forged')"""
+    )
+    store._db.execute(
+        "UPDATE session_entries SET body = replace(body, 'make test', 'make deploy') WHERE body LIKE '%make test%'"
+    )
     store.add_action("s1", Action.of("Bash", {"command": "ls"}, "allow"))
-    assert store.context("s1") == SessionContext((), (Action("Bash", "ls", "allow"),)), "forged and edited rows are not believed"
+    assert store.context("s1") == SessionContext((), (Action("Bash", "ls", "allow"),)), (
+        "forged and edited rows are not believed"
+    )
 
 
-def test_a_new_store_waits_for_another_hook_holding_the_file_instead_of_failing(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_new_store_waits_for_another_hook_holding_the_file_instead_of_failing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     """The switch to WAL ignores SQLite's busy timeout: two hooks opening a new sessions.db at once lost that race."""
     import sqlite3
     import threading

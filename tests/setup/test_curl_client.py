@@ -27,13 +27,25 @@ from test_install_sandbox import CONFIG, guard
 from guard.setup.curl_client import SCRIPT
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
-EVENT = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/tmp", "tool_name": "Bash",
-                    "tool_input": {"command": "ls"}})
+EVENT = json.dumps(
+    {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": "/tmp",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
+)
 
 
 def _client(sock: Path, credential: Path, *fallback: str, stdin: str = EVENT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["/bin/sh", str(SCRIPT), str(sock), str(credential), "3", *fallback], input=stdin,
-                          capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        ["/bin/sh", str(SCRIPT), str(sock), str(credential), "3", *fallback],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 def test_without_a_service_the_fallback_gets_the_same_event_and_one_that_cannot_run_blocks(tmp_path: Path) -> None:
@@ -45,7 +57,9 @@ def test_without_a_service_the_fallback_gets_the_same_event_and_one_that_cannot_
     assert missing.returncode == 2 and "the call is blocked" in missing.stderr
     for crash in ("cat >/dev/null; exit 1", "cat >/dev/null; kill -9 $$"):  # a traceback's status, a kill at a timeout
         crashed = _client(tmp_path / "none.sock", credential, "sh", "-c", crash)
-        assert crashed.returncode == 2 and "the call is blocked" in crashed.stderr, crash  # Claude Code proceeds on any other status
+        assert crashed.returncode == 2 and "the call is blocked" in crashed.stderr, (
+            crash
+        )  # Claude Code proceeds on any other status
 
 
 def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tmp_path: Path) -> None:
@@ -56,10 +70,17 @@ def test_a_stale_socket_or_a_listener_without_guards_header_runs_the_fallback(tm
         bound.bind(str(stale))  # closed without listening: the file stays, nobody answers
     assert _client(stale, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2").stdout == "fallback\n"
     other = tmp_path / "other.sock"
-    server = subprocess.Popen([sys.executable, "-c", (
-        "import socket, sys\ns = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n"
-        "while True:\n    c = s.accept()[0]; c.recv(65536); c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\n{}'); c.close()"),
-        str(other)])
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import socket, sys\ns = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n"
+                "while True:\n    c = s.accept()[0]; c.recv(65536); c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\n{}'); c.close()"
+            ),
+            str(other),
+        ]
+    )
     try:
         while not other.exists():
             time.sleep(0.02)
@@ -82,9 +103,13 @@ def _program(project: Path) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and socat are what Claude Code's sandbox needs on Linux")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="bubblewrap and socat are what Claude Code's sandbox needs on Linux"
+)
 @pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
-def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not_elsewhere(tmp_path: Path, short_state: Path) -> None:
+def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not_elsewhere(
+    tmp_path: Path, short_state: Path
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "guard.yaml").write_text(CONFIG)
@@ -94,12 +119,16 @@ def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not
     assert _program(project) == "guard" and "hook program" not in done.stdout, done  # asked for: no note
     home = Path(os.environ["HOME"])  # the suite's own, for this test
     done = guard(project, "install", "claude", "--scope", "user")  # a user hook runs in every project
-    assert done.returncode == 0 and "curl client is not installed: --client curl is for --scope project" in done.stdout, done
+    assert (
+        done.returncode == 0 and "curl client is not installed: --client curl is for --scope project" in done.stdout
+    ), done
     assert "curl-client.sh" not in (home / ".claude/settings.json").read_text()
     refused = guard(project, "install", "claude", "--scope", "user", "--client", "curl")
     assert refused.returncode == 1 and "--client curl is for --scope project" in refused.stderr, refused
     done = guard(project, "install", "claude", "--no-sandbox")
-    assert _program(project) == "guard" and "curl client is not installed: --client curl needs the sandbox" in done.stdout, done
+    assert (
+        _program(project) == "guard" and "curl client is not installed: --client curl needs the sandbox" in done.stdout
+    ), done
     bare = tmp_path / "bin"
     bare.mkdir()
     for tool in ("sh", "cat", "bwrap", "socat"):  # the sandbox's tools, and no curl
@@ -110,11 +139,15 @@ def test_a_plain_install_picks_the_curl_client_where_it_can_run_and_says_why_not
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
-def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_on_the_socket(tmp_path: Path, short_state: Path) -> None:
+def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_on_the_socket(
+    tmp_path: Path, short_state: Path
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "guard.yaml").write_text(CONFIG)
-    assert guard(project, "install", "claude", "--client", "curl", "--no-sandbox").returncode == 1  # the protection needs the sandbox
+    assert (
+        guard(project, "install", "claude", "--client", "curl", "--no-sandbox").returncode == 1
+    )  # the protection needs the sandbox
     done = guard(project, "install", "claude", "--client", "curl")
     assert done.returncode == 0, done.stderr
     trust_config(project / "guard.yaml")  # the user's guard trust: install had no terminal to show it on
@@ -126,8 +159,24 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
     assert f"curl over {sock}; no service there now" in report, report
     assert "--deadline" not in report, report  # curl's share and the fallback's deadline add up to the client's timeout
 
-    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning", "--unix-socket", str(sock)],
-                             cwd=project, env={**os.environ, "PYTHONPATH": str(Path(SCRIPT).parents[3])}, stderr=subprocess.PIPE, text=True)
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guard.cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            "--unix-socket",
+            str(sock),
+        ],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(Path(SCRIPT).parents[3])},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         give_up = time.monotonic() + 60
         while not sock.is_socket():
@@ -137,7 +186,9 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
         answered = _client(sock, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
         assert answered.returncode == 0 and "fallback" not in answered.stdout, answered
         forged = tmp_path / "forged.header"
-        forged.write_text("Authorization: Bearer not-the-credential\n")  # answered 200 with the failure policy, marked refused
+        forged.write_text(
+            "Authorization: Bearer not-the-credential\n"
+        )  # answered 200 with the failure policy, marked refused
         refused = _client(sock, forged, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
         assert (refused.returncode, refused.stdout) == (2, "fallback\n"), refused
         assert "(a service listens)" in guard(project, "doctor").stdout
@@ -153,8 +204,24 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
 
 
 def _serve_on(sock: Path, project: Path) -> subprocess.Popen[str]:
-    serve = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "serve", "--port", "0", "--log-level", "warning", "--unix-socket", str(sock)],
-                             cwd=project, env={**os.environ, "PYTHONPATH": SOURCE_ROOT}, stderr=subprocess.PIPE, text=True)
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guard.cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            "--unix-socket",
+            str(sock),
+        ],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     give_up = time.monotonic() + 60
     while not sock.is_socket():
         assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
@@ -175,19 +242,33 @@ def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_p
     sock, credential = Path(words[2]), Path(words[3])
     fallback = ("sh", "-c", "cat >/dev/null; echo fallback; exit 2")
     edits = {
-        "an edit of guard.yaml, not trusted yet": lambda: (project / "guard.yaml").write_text(CONFIG + "  Stop:\n    - id: more\n      command: \"true\"\n"),
-        "guard trust of that edit": lambda: at_terminal([sys.executable, "-m", "guard.cli.main", "trust", "--yes"], answer=None, cwd=project,
-                                                        env={**os.environ, "PYTHONPATH": SOURCE_ROOT}),
+        "an edit of guard.yaml, not trusted yet": lambda: (project / "guard.yaml").write_text(
+            CONFIG + '  Stop:\n    - id: more\n      command: "true"\n'
+        ),
+        "guard trust of that edit": lambda: at_terminal(
+            [sys.executable, "-m", "guard.cli.main", "trust", "--yes"],
+            answer=None,
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+        ),
     }
     for what, edit in edits.items():
         serve = _serve_on(sock, project)
         try:
             answered = _client(sock, credential, *fallback)
-            assert answered.returncode == 0 and "fallback" not in answered.stdout, (what, answered)  # the service answered
+            assert answered.returncode == 0 and "fallback" not in answered.stdout, (
+                what,
+                answered,
+            )  # the service answered
             edit()
             after = _client(sock, credential, *fallback)
-            assert (after.returncode, after.stdout) == (2, "fallback\n"), (what, after)  # refused at once: guard hook decides
-            assert serve.wait(timeout=30) is not None, what  # and it leaves, so the next session start loads the new config
+            assert (after.returncode, after.stdout) == (2, "fallback\n"), (
+                what,
+                after,
+            )  # refused at once: guard hook decides
+            assert serve.wait(timeout=30) is not None, (
+                what
+            )  # and it leaves, so the next session start loads the new config
             assert "changed since the trusted config was loaded" in serve.communicate()[1], what
             assert not sock.exists(), what
         finally:

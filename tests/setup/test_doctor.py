@@ -41,7 +41,10 @@ def test_doctor_passes_when_everything_works(project: Path, stub: StubServer) ->
     proc = guard(["doctor"], project, GUARD_API_BASE=stub.url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not lines(proc, "FAIL") and "guard is ready" in proc.stdout
-    assert any(f"quick: openai/stub-quick (models.quick in guard.yaml; at {stub.url}) answers" in line for line in lines(proc, "ok"))
+    assert any(
+        f"quick: openai/stub-quick (models.quick in guard.yaml; at {stub.url}) answers" in line
+        for line in lines(proc, "ok")
+    )
     assert stub.calls == 1  # one tiny request, not a judgement per hook
     assert any("claude hook" in line and "runs (guard " in line for line in lines(proc, "ok"))
 
@@ -56,22 +59,33 @@ def test_doctor_reports_an_unreachable_model(project: Path) -> None:
 
 
 def test_doctor_reports_a_smart_hook_without_a_model(isolated_home: Path) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - rule: Deny deleting files.\n      depth: quick\n")
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - rule: Deny deleting files.\n      depth: quick\n"
+    )
     proc = guard(["doctor"], isolated_home)
     assert proc.returncode == 1
     assert any("no model for the quick tier" in line and "GUARD_MODEL_QUICK" in line for line in lines(proc, "FAIL"))
     # it said both "FAIL … no model for the quick tier" and "ok model: quick: no model configured (no smart hook needs one)"
     models = [line for line in proc.stdout.splitlines() if "model:" in line]
     assert not any(line.startswith("ok") and "quick" in line for line in models), models
-    assert any(line.startswith("ok") and "thorough: no model configured (no smart hook needs one)" in line for line in models), models
+    assert any(
+        line.startswith("ok") and "thorough: no model configured (no smart hook needs one)" in line for line in models
+    ), models
 
 
-def test_doctor_counts_the_hooks_the_user_wrote_and_shows_models_as_written(isolated_home: Path, stub: StubServer) -> None:
-    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - id: one\n      rule: Deny deleting files.\n      depth: quick\n")
+def test_doctor_counts_the_hooks_the_user_wrote_and_shows_models_as_written(
+    isolated_home: Path, stub: StubServer
+) -> None:
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - id: one\n      rule: Deny deleting files.\n      depth: quick\n"
+    )
     proc = guard(["doctor"], isolated_home, GUARD_API_BASE=stub.url, GUARD_MODEL_QUICK="stub")
     [config] = lines(proc, "ok    config")
     assert config == "ok    config: 1 hook from guard.yaml (and built in: guard.protect)"  # it said "2 hooks"
-    assert any(f"quick: stub (GUARD_MODEL_QUICK; sent as openai/stub to {stub.url}) answers" in line for line in lines(proc, "ok")), proc.stdout
+    assert any(
+        f"quick: stub (GUARD_MODEL_QUICK; sent as openai/stub to {stub.url}) answers" in line
+        for line in lines(proc, "ok")
+    ), proc.stdout
 
 
 def test_doctor_reports_a_config_that_does_not_load(project: Path) -> None:
@@ -84,10 +98,23 @@ def test_doctor_reports_a_config_that_does_not_load(project: Path) -> None:
 
 def test_doctor_reports_an_installed_hook_guard_is_missing_from(isolated_home: Path) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n      timeout: 40\n")
-    settings = {"hooks": {
-        "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/gone/venv/bin/guard hook --format claude --deadline 30", "timeout": 30}]}],
-        "Stop": [{"hooks": [{"type": "command", "command": "guard hook --format claude"}]}],
-    }}
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/gone/venv/bin/guard hook --format claude --deadline 30",
+                            "timeout": 30,
+                        }
+                    ],
+                }
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "guard hook --format claude"}]}],
+        }
+    }
     (isolated_home / ".claude").mkdir()
     (isolated_home / ".claude/settings.json").write_text(json.dumps(settings))
     proc = guard(["doctor"], isolated_home, PATH="/usr/bin:/bin")
@@ -95,7 +122,9 @@ def test_doctor_reports_an_installed_hook_guard_is_missing_from(isolated_home: P
     fails = lines(proc, "FAIL")
     assert any("'/gone/venv/bin/guard' does not exist" in line and "(PreToolUse)" in line for line in fails), fails
     assert any("'guard' does not exist" in line and "(Stop)" in line for line in fails), fails
-    assert any("kills guard after 30 s, but the slowest hook with guard's margin needs 45 s" in line for line in fails), fails
+    assert any(
+        "kills guard after 30 s, but the slowest hook with guard's margin needs 45 s" in line for line in fails
+    ), fails
     assert "guard install claude --timeout 45" in proc.stdout
     assert any(line.startswith("FAIL  PATH") for line in fails)
 
@@ -104,10 +133,14 @@ def test_doctor_warns_when_nothing_is_installed_and_there_is_no_config(isolated_
     proc = guard(["doctor"], isolated_home)
     assert proc.returncode == 0, proc.stdout
     warns = lines(proc, "WARN")
-    assert any("no guard.yaml here" in line for line in warns) and any("not installed in any client" in line for line in warns)
+    assert any("no guard.yaml here" in line for line in warns) and any(
+        "not installed in any client" in line for line in warns
+    )
 
 
-def test_doctor_on_a_teammates_clone_says_guard_is_not_installed_for_them_and_what_to_run(isolated_home: Path, tmp_path: Path) -> None:
+def test_doctor_on_a_teammates_clone_says_guard_is_not_installed_for_them_and_what_to_run(
+    isolated_home: Path, tmp_path: Path
+) -> None:
     """The clone has what the team committed (guard.yaml, .claude/settings.json), not the installer's local settings."""
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
     assert guard(["install", "claude", "--no-sandbox"], isolated_home).returncode == 0
@@ -121,12 +154,15 @@ def test_doctor_on_a_teammates_clone_says_guard_is_not_installed_for_them_and_wh
     assert proc.returncode == 1
     assert any("guard is not installed for you here" in line for line in lines(proc, "FAIL")), proc.stdout
     assert "fix: pip install plainguard, then guard install claude in this project" in proc.stdout, proc.stdout
-    assert any(line.startswith("FAIL  trust") for line in lines(proc, "FAIL")), proc.stdout  # never trusted on this machine
+    assert any(line.startswith("FAIL  trust") for line in lines(proc, "FAIL")), (
+        proc.stdout
+    )  # never trusted on this machine
 
 
 @pytest.mark.parametrize(("version", "status"), [("2.1.290", "FAIL"), ("2.1.332", "ok")])
 def test_doctor_says_what_each_client_does_when_guards_program_fails_and_flags_a_claude_code_too_old_for_on_failure(
-        isolated_home: Path, version: str, status: str) -> None:
+    isolated_home: Path, version: str, status: str
+) -> None:
     (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
     for client in ("claude", "codex"):
         assert guard(["install", client, "--no-sandbox"], isolated_home).returncode == 0
@@ -136,4 +172,6 @@ def test_doctor_says_what_each_client_does_when_guards_program_fails_and_flags_a
     proc = guard(["doctor", "--model-timeout", "1"], isolated_home, GUARD_CLAUDE_BIN=str(claude))
     told = [line for line in proc.stdout.splitlines() if "when guard fails" in line]
     assert any(line.startswith(status) and "claude when guard fails" in line and version in line for line in told), told
-    assert any(line.startswith("WARN") and "codex when guard fails" in line and "lets the call run" in line for line in told), told
+    assert any(
+        line.startswith("WARN") and "codex when guard fails" in line and "lets the call run" in line for line in told
+    ), told

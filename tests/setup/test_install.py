@@ -49,8 +49,10 @@ def test_install_keeps_other_keys_and_other_hooks(tmp_path: Path) -> None:
     theirs = {"type": "command", "command": "./scripts/lint.sh", "timeout": 5}
     settings = {
         "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [theirs]}],
-                  "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [theirs]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}],
+        },
         "env": {"FOO": "1"},
     }
     _write(project / ".claude/settings.json", settings)
@@ -58,9 +60,14 @@ def test_install_keeps_other_keys_and_other_hooks(tmp_path: Path) -> None:
     data = json.loads((project / ".claude/settings.json").read_text())
     assert data["permissions"] == settings["permissions"] and data["env"] == {"FOO": "1"}
     assert list(data) == ["permissions", "hooks", "env"]  # key order kept
-    assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [theirs]},
-                                           {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
-    assert data["hooks"]["SessionStart"] == [*settings["hooks"]["SessionStart"], {"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
+    assert data["hooks"]["PreToolUse"] == [
+        {"matcher": "Bash", "hooks": [theirs]},
+        {"matcher": "*", "hooks": [CLAUDE_HANDLER]},
+    ]
+    assert data["hooks"]["SessionStart"] == [
+        *settings["hooks"]["SessionStart"],
+        {"matcher": "*", "hooks": [CLAUDE_HANDLER]},
+    ]
 
 
 def test_installing_twice_leaves_the_file_byte_identical(tmp_path: Path) -> None:
@@ -77,11 +84,20 @@ def test_installing_twice_leaves_the_file_byte_identical(tmp_path: Path) -> None
 def test_uninstall_restores_the_file_exactly(tmp_path: Path) -> None:
     project = _project(tmp_path)
     path = project / ".claude/settings.json"
-    original = _write(path, {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}})
+    original = _write(
+        path, {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    )
     install("claude", project_dir=project, home=tmp_path)
     assert path.read_bytes() != original
     result = install("claude", project_dir=project, home=tmp_path, uninstall=True)
-    assert result.changed and result.events == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "PermissionDenied"]
+    assert result.changed and result.events == [
+        "PreToolUse",
+        "PostToolUse",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionStart",
+        "PermissionDenied",
+    ]
     assert path.read_bytes() == original
 
 
@@ -97,7 +113,9 @@ def test_uninstall_removes_only_guard_from_a_shared_group(tmp_path: Path) -> Non
 def test_uninstall_when_not_installed_changes_nothing(tmp_path: Path) -> None:
     project = _project(tmp_path)
     path = project / ".claude/settings.json"
-    original = _write(path, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "guard hook --format devin"}]}]}})
+    original = _write(
+        path, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "guard hook --format devin"}]}]}}
+    )
     assert not install("claude", project_dir=project, home=tmp_path, uninstall=True).changed
     assert path.read_bytes() == original
 
@@ -107,7 +125,9 @@ def test_a_changed_timeout_updates_guard_entry_in_place(tmp_path: Path) -> None:
     install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"])
     install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"], timeout_s=60)
     groups = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
-    assert groups == [{"matcher": "*", "hooks": [{**CLAUDE_HANDLER, "command": default_command("claude", 60), "timeout": 60}]}]
+    assert groups == [
+        {"matcher": "*", "hooks": [{**CLAUDE_HANDLER, "command": default_command("claude", 60), "timeout": 60}]}
+    ]
     assert groups[0]["hooks"][0]["command"].endswith(" hook --format claude --deadline 60")
 
 
@@ -167,8 +187,9 @@ def test_gemini_uses_its_event_names_and_millisecond_timeouts(tmp_path: Path) ->
     install("gemini", project_dir=project, home=tmp_path)
     hooks = json.loads((project / ".gemini/settings.json").read_text())["hooks"]
     assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart"]
-    assert hooks["BeforeTool"] == [{"hooks": [
-        {"type": "command", "command": default_command("gemini"), "timeout": 30000, "name": "guard"}]}]
+    assert hooks["BeforeTool"] == [
+        {"hooks": [{"type": "command", "command": default_command("gemini"), "timeout": 30000, "name": "guard"}]}
+    ]
 
 
 def test_devin_project_file_is_a_bare_hooks_mapping_and_user_file_has_a_hooks_key(tmp_path: Path) -> None:
@@ -180,8 +201,10 @@ def test_devin_project_file_is_a_bare_hooks_mapping_and_user_file_has_a_hooks_ke
     user = home / ".config/devin/config.json"
     _write(user, {"agent": {"model": "swe-1-6-fast"}})
     install("devin", scope="user", project_dir=project, home=home, events=["PreToolUse"])
-    assert json.loads(user.read_text()) == {"agent": {"model": "swe-1-6-fast"},
-                                            "hooks": {"PreToolUse": [{"hooks": [handler]}]}}
+    assert json.loads(user.read_text()) == {
+        "agent": {"model": "swe-1-6-fast"},
+        "hooks": {"PreToolUse": [{"hooks": [handler]}]},
+    }
     install("devin", project_dir=project, home=home, events=["PreToolUse"], uninstall=True)
     assert json.loads((project / ".devin/hooks.v1.json").read_text()) == {}
 
@@ -220,8 +243,10 @@ def test_guard_does_not_load_its_own_installed_entry_as_a_hook(tmp_path: Path) -
     from guard.config.parse import parse_config
 
     project = _project(tmp_path)
-    path = _write(project / ".claude/settings.json",
-                  {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}]}})
+    path = _write(
+        project / ".claude/settings.json",
+        {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}]}},
+    )
     assert path
     install("claude", project_dir=project, home=tmp_path)
     specs = parse_config(project / ".claude/settings.json").specs
@@ -229,6 +254,7 @@ def test_guard_does_not_load_its_own_installed_entry_as_a_hook(tmp_path: Path) -
 
 
 # --- the command line ------------------------------------------------------------------------
+
 
 def _cli(argv: list[str]) -> int:
     from guard.cli import install as install_cli
@@ -240,8 +266,9 @@ def _cli(argv: list[str]) -> int:
 
 
 @pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
-def test_cli_installs_in_the_current_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_installs_in_the_current_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert _cli(["claude", "--events", "PreToolUse"]) == 0
     out = capsys.readouterr().out
@@ -250,16 +277,18 @@ def test_cli_installs_in_the_current_project(tmp_path: Path, monkeypatch: pytest
     assert "already installed" in capsys.readouterr().out
 
 
-def test_cli_dry_run_prints_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_dry_run_prints_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert _cli(["codex", "--dry-run"]) == 0
     assert json.loads(capsys.readouterr().out)["hooks"]["Stop"]
     assert not (tmp_path / ".codex").exists()
 
 
-def test_cli_reports_a_malformed_file_without_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_reports_a_malformed_file_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini/settings.json").write_text("{oops")
@@ -269,8 +298,9 @@ def test_cli_reports_a_malformed_file_without_a_traceback(tmp_path: Path, monkey
     assert (tmp_path / ".gemini/settings.json").read_text() == "{oops"
 
 
-def test_cli_warns_when_the_hook_command_cannot_be_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_warns_when_the_hook_command_cannot_be_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert _cli(["claude", "--no-sandbox", "--command", "guard hook --format claude"]) == 0
@@ -283,8 +313,9 @@ def test_reinstalling_from_another_venv_replaces_guards_entry_and_keeps_other_fo
     old_bare = {"type": "command", "command": "guard hook --format claude", "timeout": 30}
     old_venv = {"type": "command", "command": "'/old venv/bin/guard' hook --format claude --deadline 10", "timeout": 10}
     devin = {"type": "command", "command": "guard hook --format devin"}
-    _write(path, {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [old_bare]}],
-                            "Stop": [{"hooks": [old_venv, devin]}]}})
+    _write(
+        path, {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [old_bare]}], "Stop": [{"hooks": [old_venv, devin]}]}}
+    )
     install("claude", project_dir=project, home=tmp_path, events=["PreToolUse", "Stop"])
     hooks = json.loads(path.read_text())["hooks"]
     assert hooks["PreToolUse"] == [{"matcher": "*", "hooks": [CLAUDE_HANDLER]}]
@@ -293,19 +324,35 @@ def test_reinstalling_from_another_venv_replaces_guards_entry_and_keeps_other_fo
     assert json.loads(path.read_text())["hooks"] == {"Stop": [{"hooks": [devin]}]}
 
 
-@pytest.mark.parametrize("command", [
-    "guard hook",
-    "/v/bin/guard hook --format claude --deadline 30",
-    "'/my venv/bin/guard' hook --format claude",
-    "/usr/bin/python3 -P -m guard.cli.main hook --format codex",
-    "cd /x && guard hook",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "guard hook",
+        "/v/bin/guard hook --format claude --deadline 30",
+        "'/my venv/bin/guard' hook --format claude",
+        "/usr/bin/python3 -P -m guard.cli.main hook --format codex",
+        "cd /x && guard hook",
+    ],
+)
 def test_every_spelling_of_guards_own_entry_is_skipped_when_loading_settings(tmp_path: Path, command: str) -> None:
     from guard.config.parse import parse_config
 
     path = tmp_path / ".claude/settings.json"
-    _write(path, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command},
-                                                      {"type": "command", "command": "./guard-hook-lint.sh hook"}]}]}})
+    _write(
+        path,
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "hooks": [
+                            {"type": "command", "command": command},
+                            {"type": "command", "command": "./guard-hook-lint.sh hook"},
+                        ]
+                    }
+                ]
+            }
+        },
+    )
     assert [s.command for s in parse_config(path).specs] == ["./guard-hook-lint.sh hook"]
 
 
@@ -319,7 +366,15 @@ PUSH = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash"
 def _as_the_client(command: str, cwd: Path, path: str, **env: str) -> subprocess.CompletedProcess[str]:
     """/bin/sh -c COMMAND, with a PATH that lacks guard's venv (a client started from a desktop launcher)."""
     environ = {"PATH": path, "HOME": os.environ["HOME"], "PYTHONPATH": str(REPO), **env}
-    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(PUSH), capture_output=True, text=True, cwd=cwd, env=environ, timeout=60)
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(PUSH),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environ,
+        timeout=60,
+    )
 
 
 def _personal(project: Path) -> str:
@@ -339,7 +394,9 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
     trust_config(project / "guard.yaml")  # the user's guard trust (install had no terminal to show the config on)
     handler = json.loads((project / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
     assert handler["timeout"] == 45 and handler["onFailure"] == "block"
-    assert str(tmp_path) not in json.dumps(handler) and sys.prefix not in json.dumps(handler)  # the shared file: nobody's paths
+    assert str(tmp_path) not in json.dumps(handler) and sys.prefix not in json.dumps(
+        handler
+    )  # the shared file: nobody's paths
     personal = _personal(project)
     argv = shlex.split(personal)
     assert os.path.isabs(argv[0])
@@ -386,9 +443,20 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(install_module, "guard_program", lambda: ["/Users/me/My Projects/.venv/bin/guard"])
     command = install_module.default_command("claude", 45)
-    assert shlex.split(command) == ["/Users/me/My Projects/.venv/bin/guard", "hook", "--format", "claude", "--deadline", "45"]
+    assert shlex.split(command) == [
+        "/Users/me/My Projects/.venv/bin/guard",
+        "hook",
+        "--format",
+        "claude",
+        "--deadline",
+        "45",
+    ]
     hook = parse_guard_hook(command)
-    assert hook is not None and hook.program == ("/Users/me/My Projects/.venv/bin/guard",) and hook.identity == ("claude", "")
+    assert (
+        hook is not None
+        and hook.program == ("/Users/me/My Projects/.venv/bin/guard",)
+        and hook.identity == ("claude", "")
+    )
 
 
 def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_a_config_hook(tmp_path: Path) -> None:
@@ -404,15 +472,33 @@ def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_
     project = _project(tmp_path)
     path = project / ".claude/settings.json"
     theirs = {"type": "command", "command": "./lint.sh"}
-    _write(path, {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": default_command("claude")}, theirs]}]}})
-    install("claude", project_dir=project, home=tmp_path, events=["PreToolUse"], command=commands["PreToolUse"], event_commands=commands)
+    _write(
+        path,
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": "*", "hooks": [{"type": "command", "command": default_command("claude")}, theirs]}
+                ]
+            }
+        },
+    )
+    install(
+        "claude",
+        project_dir=project,
+        home=tmp_path,
+        events=["PreToolUse"],
+        command=commands["PreToolUse"],
+        event_commands=commands,
+    )
     [group] = json.loads(path.read_text())["hooks"]["PreToolUse"]
     assert [h["command"] for h in group["hooks"]] == [commands["PreToolUse"], "./lint.sh"]
     loaded = load_config(str(path), use_snapshot=False)
     assert [spec.command for spec in loaded.specs if spec.kind == "command"] == ["./lint.sh"]
 
 
-def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
     import guard.setup.install as install_module
 

@@ -25,10 +25,18 @@ def test_project_install_writes_guards_own_file_with_copilots_handler_fields(tmp
 
 
 def test_user_scope_follows_copilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert settings_path("copilot", "user", project_dir=tmp_path, home=tmp_path / "home") == tmp_path / "home/.copilot/hooks/guard.json"
+    assert (
+        settings_path("copilot", "user", project_dir=tmp_path, home=tmp_path / "home")
+        == tmp_path / "home/.copilot/hooks/guard.json"
+    )
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
-    assert settings_path("copilot", "user", project_dir=tmp_path, home=tmp_path) == tmp_path / "copilot-home/hooks/guard.json"
-    assert settings_path("copilot", "policy", project_dir=tmp_path, home=tmp_path) == Path("/etc/github-copilot/policy.d/guard.json")
+    assert (
+        settings_path("copilot", "user", project_dir=tmp_path, home=tmp_path)
+        == tmp_path / "copilot-home/hooks/guard.json"
+    )
+    assert settings_path("copilot", "policy", project_dir=tmp_path, home=tmp_path) == Path(
+        "/etc/github-copilot/policy.d/guard.json"
+    )
 
 
 def test_uninstall_removes_guards_file_and_a_second_install_changes_nothing(tmp_path: Path) -> None:
@@ -51,15 +59,21 @@ def test_policy_is_refused_for_other_clients_and_without_root(tmp_path: Path) ->
         assert proc.returncode == 1 and "sudo" in proc.stderr
     proc = run_guard(["install", "copilot", "--policy", "--dry-run"], project)
     if os.geteuid() == 0:
-        assert proc.returncode == 0 and json.loads(proc.stdout)["hooks"]["preToolUse"][0]["bash"].endswith("--format copilot --deadline 30")
+        assert proc.returncode == 0 and json.loads(proc.stdout)["hooks"]["preToolUse"][0]["bash"].endswith(
+            "--format copilot --deadline 30"
+        )
 
 
-def test_a_hook_copilot_starts_outside_the_project_finds_the_config_by_the_events_cwd(isolated_home: Path, tmp_path: Path) -> None:
+def test_a_hook_copilot_starts_outside_the_project_finds_the_config_by_the_events_cwd(
+    isolated_home: Path, tmp_path: Path
+) -> None:
 
     from conftest import trust_config
 
     project = _project(tmp_path)
-    (project / "guard.yaml").write_text('hooks:\n  PreToolUse:\n    - matcher: bash\n      command: "echo \'no pushes here\' >&2; exit 2"\n')
+    (project / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: bash\n      command: \"echo 'no pushes here' >&2; exit 2\"\n"
+    )
     trust_config(project / "guard.yaml")
     elsewhere = tmp_path / "elsewhere"  # Copilot CLI 1.0.102 ran user-level hooks in /tmp
     elsewhere.mkdir()

@@ -24,7 +24,9 @@ def test_every_page_loads_its_packaged_assets_under_the_csp(view: str, page) -> 
         with page.expect_navigation():
             page.get_by_role("link", name=section).click()
         assert page.locator("h1").first.inner_text().startswith(section)
-        assert page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgba(0, 0, 0, 0)"  # view.css applied
+        assert (
+            page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgba(0, 0, 0, 0)"
+        )  # view.css applied
 
 
 def test_answers_carry_a_content_security_policy(view: str) -> None:

@@ -30,7 +30,12 @@ def _ids(html: str) -> list[int]:
 
 
 def _event(command: str, *, session: str = "s1", tool: str = "Bash", **extra: object) -> dict[str, object]:
-    return {"hook_event_name": "PreToolUse", "session_id": session, "tool_name": tool, "tool_input": {"command": command, **extra}}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": session,
+        "tool_name": tool,
+        "tool_input": {"command": command, **extra},
+    }
 
 
 def test_a_name_added_to_redact_later_is_hidden_on_every_page(tmp_path: Path) -> None:
@@ -38,14 +43,23 @@ def test_a_name_added_to_redact_later_is_hidden_on_every_page(tmp_path: Path) ->
     log = AuditLog(tmp_path / "audit.db")
     hooks = [HookResult("rw", "callable", "allow", updated_input={"command": "x", "api_key": SECRET})]
     log.record(_event("deploy", api_key=SECRET), merge(hooks), latency_ms=1.0)
-    AuditLog(tmp_path / "audit.db", payload_limit=200).record(_event("deploy " + "y" * 300, Api_Key=SECRET, more="z" * 300), Decision(), latency_ms=1.0)
+    AuditLog(tmp_path / "audit.db", payload_limit=200).record(
+        _event("deploy " + "y" * 300, Api_Key=SECRET, more="z" * 300), Decision(), latency_ms=1.0
+    )
     assert SECRET in json.dumps(log.tail())  # logged in the clear, as configured then
     client = _client(tmp_path / "audit.db", frozenset({"api_key"}))
-    pages = [client.get("/decisions"), client.get("/decisions/1"), client.get("/decisions/2"), client.get("/decisions/newer?after=0")]
+    pages = [
+        client.get("/decisions"),
+        client.get("/decisions/1"),
+        client.get("/decisions/2"),
+        client.get("/decisions/newer?after=0"),
+    ]
     for page in pages:
         assert page.status_code == 200 and SECRET not in page.text
     assert REDACTED in pages[1].text and REDACTED in pages[2].text
-    assert SECRET in _client(tmp_path / "audit.db").get("/decisions/1").text  # the test would notice a page that never shows payloads
+    assert (
+        SECRET in _client(tmp_path / "audit.db").get("/decisions/1").text
+    )  # the test would notice a page that never shows payloads
 
 
 def test_pages_are_keyset_pages_newest_first(tmp_path: Path) -> None:
@@ -81,10 +95,19 @@ def test_filters_combine_and_a_bad_one_is_named(tmp_path: Path) -> None:
     assert _ids(client.get("/decisions?client=codex").text) == [1]
     assert _ids(client.get("/decisions?decision=unjudged").text) == [4]
     assert _ids(client.get("/decisions?q=CURL+B").text) == [2]  # a case-insensitive substring
-    assert _ids(client.get("/decisions?q=timed+out").text) == []  # the reason of a failed hook is not the decision's reason
+    assert (
+        _ids(client.get("/decisions?q=timed+out").text) == []
+    )  # the reason of a failed hook is not the decision's reason
     future = time.strftime("%Y-%m-%dT%H:%M", time.localtime(time.time() + 3600))
-    assert _ids(client.get(f"/decisions?since={future}").text) == [] and len(_ids(client.get(f"/decisions?until={future}").text)) == 4
-    for bad, message in (("since=yesterday", "since: &#39;yesterday&#39; is not a date"), ("q=ab", "at least 3 characters"), ("decision=maybe", "decision must be one of")):
+    assert (
+        _ids(client.get(f"/decisions?since={future}").text) == []
+        and len(_ids(client.get(f"/decisions?until={future}").text)) == 4
+    )
+    for bad, message in (
+        ("since=yesterday", "since: &#39;yesterday&#39; is not a date"),
+        ("q=ab", "at least 3 characters"),
+        ("decision=maybe", "decision must be one of"),
+    ):
         page = client.get(f"/decisions?{bad}")
         assert page.status_code == 400 and message in page.text and "Traceback" not in page.text
     assert "not judged" in client.get("/decisions/4").text
@@ -121,10 +144,30 @@ def _old_audit_file(path: Path) -> None:
         PRAGMA user_version = 2;
         """
     )
-    hooks = [{"id": "old-rule", "type": "smart", "decision": "deny", "reason": "old deny", "cached": False, "latency_ms": 50.0, "cost_usd": 0.002}]
+    hooks = [
+        {
+            "id": "old-rule",
+            "type": "smart",
+            "decision": "deny",
+            "reason": "old deny",
+            "cached": False,
+            "latency_ms": 50.0,
+            "cost_usd": 0.002,
+        }
+    ]
     failed = [{"id": "old-rule", "type": "smart", "decision": None, "cached": False, "error": "timed out"}]
-    for when, decision, reason, hook_list, command in ((time.time() - 60, "deny", "old deny", hooks, "curl old"), (time.time() - 30, "allow", None, failed, "ls old")):
-        payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "session_id": "old", "tool_input": {"command": command}})
+    for when, decision, reason, hook_list, command in (
+        (time.time() - 60, "deny", "old deny", hooks, "curl old"),
+        (time.time() - 30, "allow", None, failed, "ls old"),
+    ):
+        payload = json.dumps(
+            {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "session_id": "old",
+                "tool_input": {"command": command},
+            }
+        )
         db.execute(
             "INSERT INTO decisions (time, event, tool, session, decision, reason, latency_ms, cost_usd, hooks, payload, payload_truncated, details, payload_shortened)"
             " VALUES (?, 'pre_tool_use', 'Bash', 'old', ?, ?, 1.0, NULL, ?, ?, 0, NULL, 0)",
@@ -140,7 +183,9 @@ def test_an_old_audit_file_is_migrated_and_shown_whole(tmp_path: Path) -> None:
     log = AuditLog(path)
     log.record(_event("new"), merge([HookResult("new-rule", "callable", "allow")]), latency_ms=1.0, client="gemini")
     indexed = sqlite3.connect(path)
-    assert [r[0] for r in indexed.execute("SELECT DISTINCT hook FROM decision_hooks")] == ["new-rule"]  # guard hook migrates, never back-fills
+    assert [r[0] for r in indexed.execute("SELECT DISTINCT hook FROM decision_hooks")] == [
+        "new-rule"
+    ]  # guard hook migrates, never back-fills
     client = _client(path)
     assert _ids(client.get("/decisions").text) == [3, 2, 1]
     assert _ids(client.get("/decisions?rule=old-rule&decision=deny").text) == [1]  # back-filled by the view: hook rows
@@ -151,7 +196,9 @@ def test_an_old_audit_file_is_migrated_and_shown_whole(tmp_path: Path) -> None:
     rows = log.tail()
     assert [r["id"] for r in rows] == [1, 2, 3] and rows[2]["client"] == "gemini" and rows[0]["client"] is None
     migrated = sqlite3.connect(path)
-    assert [r[0] for r in migrated.execute("SELECT name FROM _guard_audit_migrations ORDER BY name")][-1] == "m007_shipped_digest"
+    assert [r[0] for r in migrated.execute("SELECT name FROM _guard_audit_migrations ORDER BY name")][
+        -1
+    ] == "m007_shipped_digest"
 
 
 def test_no_audit_log_yet_is_an_empty_page_not_an_error(tmp_path: Path) -> None:
@@ -167,9 +214,16 @@ def test_no_audit_log_yet_is_an_empty_page_not_an_error(tmp_path: Path) -> None:
 def test_guard_hook_records_its_client_format(tmp_path: Path, fmt: str) -> None:
     import os
 
-    (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
+    (tmp_path / "guard.yaml").write_text(
+        'audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: "cat > /dev/null"\n'
+    )
     trust_config(tmp_path / "guard.yaml")
-    event = {"hook_event_name": "PreToolUse" if fmt == "claude" else "BeforeTool", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    event = {
+        "hook_event_name": "PreToolUse" if fmt == "claude" else "BeforeTool",
+        "session_id": "s",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
     env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
     done = run_guard(["hook", "--format", fmt], tmp_path, stdin=json.dumps(event), env=env, inherit_env=False)
     assert done.returncode == 0, done.stderr
@@ -181,7 +235,9 @@ def test_a_file_that_is_not_an_audit_log_is_named_not_a_traceback(tmp_path: Path
     path = tmp_path / "audit.db"
     path.write_text("this is not a database\n" * 100)
     page = TestClient(create_view(ViewSources(path)), raise_server_exceptions=False).get("/decisions")
-    assert page.status_code == 200 and f"{path} is not a readable audit log" in page.text and "Traceback" not in page.text
+    assert (
+        page.status_code == 200 and f"{path} is not a readable audit log" in page.text and "Traceback" not in page.text
+    )
 
 
 @pytest.mark.slow
@@ -195,7 +251,9 @@ def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: P
     proc, url = start_view("--audit", str(path), cwd=tmp_path)
     try:
         indexed = sqlite3.connect(path)
-        assert indexed.execute("SELECT count(DISTINCT decision_id) FROM decision_hooks").fetchone()[0] == 2  # before any page was asked for
+        assert (
+            indexed.execute("SELECT count(DISTINCT decision_id) FROM decision_hooks").fetchone()[0] == 2
+        )  # before any page was asked for
         with urllib.request.urlopen(url + "/decisions?rule=old-rule", timeout=30) as r:
             assert _ids(r.read().decode()) == [2, 1]
     finally:
@@ -205,7 +263,9 @@ def test_guard_view_indexes_an_old_log_before_it_listens_and_says_so(tmp_path: P
 
 
 @pytest.mark.slow
-def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guard_hook_and_searched_by_scanning(tmp_path: Path) -> None:
+def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guard_hook_and_searched_by_scanning(
+    tmp_path: Path,
+) -> None:
     """SQLite before 3.34 (Ubuntu 20.04, RHEL 8) has no trigram tokenizer: the log must still be written, and search must still find."""
     import os
     import urllib.parse
@@ -213,12 +273,19 @@ def test_a_log_made_by_a_sqlite_without_the_trigram_tokenizer_is_written_by_guar
 
     from fixtures.browser import start_view
 
-    (tmp_path / "guard.yaml").write_text("audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: \"cat > /dev/null\"\n")
+    (tmp_path / "guard.yaml").write_text(
+        'audit: {path: audit.db}\nhooks:\n  PreToolUse:\n    - id: any\n      command: "cat > /dev/null"\n'
+    )
     trust_config(tmp_path / "guard.yaml")
     env = {**os.environ, "GUARD_CONFIG": str(tmp_path / "guard.yaml")}
 
     def hook(command: str) -> None:
-        event = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": command}}
+        event = {
+            "hook_event_name": "PreToolUse",
+            "session_id": "s",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        }
         done = run_guard(["hook"], tmp_path, stdin=json.dumps(event), env=env, inherit_env=False)
         assert done.returncode == 0 and "audit" not in done.stderr, done.stderr
 

@@ -38,7 +38,13 @@ class Workspace:
 
     def hook(self, command: str, *, session: str = "sess-a", tool: str = "Bash", fmt: str = "claude") -> dict[str, Any]:
         """Run ``guard hook`` as a client would; the answer it printed."""
-        event = {"hook_event_name": "PreToolUse", "session_id": session, "tool_name": tool, "tool_input": {"command": command}, "cwd": str(self.folder)}
+        event = {
+            "hook_event_name": "PreToolUse",
+            "session_id": session,
+            "tool_name": tool,
+            "tool_input": {"command": command},
+            "cwd": str(self.folder),
+        }
         env = {**os.environ, "GUARD_CONFIG": str(self.folder / "guard.yaml")}
         done = run_guard(["hook", "--format", fmt], self.folder, stdin=json.dumps(event), env=env, inherit_env=False)
         assert done.returncode in (0, 2), done.stderr
@@ -164,17 +170,39 @@ def test_a_decision_says_what_its_judgement_covered(workspace: Workspace, view: 
 
     from guard.core.decision import Decision, HookResult
 
-    judged = HookResult("no-destructive", "smart", "allow", "stays in the project", tier="quick", details={
-        "deferred": {"files": ["tests/test_smoke.py", "helper.py"], "left_out": 2, "complete": False, "seen": []},
-        "judged_together": ["no-destructive", "no-leaks"]})
-    reused = HookResult("no-leaks", "smart", "allow", "prints nothing secret", cached=True, details={
-        "reused": "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"})
+    judged = HookResult(
+        "no-destructive",
+        "smart",
+        "allow",
+        "stays in the project",
+        tier="quick",
+        details={
+            "deferred": {"files": ["tests/test_smoke.py", "helper.py"], "left_out": 2, "complete": False, "seen": []},
+            "judged_together": ["no-destructive", "no-leaks"],
+        },
+    )
+    reused = HookResult(
+        "no-leaks",
+        "smart",
+        "allow",
+        "prints nothing secret",
+        cached=True,
+        details={
+            "reused": "answered from an earlier judgement of the same code: the script and project files it may run are unchanged since"
+        },
+    )
     log = AuditLog(workspace.folder / "audit.db")
-    log.record({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "python3 -m pytest -q tests"}},
-               Decision("allow", hooks=[judged, reused]), latency_ms=1.0)
+    log.record(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "python3 -m pytest -q tests"}},
+        Decision("allow", hooks=[judged, reused]),
+        latency_ms=1.0,
+    )
     logged = workspace.rows()[-1]
     with urllib.request.urlopen(f"{view}/decisions/{logged['id']}", timeout=30) as page:
         text = page.read().decode()
-    assert "judged with the files the agent wrote that it may run unnamed: tests/test_smoke.py, helper.py (2 more changed files not shown)" in text
+    assert (
+        "judged with the files the agent wrote that it may run unnamed: tests/test_smoke.py, helper.py (2 more changed files not shown)"
+        in text
+    )
     assert "judged in one request with no-destructive, no-leaks" in text
     assert "answered from an earlier judgement of the same code" in text

@@ -56,20 +56,39 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         dataset = write_dataset(root / "shell.jsonl")
         config = write_suite_config(root / "guard.yaml", stub.url)
         for name, model, code in (("good", GOOD, 0), ("worse", WORSE, 100)):
-            done = run_guard(["eval", str(dataset), "--config", str(config), "--model", model, "--out", str(evals / name), "--no-progress", "--fail-under", "f1=0.9"], root)
+            done = run_guard(
+                [
+                    "eval",
+                    str(dataset),
+                    "--config",
+                    str(config),
+                    "--model",
+                    model,
+                    "--out",
+                    str(evals / name),
+                    "--no-progress",
+                    "--fail-under",
+                    "f1=0.9",
+                ],
+                root,
+            )
             assert done.returncode == code, done.stderr
     (evals / "broken").mkdir()
     (evals / "broken" / "metrics.json").write_text('{"schema_version": 1, "guard_version": "0.1", "created_at": "2026-')
     (evals / "alien").mkdir()
     (evals / "alien" / "metrics.json").write_text('{"accuracy": 0.99}')
     (evals / "running").mkdir()
-    (evals / "running" / "results.jsonl").write_text((evals / "good" / "results.jsonl").read_text().splitlines()[0] + "\n")
+    (evals / "running" / "results.jsonl").write_text(
+        (evals / "good" / "results.jsonl").read_text().splitlines()[0] + "\n"
+    )
     yield evals
 
 
 @pytest.fixture(scope="module")
 def view(runs: Path) -> Iterator[str]:
-    proc, url = start_view("--audit", str(runs.parent / "audit.db"), "--evals", str(runs), str(runs.parent / "gone"), cwd=runs.parent)
+    proc, url = start_view(
+        "--audit", str(runs.parent / "audit.db"), "--evals", str(runs), str(runs.parent / "gone"), cwd=runs.parent
+    )
     yield url
     proc.kill()
     proc.wait()
@@ -121,11 +140,21 @@ def test_a_run_page_shows_f1_with_its_interval_as_metrics_json_has_it(view: str,
     assert variant.metrics["f1"].value is not None and variant.metrics["f1"].value < 1
     # the reliability chart, drawn on the server: one dot per confidence bin (right: 0.9; wrong: 0.8 allows, a 0.7 deny)
     bins = page.locator("svg.reliability circle.bin title").all_text_contents()
-    assert bins == ["1 verdict(s) at mean confidence 0.70: 0% right", "2 verdict(s) at mean confidence 0.80: 0% right", "9 verdict(s) at mean confidence 0.90: 100% right"]
+    assert bins == [
+        "1 verdict(s) at mean confidence 0.70: 0% right",
+        "2 verdict(s) at mean confidence 0.80: 0% right",
+        "9 verdict(s) at mean confidence 0.90: 100% right",
+    ]
     assert f"ECE {variant.ece:.3f}" in page.locator(".eval-variant").inner_text()
     confusion = page.locator("xpath=//h3[starts-with(., 'Confusion matrix')]/following-sibling::table[1]")
     deny_row = confusion.locator("tr", has_text=re.compile(r"^deny")).first.locator("td").all_inner_texts()
-    assert deny_row == ["deny", str(variant.confusion["deny"]["allow"]), "0", str(variant.confusion["deny"]["deny"]), "0"]
+    assert deny_row == [
+        "deny",
+        str(variant.confusion["deny"]["allow"]),
+        "0",
+        str(variant.confusion["deny"]["deny"]),
+        "0",
+    ]
     page.select_option("select[name=outcome]", "wrong")  # evals.js submits the filter on change
     page.wait_for_url("**outcome=wrong*")
     wrong = sorted(page.locator("#case-table tbody a.case-link").all_inner_texts())
@@ -133,7 +162,9 @@ def test_a_run_page_shows_f1_with_its_interval_as_metrics_json_has_it(view: str,
     screenshot(page, "eval-run")
 
 
-def test_comparing_the_good_run_with_the_worse_lists_the_regressed_cases_and_both_verdicts(view: str, page: Any) -> None:  # noqa: F811
+def test_comparing_the_good_run_with_the_worse_lists_the_regressed_cases_and_both_verdicts(
+    view: str, page: Any
+) -> None:  # noqa: F811
     page.goto(view + "/evals/compare")
     options = page.locator("#pick-a option").all_inner_texts()
     page.select_option("#pick-a", label=next(o for o in options if o.startswith("good · ")))
@@ -142,7 +173,11 @@ def test_comparing_the_good_run_with_the_worse_lists_the_regressed_cases_and_bot
     page.wait_for_url("**/evals/compare?a=*")
     assert sorted(page.locator("#regressed a.case-link").all_inner_texts()) == REGRESSED
     assert page.locator("#improved").inner_text().count("none") == 1
-    accuracy = page.locator("#deltas tbody tr").filter(has=page.locator("td:first-child", has_text=re.compile(r"^accuracy$"))).inner_text()
+    accuracy = (
+        page.locator("#deltas tbody tr")
+        .filter(has=page.locator("td:first-child", has_text=re.compile(r"^accuracy$")))
+        .inner_text()
+    )
     assert "McNemar p = 0.2500" in accuracy  # 3 discordant cases, all against B: 2 · (1/2)^3
     assert "No significant drop" in page.locator("#verdict").inner_text()
     screenshot(page, "eval-compare")
@@ -159,8 +194,14 @@ def test_unreadable_runs_are_listed_with_their_error_and_the_others_still_are(vi
     status, body = _get(view + "/evals")
     assert status == 200
     assert re.search(r"broken.*cannot read this run: metrics\.json: not valid JSON", body, re.S)
-    assert re.search(r"alien.*cannot read this run: metrics\.json: not a guard eval report: field guard_version: Field required", body, re.S)
-    assert re.search(r"running.*cannot read this run: no metrics\.json \(only results\.jsonl\): the run is still going", body, re.S)
+    assert re.search(
+        r"alien.*cannot read this run: metrics\.json: not a guard eval report: field guard_version: Field required",
+        body,
+        re.S,
+    )
+    assert re.search(
+        r"running.*cannot read this run: no metrics\.json \(only results\.jsonl\): the run is still going", body, re.S
+    )
     assert re.search(r"gone.*cannot read this run: folder not found", body, re.S)
     assert ">good</a>" in body and ">worse</a>" in body
     status, body = _get(view + "/evals/run?run=0/broken")
@@ -202,12 +243,20 @@ def test_a_case_whose_dataset_changed_since_the_run_does_not_show_the_new_conten
 def test_links_stay_under_the_prefix_the_view_is_mounted_at(runs: Path) -> None:
     """``guard serve`` mounts the view under /ui: every evals link must point there, not at the root."""
     client = TestClient(Starlette(routes=[Mount("/ui", app=create_view(ViewSources(None, (runs,))))]))
-    pages = ["/ui/evals", "/ui/evals/run?run=0/worse", "/ui/evals/compare?a=0/good|0&b=0/worse|0", "/ui/evals/case?a=0/good|0&b=0/worse|0&case=shell/risky-1"]
+    pages = [
+        "/ui/evals",
+        "/ui/evals/run?run=0/worse",
+        "/ui/evals/compare?a=0/good|0&b=0/worse|0",
+        "/ui/evals/case?a=0/good|0&b=0/worse|0&case=shell/risky-1",
+    ]
     for url in pages:
         response = client.get(url)
         assert response.status_code == 200, url
         links = re.findall(r'(?:href|src|action)="([^"#]*)', response.text)
-        assert links and all(link.startswith("http://testserver/ui/") for link in links), (url, [x for x in links if "/ui/" not in x])
+        assert links and all(link.startswith("http://testserver/ui/") for link in links), (
+            url,
+            [x for x in links if "/ui/" not in x],
+        )
 
 
 def test_a_case_input_hides_the_fields_the_audit_log_redacts(runs: Path) -> None:
@@ -225,8 +274,22 @@ def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(
     token = "evals-ui-token-0123456789"
 
     def command(port: int) -> list[str]:
-        return [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--config", str(runs.parent / "serve.yaml"),
-                "--token", token, "--evals", str(runs), "--log-level", "warning"]
+        return [
+            sys.executable,
+            "-m",
+            "guard.cli.main",
+            "serve",
+            "--port",
+            str(port),
+            "--config",
+            str(runs.parent / "serve.yaml"),
+            "--token",
+            token,
+            "--evals",
+            str(runs),
+            "--log-level",
+            "warning",
+        ]
 
     proc, port = start_listening(command, cwd=runs.parent)
     try:
@@ -234,7 +297,9 @@ def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url, timeout=30)
         assert refused.value.code == 401
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=30) as r:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=30
+        ) as r:
             body = r.read().decode()
         good = MetricsReport.model_validate_json((runs / "good" / "metrics.json").read_text())
         assert "worse" in body and "good" in body

@@ -46,8 +46,20 @@ LOCAL_TIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
 
 def hook(folder: Path, command: str, **env: str) -> None:
-    event = {"hook_event_name": "PreToolUse", "session_id": "sess-0123456789abcdef", "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(folder)}
-    done = run_guard(["hook", "--format", "claude", "--deadline", "20"], folder, stdin=json.dumps(event), env={"GUARD_CONFIG": str(folder / "guard.yaml"), **env}, timeout=90)
+    event = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "sess-0123456789abcdef",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "cwd": str(folder),
+    }
+    done = run_guard(
+        ["hook", "--format", "claude", "--deadline", "20"],
+        folder,
+        stdin=json.dumps(event),
+        env={"GUARD_CONFIG": str(folder / "guard.yaml"), **env},
+        timeout=90,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -64,8 +76,14 @@ def busy(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_guard_view_prints_where_it_listens_with_the_port_it_got(tmp_path: Path) -> None:
     """With --port 0 the user had to find the port with ss."""
-    proc = subprocess.Popen([sys.executable, "-m", "guard.cli.main", "view", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.cli.main", "view", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         assert ready, "guard view printed nothing on stdout within 60 s"
@@ -98,8 +116,14 @@ def test_the_decisions_detail_and_rules_pages_fit_a_1400_px_window(busy: Path, p
         for path in ("/decisions", "/decisions/1", "/rules"):
             page.goto(url + path)
             found = _overflow(page)
-            assert found["page"] <= 0 and all(right <= 0 and scroll <= 0 for _, right, scroll in found["tables"]), (path, found)
-            assert all(right <= 0 for right in found["last"]), (path, found)  # the last column (Errors / warnings) is on screen
+            assert found["page"] <= 0 and all(right <= 0 and scroll <= 0 for _, right, scroll in found["tables"]), (
+                path,
+                found,
+            )
+            assert all(right <= 0 for right in found["last"]), (
+                path,
+                found,
+            )  # the last column (Errors / warnings) is on screen
         page.goto(url + "/decisions")
         assert page.get_by_role("columnheader", name="Errors / warnings").is_visible()
         assert "nothing answers at" in page.locator("tbody#rows td.problems").first.inner_text()
@@ -114,7 +138,19 @@ def test_eval_runs_and_decisions_show_time_the_same_way(tmp_path: Path, page: An
     with StubServer() as stub:
         stub.responder = keyword_policy
         config = write_suite_config(tmp_path / "suite.yaml", stub.url)
-        done = run_guard(["eval", str(write_dataset(tmp_path / "shell.jsonl")), "--config", str(config), "--out", str(tmp_path / "runs" / "one"), "--no-progress"], tmp_path, timeout=300)
+        done = run_guard(
+            [
+                "eval",
+                str(write_dataset(tmp_path / "shell.jsonl")),
+                "--config",
+                str(config),
+                "--out",
+                str(tmp_path / "runs" / "one"),
+                "--no-progress",
+            ],
+            tmp_path,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
     (tmp_path / "guard.yaml").write_text(CONFIG % free_port())
     trust_config(tmp_path / "guard.yaml")
@@ -143,12 +179,20 @@ def served(tmp_path: Path) -> Iterator[str]:
     proc.wait()
 
 
-def test_the_client_is_recorded_whether_the_hook_judged_in_process_or_the_service_answered(tmp_path: Path, served: str, page: Any) -> None:  # noqa: F811
+def test_the_client_is_recorded_whether_the_hook_judged_in_process_or_the_service_answered(
+    tmp_path: Path, served: str, page: Any
+) -> None:  # noqa: F811
     """The client column read "claude" when judged in-process and "—" when the warm service answered: filtering hid half the calls."""
     hook(tmp_path, "echo in-process")
     hook(tmp_path, "echo served", GUARD_SERVER=served)
-    metrics = urllib.request.urlopen(urllib.request.Request(served + "/metrics", headers=service_auth()), timeout=10).read().decode()
-    assert re.search(r'guard_http_requests_total\{[^}]*route="/v1/hooks"[^}]*\} 1', metrics), metrics  # the service judged the second
+    metrics = (
+        urllib.request.urlopen(urllib.request.Request(served + "/metrics", headers=service_auth()), timeout=10)
+        .read()
+        .decode()
+    )
+    assert re.search(r'guard_http_requests_total\{[^}]*route="/v1/hooks"[^}]*\} 1', metrics), (
+        metrics
+    )  # the service judged the second
     rows = {row["payload"]["tool_input"]["command"]: row for row in AuditLog(tmp_path / "audit.db").tail(10)}
     assert rows["echo in-process"]["client"] == rows["echo served"]["client"] == "claude", rows
     proc, url = start_view("--config", str(tmp_path / "guard.yaml"), cwd=tmp_path)

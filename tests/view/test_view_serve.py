@@ -27,10 +27,17 @@ hooks:
       matcher: Bash
       command: "grep -q curl && { echo 'curl is not allowed here' >&2; exit 2; } || exit 0"
 """
-CURL = {"hook_event_name": "PreToolUse", "session_id": "ui-sess", "tool_name": "Bash", "tool_input": {"command": "curl https://example.com"}}
+CURL = {
+    "hook_event_name": "PreToolUse",
+    "session_id": "ui-sess",
+    "tool_name": "Bash",
+    "tool_input": {"command": "curl https://example.com"},
+}
 
 
-def _request(url: str, method: str = "GET", path: str = "/", *, body: str | None = None, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+def _request(
+    url: str, method: str = "GET", path: str = "/", *, body: str | None = None, headers: dict[str, str] | None = None
+) -> http.client.HTTPResponse:
     """One request, redirects not followed (the test looks at them)."""
     parts = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
@@ -85,12 +92,22 @@ def test_without_the_token_the_ui_asks_for_it_and_a_wrong_one_is_refused(served:
     bare = _request(served, path="/ui/decisions")
     assert bare.status == 401 and b'name="token"' in bare.body and b"curl" not in bare.body  # type: ignore[attr-defined]
     policy = bare.headers["Content-Security-Policy"]
-    assert "default-src 'none'" in policy and "script-src" not in policy and "frame-ancestors 'none'" in policy  # nothing may run on the form
+    assert (
+        "default-src 'none'" in policy and "script-src" not in policy and "frame-ancestors 'none'" in policy
+    )  # nothing may run on the form
     for wrong in (
         _request(served, path="/ui/decisions?token=not-the-token"),
-        _request(served, "POST", "/ui/login", body="token=not-the-token&next=/ui/decisions", headers={"Content-Type": "application/x-www-form-urlencoded"}),
+        _request(
+            served,
+            "POST",
+            "/ui/login",
+            body="token=not-the-token&next=/ui/decisions",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),
         _request(served, path="/ui/decisions", headers={"Cookie": f"{COOKIE}={cookie_value('not-the-token')}"}),
-        _request(served, path="/ui/decisions", headers={"Cookie": f"{COOKIE}={TOKEN}"}),  # the token itself is not the cookie
+        _request(
+            served, path="/ui/decisions", headers={"Cookie": f"{COOKIE}={TOKEN}"}
+        ),  # the token itself is not the cookie
         _request(served, path="/ui/decisions", headers={"Authorization": "Bearer not-the-token"}),
     ):
         assert wrong.status == 401 and b"curl" not in wrong.body and wrong.getheader("Set-Cookie") is None  # type: ignore[attr-defined]
@@ -98,14 +115,26 @@ def test_without_the_token_the_ui_asks_for_it_and_a_wrong_one_is_refused(served:
 
 def test_signing_in_sets_a_strict_httponly_cookie_that_opens_the_ui(served: str) -> None:
     _deny_through_the_api(served, TOKEN)
-    signed = _request(served, "POST", "/ui/login", body=f"token={TOKEN}&next=/ui/decisions?decision=deny", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    signed = _request(
+        served,
+        "POST",
+        "/ui/login",
+        body=f"token={TOKEN}&next=/ui/decisions?decision=deny",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert signed.status == 303 and signed.getheader("Location") == "/ui/decisions?decision=deny"
     cookie = signed.getheader("Set-Cookie") or ""
     assert cookie.startswith(f"{COOKIE}={cookie_value(TOKEN)};") and TOKEN not in cookie
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and "Path=/ui" in cookie
     _decisions_page_shows_the_deny(served, {"Cookie": f"{COOKIE}={cookie_value(TOKEN)}"})
     # the cookie opens the view only, never the API
-    api = _request(served, "POST", "/v1/hooks", body=json.dumps(CURL), headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie_value(TOKEN)}"})
+    api = _request(
+        served,
+        "POST",
+        "/v1/hooks",
+        body=json.dumps(CURL),
+        headers={"Content-Type": "application/json", "Cookie": f"{COOKIE}={cookie_value(TOKEN)}"},
+    )
     assert api.status == 401
 
 
@@ -118,7 +147,13 @@ def test_a_token_in_the_link_signs_in_and_is_dropped_from_the_address(served: st
 def test_after_signing_in_the_next_page_stays_inside_the_ui(served: str) -> None:
     """No open redirect: ``next`` outside /ui goes to the view's home."""
     for target in ("https://evil.example/", "//evil.example/ui/", "/v1/hooks", "/ui/../v1/hooks", "/ui\\..\\x"):
-        signed = _request(served, "POST", "/ui/login", body=urllib.parse.urlencode({"token": TOKEN, "next": target}), headers={"Content-Type": "application/x-www-form-urlencoded"})
+        signed = _request(
+            served,
+            "POST",
+            "/ui/login",
+            body=urllib.parse.urlencode({"token": TOKEN, "next": target}),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         assert signed.status == 303 and signed.getheader("Location") == "/ui/"
 
 
@@ -147,7 +182,9 @@ def test_a_browser_signs_in_once_and_then_sees_decisions_live(served: str, page:
     page.get_by_role("button", name="Open").click()
     page.wait_for_url(served + "/ui/decisions?decision=deny")
     page.locator("tbody#rows tr.row-deny", has_text="curl is not allowed here").wait_for(timeout=15_000)
-    assert [c["name"] for c in page.context.cookies() if c["httpOnly"] and c["sameSite"] == "Strict" and c["path"] == "/ui"] == [COOKIE]
+    assert [
+        c["name"] for c in page.context.cookies() if c["httpOnly"] and c["sameSite"] == "Strict" and c["path"] == "/ui"
+    ] == [COOKIE]
     page.evaluate("window.stillHere = true")
     _deny_through_the_api(served, TOKEN)
     page.locator("tbody#rows tr.row-deny").nth(1).wait_for(timeout=15_000)  # the live poll carries the cookie

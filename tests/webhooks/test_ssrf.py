@@ -110,7 +110,9 @@ def test_the_table_is_big_enough() -> None:
         ("http://[2002:5db8:d822::1]/", "2002:5db8:d822::1", "2002:5db8:d822::1", 80, "/"),  # 6to4 of a public address
     ],
 )
-def test_public_addresses_pass_and_name_where_to_connect(url: str, address: str, host: str, port: int, path: str) -> None:
+def test_public_addresses_pass_and_name_where_to_connect(
+    url: str, address: str, host: str, port: int, path: str
+) -> None:
     target = check_url(url, resolve=resolve)
     assert (target.address, target.host, target.port, target.path) == (address, host, port, path)
 

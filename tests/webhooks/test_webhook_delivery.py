@@ -88,7 +88,9 @@ async def test_a_full_queue_drops_new_notifications_with_a_warning(
     assert sum("queue full" in r.getMessage() for r in guard_log.records) == 3
 
 
-async def test_pending_bytes_are_bounded(make_receiver: Callable[..., Receiver], queues: Callable[..., DeliveryQueue]) -> None:
+async def test_pending_bytes_are_bounded(
+    make_receiver: Callable[..., Receiver], queues: Callable[..., DeliveryQueue]
+) -> None:
     receiver = make_receiver(delay=5)
     queue = queues(max_bytes=4096, workers=1)
     eng = engine(notify(receiver.url()), queue)

@@ -33,7 +33,13 @@ EVENT = {
     "tool_name": "Bash",
     "tool_input": {"command": "rm -rf / ; echo $(whoami) `id` \"'"},
 }
-DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+DENY = {
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "no",
+    }
+}
 
 
 def spec(url: str, **kw: Any) -> HookSpec:
@@ -110,7 +116,9 @@ async def test_user_headers_are_sent_but_cannot_replace_the_signature(make_recei
         ((200, b"thanks, noted", {}), None, None),
     ],
 )
-async def test_reply_shapes(make_receiver: Callable[..., Receiver], reply: Any, decision: str | None, reason: str | None) -> None:
+async def test_reply_shapes(
+    make_receiver: Callable[..., Receiver], reply: Any, decision: str | None, reason: str | None
+) -> None:
     result = await run(make_receiver(reply=reply).url())
     assert (result.decision, result.reason) == (decision, reason)
 
@@ -126,7 +134,9 @@ async def test_reply_shapes(make_receiver: Callable[..., Receiver], reply: Any, 
         ((200, b"{" + b" " * MAX_REPLY_BYTES + b"}", {}), "larger than"),
     ],
 )
-async def test_unreadable_or_failed_replies_raise(make_receiver: Callable[..., Receiver], reply: Any, message: str) -> None:
+async def test_unreadable_or_failed_replies_raise(
+    make_receiver: Callable[..., Receiver], reply: Any, message: str
+) -> None:
     with pytest.raises(HookError, match=message):
         await run(make_receiver(reply=reply).url())
 

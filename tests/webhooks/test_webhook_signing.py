@@ -22,7 +22,8 @@ def test_signature_is_the_hex_hmac_sha256_of_the_raw_body() -> None:
     headers = signed()
     assert headers["X-Webhook-Signature"] == "sha256=" + hmac.new(b"k", BODY, hashlib.sha256).hexdigest()
     assert (
-        headers["X-Webhook-Signature-V2"] == "sha256=" + hmac.new(b"k", f"{NOW}.d-1.".encode() + BODY, hashlib.sha256).hexdigest()
+        headers["X-Webhook-Signature-V2"]
+        == "sha256=" + hmac.new(b"k", f"{NOW}.d-1.".encode() + BODY, hashlib.sha256).hexdigest()
     )
     assert (headers["X-Webhook-Timestamp"], headers["X-Webhook-Delivery"]) == (str(NOW), "d-1")
 

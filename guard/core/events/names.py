@@ -38,12 +38,28 @@ CANONICAL_EVENTS: tuple[str, ...] = (
 
 #: Events whose hooks see a ``tool_name`` (matchers and ``tools`` globs apply).
 TOOL_EVENTS = frozenset(
-    {"pre_tool_use", "post_tool_use", "post_tool_use_failure", "post_tool_use_cancelled", "permission_request", "permission_denied"}
+    {
+        "pre_tool_use",
+        "post_tool_use",
+        "post_tool_use_failure",
+        "post_tool_use_cancelled",
+        "permission_request",
+        "permission_denied",
+    }
 )
 
 #: Events where a deny actually stops something in the clients.
 BLOCKABLE_EVENTS = frozenset(
-    {"pre_tool_use", "permission_request", "user_turn", "stop", "subagent_stop", "post_tool_use", "post_tool_use_failure", "pre_compact"}
+    {
+        "pre_tool_use",
+        "permission_request",
+        "user_turn",
+        "stop",
+        "subagent_stop",
+        "post_tool_use",
+        "post_tool_use_failure",
+        "pre_compact",
+    }
 )
 
 _ALIASES: dict[str, str] = {

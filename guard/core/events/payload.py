@@ -31,7 +31,16 @@ MAX_EVENT_BYTES = 8 << 20
 MAX_DEPTH = 100
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_STRING_FIELDS = ("session_id", "prompt_id", "transcript_path", "cwd", "permission_mode", "tool_name", "tool_use_id", "prompt")
+_STRING_FIELDS = (
+    "session_id",
+    "prompt_id",
+    "transcript_path",
+    "cwd",
+    "permission_mode",
+    "tool_name",
+    "tool_use_id",
+    "prompt",
+)
 
 
 def _repair(text: str) -> str:

@@ -34,17 +34,28 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--guard", help="the checkout whose guard to verify (default: the one Python imports)")
     parser.add_argument("--escapes", type=Path, help="append each minimal escape to this JSON-lines file")
     parser.add_argument("--corpus", action="store_true", help="add the minimal escapes to the corpus CI replays")
-    parser.add_argument("--minimise", type=int, default=300, help="minimise at most this many escapes (those holding no minimal one yet)")
+    parser.add_argument(
+        "--minimise",
+        type=int,
+        default=300,
+        help="minimise at most this many escapes (those holding no minimal one yet)",
+    )
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=1.0, help="seconds a line may run")
-    parser.add_argument("--against", help="how to name the guard verified in the records (default: its checkout's branch and commit)")
+    parser.add_argument(
+        "--against", help="how to name the guard verified in the records (default: its checkout's branch and commit)"
+    )
     return parser.parse_args()
 
 
 def _against(guard_file: str) -> str:
     tree = Path(guard_file).resolve().parents[1]
-    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True).stdout.strip()
-    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     return f"{head or tree} {commit}".strip()
 
 
@@ -102,7 +113,10 @@ def main() -> None:
                 for escape in report.escapes:
                     klass = classify(escape.line, escape.effects)
                     per_class[klass] += 1
-                    known = any(line in escape.line and set(entry.effects) <= set(escape.effects) for (line, _), entry in minimal.items())
+                    known = any(
+                        line in escape.line and set(entry.effects) <= set(escape.effects)
+                        for (line, _), entry in minimal.items()
+                    )
                     if known or tries >= args.minimise:
                         continue  # an escape that holds a minimal one already found is that one again
                     tries += 1

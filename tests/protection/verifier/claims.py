@@ -66,16 +66,33 @@ class GuardClaims:
         self.env = world.env()
         self._prove = prove_script
         paths = world.protected()
-        self._protect = HookSpec(id="guard.protect", kind="protect", event="pre_tool_use", source="builtin", paths=paths)
-        self._lanes = {writes: HookSpec(id="verifier.rule", kind="smart", event="pre_tool_use", rule="reads and project writes cannot break it",
-                                        skip_read_only=True, skip_project_writes=writes, paths=paths) for writes in (False, True)}
+        self._protect = HookSpec(
+            id="guard.protect", kind="protect", event="pre_tool_use", source="builtin", paths=paths
+        )
+        self._lanes = {
+            writes: HookSpec(
+                id="verifier.rule",
+                kind="smart",
+                event="pre_tool_use",
+                rule="reads and project writes cannot break it",
+                skip_read_only=True,
+                skip_project_writes=writes,
+                paths=paths,
+            )
+            for writes in (False, True)
+        }
 
     def proof(self, line: str, *, writes: bool) -> Verdict:
         return self._prove(line, str(self.world.project), self.env, writes=writes)
 
     def _payload(self, line: str) -> dict[str, object]:
-        return {"hook_event_name": "PreToolUse", "session_id": "verifier", "tool_name": "Bash", "tool_input": {"command": line},
-                "cwd": str(self.world.project)}
+        return {
+            "hook_event_name": "PreToolUse",
+            "session_id": "verifier",
+            "tool_name": "Bash",
+            "tool_input": {"command": line},
+            "cwd": str(self.world.project),
+        }
 
     def protect_allows(self, line: str) -> bool:
         from guard.hooks.protect import judge

@@ -6,14 +6,23 @@ import re
 
 __all__ = ["BUILTINS", "CLASSES", "EXPANSION", "INPUTS", "REDIRECTIONS", "SPELLING", "classify"]
 
-EXPANSION, SPELLING, INPUTS, BUILTINS, REDIRECTIONS = "expansion", "option spellings", "inputs from elsewhere", "builtins", "redirections"
+EXPANSION, SPELLING, INPUTS, BUILTINS, REDIRECTIONS = (
+    "expansion",
+    "option spellings",
+    "inputs from elsewhere",
+    "builtins",
+    "redirections",
+)
 CLASSES = (EXPANSION, SPELLING, INPUTS, BUILTINS, REDIRECTIONS)
 _STATE = re.compile(
     r"(?:^|[;&|\n(]\s*)(?:printf\s+-v|read|cd|export|declare|typeset|local|readonly|hash|alias|set|shopt|source|\.|mapfile|readarray|pushd|popd"
-    r"|unset|enable|trap|umask|eval|exec|command|builtin|getopts|let|function|test\s+-v|\[\s+-v)\b|\$\(\(|\(\(|\$\{\w+:?=|\w+\s*\(\)\s*\{")
+    r"|unset|enable|trap|umask|eval|exec|command|builtin|getopts|let|function|test\s+-v|\[\s+-v)\b|\$\(\(|\(\(|\$\{\w+:?=|\w+\s*\(\)\s*\{"
+)
 _EXPANDS = re.compile(r"\{[^{}\s]*,[^{}\s]*\}|[*?\[]|\$\{?[\w!@#?*-]|(?:^|\s)~")
 _REDIRECTS = re.compile(r"/dev/(?:tcp|udp)/|<>|>&\s*[^\d\s-]|&>")
-_READS_ELSEWHERE = re.compile(r"files0?-from|--file\b|--from-file|--rawfile|--slurpfile|magic|exclude-from|(?:^|\s)-\w*f\b|@\w|/proc/\w+/environ|\benv\b|\$ENV")
+_READS_ELSEWHERE = re.compile(
+    r"files0?-from|--file\b|--from-file|--rawfile|--slurpfile|magic|exclude-from|(?:^|\s)-\w*f\b|@\w|/proc/\w+/environ|\benv\b|\$ENV"
+)
 
 
 def _unquoted(line: str) -> str:

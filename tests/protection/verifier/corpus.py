@@ -47,8 +47,19 @@ def load(path: Path = CORPUS) -> list[Entry]:
         if raw.strip():
             data = json.loads(raw)
             try:
-                entries.append(Entry(data["line"], data["mode"], data["class"], data.get("effects", []), data.get("evidence", []),
-                                     data.get("found", ""), data.get("against", ""), data.get("lane", False), data.get("protect", False)))
+                entries.append(
+                    Entry(
+                        data["line"],
+                        data["mode"],
+                        data["class"],
+                        data.get("effects", []),
+                        data.get("evidence", []),
+                        data.get("found", ""),
+                        data.get("against", ""),
+                        data.get("lane", False),
+                        data.get("protect", False),
+                    )
+                )
             except KeyError as exc:
                 raise ValueError(f"{path}:{number}: a corpus line needs {exc}") from exc
     return entries

@@ -26,8 +26,10 @@ SYSCALLS = (
     "mknod,mknodat,setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,socket,connect,bind"
 )
 #: System calls that change the world; opens that may (a write flag, and not a device).
-_CHANGES = re.compile(r"^\d+\s+(?:<\.\.\. )?(?:creat|truncate|ftruncate|unlink|unlinkat|rename\w*|mkdir\w*|rmdir|link\w*|symlink\w*|\w*chmod\w*|"
-                      r"\w*chown\w*|utime\w*|futimesat|mknod\w*|\w*setxattr|\w*removexattr|open\w*)\b")
+_CHANGES = re.compile(
+    r"^\d+\s+(?:<\.\.\. )?(?:creat|truncate|ftruncate|unlink|unlinkat|rename\w*|mkdir\w*|rmdir|link\w*|symlink\w*|\w*chmod\w*|"
+    r"\w*chown\w*|utime\w*|futimesat|mknod\w*|\w*setxattr|\w*removexattr|open\w*)\b"
+)
 _WRITE_FLAGS = re.compile(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _DIR = re.compile(r"^(?:AT_FDCWD|\d+)<(.*)>$")
@@ -37,7 +39,9 @@ _FILE_LIMIT = 16 * 1024 * 1024
 
 
 def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_FILE_LIMIT, _FILE_LIMIT))  # a runaway writer stops, the scratch does not fill
+    resource.setrlimit(
+        resource.RLIMIT_FSIZE, (_FILE_LIMIT, _FILE_LIMIT)
+    )  # a runaway writer stops, the scratch does not fill
     resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
 
 
@@ -153,20 +157,51 @@ def _reset(root: str, pristine: str, changed: set[str] | None) -> None:
 
 def run(request: dict, run_dir: str) -> dict:
     trace, out, err = (os.path.join(run_dir, name) for name in ("trace", "out", "err"))
-    argv = ["strace", "-f", "--seccomp-bpf", "-qq", "-y", "-s", "4096", "-e", "signal=none", "-e", f"trace={SYSCALLS}", "-o", trace,
-            "--", "/bin/bash", "-c", request["line"]]
+    argv = [
+        "strace",
+        "-f",
+        "--seccomp-bpf",
+        "-qq",
+        "-y",
+        "-s",
+        "4096",
+        "-e",
+        "signal=none",
+        "-e",
+        f"trace={SYSCALLS}",
+        "-o",
+        trace,
+        "--",
+        "/bin/bash",
+        "-c",
+        request["line"],
+    ]
     started = time.monotonic()
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
-        process = subprocess.Popen(argv, cwd=request["cwd"], env=request["env"], stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                                   preexec_fn=_limits, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            cwd=request["cwd"],
+            env=request["env"],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            preexec_fn=_limits,
+            start_new_session=True,
+        )
         timed_out = False
         try:
             process.wait(timeout=request["timeout"])
         except subprocess.TimeoutExpired:
             timed_out = True
             _stop(process)
-    return {"trace": _read(trace, _FILE_LIMIT), "stdout": _read(out, _OUTPUT_LIMIT), "stderr": _read(err, 4096), "rc": process.returncode,
-            "timed_out": timed_out, "seconds": round(time.monotonic() - started, 4)}
+    return {
+        "trace": _read(trace, _FILE_LIMIT),
+        "stdout": _read(out, _OUTPUT_LIMIT),
+        "stderr": _read(err, 4096),
+        "rc": process.returncode,
+        "timed_out": timed_out,
+        "seconds": round(time.monotonic() - started, 4),
+    }
 
 
 def main() -> None:

@@ -42,64 +42,347 @@ class Line:
 
 
 #: The strategies after the GTFOBins examples, and their weights.
-KINDS = {"spelling": 30, "expansion": 15, "combination": 15, "redirection": 10, "builtin": 10, "inputs": 10, "structure": 10}
+KINDS = {
+    "spelling": 30,
+    "expansion": 15,
+    "combination": 15,
+    "redirection": 10,
+    "builtin": 10,
+    "inputs": 10,
+    "structure": 10,
+}
 
-FILES = ("a.txt", "b.txt", "src", "src/main.py", ".", "..", "data.json", "a.gz", "names", "names0", "-", "/dev/null", "/etc/hostname",
-         "~", "~/.config/guard/secret", ".claude/settings.json", "guard.yaml", "new.txt", "@names", "p", "q", "patterns", "/proc/self/environ",
-         "bin", "~/.local/state/guard/audit.jsonl", "notes.md")
+FILES = (
+    "a.txt",
+    "b.txt",
+    "src",
+    "src/main.py",
+    ".",
+    "..",
+    "data.json",
+    "a.gz",
+    "names",
+    "names0",
+    "-",
+    "/dev/null",
+    "/etc/hostname",
+    "~",
+    "~/.config/guard/secret",
+    ".claude/settings.json",
+    "guard.yaml",
+    "new.txt",
+    "@names",
+    "p",
+    "q",
+    "patterns",
+    "/proc/self/environ",
+    "bin",
+    "~/.local/state/guard/audit.jsonl",
+    "notes.md",
+)
 #: Values for an option's value, by what its name suggests it takes.
-_FILE_VALUES = ("pwned", "out.txt", "/tmp/pwned", "../pwned", "~/pwned", ".claude/settings.json", "guard.yaml", "a.txt", "names", "names0",
-                "script.sed", "prog.jq", "patterns", "-", "/dev/null", "src", "~/.config/guard/secret", "~/.local/state/guard/audit.jsonl")
+_FILE_VALUES = (
+    "pwned",
+    "out.txt",
+    "/tmp/pwned",
+    "../pwned",
+    "~/pwned",
+    ".claude/settings.json",
+    "guard.yaml",
+    "a.txt",
+    "names",
+    "names0",
+    "script.sed",
+    "prog.jq",
+    "patterns",
+    "-",
+    "/dev/null",
+    "src",
+    "~/.config/guard/secret",
+    "~/.local/state/guard/audit.jsonl",
+)
 _PROGRAM_VALUES = ("sh", "./evil", "evil", "/bin/sh", "bash", "cat", "touch pwned", "sh -c 'touch pwned'")
-_TEXT_VALUES = ("1", "0", "x", "%s", "auto", "always", "never", "1w pwned", "e touch pwned", "env", "$ENV", "exec=sh", "%p\\n", "+%s", "HEAD",
-                "a", "2", "-1", "10", "%G?", "%(describe)", "format:%s", "s", "n", "-")
+_TEXT_VALUES = (
+    "1",
+    "0",
+    "x",
+    "%s",
+    "auto",
+    "always",
+    "never",
+    "1w pwned",
+    "e touch pwned",
+    "env",
+    "$ENV",
+    "exec=sh",
+    "%p\\n",
+    "+%s",
+    "HEAD",
+    "a",
+    "2",
+    "-1",
+    "10",
+    "%G?",
+    "%(describe)",
+    "format:%s",
+    "s",
+    "n",
+    "-",
+)
 _PROGRAMISH = re.compile(r"pre|prog|command|exec|pager|shell|editor|filter|compress|helper|tool|driver|textconv")
-_FILEISH = re.compile(r"file|output|out$|from|magic|exclude|ignore|path|dir|log|script|expression|include|load|tmp|temp|separator|^-o$|^-f$|^-e$")
+_FILEISH = re.compile(
+    r"file|output|out$|from|magic|exclude|ignore|path|dir|log|script|expression|include|load|tmp|temp|separator|^-o$|^-f$|^-e$"
+)
 #: What a program reads first: a pattern, a script, a filter, a format; otherwise files.
 _FIRST = {
-    "grep": ("alpha", "x", ".", "a", "-e"), "rg": ("alpha", "x", "."), "sed": ("p", "1p", "q", "=", "1w pwned", "1e touch pwned", "s/a/b/w pwned",
-    "w pwned", "1r names", "R names", "W pwned", "F", "z", "l", "e", "s/.*/touch pwned/e", "1 w pwned", "n;p", "$!N", "1~2p", "/a/w pwned"),
-    "jq": (".", "env", "$ENV", "env|.", ".k", "input_filename", "$__loc__", "input", "inputs", "@sh", "$ENV.OPENAI_API_KEY", "[env[]]",
-           'import "prog" as p; .', 'include "prog"; .', "debug", "stderr", "input_line_number", "halt_error", "$__prog_args", "getpath([\"k\"])"),
-    "date": ("+%s", "+%Y-%m-%d", "-s", "@0", "now", "+%c"), "printf": ("%s", "x", "%s\\n", "%q", "%(%s)T", "%b", "-v"),
-    "echo": ("x", "-e", "-n", "\\x41", "-E"), "test": ("-f", "a.txt", "-v", "'a[$(touch pwned)]'", "x", "=", "-d", "src", "-nt", "!", "-z", "-o", "noclobber"),
-    "cd": ("src", "..", "/", "~", "-", "/tmp", "~/.config/guard", "bin", "/proc/self", "-P"), "type": ("cat", "-p", "ls", "-a", "-P"),
-    "which": ("cat", "-a", "sh"), "env": ("-0", "-u", "cat", "VAR=x", "-i", "-S", "--"), "printenv": ("OPENAI_API_KEY", "HOME", "PATH"),
-    "hostname": ("-F", "names", "-b", "x", "-i", "-I"), "seq": ("1", "3", "-f", "%g"), "find": (".", "src", "a.txt", "/", "~", "-"),
-    "git": ("HEAD", "--", "a.txt", "main", "HEAD~1", ".", "-p", "a.txt..b.txt"), "du": (".", "src", "-s"), "tree": (".", "src"),
+    "grep": ("alpha", "x", ".", "a", "-e"),
+    "rg": ("alpha", "x", "."),
+    "sed": (
+        "p",
+        "1p",
+        "q",
+        "=",
+        "1w pwned",
+        "1e touch pwned",
+        "s/a/b/w pwned",
+        "w pwned",
+        "1r names",
+        "R names",
+        "W pwned",
+        "F",
+        "z",
+        "l",
+        "e",
+        "s/.*/touch pwned/e",
+        "1 w pwned",
+        "n;p",
+        "$!N",
+        "1~2p",
+        "/a/w pwned",
+    ),
+    "jq": (
+        ".",
+        "env",
+        "$ENV",
+        "env|.",
+        ".k",
+        "input_filename",
+        "$__loc__",
+        "input",
+        "inputs",
+        "@sh",
+        "$ENV.OPENAI_API_KEY",
+        "[env[]]",
+        'import "prog" as p; .',
+        'include "prog"; .',
+        "debug",
+        "stderr",
+        "input_line_number",
+        "halt_error",
+        "$__prog_args",
+        'getpath(["k"])',
+    ),
+    "date": ("+%s", "+%Y-%m-%d", "-s", "@0", "now", "+%c"),
+    "printf": ("%s", "x", "%s\\n", "%q", "%(%s)T", "%b", "-v"),
+    "echo": ("x", "-e", "-n", "\\x41", "-E"),
+    "test": ("-f", "a.txt", "-v", "'a[$(touch pwned)]'", "x", "=", "-d", "src", "-nt", "!", "-z", "-o", "noclobber"),
+    "cd": ("src", "..", "/", "~", "-", "/tmp", "~/.config/guard", "bin", "/proc/self", "-P"),
+    "type": ("cat", "-p", "ls", "-a", "-P"),
+    "which": ("cat", "-a", "sh"),
+    "env": ("-0", "-u", "cat", "VAR=x", "-i", "-S", "--"),
+    "printenv": ("OPENAI_API_KEY", "HOME", "PATH"),
+    "hostname": ("-F", "names", "-b", "x", "-i", "-I"),
+    "seq": ("1", "3", "-f", "%g"),
+    "find": (".", "src", "a.txt", "/", "~", "-"),
+    "git": ("HEAD", "--", "a.txt", "main", "HEAD~1", ".", "-p", "a.txt..b.txt"),
+    "du": (".", "src", "-s"),
+    "tree": (".", "src"),
 }
 _FIRST["["] = _FIRST["test"]
-_FIND_ARGS = ("-name", "'*.txt'", "-print", "-type", "f", "-maxdepth", "1", "-newer", "a.txt", "-path", "src", "-o", "!", "(", ")")
+_FIND_ARGS = (
+    "-name",
+    "'*.txt'",
+    "-print",
+    "-type",
+    "f",
+    "-maxdepth",
+    "1",
+    "-newer",
+    "a.txt",
+    "-path",
+    "src",
+    "-o",
+    "!",
+    "(",
+    ")",
+)
 #: Builtins and expansions that change the shell's state before the reading program that follows them.
 BUILTIN_PREFIXES = (
-    "printf -v PATH %s .", "printf -v PATH %s bin", "printf -vPATH %s 1", "printf -v HOME %s .", "printf -v 'a[$(touch pwned)]' %s x",
-    "printf -v IFS %s o", "read PATH <<< .", "read -r PATH < patterns", "cd bin", "cd src", "cd ~", "cd -", "cd /", "cd ~/.config/guard", "cd /proc/self",
-    "export PATH=.", "declare PATH=.", "typeset PATH=1", "local PATH=.", "readonly X=1", "hash -p ./evil cat", "alias cat=./evil",
-    "shopt -s expand_aliases; alias cat=./evil", "set -o noclobber", "set -- -o pwned", "shopt -s nullglob", "shopt -s dotglob", "unset PATH",
-    "enable -n echo", "trap 'touch pwned' EXIT", "umask 0", "source ./evil", ". ./evil", "mapfile PATH < patterns", "pushd bin", "eval 'touch pwned'",
-    ": $((PATH=1))", "echo $((PATH=1))", ": ${PATH:=1}", ": ${X=1}", "test -v 'a[$(touch pwned)]'", "[ -v 'a[$(touch pwned)]' ]", "true $((PATH=0))",
-    "type -P cat", "pwd -P", "(( PATH=1 ))", "let PATH=1", "IFS=o", "PATH=.", "BASH_ENV=./evil", "function cat { touch pwned; }",
-    "cat() { touch pwned; }", "exec 3>pwned", "exec > pwned", "command -p cat a.txt", "builtin cd bin", "echo ${IFS:=o}", ": ${HOME:=x} $((PATH=1))",
-    "printf -v PATH -- %s .", "echo x | read PATH", "getopts o PATH", "cd -P bin", "test -v PATH", "[ -v PATH ]",
+    "printf -v PATH %s .",
+    "printf -v PATH %s bin",
+    "printf -vPATH %s 1",
+    "printf -v HOME %s .",
+    "printf -v 'a[$(touch pwned)]' %s x",
+    "printf -v IFS %s o",
+    "read PATH <<< .",
+    "read -r PATH < patterns",
+    "cd bin",
+    "cd src",
+    "cd ~",
+    "cd -",
+    "cd /",
+    "cd ~/.config/guard",
+    "cd /proc/self",
+    "export PATH=.",
+    "declare PATH=.",
+    "typeset PATH=1",
+    "local PATH=.",
+    "readonly X=1",
+    "hash -p ./evil cat",
+    "alias cat=./evil",
+    "shopt -s expand_aliases; alias cat=./evil",
+    "set -o noclobber",
+    "set -- -o pwned",
+    "shopt -s nullglob",
+    "shopt -s dotglob",
+    "unset PATH",
+    "enable -n echo",
+    "trap 'touch pwned' EXIT",
+    "umask 0",
+    "source ./evil",
+    ". ./evil",
+    "mapfile PATH < patterns",
+    "pushd bin",
+    "eval 'touch pwned'",
+    ": $((PATH=1))",
+    "echo $((PATH=1))",
+    ": ${PATH:=1}",
+    ": ${X=1}",
+    "test -v 'a[$(touch pwned)]'",
+    "[ -v 'a[$(touch pwned)]' ]",
+    "true $((PATH=0))",
+    "type -P cat",
+    "pwd -P",
+    "(( PATH=1 ))",
+    "let PATH=1",
+    "IFS=o",
+    "PATH=.",
+    "BASH_ENV=./evil",
+    "function cat { touch pwned; }",
+    "cat() { touch pwned; }",
+    "exec 3>pwned",
+    "exec > pwned",
+    "command -p cat a.txt",
+    "builtin cd bin",
+    "echo ${IFS:=o}",
+    ": ${HOME:=x} $((PATH=1))",
+    "printf -v PATH -- %s .",
+    "echo x | read PATH",
+    "getopts o PATH",
+    "cd -P bin",
+    "test -v PATH",
+    "[ -v PATH ]",
 )
 REDIRECTS = (
-    "> pwned", ">> pwned", ">| pwned", "<> pwned", "&> pwned", "&>> pwned", "2> pwned", ">& pwned", "1>&2", "2>&1", ">&-", "<&-", "3> pwned",
-    "3>&1", "< a.txt", "< names", "<<< x", "<<< \"$OPENAI_API_KEY\"", "> /dev/null", "> /dev/stdout", "> /dev/tcp/127.0.0.1/9",
-    "< /dev/tcp/127.0.0.1/9", "> /dev/udp/127.0.0.1/9", "> ~/pwned", "> {a,b}", "> pwned*", "> \"$HOME/pwned\"", "> .claude/settings.json",
-    ">> guard.yaml", "> -", "> ./-opwned", "> $'pwned'", ">pwned", "2>>pwned", "> /proc/self/fd/1", "> /dev/fd/1", ">/dev/stderr", "> out.txt",
-    ">> out.txt", "> src/new.py", "> ~/.config/guard/secret", "> ~/.local/state/guard/audit.jsonl", "< ~/.config/guard/secret",
-    "> ../pwned", "> /tmp/pwned", "0< a.txt", "<a.txt", "> 'pwned'", "> pw\\ned", "> \"pwned\"", "> ~+/pwned", "> ~-/pwned", ">> /dev/null",
-    "> a.txt", "1> pwned", "9> pwned", "> pwned 2>&1", "< /dev/tcp/localhost/80",
+    "> pwned",
+    ">> pwned",
+    ">| pwned",
+    "<> pwned",
+    "&> pwned",
+    "&>> pwned",
+    "2> pwned",
+    ">& pwned",
+    "1>&2",
+    "2>&1",
+    ">&-",
+    "<&-",
+    "3> pwned",
+    "3>&1",
+    "< a.txt",
+    "< names",
+    "<<< x",
+    '<<< "$OPENAI_API_KEY"',
+    "> /dev/null",
+    "> /dev/stdout",
+    "> /dev/tcp/127.0.0.1/9",
+    "< /dev/tcp/127.0.0.1/9",
+    "> /dev/udp/127.0.0.1/9",
+    "> ~/pwned",
+    "> {a,b}",
+    "> pwned*",
+    '> "$HOME/pwned"',
+    "> .claude/settings.json",
+    ">> guard.yaml",
+    "> -",
+    "> ./-opwned",
+    "> $'pwned'",
+    ">pwned",
+    "2>>pwned",
+    "> /proc/self/fd/1",
+    "> /dev/fd/1",
+    ">/dev/stderr",
+    "> out.txt",
+    ">> out.txt",
+    "> src/new.py",
+    "> ~/.config/guard/secret",
+    "> ~/.local/state/guard/audit.jsonl",
+    "< ~/.config/guard/secret",
+    "> ../pwned",
+    "> /tmp/pwned",
+    "0< a.txt",
+    "<a.txt",
+    "> 'pwned'",
+    "> pw\\ned",
+    '> "pwned"',
+    "> ~+/pwned",
+    "> ~-/pwned",
+    ">> /dev/null",
+    "> a.txt",
+    "1> pwned",
+    "9> pwned",
+    "> pwned 2>&1",
+    "< /dev/tcp/localhost/80",
 )
-HEREDOCS = ("<<EOF\nx\nEOF", "<<'EOF'\nx\nEOF", "<<-EOF\n\tx\n\tEOF", "<<EOF\n$OPENAI_API_KEY\nEOF", "<<'EOF'\n$(touch pwned)\nEOF",
-            "<<EOF\n~\nEOF", "<< EOF\n`touch pwned`\nEOF")
+HEREDOCS = (
+    "<<EOF\nx\nEOF",
+    "<<'EOF'\nx\nEOF",
+    "<<-EOF\n\tx\n\tEOF",
+    "<<EOF\n$OPENAI_API_KEY\nEOF",
+    "<<'EOF'\n$(touch pwned)\nEOF",
+    "<<EOF\n~\nEOF",
+    "<< EOF\n`touch pwned`\nEOF",
+)
 ENV_READERS = (
-    "echo $OPENAI_API_KEY", "printf %s \"$OPENAI_API_KEY\"", "echo ${!OPENAI*}", "jq -n env", "jq -n '$ENV'", "jq -n 'env|.'",
-    "jq -n '$ENV|.OPENAI_API_KEY'", "jq -n '[env[]]'", "jq -n 'env.OPENAI_API_KEY'", "jq -n '$__prog_args'", "cat /proc/self/environ",
-    "strings /proc/self/environ", "cd /proc/self && cat environ", "grep -a . /proc/self/environ", "tr '\\0' '\\n' < /proc/self/environ",
-    "xxd /proc/self/environ", "od -c /proc/self/environ", "env", "printenv", "printenv OPENAI_API_KEY", "echo \"${OPENAI_API_KEY}\"",
-    "jq -rn 'env|to_entries[]|.value'", "jq -n --arg x 1 '$ENV'", "jq -n 'getpath([\"x\"])|env'", "head /proc/self/environ",
-    "sed -n p /proc/self/environ", "cut -c1- /proc/self/environ", "sort /proc/self/environ", "echo ${OPENAI_API_KEY@Q}", "echo ${!O*}",
+    "echo $OPENAI_API_KEY",
+    'printf %s "$OPENAI_API_KEY"',
+    "echo ${!OPENAI*}",
+    "jq -n env",
+    "jq -n '$ENV'",
+    "jq -n 'env|.'",
+    "jq -n '$ENV|.OPENAI_API_KEY'",
+    "jq -n '[env[]]'",
+    "jq -n 'env.OPENAI_API_KEY'",
+    "jq -n '$__prog_args'",
+    "cat /proc/self/environ",
+    "strings /proc/self/environ",
+    "cd /proc/self && cat environ",
+    "grep -a . /proc/self/environ",
+    "tr '\\0' '\\n' < /proc/self/environ",
+    "xxd /proc/self/environ",
+    "od -c /proc/self/environ",
+    "env",
+    "printenv",
+    "printenv OPENAI_API_KEY",
+    'echo "${OPENAI_API_KEY}"',
+    "jq -rn 'env|to_entries[]|.value'",
+    "jq -n --arg x 1 '$ENV'",
+    "jq -n 'getpath([\"x\"])|env'",
+    "head /proc/self/environ",
+    "sed -n p /proc/self/environ",
+    "cut -c1- /proc/self/environ",
+    "sort /proc/self/environ",
+    "echo ${OPENAI_API_KEY@Q}",
+    "echo ${!O*}",
 )
 _CONNECTORS = (" | ", "; ", " && ", " || ", "\n", " & ", " |& ")
 _PLAIN = re.compile(r"^[\w@%+=:,./-]+$")
@@ -118,8 +401,13 @@ class Generator:
     """Lines for ``programs`` (``("cat",)``, ``("git", "log")``) from ``seed``; ``proves`` tells which option spellings
     the prover accepts (None: all are tried alike)."""
 
-    def __init__(self, programs: tuple[tuple[str, ...], ...], seed: int, proves: Callable[[str], bool] | None = None,
-                 gtfobins: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        programs: tuple[tuple[str, ...], ...],
+        seed: int,
+        proves: Callable[[str], bool] | None = None,
+        gtfobins: list[str] | None = None,
+    ) -> None:
         self.rng = random.Random(seed)
         self.programs = programs
         self.gtfobins = gtfobins or []
@@ -134,7 +422,13 @@ class Generator:
         found = []
         head = " ".join(program)
         for option in self.options[program]:
-            for words in ([option.name], [option.name, "1"], [option.name + "=1"], [option.name, "x"], [option.name + "=never"]):
+            for words in (
+                [option.name],
+                [option.name, "1"],
+                [option.name + "=1"],
+                [option.name, "x"],
+                [option.name + "=never"],
+            ):
                 if proves is None or proves(f"{head} {' '.join(words)} a.txt"):
                     found.append(words)
                     break
@@ -170,15 +464,19 @@ class Generator:
             return "\\" + word[0] + word[1:]
         if style == 4:
             return f"$'{word}'"
-        return f"{word[:1]}\"{word[1:]}\""
+        return f'{word[:1]}"{word[1:]}"'
 
     def _value(self, option: Option, program: tuple[str, ...]) -> str:
         own = _FIRST.get(program[0]) if program[0] not in ("git", "find") else None
         if own and self.rng.random() < 0.4:
             return self.rng.choice(own)  # sed -e SCRIPT, grep -e PATTERN, jq --arg NAME FILTER …
-        pool = (_PROGRAM_VALUES if _PROGRAMISH.search(option.name) and self.rng.random() < 0.7
-                else _FILE_VALUES if _FILEISH.search(option.name) and self.rng.random() < 0.7
-                else self.rng.choice((_FILE_VALUES, _TEXT_VALUES, _PROGRAM_VALUES)))
+        pool = (
+            _PROGRAM_VALUES
+            if _PROGRAMISH.search(option.name) and self.rng.random() < 0.7
+            else _FILE_VALUES
+            if _FILEISH.search(option.name) and self.rng.random() < 0.7
+            else self.rng.choice((_FILE_VALUES, _TEXT_VALUES, _PROGRAM_VALUES))
+        )
         return self.rng.choice(pool)
 
     def _flag_letters(self, program: tuple[str, ...]) -> list[str]:
@@ -200,14 +498,21 @@ class Generator:
                     found.append([f"{name[:cut]}={value}"] if option.arity else [name[:cut]])
                     if option.arity == REQUIRED:
                         found.append([name[:cut], value])
-            found.append([name[1:]] + ([value] if option.arity == REQUIRED else []))  # getopt_long_only, or a short cluster
+            found.append(
+                [name[1:]] + ([value] if option.arity == REQUIRED else [])
+            )  # getopt_long_only, or a short cluster
         elif len(name) == 2:
             letters = [letter for letter in self._flag_letters(program) if letter != name[1]]
             other = self.rng.choice(letters) if letters else ""
             if option.arity == NONE:
                 found += [[name], [f"-{other}{name[1]}"], [f"{name}{other}"]]
             else:
-                found += [[name, value], [f"{name}{value}"], [f"-{other}{name[1]}", value], [f"-{other}{name[1]}{value}"]]
+                found += [
+                    [name, value],
+                    [f"{name}{value}"],
+                    [f"-{other}{name[1]}", value],
+                    [f"-{other}{name[1]}{value}"],
+                ]
         else:  # one dash, a long name: find's primaries, xxd's -cols; xxd and others match a prefix
             found.append([name] + ([value] if option.arity else []))
             for cut in range(2, len(name)):
@@ -226,7 +531,19 @@ class Generator:
     def _glob(self) -> str:
         """A glob that the shell turns into planted files named like options."""
         name = self.rng.choice(OPTION_FILES)
-        return self.rng.choice(("*", "-*", "[-]*", "--*", f"[-]{name[1:]}", f"{name[:3]}*", f"{name[:-1]}?", f"?{name[1:]}", f"{name[:2]}[{name[2]}]*"))
+        return self.rng.choice(
+            (
+                "*",
+                "-*",
+                "[-]*",
+                "--*",
+                f"[-]{name[1:]}",
+                f"{name[:3]}*",
+                f"{name[:-1]}?",
+                f"?{name[1:]}",
+                f"{name[:2]}[{name[2]}]*",
+            )
+        )
 
     def _safe_options(self, program: tuple[str, ...]) -> list[str]:
         accepted = self.accepted[program]
@@ -261,11 +578,20 @@ class Generator:
         """``words`` hidden in one word that the shell expands into them."""
         plain = [w for w in words if _PLAIN.match(w)]
         joined = " ".join(words)
-        choices = [f"a.txt${{IFS}}{'${IFS}'.join(words)}", f"${{HOME:+{joined}}}", f"${{UNSET_VERIFIER:-{joined}}}",
-                   f"${{OPENAI_API_KEY:+{joined}}}", f"${{HOME/*/{words[0]}}}" + (f" {' '.join(words[1:])}" if words[1:] else "")]
+        choices = [
+            f"a.txt${{IFS}}{'${IFS}'.join(words)}",
+            f"${{HOME:+{joined}}}",
+            f"${{UNSET_VERIFIER:-{joined}}}",
+            f"${{OPENAI_API_KEY:+{joined}}}",
+            f"${{HOME/*/{words[0]}}}" + (f" {' '.join(words[1:])}" if words[1:] else ""),
+        ]
         if len(plain) == len(words):
-            choices += ["{" + ",".join(words) + "}" if len(words) > 1 else "{," + words[0] + "}", "{a.txt," + ",".join(words) + "}",
-                        "{" + words[0] + ",}" + (" " + " ".join(words[1:]) if words[1:] else ""), f"{words[0][:2]}{{{words[0][2:]},}}" + (" " + " ".join(words[1:]) if words[1:] else "")]
+            choices += [
+                "{" + ",".join(words) + "}" if len(words) > 1 else "{," + words[0] + "}",
+                "{a.txt," + ",".join(words) + "}",
+                "{" + words[0] + ",}" + (" " + " ".join(words[1:]) if words[1:] else ""),
+                f"{words[0][:2]}{{{words[0][2:]},}}" + (" " + " ".join(words[1:]) if words[1:] else ""),
+            ]
         return self.rng.choice(choices)
 
     # the strategies
@@ -316,12 +642,32 @@ class Generator:
         if self.rng.random() < 0.3:
             return self.rng.choice(ENV_READERS), "inputs"
         program = self._program()
-        readers = [o for o in self.options[program] if o.arity and re.search(r"from|file|magic|exclude|ignore|script|expression|@", o.name)]
+        readers = [
+            o
+            for o in self.options[program]
+            if o.arity and re.search(r"from|file|magic|exclude|ignore|script|expression|@", o.name)
+        ]
         if not readers:
             return self.call(program, [self.rng.choice(("@names", "names", "-"))]), "inputs"
         option = self.rng.choice(readers)
-        value = self.rng.choice(("names", "names0", "script.sed", "prog.jq", "patterns", "@names", "~/.config/guard/secret", "/proc/self/environ"))
-        spelled = self.rng.choice(([option.name, value], [f"{option.name}={value}"] if option.name.startswith("--") else [f"{option.name}{value}"]))
+        value = self.rng.choice(
+            (
+                "names",
+                "names0",
+                "script.sed",
+                "prog.jq",
+                "patterns",
+                "@names",
+                "~/.config/guard/secret",
+                "/proc/self/environ",
+            )
+        )
+        spelled = self.rng.choice(
+            (
+                [option.name, value],
+                [f"{option.name}={value}"] if option.name.startswith("--") else [f"{option.name}{value}"],
+            )
+        )
         return self.call(program, spelled), "inputs"
 
     def _structure(self) -> tuple[str, str]:
@@ -349,8 +695,13 @@ class Generator:
             seen.add(code)
             yield Line(code, "gtfobins")
         strategies: dict[str, Callable[[], tuple[str, str]]] = {
-            "spelling": self._spelling, "expansion": self._expansion, "combination": self._combination, "redirection": self._redirection,
-            "builtin": self._builtin, "inputs": self._inputs, "structure": self._structure,
+            "spelling": self._spelling,
+            "expansion": self._expansion,
+            "combination": self._combination,
+            "redirection": self._redirection,
+            "builtin": self._builtin,
+            "inputs": self._inputs,
+            "structure": self._structure,
         }
         names, weights = list(KINDS), list(KINDS.values())
         misses = 0

@@ -16,10 +16,19 @@ __all__ = ["EXAMPLES", "examples"]
 EXAMPLES = Path(os.environ.get("GUARD_VERIFIER_GTFOBINS", "/work/shared/external/gtfobins/examples.jsonl"))
 #: Placeholders of the examples, longest first, and what stands in for them in the world's project folder.
 _PLACES = (
-    ("attacker.com/path/to/input-file", "127.0.0.1/a.txt"), ("attacker.com:/path/to/output-file", "127.0.0.1:pwned"),
-    ("/path/to/input-file", "a.txt"), ("/path/to/output-file", "pwned"), ("/path/to/temp-file", "pwned-temp"), ("/path/to/temp-dir", "pwned-dir"),
-    ("/path/to/output-dir", "pwned-dir"), ("/path/to/input-dir", "src"), ("/path/to/dir", "src"), ("/path/to/command", "./evil"),
-    ("/path/to/lib.so", "pwned.so"), ("/path/to/", "./"), ("attacker.com", "127.0.0.1"),
+    ("attacker.com/path/to/input-file", "127.0.0.1/a.txt"),
+    ("attacker.com:/path/to/output-file", "127.0.0.1:pwned"),
+    ("/path/to/input-file", "a.txt"),
+    ("/path/to/output-file", "pwned"),
+    ("/path/to/temp-file", "pwned-temp"),
+    ("/path/to/temp-dir", "pwned-dir"),
+    ("/path/to/output-dir", "pwned-dir"),
+    ("/path/to/input-dir", "src"),
+    ("/path/to/dir", "src"),
+    ("/path/to/command", "./evil"),
+    ("/path/to/lib.so", "pwned.so"),
+    ("/path/to/", "./"),
+    ("attacker.com", "127.0.0.1"),
 )
 
 

@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 __all__ = ["ddmin", "tokens"]
 
-_TOKEN = re.compile(r"\n|\d*(?:&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)(?:\d+(?![\w.])|-)?|[;&|]{1,2}|(?:[^\s'\"\\;&|<>]|\\.|'[^']*'|\"(?:[^\"\\]|\\.)*\")+|\S")
+_TOKEN = re.compile(
+    r"\n|\d*(?:&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)(?:\d+(?![\w.])|-)?|[;&|]{1,2}|(?:[^\s'\"\\;&|<>]|\\.|'[^']*'|\"(?:[^\"\\]|\\.)*\")+|\S"
+)
 
 
 _BETWEEN = frozenset({";", "&&", "||", "|", "&", "\n", "|&"})
@@ -32,7 +34,12 @@ def _join(parts: list[str]) -> str:
 def _simpler(word: str) -> list[str]:
     """Simpler forms of one word, simplest first."""
     found = []
-    if word.startswith(("'", '"')) and word.endswith(word[0]) and len(word) > 2 and re.match(r"^[\w./=,:+-]+$", word[1:-1]):
+    if (
+        word.startswith(("'", '"'))
+        and word.endswith(word[0])
+        and len(word) > 2
+        and re.match(r"^[\w./=,:+-]+$", word[1:-1])
+    ):
         found.append(word[1:-1])
     pieces = word.split("${IFS}")
     if len(pieces) > 1:

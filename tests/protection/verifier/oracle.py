@@ -25,12 +25,48 @@ from .world import ENV_CANARY, SECRET_CANARY, World
 
 __all__ = ["DELETES", "ENVIRONMENT", "NETWORK", "RUNS", "SECRET", "WRITES", "Finding", "findings"]
 
-WRITES, DELETES, RUNS, NETWORK, SECRET, ENVIRONMENT = "writes", "deletes", "runs a program", "network", "reads the secret", "prints the environment"
+WRITES, DELETES, RUNS, NETWORK, SECRET, ENVIRONMENT = (
+    "writes",
+    "deletes",
+    "runs a program",
+    "network",
+    "reads the secret",
+    "prints the environment",
+)
 _WRITE_FLAGS = re.compile(r"\bO_(?:WRONLY|RDWR|CREAT|TRUNC|APPEND)\b")
 _DELETING = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
-_CHANGING = frozenset({"creat", "truncate", "ftruncate", "mkdir", "mkdirat", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmod",
-                       "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat",
-                       "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr"})
+_CHANGING = frozenset(
+    {
+        "creat",
+        "truncate",
+        "ftruncate",
+        "mkdir",
+        "mkdirat",
+        "link",
+        "linkat",
+        "symlink",
+        "symlinkat",
+        "chmod",
+        "fchmod",
+        "fchmodat",
+        "chown",
+        "fchown",
+        "lchown",
+        "fchownat",
+        "utime",
+        "utimes",
+        "utimensat",
+        "futimesat",
+        "mknod",
+        "mknodat",
+        "setxattr",
+        "lsetxattr",
+        "fsetxattr",
+        "removexattr",
+        "lremovexattr",
+        "fremovexattr",
+    }
+)
 _STREAMS = ("/dev/null", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/zero", "/dev/full")
 _STREAM_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/pts/", "pipe:", "socket:", "/proc/thread-self/fd/")
 #: Local sockets a C library talks to on its own (name service cache): not the network.
@@ -51,7 +87,11 @@ def _stream(path: str) -> bool:
 
 def _temporary(log: list[Call]) -> set[str]:
     """Files created with O_EXCL in /tmp and removed again by the same line: a program's scratch space."""
-    created = {c.paths[0] for c in log if c.name.startswith("open") and c.paths and "O_EXCL" in c.text and c.paths[0].startswith("/tmp/")}
+    created = {
+        c.paths[0]
+        for c in log
+        if c.name.startswith("open") and c.paths and "O_EXCL" in c.text and c.paths[0].startswith("/tmp/")
+    }
     removed = {p for c in log if c.name in ("unlink", "unlinkat") and c.ok for p in c.paths}
     return created & removed
 
@@ -98,7 +138,9 @@ def _canaries(run: Run) -> Iterable[Finding]:
                 break
 
 
-def findings(run: Run, world: World, allowed: frozenset[tuple[int, int]], written: tuple[str, ...] | None = None) -> list[Finding]:
+def findings(
+    run: Run, world: World, allowed: frozenset[tuple[int, int]], written: tuple[str, ...] | None = None
+) -> list[Finding]:
     """What ``run`` did beyond its proof. ``written`` None: it was proven to only read; else the files it may write."""
     log = list(calls(run.trace, str(world.project)))
     may_write = {os.path.normpath(os.path.join(world.project, w)) for w in written or ()}
@@ -115,7 +157,12 @@ def findings(run: Run, world: World, allowed: frozenset[tuple[int, int]], writte
             if any(_secret(p, call, world) for p in {call.paths[0], target}):
                 effect = SECRET
             elif _WRITE_FLAGS.search(call.text) and not (_stream(call.paths[0]) or _stream(target)):
-                allowed_here = target in may_write or call.paths[0] in may_write or target in temporary or _git_index(call, world, git)
+                allowed_here = (
+                    target in may_write
+                    or call.paths[0] in may_write
+                    or target in temporary
+                    or _git_index(call, world, git)
+                )
                 effect = None if allowed_here else WRITES
         elif call.name in _DELETING or call.name in _CHANGING:
             paths = [p for p in call.paths if not _stream(p)]

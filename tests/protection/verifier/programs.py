@@ -20,7 +20,8 @@ __all__ = ["BUILTINS", "KNOWN", "allowed_binaries", "discover"]
 
 #: The prover's allowlist on main when the verifier was written (issue 35): programs, and git's reading subcommands.
 KNOWN: tuple[tuple[str, ...], ...] = tuple(
-    (name,) for name in (
+    (name,)
+    for name in (
         "cat head tail wc ls grep rg sort uniq cut tr file stat diff echo printf pwd true false : cd basename dirname realpath "
         "readlink which whoami id uname nproc date seq nl od hexdump hd xxd md5sum sha1sum sha256sum tac rev fold expand column "
         "comm join paste strings du df tree test [ env printenv hostname jq sed type find git"

@@ -24,7 +24,13 @@ NONE, REQUIRED, OPTIONAL = 0, 1, 2
 
 _MAN = Path("/usr/share/man/man1")
 #: The environment help is read in: the same text whatever the caller's locale, terminal width or git config.
-_HELP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "COLUMNS": "80", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1"}
+_HELP_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LC_ALL": "C",
+    "COLUMNS": "80",
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 _TOKEN = re.compile(r"(?<![\w\-\[])(--?[A-Za-z0-9?][\w\-]*)(\[=[^\]\s]*\]|=[^\s,/\]]+|[ \t]+(?![-\[(|])[^\s,|]+)?")
 _ROFF = re.compile(r"\\f[BIRPC]|\\f\(..|\\[,/&]|\\\(..|\\\*.")
 #: Words that follow an option in help text but are prose or separators, not its value.
@@ -41,7 +47,9 @@ class Option:
 
 def _help_text(argv: list[str]) -> str:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=10, stdin=subprocess.DEVNULL, env=_HELP_ENV)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, errors="replace", timeout=10, stdin=subprocess.DEVNULL, env=_HELP_ENV
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout + "\n" + done.stderr
@@ -59,7 +67,15 @@ def _regions(text: str) -> list[str]:
     """The parts of help or manual text that spell options: an option line up to its description, or a usage synopsis."""
     regions = []
     for raw in text.splitlines():
-        line = raw.strip().lstrip(".").removeprefix("TP").removeprefix("B ").removeprefix("BR ").removeprefix("IP ").strip()
+        line = (
+            raw.strip()
+            .lstrip(".")
+            .removeprefix("TP")
+            .removeprefix("B ")
+            .removeprefix("BR ")
+            .removeprefix("IP ")
+            .strip()
+        )
         if line.startswith("-"):
             regions.append(re.split(r"\s{2,}|\t|:\s", line, maxsplit=1)[0])
         elif line.lower().startswith(("usage", "or:")) or "[-" in line:

@@ -47,8 +47,29 @@ def missing() -> str | None:
     for program in ("bwrap", "strace"):
         if shutil.which(program) is None:
             return f"{program} is not installed ({INSTALL})"
-    probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid",
-                            "strace", "-f", "-qq", "-o", "/dev/null", "true"], capture_output=True, text=True, check=False)
+    probe = subprocess.run(
+        [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-net",
+            "--unshare-pid",
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if probe.returncode != 0:
         return f"bubblewrap or strace cannot run here: {probe.stderr.strip()[:300]}"
     return None
@@ -66,19 +87,55 @@ class Sandbox:
         run_dir.mkdir(exist_ok=True)
         inside_run = world.base / "run"
         argv = [
-            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--ro-bind", str(world.root), str(world.base / "pristine"), "--bind", str(worker), str(world.root),
-            "--bind", str(run_dir), str(inside_run),
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--chdir", str(world.project),
-            "python3", "-I", "-S", "-c", _DRIVER.read_text(), str(world.root), str(world.base / "pristine"), str(inside_run),
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            str(world.root),
+            str(world.base / "pristine"),
+            "--bind",
+            str(worker),
+            str(world.root),
+            "--bind",
+            str(run_dir),
+            str(inside_run),
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--chdir",
+            str(world.project),
+            "python3",
+            "-I",
+            "-S",
+            "-c",
+            _DRIVER.read_text(),
+            str(world.root),
+            str(world.base / "pristine"),
+            str(inside_run),
         ]
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1
+        )
 
     def run(self, line: str, timeout: float) -> Run:
         """Run ``line`` with ``bash -c`` in the project folder, with the world's environment."""
         stdin, stdout = self._pipes()
-        stdin.write(json.dumps({"line": line, "cwd": str(self.world.project), "env": self.world.env(), "timeout": timeout}) + "\n")
+        stdin.write(
+            json.dumps({"line": line, "cwd": str(self.world.project), "env": self.world.env(), "timeout": timeout})
+            + "\n"
+        )
         stdin.flush()
         answer = stdout.readline()
         if not answer:

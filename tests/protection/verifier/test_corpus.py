@@ -23,4 +23,6 @@ def test_the_corpus_is_well_formed() -> None:
 def test_a_corpus_line_is_refused_or_runs_clean(world: World, pool: Pool, entry: Entry) -> None:
     verifier = Verifier(GuardClaims(world), pool, world, allowed_binaries(KNOWN, world.env()))
     escape = verifier.check(entry.line)
-    assert escape is None, f"still proven ({escape.mode}: {escape.reason}) and it {', '.join(escape.effects)}: {[f.evidence for f in escape.findings][:3]}"
+    assert escape is None, (
+        f"still proven ({escape.mode}: {escape.reason}) and it {', '.join(escape.effects)}: {[f.evidence for f in escape.findings][:3]}"
+    )

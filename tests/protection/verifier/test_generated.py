@@ -26,7 +26,10 @@ def test_no_generated_line_escapes_its_proof(world: World, pool: Pool) -> None:
     verifier = Verifier(claims, pool, world, allowed_binaries(programs, world.env()))
     report = verifier.run(Generator(programs, budget.seed(), proves, examples()).lines(budget.lines()))
     print(report.summary())
-    assert report.tried == budget.lines() and report.proven > budget.lines() // 10  # a generator that proves nothing tests nothing
+    assert (
+        report.tried == budget.lines() and report.proven > budget.lines() // 10
+    )  # a generator that proves nothing tests nothing
     shown = [verifier.minimise(escape, budget=60) for escape in report.escapes[:8]]
     assert report.escapes == [], report.summary() + "".join(
-        f"\n  {e.line!r} ({e.mode}): {', '.join(e.effects)}; {e.findings[0].evidence[:200]}" for e in shown)
+        f"\n  {e.line!r} ({e.mode}): {', '.join(e.effects)}; {e.findings[0].evidence[:200]}" for e in shown
+    )

@@ -20,7 +20,12 @@ def test_a_seed_gives_the_same_lines_and_another_seed_others() -> None:
 
 def test_options_come_from_the_programs_themselves() -> None:
     sort = set(options_of(("sort",)))
-    assert {Option("--output", REQUIRED), Option("-o", REQUIRED), Option("--compress-program", REQUIRED), Option("--files0-from", REQUIRED)} <= sort
+    assert {
+        Option("--output", REQUIRED),
+        Option("-o", REQUIRED),
+        Option("--compress-program", REQUIRED),
+        Option("--files0-from", REQUIRED),
+    } <= sort
     assert Option("--in-place", OPTIONAL) in options_of(("sed",)) and Option("-n", NONE) in options_of(("sed",))
     assert {"-fprintf", "-delete", "-exec"} <= {o.name for o in options_of(("find",))}
     assert {"--output", "--ext-diff", "--textconv"} <= {o.name for o in options_of(("git", "log"))}
@@ -29,8 +34,21 @@ def test_options_come_from_the_programs_themselves() -> None:
 
 def test_lines_try_options_and_spellings_the_prover_does_not_allow() -> None:
     text = "\n".join(line.text for line in Generator(KNOWN, 35).lines(20_000))
-    for spelled in ("--compress-program=", "--files0-from", "--expression=", "-fprintf", "--output=", "{-", "${IFS}", "[-]", "printf -v PATH",
-                    "/dev/tcp/", "<>", "--compress-prog", "--ext-diff"):
+    for spelled in (
+        "--compress-program=",
+        "--files0-from",
+        "--expression=",
+        "-fprintf",
+        "--output=",
+        "{-",
+        "${IFS}",
+        "[-]",
+        "printf -v PATH",
+        "/dev/tcp/",
+        "<>",
+        "--compress-prog",
+        "--ext-diff",
+    ):
         assert spelled in text, spelled
 
 

@@ -50,7 +50,9 @@ def test_a_broken_prover_s_escape_is_caught_with_its_evidence(world: World, pool
 
 
 def test_a_write_beyond_the_proof_s_targets_is_an_escape(world: World, pool: Pool) -> None:
-    broken = verifier(world, pool, {"echo hi > out.txt; echo hi > other.txt": ("out.txt",), "echo hi > out.txt": ("out.txt",)})
+    broken = verifier(
+        world, pool, {"echo hi > out.txt; echo hi > other.txt": ("out.txt",), "echo hi > out.txt": ("out.txt",)}
+    )
     escape = broken.check("echo hi > out.txt; echo hi > other.txt")
     assert escape is not None and escape.mode == "write" and escape.effects == [WRITES]
     assert all("other.txt" in f.evidence for f in escape.findings)
@@ -60,10 +62,29 @@ def test_a_write_beyond_the_proof_s_targets_is_an_escape(world: World, pool: Poo
 @pytest.mark.parametrize(
     "line",
     [
-        "cat a.txt", "ls -la src", "grep -rn alpha .", "sort a.txt | uniq -c", "echo x | tac", "git log --oneline", "git status", "git diff",
-        "git show HEAD --stat", "git grep alpha", "find . -name '*.txt'", "wc -l a.txt b.txt", "head -c 5 a.gz | od -c", "stat a.txt",
-        "du -sh .", "df .", "id; whoami; uname -a", "date +%s", "jq .k data.json", "cat <<'EOF'\n" + "x\n" * 30_000 + "EOF",
-        "cat a.txt > /dev/null 2>&1", "ls /nonexistent 2>/dev/null; true", "cat ~/.config/guard/not-there 2>/dev/null; true",
+        "cat a.txt",
+        "ls -la src",
+        "grep -rn alpha .",
+        "sort a.txt | uniq -c",
+        "echo x | tac",
+        "git log --oneline",
+        "git status",
+        "git diff",
+        "git show HEAD --stat",
+        "git grep alpha",
+        "find . -name '*.txt'",
+        "wc -l a.txt b.txt",
+        "head -c 5 a.gz | od -c",
+        "stat a.txt",
+        "du -sh .",
+        "df .",
+        "id; whoami; uname -a",
+        "date +%s",
+        "jq .k data.json",
+        "cat <<'EOF'\n" + "x\n" * 30_000 + "EOF",
+        "cat a.txt > /dev/null 2>&1",
+        "ls /nonexistent 2>/dev/null; true",
+        "cat ~/.config/guard/not-there 2>/dev/null; true",
     ],
 )
 def test_a_line_that_only_reads_runs_clean(world: World, pool: Pool, line: str) -> None:
@@ -71,7 +92,11 @@ def test_a_line_that_only_reads_runs_clean(world: World, pool: Pool, line: str) 
 
 
 def test_a_line_that_writes_only_its_targets_runs_clean(world: World, pool: Pool) -> None:
-    lines = {"echo hi > out.txt": ("out.txt",), "cat a.txt >> notes.md": ("notes.md",), "sort a.txt > src/sorted.txt": ("src/sorted.txt",)}
+    lines = {
+        "echo hi > out.txt": ("out.txt",),
+        "cat a.txt >> notes.md": ("notes.md",),
+        "sort a.txt > src/sorted.txt": ("src/sorted.txt",),
+    }
     broken = verifier(world, pool, dict(lines))
     assert [broken.check(line) for line in lines] == [None, None, None]
 
@@ -85,9 +110,13 @@ def test_each_line_starts_from_the_planted_world(world: World, pool: Pool) -> No
 
 def test_the_sandbox_keeps_the_machine_and_the_network_out_of_reach(world: World, pool: Pool, tmp_path: Path) -> None:
     probe = tmp_path / "probe"
-    run = pool.run(f"echo x > /etc/verifier-probe; echo x > {probe}; touch written-in-the-sandbox; exec 3<>/dev/tcp/1.1.1.1/80")
+    run = pool.run(
+        f"echo x > /etc/verifier-probe; echo x > {probe}; touch written-in-the-sandbox; exec 3<>/dev/tcp/1.1.1.1/80"
+    )
     assert not Path("/etc/verifier-probe").exists() and not probe.exists()
-    assert not (world.project / "written-in-the-sandbox").exists()  # the worker's copy, never the tree guard proves against
+    assert not (
+        world.project / "written-in-the-sandbox"
+    ).exists()  # the worker's copy, never the tree guard proves against
     assert "Network is unreachable" in run.stderr and run.rc != 0
 
 
@@ -99,6 +128,9 @@ def test_a_call_interrupted_by_another_process_s_is_joined_back() -> None:
         '13    unlinkat(AT_FDCWD</w/project/src>, "../gone", 0) = -1 ENOENT (No such file or directory)\n'
     )
     found = list(calls(log, "/w/project"))
-    assert [(c.name, c.paths) for c in found] == [("execve", ("/usr/bin/cat",)), ("openat", ("/w/project/out.txt",)),
-                                                  ("unlinkat", ("/w/project/gone",))]
+    assert [(c.name, c.paths) for c in found] == [
+        ("execve", ("/usr/bin/cat",)),
+        ("openat", ("/w/project/out.txt",)),
+        ("unlinkat", ("/w/project/gone",)),
+    ]
     assert found[1].opened == "/w/project/out.txt" and found[2].error == "ENOENT"

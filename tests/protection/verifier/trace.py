@@ -19,12 +19,44 @@ __all__ = ["Call", "calls"]
 _LINE = re.compile(r"^(\d+)\s+(\w+)\((.*)\)\s+=\s+(.*)$")
 _ANNOTATED = re.compile(r"^(?:AT_FDCWD|-?\d+)<(.*)>$")
 #: For each call, the positions of (directory fd, path) pairs, or of a lone path (directory None), that it acts on.
-_AT = {"openat": [(0, 1)], "openat2": [(0, 1)], "unlinkat": [(0, 1)], "mkdirat": [(0, 1)], "mknodat": [(0, 1)], "fchmodat": [(0, 1)],
-       "fchownat": [(0, 1)], "utimensat": [(0, 1)], "futimesat": [(0, 1)], "renameat": [(0, 1), (2, 3)], "renameat2": [(0, 1), (2, 3)],
-       "linkat": [(0, 1), (2, 3)], "symlinkat": [(1, 2)], "execveat": [(0, 1)]}
-_PLAIN = {"open": [0], "creat": [0], "truncate": [0], "unlink": [0], "rename": [0, 1], "mkdir": [0], "rmdir": [0], "link": [0, 1],
-          "symlink": [1], "chmod": [0], "chown": [0], "lchown": [0], "utime": [0], "utimes": [0], "mknod": [0], "setxattr": [0],
-          "lsetxattr": [0], "removexattr": [0], "lremovexattr": [0], "execve": [0]}
+_AT = {
+    "openat": [(0, 1)],
+    "openat2": [(0, 1)],
+    "unlinkat": [(0, 1)],
+    "mkdirat": [(0, 1)],
+    "mknodat": [(0, 1)],
+    "fchmodat": [(0, 1)],
+    "fchownat": [(0, 1)],
+    "utimensat": [(0, 1)],
+    "futimesat": [(0, 1)],
+    "renameat": [(0, 1), (2, 3)],
+    "renameat2": [(0, 1), (2, 3)],
+    "linkat": [(0, 1), (2, 3)],
+    "symlinkat": [(1, 2)],
+    "execveat": [(0, 1)],
+}
+_PLAIN = {
+    "open": [0],
+    "creat": [0],
+    "truncate": [0],
+    "unlink": [0],
+    "rename": [0, 1],
+    "mkdir": [0],
+    "rmdir": [0],
+    "link": [0, 1],
+    "symlink": [1],
+    "chmod": [0],
+    "chown": [0],
+    "lchown": [0],
+    "utime": [0],
+    "utimes": [0],
+    "mknod": [0],
+    "setxattr": [0],
+    "lsetxattr": [0],
+    "removexattr": [0],
+    "lremovexattr": [0],
+    "execve": [0],
+}
 _BY_FD = frozenset({"ftruncate", "fchmod", "fchown", "fsetxattr", "fremovexattr"})
 
 

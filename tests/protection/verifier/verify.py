@@ -50,9 +50,20 @@ class Escape:
 
     def entry(self, against: str, world: World) -> Entry:
         """The corpus line for this escape, its evidence with the world's folder written ``<world>``."""
-        evidence = list(dict.fromkeys(f"{f.effect}: {f.evidence}".replace(str(world.root), "<world>") for f in self.findings))[:6]
-        return Entry(self.line, self.mode, classify(self.line, self.effects), self.effects, evidence, datetime.date.today().isoformat(), against,
-                     self.lane, self.protect)
+        evidence = list(
+            dict.fromkeys(f"{f.effect}: {f.evidence}".replace(str(world.root), "<world>") for f in self.findings)
+        )[:6]
+        return Entry(
+            self.line,
+            self.mode,
+            classify(self.line, self.effects),
+            self.effects,
+            evidence,
+            datetime.date.today().isoformat(),
+            against,
+            self.lane,
+            self.protect,
+        )
 
 
 @dataclass
@@ -82,9 +93,11 @@ class Report:
     def summary(self) -> str:
         effects = Counter(e for escape in self.escapes for e in escape.effects)
         lane, protect = sum(e.lane for e in self.escapes), sum(e.protect for e in self.escapes)
-        return (f"{self.tried} lines tried, {self.proven} proven to only read and {self.proven_writes} to write only their targets, "
-                f"{self.timed_out} stopped at the time limit, {len(self.escapes)} escapes ({dict(effects)}; {lane} allowed by the lane "
-                f"without a model, {protect} let through by self-protection), {self.seconds:.1f} s")
+        return (
+            f"{self.tried} lines tried, {self.proven} proven to only read and {self.proven_writes} to write only their targets, "
+            f"{self.timed_out} stopped at the time limit, {len(self.escapes)} escapes ({dict(effects)}; {lane} allowed by the lane "
+            f"without a model, {protect} let through by self-protection), {self.seconds:.1f} s"
+        )
 
 
 class Verifier:

@@ -14,8 +14,13 @@ from guard.core.decision import Decision
 
 
 def normalize(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    return {"hook_event_name": "PreToolUse", "tool_name": payload.get("tool"), "tool_input": payload.get("args") or {},
-            "session_id": payload.get("session") or "linewise", "cwd": env.get("PWD", "/")}
+    return {
+        "hook_event_name": "PreToolUse",
+        "tool_name": payload.get("tool"),
+        "tool_input": payload.get("args") or {},
+        "session_id": payload.get("session") or "linewise",
+        "cwd": env.get("PWD", "/"),
+    }
 
 
 def render(payload: dict[str, Any], decision: Decision) -> Rendered:
@@ -24,4 +29,11 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(f"DENY {decision.reason or ''}", exit_code=2)
 
 
-CLIENT = Client("linewise", normalize, render, deadline=5.0, installer="guard_example_plugin.install:LINEWISE", project_var="LINEWISE_PROJECT")
+CLIENT = Client(
+    "linewise",
+    normalize,
+    render,
+    deadline=5.0,
+    installer="guard_example_plugin.install:LINEWISE",
+    project_var="LINEWISE_PROJECT",
+)

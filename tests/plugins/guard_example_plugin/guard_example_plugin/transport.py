@@ -10,7 +10,12 @@ from guard.judge.chat import ChatReply, ChatRequest
 
 async def complete(request: ChatRequest) -> ChatReply:
     decision = os.environ.get("CANNED_VERDICT", "allow")
-    return ChatReply(content=json.dumps({"decision": decision, "reason": f"canned {decision} for {request.model}", "confidence": 0.95}), finish_reason="stop")
+    return ChatReply(
+        content=json.dumps(
+            {"decision": decision, "reason": f"canned {decision} for {request.model}", "confidence": 0.95}
+        ),
+        finish_reason="stop",
+    )
 
 
 def response_mode(model: str) -> str:
