@@ -26,6 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from guard.audit.chain import restart_reason
+from guard.audit.shipping import SHIPPED
 from guard.core.errors import GuardError
 
 if TYPE_CHECKING:
@@ -86,29 +87,7 @@ SCHEMA = (
     """CREATE OR REPLACE TRIGGER guard_audit_logs_only_grow BEFORE UPDATE ON guard_audit_logs
         FOR EACH ROW EXECUTE FUNCTION guard_audit_logs_only_grow()""",
 )
-_ROW = (
-    "log_id",
-    "row_id",
-    "machine",
-    "os_user",
-    "time",
-    "event",
-    "tool",
-    "session",
-    "decision",
-    "reason",
-    "latency_ms",
-    "cost_usd",
-    "hooks",
-    "payload",
-    "payload_truncated",
-    "details",
-    "client",
-    "judged",
-    "warnings",
-    "chain",
-    "digest",
-)
+_ROW = ("log_id", "row_id", "machine", "os_user", *SHIPPED, "digest")
 _INSERT = (
     f"INSERT INTO guard_decisions ({', '.join(_ROW)}) VALUES ({', '.join(['%s'] * len(_ROW))})"
     " ON CONFLICT (log_id, row_id, digest) DO NOTHING"
@@ -119,30 +98,7 @@ _REPORT = (
     " last_sent_id = greatest(guard_audit_logs.last_sent_id, excluded.last_sent_id), last_report = now()"
 )
 #: What a reader selects: the row and where it came from.
-_READ = (
-    "seq",
-    "machine",
-    "os_user",
-    "log_id",
-    "row_id",
-    "time",
-    "event",
-    "tool",
-    "session",
-    "decision",
-    "reason",
-    "latency_ms",
-    "cost_usd",
-    "hooks",
-    "payload",
-    "payload_truncated",
-    "details",
-    "client",
-    "judged",
-    "warnings",
-    "chain",
-    "db_role",
-)
+_READ = ("seq", "machine", "os_user", "log_id", "row_id", *SHIPPED, "db_role")
 
 
 def _connect(url: str) -> Any:

@@ -50,6 +50,7 @@ from guard.core.record import FrozenRecord
 
 __all__ = [
     "BATCH",
+    "SHIPPED",
     "Identity",
     "Shipper",
     "Target",
@@ -70,8 +71,8 @@ BATCH = 500
 LINGER_S = 2.0
 #: Seconds before the first retry after a failure; doubled each time up to :data:`MOST_BACKOFF_S`.
 FIRST_BACKOFF_S, MOST_BACKOFF_S = 5.0, 300.0
-_COLUMNS = (
-    "id",
+#: A local row's fields that a target receives, in order (the store's columns of the same names).
+SHIPPED = (
     "time",
     "event",
     "tool",
@@ -89,6 +90,7 @@ _COLUMNS = (
     "warnings",
     "chain",
 )
+_COLUMNS = ("id", *SHIPPED)
 
 
 def create(db: sqlite3.Connection) -> None:
