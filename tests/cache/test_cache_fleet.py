@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import trust_config
 from fixtures.cache import free_port, service_auth, wait_for_port
+from fixtures.processes import serve_argv
 
 from guard.cache.redis import RedisCache
 from guard.cache.singleflight import once_per_fleet
@@ -64,18 +64,7 @@ def test_three_replicas_on_one_redis_make_one_model_call(redis_cache_url: str, t
         env = {**os.environ, "GUARD_API_BASE": stub.url}
         replicas = [
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "guard.cli.main",
-                    "serve",
-                    "--port",
-                    str(port),
-                    "--config",
-                    str(config),
-                    "--log-level",
-                    "warning",
-                ],
+                serve_argv("--port", str(port), "--config", str(config)),
                 cwd=tmp_path,
                 env=env,
                 stdout=subprocess.DEVNULL,

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.processes import SOURCE_ROOT, modules, run_guard
+from fixtures.processes import SOURCE_ROOT, modules, run_guard, serve_argv
 
 #: The org's rule: a shell command naming "rm " is denied (a command hook: no model needed to show who wins).
 ORG = """serial: 5
@@ -355,20 +355,7 @@ def test_guard_serves_client_route_denies_once_the_org_policy_changes(
     org = org_policy(ORG)
     config = write_config(PERMISSIVE)
     serve, port = start_listening(
-        lambda port: [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--config",
-            str(config),
-            "--token",
-            "t0ken",
-            "--log-level",
-            "warning",
-        ],
+        lambda port: serve_argv("--port", str(port), "--config", str(config), "--token", "t0ken"),
         cwd=isolated_home,
         env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
     )

@@ -17,13 +17,12 @@ import shlex
 import socket
 import socketserver
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from fixtures.cache import AnsweringEmpty200
+from fixtures.processes import serve_argv, wait_for_socket
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -62,27 +61,13 @@ def _delete(project: AgentProject, name: str) -> tuple[Path, str]:
 
 def _serve(project: AgentProject, sock: Path) -> subprocess.Popen[str]:
     serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--log-level",
-            "warning",
-            "--unix-socket",
-            str(sock),
-        ],
+        serve_argv("--port", "0", "--unix-socket", str(sock)),
         cwd=project.dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    give_up = time.monotonic() + 90
-    while not sock.is_socket():
-        assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
-        time.sleep(0.1)
+    wait_for_socket(sock, serve, timeout=90)
     return serve
 
 

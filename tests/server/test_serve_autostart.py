@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from conftest import trust_config
 from fixtures.cache import service_auth
 from fixtures.judge import bash_event
-from fixtures.processes import SOURCE_ROOT, run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard, serve_argv
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -92,20 +91,7 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
 def test_an_auto_started_service_leaves_when_idle(isolated_home: Path) -> None:
     state_file = isolated_home / "serve.json"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--state-file",
-            str(state_file),
-            "--idle-timeout",
-            "3",
-            "--log-level",
-            "warning",
-        ],
+        serve_argv("--port", "0", "--state-file", str(state_file), "--idle-timeout", "3"),
         cwd=isolated_home,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import SOURCE_ROOT
+from fixtures.processes import SOURCE_ROOT, serve_argv, wait_for_socket
 from fixtures.terminal import at_terminal
 from test_install_sandbox import CONFIG, guard
 
@@ -160,28 +160,14 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
     assert "--deadline" not in report, report  # curl's share and the fallback's deadline add up to the client's timeout
 
     serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--log-level",
-            "warning",
-            "--unix-socket",
-            str(sock),
-        ],
+        serve_argv("--port", "0", "--unix-socket", str(sock)),
         cwd=project,
         env={**os.environ, "PYTHONPATH": str(Path(SCRIPT).parents[3])},
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        give_up = time.monotonic() + 60
-        while not sock.is_socket():
-            assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
-            time.sleep(0.05)
+        wait_for_socket(sock, serve)
         assert sock.stat().st_mode & 0o777 == 0o600
         answered = _client(sock, credential, "sh", "-c", "cat >/dev/null; echo fallback; exit 2")
         assert answered.returncode == 0 and "fallback" not in answered.stdout, answered
@@ -205,27 +191,13 @@ def test_install_writes_the_client_doctor_reports_it_and_guard_serve_answers_it_
 
 def _serve_on(sock: Path, project: Path) -> subprocess.Popen[str]:
     serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--log-level",
-            "warning",
-            "--unix-socket",
-            str(sock),
-        ],
+        serve_argv("--port", "0", "--unix-socket", str(sock)),
         cwd=project,
         env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
         stderr=subprocess.PIPE,
         text=True,
     )
-    give_up = time.monotonic() + 60
-    while not sock.is_socket():
-        assert serve.poll() is None and time.monotonic() < give_up, serve.communicate()[1]
-        time.sleep(0.05)
+    wait_for_socket(sock, serve)
     return serve
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 from fixtures.browser import start_view
-from fixtures.processes import SOURCE_ROOT, run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard, serve_argv
 from fixtures.team import RULE, Home, final_answer, wait_for_rows, waiting_hook
 
 pytestmark = pytest.mark.slow  # real guard processes by the dozen, waiting calls, a Postgres
@@ -146,7 +146,6 @@ def test_a_token_you_set_for_guard_serve_does_not_answer_approvals(
 ) -> None:
     """docs/team.md's `guard serve --host 0.0.0.0 --token …`: the agent may read that token (its environment, the service's
     command line), so it signs the agent in to /ui but answers nothing; the link's proof still does."""
-    import sys
 
     from fixtures.cache import start_listening
 
@@ -157,20 +156,7 @@ def test_a_token_you_set_for_guard_serve_does_not_answer_approvals(
         f"webhooks:\n  allow_networks: [127.0.0.0/8]\napprovals:\n  webhook: {receiver.url('/a')}\n  timeout: 90\n{ASKS}"
     )
     serve, port = start_listening(
-        lambda port: [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--config",
-            str(config),
-            "--token",
-            "known-to-the-agent",
-            "--log-level",
-            "warning",
-        ],
+        lambda port: serve_argv("--port", str(port), "--config", str(config), "--token", "known-to-the-agent"),
         cwd=isolated_home,
         env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
     )
@@ -198,18 +184,7 @@ def test_a_token_you_set_for_guard_serve_does_not_answer_approvals(
     from guard.server.identity import service_key
 
     serve, port = start_listening(
-        lambda port: [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--config",
-            str(config),
-            "--log-level",
-            "warning",
-        ],
+        lambda port: serve_argv("--port", str(port), "--config", str(config)),
         cwd=isolated_home,
         env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -21,7 +20,7 @@ import pytest
 from conftest import trust_config
 from fixtures.browser import screenshot, start_view
 from fixtures.eval import write_dataset, write_suite_config
-from fixtures.processes import run_guard
+from fixtures.processes import run_guard, serve_argv
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
@@ -274,22 +273,9 @@ def test_guard_serve_shows_the_eval_runs_it_was_given_under_ui_behind_its_token(
     token = "evals-ui-token-0123456789"
 
     def command(port: int) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "guard.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--config",
-            str(runs.parent / "serve.yaml"),
-            "--token",
-            token,
-            "--evals",
-            str(runs),
-            "--log-level",
-            "warning",
-        ]
+        return serve_argv(
+            "--port", str(port), "--config", str(runs.parent / "serve.yaml"), "--token", token, "--evals", str(runs)
+        )
 
     proc, port = start_listening(command, cwd=runs.parent)
     try:
