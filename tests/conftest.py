@@ -8,10 +8,14 @@ switch that skips trust, for tests or anyone else.
 
 from __future__ import annotations
 
+import ast
+import functools
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,14 +44,30 @@ pytest_plugins = [
 ]
 
 
+def _serialized(parse: Callable[..., ast.AST]) -> Callable[..., ast.AST]:
+    lock = threading.RLock()
+
+    @functools.wraps(parse)
+    def serialized_parse(*args: Any, **kwargs: Any) -> ast.AST:
+        with lock:
+            return parse(*args, **kwargs)
+
+    return serialized_parse
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Import guard's own modules as Python does, not through pytest's assertion rewriter.
+    """Parse Python one thread at a time, and import guard's own modules as Python does.
+
+    CPython before 3.11.8 keeps the AST constructor's recursion depth per interpreter, not per thread
+    (python/cpython#106905), so two threads in ``ast.parse`` at once fail one of them with "SystemError: AST
+    constructor recursion depth mismatch". In a test process both happen: pytest's assertion rewriter parses a module
+    a test imports lazily (CI failed so on ``import vcr``) while a stub server's thread formats a traceback, which
+    3.11 does with ``ast.parse``. One lock around ``ast.parse`` rules that out; guard's processes are not affected.
 
     guard ships a pytest plugin (``guard.eval.pytest_plugin``), so pytest marks the whole ``guard`` package for
-    rewriting, and a module guard imports lazily mid-test is then parsed with ``ast.parse`` deep in a test's stack,
-    where CPython 3.11 can fail with "SystemError: AST constructor recursion depth mismatch" (the gate caught it and
-    fell back to its engine: a flaky test). guard's modules hold no test asserts to rewrite.
+    rewriting; guard's modules hold no test asserts, so they are imported unrewritten, as users import them.
     """
+    ast.parse = _serialized(ast.parse)  # type: ignore[assignment]
     hook = config.pluginmanager.rewrite_hook
     must_rewrite = getattr(hook, "_must_rewrite", None)
     if isinstance(must_rewrite, set):
