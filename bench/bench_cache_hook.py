@@ -12,7 +12,7 @@ not a pyenv shim), each as wall time and as CPU time (user + system, which the m
 - cache hit through a running ``guard serve`` (``guard hook --server``);
 - cache hit through ``guard serve`` from a shell and curl, no interpreter (:data:`CURL_CLIENT`, the bench's script over TCP);
 - cache hit through the installed curl client (``guard install claude --client curl``: sh + curl over guard serve's Unix socket);
-- cache miss: a fresh process that loads the model client (httpx for this openai/ stub model) and waits for the stub.
+- cache miss: a fresh process that loads the model client (guard's own wire for this openai/ stub model) and waits for the stub.
 
 Goal: cache hit ≤ 2× ``python3 -c pass`` (guard's byte code compiled first, as installed).
 

@@ -2,7 +2,7 @@
 
 The model is the loopback stub (``guard.testing.openai_stub``) answering after a
 fixed sleep, so every figure here measures guard + client overhead, never a real
-model's speed or quality (``openai/`` models go over httpx unless GUARD_TRANSPORT=litellm). The floor is a direct HTTP POST of the same request to
+model's speed or quality (``openai/`` models go over guard's own wire unless GUARD_TRANSPORT=litellm). The floor is a direct HTTP POST of the same request to
 the same stub; "added" is the smart hook's median minus the floor times the calls
 it made. Prompt tokens are counted with LiteLLM's tokenizer for gpt-4.1-mini.
 
@@ -185,7 +185,7 @@ async def main(latency: float, runs: int) -> None:
                 f"{'cache hit (SQLite, quick)':<26}{calls / runs:>6.0f}{statistics.median(hits):>11.2f}{pct(hits, 0.95):>9.2f}{'':>10}{'':>7}"
             )
 
-    import litellm  # its tokenizer only; the hooks above went over httpx
+    import litellm  # its tokenizer only; the hooks above went over guard's wire
 
     print("\nprompt size for a typical Bash event (tokens, gpt-4.1-mini tokenizer; the stub's own usage is chars/4)")
     print(f"{'tier':<10}{'system':>8}{'user':>7}{'total':>7}{'max_tokens':>12}{'data budget':>13}")

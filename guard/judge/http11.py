@@ -6,8 +6,8 @@ machine at 64 calls in flight, 20× the same POST on a bare socket
 (``bench/bench_serve.py``'s transport row): in ``guard serve`` and ``guard eval``
 that CPU, not the model, is what calls queue on. This speaks the part of HTTP/1.1
 a chat API needs (one write per request, Content-Length or chunked answers, keep-alive)
-on the event loop's streams, with the TLS context the caller built (the one httpx
-would use: same CA bundle, hostname checked). Proxies are httpx's business: with a
+on the event loop's streams, with the TLS context :func:`tls_context` builds (the one httpx
+would: same CA bundle, hostname checked), so httpx is not even imported. Proxies are httpx's business: with a
 proxy variable set (:func:`proxied`) the caller (:mod:`guard.judge.openai_transport`)
 goes over httpx instead. A recorded answer is read by the same code as a live one
 (:func:`read_recorded`): replaying a cassette tests this module too.
@@ -26,7 +26,16 @@ from urllib.parse import urlsplit
 
 from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
 
-__all__ = ["Answer", "BrokenAnswer", "Connections", "Unreachable", "proxied", "read_recorded", "request_bytes"]
+__all__ = [
+    "Answer",
+    "BrokenAnswer",
+    "Connections",
+    "Unreachable",
+    "proxied",
+    "read_recorded",
+    "request_bytes",
+    "tls_context",
+]
 
 #: Largest status line plus headers read (asyncio's stream limit is 64 KiB).
 MAX_HEAD_BYTES = 1 << 16
@@ -36,6 +45,17 @@ _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 def proxied() -> bool:
     """Whether a proxy variable is set (httpx reads them, with NO_PROXY; this module does not)."""
     return any(os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES)
+
+
+def tls_context() -> ssl.SSLContext:
+    """The context httpx builds by default: ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set, else certifi's bundle."""
+    if cafile := os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=cafile)
+    if capath := os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=capath)
+    import certifi  # only for https: a plain-HTTP endpoint (a local server) never loads the bundle
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class Unreachable(ConnectionError):

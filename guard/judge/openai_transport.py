@@ -23,6 +23,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import sys
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -70,10 +71,11 @@ _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Po
 
 
 def load() -> None:
-    """Import httpx, the connection library its clients load on first use, and read the price map (once per process)."""
-    import httpcore  # noqa: F401
-    import httpx  # noqa: F401
-
+    """Read the price map, and behind a proxy import httpx and the connection library its clients load on first use
+    (once per process)."""
+    if http11.proxied():
+        import httpcore  # noqa: F401
+        import httpx  # noqa: F401
     price_map()
 
 
@@ -91,10 +93,7 @@ class _Pool:
     """
 
     def __init__(self, tls: bool) -> None:
-        import httpx
-
-        self._httpx = httpx
-        context = httpx.create_ssl_context() if tls else None  # one CA bundle load for every connection
+        context = http11.tls_context() if tls else None  # one CA bundle load for every connection
         self._verify: Any = False if context is None else context
         self._idle: list[Any] = []  # clients with no call in flight, the most recently used last
         self._clients: list[Any] = []
@@ -105,10 +104,10 @@ class _Pool:
         if self._idle:
             client = self._idle.pop()  # the warmest connection: the least likely to have been closed by the server
         else:
-            limits = self._httpx.Limits(
-                max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S
-            )
-            client = self._httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
+            import httpx  # proxied calls only: guard's own wire needs no HTTP library
+
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
+            client = httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
             self._clients.append(client)
         try:
             yield client
@@ -250,10 +249,14 @@ def parse_reply(model: str, status: int, reason: str, headers: Any, content: byt
     )
 
 
-def _through_httpx(httpx: Any) -> bool:
+def _through_httpx() -> bool:
     """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or vcrpy patches httpx's
-    transport with no cassette handed to guard (``vcr.use_cassette`` used directly: it must see the call)."""
-    return http11.proxied() or hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
+    transport with no cassette handed to guard (``vcr.use_cassette`` used directly: it must see the call; vcrpy
+    imported httpx to patch it, so an httpx not imported is not patched)."""
+    httpx = sys.modules.get("httpx")
+    return http11.proxied() or (
+        httpx is not None and hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
+    )
 
 
 async def _post_httpx(
@@ -304,8 +307,6 @@ async def _post_wire(
 
 async def complete(request: ChatRequest) -> ChatReply:
     """One chat completion over guard's wire (a cassette's, when one is in use; httpx's behind a proxy)."""
-    import httpx
-
     base = endpoint.resolve(request.model, request.api_base)
     key = request.api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
@@ -325,7 +326,7 @@ async def complete(request: ChatRequest) -> ChatReply:
         body["response_format"] = request.response_format
     url = f"{base.rstrip('/')}/chat/completions"
     pool = await _pool(url)
-    post = _post_httpx if cassette.active() is None and _through_httpx(httpx) else _post_wire
+    post = _post_httpx if cassette.active() is None and _through_httpx() else _post_wire
     status, reason, answer_headers, content, wire_ms = await post(
         pool, url, json.dumps(body).encode(), headers, request.timeout
     )

@@ -331,7 +331,7 @@ def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
         assert stub.calls == 1  # the second call (another session, same tool call) was a cache hit
     for proc in (miss, hit):
         assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
-    assert "httpx" in modules(miss) and "litellm" not in modules(miss)  # openai/ models take the light transport
+    assert "httpx" not in modules(miss) and "litellm" not in modules(miss)  # openai/ models take guard's own wire
     assert (
         modules(hit) == []
     )  # none of HEAVY on a cache hit (a Bash call: the self-protection rule's shell analysis runs too)

@@ -180,8 +180,9 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-async def test_tls_is_verified_against_the_ca_bundle(tmp_path: Path) -> None:
-    """An https endpoint is spoken to over TLS with the hostname checked: trusted, it answers; untrusted, it is unreachable."""
+async def test_tls_is_verified_against_the_ca_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An https endpoint is spoken to over TLS with the hostname checked: trusted (``SSL_CERT_FILE``, as httpx reads
+    it), it answers; untrusted by certifi's bundle, it is unreachable."""
     cert, key = _self_signed(tmp_path)
     served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     served.load_cert_chain(cert, key)
@@ -202,9 +203,12 @@ async def test_tls_is_verified_against_the_ca_bundle(tmp_path: Path) -> None:
     listening = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=served)
     url = f"https://127.0.0.1:{listening.sockets[0].getsockname()[1]}/v1/chat/completions"
     async with listening:
-        trusted = http11.Connections(ssl.create_default_context(cafile=str(cert)), 60)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        trusted = http11.Connections(http11.tls_context(), 60)
         answer, body = await trusted.post(url, b"{}", {}, 10)
         await trusted.aclose()
+        monkeypatch.delenv("SSL_CERT_FILE")
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
         with pytest.raises(http11.Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
-            await http11.Connections(ssl.create_default_context(), 60).post(url, b"{}", {}, 10)
+            await http11.Connections(http11.tls_context(), 60).post(url, b"{}", {}, 10)
     assert answer.status_code == 200 and body == VERDICT

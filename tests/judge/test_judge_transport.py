@@ -61,7 +61,7 @@ def test_a_fresh_judged_call_imports_litellm_only_when_forced(
     stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.9)
     out, modules = check_importing(stub, isolated_home, **({"GUARD_TRANSPORT": "litellm"} if forced else {}))
     assert out.returncode == 1 and stub.calls == 1, out.stderr[-2000:]
-    assert ("litellm" in modules) is forced and "httpx" in modules
+    assert ("litellm" in modules) is forced and ("httpx" in modules) is forced  # guard's wire needs no HTTP library
 
 
 def test_an_unknown_transport_is_named_not_a_traceback(stub: StubServer, isolated_home: Path) -> None:
