@@ -1,7 +1,7 @@
 """Recognising guard's own ``guard hook`` entry in a client's settings file.
 
 ``guard install`` writes it in several spellings (an absolute, maybe quoted, path
-to the ``guard`` script, or ``python -P -m guard.cli.main``, with ``--deadline``;
+to the ``guard`` script, or ``python -I -m guard.cli.main``, with ``--deadline``;
 in Claude Code's shared project settings, a launcher that runs ``$GUARD_HOOK``,
 the program each user's own settings name: :mod:`guard.setup.team_hook`).
 Loading that settings.json as a config must skip it (it is what is running), and
@@ -30,7 +30,7 @@ _MODULES = frozenset({"guard", "guard.cli.main"})
 class GuardHook:
     """A command that runs ``guard hook``: the program that starts guard and the options after ``hook``."""
 
-    program: tuple[str, ...]  # ("/venv/bin/guard",) or ("/venv/bin/python3", "-P", "-m", "guard.cli.main")
+    program: tuple[str, ...]  # ("/venv/bin/guard",) or ("/venv/bin/python3", "-I", "-m", "guard.cli.main")
     options: dict[str, str]  # "--format" → "claude", "--deadline" → "30", …
 
     @property

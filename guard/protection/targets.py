@@ -20,7 +20,9 @@ the agent client's settings     ``.claude/settings.json``, ``.claude/settings.lo
                                 (``$CODEX_HOME``), ``~/.copilot/``, ``~/.cursor/``,
                                 ``~/.config/devin/``
 the client's transcript         the session transcript guard reads the user's words from
-guard's installation            guard's package folder and the interpreter's ``sys.prefix``
+guard's installation            guard's package folder, the interpreter's prefixes (its standard
+                                library, its site-packages) and the user's site-packages when this
+                                interpreter reads it (a ``.pth`` file there runs in every hook)
 the org policy                  ``/etc/guard/`` and the org key, policy and signature guard
                                 enforces (:mod:`guard.config.org_policy`)
 guard's service (a URL)         ``server.url`` when it names one (not a path: the rule refuses
@@ -175,10 +177,22 @@ def protected_paths(
     pairs += _project(roots)
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SCRIPT, path) for path in scripts]
-    pairs += [(INSTALL, _PACKAGE), (INSTALL, sys.prefix)]
+    pairs += [(INSTALL, path) for path in _installation()]
     pairs += [(ORG, path) for path in org_files]
     service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
     return _resolved(pairs) + tuple(service)
+
+
+def _installation() -> list[str]:
+    """Where the Python running guard loads code from: guard's package, the interpreter's prefixes (a venv's
+    standard library is its base prefix's), and the user's site-packages unless it runs isolated (``guard install``
+    writes ``python -I``; a ``guard`` script's interpreter reads it, and runs any ``.pth`` file the agent puts there)."""
+    import site  # imported at start-up: a lookup
+
+    paths = [_PACKAGE, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    if site.ENABLE_USER_SITE:
+        paths.append(site.USER_SITE or site.getusersitepackages())
+    return list(dict.fromkeys(paths))
 
 
 def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:

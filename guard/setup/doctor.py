@@ -31,6 +31,7 @@ from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.install import (
     InstalledHook,
     guard_program,
+    guard_script,
     installed_hooks,
     needed_timeout,
     plugin_guard,
@@ -682,7 +683,7 @@ def _number(text: str) -> float | None:
 
 def _path(hooks: list[InstalledHook]) -> Iterator[Finding]:
     """Which guard a bare ``guard`` means here, against the one running this check."""
-    this = guard_program()[0]
+    this = guard_script() or guard_program()[0]
     on_path = shutil.which("guard")
     bare = any(not os.path.isabs(p.program[0]) for p in map(parse_guard_hook, (h.command for h in hooks)) if p)
     if on_path is None and bare:

@@ -131,19 +131,34 @@ def installed_hooks(client: str, scope: str, *, project_dir: Path, home: Path) -
     return found
 
 
-def guard_program() -> list[str]:
-    """The absolute command that runs the guard doing this install, as pre-commit pins its interpreter.
-
-    The ``guard`` script beside this interpreter when there is one (its ``#!`` names
-    the venv's Python, so it runs with a PATH that lacks the venv), else this
-    interpreter with ``-m``. ``-P`` keeps the client's working directory off
-    ``sys.path``, so a ``guard/`` folder the agent writes there cannot stand in.
-    """
+def guard_script() -> str | None:
+    """The ``guard`` console script beside this interpreter, if any: what a bare ``guard`` means in this environment."""
     for folder in (os.path.dirname(os.path.abspath(sys.executable)), sysconfig.get_path("scripts")):
         script = os.path.join(folder, "guard")
         if os.path.isfile(script) and os.access(script, os.X_OK):
-            return [script]
-    return [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
+            return script
+    return None
+
+
+def guard_program() -> list[str]:
+    """The absolute command that runs the guard doing this install, as pre-commit pins its interpreter.
+
+    This interpreter (a venv's runs with a PATH that lacks the venv), isolated with ``-I``:
+    the client's working directory, ``PYTHONPATH`` and the other ``PYTHON*`` variables,
+    and the user's site-packages stay off ``sys.path``, so nothing the agent can write
+    there (a ``guard/`` folder, a ``.pth`` file, a module named like one of the standard
+    library's) runs inside the hook. A guard installed in the user's site-packages
+    (``pip install --user``) needs that folder: ``-E -P`` then, and the self-protection
+    rule guards the folder as guard's installation (:mod:`guard.protection.targets`).
+    """
+    import site
+
+    interpreter = os.path.abspath(sys.executable)
+    user_site = site.getusersitepackages()
+    package = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if site.ENABLE_USER_SITE and package.startswith(os.path.realpath(user_site) + os.sep):
+        return [interpreter, "-E", "-P", "-m", "guard.cli.main"]
+    return [interpreter, "-I", "-m", "guard.cli.main"]
 
 
 def default_command(client: str, timeout_s: int = DEFAULT_TIMEOUT_S, project: Path | None = None) -> str:

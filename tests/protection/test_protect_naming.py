@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -227,6 +228,29 @@ def test_a_tree_copied_onto_the_root_over_guard_s_installation_is_refused(projec
     ):
         denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
         assert denied and "guard self-protection" in said, (command, said)
+
+
+@pytest.mark.parametrize(
+    "tool,tool_input",
+    [
+        ("Write", {"file_path": "{site}/planted.pth", "content": "import os; os.system('id')\n"}),
+        ("Bash", {"command": "echo 'import os' > {site}/planted.pth"}),
+        ("Bash", {"command": "mkdir -p {site}"}),
+    ],
+    ids=["Write", "redirection", "mkdir"],
+)
+def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
+    project: Path, tool: str, tool_input: dict[str, str]
+) -> None:
+    """A ``.pth`` file there runs in every later ``guard hook`` whose interpreter reads the user's site-packages
+    (a ``guard`` script's does; the ``python -I`` guard install writes does not): it is guard's installation."""
+    site = subprocess.run(
+        [sys.executable, "-c", "import site; print(site.getusersitepackages())"], capture_output=True, text=True
+    ).stdout.strip()
+    assert site.startswith(os.environ["HOME"])
+    planted = {key: value.replace("{site}", site) for key, value in tool_input.items()}
+    denied, said, _ = run_hook(project, "claude", tool, planted)
+    assert denied and "guard self-protection" in said and "guard's installation" in said, said
 
 
 BIG = {

@@ -403,7 +403,8 @@ def test_installed_command_is_absolute_and_runs_without_the_venv_on_path(tmp_pat
     if client == "guard":
         assert argv[-3:] == ["hook", "--deadline", "45"]
     else:  # no service runs here: the script's curl finds no socket, and its fallback decides
-        assert argv[1].endswith("curl-client.sh") and os.path.isabs(argv[argv.index("hook") - 1])
+        fallback = argv[argv.index("hook") - 4 : argv.index("hook")]
+        assert argv[1].endswith("curl-client.sh") and fallback == shlex.split(default_command("claude"))[:4]
 
     bare_path = "/usr/bin:/bin"
     assert shutil.which("guard", path=bare_path) is None  # the client's PATH really lacks guard
@@ -496,19 +497,14 @@ def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_
     assert [spec.command for spec in loaded.specs if spec.kind == "command"] == ["./lint.sh"]
 
 
-def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_stand_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_runs_in_the_hook(
+    tmp_path: Path,
 ) -> None:
-    """The fallback `python -P -m guard.cli.main`: -P keeps the client's cwd (the agent's project) off sys.path."""
-    import guard.setup.install as install_module
-
-    no_scripts = tmp_path / "bin"
-    no_scripts.mkdir()
-    monkeypatch.setattr(install_module.sys, "executable", sys.executable)
-    monkeypatch.setattr(install_module.os.path, "isfile", lambda path: False)  # no `guard` script anywhere
-    command = install_module.default_command("claude")
-    assert shlex.split(command)[:4] == [os.path.abspath(sys.executable), "-P", "-m", "guard.cli.main"]
-    monkeypatch.undo()
+    """`python -I -m guard.cli.main`: the client's cwd (the agent's project), PYTHONPATH and the user's
+    site-packages stay off guard's sys.path. Planted in each: a `guard` package, a module named like the standard
+    library's `json`, a `.pth` file Python runs at start-up."""
+    command = default_command("claude")
+    assert shlex.split(command)[:4] == [os.path.abspath(sys.executable), "-I", "-m", "guard.cli.main"]
 
     project = _project(tmp_path)
     (project / "guard.yaml").write_text(DENY_CONFIG)
@@ -516,10 +512,20 @@ def test_without_a_guard_script_a_guard_package_planted_in_the_project_cannot_st
     planted.mkdir(parents=True)
     for init in (project / "guard" / "__init__.py", planted / "__init__.py"):
         init.write_text("")
-    (planted / "main.py").write_text("import pathlib; pathlib.Path('planted-ran').touch()\n")
+    (planted / "main.py").write_text("import json, pathlib; pathlib.Path('package-ran').touch()\n")
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "json.py").write_text("import pathlib; pathlib.Path('json-ran').touch()\n")
+    user_site = subprocess.run(
+        [sys.executable, "-c", "import site; print(site.getusersitepackages())"], capture_output=True, text=True
+    ).stdout.strip()
+    assert user_site.startswith(os.environ["HOME"])
+    Path(user_site).mkdir(parents=True)
+    (Path(user_site) / "planted.pth").write_text("import pathlib; pathlib.Path('pth-ran').touch()\n")
+    markers = [project / name for name in ("package-ran", "json-ran", "pth-ran")]
 
-    ran = _as_the_client(command, project, "/usr/bin:/bin")
-    assert not (project / "planted-ran").exists(), "a guard package in the project ran instead of guard"
+    ran = _as_the_client(command, project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
+    assert [marker.exists() for marker in markers] == [False, False, False], ran.stderr
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", ran.stderr
-    _as_the_client(command.replace(" -P ", " "), project, "/usr/bin:/bin")
-    assert (project / "planted-ran").exists()  # the same command without -P would have run it
+    _as_the_client(command.replace(" -I ", " "), project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
+    assert [marker.exists() for marker in markers] == [True, True, True]  # what the command without -I runs
