@@ -160,13 +160,12 @@ def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
 
 #: Loads the guard package from the folder named first (and only it: its parent is not put on ``sys.path``), then
 #: runs its CLI. ``-I`` keeps the working directory and ``PYTHONPATH`` off ``sys.path`` (and ignores ``PYTHON*``
-#: variables); absolute ``PYTHONPATH`` entries go after everything else, so the user's callable hooks still import
-#: but nothing there can stand in for guard, its dependencies or the standard library.
+#: variables); the CLI's entry puts absolute ``PYTHONPATH`` entries after everything else, so the user's callable
+#: hooks still import but nothing there can stand in for guard, its dependencies or the standard library.
 _BOOT = (
     "import importlib.util, os, sys; package = sys.argv.pop(1); "
     "spec = importlib.util.spec_from_file_location('guard', os.path.join(package, '__init__.py'), submodule_search_locations=[package]); "
     "module = importlib.util.module_from_spec(spec); sys.modules['guard'] = module; spec.loader.exec_module(module); "
-    "sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]; "
     "from guard.cli.main import main; sys.exit(main())"
 )
 

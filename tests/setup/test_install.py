@@ -502,12 +502,16 @@ def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_
 ) -> None:
     """`python -I -m guard.cli.main`: the client's cwd (the agent's project), PYTHONPATH and the user's
     site-packages stay off guard's sys.path. Planted in each: a `guard` package, a module named like the standard
-    library's `json`, a `.pth` file Python runs at start-up."""
+    library's `json`, a `.pth` file Python runs at start-up. PYTHONPATH's absolute entries come last, so the user's
+    callable hook there still imports."""
     command = default_command("claude")
     assert shlex.split(command)[:4] == [os.path.abspath(sys.executable), "-I", "-m", "guard.cli.main"]
 
     project = _project(tmp_path)
-    (project / "guard.yaml").write_text(DENY_CONFIG)
+    (project / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      callable: push_policy:no_push\n"
+    )
+    trust_config(project / "guard.yaml")
     planted = project / "guard" / "cli"
     planted.mkdir(parents=True)
     for init in (project / "guard" / "__init__.py", planted / "__init__.py"):
@@ -516,6 +520,7 @@ def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "json.py").write_text("import pathlib; pathlib.Path('json-ran').touch()\n")
+    (shadow / "push_policy.py").write_text("import guard\n\ndef no_push(event):\n    return guard.deny('no pushes')\n")
     user_site = subprocess.run(
         [sys.executable, "-c", "import site; print(site.getusersitepackages())"], capture_output=True, text=True
     ).stdout.strip()
@@ -526,6 +531,7 @@ def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_
 
     ran = _as_the_client(command, project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
     assert [marker.exists() for marker in markers] == [False, False, False], ran.stderr
-    assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", ran.stderr
+    said = json.loads(ran.stdout)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "deny" and "no pushes" in said["permissionDecisionReason"], ran.stderr
     _as_the_client(command.replace(" -I ", " "), project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
     assert [marker.exists() for marker in markers] == [True, True, True]  # what the command without -I runs
