@@ -1,4 +1,4 @@
-"""The script files a command hook runs: what ``guard trust`` pins beside the config, and self-protection guards.
+"""The files a hook runs: what ``guard trust`` pins beside the config, and self-protection guards.
 
 ``python3 .claude/hooks/check.py`` runs whatever check.py holds when the hook
 fires, so trusting the command line alone would let whoever rewrites check.py
@@ -10,19 +10,29 @@ first operand of an interpreter (``sh``, ``bash``, ``python3``, ``node`` …) or
 folders cannot be changed by an agent running as the user without privileges
 guard cannot hold against anyway. Data files a hook reads or its log are not
 scripts, so writing them never makes the hook's config "changed".
+
+A callable hook (``callable: policy:no_deletes``) runs its module's file in guard's
+own process: the files that module name can be imported from (each package's
+``__init__.py`` on the way, in every folder of ``sys.path`` and ``PYTHONPATH``,
+inside the hook's folder or the home) are pinned the same way, and their byte-code
+caches guarded with them. A module that one imports in turn is not followed, as a
+file a script sources is not.
 Standard library only: self-protection computes this on the ``guard hook`` path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
+import sys
 from collections.abc import Iterator
 
 from guard.core.settings import LoadedConfig
+from guard.core.spec import HookSpec
 
-__all__ = ["loaded_scripts", "scripts_of"]
+__all__ = ["changed_script", "hook_scripts", "loaded_scripts", "module_files", "scripts_of"]
 
 _PROJECT_DIR = re.compile(r"\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR\b)")
 _INTERPRETER = re.compile(
@@ -67,6 +77,11 @@ def _run_files(words: list[str]) -> list[str]:
     return found
 
 
+def _roots(workdir: str) -> tuple[str, ...]:
+    """The folders an agent running as the user can change that a hook's files are looked for in."""
+    return tuple(os.path.realpath(root) + os.sep for root in (workdir, os.path.expanduser("~")))
+
+
 def scripts_of(command: str, workdir: str) -> list[str]:
     """The absolute, resolved paths of the script files ``command`` runs from ``workdir`` (sorted, unique)."""
     text = _PROJECT_DIR.sub(lambda _: workdir, command)
@@ -74,7 +89,7 @@ def scripts_of(command: str, workdir: str) -> list[str]:
         commands = _simple_commands(text)
     except ValueError:  # unbalanced quotes: the shell would not run it either
         return []
-    roots = tuple(os.path.realpath(root) + os.sep for root in (workdir, os.path.expanduser("~")))
+    roots = _roots(workdir)
     scripts = set()
     for words in commands:
         for word in _run_files(words):
@@ -84,12 +99,66 @@ def scripts_of(command: str, workdir: str) -> list[str]:
     return sorted(scripts)
 
 
+def module_files(target: str, workdir: str) -> list[str]:
+    """The files a callable hook's ``module:function`` may be imported from, inside ``workdir`` or the home (sorted).
+
+    Every folder on ``sys.path`` and ``PYTHONPATH``, and ``workdir`` (the config's folder), is looked in, not only
+    the first that holds the module: which one the hook's interpreter picks depends on how it was started
+    (``python -I`` puts ``PYTHONPATH`` last, ``guard trust`` may run with another), and pinning each is safe.
+    """
+    parts = target.partition(":")[0].split(".")
+    if not all(part.isidentifier() for part in parts):
+        return []
+    absolute = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    folders = [entry for entry in dict.fromkeys([*sys.path, *absolute, workdir]) if os.path.isabs(entry)]
+    found: set[str] = set()
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        below = []
+        for folder in folders:
+            package = os.path.join(folder, part)
+            candidates = [os.path.join(package, "__init__.py")] + ([package + ".py"] if last else [])
+            found.update(path for path in candidates if os.path.isfile(path))
+            if os.path.isdir(package):
+                below.append(package)
+        folders = below
+    roots = _roots(workdir)
+    return sorted(path for path in map(os.path.realpath, found) if path.startswith(roots))
+
+
+def hook_scripts(spec: HookSpec, workdir: str) -> list[str]:
+    """The files ``spec`` runs, found now: a command hook's scripts, a callable hook's module files."""
+    if spec.kind == "command" and spec.command:
+        return scripts_of(spec.command, workdir)
+    if spec.kind == "callable" and spec.target and spec.func is None:
+        return module_files(spec.target, workdir)
+    return []
+
+
+def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str | None:
+    """Why running the files ``now`` would not run what the user trusted (``pinned``: path, sha256), or None."""
+    from guard.config.trust_store import digest
+
+    trusted = dict(pinned)
+    for path in now:
+        try:
+            with open(path, "rb") as fh:
+                sha = digest(fh.read())
+        except OSError:
+            continue  # gone: the hook fails on its own, as it would have
+        if trusted.get(path) != sha:
+            return f"{path} {'changed since' if path in trusted else 'was not there when'} you trusted the config"
+    return None
+
+
 def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
-    """The script files ``loaded``'s command hooks run: as ``guard trust`` pinned them, else found in their command lines now."""
+    """The files ``loaded``'s hooks run, as ``guard trust`` pinned them (else found now), and a callable module's
+    byte-code cache, which Python would run in its source's place."""
     for spec in loaded.specs:
-        if spec.kind != "command" or not spec.command:
-            continue
         if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
-            yield from (path for path, _ in spec.scripts)
+            paths = [path for path, _ in spec.scripts]
         else:
-            yield from scripts_of(spec.command, spec.workdir or loaded.settings.base_dir)
+            paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
+        yield from paths
+        if spec.kind == "callable":
+            yield from (importlib.util.cache_from_source(path) for path in paths)

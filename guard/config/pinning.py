@@ -104,7 +104,7 @@ def _read_bytes(path: str) -> bytes:
 
 def read_candidate(found: Path) -> Candidate:
     """Parse ``found`` from the bytes read now, and read the scripts its command hooks run; ConfigError when it does not load."""
-    from guard.config.hook_scripts import scripts_of
+    from guard.config.hook_scripts import hook_scripts
     from guard.config.parse import parse_config
 
     contents: dict[str, bytes] = {}
@@ -127,10 +127,8 @@ def read_candidate(found: Path) -> Candidate:
     files = {path: TrustedFile(path, CONFIG if path == config else INCLUDE, sha) for path, sha in read.items()}
     scripts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     for spec in loaded.specs:
-        if spec.kind != "command" or not spec.command:
-            continue
         pairs = []
-        for path in scripts_of(spec.command, spec.workdir or loaded.settings.base_dir):
+        for path in hook_scripts(spec, spec.workdir or loaded.settings.base_dir):
             data = _read_bytes(path)
             contents[digest(data)] = data
             pairs.append((path, digest(data)))
@@ -230,7 +228,8 @@ def _trusted_copy(record: TrustRecord) -> LoadedConfig:
     loaded = parse_config(config, reader)
     loaded.pin = pin
     loaded.specs = [
-        spec.replace(scripts=record.scripts_of(spec.id)) if spec.kind == "command" else spec for spec in loaded.specs
+        spec.replace(scripts=record.scripts_of(spec.id)) if spec.kind in ("command", "callable") else spec
+        for spec in loaded.specs
     ]
     snapshot.write(config, loaded, pin=pin)
     return snapshot.expand_env(loaded)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from guard.core.decision import HookResult, is_decision
-from guard.core.errors import ConfigError, HookError
+from guard.core.errors import ConfigError, HookError, HookRefused
 from guard.core.events.model import Event
 from guard.core.hook import Hook, HookContext
 from guard.core.spec import HookSpec
@@ -49,6 +49,7 @@ class CallableHook(Hook):
     async def run(self, event: Event) -> HookResult:
         if self._func is None:
             assert self.spec.target is not None
+            self._check_module()
             self._func = resolve_target(self.spec.target)
         func = self._func
         if inspect.iscoroutinefunction(func):
@@ -56,6 +57,19 @@ class CallableHook(Hook):
         else:
             value = await asyncio.to_thread(func, event)
         return self._result(value, event)
+
+    def _check_module(self) -> None:
+        """Refuse to import a module of a trusted config that is not the one the user trusted (:mod:`guard.config.hook_scripts`)."""
+        spec = self.spec
+        if spec.scripts is None or spec.target is None:  # not pinned: read from disk by the user's own tools
+            return
+        from guard.config.hook_scripts import changed_script, module_files
+
+        changed = changed_script(spec.scripts, module_files(spec.target, spec.workdir or self.ctx.settings.base_dir))
+        if changed:
+            raise HookRefused(
+                f"callable hook {spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"
+            )
 
     def _result(self, value: Any, event: Event) -> HookResult:
         spec = self.spec

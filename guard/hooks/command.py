@@ -106,25 +106,15 @@ class CommandHook(Hook):
 
     def _check_scripts(self) -> None:
         """Refuse to run a script of a trusted config that is not the one the user trusted (see the module docstring)."""
-        trusted = self.spec.scripts
-        if trusted is None:  # read from disk by the user's own tools (guard check): nothing was pinned
+        if self.spec.scripts is None:  # read from disk by the user's own tools (guard check): nothing was pinned
             return
-        from guard.config.hook_scripts import scripts_of
-        from guard.config.trust_store import digest
+        from guard.config.hook_scripts import changed_script, scripts_of
 
-        pinned, spec = dict(trusted), self.spec
-        for path in scripts_of(spec.command or "", self._workdir()):
-            try:
-                with open(path, "rb") as fh:
-                    now = digest(fh.read())
-            except OSError:
-                continue  # gone: the command fails on its own, as it would have
-            if pinned.get(path) != now:
-                how = "changed since" if path in pinned else "was not there when"
-                raise HookRefused(
-                    f"command hook {spec.id} was not run: {path} {how} you trusted the config."
-                    " Review it and run `guard trust` in a terminal to accept it"
-                )
+        changed = changed_script(self.spec.scripts, scripts_of(self.spec.command or "", self._workdir()))
+        if changed:
+            raise HookRefused(
+                f"command hook {self.spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"
+            )
 
     def _workdir(self) -> str:
         """The declaring config's folder (the settings' base for hooks built in Python)."""

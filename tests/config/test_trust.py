@@ -6,6 +6,7 @@ Every attack runs through a real ``guard hook`` process with the client's payloa
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from fixtures.processes import run_guard
+from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.terminal import at_terminal
 
 TREE = str(Path(__file__).resolve().parents[2])
@@ -250,6 +251,42 @@ def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, deci
     assert verdict == decision
     told = reason if decision == "deny" else shown
     assert f"{hooks / 'check.py'} changed since you trusted the config" in told and "guard trust" in told
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
+def test_a_rewritten_callable_hook_module_is_not_run(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, mode: str, decision: str
+) -> None:
+    """``callable: policy:no_deletes`` runs policy.py inside guard: pinned by guard trust, guarded with its byte-code
+    cache (which Python would run in its place), and not imported once it changed behind guard's back."""
+    policy = isolated_home / "policy.py"
+    policy.write_text(
+        "import guard\n\ndef no_deletes(event):\n"
+        "    if 'rm ' in event.tool_input.get('command', ''):\n        return guard.deny('no deletes')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))  # where the user put it
+    (isolated_home / "guard.yaml").write_text(
+        f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n      callable: policy:no_deletes\n"
+    )
+    trust_config(isolated_home / "guard.yaml")
+    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert denied == "deny" and "no deletes" in reason
+
+    cache = importlib.util.cache_from_source(str(policy))
+    for tool, tool_input in (
+        ("Write", {"file_path": "policy.py", "content": "def no_deletes(event):\n    return None\n"}),
+        ("Bash", {"command": "echo 'def no_deletes(event): pass' > policy.py"}),
+        ("Write", {"file_path": cache, "content": "bytecode"}),
+    ):
+        written, reason, _ = claude(isolated_home, tool, tool_input)
+        assert written == "deny" and "a script guard's hooks run" in reason, (tool_input, reason)
+
+    policy.write_text("def no_deletes(event):\n    return None\n")  # rewritten by a route the analysis does not see
+    verdict, reason, shown = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert verdict == decision
+    told = reason if decision == "deny" else shown
+    assert f"{policy} changed since you trusted the config" in told and "guard trust" in told
 
 
 # -- attack 3: client settings in the project when the config is kept elsewhere ------------------------------------

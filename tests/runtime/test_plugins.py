@@ -294,7 +294,8 @@ def test_guard_install_writes_a_plugin_client_and_doctor_reads_it(
     installed = run(CLI, ["install", "linewise"], isolated_home, site=plugin_site)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     [handler] = json.loads((isolated_home / ".linewise" / "hooks.json").read_text())["hooks"]["PreToolUse"][0]["hooks"]
-    assert handler["command"].split()[1:] == [
+    words = handler["command"].split()
+    assert words[words.index("hook") :] == [
         "hook",
         "--format",
         "linewise",
