@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 from guard.core.record import FrozenRecord
 
-__all__ = ["MAX_FIELDS", "Field", "NotModelled", "expand_word", "herestring_text"]
+__all__ = ["MAX_FIELDS", "Field", "NotModelled", "ansi_c_quoted", "expand_word", "herestring_text"]
 
 #: More words than this from one word's brace expansion is not modelled (``{1..99999999}``).
 MAX_FIELDS = 1024
@@ -101,6 +101,26 @@ def herestring_text(raw: str, env: Mapping[str, str]) -> str:
     """The text a here-string (``<<< word``) feeds: tilde expansion and quote removal, no braces, no globbing."""
     _check_dollars(raw)
     return _field(raw, env, glob=False).text
+
+
+def ansi_c_quoted(raw: str) -> bool:
+    """Whether the word holds bash's ``$'…'`` quoting, which POSIX sh (dash) reads as a ``$`` and a single-quoted string
+    that ends at the first ``'``: with a ``\\'`` inside, the rest of the line is read otherwise."""
+    i, n, quote = 0, len(raw), ""
+    while i < n:
+        c = raw[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        elif c == "'" and not quote:
+            quote = "'"
+        elif c == "$" and raw[i + 1 : i + 2] == "'" and not quote:
+            return True
+        i += 1
+    return False
 
 
 # --- parameter, command and arithmetic expansion: refused ------------------------------------------------

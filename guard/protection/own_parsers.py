@@ -78,6 +78,8 @@ def find(words: Sequence[Field]) -> Parsed:
     parsed = Parsed()
     i, n = 0, len(words)
     while i < n and words[i].text in ("-H", "-L", "-P", "--") or (i < n and words[i].text.startswith("-O")):
+        if words[i].text == "-L":
+            _use(parsed, "follow", words[i])  # every symbolic link below the starting points is followed
         i += 1
         if words[i - 1].text == "--":
             break
@@ -100,7 +102,7 @@ def find(words: Sequence[Field]) -> Parsed:
         if name in _FIND_REFUSED:
             return parsed.fail(f"find {text} {_FIND_REFUSED[name]}")
         if name in _FIND_BARE:
-            _use(parsed, "flag", word)
+            _use(parsed, "follow" if name == "follow" else "flag", word)
         elif name in _FIND_VALUED:
             if i >= n:
                 return parsed.fail(f"find {text} needs a value")
@@ -168,7 +170,7 @@ def tree(words: Sequence[Field]) -> Parsed:
             elif letter not in _TREE_LETTERS:
                 return parsed.fail(f"tree -{letter} is not known to only read")
             else:
-                _use(parsed, "flag", word)
+                _use(parsed, "follow" if letter == "l" else "flag", word)
     return parsed
 
 

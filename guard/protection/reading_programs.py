@@ -39,6 +39,7 @@ __all__ = [
     "SCRIPT",
     "VALUE",
     "Program",
+    "follows_links",
     "program",
     "roles_of",
     "walks",
@@ -631,6 +632,26 @@ def walks(name: str, parsed: Parsed) -> bool:
     if name == "git":
         return "git grep" in keys or ("git diff" in keys and len(parsed.operands) == 2)
     return {"ls": "R", "diff": "r"}.get(name, "") in keys
+
+
+def follows_links(name: str, parsed: Parsed) -> str | None:
+    """Why ``name`` with these arguments follows the symbolic links it meets below the folders it walks, or None. Such a
+    link is not named by the call, and may lead anywhere: one the agent made (``ln -s / up``, which only names ``/``), or
+    that came with the repository, to guard's secret folder or the root. So ``grep -R``, ``rg -L``, ``find -L`` /
+    ``-follow``, ``tree -l``, ``ls -RL``, ``du -L`` and ``diff -r`` (which follows them unless ``--no-dereference``)
+    are not proven; ``grep -r``, ``rg``, ``find``, ``tree``, ``ls -R``, ``du`` and ``diff -r --no-dereference`` see a
+    link as a link."""
+    keys = parsed.keys()
+    follows = {
+        "grep": "R" in keys,
+        "rg": "follow" in keys,
+        "find": "follow" in keys,
+        "tree": "follow" in keys,
+        "ls": {"R", "L"} <= keys,
+        "du": "L" in keys,
+        "diff": "r" in keys and "NO_DEREFERENCE" not in keys,
+    }.get(name, False)
+    return f"{name} follows the symbolic links below the folders it reads, wherever they lead" if follows else None
 
 
 def roles_of(prog: Program, parsed: Parsed) -> list[str] | str:

@@ -40,7 +40,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from guard.command_analysis.expansion import Field, NotModelled, expand_word, herestring_text
+from guard.command_analysis.expansion import Field, NotModelled, ansi_c_quoted, expand_word, herestring_text
 from guard.command_analysis.shell_syntax import Command, Redirect, ShellSyntaxError, Word, parse_strict
 from guard.core.record import FrozenRecord
 from guard.protection.argv_model import NO
@@ -119,8 +119,15 @@ _FOLDER_KEYS = ("directory", "dir_path", "workdir", "cwd")
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Environment variables that change how the modelled programs read their arguments.
 _PARSING_VARIABLES = ("POSIXLY_CORRECT", "_POSIX2_VERSION")
-#: Shells whose reading of a line is bash's (sh and dash read less: no braces, no ``$'…'``, no ``<<<``).
+#: Shells a line may run in that the prover reads it for: bash, and POSIX sh (dash, Debian's /bin/sh), which Codex runs
+#: when the agent names it (``exec_command``'s ``shell``, which its hook payload does not carry). A proof holds for both:
+#: a word bash brace-expands is proven as sh passes it too, and ``$'…'``, which sh reads otherwise, is not proven.
 _BASH_LIKE = frozenset({"bash", "sh", "dash"})
+#: Why a word holding ``$'…'`` is not proven.
+_SH_ANSI_C = (
+    "{!r}: sh reads $'…' as $ and a quoted string ending at the first ' (the rest of the line is read otherwise), "
+    "and the line may run in sh"
+)
 #: A word's first character that no program reads as an option or an operator: a glob starting with it only makes names.
 _PLAIN_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 #: bash builtins and keywords that change the state later commands of the line run in (variables, PATH, functions,
@@ -139,10 +146,13 @@ _PLAIN_PARAMETERS = re.compile(
 )
 
 
-def _word_fields(word: Word, env: Mapping[str, str]) -> tuple[Field, ...]:
+def _word_fields(word: Word, env: Mapping[str, str], *, braces: bool = True) -> tuple[Field, ...]:
+    """The words bash makes of ``word`` (``braces=False``: the words POSIX sh makes, which has no brace expansion)."""
     if word.process or word.substitutions:
         raise NotModelled(f"{word.raw!r} runs a command to build its text")
-    return expand_word(word.raw, env)
+    if ansi_c_quoted(word.raw):
+        raise NotModelled(_SH_ANSI_C.format(word.raw))
+    return expand_word(word.raw, env, braces=braces)
 
 
 def _one_file(word: Word, env: Mapping[str, str]) -> str:
@@ -167,6 +177,8 @@ def _redirects(
                 return "its here-document expands $… at run time (the environment's secrets among them)"
             continue
         if op == "<<<":
+            if ansi_c_quoted(redirect.target.raw):
+                raise NotModelled(_SH_ANSI_C.format(redirect.target.raw))
             herestring_text(redirect.target.raw, env)
             continue
         if op in ("<&", ">&") and (
@@ -227,7 +239,17 @@ def _program_name(head: Field, cwd: str | None, env: Mapping[str, str]) -> str |
 def _arguments(name: str, args: list[Field], names: list[str], walking: list[bool]) -> str | None:
     """Why ``name``'s arguments are not all known to only read (None: they are; the files they name go in ``names``, and
     whether it walks whole trees in ``walking``)."""
-    from guard.protection.reading_programs import DATA, FILE, PATH, SCRIPT, VALUE, program, roles_of, walks
+    from guard.protection.reading_programs import (
+        DATA,
+        FILE,
+        PATH,
+        SCRIPT,
+        VALUE,
+        follows_links,
+        program,
+        roles_of,
+        walks,
+    )
 
     prog = program(name)
     assert prog is not None
@@ -235,6 +257,9 @@ def _arguments(name: str, args: list[Field], names: list[str], walking: list[boo
     if parsed.problem:
         return parsed.problem
     walking.append(walks(name, parsed))
+    follows = follows_links(name, parsed)
+    if follows:
+        return follows
     for use in parsed.uses:
         role = prog.roles.get(use.option.key, "flag" if use.option.arg == NO else None)
         if role not in ("flag", VALUE, PATH, SCRIPT):
@@ -308,23 +333,29 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
         if problem:
             return Proof(False, problem), "<"
         fields = [field for word in command.words for field in _word_fields(word, env)]
+        plain = [field for word in command.words for field in _word_fields(word, env, braces=False)]
     except NotModelled as exc:
         return Proof(False, str(exc)), "?"
     if not fields:
         if written:
             return Proof(True, f"only redirections, writing to {', '.join(written)}", tuple(written), tuple(names)), "<"
         return Proof(True, "only redirections that read", (), tuple(names)), "<"
-    name = _program_name(fields[0], cwd, env)
-    if isinstance(name, Proof):
-        return name, fields[0].text
-    if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
-        return Proof(
-            False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"
-        ), name
     walking: list[bool] = []
-    problem = _arguments(name, fields[1:], names, walking)
-    if problem:
-        return Proof(False, f"{name}: {problem}"), name
+    run: list[str] = []
+    # sh passes a word bash brace-expands as it is: the command is proven as each of the two reads it
+    for reading in [fields] if [f.text for f in plain] == [f.text for f in fields] else [fields, plain]:
+        name = _program_name(reading[0], cwd, env)
+        if isinstance(name, Proof):
+            return name, reading[0].text
+        if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
+            return Proof(
+                False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"
+            ), name
+        problem = _arguments(name, reading[1:], names, walking)
+        if problem:
+            return Proof(False, f"{name}: {problem}"), name
+        run.append(name)
+    name = run[0]
     what = "writes only to " + ", ".join(written) if written else "only reads"
     return Proof(True, f"{name} with known-safe options {what}", tuple(written), tuple(names), any(walking)), name
 
@@ -339,9 +370,14 @@ def line_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str
     if problem:
         return problem
     try:
-        parse_strict(command)
+        script = parse_strict(command)
     except ShellSyntaxError as exc:
         return f"the command cannot be read exactly: {exc}"
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            for word in [*part.assignments, *part.words, *(r.target for r in part.redirects)]:
+                if ansi_c_quoted(word.raw):
+                    return _SH_ANSI_C.format(word.raw)
     return None
 
 

@@ -2,9 +2,10 @@
 
 Started once per sandbox (``python3 -I -S -c SOURCE ROOT PRISTINE RUN``), so bubblewrap
 starts once for thousands of lines. It reads one JSON request a line on stdin
-(``{"line", "cwd", "env", "timeout"}``) and answers one JSON result a line on stdout:
+(``{"line", "cwd", "env", "timeout", "shells"}``) and answers one JSON result a line on stdout:
 the strace log, the first bytes of the line's output, its exit status, whether it
-timed out. Standard library only: it runs as a script, not as part of the tests' package.
+timed out, for the line run by each of its shells in turn. Standard library only: it
+runs as a script, not as part of the tests' package.
 """
 
 import codecs
@@ -155,7 +156,7 @@ def _reset(root: str, pristine: str, changed: set[str] | None) -> None:
             _remove(path)
 
 
-def run(request: dict, run_dir: str) -> dict:
+def run(request: dict, run_dir: str, shell: str) -> dict:
     trace, out, err = (os.path.join(run_dir, name) for name in ("trace", "out", "err"))
     argv = [
         "strace",
@@ -172,7 +173,7 @@ def run(request: dict, run_dir: str) -> dict:
         "-o",
         trace,
         "--",
-        "/bin/bash",
+        shell,
         "-c",
         request["line"],
     ]
@@ -209,12 +210,28 @@ def main() -> None:
     _reset(root, pristine, None)
     for raw in sys.stdin:
         request = json.loads(raw)
-        result = run(request, run_dir)
-        changed = _changed(result["trace"], request["cwd"])
-        if changed is None or changed:
-            _reset(root, pristine, changed)
-        sys.stdout.write(json.dumps(result) + "\n")
+        results = []
+        for shell in request.get("shells", ["/bin/bash"]):
+            result = run(request, run_dir, shell)
+            changed = _changed(result["trace"], request["cwd"])
+            if changed is None or changed:
+                _reset(root, pristine, changed)
+            results.append(result)
+        sys.stdout.write(json.dumps(_merged(results, request.get("apart", "\n"))) + "\n")
         sys.stdout.flush()
+
+
+def _merged(results: list, apart: str) -> dict:
+    """One answer for a line run by each of its shells: every trace (``apart`` between them) and output, the first
+    failing status."""
+    return {
+        "trace": apart.join(r["trace"] for r in results),
+        "stdout": "".join(r["stdout"] for r in results)[:_OUTPUT_LIMIT],
+        "stderr": "".join(r["stderr"] for r in results)[:4096],
+        "rc": next((r["rc"] for r in results if r["rc"] != 0), results[-1]["rc"]),
+        "timed_out": any(r["timed_out"] for r in results),
+        "seconds": round(sum(r["seconds"] for r in results), 4),
+    }
 
 
 if __name__ == "__main__":

@@ -388,6 +388,10 @@ _CONNECTORS = (" | ", "; ", " && ", " || ", "\n", " & ", " |& ")
 _PLAIN = re.compile(r"^[\w@%+=:,./-]+$")
 
 
+#: Commands a line may hide from bash where sh runs them.
+_SH_RUNS = ("touch pwned", "./evil", "rm a.txt", "cat ~/.config/guard/secret")
+
+
 def _quote(word: str) -> str:
     """``word`` as one shell word: as is when it is plain, else single-quoted."""
     if word in ("(", ")"):
@@ -592,6 +596,8 @@ class Generator:
                 "{" + words[0] + ",}" + (" " + " ".join(words[1:]) if words[1:] else ""),
                 f"{words[0][:2]}{{{words[0][2:]},}}" + (" " + " ".join(words[1:]) if words[1:] else ""),
             ]
+        if "'" not in joined:
+            choices.append(f"$'\\' {joined} #\\''")  # sh ends the quote at \' and passes the words on
         return self.rng.choice(choices)
 
     # the strategies
@@ -686,6 +692,8 @@ class Generator:
             text = f"{text} {self.rng.choice(HEREDOCS)}"
         elif roll < 0.55:
             text = f"{text} # {self.rng.choice(REDIRECTS)}"
+        elif roll < 0.6:  # sh reads $'\'…' as a quote that ends there: what bash reads as text, sh runs
+            text = f"{text} $'\\'; {self.rng.choice(_SH_RUNS)} #\\''"
         return text, "structure"
 
     def lines(self, count: int) -> Iterator[Line]:

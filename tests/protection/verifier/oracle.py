@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .sandbox import Run
+from .sandbox import SHELLS_APART, Run
 from .trace import Call, calls
 from .world import ENV_CANARY, SECRET_CANARY, World
 
@@ -142,16 +142,17 @@ def findings(
     run: Run, world: World, allowed: frozenset[tuple[int, int]], written: tuple[str, ...] | None = None
 ) -> list[Finding]:
     """What ``run`` did beyond its proof. ``written`` None: it was proven to only read; else the files it may write."""
-    log = list(calls(run.trace, str(world.project)))
+    segments = [list(calls(trace, str(world.project))) for trace in run.trace.split(SHELLS_APART)]
+    log = [call for segment in segments for call in segment]
     may_write = {os.path.normpath(os.path.join(world.project, w)) for w in written or ()}
     temporary = _temporary(log)
     git = any(c.name == "execve" and c.ok and c.paths and os.path.basename(c.paths[0]) == "git" for c in log)
     found: list[Finding] = []
-    first_exec = next((i for i, c in enumerate(log) if c.name == "execve"), -1)
-    for i, call in enumerate(log):
+    shells = {id(next((c for c in segment if c.name == "execve"), None)) for segment in segments}  # each run's shell
+    for call in log:
         effect = None
         if call.name in ("execve", "execveat"):
-            effect = RUNS if i != first_exec and _runs(call, allowed) else None
+            effect = RUNS if id(call) not in shells and _runs(call, allowed) else None
         elif call.name.startswith("open") and call.paths:
             target = call.opened or call.paths[0]
             if any(_secret(p, call, world) for p in {call.paths[0], target}):

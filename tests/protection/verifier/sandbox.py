@@ -22,7 +22,7 @@ from typing import IO
 
 from .world import World
 
-__all__ = ["INSTALL", "Pool", "Run", "Sandbox", "missing"]
+__all__ = ["INSTALL", "SHELLS_APART", "Pool", "Run", "Sandbox", "missing", "shells"]
 
 #: What installs the sandbox's programs (Debian): the line a skipped test prints.
 INSTALL = "apt-get install -y bubblewrap strace"
@@ -40,6 +40,16 @@ class Run:
     rc: int | None
     timed_out: bool
     seconds: float
+
+
+#: Between the traces of one line run by two shells (each trace's first exec is its shell's).
+SHELLS_APART = "\n-- the same line, run by the next shell --\n"
+
+
+def shells(line: str) -> list[str]:
+    """The shells ``line`` is run by: bash, and POSIX sh (dash) when the line holds what sh reads otherwise (``$'…'``,
+    braces). Codex runs a call in the shell the agent names, sh too; the prover's proof holds for both."""
+    return ["/bin/bash", "/bin/sh"] if "$'" in line or "{" in line else ["/bin/bash"]
 
 
 def missing() -> str | None:
@@ -130,12 +140,18 @@ class Sandbox:
         )
 
     def run(self, line: str, timeout: float) -> Run:
-        """Run ``line`` with ``bash -c`` in the project folder, with the world's environment."""
+        """Run ``line`` with ``bash -c`` in the project folder, with the world's environment (and with ``sh -c`` too
+        where sh may read it otherwise: :func:`shells`)."""
         stdin, stdout = self._pipes()
-        stdin.write(
-            json.dumps({"line": line, "cwd": str(self.world.project), "env": self.world.env(), "timeout": timeout})
-            + "\n"
-        )
+        request = {
+            "line": line,
+            "cwd": str(self.world.project),
+            "env": self.world.env(),
+            "timeout": timeout,
+            "shells": shells(line),
+            "apart": SHELLS_APART,
+        }
+        stdin.write(json.dumps(request) + "\n")
         stdin.flush()
         answer = stdout.readline()
         if not answer:

@@ -4,7 +4,8 @@ guard proves a line on the host (git's config is read from the project folder th
 the sandbox binds a worker's copy of the same tree at the same path, so the line runs
 in the folder, with the environment, the prover was told about. The world holds what
 an attacker would use: guard's secret, state and config, the client's settings, files
-named like options (a glob hands them to the program as options), files that list
+named like options (a glob hands them to the program as options), a symbolic link into
+guard's secret folder (a walk that follows links reads the secret), files that list
 other files' names (``--files0-from``), scripts for ``sed -f`` and ``jq -f``, and
 executables named like reading programs in folders a changed ``PATH`` would search.
 """
@@ -106,6 +107,8 @@ class World:
         (self.project / "a.gz").write_bytes(gzip.compress(b"alpha\n", mtime=0))
         for name in OPTION_FILES:
             (self.project / name).write_text("planted\n")
+        # a link the repository holds (or the agent made: ``ln -s`` names no protected path) into guard's secret folder
+        (self.project / "linked").symlink_to("../home/.config/guard")
         for name in ("evil", "cat", "bin/cat", "0/cat", "1/cat", "bin/ls", "bin/git", "bin/grep"):
             path = self.project / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,136 @@
+"""Two ways past the prover found after issue 35, each through a real ``guard hook`` with the README guide's rule.
+
+1. **The shell that runs the line.** Codex runs a call in the shell the agent names (``exec_command``'s ``shell``,
+   which its hook payload does not carry) and Claude Code in the user's ``SHELL``; on Debian ``sh`` is dash. dash
+   reads ``$'\\'…'`` as a ``$`` and a quoted string that ends at the ``\\'``, so what bash reads as one word of ``echo``
+   is another command there. Such lines were proven, allowed in the lanes with no model call, and let through by
+   self-protection: dash ran a ``touch`` and a sed ``w`` outside the project and deleted ``guard.yaml``.
+2. **Links below a walked folder.** ``grep -R``, ``rg -L``, ``diff -r`` … follow every symbolic link below the
+   folders they read. A link the agent made (``ln -s / up`` names nothing protected) or one the repository holds
+   leads to guard's secret folder: ``grep -R . .`` printed the secret, decided in the lane and let through by
+   self-protection.
+
+The judge is the loopback stub answering deny, so a call that reaches it is visible in its count.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from fixtures.guide import guide_config, hook_decision
+
+from guard.testing.openai_stub import Reply, StubServer
+
+pytestmark = [
+    pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95)),
+    pytest.mark.project(config=guide_config),
+]
+#: Lines bash reads as harmless and dash as a write outside the project (the agent's folder is app/, below guard.yaml).
+SH_READS_OTHERWISE = [
+    "echo $'\\'; touch ../pwned-by-dash #\\''",
+    "sed $'s/a\\\\/X/;w ../sed-by-dash' f",
+    "cat f $'\\' -n; touch ../pwned-by-dash #\\''",
+]
+#: Walks that follow the links below the folder they read (sub/g is a link to guard's secret folder).
+FOLLOW_LINKS = [
+    "grep -R . .",
+    "grep -R token sub",
+    "grep --dereference-rec token .",
+    "rg -L token",
+    "rg --follow token sub",
+    "diff -rN sub empty",
+    "find -L . -name secret",
+    "find . -follow -name secret",
+    "tree -l sub",
+    "ls -RL sub",
+    "du -L sub",
+]
+
+
+def hook(project: Path, stub: StubServer, command: str, client: str = "claude") -> tuple[str, str, int]:
+    """(decision, reason, model calls) of a real ``guard hook --format CLIENT`` (started beside guard.yaml) on a Bash call
+    of ``command`` in ``project``."""
+    before = stub.calls
+    decision, reason = hook_decision(project, command, client=client, started_in=project.parent)
+    return decision, reason, stub.calls - before
+
+
+@pytest.fixture
+def project(project: Path) -> Path:
+    """The agent's folder ``app/`` below the trusted guard.yaml, with ``sub/g`` a link to guard's secret folder."""
+    app = project / "app"
+    (app / "sub").mkdir(parents=True)
+    (app / "empty").mkdir()
+    (app / "f").write_text("a\n")
+    (app / "notes.txt").write_text("notes\n")
+    secret_folder = Path(os.environ["XDG_CONFIG_HOME"]) / "guard"
+    assert (secret_folder / "secret").is_file()  # made when the config was trusted
+    (app / "sub" / "g").symlink_to(os.path.relpath(secret_folder, app / "sub"))
+    return app
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_line_sh_reads_otherwise_reaches_the_judge(project: Path, stub: StubServer, client: str) -> None:
+    for command in SH_READS_OTHERWISE:
+        decision, reason, calls = hook(project, stub, command, client)
+        assert decision == "deny" and calls >= 1 and "judged by the stub" in reason, (command, reason)
+
+
+@pytest.mark.slow
+def test_self_protection_refuses_what_dash_would_do_to_guards_files(project: Path, stub: StubServer) -> None:
+    for command in ("echo $'\\'; rm -f ../guard.yaml #\\''", "echo $'\\'; cat ~/.config/guard/secret #\\''"):
+        decision, reason, calls = hook(project, stub, command, "codex")
+        assert decision == "deny" and "guard self-protection" in reason and calls == 0, (command, reason)
+
+
+@pytest.mark.slow
+def test_a_walk_that_follows_links_reaches_the_judge(project: Path, stub: StubServer) -> None:
+    for command in FOLLOW_LINKS:
+        decision, reason, calls = hook(project, stub, command)
+        assert decision == "deny" and calls >= 1, (command, reason)
+
+
+@pytest.mark.slow
+def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer) -> None:
+    """Braces are proven as bash expands them and as sh passes them; walks that see a link as a link stay in the lane."""
+    for command in ("cat {notes,f}.txt", "grep -r token .", "rg token", "find . -name f", "ls -R", "du sub"):
+        assert hook(project, stub, command)[:3:2] == ("allow", 0), command
+    assert hook(project, stub, "sort -{n,r} f")[2] == 1  # sh passes -{n,r}: not an option sort has
+
+
+DASH = shutil.which("dash")
+
+
+@pytest.mark.skipif(
+    DASH is None or shutil.which("rg") is None, reason="needs dash and ripgrep (apt-get install dash ripgrep)"
+)
+def test_the_escapes_do_what_they_say(tmp_path: Path) -> None:
+    """Without guard, in a scratch folder: dash runs what bash reads as text; a walk that follows links prints the secret."""
+    work = tmp_path / "app"
+    (work / "sub").mkdir(parents=True)
+    (work / "empty").mkdir()
+    (work / "f").write_text("a\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "secret").write_text("the-secret\n")
+    (work / "sub" / "g").symlink_to("../../secrets")
+
+    def run(shell: str, command: str) -> str:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+        return subprocess.run(
+            [shell, "-c", command], cwd=work, capture_output=True, text=True, timeout=30, env=env, check=False
+        ).stdout
+
+    for command in SH_READS_OTHERWISE:
+        run("bash", command)
+    assert not list(tmp_path.glob("*-by-dash")), "bash reads these lines as harmless"
+    for command in SH_READS_OTHERWISE:
+        run(str(DASH), command)
+    assert (tmp_path / "pwned-by-dash").exists() and (tmp_path / "sed-by-dash").exists()
+    for command in ("grep -R . .", "rg -L the-secret", "diff -rN sub empty"):
+        assert "the-secret" in run("bash", command), command
+    assert "the-secret" not in run("bash", "grep -r . .") + run("bash", "rg the-secret")
