@@ -20,6 +20,10 @@ the agent client's settings     ``.claude/settings.json``, ``.claude/settings.lo
                                 (``$CODEX_HOME``), ``~/.copilot/``, ``~/.cursor/``,
                                 ``~/.config/devin/``
 the client's transcript         the session transcript guard reads the user's words from
+the shell's start-up files      ``~/.bashrc``, ``~/.profile``, ``~/.zshrc`` and the like, ``$BASH_ENV``,
+                                ``$ENV``, and Claude Code's ``~/.claude/shell-snapshots/`` (sourced
+                                before every Bash call): an alias or function there changes what
+                                a command proven to only read really runs
 guard's installation            guard's package folder, the interpreter's prefixes (its standard
                                 library, its site-packages) and the user's site-packages when this
                                 interpreter reads it (a ``.pth`` file there runs in every hook)
@@ -63,6 +67,7 @@ __all__ = [
     "SCRIPT",
     "SECRET",
     "SERVICE",
+    "SHELL",
     "STATE",
     "TRANSCRIPT",
     "TRUSTED",
@@ -84,6 +89,7 @@ TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = (
     "guard's installation",
 )
 ORG = "the org policy"
+SHELL = "the shell's start-up files"
 #: The entry that holds the service's URL rather than a path.
 SERVICE = "guard's service"
 #: A call that names one of these is refused even if it only reads.
@@ -115,6 +121,30 @@ def _user_client(env: Mapping[str, str]) -> Iterator[str]:
     yield env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
     yield os.path.join(home, ".cursor")
     yield os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "devin")
+
+
+#: What bash, sh, zsh and fish read as they start (login, interactive, or every ``zsh``), in the home.
+_SHELL_STARTUP = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshenv",
+    ".zprofile",
+    ".zshrc",
+    ".zlogin",
+    ".config/fish",
+)
+
+
+def _shell_startup(env: Mapping[str, str]) -> Iterator[str]:
+    home = os.path.expanduser("~")
+    yield from (os.path.join(home, name) for name in _SHELL_STARTUP)
+    yield os.path.join(env.get("ZDOTDIR") or home, ".zshrc")
+    yield os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "shell-snapshots")
+    yield from (env[name] for name in ("BASH_ENV", "ENV") if os.path.isabs(env.get(name) or ""))
 
 
 def _folders_up(folder: str) -> Iterator[str]:
@@ -176,6 +206,7 @@ def protected_paths(
     roots = [settings.base_dir, os.getcwd(), *filter(None, (env.get(name) for name in _PROJECT_ENV))]
     pairs += _project(roots)
     pairs += [(CLIENT, path) for path in _user_client(env)]
+    pairs += [(SHELL, path) for path in _shell_startup(env)]
     pairs += [(SCRIPT, path) for path in scripts]
     pairs += [(INSTALL, path) for path in _installation()]
     pairs += [(ORG, path) for path in org_files]

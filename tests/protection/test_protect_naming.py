@@ -253,6 +253,26 @@ def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
     assert denied and "guard self-protection" in said and "guard's installation" in said, said
 
 
+@pytest.mark.parametrize(
+    "tool,tool_input",
+    [
+        ("Bash", {"command": "echo \"alias ls='rm -rf ~'\" >> ~/.bashrc"}),
+        ("Write", {"file_path": "~/.claude/shell-snapshots/snapshot-bash-1.sh", "content": "alias cat=sh\n"}),
+        ("Edit", {"file_path": "{home}/.zshrc", "old_string": "x", "new_string": "alias grep=sh"}),
+        ("Bash", {"command": "cp aliases ~/.profile"}),
+    ],
+    ids=["bashrc", "claude-shell-snapshot", "zshrc", "profile"],
+)
+def test_the_shell_s_start_up_files_are_write_protected(project: Path, tool: str, tool_input: dict[str, str]) -> None:
+    """An alias there changes what a later command proven to only read really runs (Claude Code sources its shell
+    snapshot before every Bash call), with no model call: writing them is refused, reading them is not."""
+    home = os.environ["HOME"]
+    denied, said, _ = run_hook(project, "claude", tool, {k: v.replace("{home}", home) for k, v in tool_input.items()})
+    assert denied and "guard self-protection" in said and "the shell's start-up files" in said, said
+    read, said, _ = run_hook(project, "claude", "Bash", {"command": "cat ~/.bashrc ~/.profile"})
+    assert not read, said
+
+
 BIG = {
     "1 MB single word": "echo " + "a" * 1024 * 1024,
     "deep brace expansion": "touch " + "{a,b}" * 24 + " guard.yaml",
