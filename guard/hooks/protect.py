@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from guard.core.decision import HookResult
 from guard.core.hook import Hook
@@ -200,8 +200,9 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
     )
 
 
-def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
-    """Why this call may not run, or None."""
+def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[Literal["deny", "ask"], str] | None:
+    """Why this call may not run (``deny``) or needs a person (``ask``: it changes only the shell's start-up files,
+    which a user may mean to change, but whose aliases would change what every later proven command runs), or None."""
     from guard.protection.naming import TooLarge, units
     from guard.protection.readonly import shell_state_change, walks_trees
     from guard.protection.self_invocation import runs_guard
@@ -212,18 +213,20 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
         return None
     cwd = str(payload.get("cwd") or os.getcwd())
     if "\0" in cwd:
-        return "the call's working directory holds a NUL byte"
+        return "deny", "the call's working directory holds a NUL byte"
     entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
     urls = [path for label, path in entries if label == targets.SERVICE]
-    paths = tuple(entry for entry in entries if entry[0] != targets.SERVICE)
+    paths = tuple(entry for entry in entries if entry[0] not in (targets.SERVICE, targets.SHELL))
     secret = tuple(p for p in paths if p[0] in targets.READ_PROTECTED_LABELS)
     try:
         found = units(tool, tool_input, cwd, os.environ)
     except TooLarge as exc:
-        return f"the call is too large to judge ({exc})"
+        return "deny", f"the call is too large to judge ({exc})"
     except RecursionError:
-        return "the call is too large to judge (it nests too deeply)"
+        return "deny", "the call is too large to judge (it nests too deeply)"
     secret_index, index = _index(secret), _index(paths)
+    shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
+    asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
     for unit in found:
         if unit.command is not None:
@@ -236,19 +239,27 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> str | None:
                     unit.paths.add(os.path.normpath(unit.cwd))
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
-            return f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
+            return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
-            return f"{_what(unit, tool)} {itself}"
-        hit = index.named(unit, sweeping=unit.tree)
-        if hit:
-            before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
-            proof = _proof(tool, tool_input, unit, index, cwd, before)
-            if not proof.proven:
-                return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
+            return "deny", f"{_what(unit, tool)} {itself}"
+        before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
+        for protected, seen in ((index, None), (shell_index, asked)):
+            hit = protected.named(unit, sweeping=unit.tree) if seen is None else None
+            if not hit:
+                continue
+            proof = _proof(tool, tool_input, unit, protected, cwd, before)
+            if proof.proven:
+                continue
+            problem = (
+                f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
+            )
+            if protected is index:
+                return "deny", problem
+            asked = problem
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
-    return None
+    return ("ask", asked) if asked else None
 
 
 def _braced_names(unit: Unit) -> None:
@@ -289,18 +300,29 @@ def _how(unit: Unit, hit: tuple[str, str, str], *, reads: bool) -> str:
 
 
 def judge(spec: HookSpec, payload: dict[str, Any], env: Mapping[str, str] | None = None) -> HookResult:
-    """Deny a call that would change guard's own files; abstain otherwise. Synchronous: the fast path calls it.
+    """Deny a call that would change guard's own files, ask a person about one that changes only the shell's start-up
+    files; abstain otherwise. Synchronous: the fast path calls it.
 
     ``env`` (the hook's environment) is the fast path's argument to every kind's verdict: the targets are fixed when the config loads.
     """
     started = time.perf_counter()
-    problem = _violation(spec, payload)
+    violation = _violation(spec, payload)
     result = HookResult(id=spec.id, type=spec.kind)
-    if problem:
-        result.decision = "deny"
-        result.reason = (
-            f"guard self-protection: {problem}. The agent may not change guard's config, state or hook settings,"
-            " nor read its secret; a person can make the change outside the agent (or set `protect: false` in guard.yaml)."
+    if violation and violation[0] == "ask":
+        result.decision, result.reason = (
+            "ask",
+            (
+                f"guard self-protection: {violation[1]}. An alias or function there changes what every later command"
+                " runs, including those guard lets through unjudged as reads: a person decides."
+            ),
+        )
+    elif violation:
+        result.decision, result.reason = (
+            "deny",
+            (
+                f"guard self-protection: {violation[1]}. The agent may not change guard's config, state or hook settings,"
+                " nor read its secret; a person can make the change outside the agent (or set `protect: false` in guard.yaml)."
+            ),
         )
     result.latency_ms = round((time.perf_counter() - started) * 1000, 3)
     return result

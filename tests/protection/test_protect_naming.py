@@ -263,14 +263,22 @@ def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
     ],
     ids=["bashrc", "claude-shell-snapshot", "zshrc", "profile"],
 )
-def test_the_shell_s_start_up_files_are_write_protected(project: Path, tool: str, tool_input: dict[str, str]) -> None:
+def test_changing_the_shell_s_start_up_files_asks_a_person(
+    project: Path, tool: str, tool_input: dict[str, str]
+) -> None:
     """An alias there changes what a later command proven to only read really runs (Claude Code sources its shell
-    snapshot before every Bash call), with no model call: writing them is refused, reading them is not."""
+    snapshot before every Bash call), with no model call; a user may mean the change (a PATH line): a person decides.
+    Reading them is not asked about, and a call that also changes guard's own files is still refused."""
     home = os.environ["HOME"]
-    denied, said, _ = run_hook(project, "claude", tool, {k: v.replace("{home}", home) for k, v in tool_input.items()})
-    assert denied and "guard self-protection" in said and "the shell's start-up files" in said, said
-    read, said, _ = run_hook(project, "claude", "Bash", {"command": "cat ~/.bashrc ~/.profile"})
-    assert not read, said
+    payload = CLIENTS["claude"](str(project), tool, {k: v.replace("{home}", home) for k, v in tool_input.items()})
+    said = json.loads(run_guard(["hook"], project, stdin=json.dumps(payload)).stdout)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "ask", said
+    assert "guard self-protection" in said["permissionDecisionReason"]
+    assert "the shell's start-up files" in said["permissionDecisionReason"]
+    read, _, _ = run_hook(project, "claude", "Bash", {"command": "cat ~/.bashrc ~/.profile"})
+    assert not read
+    both, reason, _ = run_hook(project, "claude", "Bash", {"command": "echo x >> ~/.bashrc; echo y > guard.yaml"})
+    assert both and "guard's config" in reason, reason
 
 
 BIG = {

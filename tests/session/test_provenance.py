@@ -40,8 +40,11 @@ def _config(home: Path, matcher: str = "@shell|@write|@edit") -> None:
 class Agent:
     """One agent session in ``project``, its calls sent to ``guard hook`` as Claude Code sends them."""
 
-    def __init__(self, home: Path, stub: StubServer, project: Path, session: str = "s1") -> None:
+    def __init__(
+        self, home: Path, stub: StubServer, project: Path, session: str = "s1", *, isolated: bool = False
+    ) -> None:
         self.home, self.stub, self.project, self.session = home, stub, project, session
+        self.isolated = isolated  # the hook as guard install writes it (python -I), which reads no user site-packages
         self.turn = 0
 
     def _hook(self, event: str, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -54,7 +57,13 @@ class Agent:
             "tool_use_id": f"toolu_{self.session}_{self.turn}",
             **extra,
         }
-        out = run_guard(["hook"], self.home, env={"GUARD_API_BASE": self.stub.url}, stdin=json.dumps(payload))
+        out = run_guard(
+            ["hook"],
+            self.home,
+            env={"GUARD_API_BASE": self.stub.url},
+            stdin=json.dumps(payload),
+            isolated=self.isolated,
+        )
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout) if out.stdout.strip() else {}
 
@@ -383,7 +392,9 @@ def test_a_pth_file_the_agent_put_in_the_user_site_folder_is_shown_when_python_r
     isolated_home: Path, stub: StubServer, project: Path
 ) -> None:
     """Attack: the same staging, copied to a ``.pth`` file in the user's site-packages (outside the project, below the
-    test's home): every Python process then runs its ``import`` line, and no judge of a run was shown it."""
+    test's home): every Python process then runs its ``import`` line, and no judge of a run was shown it. The hook runs
+    as guard install writes it (python -I), whose interpreter does not read that folder, so the folder is the agent's
+    to write (a hook whose interpreter reads it refuses the write: tests/protection/test_protect_naming.py)."""
     import sys
 
     site = (
@@ -395,7 +406,7 @@ def test_a_pth_file_the_agent_put_in_the_user_site_folder_is_shown_when_python_r
     )
     site.mkdir(parents=True)
     evil = "import shutil; shutil.rmtree('/nonexistent-guard-test/backups', ignore_errors=True)\n"
-    agent = Agent(isolated_home, stub, project)
+    agent = Agent(isolated_home, stub, project, isolated=True)
     agent.bash(f"cat <<'EOF' > notes.txt\n{evil}EOF")
     agent.bash(f"cp notes.txt {site}/zz_tidy.pth && rm notes.txt")
     asked = stub.calls
