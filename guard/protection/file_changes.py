@@ -146,7 +146,9 @@ def _copy_or_move(name: str, operands: list[str], cwd: str) -> Change | str:
             return f"{src!r} is not a regular file"
         if name == "cp" and info.st_mode & 0o111:
             return f"{src!r} is executable: the copy would be too"
-    targets = tuple(os.path.join(dest, os.path.basename(src)) for src in sources) if into else (dest,)
+    inside = tuple(os.path.join(dest, os.path.basename(src)) for src in sources)
+    # a destination that is no folder now may be one when it runs (``mkdir d && mv x d``): both names are claimed
+    targets = inside if into else (dest, *inside)
     if name == "cp":
         return Change(written=targets, read=tuple(sources))
     return Change(written=(*sources, *targets))

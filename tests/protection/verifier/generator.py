@@ -721,7 +721,12 @@ class Generator:
 
     def _changes(self) -> tuple[str, str]:
         changers = [p for p in CHANGERS if p in self.options]  # the file utilities among the programs asked for
-        if not changers or self.rng.random() < 0.35:
+        roll = self.rng.random()
+        if changers and roll < 0.1:  # a folder made by the line itself: the destination is a folder only when it runs
+            folder = self.rng.choice(("made", "made/sub", "src"))
+            move = self.rng.choice(("cp", "mv"))
+            text = f"mkdir -p {folder} && {move} {_quote(self.rng.choice(FILES))} {folder}"
+        elif not changers or roll < 0.45:
             script = _quote(self.rng.choice(_SED_EDITS + _FIRST["sed"]))
             files = [_quote(self.rng.choice(FILES)) for _ in range(self.rng.randrange(1, 3))]
             text = " ".join([self._head(("sed",)), self.rng.choice(_IN_PLACE), script, *files])
