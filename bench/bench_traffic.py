@@ -20,7 +20,9 @@ folder of its own (``/testbed`` in its commands becomes that folder), each allow
 files (``cat <<'EOF' > x.py``, ``mkdir``, ``sed -i``, ``rm`` …) run inside bubblewrap with nothing writable but that
 folder and no network, and each call followed by the ``PostToolUse`` Claude Code sends, so what the agent wrote is on
 the disk when a later command runs it. Two rows: the README guide's rule (``@shell|@write|@edit``,
-``skip_project_writes``) and ``guard init``'s starter (two rules). Measure another checkout of guard with
+``skip_project_writes``, which proves reads, redirections and plain ``rm``/``mkdir``/``touch``/``cp``/``mv``/``sed -i``)
+and ``guard init``'s starter (two rules; ``skip_read_only`` on ``no-destructive-changes``). Last measured (stub model,
+load 7.3 → 5.9): 281 and 903 model calls per 1,000 tool calls; main before the file utilities, back to back: 395, 961. Measure another checkout of guard with
 ``PYTHONPATH=/that/checkout python3 bench/bench_traffic.py --provenance`` (before and after a change, same run).
 """
 

@@ -30,12 +30,13 @@ hooks:
         directory, or that discard uncommitted work inside it (git clean, git checkout -- ., git reset --hard).
       depth: auto                          # quick, escalating to thorough when unsure
       failure_mode: fail_closed            # a model outage blocks these calls instead of waving them through
+      skip_read_only: true                 # a call proven to only read cannot delete, empty or overwrite anything
     - id: no-secret-leaks
       matcher: "@shell|@fetch|@mcp"
       rule: >-
         Deny calls that send credentials, API keys, tokens or private keys to anything outside this
         machine, or that print them from files such as .env, ~/.ssh or ~/.aws.
-      depth: auto
+      depth: auto                          # no lane: a read can print a secret
 """
 
 

@@ -12,8 +12,9 @@ not proven goes to the judge as before. The result says where it came from:
 the audit log and ``guard view``.
 
 ``skip_project_writes: true`` (a rule about effects outside the project) opens the same lane to
-a call whose reading programs also redirect output (``>``, ``>>``) to plain files of the project
-named as written: no hidden part, no file other programs run unnamed (``conftest.py``,
+a call whose reading programs also redirect output (``>``, ``>>``), or whose file utilities
+(:mod:`guard.protection.file_changes`: ``rm``, ``touch``, ``mkdir``, ``cp``, ``mv``, ``sed -i``) change,
+only plain files and folders of the project named as written: no hidden part, no file other programs run unnamed (``conftest.py``,
 ``Makefile``, ``jest.config.js``, ``*.pth`` … :mod:`guard.protection.run_unnamed`, or a file the project's configs
 name), no module Python would import instead of an installed or standard one
 (:mod:`guard.protection.installed_modules`), not a link, not executable, and no ``cd`` in the line. Its allows
@@ -227,6 +228,40 @@ def _write_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
     only this path names (a symlink resolved, no second hard link to a file elsewhere), or a later command runs it unnamed
     (write now, run later): a file tools run by convention, one the project's configs name, a module Python would import
     instead of its own or an installed one."""
+    problem = _name_problem(word, cwd, env)
+    if problem is not None:
+        return problem
+    target = os.path.realpath(os.path.join(cwd, word))
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return None  # a new file
+    except OSError:
+        return f"it writes {word!r}, which cannot be looked at"
+    if not stat.S_ISREG(info.st_mode):
+        return f"it writes {word!r}, which is not a regular file"
+    if info.st_nlink > 1:
+        return f"it writes {word!r}, a file with other names (a hard link may be outside the project)"
+    if info.st_mode & 0o111:
+        return f"it writes {word!r}, an executable file"
+    return None
+
+
+def _folder_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """Why making the folder ``word`` (``mkdir``) keeps the call out of the write lane: its name is not one the lane writes
+    (:func:`_name_problem`: an empty folder can stand in for a package), or something other than a folder is there."""
+    problem = _name_problem(word, cwd, env)
+    if problem is not None:
+        return problem
+    target = os.path.join(cwd, word)
+    if os.path.lexists(target) and (os.path.islink(target) or not os.path.isdir(target)):
+        return f"it makes the folder {word!r}, where something else is"
+    return None
+
+
+def _name_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """Why the path ``word`` is not one the write lane changes: outside the project (symlinks resolved), below a hidden or
+    credential folder, a part of it not a plain name, or a file a later command runs unnamed."""
     from guard.protection.installed_modules import stands_in
     from guard.protection.run_unnamed import named_by_config, run_unnamed
 
@@ -249,21 +284,7 @@ def _write_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
     if config is not None:
         return f"it writes {word!r}, which the project's {config} names: a tool runs it unnamed"
     shadow = stands_in(parts, root, env)
-    if shadow is not None:
-        return f"it writes {word!r}: {shadow}"
-    try:
-        info = os.stat(target)
-    except FileNotFoundError:
-        return None  # a new file
-    except OSError:
-        return f"it writes {word!r}, which cannot be looked at"
-    if not stat.S_ISREG(info.st_mode):
-        return f"it writes {word!r}, which is not a regular file"
-    if info.st_nlink > 1:
-        return f"it writes {word!r}, a file with other names (a hard link may be outside the project)"
-    if info.st_mode & 0o111:
-        return f"it writes {word!r}, an executable file"
-    return None
+    return f"it writes {word!r}: {shadow}" if shadow is not None else None
 
 
 def _reads_a_tree(tool: str, words: list[str]) -> bool:
@@ -344,11 +365,14 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
 
     env = os.environ if env is None else env
     cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
-    proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=spec.lane == "project_writes")
+    writes = spec.lane == "project_writes"
+    proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=writes, changes=writes)
     if not proof.proven or _guarded(payload, spec, env, proof.names, proof.walks) is not None:
         return None
-    if proof.written:
-        if any(_write_problem(word, cwd, env) for word in proof.written):
+    if proof.written or proof.made:
+        if any(_write_problem(word, cwd, env) for word in proof.written) or any(
+            _folder_problem(word, cwd, env) for word in proof.made
+        ):
             return None
         return HookResult(
             id=spec.id,

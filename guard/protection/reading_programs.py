@@ -40,6 +40,7 @@ __all__ = [
     "VALUE",
     "Program",
     "follows_links",
+    "option_table",
     "program",
     "roles_of",
     "walks",
@@ -51,7 +52,7 @@ _ROLES = frozenset({VALUE, PATH, SCRIPT, FILE, DATA})
 _WRITES_INPUT_FROM = "reads the names of the files it opens from a file, whose contents are not proven"
 
 
-def _table(short: str, longs: str) -> Table:
+def option_table(short: str, longs: str) -> Table:
     """A getopt table from the program's option string (``"c:n:qv"``, a leading ``+`` stops at the first operand) and
     its long options, each ``name[/key]`` with ``=`` after the name for a required value, ``==`` for an optional one
     (``"bytes=/c lines=/n quiet/q silent/q"``); the key is the letter or name of what the option does."""
@@ -96,7 +97,7 @@ class Program:
 
 def _getopt(short: str, longs: str, roles: Mapping[str, str] | None = None, **more: object) -> Callable[[], Program]:
     def build() -> Program:
-        table = _table(short, longs)
+        table = option_table(short, longs)
         for option in [*table.short.values(), *(o for _, o in table.long)]:
             if option.arg != NO and option.key not in (roles or {}):
                 raise AssertionError(f"the value of option {option.key} has no role")
@@ -107,7 +108,7 @@ def _getopt(short: str, longs: str, roles: Mapping[str, str] | None = None, **mo
 
 def _builtin(short: str, roles: Mapping[str, str] | None = None, **more: object) -> Callable[[], Program]:
     def build() -> Program:
-        table = _table("+" + short, "")
+        table = option_table("+" + short, "")
         return Program(lambda words: builtin_getopt(table.short, words), roles, **more)  # type: ignore[arg-type]
 
     return build
@@ -224,7 +225,7 @@ def _with(
     **more: object,
 ) -> Callable[[], Program]:
     def build() -> Program:
-        table = _table(short, longs)
+        table = option_table(short, longs)
         return Program(parse(table), roles, table=table, **more)  # type: ignore[arg-type]
 
     return build

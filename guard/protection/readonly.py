@@ -71,17 +71,26 @@ class Proof(FrozenRecord):
     ``names``: every file or folder the proven commands open by name, as their programs receive it (a glob as the pattern
     it is): their file operands, the values of options that name a file, the files redirected from. ``walks``: a proven
     command reads below the folders it names, or the working directory (``grep -r`` however spelled, ``find``, ``rg`` …).
+    With ``changes``, ``written`` also holds the files a proven file utility writes, removes or renames
+    (:mod:`guard.protection.file_changes`), and ``made`` the folders a ``mkdir`` makes.
     """
 
-    __slots__ = ("proven", "reason", "written", "names", "walks")
+    __slots__ = ("proven", "reason", "written", "names", "walks", "made")
     proven: bool
     reason: str
     written: tuple[str, ...]
     names: tuple[str, ...]
     walks: bool
+    made: tuple[str, ...]
 
     def __init__(
-        self, proven: bool, reason: str, written: tuple[str, ...] = (), names: tuple[str, ...] = (), walks: bool = False
+        self,
+        proven: bool,
+        reason: str,
+        written: tuple[str, ...] = (),
+        names: tuple[str, ...] = (),
+        walks: bool = False,
+        made: tuple[str, ...] = (),
     ) -> None:
         self._assign(locals())
 
@@ -216,19 +225,22 @@ def _resolve(name: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
     return f"{name} is not installed here"
 
 
-def _program_name(head: Field, cwd: str | None, env: Mapping[str, str]) -> str | Proof:
-    """The reading program a command's first word runs (a bash builtin by its bare name), or why it is not proven."""
+def _program_name(head: Field, cwd: str | None, env: Mapping[str, str], changes: bool) -> str | Proof:
+    """The reading program a command's first word runs (a bash builtin by its bare name), or with ``changes`` a file
+    utility :mod:`guard.protection.file_changes` proves, or why it is not proven."""
+    from guard.protection import file_changes
     from guard.protection.reading_programs import BUILTINS, PROGRAMS
 
+    known = PROGRAMS | file_changes.PROGRAMS if changes else PROGRAMS
     text = head.text
     if head.pattern:
         return Proof(False, f"the program {text!r} is a glob")
     if "/" in text:
         folder, name = os.path.split(text)
-        if os.path.normpath(folder) not in _SYSTEM_BIN or name not in PROGRAMS or name in BUILTINS:
+        if os.path.normpath(folder) not in _SYSTEM_BIN or name not in known or name in BUILTINS:
             return Proof(False, f"the program {text!r} is not a known reading program")
         return name
-    if text not in PROGRAMS:
+    if text not in known:
         return Proof(False, f"{text} is not a known reading program")
     if text in BUILTINS:
         return text
@@ -307,8 +319,8 @@ def prove_command(
         known = [w for w in command.words[1:] if _expands_exactly(w, env)]
         unknown = [w for w in command.words[1:] if not any(w is k for k in known)]
         if unknown and all(not w.substitutions and _PLAIN_PARAMETERS.match(w.raw) for w in unknown):
-            return _prove_simple(Command([], [command.words[0], *known], command.redirects), writes, env, cwd)[0]
-    return _prove_simple(command, writes, env, cwd)[0]
+            return _prove_simple(Command([], [command.words[0], *known], command.redirects), writes, env, cwd, False)[0]
+    return _prove_simple(command, writes, env, cwd, False)[0]
 
 
 def _expands_exactly(word: Word, env: Mapping[str, str]) -> bool:
@@ -319,8 +331,11 @@ def _expands_exactly(word: Word, env: Mapping[str, str]) -> bool:
     return True
 
 
-def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: str | None) -> tuple[Proof, str]:
-    """:func:`prove_command`, and the program it runs ("<" for none)."""
+def _prove_simple(
+    command: Command, writes: bool, env: Mapping[str, str], cwd: str | None, changes: bool
+) -> tuple[Proof, str]:
+    """:func:`prove_command`, and the program it runs ("<" for none); with ``changes`` (and a ``cwd``), a file utility
+    whose changes :func:`guard.protection.file_changes.change_of` names too."""
     if command.assignments:
         return Proof(
             False,
@@ -340,13 +355,25 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
         if written:
             return Proof(True, f"only redirections, writing to {', '.join(written)}", tuple(written), tuple(names)), "<"
         return Proof(True, "only redirections that read", (), tuple(names)), "<"
+    changes = changes and writes and cwd is not None
     walking: list[bool] = []
     run: list[str] = []
+    changed: list[tuple[list[str], list[str], tuple[str, ...]]] = []  # per reading: written, read, made
     # sh passes a word bash brace-expands as it is: the command is proven as each of the two reads it
     for reading in [fields] if [f.text for f in plain] == [f.text for f in fields] else [fields, plain]:
-        name = _program_name(reading[0], cwd, env)
+        name = _program_name(reading[0], cwd, env, changes)
         if isinstance(name, Proof):
             return name, reading[0].text
+        run.append(name)
+        if changes and cwd is not None:
+            from guard.protection.file_changes import change_of
+
+            change = change_of(name, reading[1:], cwd)
+            if isinstance(change, str):
+                return Proof(False, f"{name}: {change}"), name
+            if change is not None:
+                changed.append((list(change.written), list(change.read), tuple(change.made)))
+                continue
         if name == "rg" and env.get("RIPGREP_CONFIG_PATH"):
             return Proof(
                 False, "rg reads more arguments from RIPGREP_CONFIG_PATH's file, whose contents are not proven"
@@ -354,8 +381,23 @@ def _prove_simple(command: Command, writes: bool, env: Mapping[str, str], cwd: s
         problem = _arguments(name, reading[1:], names, walking)
         if problem:
             return Proof(False, f"{name}: {problem}"), name
-        run.append(name)
     name = run[0]
+    if changed:
+        if len(changed) != len(run):
+            return Proof(False, f"{name}: bash and sh would run it as different programs"), name
+        for change_written, _, _ in changed:  # each reading's changes are checked: what either shell would change
+            written += [path for path in change_written if path not in written]
+        read = [path for _, change_read, _ in changed for path in change_read]
+        made = tuple(dict.fromkeys(folder for _, _, change_made in changed for folder in change_made))
+        what = ", ".join([*written, *(f"{folder}/" for folder in made)])
+        return Proof(
+            True,
+            f"{name} with known-safe options changes only {what}",
+            tuple(written),
+            (*names, *read, *written, *made),
+            False,
+            made,
+        ), name
     what = "writes only to " + ", ".join(written) if written else "only reads"
     return Proof(True, f"{name} with known-safe options {what}", tuple(written), tuple(names), any(walking)), name
 
@@ -390,14 +432,21 @@ def _line_problem(env: Mapping[str, str]) -> str | None:
 
 
 def prove_script(
-    text: str, cwd: str | None = None, env: Mapping[str, str] | None = None, *, writes: bool = False
+    text: str,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    writes: bool = False,
+    changes: bool = False,
 ) -> Proof:
     """Whether a shell command line is a list or pipeline of commands that each only read.
 
     Given the folder it runs in (and the hook's ``env``), a ``git`` command is proven only when nothing there makes git
     run a program (:func:`guard.protection.git_config.git_problem`). Without one, git's options alone are checked
     (self-protection, which only asks whether a protected file is written). With ``writes``, reading programs may also
-    redirect their output to files named as written (:func:`prove_command`), listed in ``written``.
+    redirect their output to files named as written (:func:`prove_command`), listed in ``written``. With ``changes`` too
+    (and a ``cwd``: the project-writes lane), the file utilities of :mod:`guard.protection.file_changes` are proven, their
+    files listed in ``written`` and their folders in ``made``.
     """
     env = {} if env is None else env
     if len(text) > MAX_COMMAND:
@@ -412,15 +461,17 @@ def prove_script(
     programs: list[str] = []
     written: list[str] = []
     names: list[str] = []
+    made: list[str] = []
     walks = False
     for pipeline in script.pipelines:
         for command in pipeline.commands:
-            proof, program = _prove_simple(command, writes, env, cwd)
+            proof, program = _prove_simple(command, writes, env, cwd, changes)
             if not proof.proven:
                 return proof
             programs.append(program)
             written += proof.written
             names += proof.names
+            made += proof.made
             walks = walks or proof.walks
     if cwd is not None and "git" in programs:
         from guard.protection.git_config import git_problem
@@ -429,13 +480,15 @@ def prove_script(
         if problem:
             return Proof(False, f"git may run a program: {problem}")
     programs_run = ", ".join(dict.fromkeys(programs)) or "empty"
-    if written:
+    if written or made:
+        changed = [*dict.fromkeys(written), *(f"{folder}/" for folder in dict.fromkeys(made))]
         return Proof(
             True,
-            f"reading programs ({programs_run}) that write only to {', '.join(dict.fromkeys(written))}",
+            f"programs ({programs_run}) that write only to {', '.join(changed)}",
             tuple(written),
             tuple(names),
             walks,
+            tuple(made),
         )
     return Proof(True, f"every command only reads ({programs_run})", (), tuple(names), walks)
 
@@ -542,11 +595,18 @@ def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[s
 
 
 def prove(
-    tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str], *, writes: bool = False
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str,
+    env: Mapping[str, str],
+    *,
+    writes: bool = False,
+    changes: bool = False,
 ) -> Proof:
     """Whether the call ``tool_name(tool_input)`` only reads, run in ``cwd`` with the hook's ``env`` (what git would read there).
 
-    With ``writes``, a shell command's redirections to named files are allowed and listed (:func:`prove_script`).
+    With ``writes``, a shell command's redirections to named files are allowed and listed (:func:`prove_script`); with
+    ``changes`` too, the file utilities of :mod:`guard.protection.file_changes`.
     """
     name = tool_name.lower()
     if name in READ_TOOLS:
@@ -561,5 +621,5 @@ def prove(
         folder = next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
         if folder and writes:
             return Proof(False, f"{tool_name} runs in {folder}: the files it writes are not the ones checked")
-        return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env, writes=writes)
+        return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env, writes=writes, changes=changes)
     return Proof(False, f"{tool_name} is not a known read-only tool")

@@ -7,11 +7,12 @@ text, and a check by regular expressions misses the places sed reads one as a co
 this module tokenizes the script the way sed's compiler does — addresses (``N``, ``$``,
 ``/re/I``, ``\\cREc``, ``first~step``, ``addr,+N``, ``addr,~N``), ``!``, regular expressions
 with their bracket expressions (a ``/`` inside ``[…]`` does not end one), ``s`` with any
-delimiter and its flags, ``y``, labels, ``{ }``, comments — and accepts only these commands:
-``{ } = d D g G h H l n N p P q Q x z F : b t T s y #``, with ``s`` flags ``g p i I m M`` and a
-number. Refused: ``a i c`` (text), ``e``, ``r R w W``, ``v``, ``L``, the ``e`` and ``w`` flags,
+delimiter and its flags, ``y``, labels, ``{ }``, comments, the text of ``a i c`` — and accepts only
+these commands: ``{ } = a c d D g G h H i l n N p P q Q x z F : b t T s y #``, with ``s`` flags
+``g p i I m M`` and a number. Refused: ``e``, ``r R w W``, ``v``, ``L``, the ``e`` and ``w`` flags,
 and anything sed itself would refuse to compile. Several ``-e`` scripts are one script joined
-by newlines, as sed joins them. Standard library only.
+by newlines (a text that runs to the end of one ``-e`` is text in the next one to sed: read as
+commands here, it is only checked more). Standard library only.
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ _BLANK = " \t"
 _SPACE = " \t\n\v\f\r"
 _SIMPLE = frozenset("=dDFgGhHnNpPxz")
 _REFUSED = {
-    "a": "appends text",
-    "i": "inserts text",
-    "c": "changes text",
     "e": "runs a shell command",
     "r": "reads a file",
     "R": "reads a file",
@@ -123,6 +121,24 @@ class _Reader:
             state &= ~1
             c = self.get()
 
+    def text(self) -> None:
+        """``read_text`` after ``a``, ``i`` or ``c``: ``\\`` and a first character (a newline starts the text on the
+        next line), or the one-line form; then text up to a newline no backslash escapes, or the end."""
+        c = self.nonblank()
+        if c == "":
+            raise _Unproven("a, i or c with no text")
+        if c == "\\":
+            if self.get() == "":
+                return
+        else:
+            self.unget(c)
+        while True:
+            c = self.get()
+            if c in ("", "\n"):
+                return
+            if c == "\\" and self.get() == "":
+                return
+
     def label(self) -> None:
         """``read_label``: blanks, then up to a blank, newline, ``;``, ``}`` or ``#``."""
         c = self.nonblank()
@@ -187,6 +203,8 @@ def script_problem(script: str) -> str | None:
                 if depth < 0:
                     raise _Unproven("a } that closes nothing")
                 reader.end_of_command()
+            elif c in "aic":
+                reader.text()
             elif c in _REFUSED:
                 return f"the sed command {c!r} {_REFUSED[c]}"
             elif c == ":" or c in "btT":

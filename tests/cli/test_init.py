@@ -127,6 +127,35 @@ def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_ro
 
 
 @pytest.mark.slow
+def test_the_starter_judges_a_shell_read_for_secrets_only(isolated_home: Path, judge: StubServer) -> None:
+    """A proven read cannot delete or overwrite, so no-destructive-changes skips it; it can print a secret, so
+    no-secret-leaks judges it, in a request of its own; a write is judged by both rules, in one request."""
+    assert guard("init", cwd=isolated_home).returncode == 0
+    trust_config(isolated_home / "guard.yaml")
+    (isolated_home / "notes.txt").write_text("notes\n")
+    for command, rules in (
+        ("cat notes.txt", {"no-secret-leaks"}),
+        ("rm notes.txt", {"no-secret-leaks", "no-destructive-changes"}),
+    ):
+        asked = judge.calls
+        hook = guard(
+            "hook",
+            cwd=isolated_home,
+            stdin=event("claude", "Bash", {"command": command}, isolated_home),
+            GUARD_API_BASE=judge.url,
+        )
+        assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", hook.stdout
+        assert judge.calls == asked + 1, command
+        shown = json.dumps(judge.requests[-1]["messages"])
+        judged = {
+            rule
+            for rule, words in (("no-secret-leaks", "send credentials"), ("no-destructive-changes", "uncommitted work"))
+            if words in shown
+        }
+        assert judged == rules, command
+
+
+@pytest.mark.slow
 def test_init_writes_labeled_cases_that_guard_eval_scores_on_day_one(isolated_home: Path, judge: StubServer) -> None:
     """The contract's ``guard init`` writes a small dataset of its own cases: a new user can measure the starter before trusting it."""
     done = guard("init", cwd=isolated_home)
@@ -150,6 +179,10 @@ def test_init_writes_labeled_cases_that_guard_eval_scores_on_day_one(isolated_ho
         scored.stdout + scored.stderr
     )  # an allow-everything judge may fail a gate, never error
     rows = [json.loads(line) for line in (isolated_home / "out" / "results.jsonl").read_text().splitlines()]
-    assert len(rows) == 12 and not any(row.get("error") for row in rows) and judge.calls == 12
+    assert len(rows) == 12 and not any(row.get("error") for row in rows)
+    # no-destructive-changes skips proven reads (a read cannot delete or overwrite): git status && git diff --stat is
+    # decided in the read-only lane; every other case, no-secret-leaks' read of .env.example too, is judged
+    lane = {row["case_id"] for row in rows if row.get("tier") == "read_only"}
+    assert lane == {"starter-0007"} and judge.calls == 11
     again = guard("init", cwd=isolated_home)
     assert again.returncode == 1 and len((isolated_home / "guard-cases.jsonl").read_text().splitlines()) == 12

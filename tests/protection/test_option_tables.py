@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from guard.protection import file_changes
 from guard.protection.argv_model import NO, OPTIONAL, REQUIRED, Table
 from guard.protection.reading_programs import GETOPT_PROGRAMS, program
 
@@ -68,12 +69,19 @@ def shortest_unique(table: Table, name: str) -> str:
     return name
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(GETOPT_PROGRAMS))
-def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) -> None:
+def table_of(name: str) -> Table:
+    """The table the prover reads ``name`` with: a reading program's, or a file utility's (the project-writes lane's)."""
+    if name in file_changes.PROGRAMS:
+        return file_changes.table(name)
     prog = program(name)
     assert prog is not None and prog.table is not None
-    table = prog.table
+    return prog.table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(GETOPT_PROGRAMS | file_changes.PROGRAMS))
+def test_the_option_table_is_the_installed_program_s(name: str, tmp_path: Path) -> None:
+    table = table_of(name)
     binary = shutil.which(name, path="/usr/bin:/bin")
     if binary is None:
         package = {"file": "file", "diff": "diffutils", "grep": "grep", "sed": "sed"}.get(name, "coreutils")

@@ -360,10 +360,10 @@ def test_a_write_is_judged_under_the_read_only_key(
         "cat .env > copy.txt",  # reads a credential
         "python3 -c 'print(1)' > out.txt",  # not a reading program
         "echo x | tee out.txt",  # tee is not in the lane
-        "sed -i 's/a/b/' notes.txt",
-        "cp notes.txt copy.txt",
+        "sed -i.bak 's/a/b/' notes.txt",  # a backup copy (plain sed -i, cp, rm: test_project_changes_lane.py)
+        "cp -r src copy",  # a whole tree
         "echo x &> both.txt",
-        "rm notes.txt",
+        "rm -r src",
     ],
 )
 @pytest.mark.slow

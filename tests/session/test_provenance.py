@@ -130,6 +130,33 @@ def test_a_test_file_written_in_the_lane_reaches_the_judge_when_the_test_runner_
     )
 
 
+def test_files_a_lane_proven_sed_i_cp_or_mv_changed_reach_the_judge_when_the_test_runner_runs(
+    isolated_home: Path, stub: StubServer, project: Path
+) -> None:
+    """The file utilities the project-writes lane proves are recorded as its redirections are: what they change is shown
+    to the judge, with how it was written, when code can run it."""
+    (project / "tests").mkdir()
+    (project / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    agent = Agent(isolated_home, stub, project)
+    agent.bash("python3 -m pytest -q tests")  # the project as the user left it: judged, nothing the agent wrote
+    asked = stub.calls
+    assert (
+        agent.bash("sed -i 's/    pass/    import os; os.remove(\"\/nonexistent-guard-test\")/' tests/test_a.py")
+        == "allow"
+    )
+    assert agent.bash("cp tests/test_a.py tests/test_b.py") == "allow"
+    assert agent.bash("mv tests/test_b.py tests/test_c.py") == "allow"
+    assert stub.calls == asked  # decided in the lane: no judge saw them
+
+    agent.bash("python3 -m pytest -q tests", post=False)
+    assert stub.calls == asked + 1
+    files = {file["path"]: file for file in _shown(stub)["deferred"]["files"]}
+    assert set(files) == {"tests/test_a.py", "tests/test_c.py"}
+    assert "os.remove" in json.dumps(files["tests/test_a.py"]) and "os.remove" in json.dumps(files["tests/test_c.py"])
+    for path, how in (("tests/test_a.py", "shell: sed -i"), ("tests/test_c.py", "shell: mv")):
+        assert files[path]["written_by"].startswith(how) and "project write lane, no judge" in files[path]["written_by"]
+
+
 def test_an_edit_to_an_imported_module_reaches_the_judge_when_code_importing_it_runs(
     isolated_home: Path, stub: StubServer, project: Path
 ) -> None:

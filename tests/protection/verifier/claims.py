@@ -32,6 +32,8 @@ class Verdict(Protocol):
     def reason(self) -> str: ...
     @property
     def written(self) -> tuple[str, ...]: ...
+    @property
+    def made(self) -> tuple[str, ...]: ...
 
 
 class Claims(Protocol):
@@ -83,7 +85,8 @@ class GuardClaims:
         }
 
     def proof(self, line: str, *, writes: bool) -> Verdict:
-        return self._prove(line, str(self.world.project), self.env, writes=writes)
+        """The prover's proof as the lanes ask for it: ``writes`` is the project-writes lane's (file utilities too)."""
+        return self._prove(line, str(self.world.project), self.env, writes=writes, changes=writes)
 
     def _payload(self, line: str) -> dict[str, object]:
         return {

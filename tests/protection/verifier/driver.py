@@ -24,7 +24,7 @@ import time
 SYSCALLS = (
     "execve,execveat,open,openat,openat2,creat,truncate,ftruncate,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,"
     "rmdir,link,linkat,symlink,symlinkat,chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,utime,utimes,utimensat,futimesat,"
-    "mknod,mknodat,setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,socket,connect,bind"
+    "mknod,mknodat,setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,socket,connect,bind,chdir,fchdir"
 )
 #: System calls that change the world; opens that may (a write flag, and not a device).
 _CHANGES = re.compile(
@@ -84,9 +84,12 @@ def _read(path: str, limit: int) -> str:
 
 
 def _changed(trace: str, cwd: str) -> set[str] | None:
-    """Every path the trace may have changed (created, written, removed, renamed, its mode or times); None when one cannot be placed."""
+    """Every path the trace may have changed (created, written, removed, renamed, its mode or times); None when one cannot be placed
+    (a process changed its folder: ``mkdir -p a/b`` makes ``b`` from inside ``a``)."""
     changed: set[str] = set()
     for line in trace.splitlines():
+        if re.match(r"^\d+\s+f?chdir\(.*\)\s+=\s+0", line):
+            return None
         match = _CHANGES.match(line)
         if not match or (" open" in match.group(0) or "<... open" in match.group(0)) and not _WRITE_FLAGS.search(line):
             continue

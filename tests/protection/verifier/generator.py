@@ -12,7 +12,8 @@ Lines come from a structured sweep and from random combination, mixed by weight:
 * ``redirection``, ``builtin`` (a builtin that changes the shell's state before a
   reading program), ``inputs`` (options that read names, scripts or patterns from a
   file; programs that print the environment), ``structure`` (pipelines, lists,
-  subshells, groups, here-documents) and ``combination`` (all of it at random).
+  subshells, groups, here-documents), ``combination`` (all of it at random) and ``changes`` (the file
+  utilities and ``sed -i`` the project-writes lane proves, with the options and scripts it refuses).
 
 Most words are built from options the prover accepts (asked once per option, as
 :mod:`.programs` asks for programs), so that a line is proven unless its twist is
@@ -50,7 +51,37 @@ KINDS = {
     "builtin": 10,
     "inputs": 10,
     "structure": 10,
+    "changes": 10,
 }
+#: What the project-writes lane proves beyond reading programs: file utilities and ``sed -i`` (issue 40).
+CHANGERS = (("rm",), ("mkdir",), ("touch",), ("cp",), ("mv",))
+#: How ``sed -i`` is asked for, and the scripts it is given: the ones it edits with, and text hiding commands.
+_IN_PLACE = (
+    "-i",
+    "-i",
+    "--in-place",
+    "-ni",
+    "-Ei",
+    "-i -e",
+    "-i.bak",
+    "-ie",
+    "--in-place=.orig",
+    "-si",
+    "-i --follow-symlinks",
+    "-i -s",
+)
+_SED_EDITS = (
+    "s/alpha/omega/",
+    "2d",
+    "1i\\\nnew first line",
+    "$a appended",
+    "/beta/c\\\nchanged",
+    "1a x; w pwned",
+    "1a x\nw pwned",
+    "1a x\\\nw pwned",
+    "1i\\\n\\\n  x\ne touch pwned",
+    "s/a/b/;1w pwned",
+)
 
 FILES = (
     "a.txt",
@@ -696,6 +727,25 @@ class Generator:
             text = f"{text} $'\\'; {self.rng.choice(_SH_RUNS)} #\\''"
         return text, "structure"
 
+    def _changes(self) -> tuple[str, str]:
+        changers = [p for p in CHANGERS if p in self.options]  # the file utilities among the programs asked for
+        roll = self.rng.random()
+        if changers and roll < 0.1:  # a folder made by the line itself: the destination is a folder only when it runs
+            folder = self.rng.choice(("made", "made/sub", "src"))
+            move = self.rng.choice(("cp", "mv"))
+            text = f"mkdir -p {folder} && {move} {_quote(self.rng.choice(FILES))} {folder}"
+        elif not changers or roll < 0.45:
+            script = _quote(self.rng.choice(_SED_EDITS + _FIRST["sed"]))
+            files = [_quote(self.rng.choice(FILES)) for _ in range(self.rng.randrange(1, 3))]
+            text = " ".join([self._head(("sed",)), self.rng.choice(_IN_PLACE), script, *files])
+        else:
+            text = self.call(self.rng.choice(changers))
+        if self.rng.random() < 0.3:
+            text += self.rng.choice(_CONNECTORS) + self.call(
+                self.rng.choice(changers) if changers and self.rng.random() < 0.5 else self._program()
+            )
+        return text, "changes"
+
     def lines(self, count: int) -> Iterator[Line]:
         """``count`` distinct lines: the GTFOBins examples first (as many as fit), then the strategies by weight."""
         seen: set[str] = set()
@@ -710,6 +760,7 @@ class Generator:
             "builtin": self._builtin,
             "inputs": self._inputs,
             "structure": self._structure,
+            "changes": self._changes,
         }
         names, weights = list(KINDS), list(KINDS.values())
         misses = 0

@@ -2,14 +2,17 @@
 
 A line proven to only read may not write, create, remove, rename, truncate or change
 any file, run a program that is not on the allowlist, open the network, or read
-guard's secret; a line proven to write only its ``written`` files may write those
-(named as the caller reads them: relative to the working directory) and nothing else.
+guard's secret; a line proven to write only its ``written`` files (and make its ``made``
+folders) may write, create, remove or rename those (named as the caller reads them: relative to
+the working directory) and nothing else.
 Attempts count as much as successes: the sandbox makes / read-only, so ``sort -o /etc/x``
 fails there with EROFS but would write on the agent's machine.
 
 What is not a change: opening a terminal or a standard stream, a temporary file a
 program creates with ``O_EXCL`` in /tmp and removes before it exits (``tac`` reading a
-pipe, a long here-document), and git's own refresh of its index under ``index.lock``.
+pipe, a long here-document), git's own refresh of its index under ``index.lock``, and ``sed -i``'s
+own temporary file: ``sedXXXXXX``, created with ``O_EXCL`` in the folder of a file the line may
+write, then renamed onto such a file or removed.
 """
 
 from __future__ import annotations
@@ -96,6 +99,47 @@ def _temporary(log: list[Call]) -> set[str]:
     return created & removed
 
 
+def _sed_temporary(log: list[Call], may_write: set[str]) -> set[str]:
+    """``sed -i``'s temporary files: ``sedXXXXXX`` created with O_EXCL beside a file the line may write, then renamed onto
+    one or removed, or not created at all (nothing else is accepted: a file of that name elsewhere, or left behind, is a
+    write like any other)."""
+    folders = {os.path.dirname(path) for path in may_write}
+    attempts = [
+        c
+        for c in log
+        if c.name.startswith("open")
+        and c.paths
+        and "O_EXCL" in c.text
+        and re.fullmatch(r"sed[A-Za-z0-9]{6}", os.path.basename(c.paths[0]))
+        and os.path.dirname(c.paths[0]) in folders
+    ]
+    created = {c.paths[0] for c in attempts if c.ok}
+    settled = {
+        c.paths[0]
+        for c in log
+        if c.ok
+        and c.paths
+        and (
+            (c.name.startswith("rename") and len(c.paths) == 2 and c.paths[1] in may_write)
+            or c.name in ("unlink", "unlinkat")
+        )
+    }
+    return (created & settled) | {c.paths[0] for c in attempts if not c.ok}
+
+
+def _no_replace(call: Call, may_write: set[str]) -> bool:
+    """``mv``'s first try, onto the destination folder itself with RENAME_NOREPLACE: it fails (EEXIST, or EXDEV across the
+    sandbox's mounts) and could not have replaced anything on the agent's machine either, the folder being there."""
+    return (
+        call.name == "renameat2"
+        and "RENAME_NOREPLACE" in call.text
+        and not call.ok
+        and len(call.paths) == 2
+        and call.paths[0] in may_write
+        and os.path.isdir(call.paths[1])
+    )
+
+
 def _git_index(call: Call, world: World, git: bool) -> bool:
     """git refreshing its index: ``.git/index.lock`` created exclusively, renamed over ``.git/index`` or removed."""
     if not git:
@@ -139,13 +183,18 @@ def _canaries(run: Run) -> Iterable[Finding]:
 
 
 def findings(
-    run: Run, world: World, allowed: frozenset[tuple[int, int]], written: tuple[str, ...] | None = None
+    run: Run,
+    world: World,
+    allowed: frozenset[tuple[int, int]],
+    written: tuple[str, ...] | None = None,
+    made: tuple[str, ...] = (),
 ) -> list[Finding]:
-    """What ``run`` did beyond its proof. ``written`` None: it was proven to only read; else the files it may write."""
+    """What ``run`` did beyond its proof. ``written`` None: it was proven to only read; else the files it may write (and
+    ``made``, the folders it may make)."""
     segments = [list(calls(trace, str(world.project))) for trace in run.trace.split(SHELLS_APART)]
     log = [call for segment in segments for call in segment]
-    may_write = {os.path.normpath(os.path.join(world.project, w)) for w in written or ()}
-    temporary = _temporary(log)
+    may_write = {os.path.normpath(os.path.join(world.project, w)) for w in (*(written or ()), *made)}
+    temporary = _temporary(log) | _sed_temporary(log, may_write)
     git = any(c.name == "execve" and c.ok and c.paths and os.path.basename(c.paths[0]) == "git" for c in log)
     found: list[Finding] = []
     shells = {id(next((c for c in segment if c.name == "execve"), None)) for segment in segments}  # each run's shell
@@ -167,7 +216,9 @@ def findings(
                 effect = None if allowed_here else WRITES
         elif call.name in _DELETING or call.name in _CHANGING:
             paths = [p for p in call.paths if not _stream(p)]
-            if paths and not (set(paths) <= temporary or _git_index(call, world, git)):
+            if paths and not (
+                set(paths) <= temporary | may_write or _git_index(call, world, git) or _no_replace(call, may_write)
+            ):
                 effect = DELETES if call.name in _DELETING else WRITES
         elif _network(call):
             effect = NETWORK

@@ -53,8 +53,11 @@ def _git_subcommands() -> list[str]:
 
 
 def discover(proves: Prove, path: str) -> tuple[tuple[str, ...], ...]:
-    """The programs ``proves`` accepts, alone or with one operand (``cat``, ``git log``), plus :data:`KNOWN`; sorted."""
-    found = set(KNOWN)
+    """The programs ``proves`` accepts, alone or with one operand (``cat``, ``git log``), plus :data:`KNOWN` and the file
+    utilities the project-writes lane proves; sorted."""
+    from .generator import CHANGERS
+
+    found = set(KNOWN) | set(CHANGERS)
     for name in _candidates(path):
         if proves(name) or proves(f"{name} a.txt"):
             found.add((name,))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .fakes import BrokenClaims
+from .generator import CHANGERS
 from .oracle import DELETES, ENVIRONMENT, NETWORK, RUNS, SECRET, WRITES
 from .programs import KNOWN, allowed_binaries
 from .sandbox import Pool
@@ -57,6 +58,37 @@ def test_a_write_beyond_the_proof_s_targets_is_an_escape(world: World, pool: Poo
     assert escape is not None and escape.mode == "write" and escape.effects == [WRITES]
     assert all("other.txt" in f.evidence for f in escape.findings)
     assert broken.check("echo hi > out.txt") is None
+
+
+def test_the_file_utilities_changes_are_held_to_exactly_what_they_are_proven_to_change(
+    world: World, pool: Pool
+) -> None:
+    """sed -i's temporary file beside the file it edits, mv's refused first try onto the destination folder and the folders
+    mkdir -p makes from inside each other are accepted only as part of the files and folders the proof names."""
+    exact = {
+        "sed -i s/alpha/omega/ a.txt": ("a.txt",),
+        "mv a.txt src": ("a.txt", "src/a.txt"),
+        "mkdir -p made/sub": (),
+        "rm b.txt": ("b.txt",),
+    }
+    good = verifier_made(world, pool, exact, {"mkdir -p made/sub": ("made", "made/sub")})
+    assert [(line, good.check(line)) for line in exact] == [(line, None) for line in exact]
+    short = {
+        "sed -i s/alpha/omega/ a.txt": ("b.txt",),
+        "mv a.txt src": ("a.txt",),
+        "mkdir -p made/sub": (),
+        "rm b.txt": ("a.txt",),
+    }
+    broken = verifier_made(world, pool, short, {"mkdir -p made/sub": ("made",)})
+    for line in short:
+        escape = broken.check(line)
+        assert escape is not None and escape.mode == "write", line
+
+
+def verifier_made(
+    world: World, pool: Pool, proven: dict[str, tuple[str, ...] | None], made: dict[str, tuple[str, ...]]
+) -> Verifier:
+    return Verifier(BrokenClaims(proven, made), pool, world, allowed_binaries(KNOWN + CHANGERS, world.env()))
 
 
 @pytest.mark.parametrize(

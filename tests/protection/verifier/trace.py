@@ -43,6 +43,7 @@ _PLAIN = {
     "rename": [0, 1],
     "mkdir": [0],
     "rmdir": [0],
+    "chdir": [0],
     "link": [0, 1],
     "symlink": [1],
     "chmod": [0],
@@ -158,4 +159,10 @@ def calls(log: str, cwd: str) -> Iterator[Call]:
         here = _ANNOTATED.match(args[0]) if args[0].startswith("AT_FDCWD<") else None
         if here:
             folders[pid] = here.group(1)
-        yield Call(pid, name, args, result, _paths(name, args, folders.get(pid, cwd)), raw)
+        call = Call(pid, name, args, result, _paths(name, args, folders.get(pid, cwd)), raw)
+        yield call
+        if name in ("chdir", "fchdir") and call.ok:  # mkdir -p makes each folder from inside the one before
+            moved = _ANNOTATED.match(args[0]) if name == "fchdir" else None
+            target = moved.group(1) if moved else (call.paths[0] if call.paths else None)
+            if target:
+                folders[pid] = target

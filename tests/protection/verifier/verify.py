@@ -115,7 +115,10 @@ class Verifier:
         return ("write", verdict) if verdict.proven else None
 
     def judge(self, run: Run, kind: str, mode: str, verdict: Verdict) -> Escape | None:
-        found = findings(run, self.world, self.allowed, verdict.written if mode == "write" else None)
+        writing = mode == "write"
+        found = findings(
+            run, self.world, self.allowed, verdict.written if writing else None, verdict.made if writing else ()
+        )
         if any(f.effect == SECRET for f in found) and not self.claims.protect_allows(run.line):
             found = [f for f in found if f.effect != SECRET]
         if any(f.effect == ENVIRONMENT for f in found) and not self.claims.lane_allows(run.line):
