@@ -228,10 +228,13 @@ def _resolve(name: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
 def _program_name(head: Field, cwd: str | None, env: Mapping[str, str], changes: bool) -> str | Proof:
     """The reading program a command's first word runs (a bash builtin by its bare name), or with ``changes`` a file
     utility :mod:`guard.protection.file_changes` proves, or why it is not proven."""
-    from guard.protection import file_changes
     from guard.protection.reading_programs import BUILTINS, PROGRAMS
 
-    known = PROGRAMS | file_changes.PROGRAMS if changes else PROGRAMS
+    known = PROGRAMS
+    if changes:  # the project-writes lane only: self-protection's proofs (every cache hit's) never load the module
+        from guard.protection import file_changes
+
+        known = PROGRAMS | file_changes.PROGRAMS
     text = head.text
     if head.pattern:
         return Proof(False, f"the program {text!r} is a glob")
