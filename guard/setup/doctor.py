@@ -637,6 +637,14 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
         works, output = False, str(exc)
     if works:
         yield Finding("ok", topic, f"{where}: {' '.join(program)} runs ({output})")
+        if not _isolated(program):
+            yield Finding(
+                "warn",
+                topic,
+                f"{where}: its Python reads PYTHONPATH and your user site-packages, where the agent can put code that "
+                "runs inside guard (a .pth file, a module named like one of the standard library's)",
+                reinstall + " (it writes `python -I`, which reads neither)",
+            )
     else:
         yield Finding(
             "fail",
@@ -644,6 +652,13 @@ def _program(topic: str, where: str, program: list[str], client: str) -> Iterato
             f"{where}: `{' '.join(program)} --version` does not run guard: {output[-300:] or 'no output'}",
             reinstall,
         )
+
+
+def _isolated(program: list[str]) -> bool:
+    """Whether the hook's Python ignores PYTHONPATH and the user's site-packages (what ``guard install`` writes:
+    ``-I``, or ``-E -P`` for a guard in the user's site-packages, which self-protection then guards)."""
+    flags = set(program[1:])
+    return "-I" in flags or {"-E", "-P"} <= flags
 
 
 def _timeouts(

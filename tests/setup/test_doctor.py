@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,26 @@ def test_doctor_reports_an_installed_hook_guard_is_missing_from(isolated_home: P
     ), fails
     assert "guard install claude --timeout 45" in proc.stdout
     assert any(line.startswith("FAIL  PATH") for line in fails)
+
+
+def test_doctor_warns_about_a_hook_whose_python_reads_what_the_agent_can_write(isolated_home: Path) -> None:
+    """A hook an older guard install wrote (``python -P``, or the ``guard`` script) runs a Python that reads PYTHONPATH
+    and the user's site-packages; the one guard install writes now does not."""
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
+    trust_config(isolated_home / "guard.yaml")
+    old, new = (
+        f"{sys.executable} {flag} -m guard.cli.main hook --format claude --deadline 30" for flag in ("-P", "-I")
+    )
+    for event, command in (("PreToolUse", old), ("Stop", new)):
+        settings_file = isolated_home / ".claude/settings.json"
+        settings_file.parent.mkdir(exist_ok=True)
+        settings = json.loads(settings_file.read_text()) if settings_file.exists() else {"hooks": {}}
+        settings["hooks"][event] = [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]
+        settings_file.write_text(json.dumps(settings))
+    proc = guard(["doctor"], isolated_home)
+    warned = [line for line in lines(proc, "WARN") if "reads PYTHONPATH and your user site-packages" in line]
+    assert len(warned) == 1 and "(PreToolUse)" in warned[0], proc.stdout
+    assert "it writes `python -I`" in proc.stdout
 
 
 def test_doctor_warns_when_nothing_is_installed_and_there_is_no_config(isolated_home: Path) -> None:
