@@ -195,7 +195,8 @@ def client_status() -> dict[str, str]:
         if "litellm" in sys.modules
         else "not loaded"
     )
-    return {"openai": "ready" if "httpx" in sys.modules else "not loaded", "litellm": litellm}
+    openai = "ready" if "guard.judge.openai_transport" in sys.modules else "not loaded"  # guard's own wire: no library
+    return {"openai": openai, "litellm": litellm}
 
 
 def response_mode(model: str) -> str:
