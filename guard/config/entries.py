@@ -45,13 +45,12 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         return self
 
     def spec_fields(self) -> dict[str, Any]:
-        """Every built-in kind's fields: the entry carries them all."""
-        return {
-            **SmartFields.spec_fields(self),
-            **CommandFields.spec_fields(self),
-            **HttpFields.spec_fields(self),
-            **CallableFields.spec_fields(self),
-        }
+        """The HookSpec fields of the kinds that keep their settings there: the entry carries them all."""
+        return {**SmartFields.spec_fields(self), **CommandFields.spec_fields(self), **CallableFields.spec_fields(self)}
+
+    def options(self) -> dict[str, Any]:
+        """The spec's options: an http hook's keys (guard's other kinds keep theirs in HookSpec's named fields)."""
+        return self.http_options() if self.url else {}
 
     def kind(self) -> HookKind:
         if self.rule or self.prompt:
@@ -140,7 +139,7 @@ def spec_from_entry(
             fields, options = {}, validated.model_dump(mode="json") if validated is not None else {}
     else:
         parsed = _validated(HookEntry, entry, file, key)
-        common, kind, fields = parsed, parsed.kind(), parsed.spec_fields()
+        common, kind, fields, options = parsed, parsed.kind(), parsed.spec_fields(), parsed.options()
     tools = common.tools
     default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
     return HookSpec(

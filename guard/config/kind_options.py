@@ -6,7 +6,9 @@ that kind's model alone; without ``kind:`` the kind follows from the keys (``rul
 → smart, ``command`` → command, ``url`` → http, ``callable`` → callable), the form
 every config before plugins was written in (:class:`guard.config.entries.HookEntry`).
 Each ``*Fields`` class holds a kind's keys; its ``*Options`` model adds the checks
-that apply when the kind is named.
+that apply when the kind is named. The http kind's options reach its hook in
+``spec.options``, as a plugin kind's do; smart, command and callable keep theirs in
+:class:`~guard.core.spec.HookSpec`'s named fields (:class:`SpecFields`).
 """
 
 from __future__ import annotations
@@ -86,15 +88,17 @@ class CommandFields(SpecFields):
         return {"command": self.command or self.script}
 
 
-class HttpFields(SpecFields):
+class HttpFields(BaseModel):
+    """An http hook's keys: they reach its hook as ``spec.options``, as a plugin kind's options do."""
+
     url: str | None = None
     secret: str | None = None
     fire_and_forget: bool = False
     headers: dict[str, str] = Field(default_factory=dict)
 
-    def spec_fields(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in HttpFields.model_fields}
-        return {**values, "headers": tuple(sorted(values["headers"].items()))}
+    def http_options(self) -> dict[str, Any]:
+        """The options an http hook's spec carries (JSON values)."""
+        return {name: getattr(self, name) for name in HttpFields.model_fields}
 
 
 class CallableFields(SpecFields):

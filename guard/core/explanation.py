@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from guard.core.decision import DecidingRule, Decision, HookResult
-from guard.core.kinds import judged
+from guard.core.kinds import judged, shown
 from guard.core.spec import HookSpec
 
 __all__ = [
@@ -118,7 +118,7 @@ def rule_text(spec: HookSpec) -> str | None:
         return _trimmed(spec.rule or spec.prompt)
     if spec.kind == "protect":
         return "the agent may not change guard's config, state or hook settings, nor read its secret"
-    return _trimmed({"command": spec.command, "http": spec.url, "callable": spec.target}.get(spec.kind))
+    return _trimmed(spec.command or spec.target or shown(spec.kind, spec.options))
 
 
 def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:

@@ -21,17 +21,18 @@ Standard library only: the runtime looks a kind up here on the ``guard hook`` pa
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from guard.core.plugins import Seam
 
-__all__ = ["KINDS", "Kind", "judged", "kind_of"]
+__all__ = ["KINDS", "Kind", "judged", "kind_of", "shown"]
 
 
 class Kind:
     """One hook kind: its hook class, its options model, and what it allows the fast path and the decision cache."""
 
-    __slots__ = ("cache", "cached_verdict", "hook", "judged", "name", "options", "verdict")
+    __slots__ = ("cache", "cached_verdict", "expanded", "hook", "judged", "name", "options", "shown", "verdict")
 
     def __init__(
         self,
@@ -43,6 +44,8 @@ class Kind:
         cached_verdict: str | None = None,
         cache: bool = False,
         judged: bool = False,
+        expanded: tuple[str, ...] = (),
+        shown: str | None = None,
     ) -> None:
         self.name = name
         #: ``"module:Class"``: a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``
@@ -61,6 +64,11 @@ class Kind:
         self.cache = cache
         #: whether a model judges it: ``guard serve`` warms for it, ``guard eval`` and ``guard doctor`` look at its model
         self.judged = judged
+        #: the options whose strings (a list's items, a mapping's values) take ``${VAR}`` / ``${VAR:-default}``, substituted
+        #: from the environment each time the config loads (secrets, URLs): the compiled snapshot keeps them as written
+        self.expanded = expanded
+        #: the option messages show as what a hook of this kind runs (``guard check``'s deciding rule, ``guard backtest``)
+        self.shown = shown
 
     def load(self, part: str) -> Any:
         """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``)."""
@@ -85,7 +93,13 @@ SMART = Kind(
     judged=True,
 )
 COMMAND = Kind("command", "guard.hooks.command:CommandHook", options="guard.config.kind_options:CommandOptions")
-HTTP = Kind("http", "guard.hooks.http:HttpHook", options="guard.config.kind_options:HttpOptions")
+HTTP = Kind(
+    "http",
+    "guard.hooks.http:HttpHook",
+    options="guard.config.kind_options:HttpOptions",
+    expanded=("url", "secret", "headers"),
+    shown="url",
+)
 CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.config.kind_options:CallableOptions")
 #: guard's self-protection rule: guard adds it, a config cannot name it
 PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
@@ -114,3 +128,13 @@ def judged(name: str) -> bool:
         return KINDS.known(name) and kind_of(name).judged
     except (LookupError, ImportError, AttributeError):
         return False
+
+
+def shown(name: str, options: Mapping[str, Any]) -> str | None:
+    """What a hook of kind ``name`` runs as messages show it: the option its kind names ``shown`` (an http hook's url)."""
+    try:
+        option = kind_of(name).shown if KINDS.known(name) else None
+    except (LookupError, ImportError, AttributeError):
+        return None
+    value = options.get(option) if option else None
+    return value if isinstance(value, str) else None

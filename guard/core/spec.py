@@ -86,7 +86,8 @@ class HookSpec(FrozenRecord):
 
     ``kind`` is one of guard's :data:`HookKind` or a plugin's kind (:mod:`guard.core.kinds`);
     ``options`` the kind's own settings as its options model validated them (what a
-    plugin's kind reads; guard's own kinds keep theirs in the named fields below).
+    plugin's kind reads, and the http kind: ``url``, ``secret``, ``headers``,
+    ``fire_and_forget``); smart, command and callable keep theirs in the named fields below.
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
     (1..600); ``origin`` the file (and key path) it was declared in, for messages;
@@ -135,10 +136,6 @@ class HookSpec(FrozenRecord):
         "skip_project_writes",
         "judge_together",
         "command",
-        "url",
-        "secret",
-        "fire_and_forget",
-        "headers",
         "target",
         "func",
         "paths",
@@ -170,10 +167,6 @@ class HookSpec(FrozenRecord):
     skip_project_writes: bool
     judge_together: bool
     command: str | None
-    url: str | None
-    secret: str | None
-    fire_and_forget: bool
-    headers: tuple[tuple[str, str], ...]
     target: str | None
     func: Callable[..., Any] | None
     paths: tuple[tuple[str, str], ...]
@@ -207,10 +200,6 @@ class HookSpec(FrozenRecord):
         skip_project_writes: bool = False,
         judge_together: bool = True,
         command: str | None = None,
-        url: str | None = None,
-        secret: str | None = None,
-        fire_and_forget: bool = False,
-        headers: tuple[tuple[str, str], ...] = (),
         target: str | None = None,
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
@@ -232,6 +221,11 @@ class HookSpec(FrozenRecord):
         return self.source in EXTERNAL_SOURCES
 
     @property
+    def fire_and_forget(self) -> bool:
+        """It only notifies (the ``fire_and_forget`` option, an http hook's or any kind's): never re-run on a rewritten input, nor replayed."""
+        return bool(self.options.get("fire_and_forget"))
+
+    @property
     def lane(self) -> str | None:
         """What the rule says cannot break it, decided without a model: ``read_only``, ``project_writes`` (reads too), or None."""
         return "project_writes" if self.skip_project_writes else ("read_only" if self.skip_read_only else None)
@@ -247,7 +241,7 @@ class HookSpec(FrozenRecord):
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])
-        for key in ("headers", "paths", "scripts"):
+        for key in ("paths", "scripts"):
             if data[key] is not None:
                 data[key] = [list(pair) for pair in data[key]]
         if self.options:  # left out when empty: a built-in hook's form (and what eval keys on) is as before
@@ -266,8 +260,7 @@ class HookSpec(FrozenRecord):
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data.get(key) is not None:
                 data[key] = tuple(data[key])
-        for key in ("headers", "paths"):
-            data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
+        data["paths"] = tuple(tuple(pair) for pair in data.get("paths", ()))
         if data.get("scripts") is not None:
             data["scripts"] = tuple(tuple(pair) for pair in data["scripts"])
         return cls(**data)

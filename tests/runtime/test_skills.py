@@ -74,7 +74,7 @@ def test_frontmatter_hooks_become_external_specs(tmp_path: Path, monkeypatch: py
         5,
         "fail_open",
     )
-    assert (notify.event, notify.secret, notify.fire_and_forget) == ("session_end", "from-env", True)
+    assert (notify.event, notify.options["secret"], notify.fire_and_forget) == ("session_end", "from-env", True)
     assert (judge.kind, judge.event, judge.prompt) == (
         "smart",
         "stop",
