@@ -127,7 +127,7 @@ def _stoppers(decision: Decision) -> list[str]:
 
 def _hook_text(spec: HookSpec) -> str | None:
     """What a hook says or runs: a rule's text, a prompt, a command, a URL or a callable's name."""
-    return spec.rule or spec.prompt or spec.command or spec.target or shown(spec.kind, spec.options)
+    return spec.rule or spec.prompt or shown(spec)
 
 
 def _reference_specs(config: str, against: Gate | None, against_path: str | None) -> tuple[list[HookSpec], str | None]:

@@ -113,12 +113,12 @@ def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:
 
 
 def rule_text(spec: HookSpec) -> str | None:
-    """A hook's rule as messages show it: a smart rule's text, else its command, URL or callable (trimmed)."""
+    """A hook's rule as messages show it: a smart rule's text, else what its kind shows (a command, URL or callable; trimmed)."""
     if spec.kind == "smart":
         return _trimmed(spec.rule or spec.prompt)
     if spec.kind == "protect":
         return "the agent may not change guard's config, state or hook settings, nor read its secret"
-    return _trimmed(spec.command or spec.target or shown(spec.kind, spec.options))
+    return _trimmed(shown(spec))
 
 
 def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:

@@ -21,18 +21,31 @@ Standard library only: the runtime looks a kind up here on the ``guard hook`` pa
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard.core.plugins import Seam
 
-__all__ = ["KINDS", "Kind", "judged", "kind_of", "shown"]
+if TYPE_CHECKING:
+    from guard.core.spec import HookSpec
+
+__all__ = ["KINDS", "Kind", "judged", "kind_of", "registered", "shown"]
 
 
 class Kind:
     """One hook kind: its hook class, its options model, and what it allows the fast path and the decision cache."""
 
-    __slots__ = ("cache", "cached_verdict", "expanded", "hook", "judged", "name", "options", "shown", "verdict")
+    __slots__ = (
+        "cache",
+        "cached_verdict",
+        "expanded",
+        "files",
+        "hook",
+        "judged",
+        "name",
+        "options",
+        "shown",
+        "verdict",
+    )
 
     def __init__(
         self,
@@ -46,6 +59,7 @@ class Kind:
         judged: bool = False,
         expanded: tuple[str, ...] = (),
         shown: str | None = None,
+        files: str | None = None,
     ) -> None:
         self.name = name
         #: ``"module:Class"``: a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``
@@ -69,9 +83,13 @@ class Kind:
         self.expanded = expanded
         #: the option messages show as what a hook of this kind runs (``guard check``'s deciding rule, ``guard backtest``)
         self.shown = shown
+        #: ``"module:function"`` ``(spec, workdir) -> list[str]``: the project files a hook runs (a command's scripts, a
+        #: callable's module), found now: ``guard trust`` pins them (a hook whose file changed since is not run) and
+        #: self-protection keeps the agent from changing them
+        self.files = files
 
     def load(self, part: str) -> Any:
-        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``)."""
+        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``, ``"files"``)."""
         module_name, _, attribute = str(getattr(self, part)).partition(":")
         return getattr(importlib.import_module(module_name), attribute)
 
@@ -92,7 +110,13 @@ SMART = Kind(
     cached_verdict="guard.judge.keys:cached_verdict",
     judged=True,
 )
-COMMAND = Kind("command", "guard.hooks.command:CommandHook", options="guard.config.kind_options:CommandOptions")
+COMMAND = Kind(
+    "command",
+    "guard.hooks.command:CommandHook",
+    options="guard.config.kind_options:CommandOptions",
+    shown="command",
+    files="guard.config.hook_scripts:command_files",
+)
 HTTP = Kind(
     "http",
     "guard.hooks.http:HttpHook",
@@ -100,7 +124,13 @@ HTTP = Kind(
     expanded=("url", "secret", "headers"),
     shown="url",
 )
-CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.config.kind_options:CallableOptions")
+CALLABLE = Kind(
+    "callable",
+    "guard.hooks.callable:CallableHook",
+    options="guard.config.kind_options:CallableOptions",
+    shown="callable",
+    files="guard.config.hook_scripts:callable_files",
+)
 #: guard's self-protection rule: guard adds it, a config cannot name it
 PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
 
@@ -124,17 +154,20 @@ def kind_of(name: str) -> Kind:
 
 def judged(name: str) -> bool:
     """Whether a model judges hooks of kind ``name`` (False for a name no installed kind has: its hook fails when it runs)."""
-    try:
-        return KINDS.known(name) and kind_of(name).judged
-    except (LookupError, ImportError, AttributeError):
-        return False
+    kind = registered(name)
+    return kind is not None and kind.judged
 
 
-def shown(name: str, options: Mapping[str, Any]) -> str | None:
-    """What a hook of kind ``name`` runs as messages show it: the option its kind names ``shown`` (an http hook's url)."""
+def registered(name: str) -> Kind | None:
+    """The :class:`Kind` registered as ``name``, or None when nothing registers one (its hook fails when it runs)."""
     try:
-        option = kind_of(name).shown if KINDS.known(name) else None
+        return kind_of(name) if KINDS.known(name) else None
     except (LookupError, ImportError, AttributeError):
         return None
-    value = options.get(option) if option else None
+
+
+def shown(spec: HookSpec) -> str | None:
+    """What ``spec`` runs as messages show it: the option its kind names ``shown`` (a command, a URL, a callable's name)."""
+    kind = registered(spec.kind)
+    value = spec.options.get(kind.shown) if kind is not None and kind.shown else None
     return value if isinstance(value, str) else None

@@ -86,12 +86,12 @@ class HookSpec(FrozenRecord):
 
     ``kind`` is one of guard's :data:`HookKind` or a plugin's kind (:mod:`guard.core.kinds`);
     ``options`` the kind's own settings as its options model validated them (what a
-    plugin's kind reads, and the http kind: ``url``, ``secret``, ``headers``,
-    ``fire_and_forget``); smart, command and callable keep theirs in the named fields below.
+    plugin's kind reads, and guard's: http's ``url``, ``secret``, ``headers``,
+    ``fire_and_forget``, command's ``command``, callable's ``callable``); smart keeps its own in the named fields below.
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
     (1..600); ``origin`` the file (and key path) it was declared in, for messages;
-    ``workdir`` the declaring config's folder (where a relative command runs).
+    ``workdir`` the declaring config's folder (where a command hook's relative command runs).
     Smart: ``prompt`` is a user's own template ($ARGUMENTS) from Claude/SKILL prompt
     hooks; ``depth`` quick | thorough | auto; ``cache_ignore`` extra payload fields
     left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
@@ -101,11 +101,12 @@ class HookSpec(FrozenRecord):
     ``paths`` then holds what such a read may not name); ``skip_project_writes`` says the same of a call proven
     to write only plain files inside the project with reading programs (and includes the reads); ``judge_together``
     (default true) lets the rule be judged in one model request with the other smart rules that apply to the same call
-    at the same depth (:mod:`guard.judge.together`). Callable: ``target`` is "module:function". Protect: ``paths``
+    at the same depth (:mod:`guard.judge.together`). Callable: ``func`` the function a library registered (the config's
+    ``callable`` option names one as "module:function"). Protect: ``paths``
     are (label, absolute file or folder) no tool call may change. ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
-    them (``guard trust``); None when the config was read from disk untrusted
-    (``guard check``), so nothing is compared before the command runs.
+    them (``guard trust``; empty for a hook that runs none); None when the config was read
+    from disk untrusted (``guard check``), so nothing is compared before the command runs.
     ``mode``: enforce, or shadow (judged and recorded, never changes the answer).
     ``final``: whether this hook's deny is final (the agent must not try another
     form; None: protection and deterministic hooks are, a model's judgement is not).
@@ -135,8 +136,6 @@ class HookSpec(FrozenRecord):
         "skip_read_only",
         "skip_project_writes",
         "judge_together",
-        "command",
-        "target",
         "func",
         "paths",
         "scripts",
@@ -166,8 +165,6 @@ class HookSpec(FrozenRecord):
     skip_read_only: bool
     skip_project_writes: bool
     judge_together: bool
-    command: str | None
-    target: str | None
     func: Callable[..., Any] | None
     paths: tuple[tuple[str, str], ...]
     scripts: tuple[tuple[str, str], ...] | None
@@ -199,8 +196,6 @@ class HookSpec(FrozenRecord):
         skip_read_only: bool = False,
         skip_project_writes: bool = False,
         judge_together: bool = True,
-        command: str | None = None,
-        target: str | None = None,
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
         scripts: tuple[tuple[str, str], ...] | None = None,
