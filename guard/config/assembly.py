@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from guard.config import org_policy
 from guard.config.hook_scripts import loaded_scripts
+from guard.core.kinds import judged
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 from guard.protection.targets import protect_spec
@@ -56,7 +57,7 @@ def with_protection(loaded: LoadedConfig) -> LoadedConfig:
     Rules in a lane (``skip_read_only``, ``skip_project_writes``) get the protected paths too, even with
     ``protect: false``: a read that names one of them is never decided without the judge.
     """
-    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.lane is not None]
+    lane = [i for i, spec in enumerate(loaded.specs) if spec.lane is not None and judged(spec.kind)]
     if not (loaded.settings.protect or lane):
         return loaded
     protection = protection_for(loaded)
