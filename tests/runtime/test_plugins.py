@@ -425,3 +425,26 @@ def test_a_plugin_kind_options_take_environment_variables_as_http_ones_do(
     unset = run(CLI, ["hook", "--format", "linewise"], isolated_home, call, plugin_site)
     assert "environment variable BLOCKED is not set" in unset.stdout + unset.stderr
     assert "hooks.PreToolUse[0].words[0]" in unset.stdout + unset.stderr
+
+
+def test_a_plugin_kind_files_are_pinned_and_guarded_as_a_command_hook_scripts_are(
+    plugin_site: Path, write_config, isolated_home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """``deny_words`` names its ``words_file`` among its ``files``: ``guard trust`` pins it, so a real ``guard hook`` keeps
+    the agent from rewriting it, exactly as it guards a command hook's script."""
+    (isolated_home / "blocked-words.txt").write_text("telnet\n", encoding="utf-8")
+    write_config(DENY_WORDS.replace("case_sensitive: false", "words_file: blocked-words.txt"), trusted=False)
+    trusted = run(TRUST, [str(isolated_home)], isolated_home, site=plugin_site)
+    assert trusted.returncode == 0, trusted.stderr
+    sync = json.dumps({"tool": "Bash", "args": {"command": "telnet example.com 80"}, "session": "s1"})
+    denied = run(CLI, ["hook", "--format", "linewise"], isolated_home, sync, plugin_site)
+    assert (denied.returncode, denied.stdout) == (2, "DENY deny_words: 'telnet' is not allowed\n"), denied.stderr
+    emptied = {"file_path": str(isolated_home / "blocked-words.txt"), "content": "\n"}
+    write = run(
+        CLI,
+        ["hook", "--format", "linewise"],
+        isolated_home,
+        json.dumps({"tool": "Write", "args": emptied}),
+        plugin_site,
+    )
+    assert write.returncode == 2 and write.stdout.startswith("DENY guard self-protection"), write.stdout + write.stderr
