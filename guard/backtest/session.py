@@ -27,7 +27,7 @@ from guard.config import find_config, load_config
 from guard.core.decision import STOPS, Decision
 from guard.core.duration import parse_duration
 from guard.core.errors import GuardError
-from guard.core.kinds import judged
+from guard.core.kinds import judged, shown
 from guard.core.spec import HookSpec
 from guard.eval import stats
 from guard.eval.cases import input_summary
@@ -127,7 +127,7 @@ def _stoppers(decision: Decision) -> list[str]:
 
 def _hook_text(spec: HookSpec) -> str | None:
     """What a hook says or runs: a rule's text, a prompt, a command, a URL or a callable's name."""
-    return spec.rule or spec.prompt or spec.command or spec.url or spec.target
+    return spec.rule or spec.prompt or shown(spec)
 
 
 def _reference_specs(config: str, against: Gate | None, against_path: str | None) -> tuple[list[HookSpec], str | None]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from guard.config import org_policy
 from guard.config.hook_scripts import loaded_scripts
+from guard.core.kinds import judged
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 from guard.protection.targets import protect_spec
@@ -27,16 +28,17 @@ def with_org(org: LoadedConfig | None, loaded: LoadedConfig | None) -> LoadedCon
 
 
 def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
-    """``loaded`` with each smart hook's timeout raised to fit the tier timeouts it may spend (``models.timeouts``, ``GUARD_TIMEOUT_*``).
+    """``loaded`` with each judged rule's timeout raised to fit the tier timeouts it may spend (``models.timeouts``, ``GUARD_TIMEOUT_*``).
 
     A local CPU model needs a minute where a hosted one needs seconds: setting the
     tiers' timeouts is enough, the hook's own budget (and so the engine's, the
     service's and ``guard install``'s advice on the client timeout) follows. Applied on
-    every load, after the snapshot, so the variables are read when the config is used.
+    every load, after the snapshot, so the variables are read when the config is used;
+    the kind is looked up only for a hook with a rule (or prompt): a plugin's never reads the entry points here.
     """
     settings = loaded.settings
     for index, spec in enumerate(loaded.specs):
-        if spec.kind != "smart":
+        if not ((spec.rule or spec.prompt) and judged(spec.kind)):
             continue
         tiers = ("quick", "thorough") if spec.depth == "auto" else (spec.depth,)
         needed = min(600.0, sum(settings.timeout_for(tier) or 0.0 for tier in tiers))
@@ -56,7 +58,7 @@ def with_protection(loaded: LoadedConfig) -> LoadedConfig:
     Rules in a lane (``skip_read_only``, ``skip_project_writes``) get the protected paths too, even with
     ``protect: false``: a read that names one of them is never decided without the judge.
     """
-    lane = [i for i, spec in enumerate(loaded.specs) if spec.kind == "smart" and spec.lane is not None]
+    lane = [i for i, spec in enumerate(loaded.specs) if spec.lane is not None and judged(spec.kind)]
     if not (loaded.settings.protect or lane):
         return loaded
     protection = protection_for(loaded)

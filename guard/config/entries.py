@@ -16,7 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, model_validator
 
-from guard.config.kind_options import CallableFields, CommandFields, CommonFields, HttpFields, SmartFields, SpecFields
+from guard.config.kind_options import (
+    CallableFields,
+    CommandFields,
+    CommonFields,
+    HttpFields,
+    OptionFields,
+    SmartFields,
+    SpecFields,
+)
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError, UnknownName
 from guard.core.kinds import KINDS, kind_of
@@ -45,13 +53,13 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         return self
 
     def spec_fields(self) -> dict[str, Any]:
-        """Every built-in kind's fields: the entry carries them all."""
-        return {
-            **SmartFields.spec_fields(self),
-            **CommandFields.spec_fields(self),
-            **HttpFields.spec_fields(self),
-            **CallableFields.spec_fields(self),
-        }
+        """The HookSpec fields a smart hook's keys set (the only kind that keeps its settings there)."""
+        return SmartFields.spec_fields(self) if self.kind() == "smart" else {}
+
+    def options(self) -> dict[str, Any]:
+        """The spec's options: the keys of its kind (smart's are HookSpec fields instead)."""
+        fields = _OPTION_FIELDS.get(self.kind())
+        return fields.own_options(self) if fields is not None else {}
 
     def kind(self) -> HookKind:
         if self.rule or self.prompt:
@@ -59,6 +67,14 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         if self.command or self.script:
             return "command"
         return "http" if self.url else "callable"
+
+
+#: the keys each of guard's kinds (but smart) reads from an entry without ``kind:``
+_OPTION_FIELDS: dict[str, type[OptionFields]] = {
+    "command": CommandFields,
+    "http": HttpFields,
+    "callable": CallableFields,
+}
 
 
 def _key_path(loc: tuple[Any, ...]) -> str:
@@ -134,13 +150,16 @@ def spec_from_entry(
     options: dict[str, Any] = {}
     if "kind" in entry:
         common, kind, validated = _named_kind(entry, file, key)
-        if isinstance(validated, SpecFields):  # guard's own kinds keep their options in HookSpec's named fields
+        fields = {}
+        if isinstance(validated, SpecFields):  # smart keeps its options in HookSpec's named fields
             fields = validated.spec_fields()
-        else:
-            fields, options = {}, validated.model_dump(mode="json") if validated is not None else {}
+        elif isinstance(validated, OptionFields):  # guard's own, in the form its hook reads
+            options = validated.own_options()
+        elif validated is not None:  # a plugin's, as its model validated them
+            options = validated.model_dump(mode="json")
     else:
         parsed = _validated(HookEntry, entry, file, key)
-        common, kind, fields = parsed, parsed.kind(), parsed.spec_fields()
+        common, kind, fields, options = parsed, parsed.kind(), parsed.spec_fields(), parsed.options()
     tools = common.tools
     default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
     return HookSpec(

@@ -29,6 +29,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 
+from guard.core.kinds import registered
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 
@@ -126,13 +127,24 @@ def module_files(target: str, workdir: str) -> list[str]:
     return sorted(path for path in map(os.path.realpath, found) if path.startswith(roots))
 
 
+def command_files(spec: HookSpec, workdir: str) -> list[str]:
+    """A command hook's files (:attr:`guard.core.kinds.Kind.files`): the scripts its ``command`` runs."""
+    command = spec.options.get("command")
+    return scripts_of(command, workdir) if isinstance(command, str) and command else []
+
+
+def callable_files(spec: HookSpec, workdir: str) -> list[str]:
+    """A callable hook's files: those its ``module:function`` may be imported from (none for a library's own function)."""
+    target = spec.options.get("callable")
+    return module_files(target, workdir) if isinstance(target, str) and spec.func is None else []
+
+
 def hook_scripts(spec: HookSpec, workdir: str) -> list[str]:
-    """The files ``spec`` runs, found now: a command hook's scripts, a callable hook's module files."""
-    if spec.kind == "command" and spec.command:
-        return scripts_of(spec.command, workdir)
-    if spec.kind == "callable" and spec.target and spec.func is None:
-        return module_files(spec.target, workdir)
-    return []
+    """The files ``spec`` runs, found now, as its kind finds them (:attr:`guard.core.kinds.Kind.files`)."""
+    kind = registered(spec.kind)
+    if kind is None or kind.files is None:
+        return []
+    return list(kind.load("files")(spec, workdir))
 
 
 def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str | None:
@@ -160,5 +172,4 @@ def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
         else:
             paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
         yield from paths
-        if spec.kind == "callable":
-            yield from (importlib.util.cache_from_source(path) for path in paths)
+        yield from (importlib.util.cache_from_source(path) for path in paths if path.endswith(".py"))

@@ -6,7 +6,9 @@ that kind's model alone; without ``kind:`` the kind follows from the keys (``rul
 → smart, ``command`` → command, ``url`` → http, ``callable`` → callable), the form
 every config before plugins was written in (:class:`guard.config.entries.HookEntry`).
 Each ``*Fields`` class holds a kind's keys; its ``*Options`` model adds the checks
-that apply when the kind is named.
+that apply when the kind is named. The options of command, http and callable reach
+their hooks in ``spec.options``, as a plugin kind's do (:class:`OptionFields`); smart
+keeps its own in :class:`~guard.core.spec.HookSpec`'s named fields (:class:`SpecFields`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from guard.core.spec import FailureMode
 from guard.runtime.matching import validate_matcher, validate_tools
 
-__all__ = ["CallableOptions", "CommandOptions", "CommonFields", "HttpOptions", "SmartOptions", "SpecFields"]
+__all__ = [
+    "CallableOptions",
+    "CommandOptions",
+    "CommonFields",
+    "HttpOptions",
+    "OptionFields",
+    "SmartOptions",
+    "SpecFields",
+]
 
 
 class CommonFields(BaseModel):
@@ -78,30 +88,37 @@ class SmartFields(SpecFields):
         return {**values, "cache_ignore": tuple(values["cache_ignore"]), "cache_keep": tuple(values["cache_keep"])}
 
 
-class CommandFields(SpecFields):
+class OptionFields(BaseModel):
+    """The keys of one of guard's kinds whose settings reach its hook as ``spec.options``, as a plugin kind's do."""
+
+    def own_options(self) -> dict[str, Any]:
+        """The options a spec of this kind carries (JSON values)."""
+        raise NotImplementedError
+
+
+class CommandFields(OptionFields):
     command: str | None = None
     script: str | None = None  # SKILL.md spelling of command
 
-    def spec_fields(self) -> dict[str, Any]:
+    def own_options(self) -> dict[str, Any]:
         return {"command": self.command or self.script}
 
 
-class HttpFields(SpecFields):
+class HttpFields(OptionFields):
     url: str | None = None
     secret: str | None = None
     fire_and_forget: bool = False
     headers: dict[str, str] = Field(default_factory=dict)
 
-    def spec_fields(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in HttpFields.model_fields}
-        return {**values, "headers": tuple(sorted(values["headers"].items()))}
+    def own_options(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in HttpFields.model_fields}
 
 
-class CallableFields(SpecFields):
+class CallableFields(OptionFields):
     callable: str | None = None
 
-    def spec_fields(self) -> dict[str, Any]:
-        return {"target": self.callable}
+    def own_options(self) -> dict[str, Any]:
+        return {"callable": self.callable}
 
     @field_validator("callable")
     @classmethod

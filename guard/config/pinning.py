@@ -227,10 +227,8 @@ def _trusted_copy(record: TrustRecord) -> LoadedConfig:
 
     loaded = parse_config(config, reader)
     loaded.pin = pin
-    loaded.specs = [
-        spec.replace(scripts=record.scripts_of(spec.id)) if spec.kind in ("command", "callable") else spec
-        for spec in loaded.specs
-    ]
+    # every hook of the trusted copy says what it may run, none for most: the hook path never parses a command to know
+    loaded.specs = [spec.replace(scripts=record.scripts_of(spec.id)) for spec in loaded.specs]
     snapshot.write(config, loaded, pin=pin)
     return snapshot.expand_env(loaded)
 

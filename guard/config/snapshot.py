@@ -21,10 +21,12 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from guard.core.errors import ConfigError
+from guard.core.kinds import kind_of
 from guard.core.logs import LazyLogger
 from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
@@ -34,7 +36,9 @@ __all__ = ["expand_env", "read", "write"]
 
 log = LazyLogger("guard.config")
 
-FORMAT = 4  # 2: HookSpec.workdir; 3: a seal line before the JSON; 4: pinned snapshots, HookSpec.scripts
+#: 2: HookSpec.workdir; 3: a seal line before the JSON; 4: pinned snapshots, HookSpec.scripts;
+#: 5: an http hook's url, secret, headers and fire_and_forget in HookSpec.options (an older snapshot is parsed again)
+FORMAT = 5
 _PURPOSE = "snapshot"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -121,7 +125,7 @@ def _expand(value: str | None, where: str) -> str | None:
 
 
 def expand_env(loaded: LoadedConfig) -> LoadedConfig:
-    """Substitute ``${VAR}`` / ``${VAR:-default}`` in models, URLs, secrets and headers.
+    """Substitute ``${VAR}`` / ``${VAR:-default}`` in models, URLs, secrets and headers (the options a kind names).
 
     Commands, rules and prompts are left alone: in a shell command ``${X}`` is the
     shell's own syntax, and rule text is the user's words.
@@ -144,12 +148,28 @@ def expand_env(loaded: LoadedConfig) -> LoadedConfig:
     specs = []
     for spec in loaded.specs:
         where = spec.origin or spec.id
-        specs.append(
-            spec.replace(
-                url=_expand(spec.url, f"{where}.url"),
-                secret=_expand(spec.secret, f"{where}.secret"),
-                model=_expand(spec.model, f"{where}.model"),
-                headers=tuple((k, _expand(v, f"{where}.headers.{k}") or "") for k, v in spec.headers),
-            )
-        )
+        specs.append(spec.replace(model=_expand(spec.model, f"{where}.model"), options=_expanded_options(spec, where)))
     return type(loaded)(settings=settings, specs=specs, sources=loaded.sources, pin=loaded.pin)
+
+
+def _expanded_options(spec: HookSpec, where: str) -> Mapping[str, Any]:
+    """``spec.options`` with ``${VAR}`` substituted in the options its kind says take it (an http hook's url, secret, headers).
+
+    The kind is looked up only when an option holds ``${``: a config without variables never loads a plugin's kind here.
+    """
+    if not spec.options or "${" not in json.dumps(dict(spec.options)):
+        return spec.options
+    try:
+        names = kind_of(spec.kind).expanded
+    except (LookupError, ImportError, AttributeError):  # an unknown kind: its hook fails when it runs, and says why
+        return spec.options
+    options = dict(spec.options)
+    for name in names:
+        value, at = options.get(name), f"{where}.{name}"
+        if isinstance(value, str):
+            options[name] = _expand(value, at)
+        elif isinstance(value, list):
+            options[name] = [_expand(v, f"{at}[{i}]") if isinstance(v, str) else v for i, v in enumerate(value)]
+        elif isinstance(value, dict):
+            options[name] = {k: _expand(v, f"{at}.{k}") if isinstance(v, str) else v for k, v in value.items()}
+    return options

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from guard.core.decision import DecidingRule, Decision, HookResult
-from guard.core.kinds import judged
+from guard.core.kinds import judged, shown
 from guard.core.spec import HookSpec
 
 __all__ = [
@@ -73,7 +73,7 @@ def _who(spec: HookSpec, result: HookResult) -> str:
         return f"{FAILURE_POLICY} ({spec.id} is fail_closed and could not judge)"
     if spec.kind == "protect":
         return "protection"
-    if spec.kind == "smart":
+    if judged(spec.kind):
         if result.details.get("reused"):
             return "an earlier judgement of the same code (the script and the files it may run unchanged since)"
         if result.cached:
@@ -113,12 +113,10 @@ def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:
 
 
 def rule_text(spec: HookSpec) -> str | None:
-    """A hook's rule as messages show it: a smart rule's text, else its command, URL or callable (trimmed)."""
-    if spec.kind == "smart":
-        return _trimmed(spec.rule or spec.prompt)
+    """A hook's rule as messages show it: a smart rule's text, else what its kind shows (a command, URL or callable; trimmed)."""
     if spec.kind == "protect":
         return "the agent may not change guard's config, state or hook settings, nor read its secret"
-    return _trimmed({"command": spec.command, "http": spec.url, "callable": spec.target}.get(spec.kind))
+    return _trimmed(spec.rule or spec.prompt or shown(spec))
 
 
 def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:

@@ -21,17 +21,31 @@ Standard library only: the runtime looks a kind up here on the ``guard hook`` pa
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard.core.plugins import Seam
 
-__all__ = ["KINDS", "Kind", "judged", "kind_of"]
+if TYPE_CHECKING:
+    from guard.core.spec import HookSpec
+
+__all__ = ["KINDS", "Kind", "judged", "kind_of", "registered", "shown"]
 
 
 class Kind:
     """One hook kind: its hook class, its options model, and what it allows the fast path and the decision cache."""
 
-    __slots__ = ("cache", "cached_verdict", "hook", "judged", "name", "options", "verdict")
+    __slots__ = (
+        "cache",
+        "cached_verdict",
+        "expanded",
+        "files",
+        "hook",
+        "judged",
+        "name",
+        "options",
+        "shown",
+        "verdict",
+    )
 
     def __init__(
         self,
@@ -43,6 +57,9 @@ class Kind:
         cached_verdict: str | None = None,
         cache: bool = False,
         judged: bool = False,
+        expanded: tuple[str, ...] = (),
+        shown: str | None = None,
+        files: str | None = None,
     ) -> None:
         self.name = name
         #: ``"module:Class"``: a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``
@@ -61,9 +78,18 @@ class Kind:
         self.cache = cache
         #: whether a model judges it: ``guard serve`` warms for it, ``guard eval`` and ``guard doctor`` look at its model
         self.judged = judged
+        #: the options whose strings (a list's items, a mapping's values) take ``${VAR}`` / ``${VAR:-default}``, substituted
+        #: from the environment each time the config loads (secrets, URLs): the compiled snapshot keeps them as written
+        self.expanded = expanded
+        #: the option messages show as what a hook of this kind runs (``guard check``'s deciding rule, ``guard backtest``)
+        self.shown = shown
+        #: ``"module:function"`` ``(spec, workdir) -> list[str]``: the project files a hook runs (a command's scripts, a
+        #: callable's module), found now: ``guard trust`` pins them (a hook whose file changed since is not run) and
+        #: self-protection keeps the agent from changing them
+        self.files = files
 
     def load(self, part: str) -> Any:
-        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``)."""
+        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``, ``"files"``)."""
         module_name, _, attribute = str(getattr(self, part)).partition(":")
         return getattr(importlib.import_module(module_name), attribute)
 
@@ -84,9 +110,27 @@ SMART = Kind(
     cached_verdict="guard.judge.keys:cached_verdict",
     judged=True,
 )
-COMMAND = Kind("command", "guard.hooks.command:CommandHook", options="guard.config.kind_options:CommandOptions")
-HTTP = Kind("http", "guard.hooks.http:HttpHook", options="guard.config.kind_options:HttpOptions")
-CALLABLE = Kind("callable", "guard.hooks.callable:CallableHook", options="guard.config.kind_options:CallableOptions")
+COMMAND = Kind(
+    "command",
+    "guard.hooks.command:CommandHook",
+    options="guard.config.kind_options:CommandOptions",
+    shown="command",
+    files="guard.config.hook_scripts:command_files",
+)
+HTTP = Kind(
+    "http",
+    "guard.hooks.http:HttpHook",
+    options="guard.config.kind_options:HttpOptions",
+    expanded=("url", "secret", "headers"),
+    shown="url",
+)
+CALLABLE = Kind(
+    "callable",
+    "guard.hooks.callable:CallableHook",
+    options="guard.config.kind_options:CallableOptions",
+    shown="callable",
+    files="guard.config.hook_scripts:callable_files",
+)
 #: guard's self-protection rule: guard adds it, a config cannot name it
 PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
 
@@ -110,7 +154,20 @@ def kind_of(name: str) -> Kind:
 
 def judged(name: str) -> bool:
     """Whether a model judges hooks of kind ``name`` (False for a name no installed kind has: its hook fails when it runs)."""
+    kind = registered(name)
+    return kind is not None and kind.judged
+
+
+def registered(name: str) -> Kind | None:
+    """The :class:`Kind` registered as ``name``, or None when nothing registers one (its hook fails when it runs)."""
     try:
-        return KINDS.known(name) and kind_of(name).judged
+        return kind_of(name) if KINDS.known(name) else None
     except (LookupError, ImportError, AttributeError):
-        return False
+        return None
+
+
+def shown(spec: HookSpec) -> str | None:
+    """What ``spec`` runs as messages show it: the option its kind names ``shown`` (a command, a URL, a callable's name)."""
+    kind = registered(spec.kind)
+    value = spec.options.get(kind.shown) if kind is not None and kind.shown else None
+    return value if isinstance(value, str) else None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from guard.core.kinds import judged
+
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
 
@@ -30,5 +32,8 @@ SESSION_CONTEXT = "session"
 
 
 def reads_session(spec: HookSpec) -> bool:
-    """Whether ``spec``'s judge is shown session context (a smart hook with ``context: request`` or ``session``)."""
-    return spec.kind == "smart" and spec.context in (REQUEST_CONTEXT, SESSION_CONTEXT)
+    """Whether ``spec``'s judge is shown session context (a judged hook with ``context: request`` or ``session``).
+
+    The context first: the kind is looked up only for a hook that asks for one.
+    """
+    return spec.context in (REQUEST_CONTEXT, SESSION_CONTEXT) and judged(spec.kind)

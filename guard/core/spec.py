@@ -86,11 +86,12 @@ class HookSpec(FrozenRecord):
 
     ``kind`` is one of guard's :data:`HookKind` or a plugin's kind (:mod:`guard.core.kinds`);
     ``options`` the kind's own settings as its options model validated them (what a
-    plugin's kind reads; guard's own kinds keep theirs in the named fields below).
+    plugin's kind reads, and guard's: http's ``url``, ``secret``, ``headers``,
+    ``fire_and_forget``, command's ``command``, callable's ``callable``); smart keeps its own in the named fields below.
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
     (1..600); ``origin`` the file (and key path) it was declared in, for messages;
-    ``workdir`` the declaring config's folder (where a relative command runs).
+    ``workdir`` the declaring config's folder (where a command hook's relative command runs).
     Smart: ``prompt`` is a user's own template ($ARGUMENTS) from Claude/SKILL prompt
     hooks; ``depth`` quick | thorough | auto; ``cache_ignore`` extra payload fields
     left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
@@ -100,11 +101,12 @@ class HookSpec(FrozenRecord):
     ``paths`` then holds what such a read may not name); ``skip_project_writes`` says the same of a call proven
     to write only plain files inside the project with reading programs (and includes the reads); ``judge_together``
     (default true) lets the rule be judged in one model request with the other smart rules that apply to the same call
-    at the same depth (:mod:`guard.judge.together`). Callable: ``target`` is "module:function". Protect: ``paths``
+    at the same depth (:mod:`guard.judge.together`). Callable: ``func`` the function a library registered (the config's
+    ``callable`` option names one as "module:function"). Protect: ``paths``
     are (label, absolute file or folder) no tool call may change. ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
-    them (``guard trust``); None when the config was read from disk untrusted
-    (``guard check``), so nothing is compared before the command runs.
+    them (``guard trust``; empty for a hook that runs none); None when the config was read
+    from disk untrusted (``guard check``), so nothing is compared before the command runs.
     ``mode``: enforce, or shadow (judged and recorded, never changes the answer).
     ``final``: whether this hook's deny is final (the agent must not try another
     form; None: protection and deterministic hooks are, a model's judgement is not).
@@ -134,12 +136,6 @@ class HookSpec(FrozenRecord):
         "skip_read_only",
         "skip_project_writes",
         "judge_together",
-        "command",
-        "url",
-        "secret",
-        "fire_and_forget",
-        "headers",
-        "target",
         "func",
         "paths",
         "scripts",
@@ -169,12 +165,6 @@ class HookSpec(FrozenRecord):
     skip_read_only: bool
     skip_project_writes: bool
     judge_together: bool
-    command: str | None
-    url: str | None
-    secret: str | None
-    fire_and_forget: bool
-    headers: tuple[tuple[str, str], ...]
-    target: str | None
     func: Callable[..., Any] | None
     paths: tuple[tuple[str, str], ...]
     scripts: tuple[tuple[str, str], ...] | None
@@ -206,12 +196,6 @@ class HookSpec(FrozenRecord):
         skip_read_only: bool = False,
         skip_project_writes: bool = False,
         judge_together: bool = True,
-        command: str | None = None,
-        url: str | None = None,
-        secret: str | None = None,
-        fire_and_forget: bool = False,
-        headers: tuple[tuple[str, str], ...] = (),
-        target: str | None = None,
         func: Callable[..., Any] | None = None,
         paths: tuple[tuple[str, str], ...] = (),
         scripts: tuple[tuple[str, str], ...] | None = None,
@@ -232,6 +216,11 @@ class HookSpec(FrozenRecord):
         return self.source in EXTERNAL_SOURCES
 
     @property
+    def fire_and_forget(self) -> bool:
+        """It only notifies (the ``fire_and_forget`` option, an http hook's or any kind's): never re-run on a rewritten input, nor replayed."""
+        return bool(self.options.get("fire_and_forget"))
+
+    @property
     def lane(self) -> str | None:
         """What the rule says cannot break it, decided without a model: ``read_only``, ``project_writes`` (reads too), or None."""
         return "project_writes" if self.skip_project_writes else ("read_only" if self.skip_read_only else None)
@@ -247,7 +236,7 @@ class HookSpec(FrozenRecord):
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data[key] is not None:
                 data[key] = list(data[key])
-        for key in ("headers", "paths", "scripts"):
+        for key in ("paths", "scripts"):
             if data[key] is not None:
                 data[key] = [list(pair) for pair in data[key]]
         if self.options:  # left out when empty: a built-in hook's form (and what eval keys on) is as before
@@ -266,8 +255,7 @@ class HookSpec(FrozenRecord):
         for key in ("tools", "cache_ignore", "cache_keep"):
             if data.get(key) is not None:
                 data[key] = tuple(data[key])
-        for key in ("headers", "paths"):
-            data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
+        data["paths"] = tuple(tuple(pair) for pair in data.get("paths", ()))
         if data.get("scripts") is not None:
             data["scripts"] = tuple(tuple(pair) for pair in data["scripts"])
         return cls(**data)

@@ -182,7 +182,7 @@ def companions(case: Case, config: Sequence[HookSpec], specs: Sequence[HookSpec]
     return tuple(
         s
         for s in Registry(shown).matching(case.canonical_event, case.tool_name)
-        if s.kind == "smart" and s.rule and s.id not in mine
+        if s.rule and s.id not in mine and judged(s.kind)
     )
 
 

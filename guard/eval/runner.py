@@ -84,7 +84,7 @@ class Variant:
         ``session_id`` joins the smart hook's key (it stays hidden from the prompt), so
         the single flight never folds two repeats, or two cases, into one model call.
         """
-        if spec.kind != "smart":
+        if not judged(spec.kind):
             return spec
         changes: dict[str, object] = {"cache_keep": (*spec.cache_keep, SAMPLE_FIELD)}
         if self.pinned_depth:

@@ -48,9 +48,11 @@ class CallableHook(Hook):
 
     async def run(self, event: Event) -> HookResult:
         if self._func is None:
-            assert self.spec.target is not None
-            self._check_module()
-            self._func = resolve_target(self.spec.target)
+            target = self.spec.options.get("callable")
+            if not isinstance(target, str):
+                raise HookError(f"callable hook {self.spec.id} names no function (callable: module:function)")
+            self._check_module(target)
+            self._func = resolve_target(target)
         func = self._func
         if inspect.iscoroutinefunction(func):
             value = await func(event)
@@ -58,14 +60,14 @@ class CallableHook(Hook):
             value = await asyncio.to_thread(func, event)
         return self._result(value, event)
 
-    def _check_module(self) -> None:
+    def _check_module(self, target: str) -> None:
         """Refuse to import a module of a trusted config that is not the one the user trusted (:mod:`guard.config.hook_scripts`)."""
         spec = self.spec
-        if spec.scripts is None or spec.target is None:  # not pinned: read from disk by the user's own tools
+        if spec.scripts is None:  # not pinned: read from disk by the user's own tools
             return
         from guard.config.hook_scripts import changed_script, module_files
 
-        changed = changed_script(spec.scripts, module_files(spec.target, spec.workdir or self.ctx.settings.base_dir))
+        changed = changed_script(spec.scripts, module_files(target, spec.workdir or self.ctx.settings.base_dir))
         if changed:
             raise HookRefused(
                 f"callable hook {spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"

@@ -54,12 +54,14 @@ _CONTEXT_EVENTS = frozenset({"user_turn", "session_start"})
 
 
 class CommandHook(Hook):
-    """Runs ``spec.command`` with ``/bin/sh -c`` in its own process group."""
+    """Runs its ``command`` option with ``/bin/sh -c`` in its own process group."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
         self.spec = spec
         self.ctx = ctx
-        self.analysis = analyse(spec.command or "", external=spec.external)
+        command = spec.options.get("command")
+        self.command: str = command if isinstance(command, str) else ""
+        self.analysis = analyse(self.command, external=spec.external)
 
     async def run(self, event: Event) -> HookResult:
         command = self._checked_command()
@@ -96,13 +98,13 @@ class CommandHook(Hook):
 
     def _checked_command(self) -> str:
         spec = self.spec
-        if not spec.command or not spec.command.strip():
+        if not self.command.strip():
             raise HookError(f"command hook {spec.id} has no command")
         if self.analysis.refused:
             needs = "needs a person's approval" if self.analysis.level == "escalate" else "is refused for every source"
             reasons = "; ".join(self.analysis.reasons)
             raise HookRefused(f"command hook {spec.id} (from {spec.source}) {needs}: {reasons}")
-        return spec.command
+        return self.command
 
     def _check_scripts(self) -> None:
         """Refuse to run a script of a trusted config that is not the one the user trusted (see the module docstring)."""
@@ -110,7 +112,7 @@ class CommandHook(Hook):
             return
         from guard.config.hook_scripts import changed_script, scripts_of
 
-        changed = changed_script(self.spec.scripts, scripts_of(self.spec.command or "", self._workdir()))
+        changed = changed_script(self.spec.scripts, scripts_of(self.command, self._workdir()))
         if changed:
             raise HookRefused(
                 f"command hook {self.spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"

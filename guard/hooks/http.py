@@ -36,14 +36,21 @@ def _thread_pool() -> ThreadPoolExecutor:
 
 
 class HttpHook(Hook):
-    """POSTs each event to ``spec.url`` (see :mod:`guard.webhooks.client` for the transport)."""
+    """POSTs each event to the ``url`` option (see :mod:`guard.webhooks.client` for the transport).
+
+    Its options (``url``, ``secret``, ``headers``, ``fire_and_forget``) are in ``spec.options``, as
+    :class:`guard.config.kind_options.HttpOptions` validated them and the config's ``${VAR}`` expanded them.
+    """
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
-        if not spec.url:
+        url, secret, headers = spec.options.get("url"), spec.options.get("secret"), spec.options.get("headers") or {}
+        if not url or not isinstance(url, str):
             raise HookError(f"hook {spec.id}: an http hook needs a url")
         self.spec = spec
         self.ctx = ctx
-        self.url: str = spec.url
+        self.url: str = url
+        self.secret: str | None = str(secret) if secret else None
+        self.headers = tuple(sorted((str(name), str(value)) for name, value in dict(headers).items()))
 
     def _delivery(self, event: Event) -> Delivery:
         # ASCII JSON: any string (lone surrogates included) encodes, and receivers see no charset issues.
@@ -53,8 +60,8 @@ class HttpHook(Hook):
             url=self.url,
             body=body,
             event=event.event,
-            secret=self.spec.secret,
-            headers=self.spec.headers,
+            secret=self.secret,
+            headers=self.headers,
             timeout=self.spec.timeout,
             allow_networks=self.ctx.settings.allow_networks,
         )

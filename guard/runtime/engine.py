@@ -20,7 +20,7 @@ from guard.core.decision import Decision, HookResult, merge, strictest
 from guard.core.errors import GuardError
 from guard.core.events.model import Event, parse_event
 from guard.core.hook import Hook, HookContext, JudgedTogether
-from guard.core.kinds import KINDS, kind_of
+from guard.core.kinds import KINDS, judged, kind_of
 from guard.core.settings import Settings
 from guard.core.spec import HookSpec
 from guard.runtime.kinds import build
@@ -88,7 +88,7 @@ class Engine:
         background thread). ``guard serve`` runs it before it listens, so a
         client's first judged call pays neither. Calls no model.
         """
-        smart = [spec for spec in self.registry.specs() if spec.kind == "smart"]
+        smart = [spec for spec in self.registry.specs() if judged(spec.kind)]
         if not smart:
             return []
         from guard.judge.model import preload

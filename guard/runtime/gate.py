@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
+from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
 from guard.core.settings import SERVER_ENV, LoadedConfig, Settings, from_env
@@ -248,7 +249,7 @@ class Gate:
 
     def use_model(self, model: str) -> None:
         """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
-        self.registry = Registry([s.replace(model=model) if s.kind == "smart" else s for s in self.registry.specs()])
+        self.registry = Registry([s.replace(model=model) if judged(s.kind) else s for s in self.registry.specs()])
         self.config_hooks = False  # the service would judge with the config's models
 
     # -- the policy -----------------------------------------------------------------
@@ -450,7 +451,8 @@ class Gate:
 
     def _keeps_written(self) -> bool:
         """Whether a smart rule judges tool calls: only then is what the agent writes recorded (:mod:`guard.session.provenance`)."""
-        return any(s.kind == "smart" and s.event == "pre_tool_use" for s in self.registry.specs())
+        # a rule's text first: the kind is looked up only for a hook that has one (a plugin's kind would read entry points)
+        return any(s.event == "pre_tool_use" and (s.rule or s.prompt) and judged(s.kind) for s in self.registry.specs())
 
     def _provenance(self) -> Provenance:
         if self._written is None:

@@ -91,7 +91,7 @@ class Registry:
                     timeout=timeout,
                     failure_mode=failure_mode,
                     source="library",
-                    target=f"{func.__module__}:{func.__qualname__}",
+                    options={"callable": f"{func.__module__}:{func.__qualname__}"},
                     func=func,
                 )
             )

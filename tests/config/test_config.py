@@ -65,7 +65,7 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
     ]
     smart, http = specs[0], specs[1]
     assert smart.failure_mode == "fail_closed" and smart.timeout == 20 and smart.depth == "auto"
-    assert http.secret == "s3cret" and http.tools == ("mcp__github__*",) and http.fire_and_forget
+    assert http.options["secret"] == "s3cret" and http.tools == ("mcp__github__*",) and http.fire_and_forget
     assert specs[2].failure_mode == "fail_open"  # the default
 
 
@@ -184,11 +184,44 @@ def test_snapshot_is_reused_and_invalidated_when_the_file_changes(write_config, 
 def test_secrets_stay_out_of_the_snapshot_and_env_changes_apply(write_config, monkeypatch, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     write_config("hooks:\n  SessionEnd:\n    - url: https://ops.example.com/h\n      secret: ${HOOK_SECRET}\n")
     monkeypatch.setenv("HOOK_SECRET", "first-secret-value")
-    assert _own(load_config())[0].secret == "first-secret-value"
+    assert _own(load_config())[0].options["secret"] == "first-secret-value"
     snapshots = list((isolated_home.parent / "home/.cache/guard/config").glob("*.json"))
     assert snapshots and "first-secret-value" not in snapshots[0].read_text()
     monkeypatch.setenv("HOOK_SECRET", "rotated")
-    assert _own(load_config())[0].secret == "rotated"
+    assert _own(load_config())[0].options["secret"] == "rotated"
+
+
+def test_a_config_trusted_before_http_options_moved_still_loads(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A compiled snapshot of the trusted copy from before an http hook's url, secret and headers moved into its options
+    (format 4, those keys beside every hook's) is not believed: the trusted copy is parsed again and the snapshot re-made."""
+    from guard.config.pinning import load_trusted
+    from guard.storage.secret import seal
+
+    config = write_config(
+        "webhooks:\n  allow_networks: [127.0.0.0/8]\nhooks:\n  PreToolUse:\n    - id: remote\n"
+        "      url: http://127.0.0.1:9/hook\n      secret: s3cret\n      headers: {X-Team: ops}\n"
+    )
+    assert load_trusted().status == "trusted"
+    [snapshot] = (isolated_home.parent / "home/.cache/guard/config").glob("*-*.json")  # the trusted copy's
+    data = json.loads(snapshot.read_text().partition("\n")[2])
+    for spec in data["specs"]:  # as guard wrote them before
+        options = spec.pop("options", {})
+        spec.update(
+            url=options.get("url"),
+            secret=options.get("secret"),
+            fire_and_forget=options.get("fire_and_forget", False),
+            headers=[[name, value] for name, value in (options.get("headers") or {}).items()],
+        )
+    body = json.dumps({**data, "format": 4})
+    snapshot.write_text(f"{seal('snapshot', str(config.resolve()), body)}\n{body}")
+    [remote] = [spec for spec in load_trusted().loaded.specs if spec.id == "remote"]
+    assert dict(remote.options) == {
+        "url": "http://127.0.0.1:9/hook",
+        "secret": "s3cret",
+        "fire_and_forget": False,
+        "headers": {"X-Team": "ops"},
+    }
+    assert json.loads(snapshot.read_text().partition("\n")[2])["format"] == 5
 
 
 def test_env_default_syntax(write_config) -> None:  # type: ignore[no-untyped-def]

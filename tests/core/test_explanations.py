@@ -167,8 +167,17 @@ def test_a_shadow_hooks_rewrite_and_fail_closed_failure_change_nothing() -> None
         return {"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "echo rewritten"}}}
 
     shadow = [
-        HookSpec("rewrites", "callable", "pre_tool_use", func=rewrite, target="t:rewrite", mode="shadow"),
-        HookSpec("strict", "command", "pre_tool_use", command="exit 7", failure_mode="fail_closed", mode="shadow"),
+        HookSpec(
+            "rewrites", "callable", "pre_tool_use", func=rewrite, options={"callable": "t:rewrite"}, mode="shadow"
+        ),
+        HookSpec(
+            "strict",
+            "command",
+            "pre_tool_use",
+            options={"command": "exit 7"},
+            failure_mode="fail_closed",
+            mode="shadow",
+        ),
     ]
     gate = Gate(specs=shadow, service=None)
     _, decision = gate.decide(bash_event("s1", "ls"))

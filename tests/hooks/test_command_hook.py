@@ -21,7 +21,7 @@ from guard.runtime.registry import Registry
 
 
 def make_hook(command: str, base_dir: Path, *, source: str = "config", event: str = "pre_tool_use") -> CommandHook:
-    spec = HookSpec(id="cmd", kind="command", event=event, command=command, source=source)
+    spec = HookSpec(id="cmd", kind="command", event=event, options={"command": command}, source=source)
     return CommandHook(spec, HookContext(Settings(base_dir=str(base_dir), audit_path=None)))
 
 
@@ -211,7 +211,9 @@ async def test_external_hooks_get_the_stricter_set(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("failure_mode", "decision"), [("fail_open", "allow"), ("fail_closed", "deny")])
 async def test_refusal_is_a_failure_for_the_engine(failure_mode: str, decision: str) -> None:
-    spec = HookSpec(id="bad", kind="command", event="pre_tool_use", command="sudo true", failure_mode=failure_mode)
+    spec = HookSpec(
+        id="bad", kind="command", event="pre_tool_use", options={"command": "sudo true"}, failure_mode=failure_mode
+    )
     result = await Engine(Settings(audit_path=None), Registry([spec])).decide(bash_event().payload())
     assert result.decision == decision
     assert "sudo: runs with raised privileges" in (result.hooks[0].error or "")
@@ -276,7 +278,7 @@ async def test_runs_in_the_declaring_folder_never_the_events_cwd(tmp_path: Path)
     declared.mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    spec = HookSpec(id="cmd", kind="command", event="session_start", command="pwd", workdir=str(declared))
+    spec = HookSpec(id="cmd", kind="command", event="session_start", options={"command": "pwd"}, workdir=str(declared))
     hook = CommandHook(spec, HookContext(Settings(base_dir=str(tmp_path), audit_path=None)))
     result = await hook.run(parse_event({"hook_event_name": "SessionStart", "cwd": str(elsewhere)}))
     assert result.additional_context == str(declared)

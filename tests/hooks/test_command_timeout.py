@@ -47,7 +47,10 @@ async def wait_for_file(path: Path) -> int:
 async def test_timeout_kills_the_grandchild(tmp_path: Path, ignore_term: bool) -> None:
     pid_file = tmp_path / "grandchild.pid"
     spec = HookSpec(
-        id="slow", kind="command", event="pre_tool_use", command=grandchild_command(pid_file, ignore_term=ignore_term)
+        id="slow",
+        kind="command",
+        event="pre_tool_use",
+        options={"command": grandchild_command(pid_file, ignore_term=ignore_term)},
     )
     hook = CommandHook(spec, HookContext(Settings(base_dir=str(tmp_path), audit_path=None)))
     task = asyncio.ensure_future(hook.run(parse_event(EVENT)))
@@ -71,7 +74,7 @@ async def test_engine_timeout_kills_the_group_and_fails_closed(tmp_path: Path) -
         id="slow",
         kind="command",
         event="pre_tool_use",
-        command=grandchild_command(pid_file),
+        options={"command": grandchild_command(pid_file)},
         timeout=1,
         failure_mode="fail_closed",
     )
@@ -89,7 +92,7 @@ async def test_engine_timeout_kills_the_group_and_fails_closed(tmp_path: Path) -
 
 async def test_finished_hook_leaves_nothing_to_kill(tmp_path: Path) -> None:
     """A normal run does not touch other processes: the cleanup path is only for cancellation."""
-    spec = HookSpec(id="quick", kind="command", event="pre_tool_use", command="echo $$ > leader.pid")
+    spec = HookSpec(id="quick", kind="command", event="pre_tool_use", options={"command": "echo $$ > leader.pid"})
     hook = CommandHook(spec, HookContext(Settings(base_dir=str(tmp_path), audit_path=None)))
     await hook.run(parse_event({**EVENT, "cwd": str(tmp_path)}))
     leader = int((tmp_path / "leader.pid").read_text())

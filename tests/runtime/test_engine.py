@@ -164,7 +164,7 @@ async def test_configured_callable_target_is_imported(tmp_path, monkeypatch) -> 
         "def no_force_push(event):\n    return 'deny' if '--force' in event.tool_input['command'] else None\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    s = HookSpec(id="fp", kind="callable", event="pre_tool_use", target="mypolicy:no_force_push")
+    s = HookSpec(id="fp", kind="callable", event="pre_tool_use", options={"callable": "mypolicy:no_force_push"})
     d = await Engine(Settings(audit_path=None), Registry([s])).decide(
         {**BASH, "tool_input": {"command": "git push --force"}}
     )

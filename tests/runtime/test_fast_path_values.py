@@ -89,13 +89,13 @@ def test_hook_spec_is_a_frozen_value_hashed_without_its_callable() -> None:
 
 
 def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
-    original = spec(func=print, headers=(("X-Key", "v"),), paths=(("config", "/p/guard.yaml"),))
+    original = spec(func=print, options={"headers": {"X-Key": "v"}}, paths=(("config", "/p/guard.yaml"),))
     changed = original.replace(depth="quick")
     assert changed.depth == "quick" and original.depth == "auto" and changed.func is print
     with pytest.raises(TypeError):
         original.replace(colour="red")
     data = original.to_dict()
-    assert "func" not in data and data["tools"] == ["Bash"] and data["headers"] == [["X-Key", "v"]]
+    assert "func" not in data and data["tools"] == ["Bash"] and data["options"] == {"headers": {"X-Key": "v"}}
     assert HookSpec.from_dict(json.loads(json.dumps(data))) == original
     assert copy.deepcopy(original) == original and copy.copy(original).func is print
     assert pickle.loads(pickle.dumps(spec())) == spec()

@@ -61,7 +61,7 @@ def test_frontmatter_hooks_become_external_specs(tmp_path: Path, monkeypatch: py
     skill = load_skill(write_skill(tmp_path, SKILL))
     assert skill.name == "audit-skill" and skill.warnings == ()
     script, remote, notify, judge = skill.specs
-    assert (script.kind, script.event, script.command, script.tools) == (
+    assert (script.kind, script.event, script.options["command"], script.tools) == (
         "command",
         "pre_tool_use",
         'echo "$ARGUMENTS" >> audit.log',
@@ -74,7 +74,7 @@ def test_frontmatter_hooks_become_external_specs(tmp_path: Path, monkeypatch: py
         5,
         "fail_open",
     )
-    assert (notify.event, notify.secret, notify.fire_and_forget) == ("session_end", "from-env", True)
+    assert (notify.event, notify.options["secret"], notify.fire_and_forget) == ("session_end", "from-env", True)
     assert (judge.kind, judge.event, judge.prompt) == (
         "smart",
         "stop",
@@ -122,7 +122,7 @@ def test_a_broken_hook_is_skipped_and_the_others_still_load(
 ) -> None:
     path = write_skill(tmp_path, f"---\nname: s\nhooks:\n{broken}  PreToolUse:\n{GOOD}---\n")
     skill = load_skill(path)
-    assert [(s.event, s.command) for s in skill.specs] == [
+    assert [(s.event, s.options["command"]) for s in skill.specs] == [
         ("pre_tool_use", "./good.sh")
     ]  # nothing widened, nothing lost
     (warning,) = skill.warnings

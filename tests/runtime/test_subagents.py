@@ -135,7 +135,9 @@ def test_the_tracker_keeps_only_the_newest_runs() -> None:
 
 async def test_a_webhook_on_subagent_stop_gets_every_field(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver()
-    registry = Registry([HookSpec(id="orchestration-log", kind="http", event="subagent_stop", url=receiver.url())])
+    registry = Registry(
+        [HookSpec(id="orchestration-log", kind="http", event="subagent_stop", options={"url": receiver.url()})]
+    )
     event = stop(
         "t7",
         agent_type="reviewer",

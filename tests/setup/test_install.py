@@ -250,7 +250,7 @@ def test_guard_does_not_load_its_own_installed_entry_as_a_hook(tmp_path: Path) -
     assert path
     install("claude", project_dir=project, home=tmp_path)
     specs = parse_config(project / ".claude/settings.json").specs
-    assert [s.command for s in specs] == ["./check.sh"]
+    assert [s.options["command"] for s in specs] == ["./check.sh"]
 
 
 # --- the command line ------------------------------------------------------------------------
@@ -353,7 +353,7 @@ def test_every_spelling_of_guards_own_entry_is_skipped_when_loading_settings(tmp
             }
         },
     )
-    assert [s.command for s in parse_config(path).specs] == ["./guard-hook-lint.sh hook"]
+    assert [s.options["command"] for s in parse_config(path).specs] == ["./guard-hook-lint.sh hook"]
 
 
 # --- the installed command, run as the client runs it ----------------------------------------
@@ -494,7 +494,7 @@ def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_
     [group] = json.loads(path.read_text())["hooks"]["PreToolUse"]
     assert [h["command"] for h in group["hooks"]] == [commands["PreToolUse"], "./lint.sh"]
     loaded = load_config(str(path), use_snapshot=False)
-    assert [spec.command for spec in loaded.specs if spec.kind == "command"] == ["./lint.sh"]
+    assert [spec.options["command"] for spec in loaded.specs if spec.kind == "command"] == ["./lint.sh"]
 
 
 def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_runs_in_the_hook(

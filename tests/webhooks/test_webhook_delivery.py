@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from fixtures.processes import SOURCE_ROOT
 from fixtures.webhook import Receiver, made_and_closed
 
 from guard.core.settings import Settings
@@ -24,10 +26,9 @@ LOCAL = Settings(allow_networks=("127.0.0.0/8",), audit_path=None)
 EVENT = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
 
-def notify(url: str, **kw: Any) -> HookSpec:
-    return HookSpec(
-        id="notify", kind="http", event="pre_tool_use", url=url, fire_and_forget=True, failure_mode="fail_closed", **kw
-    )
+def notify(url: str, **options: Any) -> HookSpec:
+    options = {"url": url, "fire_and_forget": True, **options}
+    return HookSpec(id="notify", kind="http", event="pre_tool_use", options=options, failure_mode="fail_closed")
 
 
 @pytest.fixture
@@ -106,7 +107,9 @@ from guard.core.spec import HookSpec
 from guard.runtime.registry import Registry
 from guard.core.settings import Settings
 
-spec = HookSpec(id="notify", kind="http", event="session_end", url=sys.argv[1], fire_and_forget=True)
+spec = HookSpec(
+    id="notify", kind="http", event="session_end", options={"url": sys.argv[1], "fire_and_forget": True}
+)
 engine = Engine(Settings(allow_networks=("127.0.0.0/8",), audit_path=None), Registry([spec]))
 print(engine.decide_sync({"hook_event_name": "SessionEnd", "session_id": "s"}).decision, flush=True)
 """
@@ -114,7 +117,8 @@ print(engine.decide_sync({"hook_event_name": "SessionEnd", "session_id": "s"}).d
 
 def run_script(url: str) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", SCRIPT, url], capture_output=True, text=True, timeout=30)
+    env = {**os.environ, "PYTHONPATH": SOURCE_ROOT}  # the guard this test imported, wherever the process starts
+    done = subprocess.run([sys.executable, "-c", SCRIPT, url], capture_output=True, text=True, timeout=30, env=env)
     return done, time.monotonic() - started
 
 

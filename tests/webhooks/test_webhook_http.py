@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.processes import run_guard
 from fixtures.webhook import Received, Receiver, fake_dns, self_signed_cert
 
 from guard.core.errors import HookError, HookRefused, HookTimeout
@@ -43,7 +44,9 @@ DENY = {
 
 
 def spec(url: str, **kw: Any) -> HookSpec:
-    return HookSpec(id=kw.pop("id", "web"), kind="http", event="pre_tool_use", url=url, **kw)
+    """An http hook; its own options (secret, headers, fire_and_forget) among ``kw`` go where the config puts them."""
+    options = {"url": url, **{name: kw.pop(name) for name in ("secret", "headers", "fire_and_forget") if name in kw}}
+    return HookSpec(id=kw.pop("id", "web"), kind="http", event="pre_tool_use", options=options, **kw)
 
 
 async def run(url: str, settings: Settings = LOCAL, **kw: Any) -> Any:
@@ -98,7 +101,7 @@ async def test_unsigned_requests_still_carry_timestamp_and_delivery_id(make_rece
 
 async def test_user_headers_are_sent_but_cannot_replace_the_signature(make_receiver: Callable[..., Receiver]) -> None:
     receiver = make_receiver()
-    headers = (("Authorization", "Bearer abc"), ("X-Webhook-Signature", "sha256=forged"))
+    headers = {"Authorization": "Bearer abc", "X-Webhook-Signature": "sha256=forged"}
     await run(receiver.url(), secret=SECRET, headers=headers)
     got = receiver.requests[0]
     assert got.headers["Authorization"] == "Bearer abc"
@@ -259,3 +262,43 @@ async def test_any_text_in_the_event_arrives_intact(make_receiver: Callable[...,
     event = {**EVENT, "tool_input": {"content": "café ✓ \ud800 \x00 </script>"}}
     await HttpHook(spec(receiver.url()), HookContext(LOCAL)).run(parse_event(event))
     assert json.loads(receiver.requests[0].body) == event
+
+
+#: an http hook in guard.yaml whose url, secret and header take ${VAR}s: its options, as a real ``guard hook`` reads them
+ENV_HOOK = """\
+webhooks:
+  allow_networks: [127.0.0.0/8]
+hooks:
+  PreToolUse:
+    - id: remote
+      url: http://127.0.0.1:${HOOK_PORT}/hook
+      secret: ${HOOK_SECRET}
+      headers: {Authorization: "Bearer ${HOOK_TOKEN}"}
+"""
+
+
+def test_guard_hook_posts_to_the_configured_url_with_its_secret_and_headers(
+    make_receiver: Callable[..., Receiver], write_config: Callable[..., Path], isolated_home: Path
+) -> None:
+    """The options an http entry gives reach the hook a ``guard hook`` process runs, with ``${VAR}`` substituted at each
+    load: from the trusted config, then from its compiled snapshot, which keeps the secret out."""
+
+    def check(got: Received) -> tuple[int, bytes, dict[str, str]]:
+        verify(got.body, got.headers, SECRET)  # raises (→ 500, and the hook fails open) when the secret is not used
+        return json_reply(DENY if got.headers["Authorization"] == "Bearer t0ken" else {"decision": "allow"})
+
+    receiver = make_receiver(reply=check)
+    write_config(ENV_HOOK)
+    env = {"HOOK_PORT": str(receiver.port), "HOOK_SECRET": SECRET, "HOOK_TOKEN": "t0ken"}
+    call = json.dumps({**EVENT, "tool_input": {"command": "git status"}, "cwd": str(isolated_home)})
+    for _ in range(2):  # compiles the snapshot, then reads it
+        done = run_guard(["hook"], isolated_home, stdin=call, env=env)
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "deny" and "http hook remote: no" in out["permissionDecisionReason"], out
+    assert len(receiver.requests) == 2 and json.loads(receiver.requests[-1].body)["tool_input"] == {
+        "command": "git status"
+    }
+    snapshots = list((isolated_home.parent / "home/.cache/guard/config").glob("*.json"))
+    assert snapshots and all(SECRET not in path.read_text() for path in snapshots)
+    rotated = run_guard(["hook"], isolated_home, stdin=call, env={**env, "HOOK_TOKEN": "other"})
+    assert "permissionDecision" not in rotated.stdout, rotated.stdout  # the header follows the environment

@@ -6,10 +6,14 @@ and this module imports nothing (``kind.py`` imports pydantic, which only readin
 
 from guard.core.kinds import Kind
 
-#: ``cache=True``: guard keeps each verdict and answers the same call again from the decision cache, on its fast path
+#: ``cache=True``: guard keeps each verdict and answers the same call again from the decision cache, on its fast path;
+#: ``expanded``: a word may be ``${VAR}``, substituted from the environment each time the config loads;
+#: ``files``: its words file is the user's to change, not the agent's (guard trust pins it, self-protection guards it)
 DENY_WORDS = Kind(
     "deny_words",
     "guard_example_plugin.kind:DenyWordsHook",
     options="guard_example_plugin.kind:DenyWordsOptions",
     cache=True,
+    expanded=("words",),
+    files="guard_example_plugin.kind:word_files",
 )
