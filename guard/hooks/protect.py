@@ -32,9 +32,9 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from guard.core.decision import HookResult
+from guard.core.decision import DecisionName, HookResult
 from guard.core.hook import Hook
 from guard.core.spec import HookSpec
 from guard.protection import targets
@@ -200,7 +200,7 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
     )
 
 
-def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[Literal["deny", "ask"], str] | None:
+def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, str] | None:
     """Why this call may not run (``deny``) or needs a person (``ask``: it changes only the shell's start-up files,
     which a user may mean to change, but whose aliases would change what every later proven command runs), or None."""
     from guard.protection.naming import TooLarge, units

@@ -59,8 +59,8 @@ def test_the_installed_plugin_denies_a_call_in_the_real_claude_code(tmp_path: Pa
     home.mkdir()
     project.mkdir()
     (project / "guard.yaml").write_text(guard_yaml("Bash"))
+    (project / "guard_test_policy.py").write_text(POLICY)  # before the trust, which pins the module guard runs
     trust_config(project / "guard.yaml")
-    (project / "guard_test_policy.py").write_text(POLICY)
     env = {"PYTHONPATH": os.pathsep.join([str(project), str(Path(guard.__file__).resolve().parents[1])])}
     installed = run_guard(
         ["install", "claude", "--plugin", "--scope", "project"],
@@ -121,14 +121,14 @@ def test_the_plugin_hook_warns_without_blocking_a_stop_when_it_finds_no_guard(tm
 
 
 def test_the_plugin_hook_runs_the_guard_guard_bin_names(isolated_home: Path) -> None:
-    from guard.setup.install import guard_program
+    from guard.setup.install import guard_script
 
     (isolated_home / "guard.yaml").write_text(guard_yaml("'@shell'"))
+    (isolated_home / "guard_test_policy.py").write_text(POLICY)  # before the trust, which pins the module guard runs
     trust_config(isolated_home / "guard.yaml")
-    (isolated_home / "guard_test_policy.py").write_text(POLICY)
     env = {
         **no_guard_env(isolated_home.parent / "home"),
-        "GUARD_BIN": guard_program()[0],
+        "GUARD_BIN": guard_script() or "",  # the plugin runs a guard executable: the console script
         "PYTHONPATH": os.pathsep.join([str(isolated_home), str(Path(guard.__file__).resolve().parents[1])]),
         **{k: v for k, v in os.environ.items() if k.startswith("XDG_")},
     }
@@ -143,7 +143,7 @@ def test_the_plugin_hook_runs_the_guard_guard_bin_names(isolated_home: Path) -> 
         env,
         isolated_home,
     )
-    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", done.stdout + done.stderr
 
 
 def test_doctor_fails_when_an_enabled_plugin_cannot_reach_guard(isolated_home: Path) -> None:

@@ -243,14 +243,20 @@ def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
     project: Path, tool: str, tool_input: dict[str, str]
 ) -> None:
     """A ``.pth`` file there runs in every later ``guard hook`` whose interpreter reads the user's site-packages
-    (a ``guard`` script's does; the ``python -I`` guard install writes does not): it is guard's installation."""
-    site = subprocess.run(
-        [sys.executable, "-c", "import site; print(site.getusersitepackages())"], capture_output=True, text=True
-    ).stdout.strip()
+    (a ``guard`` script's does; the ``python -I`` guard install writes does not, nor a venv's): then it is guard's
+    installation. An interpreter that does not read it leaves the folder to the agent."""
+    reads, site = subprocess.run(
+        [sys.executable, "-c", "import site; print(bool(site.ENABLE_USER_SITE), site.getusersitepackages())"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     assert site.startswith(os.environ["HOME"])
     planted = {key: value.replace("{site}", site) for key, value in tool_input.items()}
     denied, said, _ = run_hook(project, "claude", tool, planted)
-    assert denied and "guard self-protection" in said and "guard's installation" in said, said
+    if reads == "True":
+        assert denied and "guard self-protection" in said and "guard's installation" in said, said
+    else:
+        assert "guard's installation" not in said, said
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from conftest import trust_config
 from fixtures.judge import bash_event
 from test_serve_autostart import guard, requests_served, wait_for_state, wait_until_answering
 
+from guard.setup.install import guard_program
 from guard.testing.openai_stub import Reply, StubServer
 
 pytestmark = [
@@ -48,8 +49,9 @@ def installed_session_start_command(project: Path) -> list[str]:
     [group] = json.loads((project / ".claude/settings.json").read_text())["hooks"]["SessionStart"]
     assert "$GUARD_HOOK" in group["hooks"][0]["command"]
     command = shlex.split(json.loads((project / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"])
-    assert Path(command[0]).name == "guard" and command[1] == "hook"
-    return [*command[1:], "--format", "claude", "--project", str(project)]
+    hook = command.index("hook")
+    assert command[:hook] == guard_program()  # this interpreter, isolated: python -I -m guard.cli.main
+    return [*command[hook:], "--format", "claude", "--project", str(project)]
 
 
 def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServer, isolated_home: Path) -> None:

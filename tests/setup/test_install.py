@@ -521,17 +521,20 @@ def test_the_installed_interpreter_runs_isolated_so_nothing_the_agent_can_write_
     shadow.mkdir()
     (shadow / "json.py").write_text("import pathlib; pathlib.Path('json-ran').touch()\n")
     (shadow / "push_policy.py").write_text("import guard\n\ndef no_push(event):\n    return guard.deny('no pushes')\n")
-    user_site = subprocess.run(
-        [sys.executable, "-c", "import site; print(site.getusersitepackages())"], capture_output=True, text=True
-    ).stdout.strip()
+    reads, user_site = subprocess.run(
+        [sys.executable, "-c", "import site; print(bool(site.ENABLE_USER_SITE), site.getusersitepackages())"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     assert user_site.startswith(os.environ["HOME"])
     Path(user_site).mkdir(parents=True)
     (Path(user_site) / "planted.pth").write_text("import pathlib; pathlib.Path('pth-ran').touch()\n")
     markers = [project / name for name in ("package-ran", "json-ran", "pth-ran")]
+    runs_without = [True, True, reads == "True"]  # a venv's Python never reads the user's site-packages
 
     ran = _as_the_client(command, project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
     assert [marker.exists() for marker in markers] == [False, False, False], ran.stderr
     said = json.loads(ran.stdout)["hookSpecificOutput"]
     assert said["permissionDecision"] == "deny" and "no pushes" in said["permissionDecisionReason"], ran.stderr
     _as_the_client(command.replace(" -I ", " "), project, "/usr/bin:/bin", PYTHONPATH=str(shadow))
-    assert [marker.exists() for marker in markers] == [True, True, True]  # what the command without -I runs
+    assert [marker.exists() for marker in markers] == runs_without  # what the command without -I runs
