@@ -155,9 +155,10 @@ def _runs_in(index: int, folder: Path) -> list[EvalRun]:
 
 
 def find_runs(folders: Sequence[Path]) -> list[EvalRun]:
-    """Every run of the configured folders, newest first."""
+    """Every run of the configured folders, newest first (``created_at`` is to the second: runs scored in the same
+    second are in the order their reports were written)."""
     runs = [run for index, folder in enumerate(folders) for run in _runs_in(index, folder)]
-    return sorted(runs, key=lambda run: run.created, reverse=True)
+    return sorted(runs, key=lambda run: (run.created, run.modified), reverse=True)
 
 
 @functools.lru_cache(maxsize=16)

@@ -109,6 +109,21 @@ def _interval(est: Any) -> str:
     return f"{est.value:.3f} [{est.low:.3f}, {est.high:.3f}]"
 
 
+def test_runs_scored_in_the_same_second_are_listed_by_when_their_reports_were_written(
+    runs: Path, tmp_path: Path
+) -> None:
+    """``created_at`` is to the second; two runs scored in one second (CI's fast machine did) still list newest first."""
+    import os
+    import shutil
+
+    from guard.view.eval_runs import find_runs
+
+    for name, seconds in (("a", 1_000), ("b", 2_000)):  # the same report twice: b's was written later
+        shutil.copytree(runs / "good", tmp_path / name)
+        os.utime(tmp_path / name / "metrics.json", (seconds, seconds))
+    assert [run.name for run in find_runs([tmp_path])] == ["b", "a"]
+
+
 def test_the_runs_list_shows_both_runs_newest_first_with_f1_and_its_interval(view: str, runs: Path, page: Any) -> None:  # noqa: F811
     page.goto(view + "/evals")
     rows = page.locator("#runs tbody tr")
