@@ -244,22 +244,26 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         if itself:
             return "deny", f"{_what(unit, tool)} {itself}"
         before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
-        for protected, seen in ((index, None), (shell_index, asked)):
-            hit = protected.named(unit, sweeping=unit.tree) if seen is None else None
-            if not hit:
-                continue
-            proof = _proof(tool, tool_input, unit, protected, cwd, before)
-            if proof.proven:
-                continue
-            problem = (
-                f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
-            )
-            if protected is index:
-                return "deny", problem
-            asked = problem
+        denied = _unproven(tool, tool_input, unit, index, cwd, before)
+        if denied:
+            return "deny", denied
+        asked = asked or _unproven(tool, tool_input, unit, shell_index, cwd, before)
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
     return ("ask", asked) if asked else None
+
+
+def _unproven(
+    tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index, cwd: str, before: str | None
+) -> str | None:
+    """Why ``unit``, which names a path of ``protected``, may change it (not proven to only read), or None."""
+    hit = protected.named(unit, sweeping=unit.tree)
+    if not hit:
+        return None
+    proof = _proof(tool, tool_input, unit, protected, cwd, before)
+    if proof.proven:
+        return None
+    return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
 
 
 def _braced_names(unit: Unit) -> None:
