@@ -108,7 +108,7 @@ def _checked(home: Path, url: str, depth: str, command: str) -> dict[str, object
         home,
         timeout=900,
     )
-    assert "Traceback" not in out.stderr and out.returncode in (0, 1, 2), out.stderr
+    assert "Traceback" not in out.stderr and out.returncode in (0, 1, 2, 3), out.stderr
     decision = json.loads(out.stdout)
     [hook] = [h for h in decision["hooks"] if h["id"] == "no-delete"]  # beside it, guard's self-protection (no model)
     calls = hook["details"].get("calls") or hook["details"].get("failed_calls") or []
@@ -116,11 +116,12 @@ def _checked(home: Path, url: str, depth: str, command: str) -> dict[str, object
     for call in answered:  # what was asked of the endpoint, and that generation stopped at the tier's cap
         assert call["response_mode"] == "json_schema" and call["served_model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
         assert call["completion_tokens"] <= TIERS[call["tier"]].max_tokens
-    if hook.get("error"):  # unreadable, cut off or too slow: fail_closed decides, and says why
+    if hook.get("error"):  # unreadable, cut off or too slow: fail_closed decides, says why, and check exits 3
         assert decision["decision"] == "deny" and hook["error"] in decision["reason"], decision
+        assert out.returncode == 3 and f"hook no-delete failed: {hook['error']}" in out.stderr
     else:  # the model's verdict, read from its JSON
         assert answered and hook["decision"] in ("allow", "deny", "ask") and decision["decision"] == hook["decision"]
-    assert out.returncode == {"allow": 0, "deny": 1, "ask": 2}[str(decision["decision"])]
+        assert out.returncode == {"allow": 0, "deny": 1, "ask": 2}[str(decision["decision"])]
     return decision
 
 
