@@ -16,13 +16,22 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from guard.core.errors import UnknownName
 from guard.core.settings import CONFIG_ENV, DEADLINE_ENV, FAIL_CLOSED_ENV, FAIL_OPEN_ENV, from_env
 
 if TYPE_CHECKING:
-    from guard.adapters import Client
+    import argparse
+    import threading
+    from types import SimpleNamespace
+
+    from guard.adapters import Client, Rendered
+    from guard.core.decision import Decision
+
+    #: What argparse or :func:`parse_plain` made of the command line (the same attributes).
+    Arguments = argparse.Namespace | SimpleNamespace
 
 __all__ = ["LARGE_INPUT", "parse_plain", "register", "run"]
 
@@ -30,7 +39,7 @@ __all__ = ["LARGE_INPUT", "parse_plain", "register", "run"]
 LARGE_INPUT = 64 * 1024
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "hook",
         help="judge one hook event from stdin (for settings.json)",
@@ -89,7 +98,7 @@ _VALUED = {
 _FLAGS = {"--fail-closed": "fail_closed", "--fail-open": "fail_open", "--defer": "defer"}
 
 
-def parse_plain(argv: list[str]) -> Any:
+def parse_plain(argv: list[str]) -> SimpleNamespace | None:
     """``guard hook``'s arguments when spelled out plainly (what ``guard install`` writes), without argparse; else None.
 
     argparse costs a tool call a few milliseconds; anything unusual (``--help``, an
@@ -128,7 +137,7 @@ def parse_plain(argv: list[str]) -> Any:
     return args
 
 
-def _deferred(decision: Any, client: Client, defer: bool) -> Any:
+def _deferred(decision: Decision, client: Client, defer: bool) -> Decision:
     """With ``--defer`` (Claude Code): a fail_closed hook's failure to judge becomes Claude Code's ``defer``, not a deny.
 
     A headless session then ends with ``stop_reason: "tool_deferred"`` and the
@@ -145,7 +154,7 @@ def _deferred(decision: Any, client: Client, defer: bool) -> Any:
     return decision
 
 
-def _emit(rendered: Any, decision: Any) -> int:
+def _emit(rendered: Rendered, decision: Decision) -> int:
     if rendered.stdout:
         sys.stdout.write(rendered.stdout + "\n")
     for line in [*decision.warnings, rendered.stderr]:
@@ -157,7 +166,7 @@ def _emit(rendered: Any, decision: Any) -> int:
     return code
 
 
-def _arm_watchdog(answer_by: float, fire: Any) -> Any:
+def _arm_watchdog(answer_by: float, fire: Callable[[], None]) -> threading.Timer:
     """A daemon thread that calls ``fire`` at ``answer_by`` unless cancelled."""
     import threading
     import time
@@ -173,7 +182,7 @@ def _arm_watchdog(answer_by: float, fire: Any) -> Any:
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "DEVIN_PROJECT_DIR")
 
 
-def _client_project(client: Client, env: Any) -> str | None:
+def _client_project(client: Client, env: Mapping[str, str]) -> str | None:
     """The project folder the client named for this hook (its own variable first), when it is an existing folder."""
     own = client.project_var
     for name in ([own] if own else []) + [v for v in _PROJECT_VARS if v != own]:
@@ -193,7 +202,7 @@ def _event_cwd(raw: bytes) -> str | None:
     return cwd if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd) else None
 
 
-def _anchor(args: Any, client: Client, raw: bytes, env: Any) -> str | None:
+def _anchor(args: Arguments, client: Client, raw: bytes, env: Mapping[str, str]) -> str | None:
     """Move to the folder whose config this hook enforces; return the project guard was installed for (``--project``), or None.
 
     Clients start hooks in the session's current folder, which the agent moves (Claude Code's
@@ -239,7 +248,7 @@ def exit_past_hung_threads(code: int) -> int:
     return code
 
 
-def run(args: Any) -> int:
+def run(args: Arguments) -> int:
     import time
 
     started = time.monotonic()
@@ -299,7 +308,7 @@ def run(args: Any) -> int:
         decision = _deferred(decision, client, args.defer)
         os._exit(_emit(client.render(payload, decision), decision))
 
-    watchdog: list[Any] = []
+    watchdog: list[threading.Timer] = []
 
     def before_slow_path() -> None:
         set_up_logging()  # the engine's modules log through plain loggers

@@ -35,7 +35,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from guard.core.decision import DecisionName, HookResult
-from guard.core.hook import Hook
 from guard.core.spec import HookSpec
 from guard.protection import targets
 
@@ -332,11 +331,15 @@ def judge(spec: HookSpec, payload: dict[str, Any], env: Mapping[str, str] | None
     return result
 
 
-class ProtectHook(Hook):
-    """The engine's handle on :func:`judge`."""
+class ProtectHook:
+    """The engine's handle on :func:`judge`: a :class:`~guard.core.hook.Hook` by its shape (a Protocol), so the fast
+    path, which calls :func:`judge` directly, does not load the seam's module."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
         self.spec = spec
+
+    async def prepare(self, event: Event) -> None:
+        """Nothing to set up: the rule reads the call and the file system as it runs."""
 
     async def run(self, event: Event) -> HookResult:
         return judge(self.spec, event.payload())
