@@ -14,26 +14,40 @@ scripts, so writing them never makes the hook's config "changed".
 A callable hook (``callable: policy:no_deletes``) runs its module's file in guard's
 own process: the files that module name can be imported from (each package's
 ``__init__.py`` on the way, in every folder of ``sys.path`` and ``PYTHONPATH``,
-inside the hook's folder or the home) are pinned the same way, and their byte-code
-caches guarded with them. A module that one imports in turn is not followed, as a
-file a script sources is not.
+inside the hook's folder or the home) are pinned the same way, and so is every file
+those import in turn (any ``import`` statement, at the top or in a function), found
+the same way; guard's own installation is left out, since self-protection guards it
+whole. At run time :mod:`guard.hooks.pinned_import` loads only pinned source for the
+hook's code, so an import this reading misses (a name built at run time) is refused,
+not run.
 Standard library only: self-protection computes this on the ``guard hook`` path.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from guard.core.kinds import registered
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
+from guard.protection.targets import installation
 
-__all__ = ["changed_script", "hook_scripts", "loaded_scripts", "module_files", "scripts_of"]
+__all__ = [
+    "LocalCode",
+    "changed_script",
+    "hook_scripts",
+    "loaded_scripts",
+    "module_closure",
+    "module_files",
+    "pin_problem",
+    "scripts_of",
+]
 
 _PROJECT_DIR = re.compile(r"\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR\b)")
 _INTERPRETER = re.compile(
@@ -100,18 +114,19 @@ def scripts_of(command: str, workdir: str) -> list[str]:
     return sorted(scripts)
 
 
-def module_files(target: str, workdir: str) -> list[str]:
-    """The files a callable hook's ``module:function`` may be imported from, inside ``workdir`` or the home (sorted).
+def _search_folders(workdir: str) -> list[str]:
+    """Where a module name is looked for: every folder of ``sys.path`` and ``PYTHONPATH``, and ``workdir``.
 
-    Every folder on ``sys.path`` and ``PYTHONPATH``, and ``workdir`` (the config's folder), is looked in, not only
-    the first that holds the module: which one the hook's interpreter picks depends on how it was started
-    (``python -I`` puts ``PYTHONPATH`` last, ``guard trust`` may run with another), and pinning each is safe.
+    Each folder, not only the first that holds the module: which one the hook's interpreter picks depends on how it
+    was started (``python -I`` puts ``PYTHONPATH`` last, ``guard trust`` may run with another), and pinning each is safe.
     """
-    parts = target.partition(":")[0].split(".")
-    if not all(part.isidentifier() for part in parts):
-        return []
     absolute = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(entry)]
-    folders = [entry for entry in dict.fromkeys([*sys.path, *absolute, workdir]) if os.path.isabs(entry)]
+    return [entry for entry in dict.fromkeys([*sys.path, *absolute, workdir]) if os.path.isabs(entry)]
+
+
+def _name_files(parts: list[str], folders: list[str]) -> set[str]:
+    """The files the dotted name ``parts`` may be imported from under ``folders``: each package's ``__init__.py`` on
+    the way, and the last part as a module or a package."""
     found: set[str] = set()
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
@@ -123,8 +138,90 @@ def module_files(target: str, workdir: str) -> list[str]:
             if os.path.isdir(package):
                 below.append(package)
         folders = below
-    roots = _roots(workdir)
-    return sorted(path for path in map(os.path.realpath, found) if path.startswith(roots))
+    return found
+
+
+class LocalCode:
+    """The files Python may load that an agent running as the user can change: inside the hook's folder or the home,
+    and not in guard's own installation (self-protection guards that whole: :func:`guard.protection.targets.installation`)."""
+
+    __slots__ = ("installed", "roots")
+
+    def __init__(self, workdir: str) -> None:
+        self.roots = _roots(workdir)
+        self.installed = tuple(os.path.realpath(path).rstrip(os.sep) + os.sep for path in installation())
+
+    def __contains__(self, real_path: str) -> bool:
+        """Whether the resolved path ``real_path`` is such a file."""
+        return real_path.startswith(self.roots) and not real_path.startswith(self.installed)
+
+
+def _local(paths: set[str], workdir: str) -> set[str]:
+    """``paths`` resolved, those that are :class:`LocalCode`."""
+    local = LocalCode(workdir)
+    return {path for path in map(os.path.realpath, paths) if path in local}
+
+
+def module_files(target: str, workdir: str) -> list[str]:
+    """The files a callable hook's ``module:function`` may be imported from, inside ``workdir`` or the home (sorted)."""
+    parts = target.partition(":")[0].split(".")
+    if not all(part.isidentifier() for part in parts):
+        return []
+    return sorted(_local(_name_files(parts, _search_folders(workdir)), workdir))
+
+
+def _imported_names(path: str) -> set[tuple[str, ...]]:
+    """The dotted names the module at ``path`` imports anywhere in it (relative ones resolved against its package),
+    each with the names a ``from`` import takes from it, which may be modules too."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return set()  # unreadable or not Python: the loader refuses to run it as it stands
+    package = os.path.dirname(path)
+    names: set[tuple[str, ...]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(tuple(alias.name.split(".")) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = tuple(node.module.split(".")) if node.module else ()
+            if node.level:  # relative: a path below the package, looked up as a file name from there
+                base = package
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                names.update(("/", base, *module, alias.name) for alias in node.names)
+                names.add(("/", base, *module))
+            else:
+                names.add(module)
+                names.update((*module, alias.name) for alias in node.names if alias.name != "*")
+    return names
+
+
+def module_closure(target: str, workdir: str) -> list[str]:
+    """:func:`module_files` and, in turn, every local file those import (sorted): what a callable hook runs.
+
+    ``from pkg import name`` may import the module ``pkg.name``: both are looked for. A name built at run time
+    (``importlib.import_module(text)``) is not seen here; the loader refuses it (:mod:`guard.hooks.pinned_import`).
+    """
+    pending = module_files(target, workdir)
+    folders = _search_folders(workdir)
+    seen: set[str] = set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if not path.endswith(".py"):
+            continue
+        for name in _imported_names(path):
+            if name[:1] == ("/",):
+                found = _name_files(list(name[2:]), [name[1]]) if len(name) > 2 else set()
+            elif all(part.isidentifier() for part in name) and name:
+                found = _name_files(list(name), folders)
+            else:
+                continue
+            pending += sorted(_local(found, workdir) - seen)
+    return sorted(seen)
 
 
 def command_files(spec: HookSpec, workdir: str) -> list[str]:
@@ -134,9 +231,10 @@ def command_files(spec: HookSpec, workdir: str) -> list[str]:
 
 
 def callable_files(spec: HookSpec, workdir: str) -> list[str]:
-    """A callable hook's files: those its ``module:function`` may be imported from (none for a library's own function)."""
+    """A callable hook's files: those its ``module:function`` may be imported from and the local modules they import
+    (none for a library's own function)."""
     target = spec.options.get("callable")
-    return module_files(target, workdir) if isinstance(target, str) and spec.func is None else []
+    return module_closure(target, workdir) if isinstance(target, str) and spec.func is None else []
 
 
 def hook_scripts(spec: HookSpec, workdir: str) -> list[str]:
@@ -147,19 +245,27 @@ def hook_scripts(spec: HookSpec, workdir: str) -> list[str]:
     return list(kind.load("files")(spec, workdir))
 
 
-def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str | None:
-    """Why running the files ``now`` would not run what the user trusted (``pinned``: path, sha256), or None."""
+def pin_problem(pinned: Mapping[str, str], path: str, content: bytes) -> str | None:
+    """Why running ``content``, read from ``path``, would not run what the user trusted (``pinned``: path → sha256)."""
     from guard.config.trust_store import digest
 
+    if pinned.get(path) == digest(content):
+        return None
+    return f"{path} {'changed since' if path in pinned else 'was not there when'} you trusted the config"
+
+
+def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str | None:
+    """Why running the files ``now`` would not run what the user trusted (``pinned``: path, sha256), or None."""
     trusted = dict(pinned)
     for path in now:
         try:
             with open(path, "rb") as fh:
-                sha = digest(fh.read())
+                content = fh.read()
         except OSError:
             continue  # gone: the hook fails on its own, as it would have
-        if trusted.get(path) != sha:
-            return f"{path} {'changed since' if path in trusted else 'was not there when'} you trusted the config"
+        problem = pin_problem(trusted, path, content)
+        if problem:
+            return problem
     return None
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from guard.core.decision import HookResult, is_decision
@@ -19,6 +20,7 @@ from guard.core.errors import ConfigError, HookError, HookRefused
 from guard.core.events.model import Event
 from guard.core.hook import Hook, HookContext
 from guard.core.spec import HookSpec
+from guard.hooks.pinned_import import UnpinnedCode, pinned_code
 from guard.hooks.reply import parse_reply
 
 __all__ = ["CallableHook", "resolve_target"]
@@ -47,31 +49,38 @@ class CallableHook(Hook):
         self._func = spec.func
 
     async def run(self, event: Event) -> HookResult:
-        if self._func is None:
-            target = self.spec.options.get("callable")
-            if not isinstance(target, str):
-                raise HookError(f"callable hook {self.spec.id} names no function (callable: module:function)")
-            self._check_module(target)
-            self._func = resolve_target(target)
-        func = self._func
-        if inspect.iscoroutinefunction(func):
-            value = await func(event)
-        else:
-            value = await asyncio.to_thread(func, event)
+        with self._pinned():
+            if self._func is None:
+                target = self.spec.options.get("callable")
+                if not isinstance(target, str):
+                    raise HookError(f"callable hook {self.spec.id} names no function (callable: module:function)")
+                self._func = resolve_target(target)
+            func = self._func
+            if inspect.iscoroutinefunction(func):
+                value = await func(event)
+            else:
+                value = await asyncio.to_thread(func, event)  # the thread runs in a copy of this context: pinned too
         return self._result(value, event)
 
-    def _check_module(self, target: str) -> None:
-        """Refuse to import a module of a trusted config that is not the one the user trusted (:mod:`guard.config.hook_scripts`)."""
+    @contextmanager
+    def _pinned(self) -> Iterator[None]:
+        """The hook's code runs only as the user trusted it (:mod:`guard.hooks.pinned_import`): its module and the local
+        modules it imports, at import and on each call. A config the user's own tools read unpinned is not checked."""
         spec = self.spec
-        if spec.scripts is None:  # not pinned: read from disk by the user's own tools
+        if spec.scripts is None or spec.func is not None:  # not pinned, or a function registered in code
+            yield
             return
-        from guard.config.hook_scripts import changed_script, module_files
-
-        changed = changed_script(spec.scripts, module_files(target, spec.workdir or self.ctx.settings.base_dir))
-        if changed:
-            raise HookRefused(
-                f"callable hook {spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"
-            )
+        with pinned_code(spec.scripts, spec.workdir or self.ctx.settings.base_dir):
+            try:
+                yield
+            except (UnpinnedCode, ConfigError) as exc:  # resolve_target reports a failed import as a ConfigError
+                unpinned = exc if isinstance(exc, UnpinnedCode) else exc.__cause__
+                if not isinstance(unpinned, UnpinnedCode):
+                    raise
+                raise HookRefused(
+                    f"callable hook {spec.id} was not run: {unpinned}. Review it and run `guard trust` in a terminal to"
+                    " accept it"
+                ) from exc
 
     def _result(self, value: Any, event: Event) -> HookResult:
         spec = self.spec

@@ -73,6 +73,7 @@ __all__ = [
     "TRUSTED",
     "HOOK_ID",
     "event_paths",
+    "installation",
     "protect_spec",
     "protected_paths",
 ]
@@ -208,13 +209,13 @@ def protected_paths(
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SHELL, path) for path in _shell_startup(env)]
     pairs += [(SCRIPT, path) for path in scripts]
-    pairs += [(INSTALL, path) for path in _installation()]
+    pairs += [(INSTALL, path) for path in installation()]
     pairs += [(ORG, path) for path in org_files]
     service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
     return _resolved(pairs) + tuple(service)
 
 
-def _installation() -> list[str]:
+def installation() -> list[str]:
     """Where the Python running guard loads code from: guard's package, the interpreter's prefixes (a venv's
     standard library is its base prefix's), and the user's site-packages unless it runs isolated (``guard install``
     writes ``python -I``; a ``guard`` script's interpreter reads it, and runs any ``.pth`` file the agent puts there)."""

@@ -1,0 +1,121 @@
+"""Running a pinned callable hook's code: only the source ``guard trust`` pinned, never a changed or unpinned file.
+
+A callable hook (``callable: policy:no_deletes``) runs in guard's own process, and so does
+every module its code imports: a ``helpers.py`` the agent rewrote would run inside guard
+and could allow every call. ``guard trust`` pins the hook's module and the local modules
+it imports (:func:`guard.config.hook_scripts.module_closure`). While the hook's code runs
+(its import, and each call), any module Python finds in a local file
+(:class:`~guard.config.hook_scripts.LocalCode`: the hook's folder or the home, outside
+guard's installation) is loaded by :class:`_PinnedLoader` instead: it reads the source,
+checks those very bytes against the pin and compiles them itself, so a byte-code cache
+planted beside the source is never run and the file cannot change between the check and
+the run. An import the trust-time reading missed (a name built at run time) is refused
+with :class:`UnpinnedCode`, and the hook fails under its ``failure_mode``.
+
+The check follows the hook's context (a :class:`~contextvars.ContextVar`: its task, and the
+worker thread ``asyncio.to_thread`` runs a sync hook in), so imports of other code in the
+same process (another hook, a test suite around ``guard eval``) are not touched. A thread
+the hook starts itself runs without it; self-protection still refuses the agent's writes
+to the pinned files.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+
+from guard.config.hook_scripts import LocalCode, pin_problem
+
+__all__ = ["UnpinnedCode", "pinned_code"]
+
+
+class UnpinnedCode(ImportError):
+    """A hook's code imported a local file that is not the one the user trusted."""
+
+
+class _Pins:
+    """What one hook's code may load from local files: the pinned files (path → sha256)."""
+
+    __slots__ = ("files", "local")
+
+    def __init__(self, files: Mapping[str, str], local: LocalCode) -> None:
+        self.files = files
+        self.local = local
+
+
+_ACTIVE: contextvars.ContextVar[_Pins | None] = contextvars.ContextVar("guard_pinned_code", default=None)
+
+
+class _PinnedLoader(importlib.abc.Loader):
+    """Loads one local module from the bytes it checked against the pin (never from a byte-code cache)."""
+
+    def __init__(self, path: str, pins: _Pins) -> None:
+        self.path = path
+        self.pins = pins
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module object
+
+    def exec_module(self, module: ModuleType) -> None:
+        if not self.path.endswith(".py"):
+            raise UnpinnedCode(f"{self.path} is not Python source guard trust could read and pin")
+        try:
+            with open(self.path, "rb") as fh:
+                source = fh.read()
+        except OSError as exc:
+            raise ImportError(f"cannot read {self.path}: {exc}") from exc
+        problem = pin_problem(self.pins.files, self.path, source)
+        if problem:
+            raise UnpinnedCode(problem)
+        exec(compile(source, self.path, "exec", dont_inherit=True), module.__dict__)
+
+
+class _PinnedFinder(importlib.abc.MetaPathFinder):
+    """First on ``sys.meta_path``: while a pinned hook's code runs, hands its local modules to :class:`_PinnedLoader`."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        pins = _ACTIVE.get()
+        if pins is None:
+            return None
+        found = None
+        for finder in sys.meta_path:  # whoever would find it (the path finder, an editable install's finder …)
+            if finder is not self and hasattr(finder, "find_spec"):
+                found = finder.find_spec(fullname, path, target)
+                if found is not None:
+                    break
+        if found is None or not found.has_location or found.origin is None:
+            return None  # built in, frozen or a namespace package: no local file runs
+        real = os.path.realpath(found.origin)
+        if real not in pins.local:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname,
+            real,
+            loader=_PinnedLoader(real, pins),
+            submodule_search_locations=found.submodule_search_locations,
+        )
+
+
+_FINDER = _PinnedFinder()
+
+
+@contextmanager
+def pinned_code(files: Sequence[tuple[str, str]], workdir: str) -> Iterator[None]:
+    """Within this block (and what it hands to ``asyncio.to_thread``), local modules load only as pinned (``files``:
+    path, sha256 from ``guard trust``); ``workdir`` is the hook's folder."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    token = _ACTIVE.set(_Pins(dict(files), LocalCode(workdir)))
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
