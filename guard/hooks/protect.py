@@ -239,6 +239,9 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
+        followed = _follows_links(unit)
+        if followed:
+            return "deny", f"{_what(unit, tool)} {followed}"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
             return "deny", f"{_what(unit, tool)} {itself}"
@@ -263,6 +266,25 @@ def _unproven(
     if proof.proven:
         return None
     return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
+
+
+def _follows_links(unit: Unit) -> str | None:
+    """Why ``unit`` may reach guard's secret through a symbolic link it does not name: it walks a tree and follows the
+    links below it, wherever they lead (a repository may ship one to the secret's folder), or None."""
+    from guard.protection.readonly import follows_tree_links
+    from guard.protection.tree_effects import follows_links
+
+    if unit.command is None:
+        return None
+    if not follows_tree_links(unit.command, os.environ) and not (
+        unit.tree and unit.program and follows_links(unit.program, unit.args)
+    ):
+        return None
+    return (
+        "follows the symbolic links below the folders it walks, wherever they lead: one may lead to guard's secret,"
+        " which no argument names. A form that keeps a link as a link is not refused (grep -r, rg and find without -L,"
+        " tar without -h, cp -r and rsync without -L)"
+    )
 
 
 def _braced_names(unit: Unit) -> None:

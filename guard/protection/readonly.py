@@ -43,7 +43,7 @@ from typing import Any
 from guard.command_analysis.expansion import Field, NotModelled, ansi_c_quoted, expand_word, herestring_text
 from guard.command_analysis.shell_syntax import Command, Redirect, ShellSyntaxError, Word, parse_strict
 from guard.core.record import FrozenRecord
-from guard.protection.argv_model import NO
+from guard.protection.argv_model import NO, Parsed
 
 __all__ = [
     "MAX_COMMAND",
@@ -51,6 +51,7 @@ __all__ = [
     "SHELL_TOOLS",
     "Proof",
     "command_text",
+    "follows_tree_links",
     "line_problem",
     "prove",
     "prove_command",
@@ -522,24 +523,41 @@ def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
-    """Whether ``command``, read exactly, is a reading program that reads below the folders it names (or the working
-    directory): ``grep x .. --dereferen`` is ``grep -R``. False for a command the prover does not read."""
+def _reading_program(command: Command, env: Mapping[str, str]) -> tuple[str, Parsed] | None:
+    """``command`` read exactly as a reading program and its parsed arguments, or None (not one, or not read exactly)."""
     try:
         fields = [field for word in command.words for field in _word_fields(word, env)]
     except NotModelled:
-        return False
+        return None
     if not fields or fields[0].pattern:
-        return False
-    from guard.protection.reading_programs import BUILTINS, PROGRAMS, program, walks
+        return None
+    from guard.protection.reading_programs import BUILTINS, PROGRAMS, program
 
     name = os.path.basename(fields[0].text)
     if name not in PROGRAMS or name in BUILTINS:
-        return False
+        return None
     prog = program(name)
     assert prog is not None
     parsed = prog.parse(fields[1:])
-    return not parsed.problem and walks(name, parsed)
+    return None if parsed.problem else (name, parsed)
+
+
+def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
+    """Whether ``command``, read exactly, is a reading program that reads below the folders it names (or the working
+    directory): ``grep x .. --dereferen`` is ``grep -R``. False for a command the prover does not read."""
+    from guard.protection.reading_programs import walks
+
+    read = _reading_program(command, env)
+    return read is not None and walks(*read)
+
+
+def follows_tree_links(command: Command, env: Mapping[str, str]) -> bool:
+    """Whether ``command``, read exactly as a reading program, follows the symbolic links below the folders it walks
+    (``grep -R``, ``rg -L``, ``find -L`` …: :func:`guard.protection.reading_programs.follows_links`)."""
+    from guard.protection.reading_programs import follows_links
+
+    read = _reading_program(command, env)
+    return read is not None and follows_links(*read) is not None
 
 
 def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:

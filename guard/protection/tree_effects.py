@@ -36,6 +36,7 @@ __all__ = [
     "PatchSources",
     "creates_files",
     "diff_names",
+    "follows_links",
     "git_apply_args",
     "lists_only",
     "patch_sources",
@@ -180,6 +181,47 @@ def creates_files(program: str, args: list[str]) -> bool:
             sub == "clean" or (sub == "grep" and not any(a.startswith("--o") or _cluster_has(a, "O") for a in args))
         )
     return program not in _NO_NEW_FILES | {"find", "rg", "zip", "fd", "fdfind"}
+
+
+#: How a tree program that writes, copies or archives is told to follow the symbolic links it meets below the folders
+#: it walks (GNU and libarchive spellings): the letters of a short option cluster, and long options, which count when
+#: abbreviated too. A recursive zip follows them unless ``-y``, which is not read (a value such as ``-P -y`` would look
+#: like it): every recursive zip counts.
+_FOLLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cp": ("L", ("--dereference",)),
+    "tar": ("h", ("--dereference",)),
+    "bsdtar": ("Lh", ("--dereference",)),
+    "rsync": ("Lk", ("--copy-links", "--copy-unsafe-links", "--copy-dirlinks")),
+    "cpio": ("L", ("--dereference",)),
+    "chmod": ("L", ()),
+    "chown": ("L", ()),
+    "chgrp": ("L", ()),
+    "du": ("L", ("--dereference",)),
+    "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
+}
+
+
+def _spelled(args: list[str], letters: str, long: tuple[str, ...], *, bundled_first: bool) -> bool:
+    """Whether ``args`` hold one of the short ``letters`` in a cluster, or one of the ``long`` options (abbreviated or
+    not): read loosely, so a word that only looks like one counts too (the command is refused, never wrongly proven)."""
+    for k, arg in enumerate(args):  # past a ``--`` too: it may be an option's value
+        name = arg.partition("=")[0]
+        if name.startswith("--") and len(name) > 4 and any(option.startswith(name) for option in long):
+            return True
+        if (arg.startswith("-") and not arg.startswith("--")) or (bundled_first and k == 0 and arg[:1].isalpha()):
+            if set(letters) & set(arg.lstrip("-")):
+                return True
+    return False
+
+
+def follows_links(program: str, args: list[str]) -> bool:
+    """Whether ``program``, acting on a whole tree with ``args``, follows the symbolic links below it: a link the call
+    does not name, which may lead to guard's secret (``cp -rL``, ``tar -h``, ``rsync -L``, ``chmod -RL``, ``zip -r``).
+    The reading programs' own forms are read exactly by :func:`guard.protection.readonly.follows_tree_links`."""
+    if program in _FOLLOWS:
+        letters, long = _FOLLOWS[program]
+        return _spelled(args, letters, long, bundled_first=program == "tar")
+    return False
 
 
 def _cluster_has(arg: str, letter: str) -> bool:

@@ -263,5 +263,7 @@ def test_a_search_of_a_tree_is_one_however_it_is_spelled(project: Path, stub: St
     (project / "src" / ".env").write_text("API_KEY=sk-not-real\n")
     calls = stub.calls
     assert (
-        hook(project, stub, "grep KEY src --dereferen")[0] == "deny" and stub.calls == calls + 1
+        hook(project, stub, "grep KEY src -d rec")[0] == "deny" and stub.calls == calls + 1
     )  # the judge, not the lane
+    decision, reason = hook(project, stub, "grep KEY src --dereferen")  # -R follows links below src: refused first
+    assert decision == "deny" and "symbolic links" in reason and stub.calls == calls + 1

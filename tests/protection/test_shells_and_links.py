@@ -8,7 +8,9 @@
 2. **Links below a walked folder.** ``grep -R``, ``rg -L``, ``diff -r`` … follow every symbolic link below the
    folders they read. A link the agent made (``ln -s / up`` names nothing protected) or one the repository holds
    leads to guard's secret folder: ``grep -R . .`` printed the secret, decided in the lane and let through by
-   self-protection.
+   self-protection. Sent to the judge next, it still printed the secret wherever a rule allowed it (the guide's rule
+   is about deletes); self-protection now refuses every walk that follows links, with no model call, and so the
+   writers and archivers that do (``cp -rL``, ``tar -h``, ``rsync -L``, ``zip -r``, ``chmod -RL``).
 
 The judge is the loopback stub answering deny, so a call that reaches it is visible in its count.
 """
@@ -48,6 +50,13 @@ FOLLOW_LINKS = [
     "tree -l sub",
     "ls -RL sub",
     "du -L sub",
+    "cp -rL sub /tmp/copy",
+    "tar -chf /tmp/a.tar sub",
+    "tar chf /tmp/a.tar sub",
+    "rsync -aL sub/ /tmp/copy",
+    "rsync -a --copy-unsafe-links sub/ /tmp/copy",
+    "zip -qr /tmp/a.zip sub",
+    "chmod -RL go+r sub",
 ]
 
 
@@ -89,16 +98,32 @@ def test_self_protection_refuses_what_dash_would_do_to_guards_files(project: Pat
 
 
 @pytest.mark.slow
-def test_a_walk_that_follows_links_reaches_the_judge(project: Path, stub: StubServer) -> None:
+def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stub: StubServer) -> None:
+    """A rule about something else would allow it (the stub allows here): self-protection refuses it first."""
+    stub.default = Reply.verdict("allow", "not a delete", confidence=0.95)
     for command in FOLLOW_LINKS:
         decision, reason, calls = hook(project, stub, command)
-        assert decision == "deny" and calls >= 1, (command, reason)
+        assert decision == "deny" and "guard self-protection" in reason and "symbolic links" in reason, (
+            command,
+            reason,
+        )
+        assert calls == 0, command
+    for command in ("cp -r sub /tmp/copy", "tar -cf /tmp/a.tar sub", "rsync -a sub/ /tmp/copy", "chmod -R go+r sub"):
+        assert hook(project, stub, command)[0] == "allow", command  # a link copied as a link: the rule decides
 
 
 @pytest.mark.slow
 def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer) -> None:
     """Braces are proven as bash expands them and as sh passes them; walks that see a link as a link stay in the lane."""
-    for command in ("cat {notes,f}.txt", "grep -r token .", "rg token", "find . -name f", "ls -R", "du sub"):
+    for command in (
+        "cat {notes,f}.txt",
+        "grep -r token .",
+        "rg token",
+        "find . -name f",
+        "ls -R",
+        "du sub",
+        "du -sh sub",
+    ):
         assert hook(project, stub, command)[:3:2] == ("allow", 0), command
     assert hook(project, stub, "sort -{n,r} f")[2] == 1  # sh passes -{n,r}: not an option sort has
 
