@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.cache.key import cache_key, canonical_payload
+from guard.cache import cache_key, canonical_payload
 from guard.core.decision import HookResult
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
 from guard.judge.deferred import code_key_parts, deferred_view
