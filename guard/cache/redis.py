@@ -9,7 +9,7 @@ A lookup is one round trip: a small Lua script reads the entry and bumps the
 right counter. redis-py is imported when the cache is built, never on the
 ``guard hook`` paths that do not need it.
 
-Each entry carries a seal over its key, verdict and expiry (:mod:`guard.cache.seal`):
+Each entry carries a seal over its key, verdict and expiry (:func:`guard.cache.entry_seal`):
 anyone who can write to the Redis server can forge neither. An entry that fails
 its seal is deleted, counted as ``tampered`` (not as a hit) and is a miss.
 """
@@ -24,7 +24,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from guard.cache.seal import entry_seal, sealed
+from guard.cache import entry_seal, sealed
 from guard.core.errors import CacheError, ConfigError
 from guard.storage.secret import TrustError
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from guard.cache.seal import entry_seal, sealed
+from guard.cache import entry_seal, sealed
 from guard.core.errors import CacheError, ConfigError
 from guard.core.logs import LazyLogger
 from guard.storage.database import Migrations, connect

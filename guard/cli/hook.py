@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
     from guard.adapters import Client, Rendered
     from guard.core.decision import Decision
+    from guard.runtime.deciders import Service
+    from guard.runtime.gate import Gate
 
     #: What argparse or :func:`parse_plain` made of the command line (the same attributes).
     Arguments = argparse.Namespace | SimpleNamespace
@@ -261,14 +263,13 @@ def run(args: Arguments) -> int:
         return 2  # a misconfigured hook command must not let calls through
     from guard.core.logs import set_up as set_up_logging
     from guard.runtime.gate import Gate, answer_by
-    from guard.server.decider import ServiceDecider
 
     env = os.environ
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
     gate = Gate(
         args.config,
-        service=ServiceDecider,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
+        service=_service,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
         server=args.server,
         fail_closed=args.fail_closed or from_env(FAIL_CLOSED_ENV, env) == "1",
         fail_open_config=args.fail_open or from_env(FAIL_OPEN_ENV, env) == "1",
@@ -333,6 +334,14 @@ def run(args: Arguments) -> int:
         timer.join(0.1)  # cancelled, it ends at once: a process left without threads ships its audit row from a fork
     gate.ship_audit()  # after the answer: a shipper sends the row on to the team's audit store
     return code
+
+
+def _service(gate: Gate) -> Service:
+    """The warm service's decider. The gate makes it when an event gets past its fast path (or a session starts):
+    imported here, not at the top, so a cache hit never loads guard.server."""
+    from guard.server.decider import ServiceDecider
+
+    return ServiceDecider(gate)
 
 
 def _float(value: str | None) -> float | None:

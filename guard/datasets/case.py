@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
-from guard.cache.key import canonical_json
+from guard.cache import canonical_json
 from guard.core.decision import DECISIONS, DecisionName
 from guard.core.errors import DatasetError
 from guard.core.events.names import TOOL_EVENTS, canonical_event

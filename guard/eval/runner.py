@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from guard.cache.key import canonical_json
+from guard.cache import canonical_json
 from guard.core.decision import Decision, merge
 from guard.core.kinds import judged
 from guard.core.settings import Settings

@@ -20,8 +20,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from guard.cache import open_cache
-from guard.cache.key import cache_key
+from guard.cache import cache_key, open_cache
 from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.core.decision import HookResult
 from guard.core.errors import CacheError, HookError, JudgeError, JudgeTooLarge, ModelNotConfigured

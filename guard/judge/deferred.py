@@ -244,11 +244,11 @@ def deferred_view(spec: HookSpec, payload: dict[str, Any], *, for_key: bool = Fa
     A script the call runs by name is shown in its effect (``runs``, keyed on its digest) and never here again.
     ``for_key``: only which files and digests would be shown, without reading them (what the decision cache keys on).
     """
-    from guard.session.written import content_digest
-
     state = _state(payload)
     if state is None:
         return None
+    from guard.session.written import content_digest  # after the check: a call with no record loads nothing more
+
     scripts = _run_scripts(payload)
     named = {path for path, _ in scripts}
     unseen = [f for f in _unseen(spec, state) if f["path"] not in named]

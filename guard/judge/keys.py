@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from guard.cache.key import cache_key, canonical_payload
+from guard.cache import cache_key, canonical_payload
 from guard.core.decision import HookResult
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
-from guard.judge.deferred import code_key_parts, deferred_view
 from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 from guard.judge.view import effect_of, session_shown
 
@@ -100,13 +99,23 @@ def _session_part(spec: HookSpec, payload: dict[str, Any]) -> dict[str, Any]:
     return {"session": session.digest(), "session_template": [note.version, note.sha256]}
 
 
+def _deferred_part(spec: HookSpec, payload: dict[str, Any]) -> dict[str, Any]:
+    """The deferred code ``spec``'s judge is shown, as the key holds it; nothing when the payload carries no record of
+    what the agent wrote (the gate puts one there only for a call that may run project code unnamed)."""
+    if WRITTEN_FIELD not in payload:
+        return {}
+    from guard.judge.deferred import deferred_view  # only such a call loads the deferred view
+
+    deferred = deferred_view(spec, payload, for_key=True)
+    return {} if deferred is None else {"deferred": deferred.block}
+
+
 def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any]) -> str:
     """The decision-cache key of ``spec`` judging ``payload``; never raises for a missing model.
 
     A call that may run project code unnamed is keyed on the changed files this rule's judges have not seen run
     (:mod:`guard.judge.deferred`): the same command after a module it imports changed is judged again.
     """
-    deferred = deferred_view(spec, payload, for_key=True)
     return cache_key(
         {
             "v": KEY_VERSION,
@@ -115,7 +124,7 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
                 payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), spec.cache_keep
             ),
             "effect": effect_of(payload, for_key=True),
-            **({"deferred": deferred.block} if deferred is not None else {}),
+            **_deferred_part(spec, payload),
             **_session_part(spec, payload),
         }
     )
@@ -126,6 +135,10 @@ def code_cache_key(
 ) -> str | None:
     """The key of an earlier judgement of the same code (:func:`guard.judge.deferred.code_key_parts`), whatever the
     command's spelling, or None when the call cannot be answered that way."""
+    if WRITTEN_FIELD not in payload:
+        return None  # no record of what the agent wrote: no identity of the code the call runs
+    from guard.judge.deferred import code_key_parts  # only a call that may run what the agent wrote
+
     code = code_key_parts(spec, payload, judged=judged)
     if code is None:
         return None

@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from guard.cache.key import VOLATILE_FIELDS
+from guard.cache import VOLATILE_FIELDS
 from guard.core.events.names import canonical_event
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
 from guard.judge.view import effect_of

@@ -30,7 +30,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from guard.cache.key import cache_key
+from guard.cache import cache_key
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTooLarge, ModelNotConfigured
 from guard.judge.deferred import DeferredView, deferred_view
 from guard.judge.keys import resolve_model, tiers_for

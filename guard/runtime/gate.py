@@ -50,7 +50,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.core.decision import DecidingRule, Decision
@@ -61,7 +61,7 @@ from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
 from guard.core.settings import SERVER_ENV, LoadedConfig, Settings, from_env
 from guard.core.spec import HookSpec
-from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, ServiceFactory
+from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, Service, ServiceFactory
 from guard.runtime.registry import Registry, default_registry
 from guard.runtime.settle import audited, settle
 
@@ -126,9 +126,9 @@ class Gate:
     is the folder ``guard install`` anchored the hook to (``guard hook --project``):
     there, finding no config is an error, never "nothing is enforced".
 
-    Its builder gives it its parts: ``service``, the warm-service decider
-    (:class:`guard.server.decider.ServiceDecider`) or None where only this process
-    may decide; ``engine``, an engine to run hooks on and share the cache and audit
+    Its builder gives it its parts: ``service``, what makes the warm-service decider
+    (:class:`guard.server.decider.ServiceDecider`), called when an event first gets past the
+    fast path or a session starts, or None where only this process may decide; ``engine``, an engine to run hooks on and share the cache and audit
     log of (``guard serve``, ``guard eval``: its settings and registry are the
     gate's), else the local engine decider builds one when an event first needs it.
     """
@@ -199,14 +199,10 @@ class Gate:
         self._audit_lock = threading.Lock()
         self._given_engine = engine  # a given engine's audit log is the one written (guard serve's writer thread)
         self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
-        #: Who may answer an event, in order: the fast path, the warm service (when the builder gave one), the local engine.
         self.local = LocalEngine(self, engine)
-        self._service = None if service is None else service(self)
-        self.deciders: list[Decider] = [
-            FastPath(self, self.local),
-            *([self._service] if self._service is not None else []),
-            self.local,
-        ]
+        self.fast_path = FastPath(self, self.local)
+        self._make_service = service
+        self._service: Service | None = None  # made when an event first gets past the fast path (:meth:`deciders`)
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
@@ -564,8 +560,8 @@ class Gate:
     ) -> tuple[dict[str, Any], str, Call | Decision]:
         """Prepare: (payload, event, the event as a :class:`Call` for the deciders or the decision already made)."""
         payload, event, prepared = self._prepare(raw, fmt)
-        if event == "session_start" and self.config_error is None and self._service is not None:
-            self._service.warm_for_session()
+        if event == "session_start" and self.config_error is None and (service := self.service()) is not None:
+            service.warm_for_session()
         if isinstance(prepared, Decision):
             return payload, event, prepared
         if answer_by is not None:
@@ -606,7 +602,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders:
+            for decider in self.deciders():
                 if decider.slow:
                     self.slow_path()
                 decision = decider.decide(call)
@@ -673,7 +669,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders:
+            for decider in self.deciders():
                 if decider.slow:
                     self.slow_path()
                 decision = await decider.adecide(call)
@@ -685,6 +681,20 @@ class Gate:
         if decision.decision == "ask":
             decision = await self._aapproved(call, decision)
         return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
+
+    def service(self) -> Service | None:
+        """The warm-service decider the builder gave, made on first use: a call the fast path answers never loads it."""
+        if self._service is None and self._make_service is not None:
+            self._service = self._make_service(self)
+        return self._service
+
+    def deciders(self) -> Iterator[Decider]:
+        """Who may answer an event, in order: the fast path, the warm service (when the builder gave one), the local engine."""
+        yield self.fast_path
+        service = self.service()
+        if service is not None:
+            yield service
+        yield self.local
 
     def slow_path(self) -> None:
         """Run :attr:`before_slow_path` once, before anything that can wait."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fixtures.judge import bash_event, smart_spec
+from fixtures.processes import SOURCE_ROOT
 
 from guard.core.decision import HookResult
 from guard.core.settings import Settings
@@ -115,3 +118,36 @@ def test_key_computation_loads_no_heavy_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_only_a_call_with_a_record_of_written_files_is_keyed_on_the_deferred_code(tmp_path: Path) -> None:
+    """The gate puts the record of what the agent wrote only on a call that may run project code unnamed: every other
+    call (most cache hits) is keyed without loading the deferred view; a call with a record is keyed on the changed
+    files its rule's judges have not seen run, so the same command after such a file changed is judged again."""
+    code = (
+        "import sys, json\n"
+        "from fixtures.judge import bash_event, smart_spec\n"
+        "from guard.core.session import WRITTEN_FIELD\n"
+        "from guard.core.settings import Settings\n"
+        "from guard.judge.keys import smart_cache_key\n"
+        "settings, spec = Settings(models={'quick': 'openai/a'}), smart_spec()\n"
+        "call = bash_event('python3 x.py', cwd=sys.argv[1])\n"
+        "plain = smart_cache_key(spec, settings, call)\n"
+        "loaded = 'guard.judge.deferred' in sys.modules\n"
+        "record = {'project': sys.argv[1], 'scan': 'complete', 'seen': {}, 'files': []}\n"
+        "changed = {**record, 'files': [{'path': sys.argv[1] + '/helper.py', 'digest': 'd1', 'route': 'Write'}]}\n"
+        "keys = [smart_cache_key(spec, settings, {**call, WRITTEN_FIELD: r}) for r in (record, changed)]\n"
+        "print(json.dumps([loaded, plain, *keys]))\n"
+    )
+    tests = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([SOURCE_ROOT, tests])},
+    )
+    loaded, plain, nothing_unseen, unseen = json.loads(out.stdout)
+    assert not loaded
+    assert len({plain, nothing_unseen, unseen}) == 3

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import trust_config
 from fixtures.judge import bash_event
+from fixtures.processes import guard_modules, run_guard
 from test_serve_autostart import guard, requests_served, wait_for_state, wait_until_answering
 
 from guard.setup.install import guard_program
@@ -71,6 +72,40 @@ def test_session_start_warms_the_service_and_later_misses_use_it(stub: StubServe
         miss = guard(["hook", "--format", "claude"], isolated_home, env, json.dumps(bash_event("rm -rf ~/a")))
         assert json.loads(miss.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", miss.stderr
         assert requests_served(state["url"]) == 1 and stub.calls == 1  # judged by the warm service
+    finally:
+        os.kill(state["pid"], signal.SIGTERM)
+
+
+def test_with_the_service_warm_a_miss_goes_to_it_and_the_repeat_is_a_local_hit_that_never_loads_the_server(
+    stub: StubServer, isolated_home: Path
+) -> None:
+    """The gate makes the service's decider only for an event its fast path cannot answer: the session's warm service
+    still judges the miss, and the same call again is answered from the decision cache it filled, in the hook process,
+    without asking the service or importing guard.server."""
+    (isolated_home / "guard.yaml").write_text(SMART.replace("cache: {url: 'off'}\n", ""))
+    trust_config(isolated_home / "guard.yaml")
+    env = {"GUARD_API_BASE": stub.url}
+    warm = guard(installed_session_start_command(isolated_home), isolated_home, env, json.dumps(SESSION_START))
+    assert warm.returncode == 0, warm.stderr
+    state = wait_for_state(isolated_home.parent / "home/.cache/guard/serve")
+    try:
+        wait_until_answering(state["url"])
+        calls = [
+            run_guard(
+                ["hook"],
+                isolated_home,
+                stdin=json.dumps(bash_event("rm -rf ~/a", session_id=session)),
+                env=env,
+                probe=True,
+            )
+            for session in ("s1", "s2")
+        ]
+        for call in calls:
+            assert json.loads(call.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", call.stderr
+        miss, hit = calls
+        assert "guard.server.decider" in guard_modules(miss)  # the miss went past the fast path, to the service
+        assert requests_served(state["url"]) == 1 and stub.calls == 1  # judged once, by the warm service
+        assert not [m for m in guard_modules(hit) if m.startswith("guard.server")], guard_modules(hit)
     finally:
         os.kill(state["pid"], signal.SIGTERM)
 
