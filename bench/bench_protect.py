@@ -64,7 +64,7 @@ def cpu_ms(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> float:
 RULE_TIMER = """
 import json, sys, time
 import guard.command_analysis as analysis
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.config.assembly import protection_for
 from guard.hooks.protect import judge
 project, events, runs = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])

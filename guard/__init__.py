@@ -28,8 +28,9 @@ from guard.core.errors import GuardError
 from guard.runtime.registry import Registry, default_registry, hook
 
 if TYPE_CHECKING:
-    from guard.config import LoadedConfig, load_config
+    from guard.config.loading import load_config
     from guard.core.events.model import Event
+    from guard.core.settings import LoadedConfig
     from guard.integrations.gate import Gate
     from guard.runtime.engine import Engine
 
@@ -57,8 +58,8 @@ _LAZY = {
     "Engine": "guard.runtime.engine",
     "Event": "guard.core.events.model",
     "Gate": "guard.integrations.gate",
-    "load_config": "guard.config",
-    "LoadedConfig": "guard.config",
+    "load_config": "guard.config.loading",
+    "LoadedConfig": "guard.core.settings",
 }
 
 

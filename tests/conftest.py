@@ -110,8 +110,8 @@ def trust_config(config: str | Path) -> None:
     hook`` searches from there) and under its own path; any other file under its path
     (``guard hook --config FILE``).
     """
-    from guard.config import SEARCHED
     from guard.config.pinning import trust
+    from guard.config.search import SEARCHED
 
     path = Path(config).absolute()
     for name in sorted(SEARCHED, key=len, reverse=True):  # .guard/guard.yaml before guard.yaml

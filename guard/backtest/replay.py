@@ -17,10 +17,10 @@ import copy
 import os
 from collections.abc import Sequence
 
-from guard.config import LoadedConfig, load_config
+from guard.config.loading import load_config
 from guard.core.decision import Decision
 from guard.core.errors import GuardError
-from guard.core.settings import SERVER_ENV
+from guard.core.settings import SERVER_ENV, LoadedConfig
 from guard.runtime.gate import Gate
 
 __all__ = ["replay", "replay_gate"]

@@ -23,7 +23,8 @@ from pathlib import Path
 from guard.audit import AuditLog
 from guard.audit.replayable import RecordedEvent, sample, split_replayable
 from guard.backtest.replay import replay, replay_gate
-from guard.config import find_config, load_config
+from guard.config.loading import load_config
+from guard.config.search import find_config
 from guard.core.decision import STOPS, Decision
 from guard.core.duration import parse_duration
 from guard.core.errors import GuardError

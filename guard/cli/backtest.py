@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from guard.backtest.session import backtest
-    from guard.config import find_config
+    from guard.config.search import find_config
     from guard.core.errors import GuardError
     from guard.eval.tables import rule_change_text
 

@@ -65,7 +65,7 @@ def _print_stats(stats: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from guard.cache import open_cache
-    from guard.config import load_config
+    from guard.config.loading import load_config
 
     settings = load_config(args.config).settings
     cache = open_cache(settings)

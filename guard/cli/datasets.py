@@ -128,7 +128,7 @@ def _from_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from guard.audit import AuditLog
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.core.errors import GuardError
     from guard.datasets.audit_cases import cases_from_audit
 

@@ -223,7 +223,7 @@ def _anchor(args: Arguments, client: Client, raw: bytes, env: Mapping[str, str])
         if os.path.isdir(project):
             os.chdir(project)
         return project  # a missing folder is the gate's to report
-    from guard.config import find_config
+    from guard.config.search import find_config
 
     folder = _client_project(client, env)
     if folder is None and client.starts_elsewhere and find_config() is None:

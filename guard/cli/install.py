@@ -393,7 +393,8 @@ def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> 
 
 def _loaded() -> Any:
     """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
-    from guard.config import find_config, load_config
+    from guard.config.loading import load_config
+    from guard.config.search import find_config
     from guard.core.settings import LoadedConfig
 
     found = find_config()
@@ -460,7 +461,8 @@ def _config_warnings(timeout_s: int) -> list[str]:
     is refused (or with ``--force`` announced) now, naming the file, key and line,
     rather than discovered on the agent's first tool call.
     """
-    from guard.config import find_config, load_config
+    from guard.config.loading import load_config
+    from guard.config.search import find_config
     from guard.setup.install import needed_timeout
 
     found = find_config()
@@ -485,7 +487,7 @@ def _write_starter_if_none() -> None:
     """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts (at a terminal)."""
     from pathlib import Path
 
-    from guard.config import find_config
+    from guard.config.search import find_config
     from guard.config.starter import write_starter
 
     if find_config() is None:

@@ -275,7 +275,7 @@ def _central(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from guard.audit import AuditLog
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.core.errors import GuardError
 
     if getattr(args, "audit", None):

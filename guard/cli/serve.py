@@ -215,9 +215,9 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from guard.cache.batched_counts import for_service
-    from guard.config import LoadedConfig
     from guard.config.pinning import load_trusted
     from guard.config.watch import Watch
+    from guard.core.settings import LoadedConfig
     from guard.runtime.engine import Engine
     from guard.runtime.registry import Registry, default_registry
     from guard.server.app import create_app

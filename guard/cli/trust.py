@@ -95,8 +95,9 @@ def _forget(explicit: str | None, record: TrustRecord) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
-    from guard.config import find_config, trust_store
+    from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
+    from guard.config.search import find_config
 
     refused = refusal("guard trust")
     if refused:
@@ -161,8 +162,9 @@ def adopt_config() -> None:
     is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
     from guard.cli.user_consent import has_terminal
-    from guard.config import find_config, trust_store
+    from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
+    from guard.config.search import find_config
 
     found = find_config()
     if found is None or not found.is_file():

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.server.ui import LOOPBACK_NAMES
     from guard.view import ViewSources, create_view
 

@@ -6,14 +6,7 @@ validate (:mod:`~guard.config.snapshot` when nothing changed, else
 :mod:`~guard.config.parse`) → assemble (:mod:`~guard.config.assembly`: the org
 policy, the tiers' timeouts, the self-protection hook) → the gate's registry.
 :mod:`~guard.config.loading` is that pass for the config on disk (``guard check``,
-``guard eval``). No step imports one after it, nor this package's names.
+``guard eval``). No step imports one after it. The package names nothing itself:
+each step is imported from its module, so a ``guard hook`` loads only the steps
+its pass takes.
 """
-
-from __future__ import annotations
-
-from guard.config.assembly import fit_tier_timeouts, with_org, with_protection
-from guard.config.loading import load_config
-from guard.config.search import SEARCHED, find_config
-from guard.core.settings import LoadedConfig
-
-__all__ = ["SEARCHED", "LoadedConfig", "find_config", "fit_tier_timeouts", "load_config", "with_org", "with_protection"]

@@ -46,7 +46,7 @@ from guard.eval.runner import (
 from guard.eval.schema import Estimate, MetricsReport, ResultRow, UnrecordedRule
 
 if TYPE_CHECKING:
-    from guard.config import LoadedConfig
+    from guard.core.settings import LoadedConfig
 
 __all__ = [
     "DEPTHS",
@@ -232,7 +232,7 @@ async def evaluate_async(
     and tested on. With a ``baseline``, ``max_regressions`` defaults to 0: a case
     that was right may not turn wrong unless allowed.
     """
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.eval.cases import load_datasets
     from guard.eval.outputs import build_report, write_outputs
     from guard.eval.recording import recording

@@ -215,9 +215,10 @@ class Gate:
         self.before_slow_path: Callable[[], None] | None = None
 
     def _load(self, config: str | None, pinned: bool, project: str | None) -> LoadedConfig:
-        from guard.config import find_config, load_config
+        if not pinned:  # the disk's config (guard check): each pass imports only its own steps
+            from guard.config.loading import load_config
+            from guard.config.search import find_config
 
-        if not pinned:
             self.searched = find_config(config) is None
             loaded = load_config(config)
             self.searched = (
@@ -771,7 +772,7 @@ def _org_alone(error: ConfigError) -> LoadedConfig:
     """What still applies when the project's config failed with ``error``: the org policy alone (nothing when it failed itself)."""
     if isinstance(error, OrgPolicyError):
         return LoadedConfig()
-    from guard.config import with_org
+    from guard.config.assembly import with_org
     from guard.config.org_policy import configured
 
     try:

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Literal
 
 from guard.adapters.installers import installable
-from guard.config import LoadedConfig, find_config, load_config
+from guard.config.loading import load_config
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
+from guard.config.search import find_config
 from guard.core.errors import GuardError
 from guard.core.extras import DISTRIBUTION
-from guard.core.settings import CLAUDE_BIN_ENV, from_env
+from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
 from guard.runtime.matching import matcher_report
 from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.install import (

@@ -15,7 +15,7 @@ from fixtures.cli import GuardCli
 from fixtures.processes import SOURCE_ROOT
 
 from guard.cli.check import _EXIT
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

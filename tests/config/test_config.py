@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from guard.config import LoadedConfig, find_config, load_config
+from guard.config.loading import load_config
+from guard.config.search import find_config
 from guard.core.errors import ConfigError
+from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 from guard.protection.targets import HOOK_ID
 

@@ -13,7 +13,7 @@ import pytest
 
 from guard.adapters import adapter
 from guard.cache import open_cache
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.core.errors import ConfigError, UnknownName
 from guard.core.kinds import KINDS
 from guard.core.settings import TRANSPORT_ENV, Settings

@@ -11,7 +11,7 @@ import pytest
 from conftest import trust_config
 from fixtures.processes import modules, run_guard
 
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.hooks.protect import judge
 from guard.protection.targets import HOOK_ID
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import trust_config
 
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.hooks.protect import judge
 from guard.judge.read_only_lane import lane_result
 from guard.protection.targets import HOOK_ID

@@ -146,7 +146,7 @@ def test_the_lane_is_closed_in_the_home_folder(
 
 @pytest.mark.parametrize("key", ["skip_read_only", "skip_project_writes"])
 def test_the_key_is_for_judged_hooks_only(write_config: Callable[..., Path], key: str) -> None:
-    from guard.config import load_config
+    from guard.config.loading import load_config
 
     path = write_config(
         f"hooks:\n  PreToolUse:\n    - id: c\n      command: 'true'\n      {key}: true\n", trusted=False

@@ -158,7 +158,7 @@ def test_a_file_a_tool_runs_without_naming_it_reaches_the_judge(project: Path, s
 
 
 def test_no_file_of_the_list_is_decided_in_the_lane(project: Path) -> None:
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.judge.read_only_lane import lane_result
 
     [spec] = [s for s in load_config().specs if s.id == "no-destructive-shell"]
@@ -225,7 +225,7 @@ def test_a_fifo_or_a_flooded_folder_does_not_stall_or_blind_the_check(
     worker.start()
     worker.join(timeout=30)
     assert answers == ["the modules of the project's environments could not all be listed"]
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.judge.read_only_lane import lane_result
 
     [spec] = [s for s in load_config().specs if s.id == "no-destructive-shell"]

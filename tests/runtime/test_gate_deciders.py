@@ -229,7 +229,7 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
         return real(spec, payload)
 
     monkeypatch.setattr(protect, "judge", counting)
-    from guard.config import with_protection
+    from guard.config.assembly import with_protection
 
     stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(
@@ -250,7 +250,7 @@ async def test_a_miss_reaches_the_model_from_the_callers_own_task(
 ) -> None:
     """No task hop from the request to the model call (nor back): on a busy ``guard serve`` each hop queues a miss
     behind every other ready request, so 64 concurrent misses all waited for the slowest one's set-up."""
-    from guard.config import with_protection
+    from guard.config.assembly import with_protection
     from guard.judge import http11
 
     posted_from: list[asyncio.Task[Any] | None] = []

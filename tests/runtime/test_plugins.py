@@ -257,7 +257,7 @@ hooks:
 #: read a config and say which seams read the installed plugins' entry points
 READ_CONFIG = (
     "import sys\n"
-    "from guard.config import load_config\n"
+    "from guard.config.loading import load_config\n"
     "from guard.core.kinds import KINDS\n"
     "loaded = load_config(sys.argv[1], use_snapshot=False)\n"
     "print([spec.kind for spec in loaded.specs], KINDS._plugins_read)\n"

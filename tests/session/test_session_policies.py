@@ -32,7 +32,7 @@ from fixtures.session import (
 )
 
 from guard.cli.main import main
-from guard.config import load_config
+from guard.config.loading import load_config
 from guard.core.errors import ConfigError
 from guard.testing.openai_stub import StubServer
 

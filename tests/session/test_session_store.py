@@ -81,7 +81,7 @@ def test_a_malformed_case_session_is_named_with_file_and_line(session: dict[str,
 
 
 def test_every_shipped_intent_case_is_judged_on_its_session() -> None:
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.core.session import SESSION_FIELD, reads_session
     from guard.eval.cases import load_datasets
 

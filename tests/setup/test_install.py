@@ -463,7 +463,7 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(monkeypatch: pytest.MonkeyPa
 def test_the_shared_launcher_is_recognised_as_guards_own_entry_and_never_run_as_a_config_hook(tmp_path: Path) -> None:
     """Reinstalling replaces it (and an old direct entry) in place, and a settings.json read as a config skips it (it is what runs)."""
     from guard.adapters.installers import CLAUDE
-    from guard.config import load_config
+    from guard.config.loading import load_config
     from guard.config.own_hook import parse_guard_hook
     from guard.setup.team_hook import launcher
 

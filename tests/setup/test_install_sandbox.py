@@ -35,7 +35,7 @@ def guard(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
 def protected(project: Path) -> tuple[list[str], list[str]]:
     """What the self-protection rule protects for this project's config (the lists the sandbox must hold)."""
     code = (
-        "import json, os, sys; os.chdir(sys.argv[1]); from guard.config import load_config; from guard.sandbox.paths import protected_paths;"
+        "import json, os, sys; os.chdir(sys.argv[1]); from guard.config.loading import load_config; from guard.sandbox.paths import protected_paths;"
         "p = protected_paths(load_config('guard.yaml', use_snapshot=False)); print(json.dumps([p.write, p.read]))"
     )
     done = subprocess.run(
