@@ -4,26 +4,29 @@ Under the org policy (either may be absent), each smart hook's timeout fitted to
 the tiers' it may spend, and the built-in self-protection hook after the config's
 own. Every loader ends here (the disk's, the trusted copy's, the org policy alone),
 and this step reads nothing back from them: what it needs of the config's
-surroundings (the org policy's files, the command hooks' scripts) it looks up
-itself and hands to the protection rule.
+surroundings (the files its hooks run) it looks up itself and hands to the
+protection rule, which finds the org policy's files where core locates them.
 """
 
 from __future__ import annotations
 
-from guard.config import org_policy
-from guard.config.hook_scripts import loaded_scripts
+import importlib.util
+from collections.abc import Iterator
+
 from guard.core.kinds import judged
 from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 from guard.protection.targets import protect_spec
 
-__all__ = ["fit_tier_timeouts", "protection_for", "with_org", "with_protection"]
+__all__ = ["fit_tier_timeouts", "loaded_scripts", "protection_for", "with_org", "with_protection"]
 
 
 def with_org(org: LoadedConfig | None, loaded: LoadedConfig | None) -> LoadedConfig:
     """``loaded`` under the org policy ``org`` (either may be None), its smart hooks' timeouts fitted to the tiers', with the self-protection hook."""
     if org is not None:
-        loaded = org_policy.merged(org, loaded)
+        from guard.config.org_policy import merged  # only under an org policy, which its own module loaded
+
+        loaded = merged(org, loaded)
     return with_protection(fit_tier_timeouts(loaded or LoadedConfig()))
 
 
@@ -47,9 +50,24 @@ def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
     return loaded
 
 
+def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
+    """The files ``loaded``'s hooks run, as ``guard trust`` pinned them (else found now), and a callable module's
+    byte-code cache, which Python would run in its source's place."""
+    for spec in loaded.specs:
+        if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
+            paths = [path for path, _ in spec.scripts]
+        else:
+            # a hook not of a trusted copy (the disk's config, the org's): its kind finds its files now
+            from guard.config.hook_scripts import hook_scripts
+
+            paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
+        yield from paths
+        yield from (importlib.util.cache_from_source(path) for path in paths if path.endswith(".py"))
+
+
 def protection_for(loaded: LoadedConfig) -> HookSpec:
-    """The self-protection hook for ``loaded``: its files, guard's state, the org policy's files, the command hooks' scripts."""
-    return protect_spec(loaded, org_files=org_policy.files(), scripts=loaded_scripts(loaded))
+    """The self-protection hook for ``loaded``: its files, guard's state, the org policy's files, the hooks' scripts."""
+    return protect_spec(loaded, scripts=loaded_scripts(loaded))
 
 
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:

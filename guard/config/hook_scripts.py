@@ -25,15 +25,13 @@ Standard library only: self-protection computes this on the ``guard hook`` path.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from guard.core.kinds import registered
-from guard.core.settings import LoadedConfig
 from guard.core.spec import HookSpec
 from guard.protection.targets import installation
 
@@ -41,7 +39,6 @@ __all__ = [
     "LocalCode",
     "changed_script",
     "hook_scripts",
-    "loaded_scripts",
     "module_closure",
     "module_files",
     "pin_problem",
@@ -268,15 +265,3 @@ def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str |
         if problem:
             return problem
     return None
-
-
-def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
-    """The files ``loaded``'s hooks run, as ``guard trust`` pinned them (else found now), and a callable module's
-    byte-code cache, which Python would run in its source's place."""
-    for spec in loaded.specs:
-        if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
-            paths = [path for path, _ in spec.scripts]
-        else:
-            paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
-        yield from paths
-        yield from (importlib.util.cache_from_source(path) for path in paths if path.endswith(".py"))

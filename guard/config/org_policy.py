@@ -86,12 +86,6 @@ _SERIAL = "org-serial"
 _FIX = "every tool call is denied until an admin fixes it (nothing in a project or user config, nor GUARD_FAIL_OPEN, relaxes this)"
 
 
-def files(env: Mapping[str, str] | None = None) -> list[str]:
-    """The org policy's folder, and the key, policy and signature in force (wherever a variable moved them): what self-protection guards."""
-    location = locate(env)
-    return [str(SYSTEM_DIR), *(location.paths() if location is not None else ())]
-
-
 #: The variable a project's shared launcher runs (what ``guard install claude`` writes into the local settings). guard
 #: never reads it, so it cannot steer the org's rules: the org's hook is a managed or user-scope entry with an absolute
 #: program, which a project's settings cannot change; the project's own launcher entry it could as well delete.

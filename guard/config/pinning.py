@@ -29,14 +29,13 @@ import os
 import time
 from pathlib import Path
 
-from guard.config import org_policy, snapshot, trust_store
+from guard.config import snapshot, trust_store
 from guard.config.assembly import with_org
-from guard.config.loading import load_config
 from guard.config.search import find_config
 from guard.config.trust_store import CONFIG, INCLUDE, SCRIPT, TrustedFile, TrustRecord, digest
 from guard.core.errors import ConfigError, UntrustedConfig
 from guard.core.record import Record
-from guard.core.settings import CONFIG_ENV, LoadedConfig, from_env
+from guard.core.settings import CONFIG_ENV, LoadedConfig, from_env, locate
 
 __all__ = [
     "Candidate",
@@ -233,20 +232,37 @@ def _trusted_copy(record: TrustRecord) -> LoadedConfig:
     return snapshot.expand_env(loaded)
 
 
+def _org_in_force() -> LoadedConfig | None:
+    """The org policy in force here (:func:`guard.config.org_policy.configured`), None when no org key is configured.
+
+    Where one is, its module verifies and loads it; where none is (``locate`` costs one ``lstat``), the hook
+    never imports it.
+    """
+    location = locate()
+    if location is None:
+        return None
+    from guard.config.org_policy import load  # only where an org key is configured: its loading, signature and serial
+
+    return load(location)
+
+
 def load_trusted(config: str | None = None) -> Pinned:
     """The config ``guard hook`` enforces here (``--config``/``$GUARD_CONFIG``, else the search of the working directory).
 
     ConfigError when the trusted copy itself does not load (or is missing from the
     store): the gate then answers as for any config that does not load.
     """
-    org = org_policy.configured()  # a broken org policy raises first: nothing below it is enforced without it
+    org = _org_in_force()  # a broken org policy raises first: nothing below it is enforced without it
     explicit = config or from_env(CONFIG_ENV) or None
     found = find_config(explicit)
     record = trust_store.read(trust_store.trust_key(explicit))
     if record is None:
         if found is None:
             return Pinned(None, "none") if org is None else Pinned(with_org(org, None), "org")
-        # parsing runs nothing: a config that does not load says so first (file, key, line), as it always did
+        # parsing runs nothing: a config that does not load says so first (file, key, line), as it always did;
+        # the disk's loading pass is imported here, on the branch that parses a config nobody trusted
+        from guard.config.loading import load_config
+
         load_config(explicit)
         error = UntrustedConfig(
             f"guard enforces only a config you trusted, and this one was never trusted. Review it and run `{accept_command(explicit)}`"

@@ -51,7 +51,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.core.settings import CONFIG_ENV, from_env, user_dir
+from guard.core.settings import CONFIG_ENV, SYSTEM_DIR, from_env, locate, user_dir
 from guard.core.spec import HookSpec
 from guard.storage.secret import secret_path
 
@@ -181,13 +181,19 @@ def _resolved(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(absolute))
 
 
+def _org_files(env: Mapping[str, str]) -> list[str]:
+    """The org policy's folder, and the key, policy and signature in force (wherever a variable moved them)."""
+    location = locate(env)
+    return [str(SYSTEM_DIR), *(location.paths() if location is not None else ())]
+
+
 def protected_paths(
-    loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str], env: Mapping[str, str] | None = None
+    loaded: LoadedConfig, *, scripts: Iterable[str], env: Mapping[str, str] | None = None
 ) -> tuple[tuple[str, str], ...]:
     """Every (label, absolute path) protected for ``loaded``, sorted: the static part of the self-protection hook's spec.
 
-    ``org_files``: the org policy's folder and files; ``scripts``: the files its command hooks run (the config
-    step that assembles the rule looks both up: :func:`guard.config.assembly.protection_for`).
+    ``scripts``: the files its hooks run (the config step that assembles the rule looks them up:
+    :func:`guard.config.assembly.protection_for`).
     """
     env = os.environ if env is None else env
     settings = loaded.settings
@@ -210,7 +216,7 @@ def protected_paths(
     pairs += [(SHELL, path) for path in _shell_startup(env)]
     pairs += [(SCRIPT, path) for path in scripts]
     pairs += [(INSTALL, path) for path in installation()]
-    pairs += [(ORG, path) for path in org_files]
+    pairs += [(ORG, path) for path in _org_files(env)]
     service = [(SERVICE, settings.server_url)] if settings.server_url and "://" in settings.server_url else []
     return _resolved(pairs) + tuple(service)
 
@@ -244,9 +250,9 @@ def event_paths(payload: Mapping[str, Any], env: Mapping[str, str] | None = None
     return _resolved(pairs)
 
 
-def protect_spec(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Iterable[str]) -> HookSpec:
+def protect_spec(loaded: LoadedConfig, *, scripts: Iterable[str]) -> HookSpec:
     """The self-protection hook for ``loaded``: every path :func:`protected_paths` names
-    (built by :func:`guard.config.assembly.protection_for`, which looks up the org policy's files and the hooks' scripts)."""
+    (built by :func:`guard.config.assembly.protection_for`, which looks up the files its hooks run)."""
     return HookSpec(
         id=HOOK_ID,
         kind="protect",
@@ -256,5 +262,5 @@ def protect_spec(loaded: LoadedConfig, *, org_files: Iterable[str], scripts: Ite
         failure_mode="fail_open",
         source="builtin",
         origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
-        paths=protected_paths(loaded, org_files=org_files, scripts=scripts),
+        paths=protected_paths(loaded, scripts=scripts),
     )

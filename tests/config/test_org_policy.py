@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.processes import SOURCE_ROOT, modules, run_guard, serve_argv
+from fixtures.processes import SOURCE_ROOT, guard_modules, modules, run_guard, serve_argv
 
 #: The org's rule: a shell command naming "rm " is denied (a command hook: no model needed to show who wins).
 ORG = """serial: 5
@@ -40,8 +40,9 @@ def _hook(
     event: str = "PreToolUse",
     env: dict[str, str] | None = None,
     args: tuple[str, ...] = (),
-) -> tuple[str, dict[str, object], str]:
-    """One ``guard hook`` call: (the permission decision or "" for none, the whole output, stderr)."""
+    probe: bool = False,
+) -> tuple[str, dict[str, object], subprocess.CompletedProcess[str]]:
+    """One ``guard hook`` call: (the permission decision or "" for none, the whole output, the process)."""
     payload = {
         "session_id": "s1",
         "hook_event_name": event,
@@ -49,10 +50,10 @@ def _hook(
         "tool_input": tool_input or {"command": command},
         "cwd": str(cwd),
     }
-    done = run_guard(["hook", *args], cwd, stdin=json.dumps(payload), env=env)
+    done = run_guard(["hook", *args], cwd, stdin=json.dumps(payload), env=env, probe=probe)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout) if done.stdout.strip() else {}
-    return out.get("hookSpecificOutput", {}).get("permissionDecision", ""), out, done.stderr
+    return out.get("hookSpecificOutput", {}).get("permissionDecision", ""), out, done
 
 
 def _reason(out: dict[str, object]) -> str:
@@ -191,6 +192,31 @@ def test_the_agent_cannot_write_the_org_files(org_policy, isolated_home: Path) -
     for target in (org.policy, org.signature, org.public):
         decision, out, _ = _hook(isolated_home, tool="Write", tool_input={"file_path": str(target), "content": "x"})
         assert decision == "deny" and f"names {target} (" in _reason(out) and "self-protection" in _reason(out)
+
+
+@pytest.mark.slow
+def test_an_org_policy_set_after_a_cached_verdict_is_enforced_on_the_hit(  # type: ignore[no-untyped-def]
+    org_policy, write_config, isolated_home: Path, stub
+) -> None:
+    """A hook with no org key never loads the org policy's module; once an admin configures one, the next call is
+    denied by the org's rule even though the project's rule answers from the decision cache."""
+    from guard.testing.openai_stub import Reply
+
+    stub.default = Reply.verdict("allow", "the build folder is the project's own")
+    write_config(
+        f"models:\n  quick: openai/stub-quick\n  api_base: {stub.url}\n"
+        "hooks:\n  PreToolUse:\n    - id: outside\n      matcher: Bash\n      depth: quick\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    decision, _, done = _hook(isolated_home, probe=True)
+    assert decision != "deny" and stub.calls == 1, decision
+    assert "guard.config.org_policy" not in guard_modules(done), "no org key configured: its module is not loaded"
+    org_policy(ORG)
+    for _ in range(2):
+        decision, out, done = _hook(isolated_home, probe=True)
+        assert decision == "deny" and "org: no rm" in _reason(out), out
+        assert stub.calls == 1, "the project's rule answered from the cache"
+        assert "guard.config.org_policy" in guard_modules(done)
 
 
 PROBE = (
