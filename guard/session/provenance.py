@@ -129,9 +129,10 @@ class Provenance:
             or not isinstance(tool_input, dict)
             or not isinstance(cwd, str)
             or not os.path.isabs(cwd)
+            or not _walkable(os.path.realpath(cwd))
         ):
-            return None
-        from guard.session.call_effects import runs_code
+            return None  # run from the root or the home folder: no project is walked, so there is nothing to show
+        from guard.session.call_effects import runs_code  # here: a call run outside any project never loads it
 
         if not runs_code(tool_name, tool_input, cwd, self.env):
             return None
@@ -151,14 +152,9 @@ class Provenance:
         (never walked, and a write there is not recorded)."""
         from guard.session.project_scan import project_root
 
-        home = os.path.realpath(os.path.expanduser("~"))
-
-        def walkable(path: str) -> bool:
-            return path not in ("/", home) and not home.startswith(path.rstrip("/") + "/")
-
         folder = os.path.realpath(folder)
-        root = project_root(folder) if walkable(folder) else None
-        return root if root is not None and walkable(root) else None
+        root = project_root(folder) if _walkable(folder) else None
+        return root if root is not None and _walkable(root) else None
 
     def _baseline(self, root: str, now_ns: int) -> int | None:
         """When changes below ``root`` are looked at from. A root never walked starts where the walks that covered it
@@ -381,6 +377,12 @@ class Provenance:
         if not scan.complete:
             log.warning("record of written files: %s holds more than guard records of one call (%s)", folder, scan.why)
         return [*([folder] if folder != path else []), *scan.changed]
+
+
+def _walkable(folder: str) -> bool:
+    """Whether guard walks ``folder`` (its symlinks resolved) for changes: never the root, the home folder or above it."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return folder not in ("/", home) and not home.startswith(folder.rstrip("/") + "/")
 
 
 def _above(root: str) -> list[str]:
