@@ -26,9 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.audit import chain as audit_chain
-from guard.audit import head_record
 from guard.audit import index as audit_index
-from guard.audit import recovery as audit_recovery
 from guard.core.decision import DECISIONS
 from guard.core.events.names import canonical_event
 from guard.core.logs import LazyLogger
@@ -307,21 +305,24 @@ class AuditLog:
         rows = [self._row(*entry) for entry in entries]
         with self._lock:
             try:
-                try:
-                    self._append(rows)
-                except sqlite3.DatabaseError as exc:
-                    if not audit_recovery.is_damaged(exc):
-                        raise
-                    self._start_anew(rows, exc)
+                self._append(rows)
             except Exception as exc:
-                if note:
-                    audit_recovery.note_failure(self.path, exc)
-                raise
+                from guard.audit import recovery  # here: only a write that failed needs it
 
-    def _start_anew(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]], exc: BaseException) -> None:
-        """Set the damaged file aside, and write ``rows`` to a new log whose first row says why."""
-        self.close_unlocked()
-        moved = audit_recovery.set_aside(self.path)
+                try:
+                    if not recovery.is_damaged(exc):
+                        raise
+                    self.close_unlocked()
+                    self._start_anew(rows, exc, recovery.set_aside(self.path))
+                except Exception as failed:
+                    if note:
+                        recovery.note_failure(self.path, failed)
+                    raise
+
+    def _start_anew(
+        self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]], exc: BaseException, moved: Path
+    ) -> None:
+        """Write ``rows`` to a new log (the damaged one closed and set aside as ``moved``), its first row saying why."""
         warning = f"the audit log {self.path} could not be read ({exc}); it was set aside as {moved.name} and this log started anew"
         log.warning("%s", warning)
         first, hooks = rows[0]
@@ -330,7 +331,7 @@ class AuditLog:
 
     def _append(self, rows: list[tuple[tuple[Any, ...], list[dict[str, Any]]]]) -> None:
         db = self._connection()
-        recorded = head_record.read(self.path)
+        recorded = audit_chain.read_record(self.path)
         db.execute("BEGIN IMMEDIATE")
         try:
             chain = audit_chain.ChainWriter(db, recorded)
@@ -352,7 +353,7 @@ class AuditLog:
             db.execute("ROLLBACK")
             raise
         if chain.sealed:  # after the commit: the record never names a row the log has yet to show
-            head_record.write(self.path, chain.next_id - 1, chain.previous)
+            audit_chain.write_record(self.path, chain.next_id - 1, chain.previous)
 
     def _row(
         self, payload: dict[str, Any], decision: Decision, latency_ms: float, client: str | None
@@ -440,7 +441,7 @@ class AuditLog:
         """Check the sealed chain of every row and that the log continues its end as recorded outside it
         (:func:`guard.audit.chain.verify_chain`); a file that cannot be read is a GuardError."""
         with self._lock:
-            recorded = head_record.read(self.path)
+            recorded = audit_chain.read_record(self.path)
             db = self._reading()
             factory = db.text_factory
             db.text_factory = lambda data: data.decode("utf-8", "replace")  # a row written by hand may hold any bytes
@@ -469,9 +470,10 @@ def _with_warning(row: tuple[Any, ...], warning: str) -> tuple[Any, ...]:
 
 
 def _unreadable(path: Path, exc: BaseException) -> Exception:
+    from guard.audit.recovery import is_damaged  # here: only a log that could not be read needs it
     from guard.core.errors import GuardError
 
-    what = "is not a readable audit log" if audit_recovery.is_damaged(exc) else "cannot be read"
+    what = "is not a readable audit log" if is_damaged(exc) else "cannot be read"
     return GuardError(
         f"{path} {what} ({exc}); guard hook sets a damaged log aside and starts a new one on its next decision"
     )

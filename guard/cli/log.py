@@ -149,11 +149,11 @@ def _label(log: Any, args: argparse.Namespace) -> int:
 
 def _verify(log: Any, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
-    from guard.audit import head_record
+    from guard.audit import chain as audit_chain
     from guard.audit import recovery as audit_recovery
 
     if not log.path.exists():
-        gone = head_record.missing_log(log.path)
+        gone = audit_chain.missing_log(log.path)
         if gone is None:
             print(f"no audit log yet at {log.path}: nothing to verify")
             return 0

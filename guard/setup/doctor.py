@@ -161,7 +161,8 @@ def _trusted(path: str | None, *, installed_here: bool) -> Finding:
 
 def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
     """Is the audit log the whole record: readable, its sealed chain intact, no failed writes, nothing set aside?"""
-    from guard.audit import head_record, open_audit
+    from guard.audit import chain as audit_chain
+    from guard.audit import open_audit
     from guard.audit import recovery as audit_recovery
 
     settings = loaded.settings
@@ -170,13 +171,13 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
         return
     log = open_audit(settings)
     try:
-        gone = None if log.path.exists() else head_record.missing_log(log.path)
+        gone = None if log.path.exists() else audit_chain.missing_log(log.path)
         if gone is not None:
             yield Finding(
                 "fail",
                 "audit log",
                 gone,
-                f"if you moved it yourself, also remove {head_record.record_path(log.path)}; "
+                f"if you moved it yourself, also remove {audit_chain.record_path(log.path)}; "
                 "else the decisions logged so far are gone: keep the client's sandbox on (guard install) and see docs/team.md",
             )
         elif not log.path.exists():

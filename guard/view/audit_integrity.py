@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from guard.audit import chain as audit_chain
-from guard.audit import head_record
 from guard.audit import recovery as audit_recovery
 
 __all__ = ["FULL_EVERY", "AuditIntegrity"]
@@ -34,7 +33,7 @@ class AuditIntegrity:
 
     def _verify(self) -> audit_chain.ChainReport:
         assert self.path is not None
-        recorded = head_record.read(self.path)  # before the log: it never names a row the log has yet to show
+        recorded = audit_chain.read_record(self.path)  # before the log: it never names a row the log has yet to show
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
         try:
             db.execute("PRAGMA query_only = 1")
@@ -67,7 +66,7 @@ class AuditIntegrity:
         if self.path is None:
             return []
         found: list[str] = []
-        gone = None if self.path.exists() else head_record.missing_log(self.path)
+        gone = None if self.path.exists() else audit_chain.missing_log(self.path)
         if gone is not None:
             found.append(
                 f"The audit log is gone: {gone}. The decisions logged so far are not in this view; run guard log verify."

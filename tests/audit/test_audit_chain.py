@@ -206,7 +206,7 @@ def test_a_log_emptied_replaced_or_deleted_whole_is_reported_against_its_end_rec
 
 
 def test_a_record_of_the_end_that_was_changed_is_reported(logged: Path) -> None:
-    from guard.audit.head_record import record_path
+    from guard.audit.chain import record_path
 
     record = record_path(logged / "audit.db")
     mac, body = record.read_text().split("\n")
