@@ -303,9 +303,7 @@ class Provenance:
         project below it may run a ``~/conftest.py``), which is never walked; the first write below a folder starts its
         walks, so what a program then writes there without naming it is found too.
         """
-        from guard.protection.credentials import looks_like_credential
         from guard.session.call_effects import written_paths
-        from guard.session.written import DELETED, NEW, FileRecord, content_digest
 
         paths = written_paths(tool_name, tool_input, cwd)
         placed: set[str] = set()  # files below a folder the call put in place: new there, as far as any judge knows
@@ -325,6 +323,10 @@ class Provenance:
         ]
         if not named:
             return
+        # here, past the returns above: a call that writes no file never loads these
+        from guard.protection.credentials import looks_like_credential
+        from guard.session.written import DELETED, NEW, FileRecord, content_digest
+
         store = self.store()
         now = time.time_ns()
         if decision is not None:
