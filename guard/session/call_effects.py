@@ -6,7 +6,7 @@ Three questions the record of what the agent wrote (:mod:`guard.session.provenan
   file of an ``apply_patch``, the path arguments of an MCP tool whose name says it writes, and in a shell line the
   targets of output redirections, ``tee``, ``sed -i``, ``cp``/``mv``/``ln``/``install`` destinations, ``touch``,
   ``truncate``, ``dd of=``, and what ``rm`` deletes. A program that writes files it does not name (``tar x``,
-  ``git checkout``, a script) is found by the project scan instead (:mod:`guard.session.project_scan`).
+  ``git checkout``, a script) is found by the project walk instead (:func:`guard.session.provenance.changed_since`).
 - :func:`runs_code`: whether the call may run code of the project without naming it. Proven not to only for a shell
   line whose every command is a reading program the prover knows (:mod:`guard.protection.readonly`) or a file utility
   that runs nothing (``rm``, ``mkdir``, ``cp``, ``mv`` …), each a shell builtin or found on ``PATH`` in a system folder

@@ -9,8 +9,8 @@ Three moments (the record itself is :mod:`guard.session.written`):
   of those files is digested as it now is, confirmed. A client that sends no PostToolUse (Copilot CLI) leaves the
   row as recorded when the call was allowed, and the next look at the file digests it;
 - **a call may run project code it does not name** (:func:`guard.session.call_effects.runs_code`): the project is walked
-  for files changed since the last look (:mod:`guard.session.project_scan`: what a program wrote without naming it,
-  or anything else changed behind guard's back), every recorded file is checked against its digest, and the state
+  for files changed since the last look (what a program wrote without naming it, or anything else changed behind
+  guard's back: the walk below), every recorded file is checked against its digest, and the state
   goes on the payload under :data:`~guard.core.session.WRITTEN_FIELD` for the judge's view
   (:mod:`guard.judge.deferred`): each file whose content differs from before the agent's first change, its route,
   the earlier content where kept, and per rule the digests its judges already saw run. It also carries the call's
@@ -20,6 +20,16 @@ Three moments (the record itself is :mod:`guard.session.written`):
 After the decision, each smart hook that allowed while shown such files (``details.deferred.seen``) has them recorded
 as seen by its rule. Nothing here changes a decision: a store that cannot be read or written is logged, and the rule
 is then shown no record (every change it would have shown stays unseen, so no earlier judgement is reused).
+
+**The walk** (:func:`changed_since`): a program the agent runs may write files it never names (a generator script,
+``tar x``, ``git checkout``, ``pip install -e``); a judge that later allows code importing them would never have seen
+them. So before a call that may run project code, guard walks the project and takes every file whose inode change time
+(``st_ctime``, which a program cannot set back the way it can set ``st_mtime`` with ``touch -d``) is after the last
+walk. Bounded: folders that hold other people's code or tools' caches are not walked (``.git``, ``node_modules``, a
+virtualenv (a folder holding ``pyvenv.cfg``), ``.tox``, ``.nox``, ``.mypy_cache`` …, guard's own ``.guard``); a
+compiled ``.pyc`` in ``__pycache__`` counts only when Python would run it without checking its source (an unchecked
+hash-based file: a stale timestamp or hash is simply recompiled); the walk stops after :data:`MAX_ENTRIES` entries or
+:data:`MAX_SECONDS`, and says so (``complete`` False), so a caller never takes "nothing found" from a walk that was cut.
 Standard library only.
 """
 
@@ -32,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.core.logs import LazyLogger
+from guard.core.record import Record
 from guard.core.session import WRITTEN_FIELD
 
 if TYPE_CHECKING:
@@ -39,7 +50,18 @@ if TYPE_CHECKING:
     from guard.core.spec import HookSpec
     from guard.session.written import FileRecord, WrittenStore
 
-__all__ = ["MAX_BASES", "TRACKED_FROM_NOW", "Provenance", "judged_by_rules"]
+__all__ = [
+    "MAX_BASES",
+    "MAX_CHANGED",
+    "MAX_ENTRIES",
+    "MAX_SECONDS",
+    "TRACKED_FROM_NOW",
+    "Provenance",
+    "Scan",
+    "changed_since",
+    "judged_by_rules",
+    "project_root",
+]
 
 log = LazyLogger("guard.session")
 
@@ -129,7 +151,7 @@ class Provenance:
             or not isinstance(tool_input, dict)
             or not isinstance(cwd, str)
             or not os.path.isabs(cwd)
-            or not _walkable(os.path.realpath(cwd))
+            or not _walkable(os.path.realpath(cwd), _home())
         ):
             return None  # run from the root or the home folder: no project is walked, so there is nothing to show
         from guard.session.call_effects import runs_code  # here: a call run outside any project never loads it
@@ -147,14 +169,12 @@ class Provenance:
         return None
 
     def _root(self, folder: str) -> str | None:
-        """The folder guard walks for changes to code run from ``folder``: its project
-        (:func:`guard.session.project_scan.project_root`); None for the root, the home folder or a folder above it
-        (never walked, and a write there is not recorded)."""
-        from guard.session.project_scan import project_root
-
+        """The folder guard walks for changes to code run from ``folder``: its project (:func:`project_root`); None
+        for the root, the home folder or a folder above it (never walked, and a write there is not recorded)."""
         folder = os.path.realpath(folder)
-        root = project_root(folder) if _walkable(folder) else None
-        return root if root is not None and _walkable(root) else None
+        home = _home()
+        root = project_root(folder) if _walkable(folder, home) else None
+        return root if root is not None and _walkable(root, home) else None
 
     def _baseline(self, root: str, now_ns: int) -> int | None:
         """When changes below ``root`` are looked at from. A root never walked starts where the walks that covered it
@@ -172,7 +192,6 @@ class Provenance:
         self, tool_name: str, tool_input: dict[str, Any], cwd: str, rules: list[HookSpec], session: str
     ) -> dict[str, Any] | None:
         from guard.session.call_effects import run_identity
-        from guard.session.project_scan import changed_since
         from guard.session.written import DELETED, NEW, rule_key
 
         root = self._root(cwd)
@@ -313,9 +332,7 @@ class Provenance:
             inside = [(found, how) for path, how in paths for found in self._inside(path, how, os.path.realpath(cwd))]
             paths, placed = [*paths, *inside], {found for found, _ in inside}
         roots = {path: self._root(os.path.dirname(path)) for path, _ in paths}
-        home = os.path.realpath(
-            os.path.expanduser("~")
-        )  # a file directly in it is recorded (not walked): a project below may run it
+        home = _home()  # a file directly in it is recorded (not walked): a project below may run it
         named = [
             (path, how)
             for path, how in paths
@@ -364,8 +381,6 @@ class Provenance:
         times, so a walk, which looks for change times after its last one, would never find them. The call's words are
         read after it ran, so ``mv stage tests`` names ``tests/stage`` once ``tests`` exists: a missing path's folder is
         the one it put in place (itself too, so its row is confirmed), unless it holds the ``cwd`` (a copy that failed)."""
-        from guard.session.project_scan import changed_since
-
         if how.split()[-1] not in _PUTS_IN_PLACE:
             return []
         folder = path if os.path.isdir(path) else os.path.dirname(path) if not os.path.lexists(path) else None
@@ -381,9 +396,13 @@ class Provenance:
         return [*([folder] if folder != path else []), *scan.changed]
 
 
-def _walkable(folder: str) -> bool:
-    """Whether guard walks ``folder`` (its symlinks resolved) for changes: never the root, the home folder or above it."""
-    home = os.path.realpath(os.path.expanduser("~"))
+def _home() -> str:
+    """The home folder, its symlinks resolved."""
+    return os.path.realpath(os.path.expanduser("~"))
+
+
+def _walkable(folder: str, home: str) -> bool:
+    """Whether guard walks ``folder`` (its symlinks resolved) for changes: never the root, the ``home`` folder or above it."""
     return folder not in ("/", home) and not home.startswith(folder.rstrip("/") + "/")
 
 
@@ -391,7 +410,7 @@ def _above(root: str) -> list[str]:
     """The folders above a project whose files its code may run unnamed (a ``conftest.py`` beside a ``pytest.ini``, a
     ``setup.cfg``, a ``package.json`` workspace): up to the home folder (included: guard records the files written
     directly in it) or ``/``."""
-    home = os.path.realpath(os.path.expanduser("~"))
+    home = _home()
     folders: list[str] = []
     folder = os.path.dirname(root)
     while folder != "/" and not home.startswith(folder.rstrip("/") + "/"):
@@ -410,3 +429,112 @@ def _how_decided(decision: Decision) -> str:
     if all(h.details.get("decided_by") for h in smart):
         return f" (decided in the {smart[0].details['decided_by'].replace('_', ' ')}, no judge)"
     return " (judged)"
+
+
+# -- the walk ----------------------------------------------------------------------------------------------------------
+
+MAX_ENTRIES = 60_000
+MAX_SECONDS = 1.0
+#: More changed files than this in one walk: the rest are not digested (the walk is reported cut).
+MAX_CHANGED = 500
+_SKIPPED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".guard",
+        ".cache",
+        ".venv",
+        "site-packages",
+    }
+)
+#: Flags of a hash-based .pyc that Python runs without looking at its source (PEP 552: hash-based, check_source off).
+_UNCHECKED = 0b01
+
+
+class Scan(Record):
+    """The files found changed (absolute paths), whether the walk covered the whole project, and why not."""
+
+    __slots__ = ("changed", "complete", "why")
+
+    def __init__(self, changed: list[str], complete: bool = True, why: str | None = None) -> None:
+        self.changed, self.complete, self.why = changed, complete, why
+
+
+def project_root(cwd: str) -> str:
+    """The project a call's ``cwd`` belongs to: the nearest folder above it holding ``.git``, else ``cwd`` itself
+    (never the root or the home folder, nor a folder above the home)."""
+    cwd = os.path.realpath(cwd)
+    home = _home()
+    folder = cwd
+    while True:
+        if not _walkable(folder, home):
+            return cwd
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return cwd
+        folder = parent
+
+
+def _runs_unchecked(path: str) -> bool:
+    """Whether a ``__pycache__`` file is a .pyc Python would run without checking its source."""
+    if not path.endswith(".pyc"):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(8)
+    except OSError:
+        return True
+    return len(header) < 8 or int.from_bytes(header[4:8], "little") == _UNCHECKED
+
+
+def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(), links: bool = True) -> Scan:
+    """Every file (or symlink) below ``root`` whose status changed after ``since_ns`` (``time.time_ns()``), but ``skip``.
+
+    A link to a folder made since (``ln -s .cache/pkg pkg``) also brings every file below it, by the link's path: it
+    makes them importable, and they may sit where the walk does not look. ``links`` False: not again inside one.
+    """
+    started = time.monotonic()
+    changed: list[str] = []
+    folders = [root]
+    entries = 0
+    while folders:
+        folder = folders.pop()
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                if entries > MAX_ENTRIES or time.monotonic() - started > MAX_SECONDS:
+                    return Scan(changed, False, f"the project is larger than guard walks ({entries:,} entries seen)")
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _SKIPPED and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                            folders.append(entry.path)
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if info.st_ctime_ns <= since_ns or entry.path in skip:
+                    continue
+                if os.path.basename(folder) == "__pycache__" and not _runs_unchecked(entry.path):
+                    continue
+                changed.append(entry.path)
+                if links and entry.is_symlink() and entry.is_dir():
+                    inside = changed_since(entry.path, -1, skip=skip, links=False)
+                    changed += inside.changed
+                    if not inside.complete:
+                        return Scan(changed[:MAX_CHANGED], False, inside.why)
+                if len(changed) > MAX_CHANGED:
+                    return Scan(changed[:MAX_CHANGED], False, f"more than {MAX_CHANGED} files changed")
+    return Scan(changed)
