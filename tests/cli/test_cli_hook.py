@@ -301,50 +301,6 @@ def test_guard_hook_called_in_process_returns_while_another_thread_runs(
         waiting.join()
 
 
-#: guard's own modules a cache-hit ``guard hook`` may import: the figure measured when the budget was set (issue 38 aims at
-#: 25 with the hot path in one package), so a change that spreads the hit path further fails here instead of going unseen.
-#: 78: the kinds' registry (guard.core.kinds), which the fast path asks instead of naming the smart and protect kinds.
-HIT_MODULE_BUDGET = 66
-
-
-@pytest.mark.slow
-def test_a_cache_hit_loads_nothing_heavy(isolated_home: Path) -> None:
-    """A smart rule's verdict on a Bash call, cached by an earlier call, read back in a project in the home, as a real
-    session's is: nothing heavy, no thread, and at most HIT_MODULE_BUDGET of guard's modules (docs/architecture.md)."""
-    from guard.testing.openai_stub import Reply, StubServer
-
-    project = isolated_home / "app"
-    project.mkdir()
-    (project / "guard.yaml").write_text(
-        "models: {quick: openai/stub-quick}\n"
-        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
-        "      rule: Deny shell commands that delete files outside the project.\n"
-    )
-    trust_config(project / "guard.yaml")
-    event = json.dumps({**PRE, "cwd": str(project), "tool_input": {"command": "rm -rf ~/photos"}})
-    with StubServer() as stub:
-        stub.default = Reply.verdict("deny", "deletes a home folder", confidence=0.95)
-        miss = run_guard(["hook"], project, stdin=event, env={"GUARD_API_BASE": stub.url}, probe=True)
-        hit = run_guard(
-            ["hook"],
-            project,
-            stdin=json.dumps({**json.loads(event), "session_id": "another-session"}),
-            env={"GUARD_API_BASE": stub.url},
-            probe=True,
-        )
-        assert stub.calls == 1  # the second call (another session, same tool call) was a cache hit
-    for proc in (miss, hit):
-        assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
-    assert "httpx" not in modules(miss) and "litellm" not in modules(miss)  # openai/ models take guard's own wire
-    assert (
-        modules(hit) == []
-    )  # none of HEAVY on a cache hit (a Bash call: the self-protection rule's shell analysis runs too)
-    assert len(guard_modules(hit)) <= HIT_MODULE_BUDGET, guard_modules(hit)
-    assert (
-        threads_started(hit) == [] and threads_started(miss) != []
-    )  # the watchdog guards the model call, not the lookup
-
-
 @pytest.mark.parametrize("args", [["hook", "--format", "windsurf"], ["hook", "--bogus"], ["hook", "--deadline", "abc"]])
 def test_a_broken_hook_command_blocks_instead_of_letting_calls_through(project: Path, args: list[str]) -> None:
     """A typo in the installed command line: exit 2, which every client reads as "block", with the reason on stderr."""
