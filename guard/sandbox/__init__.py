@@ -18,15 +18,17 @@ cannot hold guard's files out of reach (see :mod:`guard.sandbox.levels`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["SandboxChange"]
 
 
+@dataclass(frozen=True, slots=True)
 class SandboxChange:
     """What an install or uninstall did (or would do) to one client's sandbox settings file."""
 
-    __slots__ = ("changed", "notes", "path", "text")
-
-    def __init__(self, path: Path, changed: bool, text: str | None = None, notes: tuple[str, ...] = ()) -> None:
-        self.path, self.changed, self.text, self.notes = path, changed, text, notes
+    path: Path
+    changed: bool
+    text: str | None = None
+    notes: tuple[str, ...] = ()

@@ -7,6 +7,7 @@ protects out of what the agent may write and the secret out of what it may read.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from guard.sandbox import SandboxChange, claude, codex
@@ -27,15 +28,16 @@ CANNOT = {
 }
 
 
+@dataclass(frozen=True, slots=True)
 class Level:
     """``sandboxed`` or not, and why not (each reason names what to change)."""
 
-    __slots__ = ("client", "reasons", "sandboxed")
+    client: str
+    reasons: tuple[str, ...]
 
-    def __init__(self, client: str, reasons: list[str]) -> None:
-        self.client = client
-        self.reasons = reasons
-        self.sandboxed = not reasons
+    @property
+    def sandboxed(self) -> bool:
+        return not self.reasons
 
     @property
     def name(self) -> str:
@@ -66,5 +68,5 @@ def level(client: str, paths: ProtectedPaths, *, project_dir: Path, home: Path) 
     """``client``'s protection level as its settings here stand (the settings only: :mod:`guard.sandbox.probe` tries it)."""
     module = SANDBOXES.get(client)
     if module is None:
-        return Level(client, [CANNOT.get(client, f"{client} has no sandbox guard knows")])
-    return Level(client, list(module.gaps(paths, project_dir, home)))
+        return Level(client, (CANNOT.get(client, f"{client} has no sandbox guard knows"),))
+    return Level(client, tuple(module.gaps(paths, project_dir, home)))

@@ -6,19 +6,19 @@ taken here in one place, so the sandbox and the hook always protect the same fil
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from guard.core.settings import LoadedConfig
 
 __all__ = ["ProtectedPaths", "make_store", "protected_paths"]
 
 
+@dataclass(frozen=True, slots=True)
 class ProtectedPaths:
     """Absolute paths: ``write`` the agent may not change (files or folders), ``read`` it may not read."""
 
-    __slots__ = ("read", "write")
-
-    def __init__(self, write: tuple[str, ...], read: tuple[str, ...]) -> None:
-        self.write = write
-        self.read = read
+    write: tuple[str, ...]
+    read: tuple[str, ...]
 
     def write_roots(self) -> tuple[str, ...]:
         """``write`` without the paths inside another of them: the rule on a folder covers what is in it."""

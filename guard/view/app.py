@@ -14,6 +14,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ _HEADERS = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
 class ViewSources:
     """What the view reads: the audit log, eval output folders, the names to redact, and the approval requests.
 
@@ -59,26 +61,18 @@ class ViewSources:
     ``central``: the audit store's problems (gaps), shown instead of the local chain's when the log is its copy.
     """
 
-    __slots__ = ("audit", "evals", "redact", "approvals", "gated", "refresh", "central")
+    audit: Path | None
+    evals: tuple[Path, ...] = ()
+    redact: frozenset[str] = frozenset()
+    _: KW_ONLY
+    approvals: Path | None = None
+    gated: bool = False
+    refresh: Callable[[], None] | None = None
+    central: Callable[[], list[str]] | None = None
 
-    def __init__(
-        self,
-        audit: Path | None,
-        evals: tuple[Path, ...] = (),
-        redact: frozenset[str] = frozenset(),
-        *,
-        approvals: Path | None = None,
-        gated: bool = False,
-        refresh: Callable[[], None] | None = None,
-        central: Callable[[], list[str]] | None = None,
-    ) -> None:
-        self.audit = audit
-        self.evals = evals
-        self.redact = frozenset(name.lower() for name in redact)
-        self.approvals = approvals
-        self.gated = gated
-        self.refresh = refresh
-        self.central = central
+    def __post_init__(self) -> None:
+        """Names to redact match field names whatever their case: kept lower-cased."""
+        object.__setattr__(self, "redact", frozenset(name.lower() for name in self.redact))
 
 
 #: Row ids and indexes a URL may name: SQLite's largest integer has 19 digits.
