@@ -32,7 +32,10 @@ from guard.core.kinds import judged, shown
 from guard.core.spec import HookSpec
 from guard.eval import stats
 from guard.eval.cases import input_summary
+from guard.eval.outputs import build_report, write_outputs
+from guard.eval.runner import ResultsFile, Variant
 from guard.eval.schema import BacktestSummary, DatasetInfo, Flip, MetricsReport, ResultRow, RuleChange
+from guard.eval.session import warm_up
 from guard.eval.verdicts import decision_fields
 from guard.runtime.gate import Gate
 
@@ -227,9 +230,6 @@ def backtest(
     max_new_allows: int | None = None,
 ) -> BacktestResult:
     """Replay the audit log through ``config`` and write the comparison into ``out``; see the module docstring."""
-    from guard.eval.outputs import build_report, write_outputs
-    from guard.eval.runner import ResultsFile, Variant
-    from guard.eval.session import warm_up
 
     if (
         concurrency < 1

@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Any
 
+from guard.cli.terminal import printable
+from guard.cli.user_consent import NoTerminal, ask, refusal
 from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
@@ -58,7 +60,6 @@ def register(sub: Any) -> None:
 def _list(args: argparse.Namespace) -> int:
     from guard.approvals.request import excerpt
     from guard.approvals.store import ApprovalStore
-    from guard.cli.terminal import printable
 
     requests = ApprovalStore().listed(pending_only=not args.all)
     if args.json:
@@ -76,8 +77,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _confirm(request: Any, verb: str) -> bool:
-    from guard.cli.terminal import printable
-    from guard.cli.user_consent import NoTerminal, ask
 
     rules = "\n".join(
         f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}"
@@ -103,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
         return _list(args)
     from guard.approvals.request import proves
     from guard.approvals.store import APPROVED, DENIED, ApprovalStore
-    from guard.cli.user_consent import refusal
 
     refused = refusal(f"guard {args.answer}")
     if refused:

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from guard.cli.arguments import whole_number
+from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
 
@@ -55,7 +56,6 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from guard.backtest.session import backtest
     from guard.config.search import find_config
-    from guard.core.errors import GuardError
     from guard.eval.tables import rule_change_text
 
     found = find_config(args.config)

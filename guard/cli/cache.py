@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from guard.cli.terminal import Table, console
 from guard.core.duration import format_duration
 
 __all__ = ["register", "run"]
@@ -50,7 +51,6 @@ def _print_stats(stats: dict[str, Any]) -> None:
         ("size", _size(stats["size_bytes"])),
         ("ttl", format_duration(stats["ttl_seconds"])),
     ]
-    from guard.cli.terminal import Table, console
 
     out = console()
     if out is None:

@@ -12,6 +12,12 @@ import os
 import sys
 from typing import Any
 
+from guard.cli.terminal import DECISION_STYLES, console, say
+from guard.core.errors import EventError
+from guard.core.events.names import canonical_event
+from guard.core.spec import HookSpec
+from guard.runtime.matching import matcher_report
+
 __all__ = ["register", "run"]
 
 _EXIT = {"allow": 0, "deny": 1, "ask": 2}
@@ -41,7 +47,6 @@ def register(sub: Any) -> None:
 
 
 def _payload(args: argparse.Namespace) -> dict[str, Any]:
-    from guard.core.errors import EventError
 
     try:
         tool_input = json.loads(args.input)
@@ -73,7 +78,6 @@ def _error_note(hook: Any, decision: Any) -> str:
 
 
 def _print_human(decision: Any, tool: str | None = None) -> None:
-    from guard.cli.terminal import DECISION_STYLES, console, say
 
     out = console()
     say(
@@ -122,15 +126,12 @@ def _trust_note(config: str | None) -> None:
 
 def _matcher_notes(gate: Any) -> None:
     """Name the config's hooks whose matcher matches no known tool: they would never run in any client."""
-    from guard.runtime.matching import matcher_report
 
     for problem in matcher_report(gate.registry.specs()):
         print(f"guard check: warning: {problem}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.core.events.names import canonical_event
-    from guard.core.spec import HookSpec
     from guard.runtime.gate import Gate
     from guard.server.decider import ServiceDecider
 

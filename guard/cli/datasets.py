@@ -10,7 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+from guard.audit import AuditLog
+from guard.core.errors import DatasetError, GuardError
 
 __all__ = ["register", "run"]
 
@@ -94,7 +98,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from guard.core.errors import DatasetError
     from guard.datasets.importers import import_path
 
     if args.max_context < 200:
@@ -110,7 +113,6 @@ def _import(args: argparse.Namespace) -> int:
 
 def _write(cases: Any, out: str | None) -> None:
     """JSONL to ``out``, or to stdout (the report goes to stderr either way)."""
-    from guard.core.errors import DatasetError
     from guard.datasets.case import write_cases
 
     if out:
@@ -125,11 +127,8 @@ def _write(cases: Any, out: str | None) -> None:
 
 
 def _from_audit(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from guard.audit import AuditLog
     from guard.config.loading import load_config
-    from guard.core.errors import GuardError
     from guard.datasets.audit_cases import cases_from_audit
 
     if args.log:

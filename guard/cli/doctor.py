@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from guard.cli.terminal import STATUS_STYLES, console, say
+
 __all__ = ["register", "run"]
 
 _LABELS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -38,7 +40,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.cli.terminal import STATUS_STYLES, console, say
     from guard.setup.doctor import diagnose
 
     out = console()

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from guard.cli.arguments import whole_number
+from guard.core.extras import require
 
 __all__ = ["register", "run"]
 
@@ -191,7 +192,6 @@ def interrupted(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.core.extras import require
 
     require("eval", "guard eval")  # before judging a single case
     from guard.config.pinning import trust_note

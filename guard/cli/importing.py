@@ -9,6 +9,7 @@ nothing to convert.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,6 @@ def _notes(notes: list[str]) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    import json
 
     from guard.config.claude_auto_mode import settings_from_policy
 

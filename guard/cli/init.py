@@ -13,6 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from guard.cli.trust import adopt_config
+from guard.cli.user_consent import has_terminal, refusal
+from guard.config.starter import CASES_FILE, STARTER, write_starter, write_starter_cases
+
 __all__ = ["register", "run"]
 
 
@@ -29,10 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.cli.trust import adopt_config
-    from guard.cli.user_consent import has_terminal, refusal
     from guard.config.search import find_config
-    from guard.config.starter import CASES_FILE, STARTER, write_starter, write_starter_cases
 
     if args.print_only:
         sys.stdout.write(STARTER)

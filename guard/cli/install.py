@@ -7,10 +7,28 @@ import os
 import shlex
 import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
+from guard.adapters.installers import CLAUDE, CODEX, installable, profile
+from guard.cli.trust import adopt_config
+from guard.cli.user_consent import refusal as agent_refusal
+from guard.config.starter import write_starter
 from guard.core.errors import GuardError, UnknownName
-from guard.core.settings import CLAUDE_BIN_ENV, from_env
+from guard.core.events.names import client_event_name
+from guard.core.extras import DISTRIBUTION, MissingExtra, require
+from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
+from guard.setup import curl_client
+from guard.setup.curl_client import MIN_TIMEOUT_S
+from guard.setup.install import (
+    DEFAULT_TIMEOUT_S,
+    default_command,
+    guard_program,
+    install,
+    needed_timeout,
+    plugin_commands,
+    plugin_guard,
+)
 
 __all__ = ["register", "run"]
 
@@ -18,9 +36,6 @@ _BROKEN = "the config does not load (every call it guards would be blocked)"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from guard.adapters.installers import CODEX
-    from guard.core.events.names import client_event_name
-    from guard.setup.install import DEFAULT_TIMEOUT_S
 
     parser = subparsers.add_parser(
         "install",
@@ -99,13 +114,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from guard.adapters.installers import profile
-    from guard.cli.trust import adopt_config
-    from guard.cli.user_consent import refusal as agent_refusal
     from guard.setup import team_hook
-    from guard.setup.install import default_command, install
 
     refused = agent_refusal("guard install")
     if refused:  # it writes the client's hook settings and records trust: the agent must not do either
@@ -159,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
         sandbox = None if args.scope == "policy" else _sandbox(args, remove=not sandboxing, dry_run=True)
         event_commands = None
         if team:
-            from guard.adapters.installers import CLAUDE
             from guard.setup.team_hook import launcher
 
             command, event_commands = (
@@ -240,8 +248,6 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
     ``by_default``: whether it would be installed without being asked for (``--client auto``), which also
     needs the serve extra: without guard serve every call would pay curl's start before ``guard hook``'s.
     """
-    from guard.core.extras import MissingExtra, require
-    from guard.setup.curl_client import MIN_TIMEOUT_S
 
     if by_default:
         try:
@@ -275,8 +281,6 @@ def _shares_settings(args: argparse.Namespace) -> bool:
 
 def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
     """This user's ``GUARD_HOOK``: the curl client (writing its credential) or ``guard hook``, by absolute path."""
-    from guard.setup import curl_client
-    from guard.setup.install import guard_program
     from guard.setup.team_hook import personal_command
 
     if args.hook_client != "curl":
@@ -289,8 +293,6 @@ def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
 
 def _write_personal(value: str | None) -> None:
     """``GUARD_HOOK`` into (or out of) the project's local settings, which are kept out of git."""
-    from pathlib import Path
-
     from guard.setup import team_hook
 
     path, changed = team_hook.write_personal(Path.cwd(), value)
@@ -309,7 +311,6 @@ def _write_personal(value: str | None) -> None:
 
 def _client_refusal(client: str) -> str | None:
     """Why ``client`` cannot be installed (guard's clients and every installed plugin's with an installer can), or None."""
-    from guard.adapters.installers import installable, profile
 
     try:
         if profile(client) is not None:
@@ -324,7 +325,6 @@ def _client_refusal(client: str) -> str | None:
 
 def _policy_refusal(client: str) -> str | None:
     """Why a machine-wide policy hook cannot be installed here, or None."""
-    from guard.adapters.installers import profile
 
     found = profile(client)
     if found is None or found.policy_file is None:
@@ -351,7 +351,6 @@ def _sandbox_refusal(client: str) -> str | None:
 
 def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
     """Write guard's settings into the client's sandbox (or with ``remove`` take out what guard wrote there)."""
-    from pathlib import Path
 
     from guard.sandbox.levels import configure
     from guard.sandbox.paths import make_store, protected_paths
@@ -395,7 +394,6 @@ def _loaded() -> Any:
     """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
     from guard.config.loading import load_config
     from guard.config.search import find_config
-    from guard.core.settings import LoadedConfig
 
     found = find_config()
     if found is None:
@@ -409,10 +407,6 @@ def _loaded() -> Any:
 def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
     import subprocess
-    from pathlib import Path
-
-    from guard.core.extras import DISTRIBUTION
-    from guard.setup.install import plugin_commands, plugin_guard
 
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
@@ -463,7 +457,6 @@ def _config_warnings(timeout_s: int) -> list[str]:
     """
     from guard.config.loading import load_config
     from guard.config.search import find_config
-    from guard.setup.install import needed_timeout
 
     found = find_config()
     if found is None:
@@ -488,7 +481,6 @@ def _write_starter_if_none() -> None:
     from pathlib import Path
 
     from guard.config.search import find_config
-    from guard.config.starter import write_starter
 
     if find_config() is None:
         path = write_starter(Path.cwd() / "guard.yaml")
@@ -499,7 +491,6 @@ def _write_starter_if_none() -> None:
 
 def _warn_if_not_runnable(command: str, client: str) -> None:
     """A hook the client cannot start fails open, silently; say so now rather than never."""
-    from guard.setup.install import guard_program
 
     try:
         program = shlex.split(command)[0]

@@ -15,9 +15,12 @@ import sys
 import time
 from typing import Any
 
-from guard.audit import LABELS
+from guard.audit import LABELS, AuditLog
+from guard.audit import recovery as audit_recovery
 from guard.cli.arguments import whole_number
+from guard.cli.terminal import DECISION_STYLES, Table, console
 from guard.core.decision import ABSTAIN
+from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
 
@@ -115,7 +118,6 @@ def _print_row(row: dict[str, Any]) -> None:
 
 def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
     """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
-    from guard.cli.terminal import DECISION_STYLES, Table
 
     table = Table(
         "#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost")
@@ -139,7 +141,6 @@ def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def _label(log: Any, args: argparse.Namespace) -> int:
-    from guard.core.errors import GuardError
 
     if not log.set_label(args.id, args.label):
         raise GuardError(f"no decision #{args.id} in {log.path} (guard log shows the numbers)")
@@ -150,7 +151,6 @@ def _label(log: Any, args: argparse.Namespace) -> int:
 def _verify(log: Any, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
     from guard.audit import chain as audit_chain
-    from guard.audit import recovery as audit_recovery
 
     if not log.path.exists():
         gone = audit_chain.missing_log(log.path)
@@ -274,7 +274,6 @@ def _central(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.audit import AuditLog
     from guard.config.loading import load_config
     from guard.core.errors import GuardError
 
@@ -309,7 +308,6 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no decisions logged yet in {settings.path(settings.audit_path)}")
         return 0
-    from guard.cli.terminal import console
 
     out = console()
     if out is not None:

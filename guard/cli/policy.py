@@ -12,7 +12,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from guard.core.errors import GuardError
+from guard.config.org_policy import load
+from guard.core.errors import ConfigError, GuardError
+from guard.core.settings import SIGNATURE_SUFFIX, OrgLocation, locate
 
 __all__ = ["register", "run"]
 
@@ -71,7 +73,6 @@ def _keygen(args: argparse.Namespace) -> int:
 def _sign(args: argparse.Namespace) -> int:
     from guard.config.org_signing import sign
     from guard.config.parse import parse_config
-    from guard.core.settings import SIGNATURE_SUFFIX
 
     policy = Path(args.file)
     try:
@@ -95,9 +96,6 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from guard.config.org_policy import load
-    from guard.core.errors import ConfigError
-    from guard.core.settings import OrgLocation, locate
 
     configured = locate()
     if args.file is None and args.key is None and configured is None:

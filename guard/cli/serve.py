@@ -27,7 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from guard.cli.user_consent import refusal
 from guard.core.errors import GuardError
+from guard.core.extras import require
+from guard.runtime.registry import Registry, default_registry
 
 __all__ = ["bound_url", "register", "run"]
 
@@ -198,7 +201,6 @@ def _is_loopback(host: str) -> bool:
 
 
 def _print_token(token: str | None) -> int:
-    from guard.cli.user_consent import refusal
 
     refused = refusal("guard serve --print-token")
     if refused or token is None:
@@ -209,7 +211,6 @@ def _print_token(token: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.core.extras import require
 
     require("serve", "guard serve")
     import uvicorn
@@ -219,7 +220,6 @@ def run(args: argparse.Namespace) -> int:
     from guard.config.watch import Watch
     from guard.core.settings import LoadedConfig
     from guard.runtime.engine import Engine
-    from guard.runtime.registry import Registry, default_registry
     from guard.server.app import create_app
     from guard.server.identity import explicit_token, service_key
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from guard.cli.arguments import whole_number
+from guard.cli.terminal import Table, console
+from guard.core.errors import GuardError
 
 __all__ = ["register", "run"]
 
@@ -57,7 +59,6 @@ def _age(started: float) -> str:
 
 
 def _list(found: list[Any]) -> int:
-    from guard.cli.terminal import Table, console
 
     if not found:
         print("no background guard serve is running")
@@ -76,7 +77,6 @@ def _list(found: list[Any]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.core.errors import GuardError
     from guard.server.autostart import services, stop
 
     found = services()

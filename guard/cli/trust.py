@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
 from guard.core.errors import GuardError
 from guard.core.settings import CONFIG_ENV, from_env
 
@@ -77,7 +78,6 @@ def _review(record: TrustRecord | None, candidate: Candidate) -> str:
 
 def _forget(explicit: str | None, record: TrustRecord) -> int:
     """Nothing to trust here any more: drop the record (after asking), so guard stops enforcing a config that is gone."""
-    from guard.cli.user_consent import NoTerminal, ask
     from guard.config import trust_store
 
     try:
@@ -94,7 +94,7 @@ def _forget(explicit: str | None, record: TrustRecord) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
+    from guard.cli.user_consent import NoTerminal, ask
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config
@@ -161,7 +161,6 @@ def adopt_config() -> None:
     no terminal to be run from (a script, a tool call's pipes): nobody saw it, so it
     is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
-    from guard.cli.user_consent import has_terminal
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config

@@ -8,9 +8,13 @@ share the view with a team, ``guard serve`` mounts it under ``/ui`` behind its t
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
+
+from guard.cli.serve import bound_url
+from guard.core.extras import require
 
 __all__ = ["register", "run"]
 
@@ -44,7 +48,6 @@ def register(sub: Any) -> None:
 
 def _index_older_rows(audit: Path | None) -> None:
     """Index a log written before the view's index existed now, saying so, rather than on the first page someone opens."""
-    import sqlite3
 
     from guard.view.audit_queries import AuditQueries
 
@@ -59,7 +62,6 @@ def _index_older_rows(audit: Path | None) -> None:
 
 def _announcing(uvicorn: Any) -> Any:
     """uvicorn's Server, printing the page's address once it listens (with ``--port 0``, the port it got)."""
-    from guard.cli.serve import bound_url
 
     class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
         async def startup(self, sockets: Any = None) -> None:
@@ -87,7 +89,6 @@ def _shown_url(url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.core.extras import require
 
     require("view", "guard view")
     import uvicorn

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from guard.config.parse import parse_config
 from guard.core.decision import DECISIONS
 from guard.core.errors import ConfigError, DatasetError
 from guard.datasets.case import Case, iter_lines, parse_case
@@ -191,8 +192,6 @@ def _check_rules(path: Path, rows: list[Row], summary: FileSummary, report: Chec
     hook_ids: set[str] | None = None
     rule_texts: set[str] = set()
     if config.is_file():
-        from guard.config.parse import parse_config
-
         summary.rule_config = str(config)
         try:
             specs = parse_config(config).specs

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from guard.core.errors import GuardError
 from guard.eval import stats
+from guard.eval.metrics import compute_variants
 from guard.eval.schema import BaselineComparison, CaseOutcome, MetricsReport, PairComparison, ResultRow, VariantMetrics
 from guard.eval.scoring import RATES, BinaryArrays, cluster_keys, stance
 
@@ -165,7 +166,6 @@ def pairwise(variants: Sequence[VariantMetrics], *, seed: int = 0, metric: str =
 
 def load_baseline(path: str) -> list[VariantMetrics]:
     """A previous ``metrics.json``, or a ``results.jsonl`` scored afresh."""
-    from guard.eval.metrics import compute_variants
 
     file = Path(path)
     try:

@@ -15,6 +15,7 @@ from guard.eval import base_rate, stats
 from guard.eval.prices import PriceBook
 from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
+from guard.judge.endpoint import locality
 from guard.judge.read_only_lane import TIERS as LANE_TIERS
 
 if TYPE_CHECKING:
@@ -130,7 +131,6 @@ def _per_thousand(series: pd.Series) -> float | None:
 
 def endpoints(rows: Sequence[ResultRow]) -> list[ModelEndpoint]:
     """Every (model, URL) the rows' calls went to, in the order first called, marked where it is this machine or a private network."""
-    from guard.judge.endpoint import locality
 
     seen = dict.fromkeys((call.model, call.endpoint) for row in rows for call in row.calls if call.endpoint)
     return [ModelEndpoint(model=model, url=url, local=locality(url) is not None) for model, url in seen if url]

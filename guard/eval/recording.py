@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.errors import GuardError
+from guard.core.extras import require
 from guard.judge.cassette import MATCHER, register, use
 
 __all__ = ["FILTERED_HEADERS", "MATCH_ON", "Recorder", "cassette_path", "recording", "vcr_config"]
@@ -121,7 +122,6 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
     A fresh recording replaces the old cassette; a resumed one (``resume``) keeps it and
     adds the calls still missing.
     """
-    from guard.core.extras import require
 
     require("eval", "--record/--replay", ("vcr",))
     import vcr

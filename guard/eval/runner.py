@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import multiprocessing
+import queue
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +39,9 @@ from guard.eval.progress import Progress
 from guard.eval.recording import Recorder, current_case
 from guard.eval.schema import NOT_JUDGED_KINDS, ResultRow
 from guard.eval.verdicts import decision_fields, is_rate_limited
+from guard.judge.model import warm_client
+from guard.runtime.engine import Engine
+from guard.runtime.gate import Gate
 from guard.runtime.registry import Registry
 
 __all__ = [
@@ -144,8 +149,6 @@ class EngineJudge:
     """
 
     def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
-        from guard.runtime.engine import Engine
-        from guard.runtime.gate import Gate
 
         self.recorder = recorder
         self._gates = {
@@ -168,7 +171,6 @@ class EngineJudge:
         every variant shares: done while rows are timed, they stall the other variants'
         calls too, charging one provider another's start-up, or a timeout. No call is made.
         """
-        from guard.judge.model import warm_client
 
         seen: set[str] = set()
         for item in items:
@@ -368,8 +370,6 @@ async def run_in_workers(
     concurrency; rows come back here to be written and counted. The first
     infrastructure failure stops every worker, as in one process.
     """
-    import multiprocessing
-    import queue
 
     context = multiprocessing.get_context("spawn")  # fork would copy this process's threads and event loop
     rows_queue = context.Queue()

@@ -28,10 +28,13 @@ from typing import TYPE_CHECKING
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
 from guard.eval.base_rate import parse_prevalence
-from guard.eval.cases import JudgedCase
+from guard.eval.cases import JudgedCase, load_datasets
 from guard.eval.compare import RANK_METRICS, Limits, baseline_pairs, load_baseline
 from guard.eval.gates import GATE_METRICS, ROUTE_METRIC, Gate, parse_gate
+from guard.eval.outputs import build_report, write_outputs
 from guard.eval.prices import PriceBook, parse_price
+from guard.eval.recording import recording
+from guard.eval.routes import judge_routes
 from guard.eval.runner import (
     DEFAULT_CONCURRENCY,
     EngineJudge,
@@ -44,6 +47,9 @@ from guard.eval.runner import (
     run_schedule,
 )
 from guard.eval.schema import Estimate, MetricsReport, ResultRow, UnrecordedRule
+from guard.eval.tables import case_lines, failure_lines
+from guard.judge.model import response_mode
+from guard.protection.targets import HOOK_ID
 
 if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
@@ -83,7 +89,6 @@ class EvalResult:
 
     def assert_metrics(self, **minimums: float) -> EvalResult:
         """Assert each metric is at least its minimum for every (model, depth), e.g. ``f1=0.9``; the failure names the misjudged cases."""
-        from guard.eval.tables import case_lines
 
         failures = list(self.problems if self.exit_code == EXIT_ERROR else [])
         failed = []
@@ -121,7 +126,6 @@ class EvalResult:
 
     def assert_passed(self) -> EvalResult:
         """Assert the run's gates and baseline limits hold (exit 0); the failure names the regressed or misjudged cases."""
-        from guard.eval.tables import failure_lines
 
         if self.exit_code != EXIT_OK:
             raise AssertionError(
@@ -190,7 +194,6 @@ def _engine_log_quiet() -> Iterator[None]:
 
 def warm_up(model: str | None) -> None:
     """Import LiteLLM before the clock starts: its seconds-long import must not land in the first rows' latency."""
-    from guard.judge.model import response_mode
 
     response_mode(model or "openai/unset")
 
@@ -233,10 +236,6 @@ async def evaluate_async(
     that was right may not turn wrong unless allowed.
     """
     from guard.config.loading import load_config
-    from guard.eval.cases import load_datasets
-    from guard.eval.outputs import build_report, write_outputs
-    from guard.eval.recording import recording
-    from guard.eval.routes import judge_routes
 
     if record and replay:
         raise GuardError("--record and --replay exclude each other")
@@ -400,7 +399,6 @@ def _rules_only(loaded: LoadedConfig) -> LoadedConfig:
     client settings), so a dataset case that happens to name ``/`` or ``~`` would be decided by
     where the eval runs, not by the rule or model under test.
     """
-    from guard.protection.targets import HOOK_ID
 
     loaded.specs = [spec for spec in loaded.specs if spec.id != HOOK_ID]
     return loaded

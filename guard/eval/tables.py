@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from guard.eval.compare import METRIC_NAMES
+from guard.eval.diff import word_diff
 from guard.eval.metrics import PREDICTIONS
 from guard.eval.schema import BaselineComparison, Estimate, MetricsReport, RouteCoverage, VariantMetrics
 
@@ -760,7 +761,6 @@ def _backtest_section(report: MetricsReport) -> Section | None:
 
 def rule_change_text(old: str | None, new: str | None, old_source: str | None = None) -> str:
     """A rule's text change in words: unchanged, added, removed, or a word diff ``[-old-]{+new+}``."""
-    from guard.eval.diff import word_diff
 
     if old is None and new is None:
         return "text not known"

@@ -31,6 +31,7 @@ from typing import Any
 
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
+from guard.core.errors import ConfigError
 from guard.sandbox import SandboxChange, records
 from guard.sandbox.paths import ProtectedPaths
 
@@ -190,8 +191,6 @@ def apply(
             record = record or {}
             _install(data, paths, record)
     except ValueError as exc:
-        from guard.core.errors import ConfigError
-
         raise ConfigError(f"{exc}; nothing was written", file=str(path)) from None
     if data == before:
         if uninstall and record and not dry_run:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.core.settings import LoadedConfig
+from guard.config.assembly import protection_for
+from guard.core.settings import LoadedConfig, user_dir
+from guard.protection.targets import SECRET
+from guard.storage.secret import seal
 
 __all__ = ["ProtectedPaths", "make_store", "protected_paths"]
 
@@ -42,8 +45,6 @@ def _roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
     """The paths guard protects for the config ``loaded`` (its files, state, secret, client settings)."""
-    from guard.config.assembly import protection_for
-    from guard.protection.targets import SECRET
 
     paths = protection_for(loaded).paths
     return ProtectedPaths(
@@ -58,8 +59,6 @@ def make_store() -> None:
     A sandbox can only deny what it can name when the agent starts: a secret
     created later, by the first hook that needs it, would be readable.
     """
-    from guard.core.settings import user_dir
-    from guard.storage.secret import seal
 
     for kind in ("cache", "state", "config"):
         user_dir(kind).mkdir(parents=True, exist_ok=True)

@@ -45,11 +45,13 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from guard.adapters import CLIENTS, Client, adapter
+from guard.audit import open_audit
 from guard.audit.writer import BackgroundAudit
 from guard.config.watch import Watch
 from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import EventError, UnknownName
 from guard.core.events.payload import MAX_EVENT_BYTES
+from guard.judge.model import client_status
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
@@ -176,7 +178,6 @@ class _Service:
         return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
-        from guard.judge.model import client_status
 
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
         return JSONResponse(
@@ -332,7 +333,6 @@ def _background_audit(engine: Engine) -> BackgroundAudit | None:
     """The engine's audit log, written off the event loop (see :mod:`guard.audit.writer`)."""
     if engine.settings.audit_path is None:
         return None
-    from guard.audit import open_audit
 
     writer = engine.ctx.resources["audit"] = BackgroundAudit(open_audit(engine.settings), engine.settings)
     return writer

@@ -28,13 +28,16 @@ import fcntl
 import hashlib
 import json
 import os
+import shlex
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import guard
 from guard.core.logs import LazyLogger
-from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env
+from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env, user_dir
 from guard.storage.secret import seal, verify
 
 __all__ = [
@@ -85,7 +88,6 @@ def socket_path(config_path: str | None) -> Path:
     One per config file (not per version: the service started last takes it over), in guard's state folder,
     where the sandbox ``guard install claude`` writes denies the agent writes: nothing else can listen there.
     """
-    from guard.core.settings import user_dir
 
     anchor = str(Path(config_path).resolve()) if config_path else ""
     return user_dir("state") / "serve" / f"{hashlib.sha1(anchor.encode()).hexdigest()[:12]}.sock"
@@ -172,7 +174,6 @@ _BOOT = (
 
 def service_command() -> list[str]:
     """The command that runs the guard this process is running: this interpreter, isolated, and this guard package."""
-    import guard
 
     return [sys.executable, "-I", "-c", _BOOT, str(Path(guard.__file__).resolve().parent)]
 
@@ -242,7 +243,6 @@ def _command_line(pid: int) -> tuple[str, ...]:
         return tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
     except OSError:
         pass
-    import shlex
     import subprocess
 
     try:
@@ -280,7 +280,6 @@ def stop(service: Service, *, wait: float = 10.0) -> bool:
 
     Nothing is signalled unless the process is still the ``guard serve`` of that state file.
     """
-    import signal
 
     if not _is_service(_command_line(service.pid), service.state_file):
         return not _alive(service.pid)

@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from guard.server.identity import is_per_user
 
 __all__ = ["COOKIE", "LOOPBACK_NAMES", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
 
@@ -202,10 +205,8 @@ class _BuiltOnFirstRequest:
 
 def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mount:
     """The view of ``settings``' audit log (and the ``evals`` run folders) under ``/ui``: behind the token, or loopback names only without one."""
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made
-    from guard.server.identity import is_per_user
 
     # only the per-user token lets whoever got in answer approvals: a token the user set may be the agent's to read
     view: ASGIApp = _BuiltOnFirstRequest(settings, evals, gated=is_per_user(token))

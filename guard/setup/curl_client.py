@@ -27,6 +27,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from guard.core.errors import GuardError
 from guard.core.settings import user_dir
 
 __all__ = [
@@ -88,7 +89,6 @@ def hook_budget(command: str, deadline: str | None) -> str | None:
 
 def write_credential(loaded: Any) -> Path:
     """Write ``Authorization: Bearer <credential>`` (mode 0600, atomically) for the service this config's hooks start."""
-    from guard.core.errors import GuardError
     from guard.server.identity import credential, service_key
 
     key = service_key(loaded.settings)

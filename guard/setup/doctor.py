@@ -11,23 +11,33 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from guard.adapters.installers import installable
 from guard.config.loading import load_config
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
+from guard.config.pinning import load_trusted
 from guard.config.search import find_config
-from guard.core.errors import GuardError
+from guard.core.errors import GuardError, ModelNotConfigured
 from guard.core.extras import DISTRIBUTION
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
+from guard.judge.keys import tiers_for
+from guard.judge.model import RetryPolicy, complete, load_client
+from guard.judge.providers import ModelUnusable, model_origin, preflight
 from guard.runtime.matching import matcher_report
+from guard.sandbox.claude import denied
+from guard.sandbox.levels import SANDBOXES, level
+from guard.sandbox.paths import protected_paths
+from guard.sandbox.probe import probe
+from guard.setup import team_hook
 from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.install import (
     InstalledHook,
@@ -38,6 +48,8 @@ from guard.setup.install import (
     plugin_guard,
     plugin_scopes,
 )
+from guard.setup.team_checks import audit_store_findings, org_findings
+from guard.setup.team_hook import BLOCKING
 
 __all__ = ["Finding", "diagnose"]
 
@@ -62,7 +74,6 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     written = [h for h in found if isinstance(h, InstalledHook)]
     hooks, launched = _launched(written, project_dir, home)
     installed_here = any(h.scope == "project" for h in written)
-    from guard.setup.team_checks import audit_store_findings, org_findings
 
     yield from org_findings(Finding)
     loaded, finding = _config(config, installed_here=installed_here)
@@ -133,7 +144,6 @@ class _Model:
 
 def _trusted(path: str | None, *, installed_here: bool) -> Finding:
     """Whether ``guard hook`` enforces the config on disk, the copy you trusted before it changed, or nothing (never trusted)."""
-    from guard.config.pinning import load_trusted
 
     try:
         pinned = load_trusted(path)
@@ -217,9 +227,6 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
     """Each model a smart hook may call: checked for a provider and a key, then asked one tiny question."""
-    from guard.core.errors import ModelNotConfigured
-    from guard.judge.keys import tiers_for
-    from guard.judge.providers import ModelUnusable, model_origin, preflight
     from guard.judge.tiers import models_for
 
     settings = loaded.settings
@@ -278,7 +285,6 @@ def _about(model: str, message: str) -> str:
 
 def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
     """One tiny completion within ``timeout`` seconds (after the client library loads); None when it answered, else why not."""
-    from guard.judge.model import RetryPolicy, complete, load_client
 
     schema = {
         "type": "object",
@@ -327,9 +333,6 @@ def _launched(hooks: list[InstalledHook], project_dir: Path, home: Path) -> tupl
     user's own settings, else a ``guard`` on PATH, else blocks every tool call saying what
     to install (:mod:`guard.setup.team_hook`): a teammate's clone is told which.
     """
-    from dataclasses import replace
-
-    from guard.setup import team_hook
 
     resolved: list[InstalledHook] = []
     findings: list[Finding] = []
@@ -398,7 +401,6 @@ def _when_hooks_fail(hooks: list[InstalledHook]) -> Iterator[Finding]:
 
 
 def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Finding]:
-    from guard.setup.team_hook import BLOCKING
 
     open_ = sorted({f"{h.path} ({h.event})" for h in hooks if h.event in BLOCKING and h.on_failure != "block"})
     if open_:
@@ -436,7 +438,6 @@ def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Findi
 
 def _claude_version() -> tuple[int, ...] | None:
     """The installed Claude Code's version (``$GUARD_CLAUDE_BIN``, else ``claude`` on PATH), or None when it cannot be told."""
-    import re
 
     claude = from_env(CLAUDE_BIN_ENV) or shutil.which("claude")
     if claude is None:
@@ -509,9 +510,6 @@ def _fail_open_handlers(hooks: list[InstalledHook]) -> Iterator[Finding]:
 
 def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home: Path) -> Iterator[Finding]:
     """Each client's protection level: sandboxed (its sandbox, tried here, keeps guard's files out of reach) or unsandboxed."""
-    from guard.sandbox.levels import SANDBOXES, level
-    from guard.sandbox.paths import protected_paths
-    from guard.sandbox.probe import probe
 
     paths = protected_paths(loaded)
     for client in clients:
@@ -545,7 +543,6 @@ def _sandboxes(clients: list[str], loaded: LoadedConfig, project_dir: Path, home
 
 def _curl_clients(hooks: list[InstalledHook], project_dir: Path, home: Path) -> Iterator[Finding]:
     """``--client curl``: which hook program Claude Code runs, and whether its socket and credential are in place and out of reach."""
-    from guard.sandbox.claude import denied
 
     curl = {(h.path, h.command): h for h in hooks if h.client == "claude" and SCRIPT.name in h.command}
     if any(h.client == "claude" for h in hooks) and not curl:

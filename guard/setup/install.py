@@ -31,6 +31,7 @@ import math
 import os
 import shlex
 import shutil
+import site
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
@@ -151,7 +152,6 @@ def guard_program() -> list[str]:
     (``pip install --user``) needs that folder: ``-E -P`` then, and the self-protection
     rule guards the folder as guard's installation (:mod:`guard.protection.targets`).
     """
-    import site
 
     interpreter = os.path.abspath(sys.executable)
     user_site = site.getusersitepackages()

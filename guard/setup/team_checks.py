@@ -6,13 +6,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from guard.audit.shipping import states
+from guard.config.org_policy import state
+from guard.core.extras import MissingExtra, require
+from guard.core.settings import admin_owned
+
 __all__ = ["audit_store_findings", "org_findings"]
 
 
 def org_findings(finding: Any) -> Iterator[Any]:
     """The org policy: none, enforced as signed (and whether its files could be replaced by the user), or failing every call."""
-    from guard.config.org_policy import state
-    from guard.core.settings import admin_owned
 
     found = state()
     if found.status == "none":
@@ -48,8 +51,6 @@ def org_findings(finding: Any) -> Iterator[Any]:
 
 def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
     """Each audit target: its library installed, and how many rows wait in the local log (and why)."""
-    from guard.audit.shipping import states
-    from guard.core.extras import MissingExtra, require
 
     settings = loaded.settings
     if not (settings.audit_url or settings.audit_otlp) or settings.audit_path is None:

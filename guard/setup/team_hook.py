@@ -22,6 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import ConfigError
@@ -86,7 +87,6 @@ def personal_command(program: list[str], deadline: int) -> str:
 
 def personal(*, project_dir: Path, home: Path) -> tuple[Path, str] | None:
     """Where this user's ``GUARD_HOOK`` is set for the project and its value: the local settings, then the user's."""
-    from guard.adapters.installers import settings_path
 
     for path in (project_dir / LOCAL_FILE, settings_path("claude", "user", project_dir=project_dir, home=home)):
         try:

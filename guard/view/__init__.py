@@ -10,4 +10,5 @@ from __future__ import annotations
 
 __all__ = ["ViewSources", "create_view"]
 
-from guard.view.app import ViewSources, create_view
+from guard.view.app import create_view
+from guard.view.sources import ViewSources

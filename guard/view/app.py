@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +25,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from guard.audit import recovery as audit_recovery
 from guard.core.explanation import coverage
+from guard.view import approvals, decisions, evals, rules
+from guard.view.sources import ViewSources, local_time
 
-__all__ = ["CONTENT_SECURITY_POLICY", "ViewSources", "create_view", "index_param"]
+__all__ = ["CONTENT_SECURITY_POLICY", "create_view"]
 
 _HERE = Path(__file__).parent
 _log = logging.getLogger(__name__)
@@ -49,45 +49,6 @@ _HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ViewSources:
-    """What the view reads: the audit log, eval output folders, the names to redact, and the approval requests.
-
-    ``gated``: every request already proved ``guard serve``'s per-user token (``/ui``), so it may answer
-    approvals (a token the user set does not count: the agent may hold it); ``guard view`` on its own asks for a request's proof or its sign-in (:mod:`guard.view.approvals`).
-    ``refresh``: called before a decisions or rules page reads the log (``--audit URL`` copies the store's new rows).
-    ``central``: the audit store's problems (gaps), shown instead of the local chain's when the log is its copy.
-    """
-
-    audit: Path | None
-    evals: tuple[Path, ...] = ()
-    redact: frozenset[str] = frozenset()
-    _: KW_ONLY
-    approvals: Path | None = None
-    gated: bool = False
-    refresh: Callable[[], None] | None = None
-    central: Callable[[], list[str]] | None = None
-
-    def __post_init__(self) -> None:
-        """Names to redact match field names whatever their case: kept lower-cased."""
-        object.__setattr__(self, "redact", frozenset(name.lower() for name in self.redact))
-
-
-#: Row ids and indexes a URL may name: SQLite's largest integer has 19 digits.
-_INDEX_DIGITS = 18
-
-
-def index_param(value: str | None) -> int | None:
-    """A row id or list index from a URL: ASCII digits only, few enough for SQLite; else None.
-
-    ``str.isdigit`` alone lets ``"²"`` through to ``int()``, and a 5,000-digit id
-    through to SQLite: a crafted link must be a "not found", not a server error.
-    """
-    if value is None or not value.isascii() or not value.isdigit() or len(value) > _INDEX_DIGITS:
-        return None
-    return int(value)
 
 
 class _SecurityHeaders:
@@ -141,24 +102,6 @@ def templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
-def local_time(value: float | str | None) -> str:
-    """A moment as every page shows one: local time, to the second, no offset.
-
-    Decisions are logged as epoch seconds; eval runs record an ISO time in UTC (``2025-06-01T12:00:00+00:00``).
-    Text that is not an ISO time is shown as it is.
-    """
-    if value is None or value == "":
-        return "—"
-    if isinstance(value, str):
-        try:
-            epoch = datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return value
-    else:
-        epoch = value
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
-
-
 def _milliseconds(value: float | None) -> str:
     """A latency for a person: one decimal under 10 ms, none above; a dash when unknown."""
     if value is None:
@@ -173,7 +116,6 @@ def _pretty(value: Any) -> str:
 
 def create_view(sources: ViewSources) -> Starlette:
     """The view app for ``sources``; mount it anywhere (``request.url_for`` keeps links right under ``/ui``)."""
-    from guard.view import approvals, decisions, evals, rules
 
     pages = templates()
 
@@ -194,7 +136,6 @@ def create_view(sources: ViewSources) -> Starlette:
 
         The page itself worked: it is a 200 saying what is wrong with the file (a damaged log is set aside by guard hook's next write).
         """
-        from guard.audit import recovery as audit_recovery
 
         what = (
             "is not a readable audit log: guard hook sets it aside and starts a new log on its next decision"

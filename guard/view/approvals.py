@@ -28,7 +28,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
-from guard.view.app import ViewSources, local_time
+from guard.approvals.request import excerpt, proves, view_token
+from guard.approvals.store import APPROVED, DENIED, ApprovalStore
+from guard.storage.secret import seal
+from guard.view.sources import ViewSources, local_time
 
 __all__ = ["COOKIE", "routes"]
 
@@ -37,7 +40,6 @@ _FORM_LIMIT = 4096
 
 
 def _cookie_value() -> str:
-    from guard.storage.secret import seal
 
     return seal("approvals-view-cookie")
 
@@ -60,7 +62,6 @@ def _same_origin(request: Request) -> bool:
 
 
 def _shown(item: Any) -> dict[str, Any]:
-    from guard.approvals.request import excerpt
 
     data: dict[str, Any] = item.to_dict()
     data.update(
@@ -73,8 +74,6 @@ def _shown(item: Any) -> dict[str, Any]:
 
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
-    from guard.approvals.request import proves, view_token
-    from guard.approvals.store import APPROVED, DENIED, ApprovalStore
 
     store = ApprovalStore(sources.approvals)
 

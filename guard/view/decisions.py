@@ -16,9 +16,9 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted, redacted_details, redacted_hook, redacted_text
-from guard.view.app import ViewSources, index_param, local_time
 from guard.view.audit_integrity import AuditIntegrity
 from guard.view.audit_queries import AuditQueries, DecisionFilters
+from guard.view.sources import ViewSources, index_param, local_time
 
 __all__ = ["PAGE_SIZE", "routes"]
 

@@ -20,9 +20,9 @@ from starlette.templating import Jinja2Templates
 from guard.eval import tables
 from guard.eval.compare import SIGNIFICANCE, compare_to_baseline
 from guard.eval.schema import Estimate, ResultRow, VariantMetrics
-from guard.view.app import ViewSources, index_param
 from guard.view.eval_reliability import reliability_chart
 from guard.view.eval_runs import EvalRun, case_input, find_runs, load_results
+from guard.view.sources import ViewSources, index_param
 
 __all__ = ["routes"]
 

@@ -21,8 +21,8 @@ from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted_text
 from guard.core.decision import ABSTAIN, BY_STRICTNESS
-from guard.view.app import ViewSources, local_time
 from guard.view.audit_queries import AuditQueries, RuleStats
+from guard.view.sources import ViewSources, local_time
 
 __all__ = ["RANGES", "routes"]
 
