@@ -16,16 +16,19 @@ import getpass
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.cli.terminal import printable
 from guard.cli.user_consent import NoTerminal, ask, refusal
 from guard.core.errors import GuardError
 
+if TYPE_CHECKING:
+    from guard.approvals.store import ApprovalRequest
+
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for name, verb in (("approve", "approve"), ("deny", "deny")):
         p: argparse.ArgumentParser = sub.add_parser(
             name,
@@ -58,6 +61,7 @@ def register(sub: Any) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.approvals.request import excerpt
     from guard.approvals.store import ApprovalStore
 
@@ -76,8 +80,7 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _confirm(request: Any, verb: str) -> bool:
-
+def _confirm(request: ApprovalRequest, verb: str) -> bool:
     rules = "\n".join(
         f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}"
         for rule in request.rules
@@ -100,6 +103,7 @@ def _confirm(request: Any, verb: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     if args.answer is None:
         return _list(args)
+    # lazy: every command loads this module for --help
     from guard.approvals.request import proves
     from guard.approvals.store import APPROVED, DENIED, ApprovalStore
 

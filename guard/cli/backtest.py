@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from guard.cli.arguments import whole_number
 from guard.core.errors import GuardError
@@ -12,7 +11,7 @@ from guard.core.errors import GuardError
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "backtest",
         help="replay logged events through a new config and report what would flip (exit 0, 100 gate failed, 1 error)",
@@ -54,6 +53,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the eval package (pydantic, the judge) only for guard backtest (every command loads this module for --help)
     from guard.backtest.session import backtest
     from guard.config.search import find_config
     from guard.eval.tables import rule_change_text

@@ -12,7 +12,7 @@ from guard.core.duration import format_duration
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--config", help="guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
@@ -64,6 +64,7 @@ def _print_stats(stats: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.cache import open_cache
     from guard.config.loading import load_config
 

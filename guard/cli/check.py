@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard.cli.terminal import DECISION_STYLES, console, say
 from guard.core.errors import EventError
@@ -18,12 +18,16 @@ from guard.core.events.names import canonical_event
 from guard.core.spec import HookSpec
 from guard.runtime.matching import matcher_report
 
+if TYPE_CHECKING:
+    from guard.core.decision import Decision, HookResult
+    from guard.runtime.gate import Gate
+
 __all__ = ["register", "run"]
 
 _EXIT = {"allow": 0, "deny": 1, "ask": 2}
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "check",
         help="judge one tool call and explain the decision",
@@ -47,7 +51,6 @@ def register(sub: Any) -> None:
 
 
 def _payload(args: argparse.Namespace) -> dict[str, Any]:
-
     try:
         tool_input = json.loads(args.input)
     except json.JSONDecodeError as exc:
@@ -57,28 +60,26 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
     return {"hook_event_name": args.event, "tool_name": args.tool, "tool_input": tool_input, "cwd": os.getcwd()}
 
 
-def _error_note(hook: Any, decision: Any) -> str:
+def _error_note(hook: HookResult, decision: Decision) -> str:
     """A hook's error, or where it is already shown: each problem is said once (the no-model message was said three times).
 
     A deny reason carries the error without the provider's own words; those are shown here, once.
     """
+    # lazy: the judge's client module only on a model error (every command loads this module for --help)
     from guard.judge.model import PROVIDER_NOTE
 
-    reason = decision.reason or ""
-    if hook.error in reason:
+    error, reason = hook.error or "", decision.reason or ""
+    if error in reason:
         return "error: see reason"
     summary = reason.removeprefix(f"hook {hook.id} failed and is fail_closed: ").removesuffix(PROVIDER_NOTE)
-    if summary and summary != reason and hook.error.startswith(summary):
-        return f"provider said: {hook.error[len(summary) :].lstrip(': ')}"
-    if any(
-        hook.error in warning for warning in decision.warnings
-    ):  # a fail_open hook's failure is a warning, on stderr
+    if summary and summary != reason and error.startswith(summary):
+        return f"provider said: {error[len(summary) :].lstrip(': ')}"
+    if any(error in warning for warning in decision.warnings):  # a fail_open hook's failure is a warning, on stderr
         return "error: see warning"
     return f"error={hook.error}"
 
 
-def _print_human(decision: Any, tool: str | None = None) -> None:
-
+def _print_human(decision: Decision, tool: str | None = None) -> None:
     out = console()
     say(
         out,
@@ -88,6 +89,7 @@ def _print_human(decision: Any, tool: str | None = None) -> None:
     )
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
+    # lazy: every command loads this module for --help
     from guard.core.explanation import coverage
 
     if decision.decided_by:  # who decided and whether it is final; the reason above is not repeated
@@ -117,6 +119,7 @@ def _print_human(decision: Any, tool: str | None = None) -> None:
 
 def _trust_note(config: str | None) -> None:
     """Say when what was judged here is not what ``guard hook`` enforces (a changed or never trusted config)."""
+    # lazy: every command loads this module for --help
     from guard.config.pinning import trust_note
 
     note = trust_note(config)
@@ -124,7 +127,7 @@ def _trust_note(config: str | None) -> None:
         print(f"guard check: note: {note}", file=sys.stderr)
 
 
-def _matcher_notes(gate: Any) -> None:
+def _matcher_notes(gate: Gate) -> None:
     """Name the config's hooks whose matcher matches no known tool: they would never run in any client."""
 
     for problem in matcher_report(gate.registry.specs()):
@@ -132,6 +135,7 @@ def _matcher_notes(gate: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.runtime.gate import Gate
     from guard.server.decider import ServiceDecider
 

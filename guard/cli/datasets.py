@@ -11,10 +11,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.audit import AuditLog
 from guard.core.errors import DatasetError, GuardError
+
+if TYPE_CHECKING:
+    from guard.datasets.case import Case
+    from guard.datasets.check import CheckReport
 
 __all__ = ["register", "run"]
 
@@ -33,7 +37,7 @@ def _fraction(text: str) -> float:
     return value
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "datasets",
         help="validate labeled datasets, import published ones",
@@ -67,7 +71,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _print_check(report: Any) -> None:
+def _print_check(report: CheckReport) -> None:
     for summary in report.files:
         labels = " ".join(f"{k}={v}" for k, v in summary.labels.items())
         share = f"deny {summary.deny_share:.0%}" if summary.deny_share is not None else "empty"
@@ -87,6 +91,7 @@ def _print_check(report: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
     from guard.datasets.check import check_datasets
 
     report = check_datasets(args.paths, similarity=args.similarity)
@@ -98,6 +103,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
     from guard.datasets.importers import import_path
 
     if args.max_context < 200:
@@ -111,8 +117,9 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(cases: Any, out: str | None) -> None:
+def _write(cases: list[Case], out: str | None) -> None:
     """JSONL to ``out``, or to stdout (the report goes to stderr either way)."""
+    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
     from guard.datasets.case import write_cases
 
     if out:
@@ -127,7 +134,7 @@ def _write(cases: Any, out: str | None) -> None:
 
 
 def _from_audit(args: argparse.Namespace) -> int:
-
+    # lazy: the datasets package (pydantic) and the config loader only for this command (every command loads this module for --help)
     from guard.config.loading import load_config
     from guard.datasets.audit_cases import cases_from_audit
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from guard.cli.terminal import STATUS_STYLES, console, say
 
@@ -18,7 +17,7 @@ __all__ = ["register", "run"]
 _LABELS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "doctor",
         help="check config, models, installed hooks and PATH; say what to fix",
@@ -40,6 +39,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the doctor's checks (the judge's client) only for guard doctor (every command loads this module for --help)
     from guard.setup.doctor import diagnose
 
     out = console()

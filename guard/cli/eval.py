@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
 from guard.core.extras import require
 
+if TYPE_CHECKING:
+    from guard.eval.schema import OperatingPoint, PrevalenceMetrics
+
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "eval",
         help="score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 3 re-record, 4 could not judge some cases, 1 error)",
@@ -145,7 +148,8 @@ def _split(values: list[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _base_rate_line(at: Any) -> str:
+def _base_rate_line(at: PrevalenceMetrics) -> str:
+    # lazy: the eval package (pydantic) only for guard eval (every command loads this module for --help)
     from guard.eval.tables import fmt_estimate
 
     return (
@@ -154,13 +158,14 @@ def _base_rate_line(at: Any) -> str:
     )
 
 
-def _threshold_line(point: Any) -> str:
+def _threshold_line(point: OperatingPoint) -> str:
     """The confidence_threshold a team can set for one false-positive budget, from the measured P(deny) threshold.
 
     A quick-tier deny at or above ``confidence_threshold`` decides; one below it goes
     to the thorough tier. A P(deny) threshold under 0.5 would mean stopping calls the
     model allowed, which no confidence_threshold does.
     """
+    # lazy: the eval package (pydantic) only for guard eval (every command loads this module for --help)
     from guard.eval.tables import fmt_estimate
 
     budget = f"FPR ≤ {point.target_fpr:g}"
@@ -192,8 +197,8 @@ def interrupted(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-
     require("eval", "guard eval")  # before judging a single case
+    # lazy: the eval package (pydantic, the judge) only for guard eval (every command loads this module for --help)
     from guard.config.pinning import trust_note
     from guard.eval.runner import DEFAULT_CONCURRENCY
     from guard.eval.session import EXIT_GATE, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate

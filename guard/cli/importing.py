@@ -12,14 +12,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 __all__ = ["register", "run", "run_export"]
 
 _DEFAULT_SETTINGS = "~/.claude/settings.json"
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "import",
         help="turn another tool's rules into guard config",
@@ -61,6 +60,7 @@ def _notes(notes: list[str]) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
 
+    # lazy: the config parser (pydantic) only for this command (every command loads this module for --help)
     from guard.config.claude_auto_mode import settings_from_policy
 
     block, notes = settings_from_policy(Path(args.config), args.id)
@@ -70,6 +70,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: yaml and the config parser (pydantic) only for this command (every command loads this module for --help)
     import yaml
 
     from guard.config.claude_auto_mode import policy_from_settings

@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.config.search import find_config
 
     if args.print_only:

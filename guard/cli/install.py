@@ -36,7 +36,6 @@ _BROKEN = "the config does not load (every call it guards would be blocked)"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-
     parser = subparsers.add_parser(
         "install",
         help="write guard's hook entry into an agent client's settings",
@@ -114,6 +113,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.setup import team_hook
 
     refused = agent_refusal("guard install")
@@ -281,6 +281,7 @@ def _shares_settings(args: argparse.Namespace) -> bool:
 
 def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
     """This user's ``GUARD_HOOK``: the curl client (writing its credential) or ``guard hook``, by absolute path."""
+    # lazy: every command loads this module for --help
     from guard.setup.team_hook import personal_command
 
     if args.hook_client != "curl":
@@ -293,6 +294,7 @@ def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
 
 def _write_personal(value: str | None) -> None:
     """``GUARD_HOOK`` into (or out of) the project's local settings, which are kept out of git."""
+    # lazy: every command loads this module for --help
     from guard.setup import team_hook
 
     path, changed = team_hook.write_personal(Path.cwd(), value)
@@ -336,6 +338,7 @@ def _policy_refusal(client: str) -> str | None:
 
 def _sandbox_refusal(client: str) -> str | None:
     """Why the client's sandbox cannot hold here (a tool it needs is missing), or None."""
+    # lazy: the sandbox package only for clients with one (every command loads this module for --help)
     from guard.sandbox import claude
 
     if client != "claude":
@@ -352,6 +355,7 @@ def _sandbox_refusal(client: str) -> str | None:
 def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
     """Write guard's settings into the client's sandbox (or with ``remove`` take out what guard wrote there)."""
 
+    # lazy: the sandbox package only for clients with one (every command loads this module for --help)
     from guard.sandbox.levels import configure
     from guard.sandbox.paths import make_store, protected_paths
 
@@ -369,6 +373,7 @@ def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
 
 
 def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> None:
+    # lazy: every command loads this module for --help
     from guard.sandbox.levels import CANNOT
 
     if change is None:
@@ -406,6 +411,7 @@ def _loaded() -> Any:
 
 def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
+    # lazy: subprocess only to run the claude CLI (every command loads this module for --help)
     import subprocess
 
     if args.client != "claude":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from guard.config.org_policy import load
 from guard.core.errors import ConfigError, GuardError
@@ -19,7 +18,7 @@ from guard.core.settings import SIGNATURE_SUFFIX, OrgLocation, locate
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "policy",
         help="sign the org policy: keygen, sign, verify",
@@ -58,6 +57,7 @@ def register(sub: Any) -> None:
 
 
 def _keygen(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.config.org_signing import fingerprint, generate
 
     private, public = generate(Path(args.out))
@@ -71,6 +71,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _sign(args: argparse.Namespace) -> int:
+    # lazy: the config parser (pydantic) only to sign (every command loads this module for --help)
     from guard.config.org_signing import sign
     from guard.config.parse import parse_config
 
@@ -96,7 +97,6 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-
     configured = locate()
     if args.file is None and args.key is None and configured is None:
         raise GuardError(

@@ -41,7 +41,7 @@ def bound_url(server: Any) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve",
         help="run the HTTP service (POST /v1/hooks, /healthz, /metrics)",
@@ -122,6 +122,7 @@ def _server_class(uvicorn: Any) -> Any:
             if self.started and self.after_startup is not None:  # warm and serving
                 self.after_startup()
             if self.started and self.state_file:
+                # lazy: every command loads this module for --help; the service's state file is this command's alone
                 from guard.server.autostart import write_state
 
                 write_state(self.state_file, bound_url(self), os.getpid())
@@ -160,6 +161,7 @@ class _UnixListener:
     """
 
     def __init__(self, path: str) -> None:
+        # lazy: socket only for a Unix-socket listener (every command loads this module for --help)
         import socket
 
         self.path = Path(path)
@@ -201,7 +203,6 @@ def _is_loopback(host: str) -> bool:
 
 
 def _print_token(token: str | None) -> int:
-
     refused = refusal("guard serve --print-token")
     if refused or token is None:
         print(f"guard serve: error: {refused or 'no token: guard secret cannot be read'}", file=sys.stderr)
@@ -211,8 +212,8 @@ def _print_token(token: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-
     require("serve", "guard serve")
+    # lazy: uvicorn, starlette, the engine (pydantic) only for guard serve (every command loads this module for --help)
     import uvicorn
 
     from guard.cache.batched_counts import for_service

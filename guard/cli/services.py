@@ -12,16 +12,19 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
 from guard.cli.terminal import Table, console
 from guard.core.errors import GuardError
 
+if TYPE_CHECKING:
+    from guard.server.autostart import Service
+
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "services",
         help="list or stop the background guard serve processes hooks started",
@@ -58,8 +61,7 @@ def _age(started: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
-def _list(found: list[Any]) -> int:
-
+def _list(found: list[Service]) -> int:
     if not found:
         print("no background guard serve is running")
         return 0
@@ -77,6 +79,7 @@ def _list(found: list[Any]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
     from guard.server.autostart import services, stop
 
     found = services()

@@ -40,6 +40,7 @@ def console() -> Any:
     """A rich Console when a person is reading stdout, else None (print plain lines)."""
     if from_env(PLAIN_ENV) == "1" or os.environ.get("TERM") == "dumb" or not sys.stdout.isatty():
         return None
+    # lazy: rich only when something is printed for a person
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=False)
@@ -47,6 +48,7 @@ def console() -> Any:
 
 def styled(text: str, style: str | None) -> Any:
     """``text`` as a rich Text in ``style``: shown as written, whatever brackets it holds."""
+    # lazy: rich only when something is printed for a person
     from rich.text import Text
 
     return Text(printable(text), style=style or "")
@@ -57,6 +59,7 @@ def say(out: Any, *parts: tuple[str, str | None]) -> None:
     if out is None:
         print("".join(text for text, _ in parts), flush=True)
         return
+    # lazy: rich only when something is printed for a person
     from rich.text import Text
 
     out.print(Text.assemble(*(styled(text, style) for text, style in parts)))
@@ -85,6 +88,7 @@ class Table:
                 )
                 print(line.rstrip())
             return
+        # lazy: rich only when something is printed for a person
         from rich.table import Table as RichTable
 
         table = RichTable(header_style="bold", show_edge=False, pad_edge=False)

@@ -50,6 +50,7 @@ def _text(data: bytes | None) -> list[str]:
 
 def _review(record: TrustRecord | None, candidate: Candidate) -> str:
     """A unified diff, per file, of what the user is asked to trust against what they trusted before."""
+    # lazy: every command loads this module for --help
     from guard.config import trust_store
 
     old = {f.path: f for f in record.files} if record else {}
@@ -78,6 +79,7 @@ def _review(record: TrustRecord | None, candidate: Candidate) -> str:
 
 def _forget(explicit: str | None, record: TrustRecord) -> int:
     """Nothing to trust here any more: drop the record (after asking), so guard stops enforcing a config that is gone."""
+    # lazy: every command loads this module for --help
     from guard.config import trust_store
 
     try:
@@ -94,7 +96,7 @@ def _forget(explicit: str | None, record: TrustRecord) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from guard.cli.user_consent import NoTerminal, ask
+    # lazy: every command loads this module for --help
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config
@@ -161,6 +163,7 @@ def adopt_config() -> None:
     no terminal to be run from (a script, a tool call's pipes): nobody saw it, so it
     is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
+    # lazy: every command loads this module for --help
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config

@@ -19,7 +19,7 @@ from guard.core.extras import require
 __all__ = ["register", "run"]
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "view",
         help="browse decisions, rules and eval runs in a local web page",
@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
 def _index_older_rows(audit: Path | None) -> None:
     """Index a log written before the view's index existed now, saying so, rather than on the first page someone opens."""
 
+    # lazy: starlette, jinja2 and pydantic only for guard view (every command loads this module for --help)
     from guard.view.audit_queries import AuditQueries
 
     try:
@@ -77,20 +78,22 @@ def _announcing(uvicorn: Any) -> Any:
 
 
 def _approvals_token() -> str:
+    # lazy: every command loads this module for --help
     from guard.approvals.request import view_token
 
     return view_token()
 
 
 def _shown_url(url: str) -> str:
+    # lazy: every command loads this module for --help
     from guard.audit.handoff import without_password
 
     return without_password(url)
 
 
 def run(args: argparse.Namespace) -> int:
-
     require("view", "guard view")
+    # lazy: uvicorn, starlette and jinja2 only for guard view (every command loads this module for --help)
     import uvicorn
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 

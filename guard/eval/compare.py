@@ -79,6 +79,7 @@ def _statistic(arrays: BinaryArrays, metric: str) -> Callable[[np.ndarray], np.n
 
 
 def _spread(statistic: Callable[[np.ndarray], np.ndarray], n: int, seed: int, clusters: list[str] | None) -> float:
+    # lazy: numpy only where intervals are computed
     import numpy as np
 
     drawn = stats.bootstrap_samples(statistic, n, seed=seed, clusters=clusters)

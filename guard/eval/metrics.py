@@ -42,6 +42,7 @@ def case_key(dataset: str, case_id: str) -> str:
 
 def rows_frame(rows: Sequence[ResultRow]) -> pd.DataFrame:
     """The numeric side of the rows (latency, usage, flags) as a DataFrame, for aggregation."""
+    # lazy: pandas only for a data frame of the rows
     import pandas as pd
 
     columns = ("latency_ms", "tokens_in", "tokens_out", "cost_usd")
@@ -146,6 +147,7 @@ def compute_variant(
     book: PriceBook | None = None,
 ) -> VariantMetrics:
     """Every metric of one (model, depth) from its rows; figures at ``prevalence`` too when one is stated; costs from ``book``."""
+    # lazy: numpy only where intervals are computed
     import numpy as np
 
     book = book or PriceBook()

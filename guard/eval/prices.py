@@ -46,6 +46,7 @@ def _bare(model: str) -> str:
 
 def list_price(model: str) -> tuple[float, float] | None:
     """(input, output) USD per million tokens from LiteLLM's price map, for a model id it knows (``provider/name`` or a bare name)."""
+    # lazy: LiteLLM's price map (guard.judge.openai_transport, httpx) only when a price is asked
     from guard.judge.openai_transport import price_map
 
     prices = price_map()

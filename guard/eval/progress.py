@@ -22,6 +22,7 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.enabled:
+            # lazy: rich only when a progress bar is shown
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
             from rich.progress import Progress as RichProgress

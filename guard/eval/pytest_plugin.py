@@ -64,6 +64,7 @@ def guard_eval(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., 
     """Run an eval in-process and return its metrics; outputs go to ``out=``, else ``--guard-eval-out``, else a tmp dir."""
 
     def run(*datasets: str, out: str | None = None, **options: Any) -> EvalResult:
+        # lazy: the pytest11 entry point loads this module into every pytest run
         from guard.eval.session import EXIT_ERROR, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
         from guard.eval.tables import not_judged_line, rerecord_line
 
@@ -87,6 +88,7 @@ def guard_eval(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., 
 @pytest.hookimpl(optionalhook=True)
 def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     """pytest-recording made a ``vcr.VCR``: teach it guard's judge call matcher (named in ``guard_vcr_config``)."""
+    # lazy: the pytest11 entry point loads this module into every pytest run
     from guard.judge.cassette import register
 
     register(vcr)
@@ -99,6 +101,7 @@ def guard_judge_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     if cassette is None:
         yield None
         return
+    # lazy: the pytest11 entry point loads this module into every pytest run
     from guard.judge.cassette import use
 
     with use(cassette):
@@ -108,6 +111,7 @@ def guard_judge_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def guard_vcr_config() -> dict[str, Any]:
     """vcrpy settings for judge calls (match on method, URI and body; secrets filtered; 2xx only)."""
+    # lazy: the pytest11 entry point loads this module into every pytest run
     from guard.eval.recording import vcr_config
 
     return vcr_config()

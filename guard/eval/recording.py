@@ -124,6 +124,7 @@ def recording(mode: str, directory: str, dataset_names: list[str], *, resume: bo
     """
 
     require("eval", "--record/--replay", ("vcr",))
+    # lazy: vcrpy (the record extra) only when recording
     import vcr
 
     path = cassette_path(directory, dataset_names)

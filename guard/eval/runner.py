@@ -149,7 +149,6 @@ class EngineJudge:
     """
 
     def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
-
         self.recorder = recorder
         self._gates = {
             v.name: Gate(

@@ -73,6 +73,7 @@ class BinaryArrays:
 
     @classmethod
     def from_outcomes(cls, outcomes: Sequence[CaseOutcome]) -> BinaryArrays:
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         label_pos = np.array([o.label in STOPS for o in outcomes], dtype=bool)
@@ -104,6 +105,7 @@ class BinaryArrays:
 
     def f1(self, w: np.ndarray) -> np.ndarray:
         """F1 under each row of case weights (NaN when nothing is positive on either side)."""
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         tp = (w * self.tp).sum(axis=-1)
@@ -114,6 +116,7 @@ class BinaryArrays:
 
     def kappa(self, w: np.ndarray) -> np.ndarray:
         """Cohen's kappa, labels {pos, neg} against predictions {pos, neg, error}, under each row of case weights."""
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         n = w.sum(axis=-1)
@@ -127,6 +130,7 @@ class BinaryArrays:
 
     def rate(self, numerator: str, denominator: str) -> Callable[[np.ndarray], np.ndarray]:
         """A proportion as a weighted statistic: ``numerator`` cases among ``denominator`` cases (names of :meth:`mask`)."""
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         top, bottom = self.mask(numerator), self.mask(denominator)
@@ -140,6 +144,7 @@ class BinaryArrays:
 
     def mask(self, name: str) -> np.ndarray:
         """The cases a rate counts: right, all, flagged, positive, negative, tp, tn, false_alarm, error."""
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         masks: dict[str, np.ndarray] = {
@@ -156,6 +161,7 @@ class BinaryArrays:
         return masks[name]
 
     def point(self, statistic: str | Callable[[np.ndarray], np.ndarray]) -> float | None:
+        # lazy: numpy only where intervals are computed (the view and routes use this module without)
         import numpy as np
 
         function = getattr(self, statistic) if isinstance(statistic, str) else statistic

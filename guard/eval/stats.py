@@ -134,6 +134,7 @@ def expected_calibration_error(confidences: Sequence[float], correct: Sequence[b
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float] | None:
+    # lazy: numpy only where intervals are computed (the view uses this module without)
     import numpy as np
 
     finite = samples[np.isfinite(samples)]
@@ -162,6 +163,7 @@ def resample_weights(
 
 @lru_cache(maxsize=8)
 def _weights(n: int, seed: int, samples: int, clusters: tuple[str, ...] | None) -> np.ndarray:
+    # lazy: numpy only where intervals are computed (the view uses this module without)
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -191,6 +193,7 @@ def bootstrap_samples(
     ``statistic`` receives a (samples × n) array of case weights and returns one
     value per row. Seeded, so the same inputs always give the same samples.
     """
+    # lazy: numpy only where intervals are computed (the view uses this module without)
     import numpy as np
 
     if n <= 0:
@@ -231,6 +234,7 @@ def paired_bootstrap(
     clusters: Sequence[Hashable] | None = None,
 ) -> PairedDifference | None:
     """Interval, standard error and p-value of ``a − b`` where both statistics see the same resampled cases."""
+    # lazy: numpy only where intervals are computed (the view uses this module without)
     import numpy as np
 
     drawn = bootstrap_samples(

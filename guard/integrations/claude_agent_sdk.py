@@ -51,6 +51,7 @@ def guard_hooks(config: str | None = None, **settings: Any) -> dict[str, list[Ho
     ``fail_open_config``). A config that does not load still registers the
     tool-call events, so every tool call is denied with the error until it is fixed.
     """
+    # lazy: claude_agent_sdk is an optional dependency
     from claude_agent_sdk import HookMatcher
 
     gate = Gate(config, **trusted_only(settings))

@@ -66,6 +66,7 @@ def _refusal(request: ToolCallRequest, judged: ToolVerdict) -> ToolMessage:
 def _thread_id() -> str | None:
     """The LangGraph thread the agent runs in (guard's session), when there is one."""
     try:
+        # lazy: langgraph is an optional dependency
         from langgraph.config import get_config
 
         thread = get_config().get("configurable", {}).get("thread_id")

@@ -189,6 +189,7 @@ def start(loaded: Any) -> bool:
             return False  # another guard hook is starting it right now
         if _read(path) is not None:
             return False
+        # lazy: subprocess only to start a service, not on a hook that finds one running
         import subprocess  # only here: a hook sending to a running service never starts one
 
         command = [
@@ -243,6 +244,7 @@ def _command_line(pid: int) -> tuple[str, ...]:
         return tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
     except OSError:
         pass
+    # lazy: subprocess only to start a service, not on a hook that finds one running
     import subprocess
 
     try:

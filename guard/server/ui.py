@@ -194,6 +194,7 @@ class _BuiltOnFirstRequest:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None:
+            # lazy: jinja2 and the pages only on the first /ui request, not on guard serve's start
             from guard.view import ViewSources, create_view
 
             audit = self.settings.path(self.settings.audit_path) if self.settings.audit_path else None

@@ -47,6 +47,7 @@ MIN_TIMEOUT_S = 15
 
 
 def socket_for(loaded: Any) -> Path:
+    # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
     from guard.server.autostart import socket_path
 
     return socket_path(loaded.settings.config_path)
@@ -89,6 +90,7 @@ def hook_budget(command: str, deadline: str | None) -> str | None:
 
 def write_credential(loaded: Any) -> Path:
     """Write ``Authorization: Bearer <credential>`` (mode 0600, atomically) for the service this config's hooks start."""
+    # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
     from guard.server.identity import credential, service_key
 
     key = service_key(loaded.settings)

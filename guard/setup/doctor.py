@@ -32,6 +32,7 @@ from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
 from guard.judge.keys import tiers_for
 from guard.judge.model import RetryPolicy, complete, load_client
 from guard.judge.providers import ModelUnusable, model_origin, preflight
+from guard.judge.tiers import models_for
 from guard.runtime.matching import matcher_report
 from guard.sandbox.claude import denied
 from guard.sandbox.levels import SANDBOXES, level
@@ -227,7 +228,6 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
     """Each model a smart hook may call: checked for a provider and a key, then asked one tiny question."""
-    from guard.judge.tiers import models_for
 
     settings = loaded.settings
     needed: dict[str, _Model] = {}
