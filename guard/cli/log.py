@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from guard.audit import LABELS, AuditLog
 from guard.audit import recovery as audit_recovery
@@ -22,12 +23,17 @@ from guard.cli.terminal import DECISION_STYLES, Table, console
 from guard.core.decision import ABSTAIN
 from guard.core.errors import GuardError
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from guard.core.settings import Settings
+
 __all__ = ["register", "run"]
 
 _CONFIG_HELP = "guard.yaml or settings.json (default: $GUARD_CONFIG, ./guard.yaml, ./.guard/guard.yaml)"
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "log",
         help="show the latest decisions from the audit log, newest first",
@@ -116,7 +122,7 @@ def _print_row(row: dict[str, Any]) -> None:
         print(_hook_line(hook))
 
 
-def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
+def _print_table(out: Console, rows: list[dict[str, Any]]) -> None:
     """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
 
     table = Table(
@@ -140,15 +146,14 @@ def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
     table.print(out)
 
 
-def _label(log: Any, args: argparse.Namespace) -> int:
-
+def _label(log: AuditLog, args: argparse.Namespace) -> int:
     if not log.set_label(args.id, args.label):
         raise GuardError(f"no decision #{args.id} in {log.path} (guard log shows the numbers)")
     print(f"decision #{args.id} labeled {args.label}")
     return 0
 
 
-def _verify(log: Any, args: argparse.Namespace) -> int:
+def _verify(log: AuditLog, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
     from guard.audit import chain as audit_chain
 
@@ -212,14 +217,14 @@ def _verify(log: Any, args: argparse.Namespace) -> int:
     return 0 if report.intact else 1
 
 
-def _ship(settings: Any) -> int:
+def _ship(settings: Settings, path: Path) -> int:
     """Ship now, then say what waits per target (exit 1 while a target could not take its rows)."""
+    # lazy: every command loads this module for --help
     from guard.audit.shipping import ship, states
 
     if not (settings.audit_url or settings.audit_otlp):
         print("no audit store configured (audit.url, audit.otlp): nothing to ship")
         return 0
-    path = settings.path(settings.audit_path)
     results = ship(path, settings, force=True)
     if results.get("") == "busy":
         print("another shipper is sending this log's rows now")
@@ -230,6 +235,7 @@ def _ship(settings: Any) -> int:
 
 def _central(args: argparse.Namespace) -> int:
     """``--audit URL``: every machine's rows, newest first; ``verify --audit URL``: the store's gaps."""
+    # lazy: every command loads this module for --help
     from guard.audit.postgres import AuditStore
 
     store = AuditStore(args.audit)
@@ -286,14 +292,15 @@ def run(args: argparse.Namespace) -> int:
             )
         return _central(args)
     settings = load_config(args.config).settings
-    if args.log_command == "ship":
-        return _ship(settings)
     if settings.audit_path is None:
-        if args.log_command in ("label", "verify"):
+        if args.log_command in ("label", "verify", "ship"):
             raise GuardError(f"the audit log is off (audit.enabled: false): there is nothing to {args.log_command}")
         print("the audit log is off (audit.enabled: false)")
         return 0
-    log = AuditLog(settings.path(settings.audit_path), redact=settings.audit_redact)
+    path = settings.path(settings.audit_path)
+    if args.log_command == "ship":
+        return _ship(settings, path)
+    log = AuditLog(path, redact=settings.audit_redact)
     if args.log_command == "label":
         return _label(log, args)
     if args.log_command == "verify":

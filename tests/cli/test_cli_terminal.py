@@ -97,6 +97,14 @@ def test_guard_log_usage_does_not_make_the_subcommand_look_required(isolated_hom
     assert usage.endswith("[label ID VERDICT | verify | ship]") and "SUBCOMMAND" not in usage
 
 
+def test_guard_log_ship_with_the_audit_log_off_says_so(isolated_home: Path) -> None:
+    """A store configured while the log itself is off: there is nothing to ship, said in one line, not a traceback."""
+    (isolated_home / "guard.yaml").write_text("audit:\n  enabled: false\n  url: postgresql://localhost/guard\n")
+    shipped = piped(["log", "ship"], isolated_home)
+    assert shipped.returncode == 1, shipped.stderr
+    assert shipped.stderr.strip() == "guard: the audit log is off (audit.enabled: false): there is nothing to ship"
+
+
 def test_a_hostile_reason_cannot_drive_the_terminal(isolated_home: Path) -> None:
     """The reason and the tool input come from the agent: no escape sequence or rich markup of theirs reaches the terminal."""
     (isolated_home / "guard.yaml").write_text(CONFIG)
