@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from guard.storage.secret import seal
+
+if TYPE_CHECKING:
+    from guard.approvals.store import ApprovalRequest
 
 __all__ = ["DEFAULT_LINK", "body", "excerpt", "link", "proof", "proves", "view_token"]
 
@@ -59,7 +62,7 @@ def link(base: str | None, request_id: str, *, under_ui: bool = False) -> str:
     return f"{root}{'/ui' if under_ui else ''}/approvals/{quote(request_id)}?t={proof(request_id)}"
 
 
-def excerpt(tool_input: Any, limit: int = 300) -> str:
+def excerpt(tool_input: object, limit: int = 300) -> str:
     """What a person scans a call's input for: its command or path, else the input as JSON; cut at ``limit``."""
     if isinstance(tool_input, dict):
         first = next(
@@ -85,7 +88,7 @@ def _slack(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
 
 
-def body(request: Any, *, form: str, link_base: str | None) -> dict[str, Any]:
+def body(request: ApprovalRequest, *, form: str, link_base: str | None) -> dict[str, Any]:
     """The JSON the webhook is sent for ``request`` (an :class:`~guard.approvals.store.ApprovalRequest`)."""
     address = link(link_base, request.id)
     approve, deny = f"guard approve {request.id}", f"guard deny {request.id}"

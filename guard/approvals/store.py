@@ -68,7 +68,7 @@ class ApprovalRequest:
     status: str
     rules: list[dict[str, Any]]
     tool: str | None
-    input: Any
+    input: object
     session: str | None
     cwd: str | None
     machine: str | None

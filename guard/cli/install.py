@@ -8,7 +8,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.adapters.installers import CLAUDE, CODEX, installable, profile
 from guard.cli.trust import adopt_config
@@ -29,6 +29,9 @@ from guard.setup.install import (
     plugin_commands,
     plugin_guard,
 )
+
+if TYPE_CHECKING:
+    from guard.sandbox import SandboxChange
 
 __all__ = ["register", "run"]
 
@@ -352,7 +355,7 @@ def _sandbox_refusal(client: str) -> str | None:
     )
 
 
-def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
+def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> SandboxChange | None:
     """Write guard's settings into the client's sandbox (or with ``remove`` take out what guard wrote there)."""
 
     # lazy: the sandbox package only for clients with one (every command loads this module for --help)
@@ -372,7 +375,7 @@ def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Any:
     )
 
 
-def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> None:
+def _report_sandbox(args: argparse.Namespace, change: SandboxChange | None, sandboxing: bool) -> None:
     # lazy: every command loads this module for --help
     from guard.sandbox.levels import CANNOT
 
@@ -395,7 +398,7 @@ def _report_sandbox(args: argparse.Namespace, change: Any, sandboxing: bool) -> 
         )
 
 
-def _loaded() -> Any:
+def _loaded() -> LoadedConfig:
     """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
     from guard.config.loading import load_config
     from guard.config.search import find_config

@@ -17,9 +17,13 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from guard.core.settings import PLAIN_ENV, from_env
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = ["DECISION_STYLES", "STATUS_STYLES", "Table", "console", "printable", "say", "styled"]
 
@@ -36,7 +40,7 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def console() -> Any:
+def console() -> Console | None:
     """A rich Console when a person is reading stdout, else None (print plain lines)."""
     if from_env(PLAIN_ENV) == "1" or os.environ.get("TERM") == "dumb" or not sys.stdout.isatty():
         return None
@@ -46,7 +50,7 @@ def console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
-def styled(text: str, style: str | None) -> Any:
+def styled(text: str, style: str | None) -> Text:
     """``text`` as a rich Text in ``style``: shown as written, whatever brackets it holds."""
     # lazy: rich only when something is printed for a person
     from rich.text import Text
@@ -54,7 +58,7 @@ def styled(text: str, style: str | None) -> Any:
     return Text(printable(text), style=style or "")
 
 
-def say(out: Any, *parts: tuple[str, str | None]) -> None:
+def say(out: Console | None, *parts: tuple[str, str | None]) -> None:
     """One line from (text, style) parts: coloured on a rich Console, plain text on stdout when ``out`` is None."""
     if out is None:
         print("".join(text for text, _ in parts), flush=True)
@@ -77,7 +81,7 @@ class Table:
         """One row; ``styles`` colours cells by their column number."""
         self.rows.append((cells, styles or {}))
 
-    def print(self, out: Any = None) -> None:
+    def print(self, out: Console | None = None) -> None:
         """Draw on ``out`` (a rich Console); without one, plain aligned lines on stdout."""
         if out is None:
             widths = [max([len(c)] + [len(cells[i]) for cells, _ in self.rows]) for i, c in enumerate(self.columns)]

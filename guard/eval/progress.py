@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 __all__ = ["Progress"]
 
@@ -17,8 +21,7 @@ class Progress:
         self.cost = 0.0
         self.errors = 0
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._bar: Any = None
-        self._task: Any = None
+        self._shown: tuple[RichProgress, TaskID] | None = None  # the bar and its one task, once entered
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -27,7 +30,7 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress(
+            bar = RichProgress(
                 TextColumn("guard eval"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -38,16 +41,17 @@ class Progress:
                 console=Console(stderr=True),
                 transient=False,
             )
-            self._bar.__enter__()
-            self._task = self._bar.add_task("eval", total=self.total, cost=0.0, errors=0)
+            bar.__enter__()
+            self._shown = bar, bar.add_task("eval", total=self.total, cost=0.0, errors=0)
         return self
 
     def advance(self, cost: float | None, error: bool) -> None:
         self.cost += cost or 0.0
         self.errors += int(error)
-        if self._bar is not None:
-            self._bar.update(self._task, advance=1, cost=self.cost, errors=self.errors)
+        if self._shown is not None:
+            bar, task = self._shown
+            bar.update(task, advance=1, cost=self.cost, errors=self.errors)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(kind, exc, tb)
+        if self._shown is not None:
+            self._shown[0].__exit__(kind, exc, tb)

@@ -24,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -43,6 +43,9 @@ from guard.judge.model import warm_client
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.runtime.registry import Registry
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -328,7 +331,13 @@ async def run_schedule(
     )
 
 
-def _judge_shard(variants: Sequence[Variant], shard: Sequence[WorkItem], concurrency: int, rows: Any) -> None:
+#: What a worker process sends back: each row as JSON, then once ("done", why it stopped early or None, rate-limit backoffs).
+ShardMessage = tuple[Literal["row"], str] | tuple[Literal["done"], str | None, int]
+
+
+def _judge_shard(
+    variants: Sequence[Variant], shard: Sequence[WorkItem], concurrency: int, rows: Queue[ShardMessage]
+) -> None:
     """A worker process: judge ``shard`` on its own event loop, sending each row (as JSON) and then its outcome."""
     try:
         judge = EngineJudge(variants)
@@ -371,7 +380,7 @@ async def run_in_workers(
     """
 
     context = multiprocessing.get_context("spawn")  # fork would copy this process's threads and event loop
-    rows_queue = context.Queue()
+    rows_queue: Queue[ShardMessage] = context.Queue()
     processes = [
         context.Process(
             target=_judge_shard, args=(list(variants), list(items[i::workers]), share, rows_queue), daemon=True

@@ -178,7 +178,6 @@ class _Service:
         return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
-
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
         return JSONResponse(
             {

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import guard
 from guard.core.logs import LazyLogger
-from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env, user_dir
+from guard.core.settings import API_BASE_ENV, MODEL_ENV, LoadedConfig, from_env, user_dir
 from guard.storage.secret import seal, verify
 
 __all__ = [
@@ -70,10 +70,10 @@ def _folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guard" / "serve"
 
 
-def state_path(loaded: Any) -> Path:
+def state_path(loaded: LoadedConfig) -> Path:
     """Where the service for this config writes its URL and pid: one per trusted copy (else per file version) and model environment."""
-    if getattr(loaded, "pin", None):
-        parts: list[Any] = [["trusted", loaded.settings.config_path, loaded.pin]]
+    if loaded.pin:
+        parts: list[list[object]] = [["trusted", loaded.settings.config_path, loaded.pin]]
     else:
         parts = [[src, os.stat(src).st_size, os.stat(src).st_mtime_ns] for src in loaded.sources]
     parts.append([from_env(name) for name in _ENV])
@@ -133,7 +133,7 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if _alive(pid) else None
 
 
-def running_url(loaded: Any, *, wait: float = 0.0) -> str | None:
+def running_url(loaded: LoadedConfig, *, wait: float = 0.0) -> str | None:
     """The URL of this config's service if it is up; while it is starting, wait up to ``wait`` seconds for it.
 
     None when no service runs or starts for this config (or its starting process
@@ -178,7 +178,7 @@ def service_command() -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, str(Path(guard.__file__).resolve().parent)]
 
 
-def start(loaded: Any) -> bool:
+def start(loaded: LoadedConfig) -> bool:
     """Start this config's service in the background unless one is up or starting; True if started."""
     path = state_path(loaded)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,9 +23,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any
 
-from guard.core.settings import SERVE_TOKEN_ENV, from_env
+from guard.core.settings import SERVE_TOKEN_ENV, Settings, from_env
 from guard.storage.secret import TrustError, seal
 
 __all__ = [
@@ -44,12 +43,12 @@ NONCE_HEADER = "X-Guard-Nonce"
 PROOF_HEADER = "X-Guard-Proof"
 
 
-def explicit_token(settings: Any = None) -> str | None:
+def explicit_token(settings: Settings | None = None) -> str | None:
     """A token the user set: ``$GUARD_SERVE_TOKEN``, else the config's ``server.token``."""
-    return from_env(SERVE_TOKEN_ENV) or getattr(settings, "server_token", None) or None
+    return from_env(SERVE_TOKEN_ENV) or (settings.server_token if settings else None) or None
 
 
-def service_key(settings: Any = None, token: str | None = None) -> str | None:
+def service_key(settings: Settings | None = None, token: str | None = None) -> str | None:
     """The service's key: ``token``, else the user's, else the per-user one (None when the secret is unavailable)."""
     chosen = token or explicit_token(settings)
     if chosen:

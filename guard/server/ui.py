@@ -20,7 +20,6 @@ import logging
 import re
 from html import escape
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -29,6 +28,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from guard.core.settings import Settings
 from guard.server.identity import is_per_user
 
 __all__ = ["COOKIE", "LOOPBACK_NAMES", "PREFIX", "cookie_value", "is_loopback_host", "is_ui_path", "mount"]
@@ -186,7 +186,7 @@ class _BuiltOnFirstRequest:
     templates (Jinja2) and pages are not part of answering that call.
     """
 
-    def __init__(self, settings: Any, evals: tuple[Path, ...], gated: bool) -> None:
+    def __init__(self, settings: Settings, evals: tuple[Path, ...], gated: bool) -> None:
         self.settings = settings
         self.evals = evals
         self.gated = gated  # behind the per-user token: a request that reached the view may answer approvals
@@ -204,7 +204,7 @@ class _BuiltOnFirstRequest:
         await self.app(scope, receive, send)
 
 
-def mount(settings: Any, token: str | None, evals: tuple[Path, ...] = ()) -> Mount:
+def mount(settings: Settings, token: str | None, evals: tuple[Path, ...] = ()) -> Mount:
     """The view of ``settings``' audit log (and the ``evals`` run folders) under ``/ui``: behind the token, or loopback names only without one."""
 
     logging.getLogger("uvicorn.access").addFilter(_ACCESS_LOG_FILTER)  # one filter however many apps are made

@@ -25,10 +25,9 @@ import os
 import shlex
 import stat
 from pathlib import Path
-from typing import Any
 
 from guard.core.errors import GuardError
-from guard.core.settings import user_dir
+from guard.core.settings import LoadedConfig, user_dir
 
 __all__ = [
     "MIN_TIMEOUT_S",
@@ -46,14 +45,14 @@ SCRIPT = Path(__file__).resolve().parent.parent / "claude_plugin" / "hooks" / "c
 MIN_TIMEOUT_S = 15
 
 
-def socket_for(loaded: Any) -> Path:
+def socket_for(loaded: LoadedConfig) -> Path:
     # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
     from guard.server.autostart import socket_path
 
     return socket_path(loaded.settings.config_path)
 
 
-def credential_path(loaded: Any) -> Path:
+def credential_path(loaded: LoadedConfig) -> Path:
     """The header file curl sends to this config's service (its key may be the config's ``server.token``).
 
     In guard's config folder, beside the secret, so the sandbox denies the agent reads of it.
@@ -66,7 +65,7 @@ def curl_max_time(timeout_s: int) -> int:
     return max(timeout_s // 3, 1)
 
 
-def personal_command(program: list[str], loaded: Any, timeout_s: int) -> str:
+def personal_command(program: list[str], loaded: LoadedConfig, timeout_s: int) -> str:
     """This user's ``GUARD_HOOK``: the script, its socket, credential file and curl budget, then the fallback ``guard hook``.
 
     The launcher adds ``--format claude --project …``. The fallback's ``--deadline`` is what
@@ -88,7 +87,7 @@ def hook_budget(command: str, deadline: str | None) -> str | None:
         return deadline
 
 
-def write_credential(loaded: Any) -> Path:
+def write_credential(loaded: LoadedConfig) -> Path:
     """Write ``Authorization: Bearer <credential>`` (mode 0600, atomically) for the service this config's hooks start."""
     # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
     from guard.server.identity import credential, service_key

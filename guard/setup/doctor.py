@@ -19,7 +19,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from guard.adapters.installers import installable
 from guard.config.loading import load_config
@@ -40,6 +39,7 @@ from guard.sandbox.paths import protected_paths
 from guard.sandbox.probe import probe
 from guard.setup import team_hook
 from guard.setup.curl_client import SCRIPT, hook_budget
+from guard.setup.finding import Finding, Status
 from guard.setup.install import (
     InstalledHook,
     guard_program,
@@ -54,19 +54,8 @@ from guard.setup.team_hook import BLOCKING
 
 __all__ = ["Finding", "diagnose"]
 
-Status = Literal["ok", "warn", "fail"]
 #: Seconds a hook command gets to answer ``--version``.
 VERSION_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check's outcome: ``fail`` means guard is not guarding as configured."""
-
-    status: Status
-    topic: str
-    message: str
-    fix: str | None = None
 
 
 def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout: float) -> Iterator[Finding]:
@@ -76,7 +65,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     hooks, launched = _launched(written, project_dir, home)
     installed_here = any(h.scope == "project" for h in written)
 
-    yield from org_findings(Finding)
+    yield from org_findings()
     loaded, finding = _config(config, installed_here=installed_here)
     yield finding
     for problem in matcher_report(loaded.specs if loaded is not None else []):
@@ -88,7 +77,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     if loaded is not None:
         yield from _shadow(loaded)
         yield from _audit(loaded)
-        yield from audit_store_findings(loaded, Finding)
+        yield from audit_store_findings(loaded)
         yield from _models(loaded, model_timeout)
     yield from (f for f in found if isinstance(f, Finding))
     yield from launched
@@ -401,7 +390,6 @@ def _when_hooks_fail(hooks: list[InstalledHook]) -> Iterator[Finding]:
 
 
 def _claude_on_failure(topic: str, hooks: list[InstalledHook]) -> Iterator[Finding]:
-
     open_ = sorted({f"{h.path} ({h.event})" for h in hooks if h.event in BLOCKING and h.on_failure != "block"})
     if open_:
         yield Finding(

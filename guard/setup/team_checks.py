@@ -4,35 +4,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from guard.audit.shipping import states
 from guard.config.org_policy import state
 from guard.core.extras import MissingExtra, require
-from guard.core.settings import admin_owned
+from guard.core.settings import LoadedConfig, admin_owned
+from guard.setup.finding import Finding
 
 __all__ = ["audit_store_findings", "org_findings"]
 
 
-def org_findings(finding: Any) -> Iterator[Any]:
+def org_findings() -> Iterator[Finding]:
     """The org policy: none, enforced as signed (and whether its files could be replaced by the user), or failing every call."""
 
     found = state()
     if found.status == "none":
-        yield finding("ok", "org policy", found.message)
+        yield Finding("ok", "org policy", found.message)
         return
     if found.status == "fail":
-        yield finding(
+        yield Finding(
             "fail",
             "org policy",
             found.message,
             "an admin restores the policy as signed, or signs the change: guard policy sign POLICY --key org.key (docs/org-policy.md)",
         )
         return
-    yield finding("ok", "org policy", found.message)
+    yield Finding("ok", "org policy", found.message)
     assert found.location is not None
     if found.serial is None:
-        yield finding(
+        yield Finding(
             "warn",
             "org policy",
             "the policy has no serial: an older signed policy copied over it would be enforced",
@@ -41,7 +41,7 @@ def org_findings(finding: Any) -> Iterator[Any]:
     if found.location.source == "system":
         loose = [path for path in found.location.paths() if not admin_owned(path)]
         if loose:
-            yield finding(
+            yield Finding(
                 "warn",
                 "org policy",
                 f"not root-owned, or writable by others: {', '.join(loose)}",
@@ -49,7 +49,7 @@ def org_findings(finding: Any) -> Iterator[Any]:
             )
 
 
-def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
+def audit_store_findings(loaded: LoadedConfig) -> Iterator[Finding]:
     """Each audit target: its library installed, and how many rows wait in the local log (and why)."""
 
     settings = loaded.settings
@@ -61,7 +61,7 @@ def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
         try:
             require(extra, what)
         except MissingExtra as exc:
-            yield finding(
+            yield Finding(
                 "fail",
                 "audit store",
                 f"{exc}: its rows wait in the local log and are never sent",
@@ -70,11 +70,11 @@ def audit_store_findings(loaded: Any, finding: Any) -> Iterator[Any]:
     for target in states(settings.path(settings.audit_path), settings):
         if target.last_error:
             since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(target.failing_since or 0))
-            yield finding(
+            yield Finding(
                 "warn",
                 "audit store",
                 f"{target.target}: {target.waiting} row(s) wait in the local log, failing since {since}: {target.last_error}",
                 "make the store reachable; the rows go on their own then, or now with guard log ship",
             )
         else:
-            yield finding("ok", "audit store", target.describe())
+            yield Finding("ok", "audit store", target.describe())

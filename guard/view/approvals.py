@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.approvals.request import excerpt, proves, view_token
-from guard.approvals.store import APPROVED, DENIED, ApprovalStore
+from guard.approvals.store import APPROVED, DENIED, ApprovalRequest, ApprovalStore
 from guard.storage.secret import seal
 from guard.view.sources import ViewSources, local_time
 
@@ -40,7 +40,6 @@ _FORM_LIMIT = 4096
 
 
 def _cookie_value() -> str:
-
     return seal("approvals-view-cookie")
 
 
@@ -61,8 +60,7 @@ def _same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc == request.headers.get("host", "")
 
 
-def _shown(item: Any) -> dict[str, Any]:
-
+def _shown(item: ApprovalRequest) -> dict[str, Any]:
     data: dict[str, Any] = item.to_dict()
     data.update(
         when=local_time(item.created),
@@ -74,7 +72,6 @@ def _shown(item: Any) -> dict[str, Any]:
 
 
 def routes(sources: ViewSources, pages: Jinja2Templates) -> list[BaseRoute]:
-
     store = ApprovalStore(sources.approvals)
 
     def listing(request: Request) -> Response:
