@@ -19,26 +19,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
-import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from guard.cli.user_consent import refusal
 from guard.core.errors import GuardError
 from guard.core.extras import require
 from guard.runtime.registry import Registry, default_registry
 
-__all__ = ["bound_url", "register", "run"]
-
-
-def bound_url(server: Any) -> str:
-    """Where a started uvicorn server listens, with the port it was given (``--port 0`` picks one)."""
-    host, port = server.servers[0].sockets[0].getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+__all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -95,62 +85,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "service there): what guard install claude --client curl asks",
     )
     p.set_defaults(func=run)
-
-
-def _server_class(uvicorn: Any) -> Any:
-    """uvicorn's Server, telling ``server.url: auto`` clients where it listens and leaving when idle."""
-
-    class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
-        def __init__(
-            self,
-            config: Any,
-            metrics: Any,
-            watch: Any,
-            *,
-            state_file: str | None,
-            idle_timeout: float | None,
-            after_startup: Callable[[], None] | None = None,
-            after_shutdown: Callable[[], None] | None = None,
-        ) -> None:
-            super().__init__(config)
-            self.metrics, self.watch, self.state_file, self.idle_timeout = metrics, watch, state_file, idle_timeout
-            self.leaving = False
-            self.after_startup, self.after_shutdown = after_startup, after_shutdown
-
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started and self.after_startup is not None:  # warm and serving
-                self.after_startup()
-            if self.started and self.state_file:
-                # lazy: every command loads this module for --help; the service's state file is this command's alone
-                from guard.server.autostart import write_state
-
-                write_state(self.state_file, bound_url(self), os.getpid())
-
-        async def on_tick(self, counter: int) -> bool:
-            changed = self.watch.changed() if counter % 10 == 0 else None
-            if (
-                changed and not self.leaving
-            ):  # what guard hook enforces is no longer what this service loaded: leave, a fresh one loads it
-                print(f"guard serve: {changed} changed since the trusted config was loaded; leaving", file=sys.stderr)
-                self.leaving = self.should_exit = True
-            if self.idle_timeout and counter % 10 == 0 and self.metrics.in_flight == 0:
-                if time.monotonic() - self.metrics.last_request > self.idle_timeout:
-                    self.should_exit = True
-            return bool(await super().on_tick(counter))
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            if self.state_file:
-                with contextlib.suppress(OSError, ValueError):
-                    with open(self.state_file) as fh:
-                        mine = json.load(fh).get("pid") == os.getpid()
-                    if mine:
-                        os.unlink(self.state_file)
-            await super().shutdown(sockets=sockets)
-            if self.after_shutdown is not None:  # every request is done; uvicorn re-raises a SIGTERM after this
-                self.after_shutdown()
-
-    return Server
 
 
 class _UnixListener:
@@ -223,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     from guard.runtime.engine import Engine
     from guard.server.app import create_app
     from guard.server.identity import explicit_token, service_key
+    from guard.server.listening import Service
 
     watch = Watch(args.config)  # before loading: a change while it loads is seen too
     trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
@@ -268,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         if unix is not None:
             unix.remove()
 
-    server = _server_class(uvicorn)(
+    server = Service(
         config,
         app.state.metrics,
         watch,

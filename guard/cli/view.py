@@ -11,9 +11,7 @@ import argparse
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
 
-from guard.cli.serve import bound_url
 from guard.core.extras import require
 
 __all__ = ["register", "run"]
@@ -61,20 +59,13 @@ def _index_older_rows(audit: Path | None) -> None:
         print(f"guard view: indexed {indexed} decision(s) logged before this version", file=sys.stderr)
 
 
-def _announcing(uvicorn: Any) -> Any:
-    """uvicorn's Server, printing the page's address once it listens (with ``--port 0``, the port it got)."""
-
-    class Server(uvicorn.Server):  # type: ignore[misc]  # uvicorn is passed in: imported only when serving
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                print(f"guard view: {bound_url(self)}/ (Ctrl-C stops it)", flush=True)
-                print(
-                    f"guard view: to answer approvals here, open {bound_url(self)}/approvals?token={_approvals_token()} (keep it to yourself)",
-                    flush=True,
-                )
-
-    return Server
+def _announce(url: str) -> None:
+    """The page's address once the view listens (with ``--port 0``, the port it got)."""
+    print(f"guard view: {url}/ (Ctrl-C stops it)", flush=True)
+    print(
+        f"guard view: to answer approvals here, open {url}/approvals?token={_approvals_token()} (keep it to yourself)",
+        flush=True,
+    )
 
 
 def _approvals_token() -> str:
@@ -98,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from guard.config.loading import load_config
+    from guard.server.listening import Announcing
     from guard.server.ui import LOOPBACK_NAMES
     from guard.view import ViewSources, create_view
 
@@ -121,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         _index_older_rows(audit)
     app = TrustedHostMiddleware(create_view(sources), allowed_hosts=list(LOOPBACK_NAMES))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
-    server = _announcing(uvicorn)(config)
+    server = Announcing(config, _announce)
     print(f"guard view: {shown}; {len(sources.evals)} eval folder(s)", file=sys.stderr)
     server.run()
     return 0
