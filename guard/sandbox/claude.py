@@ -49,7 +49,7 @@ __all__ = [
 
 LOCAL_FILE = ".claude/settings.local.json"
 #: The sandbox switches guard sets, and why a different value leaves guard's files within reach.
-SCALARS: dict[tuple[str, ...], tuple[Any, str]] = {
+SCALARS: dict[tuple[str, ...], tuple[bool, str]] = {
     ("sandbox", "enabled"): (True, "sandbox.enabled is not true: Bash commands run unsandboxed"),
     ("sandbox", "failIfUnavailable"): (
         True,
@@ -105,8 +105,8 @@ def _container(data: dict[str, Any], path: tuple[str, ...], created: list[str]) 
     return node
 
 
-def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = data
+def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> object:
+    node: object = data
     for name in path:
         if not isinstance(node, dict) or name not in node:
             return None
@@ -236,10 +236,10 @@ def missing_tools() -> list[str]:
 
 def effective(
     project_dir: Path, home: Path
-) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], list[tuple[Path, Any]]]]:
+) -> tuple[dict[tuple[str, ...], object], dict[tuple[str, ...], list[tuple[Path, object]]]]:
     """The sandbox switches as Claude Code resolves them (first file that sets one), and every list entry with the file it is in."""
-    scalars: dict[tuple[str, ...], Any] = {}
-    lists: dict[tuple[str, ...], list[tuple[Path, Any]]] = {key: [] for key in (_DENY_WRITE, _DENY_READ, _DENY_RULES)}
+    scalars: dict[tuple[str, ...], object] = {}
+    lists: dict[tuple[str, ...], list[tuple[Path, object]]] = {key: [] for key in (_DENY_WRITE, _DENY_READ, _DENY_RULES)}
     for scope, path in settings_files(project_dir, home):
         try:
             data = parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
@@ -268,7 +268,7 @@ def _absolute(entry: str, root: Path, home: Path) -> str | None:
     return os.path.normpath(entry if entry.startswith("/") else os.path.join(root, entry))
 
 
-def _rule_target(rule: Any, tool: str, root: Path, home: Path) -> str | None:
+def _rule_target(rule: object, tool: str, root: Path, home: Path) -> str | None:
     """The path a ``Tool(path)`` deny rule names, without a trailing ``/**``; None for another tool or a pattern."""
     if not isinstance(rule, str) or not rule.startswith(f"{tool}(") or not rule.endswith(")"):
         return None
@@ -301,8 +301,9 @@ def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> Iterator[str]:
     for key, (value, why) in SCALARS.items():
         if scalars.get(key) != value:
             yield why
-    if scalars.get(("sandbox", "excludedCommands")):
-        yield f"sandbox.excludedCommands runs {', '.join(map(str, scalars[('sandbox', 'excludedCommands')]))} outside the sandbox"
+    excluded = scalars.get(("sandbox", "excludedCommands"))
+    if isinstance(excluded, list) and excluded:
+        yield f"sandbox.excludedCommands runs {', '.join(map(str, excluded))} outside the sandbox"
     writes = {p for root, e in lists[_DENY_WRITE] if isinstance(e, str) and (p := _absolute(e, root, home))}
     reads = {p for root, e in lists[_DENY_READ] if isinstance(e, str) and (p := _absolute(e, root, home))}
     edits = {p for root, r in lists[_DENY_RULES] if (p := _rule_target(r, "Edit", root, home))}

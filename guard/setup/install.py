@@ -37,7 +37,7 @@ import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from guard.adapters.installers import ClientProfile, profile_for, settings_path
 from guard.adapters.settings_file import dump_json as _dump
@@ -272,7 +272,7 @@ def _hooks_block(data: dict[str, Any], key: str | None, path: Path) -> dict[str,
     return hooks
 
 
-def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[Any]:
+def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -> list[dict[str, Any]]:
     """The event's matcher groups, checked to have the shape every client documents."""
     key = f"{prefix}.{event}" if prefix else event
     groups = hooks.get(event, [])
@@ -290,7 +290,7 @@ def _groups(hooks: dict[str, Any], event: str, path: Path, prefix: str | None) -
 
 def _handler_lists(
     profile: ClientProfile, hooks: dict[str, Any], event: str, path: Path, prefix: str | None
-) -> list[list[Any]]:
+) -> list[list[object]]:
     """The handler lists of ``event``: one per matcher group, or the event's own list in a flat file."""
     if not profile.flat:
         return [group.get("hooks", []) for group in _groups(hooks, event, path, prefix)]
@@ -315,7 +315,8 @@ def _handler(profile: ClientProfile, command: str, timeout_s: int, event: str | 
     return handler
 
 
-def _is_ours(profile: ClientProfile, handler: Any, command: str) -> bool:
+def _is_ours(handler: object, profile: ClientProfile, command: str) -> TypeGuard[dict[str, Any]]:
+    """Whether ``handler`` is guard's own (a command handler running guard hook as ``command`` does)."""
     if not isinstance(handler, dict) or handler.get("type", "command") != "command":
         return False
     if handler.get(profile.command_key) == command:
@@ -331,7 +332,7 @@ def _add(
     lists = _handler_lists(profile, hooks, event, path, prefix)
     for handlers in lists:
         for i, existing in enumerate(handlers):
-            if _is_ours(profile, existing, handler[profile.command_key]):
+            if _is_ours(existing, profile, handler[profile.command_key]):
                 if existing == handler:
                     return False
                 handlers[i] = {**existing, **handler}
@@ -352,7 +353,7 @@ def _remove(
         return False
     if profile.flat:
         handlers = _handler_lists(profile, hooks, event, path, prefix)[0]
-        kept_handlers = [h for h in handlers if not _is_ours(profile, h, command)]
+        kept_handlers = [h for h in handlers if not _is_ours(h, profile, command)]
         if len(kept_handlers) == len(handlers):
             return False
         if kept_handlers:
@@ -365,7 +366,7 @@ def _remove(
     kept = []
     for group in groups:
         handlers = group.get("hooks", [])
-        others = [h for h in handlers if not _is_ours(profile, h, command)]
+        others = [h for h in handlers if not _is_ours(h, profile, command)]
         if len(others) != len(handlers):
             removed = True
             if not others:
