@@ -116,7 +116,7 @@ class Case(BaseModel):
         return json.dumps(self.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
 
 
-def _flatten(value: Any, path: str) -> dict[str, str]:
+def _flatten(value: object, path: str) -> dict[str, str]:
     if isinstance(value, dict):
         return {k: v for key, item in value.items() for k, v in _flatten(item, f"{path}.{key}").items()}
     if isinstance(value, list):

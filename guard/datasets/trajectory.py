@@ -72,7 +72,7 @@ def _literal(text: str) -> Any:
     raise ValueError("arguments are neither JSON nor a Python literal")
 
 
-def _as_input(value: Any) -> dict[str, Any]:
+def _as_input(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"input": value}
 
 

@@ -239,7 +239,9 @@ def effective(
 ) -> tuple[dict[tuple[str, ...], object], dict[tuple[str, ...], list[tuple[Path, object]]]]:
     """The sandbox switches as Claude Code resolves them (first file that sets one), and every list entry with the file it is in."""
     scalars: dict[tuple[str, ...], object] = {}
-    lists: dict[tuple[str, ...], list[tuple[Path, object]]] = {key: [] for key in (_DENY_WRITE, _DENY_READ, _DENY_RULES)}
+    lists: dict[tuple[str, ...], list[tuple[Path, object]]] = {
+        key: [] for key in (_DENY_WRITE, _DENY_READ, _DENY_RULES)
+    }
     for scope, path in settings_files(project_dir, home):
         try:
             data = parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}

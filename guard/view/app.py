@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -77,7 +77,7 @@ class _OwnRoutes:
     up in the outer router and build URLs from the outer app's root.
     """
 
-    def __init__(self, app: ASGIApp, router: Any) -> None:
+    def __init__(self, app: ASGIApp, router: Router) -> None:
         self.app = app
         self.router = router
 
@@ -109,7 +109,7 @@ def _milliseconds(value: float | None) -> str:
     return f"{value:.1f} ms" if value < 10 else f"{value:.0f} ms"
 
 
-def _pretty(value: Any) -> str:
+def _pretty(value: object) -> str:
     """``value`` as indented JSON for a ``<pre>`` (escaped by the template like any text)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 

@@ -52,7 +52,7 @@ def filters_from(request: Request) -> tuple[DecisionFilters, dict[str, str]]:
     return filters, given
 
 
-def _excerpt(payload: Any) -> str:
+def _excerpt(payload: object) -> str:
     """The part of the input a person scans for: a command or path when there is one, else the tool input as JSON."""
     if isinstance(payload, str):
         text = payload

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -202,7 +201,7 @@ class CaseInput:
     missing: str | None = None
 
 
-def _pretty(value: Any, redact: frozenset[str]) -> str:
+def _pretty(value: object, redact: frozenset[str]) -> str:
     return json.dumps(redacted(value, redact), indent=2, ensure_ascii=False, default=str)
 
 
