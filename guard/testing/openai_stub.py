@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from guard.judge.chat import STUB_FINGERPRINT
 from guard.judge.fence import FENCE_RE
@@ -60,6 +60,13 @@ _REASONS = {
 }
 
 
+class ReplyTiming(TypedDict, total=False):
+    """What every kind of scripted answer may also set: when it comes, and how a completion says it ended."""
+
+    delay: float
+    finish_reason: str
+
+
 @dataclass
 class Reply:
     """One scripted answer: a chat completion (``content`` / ``refusal_message``) or an HTTP error (``status`` ≠ 200)."""
@@ -73,11 +80,11 @@ class Reply:
     finish_reason: str = "stop"  # "length" / "content_filter" to script a cut-off or filtered answer
 
     @classmethod
-    def text(cls, content: str, **kw: Any) -> Reply:
+    def text(cls, content: str, **kw: Unpack[ReplyTiming]) -> Reply:
         return cls(content=content, **kw)
 
     @classmethod
-    def json(cls, obj: Any, **kw: Any) -> Reply:
+    def json(cls, obj: object, **kw: Unpack[ReplyTiming]) -> Reply:
         return cls(content=json.dumps(obj), **kw)
 
     @classmethod
@@ -87,7 +94,7 @@ class Reply:
         reason: str = "stub verdict",
         confidence: float = 0.9,
         reasoning: str | None = None,
-        **kw: Any,
+        **kw: Unpack[ReplyTiming],
     ) -> Reply:
         obj: dict[str, Any] = {"decision": decision, "reason": reason, "confidence": confidence}
         if reasoning is not None:
@@ -95,18 +102,20 @@ class Reply:
         return cls.json(obj, **kw)
 
     @classmethod
-    def verdicts(cls, by_rule: dict[str, tuple[str, str, float]], **kw: Any) -> Reply:
+    def verdicts(cls, by_rule: dict[str, tuple[str, str, float]], **kw: Unpack[ReplyTiming]) -> Reply:
         """One request's verdicts for several rules: rule id -> (decision, reason, confidence)."""
         return cls.json(
             {rule: {"decision": d, "reason": r, "confidence": c} for rule, (d, r, c) in by_rule.items()}, **kw
         )
 
     @classmethod
-    def refusal(cls, message: str = "I can't help with that.", **kw: Any) -> Reply:
+    def refusal(cls, message: str = "I can't help with that.", **kw: Unpack[ReplyTiming]) -> Reply:
         return cls(refusal_message=message, **kw)
 
     @classmethod
-    def error(cls, status: int, message: str = "stub error", retry_after: float | None = None, **kw: Any) -> Reply:
+    def error(
+        cls, status: int, message: str = "stub error", retry_after: float | None = None, **kw: Unpack[ReplyTiming]
+    ) -> Reply:
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
         return cls(
             status=status,
