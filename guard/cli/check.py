@@ -90,11 +90,9 @@ def _print_human(decision: Decision, tool: str | None = None) -> None:
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
     # lazy: every command loads this module for --help
-    from guard.core.explanation import coverage
+    from guard.core.explanation import coverage, user_message
 
     if decision.decided_by:  # who decided and whether it is final; the reason above is not repeated
-        from guard.core.explanation import user_message
-
         say(out, ("decided:  ", "bold"), (user_message(decision, tool) or "", None))
     if decision.updated_input is not None:
         say(out, ("rewrite:  ", "bold"), (json.dumps(decision.updated_input), None))

@@ -171,11 +171,9 @@ def run(args: argparse.Namespace) -> int:
         sandbox = None if args.scope == "policy" else _sandbox(args, remove=not sandboxing, dry_run=True)
         event_commands = None
         if team:
-            from guard.setup.team_hook import launcher
-
             command, event_commands = (
-                launcher("PreToolUse", args.timeout),
-                {e: launcher(e, args.timeout) for e in CLAUDE.events},
+                team_hook.launcher("PreToolUse", args.timeout),
+                {e: team_hook.launcher(e, args.timeout) for e in CLAUDE.events},
             )
             personal = None if args.uninstall else _personal_command(args, write=not args.dry_run)
             team_hook.write_personal(

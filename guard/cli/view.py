@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     evals = tuple(Path(d) for d in args.evals)
     redact = frozenset(settings.audit_redact)
     if args.audit and args.audit.startswith(("postgresql://", "postgres://")):
-        from guard.audit.mirror import Mirror
+        from guard.audit.mirror import Mirror  # lazy: the audit store's mirror only for --audit URL
 
         mirror = Mirror(args.audit)
         mirror.refresh()  # a store that cannot be reached says so now, not on the first page
