@@ -18,8 +18,6 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from guard.cli.terminal import printable
-from guard.cli.user_consent import NoTerminal, ask, refusal
 from guard.core.errors import GuardError
 
 if TYPE_CHECKING:
@@ -64,6 +62,7 @@ def _list(args: argparse.Namespace) -> int:
     # lazy: every command loads this module for --help
     from guard.approvals.request import excerpt
     from guard.approvals.store import ApprovalStore
+    from guard.cli.terminal import printable
 
     requests = ApprovalStore().listed(pending_only=not args.all)
     if args.json:
@@ -81,6 +80,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _confirm(request: ApprovalRequest, verb: str) -> bool:
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import printable
+    from guard.cli.user_consent import NoTerminal, ask
+
     rules = "\n".join(
         f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}"
         for rule in request.rules
@@ -101,6 +104,9 @@ def _confirm(request: ApprovalRequest, verb: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.cli.user_consent import refusal
+
     if args.answer is None:
         return _list(args)
     # lazy: every command loads this module for --help

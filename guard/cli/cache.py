@@ -6,7 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from guard.cli.terminal import Table, console
 from guard.core.duration import format_duration
 
 __all__ = ["register", "run"]
@@ -38,6 +37,9 @@ def _size(n: float) -> str:
 
 
 def _print_stats(stats: dict[str, Any]) -> None:
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import Table, console
+
     looked_up = stats["hits"] + stats["misses"]
     ratio = f"{stats['hits'] / looked_up:.1%}" if looked_up else "n/a"
     rows = [

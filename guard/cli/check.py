@@ -12,7 +12,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from guard.cli.terminal import DECISION_STYLES, console, say
 from guard.core.errors import EventError
 from guard.core.events.names import canonical_event
 from guard.core.spec import HookSpec
@@ -80,6 +79,9 @@ def _error_note(hook: HookResult, decision: Decision) -> str:
 
 
 def _print_human(decision: Decision, tool: str | None = None) -> None:
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import DECISION_STYLES, console, say
+
     out = console()
     say(
         out,

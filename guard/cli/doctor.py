@@ -10,8 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from guard.cli.terminal import STATUS_STYLES, console, say
-
 __all__ = ["register", "run"]
 
 _LABELS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -40,6 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the doctor's checks (the judge's client) only for guard doctor (every command loads this module for --help)
+    from guard.cli.terminal import STATUS_STYLES, console, say
     from guard.setup.doctor import diagnose
 
     out = console()

@@ -10,7 +10,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
-from guard.core.extras import require
 
 if TYPE_CHECKING:
     from guard.eval.schema import OperatingPoint, PrevalenceMetrics
@@ -197,6 +196,9 @@ def interrupted(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.core.extras import require
+
     require("eval", "guard eval")  # before judging a single case
     # lazy: the eval package (pydantic, the judge) only for guard eval (every command loads this module for --help)
     from guard.config.pinning import trust_note

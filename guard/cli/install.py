@@ -12,14 +12,9 @@ from typing import TYPE_CHECKING
 
 from guard.adapters.installers import CLAUDE, CODEX, installable, profile
 from guard.cli.trust import adopt_config
-from guard.cli.user_consent import refusal as agent_refusal
-from guard.config.starter import write_starter
 from guard.core.errors import GuardError, UnknownName
 from guard.core.events.names import client_event_name
-from guard.core.extras import DISTRIBUTION, MissingExtra, require
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
-from guard.setup import curl_client
-from guard.setup.curl_client import MIN_TIMEOUT_S
 from guard.setup.install import (
     DEFAULT_TIMEOUT_S,
     default_command,
@@ -117,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     # lazy: every command loads this module for --help
+    from guard.cli.user_consent import refusal as agent_refusal
     from guard.setup import team_hook
 
     refused = agent_refusal("guard install")
@@ -249,6 +245,9 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
     ``by_default``: whether it would be installed without being asked for (``--client auto``), which also
     needs the serve extra: without guard serve every call would pay curl's start before ``guard hook``'s.
     """
+    # lazy: every command loads this module for --help
+    from guard.core.extras import MissingExtra, require
+    from guard.setup.curl_client import MIN_TIMEOUT_S
 
     if by_default:
         try:
@@ -283,6 +282,7 @@ def _shares_settings(args: argparse.Namespace) -> bool:
 def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
     """This user's ``GUARD_HOOK``: the curl client (writing its credential) or ``guard hook``, by absolute path."""
     # lazy: every command loads this module for --help
+    from guard.setup import curl_client
     from guard.setup.team_hook import personal_command
 
     if args.hook_client != "curl":
@@ -415,6 +415,8 @@ def _run_plugin(args: argparse.Namespace) -> int:
     # lazy: subprocess only to run the claude CLI (every command loads this module for --help)
     import subprocess
 
+    from guard.core.extras import DISTRIBUTION
+
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
         return 1
@@ -485,9 +487,11 @@ def _config_warnings(timeout_s: int) -> list[str]:
 
 def _write_starter_if_none() -> None:
     """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts (at a terminal)."""
+    # lazy: every command loads this module for --help
     from pathlib import Path
 
     from guard.config.search import find_config
+    from guard.config.starter import write_starter
 
     if find_config() is None:
         path = write_starter(Path.cwd() / "guard.yaml")

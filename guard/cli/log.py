@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from guard.audit import LABELS, AuditLog
 from guard.audit import recovery as audit_recovery
 from guard.cli.arguments import whole_number
-from guard.cli.terminal import DECISION_STYLES, Table, console
 from guard.core.decision import ABSTAIN
 from guard.core.errors import GuardError
 
@@ -124,6 +123,8 @@ def _print_row(row: dict[str, Any]) -> None:
 
 def _print_table(out: Console, rows: list[dict[str, Any]]) -> None:
     """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import DECISION_STYLES, Table
 
     table = Table(
         "#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost")
@@ -280,6 +281,8 @@ def _central(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import console
     from guard.config.loading import load_config
     from guard.core.errors import GuardError
 

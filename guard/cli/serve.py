@@ -23,9 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from guard.cli.user_consent import refusal
 from guard.core.errors import GuardError
-from guard.core.extras import require
 from guard.runtime.registry import Registry, default_registry
 
 __all__ = ["register", "run"]
@@ -137,6 +135,9 @@ def _is_loopback(host: str) -> bool:
 
 
 def _print_token(token: str | None) -> int:
+    # lazy: every command loads this module for --help
+    from guard.cli.user_consent import refusal
+
     refused = refusal("guard serve --print-token")
     if refused or token is None:
         print(f"guard serve: error: {refused or 'no token: guard secret cannot be read'}", file=sys.stderr)
@@ -146,6 +147,9 @@ def _print_token(token: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.core.extras import require
+
     require("serve", "guard serve")
     # lazy: uvicorn, starlette, the engine (pydantic) only for guard serve (every command loads this module for --help)
     import uvicorn

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
-from guard.cli.terminal import Table, console
 from guard.core.errors import GuardError
 
 if TYPE_CHECKING:
@@ -62,6 +61,9 @@ def _age(started: float) -> str:
 
 
 def _list(found: list[Service]) -> int:
+    # lazy: every command loads this module for --help
+    from guard.cli.terminal import Table, console
+
     if not found:
         print("no background guard serve is running")
         return 0

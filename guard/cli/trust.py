@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
 from guard.core.errors import GuardError
 from guard.core.settings import CONFIG_ENV, from_env
 
@@ -80,6 +79,7 @@ def _review(record: TrustRecord | None, candidate: Candidate) -> str:
 def _forget(explicit: str | None, record: TrustRecord) -> int:
     """Nothing to trust here any more: drop the record (after asking), so guard stops enforcing a config that is gone."""
     # lazy: every command loads this module for --help
+    from guard.cli.user_consent import NoTerminal, ask
     from guard.config import trust_store
 
     try:
@@ -97,6 +97,7 @@ def _forget(explicit: str | None, record: TrustRecord) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: every command loads this module for --help
+    from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config
@@ -164,6 +165,7 @@ def adopt_config() -> None:
     is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
     # lazy: every command loads this module for --help
+    from guard.cli.user_consent import has_terminal
     from guard.config import trust_store
     from guard.config.pinning import read_candidate, record, unchanged
     from guard.config.search import find_config

@@ -12,8 +12,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from guard.core.extras import require
-
 __all__ = ["register", "run"]
 
 
@@ -83,6 +81,9 @@ def _shown_url(url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.core.extras import require
+
     require("view", "guard view")
     # lazy: uvicorn, starlette and jinja2 only for guard view (every command loads this module for --help)
     import uvicorn
