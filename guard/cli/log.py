@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.audit import LABELS, AuditLog
-from guard.audit import recovery as audit_recovery
 from guard.cli.arguments import whole_number
 from guard.core.decision import ABSTAIN
 from guard.core.errors import GuardError
@@ -156,7 +155,9 @@ def _label(log: AuditLog, args: argparse.Namespace) -> int:
 
 def _verify(log: AuditLog, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
+    # lazy: every command loads this module for --help
     from guard.audit import chain as audit_chain
+    from guard.audit import recovery as audit_recovery
 
     if not log.path.exists():
         gone = audit_chain.missing_log(log.path)
@@ -282,9 +283,7 @@ def _central(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: every command loads this module for --help
-    from guard.cli.terminal import console
     from guard.config.loading import load_config
-    from guard.core.errors import GuardError
 
     if getattr(args, "audit", None):
         if args.log_command == "label":
@@ -318,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no decisions logged yet in {settings.path(settings.audit_path)}")
         return 0
+    from guard.cli.terminal import console  # lazy: only to print rows
 
     out = console()
     if out is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from guard.config.org_policy import load
 from guard.core.errors import ConfigError, GuardError
 from guard.core.settings import SIGNATURE_SUFFIX, OrgLocation, locate
 
@@ -97,6 +96,9 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    # lazy: every command loads this module for --help
+    from guard.config.org_policy import load
+
     configured = locate()
     if args.file is None and args.key is None and configured is None:
         raise GuardError(

@@ -28,8 +28,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shlex
-import signal
 import sys
 import time
 from pathlib import Path
@@ -244,7 +242,8 @@ def _command_line(pid: int) -> tuple[str, ...]:
         return tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
     except OSError:
         pass
-    # lazy: subprocess only to start a service, not on a hook that finds one running
+    # lazy: subprocess and shlex only off /proc, not on a hook that finds its service running
+    import shlex
     import subprocess
 
     try:
@@ -282,6 +281,7 @@ def stop(service: Service, *, wait: float = 10.0) -> bool:
 
     Nothing is signalled unless the process is still the ``guard serve`` of that state file.
     """
+    import signal  # lazy: only guard services stops a service, not a hook that finds one running
 
     if not _is_service(_command_line(service.pid), service.state_file):
         return not _alive(service.pid)
