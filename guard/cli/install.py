@@ -398,6 +398,7 @@ def _report_sandbox(args: argparse.Namespace, change: SandboxChange | None, sand
 
 def _loaded() -> LoadedConfig:
     """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
+    # lazy: the config loader only where a command loads one (every command loads this module for --help)
     from guard.config.loading import load_config
     from guard.config.search import find_config
 
@@ -464,6 +465,7 @@ def _config_warnings(timeout_s: int) -> list[str]:
     is refused (or with ``--force`` announced) now, naming the file, key and line,
     rather than discovered on the agent's first tool call.
     """
+    # lazy: the config loader only where a command loads one (every command loads this module for --help)
     from guard.config.loading import load_config
     from guard.config.search import find_config
 

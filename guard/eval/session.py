@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from guard.config.loading import load_config
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
 from guard.eval.base_rate import parse_prevalence
@@ -235,7 +236,6 @@ async def evaluate_async(
     and tested on. With a ``baseline``, ``max_regressions`` defaults to 0: a case
     that was right may not turn wrong unless allowed.
     """
-    from guard.config.loading import load_config
 
     if record and replay:
         raise GuardError("--record and --replay exclude each other")

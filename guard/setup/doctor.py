@@ -21,6 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from guard.adapters.installers import installable
+from guard.audit import chain as audit_chain
+from guard.audit import open_audit
+from guard.audit import recovery as audit_recovery
 from guard.config.loading import load_config
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.config.pinning import load_trusted
@@ -161,9 +164,6 @@ def _trusted(path: str | None, *, installed_here: bool) -> Finding:
 
 def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
     """Is the audit log the whole record: readable, its sealed chain intact, no failed writes, nothing set aside?"""
-    from guard.audit import chain as audit_chain
-    from guard.audit import open_audit
-    from guard.audit import recovery as audit_recovery
 
     settings = loaded.settings
     if settings.audit_path is None:
