@@ -63,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     constructor recursion depth mismatch". In a test process both happen: pytest's assertion rewriter parses a module
     a test imports lazily (CI failed so on ``import vcr``) while a stub server's thread formats a traceback, which
     3.11 does with ``ast.parse``. One lock around ``ast.parse`` rules that out; guard's processes are not affected.
+    The lock does not cover every route to the constructor (a run of the fast subset failed the same way inside it), so no
+    module is rewritten mid-test either: pytest rewrites the tests, the conftests and our fixtures as they are
+    collected, in the main thread before any server thread starts, and the plugins' own modules (``vcr.matchers``,
+    marked by pytest-recording and first imported by a test's ``import vcr``) are imported as Python imports them.
 
     guard ships a pytest plugin (``guard.eval.pytest_plugin``), so pytest marks the whole ``guard`` package for
     rewriting; guard's modules hold no test asserts, so they are imported unrewritten, as users import them.
@@ -71,7 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
     hook = config.pluginmanager.rewrite_hook
     must_rewrite = getattr(hook, "_must_rewrite", None)
     if isinstance(must_rewrite, set):
-        must_rewrite.discard("guard")
+        for name in list(must_rewrite):
+            if name.partition(".")[0] != "fixtures":
+                must_rewrite.discard(name)
 
 
 @pytest.fixture(autouse=True)
