@@ -270,21 +270,32 @@ def _unproven(
 
 def _follows_links(unit: Unit) -> str | None:
     """Why ``unit`` may reach guard's secret through a symbolic link it does not name: it walks a tree and follows the
-    links below it, wherever they lead (a repository may ship one to the secret's folder), or None."""
-    from guard.protection.readonly import follows_tree_links
-    from guard.protection.tree_effects import follows_links
+    links below it, wherever they lead (a repository may ship one to the secret's folder), or a glob of its arguments
+    may hand it a name starting with ``-`` as such an option; None when it does neither."""
+    from guard.protection.readonly import dash_names, follows_tree_links
+    from guard.protection.tree_effects import SEARCHERS, follows_links
 
-    if unit.command is None:
+    if unit.command is None or not unit.program:
         return None
-    if not follows_tree_links(unit.command, os.environ) and not (
-        unit.tree and unit.program and follows_links(unit.program, unit.args)
+    program = os.path.basename(unit.program)
+    walker = unit.tree or program in SEARCHERS
+    if not (
+        follows_tree_links(unit.command, unit.cwd, os.environ)
+        or (walker and follows_links(program, unit.args))
+        or (walker and any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
     ):
         return None
     return (
-        "follows the symbolic links below the folders it walks, wherever they lead: one may lead to guard's secret,"
-        " which no argument names. A form that keeps a link as a link is not refused (grep -r, rg and find without -L,"
-        " tar without -h, cp -r and rsync without -L)"
+        "follows the symbolic links below the folders it walks, wherever they lead, or may (a glob can hand it a name"
+        " starting with - as an option): one may lead to guard's secret, which no argument names. A form that keeps a"
+        " link as a link is not refused (grep -r, rg and find without -L, tar without -h, cp -r and rsync without -L)"
     )
+
+
+def _leading_glob(arg: str) -> bool:
+    """Whether bash may expand ``arg`` to a name of the working directory starting with ``-`` (``*``, ``?R``, ``[-]R``;
+    not ``n*`` or ``src/*``)."""
+    return arg[:1] in "*?[" and bool(arg)
 
 
 def _braced_names(unit: Unit) -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "SHELL_TOOLS",
     "Proof",
     "command_text",
+    "dash_names",
     "follows_tree_links",
     "line_problem",
     "prove",
@@ -523,23 +524,28 @@ def shell_state_change(command: Command, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _reading_program(command: Command, env: Mapping[str, str]) -> tuple[str, Parsed] | None:
-    """``command`` read exactly as a reading program and its parsed arguments, or None (not one, or not read exactly)."""
+def _reading_program(command: Command, env: Mapping[str, str]) -> tuple[str, Parsed, tuple[Field, ...]] | None:
+    """``command`` read exactly as a reading program, wrappers peeled (``timeout 5``, ``nice``, ``xargs`` …): its name,
+    its parsed arguments and the words bash makes of them; None when it is not one or is not read exactly."""
+    from guard.command_analysis.invocation import unwrap
+    from guard.protection.reading_programs import BUILTINS, PROGRAMS, program
+
+    run = unwrap(command, [], 0)
+    if run is None:
+        return None
     try:
-        fields = [field for word in command.words for field in _word_fields(word, env)]
+        fields = [field for word in (run.head, *run.args) for field in _word_fields(word, env)]
     except NotModelled:
         return None
     if not fields or fields[0].pattern:
         return None
-    from guard.protection.reading_programs import BUILTINS, PROGRAMS, program
-
     name = os.path.basename(fields[0].text)
     if name not in PROGRAMS or name in BUILTINS:
         return None
     prog = program(name)
     assert prog is not None
     parsed = prog.parse(fields[1:])
-    return None if parsed.problem else (name, parsed)
+    return None if parsed.problem else (name, parsed, tuple(fields[1:]))
 
 
 def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
@@ -548,16 +554,35 @@ def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
     from guard.protection.reading_programs import walks
 
     read = _reading_program(command, env)
-    return read is not None and walks(*read)
+    return read is not None and walks(read[0], read[1])
 
 
-def follows_tree_links(command: Command, env: Mapping[str, str]) -> bool:
+def dash_names(cwd: str) -> bool:
+    """Whether ``cwd`` holds a name starting with ``-``, which a glob there (``grep x *``) would hand a program as an
+    option (``-R``); bounded: a folder too large to list counts as holding one."""
+    try:
+        with os.scandir(cwd) as entries:
+            for count, entry in enumerate(entries):
+                if entry.name.startswith("-") or count > 100_000:
+                    return True
+    except OSError:
+        return False  # no such folder: a glob there matches nothing
+    return False
+
+
+def follows_tree_links(command: Command, cwd: str, env: Mapping[str, str]) -> bool:
     """Whether ``command``, read exactly as a reading program, follows the symbolic links below the folders it walks
-    (``grep -R``, ``rg -L``, ``find -L`` …: :func:`guard.protection.reading_programs.follows_links`)."""
+    (``grep -R``, ``rg -L``, ``find -L`` …: :func:`guard.protection.reading_programs.follows_links`), or may: a glob
+    of its arguments may match a name in ``cwd`` that it reads as such an option."""
     from guard.protection.reading_programs import follows_links
 
     read = _reading_program(command, env)
-    return read is not None and follows_links(*read) is not None
+    if read is None:
+        return False
+    name, parsed, fields = read
+    if follows_links(name, parsed) is not None:
+        return True
+    return any(f.pattern and f.text[:1] not in _PLAIN_START for f in fields) and dash_names(cwd)
 
 
 def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:

@@ -36,6 +36,7 @@ __all__ = [
     "PatchSources",
     "creates_files",
     "diff_names",
+    "SEARCHERS",
     "follows_links",
     "git_apply_args",
     "lists_only",
@@ -183,11 +184,22 @@ def creates_files(program: str, args: list[str]) -> bool:
     return program not in _NO_NEW_FILES | {"find", "rg", "zip", "fd", "fdfind"}
 
 
-#: How a tree program that writes, copies or archives is told to follow the symbolic links it meets below the folders
-#: it walks (GNU and libarchive spellings): the letters of a short option cluster, and long options, which count when
-#: abbreviated too. A recursive zip follows them unless ``-y``, which is not read (a value such as ``-P -y`` would look
-#: like it): every recursive zip counts.
+#: How a tree program is told to follow the symbolic links it meets below the folders it walks (GNU, libarchive and
+#: the searchers' own spellings): the letters of a short option cluster, and long options, which count when abbreviated
+#: too. This loose reading backs up the prover's exact one for the programs it models (``grep``, ``rg``, ``find`` …:
+#: :func:`guard.protection.readonly.follows_tree_links`), which reads nothing it cannot parse. A recursive zip follows
+#: them unless ``-y``, which is not read (a value such as ``-P -y`` would look like it): every recursive zip counts.
 _FOLLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "grep": ("R", ("--dereference-recursive",)),
+    "egrep": ("R", ("--dereference-recursive",)),
+    "fgrep": ("R", ("--dereference-recursive",)),
+    "rg": ("L", ("--follow",)),
+    "fd": ("L", ("--follow",)),
+    "fdfind": ("L", ("--follow",)),
+    "ag": ("f", ("--follow",)),
+    "ack": ("", ("--follow",)),
+    "tree": ("l", ()),
+    "du": ("L", ("--dereference",)),
     "cp": ("L", ("--dereference",)),
     "tar": ("h", ("--dereference",)),
     "bsdtar": ("Lh", ("--dereference",)),
@@ -196,28 +208,43 @@ _FOLLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "chmod": ("L", ()),
     "chown": ("L", ()),
     "chgrp": ("L", ()),
-    "du": ("L", ("--dereference",)),
     "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
 }
+#: Searchers that walk whenever they follow links: checked whether or not naming read them as acting on a tree.
+SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "fd", "fdfind", "ag", "ack", "tree", "find", "ls", "du", "diff"})
 
 
 def _spelled(args: list[str], letters: str, long: tuple[str, ...], *, bundled_first: bool) -> bool:
     """Whether ``args`` hold one of the short ``letters`` in a cluster, or one of the ``long`` options (abbreviated or
-    not): read loosely, so a word that only looks like one counts too (the command is refused, never wrongly proven)."""
+    not): read loosely, so a word that only looks like one counts too (the command is refused, never wrongly proven);
+    a braced word (``{-h,-cf}``) counts as the options it may expand to."""
     for k, arg in enumerate(args):  # past a ``--`` too: it may be an option's value
-        name = arg.partition("=")[0]
-        if name.startswith("--") and len(name) > 4 and any(option.startswith(name) for option in long):
-            return True
-        if (arg.startswith("-") and not arg.startswith("--")) or (bundled_first and k == 0 and arg[:1].isalpha()):
-            if set(letters) & set(arg.lstrip("-")):
+        for word in [arg, *re.split(r"[{},]", arg)] if "{" in arg else [arg]:
+            name = word.partition("=")[0]
+            if name.startswith("--") and len(name) > 4 and any(option.startswith(name) for option in long):
                 return True
+            if (word.startswith("-") and not word.startswith("--")) or (
+                bundled_first and k == 0 and word[:1].isalpha()
+            ):
+                if set(letters) & set(word.lstrip("-")):
+                    return True
     return False
 
 
 def follows_links(program: str, args: list[str]) -> bool:
-    """Whether ``program``, acting on a whole tree with ``args``, follows the symbolic links below it: a link the call
-    does not name, which may lead to guard's secret (``cp -rL``, ``tar -h``, ``rsync -L``, ``chmod -RL``, ``zip -r``).
-    The reading programs' own forms are read exactly by :func:`guard.protection.readonly.follows_tree_links`."""
+    """Whether ``program`` with ``args`` follows the symbolic links below the folders it walks: a link the call does
+    not name, which may lead to guard's secret (``grep -R``, ``cp -rL``, ``tar -h``, ``rsync -L``, ``chmod -RL``,
+    ``zip -r``), read loosely. find (``-L``, ``-follow``), ls (``-L`` with ``-R``) and diff (``-r``, which follows them
+    unless ``--no-dereference``) are read word by word."""
+    if program == "find":
+        return any(arg in ("-L", "-follow") for arg in args)
+    if program == "ls":
+        return _spelled(args, "L", ("--dereference",), bundled_first=False) and _spelled(
+            args, "R", ("--recursive",), bundled_first=False
+        )
+    if program == "diff":
+        recursive = _spelled(args, "r", ("--recursive",), bundled_first=False)
+        return recursive and not any(arg == "--no-dereference" for arg in args)
     if program in _FOLLOWS:
         letters, long = _FOLLOWS[program]
         return _spelled(args, letters, long, bundled_first=program == "tar")

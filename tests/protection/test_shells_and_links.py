@@ -57,6 +57,13 @@ FOLLOW_LINKS = [
     "rsync -a --copy-unsafe-links sub/ /tmp/copy",
     "zip -qr /tmp/a.zip sub",
     "chmod -RL go+r sub",
+    # the same behind a wrapper, in a brace, or from a program the prover does not read
+    "timeout 5 grep -R token .",
+    "echo . | xargs grep -R token",
+    "nice rg -L token",
+    "egrep -R token .",
+    "grep {-R,-e} token .",
+    "tar -c {-h,-f} /tmp/a.tar sub",
 ]
 
 
@@ -110,6 +117,10 @@ def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stu
         assert calls == 0, command
     for command in ("cp -r sub /tmp/copy", "tar -cf /tmp/a.tar sub", "rsync -a sub/ /tmp/copy", "chmod -R go+r sub"):
         assert hook(project, stub, command)[0] == "allow", command  # a link copied as a link: the rule decides
+    assert hook(project, stub, "grep token ?R")[0] == "allow"
+    (project / "-R").write_text("")  # bash hands this name to grep as its -R
+    decision, reason, calls = hook(project, stub, "grep token ?R")
+    assert decision == "deny" and "symbolic links" in reason and calls == 0, reason
 
 
 @pytest.mark.slow
