@@ -15,8 +15,9 @@ with :class:`UnpinnedCode`, and the hook fails under its ``failure_mode``.
 The check follows the hook's context (a :class:`~contextvars.ContextVar`: its task, and the
 worker thread ``asyncio.to_thread`` runs a sync hook in), so imports of other code in the
 same process (another hook, a test suite around ``guard eval``) are not touched. A thread
-the hook starts itself runs without it; self-protection still refuses the agent's writes
-to the pinned files.
+the hook starts itself runs without it, and so does code the hook loads by path on its own
+(``runpy.run_path``, ``spec_from_file_location``), which no finder sees; self-protection
+still refuses the agent's writes to the pinned files.
 """
 
 from __future__ import annotations

@@ -29,8 +29,6 @@ import re
 import struct
 from collections.abc import Mapping
 
-from guard.core.regular_file import read_bytes
-
 __all__ = [
     "MAX_DIFF",
     "PatchSources",
@@ -476,6 +474,8 @@ def tracked_files(cwd: str, env: Mapping[str, str]) -> tuple[str, frozenset[str]
 
 def _index_names(path: str) -> list[str] | None:
     """The paths in a git index file (versions 2 to 4; git's Documentation/gitformat-index.txt)."""
+    from guard.core.regular_file import read_bytes  # only git clean reads a file here: off the other hook calls' path
+
     if not os.path.lexists(path):
         return []  # a new repository: nothing is tracked
     data = read_bytes(path, MAX_INDEX)
