@@ -126,17 +126,21 @@ class AgentCLI:
 
 #: What Codex's sandbox leaves in /tmp, a writable root: the folders it mounts read-only in each one (.git among
 #: them). An empty /tmp/.git made Copilot, run later in a project under /tmp, take /tmp as the repository and
-#: look for its hooks there, so a deny test saw the command run.
+#: look for its hooks there, so a deny test saw the command run. A Claude Code run on another worker meanwhile takes
+#: /tmp/.git for a repository too and fills it with its sandbox's empty placeholder files (``.claude-sandbox-noreplace``,
+#: ``config.worktree`` …): left there, it failed git's read-only proofs and the Copilot deny test of a later run.
 _SANDBOX_STRAYS = tuple(Path("/tmp") / name for name in (".git", ".codex", ".agents", ".aws"))
 
 
 def _remove_empty(paths: list[Path]) -> None:
-    """Remove the folders in ``paths`` that a run created and left empty (never anything with content)."""
+    """Remove the folders in ``paths`` that a run created and the sandboxes left holding nothing but folders and empty
+    files (never a file with content)."""
     for path in paths:
-        try:
-            path.rmdir()
-        except OSError:
-            pass
+        if not path.is_dir() or path.is_symlink():
+            continue
+        files = [Path(root) / name for root, _, names in os.walk(path) for name in names]
+        if all(f.is_file() and not f.is_symlink() and f.stat().st_size == 0 for f in files):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 CLAUDE = AgentCLI(
