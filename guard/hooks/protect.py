@@ -203,7 +203,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     """Why this call may not run (``deny``) or needs a person (``ask``: it changes only the shell's start-up files,
     which a user may mean to change, but whose aliases would change what every later proven command runs), or None."""
     from guard.protection.naming import TooLarge, units
-    from guard.protection.readonly import shell_state_change, walks_trees
+    from guard.protection.readonly import shell_state_change, tree_walk
     from guard.protection.self_invocation import runs_guard
 
     tool = str(payload.get("tool_name") or "")
@@ -228,9 +228,12 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
     for unit in found:
+        follows = False
         if unit.command is not None:
             _braced_names(unit)
-            if not unit.tree and walks_trees(unit.command, os.environ):
+            walk = tree_walk(unit.command, unit.cwd, os.environ)
+            follows = walk.follows
+            if not unit.tree and walk.walks:
                 unit.tree = (
                     True  # grep x .. --dereferen: naming did not see the recursion the program's own parser reads
                 )
@@ -239,9 +242,8 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
-        followed = _follows_links(unit)
-        if followed:
-            return "deny", f"{_what(unit, tool)} {followed}"
+        if follows or _follows_links(unit):
+            return "deny", f"{_what(unit, tool)} {_FOLLOWS_LINKS}"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
             return "deny", f"{_what(unit, tool)} {itself}"
@@ -268,28 +270,28 @@ def _unproven(
     return f"{_what(unit, tool)} {_how(unit, hit, reads=False)}, and is not proven to only read: {proof.reason}"
 
 
-def _follows_links(unit: Unit) -> str | None:
-    """Why ``unit`` may reach guard's secret through a symbolic link it does not name: it walks a tree and follows the
-    links below it, wherever they lead (a repository may ship one to the secret's folder), or a glob of its arguments
-    may hand it a name starting with ``-`` as such an option; None when it does neither."""
-    from guard.protection.readonly import dash_names, follows_tree_links
+#: Why a walk that follows links is refused, and what the agent may run instead.
+_FOLLOWS_LINKS = (
+    "follows the symbolic links below the folders it walks, wherever they lead, or may (a glob can hand it a name"
+    " starting with - as an option): one may lead to guard's secret, which no argument names. A form that keeps a"
+    " link as a link is not refused (grep -r, rg and find without -L, tar without -h, cp -r and rsync without -L)"
+)
+
+
+def _follows_links(unit: Unit) -> bool:
+    """Whether ``unit``, read loosely as a program that walks a tree (after wrappers, its words as naming reads them),
+    follows the symbolic links below it, or a glob of its arguments may hand it a name starting with ``-`` as such an
+    option: the back-up of the prover's exact reading (:func:`guard.protection.readonly.tree_walk`) for what that
+    cannot parse, and for the copiers and archivers it does not model."""
+    from guard.protection.readonly import dash_names
     from guard.protection.tree_effects import SEARCHERS, follows_links
 
     if unit.command is None or not unit.program:
-        return None
+        return False
     program = os.path.basename(unit.program)
-    walker = unit.tree or program in SEARCHERS
-    if not (
-        follows_tree_links(unit.command, unit.cwd, os.environ)
-        or (walker and follows_links(program, unit.args))
-        or (walker and any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
-    ):
-        return None
-    return (
-        "follows the symbolic links below the folders it walks, wherever they lead, or may (a glob can hand it a name"
-        " starting with - as an option): one may lead to guard's secret, which no argument names. A form that keeps a"
-        " link as a link is not refused (grep -r, rg and find without -L, tar without -h, cp -r and rsync without -L)"
-    )
+    if not (unit.tree or program in SEARCHERS):
+        return False
+    return follows_links(program, unit.args) or (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
 
 
 def _leading_glob(arg: str) -> bool:

@@ -38,7 +38,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from guard.command_analysis.expansion import Field, NotModelled, ansi_c_quoted, expand_word, herestring_text
 from guard.command_analysis.shell_syntax import Command, Redirect, ShellSyntaxError, Word, parse_strict
@@ -51,14 +51,14 @@ __all__ = [
     "SHELL_TOOLS",
     "Proof",
     "command_text",
+    "TreeWalk",
     "dash_names",
-    "follows_tree_links",
     "line_problem",
     "prove",
     "prove_command",
     "prove_script",
     "shell_state_change",
-    "walks_trees",
+    "tree_walk",
 ]
 
 #: A shell command longer than this is never proven (and self-protection refuses it: too large to judge).
@@ -548,13 +548,29 @@ def _reading_program(command: Command, env: Mapping[str, str]) -> tuple[str, Par
     return None if parsed.problem else (name, parsed, tuple(fields[1:]))
 
 
-def walks_trees(command: Command, env: Mapping[str, str]) -> bool:
-    """Whether ``command``, read exactly, is a reading program that reads below the folders it names (or the working
-    directory): ``grep x .. --dereferen`` is ``grep -R``. False for a command the prover does not read."""
-    from guard.protection.reading_programs import walks
+class TreeWalk(NamedTuple):
+    """What a reading program does below the folders it names (or the working directory), read exactly."""
+
+    #: it reads below them: ``grep x .. --dereferen`` is ``grep -R``
+    walks: bool
+    #: it follows the symbolic links it meets there (``grep -R``, ``rg -L``, ``find -L`` …:
+    #: :func:`guard.protection.reading_programs.follows_links`), or may: a glob of its arguments may match a name in
+    #: the working directory that it reads as such an option
+    follows: bool
+
+
+def tree_walk(command: Command, cwd: str, env: Mapping[str, str]) -> TreeWalk:
+    """:class:`TreeWalk` of ``command`` run in ``cwd``; neither for a command the prover does not read."""
+    from guard.protection.reading_programs import follows_links, walks
 
     read = _reading_program(command, env)
-    return read is not None and walks(read[0], read[1])
+    if read is None:
+        return TreeWalk(False, False)
+    name, parsed, fields = read
+    follows = follows_links(name, parsed) is not None or (
+        any(f.pattern and f.text[:1] not in _PLAIN_START for f in fields) and dash_names(cwd)
+    )
+    return TreeWalk(walks(name, parsed), follows)
 
 
 def dash_names(cwd: str) -> bool:
@@ -568,21 +584,6 @@ def dash_names(cwd: str) -> bool:
     except OSError:
         return False  # no such folder: a glob there matches nothing
     return False
-
-
-def follows_tree_links(command: Command, cwd: str, env: Mapping[str, str]) -> bool:
-    """Whether ``command``, read exactly as a reading program, follows the symbolic links below the folders it walks
-    (``grep -R``, ``rg -L``, ``find -L`` …: :func:`guard.protection.reading_programs.follows_links`), or may: a glob
-    of its arguments may match a name in ``cwd`` that it reads as such an option."""
-    from guard.protection.reading_programs import follows_links
-
-    read = _reading_program(command, env)
-    if read is None:
-        return False
-    name, parsed, fields = read
-    if follows_links(name, parsed) is not None:
-        return True
-    return any(f.pattern and f.text[:1] not in _PLAIN_START for f in fields) and dash_names(cwd)
 
 
 def _followed_cd(command: Command, env: Mapping[str, str]) -> bool:

@@ -185,7 +185,7 @@ def creates_files(program: str, args: list[str]) -> bool:
 #: How a tree program is told to follow the symbolic links it meets below the folders it walks (GNU, libarchive and
 #: the searchers' own spellings): the letters of a short option cluster, and long options, which count when abbreviated
 #: too. This loose reading backs up the prover's exact one for the programs it models (``grep``, ``rg``, ``find`` …:
-#: :func:`guard.protection.readonly.follows_tree_links`), which reads nothing it cannot parse. A recursive zip follows
+#: :func:`guard.protection.readonly.tree_walk`), which reads nothing it cannot parse. A recursive zip follows
 #: them unless ``-y``, which is not read (a value such as ``-P -y`` would look like it): every recursive zip counts.
 _FOLLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "grep": ("R", ("--dereference-recursive",)),
