@@ -13,7 +13,7 @@ Only nesting deeper than :data:`MAX_DEPTH` is refused (:class:`ShellSyntaxError`
 :func:`parse_strict` is the reading a proof may rest on: the same reading, refused
 wherever it is not exactly bash's (an unterminated quote, a function definition, an
 arithmetic command, a case clause, a ``{name}>`` redirection that assigns, a line
-continuation that splits an operator …). Each word keeps its ``raw`` text, quotes and
+continuation that splits an operator, an extglob group …). Each word keeps its ``raw`` text, quotes and
 all, for :mod:`guard.command_analysis.expansion` to expand as bash would.
 """
 
@@ -335,10 +335,34 @@ class _Reader:
             elif c == "$" and self.peek(1) == '"':
                 self.i += 2
                 self.double_quoted(out, closer='"')
+            elif c in "?*+@!" and self.peek(1) == "(":
+                self.extglob(out)
             else:
                 out.glob = out.glob or c in "*?["
                 self.expansion_or_char(out, c)
         return out.build(self.s[start : self.i])
+
+    def extglob(self, out: _WordBuilder) -> None:
+        """``@(a|b)`` and kin: one word with its group under ``shopt -s extglob``, which an earlier line of the script may
+        set; without it, a syntax error that runs nothing. Read as the word it may be, never proven (the lanes)."""
+        start, level = self.i, 0
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c == "\\":
+                self.i += 1
+            elif c == "(":
+                level += 1
+            elif c == ")":
+                level -= 1
+                if level == 0:
+                    break
+            self.i += 1
+        else:
+            self.unterminated.append("extglob group (")
+        self.i += 1
+        out.parts.append(self.s[start : self.i])
+        out.glob = True
+        self.unmodelled.append(f"{self.s[start : self.i]}: an extglob pattern")
 
     def expanded_text(self) -> Word:
         """The whole text read as if double-quoted (unquoted heredoc bodies, ``${…}`` insides)."""

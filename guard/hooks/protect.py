@@ -113,12 +113,16 @@ class _Index:
                 holder = self._under(candidate, unit, existing=existing)
                 if holder:
                     return (*holder, candidate)
-        for pattern in map(_fold, unit.patterns):
+        for pattern in (
+            p.lower() for p in unit.patterns
+        ):  # in either case: ``shopt -s nocaseglob`` is the line's to set
             for path, hit in self.exact.items():
-                if fnmatch.fnmatchcase(path, pattern):
+                if fnmatch.fnmatchcase(path.lower(), pattern):
                     return (*hit, "")
             for folder in self.holders:
-                if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(folder, pattern):
+                if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(
+                    folder.lower(), pattern
+                ):
                     holder = self._under(folder, unit, existing=existing)
                     if holder:
                         return (*holder, folder)

@@ -11,9 +11,10 @@ string into the absolute paths it can stand for:
 * each word is also split at ``' " ( ) , ; = : < > | &`` and spaces, so a
   path inside code or an option (``open('guard.yaml')``, ``--output=x``,
   ``file:///…``) is seen;
-* globs, matched against the file system (and, past the budget, against the
-  protected paths themselves); ``//``, ``.`` and ``..`` against ``cwd``, the
-  command's earlier literal ``cd`` and any directory-like field (Gemini's
+* globs, matched against the file system as bash may match them under any of its
+  glob options (a call whose globs list more than the budget is too large), and
+  against the protected paths themselves; ``//``, ``.`` and ``..`` against ``cwd``,
+  the command's earlier literal ``cd`` and any directory-like field (Gemini's
   ``directory``, Codex's ``workdir``); symlinks resolved.
 
 Fields that hold what a tool writes into a file (``content``, ``new_string`` …)
@@ -48,7 +49,8 @@ LIMITS = {
     "braces": 256,
     "brace_groups": 64,
     "patterns": 512,
-    "entries": 5000,
+    "entries": 20_000,
+    "listing": 20_000,
     "command": MAX_COMMAND,
 }
 #: How long looking at one call may take, whatever the machine's load: past it, the call is too large to judge.
@@ -144,6 +146,11 @@ _PRINTS = "echo"
 #: Redirections that feed text to a command's input, not a file: a here-document (its delimiter is no name) or here-string.
 _FED = frozenset({"<<", "<<-", "<<<"})
 _MAGIC = frozenset("*?[")
+#: An extglob group (``@(…)``, ``!(…)``, ``+(…)``, ``*(…)``, ``?(…)``), which bash reads under ``shopt -s extglob``: a line
+#: may set that option itself, on an earlier line, so every group is read as a glob.
+_EXTGLOB = re.compile(r"[?*+@!]\((?:[^()]|\([^()]*\))*\)")
+#: A path part bash (``shopt -s globstar``) or zsh (``**``, ``***``) reads as any number of folders, through links too.
+_RECURSIVE = re.compile(r"\*{2,}")
 
 
 class TooLarge(ValueError):
@@ -216,7 +223,7 @@ class _Budget:
         self.patterns = LIMITS["patterns"]
         self.folders: dict[str, str | None] = {}  # folder -> its real path (None: missing), resolved once per call
         self.listed: dict[str, frozenset[str] | None] = {}  # folder -> its entries that are symlinks (None: not listed)
-        self.listing = LIMITS["entries"] * 4
+        self.listing = LIMITS["listing"]
 
     def real_folder(self, folder: str) -> str | None:
         if folder not in self.folders:
@@ -802,21 +809,19 @@ def _brace_glob(text: str) -> str:
 
 
 def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
-    """Add the absolute paths (or, past the budget, the glob) ``token`` names, relative to ``base``."""
+    """Add the absolute paths ``token`` names, relative to ``base``; a glob's are every path it may match."""
     full = os.path.normpath(os.path.join(base, token))
     if full.startswith("//"):
         full = "/" + full.lstrip("/")
+    if glob and "(" in full:
+        full = _EXTGLOB.sub("*", full)  # a group matches no more than ``*`` does in the same place
     if glob and _MAGIC & set(full):
         if full not in unit.patterns:
             budget.patterns -= 1
             if budget.patterns < 0:
                 raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
-        matches = _glob(full, budget)
-        if matches is None:
-            unit.patterns.add(full)
-            return
         unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
-        for match in matches:
+        for match in _glob(full, budget):
             _add(match, unit, budget)
         return
     _add(full, unit, budget)
@@ -839,8 +844,11 @@ def _add(full: str, unit: Unit, budget: _Budget) -> None:
         pass
 
 
-def _glob(pattern: str, budget: _Budget) -> list[str] | None:
-    """What ``pattern`` matches on disk (dotfiles too: ``shopt -s dotglob`` is the agent's choice); None past the budget."""
+def _glob(pattern: str, budget: _Budget) -> list[str]:
+    """Every path ``pattern`` may match on disk, whatever the shell's glob options: dotfiles (``dotglob``), either case
+    (``nocaseglob``), and any depth through links for ``**`` (``globstar``; zsh's ``***``). A line may set each option
+    itself, so the matches are a superset of bash's. Past the budget, :class:`TooLarge`: a link below the folders listed
+    could lead anywhere, so what is not listed is not known."""
     current = ["/"]
     for part in pattern.split("/")[1:]:
         if not part:
@@ -848,19 +856,45 @@ def _glob(pattern: str, budget: _Budget) -> list[str] | None:
         if not (_MAGIC & set(part)):
             current = [os.path.join(c, part) for c in current]
             continue
-        matched: list[str] = []
-        for folder in current:
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        budget.entries -= 1
-                        if budget.entries < 0:
-                            return None
-                        if fnmatch.fnmatchcase(entry.name, part):
-                            matched.append(os.path.join(folder, entry.name))
-            except (OSError, ValueError):
-                continue
-        current = matched
+        if _RECURSIVE.fullmatch(part):
+            current = _below(current, budget)
+            continue
+        folded = part.lower()
+        current = [
+            os.path.join(folder, name)
+            for folder in current
+            for name in _listed(folder, budget)
+            if fnmatch.fnmatchcase(name.lower(), folded)
+        ]
         if not current:
             return []
     return [c for c in current if os.path.lexists(c)]
+
+
+def _listed(folder: str, budget: _Budget) -> list[str]:
+    """The names in ``folder`` (none when it cannot be listed), each spent from the budget."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+    except (OSError, ValueError):
+        return []
+    budget.entries -= len(names)
+    if budget.entries < 0:
+        raise TooLarge(f"its globs list more than {LIMITS['entries']} names on disk")
+    return names
+
+
+def _below(folders: list[str], budget: _Budget) -> list[str]:
+    """``folders`` and every folder below them, following links (each real folder once)."""
+    found: list[str] = []
+    seen: set[str] = set()
+    queue = list(folders)
+    while queue:
+        folder = queue.pop()
+        real = os.path.realpath(folder)
+        if real in seen:
+            continue
+        seen.add(real)
+        found.append(folder)
+        queue.extend(path for name in _listed(folder, budget) if os.path.isdir(path := os.path.join(folder, name)))
+    return found
