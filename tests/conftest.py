@@ -20,6 +20,10 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# The user the tests model runs bash, as Claude Code finds its shell: with SHELL unset (a CI runner's environment) on a
+# machine with zsh, it runs zsh, where guard proves no shell line. Tests of other shells set these themselves.
+os.environ["SHELL"] = "/bin/bash"
+os.environ.pop("CLAUDE_CODE_SHELL", None)
 
 #: The shared fixtures (tests/fixtures/): one stub model, one guard process runner (processes.run_guard), one in-process
 #: guard CLI (guard_cli), one project folder (project), the services tests start.

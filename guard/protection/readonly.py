@@ -52,6 +52,7 @@ __all__ = [
     "Proof",
     "command_text",
     "TreeWalk",
+    "claude_code_shell",
     "dash_names",
     "line_problem",
     "prove",
@@ -59,6 +60,7 @@ __all__ = [
     "prove_script",
     "shell_state_change",
     "tree_walk",
+    "which",
 ]
 
 #: A shell command longer than this is never proven (and self-protection refuses it: too large to judge).
@@ -134,6 +136,8 @@ _PARSING_VARIABLES = ("POSIXLY_CORRECT", "_POSIX2_VERSION")
 #: when the agent names it (``exec_command``'s ``shell``, which its hook payload does not carry). A proof holds for both:
 #: a word bash brace-expands is proven as sh passes it too, and ``$'…'``, which sh reads otherwise, is not proven.
 _BASH_LIKE = frozenset({"bash", "sh", "dash"})
+#: Where Claude Code looks for bash and zsh when the environment names neither (its shell finder, 2.1.x).
+_CLIENT_SHELL_FOLDERS = ("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin")
 #: Why a word holding ``$'…'`` is not proven.
 _SH_ANSI_C = (
     "{!r}: sh reads $'…' as $ and a quoted string ending at the first ' (the rest of the line is read otherwise), "
@@ -624,7 +628,7 @@ def command_text(tool_input: Mapping[str, Any]) -> str | None:
 
 def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """Why the shell that runs this call's line may not read it as bash does: Codex names it in the argv (``zsh -lc``),
-    Claude Code runs the user's ``SHELL``."""
+    Claude Code runs the one :func:`claude_code_shell` finds."""
     for key in ("command", "cmd"):
         value = tool_input.get(key)
         if (
@@ -635,9 +639,44 @@ def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[s
         ):
             shell = os.path.basename(value[0])
             return None if shell in _BASH_LIKE else f"the line runs in {shell}, not bash"
-    shell = os.path.basename(env.get("SHELL", "bash"))
-    if tool_name.lower() == "bash" and shell not in _BASH_LIKE:
-        return f"the line runs in the user's shell, {shell}, not bash"
+    if tool_name.lower() != "bash":
+        return None
+    runs_in = claude_code_shell(env)
+    if runs_in is None or os.path.basename(runs_in) != "bash":
+        return f"the line runs in {runs_in or 'no shell found'}, not bash (found as Claude Code finds its shell)"
+    return None
+
+
+def claude_code_shell(env: Mapping[str, str]) -> str | None:
+    """The shell Claude Code runs a Bash call in, found as it finds it (2.1.x): ``CLAUDE_CODE_SHELL`` then ``SHELL`` when
+    it names bash or zsh and runs; else zsh before bash (bash first when ``SHELL`` is bash), on PATH and then in
+    :data:`_CLIENT_SHELL_FOLDERS`. With ``SHELL`` unset or ``/bin/sh``, a machine with zsh gets zsh."""
+    named = [
+        value
+        for value in (env.get("CLAUDE_CODE_SHELL"), env.get("SHELL"))
+        if value and ("bash" in value or "zsh" in value)
+    ]
+    order = ("bash", "zsh") if os.path.basename(env.get("SHELL", "")) == "bash" else ("zsh", "bash")
+    candidates: list[str | None] = [
+        *named,
+        which(order[0], env),
+        *(os.path.join(folder, name) for name in order for folder in _CLIENT_SHELL_FOLDERS),
+        which(order[1], env),
+    ]
+    for candidate in candidates:
+        # a bare name is run as Claude Code runs it (``zsh --version``): found on PATH
+        found = candidate if candidate is None or os.path.isabs(candidate) else which(candidate, env)
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    return None
+
+
+def which(name: str, env: Mapping[str, str]) -> str | None:
+    """Where ``PATH`` finds ``name`` (``shutil.which`` without its import), or None."""
+    for folder in (env.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
     return None
 
 

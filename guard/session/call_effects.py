@@ -113,20 +113,13 @@ def _parsed(command: str, strict: bool) -> Script | None:
         return None
 
 
-def _which(name: str, env: Mapping[str, str]) -> str | None:
-    """Where ``PATH`` finds ``name`` (``shutil.which`` without its import), or None."""
-    for folder in (env.get("PATH") or os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def _system_program(word: str, env: Mapping[str, str]) -> bool:
     """Whether ``word`` runs a builtin or a program in a system folder (never one under the project or the home folder)."""
+    from guard.protection.readonly import which
+
     if word in _BUILTINS:
         return True
-    found = word if "/" in word else _which(word, env)
+    found = word if "/" in word else which(word, env)
     return (
         found is not None
         and os.path.isabs(found)
@@ -353,6 +346,7 @@ def _shebang_family(path: str) -> str:
 def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
     """One command of a run: its identity and the files whose content it runs (a script; a program outside the system's folders)."""
     from guard.command_analysis.invocation import script_word
+    from guard.protection.readonly import which
 
     if not part.words or not all(_literal(w) for w in (*part.words, *part.assignments)):
         return None
@@ -373,7 +367,7 @@ def _run_step(part: Command, folder: str, env: Mapping[str, str]) -> tuple[dict[
             path
         ]
     program = texts[0]
-    found = _which(program, env) if "/" not in program else os.path.join(folder, program)
+    found = which(program, env) if "/" not in program else os.path.join(folder, program)
     if found is None:
         return None
     real = os.path.realpath(found)

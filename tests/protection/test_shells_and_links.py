@@ -1,16 +1,25 @@
 """Two ways past the prover found after issue 35, each through a real ``guard hook`` with the README guide's rule.
 
 1. **The shell that runs the line.** Codex runs a call in the shell the agent names (``exec_command``'s ``shell``,
-   which its hook payload does not carry) and Claude Code in the user's ``SHELL``; on Debian ``sh`` is dash. dash
+   which its hook payload does not carry); on Debian ``sh`` is dash. dash
    reads ``$'\\'…'`` as a ``$`` and a quoted string that ends at the ``\\'``, so what bash reads as one word of ``echo``
    is another command there. Such lines were proven, allowed in the lanes with no model call, and let through by
    self-protection: dash ran a ``touch`` and a sed ``w`` outside the project and deleted ``guard.yaml``.
+   Claude Code runs ``CLAUDE_CODE_SHELL`` before ``SHELL``, and zsh before bash when ``SHELL`` names neither (unset,
+   ``/bin/sh``); guard read ``SHELL`` alone, so under zsh ``cat f >! ../guard.yaml`` (bash: read guard.yaml, write
+   ``!``) overwrote guard.yaml.
 2. **Links below a walked folder.** ``grep -R``, ``rg -L``, ``diff -r`` … follow every symbolic link below the
    folders they read. A link the agent made (``ln -s / up`` names nothing protected) or one the repository holds
    leads to guard's secret folder: ``grep -R . .`` printed the secret, decided in the lane and let through by
    self-protection. Sent to the judge next, it still printed the secret wherever a rule allowed it (the guide's rule
    is about deletes); self-protection now refuses every walk that follows links, with no model call, and so the
    writers and archivers that do (``cp -rL``, ``tar -h``, ``rsync -L``, ``zip -r``, ``chmod -RL``).
+3. **Globs as the line's own options read them.** A line may set ``shopt -s globstar`` (``**`` goes any depth, through
+   links), ``extglob`` (``@(g)`` is a pattern, not a syntax error) or ``nocaseglob``, and zsh reads ``***`` as a walk
+   through links: ``cat deep/**/secret`` printed the secret through a link two folders down, which self-protection
+   matched as bash's defaults do. Past the glob budget, a pattern was only compared with the protected paths by
+   name, so a link below a big folder (``cat */x/g/secret``) went unseen. Self-protection now matches every glob as
+   any of those options may, and a call whose globs list more than the budget is too large to judge.
 
 The judge is the loopback stub answering deny, so a call that reaches it is visible in its count.
 """
@@ -25,6 +34,7 @@ from pathlib import Path
 import pytest
 from fixtures.guide import guide_config, hook_decision
 
+from guard.protection.naming import LIMITS
 from guard.testing.openai_stub import Reply, StubServer
 
 pytestmark = [
@@ -37,6 +47,8 @@ SH_READS_OTHERWISE = [
     "sed $'s/a\\\\/X/;w ../sed-by-dash' f",
     "cat f $'\\' -n; touch ../pwned-by-dash #\\''",
 ]
+#: A line bash reads as a read of guard.yaml (and a write of a file named ``!``), and zsh as an overwrite of guard.yaml.
+ZSH_OVERWRITES = "cat f >! ../guard.yaml"
 #: Walks that follow the links below the folder they read (sub/g is a link to guard's secret folder).
 FOLLOW_LINKS = [
     "grep -R . .",
@@ -66,6 +78,15 @@ FOLLOW_LINKS = [
     "tar -c {-h,-f} /tmp/a.tar sub",
 ]
 
+#: Globs that reach guard's secret folder (linked at deep/x/g) under an option the line sets itself, or under zsh.
+GLOB_OPTIONS = [
+    "shopt -s globstar; cat deep/**/secret",
+    "shopt -s extglob\ncat deep/x/@(g)/secret",
+    "shopt -s extglob\ncat deep/x/!(h)/secre?",
+    "shopt -s nocaseglob; cat deep/[x]/[G]/SECRE[T]",
+    "cat deep/***/secret",
+]
+
 
 def hook(project: Path, stub: StubServer, command: str, client: str = "claude") -> tuple[str, str, int]:
     """(decision, reason, model calls) of a real ``guard hook --format CLIENT`` (started beside guard.yaml) on a Bash call
@@ -86,6 +107,9 @@ def project(project: Path) -> Path:
     secret_folder = Path(os.environ["XDG_CONFIG_HOME"]) / "guard"
     assert (secret_folder / "secret").is_file()  # made when the config was trusted
     (app / "sub" / "g").symlink_to(os.path.relpath(secret_folder, app / "sub"))
+    (app / "deep" / "x").mkdir(parents=True)
+    (app / "deep" / "x" / "notes.txt").write_text("notes\n")
+    (app / "deep" / "x" / "g").symlink_to(secret_folder)
     return app
 
 
@@ -95,6 +119,25 @@ def test_a_line_sh_reads_otherwise_reaches_the_judge(project: Path, stub: StubSe
     for command in SH_READS_OTHERWISE:
         decision, reason, calls = hook(project, stub, command, client)
         assert decision == "deny" and calls >= 1 and "judged by the stub" in reason, (command, reason)
+
+
+@pytest.mark.slow
+def test_a_line_claude_code_runs_in_zsh_is_read_as_zsh_may_read_it(
+    project: Path, stub: StubServer, tmp_path: Path
+) -> None:
+    """Claude Code's shell is found as it finds it: ``CLAUDE_CODE_SHELL`` first, and zsh when ``SHELL`` names no bash."""
+    shells = tmp_path / "shells"
+    shells.mkdir()
+    zsh = shells / "zsh"
+    zsh.write_text("#!/bin/sh\nexit 0\n")
+    zsh.chmod(0o755)
+    path = f"{shells}{os.pathsep}{os.environ['PATH']}"
+    for env in ({"CLAUDE_CODE_SHELL": str(zsh)}, {"SHELL": "/bin/sh", "PATH": path}, {"SHELL": "", "PATH": path}):
+        decision, reason = hook_decision(project, ZSH_OVERWRITES, env=env, started_in=project.parent)
+        assert decision == "deny" and "guard self-protection" in reason and "zsh" in reason, (env, reason)
+    before = stub.calls
+    decision, reason = hook_decision(project, ZSH_OVERWRITES, env={"PATH": path}, started_in=project.parent)
+    assert "guard self-protection" not in reason and stub.calls == before + 1, reason  # SHELL is bash: the rule judges
 
 
 @pytest.mark.slow
@@ -124,6 +167,20 @@ def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stu
 
 
 @pytest.mark.slow
+def test_a_glob_is_matched_as_any_glob_option_may_match_it(project: Path, stub: StubServer) -> None:
+    """A rule about something else would allow these (the stub allows): self-protection refuses them first."""
+    stub.default = Reply.verdict("allow", "not a delete", confidence=0.95)
+    for command in GLOB_OPTIONS:
+        decision, reason, calls = hook(project, stub, command)
+        assert decision == "deny" and "guard self-protection" in reason and calls == 0, (command, reason)
+    assert hook(project, stub, "cat deep/*/notes.txt")[0] == "allow"  # a glob that reaches no protected path
+    for i in range(LIMITS["entries"]):
+        (project / f"f{i}").touch()
+    decision, reason, calls = hook(project, stub, "cat */x/g/secret")
+    assert decision == "deny" and "too large to judge" in reason and calls == 0, reason
+
+
+@pytest.mark.slow
 def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer) -> None:
     """Braces are proven as bash expands them and as sh passes them; walks that see a link as a link stay in the lane."""
     for command in (
@@ -140,6 +197,20 @@ def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer
 
 
 DASH = shutil.which("dash")
+ZSH = shutil.which("zsh")
+
+
+@pytest.mark.skipif(ZSH is None, reason="needs zsh (apt-get install zsh)")
+def test_zsh_overwrites_what_bash_reads(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "f").write_text("the agent's config\n")
+    for shell in ("bash", str(ZSH)):
+        (tmp_path / "guard.yaml").write_text("hooks: {}\n")
+        subprocess.run(
+            [shell, "-c", ZSH_OVERWRITES], cwd=tmp_path / "app", capture_output=True, timeout=30, check=False
+        )
+        overwritten = (tmp_path / "guard.yaml").read_text() == "the agent's config\n"
+        assert overwritten == (shell != "bash"), shell
 
 
 @pytest.mark.skipif(
@@ -169,4 +240,9 @@ def test_the_escapes_do_what_they_say(tmp_path: Path) -> None:
     assert (tmp_path / "pwned-by-dash").exists() and (tmp_path / "sed-by-dash").exists()
     for command in ("grep -R . .", "rg -L the-secret", "diff -rN sub empty"):
         assert "the-secret" in run("bash", command), command
+    (work / "deep" / "x").mkdir(parents=True)
+    (work / "deep" / "x" / "g").symlink_to("../../../secrets")
+    for command in GLOB_OPTIONS[:4]:
+        assert "the-secret" in run("bash", command), command
+        assert "the-secret" not in run("bash", command.split(";")[-1].split("\n")[-1]), command  # not by default
     assert "the-secret" not in run("bash", "grep -r . .") + run("bash", "rg the-secret")
