@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.guide import guide_config, hook_decision
+from fixtures.system import require
 
 from guard.protection.naming import LIMITS
 from guard.testing.openai_stub import Reply, StubServer
@@ -197,14 +198,13 @@ def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer
 
 
 DASH = shutil.which("dash")
-ZSH = shutil.which("zsh")
 
 
-@pytest.mark.skipif(ZSH is None, reason="needs zsh (apt-get install zsh)")
 def test_zsh_overwrites_what_bash_reads(tmp_path: Path) -> None:
+    require("zsh", install="apt-get install zsh")
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "f").write_text("the agent's config\n")
-    for shell in ("bash", str(ZSH)):
+    for shell in ("bash", "zsh"):
         (tmp_path / "guard.yaml").write_text("hooks: {}\n")
         subprocess.run(
             [shell, "-c", ZSH_OVERWRITES], cwd=tmp_path / "app", capture_output=True, timeout=30, check=False
