@@ -209,7 +209,11 @@ def test_gtfobins_file_reads_reach_the_judge_through_guard_hook(
     from guard.protection.readonly import prove
 
     write_config(config())
-    plain_reads = [code for code in _gtfobins() if prove("Bash", {"command": code}, str(isolated_home), {}).proven]
+    plain_reads = [
+        code
+        for code in _gtfobins()
+        if prove("Bash", {"command": code}, str(isolated_home), {"SHELL": "/bin/bash"}).proven
+    ]
     assert (
         plain_reads
     )  # the escapes the prover calls reads (cat, grep, tail … of another file): the lane must still refuse them

@@ -13,8 +13,12 @@ from guard.protection.readonly import Proof, prove
 GTFOBINS = Path("/work/shared/external/gtfobins/examples.jsonl")
 
 
+#: The hook's environment for a user whose shell is bash (unset, Claude Code would run zsh where it is installed).
+BASH_USER = {"SHELL": "/bin/bash"}
+
+
 def bash(command: str) -> Proof:
-    return prove("Bash", {"command": command}, "/tmp", {})
+    return prove("Bash", {"command": command}, "/tmp", BASH_USER)
 
 
 @pytest.mark.skipif(not GTFOBINS.exists(), reason="the GTFOBins extract is not on this machine")
@@ -162,10 +166,12 @@ def test_reading_pipelines_are_proven(command: str) -> None:
     ],
 )
 def test_each_client_s_read_tools_are_proven_by_name(tool: str, tool_input: dict[str, Any], proven: bool) -> None:
-    assert prove(tool, tool_input, "/tmp", {}).proven is proven
+    assert prove(tool, tool_input, "/tmp", BASH_USER).proven is proven
 
 
 def test_rg_with_a_config_file_is_not_proven() -> None:
     """RIPGREP_CONFIG_PATH makes rg read more arguments from a file (a --pre there runs a program)."""
-    assert prove("Bash", {"command": "rg -n x src"}, "/tmp", {}).proven
-    assert not prove("Bash", {"command": "rg -n x src"}, "/tmp", {"RIPGREP_CONFIG_PATH": "/tmp/rgrc"}).proven
+    assert prove("Bash", {"command": "rg -n x src"}, "/tmp", BASH_USER).proven
+    assert not prove(
+        "Bash", {"command": "rg -n x src"}, "/tmp", {**BASH_USER, "RIPGREP_CONFIG_PATH": "/tmp/rgrc"}
+    ).proven
