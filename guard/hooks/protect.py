@@ -227,6 +227,9 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         return "deny", f"the call is too large to judge ({exc})"
     except RecursionError:
         return "deny", "the call is too large to judge (it nests too deeply)"
+    zsh = _zsh_reading(tool, tool_input, found)
+    if zsh:
+        return "deny", zsh
     secret_index, index = _index(secret), _index(paths)
     shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
@@ -259,6 +262,26 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
     return ("ask", asked) if asked else None
+
+
+def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit]) -> str | None:
+    """Under zsh, why the line's names are not known here (:func:`guard.protection.zsh_reading.unmodelled`), or None once
+    the programs its ``=name`` words stand for are among the names."""
+    from guard.protection.readonly import command_text, line_shell
+
+    shell = line_shell(tool, tool_input, os.environ)
+    line = command_text(tool_input)
+    if shell is None or os.path.basename(shell) != "zsh" or line is None:
+        return None
+    from guard.protection.zsh_reading import equals_paths, unmodelled  # lazy: only a line zsh runs
+
+    problem = unmodelled(line)
+    if problem:
+        return f"the line runs in {shell}, and {problem}: what it names is not known here"
+    for unit in found:
+        for path in equals_paths(unit.texts, os.environ):
+            unit.paths.update((path, os.path.realpath(path)))
+    return None
 
 
 def _unproven(

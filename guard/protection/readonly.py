@@ -55,6 +55,7 @@ __all__ = [
     "claude_code_shell",
     "dash_names",
     "line_problem",
+    "line_shell",
     "prove",
     "prove_command",
     "prove_script",
@@ -627,8 +628,16 @@ def command_text(tool_input: Mapping[str, Any]) -> str | None:
 
 
 def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
-    """Why the shell that runs this call's line may not read it as bash does: Codex names it in the argv (``zsh -lc``),
-    Claude Code runs the one :func:`claude_code_shell` finds."""
+    """Why the shell that runs this call's line may not read it as bash does."""
+    shell = line_shell(tool_name, tool_input, env)
+    if shell is None or os.path.basename(shell) in _BASH_LIKE:
+        return None
+    return f"the line runs in {shell}, not bash"
+
+
+def line_shell(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """The shell that runs this call's line when it is not bash's reading by default: the one Codex names in the argv
+    (``zsh -lc``), or for a Bash call the one :func:`claude_code_shell` finds ("no shell found" when none); else None."""
     for key in ("command", "cmd"):
         value = tool_input.get(key)
         if (
@@ -637,14 +646,10 @@ def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[s
             and value[1:2] in (["-c"], ["-lc"])
             and isinstance(value[0], str)
         ):
-            shell = os.path.basename(value[0])
-            return None if shell in _BASH_LIKE else f"the line runs in {shell}, not bash"
+            return value[0]
     if tool_name.lower() != "bash":
         return None
-    runs_in = claude_code_shell(env)
-    if runs_in is None or os.path.basename(runs_in) != "bash":
-        return f"the line runs in {runs_in or 'no shell found'}, not bash (found as Claude Code finds its shell)"
-    return None
+    return claude_code_shell(env) or "no shell found"
 
 
 def claude_code_shell(env: Mapping[str, str]) -> str | None:

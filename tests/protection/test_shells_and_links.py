@@ -7,7 +7,9 @@
    self-protection: dash ran a ``touch`` and a sed ``w`` outside the project and deleted ``guard.yaml``.
    Claude Code runs ``CLAUDE_CODE_SHELL`` before ``SHELL``, and zsh before bash when ``SHELL`` names neither (unset,
    ``/bin/sh``); guard read ``SHELL`` alone, so under zsh ``cat f >! ../guard.yaml`` (bash: read guard.yaml, write
-   ``!``) overwrote guard.yaml.
+   ``!``) overwrote guard.yaml. And zsh names files otherwise than bash: ``rm ../(g|x)uard.yaml`` (a glob group) deleted
+   guard.yaml and ``cat $XDG_CONFIG_HOME:h/.config/guard/secret`` (a modifier) read the secret, each let through by
+   self-protection, which read bash's syntax error or a file that is not there.
 2. **Links below a walked folder.** ``grep -R``, ``rg -L``, ``diff -r`` … follow every symbolic link below the
    folders they read. A link the agent made (``ln -s / up`` names nothing protected) or one the repository holds
    leads to guard's secret folder: ``grep -R . .`` printed the secret, decided in the lane and let through by
@@ -50,6 +52,15 @@ SH_READS_OTHERWISE = [
 ]
 #: A line bash reads as a read of guard.yaml (and a write of a file named ``!``), and zsh as an overwrite of guard.yaml.
 ZSH_OVERWRITES = "cat f >! ../guard.yaml"
+#: Lines whose names zsh reads otherwise than bash (a glob group, a modifier, a subscript): bash reads a syntax error or
+#: a file that is not there, zsh guard.yaml or guard's secret (``$XDG_CONFIG_HOME:h`` is the home folder).
+ZSH_NAMES_OTHERWISE = [
+    "rm ../(g|x)uard.yaml",
+    "cat ../guar(d).yaml",
+    "cat $XDG_CONFIG_HOME:h/.config/guard/secret",
+    "cat $XDG_CONFIG_HOME[1,-1]/guard/secret",
+    "cat ${XDG_CONFIG_HOME:h}/.config/guard/secret",
+]
 #: Walks that follow the links below the folder they read (sub/g is a link to guard's secret folder).
 FOLLOW_LINKS = [
     "grep -R . .",
@@ -139,6 +150,19 @@ def test_a_line_claude_code_runs_in_zsh_is_read_as_zsh_may_read_it(
     before = stub.calls
     decision, reason = hook_decision(project, ZSH_OVERWRITES, env={"PATH": path}, started_in=project.parent)
     assert "guard self-protection" not in reason and stub.calls == before + 1, reason  # SHELL is bash: the rule judges
+    stub.default = Reply.verdict("allow", "not a delete outside the project", confidence=0.95)
+    for command in [*ZSH_NAMES_OTHERWISE, "cp f =guard"]:  # zsh's =guard is the guard program on PATH
+        decision, reason = hook_decision(
+            project, command, env={"CLAUDE_CODE_SHELL": str(zsh)}, started_in=project.parent
+        )
+        assert decision == "deny" and "guard self-protection" in reason and "zsh" in reason, (command, reason)
+    before = stub.calls
+    for command in ("cat f", "(cd .. && ls)", "echo $((2*(3+4)))", "cat <<'EOF' > x.py\nprint(f(1))\nEOF"):
+        decision, reason = hook_decision(
+            project, command, env={"CLAUDE_CODE_SHELL": str(zsh)}, started_in=project.parent
+        )
+        assert decision == "allow", (command, reason)  # what zsh reads as bash does: the rule judges it
+    assert stub.calls == before + 4
 
 
 @pytest.mark.slow
@@ -211,6 +235,34 @@ def test_zsh_overwrites_what_bash_reads(tmp_path: Path) -> None:
         )
         overwritten = (tmp_path / "guard.yaml").read_text() == "the agent's config\n"
         assert overwritten == (shell != "bash"), shell
+
+
+def test_zsh_reads_guards_files_where_bash_reads_none(tmp_path: Path) -> None:
+    require("zsh", install="apt-get install zsh")
+    (tmp_path / "app").mkdir()
+    config = tmp_path / ".config"
+    (config / "guard").mkdir(parents=True)
+    (config / "guard" / "secret").write_text("the-secret\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(config)}
+
+    def run(shell: str, command: str) -> str:
+        return subprocess.run(
+            [shell, "-c", command],
+            cwd=tmp_path / "app",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=False,
+        ).stdout
+
+    for command in ZSH_NAMES_OTHERWISE[1:]:
+        (tmp_path / "guard.yaml").write_text("hooks: {}\n")
+        assert run("bash", command) == "" and run("zsh", command) in ("hooks: {}\n", "the-secret\n"), command
+    run("bash", ZSH_NAMES_OTHERWISE[0])
+    assert (tmp_path / "guard.yaml").exists()
+    run("zsh", ZSH_NAMES_OTHERWISE[0])
+    assert not (tmp_path / "guard.yaml").exists()
 
 
 @pytest.mark.skipif(
