@@ -206,9 +206,15 @@ def _odd_folder(folder: str, *, hidden: bool) -> str | None:
 
 def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
     """Why ``word``, read as a path, keeps the call out of the lane: outside the project, or protected."""
+    from guard.protection.naming import TooLarge, glob_matches
+
     target = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
     try:
         forms = {target, os.path.realpath(target)}
+        if _GLOB.search(target):  # what it matches, through links too: sub/*/x where sub/g leads out of the project
+            forms.update(os.path.realpath(match) for match in glob_matches(target))
+    except TooLarge:
+        return f"{word!r} matches more names than guard looks at"
     except (OSError, ValueError):
         return f"{word!r} cannot be resolved"
     for form in forms:

@@ -37,7 +37,7 @@ from guard.command_analysis.invocation import command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
-__all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "named_by", "units"]
+__all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "glob_matches", "named_by", "units"]
 
 #: The bounds on what one call may make guard look at.
 LIMITS = {
@@ -842,6 +842,12 @@ def _add(full: str, unit: Unit, budget: _Budget) -> None:
         unit.paths.add(os.path.realpath(full))
     except (OSError, ValueError):
         pass
+
+
+def glob_matches(pattern: str) -> list[str]:
+    """Every path the absolute glob ``pattern`` may match, as :func:`_glob` matches them (an extglob group as ``*``).
+    Raises :class:`TooLarge` past the budget."""
+    return _glob(_EXTGLOB.sub("*", pattern), _Budget())
 
 
 def _glob(pattern: str, budget: _Budget) -> list[str]:

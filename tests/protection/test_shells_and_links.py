@@ -206,6 +206,17 @@ def test_a_glob_is_matched_as_any_glob_option_may_match_it(project: Path, stub: 
 
 
 @pytest.mark.slow
+def test_a_glob_through_a_link_out_of_the_project_is_judged(project: Path, stub: StubServer, tmp_path: Path) -> None:
+    """The lane reads only inside the project: a glob counts by what it matches, a link leading out included."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "notes.txt").write_text("not the project's\n")
+    (project / "out").symlink_to(tmp_path / "elsewhere")
+    assert hook(project, stub, "cat n*s.txt")[::2] == ("allow", 0)  # the project's notes.txt: in the lane
+    for command in ("cat o*/notes.txt", "cat ?ut/notes.txt", "ls o*"):
+        assert hook(project, stub, command)[2] == 1, command  # the judge decides (it denies here)
+
+
+@pytest.mark.slow
 def test_what_bash_reads_alike_stays_in_the_lane(project: Path, stub: StubServer) -> None:
     """Braces are proven as bash expands them and as sh passes them; walks that see a link as a link stay in the lane."""
     for command in (
