@@ -234,7 +234,10 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
+    said: list[str] = []  # the words of the line's commands so far (a variable they set or name)
     for unit in found:
+        if unit.command is not None:
+            said += [word.text for word in (*unit.command.assignments, *unit.command.words)]
         follows = False
         if unit.command is not None:
             _braced_names(unit)
@@ -249,7 +252,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         hit = secret_index.named(unit, sweeping=unit.tree)
         if hit:
             return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
-        if follows or _follows_links(unit):
+        if follows or _follows_links(unit) or _options_follow_links(unit, said, changed):
             return "deny", f"{_what(unit, tool)} {_FOLLOWS_LINKS}"
         itself = runs_guard(unit, urls, os.environ)
         if itself:
@@ -319,6 +322,25 @@ def _follows_links(unit: Unit) -> bool:
     if not (unit.tree or program in SEARCHERS):
         return False
     return follows_links(program, unit.args) or (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
+
+
+def _options_follow_links(unit: Unit, said: list[str], changed: str | None) -> bool:
+    """Whether ``unit``, a tree program that takes options from a variable (:data:`OPTION_VARIABLES
+    <guard.protection.tree_effects.OPTION_VARIABLES>`: ``TAR_OPTIONS=-h``, a ripgreprc with ``--follow``), may be told
+    there to follow links: the line sets or names that variable (``said``), an earlier command of it may have changed
+    the shell's state (``changed``), or the hook's own environment, which the call inherits, says so."""
+    if unit.command is None or not unit.program:
+        return False
+    from guard.protection.tree_effects import OPTION_VARIABLES, follows_links, options_from_environment
+
+    program = os.path.basename(unit.program)
+    names = OPTION_VARIABLES.get(program)
+    if not names or not (unit.tree or program == "rg"):
+        return False
+    if changed or any(name in text for name in names for text in said):
+        return True
+    options = options_from_environment(program, os.environ)
+    return options is None or follows_links(program, options)
 
 
 def _leading_glob(arg: str) -> bool:

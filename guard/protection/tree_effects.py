@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "MAX_DIFF",
+    "OPTION_VARIABLES",
     "PatchSources",
     "creates_files",
     "diff_names",
@@ -38,6 +39,7 @@ __all__ = [
     "follows_links",
     "git_apply_args",
     "lists_only",
+    "options_from_environment",
     "patch_sources",
     "tracked_files",
     "work_tree_root",
@@ -207,9 +209,24 @@ _FOLLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "chown": ("L", ()),
     "chgrp": ("L", ()),
     "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
+    "scp": ("r", ()),  # OpenSSH's scp follows every link of a tree it copies to another host (its manual's -r)
 }
 #: Searchers that walk whenever they follow links: checked whether or not naming read them as acting on a tree.
 SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "fd", "fdfind", "ag", "ack", "tree", "find", "ls", "du", "diff"})
+#: The variables a tree program takes more options from: their words, or the lines of the file they name (``*PATH``,
+#: ``ACKRC``). An option there is the program's own (``TAR_OPTIONS=-h``, a ripgreprc holding ``--follow``).
+OPTION_VARIABLES: dict[str, tuple[str, ...]] = {
+    "rg": ("RIPGREP_CONFIG_PATH",),
+    "tar": ("TAR_OPTIONS",),
+    "zip": ("ZIPOPT", "ZIP"),
+    "grep": ("GREP_OPTIONS",),  # BSD grep's (macOS); GNU grep 3.6 and later ignore it
+    "egrep": ("GREP_OPTIONS",),
+    "fgrep": ("GREP_OPTIONS",),
+    "ack": ("ACK_OPTIONS", "ACKRC"),
+}
+_OPTION_FILES = frozenset({"RIPGREP_CONFIG_PATH", "ACKRC"})
+#: The most of an options file that is read; a larger one counts as following links.
+MAX_OPTIONS_FILE = 64 * 1024
 
 
 def _spelled(args: list[str], letters: str, long: tuple[str, ...], *, bundled_first: bool) -> bool:
@@ -243,10 +260,36 @@ def follows_links(program: str, args: list[str]) -> bool:
     if program == "diff":
         recursive = _spelled(args, "r", ("--recursive",), bundled_first=False)
         return recursive and not any(arg == "--no-dereference" for arg in args)
+    if program == "ack" and "--noenv" not in args:
+        return True  # it reads options from every .ackrc from the folder up, which the call does not show
+    if program in ("7z", "7za"):  # 7-Zip 21 and later follow links into an archive unless -snl (p7zip with -l)
+        return args[:1] in (["a"], ["u"]) and "-snl" not in args
     if program in _FOLLOWS:
         letters, long = _FOLLOWS[program]
         return _spelled(args, letters, long, bundled_first=program == "tar")
     return False
+
+
+def options_from_environment(program: str, env: Mapping[str, str]) -> list[str] | None:
+    """The options ``program`` takes from ``env`` (:data:`OPTION_VARIABLES`) besides its arguments, split loosely;
+    None when they cannot be read (a file that is not a regular one, or too large)."""
+    from guard.core.regular_file import read_bytes  # only where such a variable is set: off the other calls' path
+
+    options: list[str] = []
+    for name in OPTION_VARIABLES.get(program, ()):
+        value = env.get(name)
+        if not value:
+            continue
+        if name not in _OPTION_FILES:
+            options += value.split()
+            continue
+        if not os.path.lexists(value):
+            continue  # the program warns and goes on without it
+        data = read_bytes(value, MAX_OPTIONS_FILE)
+        if data is None or len(data) > MAX_OPTIONS_FILE:
+            return None
+        options += [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return options
 
 
 def _cluster_has(arg: str, letter: str) -> bool:

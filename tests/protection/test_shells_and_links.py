@@ -191,6 +191,38 @@ def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stu
     assert decision == "deny" and "symbolic links" in reason and calls == 0, reason
 
 
+#: Walks told to follow links by options read from elsewhere than their arguments (``rc`` holds ``--follow``), or
+#: that follow them in every spelling (``scp -r``, as OpenSSH's manual says; ack reads a ``.ackrc`` in the folder).
+FOLLOW_LINKS_UNSEEN = [
+    "RIPGREP_CONFIG_PATH=rc rg token",
+    "env RIPGREP_CONFIG_PATH=rc rg token sub",
+    "export RIPGREP_CONFIG_PATH=rc; rg token",
+    "TAR_OPTIONS=-h tar -cf /tmp/a.tar sub",
+    "ZIPOPT=-r zip -q /tmp/a.zip sub",
+    "ack token",
+    "scp -r sub host:copy",
+]
+
+
+@pytest.mark.slow
+def test_a_walk_told_to_follow_links_outside_its_arguments_is_refused(project: Path, stub: StubServer) -> None:
+    """The variables rg, tar and zip read options from count as the walk's own options: set or named on the line, the
+    walk is refused; set in the hook's environment (which the call inherits), what they hold is read (rg's file too)."""
+    stub.default = Reply.verdict("allow", "not a delete", confidence=0.95)
+    (project / "rc").write_text("--follow\n")
+    for command in FOLLOW_LINKS_UNSEEN:
+        decision, reason, calls = hook(project, stub, command)
+        assert decision == "deny" and "symbolic links" in reason and calls == 0, (command, reason)
+    config = {"RIPGREP_CONFIG_PATH": str(project / "rc")}
+    decision, reason = hook_decision(project, "rg token", env=config, started_in=project.parent)
+    assert decision == "deny" and "symbolic links" in reason, reason
+    (project / "rc").write_text("--smart-case\n")
+    assert hook_decision(project, "rg token", env=config, started_in=project.parent)[0] == "allow"
+    for options, decided in (("-h", "deny"), ("--numeric-owner", "allow")):
+        tar = hook_decision(project, "tar -cf /tmp/a.tar sub", env={"TAR_OPTIONS": options}, started_in=project.parent)
+        assert tar[0] == decided, (options, tar)
+
+
 @pytest.mark.slow
 def test_a_glob_is_matched_as_any_glob_option_may_match_it(project: Path, stub: StubServer) -> None:
     """A rule about something else would allow these (the stub allows): self-protection refuses them first."""
@@ -301,8 +333,11 @@ def test_the_escapes_do_what_they_say(tmp_path: Path) -> None:
     for command in SH_READS_OTHERWISE:
         run(str(DASH), command)
     assert (tmp_path / "pwned-by-dash").exists() and (tmp_path / "sed-by-dash").exists()
-    for command in ("grep -R . .", "rg -L the-secret", "diff -rN sub empty"):
+    (work / "rc").write_text("--follow\n")
+    for command in ("grep -R . .", "rg -L the-secret", "diff -rN sub empty", "RIPGREP_CONFIG_PATH=rc rg the-secret"):
         assert "the-secret" in run("bash", command), command
+    run("bash", "TAR_OPTIONS=-h tar -cf ../a.tar sub")
+    assert "sub/g/secret" in run("bash", "tar -tf ../a.tar")
     (work / "deep" / "x").mkdir(parents=True)
     (work / "deep" / "x" / "g").symlink_to("../../../secrets")
     for command in GLOB_OPTIONS[:4]:
