@@ -201,6 +201,7 @@ FOLLOW_LINKS_UNSEEN = [
     "ZIPOPT=-r zip -q /tmp/a.zip sub",
     "ack token",
     "scp -r sub host:copy",
+    "7z a /tmp/a.7z sub",
 ]
 
 
