@@ -167,18 +167,35 @@ def module_files(target: str, workdir: str) -> list[str]:
     return sorted(_local(_name_files(parts, _search_folders(workdir)), workdir))
 
 
+#: The functions that import the module named by their first argument: a call of one with that name written out
+#: (``importlib.import_module("rules")``) is read as an import.
+_IMPORTERS = frozenset({"import_module", "__import__"})
+_LOADS = frozenset({"LOAD_NAME", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD"})
+
+
 def _imports(code: CodeType) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     """(level, module, names taken from it) of each import ``code`` and the code nested in it run, read from the
-    byte-code (``LOAD_CONST level; LOAD_CONST fromlist; IMPORT_NAME module``, as :mod:`modulefinder` reads it): no
-    syntax tree is built, which CPython 3.11.7 cannot do in two threads at once (python/cpython#106905)."""
+    byte-code (``LOAD_CONST level; LOAD_CONST fromlist; IMPORT_NAME module``, as :mod:`modulefinder` reads it, and
+    ``import_module``/``__import__`` loaded, then called on a constant name): no syntax tree is built, which CPython
+    3.11.7 cannot do in two threads at once (python/cpython#106905)."""
     import dis  # guard trust's reading: this module is on the guard hook path
 
-    before: list[object] = []
+    before: list[dis.Instruction] = []
     for instruction in dis.get_instructions(code):
-        if instruction.opname == "IMPORT_NAME" and len(before) >= 2 and isinstance(before[-2], int):
-            fromlist = before[-1] if isinstance(before[-1], tuple) else ()
-            yield before[-2], str(instruction.argval), tuple(str(name) for name in fromlist)
-        before = [*before[-1:], instruction.argval if instruction.opname == "LOAD_CONST" else None]
+        constants = [each.argval if each.opname == "LOAD_CONST" else None for each in before[-2:]]
+        if instruction.opname == "IMPORT_NAME" and len(constants) == 2 and isinstance(constants[0], int):
+            fromlist = constants[1] if isinstance(constants[1], tuple) else ()
+            yield constants[0], str(instruction.argval), tuple(str(name) for name in fromlist)
+        elif (
+            instruction.opname in ("PRECALL", "CALL")
+            and len(before) == 2
+            and before[0].opname in _LOADS
+            and before[0].argval in _IMPORTERS
+            and isinstance(constants[1], str)
+            and not constants[1].startswith(".")
+        ):
+            yield 0, constants[1], ()
+        before = [*before[-1:], instruction]
     for const in code.co_consts:
         if isinstance(const, CodeType):
             yield from _imports(const)
@@ -211,7 +228,8 @@ def _imported_names(path: str) -> set[tuple[str, ...]]:
 def module_closure(target: str, workdir: str) -> list[str]:
     """:func:`module_files` and, in turn, every local file those import (sorted): what a callable hook runs.
 
-    ``from pkg import name`` may import the module ``pkg.name``: both are looked for. A name built at run time
+    ``from pkg import name`` may import the module ``pkg.name``: both are looked for, and so is the name
+    ``importlib.import_module`` or ``__import__`` is called with when it is written out. A name built at run time
     (``importlib.import_module(text)``) is not seen here; the loader refuses it (:mod:`guard.hooks.pinned_import`).
     """
     pending = module_files(target, workdir)
@@ -262,7 +280,7 @@ def pin_problem(pinned: Mapping[str, str], path: str, content: bytes) -> str | N
 
     if pinned.get(path) == digest(content):
         return None
-    return f"{path} {'changed since' if path in pinned else 'was not there when'} you trusted the config"
+    return f"{path} {'changed since' if path in pinned else 'was not pinned when'} you trusted the config"
 
 
 def changed_script(pinned: tuple[tuple[str, str], ...], now: list[str]) -> str | None:

@@ -353,9 +353,40 @@ def test_the_modules_a_callable_hook_imports_run_only_as_trusted(
 
     # a module named only at run time: no import statement shows it to guard trust
     (isolated_home / "extra.py").write_text(planted)
-    (isolated_home / "policy.py").write_text(POLICY.replace("import helpers\n", "helpers = __import__('ex' + 'tra')\n"))
+    (isolated_home / "policy.py").write_text(
+        POLICY.replace("import helpers\n", "helpers = __import__(''.join(('ex', 'tra')))\n")
+    )
     trust_config(isolated_home / "guard.yaml")  # the user reviews and trusts the new policy.py
-    refused("extra.py", "was not there when")
+    refused("extra.py", "was not pinned when")  # there, but no import statement named it
+
+
+@pytest.mark.slow
+def test_a_module_a_callable_hook_imports_by_a_constant_name_is_pinned(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``importlib.import_module("rules")`` (or ``__import__``) with the name written out is an import guard trust
+    reads: rules.py is pinned, the hook runs, and a rewritten rules.py is refused as any pinned file is."""
+    (isolated_home / "policy.py").write_text(
+        "import importlib\nimport guard\n\ndef no_deletes(event):\n"
+        "    rules = importlib.import_module('rules')\n"
+        "    if any(word in event.tool_input.get('command', '') for word in rules.words()):\n"
+        "        return guard.deny('no deletes')\n"
+    )
+    (isolated_home / "rules.py").write_text(RULES)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_deletes\n"
+    )
+    trust_config(isolated_home / "guard.yaml")
+    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert denied == "deny" and "no deletes" in reason, reason
+    written, reason, _ = claude(
+        isolated_home, "Write", {"file_path": "rules.py", "content": "def words(): return []\n"}
+    )
+    assert written == "deny" and "a script guard's hooks run" in reason, reason
+    (isolated_home / "rules.py").write_text("def words():\n    return []\n")
+    verdict, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert verdict == "deny" and f"{isolated_home / 'rules.py'} changed since you trusted the config" in reason, reason
 
 
 # -- attack 3: client settings in the project when the config is kept elsewhere ------------------------------------
