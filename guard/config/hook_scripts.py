@@ -182,6 +182,8 @@ def _imports(code: CodeType) -> Iterator[tuple[int, str, tuple[str, ...]]]:
 
     before: list[dis.Instruction] = []
     for instruction in dis.get_instructions(code):
+        if instruction.opname == "EXTENDED_ARG":
+            continue  # the high bits of the next one's argument (past 256 names or constants), which dis resolves
         constants = [each.argval if each.opname == "LOAD_CONST" else None for each in before[-2:]]
         if instruction.opname == "IMPORT_NAME" and len(constants) == 2 and isinstance(constants[0], int):
             fromlist = constants[1] if isinstance(constants[1], tuple) else ()

@@ -389,6 +389,25 @@ def test_a_module_a_callable_hook_imports_by_a_constant_name_is_pinned(
     assert verdict == "deny" and f"{isolated_home / 'rules.py'} changed since you trusted the config" in reason, reason
 
 
+@pytest.mark.slow
+def test_the_imports_of_a_long_callable_hook_module_are_pinned(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module with more than 256 names or constants: its byte-code spells their indexes over two instructions, and
+    guard trust still reads every import (helpers.py at the top, rules.py in the function) and pins it."""
+    preamble = "".join(f"limit_{n} = {n}.5\n" for n in range(300))
+    files = {"policy.py": preamble + POLICY, "helpers.py": HELPERS, "rules.py": RULES}
+    for name, text in files.items():
+        (isolated_home / name).write_text(text)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))
+    (isolated_home / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_deletes\n"
+    )
+    trust_config(isolated_home / "guard.yaml")
+    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    assert denied == "deny" and "no deletes" in reason, reason
+
+
 # -- attack 3: client settings in the project when the config is kept elsewhere ------------------------------------
 
 CLIENT_FILES = [
