@@ -154,9 +154,14 @@ class LocalCode:
 
 
 def _local(paths: set[str], workdir: str) -> set[str]:
-    """``paths`` resolved, those that are :class:`LocalCode`."""
+    """``paths`` resolved, those that are :class:`LocalCode` or are reached through it (a link there, which an agent
+    running as the user can point elsewhere)."""
     local = LocalCode(workdir)
-    return {path for path in map(os.path.realpath, paths) if path in local}
+    return {
+        os.path.realpath(path)
+        for path in map(os.path.abspath, paths)
+        if path in local or os.path.realpath(path) in local
+    }
 
 
 def module_files(target: str, workdir: str) -> list[str]:

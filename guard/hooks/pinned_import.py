@@ -6,7 +6,8 @@ and could allow every call. ``guard trust`` pins the hook's module and the local
 it imports (:func:`guard.config.hook_scripts.module_closure`). While the hook's code runs
 (its import, and each call), any module Python finds in a local file
 (:class:`~guard.config.hook_scripts.LocalCode`: the hook's folder or the home, outside
-guard's installation) is loaded by :class:`_PinnedLoader` instead: it reads the source,
+guard's installation), or through a link there to a file elsewhere, is loaded by
+:class:`_PinnedLoader` instead: it reads the source,
 checks those very bytes against the pin and compiles them itself, so a byte-code cache
 planted beside the source is never run and the file cannot change between the check and
 the run. An import the trust-time reading missed (a name built at run time) is refused
@@ -57,9 +58,10 @@ _ACTIVE: contextvars.ContextVar[_Pins | None] = contextvars.ContextVar("guard_pi
 class _PinnedLoader(importlib.abc.Loader):
     """Loads one local module from the bytes it checked against the pin (never from a byte-code cache)."""
 
-    def __init__(self, path: str, pins: _Pins) -> None:
-        self.path = path
+    def __init__(self, path: str, pins: _Pins, named: str) -> None:
+        self.path = path  # resolved
         self.pins = pins
+        self.named = named  # the path Python found it by, which may be a link to ``path``
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None  # the default module object
@@ -74,7 +76,7 @@ class _PinnedLoader(importlib.abc.Loader):
             raise ImportError(f"cannot read {self.path}: {exc}") from exc
         problem = pin_problem(self.pins.files, self.path, source)
         if problem:
-            raise UnpinnedCode(problem)
+            raise UnpinnedCode(problem if self.named == self.path else f"{self.named} is a link: {problem}")
         exec(compile(source, self.path, "exec", dont_inherit=True), module.__dict__)
 
 
@@ -95,13 +97,14 @@ class _PinnedFinder(importlib.abc.MetaPathFinder):
                     break
         if found is None or not found.has_location or found.origin is None:
             return None  # built in, frozen or a namespace package: no local file runs
-        real = os.path.realpath(found.origin)
-        if real not in pins.local:
+        named = os.path.abspath(found.origin)
+        real = os.path.realpath(named)
+        if real not in pins.local and named not in pins.local:  # a local link to a file elsewhere is local code
             return None
         return importlib.util.spec_from_file_location(
             fullname,
             real,
-            loader=_PinnedLoader(real, pins),
+            loader=_PinnedLoader(real, pins, named),
             submodule_search_locations=found.submodule_search_locations,
         )
 

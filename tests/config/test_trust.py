@@ -341,6 +341,16 @@ def test_the_modules_a_callable_hook_imports_run_only_as_trusted(
         refused(name, "changed since")
         (isolated_home / name).write_text(files[name])
 
+    # a pinned module swapped for a link to a file outside the project and the home: Python runs what it leads to
+    elsewhere = isolated_home.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "helpers.py").write_text(planted)
+    (isolated_home / "helpers.py").unlink()
+    (isolated_home / "helpers.py").symlink_to(elsewhere / "helpers.py")
+    refused("helpers.py", f"is a link: {elsewhere / 'helpers.py'} was not pinned when")
+    (isolated_home / "helpers.py").unlink()
+    (isolated_home / "helpers.py").write_text(HELPERS)
+
     # byte-code Python would run in the pinned source's place: it matches the source's size and time stamp
     helpers = isolated_home / "helpers.py"
     stat = helpers.stat()
