@@ -6,9 +6,9 @@ decide every call. A script here is a file a simple command of the hook runs:
 its program when the program is named by a path (``./hooks/check.sh``), the
 first operand of an interpreter (``sh``, ``bash``, ``python3``, ``node`` …) or of
 ``source``/``.``. Only files inside the hook's folder or the user's home count
-(``$CLAUDE_PROJECT_DIR`` is that folder): a program on PATH or in the system's
-folders cannot be changed by an agent running as the user without privileges
-guard cannot hold against anyway. Data files a hook reads or its log are not
+(``$CLAUDE_PROJECT_DIR`` is that folder), and the files links there lead to: a program on
+PATH or in the system's folders cannot be changed by an agent running as the user
+without privileges guard cannot hold against anyway. Data files a hook reads or its log are not
 scripts, so writing them never makes the hook's config "changed".
 
 A callable hook (``callable: policy:no_deletes``) runs its module's file in guard's
@@ -105,9 +105,10 @@ def scripts_of(command: str, workdir: str) -> list[str]:
     scripts = set()
     for words in commands:
         for word in _run_files(words):
-            path = os.path.realpath(os.path.join(workdir, os.path.expanduser(word)))
-            if path.startswith(roots) and os.path.isfile(path):
-                scripts.add(path)
+            named = os.path.abspath(os.path.join(workdir, os.path.expanduser(word)))
+            path = os.path.realpath(named)
+            if (path.startswith(roots) or named.startswith(roots)) and os.path.isfile(path):
+                scripts.add(path)  # a link there to a file elsewhere too: the agent can point it anywhere
     return sorted(scripts)
 
 

@@ -252,6 +252,16 @@ def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, deci
     told = reason if decision == "deny" else shown
     assert f"{hooks / 'check.py'} changed since you trusted the config" in told and "guard trust" in told
 
+    # swapped for a link to a file outside the project and the home, which the interpreter runs
+    elsewhere = isolated_home.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "check.py").write_text("import sys\nsys.exit(0)\n")
+    (hooks / "check.py").unlink()
+    (hooks / "check.py").symlink_to(elsewhere / "check.py")
+    verdict, reason, shown = claude(isolated_home, "Bash", {"command": "rm -rf src"})
+    told = reason if decision == "deny" else shown
+    assert verdict == decision and f"{elsewhere / 'check.py'} was not pinned when you trusted" in told, told
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
