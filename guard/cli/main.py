@@ -93,8 +93,6 @@ def _setup_logging() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``guard`` command; ``argv`` None means this is the process's entry (the console script, ``python -m``)."""
-    if argv is None:
-        _python_path_last()
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         try:
@@ -108,15 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return exit_past_hung_threads(code)  # a hook's hung thread must not hold the answered process open
     return code
-
-
-def _python_path_last() -> None:
-    """Under ``python -I`` (the installed hook, the warm service), ``PYTHONPATH``'s absolute entries go last on
-    ``sys.path``: the user's callable hooks still import, but nothing there stands in for guard, its dependencies
-    or the standard library (``-I`` ignored the variable, so an isolated interpreter reads it here or never)."""
-    if sys.flags.isolated:
-        entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        sys.path += [entry for entry in entries if os.path.isabs(entry) and entry not in sys.path]
 
 
 def _dispatch(args_list: list[str]) -> int:

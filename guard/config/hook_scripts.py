@@ -116,7 +116,8 @@ def _search_folders(workdir: str) -> list[str]:
     """Where a module name is looked for: every folder of ``sys.path`` and ``PYTHONPATH``, and ``workdir``.
 
     Each folder, not only the first that holds the module: which one the hook's interpreter picks depends on how it
-    was started (``python -I`` puts ``PYTHONPATH`` last, ``guard trust`` may run with another), and pinning each is safe.
+    was started (under ``python -I`` a hook's code looks in ``PYTHONPATH`` last, ``guard trust`` may run with another),
+    and pinning each is safe.
     """
     absolute = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(entry)]
     return [entry for entry in dict.fromkeys([*sys.path, *absolute, workdir]) if os.path.isabs(entry)]

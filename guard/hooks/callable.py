@@ -65,9 +65,10 @@ class CallableHook(Hook):
     @contextmanager
     def _pinned(self) -> Iterator[None]:
         """The hook's code runs only as the user trusted it (:mod:`guard.hooks.pinned_import`): its module and the local
-        modules it imports, at import and on each call. A config the user's own tools read unpinned is not checked."""
+        modules it imports, at import and on each call; it alone imports from ``PYTHONPATH`` under ``python -I``
+        (:func:`~guard.hooks.pinned_import.hook_path`). A config the user's own tools read unpinned is not checked."""
         spec = self.spec
-        if spec.scripts is None or spec.func is not None:  # not pinned, or a function registered in code
+        if spec.func is not None:  # a function registered in code: imported by the program that registered it
             yield
             return
         with pinned_code(spec.scripts, spec.workdir or self.ctx.settings.base_dir):

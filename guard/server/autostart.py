@@ -160,8 +160,9 @@ def running_url(loaded: LoadedConfig, *, wait: float = 0.0) -> str | None:
 
 #: Loads the guard package from the folder named first (and only it: its parent is not put on ``sys.path``), then
 #: runs its CLI. ``-I`` keeps the working directory and ``PYTHONPATH`` off ``sys.path`` (and ignores ``PYTHON*``
-#: variables); the CLI's entry puts absolute ``PYTHONPATH`` entries after everything else, so the user's callable
-#: hooks still import but nothing there can stand in for guard, its dependencies or the standard library.
+#: variables); a callable hook's code alone imports from its absolute entries, after everything else
+#: (:func:`guard.hooks.pinned_import.hook_path`), so nothing there can stand in for guard, its dependencies or the
+#: standard library, nor be imported by them.
 _BOOT = (
     "import importlib.util, os, sys; package = sys.argv.pop(1); "
     "spec = importlib.util.spec_from_file_location('guard', os.path.join(package, '__init__.py'), submodule_search_locations=[package]); "

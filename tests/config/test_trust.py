@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.guide import guide_config
 from fixtures.processes import SOURCE_ROOT, run_guard
 from fixtures.terminal import at_terminal
+
+from guard.testing.openai_stub import Reply, StubServer
 
 TREE = str(Path(__file__).resolve().parents[2])
 NO_FETCH = "hooks:\n  PreToolUse:\n    - id: no-fetch\n      matcher: WebFetch\n      command: 'echo no fetching >&2; exit 2'\n"
@@ -426,6 +429,49 @@ def test_the_imports_of_a_long_callable_hook_module_are_pinned(
     trust_config(isolated_home / "guard.yaml")
     denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
     assert denied == "deny" and "no deletes" in reason, reason
+
+
+#: Optional modules guard's dependencies import when they are there (httpx: brotli, brotlicffi; socksio): an
+#: interpreter without them looks for them on every folder of ``sys.path``.
+OPTIONAL_MODULES = ("brotli", "brotlicffi", "socksio")
+
+
+@pytest.mark.slow
+@pytest.mark.stub(default=Reply.verdict("allow", "not a delete", confidence=0.95))
+def test_a_module_the_agent_leaves_on_pythonpath_never_runs_inside_guard(isolated_home: Path, stub: StubServer) -> None:
+    """``PYTHONPATH`` names the folder the user keeps their callable hooks in, where the agent writes too; guard hook
+    runs as ``guard install`` writes it (``python -I``: only a hook's code reads ``PYTHONPATH``). A model call loads the
+    model client, whose dependencies import optional modules they may lack: one the agent left in that folder is not
+    imported (it was, and ran inside guard, while the CLI put ``PYTHONPATH`` at the end of ``sys.path``)."""
+    missing = [name for name in OPTIONAL_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        pytest.skip(f"this interpreter has every optional module ({', '.join(OPTIONAL_MODULES)}): none is looked for")
+    mark = isolated_home / "ran"
+    for name in missing:
+        (isolated_home / f"{name}.py").write_text(f"import pathlib\npathlib.Path({str(mark)!r}).write_text({name!r})\n")
+    (isolated_home / "guard.yaml").write_text(guide_config(stub))
+    trust_config(isolated_home / "guard.yaml")
+    event = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(isolated_home),
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /tmp/guard-test-nothing-there"},
+    }
+    entry = f"import sys; sys.path.insert(0, {SOURCE_ROOT!r}); from guard.cli.main import main; sys.exit(main())"
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", entry, "hook", "--format", "claude"],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        cwd=isolated_home,
+        env={**os.environ, "PYTHONPATH": str(isolated_home), "GUARD_TRANSPORT": "litellm"},  # as anthropic/… models go
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert stub.calls >= 1, proc.stdout[:2000]  # the model was asked through LiteLLM: it and httpx were loaded
+    assert not mark.exists(), f"guard imported the agent's {mark.read_text()}.py"
 
 
 # -- attack 3: client settings in the project when the config is kept elsewhere ------------------------------------
