@@ -302,16 +302,17 @@ def _unproven(
 
 #: Why a walk that follows links is refused, and what the agent may run instead.
 _FOLLOWS_LINKS = (
-    "follows the symbolic links below the folders it walks, wherever they lead, or may (a glob can hand it a name"
-    " starting with - as an option): one may lead to guard's secret, which no argument names. A form that keeps a"
-    " link as a link is not refused (grep -r, rg and find without -L, tar without -h, cp -r and rsync without -L)"
+    "follows the symbolic links below the folders it walks, wherever they lead, or may (a glob or a $variable can"
+    " hand it an option such as -R, and so can the variables some read options from): one may lead to guard's secret,"
+    " which no argument names. A form that keeps a link as a link, written out, is not refused (grep -r, rg and find"
+    " without -L, tar without -h, cp -r and rsync without -L)"
 )
 
 
 def _follows_links(unit: Unit) -> bool:
     """Whether ``unit``, read loosely as a program that walks a tree (after wrappers, its words as naming reads them),
-    follows the symbolic links below it, or a glob of its arguments may hand it a name starting with ``-`` as such an
-    option: the back-up of the prover's exact reading (:func:`guard.protection.readonly.tree_walk`) for what that
+    follows the symbolic links below it, or a word that expands at run time (``$OPT``) or a glob of its arguments may
+    hand it such an option: the back-up of the prover's exact reading (:func:`guard.protection.readonly.tree_walk`) for what that
     cannot parse, and for the copiers and archivers it does not model."""
     from guard.protection.readonly import dash_names
     from guard.protection.tree_effects import SEARCHERS, follows_links
@@ -321,7 +322,11 @@ def _follows_links(unit: Unit) -> bool:
     program = os.path.basename(unit.program)
     if not (unit.tree or program in SEARCHERS):
         return False
-    return follows_links(program, unit.args) or (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
+    return (
+        follows_links(program, unit.args)
+        or any(word.dynamic for word in unit.command.words[1:])  # $OPT, "$(…)": any option, -R too (none in real use)
+        or (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
+    )
 
 
 def _options_follow_links(unit: Unit, said: list[str], changed: str | None) -> bool:

@@ -191,8 +191,9 @@ def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stu
     assert decision == "deny" and "symbolic links" in reason and calls == 0, reason
 
 
-#: Walks told to follow links by options read from elsewhere than their arguments (``rc`` holds ``--follow``), or
-#: that follow them in every spelling (``scp -r``, as OpenSSH's manual says; ack reads a ``.ackrc`` in the folder).
+#: Walks told to follow links by options read from elsewhere than their arguments (``rc`` holds ``--follow``) or that
+#: expand at run time, or that follow them in every spelling (``scp -r``, as OpenSSH's manual says; ack reads a
+#: ``.ackrc`` in the folder).
 FOLLOW_LINKS_UNSEEN = [
     "RIPGREP_CONFIG_PATH=rc rg token",
     "env RIPGREP_CONFIG_PATH=rc rg token sub",
@@ -202,6 +203,12 @@ FOLLOW_LINKS_UNSEEN = [
     "ack token",
     "scp -r sub host:copy",
     "7z a /tmp/a.7z sub",
+    # a word that expands at run time may be any option (bash splits $OPT, and OPT=-R on the line is grep -R)
+    "OPT=-R; grep $OPT token .",
+    'grep "$OPT" token .',
+    "x=R; grep -$x token .",
+    "grep $(echo -R) token .",
+    "tar -c$(echo h)f /tmp/a.tar sub",
 ]
 
 
