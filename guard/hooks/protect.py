@@ -27,7 +27,9 @@ Standard library only: it runs on the ``guard hook`` fast path for every tool ca
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -326,7 +328,44 @@ def _follows_links(unit: Unit) -> bool:
         follows_links(program, unit.args)
         or any(word.dynamic for word in unit.command.words[1:])  # $OPT, "$(…)": any option, -R too (none in real use)
         or (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
+        or _options_from_input(unit)
     )
+
+
+#: find's actions that print what its expression says, not the paths it found (``-printf '-R\n'``), or run programs.
+_FIND_PRINTS_OTHERWISE = re.compile(r"^-(f?printf|f?ls|fprint0?|exec(dir)?|ok(dir)?)$")
+#: grep's options that make it print the names of the files it read, not their lines.
+_LISTS_FILES = re.compile(r"^(-[A-Za-z]*[lL][A-Za-z]*|--files-with(out)?-match(es)?)$")
+
+
+def _options_from_input(unit: Unit) -> bool:
+    """Whether ``xargs`` may hand the walk an option from its input (``echo -R | xargs grep token .``): unless it ends
+    its own options (``--``) or what feeds it prints only paths that never start with ``-`` (:func:`_lists_paths`)."""
+    return _run_by_xargs(unit) and not (unit.args and unit.args[-1] == "--") and not _lists_paths(unit.fed_by)
+
+
+def _run_by_xargs(unit: Unit) -> bool:
+    assert unit.command is not None and unit.program is not None
+    program = os.path.basename(unit.program)
+    wrappers = itertools.takewhile(lambda word: os.path.basename(word.text) != program, unit.command.words)
+    return any(os.path.basename(word.text) == "xargs" for word in wrappers)
+
+
+def _lists_paths(unit: Unit | None) -> bool:
+    """Whether ``unit`` prints only paths starting with a name it was given that does not start with ``-``: ``find``
+    printing what it found, or ``grep -l``/``-L`` printing the files it read (given as such, or by such a feeder)."""
+    from guard.protection.readonly import dash_names
+
+    if unit is None or unit.command is None or unit.program is None:
+        return False
+    program = os.path.basename(unit.program)
+    if program == "find":
+        return not any(_FIND_PRINTS_OTHERWISE.match(arg) for arg in unit.args)
+    if program != "grep" or not any(_LISTS_FILES.match(arg) for arg in unit.args):
+        return False
+    if _run_by_xargs(unit):
+        return _lists_paths(unit.fed_by)
+    return "--" not in unit.args and not (any(_leading_glob(arg) for arg in unit.args) and dash_names(unit.cwd))
 
 
 def _options_follow_links(unit: Unit, said: list[str], changed: str | None) -> bool:

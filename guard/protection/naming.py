@@ -168,7 +168,8 @@ class Unit:
     ``creates``: acting on a tree, it may create files below it (an extraction, a copy), not only read, delete or change
     what is there (:func:`guard.protection.tree_effects.creates_files`); ``spared``: files of that tree it leaves alone
     (``git clean`` and the tracked files), when known; ``onto_root``: the paths among ``paths`` it copies or moves onto
-    the root (``cp -r tmp /`` writes into ``/tmp``).
+    the root (``cp -r tmp /`` writes into ``/tmp``); ``fed_by``: the command before it in its pipeline, whose output is
+    its input (``find … | xargs grep``).
     """
 
     __slots__ = (
@@ -185,6 +186,7 @@ class Unit:
         "creates",
         "spared",
         "onto_root",
+        "fed_by",
     )
 
     def __init__(
@@ -207,6 +209,7 @@ class Unit:
         self.creates = tree
         self.spared: frozenset[str] = frozenset()
         self.onto_root: set[str] = set()
+        self.fed_by: Unit | None = None
 
 
 class _Budget:
@@ -367,8 +370,11 @@ class _Shell:
     def script(self, script: Script, cwd: str, depth: int) -> str:
         for pipeline in script.pipelines:
             piped: list[str] = []  # what reading programs earlier in the pipeline pass on
+            before: Unit | None = None
             for command in pipeline.commands:
                 cwd = self.command(command, cwd, depth, piped)
+                unit = self.found[-1]
+                unit.fed_by, before = before, unit
         return cwd
 
     def command(self, command: Command, cwd: str, depth: int, piped: list[str]) -> str:

@@ -84,6 +84,9 @@ FOLLOW_LINKS = [
     # the same behind a wrapper, in a brace, or from a program the prover does not read
     "timeout 5 grep -R token .",
     "echo . | xargs grep -R token",
+    "echo -R | xargs grep token .",  # xargs hands grep its input's words: -R among them
+    "printf '%s\\n' -R | nice xargs grep token .",
+    "find sub -printf '-R\\n' | xargs grep token .",
     "nice rg -L token",
     "egrep -R token .",
     "grep {-R,-e} token .",
@@ -183,7 +186,16 @@ def test_a_walk_that_follows_links_is_refused_before_any_rule(project: Path, stu
             reason,
         )
         assert calls == 0, command
-    for command in ("cp -r sub /tmp/copy", "tar -cf /tmp/a.tar sub", "rsync -a sub/ /tmp/copy", "chmod -R go+r sub"):
+    for command in (
+        "cp -r sub /tmp/copy",
+        "tar -cf /tmp/a.tar sub",
+        "rsync -a sub/ /tmp/copy",
+        "chmod -R go+r sub",
+        "find sub -name '*.txt' | xargs grep token",  # find prints paths starting sub/, never an option
+        "find sub -name '*.txt' | xargs grep -l token | xargs grep -l x",  # and grep -l the files it read
+        "echo -R | xargs grep token . --",  # after --, what xargs adds is a file
+        "grep xargs notes.txt",
+    ):
         assert hook(project, stub, command)[0] == "allow", command  # a link copied as a link: the rule decides
     assert hook(project, stub, "grep token ?R")[0] == "allow"
     (project / "-R").write_text("")  # bash hands this name to grep as its -R
