@@ -24,10 +24,34 @@ __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
 
 #: ``guard serve``'s default port.
 DEFAULT_PORT = 8787
+#: Programs that start the program or Python module named among their arguments, after options of their own
+#: (``uv run --with x guard …``, ``coverage run -m guard.cli.main``).
 _RUNNERS = frozenset(
-    {"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda", "pixi", "pipenv", "pyenv", "asdf", "mise", "direnv"}
+    {
+        "uv",
+        "uvx",
+        "pipx",
+        "poetry",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "pixi",
+        "pipenv",
+        "pyenv",
+        "asdf",
+        "mise",
+        "direnv",
+        "coverage",
+        "xvfb-run",
+        "valgrind",
+        "gdb",
+        "catchsegv",
+    }
 )
-_PYTHONS = frozenset({"python", "pypy"})
+_PYTHONS = frozenset({"python", "pypy", "ipython"})
+#: CPython's short options that take a value: a cluster of flags ends at one (``-Im guard``, ``-Pmguard``).
+_PYTHON_VALUED = frozenset("cmWX")
 #: Programs that run code given as text (``sh -c 'guard …'``, ``python -c "subprocess.run(['guard', …])"``).
 _CODE_RUNNERS = frozenset(
     {
@@ -46,6 +70,17 @@ _CODE_RUNNERS = frozenset(
         "lua",
         "eval",
         "xargs",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "busybox",
+        "vim",
+        "vi",
+        "nvim",
+        "ex",
+        "view",
+        "less",
     }
 )
 #: Programs that run a command they are given, as words or as a line: on a terminal of their own (``script -c``, ``expect``,
@@ -93,16 +128,32 @@ _COMMAND_RUNNERS = frozenset(
     }
 )
 _LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
-_CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$\t\n"})
+_CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$!\t\n"})
+#: The folder of the guard package that is running: a dotted name is guard's module when its first part is there.
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
-def _imports_guard(texts: Iterable[str]) -> bool:
+def _guard_module(word: str) -> bool:
+    """Whether ``word`` is the name of guard's package or one of its modules (``guard.cli.main``, not ``guard.yaml``)."""
+    if word == "guard":
+        return True
+    if not word.startswith("guard."):
+        return False
+    first = word.split(".", 2)[1]
+    return first.isidentifier() and ((_PACKAGE / first).is_dir() or (_PACKAGE / f"{first}.py").is_file())
+
+
+def _imports_guard(texts: Iterable[str], *, python: bool = False) -> bool:
+    """Whether code text imports guard: a module name after an importing word; in Python's code, guard's module
+    named anywhere (``import os,guard.cli.main``, ``import_module("guard.cli.main")``, ``runpy.run_module(…)``)."""
     for text in texts:
+        if "guard" not in text:
+            continue
         words = text.translate(_CODE_SEPARATORS).split()
+        if python and any(word.startswith("guard.") and _guard_module(word) for word in words):
+            return True
         for before, word in zip(words, words[1:], strict=False):
-            if before in ("import", "from", "__import__", "import_module", "-m") and (
-                word == "guard" or word.startswith("guard.")
-            ):
+            if before in ("import", "from", "__import__", "import_module", "-m") and _guard_module(word):
                 return True
     return False
 
@@ -118,9 +169,17 @@ def _names_guard(texts: Iterable[str]) -> bool:
 
 
 def _module_option(args: list[str]) -> bool:
-    for before, arg in zip(["", *args], args, strict=False):
-        module = arg[2:] if arg.startswith("-m") and len(arg) > 2 else arg if before == "-m" else ""
-        if module == "guard" or module.startswith("guard."):
+    """Whether Python's ``-m`` names guard: alone (``-m guard.cli.main``, ``-mguard``) or ending a cluster of flags
+    (``-Im guard``), anywhere in the arguments (``-m pdb -m guard``)."""
+    for at, arg in enumerate(args):
+        if not arg.startswith("-") or arg.startswith("--"):
+            continue
+        letters = arg[1:]
+        valued = next((i for i, letter in enumerate(letters) if letter in _PYTHON_VALUED), None)
+        if valued is None or letters[valued] != "m":
+            continue
+        module = letters[valued + 1 :] or (args[at + 1] if at + 1 < len(args) else "")
+        if _guard_module(module):
             return True
     return False
 
@@ -150,9 +209,9 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
         return "runs guard's own command"
     if program in _PYTHONS and _module_option(args):
         return "runs guard's module"
-    if program in _RUNNERS and any(a == "guard" or a.startswith("guard.") for a in args[:4]):
+    if program in _RUNNERS and any(os.path.basename(a) == "guard" or _guard_module(a) for a in args):
         return f"runs guard through {program}"
-    if _imports_guard(unit.texts):
+    if _imports_guard(unit.texts, python=program in _PYTHONS):
         return "runs code that imports guard"
     if program in _CODE_RUNNERS and _names_guard(unit.texts[1:]):
         return f"runs code ({program}) that runs guard's command"
