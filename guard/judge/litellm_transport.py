@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from guard.judge import wire_clock
@@ -17,6 +19,24 @@ from guard.judge.chat import ChatReply, ChatRequest
 from guard.judge.reply_limit import cap_litellm
 
 __all__ = ["complete", "load", "response_mode", "warm"]
+
+
+@contextmanager
+def _no_dotenv() -> Iterator[None]:
+    """LiteLLM's import loads the first ``.env`` above its own folder (or, in a ``-c`` process such as the warm service,
+    above the working directory) unless ``LITELLM_MODE`` says otherwise: a file the agent can write (the project's
+    ``.env`` beside a virtualenv inside it, ``~/.env``) would set ``OPENAI_BASE_URL`` and send the judge, with the
+    user's key, to an endpoint of the agent's choosing. guard's endpoints come from its config and the environment
+    the client started it in, never from such a file."""
+    before = os.environ.get("LITELLM_MODE")
+    os.environ["LITELLM_MODE"] = "PRODUCTION"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("LITELLM_MODE", None)
+        else:
+            os.environ["LITELLM_MODE"] = before
 
 
 def load() -> Any:
@@ -30,7 +50,7 @@ def load() -> Any:
     # they are not the user's business. Re-applied on every call: filterwarnings is idempotent,
     # and a caller's catch_warnings() (pytest's "error" filter) would otherwise shadow it.
     warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _no_dotenv():
         warnings.simplefilter("ignore")  # import-time notes, same reason
         import litellm
 
