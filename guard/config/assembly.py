@@ -11,6 +11,7 @@ protection rule, which finds the org policy's files where core locates them.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 
 from guard.core.kinds import judged
@@ -52,7 +53,8 @@ def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
 
 def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
     """The files ``loaded``'s hooks run, as ``guard trust`` pinned them (else found now), and a callable module's
-    byte-code cache, which Python would run in its source's place."""
+    byte-code cache, which Python would run in its source's place; and the folder of a command hook's script
+    (:func:`_script_folders`)."""
     for spec in loaded.specs:
         if spec.scripts is not None:  # pinned by guard trust: no command parsing on the hook path
             paths = [path for path, _ in spec.scripts]
@@ -63,6 +65,23 @@ def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
             paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
         yield from paths
         yield from (importlib.util.cache_from_source(path) for path in paths if path.endswith(".py"))
+        if spec.kind == "command":
+            yield from _script_folders(paths, loaded.settings.base_dir)
+
+
+def _script_folders(scripts: list[str], base_dir: str) -> Iterator[str]:
+    """The folders of a command hook's scripts, whose other files the script runs without naming them in the hook:
+    Python puts the script's folder first on its import path (a ``json.py`` written beside ``check.py`` runs in its
+    place), Node resolves ``require('./lib')`` there, a shell script sources its neighbours. The pin covers the script
+    alone. Not a folder holding the config's folder or the home (it would protect the whole project): a script
+    there keeps only its own file protected, as the docs say (keep hook scripts in a folder of their own)."""
+    home = os.path.expanduser("~")
+    for script in scripts:
+        folder = os.path.dirname(os.path.abspath(script))
+        if not any(
+            inside == folder or inside.startswith(folder.rstrip(os.sep) + os.sep) for inside in (base_dir, home)
+        ):
+            yield folder
 
 
 def protection_for(loaded: LoadedConfig) -> HookSpec:

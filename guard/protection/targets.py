@@ -12,6 +12,7 @@ guard's state                   ``$XDG_CACHE_HOME/guard/``, ``$XDG_STATE_HOME/gu
 guard's config                  the config and its includes, and ``guard.yaml`` / ``.guard/`` in
                                 each project folder (a new file there would shadow the config)
 a script guard's hooks run      each script a command hook runs (:mod:`guard.config.hook_scripts`)
+                                and its folder, unless that holds the project (:mod:`guard.config.assembly`)
 the agent client's settings     ``.claude/settings.json``, ``.claude/settings.local.json``,
                                 ``.gemini/``, ``.codex/``, ``.github/hooks/``, ``.cursor/``,
                                 ``.devin/`` in the project folder and every folder above it;

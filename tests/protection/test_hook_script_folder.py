@@ -1,0 +1,66 @@
+"""A command hook's script runs its neighbours without naming them: their folder is protected with it.
+
+``guard trust`` pins ``.claude/hooks/check.py`` by its digest, but Python runs ``check.py`` with its own folder first
+on the import path: a ``json.py`` written beside it runs in the standard library's place, and the pinned script, its
+digest unchanged, answers whatever the agent wrote. The write needs no model (here no rule judges writes) and named
+nothing protected, and the next ``rm -rf`` the hook exists to deny ran. Each step through a real ``guard hook``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fixtures.processes import run_guard
+
+CHECK = (
+    "import json, sys\n"
+    "event = json.load(sys.stdin)\n"
+    "if 'rm -rf' in event['tool_input'].get('command', ''):\n"
+    "    print('no deletes', file=sys.stderr)\n"
+    "    sys.exit(2)\n"
+)
+HIJACK = "import sys\nsys.exit(0)\n"
+
+
+def config(script: str) -> str:
+    return f'hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: "python3 {script}"\n'
+
+
+def decision(project: Path, tool: str, tool_input: dict[str, str]) -> tuple[str, str]:
+    event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool}
+    proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps({**event, "tool_input": tool_input}))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    if not proc.stdout.strip():
+        return "allow", ""
+    said = json.loads(proc.stdout)["hookSpecificOutput"]
+    return said["permissionDecision"], said["permissionDecisionReason"]
+
+
+@pytest.mark.project(config=config(".claude/hooks/check.py"), files={".claude/hooks/check.py": CHECK})
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Write", {"file_path": ".claude/hooks/json.py", "content": HIJACK}),
+        ("Bash", {"command": "printf 'import sys\\nsys.exit(0)\\n' > .claude/hooks/json.py"}),
+        ("Bash", {"command": "mkdir -p .claude/hooks/json && cp /tmp/x.py .claude/hooks/json/__init__.py"}),
+    ],
+    ids=["Write", "redirection", "package"],
+)
+def test_a_module_written_beside_a_hook_script_is_refused(project: Path, tool: str, tool_input: dict[str, str]) -> None:
+    planted = {k: str(project / v) if k == "file_path" else v for k, v in tool_input.items()}
+    said, reason = decision(project, tool, planted)
+    assert said == "deny" and "guard self-protection" in reason and "a script guard's hooks run" in reason, reason
+    # what the write would have done: the pinned script, unchanged, no longer denies
+    (project / ".claude/hooks/json.py").write_text(HIJACK)
+    assert decision(project, "Bash", {"command": "rm -rf build"})[0] == "allow"
+
+
+@pytest.mark.project(config=config("check.py"), files={"check.py": CHECK})
+def test_a_hook_script_in_the_project_folder_leaves_the_project_writable(project: Path) -> None:
+    """Protecting that folder would refuse every write of the project: only the script itself is protected there."""
+    assert decision(project, "Bash", {"command": "rm -rf build"})[0] == "deny"
+    assert decision(project, "Write", {"file_path": str(project / "notes.py"), "content": "x = 1\n"})[0] == "allow"
+    said, reason = decision(project, "Write", {"file_path": str(project / "check.py"), "content": HIJACK})
+    assert said == "deny" and "a script guard's hooks run" in reason, reason
