@@ -199,7 +199,7 @@ def _event_cwd(raw: bytes) -> str | None:
 
     try:
         cwd = json.loads(raw).get("cwd")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # nested past the parser's depth: the gate refuses it
         return None
     return cwd if isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd) else None
 

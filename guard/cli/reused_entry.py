@@ -31,7 +31,7 @@ def devin_entry(fmt: str, raw: bytes, env: Mapping[str, str]) -> str | None:
         return None
     try:
         event = json.loads(raw).get("hook_event_name")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None  # guard's own reading of the event decides what an unreadable one gets
     from guard.core.errors import GuardError
     from guard.setup.install import installed_hooks

@@ -114,3 +114,31 @@ def test_under_claude_code_the_claude_entry_always_judges(isolated_home: Path) -
         timeout=60,
     )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize(
+    "args,env",
+    [
+        (["--format", "claude"], {"DEVIN_PROJECT_DIR": "{project}"}),  # the .claude entry, run by Devin
+        (["--format", "claude", "--project", ""], {}),  # the shared launcher's, under a client that sets no folder
+    ],
+    ids=["devin", "no-project-folder"],
+)
+def test_an_event_nested_past_the_parser_s_depth_is_refused_not_a_crash(
+    isolated_home: Path, args: list[str], env: dict[str, str]
+) -> None:
+    """An MCP tool's arguments are the agent's to shape: nested deeper than Python's JSON parser goes, they made
+    ``guard hook`` crash (exit 1, which Devin, Gemini and Copilot read as "go ahead"; the shared launcher blocks on it,
+    an entry written without it does not) before its failure policy could answer, in the two places that read the
+    event before the gate does."""
+    project = _project(isolated_home)
+    deep = "[" * 5000 + "]" * 5000
+    event = '{"session_id": "d1", "hook_event_name": "PreToolUse", "tool_name": "mcp__db__query", "tool_input": {"q": '
+    done = run_guard(
+        ["hook", *args],
+        project,
+        stdin=event + deep + "}}",
+        env={name: value.replace("{project}", str(project)) for name, value in env.items()},
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-800:]
+    assert done.returncode == 2 and "nested deeper than 100 levels" in done.stderr, (done.returncode, done.stderr)
