@@ -10,7 +10,8 @@ The command runs in the folder of the config file that declared it (guard.yaml's
 folder, the project root for a ``.claude/settings.json``, a skill's own folder),
 never in the event's ``cwd``: that field is written by whoever sends the event, so
 honouring it would let a payload pick which ``hooks/check.sh`` runs.
-``$CLAUDE_PROJECT_DIR`` is that folder unless the client already set it.
+``$CLAUDE_PROJECT_DIR`` is that folder unless the client already set it. Its ``PATH`` leaves out the
+folders inside the project (:func:`search_path`): a bare ``sh`` or ``python3`` is never a program the agent wrote.
 
 A hook of a trusted config (``guard hook``, ``guard serve``) runs only the
 scripts the user trusted: one that changed since ``guard trust``, or that was
@@ -44,13 +45,29 @@ from guard.hooks.command_output import MEMORY_CAP, Captured, read_capped, spill_
 from guard.hooks.command_payload import encode_payload, fit_payload
 from guard.hooks.reply import decode_reply, parse_reply
 
-__all__ = ["KILL_GRACE", "SHELL", "CommandHook"]
+__all__ = ["KILL_GRACE", "SHELL", "CommandHook", "search_path"]
 
 SHELL = "/bin/sh"
 #: Seconds between SIGTERM and SIGKILL for a cancelled hook's process group.
 KILL_GRACE = 0.3
 #: Events whose plain-text stdout becomes additional context (Claude Code's rule).
 _CONTEXT_EVENTS = frozenset({"user_turn", "session_start"})
+
+
+def search_path(path: str, projects: tuple[str, ...]) -> str:
+    """``PATH`` without the folders the agent may write that a bare program name would be found in: one inside the
+    project (an activated ``.venv/bin``, ``node_modules/.bin``), and a relative or empty entry (the working folder,
+    which is the project; not the home, where a config may also live). The pin covers the scripts a hook names; ``sh`` or ``python3`` found there is the agent's
+    program, not the one the user trusted (a ``.venv/bin/sh`` it wrote answered for ``sh deny.sh``)."""
+    home = os.path.realpath(os.path.expanduser("~")).rstrip(os.sep) + os.sep
+    folders = (os.path.realpath(folder).rstrip(os.sep) + os.sep for folder in projects if folder)
+    inside = tuple(folder for folder in folders if not home.startswith(folder))  # a config in the home is no project
+    kept = [
+        entry
+        for entry in path.split(os.pathsep)
+        if os.path.isabs(entry) and not (os.path.realpath(entry).rstrip(os.sep) + os.sep).startswith(inside)
+    ]
+    return os.pathsep.join(kept)
 
 
 class CommandHook(Hook):
@@ -72,6 +89,7 @@ class CommandHook(Hook):
         workdir = self._workdir()
         env = {**os.environ, "ARGUMENTS": env_payload, "HOOK_PAYLOAD": env_payload, "HOOK_EVENT": event.event}
         env.setdefault("CLAUDE_PROJECT_DIR", workdir)
+        env["PATH"] = search_path(env.get("PATH", ""), (workdir, os.getcwd(), env["CLAUDE_PROJECT_DIR"]))
         try:
             proc = await asyncio.create_subprocess_exec(
                 SHELL,

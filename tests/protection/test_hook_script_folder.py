@@ -9,6 +9,8 @@ nothing protected, and the next ``rm -rf`` the hook exists to deny ran. Each ste
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,9 +30,12 @@ def config(script: str) -> str:
     return f'hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n      command: "python3 {script}"\n'
 
 
-def decision(project: Path, tool: str, tool_input: dict[str, str]) -> tuple[str, str]:
+def decision(
+    project: Path, tool: str, tool_input: dict[str, str], env: dict[str, str] | None = None
+) -> tuple[str, str]:
     event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool}
-    proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps({**event, "tool_input": tool_input}))
+    stdin = json.dumps({**event, "tool_input": tool_input})
+    proc = run_guard(["hook", "--format", "claude"], project, stdin=stdin, env=env)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     if not proc.stdout.strip():
         return "allow", ""
@@ -64,3 +69,21 @@ def test_a_hook_script_in_the_project_folder_leaves_the_project_writable(project
     assert decision(project, "Write", {"file_path": str(project / "notes.py"), "content": "x = 1\n"})[0] == "allow"
     said, reason = decision(project, "Write", {"file_path": str(project / "check.py"), "content": HIJACK})
     assert said == "deny" and "a script guard's hooks run" in reason, reason
+
+
+DENY_SH = "grep -q 'rm -rf' && { echo 'no deletes' >&2; exit 2; }; exit 0\n"
+
+
+@pytest.mark.project(
+    config=config("deny.sh").replace("python3", "sh"), files={"deny.sh": DENY_SH, ".venv/bin/.keep": ""}
+)
+def test_a_program_written_into_a_project_folder_on_path_does_not_run_for_the_hook(project: Path) -> None:
+    """With the project's virtualenv activated (its ``bin`` first on the client's ``PATH``), ``sh deny.sh`` found the
+    ``sh`` the agent wrote there (a Bash call naming nothing protected), which allowed the ``rm -rf`` the pinned,
+    unchanged deny.sh refuses. The hook's ``PATH`` leaves the project's folders out, and a relative entry."""
+    path = {"PATH": f"{project}/.venv/bin::{os.environ['PATH']}"}
+    planted = "printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/sh && chmod +x .venv/bin/sh && cp .venv/bin/sh grep"
+    assert decision(project, "Bash", {"command": planted}, path)[0] == "allow"  # no rule judges it
+    subprocess.run(["sh", "-c", planted], cwd=project, check=True)
+    said, reason = decision(project, "Bash", {"command": "rm -rf build"}, path)
+    assert said == "deny" and "no deletes" in reason, reason
