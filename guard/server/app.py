@@ -55,7 +55,7 @@ from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
 from guard.server.client import CLIENT_HEADER
-from guard.server.identity import NONCE_HEADER, PROOF_HEADER, credential, proof
+from guard.server.identity import LOCAL_PROOF_HEADER, NONCE_HEADER, PROOF_HEADER, credential, local_key, proof
 from guard.server.metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "warm"]
@@ -117,6 +117,7 @@ class _Service:
     ) -> None:
         self.engine = engine
         self.token = token
+        self.local_key = local_key(token) if token else None  # what a hook on this machine believes from a loopback URL
         self.gate = Gate(
             engine=engine, service=None
         )  # the service decides in-process, sharing the engine's cache and audit log
@@ -144,6 +145,8 @@ class _Service:
         nonce = request.headers.get(NONCE_HEADER)
         if nonce and self.token:  # guard hook believes only an answer signed with the key it shares with this service
             response.headers[PROOF_HEADER] = proof(self.token, nonce[:128], bytes(response.body))
+            if self.local_key:
+                response.headers[LOCAL_PROOF_HEADER] = proof(self.local_key, nonce[:128], bytes(response.body))
         return response
 
     async def decide_for_client(self, request: Request) -> Response:

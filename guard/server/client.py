@@ -19,10 +19,12 @@ from urllib.parse import quote
 from guard.core.decision import is_decision
 from guard.core.logs import LazyLogger
 from guard.server.identity import (
+    LOCAL_PROOF_HEADER,
     NONCE_HEADER,
     PROOF_HEADER,
     credential,
     explicit_token,
+    local_key,
     new_nonce,
     service_key,
     verify_proof,
@@ -73,13 +75,14 @@ def send_event(
     if client:
         headers[CLIENT_HEADER] = client
     request = urllib.request.Request(endpoint, data=body, method="POST", headers=headers)
+    local = local_key(key) if _loopback(url) else None  # a service on this machine: only the secret-bound proof counts
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             answer = response.read()
-            signed = response.headers.get(PROOF_HEADER)
+            signed = response.headers.get(LOCAL_PROOF_HEADER if local else PROOF_HEADER)
     except (OSError, ValueError):  # URLError, HTTPError, timeouts and refused connections are OSErrors
         return None
-    if not verify_proof(key, nonce, answer, signed):
+    if not verify_proof(local or key, nonce, answer, signed):
         log.warning(
             "the answer from %s does not prove it came from guard serve (this user's key); judging in-process", url
         )
@@ -91,3 +94,22 @@ def send_event(
     if not isinstance(data, dict) or not is_decision(data.get("decision")):
         return None
     return data
+
+
+def _loopback(url: str) -> bool:
+    """Whether ``url`` reaches this machine (a service run by this user, whose secret it shares)."""
+    import ipaddress
+    from urllib.parse import urlparse
+
+    try:
+        host = urlparse(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool(address.is_loopback or address.is_unspecified or (mapped is not None and mapped.is_loopback))

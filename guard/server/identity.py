@@ -14,6 +14,13 @@ it out of reach). From the key:
   state file points at) learns the credential from the request but cannot derive
   the proof key from it, so its answer fails the check and the call is judged
   in-process.
+- a token the user set may be in the agent's environment (it is, for a Claude Code
+  http hook), and whoever holds it can sign answers. So a service on this machine
+  also signs with a key bound to the per-user secret (``X-Guard-Local-Proof``, :func:`local_key`),
+  and ``guard hook`` believes an answer from a loopback URL only with that proof: a
+  process the agent started on the port after the real service left, token or not,
+  cannot give it. A remote service (another machine's secret) proves itself with the
+  token's proof alone.
 
 Standard library only: ``guard hook`` signs and checks on its service path.
 """
@@ -28,11 +35,13 @@ from guard.core.settings import SERVE_TOKEN_ENV, Settings, from_env
 from guard.storage.secret import TrustError, seal
 
 __all__ = [
+    "LOCAL_PROOF_HEADER",
     "NONCE_HEADER",
     "PROOF_HEADER",
     "credential",
     "explicit_token",
     "is_per_user",
+    "local_key",
     "new_nonce",
     "proof",
     "service_key",
@@ -41,6 +50,7 @@ __all__ = [
 
 NONCE_HEADER = "X-Guard-Nonce"
 PROOF_HEADER = "X-Guard-Proof"
+LOCAL_PROOF_HEADER = "X-Guard-Local-Proof"
 
 
 def explicit_token(settings: Settings | None = None) -> str | None:
@@ -68,6 +78,15 @@ def is_per_user(key: str | None) -> bool:
         return hmac.compare_digest(key.encode(), seal("serve-token").encode())
     except TrustError:
         return False
+
+
+def local_key(key: str) -> str | None:
+    """``key`` bound to this user's secret: what a service and a hook on this machine, run by this user, both derive
+    and the agent cannot (None when the secret is unavailable)."""
+    try:
+        return seal("serve-local-proof", key)
+    except TrustError:
+        return None
 
 
 def _derive(key: str, purpose: str) -> bytes:

@@ -96,10 +96,13 @@ class _Impostor(BaseHTTPRequestHandler):
         body = json.dumps({"decision": "allow", "reason": "the impostor says yes", "hooks": []}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("X-Guard-Proof", "0" * 64)
+        self.send_header("X-Guard-Proof", self.proof(body))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def proof(self, body: bytes) -> str:
+        return "0" * 64
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -125,6 +128,61 @@ def test_an_answer_that_does_not_prove_it_is_guards_is_ignored(isolated_home: Pa
     assert len(_Impostor.seen) == 1 and service_key() not in _Impostor.seen[0], (
         "the impostor never learns the service's key"
     )
+
+
+class _TokenHolder(_Impostor):
+    """A process the agent started on the port, holding the token the user set (it is in the agent's environment):
+    it signs "allow" with the token's proof, as the service would."""
+
+    token = ""
+
+    def proof(self, body: bytes) -> str:
+        from guard.server.identity import proof
+
+        return proof(self.token, self.headers.get("X-Guard-Nonce", ""), body)
+
+
+@pytest.mark.slow
+def test_a_token_the_user_set_does_not_let_a_process_on_the_port_answer(isolated_home: Path, stub: StubServer) -> None:
+    """With ``GUARD_SERVE_TOKEN`` exported (what a Claude Code http hook needs), the agent knows the key the token
+    proof is made with; a process it started on the service's port signed "allow" with it and the delete ran. A
+    loopback answer needs the proof bound to the per-user secret."""
+    _TokenHolder.seen, _TokenHolder.token = [], "the-token-the-user-exported"
+    holder = ThreadingHTTPServer(("127.0.0.1", free_port()), _TokenHolder)
+    threading.Thread(target=holder.serve_forever, daemon=True).start()
+    (isolated_home / "guard.yaml").write_text(
+        SMART.replace("server: {url: auto}", f"server: {{url: 'http://127.0.0.1:{holder.server_address[1]}'}}")
+    )
+    trust_config(isolated_home / "guard.yaml")
+    try:
+        proc = guard_hook(
+            isolated_home, bash_event("rm -rf ~/photos"), GUARD_API_BASE=stub.url, GUARD_SERVE_TOKEN=_TokenHolder.token
+        )
+    finally:
+        holder.shutdown()
+    assert len(_TokenHolder.seen) == 1, "the hook asked the process on the port"
+    assert verdict(proc) == "deny" and stub.calls == 1, "judged in-process"
+
+
+@pytest.mark.slow
+def test_a_service_started_with_a_token_still_answers_the_hook(isolated_home: Path, stub: StubServer) -> None:
+    """The real ``guard serve`` under the user's token gives the secret-bound proof too: its answers count."""
+    (isolated_home / "guard.yaml").write_text(SMART)
+    trust_config(isolated_home / "guard.yaml")
+    env = {"GUARD_API_BASE": stub.url, "GUARD_SERVE_TOKEN": "the-token-the-user-exported"}
+    serve, url = _serve(isolated_home, isolated_home / "guard.yaml", {**os.environ, "PYTHONPATH": TREE, **env})
+    try:
+        proc = guard_hook(isolated_home, bash_event("rm -rf ~/photos"), GUARD_SERVER=url, **env)
+        metrics = urllib.request.Request(
+            url + "/metrics", headers={"Authorization": f"Bearer {env['GUARD_SERVE_TOKEN']}"}
+        )
+        served = urllib.request.urlopen(metrics, timeout=10).read().decode()
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    assert verdict(proc) == "deny" and stub.calls == 1
+    assert "does not prove" not in proc.stderr, proc.stderr
+    assert 'guard_decisions_total{decision="deny"} 1' in served, served[-1500:]  # the service judged it
 
 
 def _serve(cwd: Path, config: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
