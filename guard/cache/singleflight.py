@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, Protocol, TypeGuard, TypeVar
 
@@ -107,20 +108,27 @@ async def once_per_fleet(
     Returns ``work()``'s result where this process judged, or the cached verdict
     (a dict) another process stored while this one waited. Without a lockable
     cache, or when the cache fails, just ``work()``: a broken lock costs a
-    duplicate call, never a decision.
+    duplicate call, never a decision. Nor does a lock held longer than half the
+    lease (a holder judges within the hook's timeout, which the lease outlasts):
+    whoever can reach the shared cache could otherwise hold every key's lock and
+    leave each waiter to its hook's timeout, and a fail_open hook to allow.
     """
     if not _lockable(cache):
         return await work()
+    give_up = time.monotonic() + lease / 2  # see the docstring: a lock held past this is no holder worth waiting for
     try:
         while True:
             token = cache.lock(key, lease)
             if token is not None:
                 break
-            while cache.locked(key):
+            while cache.locked(key) and time.monotonic() < give_up:
                 await asyncio.sleep(POLL_S)
             stored = cache.get(key, record_miss=False)
             if stored is not None:
                 return stored
+            if time.monotonic() >= give_up:
+                log.warning("decision cache lock on %s held past half its lease; judging without it", key)
+                return await work()
             # released without a verdict (the holder failed, or its lease ran out): try to take the lock
         # the previous holder may have stored its verdict between our miss and our lock
         stored = cache.get(key, record_miss=False)
