@@ -157,6 +157,9 @@ class _Heredoc:
     def __init__(self, redirect: Redirect, delimiter: str, strip_tabs: bool, quoted: bool) -> None:
         self.redirect, self.delimiter, self.strip_tabs, self.quoted = redirect, delimiter, strip_tabs, quoted
 
+    def ends_at(self, line: str) -> bool:
+        return (line.lstrip("\t") if self.strip_tabs else line) == self.delimiter
+
 
 class _Reader:
     def __init__(self, text: str, *, depth: int) -> None:
@@ -294,14 +297,29 @@ class _Reader:
     def read_heredoc_bodies(self) -> None:
         for doc in self.heredocs:
             lines: list[str] = []
+            carried: str | None = None  # an unquoted body's line so far, when its last line ended in a continuation
             while self.i < len(self.s):
                 end = self.s.find("\n", self.i)
                 end = len(self.s) if end < 0 else end
                 line = self.s[self.i : end]
                 self.i = end + 1
-                if (line.lstrip("\t") if doc.strip_tabs else line) == doc.delimiter:
+                if carried is None and doc.ends_at(line):
                     break
+                if carried is not None:
+                    line = carried + line
+                    if doc.ends_at(line):  # read as bash reads it, which runs the lines after it
+                        self.unmodelled.append(
+                            f"a line continuation spells the here-document's delimiter {doc.delimiter!r}: bash ends it "
+                            "there, sh does not"
+                        )
+                        break
+                carried = None
+                if not doc.quoted and (len(line) - len(line.rstrip("\\"))) % 2:
+                    carried = line[:-1]  # bash and sh join it to the next line, as they join $\<newline>( into $(
+                    continue
                 lines.append(line)
+            if carried is not None:
+                lines.append(carried)
             body = "\n".join(lines)
             doc.redirect.body = Word(body) if doc.quoted else self.child(body).expanded_text()
         self.heredocs.clear()
@@ -318,6 +336,8 @@ class _Reader:
         out.tilde = self.peek() == "~"
         while self.i < len(self.s) and self.s[self.i] not in _WORD_END:
             c = self.s[self.i]
+            if c == "$":
+                self.join_after_dollar()
             if c == "\\":
                 nxt = self.peek(1)
                 self.i += 2
@@ -393,6 +413,17 @@ class _Reader:
         if closer is not None:
             self.unterminated.append(f"quote {closer}")
 
+    def join_after_dollar(self) -> None:
+        """At a ``$``: drop the line continuations after it, as the shell's input reader does before it reads the ``$``
+        with what follows (``"$\\<newline>(cmd)"`` runs cmd; to bash, ``$\\<newline>'…'`` is ``$'…'``), and note that
+        the line is not read exactly."""
+        end = self.i + 1
+        while self.s.startswith("\\\n", end):
+            end += 2
+        if end > self.i + 1:
+            self.unmodelled.append("a line continuation after $ (the shell reads the $ with what follows it)")
+            self.s = self.s[: self.i + 1] + self.s[end:]
+
     def expansion_or_char(self, out: _WordBuilder, c: str) -> None:
         """``$…`` and backticks expand (outside single quotes); any other character is itself."""
         if c == "$":
@@ -404,6 +435,7 @@ class _Reader:
             self.i += 1
 
     def dollar(self, out: _WordBuilder) -> None:
+        self.join_after_dollar()
         start = self.i
         nxt = self.peek(1)
         if nxt == "(" and self.peek(2) == "(":  # $(( arithmetic )) may hold substitutions
