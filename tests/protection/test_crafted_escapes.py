@@ -8,13 +8,12 @@ did what its case says under bash (:func:`test_the_lines_do_what_they_say` runs 
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.processes import run_guard
+from fixtures.guide import hook_decision
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -41,29 +40,9 @@ RUNS_CODE = [
 ]
 
 
-def event(project: Path, command: str) -> str:
-    return json.dumps(
-        {
-            "session_id": "s1",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
-            "cwd": str(project),
-            "transcript_path": str(project.parent / "t.jsonl"),
-        }
-    )
-
-
 def hook(project: Path, stub: StubServer, command: str) -> tuple[str, str]:
-    """(decision, reason) of a real ``guard hook --format claude`` on ``command`` run in ``project``."""
-    proc = run_guard(
-        ["hook", "--format", "claude"], project.parent, stdin=event(project, command), env={"GUARD_API_BASE": stub.url}
-    )
-    assert proc.returncode == 0, proc.stderr
-    if not proc.stdout.strip():
-        return "allow", ""
-    output = json.loads(proc.stdout)["hookSpecificOutput"]
-    return str(output["permissionDecision"]), str(output.get("permissionDecisionReason", ""))
+    """(decision, reason) of a real ``guard hook --format claude``, started beside guard.yaml, on ``command`` run in ``project``."""
+    return hook_decision(project, command, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
 
 
 @pytest.fixture
