@@ -208,9 +208,10 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
     """Why ``word``, read as a path, keeps the call out of the lane: outside the project, or protected."""
     from guard.protection.naming import TooLarge, glob_matches
 
-    target = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
-    try:
-        forms = {target, os.path.realpath(target)}
+    joined = os.path.join(cwd, os.path.expanduser(word))
+    target = os.path.normpath(joined)
+    try:  # the kernel takes ``..`` after following a link: ``e/../x`` with ``e`` -> /etc is /x
+        forms = {target, os.path.realpath(target), os.path.realpath(joined)}
         if _GLOB.search(target):  # what it matches, through links too: sub/*/x where sub/g leads out of the project
             forms.update(os.path.realpath(match) for match in glob_matches(target))
     except TooLarge:

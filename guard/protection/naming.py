@@ -294,7 +294,9 @@ def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
             script = parse(command)
         except ShellSyntaxError as exc:
             raise TooLarge(f"the command cannot be read: {exc}") from exc
-        _Shell(env, budget, found).script(script, workdir, depth=0)
+        shell = _Shell(env, budget, found)
+        shell.assigned["PWD"] = workdir  # the shell's, not the hook's: it starts in the call's folder
+        shell.script(script, workdir, depth=0)
         fields = [(key, s) for key, s in fields if key not in ("command", "cmd")]
     tool = Unit(tool_name, cwd, program=name, tree=name in SEARCH_TOOLS, texts=[s for _, s in fields])
     seen: set[tuple[str, bool]] = set()
@@ -449,10 +451,30 @@ class _Shell:
         self.found.append(unit)
         self._after(command, program, reads, cwd)
         if program in ("cd", "pushd") and invocation is not None:
-            operands = [w for w in invocation.args if not w.text.startswith("-")]
-            target = _expand_vars(operands[0].text, self.env, self.assigned) if operands else self.env.get("HOME", cwd)
-            return os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
+            return self._cd(invocation.args, cwd)
         return cwd
+
+    def _cd(self, args: list[Word], cwd: str) -> str:
+        """The folder ``cd ARGS`` moves to from ``cwd``, as bash finds it (``-`` is OLDPWD, a name is looked for in each
+        folder of CDPATH first), with PWD and OLDPWD, which later words may expand, set as bash sets them."""
+        operands = [w.text for w in args if not w.text.startswith("-") or w.text == "-"]
+        if not operands:
+            target = self.env.get("HOME", cwd)
+        elif operands[0] == "-":
+            target = self.assigned.get("OLDPWD", self.env.get("OLDPWD", cwd))
+        else:
+            target = _tilde(_expand_vars(operands[0], self.env, self.assigned), self.env, self.assigned)
+        folder = os.path.normpath(os.path.join(cwd, target))
+        if not target.startswith(("/", "./", "../")) and target not in (".", ".."):
+            for entry in self.env.get("CDPATH", "").split(":"):
+                found = os.path.normpath(os.path.join(cwd, entry or ".", target))
+                if entry and os.path.isdir(found):
+                    folder = found
+                    break
+                if not entry and os.path.isdir(found):
+                    break
+        self.assigned["OLDPWD"], self.assigned["PWD"] = cwd, folder
+        return folder
 
     def _tree(self, unit: Unit, command: Command, plain: bool, cwd: str) -> None:
         """What a command acting on a whole tree really touches (:mod:`guard.protection.tree_effects`), when its line
@@ -659,23 +681,30 @@ def _tokens(
     expansions, wild = _braces(_expand_vars(text, env, assigned) if expand else text)
     glob = glob or wild
     for expanded in expansions:
-        whole = _tilde(expanded.strip(), env) if leading_tilde else expanded.strip()
+        whole = _tilde(expanded.strip(), env, assigned) if leading_tilde else expanded.strip()
         if whole and len(whole) <= 4096 and "\0" not in whole:
             yield whole, glob
         for part in expanded.translate(_SEPARATORS).split():
-            part = _tilde(part, env) if parts_tilde else part
+            part = _tilde(part, env, assigned) if parts_tilde else part
             if part != whole and len(part) <= 4096:
                 yield part, glob
             if len(part) > 2 and part[0] == "-" and part[1] != "-":
                 yield (
-                    (_tilde(part[2:], env) if not exact else part[2:]),
+                    (_tilde(part[2:], env, assigned) if not exact else part[2:]),
                     glob,
                 )  # a short option's attached value: -t. -o/path -C~/x
 
 
-def _tilde(text: str, env: Mapping[str, str]) -> str:
+#: bash's ``~+`` and ``~-``: the shell's working folder and the one before it.
+_TILDE_FOLDERS = {"~+": "PWD", "~-": "OLDPWD"}
+
+
+def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
     if text == "~" or text.startswith("~/"):
         return env.get("HOME", os.path.expanduser("~")) + text[1:]
+    folder = _TILDE_FOLDERS.get(text[:2])
+    if folder is not None and (len(text) == 2 or text[2] == "/"):
+        return assigned.get(folder, env.get(folder, "~")) + text[2:]
     if text.startswith("~") and len(text) < 256:
         return os.path.expanduser(text)
     return text
@@ -814,9 +843,23 @@ def _brace_glob(text: str) -> str:
     return "".join(out)
 
 
+#: The start of a path into the process's own folder of ``/proc``: its working directory or root, as it sees them.
+_OWN_PROC = re.compile(r"^/+proc/+(?:self|thread-self)(?:/+task/+[^/]+)?/+(cwd|root)(?=/|$)")
+
+
 def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
-    """Add the absolute paths ``token`` names, relative to ``base``; a glob's are every path it may match."""
-    full = os.path.normpath(os.path.join(base, token))
+    """Add the absolute paths ``token`` names, relative to ``base``; a glob's are every path it may match.
+
+    The program that opens it, not guard, is the process ``/proc/self`` means: ``/proc/self/cwd/x`` is ``x`` in ``base``.
+    The kernel takes ``..`` after following a link, so ``link/../x`` is also read from where ``link`` leads (``ln -s /etc
+    e``: ``e/../home`` is ``/home``), not only as ``x`` beside ``link``.
+    """
+    joined = os.path.join(base, token)
+    own = _OWN_PROC.match(joined)
+    if own:
+        joined = (base if own.group(1) == "cwd" else "/") + "/" + joined[own.end() :]
+    physical = ".." in joined.split("/")
+    full = os.path.normpath(joined)
     if full.startswith("//"):
         full = "/" + full.lstrip("/")
     if glob and "(" in full:
@@ -827,9 +870,16 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) 
             if budget.patterns < 0:
                 raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
         unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
-        for match in _glob(full, budget):
-            _add(match, unit, budget)
+        if glob and "(" in joined:
+            joined = _EXTGLOB.sub("*", joined)
+        for match in _glob(full, budget) + (_glob(joined, budget) if physical else []):
+            _add(match, unit, budget)  # a folder of the pattern's written path is listed as the kernel finds it
         return
+    if physical:
+        try:
+            unit.paths.add(os.path.realpath(joined))
+        except (OSError, ValueError):
+            pass
     _add(full, unit, budget)
 
 

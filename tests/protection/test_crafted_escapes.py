@@ -8,6 +8,7 @@ did what its case says under bash (:func:`test_the_lines_do_what_they_say` runs 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -40,9 +41,10 @@ RUNS_CODE = [
 ]
 
 
-def hook(project: Path, stub: StubServer, command: str) -> tuple[str, str]:
-    """(decision, reason) of a real ``guard hook --format claude``, started beside guard.yaml, on ``command`` run in ``project``."""
-    return hook_decision(project, command, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+def hook(project: Path, stub: StubServer, command: str, **env: str) -> tuple[str, str]:
+    """(decision, reason) of a real ``guard hook --format claude``, started beside guard.yaml with ``env`` (the client's
+    environment, which its shell inherits), on ``command`` run in ``project``."""
+    return hook_decision(project, command, env={"GUARD_API_BASE": stub.url, **env}, started_in=project.parent)
 
 
 @pytest.fixture
@@ -89,5 +91,91 @@ BASH = shutil.which("bash")
 @pytest.mark.skipif(BASH is None, reason="needs bash")
 @pytest.mark.parametrize(("case", "command"), RUNS_CODE, ids=[case for case, _ in RUNS_CODE])
 def test_the_lines_do_what_they_say(tmp_path: Path, case: str, command: str) -> None:
-    subprocess.run([str(BASH), "-c", command], cwd=tmp_path, capture_output=True, timeout=30, check=False)
+    bash(command, tmp_path)
     assert (tmp_path / "ran.txt").exists(), case
+
+
+def _secret(project: Path, stub: StubServer) -> str:
+    """guard's secret, which exists once guard has sealed something, as a path from the root without its leading /."""
+    hook(project, stub, "cat notes.txt")
+    secret = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"
+    assert secret.exists()
+    return str(secret).lstrip("/")
+
+
+def _refused_as_secret(result: tuple[str, str]) -> bool:
+    decision, reason = result
+    return decision == "deny" and "guard self-protection" in reason and "(guard's secret)" in reason
+
+
+@pytest.mark.slow
+def test_a_path_to_guard_s_secret_is_read_as_the_kernel_reads_it(project: Path, stub: StubServer) -> None:
+    """``e/../x`` with ``e`` a link to ``/etc`` is ``/x`` (the kernel follows the link, then ``..``); ``/proc/self/cwd`` is
+    the folder of the program that opens it, not guard's. Read as text, both named a path in the project."""
+    secret = _secret(project, stub)
+    (project / "e").symlink_to("/etc")  # a link the agent made: it names /etc, no protected path
+    commands = (
+        f"cat e/../{secret}",
+        f"cat e/../{secret[:-1]}?",
+        f"cd / && cat /proc/self/cwd/{secret}",
+        f"cd / && cat /proc/thread-self/cwd/{secret}",
+    )
+    let_through = [command for command in commands if not _refused_as_secret(hook(project, stub, command))]
+    assert not let_through
+
+
+@pytest.mark.slow
+def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path, stub: StubServer) -> None:
+    """``$PWD`` and ``~+`` are the shell's folder after its ``cd``, not the hook's; ``~-`` and ``cd -`` the one before
+    (OLDPWD, which the shell inherits from the client like the hook); ``cd NAME`` looks in each folder of CDPATH first.
+    Each was read from the hook's own folder, or as a folder named ``-`` or NAME in the project."""
+    secret = _secret(project, stub)
+    home = os.environ["HOME"]
+    config = os.environ["XDG_CONFIG_HOME"]
+    cases: list[tuple[str, dict[str, str]]] = [
+        (f"cd / && cat $PWD/{secret}", {}),
+        (f'cd / && cat "${{PWD}}"/{secret}', {}),
+        (f"cd / && cat ~+/{secret}", {}),
+        (f"cd / && echo x > $PWD/{secret}", {}),
+        (f"cd / && cd {project} && cat ~-/{secret}", {}),
+        ("cd - && cat .config/guard/secret", {"OLDPWD": home}),
+        ("cd guard && cat secret", {"CDPATH": config}),
+    ]
+    let_through = [command for command, env in cases if not _refused_as_secret(hook(project, stub, command, **env))]
+    assert not let_through
+
+
+@pytest.mark.slow
+def test_a_read_through_a_link_and_dot_dot_leaves_the_lane(project: Path, stub: StubServer) -> None:
+    """The read-only lane proves a call only when all it names is inside the project: ``e/../etc/hostname`` is not."""
+    (project / "e").symlink_to("/etc")
+    for command in ("cat e/../etc/hostname", "cat e/../etc/host*"):
+        calls = stub.calls
+        assert hook(project, stub, command)[0] == "allow" and stub.calls > calls, command  # judged, not proven
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_a_link_then_dot_dot_and_proc_self_cwd_read_what_the_kernel_finds(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("outside\n")
+    project = tmp_path / "project"
+    (project / "deep").mkdir(parents=True)
+    (project / "e").symlink_to(tmp_path / "project" / "deep")
+    assert "outside" in bash(
+        "cat e/../../outside.txt", project
+    )  # deep/../../ is tmp_path; e/../../ read as text is not
+    assert "outside" in bash(f"cd {tmp_path} && cat /proc/self/cwd/outside.txt", project)
+    assert "outside" in bash(f"cd {tmp_path} && cat $PWD/outside.txt ~+/outside.txt", project)
+    assert "outside" in bash("cd - && cat outside.txt", project, OLDPWD=str(tmp_path))
+    assert "outside" in bash("cd project && cat ../outside.txt", project / "deep", CDPATH=str(tmp_path))
+
+
+def bash(command: str, cwd: Path, **env: str) -> str:
+    return subprocess.run(
+        [str(BASH), "-c", command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", **env},
+    ).stdout
