@@ -681,6 +681,10 @@ def _tokens(
     expansions, wild = _braces(_expand_vars(text, env, assigned) if expand else text)
     glob = glob or wild
     for expanded in expansions:
+        if _UNKNOWN in expanded:
+            for pattern in _unknowns(expanded.strip()):
+                yield from _tokens(pattern, env, assigned, glob=True)
+            continue
         whole = _tilde(expanded.strip(), env, assigned) if leading_tilde else expanded.strip()
         if whole and len(whole) <= 4096 and "\0" not in whole:
             yield whole, glob
@@ -697,6 +701,21 @@ def _tokens(
 
 #: bash's ``~+`` and ``~-``: the shell's working folder and the one before it.
 _TILDE_FOLDERS = {"~+": "PWD", "~-": "OLDPWD"}
+
+
+#: What a ``${…}`` guard does not compute stands for, in the text it expands: any text, ``/`` included.
+_UNKNOWN = "\ue000"
+
+
+def _unknowns(text: str) -> list[str]:
+    """The patterns a text holding :data:`_UNKNOWN` may stand for: the unknown as ``*``, and, where it starts a path, the
+    same from the root (``${HOME:0:1}etc/x`` is ``/etc/x``); and the text with it empty (``${HOME#$HOME}/etc/x``). Alone,
+    or with no ``/`` beside it, it names nothing guard can see."""
+    pattern, empty = text.replace(_UNKNOWN, "*"), text.replace(_UNKNOWN, "")
+    if "/" not in empty:  # no path around it: its value, built at run time, is not seen (``echo ${f%.txt}``)
+        return [empty] if empty else []
+    rooted = [f"/{pattern}"] if text.startswith(_UNKNOWN) else []
+    return [pattern, *rooted, empty]
 
 
 def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
@@ -742,10 +761,16 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
                 k += 1
             name, rest = inner[:k], inner[k:]
             value = assigned.get(name, env.get(name))
+            unset = value is None or (not value and rest[:1] == ":")
+            word = rest[2:] if rest[:1] == ":" else rest[1:]
             if rest[:2] in (":-", ":=") or rest[:1] in ("-", "="):
-                default = rest[2:] if rest[:1] == ":" else rest[1:]
-                if value is None or (not value and rest[:1] == ":"):
-                    value = _expand_vars(default, env, assigned, depth + 1)
+                value = _expand_vars(word, env, assigned, depth + 1) if unset else value
+            elif rest[:2] == ":+" or rest[:1] == "+":  # the word when set: ${HOME:+/} is /
+                value = "" if unset else _expand_vars(word, env, assigned, depth + 1)
+            elif not name or rest[:2] not in ("", ":?") and rest[:1] != "?":
+                value = (
+                    _UNKNOWN  # ${#x}, ${!x}, ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} …: a value guard does not compute
+                )
             out.append(value or "")
             i = end + 1
             continue

@@ -146,6 +146,24 @@ def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path
 
 
 @pytest.mark.slow
+def test_a_parameter_expansion_guard_does_not_compute_is_any_text(project: Path, stub: StubServer) -> None:
+    """``${HOME:+/}`` is ``/`` and ``${HOME:0:1}`` the first letter of HOME; each was read as HOME's value, which put the
+    path after it in a folder that holds nothing of guard's. A value that stands alone is not seen (``echo ${f%.txt}``)."""
+    secret = _secret(project, stub)
+    commands = (
+        f"cat ${{HOME:+/}}{secret}",
+        f'cat "${{HOME:+/}}"{secret}',
+        f"cat ${{HOME:0:1}}{secret}",
+        f"cat ${{HOME#$HOME}}/{secret}",
+        f"cat ${{HOME/*/}}/{secret}",
+    )
+    let_through = [command for command in commands if not _refused_as_secret(hook(project, stub, command))]
+    assert not let_through
+    for command in ("for f in *.txt; do echo ${f%.txt}; done", "echo ${HOME%/}"):
+        assert hook(project, stub, command)[0] == "allow", command
+
+
+@pytest.mark.slow
 def test_a_read_through_a_link_and_dot_dot_leaves_the_lane(project: Path, stub: StubServer) -> None:
     """The read-only lane proves a call only when all it names is inside the project: ``e/../etc/hostname`` is not."""
     (project / "e").symlink_to("/etc")
@@ -166,6 +184,8 @@ def test_a_link_then_dot_dot_and_proc_self_cwd_read_what_the_kernel_finds(tmp_pa
     assert "outside" in bash(f"cd {tmp_path} && cat /proc/self/cwd/outside.txt", project)
     assert "outside" in bash(f"cd {tmp_path} && cat $PWD/outside.txt ~+/outside.txt", project)
     assert "outside" in bash("cd - && cat outside.txt", project, OLDPWD=str(tmp_path))
+    assert "outside" in bash(f"cat ${{HOME:+/}}{str(tmp_path)[1:]}/outside.txt", project, HOME="/x")
+    assert "outside" in bash(f"cat ${{HOME:0:1}}{str(tmp_path)[1:]}/outside.txt", project, HOME="/x")
     assert "outside" in bash("cd project && cat ../outside.txt", project / "deep", CDPATH=str(tmp_path))
 
 
