@@ -368,6 +368,9 @@ class _Shell:
         self.unsure = False
         #: the data reading programs wrote into files earlier in the line: a later program that names such a file may run it
         self.fed: dict[str, list[str]] = {}
+        #: the folders the shell was in before each cd of the line: it may still be in one (a cd in a subshell, a
+        #: pipeline, the background, after a failed test, to a missing folder, or a popd), so relative paths are read there too
+        self.earlier: list[str] = []
 
     def script(self, script: Script, cwd: str, depth: int) -> str:
         for pipeline in script.pipelines:
@@ -432,7 +435,8 @@ class _Shell:
                 if (token, glob) not in seen:
                     seen.add((token, glob))
                     self.budget.spend_token()
-                    _resolve(token, cwd, unit, self.budget, glob=glob)
+                    for base in (cwd, *self.earlier):
+                        _resolve(token, base, unit, self.budget, glob=glob)
         if (
             not reads
         ):  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
@@ -443,36 +447,44 @@ class _Shell:
                     if (token, glob) not in seen:
                         seen.add((token, glob))
                         self.budget.spend_token()
-                        _resolve(token, cwd, unit, self.budget, glob=glob)
+                        for base in (cwd, *self.earlier):
+                            _resolve(token, base, unit, self.budget, glob=glob)
         piped += data
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
         _into_folders(unit)
         self.found.append(unit)
         self._after(command, program, reads, cwd)
-        if program in ("cd", "pushd") and invocation is not None:
-            return self._cd(invocation.args, cwd)
+        if program in ("cd", "pushd", "popd") and invocation is not None:
+            folder = self._cd(program, invocation.args, cwd)
+            if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
+                self.earlier.append(cwd)
+            return folder
         return cwd
 
-    def _cd(self, args: list[Word], cwd: str) -> str:
+    def _cd(self, program: str, args: list[Word], cwd: str) -> str:
         """The folder ``cd ARGS`` moves to from ``cwd``, as bash finds it (``-`` is OLDPWD, a name is looked for in each
-        folder of CDPATH first), with PWD and OLDPWD, which later words may expand, set as bash sets them."""
-        operands = [w.text for w in args if not w.text.startswith("-") or w.text == "-"]
+        folder of CDPATH first, ``-P`` resolves links), with PWD and OLDPWD, which later words may expand, set as bash sets
+        them. A ``popd``, or a ``pushd`` that turns the folder stack, goes back to a folder of the line: one of
+        :attr:`earlier`, where relative paths are read anyway."""
+        operands = [w.text for w in args if not w.text.startswith(("-", "+")) or w.text == "-"]
+        if program == "popd" or (program == "pushd" and not operands):
+            return cwd
         if not operands:
             target = self.env.get("HOME", cwd)
         elif operands[0] == "-":
             target = self.assigned.get("OLDPWD", self.env.get("OLDPWD", cwd))
         else:
             target = _tilde(_expand_vars(operands[0], self.env, self.assigned), self.env, self.assigned)
-        folder = os.path.normpath(os.path.join(cwd, target))
+        joined = os.path.join(cwd, target)
         if not target.startswith(("/", "./", "../")) and target not in (".", ".."):
             for entry in self.env.get("CDPATH", "").split(":"):
-                found = os.path.normpath(os.path.join(cwd, entry or ".", target))
-                if entry and os.path.isdir(found):
-                    folder = found
+                found = os.path.join(cwd, entry or ".", target)
+                if os.path.isdir(found):
+                    joined = found if entry else joined
                     break
-                if not entry and os.path.isdir(found):
-                    break
+        physical = any(w.text.startswith("-") and "P" in w.text for w in args)
+        folder = os.path.realpath(joined) if physical else os.path.normpath(joined)
         self.assigned["OLDPWD"], self.assigned["PWD"] = cwd, folder
         return folder
 

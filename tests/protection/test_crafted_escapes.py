@@ -131,8 +131,10 @@ def test_a_path_to_guard_s_secret_is_read_as_the_kernel_reads_it(project: Path, 
 @pytest.mark.slow
 def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path, stub: StubServer) -> None:
     """``$PWD`` and ``~+`` are the shell's folder after its ``cd``, not the hook's; ``~-`` and ``cd -`` the one before
-    (OLDPWD, which the shell inherits from the client like the hook); ``cd NAME`` looks in each folder of CDPATH first.
-    Each was read from the hook's own folder, or as a folder named ``-`` or NAME in the project."""
+    (OLDPWD, which the shell inherits from the client like the hook); ``cd NAME`` looks in each folder of CDPATH first;
+    ``pushd +0`` stays; ``cd -P`` resolves links. Each was read from the hook's own folder, or as a folder named ``-``,
+    NAME or ``+0`` in the project. A cd that does not last (in a subshell, a pipeline, the background, after a failed
+    test, to a missing folder) left paths read from its folder only."""
     secret = _secret(project, stub)
     home = os.environ["HOME"]
     config = os.environ["XDG_CONFIG_HOME"]
@@ -144,7 +146,13 @@ def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path
         (f"cd / && cd {project} && cat ~-/{secret}", {}),
         ("cd - && cat .config/guard/secret", {"OLDPWD": home}),
         ("cd guard && cat secret", {"CDPATH": config}),
+        (f"cd / && pushd +0 && cat {secret}", {}),
+        (f"cd -P e/.. && cat {secret}", {}),  # -P: the folder the link leads to, then ..
     ]
+    (project / "e").symlink_to("/etc")
+    from_here = os.path.relpath("/" + secret, project)  # a cd that does not last leaves the shell here
+    for form in ("(cd /); ", "cd / | true; ", "cd / & ", "false && cd /; ", "cd /nonexistent; "):
+        cases.append((f"{form}cat {from_here}", {}))
     assert not _let_through(project, stub, cases)
 
 
