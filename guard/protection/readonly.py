@@ -153,8 +153,9 @@ _STATE_CHANGERS = frozenset(
     "export fc getopts hash history jobs let local logout mapfile readarray popd pushd read readonly return set shift shopt "
     "source . suspend times trap ulimit umask unset wait for select function coproc [[ ((".split()
 )
-#: Builtins that only print or test their words: a word whose value is not known is inert there (``echo "$PATH"``).
-_INERT = frozenset({"echo", "true", "false", ":", "test", "["})
+#: Builtins that only print or ignore their words: a word whose value is not known is inert there (``echo "$PATH"``).
+#: Not ``test`` nor ``[``: such a word may be ``-v`` (``: -v; test $_ 'a[$(cmd)]'`` runs cmd, ``$_`` being ``-v``).
+_INERT = frozenset({"echo", "true", "false", ":"})
 #: A word whose only expansions are plain parameters (``$NAME``, ``${NAME}``, ``$1``, ``$@``): expanding it runs nothing.
 _PLAIN_PARAMETERS = re.compile(
     r"""^(?:[^$`'"\\]|\\.|'[^']*'|"(?:[^"$`\\]|\\.|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*"|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*$""",
@@ -319,7 +320,7 @@ def prove_command(
     the proof's ``written``; the program must still be a reading one (``cat <<'EOF' > x.py``, ``echo … >> notes.txt``).
     ``alone``: the command is judged on its own by a caller that follows the line's state (self-protection, which asks
     whether a command writes, not what it prints): a ``cd`` to a folder named as written is proven (the caller reads the
-    next commands' paths from there), and a builtin that only prints or tests its words (``echo``, ``test`` …) may be given
+    next commands' paths from there), and a builtin that only prints or ignores its words (``echo``, ``:`` …) may be given
     words whose value is not known (``echo "$PATH"``).
     """
     env = {} if env is None else env

@@ -209,3 +209,25 @@ def bash(command: str, cwd: Path, **env: str) -> str:
         check=False,
         env={"PATH": "/usr/bin:/bin", **env},
     ).stdout
+
+
+@pytest.mark.slow
+def test_a_test_given_a_word_guard_does_not_know_is_not_proven(project: Path, stub: StubServer) -> None:
+    """``$_`` is the last word of the command before: ``-v`` after ``: -v``, and ``test -v 'a[$(cmd)]'`` runs cmd.
+    Self-protection proved ``test`` with words it does not know as it proves ``echo``, which only prints them."""
+    settings = project.parent / ".claude" / "settings.json"
+    before = settings.read_text()
+    for command in (
+        ": -v; test $_ 'a[$(touch ../.claude/settings.json)]'",
+        "echo -v; [ \"$_\" 'a[$(touch ../.claude/settings.json)]' ]",
+    ):
+        decision, reason = hook(project, stub, command)
+        assert decision == "deny" and "guard self-protection" in reason, (command, reason)
+    assert settings.read_text() == before
+    assert hook(project, stub, 'echo "$_" ../.claude/settings.json')[0] == "allow"  # echo only prints
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_dollar_underscore_makes_test_run_a_command(tmp_path: Path) -> None:
+    bash(": -v; test $_ 'a[$(touch ran.txt)]'", tmp_path)
+    assert (tmp_path / "ran.txt").exists()
