@@ -261,6 +261,10 @@ class _Reader:
                 self.i += 1
                 end_pipeline()
             else:
+                if any(r.op in ("&>", "&>>") for r in command.redirects):
+                    self.unmodelled.append(
+                        "a word after &> (sh reads &> as & and >: the words after its target are another command there)"
+                    )
                 word = self.word()
                 if not command.words and _ASSIGNMENT.match(word.text):
                     command.assignments.append(word)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,10 @@ RUNS_CODE = [
     ),
     ("$\\<newline>' is $'…' to bash: its \\' does not end the quote", "echo $\\\n'\\''; touch ran.txt #'"),
 ]
+#: Lines sh (dash, Debian's /bin/sh, which Codex runs a call in when the agent names it) reads otherwise than bash.
+RUNS_CODE_IN_SH = [
+    ("sh reads &> as & and >: the words after its target are a command", "cat notes.txt &>/dev/null touch ran.txt")
+]
 
 
 def hook(project: Path, stub: StubServer, command: str, **env: str) -> tuple[str, str]:
@@ -57,7 +62,9 @@ def project(project: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("case", "command"), RUNS_CODE, ids=[case for case, _ in RUNS_CODE])
+@pytest.mark.parametrize(
+    ("case", "command"), RUNS_CODE + RUNS_CODE_IN_SH, ids=[case for case, _ in RUNS_CODE + RUNS_CODE_IN_SH]
+)
 def test_a_line_that_runs_code_reaches_the_judge(project: Path, stub: StubServer, case: str, command: str) -> None:
     decision, _ = hook(project, stub, command)
     assert decision == "allow" and stub.calls >= 1, case  # the stub allows: only a model call shows it was not proven
@@ -73,6 +80,7 @@ WRITES_GUARD_S_FILES = [
     ),
     ("$\\<newline>( in an unquoted here-document", "cat <<EOF\n$\\\n(echo {} > ../.claude/settings.json)\nEOF"),
     ("a continued line spells the delimiter", "cat <<EOF\nEO\\\nF\necho {} > ../.claude/settings.json\nEOF"),
+    ("sh reads &> as & and >", "cat notes.txt &>/dev/null touch ../.claude/settings.json"),
 ]
 
 
@@ -225,6 +233,17 @@ def test_a_test_given_a_word_guard_does_not_know_is_not_proven(project: Path, st
         assert decision == "deny" and "guard self-protection" in reason, (command, reason)
     assert settings.read_text() == before
     assert hook(project, stub, 'echo "$_" ../.claude/settings.json')[0] == "allow"  # echo only prints
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs sh")
+@pytest.mark.parametrize(("case", "command"), RUNS_CODE_IN_SH, ids=[case for case, _ in RUNS_CODE_IN_SH])
+def test_the_lines_do_what_they_say_in_sh(tmp_path: Path, case: str, command: str) -> None:
+    subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, timeout=30, check=False)
+    for _ in range(50):  # sh ran cat in the background
+        if (tmp_path / "ran.txt").exists():
+            break
+        time.sleep(0.1)
+    assert (tmp_path / "ran.txt").exists(), case
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")
