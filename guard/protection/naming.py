@@ -403,6 +403,7 @@ class _Shell:
         if program in ("export", "declare", "typeset", "local", "readonly"):
             for text in args:
                 self._assign(text)
+        self._unseen(program, args, command)
         unit = Unit(
             " ".join(w.text for w in command.words)[:200] or "(redirection)",
             cwd,
@@ -593,6 +594,26 @@ class _Shell:
             return None
         return read_text(path, MAX_DIFF)
 
+    def _unseen(self, program: str | None, args: list[str], command: Command) -> None:
+        """Mark the variables ``command`` sets from what guard does not see (input, a loop's list, an option's value, code
+        it runs) as standing for any text (:data:`_UNKNOWN`); after ``eval``, ``source`` or arithmetic, every variable."""
+        raws = [w.raw for w in [*command.assignments, *command.words]]
+        if program in _SETS_ANY or any("$((" in raw or "$[" in raw or raw.startswith("((") for raw in raws):
+            self.assigned[_UNKNOWN] = _UNKNOWN
+        names = [name for raw in raws for name in _ASSIGNING_EXPANSION.findall(raw)]
+        keyword = [w.text for w in command.words[:2]]
+        if keyword[:1] in (["for"], ["select"]):
+            names += keyword[1:]
+        elif program == "printf":  # -v NAME, or -vNAME
+            names += [a[2:] or (args[k + 1] if k + 1 < len(args) else "") for k, a in enumerate(args) if a[:2] == "-v"]
+        elif program in _SETS_UNSEEN:  # read NAME…, declare -n NAME=…, unset NAME …
+            options = any(a.startswith("-") for a in args)
+            names += [a.partition("=")[0] for a in args if not a.startswith("-") and ("=" not in a or options)]
+            names += _SETS_UNSEEN[program]
+        for name in names:
+            if name.isidentifier() and len(self.assigned) < 256:
+                self.assigned[name] = _UNKNOWN
+
     def _assign(self, text: str) -> None:
         name, eq, value = text.partition("=")
         if eq and name.isidentifier() and len(self.assigned) < 256:
@@ -715,6 +736,24 @@ def _tokens(
 _TILDE_FOLDERS = {"~+": "PWD", "~-": "OLDPWD"}
 
 
+#: Builtins that set the variables they name from what guard does not see (besides ``for``, ``select`` and ``printf -v``),
+#: and the ones they set unnamed.
+_SETS_UNSEEN = {
+    "read": ("REPLY",),
+    "mapfile": ("MAPFILE",),
+    "readarray": ("MAPFILE",),
+    "getopts": ("OPTARG", "OPTIND"),
+    "declare": (),
+    "typeset": (),
+    "local": (),
+    "export": (),
+    "readonly": (),
+    "unset": (),
+}
+#: Builtins after which any variable may hold anything: they run code or evaluate arithmetic guard does not follow.
+_SETS_ANY = frozenset({"eval", "source", ".", "let"})
+#: ``${NAME:=word}`` and ``${NAME=word}`` assign NAME as they expand.
+_ASSIGNING_EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
 #: What a ``${…}`` guard does not compute stands for, in the text it expands: any text, ``/`` included.
 _UNKNOWN = "\ue000"
 
@@ -724,7 +763,9 @@ def _unknowns(text: str) -> list[str]:
     same from the root (``${HOME:0:1}etc/x`` is ``/etc/x``); and the text with it empty (``${HOME#$HOME}/etc/x``). Alone,
     or with no ``/`` beside it, it names nothing guard can see."""
     pattern, empty = text.replace(_UNKNOWN, "*"), text.replace(_UNKNOWN, "")
-    if "/" not in empty:  # no path around it: its value, built at run time, is not seen (``echo ${f%.txt}``)
+    if "/" not in empty or not empty.strip(
+        "/"
+    ):  # no path around it: its value is not seen (``echo ${f%.txt}``, ``$d/``)
         return [empty] if empty else []
     rooted = [f"/{pattern}"] if text.startswith(_UNKNOWN) else []
     return [pattern, *rooted, empty]
@@ -739,6 +780,13 @@ def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> st
     if text.startswith("~") and len(text) < 256:
         return os.path.expanduser(text)
     return text
+
+
+def _value(name: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str | None:
+    """NAME's value: as the line assigned it, any text once it ran code guard does not follow, else the environment's."""
+    if name in assigned:
+        return assigned[name]
+    return _UNKNOWN if _UNKNOWN in assigned else env.get(name)
 
 
 def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int = 0) -> str:
@@ -772,7 +820,7 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
             while k < len(inner) and (inner[k].isalnum() or inner[k] == "_"):
                 k += 1
             name, rest = inner[:k], inner[k:]
-            value = assigned.get(name, env.get(name))
+            value = _value(name, env, assigned)
             unset = value is None or (not value and rest[:1] == ":")
             word = rest[2:] if rest[:1] == ":" else rest[1:]
             if rest[:2] in (":-", ":=") or rest[:1] in ("-", "="):
@@ -793,7 +841,7 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
             out.append(c)
             i += 1
             continue
-        out.append(assigned.get(text[i + 1 : j], env.get(text[i + 1 : j], "")))
+        out.append(_value(text[i + 1 : j], env, assigned) or "")
         i = j
     return "".join(out)
 

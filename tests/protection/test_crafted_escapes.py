@@ -182,6 +182,24 @@ def test_a_parameter_expansion_guard_does_not_compute_is_any_text(project: Path,
 
 
 @pytest.mark.slow
+def test_a_variable_set_from_what_guard_does_not_see_is_any_text(project: Path, stub: StubServer) -> None:
+    """A loop's variable, what ``read``, ``printf -v`` or ``getopts`` stored, ``${H:=…}``, anything after ``eval``: each
+    was read as unset (empty), which put the path after it in the project."""
+    secret = _secret(project, stub)
+    commands = (
+        f"for d in /; do cat ${{d}}{secret}; done",
+        f"read H <<< /; cat ${{H}}{secret}",
+        f"printf -v H %s /; cat ${{H}}{secret}",
+        f"getopts a: H -a/; cat ${{OPTARG}}{secret}",
+        f"eval H=/; cat ${{H}}{secret}",
+        f": ${{H:=/}}; cat ${{H}}{secret}",
+    )
+    assert not _let_through(project, stub, [(command, {}) for command in commands])
+    for command in ("for d in src tests; do ls $d/; done", "for f in *.txt; do cat $f; done"):
+        assert hook(project, stub, command)[0] == "allow", command
+
+
+@pytest.mark.slow
 def test_a_read_through_a_link_and_dot_dot_leaves_the_lane(project: Path, stub: StubServer) -> None:
     """The read-only lane proves a call only when all it names is inside the project: ``e/../etc/hostname`` is not."""
     (project / "e").symlink_to("/etc")
@@ -204,6 +222,8 @@ def test_a_link_then_dot_dot_and_proc_self_cwd_read_what_the_kernel_finds(tmp_pa
     assert "outside" in bash("cd - && cat outside.txt", project, OLDPWD=str(tmp_path))
     assert "outside" in bash(f"cat ${{HOME:+/}}{str(tmp_path)[1:]}/outside.txt", project, HOME="/x")
     assert "outside" in bash(f"cat ${{HOME:0:1}}{str(tmp_path)[1:]}/outside.txt", project, HOME="/x")
+    assert "outside" in bash(f"for d in /; do cat ${{d}}{str(tmp_path)[1:]}/outside.txt; done", project)
+    assert "outside" in bash(f"read H <<< /; cat ${{H}}{str(tmp_path)[1:]}/outside.txt", project)
     assert "outside" in bash("cd project && cat ../outside.txt", project / "deep", CDPATH=str(tmp_path))
 
 
