@@ -941,8 +941,13 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) 
     """
     joined = os.path.join(base, token)
     own = _OWN_PROC.match(joined)
-    if own:
+    if own:  # the client's own tool (Read) opens it as the client, whose folder may be guard's: both are read
+        _resolve_joined(joined, unit, budget, glob=glob)
         joined = (base if own.group(1) == "cwd" else "/") + "/" + joined[own.end() :]
+    _resolve_joined(joined, unit, budget, glob=glob)
+
+
+def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
     physical = ".." in joined.split("/")
     full = os.path.normpath(joined)
     if full.startswith("//"):

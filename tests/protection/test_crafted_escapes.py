@@ -8,6 +8,7 @@ did what its case says under bash (:func:`test_the_lines_do_what_they_say` runs 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.guide import hook_decision
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -276,3 +278,23 @@ def test_the_lines_do_what_they_say_in_sh(tmp_path: Path, case: str, command: st
 def test_dollar_underscore_makes_test_run_a_command(tmp_path: Path) -> None:
     bash(": -v; test $_ 'a[$(touch ran.txt)]'", tmp_path)
     assert (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.slow
+def test_proc_self_cwd_in_a_client_s_own_tool_is_the_client_s_folder_too(project: Path, stub: StubServer) -> None:
+    """The client's Read tool opens ``/proc/self/cwd/…`` as the client, which runs guard from its own folder (here the
+    one above the project): that reading counts as well as the shell's."""
+    _secret(project, stub)
+    secret = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"
+    path = "/proc/self/cwd/" + os.path.relpath(secret, project.parent)
+    event = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": path},
+        "cwd": str(project),
+    }
+    proc = run_guard(
+        ["hook", "--format", "claude"], project.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+    )
+    output = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny" and "(guard's secret)" in output["permissionDecisionReason"]
