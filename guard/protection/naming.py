@@ -37,7 +37,7 @@ from guard.command_analysis.invocation import command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
-__all__ = ["LIMITS", "SECONDS", "TooLarge", "Unit", "glob_matches", "named_by", "units"]
+__all__ = ["LIMITS", "SECONDS", "UNKNOWN", "TooLarge", "Unit", "glob_matches", "named_by", "units"]
 
 #: The bounds on what one call may make guard look at.
 LIMITS = {
@@ -596,10 +596,10 @@ class _Shell:
 
     def _unseen(self, program: str | None, args: list[str], command: Command) -> None:
         """Mark the variables ``command`` sets from what guard does not see (input, a loop's list, an option's value, code
-        it runs) as standing for any text (:data:`_UNKNOWN`); after ``eval``, ``source`` or arithmetic, every variable."""
+        it runs) as standing for any text (:data:`UNKNOWN`); after ``eval``, ``source`` or arithmetic, every variable."""
         raws = [w.raw for w in [*command.assignments, *command.words]]
         if program in _SETS_ANY or any("$((" in raw or "$[" in raw or raw.startswith("((") for raw in raws):
-            self.assigned[_UNKNOWN] = _UNKNOWN
+            self.assigned[UNKNOWN] = UNKNOWN
         names = [name for raw in raws for name in _ASSIGNING_EXPANSION.findall(raw)]
         keyword = [w.text for w in command.words[:2]]
         if keyword[:1] in (["for"], ["select"]):
@@ -612,7 +612,7 @@ class _Shell:
             names += _SETS_UNSEEN[program]
         for name in names:
             if name.isidentifier() and len(self.assigned) < 256:
-                self.assigned[name] = _UNKNOWN
+                self.assigned[name] = UNKNOWN
 
     def _assign(self, text: str) -> None:
         name, eq, value = text.partition("=")
@@ -714,7 +714,7 @@ def _tokens(
     expansions, wild = _braces(_expand_vars(text, env, assigned) if expand else text)
     glob = glob or wild
     for expanded in expansions:
-        if _UNKNOWN in expanded:
+        if UNKNOWN in expanded:
             for pattern in _unknowns(expanded.strip()):
                 yield from _tokens(pattern, env, assigned, glob=True)
             continue
@@ -755,19 +755,19 @@ _SETS_ANY = frozenset({"eval", "source", ".", "let"})
 #: ``${NAME:=word}`` and ``${NAME=word}`` assign NAME as they expand.
 _ASSIGNING_EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
 #: What a ``${…}`` guard does not compute stands for, in the text it expands: any text, ``/`` included.
-_UNKNOWN = "\ue000"
+UNKNOWN = "\ue000"
 
 
 def _unknowns(text: str) -> list[str]:
-    """The patterns a text holding :data:`_UNKNOWN` may stand for: the unknown as ``*``, and, where it starts a path, the
+    """The patterns a text holding :data:`UNKNOWN` may stand for: the unknown as ``*``, and, where it starts a path, the
     same from the root (``${HOME:0:1}etc/x`` is ``/etc/x``); and the text with it empty (``${HOME#$HOME}/etc/x``). Alone,
     or with no ``/`` beside it, it names nothing guard can see."""
-    pattern, empty = text.replace(_UNKNOWN, "*"), text.replace(_UNKNOWN, "")
+    pattern, empty = text.replace(UNKNOWN, "*"), text.replace(UNKNOWN, "")
     if "/" not in empty or not empty.strip(
         "/"
     ):  # no path around it: its value is not seen (``echo ${f%.txt}``, ``$d/``)
         return [empty] if empty else []
-    rooted = [f"/{pattern}"] if text.startswith(_UNKNOWN) else []
+    rooted = [f"/{pattern}"] if text.startswith(UNKNOWN) else []
     return [pattern, *rooted, empty]
 
 
@@ -786,7 +786,7 @@ def _value(name: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> st
     """NAME's value: as the line assigned it, any text once it ran code guard does not follow, else the environment's."""
     if name in assigned:
         return assigned[name]
-    return _UNKNOWN if _UNKNOWN in assigned else env.get(name)
+    return UNKNOWN if UNKNOWN in assigned else env.get(name)
 
 
 def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int = 0) -> str:
@@ -829,7 +829,7 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
                 value = "" if unset else _expand_vars(word, env, assigned, depth + 1)
             elif not name or rest[:2] not in ("", ":?") and rest[:1] != "?":
                 value = (
-                    _UNKNOWN  # ${#x}, ${!x}, ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} …: a value guard does not compute
+                    UNKNOWN  # ${#x}, ${!x}, ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} …: a value guard does not compute
                 )
             out.append(value or "")
             i = end + 1

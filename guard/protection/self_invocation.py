@@ -11,6 +11,7 @@ service's port. Standard library only: it runs on the ``guard hook`` fast path.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from guard.command_analysis.invocation import command_name
 from guard.core.settings import SERVER_ENV, from_env
-from guard.protection.naming import Unit
+from guard.protection.naming import UNKNOWN, Unit
 
 __all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
 
@@ -207,6 +208,8 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
     program, args = unit.program or "", unit.args
     if command_name(program) == "guard" or os.path.basename(program) == "guard":
         return "runs guard's own command"
+    if UNKNOWN in program and fnmatch.fnmatchcase("guard", os.path.basename(program).replace(UNKNOWN, "*")):
+        return "runs a program whose name is built from a value guard does not know, which may be guard's command"
     if program in _PYTHONS and _module_option(args):
         return "runs guard's module"
     if program in _RUNNERS and any(os.path.basename(a) == "guard" or _guard_module(a) for a in args):

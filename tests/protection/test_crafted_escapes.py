@@ -298,3 +298,20 @@ def test_proc_self_cwd_in_a_client_s_own_tool_is_the_client_s_folder_too(project
     )
     output = json.loads(proc.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny" and "(guard's secret)" in output["permissionDecisionReason"]
+
+
+@pytest.mark.slow
+def test_a_program_named_by_a_value_guard_does_not_know_may_be_guard(project: Path, stub: StubServer) -> None:
+    """``${HOME:0:0}guard`` is ``guard``, and so may be a loop's ``$p``: the name was read as HOME's value or as empty."""
+    for command in (
+        "${HOME:0:0}guard --version",
+        "g${HOME:0:0}uard --version",
+        "for p in guard; do $p --version; done",
+        "read p <<< guard; $p --version",
+    ):
+        decision, reason = hook(project, stub, command)
+        assert decision == "deny" and "guard self-protection" in reason and "guard's command" in reason, (
+            command,
+            reason,
+        )
+    assert hook(project, stub, "for f in *.txt; do cat $f; done")[0] == "allow"
