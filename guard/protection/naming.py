@@ -390,8 +390,9 @@ class _Shell:
         for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:
             for sub in word.substitutions:
                 self.script(sub, cwd, depth + 1)
-        for word in command.assignments:
-            self._assign(word.text)
+        if not command.words:  # H=/x cat $H: bash expands $H before assigning, and for cat only
+            for word in command.assignments:
+                self._assign(word.text)
         invocation = unwrap(command, [], 0)
         # the program as it would run: ``G=guard; $G install`` runs guard
         program = (

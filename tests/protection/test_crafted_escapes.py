@@ -315,3 +315,15 @@ def test_a_program_named_by_a_value_guard_does_not_know_may_be_guard(project: Pa
             reason,
         )
     assert hook(project, stub, "for f in *.txt; do cat $f; done")[0] == "allow"
+
+
+@pytest.mark.slow
+def test_an_assignment_before_a_command_is_not_its_words_value(project: Path, stub: StubServer) -> None:
+    """``HOME=/x cat $HOME/…``: bash expands ``$HOME`` before it assigns, and the assignment is cat's environment only."""
+    secret = _secret(project, stub)
+    commands = [
+        "HOME=/x cat $HOME/.config/guard/secret",
+        "XDG_CONFIG_HOME=/x cat $XDG_CONFIG_HOME/guard/secret",
+        f"H=/x cat ${{H:-/}}{secret}",
+    ]
+    assert not _let_through(project, stub, [(command, {}) for command in commands])
