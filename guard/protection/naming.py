@@ -473,14 +473,14 @@ class _Shell:
         if program == "popd" or (program == "pushd" and not operands):
             return cwd
         if not operands:
-            target = self.env.get("HOME", cwd)
+            target = _value("HOME", self.env, self.assigned) or cwd
         elif operands[0] == "-":
             target = self.assigned.get("OLDPWD", self.env.get("OLDPWD", cwd))
         else:
             target = _tilde(_expand_vars(operands[0], self.env, self.assigned), self.env, self.assigned)
         joined = os.path.join(cwd, target)
         if not target.startswith(("/", "./", "../")) and target not in (".", ".."):
-            for entry in self.env.get("CDPATH", "").split(":"):
+            for entry in (_value("CDPATH", self.env, self.assigned) or "").split(":"):
                 found = os.path.join(cwd, entry or ".", target)
                 if os.path.isdir(found):
                     joined = found if entry else joined
@@ -774,7 +774,8 @@ def _unknowns(text: str) -> list[str]:
 
 def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
     if text == "~" or text.startswith("~/"):
-        return env.get("HOME", os.path.expanduser("~")) + text[1:]
+        home = _value("HOME", env, assigned)  # the line may have set it (HOME=/; cat ~/x)
+        return (home if home is not None and home != UNKNOWN else env.get("HOME", os.path.expanduser("~"))) + text[1:]
     folder = _TILDE_FOLDERS.get(text[:2])
     if folder is not None and (len(text) == 2 or text[2] == "/"):
         return assigned.get(folder, env.get(folder, "~")) + text[2:]

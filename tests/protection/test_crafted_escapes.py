@@ -158,6 +158,9 @@ def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path
         ("cd guard && cat secret", {"CDPATH": config}),
         (f"cd / && pushd +0 && cat {secret}", {}),
         (f"cd -P e/.. && cat {secret}", {}),  # -P: the folder the link leads to, then ..
+        (f"HOME=/; cat ~/{secret}", {}),  # HOME, CDPATH as the line set them
+        (f"HOME=/; cd; cat {secret}", {}),
+        ("CDPATH=/; cd {}; cat {}".format(*secret.split("/", 1)), {}),
     ]
     (project / "e").symlink_to("/etc")
     from_here = os.path.relpath("/" + secret, project)  # a cd that does not last leaves the shell here
