@@ -950,6 +950,7 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) 
 
 
 def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
+    """:func:`_resolve` of a path already joined to its folder."""
     physical = ".." in joined.split("/")
     full = os.path.normpath(joined)
     if full.startswith("//"):
@@ -962,7 +963,7 @@ def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> 
             if budget.patterns < 0:
                 raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
         unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
-        if glob and "(" in joined:
+        if "(" in joined:
             joined = _EXTGLOB.sub("*", joined)
         for match in _glob(full, budget) + (_glob(joined, budget) if physical else []):
             _add(match, unit, budget)  # a folder of the pattern's written path is listed as the kernel finds it
