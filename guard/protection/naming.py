@@ -457,12 +457,17 @@ class _Shell:
         _into_folders(unit)
         self.found.append(unit)
         self._after(command, program, reads, cwd)
+        folder = cwd
         if program in ("cd", "pushd", "popd") and invocation is not None:
             folder = self._cd(program, invocation.args, cwd)
-            if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
-                self.earlier.append(cwd)
-            return folder
-        return cwd
+        elif program == "eval" and args:  # eval 'cd /' moves the shell as cd / does
+            try:
+                folder = self.script(parse(" ".join(args)), cwd, depth + 1)
+            except ShellSyntaxError:
+                pass
+        if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
+            self.earlier.append(cwd)
+        return folder
 
     def _cd(self, program: str, args: list[Word], cwd: str) -> str:
         """The folder ``cd ARGS`` moves to from ``cwd``, as bash finds it (``-`` is OLDPWD, a name is looked for in each

@@ -161,6 +161,7 @@ def test_the_shell_s_folder_is_followed_into_pwd_oldpwd_and_cdpath(project: Path
         (f"HOME=/; cat ~/{secret}", {}),  # HOME, CDPATH as the line set them
         (f"HOME=/; cd; cat {secret}", {}),
         ("CDPATH=/; cd {}; cat {}".format(*secret.split("/", 1)), {}),
+        (f"eval 'cd /'; cat {secret}", {}),  # eval's text moves the shell as cd does
     ]
     (project / "e").symlink_to("/etc")
     from_here = os.path.relpath("/" + secret, project)  # a cd that does not last leaves the shell here
