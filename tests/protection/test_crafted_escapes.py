@@ -193,7 +193,7 @@ UNKNOWN_VALUES = [
             "eval H=/; cat ${{H}}{s}",
             ": ${{H:=/}}; cat ${{H}}{s}",
         ),
-        ("for d in src tests; do ls $d/; done", "for f in *.txt; do cat $f; done"),
+        ("for d in src tests; do cat $d/notes.txt; done", "for f in *.txt; do cat $f; done"),
     ),
 ]
 
