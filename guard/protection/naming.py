@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from guard.command_analysis.invocation import command_name, unwrap
+from guard.command_analysis.invocation import Invocation, command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
@@ -371,18 +371,20 @@ class _Shell:
         #: the folders the shell was in before each cd of the line: it may still be in one (a cd in a subshell, a
         #: pipeline, the background, after a failed test, to a missing folder, or a popd), so relative paths are read there too
         self.earlier: list[str] = []
+        #: the shell ran text guard could not read (``. $f``, ``source <(…)``): from then on it may be in any folder
+        self.anywhere = False
 
     def script(self, script: Script, cwd: str, depth: int) -> str:
         for pipeline in script.pipelines:
             piped: list[str] = []  # what reading programs earlier in the pipeline pass on
             before: Unit | None = None
             for command in pipeline.commands:
-                cwd = self.command(command, cwd, depth, piped)
+                cwd = self.command(command, cwd, depth, piped, piped_into=before is not None)
                 unit = self.found[-1]
                 unit.fed_by, before = before, unit
         return cwd
 
-    def command(self, command: Command, cwd: str, depth: int, piped: list[str]) -> str:
+    def command(self, command: Command, cwd: str, depth: int, piped: list[str], *, piped_into: bool) -> str:
         self.budget.spend_command()
         reads = prove_command(command, writes=True, env=self.env, cwd=cwd).proven
         words = _named_words(command, reads)
@@ -437,8 +439,7 @@ class _Shell:
                 if (token, glob) not in seen:
                     seen.add((token, glob))
                     self.budget.spend_token()
-                    for base in (cwd, *self.earlier):
-                        _resolve(token, base, unit, self.budget, glob=glob)
+                    self._resolve(token, cwd, unit, glob=glob)
         if (
             not reads
         ):  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
@@ -449,12 +450,15 @@ class _Shell:
                     if (token, glob) not in seen:
                         seen.add((token, glob))
                         self.budget.spend_token()
-                        for base in (cwd, *self.earlier):
-                            _resolve(token, base, unit, self.budget, glob=glob)
+                        self._resolve(token, cwd, unit, glob=glob)
         piped += data
         if unit.tree and program in IN_WORKING_DIRECTORY and not any(os.path.isdir(p) for p in unit.paths):
             unit.paths.add(os.path.normpath(cwd))
+            if self.anywhere:
+                unit.patterns.add("*")
         _into_folders(unit)
+        if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
+            unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
         self._after(command, program, reads, cwd)
         folder = cwd
@@ -465,9 +469,62 @@ class _Shell:
                 folder = self.script(parse(" ".join(args)), cwd, depth + 1)
             except ShellSyntaxError:
                 pass
+        elif program in ("source", ".") and invocation is not None:  # so does sourced text, when guard can read it
+            folder = self._source(None if piped_into else self._sourced(invocation, command, cwd), cwd, depth)
         if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
             self.earlier.append(cwd)
         return folder
+
+    def _resolve(self, token: str, cwd: str, unit: Unit, *, glob: bool) -> None:
+        """``token`` from each folder the shell may be in: ``cwd``, the folders it was in before, and, once it ran text
+        guard could not read, any folder (a relative path is then a pattern for the same path below any folder)."""
+        for base in (cwd, *self.earlier):
+            _resolve(token, base, unit, self.budget, glob=glob)
+        if self.anywhere and not token.startswith("/"):
+            below = os.path.normpath(token)
+            while below == ".." or below.startswith("../"):
+                below = below[3:] or "."
+            if below != ".":
+                unit.patterns.add(f"*/{below}")
+
+    def _sourced(self, invocation: Invocation, command: Command, cwd: str) -> str | None:
+        """The text ``. NAME`` / ``source NAME`` (not fed by a pipe) runs in the line's own shell: a here-string or
+        here-document it is fed on ``/dev/stdin``, or the file NAME as written (looked for in PATH first when it holds no ``/``, as bash does); ""
+        when there is no such file (nothing runs). None when guard cannot read it: a computed name, a pipe, a process
+        substitution, a file an earlier command of the line may have written."""
+        args = invocation.args[1:] if invocation.args[:1] and invocation.args[0].text == "--" else invocation.args
+        if not args:
+            return ""
+        word = args[0]
+        if word.dynamic or word.glob or word.process or word.substitutions or word.text.startswith("-"):
+            return None
+        name = _tilde(word.text, self.env, self.assigned) if word.tilde else word.text
+        if name in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0"):
+            return self._stdin(command, cwd)
+        if name.startswith(("/dev/", "/proc/")) or UNKNOWN in name:
+            return None
+        folders = [] if "/" in name else (_value("PATH", self.env, self.assigned) or "").split(":")
+        for path in [os.path.join(cwd, folder, name) for folder in folders] + [os.path.join(cwd, name)]:
+            path = os.path.normpath(path)
+            if UNKNOWN in path:
+                return None
+            if os.path.isfile(path) or path in self.written or path in self.unknown:
+                return self._text(path)
+        return None if self.unsure else ""
+
+    def _source(self, text: str | None, cwd: str, depth: int) -> str:
+        """The folder the shell is in after running sourced ``text`` from ``cwd``: its commands are the line's, read as
+        eval's are; text guard cannot read leaves every folder and variable unknown."""
+        if text is not None and depth < LIMITS["depth"]:
+            self.budget.spend_text(len(text))
+            try:
+                return self.script(parse(text), cwd, depth + 1)
+            except ShellSyntaxError:
+                pass
+        self.anywhere = True
+        self.assigned.clear()
+        self.assigned[UNKNOWN] = UNKNOWN
+        return cwd
 
     def _cd(self, program: str, args: list[Word], cwd: str) -> str:
         """The folder ``cd ARGS`` moves to from ``cwd``, as bash finds it (``-`` is OLDPWD, a name is looked for in each
@@ -725,6 +782,9 @@ def _tokens(
                 yield from _tokens(pattern, env, assigned, glob=True)
             continue
         whole = _tilde(expanded.strip(), env, assigned) if leading_tilde else expanded.strip()
+        if UNKNOWN in whole:  # ~ or ~+ once the line ran code guard does not follow
+            yield from _tokens(whole, env, assigned, glob=True)
+            continue
         if whole and len(whole) <= 4096 and "\0" not in whole:
             yield whole, glob
         for part in expanded.translate(_SEPARATORS).split():
@@ -780,10 +840,10 @@ def _unknowns(text: str) -> list[str]:
 def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
     if text == "~" or text.startswith("~/"):
         home = _value("HOME", env, assigned)  # the line may have set it (HOME=/; cat ~/x)
-        return (home if home is not None and home != UNKNOWN else env.get("HOME", os.path.expanduser("~"))) + text[1:]
+        return (home if home is not None else env.get("HOME", os.path.expanduser("~"))) + text[1:]
     folder = _TILDE_FOLDERS.get(text[:2])
     if folder is not None and (len(text) == 2 or text[2] == "/"):
-        return assigned.get(folder, env.get(folder, "~")) + text[2:]
+        return (_value(folder, env, assigned) or "~") + text[2:]
     if text.startswith("~") and len(text) < 256:
         return os.path.expanduser(text)
     return text

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import time
+import venv
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,56 @@ def test_an_assignment_before_a_command_is_not_its_words_value(project: Path, st
         f"H=/x cat ${{H:-/}}{secret}",
     ]
     assert not _let_through(project, stub, [(command, {}) for command in commands])
+
+
+#: A venv's activate script as ``python3 -m venv`` writes it: sourced text guard reads, which moves no folder.
+ACTIVATE = Path(venv.__file__).parent / "scripts" / "common" / "activate"
+
+
+@pytest.mark.slow
+def test_sourced_text_moves_the_shell_as_eval_s_does(project: Path, stub: StubServer) -> None:
+    """``.``/``source`` run text in the line's own shell: a ``cd`` in a here-string, a here-document or a file the line
+    names moves it. Text guard cannot read (a computed name, a pipe into ``/dev/stdin``, a process substitution, a file
+    the line wrote) leaves the folder unknown: paths after it may be read from any folder. Each put the secret's path,
+    relative to ``/``, in the project. Ordinary activations (their text read) still reach the judge."""
+    secret = _secret(project, stub)
+    (project / "go.sh").write_text("cd /\n")
+    cases: list[tuple[str, dict[str, str]]] = [
+        (f". /dev/stdin <<< 'cd /'; cat {secret}", {}),
+        (f"source /dev/stdin <<'EOF'\ncd /\nEOF\ncat {secret}", {}),
+        (f". ./go.sh; cat {secret}", {}),
+        (f"source go.sh && cat {secret}", {}),
+        (f". $(echo /dev/stdin) <<< 'cd /'; cat {secret}", {}),
+        (f"shopt -s lastpipe; echo 'cd /' | . /dev/stdin; cat {secret}", {}),
+        (f"source <(echo 'cd /'); cat {secret}", {}),
+        (f"echo 'cd /' > m.sh; . ./m.sh; cat {secret}", {}),
+    ]
+    assert not _let_through(project, stub, cases)
+    for env in ("venv", ".venv"):
+        (project / env / "bin").mkdir(parents=True)
+        (project / env / "bin" / "activate").write_text(
+            ACTIVATE.read_text().replace("__VENV_DIR__", str(project / env))
+        )
+    for command in (
+        "source venv/bin/activate && pip install .",
+        ". .venv/bin/activate; pytest",
+        ". venv/bin/activate && ls",
+        "python3 -m venv env && . env/bin/activate && pip install -e . && pytest tests/",  # not read: any folder
+    ):
+        calls = stub.calls
+        assert hook(project, stub, command)[0] == "allow" and stub.calls > calls, command
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_sourced_text_moves_the_shell(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("outside\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "go.sh").write_text(f"cd {tmp_path}\n")
+    for line in (
+        f". /dev/stdin <<< 'cd {tmp_path}'; cat outside.txt",
+        "source go.sh && cat outside.txt",
+        f"shopt -s lastpipe; echo 'cd {tmp_path}' | . /dev/stdin; cat outside.txt",
+        f"source <(echo 'cd {tmp_path}'); cat outside.txt",
+    ):
+        assert "outside" in bash(line, project), line
