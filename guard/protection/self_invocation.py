@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -128,7 +129,16 @@ _COMMAND_RUNNERS = frozenset(
         "cgexec",
     }
 )
-_LOOPBACK = ("localhost:", "127.0.0.1:", "[::1]:", "0.0.0.0:", "127.1:", "[::]:")
+#: Where a text may name a host and a port: ``HOST:PORT`` (a URL, socat's ``TCP:HOST:PORT``, at every place, as parts
+#: overlap), ``[IPV6]:PORT``, bash's ``/dev/tcp/HOST/PORT``, and curl's ``--resolve NAME:PORT:ADDRESS``.
+_HOST_PORT = (
+    re.compile(r"(?=\[([0-9A-Za-z:.%]+)\]:0*(\d{1,5})\b)"),
+    re.compile(r"(?<![\w.%-])(?=([\w.%-]+):0*(\d{1,5})\b)"),
+    re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/0*(\d{1,5})\b"),
+)
+_PORT_THEN_HOST = re.compile(r":0*(\d{1,5}):\[?([0-9A-Za-z:.%]+?)\]?(?=$|[\s,'\"/])")
+#: Names the resolver gives a loopback address without asking anyone (curl: ``localhost`` and any ``*.localhost``).
+_LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 _CODE_SEPARATORS = str.maketrans({c: " " for c in "'\"(),;:[]{}|&`$!\t\n"})
 #: The folder of the guard package that is running: a dotted name is guard's module when its first part is there.
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -220,16 +230,55 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
         return f"runs code ({program}) that runs guard's command"
     if program in _COMMAND_RUNNERS and _names_guard(unit.texts[1:]):
         return f"runs guard's command through {program}"
-    texts = unit.texts
-    if any(host in text for text in texts for host in _LOOPBACK):
+    found = [
+        (host, int(port))
+        for text in unit.texts
+        if ":" in text or "/dev/" in text
+        for pattern in _HOST_PORT
+        for host, port in pattern.findall(text)
+    ]
+    found += [(host, int(port)) for text in unit.texts for port, host in _PORT_THEN_HOST.findall(text)]
+    if found:
         ports = service_ports(urls, env)
-        for text in texts:
-            for host in _LOOPBACK:
-                at = text.find(host)
-                while at >= 0:
-                    digits = text[at + len(host) : at + len(host) + 6]
-                    port = digits[: len(digits) - len(digits.lstrip("0123456789"))]
-                    if port and int(port) in ports:
-                        return f"sends a request to guard's service ({host}{port})"
-                    at = text.find(host, at + 1)
+        for host, port in found:
+            if port in ports and _this_machine(host):
+                return f"sends a request to guard's service ({host}:{port})"
     return None
+
+
+def _this_machine(host: str) -> bool:
+    """Whether ``host`` names this machine as curl and Python resolve it with no question asked: a loopback or unspecified
+    address in any spelling ``inet_aton`` reads (``2130706433``, ``0x7f000001``, ``127.000.000.001``, ``127.1``, ``0``),
+    IPv6 (``::1``, ``::``, ``::ffff:127.0.0.1``), ``localhost`` and ``*.localhost`` with or without the final dot, the
+    machine's own name, a name ``/etc/hosts`` gives a loopback address."""
+    import ipaddress
+    import socket
+
+    name = host.lower().rstrip(".")
+    if name in _LOCAL_NAMES or name.endswith(".localhost") or name == socket.gethostname().lower():
+        return True
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name.partition("%")[0])
+    except ValueError:
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(name))
+        except (OSError, ValueError):
+            return name in _hosts_file_names()
+    if isinstance(address, ipaddress.IPv6Address) and not (address.is_loopback or address.is_unspecified):
+        if address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        elif address.packed[:12] == bytes(12):  # IPv4-compatible ::127.0.0.1
+            address = ipaddress.IPv4Address(address.packed[12:])
+    return address.is_loopback or address.is_unspecified
+
+
+def _hosts_file_names() -> frozenset[str]:
+    """The names ``/etc/hosts`` gives a loopback or unspecified address (the resolver reads it before any DNS)."""
+    from guard.core.regular_file import read_text
+
+    names: set[str] = set()
+    for line in (read_text("/etc/hosts", 64 * 1024) or "").splitlines():
+        fields = line.partition("#")[0].split()
+        if len(fields) > 1 and (fields[0].startswith("127.") or fields[0] in ("::1", "0.0.0.0", "::")):
+            names.update(field.lower().rstrip(".") for field in fields[1:])
+    return frozenset(names)

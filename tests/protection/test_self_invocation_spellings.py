@@ -82,3 +82,68 @@ def test_the_python_spellings_really_run_guard(tmp_path: Path, command: str) -> 
 def test_ordinary_spellings_near_guard_are_not_refused(project: Path, command: str) -> None:
     denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
     assert not denied, said
+
+
+#: Spellings of 127.0.0.1 that curl and Python's resolver read as this machine (inet_aton's decimal, hex, octal and
+#: short forms, IPv4-mapped IPv6, ``*.localhost``); ``localhost.`` curl 8 reads as localhost too.
+LOOPBACK = [
+    "2130706433",
+    "0x7f000001",
+    "127.000.000.001",
+    "0177.0.0.1",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "0",
+    "127.1",
+    "api.localhost",
+    "LOCALHOST",
+]
+TO_THE_SERVICE = [
+    *(f"curl -s -X POST http://{host}:8787/v1/decide -d @event.json" for host in [*LOOPBACK, "localhost."]),
+    "curl -s --resolve x:8787:127.0.0.1 http://x:8787/metrics",
+    "exec 3<>/dev/tcp/0x7f000001/8787",
+    "socat - TCP:2130706433:8787",
+    "python3 -c \"import urllib.request as u; u.urlopen('http://user@127.1:08787/metrics')\"",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", TO_THE_SERVICE)
+def test_a_request_to_guard_s_service_in_any_spelling_of_this_machine_is_refused(project: Path, command: str) -> None:
+    """Only ``127.0.0.1``, ``localhost``, ``[::1]`` and a few more were read as guard's service: the rest reached the
+    judge (or ran, with no rule on shell commands)."""
+    denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
+    assert denied and "guard's service" in said, said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    ["curl -s http://10.1.2.3:8787/", "curl -s https://example.com:8787/", "echo 12:30:45 8787", "curl localhost:3000"],
+)
+def test_other_hosts_and_ports_are_not_guard_s_service(project: Path, command: str) -> None:
+    denied, said, _ = run_hook(project, "claude", "Bash", {"command": command})
+    assert not denied, said
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl (apt-get install curl)")
+def test_each_spelling_reaches_a_service_on_127_0_0_1() -> None:
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for host in LOOPBACK:
+            url = f"http://{host}:{server.server_port}/"
+            done = subprocess.run(
+                ["curl", "-sg", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", url],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert done.stdout == "200", (host, done.stdout, done.stderr)
+    finally:
+        server.shutdown()
+        server.server_close()
