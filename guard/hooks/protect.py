@@ -221,7 +221,8 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         return "deny", "the call's working directory holds a NUL byte"
     entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
     urls = [path for label, path in entries if label == targets.SERVICE]
-    paths = tuple(entry for entry in entries if entry[0] not in (targets.SERVICE, targets.SHELL))
+    asking = (targets.SHELL, targets.PATH_FOLDER)
+    paths = tuple(entry for entry in entries if entry[0] not in (targets.SERVICE, *asking))
     secret = tuple(p for p in paths if p[0] in targets.READ_PROTECTED_LABELS)
     try:
         found = units(tool, tool_input, cwd, os.environ)
@@ -234,6 +235,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         return "deny", zsh
     secret_index, index = _index(secret), _index(paths)
     shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
+    path_index = _index(tuple(entry for entry in entries if entry[0] == targets.PATH_FOLDER))
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far
     said: list[str] = []  # the words of the line's commands so far (a variable they set or name)
@@ -263,10 +265,29 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         denied = _unproven(tool, tool_input, unit, index, cwd, before)
         if denied:
             return "deny", denied
-        asked = asked or _unproven(tool, tool_input, unit, shell_index, cwd, before)
+        asked = (
+            asked
+            or _unproven(tool, tool_input, unit, shell_index, cwd, before)
+            or _unproven(tool, tool_input, _without_program(unit), path_index, cwd, before)
+        )
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
     return ("ask", asked) if asked else None
+
+
+def _without_program(unit: Unit) -> Unit:
+    """``unit`` without the path of the program it runs: running ``~/.local/bin/uv`` writes nothing into that folder."""
+    import copy
+
+    from guard.command_analysis.invocation import unwrap
+    from guard.protection.naming import named_by
+
+    invocation = unwrap(unit.command, [], 0) if unit.command is not None else None
+    if invocation is None or "/" not in invocation.head.text:
+        return unit
+    program = copy.copy(unit)
+    program.paths = unit.paths - named_by(invocation.head.text, unit.cwd, os.environ).paths
+    return program
 
 
 def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit]) -> str | None:

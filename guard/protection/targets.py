@@ -30,6 +30,9 @@ guard's installation            guard's package folder, the interpreter's prefix
                                 interpreter reads it (a ``.pth`` file there runs in every hook)
 the org policy                  ``/etc/guard/`` and the org key, policy and signature guard
                                 enforces (:mod:`guard.config.org_policy`)
+a folder of the shell's PATH     each folder of ``$PATH`` in the home (not in a project) that comes before
+                                ``/usr/bin`` or ``/bin`` (``~/.local/bin``, ``~/.pyenv/shims``): a program
+                                there answers for ``sh`` or ``python3`` in every command hook and shell
 guard's service (a URL)         ``server.url`` when it names one (not a path: the rule refuses
                                 requests to it, :mod:`guard.protection.self_invocation`)
 ==============================  ================================================================
@@ -64,6 +67,7 @@ __all__ = [
     "CONFIG",
     "INSTALL",
     "ORG",
+    "PATH_FOLDER",
     "READ_PROTECTED_LABELS",
     "SCRIPT",
     "SECRET",
@@ -92,6 +96,7 @@ TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = (
 )
 ORG = "the org policy"
 SHELL = "the shell's start-up files"
+PATH_FOLDER = "a folder of the shell's PATH"
 #: The entry that holds the service's URL rather than a path.
 SERVICE = "guard's service"
 #: A call that names one of these is refused even if it only reads.
@@ -147,6 +152,25 @@ def _shell_startup(env: Mapping[str, str]) -> Iterator[str]:
     yield os.path.join(env.get("ZDOTDIR") or home, ".zshrc")
     yield os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "shell-snapshots")
     yield from (env[name] for name in ("BASH_ENV", "ENV") if os.path.isabs(env.get(name) or ""))
+
+
+def _path_folders(env: Mapping[str, str], projects: Iterable[str]) -> Iterator[str]:
+    """The folders of ``$PATH`` in the home, outside the projects, that come before the system's (the last of
+    ``/usr/bin``, ``/bin``). Those in a project are not: command hooks run without them
+    (:func:`guard.hooks.command.search_path`), and the read-only lane proves only programs of the system's folders."""
+    entries = env.get("PATH", "").split(os.pathsep)[:64]
+    system = [at for at, entry in enumerate(entries) if os.path.normpath(entry or ".") in ("/usr/bin", "/bin")]
+    home = _within(os.path.expanduser("~"))
+    inside = tuple(_within(project) for project in projects if project)
+    for entry in entries[: system[-1] if system else len(entries)]:
+        folder = _within(entry) if os.path.isabs(entry) else ""
+        if folder.startswith(home) and folder != home and not folder.startswith(inside):
+            yield entry
+
+
+def _within(folder: str) -> str:
+    """``folder`` resolved, ending in ``/``: a prefix of every path inside it."""
+    return os.path.realpath(folder).rstrip(os.sep) + os.sep
 
 
 def _folders_up(folder: str) -> Iterator[str]:
@@ -215,6 +239,7 @@ def protected_paths(
     pairs += _project(roots)
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SHELL, path) for path in _shell_startup(env)]
+    pairs += [(PATH_FOLDER, path) for path in _path_folders(env, roots)]
     pairs += [(SCRIPT, path) for path in scripts]
     pairs += [(INSTALL, path) for path in installation()]
     pairs += [(ORG, path) for path in _org_files(env)]

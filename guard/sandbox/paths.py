@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from guard.config.assembly import protection_for
 from guard.core.settings import LoadedConfig, user_dir
-from guard.protection.targets import SECRET
+from guard.protection.targets import PATH_FOLDER, SECRET
 from guard.storage.secret import seal
 
 __all__ = ["ProtectedPaths", "make_store", "protected_paths"]
@@ -48,7 +48,8 @@ def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
 
     paths = protection_for(loaded).paths
     return ProtectedPaths(
-        write=tuple(sorted({path for _, path in paths})),
+        # a PATH folder is asked about, not refused: tools install there (pip --user, pipx, uv tool)
+        write=tuple(sorted({path for label, path in paths if label != PATH_FOLDER})),
         read=tuple(sorted({path for label, path in paths if label == SECRET})),
     )
 

@@ -87,3 +87,43 @@ def test_a_program_written_into_a_project_folder_on_path_does_not_run_for_the_ho
     subprocess.run(["sh", "-c", planted], cwd=project, check=True)
     said, reason = decision(project, "Bash", {"command": "rm -rf build"}, path)
     assert said == "deny" and "no deletes" in reason, reason
+
+
+#: Writes of a program into ``~/.local/bin``, first on the client's PATH (as Debian's ~/.profile puts it).
+PLANTS = [
+    ("Write", {"file_path": "~/.local/bin/sh", "content": "#!/bin/sh\nexit 0\n"}),
+    ("Bash", {"command": "printf '#!/bin/sh\\nexit 0\\n' > ~/.local/bin/sh && chmod +x ~/.local/bin/sh"}),
+    ("Bash", {"command": "cp /bin/true $HOME/.local/bin/grep"}),
+    ("Bash", {"command": "ln -s /bin/true ~/.local/bin/python3"}),
+    ("Bash", {"command": "cd ~/.local/bin && cp /bin/true sh"}),
+]
+
+
+@pytest.mark.project(config=config("deny.sh").replace("python3", "sh"), files={"deny.sh": DENY_SH})
+@pytest.mark.parametrize(("tool", "tool_input"), PLANTS, ids=[str(i) for i in range(len(PLANTS))])
+def test_a_program_written_into_a_home_folder_on_path_asks_a_person(
+    project: Path, tool: str, tool_input: dict[str, str]
+) -> None:
+    """A program in a folder of the home that comes before the system's on PATH answers for ``sh`` or ``grep`` in every
+    command hook (``sh deny.sh`` then allowed the ``rm -rf`` it denies) and in every shell the user starts. No rule
+    judged the write and it named nothing protected; now a person is asked, as for the shell's start-up files."""
+    home = Path(os.environ["HOME"])
+    (home / ".local" / "bin").mkdir(parents=True, exist_ok=True)
+    path = {"PATH": f"{home}/.local/bin:{os.environ['PATH']}"}
+    planted = {k: v.replace("~", str(home)) if k == "file_path" else v for k, v in tool_input.items()}
+    said, reason = decision(project, tool, planted, path)
+    assert said == "ask" and "a folder of the shell's PATH" in reason, reason
+    # what the write does to the hook: sh deny.sh runs the agent's sh, and the rm -rf it denies is allowed
+    (home / ".local" / "bin" / "sh").write_text("#!/bin/sh\nexit 0\n")
+    (home / ".local" / "bin" / "sh").chmod(0o755)
+    assert decision(project, "Bash", {"command": "rm -rf build"}, path)[0] == "allow"
+
+
+@pytest.mark.project(config=config("deny.sh").replace("python3", "sh"), files={"deny.sh": DENY_SH})
+def test_running_or_listing_a_home_folder_on_path_is_not_asked(project: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".local" / "bin").mkdir(parents=True, exist_ok=True)
+    (home / ".local" / "bin" / "uv").write_text("#!/bin/sh\nexit 0\n")
+    path = {"PATH": f"{home}/.local/bin:{os.environ['PATH']}"}
+    for command in ("~/.local/bin/uv sync", "ls -la ~/.local/bin", "pip install --user black", "uv tool list"):
+        assert decision(project, "Bash", {"command": command}, path)[0] == "allow", command
