@@ -75,13 +75,9 @@ def _script_folders(scripts: list[str], base_dir: str) -> Iterator[str]:
     place), Node resolves ``require('./lib')`` there, a shell script sources its neighbours. The pin covers the script
     alone. Not a folder holding the config's folder or the home (it would protect the whole project): a script
     there keeps only its own file protected, as the docs say (keep hook scripts in a folder of their own)."""
-    home = os.path.expanduser("~")
-    for script in scripts:
-        folder = os.path.dirname(os.path.abspath(script))
-        if not any(
-            inside == folder or inside.startswith(folder.rstrip(os.sep) + os.sep) for inside in (base_dir, home)
-        ):
-            yield folder
+    from guard.config.hook_scripts import in_a_folder_of_its_own
+
+    yield from (os.path.dirname(os.path.abspath(s)) for s in scripts if in_a_folder_of_its_own(s, base_dir))
 
 
 def protection_for(loaded: LoadedConfig) -> HookSpec:

@@ -40,6 +40,7 @@ __all__ = [
     "LocalCode",
     "changed_script",
     "hook_scripts",
+    "in_a_folder_of_its_own",
     "module_closure",
     "module_files",
     "pin_problem",
@@ -273,6 +274,18 @@ def callable_files(spec: HookSpec, workdir: str) -> list[str]:
     (none for a library's own function)."""
     target = spec.options.get("callable")
     return module_closure(target, workdir) if isinstance(target, str) and spec.func is None else []
+
+
+def in_a_folder_of_its_own(script: str, base_dir: str) -> bool:
+    """Whether ``script``'s folder holds neither ``base_dir`` (the config's folder) nor the home: self-protection guards
+    such a folder with the script (its neighbours run unnamed), and the script may import them; a script in a folder
+    holding the project keeps only its own file guarded, so its hook runs Python without its folder on the import
+    path (:class:`guard.hooks.command.CommandHook`)."""
+    folder = os.path.dirname(os.path.abspath(script))
+    return not any(
+        inside == folder or inside.startswith(folder.rstrip(os.sep) + os.sep)
+        for inside in (base_dir, os.path.expanduser("~"))
+    )
 
 
 def hook_scripts(spec: HookSpec, workdir: str) -> list[str]:

@@ -90,6 +90,8 @@ class CommandHook(Hook):
         env = {**os.environ, "ARGUMENTS": env_payload, "HOOK_PAYLOAD": env_payload, "HOOK_EVENT": event.event}
         env.setdefault("CLAUDE_PROJECT_DIR", workdir)
         env["PATH"] = search_path(env.get("PATH", ""), (workdir, os.getcwd(), env["CLAUDE_PROJECT_DIR"]))
+        if not self._imports_neighbours(workdir):
+            env["PYTHONSAFEPATH"] = "1"
         try:
             proc = await asyncio.create_subprocess_exec(
                 SHELL,
@@ -135,6 +137,16 @@ class CommandHook(Hook):
             raise HookRefused(
                 f"command hook {self.spec.id} was not run: {changed}. Review it and run `guard trust` in a terminal to accept it"
             )
+
+    def _imports_neighbours(self, workdir: str) -> bool:
+        """Whether a script the hook runs sits in a folder of its own, guarded with it, whose modules it may import.
+        Otherwise its Python runs with ``PYTHONSAFEPATH``: a script directly in the project folder, where only its own
+        file is guarded, would import a ``json.py`` the agent wrote beside it in the standard library's place."""
+        from guard.config.hook_scripts import in_a_folder_of_its_own, scripts_of
+
+        pinned = self.spec.scripts
+        scripts = [path for path, _ in pinned] if pinned is not None else scripts_of(self.command, workdir)
+        return any(in_a_folder_of_its_own(script, workdir) for script in scripts)
 
     def _workdir(self) -> str:
         """The declaring config's folder (the settings' base for hooks built in Python)."""

@@ -35,7 +35,8 @@ def decision(
 ) -> tuple[str, str]:
     event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(project), "tool_name": tool}
     stdin = json.dumps({**event, "tool_input": tool_input})
-    proc = run_guard(["hook", "--format", "claude"], project, stdin=stdin, env=env)
+    # -P, as installed hooks run it (-I): guard's own imports never look in the project
+    proc = run_guard(["hook", "--format", "claude"], project, stdin=stdin, env=env, safe_path=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     if not proc.stdout.strip():
         return "allow", ""
@@ -127,3 +128,32 @@ def test_running_or_listing_a_home_folder_on_path_is_not_asked(project: Path) ->
     path = {"PATH": f"{home}/.local/bin:{os.environ['PATH']}"}
     for command in ("~/.local/bin/uv sync", "ls -la ~/.local/bin", "pip install --user black", "uv tool list"):
         assert decision(project, "Bash", {"command": command}, path)[0] == "allow", command
+
+
+@pytest.mark.parametrize("script", ["check.py", "./check.py", "$CLAUDE_PROJECT_DIR/check.py"])
+def test_a_module_written_at_the_project_root_does_not_run_for_the_hook(isolated_home: Path, script: str) -> None:
+    """A script directly in the project folder (only its own file is protected there) puts that folder first on
+    Python's import path: a ``json.py`` written there ran in the standard library's place and the ``rm -rf`` the hook
+    denies was allowed. Command hooks run Python with ``PYTHONSAFEPATH`` unless a script they run sits in a folder of
+    its own."""
+    from conftest import trust_config
+
+    project = isolated_home
+    (project / "guard.yaml").write_text(config(script))
+    (project / "check.py").write_text(CHECK)
+    trust_config(project / "guard.yaml")
+    assert decision(project, "Bash", {"command": "rm -rf build"})[0] == "deny"
+    said, _ = decision(project, "Write", {"file_path": str(project / "json.py"), "content": HIJACK})
+    assert said == "allow"  # the project's own files stay writable
+    (project / "json.py").write_text(HIJACK)
+    said, reason = decision(project, "Bash", {"command": "rm -rf build"})
+    assert said == "deny" and "no deletes" in reason, reason
+
+
+@pytest.mark.project(
+    config=config(".claude/hooks/check.py"),
+    files={".claude/hooks/check.py": "import rules\n" + CHECK, ".claude/hooks/rules.py": "NAME = 'no deletes'\n"},
+)
+def test_a_hook_script_in_a_folder_of_its_own_still_imports_its_neighbours(project: Path) -> None:
+    said, reason = decision(project, "Bash", {"command": "rm -rf build"})
+    assert said == "deny" and "no deletes" in reason, reason
