@@ -230,10 +230,10 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         return "deny", f"the call is too large to judge ({exc})"
     except RecursionError:
         return "deny", "the call is too large to judge (it nests too deeply)"
-    zsh = _zsh_reading(tool, tool_input, found)
+    secret_index, index = _index(secret), _index(paths)
+    zsh = _zsh_reading(tool, tool_input, found, index)
     if zsh:
         return "deny", zsh
-    secret_index, index = _index(secret), _index(paths)
     shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
     path_index = _index(tuple(entry for entry in entries if entry[0] == targets.PATH_FOLDER))
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
@@ -290,24 +290,63 @@ def _without_program(unit: Unit) -> Unit:
     return program
 
 
-def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit]) -> str | None:
-    """Under zsh, why the line's names are not known here (:func:`guard.protection.zsh_reading.unmodelled`), or None once
-    the programs its ``=name`` words stand for are among the names."""
+def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit], protected: _Index) -> str | None:
+    """Why names zsh reads in the call are not known here (:mod:`guard.protection.zsh_reading`): in the line, when zsh
+    runs it, and in the code of a ``zsh`` command of any line (``zsh -c '…'``); or None once the programs the line's
+    ``=name`` words stand for are among the names."""
     from guard.protection.readonly import command_text, line_shell
 
     shell = line_shell(tool, tool_input, os.environ)
     line = command_text(tool_input)
-    if shell is None or os.path.basename(shell) != "zsh" or line is None:
+    outer = shell is not None and os.path.basename(shell) == "zsh" and line is not None
+    inner = [unit for unit in found if unit.program and os.path.basename(unit.program) == "zsh"]
+    if not (outer or inner):
         return None
-    from guard.protection.zsh_reading import equals_paths, unmodelled  # lazy: only a line zsh runs
+    from guard.protection import zsh_reading  # lazy: only a line zsh runs
 
-    problem = unmodelled(line)
-    if problem:
-        return f"the line runs in {shell}, and {problem}: what it names is not known here"
+    for unit in inner:
+        code = " ".join(unit.args)
+        problem = zsh_reading.unmodelled(code) or next(
+            filter(None, (_zsh_word(raw, "$" in raw, unit, protected) for raw in code.split())), None
+        )
+        if problem:
+            return f"zsh runs {code[:80]!r}, and {problem}: what it names is not known here"
+    if not outer:
+        return None
+    problem = zsh_reading.unmodelled(str(line))
     for unit in found:
-        for path in equals_paths(unit.texts, os.environ):
+        if problem or unit.command is None:
+            break
+        command = unit.command
+        problem = zsh_reading.option_change(os.path.basename(unit.program or ""), unit.args) or next(
+            filter(
+                None,
+                (
+                    _zsh_word(word.raw, word.dynamic, unit, protected)
+                    for word in (*command.assignments, *command.words, *(r.target for r in command.redirects))
+                ),
+            ),
+            None,
+        )
+        for path in zsh_reading.equals_paths(unit.texts, os.environ):
             unit.paths.update((path, os.path.realpath(path)))
-    return None
+    return f"the line runs in {shell}, and {problem}: what it names is not known here" if problem else None
+
+
+def _zsh_word(raw: str, dynamic: bool, unit: Unit, protected: _Index) -> str | None:
+    """Why zsh may read the word ``raw`` of ``unit`` as naming a path bash does not: a tilde form, or a glob of its own
+    options (``extendedglob``: ``rm ../guard.yam^x``) that may match a ``protected`` path or a value not known here."""
+    from guard.protection import zsh_reading
+    from guard.protection.naming import named_by
+
+    problem = zsh_reading.word_problem(raw)
+    superset = zsh_reading.glob_superset(raw)
+    if problem or superset is None:
+        return problem
+    if dynamic:
+        return f"zsh may read {raw!r} as a glob of a value not known here"
+    hit = protected.named(named_by(superset, unit.cwd, os.environ), sweeping=False)
+    return f"zsh may read {raw!r} as a glob (extendedglob, braceccl) matching {hit[1]} ({hit[0]})" if hit else None
 
 
 def _unproven(

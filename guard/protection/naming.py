@@ -149,6 +149,10 @@ _MAGIC = frozenset("*?[")
 #: An extglob group (``@(…)``, ``!(…)``, ``+(…)``, ``*(…)``, ``?(…)``), which bash reads under ``shopt -s extglob``: a line
 #: may set that option itself, on an earlier line, so every group is read as a glob.
 _EXTGLOB = re.compile(r"[?*+@!]\((?:[^()]|\([^()]*\))*\)")
+#: A bracket expression as bash writes it: ``[^…]`` (as ``[!…]``), a first ``]`` among its characters, a class ``[:alpha:]``.
+_BRACKET = re.compile(r"\[[!^]?\]?(?:\[[:=.][^]]*[:=.]\]|[^]])*\]")
+#: Shells, whose arguments are code (``bash -c 'rm ../g*'``): a glob there is matched when the shell runs it, quoted or not.
+_SHELL_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 #: A path part bash (``shopt -s globstar``) or zsh (``**``, ``***``) reads as any number of folders, through links too.
 _RECURSIVE = re.compile(r"\*{2,}")
 
@@ -432,9 +436,10 @@ class _Shell:
         if program == "find":
             unit.only_names = _find_names(args)
         seen: set[tuple[str, bool]] = set()
+        code = program in _SHELL_PROGRAMS
         for word in words:
             for token, glob in _tokens(
-                word.text, self.env, self.assigned, glob=word.glob or word.dynamic, word=word if reads else None
+                word.text, self.env, self.assigned, glob=word.glob or word.dynamic or code, word=word if reads else None
             ):
                 if (token, glob) not in seen:
                     seen.add((token, glob))
@@ -777,6 +782,8 @@ def _tokens(
     expansions, wild = _braces(_expand_vars(text, env, assigned) if expand else text)
     glob = glob or wild
     for expanded in expansions:
+        if leading_tilde and _DIR_STACK.match(expanded.strip()):  # ~1, ~-1: a folder of the stack, not followed here
+            expanded = _DIR_STACK.sub(UNKNOWN, expanded.strip(), count=1)
         if UNKNOWN in expanded:
             for pattern in _unknowns(expanded.strip()):
                 yield from _tokens(pattern, env, assigned, glob=True)
@@ -798,6 +805,8 @@ def _tokens(
                 )  # a short option's attached value: -t. -o/path -C~/x
 
 
+#: bash's ``~N``, ``~+N`` and ``~-N``: the folders ``pushd`` put on its stack.
+_DIR_STACK = re.compile(r"~[+-]?[0-9]+(?=/|$)")
 #: bash's ``~+`` and ``~-``: the shell's working folder and the one before it.
 _TILDE_FOLDERS = {"~+": "PWD", "~-": "OLDPWD"}
 
@@ -1014,6 +1023,20 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) 
     _resolve_joined(joined, unit, budget, glob=glob)
 
 
+def _fnmatch_brackets(pattern: str) -> str:
+    """``pattern`` with its bracket expressions as :mod:`fnmatch` reads them (:func:`_fnmatch_bracket`)."""
+    return _BRACKET.sub(_fnmatch_bracket, pattern) if "[" in pattern else pattern
+
+
+def _fnmatch_bracket(found: re.Match[str]) -> str:
+    """A bracket expression fnmatch reads as bash does: ``[^x]`` (bash's and zsh's "not x") as ``[!x]``; one holding a
+    class (``[[:alpha:]]``, which fnmatch reads as other characters) as ``?``, any character."""
+    bracket = found.group(0)
+    if any(opener in bracket[1:] for opener in ("[:", "[=", "[.")):
+        return "?"
+    return "[!" + bracket[2:] if bracket.startswith("[^") else bracket
+
+
 def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
     """:func:`_resolve` of a path already joined to its folder."""
     physical = ".." in joined.split("/")
@@ -1022,6 +1045,8 @@ def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> 
         full = "/" + full.lstrip("/")
     if glob and "(" in full:
         full = _EXTGLOB.sub("*", full)  # a group matches no more than ``*`` does in the same place
+    if glob:
+        full, joined = _fnmatch_brackets(full), _fnmatch_brackets(joined)
     if glob and _MAGIC & set(full):
         if full not in unit.patterns:
             budget.patterns -= 1

@@ -7,11 +7,17 @@ otherwise, each tried with zsh 5.9:
 * a parameter's modifiers and subscripts: ``$HOME:h``, ``${HOME:h}``, ``$HOME[1,-1]``, flags ``${(e)x}``, ``$~x``;
 * parentheses inside a word, which zsh reads as a glob group or a glob qualifier: ``rm (guard|x).yaml`` deletes
   guard.yaml, ``cat guard.yam(l)`` reads it (bash reads both as a syntax error);
-* ``=name`` at the start of a word, which is the program ``name`` found on PATH: ``cp x =guard`` overwrites guard.
+* ``=name`` at the start of a word, which is the program ``name`` found on PATH: ``cp x =guard`` overwrites guard;
+* ``~name``, which is first a named directory (``hash -d g=..``) or a parameter holding a path (``g=..; rm ~g/x``),
+  and only then a user's home; ``~-`` (zsh sets OLDPWD itself) and the directory stack (``~1``, ``~-1``, ``~+1``);
+* the shell's options, which the line may set (``setopt``, ``unsetopt``, ``emulate``, ``set -o``, ``options[…]=``):
+  only bash's usual ``set -euxv``/``-o pipefail`` forms are read, since each glob option changes what a word names;
+* the glob operators of the user's own options (``extendedglob``: ``^x``, ``x#``, ``a~b``; ``braceccl``: ``{ab}``),
+  which :func:`glob_superset` turns into a bash glob matching at least as much.
 
-A line with one of the first two is not read here at all (:func:`unmodelled`: self-protection refuses it); ``=name``
-adds the program's path to what the word names (:func:`equals_paths`). Quotes keep their meaning (zsh's are bash's),
-and here-document bodies are data.
+A line with one of the parameter, parenthesis, tilde or option forms is not read here at all (:func:`unmodelled`,
+:func:`word_problem`, :func:`option_change`: self-protection refuses it); ``=name`` adds the program's path to what the word names (:func:`equals_paths`). Quotes
+keep their meaning (zsh's are bash's), and here-document bodies are data.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["equals_paths", "unmodelled"]
+__all__ = ["equals_paths", "glob_superset", "option_change", "unmodelled", "word_problem"]
 
 #: ``$name`` followed by a modifier (``:h``, ``:s/…/…/``, ``:&``) or a subscript, which bash reads as text.
 _PARAMETER_SUFFIX = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9#?$!*@-])(?::[A-Za-z&]|\[)")
@@ -42,6 +48,17 @@ _KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "ti
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
 #: ``=name``, which zsh replaces by the path of the program ``name``.
 _EQUALS = re.compile(r"=[A-Za-z0-9_.+-]+")
+#: A ``~`` zsh expands as bash does: the home folder, or ``~+`` (the working directory), alone or before a ``/``.
+_PLAIN_TILDE = re.compile(r"~\+?(?:/|$)")
+#: An assignment's name and ``=``, after which zsh expands a ``~`` as at a word's start.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+#: The builtins that change zsh's options, each of which may change what a later word names: anywhere in the line, quoted
+#: too (``eval 'setopt globsubst'``), and the assignment to its ``options`` array.
+_OPTION_SETTERS = re.compile(r"\b(?:setopt|unsetopt|emulate)\b|\boptions\[")
+#: The options a line's ``set`` may name: bash's usual ones, which change no word's names.
+_SET_OPTIONS = frozenset({"errexit", "nounset", "xtrace", "verbose", "pipefail", "noclobber", "noglob"})
+#: ``set``'s flags of the same: ``-e``, ``-u``, ``-x``, ``-v``, ``-C`` (noclobber), ``-f`` (noglob), and ``-o``.
+_SET_FLAGS = re.compile(r"[-+][euxvCfo]+")
 
 
 def unmodelled(line: str) -> str | None:
@@ -54,7 +71,124 @@ def unmodelled(line: str) -> str | None:
                 return f"zsh reads {found.group(0)!r} as {what} of a parameter, which bash reads otherwise"
     if scan.group is not None:
         return f"zsh reads the parentheses in {scan.group!r} as a glob (bash: a syntax error)"
+    setter = _OPTION_SETTERS.search(line)
+    if setter:
+        return f"{setter.group(0)!r} changes zsh's options, each of which may change what a word names"
     return None
+
+
+def word_problem(raw: str) -> str | None:
+    """Why zsh may read the word ``raw`` (as typed) as naming another path than bash does, or None: a ``~`` form zsh
+    reads otherwise (at the start, or after an assignment's ``=``)."""
+    assignment = _ASSIGNMENT.match(raw)
+    tilde = raw[assignment.end() :] if assignment else raw
+    if tilde.startswith("~") and not _PLAIN_TILDE.match(tilde):
+        return (
+            f"zsh reads {tilde.split('/')[0]!r} as a named directory, a parameter holding a path, its OLDPWD or its"
+            " directory stack before a user's home"
+        )
+    return None
+
+
+def option_change(program: str, args: list[str]) -> str | None:
+    """Why the command ``program args`` may change zsh's options beyond bash's usual ``set -euxv -o pipefail``, or
+    None."""
+    if program in ("setopt", "unsetopt", "emulate"):
+        return f"{program!r} changes zsh's options"
+    if program != "set":
+        return None
+    named = False  # the word is the name ``-o`` takes
+    for word in args:
+        if named:
+            known = word.lower().replace("_", "") in _SET_OPTIONS
+        elif word in ("-", "--") or not word.startswith(("-", "+")):
+            return None  # the positional parameters follow
+        else:
+            known = bool(_SET_FLAGS.fullmatch(word))
+        if not known:
+            return f"'set {word}' may change zsh's options"
+        named = not named and word.endswith("o")
+    return None
+
+
+def glob_superset(raw: str) -> str | None:
+    """A bash glob matching every name zsh may match with the word ``raw`` (as typed) under its own glob options, the
+    user's or the line's, or None where zsh reads the word as bash does: ``^x`` (up to the next ``/``) and ``x#`` become
+    ``*``, an exclusion
+    ``a~b`` becomes ``a`` (it only narrows), ``braceccl``'s ``{ab}`` becomes ``?``. Quotes, brackets and ``$``
+    expansions are kept as written."""
+    out: list[str] = []
+    changed, i, n = False, 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            out.append(raw[i : i + 2])
+            i += 2
+            continue
+        if c in "'\"" or raw.startswith("$'", i):
+            start = i + 2 if c == "$" else i + 1
+            closer = "'" if c == "$" else c
+            end = _unquoted_end(raw, start, closer, escapes=c != "'")
+        elif c == "$" and i + 1 < n and raw[i + 1] in "({":
+            end = _balanced_end(raw, i + 1)
+        elif c == "$":
+            end = i + 2
+        elif c == "[":
+            close = raw.find("]", i + 2)  # a ``]`` first in the brackets is one of its characters
+            end = close + 1 if close > 0 else i + 1
+        elif c == "^":  # not what follows, up to the end of this part of the path: anything there
+            out.append("*")
+            changed, i = True, _part_end(raw, i)
+            continue
+        elif c == "#" and i > 0:  # any number of the item before (``##``: at least one): anything there
+            out[-1:] = ["*"]
+            changed, i = True, i + 1
+            continue
+        elif c == "~" and i > 0:
+            changed = True
+            break
+        elif c == "{" and (close := raw.find("}", i)) > i + 1 and not set(raw[i + 1 : close]) & set(",.'\"$\\{"):
+            out.append("?")
+            changed, i = True, close + 1
+            continue
+        else:
+            end = i + 1
+        out.append(raw[i:end])
+        i = end
+    return "".join(out) if changed else None
+
+
+def _part_end(raw: str, start: int) -> int:
+    """The index of the next ``/`` outside quotes from ``start`` (the end of ``raw`` if none)."""
+    i = start
+    while i < len(raw) and raw[i] != "/":
+        i = _unquoted_end(raw, i + 1, raw[i], escapes=raw[i] == '"') if raw[i] in "'\"" else i + 1 + (raw[i] == "\\")
+    return i
+
+
+def _unquoted_end(text: str, start: int, closer: str, *, escapes: bool) -> int:
+    """The index after the ``closer`` that ends a quoted string starting at ``start`` (the end of ``text`` if none)."""
+    i = start
+    while i < len(text):
+        if escapes and text[i] == "\\":
+            i += 2
+        elif text[i] == closer:
+            return i + 1
+        else:
+            i += 1
+    return len(text)
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """The index after the bracket matching the one at ``start`` (``(`` or ``{``), counting nested ones."""
+    opener = text[start]
+    closer = ")" if opener == "(" else "}"
+    depth = 0
+    for i in range(start, len(text)):
+        depth += (text[i] == opener) - (text[i] == closer)
+        if depth == 0:
+            return i + 1
+    return len(text)
 
 
 def equals_paths(words: Iterable[str], env: Mapping[str, str]) -> list[str]:
@@ -115,6 +249,7 @@ class _Scan:
                     self.command_word, self.previous_word = True, ""
                 current.append(c)
                 self.i += 1
+        self._end_word(n)
         self.expanded.append("".join(current))
 
     def _at_command(self) -> bool:

@@ -23,6 +23,18 @@
    name, so a link below a big folder (``cat */x/g/secret``) went unseen. Self-protection now matches every glob as
    any of those options may, and a call whose globs list more than the budget is too large to judge.
 
+4. **What else zsh names.** A user's ``setopt extendedglob`` (a common ~/.zshrc line; a line may set it too) makes
+   ``^x`` (not x), ``x#`` (any number of x) and ``a~b`` (a except b) globs: ``rm ../guard.yam^x`` deleted guard.yaml,
+   which bash reads as a file named ``guard.yam^x``; ``braceccl`` makes ``{k-m}`` the letters k to m. zsh reads ``~g``
+   as a named directory (``hash -d g=..``) or a parameter holding a path (``g=$PWD/..``) before a user's home, and
+   ``~-`` as an OLDPWD it sets itself; ``zsh -c '…'`` is zsh's code whichever shell runs the line. Self-protection now
+   refuses a glob of zsh's options that may match guard's files, those ``~`` forms, a line that changes zsh's options
+   (``setopt``, ``emulate``, ``set -o NAME`` beyond bash's usual ``-euxv -o pipefail``), and reads a ``zsh`` command's
+   code as zsh. Found on the way, under bash too: a bracket ``[^x]`` or ``[[:alpha:]]`` was matched as Python's fnmatch
+   reads it (``rm ../guard.ya[^x]l`` deleted guard.yaml unseen), a glob in a shell's quoted code (``bash -c 'rm
+   ../guard.y*'``) was read as text, and bash's directory stack (``pushd ..; rm ~1/guard.yaml``) as the home of a user
+   named 1.
+
 The judge is the loopback stub answering deny, so a call that reaches it is visible in its count.
 """
 
@@ -61,6 +73,32 @@ ZSH_NAMES_OTHERWISE = [
     "cat $XDG_CONFIG_HOME[1,-1]/guard/secret",
     "cat ${XDG_CONFIG_HOME:h}/.config/guard/secret",
 ]
+#: What a user's ~/.zshrc may set, under which zsh reads the lines below (the line may set them itself too).
+USER_OPTIONS = "setopt extendedglob braceccl"
+#: Lines that, run by zsh in app/ (below guard.yaml) with the user's options, delete guard.yaml (or read guard's secret,
+#: the ones naming it), where bash deletes and reads nothing.
+ZSH_ONLY = [
+    "rm ../guard.yam^x",
+    "rm ../guard.yam#l",
+    "echo x > ../guard.yam^x",
+    "setopt extendedglob; rm ../*~foo",
+    "setopt braceccl; rm ../guard.yam{k-m}",
+    "cat ~/.config/guar^x/secret",
+    "hash -d g=..; rm ~g/guard.yaml",
+    "g=$PWD/..; rm ~g/guard.yaml",
+    "rm ~-/../guard.yaml",
+]
+#: Lines bash runs as zsh does: each deletes guard.yaml or reads the secret in either shell.
+BOTH = [
+    "rm ../guard.ya[^x]l",
+    "cat ~/.config/guard/secre[[:alpha:]]",
+    "bash -c 'rm ../guard.y*'",
+    "pushd ..; pushd app; rm ~1/guard.yaml",
+    "zsh -c 'rm ../(g|x)uard.yaml'",  # zsh's code, whichever shell runs the line
+]
+#: What zsh reads as bash does, or as a glob naming nothing of guard's: the rule judges them.
+ORDINARY = ["git log HEAD~1 --oneline", "git diff HEAD^ -- f", "set -euo pipefail; ls", "set -- a b; echo $1"]
+
 #: Walks that follow the links below the folder they read (sub/g is a link to guard's secret folder).
 FOLLOW_LINKS = [
     "grep -R . .",
@@ -166,6 +204,47 @@ def test_a_line_claude_code_runs_in_zsh_is_read_as_zsh_may_read_it(
         )
         assert decision == "allow", (command, reason)  # what zsh reads as bash does: the rule judges it
     assert stub.calls == before + 4
+
+
+@pytest.mark.slow
+def test_self_protection_reads_a_line_as_zsh_may(project: Path, stub: StubServer) -> None:
+    require("zsh", install="apt-get install zsh")
+    zsh = {"CLAUDE_CODE_SHELL": str(shutil.which("zsh"))}
+    for command, env in [*((c, zsh) for c in ZSH_ONLY + BOTH), *((c, {"SHELL": "/bin/bash"}) for c in BOTH)]:
+        decision, reason = hook_decision(project, command, env=env, started_in=project.parent)
+        assert decision == "deny" and "guard self-protection" in reason, (command, env, reason)
+    before = stub.calls
+    stub.default = Reply.verdict("allow", "not a delete outside the project", confidence=0.95)
+    for command in ORDINARY:
+        decision, reason = hook_decision(project, command, env=zsh, started_in=project.parent)
+        assert decision == "allow", (command, reason)
+    assert stub.calls == before + len(ORDINARY)
+
+
+def test_zsh_deletes_and_reads_guards_files_where_bash_does_not(tmp_path: Path) -> None:
+    require("zsh", install="apt-get install zsh")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "zdotdir").mkdir()
+    (tmp_path / "zdotdir" / ".zshenv").write_text(USER_OPTIONS + "\n")  # the user's options, read by every zsh
+    (tmp_path / ".config" / "guard").mkdir(parents=True)
+    (tmp_path / ".config" / "guard" / "secret").write_text("the-secret\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ZDOTDIR": str(tmp_path / "zdotdir")}
+
+    def reaches(shell: str, command: str) -> bool:
+        (tmp_path / "guard.yaml").write_text("hooks: {}\n")
+        out = subprocess.run(
+            [shell, "-c", command], cwd=tmp_path / "app", capture_output=True, text=True, timeout=30, env=env
+        ).stdout
+        return (
+            "the-secret" in out
+            or not (tmp_path / "guard.yaml").exists()
+            or "x" in (tmp_path / "guard.yaml").read_text()
+        )
+
+    for command in ZSH_ONLY:
+        assert reaches("zsh", command) and not reaches("bash", command), command
+    for command in BOTH:
+        assert reaches("zsh", command) and reaches("bash", command), command
 
 
 @pytest.mark.slow
