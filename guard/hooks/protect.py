@@ -292,20 +292,22 @@ def _without_program(unit: Unit) -> Unit:
 
 def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit], protected: _Index) -> str | None:
     """Why names zsh reads in the call are not known here (:mod:`guard.protection.zsh_reading`): in the line, when zsh
-    runs it, and in the code of a ``zsh`` command of any line (``zsh -c '…'``); or None once the programs the line's
-    ``=name`` words stand for are among the names."""
+    runs it, and in the code of a ``zsh`` command of any line (``zsh -c '…'``, ``… | zsh``), or of what a line zsh runs
+    sources or evaluates (``. =(echo '…')``); or None once the programs the line's ``=name`` words stand for are among
+    the names."""
     from guard.protection.readonly import command_text, line_shell
 
     shell = line_shell(tool, tool_input, os.environ)
     line = command_text(tool_input)
     outer = shell is not None and os.path.basename(shell) == "zsh" and line is not None
-    inner = [unit for unit in found if unit.program and os.path.basename(unit.program) == "zsh"]
+    runs_code = ("zsh", ".", "source", "eval") if outer else ("zsh",)
+    inner = [unit for unit in found if unit.program and os.path.basename(unit.program) in runs_code]
     if not (outer or inner):
         return None
     from guard.protection import zsh_reading  # lazy: only a line zsh runs
 
     for unit in inner:
-        code = " ".join(unit.args)
+        code = "\n".join(unit.texts)  # its words, and what the line feeds it: a pipe, a file it wrote, a here-document
         problem = zsh_reading.unmodelled(code) or next(
             filter(None, (_zsh_word(raw, "$" in raw, unit, protected) for raw in code.split())), None
         )

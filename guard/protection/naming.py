@@ -451,7 +451,7 @@ class _Shell:
             received = [*piped, *(text for path, texts in self.fed.items() if path in unit.paths for text in texts)]
             unit.texts += received
             for text in received:
-                for token, glob in _tokens(text, self.env, self.assigned, glob=False):
+                for token, glob in _tokens(text, self.env, self.assigned, glob=code):
                     if (token, glob) not in seen:
                         seen.add((token, glob))
                         self.budget.spend_token()

@@ -5,6 +5,7 @@ default), and Codex when the agent names it. Self-protection reads every line as
 otherwise, each tried with zsh 5.9:
 
 * a parameter's modifiers and subscripts: ``$HOME:h``, ``${HOME:h}``, ``$HOME[1,-1]``, flags ``${(e)x}``, ``$~x``;
+* ``=(…)``, a temporary file holding the output of commands (``. =(echo '…')`` runs it);
 * parentheses inside a word, which zsh reads as a glob group or a glob qualifier: ``rm (guard|x).yaml`` deletes
   guard.yaml, ``cat guard.yam(l)`` reads it (bash reads both as a syntax error);
 * ``=name`` at the start of a word, which is the program ``name`` found on PATH: ``cp x =guard`` overwrites guard;
@@ -34,10 +35,13 @@ _PARAMETER_SUFFIX = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9#?$!*@-])(?::[A
 _BRACED = re.compile(r"\$\{(?:[(=~^+]|\$\{|[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z&]|\[))")
 #: ``$`` directly before one of zsh's own expansion flags: ``$=x`` (split), ``$~x`` (glob), ``$^x`` (rc_expand).
 _FLAGGED = re.compile(r"\$[=~^][A-Za-z_{]")
+#: ``=(…)`` at the start of a word: a temporary file holding the commands' output (bash: a syntax error).
+_TEMPORARY_FILE = re.compile(r"(?:^|[\s;&|(<>])=\(")
 _PARAMETERS = (
-    (_PARAMETER_SUFFIX, "a modifier or subscript"),
-    (_BRACED, "flags, a modifier or a subscript"),
-    (_FLAGGED, "an expansion flag"),
+    (_PARAMETER_SUFFIX, "a modifier or subscript of a parameter"),
+    (_BRACED, "flags, a modifier or a subscript of a parameter"),
+    (_FLAGGED, "an expansion flag of a parameter"),
+    (_TEMPORARY_FILE, "a temporary file of commands' output"),
 )
 #: The start of a here-document: ``<<`` or ``<<-``, then its delimiter, quoted or not.
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z0-9_.-]+)\1")
@@ -68,7 +72,7 @@ def unmodelled(line: str) -> str | None:
         for pattern, what in _PARAMETERS:
             found = pattern.search(text)
             if found:
-                return f"zsh reads {found.group(0)!r} as {what} of a parameter, which bash reads otherwise"
+                return f"zsh reads {found.group(0).strip()!r} as {what}, which bash reads otherwise"
     if scan.group is not None:
         return f"zsh reads the parentheses in {scan.group!r} as a glob (bash: a syntax error)"
     setter = _OPTION_SETTERS.search(line)

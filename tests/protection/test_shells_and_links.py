@@ -31,8 +31,8 @@
    refuses a glob of zsh's options that may match guard's files, those ``~`` forms, a line that changes zsh's options
    (``setopt``, ``emulate``, ``set -o NAME`` beyond bash's usual ``-euxv -o pipefail``), and reads a ``zsh`` command's
    code as zsh. Found on the way, under bash too: a bracket ``[^x]`` or ``[[:alpha:]]`` was matched as Python's fnmatch
-   reads it (``rm ../guard.ya[^x]l`` deleted guard.yaml unseen), a glob in a shell's quoted code (``bash -c 'rm
-   ../guard.y*'``) was read as text, and bash's directory stack (``pushd ..; rm ~1/guard.yaml``) as the home of a user
+   reads it (``rm ../guard.ya[^x]l`` deleted guard.yaml unseen), a glob in a shell's code (``bash -c 'rm
+   ../guard.y*'``, ``echo 'rm ../g*' | bash``) was read as text, and bash's directory stack (``pushd ..; rm ~1/guard.yaml``) as the home of a user
    named 1.
 
 The judge is the loopback stub answering deny, so a call that reaches it is visible in its count.
@@ -87,6 +87,7 @@ ZSH_ONLY = [
     "hash -d g=..; rm ~g/guard.yaml",
     "g=$PWD/..; rm ~g/guard.yaml",
     "rm ~-/../guard.yaml",
+    ". =(echo 'rm ../guard.yam^x')",
 ]
 #: Lines bash runs as zsh does: each deletes guard.yaml or reads the secret in either shell.
 BOTH = [
@@ -95,6 +96,9 @@ BOTH = [
     "bash -c 'rm ../guard.y*'",
     "pushd ..; pushd app; rm ~1/guard.yaml",
     "zsh -c 'rm ../(g|x)uard.yaml'",  # zsh's code, whichever shell runs the line
+    "echo 'rm ../guard.yam^x' | zsh",
+    "echo 'rm ../guard.y*' | bash",
+    "echo 'rm ../guard.y*' > s.sh; bash s.sh",
 ]
 #: What zsh reads as bash does, or as a glob naming nothing of guard's: the rule judges them.
 ORDINARY = ["git log HEAD~1 --oneline", "git diff HEAD^ -- f", "set -euo pipefail; ls", "set -- a b; echo $1"]
