@@ -17,8 +17,8 @@ otherwise, each tried with zsh 5.9:
   which :func:`glob_superset` turns into a bash glob matching at least as much.
 
 A line with one of the parameter, parenthesis, tilde or option forms is not read here at all (:func:`unmodelled`,
-:func:`word_problem`, :func:`option_change`: self-protection refuses it); ``=name`` adds the program's path to what the word names (:func:`equals_paths`). Quotes
-keep their meaning (zsh's are bash's), and here-document bodies are data.
+:func:`word_problem`, :func:`option_change`: self-protection refuses it); ``=name`` adds the program's path to what
+the word names (:func:`equals_paths`). Quotes keep their meaning (zsh's are bash's), and here-document bodies are data.
 """
 
 from __future__ import annotations
@@ -52,10 +52,9 @@ _KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "ti
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
 #: ``=name``, which zsh replaces by the path of the program ``name``.
 _EQUALS = re.compile(r"=[A-Za-z0-9_.+-]+")
-#: A ``~`` zsh expands as bash does: the home folder, or ``~+`` (the working directory), alone or before a ``/``.
-_PLAIN_TILDE = re.compile(r"~\+?(?:/|$)")
-#: An assignment's name and ``=``, after which zsh expands a ``~`` as at a word's start.
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+#: A ``~`` zsh may expand (a word's start; after ``=`` or ``:`` of an assignment; after ``{`` or ``,`` of a brace; in a
+#: ``${x:-word}``) other than as bash does: followed by a name (``~g``, ``~root``), ``-`` or a number (``~-``, ``~1``).
+_OTHER_TILDE = re.compile(r"(?:^|[=:{,+-])(~(?!\+?(?:[/,}:\s'\"]|$))[^/,}:\s'\"]*)")
 #: The builtins that change zsh's options, each of which may change what a later word names: anywhere in the line, quoted
 #: too (``eval 'setopt globsubst'``), and the assignment to its ``options`` array.
 _OPTION_SETTERS = re.compile(r"\b(?:setopt|unsetopt|emulate)\b|\boptions\[")
@@ -83,12 +82,11 @@ def unmodelled(line: str) -> str | None:
 
 def word_problem(raw: str) -> str | None:
     """Why zsh may read the word ``raw`` (as typed) as naming another path than bash does, or None: a ``~`` form zsh
-    reads otherwise (at the start, or after an assignment's ``=``)."""
-    assignment = _ASSIGNMENT.match(raw)
-    tilde = raw[assignment.end() :] if assignment else raw
-    if tilde.startswith("~") and not _PLAIN_TILDE.match(tilde):
+    reads otherwise (a named directory ``~g``, ``~-``, ``~1``), wherever zsh may expand it."""
+    tilde = _OTHER_TILDE.search(raw)
+    if tilde:
         return (
-            f"zsh reads {tilde.split('/')[0]!r} as a named directory, a parameter holding a path, its OLDPWD or its"
+            f"zsh reads {tilde.group(1)!r} as a named directory, a parameter holding a path, its OLDPWD or its"
             " directory stack before a user's home"
         )
     return None
@@ -117,12 +115,11 @@ def option_change(program: str, args: list[str]) -> str | None:
 
 def glob_superset(raw: str) -> str | None:
     """A bash glob matching every name zsh may match with the word ``raw`` (as typed) under its own glob options, the
-    user's or the line's, or None where zsh reads the word as bash does: ``^x`` (up to the next ``/``) and ``x#`` become
-    ``*``, an exclusion
-    ``a~b`` becomes ``a`` (it only narrows), ``braceccl``'s ``{ab}`` becomes ``?``. Quotes, brackets and ``$``
-    expansions are kept as written."""
+    user's or the line's, or None where zsh reads the word as bash does: ``^x`` (up to the next ``/``, or the end of
+    its brace) and ``x#`` become ``*``, an exclusion ``a~b`` becomes ``a`` (it only narrows), ``braceccl``'s ``{ab}``
+    becomes ``?``. Quotes, brackets and ``$`` expansions are kept as written."""
     out: list[str] = []
-    changed, i, n = False, 0, len(raw)
+    changed, i, n, braces = False, 0, len(raw), 0
     while i < n:
         c = raw[i]
         if c == "\\":
@@ -140,9 +137,9 @@ def glob_superset(raw: str) -> str | None:
         elif c == "[":
             close = raw.find("]", i + 2)  # a ``]`` first in the brackets is one of its characters
             end = close + 1 if close > 0 else i + 1
-        elif c == "^":  # not what follows, up to the end of this part of the path: anything there
+        elif c == "^":  # not what follows, up to the end of this part of the path (or brace): anything there
             out.append("*")
-            changed, i = True, _part_end(raw, i)
+            changed, i = True, _part_end(raw, i, "/,}" if braces else "/")
             continue
         elif c == "#" and i > 0:  # any number of the item before (``##``: at least one): anything there
             out[-1:] = ["*"]
@@ -156,16 +153,17 @@ def glob_superset(raw: str) -> str | None:
             changed, i = True, close + 1
             continue
         else:
+            braces += (c == "{") - (c == "}" and braces > 0)
             end = i + 1
         out.append(raw[i:end])
         i = end
     return "".join(out) if changed else None
 
 
-def _part_end(raw: str, start: int) -> int:
-    """The index of the next ``/`` outside quotes from ``start`` (the end of ``raw`` if none)."""
+def _part_end(raw: str, start: int, stops: str) -> int:
+    """The index of the next of ``stops`` outside quotes from ``start`` (the end of ``raw`` if none)."""
     i = start
-    while i < len(raw) and raw[i] != "/":
+    while i < len(raw) and raw[i] not in stops:
         i = _unquoted_end(raw, i + 1, raw[i], escapes=raw[i] == '"') if raw[i] in "'\"" else i + 1 + (raw[i] == "\\")
     return i
 

@@ -88,6 +88,9 @@ ZSH_ONLY = [
     "g=$PWD/..; rm ~g/guard.yaml",
     "rm ~-/../guard.yaml",
     ". =(echo 'rm ../guard.yam^x')",
+    "g=$PWD/..; rm ${x:-~g/guard.yaml}",
+    "g=$PWD/..; rm {~g/guard.yaml,x}",
+    "rm {../guard.yam^x,y}",
 ]
 #: Lines bash runs as zsh does: each deletes guard.yaml or reads the secret in either shell.
 BOTH = [
