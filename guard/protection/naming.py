@@ -390,7 +390,8 @@ class _Shell:
 
     def command(self, command: Command, cwd: str, depth: int, piped: list[str], *, piped_into: bool) -> str:
         self.budget.spend_command()
-        reads = prove_command(command, writes=True, env=self.env, cwd=cwd).proven
+        # echo prints its words whatever their values: one guard does not compute (${f%.txt}) is data there too
+        reads = prove_command(command, writes=True, env=self.env, cwd=cwd, alone=_prints(command)).proven
         words = _named_words(command, reads)
         data = _data(command) if reads else []
         for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:
@@ -904,9 +905,12 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
             elif rest[:2] == ":+" or rest[:1] == "+":  # the word when set: ${HOME:+/} is /
                 value = "" if unset else _expand_vars(word, env, assigned, depth + 1)
             elif not name or rest[:2] not in ("", ":?") and rest[:1] != "?":
+                # ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} of a known value are computed; ${#x}, ${!x} and the rest are
+                # a value guard does not compute
+                known = value is not None and UNKNOWN not in value and bool(name)
                 value = (
-                    UNKNOWN  # ${#x}, ${!x}, ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} …: a value guard does not compute
-                )
+                    _operate(value, rest, env, assigned, depth) if known and value is not None else None
+                ) or UNKNOWN
             out.append(value or "")
             i = end + 1
             continue
@@ -920,6 +924,74 @@ def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str],
         out.append(_value(text[i + 1 : j], env, assigned) or "")
         i = j
     return "".join(out)
+
+
+#: ``${x:OFFSET}`` and ``${x:OFFSET:LENGTH}`` with plain numbers.
+_SLICE = re.compile(r":\s*(-?[0-9]+)(?::\s*(-?[0-9]+))?")
+
+
+def _operate(value: str, rest: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int) -> str | None:
+    """bash's ``${x OPERATION}`` on the known ``value`` of x: removing a prefix or suffix (``#``, ``##``, ``%``,
+    ``%%``), replacing (``/``, ``//``, ``/#``, ``/%``), a slice with plain numbers, changing case; None for any other,
+    or a pattern guard cannot read exactly (quoted, escaped, or holding what it does not know)."""
+    if len(value) > 256:
+        return None
+    if rest[:1] in "^,":
+        upper = rest[0] == "^"
+        if rest not in ("^", "^^", ",", ",,"):
+            return None
+        changed = value.upper() if upper else value.lower()
+        return changed if len(rest) == 2 else changed[:1] + value[1:]
+    if rest[:1] == ":":
+        sliced = _SLICE.fullmatch(rest)
+        if sliced is None:
+            return None
+        start = int(sliced.group(1))
+        if -start > len(value):
+            return ""
+        start = len(value) + start if start < 0 else start
+        if sliced.group(2) is None:
+            return value[start:]
+        length = int(sliced.group(2))
+        return value[start : start + length] if length >= 0 else value[start : max(len(value) + length, start)]
+    operator = next((op for op in ("##", "#", "%%", "%", "//", "/#", "/%", "/") if rest.startswith(op)), None)
+    if operator is None:
+        return None
+    operand = rest[len(operator) :]
+    if operator[0] == "/" and operand.startswith("/"):
+        return None  # ${x///}: where bash ends such a pattern is not modelled
+    pattern, _, replacement = operand.partition("/") if operator[0] == "/" else (operand, "", "")
+    pattern = _expand_vars(pattern, env, assigned, depth + 1)
+    replacement = _expand_vars(replacement, env, assigned, depth + 1)
+    if any(c in pattern + replacement for c in "'\"\\" + UNKNOWN) or re.search(r"\[(\^|[!^]?\[[:=.])", pattern):
+        return None  # quotes, escapes, bash's [^…] and its classes ([[:alpha:]]): read otherwise by fnmatch
+    spans = range(len(value) + 1)
+    if operator in ("#", "##"):
+        cuts = [i for i in spans if fnmatch.fnmatchcase(value[:i], pattern)]
+        return value[(max(cuts) if operator == "##" else min(cuts)) :] if cuts else value
+    if operator in ("%", "%%"):
+        cuts = [i for i in spans if fnmatch.fnmatchcase(value[i:], pattern)]
+        return value[: (min(cuts) if operator == "%%" else max(cuts))] if cuts else value
+    if operator == "/#":
+        ends = [j for j in spans if fnmatch.fnmatchcase(value[:j], pattern)]
+        return replacement + value[max(ends) :] if ends else value
+    if operator == "/%":
+        starts = [i for i in spans if fnmatch.fnmatchcase(value[i:], pattern)]
+        return value[: min(starts)] + replacement if starts else value
+    if not value:
+        return replacement if pattern and fnmatch.fnmatchcase("", pattern) else value
+    out, i = [], 0  # / and //: the leftmost longest match; // goes on after it
+    while i < len(value) and pattern:
+        end = next((j for j in range(len(value), i, -1) if fnmatch.fnmatchcase(value[i:j], pattern)), None)
+        if end is None:
+            out.append(value[i])
+            i += 1
+            continue
+        out.append(replacement)
+        i = end
+        if operator == "/":
+            break
+    return "".join(out) + value[i:]
 
 
 def _braces(text: str) -> tuple[list[str], bool]:

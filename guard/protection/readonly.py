@@ -156,9 +156,13 @@ _STATE_CHANGERS = frozenset(
 #: Builtins that only print or ignore their words: a word whose value is not known is inert there (``echo "$PATH"``).
 #: Not ``test`` nor ``[``: such a word may be ``-v`` (``: -v; test $_ 'a[$(cmd)]'`` runs cmd, ``$_`` being ``-v``).
 _INERT = frozenset({"echo", "true", "false", ":"})
-#: A word whose only expansions are plain parameters (``$NAME``, ``${NAME}``, ``$1``, ``$@``): expanding it runs nothing.
+#: A parameter whose expansion runs nothing: ``$NAME``, ``$1``, ``$@``, and ``${NAME}`` with a prefix or suffix removed
+#: or a pattern replaced (no ``$`` in them), a slice by plain numbers or a change of case. Not ``${x@P}`` (prompt
+#: expansion runs ``$(…)``), nor an offset that is arithmetic (``${x:$y}`` evaluates ``a[$(cmd)]``).
+_PARAMETER = r"""\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*(?:(?:\#\#?|%%?|//?|/\#|/%)[^$`'"\\{}]*|:\s*-?[0-9]+(?::\s*-?[0-9]+)?|\^\^?|,,?)?\}|[0-9@*\#?$!_-])"""
+#: A word whose only expansions are such parameters: expanding it runs nothing.
 _PLAIN_PARAMETERS = re.compile(
-    r"""^(?:[^$`'"\\]|\\.|'[^']*'|"(?:[^"$`\\]|\\.|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*"|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[0-9@*#?$!_-]))*$""",
+    rf"""^(?:[^$`'"\\]|\\.|'[^']*'|"(?:[^"$`\\]|\\.|{_PARAMETER})*"|{_PARAMETER})*$""",
     re.S,
 )
 

@@ -85,6 +85,15 @@ WRITES_GUARD_S_FILES = [
     ("a continued line spells the delimiter", "cat <<EOF\nEO\\\nF\necho {} > ../.claude/settings.json\nEOF"),
     ("sh reads &> as & and >", "cat notes.txt &>/dev/null touch ../.claude/settings.json"),
 ]
+#: Lines whose ${x OPERATION} of a value the line set names a file of guard's: read as text naming nothing, each was left
+#: to a rule about something else.
+COMPUTED = [
+    ("a suffix removed", "x=../.claude/settings.jsonu; rm ${x%u}"),
+    ("a pattern replaced", "x=../.claude/settingz.json; echo {} > ${x/z/s}"),
+    ("a slice", "x=X../.claude/settings.json; rm ${x:1}"),
+    ("a prefix removed", "x=u../.claude/settings.json; rm ${x#[u]}"),
+]
+WRITES_GUARD_S_FILES += COMPUTED
 
 
 @pytest.mark.slow
@@ -277,6 +286,17 @@ def test_the_lines_do_what_they_say_in_sh(tmp_path: Path, case: str, command: st
             break
         time.sleep(0.1)
     assert (tmp_path / "ran.txt").exists(), case
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@pytest.mark.parametrize(("case", "command"), COMPUTED, ids=[case for case, _ in COMPUTED])
+def test_a_computed_value_names_guard_s_file(tmp_path: Path, case: str, command: str) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"PreToolUse": [1]}}\n')
+    subprocess.run([str(BASH), "-c", command], cwd=tmp_path / "app", capture_output=True, timeout=30, check=False)
+    settings = tmp_path / ".claude" / "settings.json"
+    assert not settings.exists() or settings.read_text() == "{}\n", case
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")

@@ -311,3 +311,33 @@ def test_an_input_too_large_to_judge_is_refused_even_with_fail_open(project: Pat
     """The rule's own failure_mode is fail_open; size is the agent's choice, so it is a refusal, not a failure."""
     denied, said, _ = run_hook(project, "claude", "Bash", {"command": "echo " + "x " * 300_000}, "--fail-open")
     assert denied and "too large to judge" in said
+
+
+def test_a_parameter_operation_on_a_known_value_names_what_bash_makes(tmp_path: Path) -> None:
+    """``${x%…}``, ``${x/…/…}``, ``${x:1}`` … of a value the line set are computed as bash computes them (checked here
+    against bash itself), so ``x=guard.yamlu; rm ${x%u}`` names guard.yaml; what guard does not compute stays unknown."""
+    from guard.protection.naming import units
+
+    values = ["../guard.yamlu", "abcabc", "a/b/c.txt", "guard", "a.b.c"]
+    operations = [
+        *(op + pattern for op in ("#", "##", "%", "%%") for pattern in ("u", "a*", "*c", "[ab]", "?", "*.", "[!a]")),
+        *(
+            op + pattern + "/" + new
+            for op in ("/", "//", "/#", "/%")
+            for pattern in ("a", "b*", "?", "[ab]")
+            for new in ("", "Z")
+        ),
+        *(":1", ":0:2", ": -2", ":1:-1", ": -9", "^^", ",", ",,"),
+    ]
+    cases = [(value, operation) for value in values for operation in operations]
+    script = "\n".join(f"x='{value}'; printf '%s\\0' \"${{x{operation}}}\"" for value, operation in cases)
+    made = subprocess.run(["bash"], input=script, capture_output=True, text=True, check=True).stdout.split("\0")[:-1]
+    assert len(made) == len(cases)
+    missed = []
+    for (value, operation), bash_made in zip(cases, made, strict=True):
+        line = f"x='{value}'; rm ${{x{operation}}}"
+        (unit,) = [u for u in units("Bash", {"command": line}, str(tmp_path), {}) if u.program == "rm"]
+        named = os.path.normpath(tmp_path / bash_made)
+        if bash_made.strip("/") and "/" + named.lstrip("/") not in unit.paths:
+            missed.append((line, bash_made, sorted(unit.paths)))
+    assert missed == []  # a result with no path in it ("", "/") names nothing guard looks at
