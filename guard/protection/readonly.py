@@ -34,6 +34,7 @@ another platform, under another shell (zsh, fish …) or with ``POSIXLY_CORRECT`
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -667,15 +668,16 @@ def claude_code_shell(env: Mapping[str, str]) -> str | None:
         if value and ("bash" in value or "zsh" in value)
     ]
     order = ("bash", "zsh") if os.path.basename(env.get("SHELL", "")) == "bash" else ("zsh", "bash")
-    candidates: list[str | None] = [
-        *named,
-        which(order[0], env),
-        *(os.path.join(folder, name) for name in order for folder in _CLIENT_SHELL_FOLDERS),
-        which(order[1], env),
-    ]
+    # looked at one by one, as Claude Code does: a user whose SHELL is bash costs one stat, not two PATH scans
+    candidates = itertools.chain(
+        named,
+        (order[0],),
+        (os.path.join(folder, name) for name in order for folder in _CLIENT_SHELL_FOLDERS),
+        (order[1],),
+    )
     for candidate in candidates:
         # a bare name is run as Claude Code runs it (``zsh --version``): found on PATH
-        found = candidate if candidate is None or os.path.isabs(candidate) else which(candidate, env)
+        found = candidate if os.path.isabs(candidate) else which(candidate, env)
         if found and os.path.isfile(found) and os.access(found, os.X_OK):
             return found
     return None
