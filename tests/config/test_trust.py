@@ -266,6 +266,18 @@ def test_a_rewritten_hook_script_is_not_run(isolated_home: Path, mode: str, deci
     assert verdict == decision and f"{elsewhere / 'check.py'} was not pinned when you trusted" in told, told
 
 
+def _trust_no_deletes(home: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """``callable: policy:no_deletes`` (under ``mode``) in ``home``/guard.yaml, trusted, with ``home`` on PYTHONPATH where
+    the user put the modules: the hook runs and denies ``rm -rf src``."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(home)]))
+    (home / "guard.yaml").write_text(
+        f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n      callable: policy:no_deletes\n"
+    )
+    trust_config(home / "guard.yaml")
+    denied, reason, _ = claude(home, "Bash", {"command": "rm -rf src"})
+    assert denied == "deny" and "no deletes" in reason, reason
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
 def test_a_rewritten_callable_hook_module_is_not_run(
@@ -278,13 +290,7 @@ def test_a_rewritten_callable_hook_module_is_not_run(
         "import guard\n\ndef no_deletes(event):\n"
         "    if 'rm ' in event.tool_input.get('command', ''):\n        return guard.deny('no deletes')\n"
     )
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))  # where the user put it
-    (isolated_home / "guard.yaml").write_text(
-        f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n      callable: policy:no_deletes\n"
-    )
-    trust_config(isolated_home / "guard.yaml")
-    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
-    assert denied == "deny" and "no deletes" in reason
+    _trust_no_deletes(isolated_home, monkeypatch, mode)
 
     cache = importlib.util.cache_from_source(str(policy))
     for tool, tool_input in (
@@ -328,13 +334,7 @@ def test_the_modules_a_callable_hook_imports_run_only_as_trusted(
     files = {"policy.py": POLICY, "helpers.py": HELPERS, "rules.py": RULES}
     for name, text in files.items():
         (isolated_home / name).write_text(text)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))  # where the user put them
-    (isolated_home / "guard.yaml").write_text(
-        f"hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: {mode}\n      callable: policy:no_deletes\n"
-    )
-    trust_config(isolated_home / "guard.yaml")
-    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
-    assert denied == "deny" and "no deletes" in reason, reason
+    _trust_no_deletes(isolated_home, monkeypatch, mode)
 
     for name in ("helpers.py", "rules.py"):
         written, reason, _ = claude(isolated_home, "Write", {"file_path": name, "content": "def words(): return []\n"})
@@ -396,13 +396,7 @@ def test_a_module_a_callable_hook_imports_by_a_constant_name_is_pinned(
         "        return guard.deny('no deletes')\n"
     )
     (isolated_home / "rules.py").write_text(RULES)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))
-    (isolated_home / "guard.yaml").write_text(
-        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_deletes\n"
-    )
-    trust_config(isolated_home / "guard.yaml")
-    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
-    assert denied == "deny" and "no deletes" in reason, reason
+    _trust_no_deletes(isolated_home, monkeypatch, "fail_closed")
     written, reason, _ = claude(
         isolated_home, "Write", {"file_path": "rules.py", "content": "def words(): return []\n"}
     )
@@ -422,13 +416,7 @@ def test_the_imports_of_a_long_callable_hook_module_are_pinned(
     files = {"policy.py": preamble + POLICY, "helpers.py": HELPERS, "rules.py": RULES}
     for name, text in files.items():
         (isolated_home / name).write_text(text)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([SOURCE_ROOT, str(isolated_home)]))
-    (isolated_home / "guard.yaml").write_text(
-        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      failure_mode: fail_closed\n      callable: policy:no_deletes\n"
-    )
-    trust_config(isolated_home / "guard.yaml")
-    denied, reason, _ = claude(isolated_home, "Bash", {"command": "rm -rf src"})
-    assert denied == "deny" and "no deletes" in reason, reason
+    _trust_no_deletes(isolated_home, monkeypatch, "fail_closed")
 
 
 #: Optional modules guard's dependencies import when they are there (httpx: brotli, brotlicffi; socksio): an
