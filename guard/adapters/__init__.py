@@ -50,7 +50,17 @@ class Rendered(FrozenRecord):
 class Client:
     """One agent client: how its events read and its answers are written, and what ``guard hook``, ``guard install`` and ``guard doctor`` need of it."""
 
-    __slots__ = ("defers", "deadline", "installer", "name", "normalize", "project_var", "render", "starts_elsewhere")
+    __slots__ = (
+        "defers",
+        "deadline",
+        "installer",
+        "missing_setup",
+        "name",
+        "normalize",
+        "project_var",
+        "render",
+        "starts_elsewhere",
+    )
 
     def __init__(
         self,
@@ -63,6 +73,7 @@ class Client:
         project_var: str | None = None,
         starts_elsewhere: bool = False,
         defers: bool = False,
+        missing_setup: Callable[[str | None, Mapping[str, str]], str | None] | None = None,
     ) -> None:
         #: the ``--format`` name, and the name the audit row gives the client
         self.name = name
@@ -81,6 +92,9 @@ class Client:
         self.starts_elsewhere = starts_elsewhere
         #: whether it can leave a call pending for a resumed session (``guard hook --defer``: Claude Code's ``defer``)
         self.defers = defers
+        #: ``(project, env) -> text | None``: what this user has not set up for the project guard was anchored to
+        #: (``--project``; None for an unanchored hook), told to the user as a session starts (a warning)
+        self.missing_setup = missing_setup
 
     def __repr__(self) -> str:
         return f"Client({self.name!r})"

@@ -19,8 +19,17 @@ from guard.adapters import Client, Rendered, event_of
 from guard.core.decision import STOPS, Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message, user_message
+from guard.core.settings import LAUNCHER_ENV, from_env
 
-__all__ = ["CLIENT", "hook_output", "normalize", "render", "with_warnings"]
+__all__ = ["CLIENT", "NOT_SET_UP_HERE", "hook_output", "missing_setup", "normalize", "render", "with_warnings"]
+
+#: Told as a session starts in a checkout where the shared launcher found no ``GUARD_HOOK`` of this user's.
+NOT_SET_UP_HERE = (
+    "guard install claude was not run for you in this checkout (a new clone or git worktree gets the shared "
+    ".claude/settings.json, not your .claude/settings.local.json): the guard on PATH enforces the rules, but Claude "
+    "Code's sandbox is off here, so guard's files are within the agent's reach. Run guard install claude in {project} "
+    "(guard doctor shows the protection level)"
+)
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
 _BLOCK_EVENTS = frozenset(
@@ -93,6 +102,20 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out) if out else "")
 
 
+def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
+    """What a hook the shared launcher started says as a session starts, when this user's install is missing here.
+
+    The launcher in ``.claude/settings.json`` (the only hook guard anchors with ``--project``) runs ``$GUARD_HOOK``,
+    which ``guard install claude`` sets in ``.claude/settings.local.json`` beside the sandbox settings, and Claude Code
+    passes to its hooks; without it the launcher falls back to a ``guard`` on PATH. That is a checkout the user's
+    install never reached (a git worktree, a teammate's clone), and the one place guard can say so before the agent
+    acts: the hook still enforces the trusted config, but the protection level dropped to unsandboxed.
+    """
+    if project is None or from_env(LAUNCHER_ENV, env):
+        return None
+    return NOT_SET_UP_HERE.format(project=project)
+
+
 CLIENT = Client(
     "claude",
     normalize,
@@ -101,4 +124,5 @@ CLIENT = Client(
     installer="guard.adapters.installers:CLAUDE",
     project_var="CLAUDE_PROJECT_DIR",
     defers=True,
+    missing_setup=missing_setup,
 )

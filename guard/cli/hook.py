@@ -254,7 +254,7 @@ def run(args: Arguments) -> int:
     import time
 
     started = time.monotonic()
-    from guard.adapters import adapter
+    from guard.adapters import adapter, event_of
 
     try:
         client = adapter(args.format)
@@ -326,6 +326,10 @@ def run(args: Arguments) -> int:
         payload, event = gate.current
         decision = gate.failure(f"internal error: {type(exc).__name__}: {exc}", event=event or None)
     gate.close()
+    if client.missing_setup is not None and event_of(payload) == "session_start":
+        note = client.missing_setup(project, env)
+        if note:
+            decision.warnings.append(note)
     rendered = client.render(payload, _deferred(decision, client, args.defer))
     for timer in watchdog:
         timer.cancel()

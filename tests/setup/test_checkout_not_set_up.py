@@ -1,0 +1,86 @@
+"""A checkout ``guard install claude`` never reached (a git worktree, a teammate's clone) is told so as a session starts.
+
+The shared ``.claude/settings.json`` is committed, so every checkout runs guard's launcher; this user's
+``.claude/settings.local.json`` (``GUARD_HOOK`` and Claude Code's sandbox settings) is not, so a new worktree of a
+sandboxed project falls back to the ``guard`` on PATH with the sandbox off. The rules are still enforced; the user is
+told, in the session's first message, that the protection level dropped and what to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import trust_config
+from fixtures.processes import run_guard
+
+REPO = Path(__file__).resolve().parents[2]
+DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo 'no pushes here' >&2; exit 2\"\n"
+NOT_SET_UP = "guard install claude was not run for you in this checkout"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def _run_entry(checkout: Path, event: dict[str, object], **env: str) -> subprocess.CompletedProcess[str]:
+    """The checkout's own launcher for ``event`` (from its committed settings), run as Claude Code runs it."""
+    name = str(event["hook_event_name"])
+    handler = json.loads((checkout / ".claude/settings.json").read_text())["hooks"][name][0]["hooks"][0]
+    guard_on_path = os.path.dirname(shutil.which("guard") or sys.executable)
+    environ = {
+        "PATH": f"{guard_on_path}:/usr/bin:/bin",
+        "HOME": os.environ["HOME"],
+        "PYTHONPATH": str(REPO),  # the guard on PATH runs this tree
+        "CLAUDE_PROJECT_DIR": str(checkout),
+        **env,
+    }
+    return subprocess.run(
+        ["/bin/sh", "-c", handler["command"]],
+        input=json.dumps({"session_id": "s1", "cwd": str(checkout), **event}),
+        capture_output=True,
+        text=True,
+        cwd=checkout,
+        env=environ,
+        timeout=60,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
+def test_a_new_worktree_of_an_installed_project_says_it_is_not_set_up(tmp_path: Path) -> None:
+    if shutil.which("guard") is None:
+        pytest.skip("needs guard on PATH, as a user who installed it has (pip install -e '.[dev]')")
+    main = tmp_path / "repo"
+    main.mkdir()
+    _git(main, "init", "-q")
+    (main / "guard.yaml").write_text(DENY_PUSH)
+    installed = run_guard(["install", "claude", "--client", "guard"], main)
+    assert installed.returncode == 0, installed.stderr
+    trust_config(main / "guard.yaml")
+    _git(main, "add", "-A")  # .claude/.gitignore keeps the local settings (GUARD_HOOK, the sandbox) out
+    _git(main, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "guard")
+    worktree = tmp_path / "feature"
+    _git(main, "worktree", "add", "-q", str(worktree))
+    assert (worktree / ".claude/settings.json").is_file() and not (worktree / ".claude/settings.local.json").exists()
+    trust_config(worktree / "guard.yaml")  # the user reviewed and trusted the worktree's guard.yaml
+
+    start = {"hook_event_name": "SessionStart", "source": "startup"}
+    said = _run_entry(worktree, start)
+    assert said.returncode == 0, said.stderr
+    message = json.loads(said.stdout)["systemMessage"]
+    assert NOT_SET_UP in message and str(worktree) in message and "sandbox is off" in message
+
+    push = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
+    denied = _run_entry(worktree, push)  # the guard on PATH still enforces the trusted rules there
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", denied.stderr
+
+    personal = json.loads((main / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]
+    quiet = _run_entry(main, start, GUARD_HOOK=personal)  # where the user installed, nothing to say
+    assert quiet.returncode == 0, quiet.stderr
+    assert NOT_SET_UP not in quiet.stdout
