@@ -13,22 +13,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from guard.adapters import Client, Rendered, event_of
 from guard.core.decision import STOPS, Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message, user_message
-from guard.core.settings import LAUNCHER_ENV, from_env
 
 __all__ = ["CLIENT", "NOT_SET_UP_HERE", "hook_output", "missing_setup", "normalize", "render", "with_warnings"]
 
-#: Told as a session starts in a checkout where the shared launcher found no ``GUARD_HOOK`` of this user's.
+#: Told as a session starts in a checkout whose own local settings hold no ``GUARD_HOOK`` of this user's.
 NOT_SET_UP_HERE = (
-    "guard install claude was not run for you in this checkout (a new clone or git worktree gets the shared "
-    ".claude/settings.json, not your .claude/settings.local.json): the guard on PATH enforces the rules, but Claude "
-    "Code's sandbox is off here, so guard's files are within the agent's reach. Run guard install claude in {project} "
-    "(guard doctor shows the protection level)"
+    "guard install claude was not run for you in this checkout, {project} (a clone or git worktree gets the shared "
+    ".claude/settings.json, not your .claude/settings.local.json): guard enforces the rules you trusted here, but "
+    "Claude Code's sandbox is not set up for this checkout, so guard's files in it are within the agent's reach. Run "
+    "guard install claude there (guard doctor shows the protection level)"
 )
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
@@ -106,12 +106,17 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     """What a hook the shared launcher started says as a session starts, when this user's install is missing here.
 
     The launcher in ``.claude/settings.json`` (the only hook guard anchors with ``--project``) runs ``$GUARD_HOOK``,
-    which ``guard install claude`` sets in ``.claude/settings.local.json`` beside the sandbox settings, and Claude Code
-    passes to its hooks; without it the launcher falls back to a ``guard`` on PATH. That is a checkout the user's
-    install never reached (a git worktree, a teammate's clone), and the one place guard can say so before the agent
-    acts: the hook still enforces the trusted config, but the protection level dropped to unsandboxed.
+    which ``guard install claude`` sets in this user's ``.claude/settings.local.json`` beside the sandbox settings
+    with this checkout's paths. A checkout without its own (a teammate's clone: the launcher falls back to a ``guard``
+    on PATH; a new git worktree: Claude Code hands it the main checkout's local settings, whose sandbox names the main
+    checkout's files) still has its trusted rules enforced, but not the protection level the user chose: the session's
+    first message is the one place guard can say so before the agent acts.
     """
-    if project is None or from_env(LAUNCHER_ENV, env):
+    if project is None:
+        return None
+    from guard.adapters.claude_local import personal  # only as a session starts: a tool call never reads settings
+
+    if personal(project_dir=Path(project), home=Path(env.get("HOME") or Path.home())) is not None:
         return None
     return NOT_SET_UP_HERE.format(project=project)
 

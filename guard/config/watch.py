@@ -6,6 +6,10 @@ about, takes effect at its next call. A service (and the curl client asking it) 
 keep answering with what it loaded: :class:`Watch` notes the files that decide what is
 enforced — the trust record, every trusted file, the names a config search would
 find first, and the org policy's files — and says when one of them changed. A stat per file: cheap enough for every request.
+
+It also says which project that is. A ``guard hook`` anchored to a project (``--project``, from Claude Code's
+shared launcher) enforces that project's config, so a service must not answer for another one: Claude Code gives a
+git worktree the main checkout's ``.claude/settings.local.json``, so a worktree's hooks ask the main checkout's service.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ class Watch:
     def __init__(self, config: str | None = None) -> None:
         explicit = config or from_env(CONFIG_ENV) or None
         key = trust_store.trust_key(explicit)
+        #: the folder whose config this is, as ``guard hook --project`` names it; None for a named config (found wherever
+        #: the hook starts)
+        self.folder = None if explicit else os.path.realpath(key.removeprefix("dir:"))
         paths = [str(trust_store.record_path(key))]
         record = trust_store.read(key)
         if record is not None:
@@ -51,6 +58,10 @@ class Watch:
             paths += [os.path.abspath(name) for name in SEARCHED]  # a new file here would be loaded instead
         paths += _org_files()
         self.files = {path: _stat(path) for path in dict.fromkeys(paths)}
+
+    def enforced_in(self, project: str) -> bool:
+        """Whether ``guard hook --project PROJECT`` would enforce this config (it searches that folder for its own)."""
+        return self.folder is None or os.path.realpath(project) == self.folder
 
     def changed(self) -> str | None:
         """The first watched file that is not as it was (changed, made, removed), or None."""

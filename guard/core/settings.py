@@ -81,8 +81,8 @@ TRANSPORT_ENV = "GUARD_TRANSPORT"
 PROGRAM_ENV, CLAUDE_BIN_ENV, CODEX_BIN_ENV = "GUARD_BIN", "GUARD_CLAUDE_BIN", "GUARD_CODEX_BIN"
 #: the CLI's output: tracebacks ("1"), no colour or progress ("1")
 DEBUG_ENV, PLAIN_ENV = "GUARD_DEBUG", "GUARD_PLAIN"
-#: the variable a project's shared launcher runs (``guard install claude`` writes it); its absence is all guard reads
-#: of it (:func:`guard.adapters.claude.missing_setup`)
+#: the variable a project's shared launcher runs (``guard install claude`` writes it); guard reads it in this user's
+#: settings files (:mod:`guard.adapters.claude_local`), never in its own environment
 LAUNCHER_ENV = "GUARD_HOOK"
 #: Where an admin installs the org key and policy (tests point this at a folder of their own); the table of where the
 #: org policy is, and why the agent cannot move it, is :mod:`guard.config.org_policy`'s.
@@ -90,7 +90,7 @@ SYSTEM_DIR = Path("/etc/guard")
 KEY_ENV, POLICY_ENV = "GUARD_ORG_KEY", "GUARD_ORG_POLICY"
 #: The org policy's signature is the policy's file name with this added.
 SIGNATURE_SUFFIX = ".sig"
-#: Every variable above: the only names :func:`from_env` reads.
+#: Every variable above but the launcher's: the only names :func:`from_env` reads.
 VARIABLES = frozenset(
     {
         *MODEL_ENV.values(),
@@ -110,7 +110,6 @@ VARIABLES = frozenset(
         CODEX_BIN_ENV,
         DEBUG_ENV,
         PLAIN_ENV,
-        LAUNCHER_ENV,
         KEY_ENV,
         POLICY_ENV,
     }

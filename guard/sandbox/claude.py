@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.claude_local import LOCAL_FILE
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.core.errors import ConfigError
@@ -47,7 +48,6 @@ __all__ = [
     "wanted_lists",
 ]
 
-LOCAL_FILE = ".claude/settings.local.json"
 #: The sandbox switches guard sets, and why a different value leaves guard's files within reach.
 SCALARS: dict[tuple[str, ...], tuple[bool, str]] = {
     ("sandbox", "enabled"): (True, "sandbox.enabled is not true: Bash commands run unsandboxed"),

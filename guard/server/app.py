@@ -16,7 +16,10 @@ faults are 500s. With a token (``guard serve`` always has one: the user's, else
 the per-user key, :mod:`guard.server.identity`) every endpoint wants
 ``Authorization: Bearer <token>`` (or ``guard hook``'s credential derived from
 it), and an answer to a request carrying ``X-Guard-Nonce`` is signed
-(``X-Guard-Proof``) so ``guard hook`` can tell it from an impostor's. Requests
+(``X-Guard-Proof``) so ``guard hook`` can tell it from an impostor's. A request
+naming a project (``X-Guard-Project``: the curl client's ``--project``) whose
+``guard hook`` would enforce another config is refused (409), as is any request
+once the trusted config changed (503): that hook decides instead. Requests
 pass :class:`_RequestPolicy` (token, content type) before any route runs, so the
 routes only decide. Every request shares the engine, so it shares the decision
 cache, the single-flight table and the warm model clients.
@@ -66,6 +69,8 @@ log = logging.getLogger("guard.server")
 MAX_BODY_BYTES = MAX_EVENT_BYTES
 #: ``/v1/hooks/{format}``: clients read its body as their hook's answer.
 _CLIENT_ROUTE = re.compile(r"^/v1/hooks/[a-z]+/?$")
+#: The project a hook is anchored to (the curl client sends its ``--project``): answered only when it is this service's.
+PROJECT_HEADER = b"x-guard-project"
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -263,7 +268,15 @@ class _RequestPolicy:
             ctype = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
             if ctype != "application/json":
                 return _error(415, f"send the event as application/json, not {ctype or 'a body without Content-Type'}")
-        changed = self.watch.changed() if self.watch is not None and scope["path"].startswith("/v1/hooks") else None
+        if self.watch is None or not scope["path"].startswith("/v1/hooks"):
+            return None
+        project = headers.get(PROJECT_HEADER)
+        if project is not None and not self.watch.enforced_in(os.fsdecode(project)):
+            # a hook anchored to another project (a git worktree asking the main checkout's service): its own config decides
+            return _error(
+                409, f"this service enforces the config of {self.watch.folder}, not of {os.fsdecode(project)}"
+            )
+        changed = self.watch.changed()
         if changed:  # guard hook would enforce something else now: it must decide, not this service
             return _error(
                 503,

@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from guard.adapters.installers import settings_path
+from guard.adapters.claude_local import LOCAL_FILE, personal
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import ConfigError
@@ -43,7 +43,6 @@ __all__ = [
 
 #: The variable naming this user's hook program (``/abs/guard hook --deadline 30``, or the curl client before it).
 VARIABLE = LAUNCHER_PROGRAM.lstrip("$")
-LOCAL_FILE = ".claude/settings.local.json"
 #: Claude Code events whose hook, when it blocks, stops what would come next (a tool call, a prompt, a permission).
 BLOCKING = frozenset({"PreToolUse", "UserPromptSubmit", "PermissionRequest"})
 MISSING = (
@@ -83,21 +82,6 @@ def launcher_options(command: object) -> str | None:
 def personal_command(program: list[str], deadline: int) -> str:
     """This user's ``GUARD_HOOK`` for ``guard hook`` itself: the absolute program and the client's deadline."""
     return shlex.join([*program, "hook", "--deadline", str(deadline)])
-
-
-def personal(*, project_dir: Path, home: Path) -> tuple[Path, str] | None:
-    """Where this user's ``GUARD_HOOK`` is set for the project and its value: the local settings, then the user's."""
-
-    for path in (project_dir / LOCAL_FILE, settings_path("claude", "user", project_dir=project_dir, home=home)):
-        try:
-            data = parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
-        except (OSError, ConfigError):
-            continue  # reported where the hooks of that file are read
-        env = data.get("env")
-        value = env.get(VARIABLE) if isinstance(env, dict) else None
-        if isinstance(value, str) and value.strip():
-            return path, value
-    return None
 
 
 def resolve(command: str, *, project_dir: Path, home: Path) -> str | None:

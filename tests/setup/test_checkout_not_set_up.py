@@ -1,9 +1,11 @@
-"""A checkout ``guard install claude`` never reached (a git worktree, a teammate's clone) is told so as a session starts.
+"""A checkout ``guard install claude`` never reached (a clone, a git worktree) is told so as a session starts.
 
 The shared ``.claude/settings.json`` is committed, so every checkout runs guard's launcher; this user's
-``.claude/settings.local.json`` (``GUARD_HOOK`` and Claude Code's sandbox settings) is not, so a new worktree of a
-sandboxed project falls back to the ``guard`` on PATH with the sandbox off. The rules are still enforced; the user is
-told, in the session's first message, that the protection level dropped and what to run.
+``.claude/settings.local.json`` (``GUARD_HOOK`` and Claude Code's sandbox settings with this checkout's paths) is not.
+A clone's launcher falls back to the ``guard`` on PATH with no sandbox; a new git worktree gets the main checkout's
+local settings from Claude Code (2.1.332: its ``GUARD_HOOK`` and a sandbox naming the main checkout's files, so the
+worktree's guard.yaml is writable). The rules are still enforced; the user is told, in the session's first message,
+that this checkout is not set up and where to run ``guard install claude``.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def _run_entry(checkout: Path, event: dict[str, object], **env: str) -> subproce
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
-def test_a_new_worktree_of_an_installed_project_says_it_is_not_set_up(tmp_path: Path) -> None:
+def test_a_clone_or_worktree_of_an_installed_project_says_it_is_not_set_up_until_installed_there(
+    tmp_path: Path,
+) -> None:
     if shutil.which("guard") is None:
         pytest.skip("needs guard on PATH, as a user who installed it has (pip install -e '.[dev]')")
     main = tmp_path / "repo"
@@ -65,22 +69,25 @@ def test_a_new_worktree_of_an_installed_project_says_it_is_not_set_up(tmp_path: 
     trust_config(main / "guard.yaml")
     _git(main, "add", "-A")  # .claude/.gitignore keeps the local settings (GUARD_HOOK, the sandbox) out
     _git(main, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "guard")
-    worktree = tmp_path / "feature"
-    _git(main, "worktree", "add", "-q", str(worktree))
-    assert (worktree / ".claude/settings.json").is_file() and not (worktree / ".claude/settings.local.json").exists()
-    trust_config(worktree / "guard.yaml")  # the user reviewed and trusted the worktree's guard.yaml
-
-    start = {"hook_event_name": "SessionStart", "source": "startup"}
-    said = _run_entry(worktree, start)
-    assert said.returncode == 0, said.stderr
-    message = json.loads(said.stdout)["systemMessage"]
-    assert NOT_SET_UP in message and str(worktree) in message and "sandbox is off" in message
-
-    push = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
-    denied = _run_entry(worktree, push)  # the guard on PATH still enforces the trusted rules there
-    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", denied.stderr
-
     personal = json.loads((main / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]
+    clone, worktree = tmp_path / "clone", tmp_path / "feature"
+    _git(tmp_path, "clone", "-q", str(main), str(clone))
+    _git(main, "worktree", "add", "-q", str(worktree))
+    start = {"hook_event_name": "SessionStart", "source": "startup"}
+    push = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
+
     quiet = _run_entry(main, start, GUARD_HOOK=personal)  # where the user installed, nothing to say
-    assert quiet.returncode == 0, quiet.stderr
-    assert NOT_SET_UP not in quiet.stdout
+    assert quiet.returncode == 0 and NOT_SET_UP not in quiet.stdout, quiet
+    for checkout, given in ((clone, {}), (worktree, {"GUARD_HOOK": personal})):  # Claude Code hands a worktree main's
+        assert not (checkout / ".claude/settings.local.json").exists()
+        trust_config(checkout / "guard.yaml")  # the user reviewed and trusted the checkout's guard.yaml
+        said = _run_entry(checkout, start, **given)
+        assert said.returncode == 0, said.stderr
+        message = json.loads(said.stdout)["systemMessage"]
+        assert NOT_SET_UP in message and str(checkout) in message and "sandbox is not set up" in message, message
+        denied = _run_entry(checkout, push, **given)  # the trusted rules still hold there
+        assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", denied.stderr
+
+    assert run_guard(["install", "claude", "--client", "guard"], worktree).returncode == 0
+    settled = _run_entry(worktree, start, GUARD_HOOK=personal)  # installed there: its own sandbox paths, no message
+    assert settled.returncode == 0 and NOT_SET_UP not in settled.stdout, settled

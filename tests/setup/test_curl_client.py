@@ -247,3 +247,67 @@ def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_p
             if serve.poll() is None:
                 serve.kill()
                 serve.wait()
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=u", "-c", "user.email=u@x", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
+def test_a_worktrees_hook_sent_to_the_main_checkouts_service_is_decided_by_the_worktrees_config(
+    tmp_path: Path, short_state: Path
+) -> None:
+    """Claude Code (2.1.332) gives a git worktree the main checkout's ``.claude/settings.local.json``, so the worktree's
+    launcher runs the main checkout's curl client, whose socket is the main checkout's service. The worktree's branch
+    has a stricter rule, which the user trusted there: it decides, not the service of the main checkout's config."""
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "guard.yaml").write_text(CONFIG)  # every Bash call allowed
+    _git(main, "init", "-q")
+    assert guard(main, "install", "claude", "--client", "curl").returncode == 0
+    trust_config(main / "guard.yaml")
+    _git(main, "add", "-A")
+    _git(main, "commit", "-qm", "guard")
+    worktree = tmp_path / "feature"
+    _git(main, "worktree", "add", "-q", str(worktree))
+    (worktree / "guard.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo 'no pushes from this branch' >&2; exit 2\"\n"
+    )
+    trust_config(worktree / "guard.yaml")
+    words = _personal(main)  # what Claude Code hands the worktree's hooks as GUARD_HOOK
+    sock, credential = Path(words[2]), Path(words[3])
+    fallback = ("sh", "-c", "cat >/dev/null; echo fallback; exit 2", "guard")
+    launcher = json.loads((worktree / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
+    push = json.dumps({**json.loads(EVENT), "tool_input": {"command": "git push"}})
+
+    serve = _serve_on(sock, main)
+    try:
+        own = _client(sock, credential, *fallback, "--format", "claude", "--project", str(main))
+        assert own.returncode == 0 and "fallback" not in own.stdout, own  # the service answers for its own project
+        other = _client(sock, credential, *fallback, "--format", "claude", "--project", str(worktree))
+        assert (other.returncode, other.stdout) == (2, "fallback\n"), other  # and leaves another's to guard hook
+        ran = subprocess.run(
+            ["/bin/sh", "-c", launcher["command"]],
+            input=push,
+            capture_output=True,
+            text=True,
+            cwd=worktree,
+            env={
+                **os.environ,
+                "PYTHONPATH": SOURCE_ROOT,
+                "GUARD_HOOK": shlex.join(words),
+                "CLAUDE_PROJECT_DIR": str(worktree),
+            },
+            timeout=60,
+        )
+        assert serve.poll() is None, "the main checkout's service is still up: it was asked, and declined"
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+    decided = json.loads(ran.stdout)["hookSpecificOutput"]
+    assert (
+        decided["permissionDecision"] == "deny" and "no pushes from this branch" in decided["permissionDecisionReason"]
+    ), ran

@@ -7,12 +7,25 @@
 # decides itself, fail-closed. When that cannot run either, the call is blocked (exit 2).
 # The socket is in guard's state folder and the credential file beside guard's secret: the sandbox
 # `guard install claude` writes denies the agent writes to the one and reads of the other.
+# The project GUARD_HOOK is anchored to (--project, which Claude Code's shared launcher adds) goes to the service as
+# X-Guard-Project, which answers only for its own: Claude Code gives a git worktree the main checkout's local settings,
+# so a worktree's hook names the main checkout's socket, and the worktree's own config must decide.
 sock=$1 cred=$2 max_time=$3
 shift 3
+project= previous=
+for word in "$@"; do
+    [ "$previous" = --project ] && project=$word
+    previous=$word
+done
+case $project in
+    *'
+'*|*"$(printf '\r')"*) sock= ;;  # a folder name no header can carry: guard hook decides
+esac
 payload=$(cat; printf x)
 payload=${payload%x}
 if [ -S "$sock" ] && [ -r "$cred" ] && command -v curl >/dev/null 2>&1; then
     if out=$(printf '%s' "$payload" | curl --unix-socket "$sock" --fail -sS --max-time "$max_time" -H @"$cred" \
+            ${project:+-H "X-Guard-Project: $project"} \
             -H "Content-Type: application/json" --data-binary @- -w '\n%header{x-guard-refused}:%header{x-guard-exit-code}' \
             http://guard/v1/hooks/claude 2>/dev/null); then
         code=${out##*
