@@ -1,0 +1,89 @@
+"""The real Claude Code CLI in a git worktree of a project guard is installed in.
+
+Claude Code (2.1.332) gives a linked worktree the main checkout's ``.claude/settings.local.json``: its
+``GUARD_HOOK`` and a sandbox that names the main checkout's files, so in a new worktree the worktree's own guard.yaml
+is writable from a sandboxed Bash. guard's hook still enforces the worktree's trusted config, and as the session starts
+it tells the user the checkout is not set up; ``guard install claude`` in the worktree adds the worktree's own paths
+(Claude Code merges the two local files' sandbox lists), and the message stops.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import trust_config
+
+from guard.testing.anthropic_stub import final_text, tool_use
+
+from .conftest import AgentProject
+from .test_claude_sandbox import CONFIG, hidden
+
+pytestmark = [pytest.mark.claude, pytest.mark.slow]
+
+NOT_SET_UP = "guard install claude was not run for you in this checkout"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def _session(project: AgentProject, checkout: Path) -> tuple[str, str]:
+    """One session in ``checkout`` whose one Bash call (hidden from any hook) appends to that checkout's guard.yaml:
+    (what the SessionStart hooks said, what the call printed)."""
+    streaming = replace(
+        project.cli,
+        headless_args=("-p", "{prompt}", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"),
+    )
+    write = hidden(f"echo '# planted' >> {checkout / 'guard.yaml'}; echo wrote=$?")
+    with project.stub((tool_use("Bash", {"command": write, "description": "run"}), final_text("ok"))) as agent:
+        run = streaming.run(
+            project.binary,
+            "do the task",
+            cwd=checkout,
+            base_url=agent.base_url,
+            home=project.home,
+            env=project.env,
+            timeout_s=600,
+        )
+    assert run.returncode == 0 and len(agent.agent_requests) == 2, run.describe()
+    events: list[dict[str, Any]] = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    said = " ".join(
+        str(e.get("output"))
+        for e in events
+        if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"
+    )
+    return said, str(agent.agent_requests[1].tool_results())
+
+
+def test_a_new_worktree_is_told_it_is_not_set_up_until_guard_install_claude_covers_its_files(
+    project: AgentProject,
+) -> None:
+    project.configure(CONFIG, "--client", "guard")
+    _git(project.dir, "init", "-q")
+    _git(project.dir, "add", "-A")
+    _git(project.dir, "commit", "-qm", "guard")
+    worktree = project.dir.parent / "feature"
+    _git(project.dir, "worktree", "add", "-q", str(worktree))
+    trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
+
+    said, told = _session(project, worktree)
+    assert NOT_SET_UP in said and str(worktree) in said, said
+    assert "wrote=0" in told, told  # what the message is about: main's sandbox does not name this checkout's files
+
+    _git(worktree, "checkout", "--", "guard.yaml")
+    old, project.dir = project.dir, worktree
+    try:
+        project.install("--client", "guard")
+    finally:
+        project.dir = old
+    said, told = _session(project, worktree)
+    assert NOT_SET_UP not in said, said
+    assert "wrote=0" not in told and "Read-only file system" in told, told
+    assert "# planted" not in (worktree / "guard.yaml").read_text()
