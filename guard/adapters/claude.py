@@ -21,7 +21,16 @@ from guard.core.decision import STOPS, Decision
 from guard.core.events.names import client_event_name
 from guard.core.explanation import agent_message, user_message
 
-__all__ = ["CLIENT", "NOT_SET_UP_HERE", "hook_output", "missing_setup", "normalize", "render", "with_warnings"]
+__all__ = [
+    "CLIENT",
+    "NOT_SET_UP_HERE",
+    "SANDBOX_ELSEWHERE",
+    "hook_output",
+    "missing_setup",
+    "normalize",
+    "render",
+    "with_warnings",
+]
 
 #: Told as a session starts in a checkout whose own local settings hold no ``GUARD_HOOK`` of this user's.
 NOT_SET_UP_HERE = (
@@ -29,6 +38,11 @@ NOT_SET_UP_HERE = (
     ".claude/settings.json, not your .claude/settings.local.json): guard enforces the rules you trusted here, but "
     "Claude Code's sandbox is not set up for this checkout, so guard's files in it are within the agent's reach. Run "
     "guard install claude there (guard doctor shows the protection level)"
+)
+#: Told as a session starts where this user's settings switch the sandbox on for another folder's files.
+SANDBOX_ELSEWHERE = (
+    "the sandbox settings in {settings} do not protect {config} (they were written for another folder: was the project "
+    "moved or copied?), so guard's files here are within the agent's reach. Run guard install claude in {project}"
 )
 
 #: Events where a top-level ``{"decision": "block", "reason"}`` is honoured.
@@ -114,11 +128,16 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     """
     if project is None:
         return None
-    from guard.adapters.claude_local import personal  # only as a session starts: a tool call never reads settings
+    from guard.adapters.claude_local import personal, sandbox_misses  # only as a session starts
+    from guard.config.search import SEARCHED
 
-    if personal(project_dir=Path(project), home=Path(env.get("HOME") or Path.home())) is not None:
-        return None
-    return NOT_SET_UP_HERE.format(project=project)
+    found = personal(project_dir=Path(project), home=Path(env.get("HOME") or Path.home()))
+    if found is None:
+        return NOT_SET_UP_HERE.format(project=project)
+    config = next((c for c in (Path(project, name) for name in SEARCHED) if c.is_file()), None)
+    if config is not None and sandbox_misses(found[0], config):
+        return SANDBOX_ELSEWHERE.format(settings=found[0], config=config, project=project)
+    return None
 
 
 CLIENT = Client(

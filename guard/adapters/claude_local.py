@@ -9,27 +9,50 @@ settings instead) has neither of its own: :mod:`guard.setup.doctor` reports it, 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import parse_json
 from guard.core.errors import ConfigError
 from guard.core.settings import LAUNCHER_ENV
 
-__all__ = ["LOCAL_FILE", "personal"]
+__all__ = ["LOCAL_FILE", "personal", "sandbox_misses"]
 
 LOCAL_FILE = ".claude/settings.local.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The settings in ``path``; nothing for a file that is missing or does not parse (reported where its hooks are read)."""
+    try:
+        return parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
+    except (OSError, ConfigError):
+        return {}
 
 
 def personal(*, project_dir: Path, home: Path) -> tuple[Path, str] | None:
     """Where this user's ``GUARD_HOOK`` is set for the project and its value: the local settings, then the user's."""
     for path in (project_dir / LOCAL_FILE, settings_path("claude", "user", project_dir=project_dir, home=home)):
-        try:
-            data = parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
-        except (OSError, ConfigError):
-            continue  # reported where the hooks of that file are read
+        data = _read(path)
         env = data.get("env")
         value = env.get(LAUNCHER_ENV) if isinstance(env, dict) else None
         if isinstance(value, str) and value.strip():
             return path, value
     return None
+
+
+def sandbox_misses(settings: Path, config: Path) -> bool:
+    """Whether ``settings`` switch Claude Code's sandbox on without denying writes to ``config``: settings written for
+    another folder (a project moved or copied since ``guard install claude`` wrote them). No sandbox there is the
+    user's choice (``--no-sandbox``), not a miss."""
+    sandbox = _read(settings).get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("enabled") is not True:
+        return False
+    filesystem = sandbox.get("filesystem")
+    denied = filesystem.get("denyWrite") if isinstance(filesystem, dict) else None
+    names = {str(config.absolute()), os.path.realpath(config)}
+    return not any(
+        isinstance(folder, str) and any(name == folder or name.startswith(folder.rstrip("/") + "/") for name in names)
+        for folder in denied or ()
+    )

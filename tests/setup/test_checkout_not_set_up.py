@@ -91,3 +91,28 @@ def test_a_clone_or_worktree_of_an_installed_project_says_it_is_not_set_up_until
     assert run_guard(["install", "claude", "--client", "guard"], worktree).returncode == 0
     settled = _run_entry(worktree, start, GUARD_HOOK=personal)  # installed there: its own sandbox paths, no message
     assert settled.returncode == 0 and NOT_SET_UP not in settled.stdout, settled
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
+def test_a_moved_project_is_told_its_sandbox_settings_name_the_old_folder(tmp_path: Path) -> None:
+    """The local settings move with the folder, their paths do not: the sandbox protects files that are not there."""
+    if shutil.which("guard") is None:
+        pytest.skip("needs guard on PATH, as a user who installed it has (pip install -e '.[dev]')")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "guard.yaml").write_text(DENY_PUSH)
+    assert run_guard(["install", "claude", "--client", "guard"], old).returncode == 0
+    personal = json.loads((old / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]
+    moved = old.rename(tmp_path / "moved")
+    trust_config(moved / "guard.yaml")  # the user trusts it where it is now
+    start = {"hook_event_name": "SessionStart", "source": "startup"}
+
+    said = _run_entry(moved, start, GUARD_HOOK=personal)
+    assert said.returncode == 0, said.stderr
+    message = json.loads(said.stdout)["systemMessage"]
+    assert f"do not protect {moved / 'guard.yaml'}" in message and "guard install claude in" in message, message
+
+    assert run_guard(["install", "claude", "--client", "guard"], moved).returncode == 0
+    settled = _run_entry(moved, start, GUARD_HOOK=personal)
+    assert settled.returncode == 0 and "do not protect" not in settled.stdout, settled
