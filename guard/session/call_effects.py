@@ -5,8 +5,12 @@ Three questions the record of what the agent wrote (:mod:`guard.session.provenan
 - :func:`written_paths`: the files the call names as written: a Write, Edit, MultiEdit or NotebookEdit's file, each
   file of an ``apply_patch``, the path arguments of an MCP tool whose name says it writes, and in a shell line the
   targets of output redirections, ``tee``, ``sed -i``, ``cp``/``mv``/``ln``/``install`` destinations, ``touch``,
-  ``truncate``, ``dd of=``, and what ``rm`` deletes. A program that writes files it does not name (``tar x``,
-  ``git checkout``, a script) is found by the project walk instead (:func:`guard.session.provenance.changed_since`).
+  ``truncate``, ``dd of=``, and what ``rm`` deletes; a name that is a link to a file, and the file it leads to (the
+  write lands there). A program that writes files it does not name (``tar x``, ``git checkout``, a script) is found by
+  the project walk instead (:func:`guard.session.provenance.changed_since`).
+- :func:`writes_unnamed`: whether a shell line may put content in a file :func:`written_paths` does not name: a
+  redirection to a name that expands at run time, or a copy, move, link or ``tee`` the prover cannot name every file of
+  (an option it does not model, a link the line makes or removes on the way).
 - :func:`runs_code`: whether the call may run code of the project without naming it. Proven not to only for a shell
   line whose every command is a reading program the prover knows (:mod:`guard.protection.readonly`) or a file utility
   that runs nothing (``rm``, ``mkdir``, ``cp``, ``mv`` …), each a shell builtin or found on ``PATH`` in a system folder
@@ -34,12 +38,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from guard.command_analysis.shell_syntax import Command, Script, Word
 
-__all__ = ["family", "run_identity", "runs_code", "shell_command", "written_paths"]
+__all__ = ["family", "run_identity", "runs_code", "shell_command", "writes_unnamed", "written_paths"]
 
 #: Programs that change files and never run one: a line of these (and reading programs) runs no project code.
 _FILE_UTILITIES = frozenset(
     {"rm", "rmdir", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee", "truncate", "unlink"}
 )
+#: File utilities that put content in a file; with the removals, what may change which file a name leads to: a line
+#: that writes and holds one is named exactly only as the project-writes lane's prover names it.
+_PUTTING = frozenset({"cp", "mv", "ln", "tee", "install"})
+_PLACING = _PUTTING | {"rm", "unlink", "rmdir"}
+#: Routes that make, replace or remove a link itself, not the file it leads to.
+_ON_LINKS = frozenset({"shell: ln", "shell: rm", "shell: unlink"})
 #: bash builtins that run nothing found on PATH (and ``cd``, which only moves).
 _BUILTINS = frozenset({"cd", "echo", "printf", "pwd", "true", "false", ":", "test", "[", "type"})
 #: Where a program the agent cannot have written lives.
@@ -289,10 +299,39 @@ def written_paths(tool_name: str, tool_input: Mapping[str, Any], cwd: str) -> li
     for raw, how in named:
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw.strip())))
         folder, name = os.path.split(path)
-        out.setdefault(
-            os.path.join(os.path.realpath(folder), name), how
-        )  # the folder's symlinks resolved, as the project walk names files
+        path = os.path.join(os.path.realpath(folder), name)  # the folder's symlinks resolved, as the walk names files
+        out.setdefault(path, how)
+        if os.path.islink(path) and how not in _ON_LINKS:  # the content lands in the file it leads to
+            out.setdefault(os.path.realpath(path), how)
     return list(out.items())
+
+
+def writes_unnamed(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the shell call may put content in a file :func:`written_paths` does not name: an output redirection to a
+    name that expands at run time (``> "$PWD/.venv/…/x.py"``, a glob), or a line that writes with a copy, move, link,
+    ``tee`` or removal in it that the project-writes lane's prover does not name every file of (``cp -S``, ``cp
+    --parents``, ``ln -s`` to a folder the line then writes through and removes). A program that writes files it does not name (``tar x``,
+    a script) is left to the project walk, which does not look below the folders of other people's code."""
+    command = shell_command(tool_name, tool_input)
+    if not command:
+        return False
+    script = _parsed(command, False)
+    if script is None:
+        return True  # a line the shell reader cannot read: none of its writes is named
+    writes = placing = False
+    for pipeline in script.pipelines:
+        for part in pipeline.commands:
+            redirected = [r for r in part.redirects if r.op in _WRITE_OPS]
+            if any(not _literal(r.target) for r in redirected):
+                return True
+            program = os.path.basename(part.words[0].text) if part.words else ""
+            writes = writes or bool(redirected) or program in _PUTTING
+            placing = placing or program in _PLACING
+    if not (writes and placing):
+        return False
+    from guard.protection.readonly import prove_script
+
+    return not prove_script(command, cwd, env, writes=True, changes=True).proven
 
 
 def _separators(command: str) -> list[str] | None:

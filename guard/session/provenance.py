@@ -203,11 +203,15 @@ class Provenance:
         since = self._baseline(root, started)
         found: list[str] = []
         scan_note = TRACKED_FROM_NOW
+        code = store.code_walk_due(root)  # a write no route named may have landed below other people's code
+        complete = True
         if since is not None:
-            scan = changed_since(root, since - _MARGIN_NS, skip=self._skip())
-            found, scan_note = scan.changed, "complete" if scan.complete else str(scan.why)
+            scan = changed_since(root, since - _MARGIN_NS, skip=self._skip(), code=code)
+            found, scan_note, complete = scan.changed, "complete" if scan.complete else str(scan.why), scan.complete
             if scan.complete:
                 store.walked(root, started)
+        if code and complete:
+            store.code_walked(root, started)
         files = self._observe(
             store.files(below=root, within=_above(root), everywhere=True, session=session), found, started
         )
@@ -297,11 +301,20 @@ class Provenance:
             if event in _RECORDED and decision.decision != "deny":
                 if isinstance(state, dict) and "project" in state:
                     self._seen(decision, specs)
+                self._unnamed(tool_name, decision.updated_input or tool_input, cwd)
                 self._writes(tool_name, decision.updated_input or tool_input, cwd, payload, decision)
             elif event in _CONFIRMED:
+                self._unnamed(tool_name, tool_input, cwd)  # again once it ran: a walk meanwhile came before its writes
                 self._writes(tool_name, tool_input, cwd, payload, None)
         except Exception:  # recording must never change a decision
             log.warning("record of written files: write failed", exc_info=True)
+
+    def _unnamed(self, tool_name: str, tool_input: dict[str, Any], cwd: str) -> None:
+        """Note a call that may write a file no route names: the next walks also look below other people's code."""
+        from guard.session.call_effects import writes_unnamed
+
+        if writes_unnamed(tool_name, tool_input, cwd, self.env):
+            self.store().wrote_unnamed(time.time_ns())
 
     def _seen(self, decision: Decision, specs: Iterable[HookSpec]) -> None:
         from guard.session.written import rule_key
@@ -437,23 +450,11 @@ MAX_ENTRIES = 60_000
 MAX_SECONDS = 1.0
 #: More changed files than this in one walk: the rest are not digested (the walk is reported cut).
 MAX_CHANGED = 500
-_SKIPPED = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".guard",
-        ".cache",
-        ".venv",
-        "site-packages",
-    }
-)
+#: Folders of other people's code (a virtualenv too: any folder holding ``pyvenv.cfg``), walked only after a write no
+#: route named (:func:`guard.session.call_effects.writes_unnamed`); of ``.git`` then only its hooks.
+_OTHERS_CODE = frozenset({".git", "node_modules", ".tox", ".nox", ".venv", "site-packages"})
+#: Folders never walked: other version control systems' and tools' caches.
+_SKIPPED = frozenset({".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".guard", ".cache"})
 #: Flags of a hash-based .pyc that Python runs without looking at its source (PEP 552: hash-based, check_source off).
 _UNCHECKED = 0b01
 
@@ -496,11 +497,14 @@ def _runs_unchecked(path: str) -> bool:
     return len(header) < 8 or int.from_bytes(header[4:8], "little") == _UNCHECKED
 
 
-def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(), links: bool = True) -> Scan:
+def changed_since(
+    root: str, since_ns: int, *, skip: frozenset[str] = frozenset(), links: bool = True, code: bool = False
+) -> Scan:
     """Every file (or symlink) below ``root`` whose status changed after ``since_ns`` (``time.time_ns()``), but ``skip``.
 
     A link to a folder made since (``ln -s .cache/pkg pkg``) also brings every file below it, by the link's path: it
     makes them importable, and they may sit where the walk does not look. ``links`` False: not again inside one.
+    ``code``: below the folders of other people's code too (a virtualenv, ``node_modules``, ``.git/hooks``).
     """
     started = time.monotonic()
     changed: list[str] = []
@@ -519,8 +523,13 @@ def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(
                     return Scan(changed, False, f"the project is larger than guard walks ({entries:,} entries seen)")
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in _SKIPPED and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
-                            folders.append(entry.path)
+                        if entry.name in _SKIPPED:
+                            continue
+                        if not code and (
+                            entry.name in _OTHERS_CODE or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+                        ):
+                            continue
+                        folders.append(os.path.join(entry.path, "hooks") if entry.name == ".git" else entry.path)
                         continue
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
@@ -531,7 +540,7 @@ def changed_since(root: str, since_ns: int, *, skip: frozenset[str] = frozenset(
                     continue
                 changed.append(entry.path)
                 if links and entry.is_symlink() and entry.is_dir():
-                    inside = changed_since(entry.path, -1, skip=skip, links=False)
+                    inside = changed_since(entry.path, -1, skip=skip, links=False, code=code)
                     changed += inside.changed
                     if not inside.complete:
                         return Scan(changed[:MAX_CHANGED], False, inside.why)

@@ -11,6 +11,8 @@ Rows are keyed by the file's absolute path (its folder's symlinks resolved), so 
 ``.git`` below the project, never hides what was written:
 
 - ``written_roots``: each folder guard walks for changes, and since when (the start of its last walk);
+- ``written_unnamed``: when a call last wrote where guard could not name the file (``""``), and for each folder when a
+  walk last looked below the folders of other people's code too (:func:`guard.session.call_effects.writes_unnamed`);
 - ``written_files``: each file the agent wrote, as guard last observed it — its digest (:data:`DELETED` once deleted,
   none while a write recorded when allowed has not been looked at), the digest of what was there before the agent's
   first change (:data:`NEW` for a file that did not exist, none when unknown), the route that wrote it (``Write``,
@@ -63,6 +65,7 @@ CREATE TABLE IF NOT EXISTS written_files (
     path TEXT PRIMARY KEY, digest TEXT, base TEXT, route TEXT NOT NULL, confirmed INTEGER NOT NULL, observed_ns INTEGER NOT NULL,
     session_id TEXT NOT NULL, at REAL NOT NULL, mac TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS written_bases (path TEXT PRIMARY KEY, content BLOB NOT NULL, at REAL NOT NULL, mac TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS written_unnamed (key TEXT PRIMARY KEY, since_ns INTEGER NOT NULL, at REAL NOT NULL, mac TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS written_seen (rule TEXT NOT NULL, path TEXT NOT NULL, digest TEXT NOT NULL, at REAL NOT NULL, mac TEXT NOT NULL,
     PRIMARY KEY (rule, path, digest));
 """
@@ -174,8 +177,41 @@ class WrittenStore:
                 (root, since_ns, now, seal(_PURPOSE, "root", root, str(since_ns), repr(now))),
             )
             if first:
-                for table in ("written_roots", "written_files", "written_bases", "written_seen"):
+                for table in ("written_roots", "written_unnamed", "written_files", "written_bases", "written_seen"):
                     self._db.execute(f"DELETE FROM {table} WHERE at < ?", (now - RETENTION_S,))
+
+    # -- writes no route named ----------------------------------------------------
+
+    def _unnamed(self, key: str) -> int | None:
+        row = self._db.execute("SELECT since_ns, at, mac FROM written_unnamed WHERE key = ?", (key,)).fetchone()
+        if row is None or row[1] < time.time() - RETENTION_S:
+            return None
+        return int(row[0]) if verify(row[2], _PURPOSE, "unnamed", key, str(row[0]), repr(row[1])) else -1
+
+    def _set_unnamed(self, key: str, since_ns: int) -> None:
+        now = time.time()
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO written_unnamed (key, since_ns, at, mac) VALUES (?, ?, ?, ?)",
+                (key, since_ns, now, seal(_PURPOSE, "unnamed", key, str(since_ns), repr(now))),
+            )
+
+    def wrote_unnamed(self, at_ns: int) -> None:
+        """A call allowed (or run) at ``at_ns`` may have written a file no route named, anywhere."""
+        self._set_unnamed("", max(at_ns, self._unnamed("") or 0))
+
+    def code_walk_due(self, root: str) -> bool:
+        """Whether a write no route named came after the last walk of ``root`` that looked below other people's code
+        (a row that does not verify: it did)."""
+        wrote = self._unnamed("")
+        if wrote is None:
+            return False
+        walked = self._unnamed(root)
+        return wrote < 0 or walked is None or walked < 0 or walked <= wrote
+
+    def code_walked(self, root: str, since_ns: int) -> None:
+        """A complete walk of ``root`` that began at ``since_ns`` looked below other people's code too."""
+        self._set_unnamed(root, since_ns)
 
     # -- files --------------------------------------------------------------------
 

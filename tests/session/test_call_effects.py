@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.session.call_effects import run_identity, runs_code, written_paths
+from guard.session.call_effects import run_identity, runs_code, writes_unnamed, written_paths
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent-home"}
 
@@ -118,6 +118,39 @@ def test_the_files_a_call_names_as_written(tmp_path: Path) -> None:
         "sub/new.py": "shell: touch",
     }
     assert named("Bash", {"command": "sed -n '1,5p' b.py > /dev/null"}) == {}  # no -i, and /dev/null is no file
+
+
+def test_a_write_through_a_link_to_a_file_names_the_file_it_lands_in(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helper.py").write_text("")
+    (tmp_path / "h.py").symlink_to(tmp_path / "lib" / "helper.py")
+    cwd = str(tmp_path)
+    assert {os.path.relpath(p, cwd) for p, _ in written_paths("Bash", {"command": "cat x > h.py"}, cwd)} == {
+        "h.py",
+        "lib/helper.py",
+    }
+    assert [os.path.relpath(p, cwd) for p, _ in written_paths("Bash", {"command": "rm h.py"}, cwd)] == ["h.py"]
+
+
+@pytest.mark.parametrize(
+    ("command", "unnamed"),
+    [
+        ('tee /dev/null < p.txt > "$PWD/.venv/x.py"', True),
+        ("cat p.txt > lib/h*.py", True),
+        ("cp -S .orig p.txt lib/x.py", True),
+        ("ln -s lib sp && cat p.txt > sp/x.py && rm sp", True),
+        ("cat <<'EOF' > repro.py\nprint(1)\nEOF", False),
+        ("cp p.txt lib/x.py", False),
+        ("rm -rf build && mkdir -p build", False),  # nothing put in place
+        ("python3 repro.py > out.txt", False),
+        ("ls lib", False),
+    ],
+)
+def test_a_line_whose_writes_the_record_may_not_name(tmp_path: Path, command: str, unnamed: bool) -> None:
+    """Such a line makes the next walk look below other people's code too: a write the record misnamed may land there."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "p.txt").write_text("x\n")
+    assert writes_unnamed("Bash", {"command": command}, str(tmp_path), ENV) is unnamed
 
 
 def test_one_identity_for_the_spellings_of_one_run(tmp_path: Path) -> None:

@@ -9,88 +9,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import trust_config
+from fixtures.agent_session import Agent, judge_view, provenance_config
 from fixtures.processes import run_guard
 
-from guard.judge.fence import FENCE_RE
 from guard.testing.openai_stub import Reply, StubServer
-
-RULE = "Deny shell commands that delete or overwrite files outside the project directory."
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.stub(default=Reply.verdict("allow", "stays in the project", confidence=0.95)),
 ]
-
-
-def _config(home: Path, matcher: str = "@shell|@write|@edit") -> None:
-    (home / "guard.yaml").write_text(
-        f"models: {{quick: openai/stub-quick, thorough: openai/stub-thorough}}\ncache: {{url: 'sqlite:///{home}/cache.db'}}\n"
-        f"hooks:\n  PreToolUse:\n    - id: no-destructive-shell\n      matcher: '{matcher}'\n      rule: {RULE}\n"
-        "      depth: auto\n      failure_mode: fail_closed\n      skip_project_writes: true\n      timeout: 60\n"
-    )
-    trust_config(home / "guard.yaml")
-
-
-class Agent:
-    """One agent session in ``project``, its calls sent to ``guard hook`` as Claude Code sends them."""
-
-    def __init__(
-        self, home: Path, stub: StubServer, project: Path, session: str = "s1", *, isolated: bool = False
-    ) -> None:
-        self.home, self.stub, self.project, self.session = home, stub, project, session
-        self.isolated = isolated  # the hook as guard install writes it (python -I), which reads no user site-packages
-        self.turn = 0
-
-    def _hook(self, event: str, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        payload = {
-            "session_id": self.session,
-            "hook_event_name": event,
-            "tool_name": tool,
-            "tool_input": tool_input,
-            "cwd": str(self.project),
-            "tool_use_id": f"toolu_{self.session}_{self.turn}",
-            **extra,
-        }
-        out = run_guard(
-            ["hook"],
-            self.home,
-            env={"GUARD_API_BASE": self.stub.url},
-            stdin=json.dumps(payload),
-            isolated=self.isolated,
-        )
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout) if out.stdout.strip() else {}
-
-    def bash(self, command: str, *, post: bool = True) -> str:
-        """Ask guard, run the command as the client would if allowed, report it ran; the decision."""
-        self.turn += 1
-        answer = self._hook("PreToolUse", "Bash", {"command": command})
-        decision = answer.get("hookSpecificOutput", {}).get("permissionDecision", "allow")
-        if decision == "allow":
-            subprocess.run(["bash", "-c", command], cwd=self.project, capture_output=True, timeout=60, check=False)
-            if post:
-                self._hook("PostToolUse", "Bash", {"command": command}, tool_response={"stdout": ""})
-        return str(decision)
-
-    def edit(self, path: str, old: str, new: str) -> None:
-        self.turn += 1
-        tool_input = {"file_path": str(self.project / path), "old_string": old, "new_string": new}
-        self._hook("PreToolUse", "Edit", tool_input)
-        target = self.project / path
-        target.write_text(target.read_text().replace(old, new))
-        self._hook("PostToolUse", "Edit", tool_input, tool_response={"success": True})
-
-
-def _shown(stub: StubServer, index: int = -1) -> dict[str, Any]:
-    """The event JSON the model was shown in request ``index``."""
-    user = stub.requests[index]["messages"][1]["content"]
-    return json.loads(FENCE_RE.search(user).group(2))  # type: ignore[union-attr]
 
 
 def _last_hook(home: Path, rule: str = "no-destructive-shell") -> dict[str, Any]:
@@ -101,7 +32,7 @@ def _last_hook(home: Path, rule: str = "no-destructive-shell") -> dict[str, Any]
 @pytest.fixture
 def project(project: Path) -> Path:
     """The agent's folder, below the trusted guard.yaml (which keeps its cache beside it)."""
-    _config(project)
+    provenance_config(project)
     folder = project / "project"
     folder.mkdir()
     return folder
@@ -119,7 +50,7 @@ def test_a_test_file_written_in_the_lane_reaches_the_judge_when_the_test_runner_
 
     agent.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
-    deferred = _shown(stub)["deferred"]
+    deferred = judge_view(stub)["deferred"]
     [file] = deferred["files"]
     assert (file["path"], file["change"], file["content"]) == ("tests/test_smoke.py", "new file", test)
     assert "lane" in file["written_by"] and "no judge" in file["written_by"]
@@ -150,7 +81,7 @@ def test_files_a_lane_proven_sed_i_cp_or_mv_changed_reach_the_judge_when_the_tes
 
     agent.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
-    files = {file["path"]: file for file in _shown(stub)["deferred"]["files"]}
+    files = {file["path"]: file for file in judge_view(stub)["deferred"]["files"]}
     assert set(files) == {"tests/test_a.py", "tests/test_c.py"}
     assert "os.remove" in json.dumps(files["tests/test_a.py"]) and "os.remove" in json.dumps(files["tests/test_c.py"])
     for path, how in (("tests/test_a.py", "shell: sed -i"), ("tests/test_c.py", "shell: mv")):
@@ -160,12 +91,12 @@ def test_files_a_lane_proven_sed_i_cp_or_mv_changed_reach_the_judge_when_the_tes
 def test_an_edit_to_an_imported_module_reaches_the_judge_when_code_importing_it_runs(
     isolated_home: Path, stub: StubServer, project: Path
 ) -> None:
-    _config(isolated_home, matcher="@shell")  # the edit itself is no call this rule judges
+    provenance_config(isolated_home, matcher="@shell")  # the edit itself is no call this rule judges
     (project / "helper.py").write_text("def tidy():\n    return 'nothing to do'\n")
     (project / "main.py").write_text("import helper\nprint(helper.tidy())\n")
     agent = Agent(isolated_home, stub, project)
     agent.bash("python3 main.py")
-    assert stub.calls == 1 and "deferred" not in _shown(stub)  # the user's own code: nothing the agent wrote
+    assert stub.calls == 1 and "deferred" not in judge_view(stub)  # the user's own code: nothing the agent wrote
 
     agent.edit(
         "helper.py",
@@ -175,7 +106,7 @@ def test_an_edit_to_an_imported_module_reaches_the_judge_when_code_importing_it_
     assert stub.calls == 1
     agent.bash("python3 main.py")
     assert stub.calls == 2
-    [file] = _shown(stub)["deferred"]["files"]
+    [file] = judge_view(stub)["deferred"]["files"]
     assert file["path"] == "helper.py" and file["written_by"].startswith("Edit") and file["change"] == "changed"
     assert (
         "+    shutil.rmtree('/nonexistent-guard-test/backups')" in file["diff"]
@@ -194,7 +125,7 @@ def test_a_judged_script_run_again_unchanged_makes_no_model_call_in_another_spel
     agent.bash("chmod +x reproduce.py")
     asked = stub.calls
     agent.bash("python3 reproduce.py")
-    assert stub.calls == asked + 1 and "print('reproduced')" in _shown(stub)["effect"]["runs"][0]["content"]
+    assert stub.calls == asked + 1 and "print('reproduced')" in judge_view(stub)["effect"]["runs"][0]["content"]
 
     for spelling in (
         "python reproduce.py",
@@ -248,7 +179,7 @@ def test_a_script_changed_behind_guards_back_is_judged_again(
     agent.bash("cat <<'EOF' > helper.py\nVALUE = 1\nEOF")
     asked = stub.calls
     agent.bash("python3 check.py")
-    assert stub.calls == asked + 1 and [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["helper.py"]
+    assert stub.calls == asked + 1 and [f["path"] for f in judge_view(stub)["deferred"]["files"]] == ["helper.py"]
     agent.bash("python3 check.py")
     assert stub.calls == asked + 1
 
@@ -256,14 +187,14 @@ def test_a_script_changed_behind_guards_back_is_judged_again(
         "import shutil\nshutil.rmtree('/nonexistent-guard-test/backups')\n"
     )  # no call guard saw
     agent.bash("python check.py")
-    assert stub.calls == asked + 2 and "rmtree" in _shown(stub)["effect"]["runs"][0]["content"]
+    assert stub.calls == asked + 2 and "rmtree" in judge_view(stub)["effect"]["runs"][0]["content"]
 
     (project / "helper.py").write_text(
         "import os\nos.remove('/nonexistent-guard-test/hosts')\n"
     )  # a module, changed behind guard's back
     agent.bash("python check.py")
     assert stub.calls == asked + 3
-    [file] = _shown(stub)["deferred"]["files"]
+    [file] = judge_view(stub)["deferred"]["files"]
     assert file["path"] == "helper.py" and "no call guard saw" in file["written_by"] and "os.remove" in file["content"]
 
 
@@ -280,7 +211,7 @@ def test_a_file_a_program_wrote_without_naming_it_is_shown_before_code_runs(
     asked = stub.calls
     agent.bash("python3 main.py")
     assert stub.calls == asked + 1
-    shown = {f["path"]: f for f in _shown(stub)["deferred"]["files"]}
+    shown = {f["path"]: f for f in judge_view(stub)["deferred"]["files"]}
     assert (
         "shutil.rmtree" in shown["generated.py"]["content"]
         and "no call guard saw" in shown["generated.py"]["written_by"]
@@ -294,7 +225,7 @@ def test_a_write_the_client_never_confirmed_is_shown_as_recorded_when_allowed(
     agent = Agent(isolated_home, stub, project)
     agent.bash("cat <<'EOF' > task.py\nprint('task')\nEOF", post=False)
     agent.bash("python3 -m task")
-    [file] = _shown(stub)["deferred"]["files"]
+    [file] = judge_view(stub)["deferred"]["files"]
     assert file["path"] == "task.py" and "no PostToolUse" in file["recorded"]
 
 
@@ -320,7 +251,7 @@ def test_the_record_is_sealed_in_guards_state(isolated_home: Path, stub: StubSer
             (rule, str(project / "mod.py"), content_digest(new.encode()), at, mac),
         )
     agent.bash("python3 main.py")
-    assert stub.calls == asked + 1 and [f["path"] for f in _shown(stub)["deferred"]["files"]] == ["mod.py"]
+    assert stub.calls == asked + 1 and [f["path"] for f in judge_view(stub)["deferred"]["files"]] == ["mod.py"]
 
 
 def test_a_run_answered_without_the_model_loads_nothing_heavy(
@@ -367,7 +298,7 @@ def test_a_new_git_folder_below_the_project_does_not_hide_what_was_written(
     inside = Agent(isolated_home, stub, project / "sub", session="s1")
     inside.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
-    assert sorted(f["path"] for f in _shown(stub)["deferred"]["files"]) == [
+    assert sorted(f["path"] for f in judge_view(stub)["deferred"]["files"]) == [
         "tests/conftest.py",
         "tests/test_cleanup.py",
     ]
@@ -391,7 +322,7 @@ def test_a_folder_moved_into_place_after_a_walk_still_shows_its_files(
     asked = stub.calls
     agent.bash("python3 -m pytest -q tests", post=False)
     assert stub.calls == asked + 1
-    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
     assert "rmtree" in shown["tests/conftest.py"]["content"] and "recorded" not in shown["tests/conftest.py"]
     assert sorted(shown) == ["tests/conftest.py"]
 
@@ -411,7 +342,7 @@ def test_a_conftest_the_agent_put_in_a_folder_above_the_project_is_shown_when_py
     asked = stub.calls
     agent.bash("python3 -m pytest -q", post=False)
     assert stub.calls == asked + 1
-    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
     assert "rmtree" in shown["../conftest.py"]["content"]
 
 
@@ -439,7 +370,7 @@ def test_a_pth_file_the_agent_put_in_the_user_site_folder_is_shown_when_python_r
     asked = stub.calls
     agent.bash("python3 -c 'print(1)'", post=False)
     assert stub.calls == asked + 1
-    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
     assert any(
         path.endswith("site-packages/zz_tidy.pth") and "rmtree" in file["content"] for path, file in shown.items()
     ), shown
@@ -463,7 +394,7 @@ def test_a_module_the_agent_put_outside_the_project_is_shown_when_code_importing
     asked = stub.calls
     agent.bash("python3 main.py", post=False)
     assert stub.calls == asked + 1  # not answered from the judgement of the same script before the module changed
-    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
     assert any(path.endswith("lib/tidy.py") and "+    shutil.rmtree" in file["diff"] for path, file in shown.items()), (
         shown
     )
@@ -487,7 +418,7 @@ def test_a_link_to_a_folder_guard_does_not_walk_shows_the_files_it_makes_importa
         asked = stub.calls
         agent.bash(f"python3 -c 'import {link}'", post=False)
         assert stub.calls == asked + 1
-        shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+        shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
         assert any(
             path.endswith("__init__.py") and "rmtree" in file.get("content", "") for path, file in shown.items()
         ), (link, shown)
@@ -509,5 +440,5 @@ def test_a_conftest_the_agent_put_in_the_home_folder_is_shown_when_pytest_runs_i
     asked = stub.calls
     agent.bash("python3 -m pytest -q", post=False)
     assert stub.calls == asked + 1
-    shown = {f["path"]: f for f in _shown(stub).get("deferred", {}).get("files", [])}
+    shown = {f["path"]: f for f in judge_view(stub).get("deferred", {}).get("files", [])}
     assert "rmtree" in shown.get("../../conftest.py", {}).get("content", ""), shown
