@@ -22,9 +22,11 @@ the agent client's settings     ``.claude/settings.json``, ``.claude/settings.lo
                                 ``~/.config/devin/``
 the client's transcript         the session transcript guard reads the user's words from
 the shell's start-up files      ``~/.bashrc``, ``~/.profile``, ``~/.zshrc`` and the like, ``$BASH_ENV``,
-                                ``$ENV``, and Claude Code's ``~/.claude/shell-snapshots/`` (sourced
-                                before every Bash call): an alias or function there changes what
-                                a command proven to only read really runs
+                                ``$ENV``, and what Claude Code runs in ``~/.claude/``: its
+                                ``shell-snapshots/`` (sourced before every Bash call), the
+                                ``session-env/`` scripts run ahead of Bash commands, ``jobs/``,
+                                ``daemon/`` and ``daemon.json``: an alias or function there changes
+                                what a command proven to only read really runs
 guard's installation            guard's package folder, the interpreter's prefixes (its standard
                                 library, its site-packages) and the user's site-packages when this
                                 interpreter reads it (a ``.pth`` file there runs in every hook)
@@ -146,11 +148,18 @@ _SHELL_STARTUP = (
 )
 
 
+#: What Claude Code runs or acts on without asking anyone, in its config folder (its own file tools refuse to write them,
+#: 2.1.332): the shell snapshot sourced before every Bash call, the scripts hooks leave in ``session-env`` that run
+#: ahead of Bash commands, its background jobs and daemon and the daemon's settings.
+_CLAUDE_RUNS = ("shell-snapshots", "session-env", "jobs", "daemon", "daemon.json")
+
+
 def _shell_startup(env: Mapping[str, str]) -> Iterator[str]:
     home = os.path.expanduser("~")
     yield from (os.path.join(home, name) for name in _SHELL_STARTUP)
     yield os.path.join(env.get("ZDOTDIR") or home, ".zshrc")
-    yield os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "shell-snapshots")
+    claude = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    yield from (os.path.join(claude, name) for name in _CLAUDE_RUNS)
     yield from (env[name] for name in ("BASH_ENV", "ENV") if os.path.isabs(env.get(name) or ""))
 
 

@@ -264,10 +264,12 @@ def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
     [
         ("Bash", {"command": "echo \"alias ls='rm -rf ~'\" >> ~/.bashrc"}),
         ("Write", {"file_path": "~/.claude/shell-snapshots/snapshot-bash-1.sh", "content": "alias cat=sh\n"}),
+        ("Bash", {"command": "printf 'export PATH=$PWD/bin:$PATH' > ~/.claude/session-env/s1/hook-1.sh"}),
+        ("Write", {"file_path": "~/.claude/daemon.json", "content": "{}"}),
         ("Edit", {"file_path": "{home}/.zshrc", "old_string": "x", "new_string": "alias grep=sh"}),
         ("Bash", {"command": "cp aliases ~/.profile"}),
     ],
-    ids=["bashrc", "claude-shell-snapshot", "zshrc", "profile"],
+    ids=["bashrc", "claude-shell-snapshot", "claude-session-env", "claude-daemon-settings", "zshrc", "profile"],
 )
 def test_changing_the_shell_s_start_up_files_asks_a_person(
     project: Path, tool: str, tool_input: dict[str, str]
