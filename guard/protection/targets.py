@@ -33,8 +33,10 @@ guard's installation            guard's package folder, the interpreter's prefix
 the org policy                  ``/etc/guard/`` and the org key, policy and signature guard
                                 enforces (:mod:`guard.config.org_policy`)
 a folder of the shell's PATH     each folder of ``$PATH`` in the home (not in a project) that comes before
-                                ``/usr/bin`` or ``/bin`` (``~/.local/bin``, ``~/.pyenv/shims``): a program
-                                there answers for ``sh`` or ``python3`` in every command hook and shell
+                                ``/usr/bin`` or ``/bin`` (``~/.local/bin``, ``~/.pyenv/shims``), and
+                                ``~/bin`` and ``~/.local/bin`` always (a login shell's ``~/.profile`` puts
+                                them first): a program there answers for ``sh`` or ``python3`` in every
+                                command hook and shell
 guard's service (a URL)         ``server.url`` when it names one (not a path: the rule refuses
                                 requests to it, :mod:`guard.protection.self_invocation`)
 ==============================  ================================================================
@@ -163,15 +165,22 @@ def _shell_startup(env: Mapping[str, str]) -> Iterator[str]:
     yield from (env[name] for name in ("BASH_ENV", "ENV") if os.path.isabs(env.get(name) or ""))
 
 
+#: What Debian's and Ubuntu's ``~/.profile`` put first on PATH once the folder exists: a login shell (Codex runs
+#: ``bash -lc``, a user's terminal) finds a program there before the system's, though the hook's PATH may not list it.
+_LOGIN_PATH = ("bin", ".local/bin")
+
+
 def _path_folders(env: Mapping[str, str], projects: Iterable[str]) -> Iterator[str]:
     """The folders of ``$PATH`` in the home, outside the projects, that come before the system's (the last of
-    ``/usr/bin``, ``/bin``). Those in a project are not: command hooks run without them
+    ``/usr/bin``, ``/bin``), and those a login shell puts first once they exist (:data:`_LOGIN_PATH`), whatever the
+    hook's own PATH. Those in a project are not: command hooks run without them
     (:func:`guard.hooks.command.search_path`), and the read-only lane proves only programs of the system's folders."""
     entries = env.get("PATH", "").split(os.pathsep)[:64]
     system = [at for at, entry in enumerate(entries) if os.path.normpath(entry or ".") in ("/usr/bin", "/bin")]
     home = _within(os.path.expanduser("~"))
     inside = tuple(_within(project) for project in projects if project)
-    for entry in entries[: system[-1] if system else len(entries)]:
+    login = [os.path.join(home, name) for name in _LOGIN_PATH]
+    for entry in [*entries[: system[-1] if system else len(entries)], *login]:
         folder = _within(entry) if os.path.isabs(entry) else ""
         if folder.startswith(home) and folder != home and not folder.startswith(inside):
             yield entry

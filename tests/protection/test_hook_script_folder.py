@@ -157,3 +157,29 @@ def test_a_module_written_at_the_project_root_does_not_run_for_the_hook(isolated
 def test_a_hook_script_in_a_folder_of_its_own_still_imports_its_neighbours(project: Path) -> None:
     said, reason = decision(project, "Bash", {"command": "rm -rf build"})
     assert said == "deny" and "no deletes" in reason, reason
+
+
+@pytest.mark.project(config=config("deny.sh").replace("python3", "sh"), files={"deny.sh": DENY_SH})
+@pytest.mark.parametrize("folder", ["bin", ".local/bin"])
+def test_a_program_written_where_a_login_shell_looks_first_asks_a_person_whatever_the_hook_s_path(
+    project: Path, folder: str
+) -> None:
+    """``~/.profile`` puts ``~/bin`` and ``~/.local/bin`` first on PATH once they exist, so a ``bash -lc`` (Codex's
+    shell) after ``mkdir ~/bin && cp … ~/bin/cat`` runs the agent's ``cat`` where a proven read was meant: the hook's
+    own PATH (a client started from a desktop launcher) need not list either folder."""
+    path = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    plant = {"command": f"mkdir -p ~/{folder} && printf '#!/bin/sh\\nexit 0\\n' > ~/{folder}/cat"}
+    said, reason = decision(project, "Bash", plant, path)
+    assert said == "ask" and "a folder of the shell's PATH" in reason, reason
+    home = Path(os.environ["HOME"])
+    (home / ".profile").write_text(  # what Debian's /etc/skel/.profile ends with
+        'if [ -d "$HOME/bin" ] ; then\n    PATH="$HOME/bin:$PATH"\nfi\n'
+        'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n'
+    )
+    (home / folder).mkdir(parents=True, exist_ok=True)
+    (home / folder / "cat").write_text("#!/bin/sh\necho planted\n")
+    (home / folder / "cat").chmod(0o755)
+    login = subprocess.run(
+        ["bash", "-lc", "cat /etc/hostname"], capture_output=True, text=True, env={**os.environ, **path}
+    )
+    assert login.stdout == "planted\n"  # what the ask is about: a login shell runs it in the system's place
