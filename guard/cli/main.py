@@ -1,7 +1,9 @@
 """``guard`` entry point: argparse, one sub-command group per module.
 
-``guard hook`` runs on every tool call, so it is dispatched before any other
-group module is imported; the rest are imported only to build ``--help``.
+``guard hook`` runs on every tool call, so it is dispatched before argparse is imported; any
+``guard <command>`` imports the one group module that registers that command, and ``--help``
+lists the commands from a table without importing any.
+
 Every :class:`~guard.core.errors.GuardError` becomes a one-line message, never a
 traceback; nor does a reader that closes the pipe early (``guard log | head``).
 """
@@ -11,8 +13,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.core.settings import DEBUG_ENV, from_env
 
@@ -21,54 +23,86 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-#: Command-group modules under guard.cli, each with register(subparsers) and a run(args) -> int.
-_GROUPS: tuple[str, ...] = (
-    "hook",
-    "check",
-    "eval",
-    "backtest",
-    "datasets",
-    "serve",
-    "services",
-    "cache",
-    "log",
-    "init",
-    "install",
-    "trust",
-    "doctor",
-    "importing",
-    "view",
-    "policy",
-    "approvals",
-)
+
+class Command(NamedTuple):
+    """One ``guard`` command: the guard.cli module that registers it and the line ``guard --help`` shows for it."""
+
+    group: str
+    summary: str
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Every command, in ``guard --help``'s order. A group module has register(subparsers), which adds its commands with
+#: the same summaries (tests/cli/test_cli_dispatch.py holds the two together), and a run(args) -> int. The table lets
+#: ``guard``, ``guard --help`` and a misspelt command answer without importing any group, and ``guard <command>``
+#: import only the group that registers it.
+COMMANDS: dict[str, Command] = {
+    "hook": Command("hook", "judge one hook event from stdin (for settings.json)"),
+    "check": Command("check", "judge one tool call and explain the decision"),
+    "eval": Command(
+        "eval",
+        "score verdicts against labeled datasets (exit 0 pass, 100 gate failed, 3 re-record, 4 could not judge some "
+        "cases, 1 error)",
+    ),
+    "backtest": Command(
+        "backtest",
+        "replay logged events through a new config and report what would flip (exit 0, 100 gate failed, 1 error)",
+    ),
+    "datasets": Command("datasets", "validate labeled datasets, import published ones"),
+    "serve": Command("serve", "run the HTTP service (POST /v1/hooks, /healthz, /metrics)"),
+    "services": Command("services", "list or stop the background guard serve processes hooks started"),
+    "cache": Command("cache", "show or clear the decision cache"),
+    "log": Command("log", "show the latest decisions from the audit log, newest first"),
+    "init": Command(
+        "init", "write a starter guard.yaml whose rules cover shell, file writes and edits, and MCP in every client"
+    ),
+    "install": Command("install", "write guard's hook entry into an agent client's settings"),
+    "trust": Command("trust", "review the config here and let guard hook enforce it"),
+    "doctor": Command("doctor", "check config, models, installed hooks and PATH; say what to fix"),
+    "import": Command("importing", "turn another tool's rules into guard config"),
+    "export": Command("importing", "turn guard config into another tool's rules"),
+    "view": Command("view", "browse decisions, rules and eval runs in a local web page"),
+    "policy": Command("policy", "sign the org policy: keygen, sign, verify"),
+    "approve": Command("approvals", "approve a call that waits for approval (on_ask: approval)"),
+    "deny": Command("approvals", "deny a call that waits for approval (on_ask: approval)"),
+    "approvals": Command("approvals", "list the calls waiting for approval"),
+}
+
+
+def _parser(fill: Callable[[Any], object]) -> argparse.ArgumentParser:
+    """guard's top-level parser; ``fill`` adds the commands to its sub-parsers."""
     import argparse
 
     parser = argparse.ArgumentParser(
         prog="guard", description="Plain-English guardrails for AI agents, judged by an LLM."
     )
     parser.add_argument("--version", action="version", version="guard 0.1.0")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _GROUPS:
-        try:
-            module = importlib.import_module(f"guard.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"guard.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+    fill(parser.add_subparsers(dest="command", metavar="COMMAND"))
     return parser
 
 
-def _fast_parser(name: str) -> argparse.ArgumentParser:
-    import argparse
+def _group_parser(group: str) -> argparse.ArgumentParser:
+    """The parser of the commands of one group (``guard <command> …`` imports no other group)."""
+    return _parser(importlib.import_module(f"guard.cli.{group}").register)
 
-    parser = argparse.ArgumentParser(prog="guard")
-    sub = parser.add_subparsers(dest="command")
-    importlib.import_module(f"guard.cli.{name}").register(sub)
-    return parser
+
+def _listing_parser() -> argparse.ArgumentParser:
+    """Every command by name and summary only: ``guard``, ``guard --help`` and a misspelt command."""
+
+    def fill(sub: Any) -> None:
+        for name, command in COMMANDS.items():
+            sub.add_parser(name, help=command.summary, add_help=False)
+
+    return _parser(fill)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command, each group imported (for checks that walk all of guard's options)."""
+
+    def fill(sub: Any) -> None:
+        for group in dict.fromkeys(command.group for command in COMMANDS.values()):
+            importlib.import_module(f"guard.cli.{group}").register(sub)
+
+    return _parser(fill)
 
 
 def _setup_logging() -> None:
@@ -114,15 +148,20 @@ def _dispatch(args_list: list[str]) -> int:
         from guard.core.logs import set_up_before_use
 
         with set_up_before_use(_setup_logging):
-            return _run(parse_plain(args_list[1:]) or _fast_parser("hook").parse_args(args_list))
+            return _run(parse_plain(args_list[1:]) or _group_parser("hook").parse_args(args_list))
     _setup_logging()
-    # guard serve is started by guard hook as a session starts (server.url: auto): it builds its own parser alone
-    parser = _fast_parser("serve") if args_list[:1] == ["serve"] else build_parser()
-    args = parser.parse_args(args_list)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
-    return _run(args)
+    command = args_list[0] if args_list else ""
+    if command not in COMMANDS:  # --help, --version and a misspelt command exit here
+        listing = _listing_parser()
+        known, unknown = listing.parse_known_args(args_list)
+        command = known.command
+        if command is None:
+            if unknown:
+                listing.error(f"unrecognized arguments: {' '.join(unknown)}")
+            listing.print_help()
+            return 0
+    # a command after an unknown option (guard --x check …) is found above; its group parses the line, as before
+    return _run(_group_parser(COMMANDS[command].group).parse_args(args_list))
 
 
 def _run(args: Any) -> int:

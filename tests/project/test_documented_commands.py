@@ -14,7 +14,8 @@ import re
 import shlex
 from pathlib import Path
 
-from guard.cli.main import _GROUPS, build_parser
+from guard.cli.main import COMMANDS as TABLE
+from guard.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -23,7 +24,7 @@ _SPAN = re.compile(r"`(guard [^`]+)`")
 _TEMPLATE = re.compile(r"[…|\[\]<>{}]|\.\.\.|\b[A-Z][A-Z_]+\b")
 #: What a span naming a command without spelling it in full may leave out.
 _INCOMPLETE = ("the following arguments are required", "expected one argument")
-COMMANDS = {"import", "export", *_GROUPS} - {"importing"}
+COMMANDS = set(TABLE)
 
 
 def documented() -> list[tuple[str, str]]:
