@@ -21,6 +21,8 @@ from typing import Any
 
 from guard.audit import index as audit_index
 from guard.audit import migration
+from guard.audit.handoff import without_password
+from guard.audit.postgres import AuditStore
 from guard.core.settings import user_dir
 from guard.storage.database import connect
 
@@ -39,8 +41,6 @@ class Mirror:
     """The copy of the store at ``url`` (in ``folder``, default the user's cache), its gaps, refreshed on demand."""
 
     def __init__(self, url: str, folder: Path | None = None) -> None:
-        from guard.audit.handoff import without_password
-
         self.url = url
         name = hashlib.sha256(without_password(url).encode()).hexdigest()[:16]
         self.path = (folder or user_dir("cache") / "central") / f"{name}.db"
@@ -50,8 +50,6 @@ class Mirror:
         self._checked = 0.0
 
     def _store(self) -> Any:
-        from guard.audit.postgres import AuditStore
-
         return AuditStore(self.url)
 
     def refresh(self) -> None:

@@ -1,7 +1,7 @@
 """The ``guard`` command line: one module per command group, loaded on demand.
 
-On demand for ``guard hook`` and ``guard serve``, which load their own module alone; ``guard --help`` and every other
-command import all of them to build the parser, so what one of them imports at its top every command pays: a command's
-own machinery (the eval package, starlette, the sandbox …) is imported inside the function that runs it, marked
-``# lazy:``.
+``guard <command>`` imports the one group that registers the command (``guard.cli.main.COMMANDS`` names it; ``guard``
+and ``--help`` list the commands from that table and import none), so a group imports guard's modules at its top.
+Inside a function wait only the third-party libraries a command uses on one branch (rich for a person, the web
+stack of the serve and view extras, which must be named before it is imported): tests/project/test_imports.py.
 """

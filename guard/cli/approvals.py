@@ -18,6 +18,10 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from guard.approvals.request import excerpt, proves
+from guard.approvals.store import APPROVED, DENIED, ApprovalStore
+from guard.cli.terminal import printable
+from guard.cli.user_consent import NoTerminal, ask, refusal
 from guard.core.errors import GuardError
 
 if TYPE_CHECKING:
@@ -59,11 +63,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.approvals.request import excerpt
-    from guard.approvals.store import ApprovalStore
-    from guard.cli.terminal import printable
-
     requests = ApprovalStore().listed(pending_only=not args.all)
     if args.json:
         for request in requests:
@@ -80,10 +79,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _confirm(request: ApprovalRequest, verb: str) -> bool:
-    # lazy: every command loads this module for --help
-    from guard.cli.terminal import printable
-    from guard.cli.user_consent import NoTerminal, ask
-
     rules = "\n".join(
         f"  rule {rule['id']}: {rule.get('rule') or ''}\n    asked: {rule.get('reason') or ''}"
         for rule in request.rules
@@ -104,14 +99,8 @@ def _confirm(request: ApprovalRequest, verb: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import refusal
-
     if args.answer is None:
         return _list(args)
-    # lazy: every command loads this module for --help
-    from guard.approvals.request import proves
-    from guard.approvals.store import APPROVED, DENIED, ApprovalStore
 
     refused = refusal(f"guard {args.answer}")
     if refused:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from guard.backtest.session import backtest
 from guard.cli.arguments import whole_number
+from guard.config.search import find_config
 from guard.core.errors import GuardError
+from guard.eval.tables import rule_change_text
 
 __all__ = ["register", "run"]
 
@@ -53,11 +56,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: the eval package (pydantic, the judge) only for guard backtest (every command loads this module for --help)
-    from guard.backtest.session import backtest
-    from guard.config.search import find_config
-    from guard.eval.tables import rule_change_text
-
     found = find_config(args.config)
     if found is None:
         raise GuardError("no config to try: name it with --config NEW")

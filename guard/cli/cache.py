@@ -6,6 +6,9 @@ import argparse
 import json
 from typing import Any
 
+from guard.cache import open_cache
+from guard.cli.terminal import Table, console
+from guard.config.loading import load_config
 from guard.core.duration import format_duration
 
 __all__ = ["register", "run"]
@@ -37,9 +40,6 @@ def _size(n: float) -> str:
 
 
 def _print_stats(stats: dict[str, Any]) -> None:
-    # lazy: every command loads this module for --help
-    from guard.cli.terminal import Table, console
-
     looked_up = stats["hits"] + stats["misses"]
     ratio = f"{stats['hits'] / looked_up:.1%}" if looked_up else "n/a"
     rows = [
@@ -66,10 +66,6 @@ def _print_stats(stats: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cache import open_cache
-    from guard.config.loading import load_config
-
     settings = load_config(args.config).settings
     cache = open_cache(settings)
     if cache is None:

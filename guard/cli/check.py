@@ -12,10 +12,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from guard.core.errors import EventError
+from guard.cli.terminal import DECISION_STYLES, console, say
+from guard.config.pinning import trust_note
+from guard.core.errors import PROVIDER_NOTE, EventError
 from guard.core.events.names import canonical_event
+from guard.core.explanation import coverage, user_message
 from guard.core.spec import HookSpec
+from guard.runtime.gate import Gate
 from guard.runtime.matching import matcher_report
+from guard.server.decider import ServiceDecider
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision, HookResult
@@ -64,9 +69,6 @@ def _error_note(hook: HookResult, decision: Decision) -> str:
 
     A deny reason carries the error without the provider's own words; those are shown here, once.
     """
-    # lazy: the judge's client module only on a model error (every command loads this module for --help)
-    from guard.judge.model import PROVIDER_NOTE
-
     error, reason = hook.error or "", decision.reason or ""
     if error in reason:
         return "error: see reason"
@@ -79,9 +81,6 @@ def _error_note(hook: HookResult, decision: Decision) -> str:
 
 
 def _print_human(decision: Decision, tool: str | None = None) -> None:
-    # lazy: every command loads this module for --help
-    from guard.cli.terminal import DECISION_STYLES, console, say
-
     out = console()
     say(
         out,
@@ -91,8 +90,6 @@ def _print_human(decision: Decision, tool: str | None = None) -> None:
     )
     if decision.reason:
         say(out, ("reason:   ", "bold"), (decision.reason, None))
-    # lazy: every command loads this module for --help
-    from guard.core.explanation import coverage, user_message
 
     if decision.decided_by:  # who decided and whether it is final; the reason above is not repeated
         say(out, ("decided:  ", "bold"), (user_message(decision, tool) or "", None))
@@ -119,9 +116,6 @@ def _print_human(decision: Decision, tool: str | None = None) -> None:
 
 def _trust_note(config: str | None) -> None:
     """Say when what was judged here is not what ``guard hook`` enforces (a changed or never trusted config)."""
-    # lazy: every command loads this module for --help
-    from guard.config.pinning import trust_note
-
     note = trust_note(config)
     if note:
         print(f"guard check: note: {note}", file=sys.stderr)
@@ -135,10 +129,6 @@ def _matcher_notes(gate: Gate) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.runtime.gate import Gate
-    from guard.server.decider import ServiceDecider
-
     payload = _payload(args)
     specs: list[HookSpec] | None = None
     if args.rule:

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.audit import AuditLog
+from guard.config.loading import load_config
 from guard.core.errors import DatasetError, GuardError
+from guard.datasets.audit_cases import cases_from_audit
+from guard.datasets.case import write_cases
+from guard.datasets.check import check_datasets
+from guard.datasets.importers import import_path
 
 if TYPE_CHECKING:
     from guard.datasets.case import Case
@@ -91,9 +96,6 @@ def _print_check(report: CheckReport) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
-    from guard.datasets.check import check_datasets
-
     report = check_datasets(args.paths, similarity=args.similarity)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -103,9 +105,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
-    from guard.datasets.importers import import_path
-
     if args.max_context < 200:
         raise DatasetError("--max-context must be at least 200 characters")
     cases, report = import_path(args.format, args.path, max_context=args.max_context)
@@ -119,9 +118,6 @@ def _import(args: argparse.Namespace) -> int:
 
 def _write(cases: list[Case], out: str | None) -> None:
     """JSONL to ``out``, or to stdout (the report goes to stderr either way)."""
-    # lazy: the datasets package (pydantic) only for guard datasets (every command loads this module for --help)
-    from guard.datasets.case import write_cases
-
     if out:
         try:
             with open(out, "w", encoding="utf-8") as handle:
@@ -134,10 +130,6 @@ def _write(cases: list[Case], out: str | None) -> None:
 
 
 def _from_audit(args: argparse.Namespace) -> int:
-    # lazy: the datasets package (pydantic) and the config loader only for this command (every command loads this module for --help)
-    from guard.config.loading import load_config
-    from guard.datasets.audit_cases import cases_from_audit
-
     if args.log:
         path = Path(args.log)
     else:

@@ -10,6 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from guard.cli.terminal import STATUS_STYLES, console, say
+from guard.setup.doctor import diagnose
+
 __all__ = ["register", "run"]
 
 _LABELS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -37,10 +40,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: the doctor's checks (the judge's client) only for guard doctor (every command loads this module for --help)
-    from guard.cli.terminal import STATUS_STYLES, console, say
-    from guard.setup.doctor import diagnose
-
     out = console()
     broken = 0
     for finding in diagnose(args.config, project_dir=Path.cwd(), home=Path.home(), model_timeout=args.model_timeout):

@@ -10,6 +10,19 @@ import sys
 from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
+from guard.config.pinning import trust_note
+from guard.core.extras import require
+from guard.eval.runner import DEFAULT_CONCURRENCY
+from guard.eval.session import EXIT_GATE, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
+from guard.eval.tables import (
+    failure_lines,
+    fmt_estimate,
+    not_judged_line,
+    rerecord_line,
+    result_line,
+    route_lines,
+    verdict_lines,
+)
 
 if TYPE_CHECKING:
     from guard.eval.schema import OperatingPoint, PrevalenceMetrics
@@ -148,9 +161,6 @@ def _split(values: list[str]) -> list[str]:
 
 
 def _base_rate_line(at: PrevalenceMetrics) -> str:
-    # lazy: the eval package (pydantic) only for guard eval (every command loads this module for --help)
-    from guard.eval.tables import fmt_estimate
-
     return (
         f"at prevalence {at.prevalence:g}: precision {fmt_estimate(at.precision)}, "
         f"calls stopped per 1,000 {fmt_estimate(at.alerts_per_1k)}, false denies per 1,000 {fmt_estimate(at.false_denies_per_1k)}"
@@ -164,9 +174,6 @@ def _threshold_line(point: OperatingPoint) -> str:
     to the thorough tier. A P(deny) threshold under 0.5 would mean stopping calls the
     model allowed, which no confidence_threshold does.
     """
-    # lazy: the eval package (pydantic) only for guard eval (every command loads this module for --help)
-    from guard.eval.tables import fmt_estimate
-
     budget = f"FPR ≤ {point.target_fpr:g}"
     if point.recall.value is None:
         return f"{budget}: no threshold (the dataset needs both positive and negative cases)"
@@ -196,15 +203,7 @@ def interrupted(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.core.extras import require
-
     require("eval", "guard eval")  # before judging a single case
-    # lazy: the eval package (pydantic, the judge) only for guard eval (every command loads this module for --help)
-    from guard.config.pinning import trust_note
-    from guard.eval.runner import DEFAULT_CONCURRENCY
-    from guard.eval.session import EXIT_GATE, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
-    from guard.eval.tables import failure_lines, not_judged_line, rerecord_line, result_line, route_lines, verdict_lines
 
     note = trust_note(args.config)  # the eval reads the disk; guard hook enforces the trusted copy
     if note:

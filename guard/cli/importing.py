@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from guard.config.claude_auto_mode import policy_from_settings, settings_from_policy
+
 __all__ = ["register", "run", "run_export"]
 
 _DEFAULT_SETTINGS = "~/.claude/settings.json"
@@ -59,10 +61,6 @@ def _notes(notes: list[str]) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-
-    # lazy: the config parser (pydantic) only for this command (every command loads this module for --help)
-    from guard.config.claude_auto_mode import settings_from_policy
-
     block, notes = settings_from_policy(Path(args.config), args.id)
     _notes(notes)
     print(json.dumps(block, indent=2, ensure_ascii=False))
@@ -70,10 +68,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: yaml and the config parser (pydantic) only for this command (every command loads this module for --help)
+    # yaml only for guard import (guard export writes JSON)
     import yaml
-
-    from guard.config.claude_auto_mode import policy_from_settings
 
     source = Path(args.settings).expanduser()
     policy, notes = policy_from_settings(source, args.id)

@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 from guard.cli.trust import adopt_config
+from guard.cli.user_consent import has_terminal, refusal
+from guard.config.search import find_config
+from guard.config.starter import CASES_FILE, STARTER, write_starter, write_starter_cases
 
 __all__ = ["register", "run"]
 
@@ -31,11 +34,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import has_terminal, refusal
-    from guard.config.search import find_config
-    from guard.config.starter import CASES_FILE, STARTER, write_starter, write_starter_cases
-
     if args.print_only:
         sys.stdout.write(STARTER)
         return 0

@@ -6,15 +6,26 @@ import argparse
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.adapters.installers import CLAUDE, CODEX, installable, profile
 from guard.cli.trust import adopt_config
+from guard.cli.user_consent import refusal as agent_refusal
+from guard.config.loading import load_config
+from guard.config.search import find_config
+from guard.config.starter import write_starter
 from guard.core.errors import GuardError, UnknownName
 from guard.core.events.names import client_event_name
+from guard.core.extras import DISTRIBUTION, MissingExtra, require
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
+from guard.sandbox import claude
+from guard.sandbox.levels import CANNOT, configure
+from guard.sandbox.paths import make_store, protected_paths
+from guard.setup import curl_client, team_hook
+from guard.setup.curl_client import MIN_TIMEOUT_S
 from guard.setup.install import (
     DEFAULT_TIMEOUT_S,
     default_command,
@@ -24,6 +35,7 @@ from guard.setup.install import (
     plugin_commands,
     plugin_guard,
 )
+from guard.setup.team_hook import personal_command
 
 if TYPE_CHECKING:
     from guard.sandbox import SandboxChange
@@ -111,10 +123,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import refusal as agent_refusal
-    from guard.setup import team_hook
-
     refused = agent_refusal("guard install")
     if refused:  # it writes the client's hook settings and records trust: the agent must not do either
         print(f"guard install: error: {refused}", file=sys.stderr)
@@ -245,10 +253,6 @@ def _curl_refusal(args: argparse.Namespace, *, by_default: bool = False) -> str 
     ``by_default``: whether it would be installed without being asked for (``--client auto``), which also
     needs the serve extra: without guard serve every call would pay curl's start before ``guard hook``'s.
     """
-    # lazy: every command loads this module for --help
-    from guard.core.extras import MissingExtra, require
-    from guard.setup.curl_client import MIN_TIMEOUT_S
-
     if by_default:
         try:
             require("serve", "--client curl")
@@ -281,10 +285,6 @@ def _shares_settings(args: argparse.Namespace) -> bool:
 
 def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
     """This user's ``GUARD_HOOK``: the curl client (writing its credential) or ``guard hook``, by absolute path."""
-    # lazy: every command loads this module for --help
-    from guard.setup import curl_client
-    from guard.setup.team_hook import personal_command
-
     if args.hook_client != "curl":
         return personal_command(guard_program(), args.timeout)
     loaded = _loaded()
@@ -295,9 +295,6 @@ def _personal_command(args: argparse.Namespace, *, write: bool) -> str:
 
 def _write_personal(value: str | None) -> None:
     """``GUARD_HOOK`` into (or out of) the project's local settings, which are kept out of git."""
-    # lazy: every command loads this module for --help
-    from guard.setup import team_hook
-
     path, changed = team_hook.write_personal(Path.cwd(), value)
     if value is None:
         if changed:
@@ -339,9 +336,6 @@ def _policy_refusal(client: str) -> str | None:
 
 def _sandbox_refusal(client: str) -> str | None:
     """Why the client's sandbox cannot hold here (a tool it needs is missing), or None."""
-    # lazy: the sandbox package only for clients with one (every command loads this module for --help)
-    from guard.sandbox import claude
-
     if client != "claude":
         return None
     missing = claude.missing_tools()
@@ -355,10 +349,6 @@ def _sandbox_refusal(client: str) -> str | None:
 
 def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> SandboxChange | None:
     """Write guard's settings into the client's sandbox (or with ``remove`` take out what guard wrote there)."""
-
-    # lazy: the sandbox package only for clients with one (every command loads this module for --help)
-    from guard.sandbox.levels import configure
-    from guard.sandbox.paths import make_store, protected_paths
 
     if not remove and not dry_run:
         make_store()
@@ -374,9 +364,6 @@ def _sandbox(args: argparse.Namespace, *, remove: bool, dry_run: bool) -> Sandbo
 
 
 def _report_sandbox(args: argparse.Namespace, change: SandboxChange | None, sandboxing: bool) -> None:
-    # lazy: every command loads this module for --help
-    from guard.sandbox.levels import CANNOT
-
     if change is None:
         if sandboxing and args.client in CANNOT:
             print(
@@ -398,10 +385,6 @@ def _report_sandbox(args: argparse.Namespace, change: SandboxChange | None, sand
 
 def _loaded() -> LoadedConfig:
     """The config the hook will find here; its files only when it does not load (the sandbox still protects them)."""
-    # lazy: the config loader only where a command loads one (every command loads this module for --help)
-    from guard.config.loading import load_config
-    from guard.config.search import find_config
-
     found = find_config()
     if found is None:
         return LoadedConfig()
@@ -413,11 +396,6 @@ def _loaded() -> LoadedConfig:
 
 def _run_plugin(args: argparse.Namespace) -> int:
     """``--plugin``: Claude Code installs guard's plugin itself, through its own ``claude plugin`` commands."""
-    # lazy: subprocess only to run the claude CLI (every command loads this module for --help)
-    import subprocess
-
-    from guard.core.extras import DISTRIBUTION
-
     if args.client != "claude":
         print(f"guard install: error: --plugin is for claude only (there is no {args.client} plugin)", file=sys.stderr)
         return 1
@@ -465,10 +443,6 @@ def _config_warnings(timeout_s: int) -> list[str]:
     is refused (or with ``--force`` announced) now, naming the file, key and line,
     rather than discovered on the agent's first tool call.
     """
-    # lazy: the config loader only where a command loads one (every command loads this module for --help)
-    from guard.config.loading import load_config
-    from guard.config.search import find_config
-
     found = find_config()
     if found is None:
         return [
@@ -489,12 +463,6 @@ def _config_warnings(timeout_s: int) -> list[str]:
 
 def _write_starter_if_none() -> None:
     """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts (at a terminal)."""
-    # lazy: every command loads this module for --help
-    from pathlib import Path
-
-    from guard.config.search import find_config
-    from guard.config.starter import write_starter
-
     if find_config() is None:
         path = write_starter(Path.cwd() / "guard.yaml")
         print(

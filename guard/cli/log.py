@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.audit import LABELS, AuditLog
+from guard.audit import chain as audit_chain
+from guard.audit import recovery as audit_recovery
+from guard.audit.postgres import AuditStore
+from guard.audit.shipping import ship, states
 from guard.cli.arguments import whole_number
+from guard.cli.terminal import DECISION_STYLES, Table, console
+from guard.config.loading import load_config
 from guard.core.decision import ABSTAIN
 from guard.core.errors import GuardError
 
@@ -122,9 +128,6 @@ def _print_row(row: dict[str, Any]) -> None:
 
 def _print_table(out: Console, rows: list[dict[str, Any]]) -> None:
     """The same rows as a table, verdicts in colour, each hook on a line of its own under the reason."""
-    # lazy: every command loads this module for --help
-    from guard.cli.terminal import DECISION_STYLES, Table
-
     table = Table(
         "#", "time", "decision", "event", "tool", "latency", "cost", "reason and hooks", right=("#", "latency", "cost")
     )
@@ -155,10 +158,6 @@ def _label(log: AuditLog, args: argparse.Namespace) -> int:
 
 def _verify(log: AuditLog, args: argparse.Namespace) -> int:
     """Check the chain; name the first problem (and list the others), and any writes that failed or logs set aside."""
-    # lazy: every command loads this module for --help
-    from guard.audit import chain as audit_chain
-    from guard.audit import recovery as audit_recovery
-
     if not log.path.exists():
         gone = audit_chain.missing_log(log.path)
         if gone is None:
@@ -221,9 +220,6 @@ def _verify(log: AuditLog, args: argparse.Namespace) -> int:
 
 def _ship(settings: Settings, path: Path) -> int:
     """Ship now, then say what waits per target (exit 1 while a target could not take its rows)."""
-    # lazy: every command loads this module for --help
-    from guard.audit.shipping import ship, states
-
     if not (settings.audit_url or settings.audit_otlp):
         print("no audit store configured (audit.url, audit.otlp): nothing to ship")
         return 0
@@ -237,9 +233,6 @@ def _ship(settings: Settings, path: Path) -> int:
 
 def _central(args: argparse.Namespace) -> int:
     """``--audit URL``: every machine's rows, newest first; ``verify --audit URL``: the store's gaps."""
-    # lazy: every command loads this module for --help
-    from guard.audit.postgres import AuditStore
-
     store = AuditStore(args.audit)
     try:
         gaps = store.gaps()
@@ -282,9 +275,6 @@ def _central(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.config.loading import load_config
-
     if getattr(args, "audit", None):
         if args.log_command == "label":
             raise GuardError("a decision is labeled in its own machine's log (guard log label), not in the audit store")
@@ -317,7 +307,6 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no decisions logged yet in {settings.path(settings.audit_path)}")
         return 0
-    from guard.cli.terminal import console  # lazy: only to print rows
 
     out = console()
     if out is not None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from guard.config.org_policy import load
+from guard.config.org_signing import fingerprint, generate, sign
+from guard.config.parse import parse_config
 from guard.core.errors import ConfigError, GuardError
 from guard.core.settings import SIGNATURE_SUFFIX, OrgLocation, locate
 
@@ -56,9 +59,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.config.org_signing import fingerprint, generate
-
     private, public = generate(Path(args.out))
     print(
         f"wrote {private} (private: keep it off the developers' machines) and {public} (key {fingerprint(public.read_bytes())})"
@@ -70,10 +70,6 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _sign(args: argparse.Namespace) -> int:
-    # lazy: the config parser (pydantic) only to sign (every command loads this module for --help)
-    from guard.config.org_signing import sign
-    from guard.config.parse import parse_config
-
     policy = Path(args.file)
     try:
         data, private = policy.read_bytes(), Path(args.key).read_bytes()
@@ -96,9 +92,6 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.config.org_policy import load
-
     configured = locate()
     if args.file is None and args.key is None and configured is None:
         raise GuardError(

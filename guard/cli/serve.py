@@ -20,11 +20,20 @@ import argparse
 import contextlib
 import ipaddress
 import os
+import socket
 import sys
 from pathlib import Path
 
+from guard.cache.batched_counts import for_service
+from guard.cli.user_consent import refusal
+from guard.config.pinning import load_trusted
+from guard.config.watch import Watch
 from guard.core.errors import GuardError
+from guard.core.extras import require
+from guard.core.settings import LoadedConfig
+from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry, default_registry
+from guard.server.identity import explicit_token, service_key
 
 __all__ = ["register", "run"]
 
@@ -93,9 +102,6 @@ class _UnixListener:
     """
 
     def __init__(self, path: str) -> None:
-        # lazy: socket only for a Unix-socket listener (every command loads this module for --help)
-        import socket
-
         self.path = Path(path)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}")
@@ -135,9 +141,6 @@ def _is_loopback(host: str) -> bool:
 
 
 def _print_token(token: str | None) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import refusal
-
     refused = refusal("guard serve --print-token")
     if refused or token is None:
         print(f"guard serve: error: {refused or 'no token: guard secret cannot be read'}", file=sys.stderr)
@@ -147,20 +150,11 @@ def _print_token(token: str | None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.core.extras import require
-
     require("serve", "guard serve")
-    # lazy: uvicorn, starlette, the engine (pydantic) only for guard serve (every command loads this module for --help)
+    # the web stack is the serve extra: imported once require() has said how to install it if it is missing
     import uvicorn
 
-    from guard.cache.batched_counts import for_service
-    from guard.config.pinning import load_trusted
-    from guard.config.watch import Watch
-    from guard.core.settings import LoadedConfig
-    from guard.runtime.engine import Engine
     from guard.server.app import create_app
-    from guard.server.identity import explicit_token, service_key
     from guard.server.listening import Service
 
     watch = Watch(args.config)  # before loading: a change while it loads is seen too

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.cli.arguments import whole_number
+from guard.cli.terminal import Table, console
 from guard.core.errors import GuardError
+from guard.server.autostart import services, stop
 
 if TYPE_CHECKING:
     from guard.server.autostart import Service
@@ -61,9 +63,6 @@ def _age(started: float) -> str:
 
 
 def _list(found: list[Service]) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.terminal import Table, console
-
     if not found:
         print("no background guard serve is running")
         return 0
@@ -81,9 +80,6 @@ def _list(found: list[Service]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.server.autostart import services, stop
-
     found = services()
     if not (args.stop or args.stop_all):
         return _list(found)

@@ -17,6 +17,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
+from guard.config import trust_store
+from guard.config.pinning import read_candidate, record, unchanged
+from guard.config.search import find_config
 from guard.core.errors import GuardError
 from guard.core.settings import CONFIG_ENV, from_env
 
@@ -49,9 +53,6 @@ def _text(data: bytes | None) -> list[str]:
 
 def _review(record: TrustRecord | None, candidate: Candidate) -> str:
     """A unified diff, per file, of what the user is asked to trust against what they trusted before."""
-    # lazy: every command loads this module for --help
-    from guard.config import trust_store
-
     old = {f.path: f for f in record.files} if record else {}
     lines: list[str] = []
     if record is not None and record.config != candidate.config:
@@ -78,10 +79,6 @@ def _review(record: TrustRecord | None, candidate: Candidate) -> str:
 
 def _forget(explicit: str | None, record: TrustRecord) -> int:
     """Nothing to trust here any more: drop the record (after asking), so guard stops enforcing a config that is gone."""
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import NoTerminal, ask
-    from guard.config import trust_store
-
     try:
         if not ask(f"{record.config}, which you trusted, is gone. Stop enforcing it here?"):
             print("guard trust: nothing changed", file=sys.stderr)
@@ -96,12 +93,6 @@ def _forget(explicit: str | None, record: TrustRecord) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import NoTerminal, ask, has_terminal, refusal
-    from guard.config import trust_store
-    from guard.config.pinning import read_candidate, record, unchanged
-    from guard.config.search import find_config
-
     refused = refusal("guard trust")
     if refused:
         print(f"guard trust: error: {refused}", file=sys.stderr)
@@ -164,12 +155,6 @@ def adopt_config() -> None:
     no terminal to be run from (a script, a tool call's pipes): nobody saw it, so it
     is installed untrusted, and the hook blocks tool calls until ``guard trust``.
     """
-    # lazy: every command loads this module for --help
-    from guard.cli.user_consent import has_terminal
-    from guard.config import trust_store
-    from guard.config.pinning import read_candidate, record, unchanged
-    from guard.config.search import find_config
-
     found = find_config()
     if found is None or not found.is_file():
         return

@@ -12,6 +12,12 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from guard.approvals.request import view_token
+from guard.audit.handoff import without_password
+from guard.audit.mirror import Mirror
+from guard.config.loading import load_config
+from guard.core.extras import require
+
 __all__ = ["register", "run"]
 
 
@@ -44,8 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _index_older_rows(audit: Path | None) -> None:
     """Index a log written before the view's index existed now, saying so, rather than on the first page someone opens."""
-
-    # lazy: starlette, jinja2 and pydantic only for guard view (every command loads this module for --help)
+    # the view package needs the view extra (starlette, jinja2), which run() has required
     from guard.view.audit_queries import AuditQueries
 
     try:
@@ -61,35 +66,17 @@ def _announce(url: str) -> None:
     """The page's address once the view listens (with ``--port 0``, the port it got)."""
     print(f"guard view: {url}/ (Ctrl-C stops it)", flush=True)
     print(
-        f"guard view: to answer approvals here, open {url}/approvals?token={_approvals_token()} (keep it to yourself)",
+        f"guard view: to answer approvals here, open {url}/approvals?token={view_token()} (keep it to yourself)",
         flush=True,
     )
 
 
-def _approvals_token() -> str:
-    # lazy: every command loads this module for --help
-    from guard.approvals.request import view_token
-
-    return view_token()
-
-
-def _shown_url(url: str) -> str:
-    # lazy: every command loads this module for --help
-    from guard.audit.handoff import without_password
-
-    return without_password(url)
-
-
 def run(args: argparse.Namespace) -> int:
-    # lazy: every command loads this module for --help
-    from guard.core.extras import require
-
     require("view", "guard view")
-    # lazy: uvicorn, starlette and jinja2 only for guard view (every command loads this module for --help)
+    # the web stack is the view extra: imported once require() has said how to install it if it is missing
     import uvicorn
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-    from guard.config.loading import load_config
     from guard.server.listening import Announcing
     from guard.server.ui import LOOPBACK_NAMES
     from guard.view import ViewSources, create_view
@@ -99,12 +86,10 @@ def run(args: argparse.Namespace) -> int:
     evals = tuple(Path(d) for d in args.evals)
     redact = frozenset(settings.audit_redact)
     if args.audit and args.audit.startswith(("postgresql://", "postgres://")):
-        from guard.audit.mirror import Mirror  # lazy: the audit store's mirror only for --audit URL
-
         mirror = Mirror(args.audit)
         mirror.refresh()  # a store that cannot be reached says so now, not on the first page
         sources = ViewSources(mirror.path, evals, redact, refresh=mirror.refresh, central=mirror.gaps)
-        shown = f"the audit store {_shown_url(args.audit)} (copied to {mirror.path})"
+        shown = f"the audit store {without_password(args.audit)} (copied to {mirror.path})"
     else:
         audit = (
             Path(args.audit) if args.audit else (settings.path(settings.audit_path) if settings.audit_path else None)

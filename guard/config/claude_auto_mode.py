@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from guard.config.policies import LISTS
+from guard.config.policies import LISTS, PolicyLists
 from guard.core.errors import ConfigError
 
 __all__ = ["DEFAULTS_SENTINEL", "policy_from_settings", "settings_from_policy"]
@@ -64,8 +64,6 @@ def policy_from_settings(path: Path, policy_id: str = "claude-auto-mode") -> tup
 def settings_from_policy(config: Path, policy_id: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """The ``{"autoMode": …}`` block for one policy of the guard.yaml at ``config`` (the only one when no id is given)."""
     import yaml
-
-    from guard.config.policies import PolicyLists
 
     file = str(config)
     try:

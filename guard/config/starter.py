@@ -8,6 +8,7 @@ so each rule sees every route in every client. docs/init.md explains each line.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 __all__ = ["CASES_FILE", "STARTER", "starter_cases", "write_starter", "write_starter_cases"]
@@ -178,8 +179,6 @@ def starter_cases() -> list[dict[str, object]]:
 
 def write_starter_cases(path: Path) -> Path:
     """Write the starter's cases to ``path`` as JSON Lines, never over an existing file (FileExistsError)."""
-    import json
-
     with path.open("x", encoding="utf-8") as out:
         out.writelines(json.dumps(case) + "\n" for case in starter_cases())
     return path

@@ -18,7 +18,7 @@ import os
 
 from guard.config import trust_store
 from guard.config.search import SEARCHED
-from guard.core.settings import CONFIG_ENV, from_env
+from guard.core.settings import CONFIG_ENV, SYSTEM_DIR, from_env, locate
 
 __all__ = ["Watch"]
 
@@ -35,8 +35,6 @@ def _stat(path: str) -> _Stat:
 
 def _org_files() -> list[str]:
     """The org key, policy and signature in force, and the system key whose arrival would put one in force."""
-    from guard.core.settings import SYSTEM_DIR, locate
-
     location = locate()
     return [str(SYSTEM_DIR / "org.pub"), *(location.paths() if location else ())]
 

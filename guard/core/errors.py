@@ -40,6 +40,7 @@ __all__ = [
     "MissingConfig",
     "ModelNotConfigured",
     "OrgPolicyError",
+    "PROVIDER_NOTE",
     "UnknownName",
     "UntrustedConfig",
 ]
@@ -117,6 +118,10 @@ class HookTimeout(HookError):
 
 class HookRefused(HookError):
     """A hook was refused before it ran (static command analysis, SSRF policy)."""
+
+
+#: What the agent reads in place of the provider's own words (which may echo a key): the end of a JudgeError's summary.
+PROVIDER_NOTE = " (the provider's answer is in guard log)"
 
 
 class JudgeError(GuardError):

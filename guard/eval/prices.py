@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from guard.core.errors import GuardError
 from guard.eval.schema import ModelCall, ModelPrice, ResultRow
+from guard.judge.openai_transport import price_map
 
 __all__ = ["PER_MILLION", "PriceBook", "list_price", "parse_price"]
 
@@ -46,9 +47,6 @@ def _bare(model: str) -> str:
 
 def list_price(model: str) -> tuple[float, float] | None:
     """(input, output) USD per million tokens from LiteLLM's price map, for a model id it knows (``provider/name`` or a bare name)."""
-    # lazy: LiteLLM's price map (guard.judge.openai_transport, httpx) only when a price is asked
-    from guard.judge.openai_transport import price_map
-
     prices = price_map()
     provider, _, name = model.partition("/") if "/" in model else ("", "", model)
     candidates = [(model, None), (name, provider or None)]

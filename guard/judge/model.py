@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, cast
 
-from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
+from guard.core.errors import PROVIDER_NOTE, JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 from guard.judge import cassette, endpoint
 from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest
 from guard.judge.key_redaction import redact_keys
@@ -276,10 +276,6 @@ def _short(exc: BaseException) -> str:
     status = _status(exc)
     text = redact_keys(" ".join(str(exc).split()))[:240] or type(exc).__name__
     return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
-
-
-#: What the agent reads in place of the provider's own words (which may echo a key).
-PROVIDER_NOTE = " (the provider's answer is in guard log)"
 
 
 def _failed(kind: type[JudgeError], summary: str, exc: BaseException) -> JudgeError:

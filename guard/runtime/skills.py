@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guard.config.entries import spec_from_entry
 from guard.core.errors import ConfigError
 from guard.core.events.names import canonical_event
 from guard.core.spec import HookSpec
@@ -110,8 +111,6 @@ def load_skill(path: str | Path) -> Skill:
     Raises :class:`ConfigError` only when the file or its frontmatter as a whole
     cannot be read.
     """
-    from guard.config.entries import spec_from_entry
-
     path = Path(path)
     data = _frontmatter(path)
     name = str(data.get("name") or path.parent.name or path.stem)

@@ -54,6 +54,7 @@ from guard.config.watch import Watch
 from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import EventError, UnknownName
 from guard.core.events.payload import MAX_EVENT_BYTES
+from guard.judge.model import client_status
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
@@ -185,9 +186,6 @@ class _Service:
         return Response(body, media_type=media, headers=headers)
 
     async def healthz(self, request: Request) -> Response:
-        # lazy: the judge's client module stays off guard serve's start, which races a session's first tool call
-        from guard.judge.model import client_status
-
         backend = self.engine.settings.cache_url.split(":", 1)[0]  # never the URL: it may hold a Redis password
         return JSONResponse(
             {

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from guard.core.errors import GuardError
 from guard.core.settings import LoadedConfig, user_dir
+from guard.server.autostart import socket_path
+from guard.server.identity import credential, service_key
 
 __all__ = [
     "MIN_TIMEOUT_S",
@@ -46,9 +48,6 @@ MIN_TIMEOUT_S = 15
 
 
 def socket_for(loaded: LoadedConfig) -> Path:
-    # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
-    from guard.server.autostart import socket_path
-
     return socket_path(loaded.settings.config_path)
 
 
@@ -89,9 +88,6 @@ def hook_budget(command: str, deadline: str | None) -> str | None:
 
 def write_credential(loaded: LoadedConfig) -> Path:
     """Write ``Authorization: Bearer <credential>`` (mode 0600, atomically) for the service this config's hooks start."""
-    # lazy: this module is on guard --help (guard install imports it); the server's only for --client curl
-    from guard.server.identity import credential, service_key
-
     key = service_key(loaded.settings)
     if key is None:
         raise GuardError("guard's secret cannot be read, so the curl client has no credential (see guard doctor)")
