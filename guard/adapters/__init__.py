@@ -51,6 +51,7 @@ class Client:
     """One agent client: how its events read and its answers are written, and what ``guard hook``, ``guard install`` and ``guard doctor`` need of it."""
 
     __slots__ = (
+        "cwd_is_session",
         "defers",
         "deadline",
         "installer",
@@ -74,6 +75,7 @@ class Client:
         starts_elsewhere: bool = False,
         defers: bool = False,
         missing_setup: Callable[[str | None, Mapping[str, str]], str | None] | None = None,
+        cwd_is_session: bool = False,
     ) -> None:
         #: the ``--format`` name, and the name the audit row gives the client
         self.name = name
@@ -95,6 +97,9 @@ class Client:
         #: ``(project, env) -> text | None``: what this user has not set up for the project guard was anchored to
         #: (``--project``; None for an unanchored hook), told to the user as a session starts (a warning)
         self.missing_setup = missing_setup
+        #: whether the event's ``cwd`` is the session's folder, which the agent's commands cannot move (Codex): a hook
+        #: anchored to another checkout is refused there (:mod:`guard.adapters.checkout`)
+        self.cwd_is_session = cwd_is_session
 
     def __repr__(self) -> str:
         return f"Client({self.name!r})"

@@ -267,6 +267,13 @@ def run(args: Arguments) -> int:
     env = os.environ
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
+    elsewhere = None
+    if project is not None and client.cwd_is_session:  # a hook written for one checkout may run in another
+        from guard.adapters.checkout import for_session
+
+        project, elsewhere = for_session(client.name, project, _event_cwd(raw))
+        if os.path.isdir(project):
+            os.chdir(project)
     gate = Gate(
         args.config,
         service=_service,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
@@ -275,6 +282,7 @@ def run(args: Arguments) -> int:
         fail_open_config=args.fail_open or from_env(FAIL_OPEN_ENV, env) == "1",
         pinned=True,  # the config the user trusted, never whatever the agent left on disk
         project=project,
+        elsewhere=elsewhere,
     )
     deadline = args.deadline or _float(from_env(DEADLINE_ENV, env)) or client.deadline
     by = answer_by(deadline, started)

@@ -124,7 +124,8 @@ class Gate:
     ``pinned`` (``guard hook``, ``guard serve``) the config is the copy the user
     trusted (:mod:`guard.config.pinning`), never the disk as it is now. ``project``
     is the folder ``guard install`` anchored the hook to (``guard hook --project``):
-    there, finding no config is an error, never "nothing is enforced".
+    there, finding no config is an error, never "nothing is enforced". ``elsewhere`` says why
+    that anchor is another checkout's (a copied ``.codex/hooks.json``): an error as well.
 
     Its builder gives it its parts: ``service``, what makes the warm-service decider
     (:class:`guard.server.decider.ServiceDecider`), called when an event first gets past the
@@ -150,6 +151,7 @@ class Gate:
         audit: bool = True,
         given_context: bool = False,
         project: str | None = None,
+        elsewhere: str | None = None,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
@@ -159,6 +161,8 @@ class Gate:
             loaded, specs = LoadedConfig(settings=engine.settings), []
         if loaded is None:
             try:
+                if elsewhere:  # anchored to another checkout (guard.adapters.checkout): its config is not this one's
+                    raise MissingConfig(elsewhere)
                 loaded = self._load(config, pinned, project)
             except ConfigError as exc:
                 self.config_error, self.searched, loaded = exc, False, _org_alone(exc)
@@ -367,6 +371,8 @@ class Gate:
         enforced = (
             "only the org policy's rules are enforced" if self.loaded.settings.org_policy else "no rule is enforced"
         )
+        if not self.fail_open_config:
+            enforced += ", and tool calls are blocked"  # what the session's first message must not leave out
         return Decision(details={"failure": "config"}, warnings=[f"{error}: {enforced}"])
 
     # -- deciding -------------------------------------------------------------------

@@ -26,6 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.codex import PROFILE
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import write_atomic
 from guard.core.errors import ConfigError
@@ -34,7 +35,6 @@ from guard.sandbox.paths import ProtectedPaths
 
 __all__ = ["PROFILE", "apply", "config_files", "gaps"]
 
-PROFILE = "guard"
 _BEGIN = "# >>> guard sandbox: written by `guard install codex` (removed by --uninstall or --no-sandbox)"
 _END = "# <<< guard sandbox"
 _TOP = re.compile(rf"\A{re.escape(_BEGIN)}\n.*?^{re.escape(_END)}\n\n?", re.MULTILINE | re.DOTALL)

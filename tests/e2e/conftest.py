@@ -135,10 +135,17 @@ class AgentProject:
         assert done.returncode == 0, done.stderr
         return done
 
-    def run(self, *turns: Reply, prompt: str = "do the task") -> tuple[AgentRun, Any]:
+    def run(self, *turns: Reply, prompt: str = "do the task", cwd: Path | None = None) -> tuple[AgentRun, Any]:
+        """One headless session answered by ``turns``, started in the project (or ``cwd``)."""
         with self.stub(turns) as agent:
             run = self.cli.run(
-                self.binary, prompt, cwd=self.dir, base_url=agent.base_url, home=self.home, env=self.env, timeout_s=600
+                self.binary,
+                prompt,
+                cwd=cwd or self.dir,
+                base_url=agent.base_url,
+                home=self.home,
+                env=self.env,
+                timeout_s=600,
             )
         assert run.returncode == 0, run.describe()
         return run, agent

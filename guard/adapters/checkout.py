@@ -1,0 +1,91 @@
+"""Which checkout a Codex session runs in, and so which config the hook installed for another one enforces there.
+
+``guard install codex`` writes the project's absolute path into ``.codex/hooks.json`` (``guard hook --project``) and
+into the sandbox profile in ``.codex/config.toml``. Those files travel: a team commits them, so a clone or a
+``git worktree`` gets them, and a moved or copied folder keeps them. Codex (0.171) starts every hook in the session's
+folder, the event's ``cwd``, which the agent's commands cannot move, and:
+
+- in a linked worktree runs the *main checkout's* ``.codex/hooks.json`` (never the worktree's), while it reads the
+  worktree's own ``.codex/config.toml``: the hook is the main checkout's, so it enforces the worktree's own trusted
+  config (the same folder there), and says as the session starts when the worktree's profile names other files;
+- in a clone or a moved or copied folder runs that folder's copy: the hook blocks until ``guard install codex`` is
+  run there, which writes the folder's own paths into both files.
+
+Before, the first project's config judged those sessions, and its files, not this checkout's, were the read-only ones.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["ROOT_MARKERS", "checkout_root", "for_session"]
+
+#: What marks a checkout's root: Codex's default ``project_root_markers``. Codex reads ``.codex/`` folders from the
+#: session's folder up to the nearest of them, never above it.
+ROOT_MARKERS = (".git", ".hg", ".sl")
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def checkout_root(folder: str) -> str | None:
+    """The nearest folder at or above ``folder`` holding a root marker (a ``.git`` file in a linked worktree), or None."""
+    here = os.path.realpath(folder)
+    while True:
+        if any(os.path.lexists(os.path.join(here, marker)) for marker in ROOT_MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _shared_git_dir(root: str) -> str | None:
+    """The repository folder a checkout root shares with its other worktrees: its ``.git`` folder, or for a linked
+    worktree (a ``.git`` file, ``gitdir: …``) the ``commondir`` of the folder it names; None when there is neither."""
+    git = os.path.join(root, ".git")
+    if os.path.isdir(git):
+        return os.path.realpath(git)
+    try:
+        with open(git, encoding="utf-8") as file:
+            line = file.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    private = os.path.join(root, line.removeprefix("gitdir:").strip())
+    try:
+        with open(os.path.join(private, "commondir"), encoding="utf-8") as file:
+            return os.path.realpath(os.path.join(private, file.read().strip()))
+    except (OSError, UnicodeDecodeError):
+        return None  # a submodule's git folder: a repository of its own
+
+
+def for_session(client: str, project: str, folder: str | None) -> tuple[str, str | None]:
+    """The project a hook installed for ``project`` enforces the config of in a session in ``folder``, and why it must
+    block instead (None: it may decide).
+
+    ``folder`` is the project or below it, with no checkout root in between: the project. A linked worktree of the
+    project's repository: the same folder in that worktree, since Codex runs the main checkout's hooks there. Any
+    other checkout (a clone, a moved or copied folder, which Codex reads its own copy of ``.codex/`` in): a block
+    until ``guard install`` is run there.
+    """
+    if folder is None:
+        return project, None
+    anchored, here = os.path.realpath(project), os.path.realpath(folder)
+    root = checkout_root(here)
+    if _within(here, anchored) and (root is None or _within(anchored, root)):
+        return project, None
+    home = checkout_root(anchored) if os.path.isdir(anchored) else None
+    if root is not None and home is not None and root != home:
+        shared = _shared_git_dir(root)
+        if shared is not None and shared == _shared_git_dir(home):
+            return os.path.normpath(os.path.join(root, os.path.relpath(anchored, home))), None
+    checkout = root or here
+    return project, (
+        f"guard's {client} hook here was installed for {project}, but this session runs in {checkout}, another "
+        f"checkout (a clone, or a moved or copied folder, carries the settings guard install wrote for {project}, "
+        f"whose config and sandbox paths are that folder's): guard blocks tool calls here until you run guard install "
+        f"{client} in {checkout}"
+    )

@@ -1,0 +1,71 @@
+"""The real Codex CLI in a git worktree of a project whose ``.codex/`` (guard's hooks and sandbox profile) is committed.
+
+Codex (0.171) trusts a worktree as its main checkout (``--trust`` there records the main checkout's folder), runs the
+*main checkout's* ``.codex/hooks.json`` there (guard's hook anchored to the main checkout, ``--project``) and reads
+the worktree's own copy of ``.codex/config.toml`` (a profile naming the main checkout's files). Before, the main
+checkout's config judged the worktree's calls. Now the hook sees the session's folder (the event's ``cwd``) is a
+worktree of the same repository and enforces the worktree's own trusted config; ``guard install codex`` in the
+worktree puts its own paths in the profile, and a write into its guard.yaml fails at the OS.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import trust_config
+
+from guard.testing.agent_script import final_text, tool_use
+
+from .conftest import AgentProject
+from .test_claude_sandbox import hidden
+from .test_codex_sandbox import CONFIG
+
+pytestmark = [pytest.mark.codex, pytest.mark.slow]
+
+#: the worktree's own rule, which the main checkout's config (``CONFIG``: every call allowed) does not have
+FEATURE_RULE = 'hooks:\n  PreToolUse:\n    - command: "echo the feature branch runs no commands >&2; exit 2"\n'
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def _session(project: AgentProject, checkout: Path) -> str:
+    """One Codex session in ``checkout`` whose one command (hidden from any hook) appends to its guard.yaml: what the
+    command's result told the model."""
+    write = hidden(f"echo '# planted' >> {checkout / 'guard.yaml'}; echo wrote=$?")
+    _, agent = project.run(tool_use("exec_command", {"cmd": write}), final_text("ok"), cwd=checkout)
+    assert len(agent.agent_requests) == 2, agent.agent_requests
+    return str(agent.agent_requests[1].tool_outputs())
+
+
+def test_a_worktree_is_judged_by_its_own_config_and_guarded_by_its_profile_once_installed_there(
+    codex_project: AgentProject,
+) -> None:
+    project = codex_project
+    project.configure(CONFIG)
+    _git(project.dir, "init", "-q")
+    _git(project.dir, "add", "-A")
+    _git(project.dir, "commit", "-qm", "guard")  # .codex/ committed, as a team shares it
+    worktree = project.dir.parent / "feature"
+    _git(project.dir, "worktree", "add", "-q", str(worktree))
+    (worktree / "guard.yaml").write_text(FEATURE_RULE)
+    trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
+
+    told = _session(project, worktree)
+    assert "the feature branch runs no commands" in told and "wrote=" not in told, told
+
+    (worktree / "guard.yaml").write_text(CONFIG)
+    old, project.dir = project.dir, worktree
+    try:
+        project.install()  # what the session's first message says to do (tests/setup/test_codex_checkout.py)
+    finally:
+        project.dir = old
+    trust_config(worktree / "guard.yaml")
+    told = _session(project, worktree)
+    assert "wrote=0" not in told and "Read-only file system" in told, told
+    assert "# planted" not in (worktree / "guard.yaml").read_text()

@@ -1,0 +1,110 @@
+"""A Codex hook ``guard install codex`` wrote for one folder, run by Codex for a session in another checkout.
+
+``.codex/hooks.json`` and the sandbox profile in ``.codex/config.toml`` name the project's absolute path, and travel:
+a team commits them, a moved or copied folder keeps them. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts
+each hook in the session's folder (the event's ``cwd``); in a git worktree it runs the *main checkout's* hooks.json
+and reads the worktree's own config.toml, in a clone or copy that folder's own copies. Before, the first folder's
+config judged every such session while the profile kept the first folder's files read-only, not this checkout's.
+Now a worktree's own trusted config decides, and the session's first message says when its profile names other
+files; a clone, copy or moved folder is refused until ``guard install codex`` is run there.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import trust_config
+from fixtures.processes import run_guard
+
+DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"grep -q 'git push' && {{ echo '{why}' >&2; exit 2; }} || exit 0\"\n"
+ELSEWHERE = "another checkout"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def _install(project: Path) -> None:
+    done = run_guard(["install", "codex", "--scope", "project"], project, no_terminal=True)
+    assert done.returncode == 0, done.stderr
+    trust_config(project / "guard.yaml")
+
+
+def _installed_repository(tmp_path: Path) -> Path:
+    """A git repository whose guard.yaml denies pushes, with ``guard install codex`` done and ``.codex/`` committed, as
+    a team shares it."""
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "guard.yaml").write_text(DENY_PUSH.format(why="main says no"))
+    _install(main)
+    _git(main, "init", "-q")
+    _git(main, "add", "-A")
+    _git(main, "commit", "-qm", "guard")
+    return main
+
+
+def _hook(installed_in: Path, session: Path, command: str = "git push") -> tuple[str, str]:
+    """The PreToolUse and SessionStart answers of the hook in ``installed_in``'s ``.codex/hooks.json``, run as Codex runs
+    it for a session in ``session`` (started there, the event's ``cwd``): guard's part of the command, this tree's guard."""
+    installed = json.loads((installed_in / ".codex/hooks.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
+    words = shlex.split(installed["command"])
+    args = words[words.index("guard.cli.main") + 1 :]
+    said = []
+    for event in (
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}},
+        {"hook_event_name": "SessionStart", "source": "startup"},
+    ):
+        done = run_guard(args, session, stdin=json.dumps({"session_id": "s1", "cwd": str(session), **event}))
+        assert done.returncode in (0, 2), done.stderr
+        said.append(done.stdout + done.stderr)
+    return said[0], said[1]
+
+
+def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_the_main_checkouts_files(
+    tmp_path: Path,
+) -> None:
+    main = _installed_repository(tmp_path)
+    (main / "sub").mkdir()
+    pre, start = _hook(main, main / "sub")  # the project itself, from a subfolder: its own config, nothing to say
+    assert "main says no" in pre and "guard:" not in start, pre + start
+
+    for worktree in (tmp_path / "feature", main / ".worktrees" / "nested"):  # beside the project, or inside it
+        _git(main, "worktree", "add", "-q", str(worktree))
+        (worktree / "guard.yaml").write_text(DENY_PUSH.format(why=f"{worktree.name} says no"))
+        trust_config(worktree / "guard.yaml")
+        pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook in a worktree
+        assert f"{worktree.name} says no" in pre and "main says no" not in pre, pre
+        assert f"does not protect {worktree / 'guard.yaml'}" in start, start
+        assert f"Run guard install codex in {worktree}" in start, start
+
+        _install(worktree)  # what the message says: the worktree's profile now names its own files
+        pre, start = _hook(main, worktree)
+        assert f"{worktree.name} says no" in pre and "guard:" not in start, pre + start
+
+
+def test_a_clone_copy_or_moved_project_is_refused_until_guard_install_codex_there(tmp_path: Path) -> None:
+    main = _installed_repository(tmp_path)
+    clone, copy, moved = tmp_path / "clone", tmp_path / "copy", tmp_path / "moved"
+    _git(tmp_path, "clone", "-q", str(main), str(clone))
+    shutil.copytree(main, copy, symlinks=True)
+    for checkout in (clone, copy):
+        trust_config(checkout / "guard.yaml")
+        pre, start = _hook(checkout, checkout, command="git status")  # its own copy of main's hook
+        assert '"deny"' in pre and ELSEWHERE in pre and f"guard install codex in {checkout}" in pre, pre
+        assert ELSEWHERE in start and "tool calls are blocked" in start, start
+    _install(copy)
+    pre, _ = _hook(copy, copy)
+    assert "main says no" in pre and ELSEWHERE not in pre, pre
+    pre, _ = _hook(copy, copy, command="git status")
+    assert '"deny"' not in pre, pre
+
+    main.rename(moved)
+    trust_config(moved / "guard.yaml")
+    pre, _ = _hook(moved, moved, command="git status")
+    assert '"deny"' in pre and f"guard install codex in {moved}" in pre, pre
