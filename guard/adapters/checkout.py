@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["ROOT_MARKERS", "checkout_root", "for_session"]
+__all__ = ["ROOT_MARKERS", "checkout_root", "for_session", "in_main_checkout"]
 
 #: What marks a checkout's root: Codex's default ``project_root_markers``. Codex reads ``.codex/`` folders from the
 #: session's folder up to the nearest of them, never above it.
@@ -60,6 +60,17 @@ def _shared_git_dir(root: str) -> str | None:
             return os.path.realpath(os.path.join(private, file.read().strip()))
     except (OSError, UnicodeDecodeError):
         return None  # a submodule's git folder: a repository of its own
+
+
+def in_main_checkout(folder: str) -> str | None:
+    """``folder`` as it is in the main checkout, when ``folder`` is in a linked worktree (None otherwise)."""
+    root = checkout_root(folder)
+    if root is None or not os.path.isfile(os.path.join(root, ".git")):
+        return None
+    shared = _shared_git_dir(root)
+    if shared is None or os.path.basename(shared) != ".git":
+        return None  # a bare repository's worktree: no main checkout
+    return os.path.normpath(os.path.join(os.path.dirname(shared), os.path.relpath(os.path.realpath(folder), root)))
 
 
 def for_session(client: str, project: str, folder: str | None) -> tuple[str, str | None]:

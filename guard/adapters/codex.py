@@ -19,10 +19,16 @@ from guard.adapters.claude import normalize
 from guard.adapters.claude import render as claude_render
 from guard.core.decision import Decision
 
-__all__ = ["CLIENT", "PROFILE", "SANDBOX_ELSEWHERE", "missing_setup", "normalize", "render"]
+__all__ = ["CLIENT", "NOT_SET_UP_HERE", "PROFILE", "SANDBOX_ELSEWHERE", "missing_setup", "normalize", "render"]
 
 #: The permission profile ``guard install codex`` writes (:mod:`guard.sandbox.codex`).
 PROFILE = "guard"
+#: Told as a session starts in a git worktree whose own ``.codex/config.toml`` lacks the profile its main checkout's has.
+NOT_SET_UP_HERE = (
+    "Codex runs the main checkout's guard hook in this git worktree, {project}, and guard enforces the config you "
+    "trusted here, but Codex reads the worktree's own .codex/config.toml, which selects no guard sandbox profile "
+    "(the main checkout's does), so guard's files and secret are within the agent's reach. Run guard install codex there"
+)
 #: Told as a session starts where the project's ``.codex/config.toml`` selects guard's profile for another folder's files.
 SANDBOX_ELSEWHERE = (
     "the sandbox profile in {settings} does not protect {config} (it names another folder's files: a git worktree or "
@@ -55,27 +61,40 @@ def _protected(rules: Mapping[str, Any], path: Path) -> bool:
     )
 
 
-def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
-    """What a session's first message says when the project's ``.codex/config.toml`` selects guard's profile but the
-    profile does not keep the project's config read-only: it was written for another folder (Codex reads a worktree's
-    own copy, committed with the main checkout's paths). No guard profile there is the user's choice, not a miss."""
-    if project is None:
-        return None
+def _guard_rules(settings: Path) -> dict[str, Any] | None:
+    """The path rules of guard's profile when ``settings`` (a ``.codex/config.toml``) selects it, else None."""
     import tomllib  # only as a session starts
 
-    from guard.config.search import SEARCHED
-
-    settings = Path(project, ".codex", "config.toml")
     try:
         data = tomllib.loads(settings.read_text(encoding="utf-8")) if settings.is_file() else {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None  # Codex reports a config it cannot read
     if data.get("default_permissions") != PROFILE:
         return None
-    profile = (data.get("permissions") or {}).get(PROFILE) or {}
+    profile = (data.get("permissions") or {}).get(PROFILE)
     rules = profile.get("filesystem") if isinstance(profile, dict) else None
+    return rules if isinstance(rules, dict) else {}
+
+
+def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
+    """What a session's first message says when the project's ``.codex/config.toml`` does not keep its config read-only
+    the way ``guard install codex`` set up: a profile written for another folder (Codex reads a worktree's own copy,
+    committed with the main checkout's paths), or, in a git worktree, none where the main checkout has one. No guard
+    profile anywhere is the user's choice (``--no-sandbox``), not a miss."""
+    if project is None:
+        return None
+    from guard.adapters.checkout import in_main_checkout
+    from guard.config.search import SEARCHED
+
+    settings = Path(project, ".codex", "config.toml")
+    rules = _guard_rules(settings)
+    if rules is None:
+        main = in_main_checkout(project)
+        if main is not None and _guard_rules(Path(main, ".codex", "config.toml")) is not None:
+            return NOT_SET_UP_HERE.format(project=project)
+        return None
     config = next((c for c in (Path(project, name) for name in SEARCHED) if c.is_file()), None)
-    if config is None or _protected(rules if isinstance(rules, dict) else {}, config):
+    if config is None or _protected(rules, config):
         return None
     return SANDBOX_ELSEWHERE.format(settings=settings, config=config, project=project)
 

@@ -36,15 +36,15 @@ def _install(project: Path) -> None:
     trust_config(project / "guard.yaml")
 
 
-def _installed_repository(tmp_path: Path) -> Path:
-    """A git repository whose guard.yaml denies pushes, with ``guard install codex`` done and ``.codex/`` committed, as
-    a team shares it."""
+def _installed_repository(tmp_path: Path, *, shared: str = ".") -> Path:
+    """A git repository whose guard.yaml denies pushes, with ``guard install codex`` done and ``shared`` committed
+    (``.codex/`` too by default, as a team shares it)."""
     main = tmp_path / "main"
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_PUSH.format(why="main says no"))
     _install(main)
     _git(main, "init", "-q")
-    _git(main, "add", "-A")
+    _git(main, "add", shared)
     _git(main, "commit", "-qm", "guard")
     return main
 
@@ -86,6 +86,19 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
         _install(worktree)  # what the message says: the worktree's profile now names its own files
         pre, start = _hook(main, worktree)
         assert f"{worktree.name} says no" in pre and "guard:" not in start, pre + start
+
+
+def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_is_not_set_up(tmp_path: Path) -> None:
+    main = _installed_repository(tmp_path, shared="guard.yaml")  # .codex/ kept out of git: a worktree has none
+    worktree = tmp_path / "feature"
+    _git(main, "worktree", "add", "-q", str(worktree))
+    trust_config(worktree / "guard.yaml")
+    pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook there all the same
+    assert "main says no" in pre, pre  # the worktree's own config, the same rule
+    assert "selects no guard sandbox profile" in start and f"this git worktree, {worktree}" in start, start
+    _install(worktree)
+    _, start = _hook(main, worktree)
+    assert "guard:" not in start, start
 
 
 def test_a_clone_copy_or_moved_project_is_refused_until_guard_install_codex_there(tmp_path: Path) -> None:
