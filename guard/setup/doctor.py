@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from guard.adapters.checkout import in_main_checkout
 from guard.adapters.installers import installable
 from guard.audit import chain as audit_chain
 from guard.audit import open_audit
@@ -307,10 +308,21 @@ def _ask(model: str, api_base: str | None, timeout: float) -> str | None:
 
 
 def _installed(project_dir: Path, home: Path) -> Iterator[InstalledHook | Finding]:
+    main = in_main_checkout(str(project_dir))
     for client, profile in installable().items():  # guard's clients and the installed plugins'
         for scope in ("project", "user", *(("policy",) if profile.policy_file is not None else ())):
+            # Codex (0.171) runs a git worktree's sessions with the main checkout's project hooks, never the worktree's
+            folder = Path(main) if main is not None and client == "codex" and scope == "project" else project_dir
             try:
-                yield from installed_hooks(client, scope, project_dir=project_dir, home=home)
+                hooks = installed_hooks(client, scope, project_dir=folder, home=home)
+                if hooks and folder != project_dir:
+                    yield Finding(
+                        "ok",
+                        f"{client} worktree",
+                        f"this is a git worktree: Codex runs the main checkout's hooks here ({hooks[0].path}), and "
+                        "guard's hook there enforces this worktree's own trusted config",
+                    )
+                yield from hooks
             except GuardError as exc:
                 yield Finding("fail", f"{client} hooks", f"cannot read the settings: {exc}", "fix the file's JSON")
 

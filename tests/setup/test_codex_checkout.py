@@ -96,6 +96,9 @@ def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_i
     pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook there all the same
     assert "main says no" in pre, pre  # the worktree's own config, the same rule
     assert "selects no guard sandbox profile" in start and f"this git worktree, {worktree}" in start, start
+    doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
+    assert f"codex hook: {main / '.codex/hooks.json'}" in doctor, doctor  # the hooks Codex runs here
+    assert "codex sandbox: unsandboxed" in doctor and "fix: guard install codex" in doctor, doctor
     _install(worktree)
     _, start = _hook(main, worktree)
     assert "guard:" not in start, start
