@@ -42,6 +42,7 @@ from guard.sandbox.levels import SANDBOXES, level
 from guard.sandbox.paths import protected_paths
 from guard.sandbox.probe import probe
 from guard.setup import team_hook
+from guard.setup.codex_trust import untrusted
 from guard.setup.curl_client import SCRIPT, hook_budget
 from guard.setup.finding import Finding, Status
 from guard.setup.install import (
@@ -86,6 +87,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     yield from (f for f in found if isinstance(f, Finding))
     yield from launched
     yield from _when_hooks_fail(hooks)
+    yield from _codex_trusted(hooks, project_dir, home)
     plugins = plugin_scopes(project_dir=project_dir, home=home)
     yield from _plugins(plugins, home)
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(written) or bool(plugins) or bool(launched))
@@ -374,6 +376,17 @@ def _launched(hooks: list[InstalledHook], project_dir: Path, home: Path) -> tupl
                 )
             )
     return resolved, findings
+
+
+def _codex_trusted(hooks: list[InstalledHook], project_dir: Path, home: Path) -> Iterator[Finding]:
+    """Whether Codex reads the project's ``.codex/`` where guard's project hooks are: only in a project trusted in Codex."""
+    if not any(h.client == "codex" and h.scope == "project" for h in hooks):
+        return
+    problem = untrusted(project_dir, home)
+    if problem is not None:
+        yield Finding(
+            "warn", "codex trust", problem, "start codex in this project and trust it (docs/clients.md#codex-cli)"
+        )
 
 
 #: The first Claude Code release that honours ``onFailure: "block"`` on command hooks.

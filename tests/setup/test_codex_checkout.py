@@ -99,6 +99,7 @@ def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_i
     doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
     assert f"codex hook: {main / '.codex/hooks.json'}" in doctor, doctor  # the hooks Codex runs here
     assert "codex sandbox: unsandboxed" in doctor and "fix: guard install codex" in doctor, doctor
+    assert f"no trust record for {main}:" in doctor, doctor  # Codex keys a worktree's trust by its main checkout
     _install(worktree)
     _, start = _hook(main, worktree)
     assert "guard:" not in start, start
