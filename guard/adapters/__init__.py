@@ -51,7 +51,6 @@ class Client:
     """One agent client: how its events read and its answers are written, and what ``guard hook``, ``guard install`` and ``guard doctor`` need of it."""
 
     __slots__ = (
-        "cwd_is_session",
         "defers",
         "deadline",
         "installer",
@@ -60,6 +59,7 @@ class Client:
         "normalize",
         "project_var",
         "render",
+        "session_folder",
         "starts_elsewhere",
     )
 
@@ -75,7 +75,7 @@ class Client:
         starts_elsewhere: bool = False,
         defers: bool = False,
         missing_setup: Callable[[str | None, Mapping[str, str]], str | None] | None = None,
-        cwd_is_session: bool = False,
+        session_folder: str | None = None,
     ) -> None:
         #: the ``--format`` name, and the name the audit row gives the client
         self.name = name
@@ -97,9 +97,10 @@ class Client:
         #: ``(project, env) -> text | None``: what this user has not set up for the project guard was anchored to
         #: (``--project``; None for an unanchored hook), told to the user as a session starts (a warning)
         self.missing_setup = missing_setup
-        #: whether the event's ``cwd`` is the session's folder, which the agent's commands cannot move (Codex): a hook
-        #: anchored to another checkout is refused there (:mod:`guard.adapters.checkout`)
-        self.cwd_is_session = cwd_is_session
+        #: where the client names the session's folder, which the agent's commands cannot move: ``"cwd"`` (the event's:
+        #: Codex) or a variable it sets (Gemini CLI's project folder). A hook anchored to another checkout enforces that
+        #: checkout's config or blocks there (:mod:`guard.adapters.checkout`); None: not known to be fixed
+        self.session_folder = session_folder
 
     def __repr__(self) -> str:
         return f"Client({self.name!r})"

@@ -1,4 +1,4 @@
-"""Which checkout a Codex session runs in, and so which config the hook installed for another one enforces there.
+"""Which checkout a session runs in, and so which config a hook installed for another one enforces there.
 
 ``guard install codex`` writes the project's absolute path into ``.codex/hooks.json`` (``guard hook --project``) and
 into the sandbox profile in ``.codex/config.toml``. Those files travel: a team commits them, so a clone or a
@@ -12,6 +12,8 @@ folder, the event's ``cwd``, which the agent's commands cannot move, and:
   run there, which writes the folder's own paths into both files.
 
 Before, the first project's config judged those sessions, and its files, not this checkout's, were the read-only ones.
+Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR`` and reads a worktree's own committed
+``.gemini/settings.json``, whose hook named the main checkout: the same answer holds for its hook.
 """
 
 from __future__ import annotations

@@ -106,5 +106,5 @@ CLIENT = Client(
     deadline=600.0,
     installer="guard.adapters.installers:CODEX",
     missing_setup=missing_setup,
-    cwd_is_session=True,
+    session_folder="cwd",
 )

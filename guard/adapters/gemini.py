@@ -46,4 +46,5 @@ CLIENT = Client(
     deadline=60.0,
     installer="guard.adapters.installers:GEMINI",
     project_var="GEMINI_PROJECT_DIR",
+    session_folder="GEMINI_PROJECT_DIR",
 )

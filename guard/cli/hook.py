@@ -268,10 +268,13 @@ def run(args: Arguments) -> int:
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
     elsewhere = None
-    if project is not None and client.cwd_is_session:  # a hook written for one checkout may run in another
+    if project is not None and client.session_folder:  # a hook written for one checkout may run in another
         from guard.adapters.checkout import for_session
 
-        project, elsewhere = for_session(client.name, project, _event_cwd(raw))
+        named = client.session_folder
+        folder = _event_cwd(raw) if named == "cwd" else env.get(named)
+        usable = folder and os.path.isabs(folder) and os.path.isdir(folder)
+        project, elsewhere = for_session(client.name, project, folder if usable else None)
         if os.path.isdir(project):
             os.chdir(project)
     gate = Gate(

@@ -62,7 +62,7 @@ def test_a_worktree_is_judged_by_its_own_config_and_guarded_by_its_profile_once_
     (worktree / "guard.yaml").write_text(CONFIG)
     old, project.dir = project.dir, worktree
     try:
-        project.install()  # what the session's first message says to do (tests/setup/test_codex_checkout.py)
+        project.install()  # what the session's first message says to do (tests/setup/test_other_checkout.py)
     finally:
         project.dir = old
     trust_config(worktree / "guard.yaml")

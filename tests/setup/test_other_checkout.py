@@ -1,4 +1,4 @@
-"""A Codex hook ``guard install codex`` wrote for one folder, run by Codex for a session in another checkout.
+"""A hook ``guard install codex`` (or ``gemini``) wrote for one folder, run by the client for a session in another checkout.
 
 ``.codex/hooks.json`` and the sandbox profile in ``.codex/config.toml`` name the project's absolute path, and travel:
 a team commits them, a moved or copied folder keeps them. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts
@@ -6,7 +6,8 @@ each hook in the session's folder (the event's ``cwd``); in a git worktree it ru
 and reads the worktree's own config.toml, in a clone or copy that folder's own copies. Before, the first folder's
 config judged every such session while the profile kept the first folder's files read-only, not this checkout's.
 Now a worktree's own trusted config decides, and the session's first message says when its profile names other
-files; a clone, copy or moved folder is refused until ``guard install codex`` is run there.
+files; a clone, copy or moved folder is refused until ``guard install codex`` is run there. Gemini CLI names the
+session's project in ``GEMINI_PROJECT_DIR``: the same holds for its hook (``tests/e2e/test_gemini_worktree.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from conftest import trust_config
 from fixtures.processes import run_guard
 
 DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"grep -q 'git push' && {{ echo '{why}' >&2; exit 2; }} || exit 0\"\n"
+DENY_ALL = 'hooks:\n  PreToolUse:\n    - command: "echo {why} >&2; exit 2"\n'
 ELSEWHERE = "another checkout"
 
 
@@ -30,8 +32,8 @@ def _git(cwd: Path, *args: str) -> None:
     )
 
 
-def _install(project: Path) -> None:
-    done = run_guard(["install", "codex", "--scope", "project"], project, no_terminal=True)
+def _install(project: Path, client: str = "codex") -> None:
+    done = run_guard(["install", client, "--scope", "project"], project, no_terminal=True)
     assert done.returncode == 0, done.stderr
     trust_config(project / "guard.yaml")
 
@@ -49,12 +51,17 @@ def _installed_repository(tmp_path: Path, *, shared: str = ".") -> Path:
     return main
 
 
+def _guard_args(settings: Path, event: str) -> list[str]:
+    """guard's part of the hook command ``settings`` hold for ``event``: run by this tree's guard."""
+    installed = json.loads(settings.read_text())["hooks"][event][0]["hooks"][0]
+    words = shlex.split(installed["command"])
+    return words[words.index("guard.cli.main") + 1 :]
+
+
 def _hook(installed_in: Path, session: Path, command: str = "git push") -> tuple[str, str]:
     """The PreToolUse and SessionStart answers of the hook in ``installed_in``'s ``.codex/hooks.json``, run as Codex runs
     it for a session in ``session`` (started there, the event's ``cwd``): guard's part of the command, this tree's guard."""
-    installed = json.loads((installed_in / ".codex/hooks.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
-    words = shlex.split(installed["command"])
-    args = words[words.index("guard.cli.main") + 1 :]
+    args = _guard_args(installed_in / ".codex/hooks.json", "PreToolUse")
     said = []
     for event in (
         {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}},
@@ -125,3 +132,33 @@ def test_a_clone_copy_or_moved_project_is_refused_until_guard_install_codex_ther
     trust_config(moved / "guard.yaml")
     pre, _ = _hook(moved, moved, command="git status")
     assert '"deny"' in pre and f"guard install codex in {moved}" in pre, pre
+
+
+def test_a_gemini_worktree_is_judged_by_its_own_config_and_a_copy_refused(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "guard.yaml").write_text(DENY_ALL.format(why="main says no"))
+    _install(main, "gemini")
+    _git(main, "init", "-q")
+    _git(main, "add", ".")
+    _git(main, "commit", "-qm", "guard")
+    worktree, copy = tmp_path / "feature", tmp_path / "copy"
+    _git(main, "worktree", "add", "-q", str(worktree))
+    (worktree / "guard.yaml").write_text(DENY_ALL.format(why="feature says no"))
+    shutil.copytree(main, copy, symlinks=True)
+
+    def before_tool(checkout: Path) -> str:
+        trust_config(checkout / "guard.yaml")
+        event = {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}
+        done = run_guard(
+            _guard_args(checkout / ".gemini/settings.json", "BeforeTool"),
+            checkout,
+            stdin=json.dumps({"session_id": "s1", "cwd": str(checkout), **event}),
+            env={"GEMINI_PROJECT_DIR": str(checkout)},  # Gemini names the session's project, the agent cannot
+        )
+        return done.stdout + done.stderr
+
+    assert "main says no" in before_tool(main)
+    assert "feature says no" in before_tool(worktree)
+    refused = before_tool(copy)
+    assert ELSEWHERE in refused and f"guard install gemini in {copy}" in refused, refused
