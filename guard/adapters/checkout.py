@@ -13,7 +13,9 @@ folder, the event's ``cwd``, which the agent's commands cannot move, and:
 
 Before, the first project's config judged those sessions, and its files, not this checkout's, were the read-only ones.
 Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR`` and reads a worktree's own committed
-``.gemini/settings.json``, whose hook named the main checkout: the same answer holds for its hook.
+``.gemini/settings.json``, whose hook named the main checkout; Copilot CLI's repository hooks
+(``.github/hooks/``) are meant to be committed, and its event's ``cwd`` stays the session's (1.0.102: an agent's
+``cd`` ends with its call): the same answer holds for their hooks.
 """
 
 from __future__ import annotations

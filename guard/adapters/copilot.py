@@ -56,5 +56,11 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
 
 
 CLIENT = Client(
-    "copilot", normalize, render, deadline=30.0, installer="guard.adapters.installers:COPILOT", starts_elsewhere=True
+    "copilot",
+    normalize,
+    render,
+    deadline=30.0,
+    installer="guard.adapters.installers:COPILOT",
+    starts_elsewhere=True,
+    session_folder="cwd",  # 1.0.102: the session's folder in every event; the agent's ``cd`` does not outlive its call
 )

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import trust_config
 from fixtures.processes import run_guard
 
@@ -134,31 +135,49 @@ def test_a_clone_copy_or_moved_project_is_refused_until_guard_install_codex_ther
     assert '"deny"' in pre and f"guard install codex in {moved}" in pre, pre
 
 
-def test_a_gemini_worktree_is_judged_by_its_own_config_and_a_copy_refused(tmp_path: Path) -> None:
+#: client → its project hook file, how its entry names the command, and a shell call as it sends it
+OTHER_CLIENTS = {
+    "gemini": (
+        ".gemini/settings.json",
+        lambda hooks: hooks["BeforeTool"][0]["hooks"][0]["command"],
+        {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "ls"}},
+    ),
+    "copilot": (
+        ".github/hooks/guard.json",
+        lambda hooks: hooks["preToolUse"][0]["bash"],
+        {"toolName": "bash", "toolArgs": json.dumps({"command": "ls"})},
+    ),
+}
+
+
+@pytest.mark.parametrize("client", sorted(OTHER_CLIENTS))
+def test_another_clients_worktree_is_judged_by_its_own_config_and_a_copy_refused(client: str, tmp_path: Path) -> None:
+    settings, command_of, event = OTHER_CLIENTS[client]
     main = tmp_path / "main"
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_ALL.format(why="main says no"))
-    _install(main, "gemini")
+    _install(main, client)
     _git(main, "init", "-q")
     _git(main, "add", ".")
-    _git(main, "commit", "-qm", "guard")
+    _git(main, "commit", "-qm", "guard")  # the hook file committed (Copilot's repository hooks are meant to be)
     worktree, copy = tmp_path / "feature", tmp_path / "copy"
     _git(main, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(DENY_ALL.format(why="feature says no"))
     shutil.copytree(main, copy, symlinks=True)
 
-    def before_tool(checkout: Path) -> str:
+    def pre_tool(checkout: Path) -> str:
+        """The checkout's own hook for a shell call in a session there (Gemini names it in GEMINI_PROJECT_DIR)."""
         trust_config(checkout / "guard.yaml")
-        event = {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}
+        words = shlex.split(command_of(json.loads((checkout / settings).read_text())["hooks"]))
         done = run_guard(
-            _guard_args(checkout / ".gemini/settings.json", "BeforeTool"),
+            words[words.index("guard.cli.main") + 1 :],
             checkout,
-            stdin=json.dumps({"session_id": "s1", "cwd": str(checkout), **event}),
-            env={"GEMINI_PROJECT_DIR": str(checkout)},  # Gemini names the session's project, the agent cannot
+            stdin=json.dumps({"session_id": "s1", "sessionId": "s1", "cwd": str(checkout), **event}),
+            env={"GEMINI_PROJECT_DIR": str(checkout)},
         )
         return done.stdout + done.stderr
 
-    assert "main says no" in before_tool(main)
-    assert "feature says no" in before_tool(worktree)
-    refused = before_tool(copy)
-    assert ELSEWHERE in refused and f"guard install gemini in {copy}" in refused, refused
+    assert "main says no" in pre_tool(main)
+    assert "feature says no" in pre_tool(worktree)
+    refused = pre_tool(copy)
+    assert ELSEWHERE in refused and f"guard install {client} in {copy}" in refused, refused
