@@ -1,15 +1,17 @@
 """Which checkout a session runs in, and so which config a hook installed for another one enforces there.
 
-``guard install codex`` writes the project's absolute path into ``.codex/hooks.json`` (``guard hook --project``) and
-into the sandbox profile in ``.codex/config.toml``. Those files travel: a team commits them, so a clone or a
-``git worktree`` gets them, and a moved or copied folder keeps them. Codex (0.171) starts every hook in the session's
-folder, the event's ``cwd``, which the agent's commands cannot move, and:
+``guard install codex`` writes the project's absolute path into ``.codex/hooks.json`` (``guard hook --project``; Codex
+gives hooks no variable for the project's folder). That file travels: a team commits it, so a clone or a
+``git worktree`` gets it, and a moved or copied folder keeps it. (The sandbox profile in ``.codex/config.toml`` names
+the project's files relative to the session's folder, so it holds in each of them; one written before, with absolute
+paths, is read too.) Codex (0.171) starts every hook in the session's folder, the event's ``cwd``, which the agent's
+commands cannot move, and:
 
 - in a linked worktree runs the *main checkout's* ``.codex/hooks.json`` (never the worktree's), while it reads the
   worktree's own ``.codex/config.toml``: the hook is the main checkout's, so it enforces the worktree's own trusted
   config (the same folder there), and says as the session starts when the worktree's profile names other files;
 - in a clone or a moved or copied folder runs that folder's copy: the hook blocks until ``guard install codex`` is
-  run there, which writes the folder's own paths into both files.
+  run there, which writes the folder's own path into the hook.
 
 Before, the first project's config judged those sessions, and its files, not this checkout's, were the read-only ones.
 Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR`` and reads a worktree's own committed
@@ -101,6 +103,6 @@ def for_session(client: str, project: str, folder: str | None) -> tuple[str, str
     return project, (
         f"guard's {client} hook here was installed for {project}, but this session runs in {checkout}, another "
         f"checkout (a clone, or a moved or copied folder, carries the settings guard install wrote for {project}, "
-        f"whose config and sandbox paths are that folder's): guard blocks tool calls here until you run guard install "
-        f"{client} in {checkout}"
+        f"whose config is that folder's): guard blocks tool calls here until you run guard install {client} in "
+        f"{checkout}"
     )

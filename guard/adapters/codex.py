@@ -19,10 +19,23 @@ from guard.adapters.claude import normalize
 from guard.adapters.claude import render as claude_render
 from guard.core.decision import Decision
 
-__all__ = ["CLIENT", "NOT_SET_UP_HERE", "PROFILE", "SANDBOX_ELSEWHERE", "missing_setup", "normalize", "render"]
+__all__ = [
+    "CLIENT",
+    "NOT_SET_UP_HERE",
+    "PROFILE",
+    "PROJECT_ROOTS",
+    "SANDBOX_ELSEWHERE",
+    "missing_setup",
+    "normalize",
+    "path_rules",
+    "render",
+]
 
 #: The permission profile ``guard install codex`` writes (:mod:`guard.sandbox.codex`).
 PROFILE = "guard"
+#: The table of a profile's ``filesystem`` whose keys are paths relative to the folder the session starts in (Codex
+#: 0.171 resolves them against the session's working directory), so a committed profile covers each checkout's files.
+PROJECT_ROOTS = ":project_roots"
 #: Told as a session starts in a git worktree whose own ``.codex/config.toml`` lacks the profile its main checkout's has.
 NOT_SET_UP_HERE = (
     "Codex runs the main checkout's guard hook in this git worktree, {project}, and guard enforces the config you "
@@ -31,9 +44,11 @@ NOT_SET_UP_HERE = (
 )
 #: Told as a session starts where the project's ``.codex/config.toml`` selects guard's profile for another folder's files.
 SANDBOX_ELSEWHERE = (
-    "the sandbox profile in {settings} does not protect {config} (it names another folder's files: a git worktree or "
-    "clone gets the main checkout's copy, a moved folder keeps the old paths), so guard's files here are within the "
-    "agent's reach. Run guard install codex in {project}"
+    "the sandbox profile in {settings} does not protect {config} (it names another folder's files, as guard install "
+    "codex wrote it before it named the project's paths relative to the checkout: a git worktree or clone got the main "
+    "checkout's copy, a moved folder kept the old paths), so guard's files here are within the agent's reach. Run "
+    "guard install codex in {project} (once, and commit .codex/config.toml: the profile it writes holds in every "
+    "checkout)"
 )
 
 
@@ -50,19 +65,32 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
     return Rendered(stdout=json.dumps(out) if out else "", exit_code=rendered.exit_code, stderr=rendered.stderr)
 
 
+def path_rules(filesystem: Mapping[str, Any], project: str) -> dict[str, Any]:
+    """A profile's ``filesystem`` table as absolute path → access, for a session started in ``project``: the absolute
+    keys as they are (what ``guard install codex`` wrote before 0.171's ``:project_roots`` was used, and what lies
+    outside the project), and those of its ``:project_roots`` table joined to ``project``."""
+    relative = filesystem.get(PROJECT_ROOTS)
+    pairs = [(k, v) for k, v in filesystem.items() if isinstance(k, str) and k.startswith("/")]
+    if isinstance(relative, Mapping):
+        pairs += [
+            (os.path.join(project, k), v)
+            for k, v in relative.items()
+            if isinstance(k, str) and k and not k.startswith("/")
+        ]
+    return {os.path.normpath(k): v for k, v in pairs}
+
+
 def _protected(rules: Mapping[str, Any], path: Path) -> bool:
     names = {str(path.absolute()), os.path.realpath(path)}
     return any(
-        isinstance(rule, str)
-        and rule.startswith("/")
-        and access in ("read", "none")
-        and any(name == rule or name.startswith(rule.rstrip("/") + "/") for name in names)
+        access in ("read", "none") and any(name == rule or name.startswith(rule.rstrip("/") + "/") for name in names)
         for rule, access in rules.items()
     )
 
 
 def _guard_rules(settings: Path) -> dict[str, Any] | None:
-    """The path rules of guard's profile when ``settings`` (a ``.codex/config.toml``) selects it, else None."""
+    """The path rules of guard's profile (:func:`path_rules`, for a session in the folder that holds ``.codex/``)
+    when ``settings`` (a ``.codex/config.toml``) selects it, else None."""
     import tomllib  # only as a session starts
 
     try:
@@ -73,7 +101,7 @@ def _guard_rules(settings: Path) -> dict[str, Any] | None:
         return None
     profile = (data.get("permissions") or {}).get(PROFILE)
     rules = profile.get("filesystem") if isinstance(profile, dict) else None
-    return rules if isinstance(rules, dict) else {}
+    return path_rules(rules, str(settings.parent.parent)) if isinstance(rules, dict) else {}
 
 
 def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:

@@ -26,7 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from guard.adapters.codex import PROFILE
+from guard.adapters.codex import PROFILE, PROJECT_ROOTS, path_rules
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import write_atomic
 from guard.core.errors import ConfigError
@@ -74,16 +74,37 @@ def _listed(paths: tuple[str, ...], project_dir: Path) -> list[str]:
     ]
 
 
+def _in_project(path: str, project_dir: Path) -> str | None:
+    """``path`` relative to the project when it lies inside it (by either of the project's names), else None."""
+    for root in {str(project_dir.absolute()), str(project_dir.resolve())}:
+        inside = root.rstrip("/") + "/"
+        if path.startswith(inside):
+            return path[len(inside) :]
+    return None
+
+
 def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
-    """The top block (the profile's selection) and the bottom one (the profile)."""
+    """The top block (the profile's selection) and the bottom one (the profile).
+
+    A path inside the project goes in the ``:project_roots`` table, relative: Codex (0.171) joins it to the folder
+    the session starts in, so the profile travels with ``.codex/`` and keeps each clone's, copy's and git worktree's
+    own files read-only. Codex's ``:workspace`` lets commands write only in that folder, so when a session starts in
+    a subfolder the project's files above it stay read-only all the same. What lies outside (guard's state and
+    config folders, the secret, the home's settings) keeps its absolute path.
+    """
     unreadable = _listed(paths.read_roots(), project_dir)
     read_only = [
         p
         for p in _listed(paths.write_roots(), project_dir)
         if not any(p == r or p.startswith(r.rstrip("/") + "/") for r in unreadable)
     ]
+    rules = [(p, _in_project(p, project_dir), "read") for p in read_only]
+    rules += [(p, _in_project(p, project_dir), "none") for p in unreadable]
     lines = [f"[permissions.{PROFILE}]", 'extends = ":workspace"', "", f"[permissions.{PROFILE}.filesystem]"]
-    lines += [f'{_key(p)} = "read"' for p in read_only] + [f'{_key(p)} = "none"' for p in unreadable]
+    lines += [f'{_key(p)} = "{access}"' for p, inside, access in rules if inside is None]
+    if any(inside for _, inside, _ in rules):
+        lines += ["", f"[permissions.{PROFILE}.filesystem.{_key(PROJECT_ROOTS)}]"]
+        lines += [f'{_key(inside)} = "{access}"' for _, inside, access in rules if inside]
     top = f'{_BEGIN}\ndefault_permissions = "{PROFILE}"\n{_END}\n'
     return top, f"{_BEGIN}\n" + "\n".join(lines) + f"\n{_END}\n"
 
@@ -171,11 +192,8 @@ def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> list[str]:
     profile: dict[str, Any] = next(
         (data["permissions"][PROFILE] for _, _, data in layers if PROFILE in (data.get("permissions") or {})), {}
     )
-    rules = {
-        os.path.normpath(k): v
-        for k, v in (profile.get("filesystem") or {}).items()
-        if isinstance(k, str) and k.startswith("/")
-    }
+    filesystem = profile.get("filesystem")
+    rules = path_rules(filesystem, str(project_dir.resolve())) if isinstance(filesystem, dict) else {}
 
     def held(path: str, access: frozenset[str]) -> bool:
         return any((path == p or path.startswith(p.rstrip("/") + "/")) and rules[p] in access for p in rules)

@@ -1,16 +1,21 @@
-"""The real Codex CLI in a git worktree of a project whose ``.codex/`` (guard's hooks and sandbox profile) is committed.
+"""The real Codex CLI in a git worktree, a clone and a copy of a project whose ``.codex/`` (guard's hooks and sandbox
+profile) is committed.
 
 Codex (0.171) trusts a worktree as its main checkout (``--trust`` there records the main checkout's folder), runs the
 *main checkout's* ``.codex/hooks.json`` there (guard's hook anchored to the main checkout, ``--project``) and reads
-the worktree's own copy of ``.codex/config.toml`` (a profile naming the main checkout's files). Before, the main
-checkout's config judged the worktree's calls. Now the hook sees the session's folder (the event's ``cwd``) is a
-worktree of the same repository and enforces the worktree's own trusted config; ``guard install codex`` in the
-worktree puts its own paths in the profile, and a write into its guard.yaml fails at the OS.
+the worktree's own copy of ``.codex/config.toml``; a clone or copy runs its own copies of both. Before, the main
+checkout's config judged the worktree's calls, and the committed profile named the main checkout's files, so each
+other checkout's guard.yaml was writable until ``guard install codex`` was run there. Now the hook sees the session's
+folder (the event's ``cwd``) is a worktree of the same repository and enforces the worktree's own trusted config, and
+the profile names the project's files relative to the folder the session starts in (``:project_roots``): a write
+into each checkout's own guard.yaml fails at the OS, with no install there.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,7 +48,7 @@ def _session(project: AgentProject, checkout: Path) -> str:
     return str(agent.agent_requests[1].tool_outputs())
 
 
-def test_a_worktree_is_judged_by_its_own_config_and_guarded_by_its_profile_once_installed_there(
+def test_a_worktree_clone_and_copy_are_guarded_by_the_committed_profile_without_an_install_there(
     codex_project: AgentProject,
 ) -> None:
     project = codex_project
@@ -51,8 +56,10 @@ def test_a_worktree_is_judged_by_its_own_config_and_guarded_by_its_profile_once_
     _git(project.dir, "init", "-q")
     _git(project.dir, "add", "-A")
     _git(project.dir, "commit", "-qm", "guard")  # .codex/ committed, as a team shares it
-    worktree = project.dir.parent / "feature"
+    worktree, clone, copy = (project.dir.parent / name for name in ("feature", "clone", "copy"))
     _git(project.dir, "worktree", "add", "-q", str(worktree))
+    _git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
+    shutil.copytree(project.dir, copy, symlinks=True)
     (worktree / "guard.yaml").write_text(FEATURE_RULE)
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
 
@@ -60,12 +67,21 @@ def test_a_worktree_is_judged_by_its_own_config_and_guarded_by_its_profile_once_
     assert "the feature branch runs no commands" in told and "wrote=" not in told, told
 
     (worktree / "guard.yaml").write_text(CONFIG)
-    old, project.dir = project.dir, worktree
-    try:
-        project.install()  # what the session's first message says to do (tests/setup/test_other_checkout.py)
-    finally:
-        project.dir = old
     trust_config(worktree / "guard.yaml")
-    told = _session(project, worktree)
+    told = _session(project, worktree)  # the main checkout's hook judges, the worktree's profile holds
     assert "wrote=0" not in told and "Read-only file system" in told, told
     assert "# planted" not in (worktree / "guard.yaml").read_text()
+
+    # a clone's or copy's hooks name the first folder and refuse every call there (tests/setup/test_other_checkout.py):
+    # with Codex's hooks off, what is left is the profile each carries, which keeps its own guard.yaml read-only
+    hooked = project.cli
+    project.cli = replace(
+        hooked, headless_args=(hooked.headless_args[0], "--disable", "hooks", *hooked.headless_args[1:])
+    )
+    try:
+        for checkout in (clone, copy):
+            told = _session(project, checkout)
+            assert "wrote=0" not in told and "Read-only file system" in told, (checkout, told)
+            assert "# planted" not in (checkout / "guard.yaml").read_text()
+    finally:
+        project.cli = hooked

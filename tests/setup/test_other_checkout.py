@@ -1,13 +1,14 @@
 """A hook ``guard install codex`` (or ``gemini``) wrote for one folder, run by the client for a session in another checkout.
 
-``.codex/hooks.json`` and the sandbox profile in ``.codex/config.toml`` name the project's absolute path, and travel:
-a team commits them, a moved or copied folder keeps them. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts
-each hook in the session's folder (the event's ``cwd``); in a git worktree it runs the *main checkout's* hooks.json
-and reads the worktree's own config.toml, in a clone or copy that folder's own copies. Before, the first folder's
-config judged every such session while the profile kept the first folder's files read-only, not this checkout's.
-Now a worktree's own trusted config decides, and the session's first message says when its profile names other
-files; a clone, copy or moved folder is refused until ``guard install codex`` is run there. Gemini CLI names the
-session's project in ``GEMINI_PROJECT_DIR``: the same holds for its hook (``tests/e2e/test_gemini_worktree.py``).
+``.codex/hooks.json`` names the project's absolute path, and travels: a team commits it, a moved or copied folder
+keeps it. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts each hook in the session's folder (the event's
+``cwd``); in a git worktree it runs the *main checkout's* hooks.json and reads the worktree's own config.toml, in a
+clone or copy that folder's own copies. Before, the first folder's config judged every such session. Now a worktree's
+own trusted config decides; a clone, copy or moved folder is refused until ``guard install codex`` is run there. The
+sandbox profile names the project's files relative to the session's folder (``:project_roots``), so it holds in every
+checkout; one written before with the first folder's absolute paths is still read, and the session's first message
+says it protects other files. Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR``: the same holds for
+its hook (``tests/e2e/test_gemini_worktree.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,19 @@ def _hook(installed_in: Path, session: Path, command: str = "git push") -> tuple
     return said[0], said[1]
 
 
+def _with_absolute_paths(settings: Path, first: Path) -> None:
+    """``settings``' guard profile as ``guard install codex`` wrote it before it used ``:project_roots``: the
+    project's files named by their absolute paths in ``first``."""
+    text = settings.read_text()
+    head, _, relative = text.partition('[permissions.guard.filesystem.":project_roots"]\n')
+    rules, end, tail = relative.partition("# <<< guard sandbox")
+    keys = [json.loads(key) for key, _, _ in (line.partition(" = ") for line in rules.splitlines() if line)]
+    assert keys and tomllib.loads(text)["permissions"]["guard"]["filesystem"][":project_roots"]["guard.yaml"] == "read"
+    absolute = "".join(f'{json.dumps(str(first / key))} = "read"\n' for key in keys)
+    settings.write_text(head + absolute + end + tail)
+    assert str(first / "guard.yaml") in tomllib.loads(settings.read_text())["permissions"]["guard"]["filesystem"]
+
+
 def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_the_main_checkouts_files(
     tmp_path: Path,
 ) -> None:
@@ -88,12 +103,20 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
         trust_config(worktree / "guard.yaml")
         pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook in a worktree
         assert f"{worktree.name} says no" in pre and "main says no" not in pre, pre
+        assert "guard:" not in start, start  # the committed profile's paths are the worktree's own: nothing to do
+
+        _with_absolute_paths(worktree / ".codex/config.toml", main)  # as guard install codex wrote it before
+        _, start = _hook(main, worktree)
         assert f"does not protect {worktree / 'guard.yaml'}" in start, start
         assert f"Run guard install codex in {worktree}" in start, start
+        doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
+        assert f"writable under guard's profile, e.g. {worktree}" in doctor, doctor
 
-        _install(worktree)  # what the message says: the worktree's profile now names its own files
-        pre, start = _hook(main, worktree)
-        assert f"{worktree.name} says no" in pre and "guard:" not in start, pre + start
+        _install(worktree)  # what the message says: the worktree's profile is rewritten, relative
+        _, start = _hook(main, worktree)
+        assert "guard:" not in start, start
+        doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
+        assert "writable under guard's profile" not in doctor, doctor
 
 
 def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_is_not_set_up(tmp_path: Path) -> None:
