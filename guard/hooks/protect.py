@@ -84,6 +84,8 @@ class _Index:
         self.exact: dict[str, tuple[str, str]] = {}
         self.holders: dict[str, tuple[str, str]] = {}
         self.depth = 0
+        #: project folders, below which client settings are protected by name (:func:`targets.project_folders`)
+        self.below = tuple(_fold(folder).rstrip("/") + "/" for folder in targets.project_folders(protected))
         for label, path in protected:
             path = _fold(path)
             self.exact.setdefault(path, (label, path))
@@ -107,7 +109,7 @@ class _Index:
         cwd = _fold(unit.cwd)
         existing = sweeping and not unit.creates
         for candidate in map(_fold, unit.paths):
-            hit = self.exact.get(candidate) or self._inside(candidate)
+            hit = self.exact.get(candidate) or self._inside(candidate) or self._by_name(candidate, glob=False)
             if hit:
                 return (*hit, "")
             holder = self.holders.get(candidate)
@@ -115,9 +117,11 @@ class _Index:
                 holder = self._under(candidate, unit, existing=existing)
                 if holder:
                     return (*holder, candidate)
-        for pattern in (
-            p.lower() for p in unit.patterns
-        ):  # in either case: ``shopt -s nocaseglob`` is the line's to set
+        for spelt in unit.patterns:
+            named = self._by_name(_fold(spelt), glob=True)
+            if named:
+                return (*named, "")
+            pattern = spelt.lower()  # in either case: ``shopt -s nocaseglob`` is the line's to set
             for path, hit in self.exact.items():
                 if fnmatch.fnmatchcase(path.lower(), pattern):
                     return (*hit, "")
@@ -130,6 +134,29 @@ class _Index:
                         return (*holder, folder)
         linked = next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)
         return (*linked, "") if linked else None
+
+    def _by_name(self, path: str, *, glob: bool) -> tuple[str, str] | None:
+        """Client settings below a project folder, by name (:data:`targets.CLIENT_NAMES`): ``path`` is such a file or
+        lies in such a folder, or it is a folder holding one that exists (``mv wt/.claude …``). A glob counts when it
+        spells the names out: like bash, it matches a name starting with ``.`` only with a ``.`` of its own. A folder
+        holding one deeper (``rm -r .claude/worktrees/x``) is not looked for: that would walk the tree on every call."""
+        if "/." not in path:  # every client name starts with a dot: most paths end here
+            return None
+        for root in self.below:
+            if not path.startswith(root):
+                continue
+            parts = path[len(root) :].split("/")
+            for names in targets.CLIENT_NAMES:
+                for at in range(len(parts)):
+                    size = min(len(names), len(parts) - at)
+                    if not all(_same(names[i], parts[at + i], glob=glob) for i in range(size)):
+                        continue
+                    if size == len(names):
+                        return CLIENT, path
+                    held = path + "/" + "/".join(names[size:])
+                    if not glob and os.path.lexists(held):
+                        return CLIENT, held
+        return None
 
     def _under(self, folder: str, unit: Unit, *, existing: bool) -> tuple[str, str] | None:
         """A protected path in ``folder`` that the unit would reach (``find -name PATTERN``: a part of its path below matches),
@@ -168,6 +195,13 @@ class _Index:
 def _index(protected: tuple[tuple[str, str], ...]) -> _Index:
     """The index of ``protected``, built once: a service or an SDK's gate checks the same paths on every call."""
     return _Index(protected)
+
+
+def _same(name: str, part: str, *, glob: bool) -> bool:
+    """Whether the path's name ``part`` (a glob's, with ``glob``) is ``name``."""
+    if not glob:
+        return part == name
+    return fnmatch.fnmatchcase(name, part) and (part[:1] == "." or name[:1] != ".")
 
 
 def _fold(path: str) -> str:

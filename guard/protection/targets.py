@@ -15,7 +15,9 @@ a script guard's hooks run      each script a command hook runs (:mod:`guard.con
                                 and its folder, unless that holds the project (:mod:`guard.config.assembly`)
 the agent client's settings     ``.claude/settings.json``, ``.claude/settings.local.json``,
                                 ``.gemini/``, ``.codex/``, ``.github/hooks/``, ``.cursor/``,
-                                ``.devin/`` in the project folder and every folder above it;
+                                ``.devin/`` in the project folder and every folder above it, and by
+                                name at any depth below the project folder (a git worktree's or a nested
+                                project's, which a session started there reads: :func:`project_folders`);
                                 ``~/.claude/settings*.json`` and ``~/.claude/plugins/``
                                 (``$CLAUDE_CONFIG_DIR``), ``~/.gemini/``, ``~/.codex/``
                                 (``$CODEX_HOME``), ``~/.copilot/``, ``~/.cursor/``,
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT",
+    "CLIENT_NAMES",
     "CONFIG",
     "INSTALL",
     "ORG",
@@ -83,6 +86,7 @@ __all__ = [
     "HOOK_ID",
     "event_paths",
     "installation",
+    "project_folders",
     "protect_spec",
     "protected_paths",
 ]
@@ -116,6 +120,8 @@ _PROJECT_CLIENT = (
     ".cursor",
     ".devin",
 )
+#: Each of :data:`_PROJECT_CLIENT` as the names of its path: what self-protection matches below a project folder.
+CLIENT_NAMES = tuple(tuple(name.split("/")) for name in _PROJECT_CLIENT)
 #: A config file here would be what ``guard hook`` finds (``.guard`` holds ``.guard/guard.yaml``).
 _PROJECT_CONFIG = ("guard.yaml", ".guard")
 #: Variables the clients set to the project folder for their hooks.
@@ -211,6 +217,25 @@ def _project(roots: Iterable[str]) -> Iterator[tuple[str, str]]:
                 continue
             seen.add(folder)
             yield from ((CLIENT, os.path.join(folder, name)) for name in _PROJECT_CLIENT)
+
+
+def project_folders(entries: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The project folders of protected ``entries``: each holds both config names :func:`_project` lists there.
+
+    Below these, client settings are protected by name at any depth (:data:`CLIENT_NAMES`): Claude Code's worktrees
+    (``.claude/worktrees/<name>``, ``claude --worktree``) and any git worktree or nested project read their own
+    ``.claude/settings.json`` when a session starts there, so one the agent rewrote from the project would start
+    that session without guard's hooks.
+    """
+    config = {path for label, path in entries if label == CONFIG}
+    first, second = _PROJECT_CONFIG
+    return tuple(
+        sorted(
+            os.path.dirname(path)
+            for path in config
+            if os.path.basename(path) == first and os.path.join(os.path.dirname(path), second) in config
+        )
+    )
 
 
 def _sqlite_file(url: str) -> str | None:

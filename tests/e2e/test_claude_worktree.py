@@ -34,14 +34,14 @@ def _git(cwd: Path, *args: str) -> None:
     )
 
 
-def _session(project: AgentProject, checkout: Path) -> tuple[str, str]:
-    """One session in ``checkout`` whose one Bash call (hidden from any hook) appends to that checkout's guard.yaml:
-    (what the SessionStart hooks said, what the call printed)."""
+def _session(project: AgentProject, checkout: Path, write: str | None = None) -> tuple[str, str]:
+    """One session in ``checkout`` whose one Bash call runs ``write``, by default one (hidden from any hook) that appends
+    to that checkout's guard.yaml: (what the SessionStart hooks said, what the call printed)."""
     streaming = replace(
         project.cli,
         headless_args=("-p", "{prompt}", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"),
     )
-    write = hidden(f"echo '# planted' >> {checkout / 'guard.yaml'}; echo wrote=$?")
+    write = write or hidden(f"echo '# planted' >> {checkout / 'guard.yaml'}; echo wrote=$?")
     with project.stub((tool_use("Bash", {"command": write, "description": "run"}), final_text("ok"))) as agent:
         run = streaming.run(
             project.binary,
@@ -87,3 +87,29 @@ def test_a_new_worktree_is_told_it_is_not_set_up_until_guard_install_claude_cove
     assert NOT_SET_UP not in said, said
     assert "wrote=0" not in told and "Read-only file system" in told, told
     assert "# planted" not in (worktree / "guard.yaml").read_text()
+
+
+def test_the_agent_cannot_take_guard_out_of_a_claude_worktree_s_settings_for_a_later_session_there(
+    project: AgentProject,
+) -> None:
+    """A session started in a worktree (``claude`` there, ``claude --worktree NAME``) reads the worktree's own
+    .claude/settings.json: with guard's hooks taken out of it, it runs no hook at all (2.1.332). From the project, the
+    agent's plain Bash write into it is refused by guard (the sandbox ignores glob denies, so guard cannot have it
+    deny every worktree's), and the later session there runs guard's hooks."""
+    project.configure(CONFIG, "--client", "guard")
+    _git(project.dir, "init", "-q")
+    _git(project.dir, "add", "-A")
+    _git(project.dir, "commit", "-qm", "guard")
+    worktree = project.dir / ".claude" / "worktrees" / "y"
+    _git(project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
+    trust_config(worktree / "guard.yaml")
+    settings = worktree / ".claude" / "settings.json"
+    launcher = settings.read_text()
+
+    _, told = _session(project, project.dir, f"echo '{{}}' > {settings}; echo wrote=$?")
+    assert "wrote=0" not in told and "guard self-protection" in told, told
+    assert settings.read_text() == launcher
+
+    said, told = _session(project, worktree, "echo 'protect: false' >> guard.yaml; echo wrote=$?")
+    assert NOT_SET_UP in said, said  # guard's SessionStart hook ran there
+    assert "wrote=0" not in told and "guard self-protection" in told, told
