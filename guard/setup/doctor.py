@@ -88,6 +88,7 @@ def diagnose(config: str | None, *, project_dir: Path, home: Path, model_timeout
     yield from launched
     yield from _when_hooks_fail(hooks)
     yield from _codex_trusted(hooks, project_dir, home)
+    yield from _claude_uncommitted(written, project_dir)
     plugins = plugin_scopes(project_dir=project_dir, home=home)
     yield from _plugins(plugins, home)
     yield from _hook_commands(hooks, loaded, unreadable=len(found) > len(written) or bool(plugins) or bool(launched))
@@ -386,6 +387,34 @@ def _codex_trusted(hooks: list[InstalledHook], project_dir: Path, home: Path) ->
     if problem is not None:
         yield Finding(
             "warn", "codex trust", problem, "start codex in this project and trust it (docs/clients.md#codex-cli)"
+        )
+
+
+def _claude_uncommitted(hooks: list[InstalledHook], project_dir: Path) -> Iterator[Finding]:
+    """Whether the project's ``.claude/settings.json`` with guard's hooks is in git: Claude Code (2.1.332) starts a
+    session in a worktree (``claude --worktree``, EnterWorktree, an agent's ``isolation: "worktree"``, ``git worktree
+    add``) with that worktree's own copy, so where it is not committed such a session runs no hook at all."""
+    shared = project_dir / ".claude" / "settings.json"
+    if not any(h.client == "claude" and h.scope == "project" and h.path == shared for h in hooks):
+        return
+    try:
+        listed = subprocess.run(
+            ["git", "ls-tree", "--name-only", "HEAD", "--", ".claude/settings.json"],  # a worktree starts from a commit
+            cwd=project_dir,
+            capture_output=True,
+            timeout=VERSION_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return  # no git: no worktree either
+    if listed.returncode == 0 and not listed.stdout.strip():
+        yield Finding(
+            "warn",
+            "claude worktree",
+            f"{shared} (guard's hooks) is not in the last commit: a git worktree of this project (claude --worktree, the "
+            "EnterWorktree tool, a subagent's isolated worktree, git worktree add) or a clone has none, and Claude Code "
+            "runs a session started there with no guard hook at all",
+            "commit .claude/settings.json (your own paths stay in the ignored settings.local.json; docs/team.md)",
         )
 
 

@@ -135,6 +135,18 @@ class AgentProject:
         assert done.returncode == 0, done.stderr
         return done
 
+    def doctor(self, **env: str) -> str:
+        """What `guard doctor` of the tree under test says in the project, with the agent's HOME (and ``env``)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"],
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "HOME": str(self.home), "PYTHONPATH": SOURCE_ROOT, **env},
+        )
+        return done.stdout
+
     def run(self, *turns: Reply, prompt: str = "do the task", cwd: Path | None = None) -> tuple[AgentRun, Any]:
         """One headless session answered by ``turns``, started in the project (or ``cwd``)."""
         with self.stub(turns) as agent:

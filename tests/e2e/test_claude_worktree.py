@@ -34,12 +34,29 @@ def _git(cwd: Path, *args: str) -> None:
     )
 
 
-def _session(project: AgentProject, checkout: Path, write: str | None = None) -> tuple[str, str]:
+def _installed_in_git(project: AgentProject, *files: str) -> None:
+    """guard installed in the project (its sandbox too), a git repository with ``files`` committed."""
+    project.configure(CONFIG, "--client", "guard")
+    _git(project.dir, "init", "-q")
+    _git(project.dir, "add", *files)
+    _git(project.dir, "commit", "-qm", "guard")
+
+
+def _session(project: AgentProject, checkout: Path, write: str | None = None, *args: str) -> tuple[str, str]:
     """One session in ``checkout`` whose one Bash call runs ``write``, by default one (hidden from any hook) that appends
-    to that checkout's guard.yaml: (what the SessionStart hooks said, what the call printed)."""
+    to that checkout's guard.yaml, with Claude Code's ``args``: (what the SessionStart hooks said, what the call printed)."""
     streaming = replace(
         project.cli,
-        headless_args=("-p", "{prompt}", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"),
+        headless_args=(
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "Bash",
+            *args,
+        ),
     )
     write = write or hidden(f"echo '# planted' >> {checkout / 'guard.yaml'}; echo wrote=$?")
     with project.stub((tool_use("Bash", {"command": write, "description": "run"}), final_text("ok"))) as agent:
@@ -65,10 +82,7 @@ def _session(project: AgentProject, checkout: Path, write: str | None = None) ->
 def test_a_new_worktree_is_told_it_is_not_set_up_until_guard_install_claude_covers_its_files(
     project: AgentProject,
 ) -> None:
-    project.configure(CONFIG, "--client", "guard")
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", "-A")
-    _git(project.dir, "commit", "-qm", "guard")
+    _installed_in_git(project, "-A")
     worktree = project.dir.parent / "feature"
     _git(project.dir, "worktree", "add", "-q", str(worktree))
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
@@ -96,10 +110,7 @@ def test_the_agent_cannot_take_guard_out_of_a_claude_worktree_s_settings_for_a_l
     .claude/settings.json: with guard's hooks taken out of it, it runs no hook at all (2.1.332). From the project, the
     agent's plain Bash write into it is refused by guard (the sandbox ignores glob denies, so guard cannot have it
     deny every worktree's), and the later session there runs guard's hooks."""
-    project.configure(CONFIG, "--client", "guard")
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", "-A")
-    _git(project.dir, "commit", "-qm", "guard")
+    _installed_in_git(project, "-A")
     worktree = project.dir / ".claude" / "worktrees" / "y"
     _git(project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
     trust_config(worktree / "guard.yaml")
@@ -113,3 +124,14 @@ def test_the_agent_cannot_take_guard_out_of_a_claude_worktree_s_settings_for_a_l
     said, told = _session(project, worktree, "echo 'protect: false' >> guard.yaml; echo wrote=$?")
     assert NOT_SET_UP in said, said  # guard's SessionStart hook ran there
     assert "wrote=0" not in told and "guard self-protection" in told, told
+
+
+def test_claude_worktree_runs_no_guard_where_the_shared_settings_are_not_committed_and_doctor_says_so(
+    project: AgentProject,
+) -> None:
+    _installed_in_git(project, "guard.yaml")  # .claude/settings.json, guard's launcher, left out
+    said, told = _session(project, project.dir, "echo 'protect: false' >> guard.yaml; echo wrote=$?", "--worktree", "x")
+    assert said == "" and "wrote=0" in told, told  # no guard hook ran in the new worktree: guard cannot act there
+
+    doctor = project.doctor()
+    assert "claude worktree" in doctor and "not in the last commit" in doctor, doctor

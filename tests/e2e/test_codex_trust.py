@@ -8,14 +8,10 @@ once the project is trusted in it, when Codex runs guard's hook again.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fixtures.processes import SOURCE_ROOT
 
 from guard.testing.agent_script import final_text, tool_use
 
@@ -27,15 +23,7 @@ DENY_ALL = 'hooks:\n  PreToolUse:\n    - command: "echo refused by the project r
 
 
 def _doctor(project: AgentProject, codex_home: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "guard.cli.main", "doctor", "--model-timeout", "1"],
-        cwd=project.dir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": str(project.home), "PYTHONPATH": SOURCE_ROOT, "CODEX_HOME": str(codex_home)},
-    )
-    return done.stdout
+    return project.doctor(CODEX_HOME=str(codex_home))
 
 
 def _told(project: AgentProject, codex_home: Path) -> str:

@@ -31,11 +31,20 @@ pytestmark = pytest.mark.project(
 )
 
 
+def _event(project: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(project),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+
+
 def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
     spec = load_config().specs[-1]
     assert spec.id == HOOK_ID
-    payload = {"hook_event_name": "PreToolUse", "cwd": str(project), "tool_name": tool, "tool_input": tool_input}
-    return judge(spec, payload).decision
+    return judge(spec, _event(project, tool, tool_input)).decision
 
 
 @pytest.mark.parametrize(
@@ -77,13 +86,7 @@ def test_work_below_the_project_is_not_refused(project: Path, tool: str, tool_in
 @pytest.mark.slow
 def test_a_guard_hook_process_refuses_a_worktree_s_settings_write_from_the_project(project: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    event = {
-        "hook_event_name": "PreToolUse",
-        "session_id": "s",
-        "cwd": str(project),
-        "tool_name": "Bash",
-        "tool_input": {"command": f"printf '{{}}' > {SETTINGS}"},
-    }
+    event = _event(project, "Bash", {"command": f"printf '{{}}' > {SETTINGS}"})
     proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(event))
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny", proc.stdout

@@ -196,3 +196,24 @@ def test_doctor_says_what_each_client_does_when_guards_program_fails_and_flags_a
     assert any(
         line.startswith("WARN") and "codex when guard fails" in line and "lets the call run" in line for line in told
     ), told
+
+
+def test_doctor_warns_that_claude_worktrees_run_unguarded_until_the_shared_settings_are_committed(
+    isolated_home: Path,
+) -> None:
+    """``claude --worktree`` on a project whose .claude/settings.json is not in git: the worktree has no settings, and
+    the real Claude Code (2.1.332) ran no hook there (tests/e2e/test_claude_worktree.py)."""
+    (isolated_home / "guard.yaml").write_text("hooks:\n  PreToolUse:\n    - command: 'true'\n")
+    assert guard(["install", "claude", "--no-sandbox"], isolated_home).returncode == 0
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@x"]
+    subprocess.run([*git, "init", "-q"], cwd=isolated_home, check=True)
+    subprocess.run([*git, "add", "guard.yaml", ".claude/settings.json"], cwd=isolated_home, check=True)
+    subprocess.run([*git, "commit", "-qm", "rules", "--", "guard.yaml"], cwd=isolated_home, check=True)
+    said = "is not in the last commit: a git worktree of this project"  # staged is not enough: worktrees start at HEAD
+
+    proc = guard(["doctor", "--model-timeout", "1"], isolated_home)
+    assert any(said in line for line in lines(proc, "WARN")), proc.stdout
+    assert "fix: commit .claude/settings.json" in proc.stdout, proc.stdout
+
+    subprocess.run([*git, "commit", "-qm", "guard's hooks"], cwd=isolated_home, check=True)
+    assert said not in guard(["doctor", "--model-timeout", "1"], isolated_home).stdout
