@@ -47,25 +47,42 @@ def checkout_root(folder: str) -> str | None:
         here = parent
 
 
+def _read_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _shared_git_dir(root: str) -> str | None:
     """The repository folder a checkout root shares with its other worktrees: its ``.git`` folder, or for a linked
-    worktree (a ``.git`` file, ``gitdir: …``) the ``commondir`` of the folder it names; None when there is neither."""
+    worktree (a ``.git`` file, ``gitdir: …``) the ``commondir`` of the folder it names; None when there is neither.
+
+    Only what git itself made counts, since the agent writes files: a ``.git`` that is a link (``ln -s ../.git
+    sub/.git``) is none, and a linked worktree's folder must be one its repository registered, below the shared
+    folder's ``worktrees/`` with a ``gitdir`` naming this ``.git`` file back. A ``.git`` file the agent plants in a
+    subfolder of the project, naming any folder with a ``commondir``, would otherwise make that subfolder a worktree
+    whose own trusted config, not the project's, judges the session's calls.
+    """
     git = os.path.join(root, ".git")
+    if os.path.islink(git):
+        return None
     if os.path.isdir(git):
         return os.path.realpath(git)
-    try:
-        with open(git, encoding="utf-8") as file:
-            line = file.readline().strip()
-    except (OSError, UnicodeDecodeError):
+    line = _read_line(git)
+    if line is None or not line.startswith("gitdir:"):
         return None
-    if not line.startswith("gitdir:"):
-        return None
-    private = os.path.join(root, line.removeprefix("gitdir:").strip())
-    try:
-        with open(os.path.join(private, "commondir"), encoding="utf-8") as file:
-            return os.path.realpath(os.path.join(private, file.read().strip()))
-    except (OSError, UnicodeDecodeError):
+    private = os.path.realpath(os.path.join(root, line.removeprefix("gitdir:").strip()))
+    common = _read_line(os.path.join(private, "commondir"))
+    back = _read_line(os.path.join(private, "gitdir"))
+    if not common or not back:
         return None  # a submodule's git folder: a repository of its own
+    shared = os.path.realpath(os.path.join(private, common))
+    registered = os.path.dirname(private) == os.path.join(shared, "worktrees")
+    if not registered or os.path.realpath(os.path.join(private, back)) != os.path.realpath(git):
+        return None
+    return shared
 
 
 def in_main_checkout(folder: str) -> str | None:

@@ -119,6 +119,34 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
         assert "writable under guard's profile" not in doctor, doctor
 
 
+
+def test_a_git_file_the_agent_plants_in_a_subfolder_does_not_make_it_a_worktree_with_its_own_config(
+    tmp_path: Path,
+) -> None:
+    """A session in a subfolder that has a trusted config of its own (a package with laxer rules): the agent makes the
+    subfolder look like a linked worktree of the same repository, which would make its config, not the project's, the
+    one the project's hook enforces (found by r48review). Not a checkout git made: refused as another checkout is."""
+    main = _installed_repository(tmp_path)
+    sub, elsewhere = main / "sub", tmp_path / "private"
+    sub.mkdir()
+    (sub / "guard.yaml").write_text(DENY_PUSH.replace("git push", "rm -rf /").format(why="sub says no"))
+    trust_config(sub / "guard.yaml")
+    (elsewhere / "worktrees" / "sub").mkdir(parents=True)
+    (elsewhere / "worktrees" / "sub" / "commondir").write_text(f"{main / '.git'}\n")
+    (main / ".git" / "worktrees" / "sub").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "sub" / "commondir").write_text("../..\n")  # registered, but not naming sub back
+    plants = {
+        "a link to the repository": lambda git: git.symlink_to("../.git"),
+        "a gitdir with a commondir": lambda git: git.write_text(f"gitdir: {elsewhere / 'worktrees' / 'sub'}\n"),
+        "an unregistered worktree": lambda git: git.write_text(f"gitdir: {main / '.git' / 'worktrees' / 'sub'}\n"),
+    }
+    for how, plant in plants.items():
+        plant(sub / ".git")
+        pre, _ = _hook(main, sub)
+        assert '"deny"' in pre and ELSEWHERE in pre, f"{how}: {pre}"
+        (sub / ".git").unlink()
+
+
 def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_is_not_set_up(tmp_path: Path) -> None:
     main = _installed_repository(tmp_path, shared="guard.yaml")  # .codex/ kept out of git: a worktree has none
     worktree = tmp_path / "feature"
