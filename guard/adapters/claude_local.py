@@ -24,10 +24,13 @@ LOCAL_FILE = ".claude/settings.local.json"
 
 
 def _read(path: Path) -> dict[str, Any]:
-    """The settings in ``path``; nothing for a file that is missing or does not parse (reported where its hooks are read)."""
+    """The settings in ``path``; nothing for a file that is missing or does not parse (reported where its hooks are read).
+
+    Never an error: it runs as a session starts, after the decision, and a file the agent can write (a checkout's
+    local settings, not yet sandboxed) that stopped it there would take the session's warnings with it."""
     try:
         return parse_json(path.read_text(encoding="utf-8"), path) if path.is_file() else {}
-    except (OSError, ConfigError):
+    except (OSError, ValueError, RecursionError, ConfigError):  # ValueError: not UTF-8
         return {}
 
 
@@ -51,8 +54,10 @@ def sandbox_misses(settings: Path, config: Path) -> bool:
         return False
     filesystem = sandbox.get("filesystem")
     denied = filesystem.get("denyWrite") if isinstance(filesystem, dict) else None
+    if not isinstance(denied, list):
+        return True  # Claude Code reads no list of folders there: none is denied
     names = {str(config.absolute()), os.path.realpath(config)}
     return not any(
         isinstance(folder, str) and any(name == folder or name.startswith(folder.rstrip("/") + "/") for name in names)
-        for folder in denied or ()
+        for folder in denied
     )

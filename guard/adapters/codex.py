@@ -99,7 +99,8 @@ def _guard_rules(settings: Path) -> dict[str, Any] | None:
         return None  # Codex reports a config it cannot read
     if data.get("default_permissions") != PROFILE:
         return None
-    profile = (data.get("permissions") or {}).get(PROFILE)
+    permissions = data.get("permissions")
+    profile = permissions.get(PROFILE) if isinstance(permissions, dict) else None
     rules = profile.get("filesystem") if isinstance(profile, dict) else None
     return path_rules(rules, str(settings.parent.parent)) if isinstance(rules, dict) else {}
 

@@ -116,3 +116,32 @@ def test_a_moved_project_is_told_its_sandbox_settings_name_the_old_folder(tmp_pa
     assert run_guard(["install", "claude", "--client", "guard"], moved).returncode == 0
     settled = _run_entry(moved, start, GUARD_HOOK=personal)
     assert settled.returncode == 0 and "do not protect" not in settled.stdout, settled
+
+
+@pytest.mark.parametrize(
+    ("client", "settings", "content", "told"),
+    [
+        ("claude", ".claude/settings.local.json", b"\xff{}", NOT_SET_UP),  # not UTF-8
+        (
+            "claude",
+            ".claude/settings.local.json",
+            b'{"env": {"GUARD_HOOK": "guard hook"}, "sandbox": {"enabled": true, "filesystem": {"denyWrite": 5}}}',
+            "do not protect",
+        ),
+        ("codex", ".codex/config.toml", b'default_permissions = "guard"\npermissions = "guard"\n', "does not protect"),
+    ],
+)
+def test_settings_of_an_odd_shape_still_leave_the_session_start_message(
+    client: str, settings: str, content: bytes, told: str, tmp_path: Path
+) -> None:
+    """The local settings of a checkout not set up are within the agent's reach: a file guard reads as the session
+    starts that made the hook end with a traceback took the session's warnings with it (found by r48review)."""
+    project = tmp_path / "project"
+    (project / settings).parent.mkdir(parents=True)
+    (project / settings).write_bytes(content)
+    (project / "guard.yaml").write_text(DENY_PUSH)
+    trust_config(project / "guard.yaml")
+    start = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    said = run_guard(["hook", "--format", client, "--project", str(project)], project, stdin=json.dumps(start))
+    assert said.returncode == 0, said.stderr
+    assert told in json.loads(said.stdout)["systemMessage"], said.stdout
