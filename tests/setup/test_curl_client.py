@@ -289,6 +289,9 @@ def test_a_worktrees_hook_sent_to_the_main_checkouts_service_is_decided_by_the_w
         assert own.returncode == 0 and "fallback" not in own.stdout, own  # the service answers for its own project
         other = _client(sock, credential, *fallback, "--format", "claude", "--project", str(worktree))
         assert (other.returncode, other.stdout) == (2, "fallback\n"), other  # and leaves another's to guard hook
+        for spaced in (f"{main} ", f"{main}\t", f" {main}"):  # HTTP trims a header's ends: another folder's name
+            trimmed = _client(sock, credential, *fallback, "--format", "claude", "--project", spaced)
+            assert (trimmed.returncode, trimmed.stdout) == (2, "fallback\n"), (spaced, trimmed)
         ran = subprocess.run(
             ["/bin/sh", "-c", launcher["command"]],
             input=push,

@@ -17,9 +17,10 @@ for word in "$@"; do
     [ "$previous" = --project ] && project=$word
     previous=$word
 done
+tab=$(printf '\t') cr=$(printf '\r')
 case $project in
     *'
-'*|*"$(printf '\r')"*) sock= ;;  # a folder name no header can carry: guard hook decides
+'*|*"$cr"*|' '*|*' '|"$tab"*|*"$tab") sock= ;;  # a folder name no header carries as is (HTTP trims a value's ends): guard hook decides
 esac
 payload=$(cat; printf x)
 payload=${payload%x}
