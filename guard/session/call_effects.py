@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from guard.command_analysis.shell_syntax import Command, Script, Word
 
-__all__ = ["family", "run_identity", "runs_code", "shell_command", "writes_unnamed", "written_paths"]
+__all__ = ["family", "outlives", "run_identity", "runs_code", "shell_command", "writes_unnamed", "written_paths"]
 
 #: Programs that change files and never run one: a line of these (and reading programs) runs no project code.
 _FILE_UTILITIES = frozenset(
@@ -48,6 +48,8 @@ _FILE_UTILITIES = frozenset(
 #: that writes and holds one is named exactly only as the project-writes lane's prover names it.
 _PUTTING = frozenset({"cp", "mv", "ln", "tee", "install"})
 _PLACING = _PUTTING | {"rm", "unlink", "rmdir"}
+#: Programs that leave what they run going after the line ends (or start it later).
+_DETACHING = frozenset({"nohup", "setsid", "disown", "at", "batch", "screen", "tmux", "systemd-run", "daemonize"})
 #: Routes that make, replace or remove a link itself, not the file it leads to.
 _ON_LINKS = frozenset({"shell: ln", "shell: rm", "shell: unlink"})
 #: bash builtins that run nothing found on PATH (and ``cd``, which only moves).
@@ -332,6 +334,33 @@ def writes_unnamed(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env:
     from guard.protection.readonly import prove_script
 
     return not prove_script(command, cwd, env, writes=True, changes=True).proven
+
+
+def outlives(tool_name: str, tool_input: Mapping[str, Any]) -> bool:
+    """Whether the shell call may leave something running that writes after the call has ended: a background job
+    (``&``, the client's ``run_in_background``) or a program that detaches one (``nohup``, ``setsid``, ``at`` …).
+    Its unnamed writes may land after any walk, and a walk that came first must not be the last to look."""
+    command = shell_command(tool_name, tool_input)
+    if not command:
+        return False
+    if tool_input.get("run_in_background") is True:
+        return True
+    quote, previous = "", ""
+    for at, c in enumerate(command):
+        if quote:
+            quote = "" if c == quote and previous != "\\" else quote
+        elif c in "'\"" and previous != "\\":
+            quote = c
+        elif c == "&" and previous not in ("&", ">", "<", "|", "\\") and command[at + 1 : at + 2] not in ("&", ">"):
+            return True
+        previous = "" if previous == "\\" else c
+    script = _parsed(command, False)
+    return script is None or any(
+        os.path.basename(part.words[0].text) in _DETACHING
+        for pipeline in script.pipelines
+        for part in pipeline.commands
+        if part.words
+    )
 
 
 def _separators(command: str) -> list[str] | None:

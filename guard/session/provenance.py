@@ -311,10 +311,11 @@ class Provenance:
 
     def _unnamed(self, tool_name: str, tool_input: dict[str, Any], cwd: str) -> None:
         """Note a call that may write a file no route names: the next walks also look below other people's code."""
-        from guard.session.call_effects import writes_unnamed
+        from guard.session.call_effects import outlives, writes_unnamed
+        from guard.session.written import LASTING
 
-        if writes_unnamed(tool_name, tool_input, cwd, self.env):
-            self.store().wrote_unnamed(time.time_ns())
+        if writes_unnamed(tool_name, tool_input, cwd, self.env):  # a job it leaves running may write after any walk
+            self.store().wrote_unnamed(LASTING if outlives(tool_name, tool_input) else time.time_ns())
 
     def _seen(self, decision: Decision, specs: Iterable[HookSpec]) -> None:
         from guard.session.written import rule_key

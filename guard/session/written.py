@@ -41,6 +41,7 @@ from guard.storage.secret import seal, verify
 
 __all__ = [
     "DELETED",
+    "LASTING",
     "MAX_BASE_BYTES",
     "NEW",
     "RETENTION_S",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 RETENTION_S = 7 * 86400.0
+#: When a write no route names may still come (:meth:`WrittenStore.wrote_unnamed`): after every walk.
+LASTING = 2**63 - 1
 #: The most of a file's earlier content kept for a diff.
 MAX_BASE_BYTES = 64 * 1024
 #: The base digest of a file that did not exist before the agent wrote it.
@@ -197,7 +200,8 @@ class WrittenStore:
             )
 
     def wrote_unnamed(self, at_ns: int) -> None:
-        """A call allowed (or run) at ``at_ns`` may have written a file no route named, anywhere."""
+        """A call allowed (or run) at ``at_ns`` may have written a file no route named, anywhere; :data:`LASTING`: it
+        left something running that may write at any time, so every walk looks until the note expires."""
         self._set_unnamed("", max(at_ns, self._unnamed("") or 0))
 
     def code_walk_due(self, root: str) -> bool:

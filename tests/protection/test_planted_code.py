@@ -11,6 +11,7 @@ planting line is run for real: the run after it reaches the judge, which is show
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,29 @@ def test_a_git_hook_planted_by_a_write_the_record_cannot_name_reaches_the_judge_
     assert (project.parent / "hook-ran").exists()
     files = {f["path"]: f for f in judge_view(stub)["deferred"]["files"]}
     assert files[".git/hooks/pre-commit"]["content"] == hook
+
+
+def test_a_module_planted_by_a_job_the_line_leaves_running_reaches_the_judge_after_a_walk_came_first(
+    isolated_home: Path, stub: StubServer, project: Path
+) -> None:
+    """The walk below other people's code came once, at the next call; a write the line left for later (a background
+    job waiting for its cue) landed after that walk, and every walk since skipped the virtualenv (found by r48review)."""
+    agent = Agent(isolated_home, stub, project)
+    _judged_run_answers_later_runs(agent, stub, "python3 run.py")
+    assert agent.bash(f"cat <<'EOF' > p.txt\n{PLANTED}EOF") == "allow"
+    later = f'(until [ -e go ]; do sleep 0.1; done; tee /dev/null < p.txt > "$PWD/{SITE}/helper.py") >/dev/null 2>&1 &'
+    assert agent.bash(later) == "allow"
+    asked = stub.calls
+    agent.bash("python3 run.py")  # the walk below the virtualenv: nothing planted yet
+    assert stub.calls == asked
+    assert agent.bash("touch go") == "allow"
+    for _ in range(100):
+        if (project / SITE / "helper.py").read_text() == PLANTED:
+            break
+        time.sleep(0.1)
+    assert (project / SITE / "helper.py").read_text() == PLANTED  # the job planted it, after that walk
+
+    agent.bash("python3 run.py")
+    assert stub.calls == asked + 1, "the planted module ran with no model call"
+    files = {f["path"]: f for f in judge_view(stub)["deferred"]["files"]}
+    assert files[f"{SITE}/helper.py"]["content"] == PLANTED

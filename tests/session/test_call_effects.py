@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.session.call_effects import run_identity, runs_code, writes_unnamed, written_paths
+from guard.session.call_effects import outlives, run_identity, runs_code, writes_unnamed, written_paths
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent-home"}
 
@@ -196,3 +196,21 @@ def test_one_identity_for_the_spellings_of_one_run(tmp_path: Path) -> None:
         "for f in *.py; do python3 $f; done",
     ):
         assert identity(unreadable) is None, unreadable
+
+
+@pytest.mark.parametrize(
+    ("command", "lasting"),
+    [
+        ('make > "$LOG" 2>&1', False),
+        ("a && b || c |& d &>out", False),
+        ("echo 'x & y' \"&\" \\&", False),
+        ("(sleep 9; cp a b) &", True),
+        ('serve > "$PWD/log" 2>&1 & echo started', True),
+        ("nohup sh -c 'cp a b'", True),
+        ("echo 'cp a b' | at now", True),
+    ],
+)
+def test_a_line_that_leaves_a_job_running_is_told_from_one_that_ends(command: str, lasting: bool) -> None:
+    """Its unnamed writes may come after any walk (guard.session.provenance keeps looking below other people's code)."""
+    assert outlives("Bash", {"command": command}) is lasting
+    assert outlives("Bash", {"command": "ls", "run_in_background": True})

@@ -119,7 +119,6 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
         assert "writable under guard's profile" not in doctor, doctor
 
 
-
 def test_a_git_file_the_agent_plants_in_a_subfolder_does_not_make_it_a_worktree_with_its_own_config(
     tmp_path: Path,
 ) -> None:
