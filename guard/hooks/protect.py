@@ -255,7 +255,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         return "deny", "the call's working directory holds a NUL byte"
     entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
     urls = [path for label, path in entries if label == targets.SERVICE]
-    asking = (targets.SHELL, targets.PATH_FOLDER)
+    asking = (targets.SHELL, targets.AUTOSTART, targets.PATH_FOLDER)
     paths = tuple(entry for entry in entries if entry[0] not in (targets.SERVICE, *asking))
     secret = tuple(p for p in paths if p[0] in targets.READ_PROTECTED_LABELS)
     try:
@@ -268,7 +268,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     zsh = _zsh_reading(tool, tool_input, found, index)
     if zsh:
         return "deny", zsh
-    shell_index = _index(tuple(entry for entry in entries if entry[0] == targets.SHELL))
+    shell_index = _index(tuple(entry for entry in entries if entry[0] in (targets.SHELL, targets.AUTOSTART)))
     path_index = _index(tuple(entry for entry in entries if entry[0] == targets.PATH_FOLDER))
     asked: str | None = None  # the first command that changes the shell's start-up files and nothing else protected
     changed: str | None = None  # why the shell's state may differ from the hook's after the commands seen so far

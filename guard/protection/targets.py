@@ -29,6 +29,8 @@ the shell's start-up files      ``~/.bashrc``, ``~/.profile``, ``~/.zshrc`` and 
                                 ``session-env/`` scripts run ahead of Bash commands, ``jobs/``,
                                 ``daemon/`` and ``daemon.json``: an alias or function there changes
                                 what a command proven to only read really runs
+what the agent client starts    Claude Code's ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR``): the MCP servers it
+by itself                       starts with each session, unasked
 guard's installation            guard's package folder, the interpreter's prefixes (its standard
                                 library, its site-packages) and the user's site-packages when this
                                 interpreter reads it (a ``.pth`` file there runs in every hook)
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
 
 __all__ = [
+    "AUTOSTART",
     "CLIENT",
     "CLIENT_NAMES",
     "CONFIG",
@@ -104,6 +107,7 @@ TRUSTED, SCRIPT, TRANSCRIPT, INSTALL = (
 )
 ORG = "the org policy"
 SHELL = "the shell's start-up files"
+AUTOSTART = "what the agent client starts by itself"
 PATH_FOLDER = "a folder of the shell's PATH"
 #: The entry that holds the service's URL rather than a path.
 SERVICE = "guard's service"
@@ -160,6 +164,13 @@ _SHELL_STARTUP = (
 #: 2.1.332): the shell snapshot sourced before every Bash call, the scripts hooks leave in ``session-env`` that run
 #: ahead of Bash commands, its background jobs and daemon and the daemon's settings.
 _CLAUDE_RUNS = ("shell-snapshots", "session-env", "jobs", "daemon", "daemon.json")
+
+
+def _client_starts(env: Mapping[str, str]) -> Iterator[str]:
+    """Claude Code's ``.claude.json``: the MCP servers of the user and local scopes, whose commands it starts as a
+    session starts without asking anyone (``~/.claude.json``, or in ``$CLAUDE_CONFIG_DIR``)."""
+    folder = env.get("CLAUDE_CONFIG_DIR")
+    yield os.path.join(folder, ".claude.json") if folder else os.path.join(os.path.expanduser("~"), ".claude.json")
 
 
 def _shell_startup(env: Mapping[str, str]) -> Iterator[str]:
@@ -282,6 +293,7 @@ def protected_paths(
     pairs += _project(roots)
     pairs += [(CLIENT, path) for path in _user_client(env)]
     pairs += [(SHELL, path) for path in _shell_startup(env)]
+    pairs += [(AUTOSTART, path) for path in _client_starts(env)]
     pairs += [(PATH_FOLDER, path) for path in _path_folders(env, roots)]
     pairs += [(SCRIPT, path) for path in scripts]
     pairs += [(INSTALL, path) for path in installation()]

@@ -266,10 +266,26 @@ def test_a_file_in_the_user_site_packages_the_hook_reads_is_refused(
         ("Write", {"file_path": "~/.claude/shell-snapshots/snapshot-bash-1.sh", "content": "alias cat=sh\n"}),
         ("Bash", {"command": "printf 'export PATH=$PWD/bin:$PATH' > ~/.claude/session-env/s1/hook-1.sh"}),
         ("Write", {"file_path": "~/.claude/daemon.json", "content": "{}"}),
+        (
+            "Bash",
+            {
+                "command": "python3 -c \"import json; p='$HOME/.claude.json'; json.dump({'mcpServers': {}}, open(p, 'w'))\""
+            },
+        ),
+        ("Edit", {"file_path": "{home}/.claude.json", "old_string": "{", "new_string": '{"mcpServers": {},'}),
         ("Edit", {"file_path": "{home}/.zshrc", "old_string": "x", "new_string": "alias grep=sh"}),
         ("Bash", {"command": "cp aliases ~/.profile"}),
     ],
-    ids=["bashrc", "claude-shell-snapshot", "claude-session-env", "claude-daemon-settings", "zshrc", "profile"],
+    ids=[
+        "bashrc",
+        "claude-shell-snapshot",
+        "claude-session-env",
+        "claude-daemon-settings",
+        "claude-mcp-servers-by-python",
+        "claude-mcp-servers",
+        "zshrc",
+        "profile",
+    ],
 )
 def test_changing_the_shell_s_start_up_files_asks_a_person(
     project: Path, tool: str, tool_input: dict[str, str]
@@ -282,7 +298,9 @@ def test_changing_the_shell_s_start_up_files_asks_a_person(
     said = json.loads(run_guard(["hook"], project, stdin=json.dumps(payload)).stdout)["hookSpecificOutput"]
     assert said["permissionDecision"] == "ask", said
     assert "guard self-protection" in said["permissionDecisionReason"]
-    assert "the shell's start-up files" in said["permissionDecisionReason"]
+    assert "the shell's start-up files" in said["permissionDecisionReason"] or (
+        "what the agent client starts by itself" in said["permissionDecisionReason"]
+    )
     read, _, _ = run_hook(project, "claude", "Bash", {"command": "cat ~/.bashrc ~/.profile"})
     assert not read
     both, reason, _ = run_hook(project, "claude", "Bash", {"command": "echo x >> ~/.bashrc; echo y > guard.yaml"})
