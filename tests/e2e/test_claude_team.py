@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -78,30 +78,18 @@ def test_a_user_scope_hook_whose_program_is_gone_blocks_the_call(project: AgentP
     assert "onFailure" in told, told
 
 
-def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout
-
-
 def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_once_they_install_it(
     project: AgentProject,
 ) -> None:
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
     project.configure(CONFIG, "--client", "guard", timeout="60")
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", "-A")
-    _git(project.dir, "commit", "-q", "-m", "guard for the team")
-    committed = _git(project.dir, "ls-files").split()
+    git(project.dir, "init", "-q")
+    git(project.dir, "add", "-A")
+    git(project.dir, "commit", "-q", "-m", "guard for the team")
+    committed = git(project.dir, "ls-files").split()
     assert ".claude/settings.json" in committed and ".claude/settings.local.json" not in committed, committed
     clone = project.dir.parent / "teammate"
-    _git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
+    git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
 
     project.env["PATH"] = "/usr/bin:/bin"  # the teammate's machine: no guard on PATH, none installed here
     old, project.dir = project.dir, clone
@@ -128,7 +116,7 @@ def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_o
             "--client", "guard", timeout="60"
         )  # the teammate installs guard and trusts the project's config
         trust_config(clone / "guard.yaml")
-        assert _git(clone, "status", "--porcelain") == "", "installing rewrote what the team shares"
+        assert git(clone, "status", "--porcelain") == "", "installing rewrote what the team shares"
         victim = clone / "victim"
         victim.mkdir()
         run, agent = project.run(

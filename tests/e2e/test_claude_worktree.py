@@ -10,13 +10,13 @@ it tells the user the checkout is not set up; ``guard install claude`` in the wo
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -28,18 +28,12 @@ pytestmark = [pytest.mark.claude, pytest.mark.slow]
 NOT_SET_UP = "guard install claude was not run for you in this checkout"
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
-    )
-
-
 def _installed_in_git(project: AgentProject, *files: str) -> None:
     """guard installed in the project (its sandbox too), a git repository with ``files`` committed."""
     project.configure(CONFIG, "--client", "guard")
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", *files)
-    _git(project.dir, "commit", "-qm", "guard")
+    git(project.dir, "init", "-q")
+    git(project.dir, "add", *files)
+    git(project.dir, "commit", "-qm", "guard")
 
 
 def _session(project: AgentProject, checkout: Path, write: str | None = None, *args: str) -> tuple[str, str]:
@@ -84,14 +78,14 @@ def test_a_new_worktree_is_told_it_is_not_set_up_until_guard_install_claude_cove
 ) -> None:
     _installed_in_git(project, "-A")
     worktree = project.dir.parent / "feature"
-    _git(project.dir, "worktree", "add", "-q", str(worktree))
+    git(project.dir, "worktree", "add", "-q", str(worktree))
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
 
     said, told = _session(project, worktree)
     assert NOT_SET_UP in said and str(worktree) in said, said
     assert "wrote=0" in told, told  # what the message is about: main's sandbox does not name this checkout's files
 
-    _git(worktree, "checkout", "--", "guard.yaml")
+    git(worktree, "checkout", "--", "guard.yaml")
     old, project.dir = project.dir, worktree
     try:
         project.install("--client", "guard")
@@ -112,7 +106,7 @@ def test_the_agent_cannot_take_guard_out_of_a_claude_worktree_s_settings_for_a_l
     deny every worktree's), and the later session there runs guard's hooks."""
     _installed_in_git(project, "-A")
     worktree = project.dir / ".claude" / "worktrees" / "y"
-    _git(project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
+    git(project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
     trust_config(worktree / "guard.yaml")
     settings = worktree / ".claude" / "settings.json"
     launcher = settings.read_text()

@@ -14,12 +14,12 @@ into each checkout's own guard.yaml fails at the OS, with no install there.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 
 from guard.testing.agent_script import final_text, tool_use
 
@@ -31,12 +31,6 @@ pytestmark = [pytest.mark.codex, pytest.mark.slow]
 
 #: the worktree's own rule, which the main checkout's config (``CONFIG``: every call allowed) does not have
 FEATURE_RULE = 'hooks:\n  PreToolUse:\n    - command: "echo the feature branch runs no commands >&2; exit 2"\n'
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
-    )
 
 
 def _session(project: AgentProject, checkout: Path) -> str:
@@ -53,12 +47,12 @@ def test_a_worktree_clone_and_copy_are_guarded_by_the_committed_profile_without_
 ) -> None:
     project = codex_project
     project.configure(CONFIG)
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", "-A")
-    _git(project.dir, "commit", "-qm", "guard")  # .codex/ committed, as a team shares it
+    git(project.dir, "init", "-q")
+    git(project.dir, "add", "-A")
+    git(project.dir, "commit", "-qm", "guard")  # .codex/ committed, as a team shares it
     worktree, clone, copy = (project.dir.parent / name for name in ("feature", "clone", "copy"))
-    _git(project.dir, "worktree", "add", "-q", str(worktree))
-    _git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
+    git(project.dir, "worktree", "add", "-q", str(worktree))
+    git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
     shutil.copytree(project.dir, copy, symlinks=True)
     (worktree / "guard.yaml").write_text(FEATURE_RULE)
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 
 from guard.testing.agent_script import final_text, tool_use
 
 from .conftest import AgentProject
 from .test_codex_sandbox import CONFIG
-from .test_codex_worktree import FEATURE_RULE, _git
+from .test_codex_worktree import FEATURE_RULE
 
 pytestmark = [pytest.mark.gemini, pytest.mark.slow]
 
@@ -23,11 +24,11 @@ pytestmark = [pytest.mark.gemini, pytest.mark.slow]
 def test_a_worktree_is_judged_by_its_own_config(gemini_project: AgentProject) -> None:
     project = gemini_project
     project.configure(CONFIG)  # the main checkout's config lets every call run
-    _git(project.dir, "init", "-q")
-    _git(project.dir, "add", "-A")
-    _git(project.dir, "commit", "-qm", "guard")
+    git(project.dir, "init", "-q")
+    git(project.dir, "add", "-A")
+    git(project.dir, "commit", "-qm", "guard")
     worktree = project.dir.parent / "feature"
-    _git(project.dir, "worktree", "add", "-q", str(worktree))
+    git(project.dir, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(FEATURE_RULE)
     trust_config(worktree / "guard.yaml")
 

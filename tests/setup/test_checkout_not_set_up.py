@@ -19,15 +19,12 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 from fixtures.processes import run_guard
 
 REPO = Path(__file__).resolve().parents[2]
 DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo 'no pushes here' >&2; exit 2\"\n"
 NOT_SET_UP = "guard install claude was not run for you in this checkout"
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
 
 
 def _run_entry(checkout: Path, event: dict[str, object], **env: str) -> subprocess.CompletedProcess[str]:
@@ -62,17 +59,17 @@ def test_a_clone_or_worktree_of_an_installed_project_says_it_is_not_set_up_until
         pytest.skip("needs guard on PATH, as a user who installed it has (pip install -e '.[dev]')")
     main = tmp_path / "repo"
     main.mkdir()
-    _git(main, "init", "-q")
+    git(main, "init", "-q")
     (main / "guard.yaml").write_text(DENY_PUSH)
     installed = run_guard(["install", "claude", "--client", "guard"], main)
     assert installed.returncode == 0, installed.stderr
     trust_config(main / "guard.yaml")
-    _git(main, "add", "-A")  # .claude/.gitignore keeps the local settings (GUARD_HOOK, the sandbox) out
-    _git(main, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "guard")
+    git(main, "add", "-A")  # .claude/.gitignore keeps the local settings (GUARD_HOOK, the sandbox) out
+    git(main, "commit", "-qm", "guard")
     personal = json.loads((main / ".claude/settings.local.json").read_text())["env"]["GUARD_HOOK"]
     clone, worktree = tmp_path / "clone", tmp_path / "feature"
-    _git(tmp_path, "clone", "-q", str(main), str(clone))
-    _git(main, "worktree", "add", "-q", str(worktree))
+    git(tmp_path, "clone", "-q", str(main), str(clone))
+    git(main, "worktree", "add", "-q", str(worktree))
     start = {"hook_event_name": "SessionStart", "source": "startup"}
     push = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push"}}
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 from fixtures.processes import SOURCE_ROOT, serve_argv, wait_for_socket
 from fixtures.terminal import at_terminal
 from test_install_sandbox import CONFIG, guard
@@ -249,12 +250,6 @@ def test_a_service_whose_trusted_config_changed_stops_answering_and_leaves(tmp_p
                 serve.wait()
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=u", "-c", "user.email=u@x", *args], cwd=cwd, check=True, capture_output=True
-    )
-
-
 @pytest.mark.slow
 @pytest.mark.usefixtures("sandbox_tools")  # a plain guard install claude configures Claude Code's sandbox
 def test_a_worktrees_hook_sent_to_the_main_checkouts_service_is_decided_by_the_worktrees_config(
@@ -266,13 +261,13 @@ def test_a_worktrees_hook_sent_to_the_main_checkouts_service_is_decided_by_the_w
     main = tmp_path / "main"
     main.mkdir()
     (main / "guard.yaml").write_text(CONFIG)  # every Bash call allowed
-    _git(main, "init", "-q")
+    git(main, "init", "-q")
     assert guard(main, "install", "claude", "--client", "curl").returncode == 0
     trust_config(main / "guard.yaml")
-    _git(main, "add", "-A")
-    _git(main, "commit", "-qm", "guard")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "guard")
     worktree = tmp_path / "feature"
-    _git(main, "worktree", "add", "-q", str(worktree))
+    git(main, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(
         "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"echo 'no pushes from this branch' >&2; exit 2\"\n"
     )

@@ -16,23 +16,17 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 from conftest import trust_config
+from fixtures.git import git
 from fixtures.processes import run_guard
 
 DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"grep -q 'git push' && {{ echo '{why}' >&2; exit 2; }} || exit 0\"\n"
 DENY_ALL = 'hooks:\n  PreToolUse:\n    - command: "echo {why} >&2; exit 2"\n'
 ELSEWHERE = "another checkout"
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=cwd, check=True, capture_output=True
-    )
 
 
 def _install(project: Path, client: str = "codex") -> None:
@@ -48,9 +42,9 @@ def _installed_repository(tmp_path: Path, *, shared: str = ".") -> Path:
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_PUSH.format(why="main says no"))
     _install(main)
-    _git(main, "init", "-q")
-    _git(main, "add", shared)
-    _git(main, "commit", "-qm", "guard")
+    git(main, "init", "-q")
+    git(main, "add", shared)
+    git(main, "commit", "-qm", "guard")
     return main
 
 
@@ -98,7 +92,7 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
     assert "main says no" in pre and "guard:" not in start, pre + start
 
     for worktree in (tmp_path / "feature", main / ".worktrees" / "nested"):  # beside the project, or inside it
-        _git(main, "worktree", "add", "-q", str(worktree))
+        git(main, "worktree", "add", "-q", str(worktree))
         (worktree / "guard.yaml").write_text(DENY_PUSH.format(why=f"{worktree.name} says no"))
         trust_config(worktree / "guard.yaml")
         pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook in a worktree
@@ -149,7 +143,7 @@ def test_a_git_file_the_agent_plants_in_a_subfolder_does_not_make_it_a_worktree_
 def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_is_not_set_up(tmp_path: Path) -> None:
     main = _installed_repository(tmp_path, shared="guard.yaml")  # .codex/ kept out of git: a worktree has none
     worktree = tmp_path / "feature"
-    _git(main, "worktree", "add", "-q", str(worktree))
+    git(main, "worktree", "add", "-q", str(worktree))
     trust_config(worktree / "guard.yaml")
     pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook there all the same
     assert "main says no" in pre, pre  # the worktree's own config, the same rule
@@ -166,7 +160,7 @@ def test_a_worktree_without_the_main_checkouts_codex_files_is_told_its_sandbox_i
 def test_a_clone_copy_or_moved_project_is_refused_until_guard_install_codex_there(tmp_path: Path) -> None:
     main = _installed_repository(tmp_path)
     clone, copy, moved = tmp_path / "clone", tmp_path / "copy", tmp_path / "moved"
-    _git(tmp_path, "clone", "-q", str(main), str(clone))
+    git(tmp_path, "clone", "-q", str(main), str(clone))
     shutil.copytree(main, copy, symlinks=True)
     for checkout in (clone, copy):
         trust_config(checkout / "guard.yaml")
@@ -207,11 +201,11 @@ def test_another_clients_worktree_is_judged_by_its_own_config_and_a_copy_refused
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_ALL.format(why="main says no"))
     _install(main, client)
-    _git(main, "init", "-q")
-    _git(main, "add", ".")
-    _git(main, "commit", "-qm", "guard")  # the hook file committed (Copilot's repository hooks are meant to be)
+    git(main, "init", "-q")
+    git(main, "add", ".")
+    git(main, "commit", "-qm", "guard")  # the hook file committed (Copilot's repository hooks are meant to be)
     worktree, copy = tmp_path / "feature", tmp_path / "copy"
-    _git(main, "worktree", "add", "-q", str(worktree))
+    git(main, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(DENY_ALL.format(why="feature says no"))
     shutil.copytree(main, copy, symlinks=True)
 
