@@ -23,8 +23,12 @@ Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR`` and reads a wor
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from pathlib import Path
 
-__all__ = ["ROOT_MARKERS", "checkout_root", "for_session", "in_main_checkout"]
+from guard.config.search import SEARCHED
+
+__all__ = ["ROOT_MARKERS", "checkout_root", "config_in", "for_session", "in_main_checkout", "protected_by"]
 
 #: What marks a checkout's root: Codex's default ``project_root_markers``. Codex reads ``.codex/`` folders from the
 #: session's folder up to the nearest of them, never above it.
@@ -33,6 +37,18 @@ ROOT_MARKERS = (".git", ".hg", ".sl")
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def config_in(project: str) -> Path | None:
+    """The guard config file the checkout ``project`` holds (the first of the names ``guard hook`` looks for), or None."""
+    return next((config for config in (Path(project, name) for name in SEARCHED) if config.is_file()), None)
+
+
+def protected_by(folders: Iterable[str], path: Path) -> bool:
+    """Whether ``path``, by the name it was given or the one its links resolve to, lies in one of ``folders``: a
+    sandbox's rules name folders as they were written, which may be either."""
+    names = (str(path.absolute()), os.path.realpath(path))
+    return any(_within(name, folder) for folder in folders for name in names)
 
 
 def checkout_root(folder: str) -> str | None:

@@ -128,13 +128,13 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     """
     if project is None:
         return None
-    from guard.adapters.claude_local import personal, sandbox_misses  # only as a session starts
-    from guard.config.search import SEARCHED
+    from guard.adapters.checkout import config_in  # only as a session starts
+    from guard.adapters.claude_local import personal, sandbox_misses
 
     found = personal(project_dir=Path(project), home=Path(env.get("HOME") or Path.home()))
     if found is None:
         return NOT_SET_UP_HERE.format(project=project)
-    config = next((c for c in (Path(project, name) for name in SEARCHED) if c.is_file()), None)
+    config = config_in(project)
     if config is not None and sandbox_misses(found[0], config):
         return SANDBOX_ELSEWHERE.format(settings=found[0], config=config, project=project)
     return None

@@ -9,10 +9,10 @@ settings instead) has neither of its own: :mod:`guard.setup.doctor` reports it, 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from guard.adapters.checkout import protected_by
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import parse_json
 from guard.core.errors import ConfigError
@@ -56,8 +56,4 @@ def sandbox_misses(settings: Path, config: Path) -> bool:
     denied = filesystem.get("denyWrite") if isinstance(filesystem, dict) else None
     if not isinstance(denied, list):
         return True  # Claude Code reads no list of folders there: none is denied
-    names = {str(config.absolute()), os.path.realpath(config)}
-    return not any(
-        isinstance(folder, str) and any(name == folder or name.startswith(folder.rstrip("/") + "/") for name in names)
-        for folder in denied
-    )
+    return not protected_by((folder for folder in denied if isinstance(folder, str)), config)

@@ -28,6 +28,7 @@ __all__ = [
     "missing_setup",
     "normalize",
     "path_rules",
+    "read_config",
     "render",
 ]
 
@@ -80,23 +81,22 @@ def path_rules(filesystem: Mapping[str, Any], project: str) -> dict[str, Any]:
     return {os.path.normpath(k): v for k, v in pairs}
 
 
-def _protected(rules: Mapping[str, Any], path: Path) -> bool:
-    names = {str(path.absolute()), os.path.realpath(path)}
-    return any(
-        access in ("read", "none") and any(name == rule or name.startswith(rule.rstrip("/") + "/") for name in names)
-        for rule, access in rules.items()
-    )
+def read_config(path: Path) -> dict[str, Any]:
+    """A Codex ``config.toml`` as a table; an empty one where the file is missing or unreadable (Codex reports a
+    config it cannot read): never an error, since guard reads it to warn (as a session starts, in ``guard doctor``)
+    and the agent may write the project's copy."""
+    import tomllib  # only as a session starts
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
 
 
 def _guard_rules(settings: Path) -> dict[str, Any] | None:
     """The path rules of guard's profile (:func:`path_rules`, for a session in the folder that holds ``.codex/``)
     when ``settings`` (a ``.codex/config.toml``) selects it, else None."""
-    import tomllib  # only as a session starts
-
-    try:
-        data = tomllib.loads(settings.read_text(encoding="utf-8")) if settings.is_file() else {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None  # Codex reports a config it cannot read
+    data = read_config(settings)
     if data.get("default_permissions") != PROFILE:
         return None
     permissions = data.get("permissions")
@@ -112,8 +112,7 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     profile anywhere is the user's choice (``--no-sandbox``), not a miss."""
     if project is None:
         return None
-    from guard.adapters.checkout import in_main_checkout
-    from guard.config.search import SEARCHED
+    from guard.adapters.checkout import config_in, in_main_checkout, protected_by
 
     settings = Path(project, ".codex", "config.toml")
     rules = _guard_rules(settings)
@@ -122,8 +121,9 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
         if main is not None and _guard_rules(Path(main, ".codex", "config.toml")) is not None:
             return NOT_SET_UP_HERE.format(project=project)
         return None
-    config = next((c for c in (Path(project, name) for name in SEARCHED) if c.is_file()), None)
-    if config is None or _protected(rules, config):
+    config = config_in(project)
+    unwritable = (rule for rule, access in rules.items() if access in ("read", "none"))
+    if config is None or protected_by(unwritable, config):
         return None
     return SANDBOX_ELSEWHERE.format(settings=settings, config=config, project=project)
 

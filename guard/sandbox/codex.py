@@ -26,7 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from guard.adapters.codex import PROFILE, PROJECT_ROOTS, path_rules
+from guard.adapters.codex import PROFILE, PROJECT_ROOTS, path_rules, read_config
 from guard.adapters.installers import settings_path
 from guard.adapters.settings_file import write_atomic
 from guard.core.errors import ConfigError
@@ -163,16 +163,9 @@ def apply(
     return SandboxChange(path, changed=True, text=text)
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-
-
 def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> list[str]:
     """Why Codex's sandbox, as configured here, leaves guard's files within the agent's reach ([] when it holds)."""
-    layers = [(scope, file, _read(file)) for scope, file in config_files(project_dir, home)]
+    layers = [(scope, file, read_config(file)) for scope, file in config_files(project_dir, home)]
     found = []
     for _, file, data in layers:
         if "sandbox_mode" in data:

@@ -11,10 +11,10 @@ guard cannot run there to say so: ``guard doctor`` does.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from guard.adapters.checkout import checkout_root, in_main_checkout
+from guard.adapters.codex import read_config
 from guard.sandbox.codex import config_file
 
 __all__ = ["untrusted"]
@@ -30,11 +30,7 @@ def untrusted(project_dir: Path, home: Path) -> str | None:
     """Why Codex will skip the project's ``.codex/`` here (None: it is trusted in the ``CODEX_HOME`` in effect)."""
     folder = _trust_folder(project_dir)
     settings = config_file("user", project_dir=project_dir, home=home)
-    try:
-        data = tomllib.loads(settings.read_text(encoding="utf-8")) if settings.is_file() else {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        data = {}
-    projects = data.get("projects")
+    projects = read_config(settings).get("projects")
     records = projects if isinstance(projects, dict) else {}
     record = next((r for key, r in records.items() if os.path.realpath(key) == folder), None)
     level = record.get("trust_level") if isinstance(record, dict) else None
