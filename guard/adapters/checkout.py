@@ -13,11 +13,11 @@ commands cannot move, and:
 - in a clone or a moved or copied folder runs that folder's copy: the hook blocks until ``guard install codex`` is
   run there, which writes the folder's own path into the hook.
 
-Before, the first project's config judged those sessions, and its files, not this checkout's, were the read-only ones.
-Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR`` and reads a worktree's own committed
-``.gemini/settings.json``, whose hook named the main checkout; Copilot CLI's repository hooks
-(``.github/hooks/``) are meant to be committed, and its event's ``cwd`` stays the session's (1.0.102: an agent's
-``cd`` ends with its call): the same answer holds for their hooks.
+Taken at its word, the path in the hook would have the first project's config judge those sessions. Gemini CLI names
+the session's project in ``GEMINI_PROJECT_DIR`` and reads a worktree's own committed ``.gemini/settings.json``, whose
+hook names the main checkout; Copilot CLI's repository hooks (``.github/hooks/``) are meant to be committed, and its
+event's ``cwd`` stays the session's (1.0.102: an agent's ``cd`` ends with its call): the same answer holds for their
+hooks.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``guard <command>`` imports the one command group that registers it; ``guard --help`` imports none.
 
-Every group used to be imported to build argparse for any command, so each group deferred its implementation inside
-functions to keep ``guard check``'s start short. The table in guard.cli.main names each command's group and summary;
-it is checked here against what the groups register, so ``guard --help`` cannot drift from them.
+So a group's imports can sit at the top of its module without slowing every other command's start. The table in
+guard.cli.main names each command's group and summary; it is checked here against what the groups register, so
+``guard --help`` cannot drift from them.
 """
 
 from __future__ import annotations

@@ -3,11 +3,9 @@ profile) is committed.
 
 Codex (0.171) trusts a worktree as its main checkout (``--trust`` there records the main checkout's folder), runs the
 *main checkout's* ``.codex/hooks.json`` there (guard's hook anchored to the main checkout, ``--project``) and reads
-the worktree's own copy of ``.codex/config.toml``; a clone or copy runs its own copies of both. Before, the main
-checkout's config judged the worktree's calls, and the committed profile named the main checkout's files, so each
-other checkout's guard.yaml was writable until ``guard install codex`` was run there. Now the hook sees the session's
-folder (the event's ``cwd``) is a worktree of the same repository and enforces the worktree's own trusted config, and
-the profile names the project's files relative to the folder the session starts in (``:project_roots``): a write
+the worktree's own copy of ``.codex/config.toml``; a clone or copy runs its own copies of both. The hook sees the session's
+folder (the event's ``cwd``) is a worktree of the same repository and enforces the worktree's own trusted config, not
+the main checkout's it was installed for, and the profile names the project's files relative to the folder the session starts in (``:project_roots``): a write
 into each checkout's own guard.yaml fails at the OS, with no install there.
 """
 

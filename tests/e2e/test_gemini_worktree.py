@@ -1,9 +1,8 @@
 """The real Gemini CLI in a git worktree of a project whose ``.gemini/settings.json`` (guard's hook) is committed.
 
-The hook ``guard install gemini`` writes names the project's absolute path (``--project``). Before, in a worktree it
-enforced the main checkout's config, so the worktree's own trusted rule was not applied; now the hook sees Gemini's
-project folder (``GEMINI_PROJECT_DIR``, set by Gemini, not by the agent) is a worktree of the same repository and
-enforces the worktree's config.
+The hook ``guard install gemini`` writes names the project's absolute path (``--project``), which a worktree's
+committed copy keeps: the hook sees Gemini's project folder (``GEMINI_PROJECT_DIR``, set by Gemini, not by the agent) is a worktree of the same repository and
+enforces the worktree's config, so the worktree's own trusted rule applies there, not the main checkout's.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 ``.codex/hooks.json`` names the project's absolute path, and travels: a team commits it, a moved or copied folder
 keeps it. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts each hook in the session's folder (the event's
 ``cwd``); in a git worktree it runs the *main checkout's* hooks.json and reads the worktree's own config.toml, in a
-clone or copy that folder's own copies. Before, the first folder's config judged every such session. Now a worktree's
-own trusted config decides; a clone, copy or moved folder is refused until ``guard install codex`` is run there. The
+clone or copy that folder's own copies. A worktree's own trusted config decides, not the first
+folder's the hook names; a clone, copy or moved folder is refused until ``guard install codex`` is run there. The
 sandbox profile names the project's files relative to the session's folder (``:project_roots``), so it holds in every
 checkout; one written before with the first folder's absolute paths is still read, and the session's first message
 says it protects other files. Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR``: the same holds for
