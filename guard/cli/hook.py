@@ -233,6 +233,23 @@ def _anchor(args: Arguments, client: Client, raw: bytes, env: Mapping[str, str])
     return None
 
 
+def _in_session_checkout(client: Client, project: str, raw: bytes, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """The project whose config a hook anchored to ``project`` enforces in the session's checkout, and why it must block
+    instead (None: it may decide): a hook file written for one checkout travels to others (committed, moved, copied),
+    and only a client that names the session's folder where the agent cannot move it says which one this is."""
+    named = client.session_folder
+    if not named:
+        return project, None
+    from guard.adapters.checkout import for_session
+
+    folder = _event_cwd(raw) if named == "cwd" else env.get(named)
+    usable = folder is not None and os.path.isabs(folder) and os.path.isdir(folder)
+    project, elsewhere = for_session(client.name, project, folder if usable else None)
+    if os.path.isdir(project):
+        os.chdir(project)
+    return project, elsewhere
+
+
 def exit_past_hung_threads(code: int) -> int:
     """Exit now if a hook left a thread running: the interpreter would wait for it at exit.
 
@@ -267,16 +284,7 @@ def run(args: Arguments) -> int:
     env = os.environ
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
-    elsewhere = None
-    if project is not None and client.session_folder:  # a hook written for one checkout may run in another
-        from guard.adapters.checkout import for_session
-
-        named = client.session_folder
-        folder = _event_cwd(raw) if named == "cwd" else env.get(named)
-        usable = folder and os.path.isabs(folder) and os.path.isdir(folder)
-        project, elsewhere = for_session(client.name, project, folder if usable else None)
-        if os.path.isdir(project):
-            os.chdir(project)
+    project, elsewhere = _in_session_checkout(client, project, raw, env) if project is not None else (None, None)
     gate = Gate(
         args.config,
         service=_service,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
