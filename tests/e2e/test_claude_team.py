@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.git import git
+from fixtures.git import commit, git
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -83,9 +83,7 @@ def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_o
 ) -> None:
     (project.dir / "deny.sh").write_text(DENY_SCRIPT)
     project.configure(CONFIG, "--client", "guard", timeout="60")
-    git(project.dir, "init", "-q")
-    git(project.dir, "add", "-A")
-    git(project.dir, "commit", "-q", "-m", "guard for the team")
+    commit(project.dir)
     committed = git(project.dir, "ls-files").split()
     assert ".claude/settings.json" in committed and ".claude/settings.local.json" not in committed, committed
     clone = project.dir.parent / "teammate"

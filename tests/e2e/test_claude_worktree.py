@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import trust_config
-from fixtures.git import git
+from fixtures.git import commit, git
 
 from guard.testing.anthropic_stub import final_text, tool_use
 
@@ -31,9 +31,7 @@ NOT_SET_UP = "guard install claude was not run for you in this checkout"
 def _installed_in_git(project: AgentProject, *files: str) -> None:
     """guard installed in the project (its sandbox too), a git repository with ``files`` committed."""
     project.configure(CONFIG, "--client", "guard")
-    git(project.dir, "init", "-q")
-    git(project.dir, "add", *files)
-    git(project.dir, "commit", "-qm", "guard")
+    commit(project.dir, *files)
 
 
 def _session(project: AgentProject, checkout: Path, write: str | None = None, *args: str) -> tuple[str, str]:

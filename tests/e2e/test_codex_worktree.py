@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.git import git
+from fixtures.git import commit, git
 
 from guard.testing.agent_script import final_text, tool_use
 
@@ -45,9 +45,7 @@ def test_a_worktree_clone_and_copy_are_guarded_by_the_committed_profile_without_
 ) -> None:
     project = codex_project
     project.configure(CONFIG)
-    git(project.dir, "init", "-q")
-    git(project.dir, "add", "-A")
-    git(project.dir, "commit", "-qm", "guard")  # .codex/ committed, as a team shares it
+    commit(project.dir)  # .codex/ committed, as a team shares it
     worktree, clone, copy = (project.dir.parent / name for name in ("feature", "clone", "copy"))
     git(project.dir, "worktree", "add", "-q", str(worktree))
     git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import trust_config
-from fixtures.git import git
+from fixtures.git import commit, git
 
 from guard.testing.agent_script import final_text, tool_use
 
@@ -23,9 +23,7 @@ pytestmark = [pytest.mark.gemini, pytest.mark.slow]
 def test_a_worktree_is_judged_by_its_own_config(gemini_project: AgentProject) -> None:
     project = gemini_project
     project.configure(CONFIG)  # the main checkout's config lets every call run
-    git(project.dir, "init", "-q")
-    git(project.dir, "add", "-A")
-    git(project.dir, "commit", "-qm", "guard")
+    commit(project.dir)
     worktree = project.dir.parent / "feature"
     git(project.dir, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(FEATURE_RULE)

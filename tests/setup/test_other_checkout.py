@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import trust_config
-from fixtures.git import git
+from fixtures.git import commit, git
 from fixtures.processes import run_guard
 
 DENY_PUSH = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      command: \"grep -q 'git push' && {{ echo '{why}' >&2; exit 2; }} || exit 0\"\n"
@@ -42,9 +42,7 @@ def _installed_repository(tmp_path: Path, *, shared: str = ".") -> Path:
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_PUSH.format(why="main says no"))
     _install(main)
-    git(main, "init", "-q")
-    git(main, "add", shared)
-    git(main, "commit", "-qm", "guard")
+    commit(main, shared)
     return main
 
 
@@ -201,9 +199,7 @@ def test_another_clients_worktree_is_judged_by_its_own_config_and_a_copy_refused
     main.mkdir()
     (main / "guard.yaml").write_text(DENY_ALL.format(why="main says no"))
     _install(main, client)
-    git(main, "init", "-q")
-    git(main, "add", ".")
-    git(main, "commit", "-qm", "guard")  # the hook file committed (Copilot's repository hooks are meant to be)
+    commit(main)  # the hook file committed (Copilot's repository hooks are meant to be)
     worktree, copy = tmp_path / "feature", tmp_path / "copy"
     git(main, "worktree", "add", "-q", str(worktree))
     (worktree / "guard.yaml").write_text(DENY_ALL.format(why="feature says no"))
