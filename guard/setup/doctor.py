@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from guard.adapters import claude_local
 from guard.adapters.checkout import in_main_checkout
 from guard.adapters.installers import installable
 from guard.audit import chain as audit_chain
@@ -340,7 +341,7 @@ def _launched(hooks: list[InstalledHook], project_dir: Path, home: Path) -> tupl
 
     resolved: list[InstalledHook] = []
     findings: list[Finding] = []
-    personal, on_path = team_hook.personal(project_dir=project_dir, home=home), shutil.which("guard")
+    personal, on_path = claude_local.personal(project_dir=project_dir, home=home), shutil.which("guard")
     reported: set[Path] = set()
     for hook in hooks:
         parsed = parse_guard_hook(hook.command)

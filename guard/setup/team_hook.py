@@ -29,13 +29,11 @@ from guard.core.errors import ConfigError
 
 __all__ = [
     "BLOCKING",
-    "LOCAL_FILE",
     "MISSING",
     "VARIABLE",
     "ignore_local",
     "launcher",
     "launcher_options",
-    "personal",
     "personal_command",
     "resolve",
     "write_personal",
