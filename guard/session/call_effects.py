@@ -49,7 +49,21 @@ _FILE_UTILITIES = frozenset(
 _PUTTING = frozenset({"cp", "mv", "ln", "tee", "install"})
 _PLACING = _PUTTING | {"rm", "unlink", "rmdir"}
 #: Programs that leave what they run going after the line ends (or start it later).
-_DETACHING = frozenset({"nohup", "setsid", "disown", "at", "batch", "screen", "tmux", "systemd-run", "daemonize"})
+_DETACHING = frozenset(
+    {
+        "nohup",
+        "setsid",
+        "disown",
+        "at",
+        "batch",
+        "screen",
+        "tmux",
+        "systemd-run",
+        "daemonize",
+        "start-stop-daemon",
+        "coproc",
+    }
+)
 #: Routes that make, replace or remove a link itself, not the file it leads to.
 _ON_LINKS = frozenset({"shell: ln", "shell: rm", "shell: unlink"})
 #: bash builtins that run nothing found on PATH (and ``cd``, which only moves).
@@ -347,20 +361,26 @@ def outlives(tool_name: str, tool_input: Mapping[str, Any]) -> bool:
         return True
     quote, previous = "", ""
     for at, c in enumerate(command):
-        if quote:
-            quote = "" if c == quote and previous != "\\" else quote
+        if quote:  # a backslash escapes nothing in single quotes ('x\' ends there), but does in $'…' (held as "$")
+            quote = "" if c == quote.replace("$", "'") and (previous != "\\" or quote == "'") else quote
         elif c in "'\"" and previous != "\\":
-            quote = c
+            quote = "$" if c == "'" and previous == "$" else c
         elif c == "&" and previous not in ("&", ">", "<", "|", "\\") and command[at + 1 : at + 2] not in ("&", ">"):
+            return True
+        elif c == "(" and previous in ("<", ">"):  # a process substitution: bash does not wait for it
             return True
         previous = "" if previous == "\\" else c
     script = _parsed(command, False)
-    return script is None or any(
-        os.path.basename(part.words[0].text) in _DETACHING
-        for pipeline in script.pipelines
-        for part in pipeline.commands
-        if part.words
-    )
+    return script is None or any(_detaches(part) for pipeline in script.pipelines for part in pipeline.commands)
+
+
+def _detaches(command: Command) -> bool:
+    """Whether ``command`` is ``coproc`` or a detaching program, itself or behind wrappers (``env setsid -f``)."""
+    from guard.command_analysis.invocation import command_name, unwrap
+
+    invocation = unwrap(command, [], 0)
+    ahead = command.words if invocation is None else command.words[: command.words.index(invocation.head) + 1]
+    return any(command_name(word.text) in _DETACHING for word in ahead)
 
 
 def _separators(command: str) -> list[str] | None:

@@ -117,15 +117,23 @@ def test_a_git_hook_planted_by_a_write_the_record_cannot_name_reaches_the_judge_
     assert files[".git/hooks/pre-commit"]["content"] == hook
 
 
+@pytest.mark.parametrize(
+    "leave",
+    [
+        "({job}) >/dev/null 2>&1 &",
+        "coproc {{ exec >/dev/null 2>&1; {job}; }}",  # a coprocess outlives the line too (found by r49attack)
+    ],
+)
 def test_a_module_planted_by_a_job_the_line_leaves_running_reaches_the_judge_after_a_walk_came_first(
-    isolated_home: Path, stub: StubServer, project: Path
+    isolated_home: Path, stub: StubServer, project: Path, leave: str
 ) -> None:
     """The walk below other people's code came once, at the next call; a write the line left for later (a background
     job waiting for its cue) landed after that walk, and every walk since skipped the virtualenv (found by r48review)."""
     agent = Agent(isolated_home, stub, project)
     _judged_run_answers_later_runs(agent, stub, "python3 run.py")
     assert agent.bash(f"cat <<'EOF' > p.txt\n{PLANTED}EOF") == "allow"
-    later = f'(until [ -e go ]; do sleep 0.1; done; tee /dev/null < p.txt > "$PWD/{SITE}/helper.py") >/dev/null 2>&1 &'
+    job = f'until [ -e go ]; do sleep 0.1; done; tee /dev/null < p.txt > "$PWD/{SITE}/helper.py"'
+    later = leave.format(job=job)
     assert agent.bash(later) == "allow"
     asked = stub.calls
     agent.bash("python3 run.py")  # the walk below the virtualenv: nothing planted yet

@@ -208,6 +208,12 @@ def test_one_identity_for_the_spellings_of_one_run(tmp_path: Path) -> None:
         ('serve > "$PWD/log" 2>&1 & echo started', True),
         ("nohup sh -c 'cp a b'", True),
         ("echo 'cp a b' | at now", True),
+        ('coproc { sleep 9; cp a "$D/b"; }', True),  # bash keeps a coprocess running past the line
+        ('true > >(sleep 9; cp a "$D/b")', True),  # nor does it wait for a process substitution
+        ("echo 'x\\'; (sleep 9; cp a \"$D/b\") &", True),  # a backslash in single quotes hides no &
+        ("echo $'\\'' & '", True),
+        ('env setsid -f cp a "$D/b"', True),  # behind a wrapper
+        ("echo $'&' '<(x)' at", False),
     ],
 )
 def test_a_line_that_leaves_a_job_running_is_told_from_one_that_ends(command: str, lasting: bool) -> None:
