@@ -139,7 +139,8 @@ class _Index:
         """Client settings below a project folder, by name (:data:`targets.CLIENT_NAMES`): ``path`` is such a file or
         lies in such a folder, or it is a folder holding one that exists (``mv wt/.claude …``). A glob counts when it
         spells the names out: like bash, it matches a name starting with ``.`` only with a ``.`` of its own. A folder
-        holding one deeper (``rm -r .claude/worktrees/x``) is not looked for: that would walk the tree on every call."""
+        holding one deeper is not looked for here (that would walk the tree on every call): a Claude Code worktree's
+        are named exactly (:func:`targets.worktree_settings`), so ``rm -r .claude/worktrees/x`` reaches them."""
         if "/." not in path:  # every client name starts with a dot: most paths end here
             return None
         for root in self.below:
@@ -254,6 +255,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     if "\0" in cwd:
         return "deny", "the call's working directory holds a NUL byte"
     entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
+    entries += tuple(targets.worktree_settings(targets.project_folders(entries)))
     urls = [path for label, path in entries if label == targets.SERVICE]
     asking = (targets.SHELL, targets.AUTOSTART, targets.PATH_FOLDER)
     paths = tuple(entry for entry in entries if entry[0] not in (targets.SERVICE, *asking))

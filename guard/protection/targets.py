@@ -92,6 +92,7 @@ __all__ = [
     "project_folders",
     "protect_spec",
     "protected_paths",
+    "worktree_settings",
 ]
 
 #: The self-protection hook's id (:func:`protect_spec`).
@@ -247,6 +248,20 @@ def project_folders(entries: Iterable[tuple[str, str]]) -> tuple[str, ...]:
             if os.path.basename(path) == first and os.path.join(os.path.dirname(path), second) in config
         )
     )
+
+
+def worktree_settings(folders: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """The client settings of each Claude Code worktree there is in ``folders`` (``.claude/worktrees/<name>``), named
+    exactly: by name (:data:`CLIENT_NAMES`) only a path that spells one out counted, so a command writing a tree into
+    the worktree (``tar x -C``, ``rsync``, ``cp -r src/.``) or sweeping one (``find -name … -delete``) reached it."""
+    for folder in folders:
+        worktrees = os.path.join(folder, ".claude", "worktrees")
+        try:
+            found = sorted(os.listdir(worktrees))
+        except OSError:
+            continue
+        for name in found[:64]:  # bounded: the hook runs on every call
+            yield from ((CLIENT, os.path.join(worktrees, name, setting)) for setting in _PROJECT_CLIENT)
 
 
 def _sqlite_file(url: str) -> str | None:

@@ -58,6 +58,11 @@ def _decide(project: Path, tool: str, tool_input: dict[str, Any]) -> str | None:
         ("Bash", {"command": "cp evil.json sub/z/.claude/settings.local.json"}),
         ("Bash", {"command": "rm -r sub/z/.github/hooks"}),
         ("Bash", {"command": "echo x > deep/a/b/.codex/hooks.json"}),
+        # a tree written into a worktree, or a sweep of one, reaches its settings (found by r49attack)
+        ("Bash", {"command": f"tar xf /tmp/evil.tar -C {WORKTREE}"}),
+        ("Bash", {"command": f"rsync -a /tmp/evil/ {WORKTREE}/"}),
+        ("Bash", {"command": f"cp -r /tmp/evil/. {WORKTREE}/"}),
+        ("Bash", {"command": "find . -name settings.json -delete"}),
         ("Write", {"file_path": SETTINGS, "content": "{}"}),
         ("Edit", {"file_path": "sub/z/.claude/settings.local.json", "old_string": "{", "new_string": "{ "}),
     ],
@@ -84,9 +89,10 @@ def test_work_below_the_project_is_not_refused(project: Path, tool: str, tool_in
 
 
 @pytest.mark.slow
-def test_a_guard_hook_process_refuses_a_worktree_s_settings_write_from_the_project(project: Path) -> None:
+@pytest.mark.parametrize("command", [f"printf '{{}}' > {SETTINGS}", f"tar xf /tmp/evil.tar -C {WORKTREE}"])
+def test_a_guard_hook_process_refuses_a_worktree_s_settings_write_from_the_project(project: Path, command: str) -> None:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    event = _event(project, "Bash", {"command": f"printf '{{}}' > {SETTINGS}"})
+    event = _event(project, "Bash", {"command": command})
     proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(event))
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny", proc.stdout
