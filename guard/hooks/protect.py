@@ -230,6 +230,7 @@ def _proof(tool: str, tool_input: dict[str, Any], unit: Unit, protected: _Index,
         for r in command.redirects
         if r.op.startswith("<")
         or r.target.dynamic
+        or r.target.tilde  # ~+ and ~- are the line's folders (after a cd), not the hook's PWD and OLDPWD
         or protected.named(named_by(r.target.text, unit.cwd, os.environ), sweeping=True)
     ]
     return prove_command(

@@ -84,6 +84,8 @@ WRITES_GUARD_S_FILES = [
     ("$\\<newline>( in an unquoted here-document", "cat <<EOF\n$\\\n(echo {} > ../.claude/settings.json)\nEOF"),
     ("a continued line spells the delimiter", "cat <<EOF\nEO\\\nF\necho {} > ../.claude/settings.json\nEOF"),
     ("sh reads &> as & and >", "cat notes.txt &>/dev/null touch ../.claude/settings.json"),
+    # the line's OLDPWD, not the hook's: the output was judged as sent elsewhere (found by r49attack)
+    ("~- after a cd is the folder the line left", "cd .. && cd app && echo {} > ~-/.claude/settings.json"),
 ]
 #: Lines whose ${x OPERATION} of a value the line set names a file of guard's: read as text naming nothing, each was left
 #: to a rule about something else.
