@@ -295,7 +295,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
             return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
         if follows or _follows_links(unit) or _options_follow_links(unit, said, changed):
             return "deny", f"{_what(unit, tool)} {_FOLLOWS_LINKS}"
-        itself = runs_guard(unit, urls, os.environ)
+        itself = runs_guard(unit, urls, os.environ) or _nested_agent(unit, said)
         if itself:
             return "deny", f"{_what(unit, tool)} {itself}"
         before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
@@ -310,6 +310,16 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
         if unit.command is not None and changed is None:
             changed = shell_state_change(unit.command, os.environ)
     return ("ask", asked) if asked else None
+
+
+def _nested_agent(unit: Unit, said: list[str]) -> str | None:
+    """Why ``unit`` starts a Claude Code session that may run without guard's hooks (:mod:`guard.protection.nested_agent`,
+    loaded only for a line that names Claude Code); ``said``: the words of the line so far (an ``export`` before it)."""
+    if "claude" not in (unit.program or "") and not any("claude-code" in arg for arg in unit.args):
+        return None
+    from guard.protection.nested_agent import unhooked_agent
+
+    return unhooked_agent(unit, said)
 
 
 def _without_program(unit: Unit) -> Unit:
