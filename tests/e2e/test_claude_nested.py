@@ -30,7 +30,9 @@ NO_TOUCH = (
     ("options", "refused"), [("", False), ("--settings '{\"disableAllHooks\": true}'", True)], ids=["plain", "unhooked"]
 )
 def test_a_second_claude_session_is_guarded_or_refused(project: AgentProject, options: str, refused: bool) -> None:
-    project.configure(NO_TOUCH, "--client", "guard")
+    project.configure(
+        NO_TOUCH, "--client", "guard", "--no-sandbox"
+    )  # a second Claude Code under the first one's sandbox is another question
     marker = project.dir / "ran-nested"
     second = f"claude -p 'help me' {options} --allowedTools Bash --output-format text".replace("  ", " ")
     project.env["PATH"] = os.pathsep.join([str(Path(project.binary).parent), os.environ["PATH"]])
