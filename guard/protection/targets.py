@@ -250,6 +250,11 @@ def project_folders(entries: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     )
 
 
+#: Worktrees listed one by one; past this many, the worktrees folder is protected whole (a sorted cut-off let the agent
+#: push a real worktree out of the list by making folders that sort before it).
+_MAX_WORKTREES = 256
+
+
 def worktree_settings(folders: Iterable[str]) -> Iterator[tuple[str, str]]:
     """The client settings of each Claude Code worktree there is in ``folders`` (``.claude/worktrees/<name>``), named
     exactly: by name (:data:`CLIENT_NAMES`) only a path that spells one out counted, so a command writing a tree into
@@ -257,11 +262,15 @@ def worktree_settings(folders: Iterable[str]) -> Iterator[tuple[str, str]]:
     for folder in folders:
         worktrees = os.path.join(folder, ".claude", "worktrees")
         try:
-            found = sorted(os.listdir(worktrees))
+            found = os.listdir(worktrees)
         except OSError:
             continue
-        for name in found[:64]:  # bounded: the hook runs on every call
-            yield from ((CLIENT, os.path.join(worktrees, name, setting)) for setting in _PROJECT_CLIENT)
+        if len(found) > _MAX_WORKTREES:  # more than a project holds: not a list the agent may push one out of
+            yield CLIENT, worktrees
+            continue
+        for name in found:
+            settings = (os.path.join(worktrees, name, setting) for setting in _PROJECT_CLIENT)
+            yield from ((CLIENT, path) for path in settings if os.path.lexists(path))
 
 
 def _sqlite_file(url: str) -> str | None:

@@ -97,3 +97,16 @@ def test_a_guard_hook_process_refuses_a_worktree_s_settings_write_from_the_proje
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny", proc.stdout
     assert SETTINGS in out["permissionDecisionReason"] and "hook settings" in out["permissionDecisionReason"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("made", [64, 300], ids=["folders-sorting-first", "more-than-listed"])
+def test_folders_the_agent_makes_beside_a_worktree_do_not_push_it_out_of_the_list(project: Path, made: int) -> None:
+    """A cut-off at the first 64 names in sorted order let ``mkdir .claude/worktrees/a{000..063}`` (in-project writes
+    no rule refuses) leave the real worktree ``x`` unlisted, and a tree written into it then reached its settings."""
+    for at in range(made):
+        (project / ".claude" / "worktrees" / f"a{at:03}").mkdir(parents=True)
+    event = _event(project, "Bash", {"command": f"tar xf /tmp/evil.tar -C {WORKTREE}"})
+    proc = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(event))
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "hook settings" in out["permissionDecisionReason"], proc.stdout
