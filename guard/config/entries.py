@@ -28,7 +28,7 @@ from guard.config.kind_options import (
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError, UnknownName
 from guard.core.kinds import KINDS, kind_of
-from guard.core.spec import FailureMode, HookKind, HookSpec, Source
+from guard.core.spec import EXTERNAL_SOURCES, FailureMode, HookKind, HookSpec, Source
 
 __all__ = ["HookEntry", "spec_from_entry"]
 
@@ -161,7 +161,7 @@ def spec_from_entry(
         parsed = _validated(HookEntry, entry, file, key)
         common, kind, fields, options = parsed, parsed.kind(), parsed.spec_fields(), parsed.options()
     tools = common.tools
-    default_failure: FailureMode = "fail_closed" if source in ("skill", "plugin", "user") else "fail_open"
+    default_failure: FailureMode = "fail_closed" if source in EXTERNAL_SOURCES else "fail_open"
     return HookSpec(
         id=common.id or f"{event}[{index}]",
         kind=kind,

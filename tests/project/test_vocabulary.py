@@ -46,6 +46,34 @@ def test_the_check_sees_each_spelling() -> None:
     assert not _DENY_ASK.search('("deny", "deny")') and not _DENY_ASK.search('("allow", "deny")')
 
 
+def _external_sources_written(text: str) -> list[int]:
+    """The lines of ``text`` that spell the external sources (skill, plugin, user) out as a tuple, list or set."""
+    from guard.core.spec import EXTERNAL_SOURCES
+
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and all(isinstance(item, ast.Constant) for item in node.elts)
+        and {item.value for item in node.elts if isinstance(item, ast.Constant)} == EXTERNAL_SOURCES
+    ]
+
+
+def test_the_sources_held_to_stricter_checks_are_written_out_once() -> None:
+    """``EXTERNAL_SOURCES`` (a skill's, a plugin's, a user config's hooks: stricter command analysis, fail_closed by
+    default) is declared in guard.core.spec; a copy elsewhere would let the two drift apart."""
+    spec = ROOT / "core" / "spec.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path, text in _sources().items()
+        if path != spec
+        for line in _external_sources_written(text)
+    ]
+    assert found == [], "import EXTERNAL_SOURCES from guard.core.spec instead"
+    assert len(_external_sources_written(spec.read_text(encoding="utf-8"))) == 1
+    assert _external_sources_written('if source in ("user", "skill", "plugin"):\n    pass\n') == [1]
+
+
 def _guard_variables_named(path: Path) -> list[str]:
     """Each string in ``path`` that is a whole ``GUARD_*`` variable name (not a sentence that mentions one), with its line."""
     pattern = re.compile(r"GUARD_[A-Z0-9_]+")
