@@ -15,9 +15,8 @@ import argparse
 import statistics
 import time
 
-from guard.core import actions
+from guard.core import actions, matching
 from guard.core.spec import HookSpec
-from guard.runtime import matching
 from guard.runtime.registry import Registry
 
 CALLS = [

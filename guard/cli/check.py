@@ -17,9 +17,9 @@ from guard.config.pinning import trust_note
 from guard.core.errors import PROVIDER_NOTE, EventError
 from guard.core.events.names import canonical_event
 from guard.core.explanation import coverage, user_message
+from guard.core.matching import matcher_report
 from guard.core.spec import HookSpec
 from guard.runtime.gate import Gate
-from guard.runtime.matching import matcher_report
 from guard.server.decider import ServiceDecider
 
 if TYPE_CHECKING:

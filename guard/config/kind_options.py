@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from guard.core.matching import validate_matcher, validate_tools
 from guard.core.spec import FailureMode
-from guard.runtime.matching import validate_matcher, validate_tools
 
 __all__ = [
     "CallableOptions",

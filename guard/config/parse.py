@@ -22,9 +22,9 @@ from guard.config.typos import error_message
 from guard.core.duration import parse_duration
 from guard.core.errors import ConfigError
 from guard.core.events.names import CANONICAL_EVENTS, canonical_event, suggest_event
+from guard.core.matching import matcher_report
 from guard.core.settings import LoadedConfig, Settings, default_audit_path, default_cache_url
 from guard.core.spec import HookSpec
-from guard.runtime.matching import matcher_report
 from guard.webhooks.ssrf import parse_networks
 
 __all__ = ["Reader", "parse_config"]

@@ -22,12 +22,12 @@ from typing import Any
 from guard.core.errors import DatasetError, GuardError
 from guard.core.events.model import Event
 from guard.core.kinds import judged
+from guard.core.matching import compile_filter
 from guard.core.session import FILES_FIELD, SESSION_FIELD
 from guard.core.spec import HookSpec
 from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
 from guard.eval.schema import DatasetInfo
-from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
 __all__ = [

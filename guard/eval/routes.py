@@ -38,11 +38,11 @@ from urllib.parse import quote
 
 from guard.core.actions import tool_kind
 from guard.core.decision import STOPS
+from guard.core.matching import compile_filter
 from guard.eval.cases import JudgedCase, build_event, rule_name
 from guard.eval.runner import EngineJudge, Variant, WorkItem, run_schedule
 from guard.eval.schema import ResultRow, RouteCoverage, RouteResult, RouteRule
 from guard.eval.scoring import proportion
-from guard.runtime.matching import compile_filter
 
 __all__ = ["Effect", "Route", "effect_of_case", "judge_routes", "routes_for", "summarise"]
 

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from guard.core.events.names import canonical_event
+from guard.core.matching import compile_filter
 from guard.core.spec import FailureMode, HookSpec
-from guard.runtime.matching import compile_filter
 
 __all__ = ["Registry", "default_registry", "hook"]
 

@@ -32,12 +32,12 @@ from guard.config.pinning import load_trusted
 from guard.config.search import find_config
 from guard.core.errors import GuardError, ModelNotConfigured
 from guard.core.extras import DISTRIBUTION
+from guard.core.matching import matcher_report
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
 from guard.judge.keys import tiers_for
 from guard.judge.model import RetryPolicy, complete, load_client
 from guard.judge.providers import ModelUnusable, model_origin, preflight
 from guard.judge.tiers import models_for
-from guard.runtime.matching import matcher_report
 from guard.sandbox.claude import denied
 from guard.sandbox.levels import SANDBOXES, level
 from guard.sandbox.paths import protected_paths

@@ -236,17 +236,22 @@ def test_a_cycle_planted_inside_a_layer_breaks_a_contract(
     assert reported in result.stdout
 
 
-def test_an_allowed_lazy_import_is_allowed_only_from_its_module(copy_of_guard: Path) -> None:
-    """The allow-list names importer and imported: the config's entries may reach the matcher compiler, its trust store may not."""
-    target = copy_of_guard / "guard" / "config" / "trust_store.py"
+def test_the_contracts_allow_no_upward_import() -> None:
+    """No contract lists an exception: what two layers share goes down (the matcher compiler the config validates with
+    and the registry matches with is guard.core.matching), never a lazy import up."""
+    assert [contract["id"] for contract in contracts() if contract.get("ignore_imports")] == []
+
+
+def test_the_config_reaching_up_into_the_runtime_breaks_the_contract(copy_of_guard: Path) -> None:
+    """The import the contract once allowed, config's entries to the runtime's matcher compiler, inside a function."""
+    target = copy_of_guard / "guard" / "config" / "kind_options.py"
     target.write_text(
-        target.read_text(encoding="utf-8")
-        + "\n\ndef _planted():\n    from guard.runtime.matching import compile_filter\n",
+        target.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from guard.runtime.registry import Registry\n",
         encoding="utf-8",
     )
     result = lint_imports(copy_of_guard)
     assert result.returncode != 0
-    assert "guard.config.trust_store -> guard.runtime.matching" in result.stdout
+    assert "guard.config.kind_options -> guard.runtime.registry" in result.stdout
 
 
 #: Modules that spell a module of a higher layer as a string, and why that is not an import import-linter misses.

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
+from guard.core.matching import compile_filter
 from guard.core.spec import HookSpec
-from guard.runtime.matching import compile_filter
 from guard.runtime.registry import Registry
 
 

@@ -18,7 +18,7 @@ from guard.core.spec import HookSpec
 
 __all__ = ["ToolFilter", "compile_filter", "matcher_report", "matcher_warnings", "validate_matcher", "validate_tools"]
 
-log = LazyLogger("guard.runtime.matching")
+log = LazyLogger("guard.core.matching")
 
 
 class ToolFilter(Protocol):
