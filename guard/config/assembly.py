@@ -82,7 +82,7 @@ def _script_folders(scripts: list[str], base_dir: str) -> Iterator[str]:
 
 def protection_for(loaded: LoadedConfig) -> HookSpec:
     """The self-protection hook for ``loaded``: its files, guard's state, the org policy's files, the hooks' scripts."""
-    return protect_spec(loaded, scripts=loaded_scripts(loaded))
+    return protect_spec(loaded, scripts=tuple(loaded_scripts(loaded)))  # found here: targets never calls back
 
 
 def with_protection(loaded: LoadedConfig) -> LoadedConfig:
