@@ -7,13 +7,12 @@ events against hooks without loading pydantic or any hook implementation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from guard.core.record import FrozenRecord
 
 __all__ = [
     "EXTERNAL_SOURCES",
-    "HOOK_KINDS",
     "FailureMode",
     "HookKind",
     "HookMode",
@@ -23,6 +22,7 @@ __all__ = [
     "Source",
 ]
 
+#: guard's own hook kinds, the names :data:`guard.core.kinds.KINDS` registers first (a plugin's kind is a ``str``).
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
 #: ``enforce``: the hook's verdict counts; ``shadow``: judged, cached and audited, never part of the answer.
@@ -32,7 +32,6 @@ OnAsk = Literal["client", "approval"]
 #: Where a hook was declared: its own config, a client's settings.json, a skill, a plugin, user config, Python, guard itself,
 #: or the signed org policy (docs/org-policy.md), whose hooks nothing in a project or user config removes.
 Source = Literal["config", "settings", "skill", "plugin", "user", "library", "builtin", "org"]
-HOOK_KINDS: tuple[str, ...] = get_args(HookKind)
 
 #: Sources whose hooks get the stricter command analysis and fail closed in standalone mode.
 EXTERNAL_SOURCES = frozenset({"skill", "plugin", "user"})

@@ -148,3 +148,13 @@ def test_every_name_the_glossary_gives_is_in_the_code() -> None:
         assert found is not None, f"docs/glossary.md names {dotted}, which guard does not have"
     for name in ("STOPS", "DECISIONS", "BY_STRICTNESS"):
         assert f"`{name}`" in glossary and hasattr(importlib.import_module("guard.core.decision"), name)
+
+
+def test_the_built_in_kinds_are_the_ones_the_registry_holds() -> None:
+    """``HookKind`` (the type of a built-in kind's name) and the kinds registry name the same five kinds."""
+    from typing import get_args
+
+    from guard.core.kinds import KINDS
+    from guard.core.spec import HookKind
+
+    assert set(get_args(HookKind)) == KINDS.builtins == {"smart", "command", "http", "callable", "protect"}
