@@ -31,6 +31,8 @@ CLI = (
     "rc = main(sys.argv[1:])\n"
     "sys.stderr.write('READ ENTRY POINTS %s\\n' % ('importlib.metadata' in sys.modules))\n"
     "sys.stderr.write('RAN DENY_WORDS %s\\n' % ('guard_example_plugin.kind' in sys.modules))\n"
+    "sys.stderr.write('RAN MAX_INPUT %s\\n' % ('guard_example_plugin.max_input' in sys.modules))\n"
+    "sys.stderr.write('EVENT LOOP %s\\n' % ('asyncio' in sys.modules))\n"
     "sys.exit(rc)\n"
 )
 ENGINE = (
@@ -448,3 +450,35 @@ def test_a_plugin_kind_files_are_pinned_and_guarded_as_a_command_hook_scripts_ar
         plugin_site,
     )
     assert write.returncode == 2 and write.stdout.startswith("DENY guard self-protection"), write.stdout + write.stderr
+
+
+MAX_INPUT = """\
+hooks:
+  PreToolUse:
+    - kind: max_input
+      matcher: Bash
+      max_chars: 40
+"""
+
+
+def test_a_plugin_kind_opts_into_the_fast_path_with_its_verdict(
+    plugin_site: Path, write_config, isolated_home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """``max_input`` names a fast-path ``verdict``: a real ``guard hook`` answers with it, deny and allow, before the
+    engine, so neither an event loop nor the kind's hook module (nor its pydantic) is loaded."""
+    write_config(MAX_INPUT, trusted=False)
+    trusted = run(TRUST, [str(isolated_home)], isolated_home, site=plugin_site)
+    assert trusted.returncode == 0, trusted.stderr
+    long_input = {"command": "echo " + "x" * 60}
+    long_call = json.dumps({"tool": "Bash", "args": long_input, "session": "s1"})
+    short_call = json.dumps({"tool": "Bash", "args": {"command": "ls"}, "session": "s1"})
+    run(CLI, ["hook", "--format", "linewise"], isolated_home, short_call, plugin_site)  # compiles the snapshot
+    denied = run(CLI, ["hook", "--format", "linewise"], isolated_home, long_call, plugin_site)
+    assert (denied.returncode, denied.stdout) == (
+        2,
+        f"DENY max_input: {len(json.dumps(long_input))} characters, at most 40\n",
+    ), denied.stderr
+    allowed = run(CLI, ["hook", "--format", "linewise"], isolated_home, short_call, plugin_site)
+    assert (allowed.returncode, allowed.stdout) == (0, "ALLOW\n"), allowed.stderr
+    for answered in (denied, allowed):
+        assert "RAN MAX_INPUT False" in answered.stderr and "EVENT LOOP False" in answered.stderr, answered.stderr

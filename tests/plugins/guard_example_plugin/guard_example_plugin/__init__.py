@@ -1,7 +1,7 @@
-"""An example guard plugin: the ``deny_words`` hook kind (with its options model), the ``linewise`` client, the ``canned`` judge transport and the ``memory://`` cache backend.
+"""An example guard plugin: the ``deny_words`` and ``max_input`` hook kinds (with their options models), the ``linewise`` client, the ``canned`` judge transport and the ``memory://`` cache backend.
 
-The kind is declared here, apart from its hook and options model: guard looks a kind up on every ``guard hook`` call,
-and this module imports nothing (``kind.py`` imports pydantic, which only reading a config or running the hook needs).
+The kinds are declared here, apart from their hooks and options models: guard looks a kind up on every ``guard hook`` call,
+and this module imports nothing (``kind.py`` and ``max_input.py`` import pydantic, which only reading a config or running the hook needs).
 """
 
 from guard.core.kinds import Kind
@@ -16,4 +16,12 @@ DENY_WORDS = Kind(
     cache=True,
     expanded=("words",),
     files="guard_example_plugin.kind:word_files",
+)
+
+#: ``verdict``: its answer needs no model or event loop, so ``guard hook`` reaches it on the fast path, before the engine
+MAX_INPUT = Kind(
+    "max_input",
+    "guard_example_plugin.max_input:MaxInputHook",
+    options="guard_example_plugin.max_input:MaxInputOptions",
+    verdict="guard_example_plugin.length:too_long",
 )
