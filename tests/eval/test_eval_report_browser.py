@@ -15,13 +15,12 @@ issue was 6,677 px).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fixtures.browser import screenshot
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import StubServer, by_model_policy
 
@@ -32,16 +31,9 @@ MODELS = {"openai/stub-keyword": "0.4/1.6", "openai/stub-allow": "0.15/0.6", "op
 
 
 def guard_eval(*args: str) -> int:
-    """A real ``guard eval`` process (Playwright's sync API holds this thread's event loop)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")} | {"PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "guard.cli.main", "eval", *args, "--no-progress"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """A real ``guard eval`` process (Playwright's sync API holds this thread's event loop), without the test's GUARD_*."""
+    unset = dict.fromkeys((name for name in os.environ if name.startswith("GUARD_")), None)
+    done = run_guard(["eval", *args, "--no-progress"], Path.cwd(), env=unset, timeout=300)
     assert done.returncode in (0, 100), done.stdout + done.stderr
     return done.returncode
 
