@@ -18,7 +18,7 @@ from guard.core.errors import PROVIDER_NOTE, EventError
 from guard.core.events.names import canonical_event
 from guard.core.explanation import coverage, user_message
 from guard.core.matching import matcher_report
-from guard.core.spec import HookSpec
+from guard.core.spec import DEPTHS, HookSpec
 from guard.runtime.gate import Gate
 from guard.server.decider import ServiceDecider
 
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--rule", help="judge against this plain-English rule instead of the config's hooks")
     p.add_argument(
         "--depth",
-        choices=("quick", "thorough", "auto"),
+        choices=DEPTHS,
         default="auto",
         help="with --rule: which tier judges it (auto: quick, then thorough when unsure; default auto)",
     )

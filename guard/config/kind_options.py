@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from guard.core.matching import validate_matcher, validate_tools
-from guard.core.spec import FailureMode
+from guard.core.spec import Depth, FailureMode
 
 __all__ = [
     "CallableOptions",
@@ -73,7 +73,7 @@ class SpecFields(BaseModel):
 class SmartFields(SpecFields):
     rule: str | None = None
     prompt: str | None = None
-    depth: Literal["quick", "thorough", "auto"] = "auto"
+    depth: Depth = "auto"
     model: str | None = None
     confidence_threshold: float = Field(default=0.7, ge=0, le=1)
     cache_ignore: list[str] = Field(default_factory=list)

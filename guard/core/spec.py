@@ -7,12 +7,14 @@ events against hooks without loading pydantic or any hook implementation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from guard.core.record import FrozenRecord
 
 __all__ = [
+    "DEPTHS",
     "EXTERNAL_SOURCES",
+    "Depth",
     "FailureMode",
     "HookKind",
     "HookMode",
@@ -25,6 +27,9 @@ __all__ = [
 #: guard's own hook kinds, the names :data:`guard.core.kinds.KINDS` registers first (a plugin's kind is a ``str``).
 HookKind = Literal["smart", "command", "http", "callable", "protect"]
 FailureMode = Literal["fail_open", "fail_closed"]
+#: Which tier judges a smart hook: ``quick``, ``thorough``, or ``auto`` (quick, then thorough when unsure).
+Depth = Literal["quick", "thorough", "auto"]
+DEPTHS: tuple[str, ...] = get_args(Depth)
 #: ``enforce``: the hook's verdict counts; ``shadow``: judged, cached and audited, never part of the answer.
 HookMode = Literal["enforce", "shadow"]
 #: What the hook's ``ask`` becomes: the client's own question, or a request a person answers (:mod:`guard.approvals`).

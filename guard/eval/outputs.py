@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from guard.core.extras import DISTRIBUTION
 from guard.eval.compare import NO_LIMITS, Limits, compare_to_baseline, pairwise
 from guard.eval.gates import ROUTE_METRIC, Gate, evaluate_gates
 from guard.eval.junit import render_junit
@@ -34,13 +35,12 @@ from guard.eval.schema import (
     VariantMetrics,
 )
 
-__all__ = ["DISTRIBUTION", "OUTPUT_FILES", "build_report", "guard_version", "write_outputs"]
+__all__ = ["OUTPUT_FILES", "build_report", "guard_version", "write_outputs"]
 
 OUTPUT_FILES = ("results.jsonl", "metrics.json", "report.md", "report.html", "junit.xml")
 
 
 #: The distribution guard is installed as (the import package is ``guard``).
-DISTRIBUTION = "plainguard"
 
 
 def guard_version() -> str:

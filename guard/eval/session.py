@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from guard.config.loading import load_config
 from guard.core.errors import GuardError
 from guard.core.settings import Settings
+from guard.core.spec import DEPTHS
 from guard.eval.base_rate import parse_prevalence
 from guard.eval.cases import JudgedCase, load_datasets
 from guard.eval.compare import RANK_METRICS, Limits, baseline_pairs, load_baseline
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from guard.core.settings import LoadedConfig
 
 __all__ = [
-    "DEPTHS",
     "JUDGINGS",
     "EXIT_ERROR",
     "EXIT_GATE",
@@ -70,7 +70,6 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_ERROR, EXIT_UNRECORDED, EXIT_NOT_JUDGED, EXIT_GATE = 0, 1, 3, 4, 100
-DEPTHS = ("quick", "thorough", "auto")
 #: ``--judging``: a case's rules in one request with the config's other rules on the call, or each in a request of its own.
 JUDGINGS = ("together", "apart")
 

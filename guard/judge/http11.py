@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from guard.core.extras import DISTRIBUTION
 from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
 
 __all__ = [
@@ -210,7 +211,7 @@ def request_bytes(url: str, body: bytes, headers: dict[str, str]) -> bytes:
         "Accept-Encoding: identity",
         "Content-Type: application/json",
         f"Content-Length: {len(body)}",
-        "User-Agent: plainguard",
+        f"User-Agent: {DISTRIBUTION}",
         *(f"{name}: {value}" for name, value in headers.items()),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body

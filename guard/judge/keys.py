@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from guard.cache import cache_key, canonical_payload
 from guard.core.decision import HookResult
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
+from guard.core.spec import DEPTHS
 from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 from guard.judge.view import effect_of, session_shown
 
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 KEY_VERSION = 2  # 2: the judge is shown each call's effect (guard.judge.view)
-DEPTHS = ("quick", "thorough", "auto")
 
 
 def tiers_for(depth: str) -> tuple[str, ...]:

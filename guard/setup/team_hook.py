@@ -26,6 +26,7 @@ from guard.adapters.claude_local import LOCAL_FILE, personal
 from guard.adapters.settings_file import dump_json, parse_json, write_atomic
 from guard.config.own_hook import LAUNCHER_PROGRAM, parse_guard_hook
 from guard.core.errors import ConfigError
+from guard.core.extras import DISTRIBUTION
 
 __all__ = [
     "BLOCKING",
@@ -45,7 +46,7 @@ VARIABLE = LAUNCHER_PROGRAM.lstrip("$")
 BLOCKING = frozenset({"PreToolUse", "UserPromptSubmit", "PermissionRequest"})
 MISSING = (
     "guard: .claude/settings.json in this project runs guard on every tool call, and guard is not installed for you here."
-    " Install it (pip install plainguard), then run guard install claude in this project (docs/team.md)"
+    f" Install it (pip install {DISTRIBUTION}), then run guard install claude in this project (docs/team.md)"
 )
 
 

@@ -46,32 +46,74 @@ def test_the_check_sees_each_spelling() -> None:
     assert not _DENY_ASK.search('("deny", "deny")') and not _DENY_ASK.search('("allow", "deny")')
 
 
-def _external_sources_written(text: str) -> list[int]:
-    """The lines of ``text`` that spell the external sources (skill, plugin, user) out as a tuple, list or set."""
-    from guard.core.spec import EXTERNAL_SOURCES
-
+def _written_out(text: str, words: frozenset[str]) -> list[int]:
+    """The lines of ``text`` that spell ``words`` out as a tuple, list or set (a ``Literal[...]``'s too)."""
     return [
         node.lineno
         for node in ast.walk(ast.parse(text))
         if isinstance(node, (ast.Tuple, ast.List, ast.Set))
         and all(isinstance(item, ast.Constant) for item in node.elts)
-        and {item.value for item in node.elts if isinstance(item, ast.Constant)} == EXTERNAL_SOURCES
+        and {item.value for item in node.elts if isinstance(item, ast.Constant)} == words
     ]
 
 
-def test_the_sources_held_to_stricter_checks_are_written_out_once() -> None:
-    """``EXTERNAL_SOURCES`` (a skill's, a plugin's, a user config's hooks: stricter command analysis, fail_closed by
-    default) is declared in guard.core.spec; a copy elsewhere would let the two drift apart."""
+#: Words guard declares once in guard.core.spec: a skill's, a plugin's and a user config's hooks (stricter command
+#: analysis, fail_closed by default), and the depths a smart hook may be judged at.
+SPELLED_IN_SPEC = {
+    "EXTERNAL_SOURCES": frozenset({"skill", "plugin", "user"}),
+    "DEPTHS": frozenset({"quick", "thorough", "auto"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLED_IN_SPEC))
+def test_a_list_of_words_is_written_out_once(name: str) -> None:
+    """Each of :data:`SPELLED_IN_SPEC` is spelled out in guard.core.spec alone; a copy elsewhere could drift apart."""
+    from guard.core import spec as declared
+
+    words = SPELLED_IN_SPEC[name]
+    assert frozenset(getattr(declared, name)) == words
     spec = ROOT / "core" / "spec.py"
     found = [
         f"{path.relative_to(ROOT)}:{line}"
         for path, text in _sources().items()
         if path != spec
-        for line in _external_sources_written(text)
+        for line in _written_out(text, words)
     ]
-    assert found == [], "import EXTERNAL_SOURCES from guard.core.spec instead"
-    assert len(_external_sources_written(spec.read_text(encoding="utf-8"))) == 1
-    assert _external_sources_written('if source in ("user", "skill", "plugin"):\n    pass\n') == [1]
+    assert found == [], f"import {name} from guard.core.spec instead"
+    assert len(_written_out(spec.read_text(encoding="utf-8"), words)) == 1
+    assert _written_out(f"if x in {tuple(sorted(words))!r}:\n    pass\n", words) == [1]
+
+
+def _code_strings(text: str) -> list[tuple[int, str]]:
+    """Each string constant of ``text`` with its line, docstrings left out (they are prose, not values)."""
+    tree = ast.parse(text)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def test_the_distribution_name_is_written_out_once() -> None:
+    """``plainguard``, guard's name on PyPI, is guard.core.extras' DISTRIBUTION; messages, reports and the judge's
+    User-Agent import it."""
+    from guard.core.extras import DISTRIBUTION
+
+    found = [
+        f"{path.relative_to(ROOT)}"
+        for path, text in _sources().items()
+        for _, value in _code_strings(text)
+        if DISTRIBUTION in value
+    ]
+    assert found == ["core/extras.py"]
 
 
 def _guard_variables_named(path: Path) -> list[str]:
