@@ -126,7 +126,7 @@ def replay(
     session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally
 ) -> None:
     """One session through the worker thread's gate (one per thread, as one ``guard serve`` keeps one)."""
-    from guard.judge.read_only_lane import TIERS
+    from guard.judge.read_only_lane import LANE_TIERS
     from guard.runtime.gate import Gate
 
     if not hasattr(gates, "gate"):
@@ -149,7 +149,7 @@ def replay(
         event = {**transcript.bash(command), "cwd": "/testbed"}
         decision = decided(gate, event, clock)
         smart = [h for h in decision.hooks if h.type == "smart"]
-        lane += any(h.tier in TIERS for h in smart)
+        lane += any(h.tier in LANE_TIERS for h in smart)
         hits += any(h.cached for h in smart)
         models += model_wait(smart)
         denied += decision.decision == "deny"
@@ -296,7 +296,7 @@ def replay_world(
     session: dict[str, Any], folder: Path, gates: threading.local, config_path: Path, env: dict[str, str], tally: Tally
 ) -> None:
     """One session in a project folder of its own, its allowed file changes made for real, each call reported after it ran."""
-    from guard.judge.read_only_lane import TIERS
+    from guard.judge.read_only_lane import LANE_TIERS
     from guard.runtime.gate import Gate
 
     if not hasattr(gates, "gate"):
@@ -324,7 +324,7 @@ def replay_world(
         event = {**transcript.bash(command), "cwd": str(project)}
         decision = decided(gate, event, clock)
         smart = [h for h in decision.hooks if h.type == "smart"]
-        lane += any(h.tier in TIERS for h in smart)
+        lane += any(h.tier in LANE_TIERS for h in smart)
         hits += any(h.cached for h in smart)
         models += model_wait(smart)
         call = traffic_calls.reached(session["session"], raw, command, str(project), smart, env)

@@ -16,7 +16,7 @@ from guard.eval.prices import PriceBook
 from guard.eval.schema import CaseOutcome, ModelEndpoint, ResultRow, SliceMetrics, VariantMetrics
 from guard.eval.scoring import binary_estimates, is_correct, majority
 from guard.judge.endpoint import locality
-from guard.judge.read_only_lane import TIERS as LANE_TIERS
+from guard.judge.read_only_lane import LANE_TIERS
 
 if TYPE_CHECKING:
     import pandas as pd

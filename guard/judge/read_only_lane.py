@@ -36,7 +36,7 @@ from guard.core.decision import HookResult
 from guard.core.spec import HookSpec
 from guard.protection.credentials import looks_like_credential
 
-__all__ = ["LANE", "TIER", "TIERS", "WRITE_LANE", "WRITE_TIER", "lane_result"]
+__all__ = ["LANE", "LANE_TIERS", "TIER", "WRITE_LANE", "WRITE_TIER", "lane_result"]
 
 TIER = "read_only"
 LANE = "read_only_lane"
@@ -44,7 +44,7 @@ LANE = "read_only_lane"
 WRITE_TIER = "project_write"
 WRITE_LANE = "project_write_lane"
 #: The tiers a lane decides with (no model): what ``guard eval`` scores as slices of their own.
-TIERS = (TIER, WRITE_TIER)
+LANE_TIERS = (TIER, WRITE_TIER)
 
 _WORD = re.compile(r"[^\s'\"|;&<>()`]+")
 #: Proven reads the lane still leaves to the judge: they print the environment's secrets.

@@ -150,8 +150,9 @@ def test_from_env_reads_only_declared_variables(monkeypatch: pytest.MonkeyPatch)
 
 
 #: Registry names that meant two different things in two modules (client formats and dataset import formats were both
-#: ``FORMATS``; guard.adapters' client registry and guard.setup.install's client profiles were both ``CLIENTS``).
-ONE_MEANING = ("FORMATS", "CLIENTS")
+#: ``FORMATS``; guard.adapters' client registry and guard.setup.install's client profiles were both ``CLIENTS``; the
+#: judge's tier profiles and the lanes' tier names were both ``TIERS``).
+ONE_MEANING = ("FORMATS", "CLIENTS", "TIERS")
 
 
 def test_a_registry_name_is_defined_in_one_module() -> None:

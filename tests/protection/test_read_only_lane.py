@@ -23,7 +23,7 @@ from fixtures.processes import run_guard
 
 from guard.core.errors import ConfigError
 from guard.datasets import load_cases
-from guard.judge.read_only_lane import TIERS
+from guard.judge.read_only_lane import LANE_TIERS
 from guard.testing.openai_stub import Reply, StubServer
 
 TREE = Path(__file__).resolve().parents[2]
@@ -194,7 +194,7 @@ def test_no_gtfobins_example_and_no_dataset_deny_is_decided_in_the_lane(
     for event in events:
         before = stub.calls
         _, decided = gate.decide(event)
-        if any(h.tier in TIERS for h in decided.hooks):
+        if any(h.tier in LANE_TIERS for h in decided.hooks):
             in_lane.append(event["tool_input"])
         elif stub.calls == before and not any(h.id == "guard.protect" and h.decision == "deny" for h in decided.hooks):
             unjudged.append(event["tool_input"])  # neither the judge nor the self-protection rule decided it
