@@ -32,6 +32,7 @@ from guard.config.pinning import load_trusted
 from guard.config.search import find_config
 from guard.core.errors import GuardError, ModelNotConfigured
 from guard.core.extras import DISTRIBUTION
+from guard.core.kinds import judged
 from guard.core.matching import matcher_report
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
 from guard.judge.keys import tiers_for
@@ -221,12 +222,13 @@ def _audit(loaded: LoadedConfig) -> Iterator[Finding]:
 
 
 def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
-    """Each model a smart hook may call: checked for a provider and a key, then asked one tiny question."""
+    """Each model a hook of a judged kind (smart, a plugin's) may call: checked for a provider and a key, then asked
+    one tiny question."""
 
     settings = loaded.settings
     needed: dict[str, _Model] = {}
     missing: set[str] = set()  # tiers a hook needs and has no model for: said once per tier, never also "not needed"
-    for spec in (s for s in loaded.specs if s.kind == "smart"):
+    for spec in (s for s in loaded.specs if judged(s.kind)):
         try:
             models = models_for(spec, settings)
         except ModelNotConfigured as exc:
