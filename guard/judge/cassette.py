@@ -7,7 +7,9 @@ and read by :func:`guard.judge.http11.read_recorded`, the code that reads a live
 answer, then parsed by the transport as any other. A replay therefore runs
 production's wire, parsing, limits and error handling, and needs no endpoint and
 no key. Calls LiteLLM makes for other providers are recorded by vcrpy's own
-patch of httpx, in the same cassette.
+patch of httpx, in the same cassette. A cassette opened with ``vcr.use_cassette``
+and not handed to :func:`use` is found from that patch (:func:`active`), so the
+judge's calls are recorded in it too rather than go past it to the network.
 
 A recording is found by what was asked, not where: :func:`same_call` compares the
 method, the operation (the URL's last path segment: ``completions``, ``messages``,
@@ -19,6 +21,8 @@ response format), never the host or the base path, so a cassette recorded throug
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +38,8 @@ MATCHER = "guard_call"
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
 
 _cassettes: list[Any] = []
+#: How vcrpy's patch functions' files are told apart (site-packages/vcr/stubs/…).
+_VCRPY = f"{os.sep}vcr{os.sep}"
 
 
 class NotRecorded(Exception):
@@ -51,8 +57,30 @@ def use(cassette: Any) -> Iterator[Any]:
 
 
 def active() -> Any | None:
-    """The cassette judge calls go to now, if any."""
-    return _cassettes[-1] if _cassettes else None
+    """The cassette judge calls go to now, if any: the one handed to :func:`use`, else the one vcrpy is recording into."""
+    return _cassettes[-1] if _cassettes else _vcrpy_cassette()
+
+
+def _vcrpy_cassette() -> Any | None:
+    """The cassette of a ``vcr.use_cassette`` block in force, read off vcrpy's patch of httpx's async transport.
+
+    vcrpy imports httpx to patch it, so an httpx not imported means no cassette; a vcrpy
+    patch whose cassette cannot be found (a vcrpy that changed how it patches) is refused,
+    never passed by: the call would reach the network the cassette stands in for.
+    """
+    httpx = sys.modules.get("httpx")
+    send = getattr(getattr(httpx, "AsyncHTTPTransport", None), "handle_async_request", None)
+    code = getattr(send, "__code__", None)
+    if send is None or code is None or not hasattr(send, "__wrapped__") or _VCRPY not in code.co_filename:
+        return None
+    cells = dict(zip(code.co_freevars, send.__closure__ or (), strict=False))
+    found = cells["cassette"].cell_contents if "cassette" in cells else None
+    if not hasattr(found, "can_play_response_for"):
+        raise NotRecorded(
+            "vcrpy is recording httpx, but guard cannot find its cassette: hand it to the judge with "
+            "guard.judge.cassette.use(cassette)"
+        )
+    return found
 
 
 def replaying() -> bool:

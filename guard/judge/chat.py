@@ -26,6 +26,7 @@ __all__ = [
     "ContextWindowExceededError",
     "EndpointUnreachable",
     "ProviderError",
+    "ProxyFailed",
     "RateLimitError",
     "ServiceUnavailableError",
 ]
@@ -114,3 +115,7 @@ class EndpointUnreachable(APIConnectionError):
     """No connection could be opened at all (refused, no such host, TLS handshake): waiting will not help soon."""
 
     unreachable = True
+
+
+class ProxyFailed(EndpointUnreachable):
+    """The HTTP proxy the environment names would not open the way to the endpoint (it names the proxy and why)."""

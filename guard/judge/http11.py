@@ -7,10 +7,11 @@ machine at 64 calls in flight, 20× the same POST on a bare socket
 that CPU, not the model, is what calls queue on. This speaks the part of HTTP/1.1
 a chat API needs (one write per request, Content-Length or chunked answers, keep-alive)
 on the event loop's streams, with the TLS context :func:`tls_context` builds (the one httpx
-would: same CA bundle, hostname checked), so httpx is not even imported. Proxies are httpx's business: with a
-proxy variable set (:func:`proxied`) the caller (:mod:`guard.judge.openai_transport`)
-goes over httpx instead. A recorded answer is read by the same code as a live one
-(:func:`read_recorded`): replaying a cassette tests this module too.
+would: same CA bundle, hostname checked), so httpx is not even imported. Behind the HTTP
+proxy the environment names (:mod:`guard.judge.proxy`) an ``http://`` target is asked in
+absolute form and an ``https://`` one through a CONNECT tunnel, with TLS to the target
+inside it, verified as a direct connection is. A recorded answer is read by the same code
+as a live one (:func:`read_recorded`): replaying a cassette tests this module too.
 """
 
 from __future__ import annotations
@@ -21,18 +22,19 @@ import ssl
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from guard.core.extras import DISTRIBUTION
+from guard.judge import proxy as proxies
 from guard.judge.reply_limit import MAX_REPLY_BYTES, ReplyTooLarge
 
 __all__ = [
     "Answer",
     "BrokenAnswer",
     "Connections",
+    "ProxyRefused",
     "Unreachable",
-    "proxied",
     "read_recorded",
     "request_bytes",
     "tls_context",
@@ -40,12 +42,6 @@ __all__ = [
 
 #: Largest status line plus headers read (asyncio's stream limit is 64 KiB).
 MAX_HEAD_BYTES = 1 << 16
-_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
-
-
-def proxied() -> bool:
-    """Whether a proxy variable is set (httpx reads them, with NO_PROXY; this module does not)."""
-    return any(os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES)
 
 
 def tls_context() -> ssl.SSLContext:
@@ -61,6 +57,10 @@ def tls_context() -> ssl.SSLContext:
 
 class Unreachable(ConnectionError):
     """No connection could be opened (refused, no such host, TLS handshake failed)."""
+
+
+class ProxyRefused(Unreachable):
+    """The proxy did not open the tunnel (it answered CONNECT with other than 2xx), or was named but cannot be spoken to."""
 
 
 class BrokenAnswer(ConnectionError):
@@ -94,13 +94,22 @@ class _Connection:
         self.writer.close()
 
 
+class _Origin(NamedTuple):
+    """Where a connection goes (a kept one is reused only for the same target through the same proxy)."""
+
+    scheme: str
+    host: str
+    port: int
+    via: proxies.Proxy | None
+
+
 class Connections:
-    """Kept-alive connections of one event loop, by (scheme, host, port); one request on each at a time."""
+    """Kept-alive connections of one event loop, by target and proxy; one request on each at a time."""
 
     def __init__(self, tls: ssl.SSLContext | None, keepalive_s: float) -> None:
         self._tls = tls
         self._keepalive_s = keepalive_s
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._idle: dict[_Origin, list[_Connection]] = {}
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[Answer, bytes]:
         """POST ``body`` to ``url``; the answer and its body (at most :data:`MAX_REPLY_BYTES`, else :class:`ReplyTooLarge`).
@@ -110,8 +119,17 @@ class Connections:
         """
         parts = urlsplit(url)
         tls = parts.scheme == "https"
-        origin = (parts.scheme, parts.hostname or "", parts.port or (443 if tls else 80))
-        request = request_bytes(url, body, headers)
+        try:
+            via = proxies.for_url(url)
+        except proxies.ProxyUnsupported as exc:
+            raise ProxyRefused(str(exc)) from exc
+        origin = _Origin(parts.scheme, parts.hostname or "", parts.port or (443 if tls else 80), via)
+        if via is not None and not tls:  # the proxy opens the connection to the target: it is asked in absolute form
+            if via.authorization:
+                headers = {**headers, "Proxy-Authorization": via.authorization}
+            request = request_bytes(url, body, headers, absolute=True)
+        else:
+            request = request_bytes(url, body, headers)
         async with asyncio.timeout(timeout):
             connection = await self._connection(origin)
             try:
@@ -123,7 +141,7 @@ class Connections:
                 connection.close()
                 raise
 
-    async def _connection(self, origin: tuple[str, str, int], *, fresh: bool = False) -> _Connection:
+    async def _connection(self, origin: _Origin, *, fresh: bool = False) -> _Connection:
         idle = self._idle.get(origin, [])
         now = time.monotonic()
         while idle and not fresh:
@@ -131,22 +149,37 @@ class Connections:
             if now - connection.idle_since < self._keepalive_s and not connection.reader.at_eof():
                 return connection
             connection.close()
-        scheme, host, port = origin
         try:
-            reader, writer = await asyncio.open_connection(
-                host,
-                port,
-                limit=MAX_HEAD_BYTES,
-                ssl=self._tls if scheme == "https" else None,
-                server_hostname=host if scheme == "https" else None,
-            )
+            return await self._open(origin)
+        except ProxyRefused:
+            raise
         except (OSError, ssl.SSLError) as exc:
-            raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+            through = f" (through the proxy {origin.via.shown})" if origin.via is not None else ""
+            raise Unreachable(f"{type(exc).__name__}: {exc}{through}") from exc
+
+    async def _open(self, origin: _Origin) -> _Connection:
+        tls = origin.scheme == "https"
+        if origin.via is None:
+            reader, writer = await asyncio.open_connection(
+                origin.host,
+                origin.port,
+                limit=MAX_HEAD_BYTES,
+                ssl=self._tls if tls else None,
+                server_hostname=origin.host if tls else None,
+            )
+            return _Connection(reader, writer)
+        via = origin.via
+        reader, writer = await asyncio.open_connection(via.host, via.port, limit=MAX_HEAD_BYTES)
+        try:
+            if tls:
+                await _tunnel(reader, writer, via, origin.host, origin.port)
+                await writer.start_tls(self._tls or tls_context(), server_hostname=origin.host)
+        except BaseException:
+            writer.close()
+            raise
         return _Connection(reader, writer)
 
-    async def _exchange(
-        self, origin: tuple[str, str, int], connection: _Connection, request: bytes
-    ) -> tuple[Answer, bytes]:
+    async def _exchange(self, origin: _Origin, connection: _Connection, request: bytes) -> tuple[Answer, bytes]:
         reused = connection.idle_since > 0
         started = time.perf_counter()
         try:
@@ -182,6 +215,27 @@ class _StaleConnection(Exception):
     pass
 
 
+async def _tunnel(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, via: proxies.Proxy, host: str, port: int
+) -> None:
+    """Ask the proxy for a tunnel to ``host:port`` (CONNECT); :class:`ProxyRefused` naming the proxy unless it answers 2xx."""
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", f"User-Agent: {DISTRIBUTION}"]
+    if via.authorization:
+        lines.append(f"Proxy-Authorization: {via.authorization}")
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    await writer.drain()
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+        raise ProxyRefused(f"the proxy {via.shown} did not answer CONNECT {authority}") from exc
+    answer, _ = _parse_head(head)
+    if not 200 <= answer.status_code < 300:
+        raise ProxyRefused(
+            f"the proxy {via.shown} answered CONNECT {authority} with {answer.status_code} {answer.reason_phrase}"
+        )
+
+
 def _parse_head(head: bytes) -> tuple[Answer, bool]:
     """The status and headers; whether the connection may be kept."""
     status_line, *header_lines = head.decode("latin-1").rstrip("\r\n").split("\r\n")
@@ -200,13 +254,14 @@ def _parse_head(head: bytes) -> tuple[Answer, bool]:
     return Answer(int(code), reason, headers), keep
 
 
-def request_bytes(url: str, body: bytes, headers: dict[str, str]) -> bytes:
-    """The whole POST of ``body`` to ``url`` as it goes on the wire: one write."""
+def request_bytes(url: str, body: bytes, headers: dict[str, str], *, absolute: bool = False) -> bytes:
+    """The whole POST of ``body`` to ``url`` as it goes on the wire: one write (``absolute``: to a proxy, the whole URL)."""
     parts = urlsplit(url)
+    authority = parts.netloc.rsplit("@", 1)[-1]
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     lines = [
-        f"POST {target} HTTP/1.1",
-        f"Host: {parts.netloc.rsplit('@', 1)[-1]}",
+        f"POST {f'{parts.scheme}://{authority}' if absolute else ''}{target} HTTP/1.1",
+        f"Host: {authority}",
         "Accept: application/json",
         "Accept-Encoding: identity",
         "Content-Type: application/json",

@@ -1,7 +1,7 @@
 """The one place guard talks to a model: ``complete`` of a transport, with retries inside a deadline.
 
 Which transport calls a model is :mod:`guard.judge.transport`'s answer: ``openai/…``
-models go through :mod:`guard.judge.openai_transport` (httpx, pooled connections
+models go through :mod:`guard.judge.openai_transport` (guard's own HTTP/1.1 wire, pooled connections
 per event loop); every other provider, or all of them under
 ``GUARD_TRANSPORT=litellm``, through :mod:`guard.judge.litellm_transport`; a
 plugin's under ``GUARD_TRANSPORT=NAME``. LiteLLM is imported lazily, the first
@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from guard.core.errors import PROVIDER_NOTE, JudgeBadResponse, JudgeError, JudgeTimeout, JudgeUnavailable
 from guard.judge import cassette, endpoint
-from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest
+from guard.judge.chat import STUB_FINGERPRINT, ChatReply, ChatRequest, ProxyFailed
 from guard.judge.key_redaction import redact_keys
 from guard.judge.litellm_transport import load as _litellm
 from guard.judge.reply_limit import ReplyTooLarge, too_large
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
-#: How a connection that never opened reads, from httpx and from LiteLLM (which may raise it as a 500).
+#: How a connection that never opened reads, from LiteLLM (over httpx) (which may raise it as a 500).
 _UNREACHABLE = re.compile(
     r"connection refused|errno 111|name or service not known|nodename nor servname|temporary failure in name resolution"
     r"|no address associated with hostname|getaddrinfo failed|network is unreachable|no route to host|all connection attempts failed",
@@ -140,7 +140,7 @@ async def load_client(models: Iterable[str], api_base: str | None = None) -> Non
     needed = {transport_name(route(model, api_base)) for model in models}
     if "litellm" in needed and "litellm" not in sys.modules:
         await asyncio.to_thread(_litellm)
-    if "openai" in needed and "httpx" not in sys.modules:
+    if "openai" in needed and not openai_transport.loaded():
         await asyncio.to_thread(openai_transport.load)
     for name in needed - TRANSPORTS.builtins:  # a plugin's transport says itself what loading means
         await asyncio.to_thread(transport_for_name(name).load)
@@ -321,6 +321,10 @@ def _translate(
     if _auth_failure(exc):
         return _failed(
             JudgeError, f"model {model}: authentication failed ({_key_hint(routed or model, api_base)})", exc
+        )
+    if isinstance(exc, ProxyFailed):
+        return _failed(
+            JudgeUnavailable, f"model {model}: the HTTP proxy would not connect ({attempts} attempt(s))", exc
         )
     if _unreachable(exc):
         return _failed(JudgeUnavailable, f"model {model}: {_unreachable_hint(api_base)} ({attempts} attempt(s))", exc)

@@ -5,7 +5,8 @@ speaks OpenAI's chat API (OpenAI, a LiteLLM proxy, vLLM, Ollama, OpenRouter,
 Groq…). For those, importing LiteLLM costs seconds per fresh process and its
 per-call client cache (keyed on the timeout) opens a new connection per call;
 this route reuses kept-alive connections per event loop, posting over asyncio's
-own streams (:mod:`guard.judge.http11`), or over httpx when a proxy variable is set.
+own streams (:mod:`guard.judge.http11`), through the HTTP proxy the environment
+names if any (:mod:`guard.judge.proxy`).
 ``GUARD_TRANSPORT=litellm`` sends every model through LiteLLM instead.
 
 :func:`complete` answers a :class:`~guard.judge.chat.ChatRequest` with a
@@ -23,11 +24,8 @@ import asyncio
 import importlib.util
 import json
 import os
-import sys
-import time
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,10 +41,10 @@ from guard.judge.chat import (
     ContextWindowExceededError,
     EndpointUnreachable,
     ProviderError,
+    ProxyFailed,
     RateLimitError,
     ServiceUnavailableError,
 )
-from guard.judge.reply_limit import read_capped
 
 __all__ = ["complete", "litellm_data", "load", "parse_reply", "price_map", "response_mode", "serves"]
 
@@ -64,63 +62,23 @@ def serves(model: str) -> bool:
 
 #: Seconds an idle connection is kept for reuse.
 KEEPALIVE_S = 60.0
-#: One pool per event loop and URL scheme (an httpx connection belongs to the loop that opened it), and what closes it.
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[_Pool, AsyncIterator[None]]]] = (
-    weakref.WeakKeyDictionary()
-)
+#: One pool per event loop and URL scheme (a connection belongs to the loop that opened it), and what closes it.
+_pools: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, tuple[http11.Connections, AsyncIterator[None]]]
+] = weakref.WeakKeyDictionary()
 
 
 def load() -> None:
-    """Read the price map, and behind a proxy import httpx and the connection library its clients load on first use
-    (once per process)."""
-    if http11.proxied():
-        import httpcore  # noqa: F401
-        import httpx  # noqa: F401
+    """Read the price map (once per process): what this route loads before its first call."""
     price_map()
 
 
-class _Pool:
-    """The connections of one event loop and URL scheme: :mod:`guard.judge.http11`'s, or httpx clients when proxied.
-
-    Proxied calls go through httpx clients, one call (so one connection) in flight on each:
-    httpcore scans every connection of a client, and polls each idle one's socket,
-    on every request and response, so the CPU per call grows with the connections a
-    client holds (at 64 calls in flight, 8 per client cost 4.0 ms of CPU per call on
-    the 2-core bench box, one per client 2.2 ms). A call takes an idle client (its
-    connection kept alive), else a new one; so the connections opened never exceed
-    the peak of calls in flight. Plain-HTTP pools (a local server, a proxy on
-    loopback) never build a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
-    """
-
-    def __init__(self, tls: bool) -> None:
-        context = http11.tls_context() if tls else None  # one CA bundle load for every connection
-        self._verify: Any = False if context is None else context
-        self._idle: list[Any] = []  # clients with no call in flight, the most recently used last
-        self._clients: list[Any] = []
-        self.wire = http11.Connections(context, KEEPALIVE_S)
-
-    @asynccontextmanager
-    async def client(self) -> AsyncIterator[Any]:
-        if self._idle:
-            client = self._idle.pop()  # the warmest connection: the least likely to have been closed by the server
-        else:
-            import httpx  # proxied calls only: guard's own wire needs no HTTP library
-
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S)
-            client = httpx.AsyncClient(limits=limits, timeout=None, verify=self._verify)
-            self._clients.append(client)
-        try:
-            yield client
-        finally:
-            self._idle.append(client)
-
-    async def aclose(self) -> None:
-        await self.wire.aclose()
-        for client in self._clients:
-            await client.aclose()
+def loaded() -> bool:
+    """Whether :func:`load` has run in this process."""
+    return price_map.cache_info().currsize > 0
 
 
-async def _closed_at_shutdown(pool: _Pool) -> AsyncIterator[None]:
+async def _closed_at_shutdown(pool: http11.Connections) -> AsyncIterator[None]:
     """Closes ``pool`` when the loop shuts down (``asyncio.run`` finalizes open async generators)."""
     try:
         yield
@@ -128,12 +86,16 @@ async def _closed_at_shutdown(pool: _Pool) -> AsyncIterator[None]:
         await pool.aclose()
 
 
-async def _pool(url: str) -> _Pool:
-    """The running loop's pool for ``url``'s scheme, made (and set to close with the loop) on first use."""
+async def _pool(url: str) -> http11.Connections:
+    """The running loop's connections for ``url``'s scheme, made (and set to close with the loop) on first use.
+
+    Plain-HTTP pools (a local server, or one reached through a proxy in absolute form) never
+    build a TLS context: loading the CA bundle costs a fresh process ~0.2 s.
+    """
     scheme = "http" if url.startswith("http://") else "https"
     pools = _pools.setdefault(asyncio.get_running_loop(), {})
     if scheme not in pools:
-        pool = _Pool(tls=scheme == "https")
+        pool = http11.Connections(http11.tls_context() if scheme == "https" else None, KEEPALIVE_S)
         closer = _closed_at_shutdown(pool)
         pools[scheme] = (pool, closer)
         await closer.__anext__()
@@ -249,64 +211,25 @@ def parse_reply(model: str, status: int, reason: str, headers: Any, content: byt
     )
 
 
-def _through_httpx() -> bool:
-    """Whether this call goes over httpx: a proxy variable is set (httpx reads them), or vcrpy patches httpx's
-    transport with no cassette handed to guard (``vcr.use_cassette`` used directly: it must see the call; vcrpy
-    imported httpx to patch it, so an httpx not imported is not patched)."""
-    httpx = sys.modules.get("httpx")
-    return http11.proxied() or (
-        httpx is not None and hasattr(httpx.AsyncHTTPTransport.handle_async_request, "__wrapped__")
-    )
-
-
-async def _post_httpx(
-    pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float
-) -> tuple[int, str, Any, bytes, float | None]:
-    import httpx
-
-    started = time.perf_counter()
-    try:
-        async with (
-            pool.client() as client,
-            client.stream(
-                "POST", url, content=body, headers={**headers, "Content-Type": "application/json"}, timeout=timeout
-            ) as response,
-        ):
-            content = await read_capped(response)  # a verdict is small: a huge answer is refused, never held
-    except httpx.TimeoutException as exc:
-        raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
-    except httpx.ConnectError as exc:
-        raise EndpointUnreachable(f"{type(exc).__name__}: {exc}") from exc
-    except httpx.TransportError as exc:
-        raise APIConnectionError(f"{type(exc).__name__}: {exc}") from exc
-    return (
-        response.status_code,
-        response.reason_phrase,
-        response.headers,
-        content,
-        round((time.perf_counter() - started) * 1000, 3),
-    )
-
-
-async def _post_wire(
-    pool: _Pool, url: str, body: bytes, headers: dict[str, str], timeout: float
-) -> tuple[int, str, Any, bytes, float | None]:
+async def _post(
+    pool: http11.Connections, url: str, body: bytes, headers: dict[str, str], timeout: float
+) -> tuple[http11.Answer, bytes]:
     try:
         if cassette.active() is not None:
-            answer, content = await cassette.post(pool.wire, url, body, headers, timeout)
-        else:
-            answer, content = await pool.wire.post(url, body, headers, timeout)  # capped as above
+            return await cassette.post(pool, url, body, headers, timeout)
+        return await pool.post(url, body, headers, timeout)  # a verdict is small: a huge answer is refused, never held
     except TimeoutError as exc:
         raise TimeoutError(f"no answer within {timeout:.3g}s") from exc
+    except http11.ProxyRefused as exc:
+        raise ProxyFailed(str(exc)) from exc
     except http11.Unreachable as exc:
         raise EndpointUnreachable(str(exc)) from exc
     except http11.BrokenAnswer as exc:
         raise APIConnectionError(str(exc)) from exc
-    return answer.status_code, answer.reason_phrase, answer.headers, content, answer.exchange_ms
 
 
 async def complete(request: ChatRequest) -> ChatReply:
-    """One chat completion over guard's wire (a cassette's, when one is in use; httpx's behind a proxy)."""
+    """One chat completion over guard's wire (a cassette's, when one is in use)."""
     base = endpoint.resolve(request.model, request.api_base)
     key = request.api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
@@ -325,11 +248,9 @@ async def complete(request: ChatRequest) -> ChatReply:
     if request.response_format is not None:
         body["response_format"] = request.response_format
     url = f"{base.rstrip('/')}/chat/completions"
-    pool = await _pool(url)
-    post = _post_httpx if cassette.active() is None and _through_httpx() else _post_wire
-    status, reason, answer_headers, content, wire_ms = await post(
-        pool, url, json.dumps(body).encode(), headers, request.timeout
-    )
-    reply = parse_reply(request.model, status, reason, answer_headers, content)
-    reply.wire_ms = wire_ms  # the exchange alone: a new connection's opening is the client's cost, not the provider's
+    answer, content = await _post(await _pool(url), url, json.dumps(body).encode(), headers, request.timeout)
+    reply = parse_reply(request.model, answer.status_code, answer.reason_phrase, answer.headers, content)
+    reply.wire_ms = (
+        answer.exchange_ms
+    )  # the exchange alone: a new connection's opening is the client's cost, not the provider's
     return reply

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import ssl
 import sys
 import threading
 import time
@@ -230,7 +231,13 @@ class StubServer:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, default: Reply | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        latency: float = 0.0,
+        default: Reply | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
         self.default = default or Reply.verdict("allow", "stub default", confidence=0.95)
@@ -240,6 +247,7 @@ class StubServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._host, self._port = host, port
+        self._tls = tls  # a server context: answer over https (the handshake happens as a connection is accepted)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -247,6 +255,8 @@ class StubServer:
     def start(self) -> StubServer:
         server = _Server((self._host, self._port), _handler_for(self))
         server.block_on_close = False  # a slow scripted reply must not hold up stop()
+        if self._tls is not None:
+            server.socket = self._tls.wrap_socket(server.socket, server_side=True)
         self._server = server
         self._stopping.clear()
         self._thread = threading.Thread(
@@ -281,7 +291,7 @@ class StubServer:
     def url(self) -> str:
         """The OpenAI base URL (``…/v1``) to pass as ``api_base``."""
         host = "127.0.0.1" if self._host in ("", "0.0.0.0") else self._host
-        return f"http://{host}:{self.port}/v1"
+        return f"{'https' if self._tls else 'http'}://{host}:{self.port}/v1"
 
     # -- scripting -------------------------------------------------------
     def enqueue(self, *replies: Reply) -> None:

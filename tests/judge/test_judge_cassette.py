@@ -163,3 +163,20 @@ def test_a_call_with_no_recording_fails_and_is_never_sent(recorded: tuple[Path, 
     path, _ = recorded
     with cassette_at(path, "none"), pytest.raises(JudgeError, match="no recording of this call"):
         await_all(judged(CLOSED, ["git push --force"]))
+
+
+def test_a_cassette_opened_with_vcrpy_alone_records_and_replays_the_judge(tmp_path: Path) -> None:
+    """``vcr.use_cassette`` without handing the cassette to guard: the judge finds it from vcrpy's patch, so its calls
+    are recorded rather than go past the cassette to the network, and replay with nothing listening."""
+    import vcr
+
+    path = tmp_path / "direct.yaml"
+    config = vcr.VCR(**vcr_config())
+    cassette.register(config)
+    with StubServer() as stub, config.use_cassette(str(path), record_mode="all"):
+        stub.responder = keyword_policy
+        recorded = await_all(judged(stub.url))
+    assert stub.calls == 2 and "chat/completions" in path.read_text(encoding="utf-8")
+    with config.use_cassette(str(path), record_mode="none"):
+        assert await_all(judged(CLOSED)) == recorded
+    assert [d for d, _ in recorded] == ["deny", "allow"] and cassette.active() is None

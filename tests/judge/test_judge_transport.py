@@ -81,26 +81,6 @@ async def test_calls_reuse_pooled_connections(stub: StubServer) -> None:
     assert stub.calls == 21 and stub.connections <= 6
 
 
-async def test_with_a_proxy_variable_calls_go_through_httpx_one_connection_per_client(
-    stub: StubServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """httpx honours HTTP_PROXY / NO_PROXY, guard's own wire does not; httpcore scans every connection of a client per request."""
-    from guard.judge.openai_transport import _pools
-
-    monkeypatch.setenv(
-        "HTTP_PROXY", "http://127.0.0.1:9"
-    )  # nothing listens there: only NO_PROXY lets the calls through
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    stub.latency = 0.05
-    hook = SmartHook(smart_spec(), context(settings_for(stub)))
-    for round_ in range(3):
-        results = await asyncio.gather(*(hook.run(parse_event(bash_event(f"echo {round_}-{i}"))) for i in range(12)))
-        assert all(r.error is None for r in results), [r.error for r in results]
-    pool, _ = _pools[asyncio.get_running_loop()]["http"]
-    held = [len(client._transport._pool.connections) for client in pool._clients]
-    assert stub.calls == 36 and max(held) == 1 and len(held) == stub.connections <= 12
-
-
 @pytest.mark.parametrize(("recorded_on", "replayed_on"), [("openai", "litellm"), ("litellm", "openai")])
 async def test_a_cassette_recorded_on_one_route_replays_offline_on_the_other(
     stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded_on: str, replayed_on: str

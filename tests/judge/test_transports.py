@@ -42,7 +42,7 @@ async def test_a_fake_transport_error_goes_through_the_retries(monkeypatch: pyte
     assert len(fake.calls) == FAST_RETRY.attempts
 
 
-def test_auto_sends_openai_models_to_httpx_and_the_rest_to_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_sends_openai_models_to_guards_wire_and_the_rest_to_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GUARD_TRANSPORT", raising=False)
     assert (transport_name("openai/gpt-4.1-mini"), transport_name("anthropic/claude-haiku-4-5")) == (
         "openai",
