@@ -3,10 +3,10 @@
 An endpoint that answers with hundreds of megabytes (a misbehaving proxy, a
 hostile server behind ``api_base``) would otherwise be held in memory whole and
 parsed, and a verdict padded out to that size would still be believed. Both
-transports stop reading at :data:`MAX_REPLY_BYTES`: the OpenAI route counts the
-decoded body as it streams in (:func:`read_capped`); LiteLLM's HTTP transports
+transports stop reading at :data:`MAX_REPLY_BYTES`: the OpenAI route's wire
+(:mod:`guard.judge.http11`) counts the body as it reads it; LiteLLM's HTTP transports
 are wrapped so their responses are counted the same way, asked for uncompressed
-(:func:`cap_litellm`). httpx is imported by the callers, never on the hook's fast path.
+(:func:`cap_litellm`). httpx is imported by LiteLLM's route only, never on the hook's fast path.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from guard.judge import wire_clock
 
-__all__ = ["MAX_REPLY_BYTES", "ReplyTooLarge", "cap_litellm", "read_capped", "too_large"]
+__all__ = ["MAX_REPLY_BYTES", "ReplyTooLarge", "cap_litellm", "too_large"]
 
 #: Largest answer read from a model endpoint (errors included): ample for any verdict and any error body.
 MAX_REPLY_BYTES = 1 << 20
@@ -48,18 +48,6 @@ def too_large(exc: BaseException) -> bool:
 def _declared_too_large(headers: Any) -> bool:
     length = headers.get("content-length", "")
     return length.isdigit() and int(length) > MAX_REPLY_BYTES
-
-
-async def read_capped(response: Any) -> bytes:
-    """The decoded body of a streamed httpx ``response``, or :class:`ReplyTooLarge` once it passes the limit."""
-    if _declared_too_large(response.headers):
-        raise ReplyTooLarge(response.status_code)
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > MAX_REPLY_BYTES:
-            raise ReplyTooLarge(response.status_code)
-    return bytes(body)
 
 
 def _counted(httpx: Any, inner: Any, status: int, sent: list[float]) -> Any:
