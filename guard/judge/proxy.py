@@ -53,7 +53,8 @@ class Proxy:
     @property
     def shown(self) -> str:
         """The proxy as an error names it: address and variable, never the credentials."""
-        return f"http://{self.host}:{self.port} ({self.variable})"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port} ({self.variable})"
 
 
 def _variables() -> dict[str, tuple[str, str]]:
@@ -101,7 +102,10 @@ def _bypassed_by(entry: str, target: SplitResult) -> bool:
         address = _address(host)
         return address is not None and address in network
     named = urlsplit(f"//{entry}")
-    if named.port is not None and named.port != port:
+    try:
+        if named.port is not None and named.port != port:
+            return False
+    except ValueError:  # not a port: an entry nothing matches, as in httpx
         return False
     name = (named.hostname or "").rstrip(".")
     if name.startswith("."):
@@ -118,6 +122,10 @@ def _bypassed(no_proxy: str, target: SplitResult) -> bool:
 
 def _parse(value: str, variable: str) -> Proxy:
     parts = urlsplit(value if "://" in value else f"http://{value}")
+    try:
+        port = parts.port or 80
+    except ValueError as exc:
+        raise ProxyUnsupported(f"{variable}: not a proxy URL ({exc})") from None
     if parts.scheme != "http" or not parts.hostname:
         raise ProxyUnsupported(
             f"{variable}={parts.scheme}://{parts.hostname or ''}…: guard's judge speaks to http:// proxies only "
@@ -127,7 +135,7 @@ def _parse(value: str, variable: str) -> Proxy:
     if parts.username is not None:
         credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
         authorization = "Basic " + base64.b64encode(credentials).decode("ascii")
-    return Proxy(parts.hostname, parts.port or 80, authorization, variable)
+    return Proxy(parts.hostname, port, authorization, variable)
 
 
 def for_url(url: str) -> Proxy | None:

@@ -131,11 +131,20 @@ async def test_a_wrong_certificate_behind_the_tunnel_fails_verification(
     assert [seen.method for seen in forward_proxy.seen][:1] == ["CONNECT"] and tls_stub.calls == 0
 
 
-async def test_a_socks_proxy_is_refused_naming_the_variable(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("socks5://127.0.0.1:1080", "ALL_PROXY=socks5://127.0.0.1…: guard's judge speaks to http:// proxies only"),
+        ("http://user:pw@proxy.internal:31a8", "ALL_PROXY: not a proxy URL"),
+    ],
+)
+async def test_a_proxy_guard_cannot_speak_to_is_refused_naming_the_variable(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch, value: str, says: str
+) -> None:
+    monkeypatch.setenv("ALL_PROXY", value)
     outcome, error = await judged(stub, failure_mode="fail_closed")
-    assert outcome == "deny" and error is not None and "ALL_PROXY=socks5://127.0.0.1" in error
-    assert "http:// proxies only" in error and stub.calls == 0
+    assert outcome == "deny" and error is not None and says in error and "pw" not in error
+    assert stub.calls == 0
 
 
 @pytest.mark.parametrize(
@@ -158,6 +167,7 @@ async def test_a_socks_proxy_is_refused_naming_the_variable(stub: StubServer, mo
         ("localhost", "http://sub.localhost:11434/v1", False),
         ("https://api.openai.com", "https://api.openai.com/v1", True),
         ("http://api.openai.com", "https://api.openai.com/v1", False),
+        ("openai.com:https", "https://api.openai.com/v1", False),  # not a port: matches nothing
     ],
 )
 def test_no_proxy_entries(monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str, bypassed: bool) -> None:
