@@ -107,9 +107,15 @@ class Connections:
     """Kept-alive connections of one event loop, by target and proxy; one request on each at a time."""
 
     def __init__(self, tls: ssl.SSLContext | None, keepalive_s: float) -> None:
+        """``tls`` verifies https connections; None builds it on first need (loading the CA bundle costs ~0.2 s)."""
         self._tls = tls
         self._keepalive_s = keepalive_s
         self._idle: dict[_Origin, list[_Connection]] = {}
+
+    def _context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = tls_context()
+        return self._tls
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[Answer, bytes]:
         """POST ``body`` to ``url``; the answer and its body (at most :data:`MAX_REPLY_BYTES`, else :class:`ReplyTooLarge`).
@@ -164,16 +170,22 @@ class Connections:
                 origin.host,
                 origin.port,
                 limit=MAX_HEAD_BYTES,
-                ssl=self._tls if tls else None,
+                ssl=self._context() if tls else None,
                 server_hostname=origin.host if tls else None,
             )
             return _Connection(reader, writer)
         via = origin.via
-        reader, writer = await asyncio.open_connection(via.host, via.port, limit=MAX_HEAD_BYTES)
+        reader, writer = await asyncio.open_connection(
+            via.host,
+            via.port,
+            limit=MAX_HEAD_BYTES,
+            ssl=self._context() if via.tls else None,
+            server_hostname=via.host if via.tls else None,
+        )
         try:
-            if tls:
+            if tls:  # TLS to the target inside the tunnel (inside TLS to the proxy, for an https:// proxy)
                 await _tunnel(reader, writer, via, origin.host, origin.port)
-                await writer.start_tls(self._tls or tls_context(), server_hostname=origin.host)
+                await writer.start_tls(self._context(), server_hostname=origin.host)
         except BaseException:
             writer.close()
             raise

@@ -21,9 +21,9 @@ addresses in that network (httpx matched only the address before the slash). url
 ``proxy_bypass_environment`` differs from both: it drops leading dots (``.example.com``
 matches ``example.com``) and knows ``*`` only as the whole value.
 
-Only ``http://`` proxies are spoken to: a ``socks5://`` one never worked (httpx needs
-the ``socksio`` package for it, which guard does not install) and a TLS connection to
-the proxy itself (``https://``) is not built; either is refused naming the variable.
+``http://`` and ``https://`` proxies are spoken to (the latter over TLS, verified as an
+endpoint is); a ``socks5://`` one never worked (httpx needs the ``socksio`` package for
+it, which guard does not install) and is refused naming the variable.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ __all__ = ["Proxy", "ProxyUnsupported", "for_url"]
 
 
 class ProxyUnsupported(ValueError):
-    """A proxy variable names a proxy guard's wire cannot speak to (SOCKS, TLS to the proxy)."""
+    """A proxy variable names a proxy guard's wire cannot speak to (SOCKS), or no URL at all."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,13 @@ class Proxy:
     port: int
     authorization: str | None  # the Proxy-Authorization header's value, from the URL's user:password
     variable: str
+    tls: bool = False  # an https:// proxy: spoken to over TLS
 
     @property
     def shown(self) -> str:
         """The proxy as an error names it: address and variable, never the credentials."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port} ({self.variable})"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port} ({self.variable})"
 
 
 def _variables() -> dict[str, tuple[str, str]]:
@@ -123,19 +124,19 @@ def _bypassed(no_proxy: str, target: SplitResult) -> bool:
 def _parse(value: str, variable: str) -> Proxy:
     parts = urlsplit(value if "://" in value else f"http://{value}")
     try:
-        port = parts.port or 80
+        port = parts.port or _default_port(parts.scheme)
     except ValueError as exc:
         raise ProxyUnsupported(f"{variable}: not a proxy URL ({exc})") from None
-    if parts.scheme != "http" or not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ProxyUnsupported(
-            f"{variable}={parts.scheme}://{parts.hostname or ''}…: guard's judge speaks to http:// proxies only "
-            "(set an http:// proxy, or add the endpoint's host to NO_PROXY)"
+            f"{variable}={parts.scheme}://{parts.hostname or ''}…: guard's judge speaks to http:// and https:// "
+            "proxies only (set one, or add the endpoint's host to NO_PROXY)"
         )
     authorization = None
     if parts.username is not None:
         credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
         authorization = "Basic " + base64.b64encode(credentials).decode("ascii")
-    return Proxy(parts.hostname, port, authorization, variable)
+    return Proxy(parts.hostname, port, authorization, variable, tls=parts.scheme == "https")
 
 
 def for_url(url: str) -> Proxy | None:

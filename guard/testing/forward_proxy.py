@@ -13,6 +13,7 @@ import http.client
 import select
 import socket
 import socketserver
+import ssl
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,14 +40,17 @@ class _Server(socketserver.ThreadingTCPServer):
 class ForwardProxy:
     """An HTTP/1.1 forward proxy on 127.0.0.1 in a background thread (``with ForwardProxy() as proxy: proxy.url``)."""
 
-    def __init__(self, *, credentials: tuple[str, str] | None = None) -> None:
+    def __init__(self, *, credentials: tuple[str, str] | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.credentials = credentials
+        self._tls = tls  # a server context: an https:// proxy (TLS to the proxy itself)
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._server: _Server | None = None
 
     def __enter__(self) -> ForwardProxy:
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
+        if self._tls is not None:
+            self._server.socket = self._tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
@@ -58,11 +62,11 @@ class ForwardProxy:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT``, with the credentials as userinfo when the proxy requires them."""
+        """``http://127.0.0.1:PORT`` (``https://`` with ``tls``), with the credentials as userinfo when the proxy requires them."""
         if self._server is None:
             raise RuntimeError("the proxy is not running")
         user = f"{self.credentials[0]}:{self.credentials[1]}@" if self.credentials else ""
-        return f"http://{user}127.0.0.1:{self._server.server_address[1]}"
+        return f"{'https' if self._tls else 'http'}://{user}127.0.0.1:{self._server.server_address[1]}"
 
     def _record(self, seen: Seen) -> None:
         with self._lock:
@@ -99,6 +103,8 @@ def _pipe(a: socket.socket, b: socket.socket) -> None:
             data = source.recv(65536)
             if not data:
                 return
+            while isinstance(source, ssl.SSLSocket) and source.pending():  # decrypted already: select will not say so
+                data += source.recv(65536)
             (b if source is a else a).sendall(data)
 
 

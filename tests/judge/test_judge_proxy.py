@@ -107,6 +107,24 @@ async def test_no_proxy_keeps_the_call_away_from_the_proxy(
     assert forward_proxy.seen == [] and stub.calls == 1
 
 
+async def test_an_https_proxy_is_spoken_to_over_tls_for_either_kind_of_endpoint(
+    tls_stub: StubServer, stub: StubServer, ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TLS to the proxy, verified; for an https endpoint TLS to it inside that (TLS in TLS)."""
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(served)
+    stub.default = DENY
+    with ForwardProxy(tls=served) as over_tls:
+        assert over_tls.url.startswith("https://")
+        monkeypatch.setenv("ALL_PROXY", over_tls.url)
+        assert await judged(tls_stub) == ("deny", None)
+        assert await judged(stub) == ("deny", None)
+    assert [(seen.method, seen.target) for seen in over_tls.seen] == [
+        ("CONNECT", authority(tls_stub.url)),
+        ("POST", f"{stub.url}/chat/completions"),
+    ]
+
+
 @pytest.mark.parametrize(("mode", "decision"), [("fail_closed", "deny"), ("fail_open", "allow")])
 async def test_a_proxy_refusing_the_tunnel_is_a_failure_naming_it(
     tls_stub: StubServer, monkeypatch: pytest.MonkeyPatch, mode: str, decision: str | None
@@ -134,7 +152,10 @@ async def test_a_wrong_certificate_behind_the_tunnel_fails_verification(
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ("socks5://127.0.0.1:1080", "ALL_PROXY=socks5://127.0.0.1…: guard's judge speaks to http:// proxies only"),
+        (
+            "socks5://127.0.0.1:1080",
+            "ALL_PROXY=socks5://127.0.0.1…: guard's judge speaks to http:// and https:// proxies only",
+        ),
         ("http://user:pw@proxy.internal:31a8", "ALL_PROXY: not a proxy URL"),
     ],
 )
