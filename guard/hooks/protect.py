@@ -50,6 +50,9 @@ __all__ = ["ProtectHook", "judge"]
 
 #: Labels of protected paths, as the deny reason names them (what is protected: :mod:`guard.protection.targets`).
 CONFIG, STATE, CLIENT, SECRET = targets.CONFIG, targets.STATE, targets.CLIENT, targets.SECRET
+#: Text in a command that names an agent CLI (the programs and packages of :data:`guard.protection.nested_agent.AGENTS`):
+#: its check loads only for such a line.
+_AGENT_NAMES = ("claude", "codex", "gemini", "copilot")
 #: macOS file systems ignore case by default: Guard.yaml is guard.yaml there.
 _CASE_INSENSITIVE = sys.platform == "darwin"
 
@@ -295,7 +298,7 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
             return "deny", f"{_what(unit, tool)} {_how(unit, hit, reads=True)}"
         if follows or _follows_links(unit) or _options_follow_links(unit, said, changed):
             return "deny", f"{_what(unit, tool)} {_FOLLOWS_LINKS}"
-        itself = runs_guard(unit, urls, os.environ) or _nested_agent(unit, said)
+        itself = runs_guard(unit, urls, os.environ) or _nested_agent(unit, said, cwd, changed)
         if itself:
             return "deny", f"{_what(unit, tool)} {itself}"
         before = f"an earlier command of the line may change what this one runs ({changed})" if changed else None
@@ -312,14 +315,15 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     return ("ask", asked) if asked else None
 
 
-def _nested_agent(unit: Unit, said: list[str]) -> str | None:
-    """Why ``unit`` starts a Claude Code session that may run without guard's hooks (:mod:`guard.protection.nested_agent`,
-    loaded only for a line that names Claude Code); ``said``: the words of the line so far (an ``export`` before it)."""
-    if "claude" not in (unit.program or "") and not any("claude-code" in arg for arg in unit.args):
+def _nested_agent(unit: Unit, said: list[str], cwd: str, changed: str | None) -> str | None:
+    """Why ``unit`` starts an agent CLI session that may run without guard's hooks (:mod:`guard.protection.nested_agent`,
+    loaded only for a line that names one of them); ``said``: the words of the line so far (an ``export`` before it),
+    ``cwd``: the call's folder, ``changed``: why an earlier command may change the shell's state."""
+    if not any(name in text for text in unit.texts for name in _AGENT_NAMES):
         return None
     from guard.protection.nested_agent import unhooked_agent
 
-    return unhooked_agent(unit, said)
+    return unhooked_agent(unit, said, cwd, changed)
 
 
 def _without_program(unit: Unit) -> Unit:

@@ -22,7 +22,7 @@ from guard.command_analysis.invocation import command_name
 from guard.core.settings import SERVER_ENV, from_env
 from guard.protection.naming import UNKNOWN, Unit
 
-__all__ = ["DEFAULT_PORT", "runs_guard", "service_ports"]
+__all__ = ["CODE_RUNNERS", "COMMAND_RUNNERS", "DEFAULT_PORT", "code_words", "runs_guard", "service_ports"]
 
 #: ``guard serve``'s default port.
 DEFAULT_PORT = 8787
@@ -55,7 +55,7 @@ _PYTHONS = frozenset({"python", "pypy", "ipython"})
 #: CPython's short options that take a value: a cluster of flags ends at one (``-Im guard``, ``-Pmguard``).
 _PYTHON_VALUED = frozenset("cmWX")
 #: Programs that run code given as text (``sh -c 'guard …'``, ``python -c "subprocess.run(['guard', …])"``).
-_CODE_RUNNERS = frozenset(
+CODE_RUNNERS = frozenset(
     {
         "sh",
         "bash",
@@ -88,7 +88,7 @@ _CODE_RUNNERS = frozenset(
 #: Programs that run a command they are given, as words or as a line: on a terminal of their own (``script -c``, ``expect``,
 #: ``tmux``, ``screen``, ``socat … EXEC:…,pty``: what ``guard approve``'s question on /dev/tty would accept a typed yes from),
 #: as another user or on another host (``sudo``, ``su -c``, ``ssh``), later or elsewhere (``at``, ``systemd-run``, ``watch``).
-_COMMAND_RUNNERS = frozenset(
+COMMAND_RUNNERS = frozenset(
     {
         "script",
         "expect",
@@ -160,7 +160,7 @@ def _imports_guard(texts: Iterable[str], *, python: bool = False) -> bool:
     for text in texts:
         if "guard" not in text:
             continue
-        words = text.translate(_CODE_SEPARATORS).split()
+        words = code_words(text)
         if python and any(word.startswith("guard.") and _guard_module(word) for word in words):
             return True
         for before, word in zip(words, words[1:], strict=False):
@@ -169,12 +169,16 @@ def _imports_guard(texts: Iterable[str], *, python: bool = False) -> bool:
     return False
 
 
+def code_words(text: str) -> list[str]:
+    """The words of code text (``subprocess.run(['guard', 'x'])``: ``subprocess.run``, ``guard``, ``x``), where a
+    program it runs is named."""
+    return text.translate(_CODE_SEPARATORS).split()
+
+
 def _names_guard(texts: Iterable[str]) -> bool:
     """Whether code text holds the word ``guard`` as a command (``guard``, ``…/bin/guard``)."""
     for text in texts:
-        if "guard" in text and any(
-            word == "guard" or word.endswith("/guard") for word in text.translate(_CODE_SEPARATORS).split()
-        ):
+        if "guard" in text and any(word == "guard" or word.endswith("/guard") for word in code_words(text)):
             return True
     return False
 
@@ -226,9 +230,9 @@ def runs_guard(unit: Unit, urls: Iterable[str], env: Mapping[str, str]) -> str |
         return f"runs guard through {program}"
     if _imports_guard(unit.texts, python=program in _PYTHONS):
         return "runs code that imports guard"
-    if program in _CODE_RUNNERS and _names_guard(unit.texts[1:]):
+    if program in CODE_RUNNERS and _names_guard(unit.texts[1:]):
         return f"runs code ({program}) that runs guard's command"
-    if program in _COMMAND_RUNNERS and _names_guard(unit.texts[1:]):
+    if program in COMMAND_RUNNERS and _names_guard(unit.texts[1:]):
         return f"runs guard's command through {program}"
     found = [
         (host, int(port))

@@ -1,0 +1,180 @@
+"""The real Codex, Gemini and Copilot CLIs: a second session the agent starts from a shell call keeps guard's hooks when
+its line is allowed, and one guard refuses would have run without them.
+
+Each case is a line the agent would run (``codex exec --disable hooks 'fix the tests'``), asked of a real ``guard hook``
+process as that client's shell call, and the same options (and variables) given to the real CLI, started in the project
+as that line would start it. Its session asks the client's stub model, whose scripted turn is a shell ``echo`` the
+project's rule denies: the hooks loaded when the model is told the rule's refusal, and were dropped when the ``echo``
+ran. The plumbing every run needs (the stub as the model provider, Codex's stand-in for the one-time hook review, the
+workspace trust Gemini reads from its environment) is the harness's (``tests/e2e/agent_cli.py``), the same for both.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.processes import run_guard
+
+from guard.testing.agent_script import final_text, tool_use
+from guard.testing.anthropic_stub import AnthropicStub
+
+from .agent_cli import COPILOT
+from .conftest import AgentProject, _binary, _project
+
+pytestmark = [pytest.mark.slow]
+
+RULE = (
+    'hooks:\n  PreToolUse:\n    - command: "if grep -q ran=; then echo refused by the project rule >&2; exit 2; fi"\n'
+)
+ECHO = "echo ran=4''2"  # prints ran=42, which its text does not hold
+
+
+@dataclass(frozen=True)
+class Client:
+    """How one client's shell call looks to ``guard hook``, to its stub model, and what the model is told back."""
+
+    name: str
+    payload: Callable[[str, str], dict[str, Any]]  # (cwd, command) -> the hook's event
+    call: Callable[[str], Any]  # command -> the stub's scripted tool call
+    told: Callable[[Any], str]  # the stub's second agent request -> what the tool call returned
+    insert_at: int  # where the options go in the harness's arguments
+
+
+CODEX = Client(
+    "codex",
+    lambda cwd, command: {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    },
+    lambda command: tool_use("exec_command", {"cmd": command}),
+    lambda request: str(request.tool_outputs()),
+    1,  # after `exec`
+)
+GEMINI = Client(
+    "gemini",
+    lambda cwd, command: {
+        "hook_event_name": "BeforeTool",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": command},
+    },
+    lambda command: tool_use("run_shell_command", {"command": command, "description": "run"}),
+    lambda request: str(request.function_responses()),
+    0,
+)
+COPILOT_CLIENT = Client(
+    "copilot",
+    lambda cwd, command: {"toolName": "bash", "toolArgs": json.dumps({"command": command}), "cwd": cwd, "timestamp": 1},
+    lambda command: tool_use("bash", {"command": command, "description": "run"}),
+    lambda request: str(request.tool_results()),
+    0,
+)
+
+
+@pytest.fixture
+def copilot_agent(tmp_path: Path) -> Iterator[AgentProject]:
+    """A Copilot CLI project in a repository of its own (Copilot looks for one above the folder)."""
+    binary = _binary(COPILOT)
+    for project in _project(COPILOT, binary, AnthropicStub, tmp_path):
+        subprocess.run(["git", "init", "-q", str(project.dir)], check=True)
+        yield project
+
+
+def _refusal(client: Client, project: AgentProject, line: str) -> str | None:
+    """What a real ``guard hook`` says of ``line`` as the client's shell call in the project, when it refuses it."""
+    done = run_guard(
+        ["hook", "--format", client.name], project.dir, stdin=json.dumps(client.payload(str(project.dir), line))
+    )
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said, said
+    return said if done.returncode == 2 or '"deny"' in done.stdout else None
+
+
+def _told(client: Client, project: AgentProject, options: tuple[str, ...], env: dict[str, str]) -> str:
+    """What the model of a real session started with ``options`` and ``env`` was told of its one ``echo``."""
+    args = list(project.cli.headless_args)
+    cli = replace(project.cli, headless_args=(*args[: client.insert_at], *options, *args[client.insert_at :]))
+    _, agent = replace(project, cli=cli, env={**project.env, **env}).run(client.call(ECHO), final_text("ok"))
+    return client.told(agent.agent_requests[1])
+
+
+def _check(
+    client: Client, project: AgentProject, line: str, options: tuple[str, ...], env: dict[str, str], named: str | None
+) -> None:
+    """guard refuses ``line`` (naming ``named``), and the session its options and variables start runs without the
+    hooks; or guard allows it, and the session runs under them."""
+    refused = _refusal(client, project, line)
+    told = _told(client, project, options, {k: v.format(home=project.home) for k, v in env.items()})
+    hooked = "refused by the project rule" in told and "ran=42" not in told
+    if named is None:
+        assert refused is None and hooked, f"guard: {refused or 'allowed'}\nthe session was told: {told}"
+    else:
+        assert refused and "guard self-protection" in refused and named in refused, refused
+        assert not hooked and "ran=42" in told, f"the refused options kept the hooks: {told}"
+
+
+def _gemini(project: AgentProject) -> None:
+    for home in (project.home, project.home / "other"):  # the API key as the sign-in, no hook
+        for relative, content in project.cli.home_files:
+            (home / relative).parent.mkdir(parents=True, exist_ok=True)
+            (home / relative).write_text(content)
+    project.configure(RULE, "--scope", "user")  # guard's hooks in ~/.gemini, which GEMINI_CLI_HOME moves
+
+
+def _copilot(project: AgentProject) -> None:
+    project.configure(RULE, "--scope", "user")  # in -p mode Copilot loads a project's hooks only when trusted
+    (project.home / "other").mkdir()
+
+
+#: client: (its project fixture, how the test sets it up)
+SETUP: dict[str, tuple[str, Callable[[AgentProject], object]]] = {
+    "codex": ("codex_project", lambda project: project.configure(RULE)),
+    "gemini": ("gemini_project", _gemini),
+    "copilot": ("copilot_agent", _copilot),
+}
+CLIENTS = {"codex": CODEX, "gemini": GEMINI, "copilot": COPILOT_CLIENT}
+
+
+def _case(client: str, line: str, options: tuple[str, ...], env: dict[str, str], named: str | None) -> Any:
+    marks = [getattr(pytest.mark, client)]
+    return pytest.param(client, line, options, env, named, marks=marks, id=line.split("'")[0].strip())
+
+
+#: (client, line the agent runs, the options it gives the CLI, the variables it sets, what guard's refusal names)
+CASES = [
+    _case("codex", "codex exec --ephemeral 'fix the tests'", ("--ephemeral",), {}, None),
+    _case("codex", "codex exec -c model_reasoning_effort=low 'fix'", ("-c", "model_reasoning_effort=low"), {}, None),
+    _case("codex", "codex exec --disable hooks 'fix the tests'", ("--disable", "hooks"), {}, "--disable"),
+    _case("codex", "codex exec -c features.hooks=false 'fix'", ("-c", "features.hooks=false"), {}, "features.hooks"),
+    _case("gemini", "gemini -m gemini-2.5-pro -p 'fix the tests'", ("-m", "gemini-2.5-pro"), {}, None),
+    _case(
+        "gemini", "GEMINI_CLI_HOME=~/other gemini -p 'fix'", (), {"GEMINI_CLI_HOME": "{home}/other"}, "GEMINI_CLI_HOME"
+    ),
+    _case("copilot", "copilot --no-ask-user -p 'fix' --allow-all-tools", ("--no-ask-user",), {}, None),
+    _case("copilot", "COPILOT_HOME=~/other copilot -p 'fix'", (), {"COPILOT_HOME": "{home}/other"}, "COPILOT_HOME"),
+]
+
+
+@pytest.mark.parametrize(("client", "line", "options", "env", "named"), CASES)
+def test_a_second_session_keeps_guard_s_hooks_or_is_refused(
+    request: pytest.FixtureRequest,
+    client: str,
+    line: str,
+    options: tuple[str, ...],
+    env: dict[str, str],
+    named: str | None,
+) -> None:
+    fixture, setup = SETUP[client]
+    project: AgentProject = request.getfixturevalue(fixture)
+    setup(project)
+    _check(CLIENTS[client], project, line, options, env, named)
