@@ -1,4 +1,4 @@
-"""The real Codex, Gemini and Copilot CLIs: a second session the agent starts from a shell call keeps guard's hooks when
+"""The real Claude Code, Codex, Gemini and Copilot CLIs: a second session the agent starts from a shell call keeps guard's hooks when
 its line is allowed, and one guard refuses would have run without them.
 
 Each case is a line the agent would run (``codex exec --disable hooks 'fix the tests'``), asked of a real ``guard hook``
@@ -46,6 +46,19 @@ class Client:
     insert_at: int  # where the options go in the harness's arguments
 
 
+CLAUDE = Client(
+    "claude",
+    lambda cwd, command: {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    },
+    lambda command: tool_use("Bash", {"command": command, "description": "run"}),
+    lambda request: str(request.tool_results()),
+    0,
+)
 CODEX = Client(
     "codex",
     lambda cwd, command: {
@@ -138,11 +151,12 @@ def _copilot(project: AgentProject) -> None:
 
 #: client: (its project fixture, how the test sets it up)
 SETUP: dict[str, tuple[str, Callable[[AgentProject], object]]] = {
+    "claude": ("project", lambda project: project.configure(RULE, "--no-sandbox")),
     "codex": ("codex_project", lambda project: project.configure(RULE)),
     "gemini": ("gemini_project", _gemini),
     "copilot": ("copilot_agent", _copilot),
 }
-CLIENTS = {"codex": CODEX, "gemini": GEMINI, "copilot": COPILOT_CLIENT}
+CLIENTS = {"claude": CLAUDE, "codex": CODEX, "gemini": GEMINI, "copilot": COPILOT_CLIENT}
 
 
 def _case(client: str, line: str, options: tuple[str, ...], env: dict[str, str], named: str | None) -> Any:
@@ -152,6 +166,8 @@ def _case(client: str, line: str, options: tuple[str, ...], env: dict[str, str],
 
 #: (client, line the agent runs, the options it gives the CLI, the variables it sets, what guard's refusal names)
 CASES = [
+    _case("claude", "claude --max-turns 5 -p 'fix the tests'", ("--max-turns", "5"), {}, None),
+    _case("claude", "CLAUDE_CODE_SIMPLE=1 claude -p 'fix'", (), {"CLAUDE_CODE_SIMPLE": "1"}, "CLAUDE_CODE_SIMPLE"),
     _case("codex", "codex exec --ephemeral 'fix the tests'", ("--ephemeral",), {}, None),
     _case("codex", "codex exec -c model_reasoning_effort=low 'fix'", ("-c", "model_reasoning_effort=low"), {}, None),
     _case("codex", "codex exec --disable hooks 'fix the tests'", ("--disable", "hooks"), {}, "--disable"),
