@@ -1,5 +1,5 @@
-"""The real Claude Code, Codex, Gemini and Copilot CLIs: a second session the agent starts from a shell call keeps guard's hooks when
-its line is allowed, and one guard refuses would have run without them.
+"""The real Claude Code, Codex, Gemini and Copilot CLIs: a second session the agent starts from a shell call keeps
+guard's hooks when its line is allowed, and one guard refuses would have run without them.
 
 Each case is a line the agent would run (``codex exec --disable hooks 'fix the tests'``), asked of a real ``guard hook``
 process as that client's shell call, and the same options (and variables) given to the real CLI, started in the project
@@ -35,6 +35,16 @@ RULE = (
 ECHO = "echo ran=4''2"  # prints ran=42, which its text does not hold
 
 
+def _event(event: str, cwd: str, tool: str, command: str) -> dict[str, Any]:
+    return {
+        "hook_event_name": event,
+        "session_id": "s",
+        "cwd": cwd,
+        "tool_name": tool,
+        "tool_input": {"command": command},
+    }
+
+
 @dataclass(frozen=True)
 class Client:
     """How one client's shell call looks to ``guard hook``, to its stub model, and what the model is told back."""
@@ -48,39 +58,21 @@ class Client:
 
 CLAUDE = Client(
     "claude",
-    lambda cwd, command: {
-        "hook_event_name": "PreToolUse",
-        "session_id": "s",
-        "cwd": cwd,
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-    },
+    lambda cwd, command: _event("PreToolUse", cwd, "Bash", command),
     lambda command: tool_use("Bash", {"command": command, "description": "run"}),
     lambda request: str(request.tool_results()),
     0,
 )
 CODEX = Client(
     "codex",
-    lambda cwd, command: {
-        "hook_event_name": "PreToolUse",
-        "session_id": "s",
-        "cwd": cwd,
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-    },
+    lambda cwd, command: _event("PreToolUse", cwd, "Bash", command),
     lambda command: tool_use("exec_command", {"cmd": command}),
     lambda request: str(request.tool_outputs()),
     1,  # after `exec`
 )
 GEMINI = Client(
     "gemini",
-    lambda cwd, command: {
-        "hook_event_name": "BeforeTool",
-        "session_id": "s",
-        "cwd": cwd,
-        "tool_name": "run_shell_command",
-        "tool_input": {"command": command},
-    },
+    lambda cwd, command: _event("BeforeTool", cwd, "run_shell_command", command),
     lambda command: tool_use("run_shell_command", {"command": command, "description": "run"}),
     lambda request: str(request.function_responses()),
     0,
