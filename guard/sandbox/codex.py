@@ -89,8 +89,10 @@ def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
     A path inside the project goes in the ``:project_roots`` table, relative: Codex (0.171) joins it to the folder
     the session starts in, so the profile travels with ``.codex/`` and keeps each clone's, copy's and git worktree's
     own files read-only. Codex's ``:workspace`` lets commands write only in that folder, so when a session starts in
-    a subfolder the project's files above it stay read-only all the same. What lies outside (guard's state and
-    config folders, the secret, the home's settings) keeps its absolute path.
+    a subfolder the project's files above it stay read-only all the same, but those below it are joined to the
+    subfolder (``src/policy.py`` became ``src/src/policy.py``, and a session started in ``src/`` wrote the hook's
+    module): so each is listed by its absolute path too, which holds for this checkout wherever a session starts.
+    What lies outside (guard's state and config folders, the secret, the home's settings) keeps its absolute path.
     """
     unreadable = _listed(paths.read_roots(), project_dir)
     read_only = [
@@ -101,7 +103,7 @@ def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
     rules = [(p, _in_project(p, project_dir), "read") for p in read_only]
     rules += [(p, _in_project(p, project_dir), "none") for p in unreadable]
     lines = [f"[permissions.{PROFILE}]", 'extends = ":workspace"', "", f"[permissions.{PROFILE}.filesystem]"]
-    lines += [f'{_key(p)} = "{access}"' for p, inside, access in rules if inside is None]
+    lines += [f'{_key(p)} = "{access}"' for p, access in dict((p, access) for p, _, access in rules).items()]
     if any(inside for _, inside, _ in rules):
         lines += ["", f"[permissions.{PROFILE}.filesystem.{_key(PROJECT_ROOTS)}]"]
         lines += [f'{_key(inside)} = "{access}"' for _, inside, access in rules if inside]

@@ -9,6 +9,7 @@ fails, a write elsewhere in the project works.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,34 @@ def test_a_shell_write_into_guards_store_fails_and_a_write_in_the_project_works(
     assert "state=0" not in shown and not (state / "planted").exists(), shown
     assert "secret=0" not in shown and secret not in shown, shown
     assert "config=0" not in shown and (project.dir / "guard.yaml").read_text() == yaml_before, shown
+
+
+def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(codex_project: AgentProject) -> None:
+    """Codex joins the profile's ``:project_roots`` keys to the folder a session starts in: started in ``src/``, the
+    key ``src/policy.py`` named ``src/src/policy.py``, and the module guard's hook imports was writable (``codex
+    sandbox -C src -P guard`` runs a command as a session started there does). Its absolute path holds there too."""
+    project = codex_project
+    subprocess.run(["git", "init", "-q", str(project.dir)], check=True)  # the project's root, above the session's folder
+    source = project.dir / "src"
+    (source / "src").mkdir(parents=True)  # a package inside a package: the joined key's folder exists, so Codex starts
+    (source / "__init__.py").write_text("")
+    (source / "policy.py").write_text("def check(event):\n    return None\n")
+    project.configure("hooks:\n  PreToolUse:\n    - callable: src.policy:check\n")
+    (project.home / ".codex").mkdir(exist_ok=True)
+    (project.home / ".codex" / "config.toml").write_text(f'[projects."{project.dir}"]\ntrust_level = "trusted"\n')
+    env = project.cli.env("", project.home, project.env)
+    env["TMPDIR"] = str(project.home.parent / "tmpdir")  # as a session gets it (agent_cli.AgentCLI.own_tmpdir)
+    Path(env["TMPDIR"]).mkdir(exist_ok=True)
+    script = "echo '# planted' >> policy.py; echo policy=$?; touch made-here; echo made=$?"
+
+    done = subprocess.run(
+        [str(project.binary), "sandbox", "-C", str(source), "-P", "guard", "--", "sh", "-c", script],
+        cwd=source,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert "made=0" in done.stdout and (source / "made-here").exists(), done.stdout + done.stderr
+    assert "policy=0" not in done.stdout and "planted" not in (source / "policy.py").read_text(), done.stdout

@@ -174,7 +174,8 @@ def test_codex_install_writes_a_permission_profile_beside_the_users_config(proje
     assert any(rules.get(p) == "none" for p in read)  # the secret, outside the project: by its absolute path
     # the project's own files relative to the folder a session starts in, so the committed file holds in each checkout
     assert rules[":project_roots"]["guard.yaml"] == "read" and rules[":project_roots"][".codex"] == "read"
-    assert not [key for key in rules if key.startswith(str(project.resolve()))], rules
+    # and by their absolute paths: Codex joins the relative ones to a subfolder a session starts in
+    assert rules[str(project.resolve() / "guard.yaml")] == "read" and rules[str(project.resolve() / ".codex")] == "read"
     assert guard(project, "install", "codex", "--uninstall").returncode == 0
     assert (project / ".codex/config.toml").read_text() == original
 

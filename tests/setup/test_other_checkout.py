@@ -76,7 +76,7 @@ def _with_absolute_paths(settings: Path, first: Path) -> None:
     rules, end, tail = relative.partition("# <<< guard sandbox")
     keys = [json.loads(key) for key, _, _ in (line.partition(" = ") for line in rules.splitlines() if line)]
     assert keys and tomllib.loads(text)["permissions"]["guard"]["filesystem"][":project_roots"]["guard.yaml"] == "read"
-    absolute = "".join(f'{json.dumps(str(first / key))} = "read"\n' for key in keys)
+    absolute = "".join(f'{json.dumps(str(first / key))} = "read"\n' for key in keys if str(first / key) not in head)
     settings.write_text(head + absolute + end + tail)
     assert str(first / "guard.yaml") in tomllib.loads(settings.read_text())["permissions"]["guard"]["filesystem"]
 
