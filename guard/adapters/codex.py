@@ -23,6 +23,7 @@ __all__ = [
     "CLIENT",
     "NOT_SET_UP_HERE",
     "PROFILE",
+    "PROFILE_OVERRIDDEN",
     "PROJECT_ROOTS",
     "SANDBOX_ELSEWHERE",
     "missing_setup",
@@ -42,6 +43,11 @@ NOT_SET_UP_HERE = (
     "Codex runs the main checkout's guard hook in this git worktree, {project}, and guard enforces the config you "
     "trusted here, but Codex reads the worktree's own .codex/config.toml, which selects no guard sandbox profile "
     "(the main checkout's does), so guard's files and secret are within the agent's reach. Run guard install codex there"
+)
+#: Told as a session starts whose command line puts another sandbox in place of guard's profile.
+PROFILE_OVERRIDDEN = (
+    "this Codex session was started with {option}, which puts another sandbox in place of guard's profile (selected "
+    "in {settings}), so guard's files and secret are within the agent's reach. Start codex without it"
 )
 #: Told as a session starts where the project's ``.codex/config.toml`` selects guard's profile for another folder's files.
 SANDBOX_ELSEWHERE = (
@@ -108,8 +114,9 @@ def _guard_rules(settings: Path) -> dict[str, Any] | None:
 def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     """What a session's first message says when the project's ``.codex/config.toml`` does not keep its config read-only
     the way ``guard install codex`` set up: a profile written for another folder (Codex reads a worktree's own copy,
-    committed with the main checkout's paths), or, in a git worktree, none where the main checkout has one. No guard
-    profile anywhere is the user's choice (``--no-sandbox``), not a miss."""
+    committed with the main checkout's paths), in a git worktree none where the main checkout has one, or a profile
+    the session's command line puts aside (``codex -s workspace-write``). No guard profile anywhere is the user's
+    choice (``--no-sandbox``), not a miss."""
     if project is None:
         return None
     from guard.adapters.checkout import config_in, in_main_checkout, protected_by
@@ -121,6 +128,11 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
         if main is not None and _guard_rules(Path(main, ".codex", "config.toml")) is not None:
             return NOT_SET_UP_HERE.format(project=project)
         return None
+    from guard.adapters.codex_command_line import profile_override
+
+    option = profile_override()
+    if option is not None:
+        return PROFILE_OVERRIDDEN.format(option=option, settings=settings)
     config = config_in(project)
     unwritable = (rule for rule, access in rules.items() if access in ("read", "none"))
     if config is None or protected_by(unwritable, config):

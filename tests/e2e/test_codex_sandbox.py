@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,9 @@ def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(c
     key ``src/policy.py`` named ``src/src/policy.py``, and the module guard's hook imports was writable (``codex
     sandbox -C src -P guard`` runs a command as a session started there does). Its absolute path holds there too."""
     project = codex_project
-    subprocess.run(["git", "init", "-q", str(project.dir)], check=True)  # the project's root, above the session's folder
+    subprocess.run(
+        ["git", "init", "-q", str(project.dir)], check=True
+    )  # the project's root, above the session's folder
     source = project.dir / "src"
     (source / "src").mkdir(parents=True)  # a package inside a package: the joined key's folder exists, so Codex starts
     (source / "__init__.py").write_text("")
@@ -76,3 +79,27 @@ def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(c
 
     assert "made=0" in done.stdout and (source / "made-here").exists(), done.stdout + done.stderr
     assert "policy=0" not in done.stdout and "planted" not in (source / "policy.py").read_text(), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "overridden"),
+    [((), False), (("-s", "workspace-write"), True), (("-c", 'sandbox_mode="danger-full-access"'), True)],
+    ids=["plain", "sandbox", "sandbox_mode"],
+)
+def test_a_session_whose_command_line_puts_the_profile_aside_leaves_guard_s_files_writable(
+    codex_project: AgentProject, options: tuple[str, ...], overridden: bool
+) -> None:
+    """``codex -s workspace-write`` (or ``-c sandbox_mode=…``) selects another sandbox than guard's profile: a command
+    no hook could read then wrote guard.yaml. Neither the config files nor the event say so; the hook's parent process
+    is the session's ``codex``, whose arguments do, and the session's first message names the option
+    (``tests/adapters/test_codex_command_line.py``)."""
+    project = codex_project
+    project.configure(CONFIG)
+    args = project.cli.headless_args
+    cli = replace(project.cli, headless_args=(args[0], *options, *args[1:]))
+    write = tool_use("exec_command", {"cmd": hidden("echo '# planted' >> guard.yaml; echo config=$?")})
+
+    _, agent = replace(project, cli=cli).run(write, final_text("ok"))
+
+    shown = str(agent.agent_requests[1].tool_outputs())
+    assert ("config=0" in shown) == overridden, shown
