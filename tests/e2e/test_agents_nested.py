@@ -161,7 +161,6 @@ CASES = [
     _case("claude", "claude --max-turns 5 -p 'fix the tests'", ("--max-turns", "5"), {}, None),
     _case("claude", "CLAUDE_CODE_SIMPLE=1 claude -p 'fix'", (), {"CLAUDE_CODE_SIMPLE": "1"}, "CLAUDE_CODE_SIMPLE"),
     _case("codex", "codex exec --ephemeral 'fix the tests'", ("--ephemeral",), {}, None),
-    _case("codex", "codex exec -c model_reasoning_effort=low 'fix'", ("-c", "model_reasoning_effort=low"), {}, None),
     _case("codex", "codex exec --disable hooks 'fix the tests'", ("--disable", "hooks"), {}, "--disable"),
     _case("codex", "codex exec -c features.hooks=false 'fix'", ("-c", "features.hooks=false"), {}, "features.hooks"),
     _case("gemini", "gemini -m gemini-2.5-pro -p 'fix the tests'", ("-m", "gemini-2.5-pro"), {}, None),
