@@ -8,10 +8,12 @@ CLIs); the same session with options that keep its hooks is an ordinary call.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from test_protect_naming import CONFIG, run_hook
+from fixtures.processes import guard_modules, run_guard
+from test_protect_naming import CLIENTS, CONFIG, run_hook
 
 from guard.hooks import protect
 from guard.protection.nested_agent import AGENTS
@@ -103,3 +105,11 @@ def test_every_client_s_programs_and_packages_load_the_check() -> None:
     for agent in AGENTS:
         for name in (*agent.programs, *agent.packages):
             assert any(word in name for word in protect._AGENT_NAMES), name
+
+
+@pytest.mark.parametrize(("command", "loads"), [("ls -la src && git status", False), ("codex exec 'fix'", True)])
+def test_the_check_loads_only_for_a_line_that_names_an_agent_cli(project: Path, command: str, loads: bool) -> None:
+    """Every shell call goes through self-protection: the check's tables load only when the line names a client."""
+    payload = CLIENTS["claude"](str(project), "Bash", {"command": command})
+    done = run_guard(["hook", "--format", "claude"], project, stdin=json.dumps(payload), probe=True)
+    assert ("guard.protection.nested_agent" in guard_modules(done)) == loads, done.stderr
