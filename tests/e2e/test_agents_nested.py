@@ -119,6 +119,7 @@ def _check(
     """guard refuses ``line`` (naming ``named``), and the session its options and variables start runs without the
     hooks; or guard allows it, and the session runs under them."""
     refused = _refusal(client, project, line)
+    options = tuple(option.format(home=project.home) for option in options)
     told = _told(client, project, options, {k: v.format(home=project.home) for k, v in env.items()})
     hooked = "refused by the project rule" in told and "ran=42" not in told
     if named is None:
@@ -169,6 +170,7 @@ CASES = [
     ),
     _case("copilot", "copilot --no-ask-user -p 'fix' --allow-all-tools", ("--no-ask-user",), {}, None),
     _case("copilot", "COPILOT_HOME=~/other copilot -p 'fix'", (), {"COPILOT_HOME": "{home}/other"}, "COPILOT_HOME"),
+    _case("copilot", "copilot --config-dir ~/other -p 'fix'", ("--config-dir", "{home}/other"), {}, "--config-dir"),
 ]
 
 
