@@ -4,9 +4,10 @@
 calls go through the hooks its settings load, the user's and the project's, so guard judges them as it judges the first
 agent's (tried with each real CLI: Claude Code 2.1.332, Codex 0.171, Gemini CLI 0.61, Copilot CLI 1.0.102). Some of
 their options and variables change which settings load, and with them guard's hooks and the sandbox profile ``guard
-install`` wrote: ``claude --settings '{"disableAllHooks": true}'``, ``codex exec --disable hooks`` or ``-c
-default_permissions=…``, ``gemini`` with ``GEMINI_CLI_SYSTEM_SETTINGS_PATH``, ``copilot`` with ``COPILOT_HOME`` (another
-settings folder). Started that way, the second agent ran a call the project's rule denies, with no hook at all.
+install`` wrote: ``claude --settings '{"disableAllHooks": true}'`` or ``CLAUDE_CODE_SIMPLE=1``, ``codex exec
+--disable hooks`` or ``-c features.hooks=false`` (``-s``, ``-c sandbox_mode=…`` put guard's profile aside), ``gemini``
+with ``GEMINI_CLI_HOME``, ``copilot`` with ``COPILOT_HOME`` or ``--config-dir`` (another user settings folder). Started
+that way, the second agent ran a call the project's rule denies, with no hook at all.
 
 So a session is allowed only with options known to leave its hooks alone (an allowlist per client, from the real CLI's
 own parser: an option a client adds later is refused until it is listed here); its variables (``CODEX_…``) only when
@@ -268,7 +269,7 @@ def _unhooked(agent: AgentCli, args: list[str], said: list[str], moved: bool, ch
             return f"starts a {agent.name} session with {name}, which may run it without guard's hooks {where}"
         if agent.options[name] and not equals:
             value = next(rest, "")
-        if name in agent.config and value.partition("=")[0].strip() not in agent.keys:
-            key = value.partition("=")[0].strip()
+        key = value.partition("=")[0].strip()
+        if name in agent.config and key not in agent.keys:
             return f"starts a {agent.name} session with {name} {key}, which may run it without guard's hooks {where}"
     return None
