@@ -142,18 +142,33 @@ def _copilot(project: AgentProject) -> None:
     (project.home / "other").mkdir()
 
 
+def _codex_trusted(project: AgentProject) -> None:
+    """A project the user trusted in Codex (the record in ``~/.codex/config.toml``), not trusted again by the run."""
+    project.configure(RULE)
+    (project.home / ".codex").mkdir(exist_ok=True)
+    (project.home / ".codex" / "config.toml").write_text(f'[projects."{project.dir}"]\ntrust_level = "trusted"\n')
+    project.cli = replace(project.cli, headless_args=tuple(a for a in project.cli.headless_args if a != "--trust"))
+
+
 #: client: (its project fixture, how the test sets it up)
 SETUP: dict[str, tuple[str, Callable[[AgentProject], object]]] = {
     "claude": ("project", lambda project: project.configure(RULE, "--no-sandbox")),
     "codex": ("codex_project", lambda project: project.configure(RULE)),
+    "codex, trusted before": ("codex_project", _codex_trusted),
     "gemini": ("gemini_project", _gemini),
     "copilot": ("copilot_agent", _copilot),
 }
-CLIENTS = {"claude": CLAUDE, "codex": CODEX, "gemini": GEMINI, "copilot": COPILOT_CLIENT}
+CLIENTS = {
+    "claude": CLAUDE,
+    "codex": CODEX,
+    "codex, trusted before": CODEX,
+    "gemini": GEMINI,
+    "copilot": COPILOT_CLIENT,
+}
 
 
 def _case(client: str, line: str, options: tuple[str, ...], env: dict[str, str], named: str | None) -> Any:
-    marks = [getattr(pytest.mark, client)]
+    marks = [getattr(pytest.mark, CLIENTS[client].name)]
     return pytest.param(client, line, options, env, named, marks=marks, id=line.split("'")[0].strip())
 
 
@@ -164,6 +179,7 @@ CASES = [
     _case("codex", "codex exec --ephemeral 'fix the tests'", ("--ephemeral",), {}, None),
     _case("codex", "codex exec --disable hooks 'fix the tests'", ("--disable", "hooks"), {}, "--disable"),
     _case("codex", "codex exec -c features.hooks=false 'fix'", ("-c", "features.hooks=false"), {}, "features.hooks"),
+    _case("codex, trusted before", "codex exec --ignore-user-config 'fix'", ("--ignore-user-config",), {}, "--ignore"),
     _case("gemini", "gemini -m gemini-2.5-pro -p 'fix the tests'", ("-m", "gemini-2.5-pro"), {}, None),
     _case(
         "gemini", "GEMINI_CLI_HOME=~/other gemini -p 'fix'", (), {"GEMINI_CLI_HOME": "{home}/other"}, "GEMINI_CLI_HOME"
