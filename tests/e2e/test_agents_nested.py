@@ -35,55 +35,41 @@ RULE = (
 ECHO = "echo ran=4''2"  # prints ran=42, which its text does not hold
 
 
-def _event(event: str, cwd: str, tool: str, command: str) -> dict[str, Any]:
-    return {
-        "hook_event_name": event,
-        "session_id": "s",
-        "cwd": cwd,
-        "tool_name": tool,
-        "tool_input": {"command": command},
-    }
-
-
 @dataclass(frozen=True)
 class Client:
-    """How one client's shell call looks to ``guard hook``, to its stub model, and what the model is told back."""
+    """How one client's shell call looks to ``guard hook`` and to its stub model, and what the model is told back."""
 
     name: str
-    payload: Callable[[str, str], dict[str, Any]]  # (cwd, command) -> the hook's event
-    call: Callable[[str], Any]  # command -> the stub's scripted tool call
-    told: Callable[[Any], str]  # the stub's second agent request -> what the tool call returned
-    insert_at: int  # where the options go in the harness's arguments
+    event: str  # the hook's event for a tool call (Copilot's payload names none)
+    hook_tool: str  # the shell tool's name in the hook's event
+    stub_tool: str  # and in the model's reply
+    results: str  # the stub request's method listing what the tool calls returned
+    insert_at: int = 0  # where the options go in the harness's arguments
+
+    def payload(self, cwd: str, command: str) -> dict[str, Any]:
+        if self.name == "copilot":  # its arguments as a JSON string
+            return {
+                "toolName": self.hook_tool,
+                "toolArgs": json.dumps({"command": command}),
+                "cwd": cwd,
+                "timestamp": 1,
+            }
+        return {"hook_event_name": self.event, "session_id": "s", "cwd": cwd, "tool_name": self.hook_tool} | {
+            "tool_input": {"command": command}
+        }
+
+    def call(self, command: str) -> Any:
+        arguments = {"cmd": command} if self.name == "codex" else {"command": command, "description": "run"}
+        return tool_use(self.stub_tool, arguments)
+
+    def told(self, request: Any) -> str:
+        return str(getattr(request, self.results)())
 
 
-CLAUDE = Client(
-    "claude",
-    lambda cwd, command: _event("PreToolUse", cwd, "Bash", command),
-    lambda command: tool_use("Bash", {"command": command, "description": "run"}),
-    lambda request: str(request.tool_results()),
-    0,
-)
-CODEX = Client(
-    "codex",
-    lambda cwd, command: _event("PreToolUse", cwd, "Bash", command),
-    lambda command: tool_use("exec_command", {"cmd": command}),
-    lambda request: str(request.tool_outputs()),
-    1,  # after `exec`
-)
-GEMINI = Client(
-    "gemini",
-    lambda cwd, command: _event("BeforeTool", cwd, "run_shell_command", command),
-    lambda command: tool_use("run_shell_command", {"command": command, "description": "run"}),
-    lambda request: str(request.function_responses()),
-    0,
-)
-COPILOT_CLIENT = Client(
-    "copilot",
-    lambda cwd, command: {"toolName": "bash", "toolArgs": json.dumps({"command": command}), "cwd": cwd, "timestamp": 1},
-    lambda command: tool_use("bash", {"command": command, "description": "run"}),
-    lambda request: str(request.tool_results()),
-    0,
-)
+CLAUDE = Client("claude", "PreToolUse", "Bash", "Bash", "tool_results")
+CODEX = Client("codex", "PreToolUse", "Bash", "exec_command", "tool_outputs", insert_at=1)  # after `exec`
+GEMINI = Client("gemini", "BeforeTool", "run_shell_command", "run_shell_command", "function_responses")
+COPILOT_CLIENT = Client("copilot", "", "bash", "bash", "tool_results")
 
 
 @pytest.fixture
