@@ -143,7 +143,8 @@ def hook_times(runs: int, transcript_kb: int) -> list[str]:
 
 
 def hit_ratios(sessions: int) -> list[str]:
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import in_process
+    from guard.runtime.gate import ConfigFile, Gate
     from guard.testing.openai_stub import StubServer
 
     rng = random.Random(16)
@@ -153,8 +154,8 @@ def hit_ratios(sessions: int) -> list[str]:
             config(stub.url, session_rule=True) + f"cache:\n  url: sqlite:///{cwd / 'cache.db'}\n"
         )
         gate = Gate(
-            str(cwd / "guard.yaml"),
-            service=None,
+            ConfigFile(str(cwd / "guard.yaml")),
+            deciders=in_process(),
             env={**os.environ, "XDG_STATE_HOME": str(cwd / ".state"), "CLAUDE_CONFIG_DIR": str(cwd / "claude")},
         )
         events = 0

@@ -127,10 +127,11 @@ def replay(
 ) -> None:
     """One session through the worker thread's gate (one per thread, as one ``guard serve`` keeps one)."""
     from guard.judge.read_only_lane import LANE_TIERS
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import in_process
+    from guard.runtime.gate import ConfigFile, Gate
 
     if not hasattr(gates, "gate"):
-        gates.gate = Gate(str(config_path), service=None, env=env)
+        gates.gate = Gate(ConfigFile(str(config_path)), deciders=in_process(), env=env)
     gate = gates.gate
     transcript = Transcript(folder / "claude", session["session"])
     transcript.said(session["task"])
@@ -297,10 +298,11 @@ def replay_world(
 ) -> None:
     """One session in a project folder of its own, its allowed file changes made for real, each call reported after it ran."""
     from guard.judge.read_only_lane import LANE_TIERS
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import in_process
+    from guard.runtime.gate import ConfigFile, Gate
 
     if not hasattr(gates, "gate"):
-        gates.gate = Gate(str(config_path), service=None, env=env)
+        gates.gate = Gate(ConfigFile(str(config_path)), deciders=in_process(), env=env)
     gate = gates.gate
     project = folder / "projects" / session["session"] / "testbed"
     project.mkdir(parents=True)

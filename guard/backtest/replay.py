@@ -21,6 +21,7 @@ from guard.config.loading import load_config
 from guard.core.decision import Decision
 from guard.core.errors import GuardError
 from guard.core.settings import SERVER_ENV, LoadedConfig
+from guard.runtime.deciders import in_process
 from guard.runtime.gate import Gate
 
 __all__ = ["replay", "replay_gate"]
@@ -34,7 +35,7 @@ def replay_gate(config: str) -> Gate:
     settings = loaded.settings.replace(audit_path=None, server_url=None)
     quiet = LoadedConfig(settings=settings, specs=loaded.specs, sources=loaded.sources)
     env = {name: value for name, value in os.environ.items() if name != SERVER_ENV}
-    return Gate(loaded=quiet, service=None, specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)
+    return Gate(quiet, deciders=in_process(), specs=[s for s in loaded.specs if not s.fire_and_forget], env=env)
 
 
 async def replay(gate: Gate, payloads: Sequence[dict[str, object]], *, concurrency: int) -> list[Decision]:

@@ -19,7 +19,8 @@ from guard.core.events.names import canonical_event
 from guard.core.explanation import coverage, user_message
 from guard.core.matching import matcher_report
 from guard.core.spec import DEPTHS, HookSpec
-from guard.runtime.gate import Gate
+from guard.runtime.deciders import in_process
+from guard.runtime.gate import ConfigFile, Gate
 from guard.server.decider import ServiceDecider
 
 if TYPE_CHECKING:
@@ -128,6 +129,14 @@ def _matcher_notes(gate: Gate) -> None:
         print(f"guard check: warning: {problem}", file=sys.stderr)
 
 
+def _gate(config: str | None, specs: list[HookSpec] | None) -> Gate:
+    """``guard check``'s gate: the config on disk (the user's own command), or the ``--rule`` given; a running warm
+    service answers what the fast path cannot, and none is left behind."""
+    fast_path, local = in_process()
+    deciders = (fast_path, ServiceDecider(start_service=False), local)
+    return Gate(ConfigFile(config), deciders=deciders, specs=specs)
+
+
 def run(args: argparse.Namespace) -> int:
     payload = _payload(args)
     specs: list[HookSpec] | None = None
@@ -143,9 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 source="library",
             )
         ]
-    gate = Gate(
-        args.config, service=ServiceDecider, specs=specs, start_service=False
-    )  # the config on disk (the user's own command); a running warm service is used, none is left behind
+    gate = _gate(args.config, specs)
     if gate.config_error is not None:
         raise gate.config_error
     if specs is None:

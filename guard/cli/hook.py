@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from guard.adapters import Client, Rendered
     from guard.core.decision import Decision
-    from guard.runtime.deciders import Service
+    from guard.runtime.deciders import Decider
     from guard.runtime.gate import Gate
 
     #: What argparse or :func:`parse_plain` made of the command line (the same attributes).
@@ -279,22 +279,13 @@ def run(args: Arguments) -> int:
         print(f"guard hook: {exc}", file=sys.stderr)
         return 2  # a misconfigured hook command must not let calls through
     from guard.core.logs import set_up as set_up_logging
-    from guard.runtime.gate import Gate, answer_by
+    from guard.runtime.gate import answer_by
 
     env = os.environ
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
     project, elsewhere = _in_session_checkout(client, project, raw, env) if project is not None else (None, None)
-    gate = Gate(
-        args.config,
-        service=_service,  # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what it can
-        server=args.server,
-        fail_closed=args.fail_closed or from_env(FAIL_CLOSED_ENV, env) == "1",
-        fail_open_config=args.fail_open or from_env(FAIL_OPEN_ENV, env) == "1",
-        pinned=True,  # the config the user trusted, never whatever the agent left on disk
-        project=project,
-        elsewhere=elsewhere,
-    )
+    gate = _gate(args, project, elsewhere, env)
     deadline = args.deadline or _float(from_env(DEADLINE_ENV, env)) or client.deadline
     by = answer_by(deadline, started)
     if by is not None:
@@ -359,12 +350,30 @@ def run(args: Arguments) -> int:
     return code
 
 
-def _service(gate: Gate) -> Service:
-    """The warm service's decider. The gate makes it when an event gets past its fast path (or a session starts):
+def _gate(args: Arguments, project: str | None, elsewhere: str | None, env: Mapping[str, str]) -> Gate:
+    """``guard hook``'s gate: the config the user trusted for ``project``, and its deciders, which this builder makes."""
+    from guard.runtime.deciders import FastPath, LocalEngine, OnFirstUse
+    from guard.runtime.gate import ConfigFile, FailurePolicy, Gate
+
+    local = LocalEngine()  # builds the engine when a call first gets past the fast path and the service
+    return Gate(
+        # the config the user trusted, never whatever the agent left on disk
+        ConfigFile(args.config, pinned=True, project=project, elsewhere=elsewhere),
+        # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what the fast path cannot
+        deciders=(FastPath(local), OnFirstUse(lambda: _service(args.server)), local),
+        policy=FailurePolicy(
+            fail_closed=args.fail_closed or from_env(FAIL_CLOSED_ENV, env) == "1",
+            fail_open_config=args.fail_open or from_env(FAIL_OPEN_ENV, env) == "1",
+        ),
+    )
+
+
+def _service(server: str | None) -> Decider:
+    """The warm service's decider, made when an event gets past the fast path (or a session starts):
     imported here, not at the top, so a cache hit never loads guard.server."""
     from guard.server.decider import ServiceDecider
 
-    return ServiceDecider(gate)
+    return ServiceDecider(server)
 
 
 def _float(value: str | None) -> float | None:

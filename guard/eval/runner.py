@@ -40,6 +40,7 @@ from guard.eval.recording import Recorder, current_case
 from guard.eval.schema import NOT_JUDGED_KINDS, ResultRow
 from guard.eval.verdicts import decision_fields, is_rate_limited
 from guard.judge.model import warm_client
+from guard.runtime.deciders import in_process
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.runtime.registry import Registry
@@ -145,6 +146,12 @@ def model_latency_ms(decision: Decision, *, fallback: float) -> float:
     return round(max(per_hook) if any(per_hook) else fallback, 3)
 
 
+def _case_gate(engine: Engine) -> Gate:
+    """``guard eval``'s gate for one variant: the hooks run on ``engine`` (its registry, where each case mounts its own),
+    no service, no audit row, and each case's own session and files kept as given."""
+    return Gate(engine=engine, deciders=in_process(engine), audit=False, given_context=True)
+
+
 class EngineJudge:
     """Judges work items through one guard Gate per variant (the production path: fast path, engine, stop-loop guard), audit log off.
 
@@ -153,16 +160,7 @@ class EngineJudge:
 
     def __init__(self, variants: Sequence[Variant], recorder: Recorder | None = None) -> None:
         self.recorder = recorder
-        self._gates = {
-            v.name: Gate(
-                engine=Engine(v.settings, Registry()),
-                service=None,
-                audit=False,
-                given_context=True,
-                start_service=False,
-            )
-            for v in variants
-        }
+        self._gates = {v.name: _case_gate(Engine(v.settings, Registry())) for v in variants}
         # the engine caches built hooks by id(spec): keep every adapted spec alive for the run
         self._adapted: dict[tuple[str, int], HookSpec] = {}
 

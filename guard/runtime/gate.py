@@ -35,12 +35,12 @@ Warnings are how "allowed, but not judged" stays visible: adapters show them
 log keeps them.
 
 The steps, in order: prepare (read the payload once, :meth:`Gate.read`; match
-hooks once), decide (the first of the deciders in :mod:`guard.runtime.deciders`
-that answers: the fast path, which answers no-match and all-cached events
-without an event loop, then the warm service when the gate's builder gave one,
+hooks once), decide (the first of the deciders its builder gave it that answers,
+:mod:`guard.runtime.deciders`: the fast path, which answers no-match and all-cached
+events without an event loop, then the warm service when the builder wants it,
 then the local engine under the deadline), finish (stop-loop guard, warnings,
-latency and the audit row). ``decide`` and ``adecide`` share all three; the engine
-only runs hooks and merges their verdicts.
+latency and the audit row). ``decide`` and ``adecide`` share all three; the gate
+builds no decider and no engine, and the engine only runs hooks and merges their verdicts.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.core.decision import DecidingRule, Decision
@@ -59,9 +59,9 @@ from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
-from guard.core.settings import SERVER_ENV, LoadedConfig, Settings, from_env
+from guard.core.settings import LoadedConfig, Settings
 from guard.core.spec import HookSpec
-from guard.runtime.deciders import Call, Decider, FastPath, LocalEngine, Service, ServiceFactory
+from guard.runtime.deciders import Call, Decider
 from guard.runtime.registry import Registry, default_registry
 from guard.runtime.settle import audited, settle
 
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from guard.session.provenance import Provenance
     from guard.session.recording import SessionRecorder
 
-__all__ = ["CONFIG_BLOCKED_EVENTS", "Gate", "ReadEvent", "answer_by"]
+__all__ = ["CONFIG_BLOCKED_EVENTS", "ConfigFile", "FailurePolicy", "Gate", "ReadEvent", "answer_by"]
 
 log = LazyLogger("guard.gate")
 
@@ -99,6 +99,36 @@ def answer_by(deadline: float | None, started: float) -> float | None:
     return started + deadline - min(max(deadline * 0.1, 0.5), 3.0)
 
 
+class ConfigFile(NamedTuple):
+    """The config a gate loads itself: ``path`` (else guard's search), and whether it is the copy the user trusted.
+
+    ``pinned`` (``guard hook``, the SDKs): the trusted copy (:mod:`guard.config.pinning`), never the disk as it is
+    now. ``project``: the folder ``guard install`` anchored the hook to (``guard hook --project``), where finding no
+    config is an error, never "nothing is enforced"; ``elsewhere``: why that anchor is another checkout's (a copied
+    ``.codex/hooks.json``), an error as well.
+    """
+
+    path: str | None = None
+    pinned: bool = False
+    project: str | None = None
+    elsewhere: str | None = None
+
+
+class FailurePolicy(NamedTuple):
+    """What the caller asked of the failure policy beyond the hooks' own modes (``--fail-closed``, ``--fail-open``)."""
+
+    #: Deny every call guard could not judge, whatever its hooks' failure modes.
+    fail_closed: bool = False
+    #: Let tool calls through (visibly, unguarded) while the project's config is untrusted or does not load.
+    fail_open_config: bool = False
+
+
+#: A gate's config unless its builder names one: guard's usual search, read as it is on disk.
+SEARCH = ConfigFile()
+#: A gate's failure policy unless its builder asks for more: the hooks' own failure modes decide.
+HOOKS_POLICY = FailurePolicy()
+
+
 class ReadEvent(NamedTuple):
     """An event as :meth:`Gate.read` left it: checked, normalized, repaired (``repaired`` says so)."""
 
@@ -119,55 +149,50 @@ def _enforced(specs: list[HookSpec]) -> list[HookSpec]:
 class Gate:
     """One loaded config and its registry, deciding events under guard's failure policy.
 
-    A config that exists but does not load is kept as :attr:`config_error`
-    instead of raised: the gate then answers events by the policy above. With
-    ``pinned`` (``guard hook``, ``guard serve``) the config is the copy the user
-    trusted (:mod:`guard.config.pinning`), never the disk as it is now. ``project``
-    is the folder ``guard install`` anchored the hook to (``guard hook --project``):
-    there, finding no config is an error, never "nothing is enforced". ``elsewhere`` says why
-    that anchor is another checkout's (a copied ``.codex/hooks.json``): an error as well.
+    ``config`` is the config to load (:class:`ConfigFile`), or one already loaded. A
+    config that exists but does not load is kept as :attr:`config_error` instead of
+    raised: the gate then answers events by the policy above.
 
-    Its builder gives it its parts: ``service``, what makes the warm-service decider
-    (:class:`guard.server.decider.ServiceDecider`), called when an event first gets past the
-    fast path or a session starts, or None where only this process may decide; ``engine``, an engine to run hooks on and share the cache and audit
-    log of (``guard serve``, ``guard eval``: its settings and registry are the
-    gate's), else the local engine decider builds one when an event first needs it.
+    Its builder gives it its parts: ``deciders``, asked in order (:mod:`guard.runtime.deciders`:
+    the fast path, the warm service where the builder wants it, the local engine, which
+    always answers); ``engine``, the engine the builder gave the local engine decider
+    (``guard serve``, ``guard eval``), whose settings, registry and audit log the gate
+    shares; ``specs``, the hooks the caller chose instead of the config's (``guard check
+    --rule``, an SDK). What the gate does itself stays here: the failure ``policy``, the
+    audit row (``audit``: off for ``guard eval``), and ``given_context`` (keep the session
+    context and files the caller put on the payload, an eval case's world, instead of
+    dropping them as a client's; no turn is recorded then).
     """
 
     def __init__(
         self,
-        config: str | None = None,
+        config: ConfigFile | LoadedConfig = SEARCH,
         *,
-        service: ServiceFactory | None,
+        deciders: Sequence[Decider],
         engine: Engine | None = None,
-        loaded: LoadedConfig | None = None,
         specs: list[HookSpec] | None = None,
-        server: str | None = None,
-        fail_closed: bool = False,
-        fail_open_config: bool = False,
         env: Mapping[str, str] | None = None,
-        pinned: bool = False,
-        start_service: bool = True,
+        policy: FailurePolicy = HOOKS_POLICY,
         audit: bool = True,
         given_context: bool = False,
-        project: str | None = None,
-        elsewhere: str | None = None,
     ) -> None:
         self.env = os.environ if env is None else env
         self.config_error: ConfigError | None = None
         #: What differs on disk from the trusted config being enforced, and how to accept it (every decision shows it).
         self.trust_notes: list[str] = []
         if engine is not None:
-            loaded, specs = LoadedConfig(settings=engine.settings), []
-        if loaded is None:
+            config, specs = LoadedConfig(settings=engine.settings), []
+        if isinstance(config, ConfigFile):
             try:
-                if elsewhere:  # anchored to another checkout (guard.adapters.checkout): its config is not this one's
-                    raise MissingConfig(elsewhere)
-                loaded = self._load(config, pinned, project)
+                if (
+                    config.elsewhere
+                ):  # anchored to another checkout (guard.adapters.checkout): its config is not this one's
+                    raise MissingConfig(config.elsewhere)
+                loaded = self._load(config)
             except ConfigError as exc:
                 self.config_error, self.searched, loaded = exc, False, _org_alone(exc)
         else:
-            self.searched = False
+            loaded, self.searched = config, False
         if specs is not None:
             self.searched = False  # the caller named the hooks (guard check --rule, an SDK)
         self.loaded = loaded
@@ -179,17 +204,14 @@ class Gate:
         )
         #: Whether the hooks are the config's as loaded: only then may a service (which runs the config's own) answer.
         self.config_hooks = specs is None
-        self.server = server or from_env(SERVER_ENV, self.env) or loaded.settings.server_url
-        self.fail_closed = fail_closed
-        self.fail_open_config = fail_open_config
-        #: Whether ``server.url: auto`` (and a session's start) may launch a background ``guard serve``;
-        #: ``guard check`` uses one that runs but starts none (each would idle for 30 minutes).
-        self.start_service = start_service
+        self.policy = policy
         #: Write the audit row of each decision (``guard eval`` judges its cases with the audit log off).
         self.audit = audit
         #: Keep the session context and files the caller put on the payload (an eval case's world) instead of
         #: dropping them as a client's; no turn is recorded then.
         self.given_context = given_context
+        #: Asked in order until one answers; the last always does.
+        self.deciders = tuple(deciders)
         self._sessions: SessionRecorder | None = None  # made when a hook reads session context
         self._written: Provenance | None = (
             None  # the record of what the agent wrote, made when a smart rule judges tool calls
@@ -201,12 +223,8 @@ class Gate:
             None  # drains that writer at close() or interpreter exit
         )
         self._audit_lock = threading.Lock()
-        self._given_engine = engine  # a given engine's audit log is the one written (guard serve's writer thread)
+        self._shared = engine  # a given engine's audit log is the one written (guard serve's writer thread)
         self._wrote_audit = False  # this gate wrote a row itself: what :meth:`ship_audit` ships
-        self.local = LocalEngine(self, engine)
-        self.fast_path = FastPath(self, self.local)
-        self._make_service = service
-        self._service: Service | None = None  # made when an event first gets past the fast path (:meth:`deciders`)
         self._loops = threading.local()  # each thread's event loop for the engine (:meth:`_thread_loop`)
         #: The event being decided, as far as it could be read (what a watchdog renders its answer for).
         self.current: tuple[dict[str, Any], str] = ({"hook_event_name": "(unreadable)"}, "")
@@ -218,8 +236,9 @@ class Gate:
         #: ``guard hook`` arms its watchdog there, so a local cache hit starts no thread.
         self.before_slow_path: Callable[[], None] | None = None
 
-    def _load(self, config: str | None, pinned: bool, project: str | None) -> LoadedConfig:
-        if not pinned:  # the disk's config (guard check): each pass imports only its own steps
+    def _load(self, source: ConfigFile) -> LoadedConfig:
+        config, project = source.path, source.project
+        if not source.pinned:  # the disk's config (guard check): each pass imports only its own steps
             from guard.config.loading import load_config
             from guard.config.search import find_config
 
@@ -290,7 +309,7 @@ class Gate:
             and not self._config_relaxed()
             and (event is None or event in CONFIG_BLOCKED_EVENTS)
         )
-        if self.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
+        if self.policy.fail_closed or config_blocks or _strictest_mode(specs) == "fail_closed":
             from guard.core.explanation import FAILURE_POLICY
 
             ids = ", ".join(s.id for s in specs if s.failure_mode == "fail_closed") or (
@@ -325,7 +344,7 @@ class Gate:
 
     def _config_relaxed(self) -> bool:
         """Whether the config failure lets calls through (``--fail-open``): a project's may, the org policy's never."""
-        return self.fail_open_config and not isinstance(self.config_error, OrgPolicyError)
+        return self.policy.fail_open_config and not isinstance(self.config_error, OrgPolicyError)
 
     def _config_failure(self, event: str) -> Decision:
         assert self.config_error is not None
@@ -350,7 +369,7 @@ class Gate:
         error = (
             f"config {'not trusted' if untrusted else 'missing' if missing else 'does not load'}: {self.config_error}"
         )
-        if event in CONFIG_BLOCKED_EVENTS and not self.fail_open_config:
+        if event in CONFIG_BLOCKED_EVENTS and not self.policy.fail_open_config:
             until, fix = (
                 ("you trust its config", "")
                 if untrusted
@@ -371,7 +390,7 @@ class Gate:
         enforced = (
             "only the org policy's rules are enforced" if self.loaded.settings.org_policy else "no rule is enforced"
         )
-        if not self.fail_open_config:
+        if not self.policy.fail_open_config:
             enforced += ", and tool calls are blocked"  # what the session's first message must not leave out
         return Decision(details={"failure": "config"}, warnings=[f"{error}: {enforced}"])
 
@@ -504,7 +523,7 @@ class Gate:
             try:
                 row = _client_denial(payload, decision, client) if denied else decision
                 self._audit_log().record(payload, row, latency_ms=decision.details["latency_ms"], client=client)
-                self._wrote_audit = self._given_engine is None
+                self._wrote_audit = self._shared is None
             except Exception:  # the audit log must never change a decision
                 log.warning("audit log write failed", exc_info=True)
         return decision
@@ -543,10 +562,8 @@ class Gate:
         """
         from guard.audit import open_audit
 
-        if self._given_engine is not None:
-            shared: AuditLog | BackgroundAudit = self._given_engine.ctx.resource(
-                "audit", lambda: open_audit(self.settings)
-            )
+        if self._shared is not None:
+            shared: AuditLog | BackgroundAudit = self._shared.ctx.resource("audit", lambda: open_audit(self.settings))
             return shared
         with self._audit_lock:
             if self._audit is None:
@@ -567,8 +584,9 @@ class Gate:
     ) -> tuple[dict[str, Any], str, Call | Decision]:
         """Prepare: (payload, event, the event as a :class:`Call` for the deciders or the decision already made)."""
         payload, event, prepared = self._prepare(raw, fmt)
-        if event == "session_start" and self.config_error is None and (service := self.service()) is not None:
-            service.warm_for_session()
+        if event == "session_start" and self.config_error is None:
+            for decider in self.deciders:
+                decider.warm_for_session(self)
         if isinstance(prepared, Decision):
             return payload, event, prepared
         if answer_by is not None:
@@ -578,7 +596,7 @@ class Gate:
                 # the fast path may wait on a locked SQLite file twice (cache read, audit write): with less
                 # time left than that, the watchdog covers the whole decision, not just the slow path
                 self.slow_path()
-        return payload, event, Call(payload, event, prepared, answer_by, client)
+        return payload, event, Call(self, payload, event, prepared, answer_by, client)
 
     def _failed(self, call: Call, exc: Exception) -> Decision:
         log.debug("deciding %s failed", call.event, exc_info=True)
@@ -609,7 +627,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders():
+            for decider in self.deciders:
                 if decider.slow:
                     self.slow_path()
                 decision = decider.decide(call)
@@ -617,7 +635,7 @@ class Gate:
                     break
         except Exception as exc:
             decision = self._failed(call, exc)
-        assert decision is not None  # the local engine always answers
+        assert decision is not None  # the last decider (the local engine) always answers
         if decision.decision == "ask":
             decision = self._approved(call, decision)
         self.made = decision
@@ -676,7 +694,7 @@ class Gate:
             return payload, self.finish(payload, event, call, started, fmt or client)
         decision: Decision | None = None
         try:
-            for decider in self.deciders():
+            for decider in self.deciders:
                 if decider.slow:
                     self.slow_path()
                 decision = await decider.adecide(call)
@@ -684,24 +702,10 @@ class Gate:
                     break
         except Exception as exc:
             decision = self._failed(call, exc)
-        assert decision is not None  # the local engine always answers
+        assert decision is not None  # the last decider (the local engine) always answers
         if decision.decision == "ask":
             decision = await self._aapproved(call, decision)
         return call.payload, self.finish(call.payload, call.event, decision, started, call.client)
-
-    def service(self) -> Service | None:
-        """The warm-service decider the builder gave, made on first use: a call the fast path answers never loads it."""
-        if self._service is None and self._make_service is not None:
-            self._service = self._make_service(self)
-        return self._service
-
-    def deciders(self) -> Iterator[Decider]:
-        """Who may answer an event, in order: the fast path, the warm service (when the builder gave one), the local engine."""
-        yield self.fast_path
-        service = self.service()
-        if service is not None:
-            yield service
-        yield self.local
 
     def slow_path(self) -> None:
         """Run :attr:`before_slow_path` once, before anything that can wait."""

@@ -55,6 +55,7 @@ from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import EventError, UnknownName
 from guard.core.events.payload import MAX_EVENT_BYTES
 from guard.judge.model import client_status
+from guard.runtime.deciders import in_process
 from guard.runtime.engine import Engine
 from guard.runtime.gate import Gate
 from guard.server import ui
@@ -124,9 +125,8 @@ class _Service:
         self.engine = engine
         self.token = token
         self.local_key = local_key(token) if token else None  # what a hook on this machine believes from a loopback URL
-        self.gate = Gate(
-            engine=engine, service=None
-        )  # the service decides in-process, sharing the engine's cache and audit log
+        # the service decides in-process, sharing the engine's cache and audit log
+        self.gate = Gate(engine=engine, deciders=in_process(engine))
         self.gate.trust_notes = list(warnings)
         self.metrics = metrics
         self.max_body = min(max_body, MAX_EVENT_BYTES)  # past the gate's own limit a body could never be read

@@ -1,9 +1,10 @@
 """The gate's warm-service decider: send a prepared event to this config's running ``guard serve``.
 
 The surfaces that build gates and want the service (``guard hook``, ``guard check``,
-the Python API and the SDK integrations) pass :class:`ServiceDecider` as the gate's
-``service``, so the runtime never imports the server. Importing it is cheap: the
-HTTP client and the autostart state are loaded only when an event reaches the service.
+the Python API and the SDK integrations) put a :class:`ServiceDecider` among the
+gate's deciders, between the fast path and the local engine, so the runtime never
+imports the server. Importing it is cheap: the HTTP client and the autostart state
+are loaded only when an event reaches the service.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from guard.core.decision import Decision
 from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import WRITTEN_FIELD
+from guard.core.settings import SERVER_ENV, from_env
 from guard.runtime.deciders import Call
 
 if TYPE_CHECKING:
@@ -35,15 +37,26 @@ class ServiceDecider:
     itself should it not come up: the call is always judged. Hooks the caller
     chose (``guard check --rule``, ``--model``, ``specs=``) are never sent: the
     service would answer with the config's.
+
+    ``server``: the service's URL or ``auto`` (``guard hook --server``), before
+    ``GUARD_SERVER`` in the gate's environment and the config's ``server.url``.
+    ``start_service``: whether ``auto`` (and a session's start) may launch a
+    background ``guard serve``; ``guard check`` uses one that runs but starts none
+    (each would idle for 30 minutes).
     """
 
     slow = True
 
-    def __init__(self, gate: Gate) -> None:
-        self.gate = gate
+    def __init__(self, server: str | None = None, *, start_service: bool = True) -> None:
+        self.server = server
+        self.start_service = start_service
+
+    def url(self, gate: Gate) -> str | None:
+        """The service to ask for ``gate``'s config: a URL, ``auto``, or None (one a session started, if any)."""
+        return self.server or from_env(SERVER_ENV, gate.env) or gate.settings.server_url
 
     async def adecide(self, call: Call) -> Decision | None:
-        if not self.gate.config_hooks:
+        if not call.gate.config_hooks:
             return None
         import asyncio
 
@@ -52,22 +65,23 @@ class ServiceDecider:
         )  # urllib and the autostart wait block: never on the caller's loop
 
     def decide(self, call: Call) -> Decision | None:
-        gate = self.gate
+        gate = call.gate
         if not gate.config_hooks:
             return None
         from guard.server import autostart
         from guard.server.client import send_event, service_key
 
+        server = self.url(gate)
         longest = max((s.timeout for s in call.specs), default=10.0)
         deadline = call.answer_by
-        if gate.server in (None, "auto"):
+        if server in (None, "auto"):
             spare = autostart.STARTUP_WAIT if deadline is None else deadline - time.monotonic() - longest
             url = autostart.running_url(
                 gate.loaded, wait=max(spare, 0.0)
             )  # it caps the wait at STARTUP_WAIT from the launch
         else:
-            url = gate.server
-        if url is None and gate.server is None:
+            url = server
+        if url is None and server is None:
             return None
         timeout = longest + 5
         if deadline is not None:
@@ -80,9 +94,9 @@ class ServiceDecider:
             served = Decision.from_dict(reply)
             served.details["server"] = url
             return served
-        if gate.server == "auto" and not gate.start_service:
+        if server == "auto" and not self.start_service:
             note = "no guard serve runs for this config; judged in-process"
-        elif gate.server == "auto":
+        elif server == "auto":
             started = autostart.start(gate.loaded)
             note = (
                 "started guard serve in the background for later calls; judged in-process"
@@ -94,16 +108,15 @@ class ServiceDecider:
         call.notes["server_fallback"] = note
         return None
 
-    def warm_for_session(self) -> None:
+    def warm_for_session(self, gate: Gate) -> None:
         """A session starts: launch this config's warm service in the background and return at once.
 
         ``guard install`` hooks SessionStart for this, so the session's first judged
         tool call finds a warm judge (no model client import in the hook process).
         """
-        gate = self.gate
         if (
-            not gate.start_service
-            or gate.server not in (None, "auto")
+            not self.start_service
+            or self.url(gate) not in (None, "auto")
             or not any(judged(s.kind) for s in gate.registry.specs())
         ):
             return

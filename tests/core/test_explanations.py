@@ -18,6 +18,7 @@ from fixtures.session import bash_event, hook, stub_judging
 from guard.core.explanation import FINAL_ADVICE, JUDGEMENT_ADVICE, UNJUDGED_ADVICE
 from guard.core.spec import HookSpec
 from guard.judge.fence import FENCE_RE
+from guard.runtime.deciders import in_process
 from guard.runtime.gate import Gate
 from guard.testing.openai_stub import Reply
 
@@ -179,7 +180,7 @@ def test_a_shadow_hooks_rewrite_and_fail_closed_failure_change_nothing() -> None
             mode="shadow",
         ),
     ]
-    gate = Gate(specs=shadow, service=None)
+    gate = Gate(specs=shadow, deciders=in_process())
     _, decision = gate.decide(bash_event("s1", "ls"))
     assert (
         decision.decision == "allow"

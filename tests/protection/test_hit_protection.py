@@ -29,11 +29,12 @@ def _seed_allow(event: dict[str, object], api_base: str) -> None:
     """Store an allow for ``event`` under the rule's own cache key, as an earlier judgement would have."""
     from guard.cache import open_cache
     from guard.judge.keys import smart_cache_key
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import in_process
+    from guard.runtime.gate import ConfigFile, Gate
 
     os.environ["GUARD_API_BASE"] = api_base  # the key names the model's endpoint, as the hook process will see it
     try:
-        gate = Gate(None, service=None, pinned=True, start_service=False)
+        gate = Gate(ConfigFile(pinned=True), deciders=in_process())
         spec = next(s for s in gate.registry.specs() if s.kind == "smart")
         cache = open_cache(gate.settings)
         assert cache is not None

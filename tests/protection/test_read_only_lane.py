@@ -183,13 +183,14 @@ def _dataset_denies(project: Path) -> list[dict[str, Any]]:
 def test_no_gtfobins_example_and_no_dataset_deny_is_decided_in_the_lane(
     isolated_home: Path, write_config: Callable[..., Path], stub: StubServer, monkeypatch: pytest.MonkeyPatch, lane: str
 ) -> None:
-    from guard.runtime.gate import Gate
+    from guard.runtime.deciders import in_process
+    from guard.runtime.gate import ConfigFile, Gate
 
     write_config(config(lane=lane, matcher="*"))
     monkeypatch.setenv("GUARD_API_BASE", stub.url)
     events = [tool_call(isolated_home, code) for code in _gtfobins()] + _dataset_denies(isolated_home)
     assert len(events) > 1000
-    gate = Gate(service=None, pinned=True)  # what guard hook decides with (no service runs here)
+    gate = Gate(ConfigFile(pinned=True), deciders=in_process())  # what guard hook decides with (no service runs here)
     in_lane, unjudged = [], []
     for event in events:
         before = stub.calls

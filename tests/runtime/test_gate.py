@@ -11,6 +11,7 @@ from pathlib import Path
 from fixtures.judge import settings_for, smart_spec
 
 from guard.core.settings import LoadedConfig
+from guard.runtime.deciders import in_process
 from guard.runtime.gate import Gate
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -25,9 +26,7 @@ def test_a_cached_stop_deny_blocks_only_once_in_a_row(stub: StubServer, tmp_path
     stub.default = Reply.verdict("deny", "run the tests first")
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db")
     gate = Gate(
-        loaded=LoadedConfig(settings, [smart_spec(RULE, id="tests-run", event="stop", matcher=None)]),
-        service=None,
-        start_service=False,
+        LoadedConfig(settings, [smart_spec(RULE, id="tests-run", event="stop", matcher=None)]), deciders=in_process()
     )
     _, first = gate.decide(stop(False))
     assert first.decision == "deny" and stub.calls == 1

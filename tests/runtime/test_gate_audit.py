@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from fixtures.processes import SOURCE_ROOT, run_guard
 
+from guard.runtime.deciders import in_process
 from guard.runtime.gate import Gate
 
 POLICY = "import guard\n\ndef no_force_push(event):\n    if '--force' in event.tool_input.get('command', ''):\n        return guard.deny('force-push rewrites shared history')\n"
@@ -61,7 +62,7 @@ def writers(*, besides: frozenset[threading.Thread] = frozenset()) -> list[threa
 
 def test_a_closed_gate_leaves_every_decision_in_the_log_and_the_chain_intact(project: Path) -> None:
     others = frozenset(writers())
-    with Gate(service=None) as gate:
+    with Gate(deciders=in_process()) as gate:
         _, first = gate.decide(push(0))
         assert not writers(besides=others)  # one decision (guard hook's one) is written at once: no thread
         decisions = [first.decision, *(gate.decide(push(n))[1].decision for n in range(1, 40))]
@@ -98,14 +99,14 @@ def test_a_script_that_never_closes_its_gate_still_leaves_its_rows_at_exit(proje
 def test_a_failed_write_from_the_writer_is_logged_and_reported(project: Path, caplog: pytest.LogCaptureFixture) -> None:
     (project / "audit.db").mkdir()  # SQLite cannot open a folder: every write fails
     caplog.set_level(logging.WARNING)
-    with Gate(service=None) as gate:
+    with Gate(deciders=in_process()) as gate:
         assert [gate.decide(push(n))[1].decision for n in range(3)] == ["allow", "deny", "allow"]  # the decisions stand
     failed = [r for r in caplog.records if r.getMessage() == "audit log write failed"]
     assert {r.name for r in failed} == {"guard.gate", "guard.audit"} and len(
         failed
     ) == 3  # the first row in the call, the rest from the writer
     (project / "audit.db").rmdir()
-    with Gate(service=None) as gate:
+    with Gate(deciders=in_process()) as gate:
         gate.decide(push(3))
 
     assert "note: 3 audit writes failed" in verified(project)

@@ -1,6 +1,6 @@
 """The gate's deciders, one at a time, and the two entry points agreeing on every one of them.
 
-A gate asks the fast path, then the warm service, then the local engine; ``decide``
+A gate asks the deciders its builder gave it in order: the fast path, then the warm service, then the local engine; ``decide``
 and ``adecide`` share that middle and the finishing step (stop-loop guard, latency,
 audit row), so a sync SDK and an async one get the same decision and the same row.
 """
@@ -17,8 +17,8 @@ from fixtures.judge import bash_event, settings_for, smart_spec
 
 from guard.audit import AuditLog
 from guard.core.decision import Decision
-from guard.core.settings import LoadedConfig
-from guard.runtime.deciders import ServiceFactory
+from guard.core.settings import SERVER_ENV, LoadedConfig
+from guard.runtime.deciders import Decider, LocalEngine, in_process
 from guard.runtime.gate import Gate
 from guard.server import client as service_client
 from guard.server.decider import ServiceDecider
@@ -27,11 +27,21 @@ from guard.testing.openai_stub import Reply, StubServer
 RULE = "Deny shell commands that delete files outside the project."
 
 
-def gate_for(stub: StubServer, tmp_path: Path, service: ServiceFactory | None = None, **options: Any) -> Gate:
+def gate_for(stub: StubServer, tmp_path: Path, service: Decider | None = None, **options: Any) -> Gate:
+    """A gate for one smart rule, built as ``guard.Gate`` builds one: the fast path, ``service`` if given, the local engine."""
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(
         audit_path=str(tmp_path / "audit.db")
     )
-    return Gate(loaded=LoadedConfig(settings, [smart_spec(RULE)]), service=service, start_service=False, **options)
+    fast_path, local = in_process()
+    deciders = (fast_path, local) if service is None else (fast_path, service, local)
+    return Gate(LoadedConfig(settings, [smart_spec(RULE)]), deciders=deciders, **options)
+
+
+def local_engine(gate: Gate) -> LocalEngine:
+    """The gate's local engine decider: its last."""
+    local = gate.deciders[-1]
+    assert isinstance(local, LocalEngine)
+    return local
 
 
 def audit_rows(tmp_path: Path) -> list[dict[str, Any]]:
@@ -71,7 +81,7 @@ def test_the_fast_path_answers_a_cached_call_without_building_the_engine(stub: S
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     for decision in (sync, async_):
         assert decision.decision == "deny" and decision.details.get("fast_path") is True and decision.hooks[0].cached
-    assert gate.local.built is None and stub.calls == 1  # neither entry point reached the engine or the model
+    assert local_engine(gate).built is None and stub.calls == 1  # neither entry point reached the engine or the model
 
 
 def test_the_local_engine_judges_a_miss_from_both_entry_points_alike(stub: StubServer, tmp_path: Path) -> None:
@@ -117,7 +127,7 @@ def fake_service(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def test_the_service_decides_a_config_miss_from_both_entry_points(
     stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]
 ) -> None:
-    gate = gate_for(stub, tmp_path, ServiceDecider, server="http://127.0.0.1:9")
+    gate = gate_for(stub, tmp_path, ServiceDecider("http://127.0.0.1:9", start_service=False))
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
     assert len(fake_service) == 2 and stub.calls == 0  # the service answered both: no model call here
@@ -135,12 +145,11 @@ def test_hooks_the_caller_chose_are_never_sent_to_the_service(
 ) -> None:
     stub.default = Reply.verdict("allow", "the given rule allows it", confidence=0.97)
     settings = settings_for(stub)
+    fast_path, local = in_process()
     gate = Gate(
-        loaded=LoadedConfig(settings, [smart_spec(RULE)]),
+        LoadedConfig(settings, [smart_spec(RULE)]),
+        deciders=(fast_path, ServiceDecider("http://127.0.0.1:9", start_service=False), local),
         specs=[smart_spec("Allow everything.", id="given")],
-        server="http://127.0.0.1:9",
-        service=ServiceDecider,
-        start_service=False,
     )
     _, sync = gate.decide(bash_event())
     _, async_ = asyncio.run(gate.adecide(bash_event()))
@@ -154,7 +163,7 @@ def test_an_unreachable_service_is_judged_here_and_says_so(
     stub.default = Reply.verdict("allow", "fine", confidence=0.97)
     monkeypatch.setattr(service_client, "send_event", lambda *a, **k: None)
     monkeypatch.setattr(service_client, "service_key", lambda *a: "key")
-    gate = gate_for(stub, tmp_path, ServiceDecider, server="http://127.0.0.1:9")
+    gate = gate_for(stub, tmp_path, ServiceDecider("http://127.0.0.1:9", start_service=False))
     for _, decision in (gate.decide(bash_event("ls")), asyncio.run(gate.adecide(bash_event("ls -l")))):
         assert decision.decision == "allow" and "unreachable; judged in-process" in decision.details["server_fallback"]
     assert stub.calls == 2
@@ -163,15 +172,19 @@ def test_an_unreachable_service_is_judged_here_and_says_so(
 def test_the_builder_says_whether_the_service_may_answer(
     stub: StubServer, tmp_path: Path, fake_service: list[dict[str, Any]]
 ) -> None:
-    """No import decides it: a runtime gate built with ``service=None`` never asks one (``server`` set or not), a runtime gate
-    built without saying is refused, and the Python API's ``guard.Gate`` asks the service as ``guard hook`` does."""
+    """No import decides it: a runtime gate whose builder gave it no service decider never asks one (``GUARD_SERVER`` set
+    or not), a runtime gate built without its deciders is refused, and the Python API's ``guard.Gate`` asks the service as
+    ``guard hook`` does."""
+    import os
+
     import guard
 
     stub.default = Reply.verdict("allow", "fine", confidence=0.97)
-    _, decision = gate_for(stub, tmp_path, server="http://127.0.0.1:9").decide(bash_event("ls"))
+    env = {**os.environ, SERVER_ENV: "http://127.0.0.1:9"}
+    _, decision = gate_for(stub, tmp_path, env=env).decide(bash_event("ls"))
     assert fake_service == [] and stub.calls == 1 and "server" not in decision.details
-    with pytest.raises(TypeError, match="service"):
-        Gate(loaded=LoadedConfig(settings_for(stub), [smart_spec(RULE)]))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="deciders"):
+        Gate(LoadedConfig(settings_for(stub), [smart_spec(RULE)]))  # type: ignore[call-arg]
     settings = settings_for(stub, cache_url="off").replace(audit_path=None)
     _, served = guard.Gate(
         loaded=LoadedConfig(settings, [smart_spec(RULE)]), server="http://127.0.0.1:9", start_service=False
@@ -235,7 +248,7 @@ def test_a_miss_runs_the_self_protection_rule_once_and_keeps_its_result(
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(
         audit_path=str(tmp_path / "audit.db")
     )
-    gate = Gate(loaded=with_protection(LoadedConfig(settings, [smart_spec(RULE)])), service=None, start_service=False)
+    gate = Gate(with_protection(LoadedConfig(settings, [smart_spec(RULE)])), deciders=in_process())
     for decide in (gate.decide, lambda e: asyncio.run(gate.adecide(e))):
         judged.clear()
         _, decision = decide(bash_event(f"rm -rf ~/victim-{len(stub.requests)}"))
@@ -264,7 +277,7 @@ async def test_a_miss_reaches_the_model_from_the_callers_own_task(
     stub.default = Reply.verdict("deny", "it deletes files", confidence=0.97)
     settings = settings_for(stub, cache_url=f"sqlite:///{tmp_path}/cache.db").replace(audit_path=None)
     loaded = LoadedConfig(settings, [smart_spec(RULE)])
-    gate = Gate(loaded=with_protection(loaded) if protected else loaded, service=None, start_service=False)
+    gate = Gate(with_protection(loaded) if protected else loaded, deciders=in_process())
 
     async def caller() -> tuple[bool, str | None]:
         _, decision = await gate.adecide(bash_event("rm -rf ~/victim"))
