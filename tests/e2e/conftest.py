@@ -191,7 +191,7 @@ def _project(cli: AgentCLI, binary: Path, stub: type[ScriptedAgentServer], tmp_p
 
 
 @pytest.fixture
-def project(claude_bin: Path, tmp_path: Path, sandbox_tools: None) -> Iterator[AgentProject]:
+def claude_project(claude_bin: Path, tmp_path: Path, sandbox_tools: None) -> Iterator[AgentProject]:
     """A Claude Code project (guard install claude configures its sandbox: bubblewrap and socat)."""
     yield from _project(CLAUDE, claude_bin, AnthropicStub, tmp_path)
 

@@ -138,7 +138,7 @@ def _codex_trusted(project: AgentProject) -> None:
 
 #: client: (its project fixture, how the test sets it up)
 SETUP: dict[str, tuple[str, Callable[[AgentProject], object]]] = {
-    "claude": ("project", lambda project: project.configure(RULE, "--no-sandbox")),
+    "claude": ("claude_project", lambda project: project.configure(RULE, "--no-sandbox")),
     "codex": ("codex_project", lambda project: project.configure(RULE)),
     "codex, trusted before": ("codex_project", _codex_trusted),
     "gemini": ("gemini_project", _gemini),

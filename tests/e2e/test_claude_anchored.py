@@ -24,24 +24,24 @@ CONFIG = 'hooks:\n  PreToolUse:\n    - id: no-deletes\n      matcher: Bash\n    
 
 @pytest.mark.parametrize("client", ["guard", "curl"])
 def test_after_a_cd_into_a_subfolder_a_denied_call_stays_denied(
-    project: AgentProject, client: str, short_state: Path
+    claude_project: AgentProject, client: str, short_state: Path
 ) -> None:
     """With ``--client curl`` no service runs (a command rule starts none): its fallback ``guard hook`` decides."""
-    (project.dir / "deny.sh").write_text(DENY_SCRIPT)
-    (project.dir / "src").mkdir()
+    (claude_project.dir / "deny.sh").write_text(DENY_SCRIPT)
+    (claude_project.dir / "src").mkdir()
     # what the agent may have written there: a config of its own, which must not shadow the trusted one
-    (project.dir / "src" / "guard.yaml").write_text("protect: false\nhooks: {}\n")
-    project.configure(CONFIG, "--client", client, timeout="60")
-    victim = project.dir / "victim"
+    (claude_project.dir / "src" / "guard.yaml").write_text("protect: false\nhooks: {}\n")
+    claude_project.configure(CONFIG, "--client", client, timeout="60")
+    victim = claude_project.dir / "victim"
     victim.mkdir()
 
-    run, agent = project.run(
+    run, agent = claude_project.run(
         tool_use("Bash", {"command": "cd src && pwd", "description": "cd"}),
         tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}),
         final_text("ok"),
     )
 
     told = str(agent.agent_requests[2].tool_results())
-    assert str(project.dir / "src") in told, f"the first call did not move the session into src: {told}"
+    assert str(claude_project.dir / "src") in told, f"the first call did not move the session into src: {told}"
     assert victim.exists(), f"after the cd, the denied call ran: {told} {run.describe()}"
     assert "deletes a directory" in told, f"not denied by the project's rule: {told}"

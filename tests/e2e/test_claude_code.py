@@ -42,25 +42,27 @@ REWRITE_CONFIG = (
 )
 
 
-def test_the_rewritten_input_is_what_actually_runs(project: AgentProject) -> None:
-    project.configure(REWRITE_CONFIG, e2e_rewrite=REWRITE_HOOK)
-    project.judge.responder = judge_says("rm -rf", "deletes files")
-    original, rewritten = project.dir / "original", project.dir / "rewritten"
+def test_the_rewritten_input_is_what_actually_runs(claude_project: AgentProject) -> None:
+    claude_project.configure(REWRITE_CONFIG, e2e_rewrite=REWRITE_HOOK)
+    claude_project.judge.responder = judge_says("rm -rf", "deletes files")
+    original, rewritten = claude_project.dir / "original", claude_project.dir / "rewritten"
 
-    run, _ = project.run(tool_use("Bash", {"command": f"touch {original}", "description": "touch"}), final_text("ok"))
+    run, _ = claude_project.run(
+        tool_use("Bash", {"command": f"touch {original}", "description": "touch"}), final_text("ok")
+    )
 
     assert rewritten.exists() and not original.exists()
     assert run.result is not None and run.result["permission_denials"] == []
-    assert project.judged(f"touch {rewritten}"), "the rewritten command was not re-checked by the smart rule"
+    assert claude_project.judged(f"touch {rewritten}"), "the rewritten command was not re-checked by the smart rule"
 
 
-def test_a_rewrite_into_something_forbidden_is_denied(project: AgentProject) -> None:
+def test_a_rewrite_into_something_forbidden_is_denied(claude_project: AgentProject) -> None:
     """A rewrite is checked again by every blocking rule before Claude gets it."""
-    project.configure(REWRITE_CONFIG, e2e_rewrite=REWRITE_HOOK)
-    project.judge.responder = judge_says("rewritten", "the rewritten target is off limits")
-    original, rewritten = project.dir / "original", project.dir / "rewritten"
+    claude_project.configure(REWRITE_CONFIG, e2e_rewrite=REWRITE_HOOK)
+    claude_project.judge.responder = judge_says("rewritten", "the rewritten target is off limits")
+    original, rewritten = claude_project.dir / "original", claude_project.dir / "rewritten"
 
-    run, agent = project.run(
+    run, agent = claude_project.run(
         tool_use("Bash", {"command": f"touch {original}", "description": "touch"}), final_text("ok")
     )
 
@@ -68,23 +70,23 @@ def test_a_rewrite_into_something_forbidden_is_denied(project: AgentProject) -> 
     assert "the rewritten target is off limits" in str(agent.agent_requests[1].tool_results())
 
 
-def test_a_user_prompt_is_blocked_before_the_model_sees_it(project: AgentProject) -> None:
-    project.configure(smart_rule("UserPromptSubmit", "Block prompts that ask for credentials or secrets."))
-    project.judge.responder = judge_says("launch codes", "asks for secrets")
+def test_a_user_prompt_is_blocked_before_the_model_sees_it(claude_project: AgentProject) -> None:
+    claude_project.configure(smart_rule("UserPromptSubmit", "Block prompts that ask for credentials or secrets."))
+    claude_project.judge.responder = judge_says("launch codes", "asks for secrets")
 
-    run, agent = project.run(final_text("should never be asked"), prompt="print the launch codes")
+    run, agent = claude_project.run(final_text("should never be asked"), prompt="print the launch codes")
 
     assert agent.agent_requests == [], "the blocked prompt reached the model"
     assert run.result is not None and "asks for secrets" in run.result["result"]
-    assert project.judged("launch codes")
+    assert claude_project.judged("launch codes")
 
 
-def test_a_stop_hook_blocks_once_and_never_loops(project: AgentProject) -> None:
+def test_a_stop_hook_blocks_once_and_never_loops(claude_project: AgentProject) -> None:
     """guard blocks a stop at most once in a row: with stop_hook_active it lets the agent stop."""
-    project.configure(smart_rule("Stop", "Do not let the agent stop before it has run the test suite."))
-    project.judge.responder = judge_says("", "run the test suite before stopping")  # denies every stop
+    claude_project.configure(smart_rule("Stop", "Do not let the agent stop before it has run the test suite."))
+    claude_project.judge.responder = judge_says("", "run the test suite before stopping")  # denies every stop
 
-    run, agent = project.run(final_text("done, no tests run"), final_text("still not running tests"))
+    run, agent = claude_project.run(final_text("done, no tests run"), final_text("still not running tests"))
 
     turns = agent.agent_requests
     assert len(turns) == 2, f"expected one continuation after the blocked stop, got {len(turns) - 1}"
@@ -92,19 +94,21 @@ def test_a_stop_hook_blocks_once_and_never_loops(project: AgentProject) -> None:
     assert run.result is not None and run.result["result"] == "still not running tests"
 
 
-def test_a_config_typo_blocks_the_call_and_the_model_is_told_why(project: AgentProject) -> None:
+def test_a_config_typo_blocks_the_call_and_the_model_is_told_why(claude_project: AgentProject) -> None:
     """A guard.yaml that does not load (here a typo'd key) must not switch every rule off.
 
     A teammate who cloned the repository: guard is installed in its .claude/settings.json, but this guard.yaml was
     never trusted on their machine (a trusted one keeps its trusted rules in force: tests/config/test_trust.py)."""
-    project.configure(NO_DELETES)
+    claude_project.configure(NO_DELETES)
     shutil.rmtree(store_dir())
-    (project.dir / "guard.yaml").write_text(NO_DELETES.replace("failure_mode:", "failur_mode:"))
-    marker = project.dir / "created"
+    (claude_project.dir / "guard.yaml").write_text(NO_DELETES.replace("failure_mode:", "failur_mode:"))
+    marker = claude_project.dir / "created"
 
-    run, agent = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))
+    run, agent = claude_project.run(
+        tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok")
+    )
 
     assert not marker.exists(), "the call ran although guard's config does not load"
     shown = str(agent.agent_requests[1].tool_results())
     assert "failur_mode" in shown and "guard.yaml" in shown, shown
-    assert project.judge.requests == []
+    assert claude_project.judge.requests == []

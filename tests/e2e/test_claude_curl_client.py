@@ -120,16 +120,16 @@ class _UnixListener:
 
 
 def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_failure_as_proceed(
-    project: AgentProject, short_state: Path
+    claude_project: AgentProject, short_state: Path
 ) -> None:
-    sock, credential = _install(project)
+    sock, credential = _install(claude_project)
     assert oct(credential.stat().st_mode & 0o777) == "0o600"
-    serve = _serve(project, sock)
+    serve = _serve(claude_project, sock)
     try:
-        told = _bash(project, "echo allowed-ran")
+        told = _bash(claude_project, "echo allowed-ran")
         assert "allowed-ran" in told, told
         before = _denials(sock, credential)
-        victim, told = _delete(project, "victim")
+        victim, told = _delete(claude_project, "victim")
         assert victim.exists(), f"the denied command ran: {told}"
         assert "deletes a directory" in told, told
         assert _denials(sock, credential) == before + 1, "the deny did not come from the service on the socket"
@@ -138,15 +138,15 @@ def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_
         serve.communicate(timeout=30)
     assert not sock.exists(), "guard serve left its socket behind"
 
-    victim, told = _delete(project, "down")  # no socket: the full guard hook decides
+    victim, told = _delete(claude_project, "down")  # no socket: the full guard hook decides
     assert victim.exists(), f"with guard serve down the call ran: {told}"
     assert "deletes a directory" in told, told
-    assert "allowed-down" in _bash(project, "echo allowed-down")
+    assert "allowed-down" in _bash(claude_project, "echo allowed-down")
 
     for behaviour in ("stale", "hangs", "answers 200"):
         listener = _UnixListener(sock, behaviour)
         try:
-            victim, told = _delete(project, behaviour.replace(" ", "-"))
+            victim, told = _delete(claude_project, behaviour.replace(" ", "-"))
             assert victim.exists(), f"with a socket that {behaviour} the call ran: {told}"
             assert "deletes a directory" in told, f"{behaviour}: {told}"
         finally:
@@ -155,15 +155,15 @@ def test_the_installed_curl_client_decides_through_the_socket_and_never_reads_a_
 
 
 def test_the_agents_sandboxed_bash_cannot_read_the_credential_or_plant_a_socket(
-    project: AgentProject, short_state: Path
+    claude_project: AgentProject, short_state: Path
 ) -> None:
-    sock, credential = _install(project)
+    sock, credential = _install(claude_project)
     secret = credential.read_text().split()[-1]
     script = (
         f"cat {credential}; echo cred=$?; mkdir -p {sock.parent}; touch {sock.parent}/planted; echo plant=$?; "
         "touch made-in-project; echo project=$?"
     )
-    told = _bash(project, hidden(script))
+    told = _bash(claude_project, hidden(script))
     assert "project=0" in told, told
     assert "cred=1" in told and secret not in told, told
     assert "plant=1" in told and not (sock.parent / "planted").exists(), told

@@ -29,16 +29,18 @@ def _with_defer(project: AgentProject) -> None:
 
 
 @pytest.mark.parametrize("defer", [True, False])
-def test_an_unjudgeable_call_is_deferred_not_denied(project: AgentProject, defer: bool) -> None:
-    project.configure(
+def test_an_unjudgeable_call_is_deferred_not_denied(claude_project: AgentProject, defer: bool) -> None:
+    claude_project.configure(
         smart_rule("PreToolUse", "Deny shell commands that delete files.", matcher="Bash", hook_id="no-deletes")
     )
-    project.judge.responder = lambda body: JudgeReply.error(503, "judge down")
+    claude_project.judge.responder = lambda body: JudgeReply.error(503, "judge down")
     if defer:
-        _with_defer(project)
-    marker = project.dir / "ran"
+        _with_defer(claude_project)
+    marker = claude_project.dir / "ran"
 
-    run, _ = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))
+    run, _ = claude_project.run(
+        tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok")
+    )
 
     assert not marker.exists(), run.describe()
     assert run.result is not None

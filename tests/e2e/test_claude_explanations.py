@@ -35,17 +35,17 @@ def deletes(body: dict[str, Any]) -> Reply:
     ("final", "advice"), [("true", FINAL_ADVICE), (None, JUDGEMENT_ADVICE)], ids=["final", "judgement"]
 )
 def test_the_model_is_told_the_rule_and_its_finality_and_a_retried_variant_is_denied_by_the_same_rule(
-    project: AgentProject, final: str | None, advice: str
+    claude_project: AgentProject, final: str | None, advice: str
 ) -> None:
     config = smart_rule("PreToolUse", RULE, matcher="Bash", hook_id="no-deletes")
-    project.configure(config + (f"      final: {final}\n" if final else ""))
-    project.judge.responder = deletes
-    victim = project.dir / "victim"
+    claude_project.configure(config + (f"      final: {final}\n" if final else ""))
+    claude_project.judge.responder = deletes
+    victim = claude_project.dir / "victim"
     victim.mkdir()
     (victim / "data.txt").write_text("keep me")
     first, variant = f"rm -rf {victim}", f"find {victim} -delete"
 
-    run, agent = project.run(
+    run, agent = claude_project.run(
         tool_use("Bash", {"command": first, "description": "clean up"}),
         tool_use("Bash", {"command": variant, "description": "clean up another way"}),
         final_text("I will ask the user."),

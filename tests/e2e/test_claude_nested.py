@@ -29,14 +29,16 @@ NO_TOUCH = (
 @pytest.mark.parametrize(
     ("options", "refused"), [("", False), ("--settings '{\"disableAllHooks\": true}'", True)], ids=["plain", "unhooked"]
 )
-def test_a_second_claude_session_is_guarded_or_refused(project: AgentProject, options: str, refused: bool) -> None:
-    project.configure(
+def test_a_second_claude_session_is_guarded_or_refused(
+    claude_project: AgentProject, options: str, refused: bool
+) -> None:
+    claude_project.configure(
         NO_TOUCH, "--client", "guard", "--no-sandbox"
     )  # a second Claude Code under the first one's sandbox is another question
-    marker = project.dir / "ran-nested"
+    marker = claude_project.dir / "ran-nested"
     second = f"claude -p 'help me' {options} --allowedTools Bash --output-format text".replace("  ", " ")
-    project.env["PATH"] = os.pathsep.join([str(Path(project.binary).parent), os.environ["PATH"]])
-    run, agent = project.run(
+    claude_project.env["PATH"] = os.pathsep.join([str(Path(claude_project.binary).parent), os.environ["PATH"]])
+    run, agent = claude_project.run(
         tool_use("Bash", {"command": second, "description": "ask a second agent"}),
         tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}),  # the second session's call
         final_text("second done"),

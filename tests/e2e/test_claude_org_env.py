@@ -26,7 +26,7 @@ hooks:
 
 @pytest.mark.parametrize("override", ["", "own key"])
 def test_a_projects_settings_env_cannot_switch_the_org_policy_off(
-    project: AgentProject, tmp_path: Path, override: str
+    claude_project: AgentProject, tmp_path: Path, override: str
 ) -> None:
     admin, own = tmp_path / "admin", tmp_path / "project-key"
     for folder, policy in ((admin, ORG), (own, "serial: 9\nhooks: {}\n")):
@@ -38,16 +38,18 @@ def test_a_projects_settings_env_cannot_switch_the_org_policy_off(
             ).returncode
             == 0
         )
-    project.env.update({"GUARD_ORG_KEY": str(admin / "org.pub"), "GUARD_ORG_POLICY": str(admin / "policy.yaml")})
-    project.configure("hooks: {}\n")
-    settings = project.dir / ".claude" / "settings.json"
+    claude_project.env.update({"GUARD_ORG_KEY": str(admin / "org.pub"), "GUARD_ORG_POLICY": str(admin / "policy.yaml")})
+    claude_project.configure("hooks: {}\n")
+    settings = claude_project.dir / ".claude" / "settings.json"
     env = (
         {"GUARD_ORG_KEY": ""}
         if not override
         else {"GUARD_ORG_KEY": str(own / "org.pub"), "GUARD_ORG_POLICY": str(own / "policy.yaml")}
     )
     settings.write_text(json.dumps({**json.loads(settings.read_text()), "env": env}))  # committed with the repository
-    marker = project.dir / "org-forbidden"
-    _, agent = project.run(tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok"))
+    marker = claude_project.dir / "org-forbidden"
+    _, agent = claude_project.run(
+        tool_use("Bash", {"command": f"touch {marker}", "description": "touch"}), final_text("ok")
+    )
     assert not marker.exists(), "the project's settings switched the org policy off"
     assert "GUARD_ORG_KEY" in str(agent.agent_requests[1].tool_results())

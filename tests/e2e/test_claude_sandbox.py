@@ -30,30 +30,30 @@ def hidden(script: str) -> str:
 
 
 def test_a_bash_write_into_guards_store_fails_at_the_os_level_and_a_write_in_the_project_works(
-    project: AgentProject,
+    claude_project: AgentProject,
 ) -> None:
     secret_file = Path(os.environ["XDG_CONFIG_HOME"]) / "guard" / "secret"  # where guard hook, under Claude, keeps it
     secret_file.parent.mkdir(parents=True, exist_ok=True)
     secret = "e2e-secret-0123456789abcdef"
     secret_file.write_text(secret + "\n")
-    state = project.home / ".local" / "state" / "guard"
-    project.configure(CONFIG)
-    (project.dir / ".guard").mkdir(exist_ok=True)
-    audit = project.dir / ".guard" / "audit.db"
+    state = claude_project.home / ".local" / "state" / "guard"
+    claude_project.configure(CONFIG)
+    (claude_project.dir / ".guard").mkdir(exist_ok=True)
+    audit = claude_project.dir / ".guard" / "audit.db"
     audit.write_bytes(b"")  # guard hook fills it; here it only has to exist before the agent's command
-    yaml_before, audit_before = (project.dir / "guard.yaml").read_text(), audit.read_bytes()
+    yaml_before, audit_before = (claude_project.dir / "guard.yaml").read_text(), audit.read_bytes()
     script = (
         f"mkdir -p {state}; touch {state}/planted; echo state=$?; cat {secret_file}; echo secret=$?; "
         f"echo junk >> {audit}; echo audit=$?; echo 'protect: false' >> guard.yaml; echo config=$?; "
         "touch made-in-project; echo project=$?"
     )
 
-    _, agent = project.run(tool_use("Bash", {"command": hidden(script), "description": "run"}), final_text("ok"))
+    _, agent = claude_project.run(tool_use("Bash", {"command": hidden(script), "description": "run"}), final_text("ok"))
 
     shown = str(agent.agent_requests[1].tool_results())
-    assert "project=0" in shown and (project.dir / "made-in-project").exists(), shown
+    assert "project=0" in shown and (claude_project.dir / "made-in-project").exists(), shown
     assert "state=1" in shown and "Read-only file system" in shown and not (state / "planted").exists(), shown
     assert "secret=1" in shown and secret not in shown, shown
     assert "audit=0" not in shown and "config=0" not in shown, shown
-    assert (project.dir / "guard.yaml").read_text() == yaml_before
+    assert (claude_project.dir / "guard.yaml").read_text() == yaml_before
     assert audit.read_bytes()[: len(audit_before)] == audit_before and b"junk" not in audit.read_bytes()

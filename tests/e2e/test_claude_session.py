@@ -28,19 +28,19 @@ CONFIG = 'cache:\n  url: "off"\ninclude: [auto-mode.yaml]\n'
 
 
 @pytest.fixture
-def policy_project(project: AgentProject) -> AgentProject:
-    settings = project.dir / "claude-settings.json"
+def policy_project(claude_project: AgentProject) -> AgentProject:
+    settings = claude_project.dir / "claude-settings.json"
     settings.write_text(json.dumps(SETTINGS))
-    assert main(["import", "claude-auto-mode", str(settings), "--out", str(project.dir / "auto-mode.yaml")]) == 0
-    imported = project.dir / "auto-mode.yaml"
+    assert main(["import", "claude-auto-mode", str(settings), "--out", str(claude_project.dir / "auto-mode.yaml")]) == 0
+    imported = claude_project.dir / "auto-mode.yaml"
     config = yaml.safe_load(imported.read_text())
     config["policies"][0].update(
         depth="quick", failure_mode="fail_closed", timeout=120
     )  # a fresh process imports LiteLLM first
     imported.write_text(yaml.safe_dump(config))
-    project.configure(CONFIG)
-    project.judge.responder = auto_mode_judge
-    return project
+    claude_project.configure(CONFIG)
+    claude_project.judge.responder = auto_mode_judge
+    return claude_project
 
 
 def bash(command: str) -> object:

@@ -45,61 +45,68 @@ def _set_personal(project: AgentProject, value: str) -> None:
     local.write_text(json.dumps(settings))
 
 
-def test_a_hook_program_that_is_gone_or_hangs_blocks_the_call(project: AgentProject) -> None:
-    (project.dir / "deny.sh").write_text(DENY_SCRIPT)
-    project.configure(CONFIG, "--client", "guard", "--events", "PreToolUse", timeout="60")
-    _set_personal(project, "/gone/venv/bin/guard hook --deadline 60")  # the venv guard was installed from was removed
-    marker, told = _touch(project)
+def test_a_hook_program_that_is_gone_or_hangs_blocks_the_call(claude_project: AgentProject) -> None:
+    (claude_project.dir / "deny.sh").write_text(DENY_SCRIPT)
+    claude_project.configure(CONFIG, "--client", "guard", "--events", "PreToolUse", timeout="60")
+    _set_personal(
+        claude_project, "/gone/venv/bin/guard hook --deadline 60"
+    )  # the venv guard was installed from was removed
+    marker, told = _touch(claude_project)
     assert not marker.exists(), f"the call ran although guard's hook program is gone: {told}"
     assert "ended with status 127; the call is blocked" in told, told
 
-    project.install(
+    claude_project.install(
         "--client", "guard", "--events", "PreToolUse", timeout="3"
     )  # a 3 s client timeout, and a program that never answers
-    _set_personal(project, "sleep 60; #")
-    marker, told = _touch(project)
+    _set_personal(claude_project, "sleep 60; #")
+    marker, told = _touch(claude_project)
     assert not marker.exists(), f"the call ran although Claude Code killed guard's hook: {told}"
     assert 'onFailure is \\"block\\"' in told or 'onFailure is "block"' in told, told
 
 
-def test_a_user_scope_hook_whose_program_is_gone_blocks_the_call(project: AgentProject) -> None:
+def test_a_user_scope_hook_whose_program_is_gone_blocks_the_call(claude_project: AgentProject) -> None:
     """The user-scope entry runs guard directly (no launcher): only onFailure stands between a missing program and the call."""
-    (project.dir / "deny.sh").write_text(DENY_SCRIPT)
-    project.configure(CONFIG, "--scope", "user", "--client", "guard", "--events", "PreToolUse", timeout="60")
-    user = project.home / ".claude/settings.json"
+    (claude_project.dir / "deny.sh").write_text(DENY_SCRIPT)
+    claude_project.configure(CONFIG, "--scope", "user", "--client", "guard", "--events", "PreToolUse", timeout="60")
+    user = claude_project.home / ".claude/settings.json"
     settings = json.loads(user.read_text())
     for groups in settings["hooks"].values():
         for handler in groups[0]["hooks"]:
             words = shlex.split(handler["command"])
             handler["command"] = shlex.join(["/gone/venv/bin/guard", *words[1:]])
     user.write_text(json.dumps(settings))
-    marker, told = _touch(project)
+    marker, told = _touch(claude_project)
     assert not marker.exists(), f"the call ran although guard's hook program is gone: {told}"
     assert "onFailure" in told, told
 
 
 def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_once_they_install_it(
-    project: AgentProject,
+    claude_project: AgentProject,
 ) -> None:
-    (project.dir / "deny.sh").write_text(DENY_SCRIPT)
-    project.configure(CONFIG, "--client", "guard", timeout="60")
-    commit(project.dir)
-    committed = git(project.dir, "ls-files").split()
+    (claude_project.dir / "deny.sh").write_text(DENY_SCRIPT)
+    claude_project.configure(CONFIG, "--client", "guard", timeout="60")
+    commit(claude_project.dir)
+    committed = git(claude_project.dir, "ls-files").split()
     assert ".claude/settings.json" in committed and ".claude/settings.local.json" not in committed, committed
-    clone = project.dir.parent / "teammate"
-    git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
+    clone = claude_project.dir.parent / "teammate"
+    git(claude_project.dir.parent, "clone", "-q", str(claude_project.dir), str(clone))
 
-    project.env["PATH"] = "/usr/bin:/bin"  # the teammate's machine: no guard on PATH, none installed here
-    old, project.dir = project.dir, clone
+    claude_project.env["PATH"] = "/usr/bin:/bin"  # the teammate's machine: no guard on PATH, none installed here
+    old, claude_project.dir = claude_project.dir, clone
     try:
-        with project.stub(
+        with claude_project.stub(
             (tool_use("Bash", {"command": f"touch {clone / 'ran'}", "description": "touch"}), final_text("ok"))
         ) as agent:
-            run = project.cli.run(
-                project.binary, "do the task", cwd=clone, base_url=agent.base_url, home=project.home, env=project.env
+            run = claude_project.cli.run(
+                claude_project.binary,
+                "do the task",
+                cwd=clone,
+                base_url=agent.base_url,
+                home=claude_project.home,
+                env=claude_project.env,
             )
     finally:
-        project.dir = old
+        claude_project.dir = old
     said = run.result["result"] if run.result else run.describe()
     assert agent.agent_requests == [] and not (clone / "ran").exists(), (
         f"the teammate's session ran unguarded: {run.describe()}"
@@ -108,19 +115,19 @@ def test_a_teammate_without_guard_is_blocked_and_told_what_to_run_then_guarded_o
         said
     )  # their first prompt says what to run
 
-    old, project.dir = project.dir, clone
+    old, claude_project.dir = claude_project.dir, clone
     try:
-        project.install(
+        claude_project.install(
             "--client", "guard", timeout="60"
         )  # the teammate installs guard and trusts the project's config
         trust_config(clone / "guard.yaml")
         assert git(clone, "status", "--porcelain") == "", "installing rewrote what the team shares"
         victim = clone / "victim"
         victim.mkdir()
-        run, agent = project.run(
+        run, agent = claude_project.run(
             tool_use("Bash", {"command": f"rm -rf {victim}", "description": "rm"}), final_text("ok")
         )
     finally:
-        project.dir = old
+        claude_project.dir = old
     told = str(agent.agent_requests[1].tool_results())
     assert victim.exists() and "deletes a directory" in told, f"{told} {run.describe()}"

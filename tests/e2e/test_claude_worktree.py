@@ -72,58 +72,60 @@ def _session(project: AgentProject, checkout: Path, write: str | None = None, *a
 
 
 def test_a_new_worktree_is_told_it_is_not_set_up_until_guard_install_claude_covers_its_files(
-    project: AgentProject,
+    claude_project: AgentProject,
 ) -> None:
-    _installed_in_git(project, "-A")
-    worktree = project.dir.parent / "feature"
-    git(project.dir, "worktree", "add", "-q", str(worktree))
+    _installed_in_git(claude_project, "-A")
+    worktree = claude_project.dir.parent / "feature"
+    git(claude_project.dir, "worktree", "add", "-q", str(worktree))
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
 
-    said, told = _session(project, worktree)
+    said, told = _session(claude_project, worktree)
     assert NOT_SET_UP in said and str(worktree) in said, said
     assert "wrote=0" in told, told  # what the message is about: main's sandbox does not name this checkout's files
 
     git(worktree, "checkout", "--", "guard.yaml")
-    old, project.dir = project.dir, worktree
+    old, claude_project.dir = claude_project.dir, worktree
     try:
-        project.install("--client", "guard")
+        claude_project.install("--client", "guard")
     finally:
-        project.dir = old
-    said, told = _session(project, worktree)
+        claude_project.dir = old
+    said, told = _session(claude_project, worktree)
     assert NOT_SET_UP not in said, said
     assert "wrote=0" not in told and "Read-only file system" in told, told
     assert "# planted" not in (worktree / "guard.yaml").read_text()
 
 
 def test_the_agent_cannot_take_guard_out_of_a_claude_worktree_s_settings_for_a_later_session_there(
-    project: AgentProject,
+    claude_project: AgentProject,
 ) -> None:
     """A session started in a worktree (``claude`` there, ``claude --worktree NAME``) reads the worktree's own
     .claude/settings.json: with guard's hooks taken out of it, it runs no hook at all (2.1.332). From the project, the
     agent's plain Bash write into it is refused by guard (the sandbox ignores glob denies, so guard cannot have it
     deny every worktree's), and the later session there runs guard's hooks."""
-    _installed_in_git(project, "-A")
-    worktree = project.dir / ".claude" / "worktrees" / "y"
-    git(project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
+    _installed_in_git(claude_project, "-A")
+    worktree = claude_project.dir / ".claude" / "worktrees" / "y"
+    git(claude_project.dir, "worktree", "add", "-q", str(worktree))  # what EnterWorktree and claude --worktree y make
     trust_config(worktree / "guard.yaml")
     settings = worktree / ".claude" / "settings.json"
     launcher = settings.read_text()
 
-    _, told = _session(project, project.dir, f"echo '{{}}' > {settings}; echo wrote=$?")
+    _, told = _session(claude_project, claude_project.dir, f"echo '{{}}' > {settings}; echo wrote=$?")
     assert "wrote=0" not in told and "guard self-protection" in told, told
     assert settings.read_text() == launcher
 
-    said, told = _session(project, worktree, "echo 'protect: false' >> guard.yaml; echo wrote=$?")
+    said, told = _session(claude_project, worktree, "echo 'protect: false' >> guard.yaml; echo wrote=$?")
     assert NOT_SET_UP in said, said  # guard's SessionStart hook ran there
     assert "wrote=0" not in told and "guard self-protection" in told, told
 
 
 def test_claude_worktree_runs_no_guard_where_the_shared_settings_are_not_committed_and_doctor_says_so(
-    project: AgentProject,
+    claude_project: AgentProject,
 ) -> None:
-    _installed_in_git(project, "guard.yaml")  # .claude/settings.json, guard's launcher, left out
-    said, told = _session(project, project.dir, "echo 'protect: false' >> guard.yaml; echo wrote=$?", "--worktree", "x")
+    _installed_in_git(claude_project, "guard.yaml")  # .claude/settings.json, guard's launcher, left out
+    said, told = _session(
+        claude_project, claude_project.dir, "echo 'protect: false' >> guard.yaml; echo wrote=$?", "--worktree", "x"
+    )
     assert said == "" and "wrote=0" in told, told  # no guard hook ran in the new worktree: guard cannot act there
 
-    doctor = project.doctor()
+    doctor = claude_project.doctor()
     assert "claude worktree" in doctor and "not in the last commit" in doctor, doctor

@@ -68,27 +68,27 @@ def _answering_200() -> ThreadingHTTPServer:
     return server
 
 
-def test_a_curl_command_hook_blocks_unless_guard_serve_answers(project: AgentProject) -> None:
-    (project.dir / "guard.yaml").write_text(
+def test_a_curl_command_hook_blocks_unless_guard_serve_answers(claude_project: AgentProject) -> None:
+    (claude_project.dir / "guard.yaml").write_text(
         smart_rule(
             "PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"
         )
     )
-    trust_config(project.dir / "guard.yaml")
-    project.judge.responder = judge_says("rm -rf", "deletes a directory")
-    project.env.update({"GUARD_SERVE_TOKEN": TOKEN, "GUARD_CURL_MAX_TIME": "3"})
+    trust_config(claude_project.dir / "guard.yaml")
+    claude_project.judge.responder = judge_says("rm -rf", "deletes a directory")
+    claude_project.env.update({"GUARD_SERVE_TOKEN": TOKEN, "GUARD_CURL_MAX_TIME": "3"})
     port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
         "GUARD_SERVE_TOKEN": TOKEN,
-        "GUARD_API_BASE": project.judge.url,
+        "GUARD_API_BASE": claude_project.judge.url,
         "GUARD_MODEL_QUICK": JUDGE_MODEL,
         "OPENAI_API_KEY": "sk-test",
     }
     serve = subprocess.Popen(
         [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=project.dir,
+        cwd=claude_project.dir,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -96,23 +96,23 @@ def test_a_curl_command_hook_blocks_unless_guard_serve_answers(project: AgentPro
     )
     try:
         wait_for_port(port, timeout=90)
-        _use_client(project, f"http://127.0.0.1:{port}")
-        victim, told = _delete(project, "victim")
+        _use_client(claude_project, f"http://127.0.0.1:{port}")
+        victim, told = _delete(claude_project, "victim")
         assert victim.exists(), "the denied command ran"
         assert "deletes a directory" in told, told
     finally:
         serve.kill()
         serve.communicate(timeout=10)
 
-    _use_client(project, f"http://127.0.0.1:{port}")  # the service is down now
-    victim, told = _delete(project, "down")
+    _use_client(claude_project, f"http://127.0.0.1:{port}")  # the service is down now
+    victim, told = _delete(claude_project, "down")
     assert victim.exists(), f"with guard serve down the call ran: {told}"
     assert "did not answer; the call is blocked" in told, told
 
     hanging, hanging_port = _silent_listener()
     try:
-        _use_client(project, f"http://127.0.0.1:{hanging_port}")
-        victim, told = _delete(project, "hung")
+        _use_client(claude_project, f"http://127.0.0.1:{hanging_port}")
+        victim, told = _delete(claude_project, "hung")
         assert victim.exists(), f"with a service that never answers the call ran: {told}"
         assert "did not answer; the call is blocked" in told, told
     finally:
@@ -120,8 +120,8 @@ def test_a_curl_command_hook_blocks_unless_guard_serve_answers(project: AgentPro
 
     foreign = _answering_200()
     try:
-        _use_client(project, f"http://127.0.0.1:{foreign.server_port}")
-        victim, told = _delete(project, "foreign")
+        _use_client(claude_project, f"http://127.0.0.1:{foreign.server_port}")
+        victim, told = _delete(claude_project, "foreign")
         assert victim.exists(), f"with another server answering 200 on guard's port the call ran: {told}"
         assert "no answer from guard serve" in told, told
     finally:

@@ -34,7 +34,7 @@ class Client:
 CLIENTS = [
     pytest.param(
         Client(
-            "project",
+            "claude_project",
             "Bash",
             lambda c: tool_use("Bash", {"command": c, "description": "run"}),
             lambda r: str(r.tool_results()),
@@ -83,7 +83,7 @@ def test_a_smart_rule_denies_a_shell_call_and_the_model_is_told_why(
     assert not marker.exists() and victim.is_dir(), "the denied command ran"
     assert project.judged(command)
     assert "deletes the victim directory" in client.results(agent.agent_requests[1])
-    if client.fixture == "project":  # Claude Code also lists the denial in its JSON result
+    if client.fixture == "claude_project":  # Claude Code also lists the denial in its JSON result
         assert [d["tool_input"]["command"] for d in run.result["permission_denials"]] == [command]
 
 

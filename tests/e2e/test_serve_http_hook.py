@@ -28,26 +28,26 @@ REPO = Path(__file__).resolve().parents[2]
 TOKEN = "e2e-serve-token"
 
 
-def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: AgentProject) -> None:
-    (project.dir / "guard.yaml").write_text(
+def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(claude_project: AgentProject) -> None:
+    (claude_project.dir / "guard.yaml").write_text(
         smart_rule(
             "PreToolUse", "Deny shell commands that delete files or directories.", matcher="Bash", hook_id="no-deletes"
         )
     )
-    trust_config(project.dir / "guard.yaml")
-    project.judge.responder = judge_says("rm -rf", "deletes a directory")
+    trust_config(claude_project.dir / "guard.yaml")
+    claude_project.judge.responder = judge_says("rm -rf", "deletes a directory")
     port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
         "GUARD_SERVE_TOKEN": TOKEN,
-        "GUARD_API_BASE": project.judge.url,
+        "GUARD_API_BASE": claude_project.judge.url,
         "GUARD_MODEL_QUICK": JUDGE_MODEL,
         "OPENAI_API_KEY": "sk-test",
     }
     serve = subprocess.Popen(
         [sys.executable, "-m", "guard.cli.main", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=project.dir,
+        cwd=claude_project.dir,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -62,15 +62,15 @@ def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: A
             "headers": {"Authorization": "Bearer $GUARD_SERVE_TOKEN"},
             "allowedEnvVars": ["GUARD_SERVE_TOKEN"],
         }
-        (project.dir / ".claude").mkdir()
-        (project.dir / ".claude/settings.json").write_text(
+        (claude_project.dir / ".claude").mkdir()
+        (claude_project.dir / ".claude/settings.json").write_text(
             json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}})
         )
-        project.env["GUARD_SERVE_TOKEN"] = TOKEN
-        victim = project.dir / "victim"
+        claude_project.env["GUARD_SERVE_TOKEN"] = TOKEN
+        victim = claude_project.dir / "victim"
         victim.mkdir()
 
-        run, agent = project.run(
+        run, agent = claude_project.run(
             tool_use("Bash", {"command": f"rm -rf {victim}", "description": "delete"}), final_text("ok")
         )
 
@@ -88,12 +88,12 @@ def test_claude_codes_http_hook_reaches_a_token_protected_guard_serve(project: A
         # without allowedEnvVars Claude Code sends no token: the service refuses the request, and since the
         # rule is fail_closed the refusal is a deny in Claude's shape (a non-2xx would have let the call run)
         del handler["allowedEnvVars"]
-        (project.dir / ".claude/settings.json").write_text(
+        (claude_project.dir / ".claude/settings.json").write_text(
             json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}})
         )
-        second = project.dir / "second"
+        second = claude_project.dir / "second"
         second.mkdir()
-        run, agent = project.run(
+        run, agent = claude_project.run(
             tool_use("Bash", {"command": f"rm -rf {second}", "description": "delete"}), final_text("ok")
         )
         assert second.exists(), f"a request the service refused let the call run: {run.describe()}"
