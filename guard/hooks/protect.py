@@ -104,19 +104,26 @@ class _Index:
         folder holding it, or a glob matching one.
 
         A folder at or above the unit's working directory counts only when ``sweeping``
-        (the unit acts on a whole tree): ``pytest .`` names the project, not its guard.yaml.
+        (the unit acts on a whole tree) or the unit moves it (:attr:`Unit.moves`: ``mv .. /tmp/p``): ``pytest .``
+        names the project, not its guard.yaml.
         A sweep counts only what it can touch: a protected path that exists, unless it may
         create files there (:attr:`Unit.creates`), and not one it leaves alone (:attr:`Unit.spared`).
         What the unit puts onto the root (``cp -r tmp /``) always counts.
         """
         cwd = _fold(unit.cwd)
         existing = sweeping and not unit.creates
+        moved = frozenset() if unit.moves is None else frozenset(self.holders) - set(map(_fold, unit.moves))
         for candidate in map(_fold, unit.paths):
             hit = self.exact.get(candidate) or self._inside(candidate) or self._by_name(candidate, glob=False)
             if hit:
                 return (*hit, "")
             holder = self.holders.get(candidate)
-            if holder and (sweeping or candidate in unit.onto_root or not (candidate == cwd or _above(cwd, candidate))):
+            if holder and (
+                sweeping
+                or candidate in unit.onto_root
+                or candidate in moved
+                or not (candidate == cwd or _above(cwd, candidate))
+            ):
                 holder = self._under(candidate, unit, existing=existing)
                 if holder:
                     return (*holder, candidate)
@@ -129,7 +136,7 @@ class _Index:
                 if fnmatch.fnmatchcase(path.lower(), pattern):
                     return (*hit, "")
             for folder in self.holders:
-                if (sweeping or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(
+                if (sweeping or folder in moved or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(
                     folder.lower(), pattern
                 ):
                     holder = self._under(folder, unit, existing=existing)

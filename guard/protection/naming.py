@@ -31,11 +31,14 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
 from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
+
+if TYPE_CHECKING:
+    from guard.protection.derived_names import Kind
 
 __all__ = ["LIMITS", "SECONDS", "UNKNOWN", "TooLarge", "Unit", "glob_matches", "named_by", "units"]
 
@@ -120,9 +123,26 @@ IN_WORKING_DIRECTORY = frozenset(
 _PATCH_VALUES = frozenset({"-i", "-d", "-o", "-r", "-p", "-F", "-z", "-B", "-V", "-Y", "-D"})
 #: git subcommands that act on the whole work tree.
 GIT_TREE = frozenset({"clean", "grep", "apply", "am"})
+#: Compressors, which write a file named after the one they are given (a suffix added or taken off).
+COMPRESSORS = frozenset(
+    {
+        *("gzip", "gunzip", "pigz", "unpigz", "bzip2", "bunzip2", "pbzip2", "xz", "unxz", "lzma", "unlzma"),
+        *("lzip", "plzip", "lzop", "zstd", "unzstd", "zstdmt", "lz4", "unlz4", "brotli", "compress", "uncompress"),
+    }
+)
+#: Programs that write files under names they make from those they are given (:mod:`guard.protection.derived_names`).
+DERIVES_NAMES: dict[str, Kind] = {
+    **dict.fromkeys(("cp", "mv", "ln", "install"), "backup"),
+    "sed": "in_place",
+    **dict.fromkeys(("split", "csplit"), "pieces"),
+    **dict.fromkeys(COMPRESSORS, "compress"),
+}
+#: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
+#: and perl's rename (each of whose operands is renamed).
+MOVERS = frozenset({"mv", "rename", "file-rename", "prename"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
 RECURSIVE_OPTION = frozenset(
-    {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du"}
+    {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du", *COMPRESSORS}
 )
 #: Tools that search a tree (a folder named, or the working directory).
 SEARCH_TOOLS = frozenset(
@@ -172,7 +192,9 @@ class Unit:
     ``creates``: acting on a tree, it may create files below it (an extraction, a copy), not only read, delete or change
     what is there (:func:`guard.protection.tree_effects.creates_files`); ``spared``: files of that tree it leaves alone
     (``git clean`` and the tracked files), when known; ``onto_root``: the paths among ``paths`` it copies or moves onto
-    the root (``cp -r tmp /`` writes into ``/tmp``); ``fed_by``: the command before it in its pipeline, whose output is
+    the root (``cp -r tmp /`` writes into ``/tmp``); ``moves``: for a command that moves or renames what it names
+    (``mv``), the paths of where it moves it, which stay; the folders it moves go whole, even the one it runs in or one
+    above (``mv .. /tmp/p``); ``fed_by``: the command before it in its pipeline, whose output is
     its input (``find … | xargs grep``).
     """
 
@@ -190,6 +212,7 @@ class Unit:
         "creates",
         "spared",
         "onto_root",
+        "moves",
         "fed_by",
     )
 
@@ -213,6 +236,7 @@ class Unit:
         self.creates = tree
         self.spared: frozenset[str] = frozenset()
         self.onto_root: set[str] = set()
+        self.moves: frozenset[str] | None = None
         self.fed_by: Unit | None = None
 
 
@@ -463,6 +487,12 @@ class _Shell:
             if self.anywhere:
                 unit.patterns.add("*")
         _into_folders(unit)
+        if program in DERIVES_NAMES:
+            _derived_names(unit, DERIVES_NAMES[program], cwd)
+        if program in MOVERS:
+            unit.moves = frozenset(
+                p for word in _move_targets(program, args) for p in named_by(word, cwd, self.env).paths
+            )
         if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
             unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
@@ -737,6 +767,43 @@ def _into_folders(unit: Unit) -> None:
             }
             unit.paths |= onto
             unit.onto_root |= onto
+
+
+def _move_targets(program: str, args: list[str]) -> list[str]:
+    """The words naming where ``mv ARGS`` moves its sources (``-t DIR``, else its last operand); none for rename. Read
+    loosely: a word taken for a target that is not one only keeps a folder counted as moved."""
+    if program != "mv":
+        return []
+    operands, targets, ended, i = [], [], False, 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if ended or arg == "-" or not arg.startswith("-"):
+            operands.append(arg)
+        elif arg == "--":
+            ended = True
+        elif arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            if len(name) > 1 and ("target-directory".startswith(name) or "suffix".startswith(name)) and not eq:
+                value, i = (args[i] if i < len(args) else ""), i + 1
+            if len(name) > 1 and "target-directory".startswith(name):
+                targets.append(value)
+        else:
+            at = next((k for k, letter in enumerate(arg) if letter in "tS"), 0)
+            if at:
+                value = arg[at + 1 :] or (args[i] if i < len(args) else "")
+                i += 0 if arg[at + 1 :] else 1
+                targets += [value] if arg[at] == "t" else []
+    return targets or operands[-1:]
+
+
+def _derived_names(unit: Unit, kind: Kind, cwd: str) -> None:
+    """The names the unit's program may write that it makes from those it names (``cp -S .yaml x guard``)."""
+    from guard.protection.derived_names import derived
+
+    found, patterns = derived(kind, unit.args, unit.paths, cwd, globbed=bool(unit.patterns))
+    unit.paths |= found
+    unit.patterns |= patterns
 
 
 def _patches_tree(args: list[str]) -> bool:

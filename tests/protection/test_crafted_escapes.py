@@ -17,7 +17,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from fixtures.guide import hook_decision
+from fixtures.guide import agent_folder, hook_decision
 from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
@@ -58,10 +58,7 @@ def hook(project: Path, stub: StubServer, command: str, **env: str) -> tuple[str
 @pytest.fixture
 def project(project: Path) -> Path:
     """The agent's folder, ``app/`` below the trusted guard.yaml and the client's settings."""
-    app = project / "app"
-    app.mkdir()
-    (app / "notes.txt").write_text("notes\n")
-    return app
+    return agent_folder(project)
 
 
 @pytest.mark.slow
