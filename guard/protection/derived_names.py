@@ -13,13 +13,17 @@ looks like one counts, at the cost of a name that is not guard's. Standard libra
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from typing import Literal
+from urllib.parse import unquote
 
-__all__ = ["Kind", "derived"]
+__all__ = ["DOWNLOADERS", "Download", "Kind", "derived", "download"]
 
 #: How a program makes names: coreutils' backups (``-b``, ``-S``, ``--backup``, ``--suffix``), sed's in-place backup
-#: (``-iSUFFIX``, ``--in-place=SUFFIX``), split's and csplit's pieces, a compressor's output (suffix added or taken off).
-Kind = Literal["backup", "in_place", "pieces", "compress"]
+#: (``-iSUFFIX``, ``--in-place=SUFFIX``), split's and csplit's pieces, a compressor's output (suffix added or taken off),
+#: a downloader's (:func:`download`).
+Kind = Literal["backup", "in_place", "pieces", "compress", "download"]
 #: The most named paths whose derived names are added (each adds one pattern, and up to 255 shorter names).
 MAX_PATHS = 64
 
@@ -74,3 +78,77 @@ def _in_place_suffixes(args: list[str]) -> list[str] | None:
 def _glob_escape(path: str) -> str:
     """``path`` as a glob matching only itself (fnmatch has no backslash escape: each special character in brackets)."""
     return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
+#: Downloaders and the files they read more options from, which may name any output (``output = …``, ``dir=…``);
+#: ``~`` is the home folder, ``$X`` a variable of the environment.
+DOWNLOADERS: dict[str, tuple[str, ...]] = {
+    "curl": ("$CURL_HOME/.curlrc", "$XDG_CONFIG_HOME/.curlrc", "~/.curlrc"),
+    "wget": ("$WGETRC", "~/.wgetrc"),
+    "aria2c": ("$XDG_CONFIG_HOME/aria2/aria2.conf", "~/.aria2/aria2.conf"),
+}
+#: curl's ``#N`` in an output name: the Nth glob of the URL (``https://x/{guard}.yaml -o '#1.yaml'``).
+_URL_PART = re.compile(r"#\d+")
+#: The most of an options file that is read; a larger one counts as naming any file.
+MAX_OPTIONS_FILE = 64 * 1024
+
+
+class Download:
+    """What a downloader writes: ``names`` (a URL's last part, in the folder it saves to), ``patterns`` (relative globs:
+    curl's ``-o '#1.yaml'`` takes a part of the URL), ``anywhere`` (names the server or a listing chooses: any file below
+    that folder), ``options`` (the text of the options files it reads)."""
+
+    __slots__ = ("names", "patterns", "anywhere", "options")
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.patterns: set[str] = set()
+        self.anywhere = False
+        self.options: list[str] = []
+
+
+def download(program: str, args: list[str], env: Mapping[str, str]) -> Download:
+    """What ``curl``/``wget``/``aria2c`` with ``args`` may write under names no word spells: ``curl -O URL`` and
+    ``wget URL`` save to the URL's last part (``https://x/guard.yaml``), ``curl -J``, ``wget -r``, ``aria2c`` to names the
+    server gives; an options file (``~/.curlrc``) may say more. Read loosely."""
+    found = Download()
+    urls = [arg for arg in args if "://" in arg]
+    if program == "curl":
+        saves = any(_short(arg, "O") or arg.startswith("--remote-name") for arg in args)
+        found.anywhere = any(
+            _short(arg, "J") or _short(arg, "K") or arg.startswith(("--remote-h", "--conf")) for arg in args
+        )
+        found.patterns = {_URL_PART.sub("*", _glob_escape(arg)) for arg in args if _URL_PART.search(arg)}
+    else:
+        saves = True
+        found.anywhere = program == "aria2c" or any(
+            any(_short(arg, letter) for letter in "rmpiB")
+            or arg.startswith(("--r", "--m", "--p", "--i", "--con", "--tr"))
+            for arg in args
+        )
+    if saves:
+        for url in urls:
+            path = url.partition("://")[2].partition("/")[2]
+            for name in {path.rsplit("/", 1)[-1], path.split("?")[0].split("#")[0].rsplit("/", 1)[-1]}:
+                found.names |= {name, unquote(name)} - {""}
+    if not (args[:1] == ["-q"] and program == "curl"):  # curl -q first reads no .curlrc
+        found.anywhere = _options_files(program, env, found.options) or found.anywhere
+    return found
+
+
+def _options_files(program: str, env: Mapping[str, str], options: list[str]) -> bool:
+    """Adds the text of each of ``program``'s options files that exists to ``options``; True when one cannot be read."""
+    from guard.core.regular_file import read_bytes  # only where a downloader runs: off the other calls' path
+
+    for spelt in DOWNLOADERS[program]:
+        variable, _, rest = spelt[1:].partition("/") if spelt.startswith("$") else ("", "", "")
+        if variable and not env.get(variable):
+            continue
+        path = env[variable] + ("/" + rest if rest else "") if variable else spelt.replace("~", env.get("HOME", "~"), 1)
+        if not os.path.lexists(path):
+            continue
+        data = read_bytes(path, MAX_OPTIONS_FILE)
+        if data is None or len(data) > MAX_OPTIONS_FILE:
+            return True
+        options.append(data.decode("utf-8", "replace"))
+    return False

@@ -136,6 +136,7 @@ DERIVES_NAMES: dict[str, Kind] = {
     "sed": "in_place",
     **dict.fromkeys(("split", "csplit"), "pieces"),
     **dict.fromkeys(COMPRESSORS, "compress"),
+    **dict.fromkeys(("curl", "wget", "aria2c"), "download"),
 }
 #: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
 #: and perl's rename (each of whose operands is renamed).
@@ -487,7 +488,9 @@ class _Shell:
             if self.anywhere:
                 unit.patterns.add("*")
         _into_folders(unit)
-        if program in DERIVES_NAMES:
+        if DERIVES_NAMES.get(program or "") == "download":
+            self._downloads(unit, cwd)
+        elif program in DERIVES_NAMES:
             _derived_names(unit, DERIVES_NAMES[program], cwd)
         if program in MOVERS:
             unit.moves = frozenset(
@@ -510,6 +513,25 @@ class _Shell:
         if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
             self.earlier.append(cwd)
         return folder
+
+    def _downloads(self, unit: Unit, cwd: str) -> None:
+        """What a downloader saves under names no word spells (:func:`guard.protection.derived_names.download`): the
+        URL's last part in the working directory and each folder it names, any file below it for a name the server
+        gives, and the paths its options files name."""
+        from guard.protection.derived_names import download
+
+        found = download(unit.program or "", unit.args, self.env)
+        folders = [cwd, *(p for p in sorted(unit.paths)[:256] if os.path.isdir(p))][:16]
+        unit.paths |= {os.path.join(f, name) for f in folders for name in found.names if name not in (".", "..")}
+        unit.patterns |= {os.path.normpath(os.path.join(cwd, pattern)) for pattern in found.patterns}
+        if found.anywhere:
+            unit.tree = unit.creates = True
+            unit.paths.add(os.path.normpath(cwd))
+        for text in found.options:
+            unit.texts.append(text)
+            for token, glob in _tokens(text, self.env, self.assigned, glob=False):
+                self.budget.spend_token()
+                self._resolve(token, cwd, unit, glob=glob)
 
     def _resolve(self, token: str, cwd: str, unit: Unit, *, glob: bool) -> None:
         """``token`` from each folder the shell may be in: ``cwd``, the folders it was in before, and, once it ran text

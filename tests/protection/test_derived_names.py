@@ -10,6 +10,7 @@ call is self-protection's. :func:`test_the_lines_write_guard_s_files` runs each 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,6 +32,7 @@ pytestmark = [
     pytest.mark.project(config=CONFIG, files={".claude/settings.json": SETTINGS}),
 ]
 
+_DOWNLOAD = "mkdir -p ../../dl && echo evil > ../../dl/guard.yaml"
 #: (case, what the agent wrote first in an earlier call, the line, the protected file it replaces), run in ``app/``.
 ROUTES = [
     ("cp's backup suffix", "echo evil > ../guard", "cp -b -S .yaml notes.txt ../guard", "guard.yaml"),
@@ -59,9 +61,28 @@ ROUTES = [
         "guard.yaml",
     ),
     ("csplit's first piece", "printf 'evil\\nx\\n' > p", "csplit -s -f ../guar -b 'd.yaml%.0d' p 2", "guard.yaml"),
+    (
+        "curl -O saves to the URL's last part",
+        _DOWNLOAD,
+        'cd .. && curl -sO "file://$PWD/../dl/guard.yaml"',
+        "guard.yaml",
+    ),
+    (
+        "curl -o '#1' takes a part of the URL",
+        _DOWNLOAD,
+        "curl -s \"file://$PWD/../../dl/{guard}.yaml\" -o '../#1.yaml'",
+        "guard.yaml",
+    ),
     ("mv of the folder above", "", "mv ../../work ../../moved", "guard.yaml"),
     ("mv of the folder above, spelt from $PWD", "", 'mv "$PWD/../../work" ../../moved', "guard.yaml"),
     ("mv -t of the folder above", "mkdir ../../moved", "mv -t ../../moved ../../work", "guard.yaml"),
+]
+#: (case, line) a real run would need a web server for: a downloader saving under a name the URL or the server gives.
+DOWNLOADS = [
+    ("wget saves to the URL's last part", "cd .. && wget -N https://example.com/guard.yaml"),
+    ("wget -r saves what the server lists", "wget -r -nH -P .. https://example.com/"),
+    ("curl -J saves under the name the server gives", "curl -sOJ --output-dir .. https://example.com/x"),
+    ("aria2c saves under the name the server gives", "aria2c -d .. https://example.com/x"),
 ]
 #: Ordinary uses of the same programs: not refused (the judge or a lane decides them).
 ORDINARY = [
@@ -73,6 +94,9 @@ ORDINARY = [
     "mv notes.txt ..",
     "mv -t .. notes.txt",
     "mv notes.txt ../notes2.txt",
+    "curl -sSfL https://example.com/x -o out.txt",
+    "curl --compressed https://example.com/",
+    "wget -q https://example.com/data.csv",
 ]
 
 
@@ -93,13 +117,43 @@ def test_a_write_under_a_made_name_is_refused(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("case", "line"), DOWNLOADS, ids=[case for case, _ in DOWNLOADS])
+def test_a_download_under_a_name_the_url_or_server_gives_is_refused(
+    project: Path, stub: StubServer, case: str, line: str
+) -> None:
+    decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+    assert (decision, stub.calls) == ("deny", 0), (case, reason)
+
+
+@pytest.mark.slow
+def test_curl_s_options_file_is_read_for_the_output_it_names(project: Path, stub: StubServer, tmp_path: Path) -> None:
+    """``~/.curlrc`` (which the agent can write: it is not guard's) may say ``output = "../guard.yaml"``: then a plain
+    ``curl URL`` writes guard's file, as it does under bash here."""
+    line = 'curl -s "file://$PWD/../../dl/guard.yaml"'
+    home = Path(os.environ["HOME"])
+    (home / ".curlrc").write_text('output = "../guard.yaml"\n')
+    decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+    assert (decision, stub.calls) == ("deny", 0), reason
+    (home / ".curlrc").unlink()
+    assert hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)[0] == "allow"
+    if shutil.which("curl") and shutil.which("bash"):
+        (tmp_path / "dl").mkdir()
+        (tmp_path / "dl" / "guard.yaml").write_text("evil\n")
+        (home / ".curlrc").write_text('output = "../guard.yaml"\n')
+        subprocess.run(["bash", "-c", line], cwd=project, check=True, env={**os.environ, "HOME": str(home)})
+        assert (project.parent / "guard.yaml").read_text() == "evil\n"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_of_the_same_programs_are_not_refused(project: Path, stub: StubServer, line: str) -> None:
     decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
     assert decision == "allow", reason
 
 
-@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("gzip") is None, reason="needs bash and gzip")
+@pytest.mark.skipif(
+    not all(map(shutil.which, ("bash", "gzip", "curl"))), reason="needs bash, gzip and curl (apt-get install curl)"
+)
 @pytest.mark.parametrize(("case", "setup", "line", "target"), ROUTES, ids=[case for case, *_ in ROUTES])
 def test_the_lines_write_guard_s_files(tmp_path: Path, case: str, setup: str, line: str, target: str) -> None:
     project = tmp_path / "work"  # named as the hook tests' project is
