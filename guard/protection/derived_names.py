@@ -1,12 +1,13 @@
-"""Files a program writes under a name it makes from one it is given: a backup's, a compressor's, split's pieces.
+"""Files a program writes under a name it makes from one it is given: a backup's, a compressor's, a download's.
 
 ``cp -b -S .yaml x ../guard`` renames ``../guard`` to ``../guard.yaml``; ``sed -i.json … .claude/settings`` keeps a
-copy of ``.claude/settings`` as ``.claude/settings.json``; ``gunzip -f ../guard.yaml.gz`` writes ``../guard.yaml``;
-``split -a1 --additional-suffix=.yaml x ../guar`` writes ``../guard.yaml`` as its fourth piece. No word of these names
-guard's file, so each path such a program names also stands for the names it may make of it: any name that starts
-with it (the pattern ``PATH*``: a suffix added) and each shorter one (a suffix taken off). A backup suffix holding
-``*`` (GNU sed) is a name of its own, with the file's name for the ``*`` (a glob's: any name). Options are read loosely: a word that only
-looks like one counts, at the cost of a name that is not guard's. Standard library only: loaded by
+copy of ``.claude/settings`` as ``.claude/settings.json``; ``gunzip -f ../guard.yaml.gz`` (and ``gpg ../guard.yaml.gpg``)
+writes ``../guard.yaml``; ``split -a1 --additional-suffix=.yaml x ../guar`` writes it as its fourth piece. No word of
+these names guard's file, so each path such a program names also stands for the names it may make of it: any name that
+starts with it (the pattern ``PATH*``: a suffix added) and each shorter one (a suffix taken off). A backup suffix
+holding ``*`` (GNU sed) is a name of its own, with the file's name for the ``*`` (a glob's: any name). A downloader
+saves to the URL's last part, or to a name the server gives (:func:`download`). Options are read loosely: a word that
+only looks like one counts, at the cost of a name that is not guard's. Standard library only: loaded by
 :mod:`guard.protection.naming` for these programs alone.
 """
 
@@ -40,6 +41,8 @@ def derived(kind: Kind, args: list[str], paths: set[str], cwd: str, *, globbed: 
     found: set[str] = set()
     if kind == "compress":  # gunzip a.gz, gzip -d -S x a.yamlx: the name with its end cut off
         found = {p[:k] for p in files for k in range(len(os.path.dirname(p)) + 2, len(p)) if p[k - 1] != "/"}
+        if any(arg.startswith("--use-em") for arg in args):  # gpg --use-embedded-filename: the name the input holds
+            patterns.add("*")
     for suffix in (s for s in suffixes if "*" in s):  # sed -i'../guard.yam*' l: the file's name in place of each *
         for path in files:
             name = suffix.replace("*", os.path.basename(path))

@@ -117,8 +117,16 @@ IN_WORKING_DIRECTORY = frozenset(
         "git",
         "du",
         "patch",
+        "pax",
+        "jar",
+        "ar",
+        "unsquashfs",
+        "cmake",
+        "python",
     }
 )
+#: Archivers that extract only in some modes, and cmake's ``-E`` commands (:func:`guard.protection.tree_effects.extracts`).
+EXTRACTORS = frozenset({"pax", "jar", "ar", "dpkg", "dpkg-deb", "unsquashfs", "uudecode", "cmake", "python"})
 #: ``patch`` options that take a value (what is left are the files it patches).
 _PATCH_VALUES = frozenset({"-i", "-d", "-o", "-r", "-p", "-F", "-z", "-B", "-V", "-Y", "-D"})
 #: git subcommands that act on the whole work tree.
@@ -135,7 +143,7 @@ DERIVES_NAMES: dict[str, Kind] = {
     **dict.fromkeys(("cp", "mv", "ln", "install"), "backup"),
     "sed": "in_place",
     **dict.fromkeys(("split", "csplit"), "pieces"),
-    **dict.fromkeys(COMPRESSORS, "compress"),
+    **dict.fromkeys((*COMPRESSORS, "gpg", "gpg2"), "compress"),  # gpg a.gpg decrypts to a
     **dict.fromkeys(("curl", "wget", "aria2c"), "download"),
 }
 #: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
@@ -450,6 +458,7 @@ class _Shell:
             or (program in RECURSIVE_OPTION and _recursive(args, program))
             or (program == "git" and bool(GIT_TREE & set(args[:3])))
             or (program == "patch" and _patches_tree(args))
+            or (program in EXTRACTORS and self._extracts(unit, program, args))
         )
         plain = (
             invocation is not None
@@ -513,6 +522,16 @@ class _Shell:
         if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
             self.earlier.append(cwd)
         return folder
+
+    def _extracts(self, unit: Unit, program: str, args: list[str]) -> bool:
+        """Whether the unit extracts an archive (a sweep of the folder it names, or the working directory); one whose
+        names may be absolute sweeps the root."""
+        from guard.protection import tree_effects
+
+        where = tree_effects.extracts(program, args)
+        if where == "anywhere":
+            unit.paths.add("/")
+        return where is not None
 
     def _downloads(self, unit: Unit, cwd: str) -> None:
         """What a downloader saves under names no word spells (:func:`guard.protection.derived_names.download`): the

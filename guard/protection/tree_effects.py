@@ -35,6 +35,7 @@ __all__ = [
     "PatchSources",
     "creates_files",
     "diff_names",
+    "extracts",
     "SEARCHERS",
     "follows_links",
     "git_apply_args",
@@ -182,6 +183,39 @@ def creates_files(program: str, args: list[str]) -> bool:
             sub == "clean" or (sub == "grep" and not any(a.startswith("--o") or _cluster_has(a, "O") for a in args))
         )
     return program not in _NO_NEW_FILES | {"find", "rg", "zip", "fd", "fdfind"}
+
+
+#: ``cmake -E`` commands that write nothing, or only the paths they name (CMake 3.25's ``cmake -E`` help); every other
+#: one may copy, move, remove, extract or run a command in a folder it names.
+_CMAKE_NAMED_ONLY = frozenset(
+    {"echo", "echo_append", "capabilities", "environment", "sleep", "true", "false", "compare_files", "cat"}
+    | {"make_directory", "touch", "touch_nocreate"}
+    | {f"{name}sum" for name in ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")}
+)
+
+
+def extracts(program: str, args: list[str]) -> str | None:
+    """Where an archiver that is a sweep only in some modes extracts, read loosely: ``"here"`` (the working directory, or
+    the folder it names: ``pax -r``, ``jar x``, ``ar x``, ``dpkg -x``, ``unsquashfs``, ``python -m zipfile -e``, any
+    ``cmake -E`` command but those that write only what they name, which copy, move, remove or extract what they name), ``"anywhere"`` (a name the input holds
+    may be absolute or climb out with ``..``: ``uudecode`` without ``-o``, ``python -m tarfile -e``), or None."""
+    first = args[0] if args else ""
+    if program == "uudecode":
+        return None if any(arg.startswith(("-o", "--o")) for arg in args) else "anywhere"
+    if program == "python":
+        if args[:1] != ["-m"] or len(args) < 3 or not ({"-e", "--extract"} & set(args[2:])):
+            return None
+        return {"tarfile": "anywhere", "zipfile": "here"}.get(args[1])
+    modes = {
+        "pax": any(_cluster_has(arg, "r") for arg in args),
+        "jar": "x" in first.lstrip("-") or first.startswith("--e"),
+        "ar": "x" in first.lstrip("-"),
+        "dpkg": any(_cluster_has(arg, m) for arg in args for m in "xXR") or any("extract" in arg for arg in args),
+        "unsquashfs": True,
+        "cmake": first == "-E" and (args[1:2] or [""])[0] not in _CMAKE_NAMED_ONLY,
+    }
+    modes["dpkg-deb"] = modes["dpkg"]
+    return "here" if modes.get(program) else None
 
 
 #: How a tree program is told to follow the symbolic links it meets below the folders it walks (GNU, libarchive and

@@ -17,20 +17,14 @@ import venv
 from pathlib import Path
 
 import pytest
-from fixtures.guide import agent_folder, hook_decision
+from fixtures.guide import LANES_CONFIG, agent_folder, hook_decision
 from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
-CONFIG = (
-    'models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
-    '    - id: no-destructive-shell\n      matcher: "@shell|@write|@edit"\n'
-    "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n"
-    "      depth: auto\n      failure_mode: fail_closed\n      skip_read_only: true\n      skip_project_writes: true\n"
-)
 pytestmark = [
     pytest.mark.stub(default=Reply.verdict("allow", "judged by the stub", confidence=0.95)),
-    pytest.mark.project(config=CONFIG, files={".claude/settings.json": '{"hooks": {"PreToolUse": []}}\n'}),
+    pytest.mark.project(config=LANES_CONFIG, files={".claude/settings.json": '{"hooks": {"PreToolUse": []}}\n'}),
 ]
 
 #: (case, line): bash runs code the line hides from a reader that does not join a line continuation as bash does.

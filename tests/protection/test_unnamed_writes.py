@@ -1,35 +1,36 @@
-"""A write to guard's files under a name the program makes, or by moving the folder that holds them, is refused.
+"""A write to guard's files that no word of the call spells, or a move of the folder holding them, is refused.
 
 No word of ``cp -b -S .yaml notes.txt ../guard`` names guard.yaml, yet cp renames ``../guard`` (which the agent wrote)
-to ``../guard.yaml``; so do sed's in-place backup, a compressor's output and split's pieces. ``mv .. /tmp/p`` names the
-project folder (``..`` itself cannot be moved: ``mv ../../work /tmp/p`` from ``work/app``), which self-protection
-counted only for a command sweeping a tree when it is the folder the command runs in or one above, and moves guard.yaml and the client's settings where nothing protects them. Each line goes
-through a real ``guard hook --format claude`` whose judge (the loopback stub) allows everything: a refusal with no model
-call is self-protection's. :func:`test_the_lines_write_guard_s_files` runs each line under bash in a scratch project.
+to ``../guard.yaml``; so do sed's in-place backup, a compressor's output, split's pieces, ``curl -O`` (the URL's last
+part) and ``~/.curlrc``'s ``output``. ``python3 -m zipfile -e a.zip ..``, ``jar xf``, ``ar x``, ``pax -r``, ``dpkg -x``,
+``unsquashfs`` and ``cmake -E`` extract, copy or move into the folder they name, and ``python3 -m tarfile -e`` and
+``uudecode`` write names the input holds. ``mv ../../work /tmp/p`` from ``work/app`` names the project folder, which
+self-protection counted only for a command sweeping a tree when it is the folder the command runs in or one above (``..``
+itself cannot be moved). Each line goes through a real ``guard hook --format claude`` whose judge (the loopback stub)
+allows everything: a refusal with no model call is self-protection's; the ``test_the_*_write_guard_s_file*`` tests run
+the lines under bash in a scratch project.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
+import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
-from fixtures.guide import agent_folder, hook_decision
+from fixtures.guide import LANES_CONFIG, agent_folder, hook_decision
 
 from guard.testing.openai_stub import Reply, StubServer
 
-CONFIG = (
-    'models:\n  quick: openai/stub-quick\n  thorough: openai/stub-thorough\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
-    '    - id: no-destructive-shell\n      matcher: "@shell|@write|@edit"\n'
-    "      rule: Deny shell commands that delete or overwrite files outside the project directory.\n"
-    "      depth: auto\n      failure_mode: fail_closed\n      skip_read_only: true\n      skip_project_writes: true\n"
-)
 SETTINGS = '{"hooks": {"PreToolUse": []}}\n'
 pytestmark = [
     pytest.mark.stub(default=Reply.verdict("allow", "judged by the stub", confidence=0.95)),
-    pytest.mark.project(config=CONFIG, files={".claude/settings.json": SETTINGS}),
+    pytest.mark.project(config=LANES_CONFIG, files={".claude/settings.json": SETTINGS}),
 ]
 
 _DOWNLOAD = "mkdir -p ../../dl && echo evil > ../../dl/guard.yaml"
@@ -77,14 +78,32 @@ ROUTES = [
     ("mv of the folder above, spelt from $PWD", "", 'mv "$PWD/../../work" ../../moved', "guard.yaml"),
     ("mv -t of the folder above", "mkdir ../../moved", "mv -t ../../moved ../../work", "guard.yaml"),
 ]
-#: (case, line) a real run would need a web server for: a downloader saving under a name the URL or the server gives.
-DOWNLOADS = [
+#: (case, line) a real run would need a web server or a key for: a downloader saving under a name the URL or the server
+#: gives, gpg decrypting to the name without its suffix, or to the one the input holds.
+NOT_RUN = [
+    ("gpg decrypts a.gpg to a", "gpg --batch --yes ../guard.yaml.gpg"),
+    ("gpg --use-embedded-filename", "gpg --use-embedded-filename /srv/x.gpg"),
     ("wget saves to the URL's last part", "cd .. && wget -N https://example.com/guard.yaml"),
     ("wget -r saves what the server lists", "wget -r -nH -P .. https://example.com/"),
     ("curl -J saves under the name the server gives", "curl -sOJ --output-dir .. https://example.com/x"),
     ("aria2c saves under the name the server gives", "aria2c -d .. https://example.com/x"),
 ]
-#: Ordinary uses of the same programs: not refused (the judge or a lane decides them).
+#: (case, line): an archiver extracting over guard.yaml, or cmake -E moving or copying over it.
+EXTRACTIONS = [
+    ("python -m zipfile -e into the folder above", "python3 -m zipfile -e /srv/a.zip .."),
+    ("python -m tarfile -e: its members may climb out", "python3 -m tarfile -e /srv/a.tar /srv/out"),
+    ("cmake -E tar x from the folder above", "cmake -E chdir .. cmake -E tar xf /srv/a.tar"),
+    ("cmake -E rename of the project", "cmake -E rename ../../work /srv/p"),
+    ("cmake -E copy_directory into the folder above", "cmake -E copy_directory /srv/evil .."),
+    ("pax -r in the folder above", "cd .. && pax -r -f /srv/a.pax"),
+    ("jar x in the folder above", "cd .. && jar xf /srv/a.jar"),
+    ("ar x into the folder above", "ar x /srv/a.ar --output .."),
+    ("dpkg -x into the folder above", "dpkg -x /srv/a.deb .."),
+    ("unsquashfs into the folder above", "unsquashfs -f -d .. /srv/a.sqfs"),
+    ("uudecode: the input names the file, absolute too", "uudecode /srv/x.uu"),
+]
+#: Ordinary uses of the same programs, listing, building or writing only what they name: not refused (the judge or a
+#: lane decides them).
 ORDINARY = [
     "cp -b notes.txt notes.bak",
     "sed -i.bak 1p notes.txt",
@@ -97,6 +116,17 @@ ORDINARY = [
     "curl -sSfL https://example.com/x -o out.txt",
     "curl --compressed https://example.com/",
     "wget -q https://example.com/data.csv",
+    "gpg --verify x.sig",
+    "python3 -m zipfile -l /srv/a.zip",
+    "python3 -m tarfile -l /srv/a.tar",
+    "python3 -m pytest -q",
+    "cmake -E echo hi",
+    "cmake -E make_directory build",
+    "jar tf /srv/a.jar",
+    "ar t /srv/a.ar",
+    "ar rcs libx.a x.o",
+    "dpkg -l",
+    "uudecode -o out.txt /srv/x.uu",
 ]
 
 
@@ -106,23 +136,15 @@ def project(project: Path) -> Path:
     return agent_folder(project)
 
 
+REFUSED = [(case, line) for case, _, line, _ in ROUTES] + NOT_RUN + EXTRACTIONS
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("case", "setup", "line", "target"), ROUTES, ids=[case for case, *_ in ROUTES])
-def test_a_write_under_a_made_name_is_refused(
-    project: Path, stub: StubServer, case: str, setup: str, line: str, target: str
-) -> None:
+@pytest.mark.parametrize(("case", "line"), REFUSED, ids=[case for case, _ in REFUSED])
+def test_a_write_no_word_spells_is_refused(project: Path, stub: StubServer, case: str, line: str) -> None:
     decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
     assert (decision, stub.calls) == ("deny", 0), (case, reason)
     assert "self-protection" in reason
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("case", "line"), DOWNLOADS, ids=[case for case, _ in DOWNLOADS])
-def test_a_download_under_a_name_the_url_or_server_gives_is_refused(
-    project: Path, stub: StubServer, case: str, line: str
-) -> None:
-    decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
-    assert (decision, stub.calls) == ("deny", 0), (case, reason)
 
 
 @pytest.mark.slow
@@ -166,3 +188,33 @@ def test_the_lines_write_guard_s_files(tmp_path: Path, case: str, setup: str, li
     for text in filter(None, (setup, line)):
         subprocess.run(["bash", "-c", text], cwd=project / "app", check=True, capture_output=True)
     assert not (project / target).exists() or (project / target).read_bytes() != before, case
+
+
+def _archives(folder: Path) -> None:
+    """a.zip and a.tar holding ``guard.yaml``, and b.tar holding ``../guard.yaml``, each saying ``evil``."""
+    with zipfile.ZipFile(folder / "a.zip", "w") as archive:
+        archive.writestr("guard.yaml", "evil\n")
+    for name, member in (("a.tar", "guard.yaml"), ("b.tar", "../guard.yaml")):
+        with tarfile.open(folder / name, "w") as archive:
+            info = tarfile.TarInfo(member)
+            info.size = 5
+            archive.addfile(info, io.BytesIO(b"evil\n"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"{sys.executable} -m zipfile -e ../../a.zip ..",
+        f"{sys.executable} -m tarfile -e ../../b.tar .",
+        "cmake -E chdir .. cmake -E tar xf ../a.tar",
+    ],
+)
+def test_the_extractions_write_guard_s_file(tmp_path: Path, line: str) -> None:
+    if line.startswith("cmake") and shutil.which("cmake") is None:
+        pytest.skip("needs cmake (apt-get install cmake)")
+    app = tmp_path / "work" / "app"
+    app.mkdir(parents=True)
+    (app.parent / "guard.yaml").write_text("hooks: {}\n")
+    _archives(tmp_path)
+    subprocess.run(line, shell=True, cwd=app, check=True, capture_output=True)
+    assert (app.parent / "guard.yaml").read_text() == "evil\n"
