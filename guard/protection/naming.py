@@ -508,6 +508,8 @@ class _Shell:
         if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
             unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
+        if invocation is not None and program is not None and (program in _SHELL_PROGRAMS or _runs_a_command(program)):
+            self._runs(invocation, cwd, depth)
         self._after(command, program, reads, cwd)
         folder = cwd
         if program in ("cd", "pushd", "popd") and invocation is not None:
@@ -522,6 +524,27 @@ class _Shell:
         if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
             self.earlier.append(cwd)
         return folder
+
+    def _runs(self, invocation: Invocation, cwd: str, depth: int) -> None:
+        """What a program that runs a command it is given runs (``sudo tar -x -C ..``, ``strace -o x mv ../../proj /p``,
+        ``su -c 'rm -rf ..'``, ``bash -c '…'``), read as commands of their own, so each is judged as any command is
+        (a sweep, a move, a name it makes): the words from each of its first few operands on, as words and as a line
+        (``watch``, ``su -c`` and a shell's ``-c`` run text). They run in a process of their own: a ``cd`` or an
+        assignment there does not last."""
+        if depth >= LIMITS["depth"]:
+            return
+        words = invocation.args
+        starts = [k for k, word in enumerate(words) if not word.text.startswith("-")][:4]
+        texts = {" ".join(w.raw for w in words[k:]) for k in starts} | {
+            " ".join(w.text for w in words[k:]) for k in starts
+        }
+        assigned = dict(self.assigned)
+        for text in sorted(texts):
+            try:
+                self.script(parse(text), cwd, depth + 1)
+            except ShellSyntaxError:
+                continue
+        self.assigned = assigned
 
     def _extracts(self, unit: Unit, program: str, args: list[str]) -> bool:
         """Whether the unit extracts an archive (a sweep of the folder it names, or the working directory); one whose
@@ -808,6 +831,13 @@ def _into_folders(unit: Unit) -> None:
             }
             unit.paths |= onto
             unit.onto_root |= onto
+
+
+def _runs_a_command(program: str) -> bool:
+    """Whether ``program`` runs a command it is given (:data:`guard.protection.self_invocation.RUNS_A_COMMAND`)."""
+    from guard.protection.self_invocation import RUNS_A_COMMAND  # it imports this module; loaded on every call anyway
+
+    return program in RUNS_A_COMMAND
 
 
 def _move_targets(program: str, args: list[str]) -> list[str]:

@@ -22,7 +22,15 @@ from guard.command_analysis.invocation import command_name
 from guard.core.settings import SERVER_ENV, from_env
 from guard.protection.naming import UNKNOWN, Unit
 
-__all__ = ["CODE_RUNNERS", "COMMAND_RUNNERS", "DEFAULT_PORT", "code_words", "runs_guard", "service_ports"]
+__all__ = [
+    "CODE_RUNNERS",
+    "COMMAND_RUNNERS",
+    "DEFAULT_PORT",
+    "RUNS_A_COMMAND",
+    "code_words",
+    "runs_guard",
+    "service_ports",
+]
 
 #: ``guard serve``'s default port.
 DEFAULT_PORT = 8787
@@ -127,8 +135,15 @@ COMMAND_RUNNERS = frozenset(
         "chroot",
         "setpriv",
         "cgexec",
+        "chronic",
+        "eatmydata",
+        "proot",
+        "rlwrap",
     }
 )
+#: Every program that runs a command it is given (as words, or as a line): self-protection reads what it runs as
+#: commands of their own (:mod:`guard.protection.naming`), so ``sudo tar -x -C ..`` is judged as the ``tar`` it runs.
+RUNS_A_COMMAND = _RUNNERS | COMMAND_RUNNERS
 #: Where a text may name a host and a port: ``HOST:PORT`` (a URL, socat's ``TCP:HOST:PORT``, at every place, as parts
 #: overlap), ``[IPV6]:PORT``, bash's ``/dev/tcp/HOST/PORT``, and curl's ``--resolve NAME:PORT:ADDRESS``.
 _HOST_PORT = (

@@ -4,7 +4,8 @@ No word of ``cp -b -S .yaml notes.txt ../guard`` names guard.yaml, yet cp rename
 to ``../guard.yaml``; so do sed's in-place backup, a compressor's output, split's pieces, ``curl -O`` (the URL's last
 part) and ``~/.curlrc``'s ``output``. ``python3 -m zipfile -e a.zip ..``, ``jar xf``, ``ar x``, ``pax -r``, ``dpkg -x``,
 ``unsquashfs`` and ``cmake -E`` extract, copy or move into the folder they name, and ``python3 -m tarfile -e`` and
-``uudecode`` write names the input holds. ``mv ../../work /tmp/p`` from ``work/app`` names the project folder, which
+``uudecode`` write names the input holds. Run by a program that runs the command it is given (``sudo``, ``bash -c``,
+``strace``, ``uv run``), each was judged by that program's name. ``mv ../../work /tmp/p`` from ``work/app`` names the project folder, which
 self-protection counted only for a command sweeping a tree when it is the folder the command runs in or one above (``..``
 itself cannot be moved). Each line goes through a real ``guard hook --format claude`` whose judge (the loopback stub)
 allows everything: a refusal with no model call is self-protection's; the ``test_the_*_write_guard_s_file*`` tests run
@@ -117,6 +118,10 @@ ORDINARY = [
     "curl --compressed https://example.com/",
     "wget -q https://example.com/data.csv",
     "gpg --verify x.sig",
+    "sudo ls -la",
+    "sudo -u nobody cat notes.txt",
+    "uv run pytest tests/",
+    "bash -c 'echo hi'",
     "python3 -m zipfile -l /srv/a.zip",
     "python3 -m tarfile -l /srv/a.tar",
     "python3 -m pytest -q",
@@ -136,7 +141,20 @@ def project(project: Path) -> Path:
     return agent_folder(project)
 
 
-REFUSED = [(case, line) for case, _, line, _ in ROUTES] + NOT_RUN + EXTRACTIONS
+#: (case, line): each of the above, and a sweep, run by a program that runs the command it is given; it was judged by
+#: the runner's name (``sudo``), whose words named the folder above only as words.
+RUN_BY_A_RUNNER = [
+    ("sudo tar -x into the folder above", "sudo tar xf /srv/a.tar -C .."),
+    ("sudo rm -rf of the folder above", "sudo rm -rf .."),
+    ("bash -c 'rm -rf ..'", "bash -c 'rm -rf ..'"),
+    ("sudo sh -c 'tar -x …'", "sudo sh -c 'tar xf /srv/a.tar -C ..'"),
+    ("su -c 'mv the project'", "su -c 'mv ../../work /srv/p'"),
+    ("strace -o FILE mv the project", "strace -o /dev/null mv ../../work /srv/p"),
+    ("uv run cp's backup suffix", "uv run cp -b -S .json notes.txt ../.claude/settings"),
+    ("watch a line", "watch -n 60 'gunzip -f ../guard.yaml.gz'"),
+    ("parallel tar -x", "parallel tar xf {} -C .. ::: /srv/a.tar"),
+]
+REFUSED = [(case, line) for case, _, line, _ in ROUTES] + NOT_RUN + EXTRACTIONS + RUN_BY_A_RUNNER
 
 
 @pytest.mark.slow
