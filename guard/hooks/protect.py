@@ -378,15 +378,19 @@ def _zsh_reading(tool: str, tool_input: dict[str, Any], found: list[Unit], prote
         if problem or unit.command is None:
             break
         command = unit.command
-        problem = zsh_reading.option_change(os.path.basename(unit.program or ""), unit.args) or next(
-            filter(
-                None,
-                (
-                    _zsh_word(word.raw, word.dynamic, unit, protected)
-                    for word in (*command.assignments, *command.words, *(r.target for r in command.redirects))
+        problem = (
+            zsh_reading.option_change(os.path.basename(unit.program or ""), unit.args)
+            or zsh_reading.runs_after([word.text for word in command.words])
+            or next(
+                filter(
+                    None,
+                    (
+                        _zsh_word(word.raw, word.dynamic, unit, protected)
+                        for word in (*command.assignments, *command.words, *(r.target for r in command.redirects))
+                    ),
                 ),
-            ),
-            None,
+                None,
+            )
         )
         for path in zsh_reading.equals_paths(unit.texts, os.environ):
             unit.paths.update((path, os.path.realpath(path)))

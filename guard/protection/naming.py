@@ -147,8 +147,8 @@ DERIVES_NAMES: dict[str, Kind] = {
     **dict.fromkeys(("curl", "wget", "aria2c"), "download"),
 }
 #: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
-#: and perl's rename (each of whose operands is renamed).
-MOVERS = frozenset({"mv", "rename", "file-rename", "prename"})
+#: and perl's rename (each of whose operands is renamed), GLib's gio (move, rename, trash) and the trash commands.
+MOVERS = frozenset({"mv", "rename", "file-rename", "prename", "gio", "gvfs-move", "gvfs-trash", "trash-put", "trash"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
 RECURSIVE_OPTION = frozenset(
     {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du", *COMPRESSORS}
@@ -841,10 +841,10 @@ def _runs_a_command(program: str) -> bool:
 
 
 def _move_targets(program: str, args: list[str]) -> list[str]:
-    """The words naming where ``mv ARGS`` moves its sources (``-t DIR``, else its last operand); none for rename. Read
+    """The words naming where ``mv ARGS`` moves its sources (``-t DIR``, else its last operand); none for the others. Read
     loosely: a word taken for a target that is not one only keeps a folder counted as moved."""
-    if program != "mv":
-        return []
+    if program != "mv" or any(arg.startswith("--ex") for arg in args):
+        return []  # rename's operands are all renamed; mv --exchange (coreutils 9.5) swaps its target too
     operands, targets, ended, i = [], [], False, 0
     while i < len(args):
         arg = args[i]

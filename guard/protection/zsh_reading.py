@@ -13,11 +13,13 @@ otherwise, each tried with zsh 5.9:
   and only then a user's home; ``~-`` (zsh sets OLDPWD itself) and the directory stack (``~1``, ``~-1``, ``~+1``);
 * the shell's options, which the line may set (``setopt``, ``unsetopt``, ``emulate``, ``set -o``, ``options[…]=``):
   only bash's usual ``set -euxv``/``-o pipefail`` forms are read, since each glob option changes what a word names;
+* a precommand modifier (``nocorrect``, ``noglob``, ``-``), ``repeat N`` and the short ``if [[ … ]] command``, after
+  which zsh runs a command where bash reads a program's name or a syntax error;
 * the glob operators of the user's own options (``extendedglob``: ``^x``, ``x#``, ``a~b``; ``braceccl``: ``{ab}``),
   which :func:`glob_superset` turns into a bash glob matching at least as much.
 
-A line with one of the parameter, parenthesis, tilde or option forms is not read here at all (:func:`unmodelled`,
-:func:`word_problem`, :func:`option_change`: self-protection refuses it); ``=name`` adds the program's path to what
+A line with one of the parameter, parenthesis, tilde, option or command forms is not read here at all (:func:`unmodelled`,
+:func:`word_problem`, :func:`option_change`, :func:`runs_after`: self-protection refuses it); ``=name`` adds the program's path to what
 the word names (:func:`equals_paths`). Quotes keep their meaning (zsh's are bash's), and here-document bodies are data.
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["equals_paths", "glob_superset", "option_change", "unmodelled", "word_problem"]
+__all__ = ["equals_paths", "glob_superset", "option_change", "runs_after", "unmodelled", "word_problem"]
 
 #: ``$name`` followed by a modifier (``:h``, ``:s/…/…/``, ``:&``) or a subscript, which bash reads as text.
 _PARAMETER_SUFFIX = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9#?$!*@-])(?::[A-Za-z&]|\[)")
@@ -55,6 +57,10 @@ _EQUALS = re.compile(r"=[A-Za-z0-9_.+-]+")
 #: A ``~`` zsh may expand (a word's start; after ``=`` or ``:`` of an assignment; after ``{`` or ``,`` of a brace; in a
 #: ``${x:-word}``) other than as bash does: followed by a name (``~g``, ``~root``), ``-`` or a number (``~-``, ``~1``).
 _OTHER_TILDE = re.compile(r"(?:^|[=:{,+-])(~(?!\+?(?:[/,}:\s'\"]|$))[^/,}:\s'\"]*)")
+#: zsh's precommand modifiers, ``repeat N`` and ``foreach``: the words after them are a command zsh runs.
+_RUNS_NEXT = frozenset({"nocorrect", "noglob", "-", "repeat", "foreach"})
+#: Words before a command's name that bash's reading keeps in a simple command.
+_BASH_LEADERS = frozenset({"!", "{", "}", "time", "if", "then", "else", "elif", "while", "until", "do", "coproc"})
 #: The builtins that change zsh's options, each of which may change what a later word names: anywhere in the line, quoted
 #: too (``eval 'setopt globsubst'``), and the assignment to its ``options`` array.
 _OPTION_SETTERS = re.compile(r"\b(?:setopt|unsetopt|emulate)\b|\boptions\[")
@@ -77,6 +83,18 @@ def unmodelled(line: str) -> str | None:
     setter = _OPTION_SETTERS.search(line)
     if setter:
         return f"{setter.group(0)!r} changes zsh's options, each of which may change what a word names"
+    return None
+
+
+def runs_after(words: list[str]) -> str | None:
+    """Why zsh runs a command bash does not see in a simple command of ``words`` (bash's reading, keywords kept): after
+    a precommand modifier or ``repeat`` (``nocorrect rm -rf ..``, ``repeat 1 mv …``), or after the condition of zsh's
+    short ``if``/``while`` (``if [[ 1 ]] rm -rf ..``), where bash reads a program's name or a syntax error; or None."""
+    lead = next((word for word in words if word not in _BASH_LEADERS), None)
+    if lead in _RUNS_NEXT:
+        return f"zsh runs the words after {lead!r} as a command (bash: a program named {lead!r})"
+    if any(word in ("]]", "))") for word in words[:-1]):
+        return "zsh runs the words after a condition's ']]' or '))' as a command (its short if and while)"
     return None
 
 

@@ -91,6 +91,11 @@ ZSH_ONLY = [
     "g=$PWD/..; rm ${x:-~g/guard.yaml}",
     "g=$PWD/..; rm {~g/guard.yaml,x}",
     "rm {../guard.yam^x,y}",
+    "noglob find .. -maxdepth 1 -type f -delete",  # a precommand modifier: zsh runs find, bash a program named noglob
+    "nocorrect find .. -maxdepth 1 -type f -delete",
+    "true; - find .. -maxdepth 1 -type f -delete",
+    "repeat 1 find .. -maxdepth 1 -type f -delete",
+    "if [[ 1 ]] find .. -maxdepth 1 -type f -delete",  # zsh's short if; bash: a syntax error
 ]
 #: Lines bash runs as zsh does: each deletes guard.yaml or reads the secret in either shell.
 BOTH = [

@@ -79,9 +79,11 @@ ROUTES = [
     ("mv of the folder above, spelt from $PWD", "", 'mv "$PWD/../../work" ../../moved', "guard.yaml"),
     ("mv -t of the folder above", "mkdir ../../moved", "mv -t ../../moved ../../work", "guard.yaml"),
 ]
-#: (case, line) a real run would need a web server or a key for: a downloader saving under a name the URL or the server
-#: gives, gpg decrypting to the name without its suffix, or to the one the input holds.
+#: (case, line) a real run would need a web server, a key or a newer coreutils for: a downloader saving under a name the
+#: URL or the server gives, gpg decrypting to the name without its suffix or to the one the input holds, a move.
 NOT_RUN = [
+    ("gio trash of the project", "gio trash ../../work"),
+    ("mv --exchange swaps its target too", "mv --exchange /srv/p ../../work"),
     ("gpg decrypts a.gpg to a", "gpg --batch --yes ../guard.yaml.gpg"),
     ("gpg --use-embedded-filename", "gpg --use-embedded-filename /srv/x.gpg"),
     ("wget saves to the URL's last part", "cd .. && wget -N https://example.com/guard.yaml"),
