@@ -480,6 +480,7 @@ class _Shell:
                     seen.add((token, glob))
                     self.budget.spend_token()
                     self._resolve(token, cwd, unit, glob=glob)
+        received: list[str] = []
         if (
             not reads
         ):  # data a reading program passed on is this program's to read, maybe as code: a pipe, a file it runs
@@ -508,8 +509,16 @@ class _Shell:
         if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
             unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
-        if invocation is not None and program is not None and (program in _SHELL_PROGRAMS or _runs_a_command(program)):
-            self._runs(invocation, cwd, depth)
+        if invocation is not None and program in (*_SHELL_PROGRAMS, "at", "batch"):  # -c, what it is fed, a script
+            fed = [*received, " ".join(received), self._stdin(command, cwd) or ""]
+            fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
+            self._runs(invocation, cwd, depth, fed)
+        elif invocation is not None and program is not None and _runs_a_command(program):
+            self._runs(invocation, cwd, depth, [])
+        if program == "git" or any(_COMMAND_VARIABLE.match(word.text) for word in command.assignments):
+            lines = _git_commands(args) if program == "git" else []
+            lines += [_COMMAND_VARIABLE.sub("", word.text) for word in command.assignments]
+            self._run_texts({line for line in lines if "=" not in line[:1]}, cwd, depth)
         self._after(command, program, reads, cwd)
         folder = cwd
         if program in ("cd", "pushd", "popd") and invocation is not None:
@@ -525,12 +534,13 @@ class _Shell:
             self.earlier.append(cwd)
         return folder
 
-    def _runs(self, invocation: Invocation, cwd: str, depth: int) -> None:
+    def _runs(self, invocation: Invocation, cwd: str, depth: int, fed: list[str]) -> None:
         """What a program that runs a command it is given runs (``sudo tar -x -C ..``, ``strace -o x mv ../../proj /p``,
         ``su -c 'rm -rf ..'``, ``bash -c '…'``), read as commands of their own, so each is judged as any command is
         (a sweep, a move, a name it makes): the words from each of its first few operands on, as words and as a line
-        (``watch``, ``su -c`` and a shell's ``-c`` run text). They run in a process of their own: a ``cd`` or an
-        assignment there does not last."""
+        (``watch``, ``su -c`` and a shell's ``-c`` run text), and the text a shell is ``fed`` (``echo '…' | bash``,
+        ``bash <<< '…'``, a script the line wrote). They run in a process of their own: a ``cd`` or an assignment there
+        does not last."""
         if depth >= LIMITS["depth"]:
             return
         words = invocation.args
@@ -538,8 +548,14 @@ class _Shell:
         texts = {" ".join(w.raw for w in words[k:]) for k in starts} | {
             " ".join(w.text for w in words[k:]) for k in starts
         }
+        self._run_texts(texts | set(fed), cwd, depth)
+
+    def _run_texts(self, texts: set[str], cwd: str, depth: int) -> None:
+        """Each of ``texts`` read as a line a shell of its own runs (a ``cd`` or an assignment there does not last)."""
+        if depth >= LIMITS["depth"]:
+            return
         assigned = dict(self.assigned)
-        for text in sorted(texts):
+        for text in sorted(filter(None, texts)):
             try:
                 self.script(parse(text), cwd, depth + 1)
             except ShellSyntaxError:
@@ -831,6 +847,29 @@ def _into_folders(unit: Unit) -> None:
             }
             unit.paths |= onto
             unit.onto_root |= onto
+
+
+#: An assignment whose value a program runs as a shell line (``GIT_SSH_COMMAND=…``, ``PAGER=…``, ``EDITOR=…``).
+_COMMAND_VARIABLE = re.compile(r"^\w*(?:COMMAND|PAGER|EDITOR|VISUAL|ASKPASS|EXTERNAL_DIFF|GIT_SSH|LESSOPEN|LESSCLOSE)=")
+#: git options whose value is a command it runs: rebase's exec, a remote's upload-pack and receive-pack.
+_GIT_COMMAND_OPTIONS = ("--exec", "--upload-pack", "--receive-pack")
+
+
+def _git_commands(args: list[str]) -> list[str]:
+    """The shell lines ``git ARGS`` may run that its words give, read loosely: each ``-c KEY=VALUE``'s value (an alias's
+    ``!…``, a pager, an editor, an ssh command, a diff driver), rebase's ``--exec``/``-x``, ``--upload-pack``,
+    ``--receive-pack``, ``bisect run``'s words and ``submodule foreach``'s line."""
+    lines: list[str] = []
+    for k, arg in enumerate(args):
+        following = args[k + 1] if k + 1 < len(args) else ""
+        if arg in ("-c", "-x", "-u") or arg in _GIT_COMMAND_OPTIONS:
+            lines.append(following.partition("=")[2] if arg == "-c" else following)
+        elif arg.startswith("-c") or arg.startswith(tuple(option + "=" for option in _GIT_COMMAND_OPTIONS)):
+            lines.append(arg.partition("=")[2])
+        elif arg in ("run", "foreach") and k and args[k - 1] in ("bisect", "submodule"):
+            rest = [word for word in args[k + 1 :] if word not in ("--recursive", "-q", "--quiet")]
+            lines += [" ".join(rest), *rest[:1]]
+    return [line.removeprefix("!") for line in lines]
 
 
 def _runs_a_command(program: str) -> bool:

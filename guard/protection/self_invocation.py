@@ -139,6 +139,9 @@ COMMAND_RUNNERS = frozenset(
         "eatmydata",
         "proot",
         "rlwrap",
+        "toybox",
+        "nix-shell",
+        "npm",
     }
 )
 #: Every program that runs a command it is given (as words, or as a line): self-protection reads what it runs as
