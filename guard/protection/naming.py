@@ -819,9 +819,24 @@ def _named_words(command: Command, reads: bool) -> list[Word]:
 
 
 def _data(command: Command) -> list[str]:
-    """The text a reading program passes on without opening it: its here-documents and here-strings, ``echo``'s words."""
+    """The text a reading program passes on without opening it: its here-documents and here-strings, ``echo``'s words,
+    ``printf``'s output (read loosely: each ``%`` conversion takes the next argument, the rest follow)."""
     fed = [r.body.text if r.body is not None else r.target.text for r in command.redirects if r.op in _FED]
+    if command.words and os.path.basename(command.words[0].text) == "printf":
+        texts = [w.text for w in command.words[1:] if w.text != "--"]
+        arguments = iter(texts[1:])
+        out = _CONVERSION.sub(lambda _: next(arguments, ""), _ESCAPES.sub(_escaped, texts[0])) if texts else ""
+        return [*fed, " ".join([out, *arguments])]
     return fed + ([" ".join(w.text for w in command.words[1:])] if _prints(command) else [])
+
+
+#: printf's conversions (``%s``, ``%-5d``, ``%b``), each of which prints an argument, and the escapes it decodes.
+_CONVERSION = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]")
+_ESCAPES = re.compile(r"\\[\\ntrv'\"]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return {"n": "\n", "t": "\t", "r": "\r", "v": "\v"}.get(found.group(0)[1], found.group(0)[1])
 
 
 def _into_folders(unit: Unit) -> None:

@@ -159,6 +159,7 @@ RUN_BY_A_RUNNER = [
     ("watch a line", "watch -n 60 'gunzip -f ../guard.yaml.gz'"),
     ("parallel tar -x", "parallel tar xf {} -C .. ::: /srv/a.tar"),
     ("a line piped to bash", "echo 'rm -rf ..' | bash"),
+    ("a line printf pipes to sh", "printf '%s -rf ..' rm | sh"),
     ("a here-string fed to bash", "bash <<< 'tar xf /srv/a.tar -C ..'"),
     ("a here-document fed to sh", "sh <<'EOF'\nmv ../../work /srv/p\nEOF"),
     ("a script the line wrote", "echo 'rm -rf ..' > s.sh; bash s.sh"),
