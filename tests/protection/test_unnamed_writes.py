@@ -5,18 +5,17 @@ to ``../guard.yaml``; so do sed's in-place backup, a compressor's output, split'
 part) and ``~/.curlrc``'s ``output``. ``python3 -m zipfile -e a.zip ..``, ``jar xf``, ``ar x``, ``pax -r``, ``dpkg -x``,
 ``unsquashfs`` and ``cmake -E`` extract, copy or move into the folder they name, and ``python3 -m tarfile -e`` and
 ``uudecode`` write names the input holds. Run by a program that runs the command it is given (``sudo``, ``bash -c``,
-``strace``, ``uv run``), each was judged by that program's name. ``mv ../../work /tmp/p`` from ``work/app`` names the project folder, which
-self-protection counted only for a command sweeping a tree when it is the folder the command runs in or one above (``..``
-itself cannot be moved). Each line goes through a real ``guard hook --format claude`` whose judge (the loopback stub)
+``strace``, ``uv run``), each was judged by that program's name. ``mv ../../work /tmp/p`` from ``work/app`` names the
+project folder, which self-protection counted only for a command sweeping a tree when it is the folder the command runs
+in or one above (``..`` itself cannot be moved). Each line goes through a real ``guard hook --format claude`` whose judge (the loopback stub)
 allows everything: a refusal with no model call is self-protection's; the ``test_the_*_write_guard_s_file*`` tests run
-the lines under bash in a scratch project.
+the lines under bash in a scratch project (cmake's only through the hook: CI has no cmake).
 """
 
 from __future__ import annotations
 
 import io
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.guide import LANES_CONFIG, agent_folder, hook_decision
+from fixtures.system import require
 
 from guard.testing.openai_stub import Reply, StubServer
 
@@ -196,12 +196,12 @@ def test_curl_s_options_file_is_read_for_the_output_it_names(project: Path, stub
     assert (decision, stub.calls) == ("deny", 0), reason
     (home / ".curlrc").unlink()
     assert hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)[0] == "allow"
-    if shutil.which("curl") and shutil.which("bash"):
-        (tmp_path / "dl").mkdir()
-        (tmp_path / "dl" / "guard.yaml").write_text("evil\n")
-        (home / ".curlrc").write_text('output = "../guard.yaml"\n')
-        subprocess.run(["bash", "-c", line], cwd=project, check=True, env={**os.environ, "HOME": str(home)})
-        assert (project.parent / "guard.yaml").read_text() == "evil\n"
+    require("bash", "curl", install="apt-get install curl")
+    (tmp_path / "dl").mkdir()
+    (tmp_path / "dl" / "guard.yaml").write_text("evil\n")
+    (home / ".curlrc").write_text('output = "../guard.yaml"\n')
+    subprocess.run(["bash", "-c", line], cwd=project, check=True, env={**os.environ, "HOME": str(home)})
+    assert (project.parent / "guard.yaml").read_text() == "evil\n"
 
 
 @pytest.mark.slow
@@ -211,11 +211,9 @@ def test_ordinary_uses_of_the_same_programs_are_not_refused(project: Path, stub:
     assert decision == "allow", reason
 
 
-@pytest.mark.skipif(
-    not all(map(shutil.which, ("bash", "gzip", "curl"))), reason="needs bash, gzip and curl (apt-get install curl)"
-)
 @pytest.mark.parametrize(("case", "setup", "line", "target"), ROUTES, ids=[case for case, *_ in ROUTES])
 def test_the_lines_write_guard_s_files(tmp_path: Path, case: str, setup: str, line: str, target: str) -> None:
+    require("bash", "gzip", "curl", install="apt-get install curl")
     project = tmp_path / "work"  # named as the hook tests' project is
     (project / "app").mkdir(parents=True)
     (project / ".claude").mkdir()
@@ -243,13 +241,10 @@ def _archives(folder: Path) -> None:
     "line",
     [
         f"{sys.executable} -m zipfile -e ../../a.zip ..",
-        f"{sys.executable} -m tarfile -e ../../b.tar .",
-        "cmake -E chdir .. cmake -E tar xf ../a.tar",
+        f"{sys.executable} -m tarfile -e ../../b.tar .",  # Python 3.11's tarfile extracts a ../ member as named
     ],
 )
 def test_the_extractions_write_guard_s_file(tmp_path: Path, line: str) -> None:
-    if line.startswith("cmake") and shutil.which("cmake") is None:
-        pytest.skip("needs cmake (apt-get install cmake)")
     app = tmp_path / "work" / "app"
     app.mkdir(parents=True)
     (app.parent / "guard.yaml").write_text("hooks: {}\n")
