@@ -824,19 +824,37 @@ def _data(command: Command) -> list[str]:
     fed = [r.body.text if r.body is not None else r.target.text for r in command.redirects if r.op in _FED]
     if command.words and os.path.basename(command.words[0].text) == "printf":
         texts = [w.text for w in command.words[1:] if w.text != "--"]
-        arguments = iter(texts[1:])
-        out = _CONVERSION.sub(lambda _: next(arguments, ""), _ESCAPES.sub(_escaped, texts[0])) if texts else ""
+        arguments = iter([_decoded(text) for text in texts[1:]])  # %b decodes its argument's escapes
+        out = _CONVERSION.sub(lambda _: next(arguments, ""), _decoded(texts[0])) if texts else ""
         return [*fed, " ".join([out, *arguments])]
-    return fed + ([" ".join(w.text for w in command.words[1:])] if _prints(command) else [])
+    if not _prints(command):
+        return fed
+    words = [w.text for w in command.words[1:]]
+    said = " ".join(words[next((k for k, w in enumerate(words) if not _ECHO_OPTIONS.fullmatch(w)), len(words)) :])
+    return [*fed, said, *({_decoded(said)} - {said})]  # echo -e, and sh's echo, decode escapes
 
 
-#: printf's conversions (``%s``, ``%-5d``, ``%b``), each of which prints an argument, and the escapes it decodes.
+#: echo's options: the words before what it prints (``echo -ne 'rm -rf ..'`` prints ``rm -rf ..``).
+_ECHO_OPTIONS = re.compile(r"-[neE]+")
+#: printf's conversions (``%s``, ``%-5d``, ``%b``), each of which prints an argument.
 _CONVERSION = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]")
-_ESCAPES = re.compile(r"\\[\\ntrv'\"]")
+#: The escapes printf's format, its %b and ``echo -e`` decode: a character, \xHH, \uHHHH, \UHHHHHHHH, octal \[0]NNN.
+_ESCAPES = re.compile(r"\\(?:x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|0?[0-7]{1,3}|.)", re.DOTALL)
+_CHARACTERS = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "a": "\a", "b": "\b", "f": "\f", "e": "\x1b", "E": "\x1b"}
+
+
+def _decoded(text: str) -> str:
+    """``text`` with the escapes printf and ``echo -e`` decode decoded (``rm\\x20-rf\\040..`` is ``rm -rf ..``)."""
+    return _ESCAPES.sub(_escaped, text) if "\\" in text else text
 
 
 def _escaped(found: re.Match[str]) -> str:
-    return {"n": "\n", "t": "\t", "r": "\r", "v": "\v"}.get(found.group(0)[1], found.group(0)[1])
+    body = found.group(0)[1:]
+    if body[0] in "xuU" and len(body) > 1:
+        return chr(min(int(body[1:], 16), 0x10FFFF))
+    if body[0] in "01234567":
+        return chr(int(body, 8))
+    return _CHARACTERS.get(body, body)
 
 
 def _into_folders(unit: Unit) -> None:
