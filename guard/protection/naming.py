@@ -149,6 +149,8 @@ DERIVES_NAMES: dict[str, Kind] = {
 #: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
 #: and perl's rename (each of whose operands is renamed), GLib's gio (move, rename, trash) and the trash commands.
 MOVERS = frozenset({"mv", "rename", "file-rename", "prename", "gio", "gvfs-move", "gvfs-trash", "trash-put", "trash"})
+#: gio's commands that move what they name (``gio info ..`` and ``gio list ..`` only read it).
+_GIO_MOVES = frozenset({"move", "rename", "trash"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
 RECURSIVE_OPTION = frozenset(
     {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "rm", "scp", "diff", "zip", "du", *COMPRESSORS}
@@ -502,7 +504,7 @@ class _Shell:
             self._downloads(unit, cwd)
         elif program in DERIVES_NAMES:
             _derived_names(unit, DERIVES_NAMES[program], cwd)
-        if program in MOVERS:
+        if program in MOVERS and (program != "gio" or _GIO_MOVES.intersection(args[:2])):
             unit.moves = frozenset(
                 p for word in _move_targets(program, args) for p in named_by(word, cwd, self.env).paths
             )

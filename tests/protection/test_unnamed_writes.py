@@ -139,6 +139,8 @@ ORDINARY = [
     "ar rcs libx.a x.o",
     "dpkg -l",
     "uudecode -o out.txt /srv/x.uu",
+    "gio info ..",
+    "gio list ../..",
 ]
 
 
