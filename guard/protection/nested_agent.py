@@ -216,8 +216,8 @@ def _variables(agent: AgentCli) -> re.Pattern[str]:
 def _through(unit: Unit) -> AgentCli | None:
     """The client a program that runs a command or code it is given starts (``sudo codex``, ``sh -c 'gemini …'``)."""
     program = os.path.basename(unit.program or "")
-    if program not in CODE_RUNNERS and program not in COMMAND_RUNNERS:
-        return None
+    if program in _LAUNCHERS - CODE_RUNNERS or (program not in CODE_RUNNERS and program not in COMMAND_RUNNERS):
+        return None  # a launcher's session is :func:`_session_args`'s to read: npm i @openai/codex starts nothing
     words = [word for text in unit.texts[1:] for word in code_words(text)]
     return next((agent for agent in AGENTS if any(agent.names(word) for word in words)), None)
 
