@@ -125,8 +125,8 @@ def _parse(value: str, variable: str) -> Proxy:
     parts = urlsplit(value if "://" in value else f"http://{value}")
     try:
         port = parts.port or _default_port(parts.scheme)
-    except ValueError as exc:
-        raise ProxyUnsupported(f"{variable}: not a proxy URL ({exc})") from None
+    except ValueError:  # never the value: in ``user:password`` (no host) the password is what reads as the port
+        raise ProxyUnsupported(f"{variable}: not a proxy URL (its port is not a number up to 65535)") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ProxyUnsupported(
             f"{variable}={parts.scheme}://{parts.hostname or ''}…: guard's judge speaks to http:// and https:// "

@@ -157,6 +157,7 @@ async def test_a_wrong_certificate_behind_the_tunnel_fails_verification(
             "ALL_PROXY=socks5://127.0.0.1…: guard's judge speaks to http:// and https:// proxies only",
         ),
         ("http://user:pw@proxy.internal:31a8", "ALL_PROXY: not a proxy URL"),
+        ("http://user:pw", "ALL_PROXY: not a proxy URL"),  # no host: the password is where a port would be
     ],
 )
 async def test_a_proxy_guard_cannot_speak_to_is_refused_naming_the_variable(
