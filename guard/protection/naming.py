@@ -30,7 +30,7 @@ import fnmatch
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
@@ -184,6 +184,9 @@ _EXTGLOB = re.compile(r"[?*+@!]\((?:[^()]|\([^()]*\))*\)")
 _BRACKET = re.compile(r"\[[!^]?\]?(?:\[[:=.][^]]*[:=.]\]|[^]])*\]")
 #: Shells, whose arguments are code (``bash -c 'rm ../g*'``): a glob there is matched when the shell runs it, quoted or not.
 _SHELL_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+#: Programs whose own code (an awk program, a makefile, a crontab, Tcl) runs shell lines and writes files:
+#: :mod:`guard.protection.program_code` reads it, loaded only for them.
+_RUNS_ITS_CODE = frozenset({"awk", "gawk", "mawk", "nawk", "make", "gmake", "crontab", "expect", "tclsh", "wish"})
 #: A path part bash (``shopt -s globstar``) or zsh (``**``, ``***``) reads as any number of folders, through links too.
 _RECURSIVE = re.compile(r"\*{2,}")
 
@@ -517,6 +520,10 @@ class _Shell:
             self._runs(invocation, cwd, depth, fed)
         elif invocation is not None and program is not None and _runs_a_command(program):
             self._runs(invocation, cwd, depth, [])
+        if program in _RUNS_ITS_CODE:
+            fed = [*received, self._stdin(command, cwd) or ""]
+            fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
+            self._program_code(unit, program or "", cwd, depth, fed)
         if program == "git" or any(_COMMAND_VARIABLE.match(word.text) for word in command.assignments):
             lines = _git_commands(args) if program == "git" else []
             lines += [_COMMAND_VARIABLE.sub("", word.text) for word in command.assignments]
@@ -551,6 +558,27 @@ class _Shell:
             " ".join(w.text for w in words[k:]) for k in starts
         }
         self._run_texts(texts | set(fed), cwd, depth)
+
+    def _program_code(self, unit: Unit, program: str, cwd: str, depth: int, fed: list[str]) -> None:
+        """What a program's own code runs and writes (:mod:`guard.protection.program_code`): its shell lines read as
+        commands of their own, the files it writes as what the unit names. A makefile the line wrote is fed to make."""
+        from guard.protection import program_code
+
+        if program in ("make", "gmake"):
+            for name in ("GNUmakefile", "makefile", "Makefile"):
+                path = os.path.join(cwd, name)
+                fed += [self.written.get(path, ""), *self.fed.get(path, [])]
+        found = program_code.code(program, unit.args, [text for text in fed if text], self._reader(cwd))
+        self.budget.spend_text(sum(map(len, found.lines[:64])))
+        for text in found.writes[:64]:
+            for token, glob in _tokens(text, self.env, self.assigned, glob=False):
+                self.budget.spend_token()
+                self._resolve(token, cwd, unit, glob=glob)
+        self._run_texts(set(found.lines[:64]), cwd, depth)
+
+    def _reader(self, cwd: str) -> Callable[[str], str | None]:
+        """The text of a file named from ``cwd``, as a command of the line reads it (:meth:`_text`)."""
+        return lambda name: None if UNKNOWN in name else self._text(os.path.join(cwd, name))
 
     def _run_texts(self, texts: set[str], cwd: str, depth: int) -> None:
         """Each of ``texts`` read as a line a shell of its own runs (a ``cd`` or an assignment there does not last)."""

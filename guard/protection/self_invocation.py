@@ -142,6 +142,12 @@ COMMAND_RUNNERS = frozenset(
         "toybox",
         "nix-shell",
         "npm",
+        "npx",
+        "pnpx",
+        "pnpm",
+        "yarn",
+        "bun",
+        "bunx",
     }
 )
 #: Every program that runs a command it is given (as words, or as a line): self-protection reads what it runs as
