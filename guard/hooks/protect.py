@@ -108,7 +108,9 @@ class _Index:
         names the project, not its guard.yaml.
         A sweep counts only what it can touch: a protected path that exists, unless it may
         create files there (:attr:`Unit.creates`), and not one it leaves alone (:attr:`Unit.spared`).
-        What the unit puts onto the root (``cp -r tmp /``) always counts.
+        What the unit puts onto the root (``cp -r tmp /``) always counts. A folder ``mv`` moves away, where what it moves
+        to is known, counts for what it holds that exists: moving ``app`` moves no ``app/.guard`` that is not there (where
+        it moves it to, it may create, and so may ``mv --exchange`` or ``rename``, whose every operand may be a target).
         """
         cwd = _fold(unit.cwd)
         existing = sweeping and not unit.creates
@@ -124,7 +126,7 @@ class _Index:
                 or candidate in moved
                 or not (candidate == cwd or _above(cwd, candidate))
             ):
-                holder = self._under(candidate, unit, existing=existing)
+                holder = self._under(candidate, unit, existing=existing or (candidate in moved and bool(unit.moves)))
                 if holder:
                     return (*holder, candidate)
         for spelt in unit.patterns:
@@ -139,7 +141,7 @@ class _Index:
                 if (sweeping or folder in moved or not (folder == cwd or _above(cwd, folder))) and fnmatch.fnmatchcase(
                     folder.lower(), pattern
                 ):
-                    holder = self._under(folder, unit, existing=existing)
+                    holder = self._under(folder, unit, existing=existing or (folder in moved and bool(unit.moves)))
                     if holder:
                         return (*holder, folder)
         linked = next(filter(None, (_hard_link(p, self.protected) for p in sorted(unit.paths)[:256])), None)

@@ -88,6 +88,7 @@ ROUTES = [
 NOT_RUN = [
     ("gio trash of the project", "gio trash ../../work"),
     ("mv --exchange swaps its target too", "mv --exchange /srv/p ../../work"),
+    ("mv --exchange onto the agent's folder, whose .guard it may fill", "cd .. && mv --exchange /srv/evil app"),
     ("gpg decrypts a.gpg to a", "gpg --batch --yes ../guard.yaml.gpg"),
     ("gpg --use-embedded-filename", "gpg --use-embedded-filename /srv/x.gpg"),
     ("wget saves to the URL's last part", "cd .. && wget -N https://example.com/guard.yaml"),
@@ -156,6 +157,7 @@ ORDINARY = [
     "npx prettier --check .",
     "pnpm install",
     "yarn test",
+    "cd .. && mv app app2",
     "awk 'BEGIN{while ((\"ls -la ..\" | getline line) > 0) print line}'",
     "awk '{ system(\"echo \" $1) }' notes.txt",
     'awk \'{gsub(/"/, "", $0); print}\' notes.txt',
