@@ -518,7 +518,7 @@ class _Shell:
             fed = [*received, " ".join(received), self._stdin(command, cwd) or ""]
             fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
             self._runs(invocation, cwd, depth, fed)
-        elif invocation is not None and program is not None and _runs_a_command(program):
+        elif invocation is not None and program is not None and _runs_a_command(program, args):
             self._runs(invocation, cwd, depth, [])
         if program in _RUNS_ITS_CODE:
             fed = [*received, self._stdin(command, cwd) or ""]
@@ -935,10 +935,20 @@ def _git_commands(args: list[str]) -> list[str]:
     return [line.removeprefix("!") for line in lines]
 
 
-def _runs_a_command(program: str) -> bool:
-    """Whether ``program`` runs a command it is given (:data:`guard.protection.self_invocation.RUNS_A_COMMAND`)."""
+#: The JavaScript package runners, which run a command they are given as npm does (``npx -c '…'``, ``pnpm exec …``,
+#: ``yarn exec …``, ``bun x …``), and the words that make pnpm, yarn and bun do it: read here only, and only then, so
+#: that ``yarn add guard`` is not taken for running guard.
+_PACKAGE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "pnpm", "yarn", "bun"})
+_PACKAGE_EXEC = frozenset({"exec", "dlx", "x", "-c", "--call"})
+
+
+def _runs_a_command(program: str, args: list[str]) -> bool:
+    """Whether ``program ARGS`` runs a command it is given (:data:`guard.protection.self_invocation.RUNS_A_COMMAND`, a
+    package runner's)."""
     from guard.protection.self_invocation import RUNS_A_COMMAND  # it imports this module; loaded on every call anyway
 
+    if program in _PACKAGE_RUNNERS:
+        return program.endswith("x") or bool(_PACKAGE_EXEC.intersection(args[:3]))
     return program in RUNS_A_COMMAND
 
 

@@ -142,12 +142,6 @@ COMMAND_RUNNERS = frozenset(
         "toybox",
         "nix-shell",
         "npm",
-        "npx",
-        "pnpx",
-        "pnpm",
-        "yarn",
-        "bun",
-        "bunx",
     }
 )
 #: Every program that runs a command it is given (as words, or as a line): self-protection reads what it runs as

@@ -157,6 +157,7 @@ ORDINARY = [
     "npx prettier --check .",
     "pnpm install",
     "yarn test",
+    "yarn add guard",
     "cd .. && mv app app2",
     "awk 'BEGIN{while ((\"ls -la ..\" | getline line) > 0) print line}'",
     "awk '{ system(\"echo \" $1) }' notes.txt",
