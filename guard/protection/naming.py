@@ -29,6 +29,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -519,7 +520,8 @@ class _Shell:
             fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
             self._runs(invocation, cwd, depth, fed)
         elif invocation is not None and program is not None and _runs_a_command(program, args):
-            self._runs(invocation, cwd, depth, [])
+            fed = [text for text in (*received, self._stdin(command, cwd)) if text][:4]
+            self._runs(invocation, cwd, depth, [], tuple(fed))
         if program in _RUNS_ITS_CODE:
             fed = [*received, self._stdin(command, cwd) or ""]
             fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
@@ -543,13 +545,14 @@ class _Shell:
             self.earlier.append(cwd)
         return folder
 
-    def _runs(self, invocation: Invocation, cwd: str, depth: int, fed: list[str]) -> None:
+    def _runs(self, invocation: Invocation, cwd: str, depth: int, fed: list[str], given: tuple[str, ...] = ()) -> None:
         """What a program that runs a command it is given runs (``sudo tar -x -C ..``, ``strace -o x mv ../../proj /p``,
         ``su -c 'rm -rf ..'``, ``bash -c '…'``), read as commands of their own, so each is judged as any command is
         (a sweep, a move, a name it makes): the words from each of its first few operands on, as words and as a line
         (``watch``, ``su -c`` and a shell's ``-c`` run text), and the text a shell is ``fed`` (``echo '…' | bash``,
-        ``bash <<< '…'``, a script the line wrote). They run in a process of their own: a ``cd`` or an assignment there
-        does not last."""
+        ``bash <<< '…'``, a script the line wrote); what the runner is ``given`` on its input, its command reads
+        (``sudo sh <<< '…'``, ``echo '…' | sudo sh``). They run in a process of their own: a ``cd`` or an assignment
+        there does not last."""
         if depth >= LIMITS["depth"]:
             return
         words = invocation.args
@@ -557,6 +560,7 @@ class _Shell:
         texts = {" ".join(w.raw for w in words[k:]) for k in starts} | {
             " ".join(w.text for w in words[k:]) for k in starts
         }
+        texts |= {f"{text} <<< {shlex.quote(data)}" for text in list(texts) for data in given}  # sudo sh <<< '…'
         self._run_texts(texts | set(fed), cwd, depth)
 
     def _program_code(self, unit: Unit, program: str, cwd: str, depth: int, fed: list[str]) -> None:
@@ -570,11 +574,15 @@ class _Shell:
                 fed += [self.written.get(path, ""), *self.fed.get(path, [])]
         found = program_code.code(program, unit.args, [text for text in fed if text], self._reader(cwd))
         self.budget.spend_text(sum(map(len, found.lines[:64])))
+        line = dict(self.assigned)
+        for word in unit.command.assignments if unit.command is not None else []:
+            self._assign(word.text)  # X=.. awk …: its environment, which ENVIRON["X"] and make's $(X) read
         for text in found.writes[:64]:
             for token, glob in _tokens(text, self.env, self.assigned, glob=False):
                 self.budget.spend_token()
                 self._resolve(token, cwd, unit, glob=glob)
         self._run_texts(set(found.lines[:64]), cwd, depth)
+        self.assigned = line
 
     def _reader(self, cwd: str) -> Callable[[str], str | None]:
         """The text of a file named from ``cwd``, as a command of the line reads it (:meth:`_text`)."""

@@ -19,7 +19,7 @@ import itertools
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from guard.protection.naming import UNKNOWN, TooLarge
@@ -122,6 +122,7 @@ def _awk(args: list[str], fed: list[str], read: Callable[[str], str | None]) -> 
                 steps.spend()
             start += tokens[start : start + 1] in (["print"], ["printf"])
             found.lines += _values(tokens, k + 1, variables, steps) + _values(tokens, start, variables, steps)
+            found.lines += _printed(tokens, k, variables, steps)
         elif token in (">", ">>"):
             found.writes += _values(tokens, k + 1, variables, steps)
     for k, token in enumerate(tokens):  # gawk's chdir() (the filefuncs extension): the commands run there too
@@ -177,8 +178,15 @@ def _unescape(text: str) -> str:
 
 
 def _values(tokens: list[str], start: int, variables: dict[str, set[str]], steps: _Steps) -> list[str]:
-    """The texts the awk expression at ``tokens[start:]`` may have: strings and numbers joined, a variable by each of its
-    known values (:data:`UNKNOWN` for any other), a field, a call, an array's element or arithmetic as UNKNOWN."""
+    """The texts the awk expression at ``tokens[start:]`` may have (:func:`_expression`)."""
+    return _expression(tokens, start, variables, steps)[0]
+
+
+def _expression(tokens: list[str], start: int, variables: dict[str, set[str]], steps: _Steps) -> tuple[list[str], int]:
+    """(the texts the awk expression at ``tokens[start:]`` may have, where it ends): strings and numbers joined, a
+    variable by each of its known values (:data:`UNKNOWN` for any other), ``ENVIRON["X"]`` as ``${X}`` (the shell line
+    or path it ends up in expands it), ``sprintf``'s output; a field, another call, an array's element or arithmetic as
+    UNKNOWN."""
     parts: list[set[str]] = []
     depth, k = 0, start
     while k < len(tokens):
@@ -195,6 +203,13 @@ def _values(tokens: list[str], start: int, variables: dict[str, set[str]], steps
             parts.append({_unescape(token[1:].removesuffix('"'))})
         elif token[:1].isdigit():
             parts.append({token})
+        elif token == "ENVIRON" and tokens[k : k + 3][::2] == ["[", "]"] and _ENV_NAME.match(tokens[k + 1]):
+            parts.append({"${" + tokens[k + 1].strip('"') + "}"})
+            k += 3
+        elif token == "sprintf" and tokens[k : k + 1] == ["("]:
+            arguments, k = _arguments(tokens, k + 1, variables, steps)
+            parts.append(set(_printf(arguments)) or {UNKNOWN})
+            k += tokens[k : k + 1] == [")"]
         elif token.isidentifier() and tokens[k : k + 1] in (["("], ["["]):
             k = _closing(tokens, k, steps)
             parts.append({UNKNOWN})
@@ -203,7 +218,56 @@ def _values(tokens: list[str], start: int, variables: dict[str, set[str]], steps
         else:
             parts.append({UNKNOWN})
     joined = {"".join(choice) for choice in itertools.islice(itertools.product(*parts), _VALUES)}
-    return [re.sub(f"{UNKNOWN}+", UNKNOWN, text) for text in sorted(joined) if text]
+    return [re.sub(f"{UNKNOWN}+", UNKNOWN, text) for text in sorted(joined) if text], k
+
+
+def _arguments(
+    tokens: list[str], start: int, variables: dict[str, set[str]], steps: _Steps
+) -> tuple[list[list[str]], int]:
+    """The values of each expression of the comma-separated list at ``tokens[start:]``, and where the list ends."""
+    found, k = [], start
+    while True:
+        values, k = _expression(tokens, k, variables, steps)
+        found.append(values or [""])
+        if tokens[k : k + 1] != [","] or len(found) >= 64:
+            return found, k
+        k += 1
+
+
+#: A name ``ENVIRON["…"]`` reads, as a quoted awk string.
+_ENV_NAME = re.compile(r'^"[A-Za-z_][A-Za-z0-9_]*"$')
+#: printf's conversions, each of which prints the next argument (``%%`` prints ``%``).
+_CONVERSION = re.compile(r"%%|%[-+ #0-9.*]*[a-zA-Z]")
+
+
+def _printf(arguments: list[list[str]]) -> list[str]:
+    """What ``printf``/``sprintf`` with these arguments (the format first) may print: each conversion takes the next."""
+    out: list[str] = []
+    for choice in itertools.islice(itertools.product(*arguments[:16]), _VALUES):
+        rest = iter(choice[1:])
+
+        def converted(found: re.Match[str], rest: Iterator[str] = rest) -> str:
+            return "%" if found.group(0) == "%%" else next(rest, "")
+
+        out.append(_CONVERSION.sub(converted, choice[0]))
+    return out
+
+
+def _printed(tokens: list[str], at: int, variables: dict[str, set[str]], steps: _Steps) -> list[str]:
+    """What the ``print``/``printf`` statement whose output goes to a pipe at ``tokens[at]`` prints (a shell reading it
+    runs it): its arguments, joined by spaces or put into its format."""
+    start = at
+    while start and tokens[start - 1] not in (";", "\n", "{", "}"):
+        start -= 1
+        steps.spend()
+    if tokens[start : start + 1] not in (["print"], ["printf"]):
+        return []
+    formats = tokens[start] == "printf"
+    start += 1 + (tokens[start + 1 : start + 2] == ["("])
+    arguments, _ = _arguments(tokens, start, variables, steps)
+    if formats:
+        return _printf(arguments)
+    return [" ".join(choice) for choice in itertools.islice(itertools.product(*arguments), _VALUES)]
 
 
 def _closing(tokens: list[str], k: int, steps: _Steps) -> int:
@@ -302,8 +366,8 @@ def _make_expand(text: str, assigned: dict[str, str], expanded: dict[str, str] |
         if found.group(0) == "$$":
             return "$"
         name = next(filter(None, found.groups()), "")
-        if name not in assigned:
-            return UNKNOWN
+        if name not in assigned:  # make takes the environment's variables: the shell line expands one as it runs
+            return "${" + name + "}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else UNKNOWN
         if name not in expanded:
             expanded[name] = UNKNOWN  # while it is expanded: a reference to itself
             expanded[name] = _make_expand(assigned[name], assigned, expanded)[:4096]
@@ -321,7 +385,7 @@ def _crontab(args: list[str], fed: list[str], read: Callable[[str], str | None])
     if any(arg in ("-l", "-r", "-e", "--list", "--remove", "--edit") for arg in args):
         return Code()
     files = [arg for arg in args if not arg.startswith("-") or arg == "-"]
-    texts = [read(name) or "" for name in files if name != "-"] + (fed if not files or "-" in files else [])
+    texts = [read(name) or "" for name in files if name != "-"] + fed  # a file the line wrote is fed too
     lines: list[str] = []
     for entry in (line.strip() for text in texts for line in text.splitlines()):
         if not entry or entry.startswith("#") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*\s*=", entry):
@@ -361,10 +425,14 @@ def _tcl(args: list[str], fed: list[str], read: Callable[[str], str | None]) -> 
             words = command.split()
             while words[:1] and words[0].strip("'\"") in ("catch", "eval", "uplevel", ""):
                 words = words[1:]
-            if words[:1] and words[0].strip("'\"") in _TCL_RUNS:
+            if words[:1] and words[0].strip("'\"") in ("send", "exp_send"):  # typed into what spawn started
+                lines.append(re.sub(r"\\[rn]", "\n", " ".join(_after_options(words[1:])).strip("'\"")))
+            elif words[:1] and words[0].strip("'\"") in _TCL_RUNS:
                 lines.append(" ".join(_after_options(words[1:])))
             elif words[:1] == ["file"] and len(words) > 2 and words[1] in _TCL_FILE:
                 lines.append(" ".join([_TCL_FILE[words[1]], *_after_options(words[2:])]))
+            elif words[:1] == ["open"] and words[1:2] and words[1].strip("'\"").startswith("|"):  # a pipe to a command
+                lines.append(" ".join(word.strip("'\"") for word in [words[1].strip("'\"")[1:], *words[2:]]))
             elif words[:1] == ["cd"]:  # Tcl's cd moves the process: the commands after it run there
                 lines.append(" ".join(words))
     return Code(lines=lines + ["\n".join(lines)])

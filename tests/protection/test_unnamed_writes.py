@@ -165,6 +165,9 @@ ORDINARY = [
     "make -f - <<< $'all:\\n\\techo hi'",
     'expect -c \'spawn ssh host; expect "password:"; send "x\\r"; interact\'',
     "npx tsc --noEmit",
+    "echo hi | sudo tee out.txt",
+    "sudo apt-get install -y make <<< y",
+    'awk \'BEGIN{printf "%s-%d\\n", "a", 1 | "cat"}\'',
 ]
 
 
@@ -205,6 +208,9 @@ RUN_BY_A_RUNNER = [
     ("git submodule foreach", "git submodule foreach 'rm -rf ..'"),
     ("a variable git runs", "GIT_SSH_COMMAND='rm -rf ..' git fetch"),
     ("a pager variable", "PAGER='mv ../../work /srv/p' git log"),
+    ("a here-string sudo's shell reads", "sudo bash <<< 'rm -rf ..'"),
+    ("a line piped to sudo's shell", "echo 'rm -rf ..' | sudo sh"),
+    ("a crontab sudo's crontab reads", "sudo crontab - <<< '* * * * * rm -rf ..'"),
     ("npx -c", "npx -c 'rm -rf ..'"),
     ("pnpm exec", "pnpm exec rm -rf .."),
 ]
@@ -239,6 +245,13 @@ RUN_BY_ITS_CODE = [
     ("tclsh's file delete", "tclsh <<< 'file delete -force ..'"),
     ("Tcl's exec in a block", "tclsh <<< 'if {1} {exec rm -rf ..}'"),
     ("Tcl's cd, then exec", "tclsh <<< 'cd ..; exec rm -rf .'"),
+    ("Tcl's open of a pipe", "tclsh <<< 'open \"|rm -rf ..\" r'"),
+    ("expect typing into the shell it spawned", "expect -c 'spawn bash; send \"rm -rf ..\\r\"'"),
+    ("a crontab file the line wrote", "echo '* * * * * rm -rf ..' > c; crontab c"),
+    ("awk's printf to sh", 'awk \'BEGIN{printf "rm -rf %s", ".." | "sh"}\''),
+    ("awk's sprintf", 'awk \'BEGIN{system(sprintf("rm -rf %s", ".."))}\''),
+    ("awk's ENVIRON", 'X=.. awk \'BEGIN{system("rm -rf " ENVIRON["X"])}\''),
+    ("make's variable from the environment", "D=.. make -f - <<< $'all:\\n\\trm -rf $(D)'"),
 ]
 REFUSED = [(case, line) for case, _, line, _ in ROUTES] + NOT_RUN + EXTRACTIONS + RUN_BY_A_RUNNER + RUN_BY_ITS_CODE
 
