@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import sysconfig
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,13 +110,10 @@ class AgentCLI:
             Path(environ["TMPDIR"]).mkdir(exist_ok=True)
         start = time.perf_counter()
         argv = [str(binary), *(arg.format(prompt=prompt, base_url=base_url) for arg in self.headless_args)]
-        strays = [p for p in _SANDBOX_STRAYS if not p.exists()]
-        try:
+        with sandbox_strays_removed():
             proc = subprocess.run(
                 argv, cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
             )
-        finally:
-            _remove_empty(strays)
         wall = time.perf_counter() - start
         try:
             result = json.loads(proc.stdout) if proc.stdout.strip() else None
@@ -130,6 +128,17 @@ class AgentCLI:
 #: /tmp/.git for a repository too and fills it with its sandbox's empty placeholder files (``.claude-sandbox-noreplace``,
 #: ``config.worktree`` …): left there, it failed git's read-only proofs and the Copilot deny test of a later run.
 _SANDBOX_STRAYS = tuple(Path("/tmp") / name for name in (".git", ".codex", ".agents", ".aws"))
+
+
+@contextmanager
+def sandbox_strays_removed() -> Iterator[None]:
+    """Around anything that runs a client's sandbox (a session, ``codex sandbox``): the folders it leaves in /tmp that
+    were not there before are removed again when they hold nothing (:data:`_SANDBOX_STRAYS`)."""
+    strays = [p for p in _SANDBOX_STRAYS if not p.exists()]
+    try:
+        yield
+    finally:
+        _remove_empty(strays)
 
 
 def _remove_empty(paths: list[Path]) -> None:

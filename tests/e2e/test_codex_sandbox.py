@@ -17,6 +17,7 @@ import pytest
 
 from guard.testing.agent_script import final_text, tool_use
 
+from .agent_cli import sandbox_strays_removed
 from .conftest import AgentProject
 from .test_claude_sandbox import hidden
 
@@ -68,14 +69,15 @@ def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(c
     Path(env["TMPDIR"]).mkdir(exist_ok=True)
     script = "echo '# planted' >> policy.py; echo policy=$?; touch made-here; echo made=$?"
 
-    done = subprocess.run(
-        [str(project.binary), "sandbox", "-C", str(source), "-P", "guard", "--", "sh", "-c", script],
-        cwd=source,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with sandbox_strays_removed():  # a later Copilot run would take a /tmp/.git left here for its repository
+        done = subprocess.run(
+            [str(project.binary), "sandbox", "-C", str(source), "-P", "guard", "--", "sh", "-c", script],
+            cwd=source,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     assert "made=0" in done.stdout and (source / "made-here").exists(), done.stdout + done.stderr
     assert "policy=0" not in done.stdout and "planted" not in (source / "policy.py").read_text(), done.stdout
