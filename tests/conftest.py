@@ -47,6 +47,8 @@ pytest_plugins = [
     )
 ]
 
+from fixtures.sandbox_strays import remove_empty  # noqa: E402 (after the plugins are registered)
+
 
 def _serialized(parse: Callable[..., ast.AST]) -> Callable[..., ast.AST]:
     lock = threading.RLock()
@@ -86,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    remove_empty()  # what a client's sandbox left in /tmp, above every test's folder (fixtures.sandbox_strays)
     home = tmp_path / "home"
     work = tmp_path / "work"
     home.mkdir()

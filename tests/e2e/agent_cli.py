@@ -14,11 +14,12 @@ import shutil
 import subprocess
 import sysconfig
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fixtures.sandbox_strays import strays_removed
 
 __all__ = ["CLAUDE", "CODEX", "COPILOT", "GEMINI", "AgentCLI", "AgentRun"]
 
@@ -110,7 +111,7 @@ class AgentCLI:
             Path(environ["TMPDIR"]).mkdir(exist_ok=True)
         start = time.perf_counter()
         argv = [str(binary), *(arg.format(prompt=prompt, base_url=base_url) for arg in self.headless_args)]
-        with sandbox_strays_removed():
+        with strays_removed():
             proc = subprocess.run(
                 argv, cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
             )
@@ -120,36 +121,6 @@ class AgentCLI:
         except json.JSONDecodeError:
             result = None
         return AgentRun(proc.returncode, result if isinstance(result, dict) else None, proc.stdout, proc.stderr, wall)
-
-
-#: What Codex's sandbox leaves in /tmp, a writable root: the folders it mounts read-only in each one (.git among
-#: them). An empty /tmp/.git made Copilot, run later in a project under /tmp, take /tmp as the repository and
-#: look for its hooks there, so a deny test saw the command run. A Claude Code run on another worker meanwhile takes
-#: /tmp/.git for a repository too and fills it with its sandbox's empty placeholder files (``.claude-sandbox-noreplace``,
-#: ``config.worktree`` …): left there, it failed git's read-only proofs and the Copilot deny test of a later run.
-_SANDBOX_STRAYS = tuple(Path("/tmp") / name for name in (".git", ".codex", ".agents", ".aws"))
-
-
-@contextmanager
-def sandbox_strays_removed() -> Iterator[None]:
-    """Around anything that runs a client's sandbox (a session, ``codex sandbox``): the folders it leaves in /tmp that
-    were not there before are removed again when they hold nothing (:data:`_SANDBOX_STRAYS`)."""
-    strays = [p for p in _SANDBOX_STRAYS if not p.exists()]
-    try:
-        yield
-    finally:
-        _remove_empty(strays)
-
-
-def _remove_empty(paths: list[Path]) -> None:
-    """Remove the folders in ``paths`` that a run created and the sandboxes left holding nothing but folders and empty
-    files (never a file with content)."""
-    for path in paths:
-        if not path.is_dir() or path.is_symlink():
-            continue
-        files = [Path(root) / name for root, _, names in os.walk(path) for name in names]
-        if all(f.is_file() and not f.is_symlink() and f.stat().st_size == 0 for f in files):
-            shutil.rmtree(path, ignore_errors=True)
 
 
 CLAUDE = AgentCLI(

@@ -14,10 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fixtures.sandbox_strays import strays_removed
 
 from guard.testing.agent_script import final_text, tool_use
 
-from .agent_cli import sandbox_strays_removed
 from .conftest import AgentProject
 from .test_claude_sandbox import hidden
 
@@ -69,7 +69,7 @@ def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(c
     Path(env["TMPDIR"]).mkdir(exist_ok=True)
     script = "echo '# planted' >> policy.py; echo policy=$?; touch made-here; echo made=$?"
 
-    with sandbox_strays_removed():  # a later Copilot run would take a /tmp/.git left here for its repository
+    with strays_removed():  # a later Copilot run would take a /tmp/.git left here for its repository
         done = subprocess.run(
             [str(project.binary), "sandbox", "-C", str(source), "-P", "guard", "--", "sh", "-c", script],
             cwd=source,
