@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.audit import chain as audit_chain
 from guard.audit import index as audit_index
-from guard.core.decision import DECISIONS
+from guard.core.decision import DECISIONS, REDACTED
 from guard.core.events.names import canonical_event
 from guard.core.logs import LazyLogger
 from guard.storage.database import Migrations, connect
@@ -51,7 +51,6 @@ __all__ = [
 
 #: Characters of payload JSON kept per row; the rest is cut and marked.
 PAYLOAD_LIMIT = 4096
-REDACTED = "[redacted]"
 #: Verdicts a person can give a logged decision.
 LABELS = DECISIONS  # what a user may label a logged decision with (guard log label)
 

@@ -18,6 +18,7 @@ __all__ = [
     "BY_STRICTNESS",
     "DECISIONS",
     "ERROR",
+    "REDACTED",
     "STOPS",
     "DecidingRule",
     "Decision",
@@ -43,6 +44,9 @@ ABSTAIN: Literal["abstain"] = "abstain"
 ERROR: Literal["error"] = "error"
 #: what one hook's verdict can come to, as the audit log, the view and eval reports count it
 Outcome = Literal["allow", "deny", "ask", "abstain", "error"]
+#: what a decision, its reasons and the audit log show where a secret was (a credential in a model's error text, a
+#: payload field ``audit_redact`` names)
+REDACTED = "[redacted]"
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 

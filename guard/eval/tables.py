@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from guard.core.decision import REDACTED
 from guard.eval.compare import METRIC_NAMES
 from guard.eval.diff import word_diff
 from guard.eval.metrics import PREDICTIONS
@@ -149,7 +150,7 @@ def notices(report: MetricsReport) -> list[str]:
         )
         if report.backtest.redacted_events:
             lines.append(
-                f"{report.backtest.redacted_events} event(s) were replayed with [redacted] where the agent sent a value (audit.redact)."
+                f"{report.backtest.redacted_events} event(s) were replayed with {REDACTED} where the agent sent a value (audit.redact)."
             )
     if report.stub:
         lines.append(

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import re
 
+from guard.core.decision import REDACTED
+
 __all__ = ["redact_keys"]
 
-REDACTED = "[redacted]"
 #: Environment variables whose values are credentials.
 _CREDENTIAL_VARIABLE = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 #: A value shorter than this is too common a string to replace everywhere it appears.

@@ -28,6 +28,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from guard.core.decision import REDACTED
 from guard.core.settings import Settings
 from guard.server.identity import is_per_user
 
@@ -63,7 +64,7 @@ class _TokenOutOfAccessLog(logging.Filter):
         if (
             isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str)
         ):  # uvicorn: (client, method, path and query, ...)
-            record.args = (*args[:2], self.PARAM.sub(r"\1[redacted]", args[2]), *args[3:])
+            record.args = (*args[:2], self.PARAM.sub(rf"\g<1>{REDACTED}", args[2]), *args[3:])
         return True
 
 

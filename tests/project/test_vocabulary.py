@@ -201,3 +201,15 @@ def test_the_built_in_kinds_are_the_ones_the_registry_holds() -> None:
     from guard.core.spec import HookKind
 
     assert set(get_args(HookKind)) == KINDS.builtins == {"smart", "command", "http", "callable", "protect"}
+
+
+def test_the_mark_of_a_redacted_secret_is_written_out_once() -> None:
+    """``REDACTED`` is declared in guard.core.decision: the audit log, key redaction in model errors, the service's
+    access log and the backtest report show the one mark, so a reader (and ``guard log``) can search for it."""
+    found = [
+        f"{path.relative_to(ROOT)}: {value}"
+        for path, text in _sources().items()
+        for _, value in _code_strings(text)
+        if "[redacted]" in value
+    ]
+    assert found == ["core/decision.py: [redacted]"]
