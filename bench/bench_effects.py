@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.core.settings import Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.judge.keys import smart_cache_key
 from guard.judge.prompts import judge_view
 from guard.judge.view import MAX_FILE_BYTES, _diff
@@ -61,7 +61,12 @@ def main() -> None:
                 "tool_input": {"file_path": "new.py", "content": "x = 1\n"},
             },
         }
-        spec = HookSpec(id="bench", kind="smart", event="pre_tool_use", rule="Deny destroying the user's work.")
+        spec = HookSpec(
+            id="bench",
+            kind="smart",
+            event="pre_tool_use",
+            options=SmartSettings(rule="Deny destroying the user's work."),
+        )
         settings = Settings()
         print("| event | cache key (ms) | key × Bash's | judge view (ms) | view × Bash's |\n|---|---|---|---|---|")
         floors: tuple[float, float] | None = None

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from guard.core.events.model import parse_event  # noqa: E402
 from guard.core.hook import HookContext  # noqa: E402
 from guard.core.settings import Settings  # noqa: E402
-from guard.core.spec import HookSpec  # noqa: E402
+from guard.core.spec import HookSpec, SmartSettings  # noqa: E402
 from guard.hooks.smart import SmartHook  # noqa: E402
 from guard.judge.prompts import TIERS, render  # noqa: E402
 from guard.testing.openai_stub import Reply, StubServer  # noqa: E402
@@ -87,7 +87,8 @@ async def hook_ms(
 ) -> tuple[list[float], int]:
     settings = Settings(models=MODELS, api_base=stub.url, cache_url=cache_url, audit_path=None)
     hook = SmartHook(
-        HookSpec(id="b", kind="smart", event="pre_tool_use", rule=rule, depth=depth, timeout=60), HookContext(settings)
+        HookSpec(id="b", kind="smart", event="pre_tool_use", timeout=60, options=SmartSettings(rule=rule, depth=depth)),
+        HookContext(settings),
     )
     await hook.run(parse_event(event(offset - 1)))  # warm: client construction for this endpoint
     calls_before, out = stub.calls, []

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from guard.core.events.model import parse_event  # noqa: E402
 from guard.core.hook import HookContext  # noqa: E402
 from guard.core.settings import Settings  # noqa: E402
-from guard.core.spec import HookSpec  # noqa: E402
+from guard.core.spec import HookSpec, SmartSettings  # noqa: E402
 from guard.hooks.smart import SmartHook  # noqa: E402
 from guard.testing.openai_stub import Reply, StubServer  # noqa: E402
 
@@ -68,7 +68,12 @@ async def measure(stub: StubServer, depth: str, make: Any, runs: int) -> dict[st
     settings = Settings(models=MODELS, api_base=stub.url, cache_url="off", audit_path=None)
     hook = SmartHook(
         HookSpec(
-            id="b", kind="smart", event="pre_tool_use", rule=RULE, depth=depth, timeout=60, failure_mode="fail_closed"
+            id="b",
+            kind="smart",
+            event="pre_tool_use",
+            timeout=60,
+            failure_mode="fail_closed",
+            options=SmartSettings(rule=RULE, depth=depth),
         ),
         HookContext(settings),
     )

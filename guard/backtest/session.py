@@ -129,11 +129,6 @@ def _stoppers(decision: Decision) -> list[str]:
     return [h.id for h in decision.hooks if h.decision in STOPS and not h.shadow]
 
 
-def _hook_text(spec: HookSpec) -> str | None:
-    """What a hook says or runs: a rule's text, a prompt, a command, a URL or a callable's name."""
-    return spec.rule or spec.prompt or shown(spec)
-
-
 def _reference_specs(config: str, against: Gate | None, against_path: str | None) -> tuple[list[HookSpec], str | None]:
     """The hooks the reference decisions came from, and where their text was read.
 
@@ -165,8 +160,8 @@ def _rule_changes(
                 old_spec, new_spec = old_by_id.get(rule), new_by_id.get(rule)
                 change = changes[rule] = RuleChange(
                     rule=rule,
-                    old_text=_hook_text(old_spec) if old_spec else None,
-                    new_text=_hook_text(new_spec) if new_spec else None,
+                    old_text=shown(old_spec) if old_spec else None,
+                    new_text=shown(new_spec) if new_spec else None,
                     old_source=old_source if old_spec else None,
                 )
             if _stops(flip.after):

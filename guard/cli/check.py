@@ -18,7 +18,7 @@ from guard.core.errors import PROVIDER_NOTE, EventError
 from guard.core.events.names import canonical_event
 from guard.core.explanation import coverage, user_message
 from guard.core.matching import matcher_report
-from guard.core.spec import DEPTHS, HookSpec
+from guard.core.spec import DEPTHS, HookSpec, SmartSettings
 from guard.runtime.deciders import in_process
 from guard.runtime.gate import ConfigFile, Gate
 from guard.server.decider import ServiceDecider
@@ -146,10 +146,9 @@ def run(args: argparse.Namespace) -> int:
                 id="cli-rule",
                 kind="smart",
                 event=canonical_event(args.event),
-                rule=args.rule,
-                depth=args.depth,
                 timeout=60.0,
                 source="library",
+                options=SmartSettings(rule=args.rule, depth=args.depth),
             )
         ]
     gate = _gate(args.config, specs)

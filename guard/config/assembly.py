@@ -14,9 +14,9 @@ import importlib.util
 import os
 from collections.abc import Iterator
 
-from guard.core.kinds import judged
+from guard.core.kinds import registered
 from guard.core.settings import LoadedConfig
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, ProtectSettings, SmartSettings
 from guard.protection.targets import protect_spec
 
 __all__ = ["fit_tier_timeouts", "loaded_scripts", "protection_for", "with_org", "with_protection"]
@@ -38,13 +38,14 @@ def fit_tier_timeouts(loaded: LoadedConfig) -> LoadedConfig:
     tiers' timeouts is enough, the hook's own budget (and so the engine's, the
     service's and ``guard install``'s advice on the client timeout) follows. Applied on
     every load, after the snapshot, so the variables are read when the config is used;
-    the kind is looked up only for a hook with a rule (or prompt): a plugin's never reads the entry points here.
+    no kind is looked up: a plugin's never reads the entry points here.
     """
     settings = loaded.settings
     for index, spec in enumerate(loaded.specs):
-        if not ((spec.rule or spec.prompt) and judged(spec.kind)):
+        if not isinstance(spec.options, SmartSettings):
             continue
-        tiers = ("quick", "thorough") if spec.depth == "auto" else (spec.depth,)
+        depth = spec.options.depth
+        tiers = ("quick", "thorough") if depth == "auto" else (depth,)
         needed = min(600.0, sum(settings.timeout_for(tier) or 0.0 for tier in tiers))
         if needed > spec.timeout:
             loaded.specs[index] = spec.replace(timeout=needed)
@@ -65,7 +66,7 @@ def loaded_scripts(loaded: LoadedConfig) -> Iterator[str]:
             paths = hook_scripts(spec, spec.workdir or loaded.settings.base_dir)
         yield from paths
         yield from (importlib.util.cache_from_source(path) for path in paths if path.endswith(".py"))
-        if spec.kind == "command":
+        if paths and (kind := registered(spec.kind)) is not None and kind.script_folders:
             yield from _script_folders(paths, loaded.settings.base_dir)
 
 
@@ -91,12 +92,13 @@ def with_protection(loaded: LoadedConfig) -> LoadedConfig:
     Rules in a lane (``skip_read_only``, ``skip_project_writes``) get the protected paths too, even with
     ``protect: false``: a read that names one of them is never decided without the judge.
     """
-    lane = [i for i, spec in enumerate(loaded.specs) if spec.lane is not None and judged(spec.kind)]
+    lane = {i: o for i, o in enumerate(s.options for s in loaded.specs) if isinstance(o, SmartSettings) and o.lane}
     if not (loaded.settings.protect or lane):
         return loaded
     protection = protection_for(loaded)
-    for index in lane:
-        loaded.specs[index] = loaded.specs[index].replace(paths=protection.paths)
+    paths = ProtectSettings.of(protection).paths
+    for index, settings in lane.items():
+        loaded.specs[index] = loaded.specs[index].replace(options=settings.replace(paths=paths))
     if loaded.settings.protect:
         loaded.specs.append(protection)
     return loaded

@@ -12,7 +12,8 @@ without it the kind follows from the keys, as configs have always said it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError, model_validator
 
@@ -23,11 +24,10 @@ from guard.config.kind_options import (
     HttpFields,
     OptionFields,
     SmartFields,
-    SpecFields,
 )
 from guard.config.typos import error_message
 from guard.core.errors import ConfigError, UnknownName
-from guard.core.kinds import KINDS, kind_of
+from guard.core.kinds import KINDS, kind_of, registered
 from guard.core.spec import EXTERNAL_SOURCES, FailureMode, HookKind, HookSpec, Source
 
 __all__ = ["HookEntry", "spec_from_entry"]
@@ -52,14 +52,9 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
                 raise ValueError(f"{lane} applies to a rule (or prompt): only a judged hook can skip the model")
         return self
 
-    def spec_fields(self) -> dict[str, Any]:
-        """The HookSpec fields a smart hook's keys set (the only kind that keeps its settings there)."""
-        return SmartFields.spec_fields(self) if self.kind() == "smart" else {}
-
-    def options(self) -> dict[str, Any]:
-        """The spec's options: the keys of its kind (smart's are HookSpec fields instead)."""
-        fields = _OPTION_FIELDS.get(self.kind())
-        return fields.own_options(self) if fields is not None else {}
+    def options(self) -> Mapping[str, Any]:
+        """The spec's options: the keys of its kind, as its hook reads them."""
+        return _OPTION_FIELDS[self.kind()].own_options(self)
 
     def kind(self) -> HookKind:
         if self.rule or self.prompt:
@@ -69,8 +64,9 @@ class HookEntry(CallableFields, HttpFields, CommandFields, SmartFields, CommonFi
         return "http" if self.url else "callable"
 
 
-#: the keys each of guard's kinds (but smart) reads from an entry without ``kind:``
+#: the keys each of guard's kinds reads from an entry without ``kind:``
 _OPTION_FIELDS: dict[str, type[OptionFields]] = {
+    "smart": SmartFields,
     "command": CommandFields,
     "http": HttpFields,
     "callable": CallableFields,
@@ -96,17 +92,13 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     """
     kind = entry["kind"]
     if not isinstance(kind, str) or not KINDS.known(kind):
-        choices = ", ".join(name for name in KINDS.names() if name != "protect")
-        raise UnknownName(
-            f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
-            f"the entry-point group {KINDS.group!r}",
-            file=file,
-            key=f"{key}.kind",
-        )
+        _unknown_kind(kind, file, key)
     try:
         found = kind_of(kind)
     except LookupError as exc:  # a plugin's entry point that names no Kind
         raise ConfigError(str(exc), file=file, key=f"{key}.kind") from exc
+    if not found.written:  # guard adds it itself (the self-protection rule)
+        _unknown_kind(kind, file, key)
     common = _validated(CommonFields, {k: v for k, v in entry.items() if k in COMMON_KEYS and k != "kind"}, file, key)
     options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
     model = found.load("options") if found.options is not None else None
@@ -132,6 +124,17 @@ def _named_kind(entry: dict[str, Any], file: str, key: str) -> tuple[CommonField
     return common, kind, validated
 
 
+def _unknown_kind(kind: object, file: str, key: str) -> NoReturn:
+    """Refuse ``kind:``, naming the kinds a config may declare (reading the installed plugins' entry points)."""
+    choices = ", ".join(name for name in KINDS.names() if (found := registered(name)) is None or found.written)
+    raise UnknownName(
+        f"unknown hook kind {kind!r}; choose one of {choices}, or install a plugin that adds it to "
+        f"the entry-point group {KINDS.group!r}",
+        file=file,
+        key=f"{key}.kind",
+    )
+
+
 def spec_from_entry(
     entry: Any, *, event: str, source: Source, origin: str, index: int, workdir: str | None = None
 ) -> HookSpec:
@@ -146,20 +149,16 @@ def spec_from_entry(
     if not isinstance(entry, dict):
         raise ConfigError(f"a hook entry must be a mapping, got {type(entry).__name__}", file=file, key=key)
     common: CommonFields
-    fields: dict[str, Any]
-    options: dict[str, Any] = {}
+    options: Mapping[str, Any] = {}
     if "kind" in entry:
         common, kind, validated = _named_kind(entry, file, key)
-        fields = {}
-        if isinstance(validated, SpecFields):  # smart keeps its options in HookSpec's named fields
-            fields = validated.spec_fields()
-        elif isinstance(validated, OptionFields):  # guard's own, in the form its hook reads
+        if isinstance(validated, OptionFields):  # guard's own, in the form its hook reads
             options = validated.own_options()
         elif validated is not None:  # a plugin's, as its model validated them
             options = validated.model_dump(mode="json")
     else:
         parsed = _validated(HookEntry, entry, file, key)
-        common, kind, fields, options = parsed, parsed.kind(), parsed.spec_fields(), parsed.options()
+        common, kind, options = parsed, parsed.kind(), parsed.options()
     tools = common.tools
     default_failure: FailureMode = "fail_closed" if source in EXTERNAL_SOURCES else "fail_open"
     return HookSpec(
@@ -177,5 +176,4 @@ def spec_from_entry(
         final=common.final,
         options=options,
         on_ask=common.on_ask,
-        **fields,
     )

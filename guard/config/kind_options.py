@@ -6,19 +6,20 @@ that kind's model alone; without ``kind:`` the kind follows from the keys (``rul
 → smart, ``command`` → command, ``url`` → http, ``callable`` → callable), the form
 every config before plugins was written in (:class:`guard.config.entries.HookEntry`).
 Each ``*Fields`` class holds a kind's keys; its ``*Options`` model adds the checks
-that apply when the kind is named. The options of command, http and callable reach
-their hooks in ``spec.options``, as a plugin kind's do (:class:`OptionFields`); smart
-keeps its own in :class:`~guard.core.spec.HookSpec`'s named fields (:class:`SpecFields`).
+that apply when the kind is named. Each kind's options reach its hooks in
+``spec.options``, as a plugin kind's do (:class:`OptionFields`): command's, http's and
+callable's as the mapping, smart's as the typed :class:`~guard.core.spec.SmartSettings`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from guard.core.matching import validate_matcher, validate_tools
-from guard.core.spec import Depth, FailureMode
+from guard.core.spec import Depth, FailureMode, SmartSettings
 
 __all__ = [
     "CallableOptions",
@@ -27,7 +28,6 @@ __all__ = [
     "HttpOptions",
     "OptionFields",
     "SmartOptions",
-    "SpecFields",
 ]
 
 
@@ -62,15 +62,15 @@ class CommonFields(BaseModel):
         return value
 
 
-class SpecFields(BaseModel):
-    """The keys of one of guard's own kinds, which keep their settings in :class:`~guard.core.spec.HookSpec`'s named fields."""
+class OptionFields(BaseModel):
+    """The keys of one of guard's kinds, which reach its hook as ``spec.options``, as a plugin kind's do."""
 
-    def spec_fields(self) -> dict[str, Any]:
-        """The HookSpec fields these keys set."""
+    def own_options(self) -> Mapping[str, Any]:
+        """The options a spec of this kind carries (JSON values, or the kind's typed value of them)."""
         raise NotImplementedError
 
 
-class SmartFields(SpecFields):
+class SmartFields(OptionFields):
     rule: str | None = None
     prompt: str | None = None
     depth: Depth = "auto"
@@ -83,24 +83,15 @@ class SmartFields(SpecFields):
     skip_project_writes: bool = False
     judge_together: bool = True
 
-    def spec_fields(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in SmartFields.model_fields}
-        return {**values, "cache_ignore": tuple(values["cache_ignore"]), "cache_keep": tuple(values["cache_keep"])}
-
-
-class OptionFields(BaseModel):
-    """The keys of one of guard's kinds whose settings reach its hook as ``spec.options``, as a plugin kind's do."""
-
-    def own_options(self) -> dict[str, Any]:
-        """The options a spec of this kind carries (JSON values)."""
-        raise NotImplementedError
+    def own_options(self) -> Mapping[str, Any]:
+        return SmartSettings(**{name: getattr(self, name) for name in SmartFields.model_fields})
 
 
 class CommandFields(OptionFields):
     command: str | None = None
     script: str | None = None  # SKILL.md spelling of command
 
-    def own_options(self) -> dict[str, Any]:
+    def own_options(self) -> Mapping[str, Any]:
         return {"command": self.command or self.script}
 
 
@@ -110,14 +101,14 @@ class HttpFields(OptionFields):
     fire_and_forget: bool = False
     headers: dict[str, str] = Field(default_factory=dict)
 
-    def own_options(self) -> dict[str, Any]:
+    def own_options(self) -> Mapping[str, Any]:
         return {name: getattr(self, name) for name in HttpFields.model_fields}
 
 
 class CallableFields(OptionFields):
     callable: str | None = None
 
-    def own_options(self) -> dict[str, Any]:
+    def own_options(self) -> Mapping[str, Any]:
         return {"callable": self.callable}
 
     @field_validator("callable")

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from guard.core.errors import ConfigError
 from guard.core.kinds import kind_of
 from guard.core.logs import LazyLogger
 from guard.core.settings import LoadedConfig, Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, KindOptions
 from guard.storage.secret import TrustError, seal, verify
 
 __all__ = ["expand_env", "read", "write"]
@@ -37,8 +36,9 @@ __all__ = ["expand_env", "read", "write"]
 log = LazyLogger("guard.config")
 
 #: 2: HookSpec.workdir; 3: a seal line before the JSON; 4: pinned snapshots, HookSpec.scripts;
-#: 5: an http hook's url, secret, headers and fire_and_forget in HookSpec.options (an older snapshot is parsed again)
-FORMAT = 5
+#: 5: an http hook's url, secret, headers and fire_and_forget in HookSpec.options; 6: a smart hook's settings in its
+#: options, typed (an older snapshot is parsed again)
+FORMAT = 6
 _PURPOSE = "snapshot"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -79,7 +79,7 @@ def read(config: Path, *, pin: str | None = None) -> LoadedConfig | None:
             sources=list(data["sources"]),
             pin=pin,
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError):
         return None
     return expand_env(loaded)
 
@@ -148,12 +148,13 @@ def expand_env(loaded: LoadedConfig) -> LoadedConfig:
     specs = []
     for spec in loaded.specs:
         where = spec.origin or spec.id
-        specs.append(spec.replace(model=_expand(spec.model, f"{where}.model"), options=_expanded_options(spec, where)))
+        specs.append(spec.replace(options=_expanded_options(spec, where)))
     return type(loaded)(settings=settings, specs=specs, sources=loaded.sources, pin=loaded.pin)
 
 
-def _expanded_options(spec: HookSpec, where: str) -> Mapping[str, Any]:
-    """``spec.options`` with ``${VAR}`` substituted in the options its kind says take it (an http hook's url, secret, headers).
+def _expanded_options(spec: HookSpec, where: str) -> KindOptions:
+    """``spec.options`` with ``${VAR}`` substituted in the options its kind says take it (an http hook's url, secret,
+    headers, a smart hook's model).
 
     The kind is looked up only when an option holds ``${``: a config without variables never loads a plugin's kind here.
     """
@@ -163,13 +164,13 @@ def _expanded_options(spec: HookSpec, where: str) -> Mapping[str, Any]:
         names = kind_of(spec.kind).expanded
     except (LookupError, ImportError, AttributeError):  # an unknown kind: its hook fails when it runs, and says why
         return spec.options
-    options = dict(spec.options)
+    expanded: dict[str, Any] = {}
     for name in names:
-        value, at = options.get(name), f"{where}.{name}"
+        value, at = spec.options.get(name), f"{where}.{name}"
         if isinstance(value, str):
-            options[name] = _expand(value, at)
+            expanded[name] = _expand(value, at)
         elif isinstance(value, list):
-            options[name] = [_expand(v, f"{at}[{i}]") if isinstance(v, str) else v for i, v in enumerate(value)]
+            expanded[name] = [_expand(v, f"{at}[{i}]") if isinstance(v, str) else v for i, v in enumerate(value)]
         elif isinstance(value, dict):
-            options[name] = {k: _expand(v, f"{at}.{k}") if isinstance(v, str) else v for k, v in value.items()}
-    return options
+            expanded[name] = {k: _expand(v, f"{at}.{k}") if isinstance(v, str) else v for k, v in value.items()}
+    return spec.options.replace(**expanded)

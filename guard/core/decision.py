@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from copy import deepcopy
 from typing import Any, Literal, TypeGuard
 
+from guard.core.kinds import quiet
 from guard.core.record import Record
 
 __all__ = [
@@ -256,7 +257,7 @@ def merge(results: list[HookResult], *, updated_input: dict[str, Any] | None = N
     live = [r for r in results if not r.shadow]
     verdicts = [r.decision for r in live if r.decision in _RANK]
     final = strictest(verdicts)
-    several = sum(1 for r in live if r.type != "protect" or r.decision is not None) > 1
+    several = sum(1 for r in live if r.decision is not None or not quiet(r.type)) > 1
     reasons = [f"[{r.id}] {r.reason}" if several else r.reason for r in live if r.decision == final and r.reason]
     contexts = [r.additional_context for r in live if r.additional_context]
     return Decision(

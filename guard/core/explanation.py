@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from guard.core.decision import DecidingRule, Decision, HookResult
 from guard.core.kinds import judged, shown
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 
 __all__ = [
     "FAILURE_POLICY",
@@ -104,9 +104,9 @@ def coverage(details: dict[str, object]) -> list[str]:
 def _policy_entry(spec: HookSpec, why: str | None) -> tuple[str, str] | None:
     """(list name, entry text) of the policy entry the judge's reason cites, when the rule is a policy."""
     cited = re.search(_CITED, why or "")
-    if cited is None or spec.rule is None:
+    if cited is None or not isinstance(spec.options, SmartSettings) or spec.options.rule is None:
         return None
-    for name, number, text in re.findall(_ENTRY, spec.rule):
+    for name, number, text in re.findall(_ENTRY, spec.options.rule):
         if (name, number) == cited.groups():
             return name, text
     return None
@@ -116,7 +116,7 @@ def rule_text(spec: HookSpec) -> str | None:
     """A hook's rule as messages show it: a smart rule's text, else what its kind shows (a command, URL or callable; trimmed)."""
     if spec.kind == "protect":
         return "the agent may not change guard's config, state or hook settings, nor read its secret"
-    return _trimmed(spec.rule or spec.prompt or shown(spec))
+    return _trimmed(shown(spec))
 
 
 def _deciding(spec: HookSpec, result: HookResult) -> DecidingRule:

@@ -28,7 +28,7 @@ from guard.core.plugins import Seam
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
 
-__all__ = ["KINDS", "Kind", "judged", "kind_of", "registered", "shown"]
+__all__ = ["KINDS", "Kind", "judged", "kind_of", "quiet", "registered", "shown"]
 
 
 class Kind:
@@ -43,8 +43,12 @@ class Kind:
         "judged",
         "name",
         "options",
+        "quiet",
+        "script_folders",
         "shown",
+        "typed",
         "verdict",
+        "written",
     )
 
     def __init__(
@@ -58,8 +62,12 @@ class Kind:
         cache: bool = False,
         judged: bool = False,
         expanded: tuple[str, ...] = (),
-        shown: str | None = None,
+        shown: str | tuple[str, ...] | None = None,
         files: str | None = None,
+        typed: str | None = None,
+        written: bool = True,
+        script_folders: bool = False,
+        quiet: bool = False,
     ) -> None:
         self.name = name
         #: ``"module:Class"``: a :class:`~guard.core.hook.Hook` taking ``(spec, ctx)``
@@ -81,15 +89,27 @@ class Kind:
         #: the options whose strings (a list's items, a mapping's values) take ``${VAR}`` / ``${VAR:-default}``, substituted
         #: from the environment each time the config loads (secrets, URLs): the compiled snapshot keeps them as written
         self.expanded = expanded
-        #: the option messages show as what a hook of this kind runs (``guard check``'s deciding rule, ``guard backtest``)
-        self.shown = shown
+        #: the option messages show as what a hook of this kind runs (``guard check``'s deciding rule, ``guard backtest``),
+        #: or several, the first that is set
+        self.shown = (shown,) if isinstance(shown, str) else (shown or ())
         #: ``"module:function"`` ``(spec, workdir) -> list[str]``: the project files a hook runs (a command's scripts, a
         #: callable's module), found now: ``guard trust`` pins them (a hook whose file changed since is not run) and
         #: self-protection keeps the agent from changing them
         self.files = files
+        #: ``"module:Class"``: the :class:`~guard.core.spec.TypedOptions` a spec of this kind holds its options in
+        #: (typed attributes besides the mapping; the compiled snapshot reads them back as it); None: a plain mapping
+        self.typed = typed
+        #: whether a config may declare hooks of this kind (guard adds the self-protection rule itself)
+        self.written = written
+        #: whether the folders of the files it runs are protected with them: a script runs its neighbours unnamed
+        self.script_folders = script_folders
+        #: it runs on every call and speaks only to refuse: a result of it without a decision is not counted among the
+        #: hooks that answered (a merged reason names its hook only when several did; ``guard view`` leaves it out)
+        self.quiet = quiet
 
     def load(self, part: str) -> Any:
-        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``, ``"files"``)."""
+        """The object named by the attribute ``part`` (``"hook"``, ``"options"``, ``"verdict"``, ``"cached_verdict"``, ``"files"``,
+        ``"typed"``)."""
         module_name, _, attribute = str(getattr(self, part)).partition(":")
         return getattr(importlib.import_module(module_name), attribute)
 
@@ -109,6 +129,9 @@ SMART = Kind(
     verdict="guard.judge.keys:lane_verdict",
     cached_verdict="guard.judge.keys:cached_verdict",
     judged=True,
+    expanded=("model",),
+    shown=("rule", "prompt"),
+    typed="guard.core.spec:SmartSettings",
 )
 COMMAND = Kind(
     "command",
@@ -116,6 +139,7 @@ COMMAND = Kind(
     options="guard.config.kind_options:CommandOptions",
     shown="command",
     files="guard.config.hook_scripts:command_files",
+    script_folders=True,
 )
 HTTP = Kind(
     "http",
@@ -132,7 +156,14 @@ CALLABLE = Kind(
     files="guard.config.hook_scripts:callable_files",
 )
 #: guard's self-protection rule: guard adds it, a config cannot name it
-PROTECT = Kind("protect", "guard.hooks.protect:ProtectHook", verdict="guard.hooks.protect:judge")
+PROTECT = Kind(
+    "protect",
+    "guard.hooks.protect:ProtectHook",
+    verdict="guard.hooks.protect:judge",
+    typed="guard.core.spec:ProtectSettings",
+    written=False,
+    quiet=True,
+)
 
 #: kind name → its :class:`Kind`
 KINDS = Seam(
@@ -158,6 +189,12 @@ def judged(name: str) -> bool:
     return kind is not None and kind.judged
 
 
+def quiet(name: str) -> bool:
+    """Whether hooks of kind ``name`` speak only to refuse (:attr:`Kind.quiet`: the self-protection rule)."""
+    kind = registered(name)
+    return kind is not None and kind.quiet
+
+
 def registered(name: str) -> Kind | None:
     """The :class:`Kind` registered as ``name``, or None when nothing registers one (its hook fails when it runs)."""
     try:
@@ -167,7 +204,8 @@ def registered(name: str) -> Kind | None:
 
 
 def shown(spec: HookSpec) -> str | None:
-    """What ``spec`` runs as messages show it: the option its kind names ``shown`` (a command, a URL, a callable's name)."""
+    """What ``spec`` runs as messages show it: the option its kind names ``shown`` (a rule, a command, a URL, a callable's
+    name)."""
     kind = registered(spec.kind)
-    value = spec.options.get(kind.shown) if kind is not None and kind.shown else None
-    return value if isinstance(value, str) else None
+    values = (spec.options.get(name) for name in kind.shown) if kind is not None else ()
+    return next((value for value in values if isinstance(value, str) and value), None)

@@ -9,12 +9,7 @@ without session-aware rules imports nothing more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from guard.core.kinds import judged
-
-if TYPE_CHECKING:
-    from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 
 __all__ = ["FILES_FIELD", "REQUEST_CONTEXT", "SESSION_CONTEXT", "SESSION_FIELD", "WRITTEN_FIELD", "reads_session"]
 
@@ -32,8 +27,5 @@ SESSION_CONTEXT = "session"
 
 
 def reads_session(spec: HookSpec) -> bool:
-    """Whether ``spec``'s judge is shown session context (a judged hook with ``context: request`` or ``session``).
-
-    The context first: the kind is looked up only for a hook that asks for one.
-    """
-    return spec.context in (REQUEST_CONTEXT, SESSION_CONTEXT) and judged(spec.kind)
+    """Whether ``spec``'s judge is shown session context (a smart hook with ``context: request`` or ``session``)."""
+    return isinstance(spec.options, SmartSettings) and spec.options.context in (REQUEST_CONTEXT, SESSION_CONTEXT)

@@ -6,9 +6,10 @@ events against hooks without loading pydantic or any hook implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, Self, get_args
 
+from guard.core.kinds import registered
 from guard.core.record import FrozenRecord
 
 __all__ = [
@@ -21,7 +22,10 @@ __all__ = [
     "HookSpec",
     "KindOptions",
     "OnAsk",
+    "ProtectSettings",
+    "SmartSettings",
     "Source",
+    "TypedOptions",
 ]
 
 #: guard's own hook kinds, the names :data:`guard.core.kinds.KINDS` registers first (a plugin's kind is a ``str``).
@@ -59,9 +63,19 @@ class KindOptions(Mapping[str, Any]):
     """
 
     __slots__ = ("_values",)
+    _values: dict[str, Any]
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
-        self._values = dict(values or {})
+        object.__setattr__(self, "_values", dict(values or {}))
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Self:
+        """The options ``values`` (a snapshot's JSON, a changed copy's) stand for."""
+        return cls(values)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (an option substituted from the environment, a variant's model)."""
+        return self.from_values({**self._values, **changes})
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -78,8 +92,139 @@ class KindOptions(Mapping[str, Any]):
     def __eq__(self, other: object) -> bool:
         return dict(self) == dict(other) if isinstance(other, Mapping) else NotImplemented
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign {name!r} (use .replace())")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild through from_values (attributes cannot be set)
+        return (self.from_values, (self._values,))
+
     def __repr__(self) -> str:
-        return f"KindOptions({self._values!r})"
+        return f"{type(self).__name__}({self._values!r})"
+
+
+class TypedOptions(KindOptions):
+    """The options of a kind that names them (:attr:`guard.core.kinds.Kind.typed`): each key in ``__slots__`` is also a
+    typed attribute, so guard's code reads ``settings.depth`` where a plugin's reads ``spec.options["words"]``.
+
+    ``__init__`` takes the fields as keywords (the snapshot's JSON lists read back as tuples). Equal only to a value of
+    its own type, and hashed by its fields as they are: the self-protection rule's hundred paths hash in microseconds.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Self:
+        return cls(**values)
+
+    @classmethod
+    def of(cls, spec: HookSpec) -> Self:
+        """``spec``'s options, which a hook of this kind holds as this type; TypeError naming the hook otherwise."""
+        if not isinstance(spec.options, cls):
+            raise TypeError(
+                f"hook {spec.id!r} ({spec.kind}): its options are not {cls.__name__} (got {spec.options!r})"
+            )
+        return spec.options
+
+    def _set(self, values: dict[str, Any]) -> None:
+        """Set every field from ``values`` (``__init__`` passes ``locals()``): attributes and the mapping alike."""
+        fields = {name: values[name] for name in self.__slots__}
+        KindOptions.__init__(self, fields)
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __hash__(self) -> int:  # its fields are hashable as they are (tuples, not lists): no JSON walk
+        return hash((type(self), *self._values.values()))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values == other._values if isinstance(other, KindOptions) else False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{name}={value!r}' for name, value in self.items())})"
+
+
+def _pairs(pairs: Iterable[Iterable[str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((label, path) for label, path in pairs)
+
+
+class SmartSettings(TypedOptions):
+    """What a smart hook judges by, and what its verdicts are cached and skipped by: built by the config pass from
+    :class:`guard.config.kind_options.SmartOptions`, held in ``spec.options``, stored in the compiled snapshot.
+
+    ``rule`` the plain-English rule, or ``prompt`` a user's own template ($ARGUMENTS) from Claude/SKILL prompt hooks;
+    ``depth`` quick | thorough | auto; ``model`` the hook's own model (else the tier's); ``confidence_threshold`` below
+    which auto asks the thorough tier; ``cache_ignore`` extra payload fields left out of the cache key, ``cache_keep``
+    volatile fields kept in it after all; ``context`` event | request (+ the user's latest requests) | session (+
+    requests and recent actions); ``skip_read_only`` the rule says a call proven to only read cannot break it, so such
+    calls are allowed without a model (:mod:`guard.judge.read_only_lane`; ``paths`` then holds what such a read may not
+    name, the self-protection rule's, added on every load); ``skip_project_writes`` says the same of a call proven to
+    write only plain files inside the project with reading programs (and includes the reads); ``judge_together``
+    (default true) lets the rule be judged in one model request with the other smart rules that apply to the same call
+    at the same depth (:mod:`guard.judge.together`).
+    """
+
+    __slots__ = (
+        "rule",
+        "prompt",
+        "depth",
+        "model",
+        "confidence_threshold",
+        "cache_ignore",
+        "cache_keep",
+        "context",
+        "skip_read_only",
+        "skip_project_writes",
+        "judge_together",
+        "paths",
+    )
+    rule: str | None
+    prompt: str | None
+    depth: str
+    model: str | None
+    confidence_threshold: float
+    cache_ignore: tuple[str, ...]
+    cache_keep: tuple[str, ...]
+    context: str
+    skip_read_only: bool
+    skip_project_writes: bool
+    judge_together: bool
+    paths: tuple[tuple[str, str], ...]
+
+    def __init__(
+        self,
+        rule: str | None = None,
+        prompt: str | None = None,
+        depth: str = "auto",
+        model: str | None = None,
+        confidence_threshold: float = 0.7,
+        cache_ignore: Iterable[str] = (),
+        cache_keep: Iterable[str] = (),
+        context: str = "event",
+        skip_read_only: bool = False,
+        skip_project_writes: bool = False,
+        judge_together: bool = True,
+        paths: Iterable[Iterable[str]] = (),
+    ) -> None:
+        cache_ignore, cache_keep, paths = tuple(cache_ignore), tuple(cache_keep), _pairs(paths)
+        self._set(locals())
+
+    @property
+    def lane(self) -> str | None:
+        """What the rule says cannot break it, decided without a model: ``read_only``, ``project_writes`` (reads too), or None."""
+        return "project_writes" if self.skip_project_writes else ("read_only" if self.skip_read_only else None)
+
+
+class ProtectSettings(TypedOptions):
+    """The self-protection rule's: ``paths``, the (label, absolute file or folder) pairs no tool call may change."""
+
+    __slots__ = ("paths",)
+    paths: tuple[tuple[str, str], ...]
+
+    def __init__(self, paths: Iterable[Iterable[str]] = ()) -> None:
+        paths = _pairs(paths)
+        self._set(locals())
 
 
 class HookSpec(FrozenRecord):
@@ -91,23 +236,14 @@ class HookSpec(FrozenRecord):
     ``kind`` is one of guard's :data:`HookKind` or a plugin's kind (:mod:`guard.core.kinds`);
     ``options`` the kind's own settings as its options model validated them (what a
     plugin's kind reads, and guard's: http's ``url``, ``secret``, ``headers``,
-    ``fire_and_forget``, command's ``command``, callable's ``callable``); smart keeps its own in the named fields below.
+    ``fire_and_forget``, command's ``command``, callable's ``callable``), or the typed value a kind names for them
+    (:class:`TypedOptions`: smart's :class:`SmartSettings`, the self-protection rule's :class:`ProtectSettings`).
     Fields: ``event`` is the canonical event name; ``matcher`` is a Claude Code
     matcher on tool_name; ``tools`` fnmatch globs on tool_name; ``timeout`` seconds
     (1..600); ``origin`` the file (and key path) it was declared in, for messages;
     ``workdir`` the declaring config's folder (where a command hook's relative command runs).
-    Smart: ``prompt`` is a user's own template ($ARGUMENTS) from Claude/SKILL prompt
-    hooks; ``depth`` quick | thorough | auto; ``cache_ignore`` extra payload fields
-    left out of the cache key, ``cache_keep`` volatile fields kept in it after all;
-    ``context`` event | request (+ the user's latest requests) | session (+ requests
-    and recent actions); ``skip_read_only`` the rule says a call proven to only read
-    cannot break it, so such calls are allowed without a model (:mod:`guard.judge.read_only_lane`;
-    ``paths`` then holds what such a read may not name); ``skip_project_writes`` says the same of a call proven
-    to write only plain files inside the project with reading programs (and includes the reads); ``judge_together``
-    (default true) lets the rule be judged in one model request with the other smart rules that apply to the same call
-    at the same depth (:mod:`guard.judge.together`). Callable: ``func`` the function a library registered (the config's
-    ``callable`` option names one as "module:function"). Protect: ``paths``
-    are (label, absolute file or folder) no tool call may change. ``scripts``: the
+    Callable: ``func`` the function a library registered (the config's
+    ``callable`` option names one as "module:function"). ``scripts``: the
     (absolute path, sha256) of each script a command hook runs, as the user trusted
     them (``guard trust``; empty for a hook that runs none); None when the config was read
     from disk untrusted (``guard check``), so nothing is compared before the command runs.
@@ -129,19 +265,7 @@ class HookSpec(FrozenRecord):
         "source",
         "origin",
         "workdir",
-        "rule",
-        "prompt",
-        "depth",
-        "model",
-        "confidence_threshold",
-        "cache_ignore",
-        "cache_keep",
-        "context",
-        "skip_read_only",
-        "skip_project_writes",
-        "judge_together",
         "func",
-        "paths",
         "scripts",
         "mode",
         "final",
@@ -158,19 +282,7 @@ class HookSpec(FrozenRecord):
     source: Source
     origin: str | None
     workdir: str | None
-    rule: str | None
-    prompt: str | None
-    depth: str
-    model: str | None
-    confidence_threshold: float
-    cache_ignore: tuple[str, ...]
-    cache_keep: tuple[str, ...]
-    context: str
-    skip_read_only: bool
-    skip_project_writes: bool
-    judge_together: bool
     func: Callable[..., Any] | None
-    paths: tuple[tuple[str, str], ...]
     scripts: tuple[tuple[str, str], ...] | None
     mode: HookMode
     final: bool | None
@@ -189,19 +301,7 @@ class HookSpec(FrozenRecord):
         source: Source = "config",
         origin: str | None = None,
         workdir: str | None = None,
-        rule: str | None = None,
-        prompt: str | None = None,
-        depth: str = "auto",
-        model: str | None = None,
-        confidence_threshold: float = 0.7,
-        cache_ignore: tuple[str, ...] = (),
-        cache_keep: tuple[str, ...] = (),
-        context: str = "event",
-        skip_read_only: bool = False,
-        skip_project_writes: bool = False,
-        judge_together: bool = True,
         func: Callable[..., Any] | None = None,
-        paths: tuple[tuple[str, str], ...] = (),
         scripts: tuple[tuple[str, str], ...] | None = None,
         mode: HookMode = "enforce",
         final: bool | None = None,
@@ -225,43 +325,40 @@ class HookSpec(FrozenRecord):
         return bool(self.options.get("fire_and_forget"))
 
     @property
-    def lane(self) -> str | None:
-        """What the rule says cannot break it, decided without a model: ``read_only``, ``project_writes`` (reads too), or None."""
-        return "project_writes" if self.skip_project_writes else ("read_only" if self.skip_read_only else None)
-
-    @property
     def shadow(self) -> bool:
         """Judged and recorded, but never part of the answer."""
         return self.mode == "shadow"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for the compiled config snapshot (callables by target name only)."""
+        """JSON-ready form for the compiled config snapshot (callables by target name only).
+
+        Typed options are marked ``typed``: :meth:`from_dict` reads them back through the kind, which names their type.
+        """
         data = {name: getattr(self, name) for name in _COMPARED}
-        for key in ("tools", "cache_ignore", "cache_keep"):
-            if data[key] is not None:
-                data[key] = list(data[key])
-        for key in ("paths", "scripts"):
-            if data[key] is not None:
-                data[key] = [list(pair) for pair in data[key]]
-        if self.options:  # left out when empty: a built-in hook's form (and what eval keys on) is as before
+        if data["tools"] is not None:
+            data["tools"] = list(data["tools"])
+        if data["scripts"] is not None:
+            data["scripts"] = [list(pair) for pair in data["scripts"]]
+        if self.options:  # left out when empty: a hook without options keeps its form
             data["options"] = dict(self.options)
+            if isinstance(self.options, TypedOptions):
+                data["typed"] = True
         else:
             del data["options"]
         if self.on_ask == "client":  # likewise: a spec that does not ask for approvals keeps its form
             del data["on_ask"]
-        if self.judge_together:  # the default, left out for the same reason
-            del data["judge_together"]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HookSpec:
         data = dict(data)
-        for key in ("tools", "cache_ignore", "cache_keep"):
-            if data.get(key) is not None:
-                data[key] = tuple(data[key])
-        data["paths"] = tuple(tuple(pair) for pair in data.get("paths", ()))
+        if data.get("tools") is not None:
+            data["tools"] = tuple(data["tools"])
         if data.get("scripts") is not None:
             data["scripts"] = tuple(tuple(pair) for pair in data["scripts"])
+        kind = registered(data["kind"]) if data.pop("typed", False) else None
+        if kind is not None and kind.typed is not None:
+            data["options"] = kind.load("typed").from_values(data.get("options", {}))
         return cls(**data)
 
 

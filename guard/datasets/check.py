@@ -21,6 +21,7 @@ from typing import Any, Literal
 from guard.config.parse import parse_config
 from guard.core.decision import DECISIONS
 from guard.core.errors import ConfigError, DatasetError
+from guard.core.spec import SmartSettings
 from guard.datasets.case import Case, iter_lines, parse_case
 from guard.datasets.similarity import field_shingles, similar_pairs
 
@@ -199,7 +200,9 @@ def _check_rules(path: Path, rows: list[Row], summary: FileSummary, report: Chec
             report.findings.append(Finding("error", f"rule config does not load: {exc}", str(config)))
             return
         hook_ids = {spec.id for spec in specs}
-        rule_texts = {spec.rule for spec in specs if spec.rule}
+        rule_texts = {
+            spec.options.rule for spec in specs if isinstance(spec.options, SmartSettings) and spec.options.rule
+        }
     unresolved: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         rule = row.case.rule

@@ -24,7 +24,7 @@ from guard.core.events.model import Event
 from guard.core.kinds import judged
 from guard.core.matching import compile_filter
 from guard.core.session import FILES_FIELD, SESSION_FIELD
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.datasets import Case
 from guard.datasets.check import CheckReport, read_rows
 from guard.eval.schema import DatasetInfo
@@ -66,7 +66,7 @@ def input_summary(payload: dict[str, Any]) -> str:
 
 def rule_name(spec: HookSpec) -> str:
     """How a report names a hook: its id, or for a dataset case's own rule text, that text (shortened)."""
-    return f'"{_shortened(spec.rule or "", 80)}"' if spec.origin == "dataset rule" else spec.id
+    return f'"{_shortened(SmartSettings.of(spec).rule or "", 80)}"' if spec.origin == "dataset rule" else spec.id
 
 
 @dataclass(frozen=True)
@@ -136,11 +136,10 @@ def _rule_spec(case: Case, rule: str) -> HookSpec:
         id=f"rule-{digest}",
         kind="smart",
         event=case.canonical_event,
-        rule=rule,
         timeout=RULE_TIMEOUT,
         source="library",
         origin="dataset rule",
-        context=context,
+        options=SmartSettings(rule=rule, context=context),
     )
 
 
@@ -182,7 +181,7 @@ def companions(case: Case, config: Sequence[HookSpec], specs: Sequence[HookSpec]
     return tuple(
         s
         for s in Registry(shown).matching(case.canonical_event, case.tool_name)
-        if s.rule and s.id not in mine and judged(s.kind)
+        if isinstance(s.options, SmartSettings) and s.options.rule and s.id not in mine
     )
 
 

@@ -32,7 +32,7 @@ from guard.cache import canonical_json
 from guard.core.decision import Decision, merge
 from guard.core.kinds import judged
 from guard.core.settings import Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.eval.cases import JudgedCase
 from guard.eval.limiter import AdaptiveLimiter
 from guard.eval.progress import Progress
@@ -93,16 +93,16 @@ class Variant:
         ``session_id`` joins the smart hook's key (it stays hidden from the prompt), so
         the single flight never folds two repeats, or two cases, into one model call.
         """
-        if not judged(spec.kind):
+        if not isinstance(spec.options, SmartSettings):
             return spec
-        changes: dict[str, object] = {"cache_keep": (*spec.cache_keep, SAMPLE_FIELD)}
+        changes: dict[str, object] = {"cache_keep": (*spec.options.cache_keep, SAMPLE_FIELD)}
         if self.pinned_depth:
             changes["depth"] = self.pinned_depth
         if self.pinned_model:
             changes["model"] = self.pinned_model
         if self.judging is not None:
             changes["judge_together"] = self.judging == "together"
-        return spec.replace(**changes)
+        return spec.replace(options=spec.options.replace(**changes))
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from guard.core.decision import DecisionName, HookResult
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, ProtectSettings
 from guard.protection import targets
 
 if TYPE_CHECKING:
@@ -267,7 +267,9 @@ def _violation(spec: HookSpec, payload: dict[str, Any]) -> tuple[DecisionName, s
     cwd = str(payload.get("cwd") or os.getcwd())
     if "\0" in cwd:
         return "deny", "the call's working directory holds a NUL byte"
-    entries = spec.paths + targets.event_paths(payload)  # the project the event runs in, and its transcript
+    entries = ProtectSettings.of(spec).paths + targets.event_paths(
+        payload
+    )  # the project the event runs in, and its transcript
     entries += tuple(targets.worktree_settings(targets.project_folders(entries)))
     urls = [path for label, path in entries if label == targets.SERVICE]
     asking = (targets.SHELL, targets.AUTOSTART, targets.PATH_FOLDER)

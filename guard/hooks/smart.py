@@ -24,6 +24,7 @@ from guard.cache import cache_key, open_cache
 from guard.cache.singleflight import SingleFlight, once_per_fleet
 from guard.core.decision import HookResult
 from guard.core.errors import CacheError, HookError, JudgeError, JudgeTooLarge, ModelNotConfigured
+from guard.core.spec import HookSpec, SmartSettings
 from guard.judge.deferred import deferred_view
 from guard.judge.keys import cache_value, code_cache_key, result_from_cache, smart_cache_key
 from guard.judge.model import RetryPolicy, load_client
@@ -33,7 +34,6 @@ from guard.judge.tiers import Judgement, judge, judge_many, models_for
 if TYPE_CHECKING:
     from guard.core.events.model import Event
     from guard.core.hook import HookContext
-    from guard.core.spec import HookSpec
 
 __all__ = ["SmartHook"]
 
@@ -72,10 +72,11 @@ class _CacheMemo:
 
 
 class SmartHook:
-    """Judges events against ``spec.rule`` (or ``spec.prompt``) at ``spec.depth``."""
+    """Judges events against its settings' ``rule`` (or ``prompt``) at their ``depth``."""
 
     def __init__(self, spec: HookSpec, ctx: HookContext) -> None:
         self.spec = spec
+        self.settings = SmartSettings.of(spec)
         self.ctx = ctx
         self._prefetched: dict[str, dict[str, Any]] = {}  # cache hits read by prepare(), taken by run()
         self._missed: Counter[str] = Counter()  # misses prepare() counted, so run() does not count them again
@@ -168,7 +169,7 @@ class SmartHook:
             }
         return HookResult(
             id=self.spec.id,
-            type="smart",
+            type=self.spec.kind,
             decision=verdict.decision,
             reason=verdict.reason or None,
             tier=judgement.tier,
@@ -185,7 +186,7 @@ class SmartHook:
         Reads the cached verdict, or else loads the model client (seconds, once per
         process): a cold ``guard hook`` must not spend its model budget on imports.
         """
-        if self.spec.lane is not None and _lane(self.spec, event.payload()) is not None:
+        if self.settings.lane is not None and _lane(self.spec, event.payload()) is not None:
             return
         payload, key = self._payload_and_key(event, keep=True)
         hit = self._lookup(self._cache(), key)
@@ -205,7 +206,7 @@ class SmartHook:
     def _answered(self, event: Event, started: float) -> tuple[HookResult | None, dict[str, Any], str]:
         """The answer with no model call, if there is one (the lane, the cache, an earlier judgement of the same code),
         and the payload and key a judgement needs otherwise."""
-        if self.spec.lane is not None:
+        if self.settings.lane is not None:
             lane = _lane(self.spec, event.payload())
             if lane is not None:
                 return lane, {}, ""
@@ -308,8 +309,8 @@ class SmartHook:
         The same depth, models, endpoint, context and view of the deferred code: the request shows each of them
         exactly what it would show one alone. A user's own prompt and a hook with ``judge_together: false`` are judged apart.
         """
-        spec = self.spec
-        if not spec.judge_together or spec.prompt is not None or not spec.rule:
+        spec, settings = self.spec, self.settings
+        if not settings.judge_together or settings.prompt is not None or not settings.rule:
             return None
         try:
             models = models_for(spec, self.ctx.settings)
@@ -319,10 +320,10 @@ class SmartHook:
         return cache_key(
             {
                 "event": spec.event,
-                "depth": spec.depth,
+                "depth": settings.depth,
                 "models": models,
                 "api_base": self.ctx.settings.effective_api_base(),
-                "context": spec.context,
+                "context": settings.context,
                 "deferred": deferred.block if deferred is not None else None,
             }
         )

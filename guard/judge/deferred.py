@@ -28,6 +28,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from guard.core.session import WRITTEN_FIELD
+from guard.core.spec import SmartSettings
 
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
@@ -139,7 +140,7 @@ def _unseen(spec: HookSpec, state: dict[str, Any]) -> list[dict[str, Any]]:
     """The changed files no judge of ``spec``'s rule has allowed to run in their current content."""
     from guard.session.written import rule_key
 
-    seen = state.get("seen", {}).get(rule_key(spec.rule, spec.prompt), {})
+    seen = state.get("seen", {}).get(rule_key(SmartSettings.of(spec)), {})
     return [f for f in state.get("files", []) if f["digest"] not in seen.get(f["path"], ())]
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from guard.cache import cache_key, canonical_payload
 from guard.core.decision import HookResult
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD
-from guard.core.spec import DEPTHS
+from guard.core.spec import DEPTHS, SmartSettings
 from guard.judge.prompts import CUSTOM_TEMPLATE, SESSION_TEMPLATE, TIERS, WINDOW_TEMPLATE, load_template
 from guard.judge.view import effect_of, session_shown
 
@@ -59,7 +59,7 @@ def resolve_model(spec: HookSpec, settings: Settings, tier: str) -> str | None:
     With an OpenAI-compatible endpoint (``GUARD_API_BASE``) a bare model name is
     taken as ``openai/<name>``, which is how LiteLLM addresses such servers.
     """
-    model = spec.model or settings.model_for(tier)
+    model = SmartSettings.of(spec).model or settings.model_for(tier)
     if model and "/" not in model and settings.effective_api_base():
         model = f"openai/{model}"
     return model
@@ -67,9 +67,10 @@ def resolve_model(spec: HookSpec, settings: Settings, tier: str) -> str | None:
 
 def _judged_by(spec: HookSpec, settings: Settings) -> dict[str, Any]:
     """What a verdict of ``spec`` depends on besides the call: the rule, depth, every tier's model, template and parameters, the endpoint."""
+    smart = SmartSettings.of(spec)
     tiers: dict[str, Any] = {}
-    for tier in tiers_for(spec.depth):
-        template = load_template(CUSTOM_TEMPLATE if spec.prompt is not None else TIERS[tier].template)
+    for tier in tiers_for(smart.depth):
+        template = load_template(CUSTOM_TEMPLATE if smart.prompt is not None else TIERS[tier].template)
         tiers[tier] = {
             "model": resolve_model(spec, settings, tier),
             "template": template.version,
@@ -80,13 +81,13 @@ def _judged_by(spec: HookSpec, settings: Settings) -> dict[str, Any]:
     return {
         "window_template": [window.version, window.sha256],
         "kind": "smart",
-        "rule": spec.rule,
-        "prompt": spec.prompt,
-        "depth": spec.depth,
-        "threshold": spec.confidence_threshold if spec.depth == "auto" else None,
+        "rule": smart.rule,
+        "prompt": smart.prompt,
+        "depth": smart.depth,
+        "threshold": smart.confidence_threshold if smart.depth == "auto" else None,
         "tiers": tiers,
         "api_base": settings.effective_api_base(),
-        **({"apart": True} if not spec.judge_together else {}),
+        **({"apart": True} if not smart.judge_together else {}),
     }
 
 
@@ -116,12 +117,13 @@ def smart_cache_key(spec: HookSpec, settings: Settings, payload: dict[str, Any])
     A call that may run project code unnamed is keyed on the changed files this rule's judges have not seen run
     (:mod:`guard.judge.deferred`): the same command after a module it imports changed is judged again.
     """
+    smart = SmartSettings.of(spec)
     return cache_key(
         {
             "v": KEY_VERSION,
             **_judged_by(spec, settings),
             "payload": canonical_payload(
-                payload, (*spec.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), spec.cache_keep
+                payload, (*smart.cache_ignore, SESSION_FIELD, FILES_FIELD, WRITTEN_FIELD), smart.cache_keep
             ),
             "effect": effect_of(payload, for_key=True),
             **_deferred_part(spec, payload),
@@ -192,7 +194,7 @@ def lane_verdict(spec: HookSpec, payload: dict[str, Any], env: Mapping[str, str]
 
     Here rather than there so a rule without a lane never imports the lane's prover on the fast path.
     """
-    if spec.lane is None:
+    if SmartSettings.of(spec).lane is None:
         return None
     from guard.judge.read_only_lane import lane_result
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from guard.core.errors import JudgeError
 from guard.core.settings import API_BASE_ENV, MODEL_ENV, from_env
+from guard.core.spec import SmartSettings
 from guard.judge import openai_transport
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def _listed_in_litellm_source(provider: str) -> bool:
 
 def model_origin(spec: HookSpec, settings: Settings, tier: str) -> str:
     """The setting that holds ``tier``'s model for ``spec``, worded to follow "set"."""
-    if spec.model:
+    if SmartSettings.of(spec).model:
         return f"model: on hook {spec.id}"
     variable = MODEL_ENV[tier]
     if os.environ.get(variable):

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from guard.core.decision import HookResult
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.protection.credentials import looks_like_credential
 
 __all__ = ["LANE", "LANE_TIERS", "TIER", "WRITE_LANE", "WRITE_TIER", "lane_result"]
@@ -332,7 +332,7 @@ def _guarded(
     closed = _outside(cwd)
     if closed:
         return closed
-    protected = spec.paths + targets.event_paths(payload)
+    protected = SmartSettings.of(spec).paths + targets.event_paths(payload)
     tool = str(payload.get("tool_name") or "").lower()
     words = list(_candidates(tool, tool_input)) + list(names)
     if set(words) & _NOT_IN_LANE:
@@ -363,7 +363,8 @@ def _guarded(
 
 def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> HookResult | None:
     """The allow a lane gives ``spec`` for this call without a model, or None when the judge must decide."""
-    if spec.lane is None or spec.event != "pre_tool_use":
+    lane = SmartSettings.of(spec).lane
+    if lane is None or spec.event != "pre_tool_use":
         return None
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
@@ -372,7 +373,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
 
     env = os.environ if env is None else env
     cwd = os.path.normpath(str(payload.get("cwd") or os.getcwd()))
-    writes = spec.lane == "project_writes"
+    writes = lane == "project_writes"
     proof = prove(str(payload.get("tool_name") or ""), tool_input, cwd, env, writes=writes, changes=writes)
     if not proof.proven or _guarded(payload, spec, env, proof.names, proof.walks) is not None:
         return None
@@ -383,7 +384,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
             return None
         return HookResult(
             id=spec.id,
-            type="smart",
+            type=spec.kind,
             decision="allow",
             reason=f"proven to write only inside the project, running nothing ({proof.reason}); the rule says such writes cannot break it",
             tier=WRITE_TIER,
@@ -393,7 +394,7 @@ def lane_result(spec: HookSpec, payload: Mapping[str, Any], env: Mapping[str, st
         )
     return HookResult(
         id=spec.id,
-        type="smart",
+        type=spec.kind,
         decision="allow",
         reason=f"proven read-only ({proof.reason}); the rule says reads cannot break it",
         tier=TIER,

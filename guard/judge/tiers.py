@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from guard.cache import cache_key
 from guard.core.errors import JudgeBadResponse, JudgeError, JudgeTooLarge, ModelNotConfigured
+from guard.core.spec import SmartSettings
 from guard.judge.deferred import DeferredView, deferred_view
 from guard.judge.keys import resolve_model, tiers_for
 from guard.judge.model import RetryPolicy, complete
@@ -115,11 +116,12 @@ def _strictest(verdicts: list[tuple[RenderedPrompt, ModelVerdict]]) -> tuple[Ren
 def models_for(spec: HookSpec, settings: Settings) -> dict[str, str]:
     """The model of every tier ``spec`` may call; ModelNotConfigured names what to set when one is missing."""
     models: dict[str, str] = {}
-    for tier in tiers_for(spec.depth):
+    depth = SmartSettings.of(spec).depth
+    for tier in tiers_for(depth):
         model = resolve_model(spec, settings, tier)
         if not model:
             raise ModelNotConfigured(
-                f"smart hook {spec.id!r} (depth {spec.depth}) has no model for the {tier} tier: set "
+                f"smart hook {spec.id!r} (depth {depth}) has no model for the {tier} tier: set "
                 f"GUARD_MODEL_{tier.upper()} (or models.{tier} in guard.yaml, or model: on the hook); "
                 "GUARD_MODEL_QUICK / GUARD_MODEL_THOROUGH take any LiteLLM model id, and GUARD_API_BASE "
                 "points them at an OpenAI-compatible server"
@@ -179,7 +181,7 @@ class _Asker:
                     {"tier": tier, "prompt_version": prompt.version, **window, **shared, "model": model, "cached": True}
                 )
                 return remembered
-        custom = not together and specs[0].prompt is not None
+        custom = not together and SmartSettings.of(specs[0]).prompt is not None
         reasoning = tier == "thorough" and not custom
         profile = TIERS[tier]
         reply = await complete(
@@ -209,14 +211,14 @@ class _Asker:
     async def tier(self, tier: str, model: str, specs: list[HookSpec]) -> dict[str, _TierRun]:
         """Judge every window of the event at ``tier`` for ``specs``, concurrently; failures are collected, not raised."""
         runs = {spec.id: _TierRun(tier, model) for spec in specs}
-        first = specs[0]
-        rules = {spec.id: spec.rule or "" for spec in specs} if len(specs) > 1 else None
+        first, smart = specs[0], SmartSettings.of(specs[0])
+        rules = {spec.id: SmartSettings.of(spec).rule or "" for spec in specs} if len(specs) > 1 else None
         try:
             prompts = render_windows(
                 tier,
                 self.payload,
-                rule=first.rule,
-                prompt=first.prompt,
+                rule=smart.rule,
+                prompt=smart.prompt,
                 session=session_shown(first, self.payload),
                 deferred=self.deferred.block if self.deferred is not None else None,
                 rules=rules,
@@ -263,12 +265,8 @@ def _escalation(spec: HookSpec, quick: _TierRun) -> str | None:
     """Why quick's answer is not enough (None: it decides)."""
     best = quick.strictest()
     verdict = best[1] if best else None
-    if (
-        verdict
-        and verdict.decision == "deny"
-        and verdict.confidence is not None
-        and verdict.confidence >= spec.confidence_threshold
-    ):
+    threshold = SmartSettings.of(spec).confidence_threshold
+    if verdict and verdict.decision == "deny" and verdict.confidence is not None and verdict.confidence >= threshold:
         return None  # a sure deny wins whatever the other windows said
     if quick.errors:
         if all(isinstance(e, JudgeBadResponse) for e in quick.errors):
@@ -279,8 +277,8 @@ def _escalation(spec: HookSpec, quick: _TierRun) -> str | None:
         return "quick answered ask"
     if verdict.confidence is None:
         return "quick gave no usable confidence"
-    if verdict.confidence < spec.confidence_threshold:
-        return f"quick confidence {verdict.confidence:g} < threshold {spec.confidence_threshold:g}"
+    if verdict.confidence < threshold:
+        return f"quick confidence {verdict.confidence:g} < threshold {threshold:g}"
     return None
 
 
@@ -388,7 +386,7 @@ async def _judge_at_depth(
 ) -> dict[str, Judgement | JudgeError]:
     """quick or thorough alone, or auto: quick, then thorough for the rules quick was unsure of (or every rule, when the
     event is too long for quick)."""
-    depth = specs[0].depth
+    depth = SmartSettings.of(specs[0]).depth
     if depth != "auto":
         runs = await asker.tier(depth, models[depth], specs)
         return {spec.id: _outcome(spec, [runs[spec.id]], None) for spec in specs}

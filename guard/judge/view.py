@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.core.actions import MCP_PREFIX, PATCH_LINE, patch_text, tool_kind
 from guard.core.session import FILES_FIELD, REQUEST_CONTEXT, SESSION_FIELD, reads_session
+from guard.core.spec import SmartSettings
 
 if TYPE_CHECKING:
     from guard.core.spec import HookSpec
@@ -405,4 +406,4 @@ def session_shown(spec: HookSpec, payload: dict[str, Any]) -> SessionContext | N
 
     raw = payload.get(SESSION_FIELD)
     shown = SessionContext() if raw is None else SessionContext.from_dict(raw).bounded()
-    return shown.requests_only() if spec.context == REQUEST_CONTEXT else shown
+    return shown.requests_only() if SmartSettings.of(spec).context == REQUEST_CONTEXT else shown

@@ -64,7 +64,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.core.settings import CONFIG_ENV, SYSTEM_DIR, from_env, locate, user_dir
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, ProtectSettings
 from guard.storage.secret import secret_path
 
 if TYPE_CHECKING:
@@ -367,5 +367,5 @@ def protect_spec(loaded: LoadedConfig, *, scripts: Iterable[str]) -> HookSpec:
         failure_mode="fail_open",
         source="builtin",
         origin="built-in self-protection rule (protect: false in guard.yaml turns it off)",
-        paths=protected_paths(loaded, scripts=scripts),
+        options=ProtectSettings(protected_paths(loaded, scripts=scripts)),
     )

@@ -22,7 +22,7 @@ from guard.core.events.model import Event, parse_event
 from guard.core.hook import Hook, HookContext, JudgedTogether
 from guard.core.kinds import KINDS, judged, kind_of
 from guard.core.settings import Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.runtime.kinds import build
 from guard.runtime.registry import Registry
 from guard.runtime.settle import audited, settle
@@ -96,7 +96,7 @@ class Engine:
         for spec in smart:
             self._hook(spec)
         models = {m for m in (self.settings.model_for("quick"), self.settings.model_for("thorough")) if m}
-        models |= {spec.model for spec in smart if spec.model}
+        models |= {o.model for o in (spec.options for spec in smart) if isinstance(o, SmartSettings) and o.model}
         return preload(models, self.settings.effective_api_base())
 
     def _hook(self, spec: HookSpec) -> Hook:

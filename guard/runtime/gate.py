@@ -56,11 +56,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from guard.core.decision import DecidingRule, Decision
 from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
 from guard.core.events.payload import check_fields, event_name, read_json
-from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
 from guard.core.settings import LoadedConfig, Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.runtime.deciders import Call, Decider
 from guard.runtime.registry import Registry, default_registry
 from guard.runtime.settle import audited, settle
@@ -269,7 +268,12 @@ class Gate:
 
     def use_model(self, model: str) -> None:
         """Judge every smart hook with ``model`` (both tiers): ``guard check --model``, ``guard eval --model``."""
-        self.registry = Registry([s.replace(model=model) if judged(s.kind) else s for s in self.registry.specs()])
+        self.registry = Registry(
+            [
+                s.replace(options=s.options.replace(model=model)) if isinstance(s.options, SmartSettings) else s
+                for s in self.registry.specs()
+            ]
+        )
         self.config_hooks = False  # the service would judge with the config's models
 
     # -- the policy -----------------------------------------------------------------
@@ -473,8 +477,7 @@ class Gate:
 
     def _keeps_written(self) -> bool:
         """Whether a smart rule judges tool calls: only then is what the agent writes recorded (:mod:`guard.session.provenance`)."""
-        # a rule's text first: the kind is looked up only for a hook that has one (a plugin's kind would read entry points)
-        return any(s.event == "pre_tool_use" and (s.rule or s.prompt) and judged(s.kind) for s in self.registry.specs())
+        return any(s.event == "pre_tool_use" and isinstance(s.options, SmartSettings) for s in self.registry.specs())
 
     def _provenance(self) -> Provenance:
         if self._written is None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from guard.config.assembly import protection_for
 from guard.core.settings import LoadedConfig, user_dir
+from guard.core.spec import ProtectSettings
 from guard.protection.targets import PATH_FOLDER, SECRET
 from guard.storage.secret import seal
 
@@ -46,7 +47,7 @@ def _roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 def protected_paths(loaded: LoadedConfig) -> ProtectedPaths:
     """The paths guard protects for the config ``loaded`` (its files, state, secret, client settings)."""
 
-    paths = protection_for(loaded).paths
+    paths = ProtectSettings.of(protection_for(loaded)).paths
     return ProtectedPaths(
         # a PATH folder is asked about, not refused: tools install there (pip --user, pipx, uv tool)
         write=tuple(sorted({path for label, path in paths if label != PATH_FOLDER})),

@@ -41,9 +41,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.record import Record
 from guard.core.session import WRITTEN_FIELD
+from guard.core.spec import SmartSettings
 
 if TYPE_CHECKING:
     from guard.core.decision import Decision
@@ -82,7 +84,7 @@ _PUTS_IN_PLACE = frozenset({"cp", "mv", "ln", "install"})
 
 def judged_by_rules(specs: Iterable[HookSpec]) -> list[HookSpec]:
     """The hooks a record of written files matters to: smart hooks on tool calls (their judges may be shown it)."""
-    return [s for s in specs if s.kind == "smart" and s.event == "pre_tool_use" and (s.rule or s.prompt)]
+    return [s for s in specs if isinstance(s.options, SmartSettings) and s.event == "pre_tool_use"]
 
 
 def _default_store(env: Mapping[str, str]) -> WrittenStore:
@@ -198,7 +200,7 @@ class Provenance:
         if root is None:
             return None
         store = self.store()
-        keys = sorted({rule_key(s.rule, s.prompt) for s in rules})
+        keys = sorted({rule_key(SmartSettings.of(s)) for s in rules})
         started = time.time_ns()
         since = self._baseline(root, started)
         found: list[str] = []
@@ -325,7 +327,7 @@ class Provenance:
             spec = by_id.get(result.id)
             shown = (result.details.get("deferred") or {}).get("seen")
             if spec is not None and result.decision == "allow" and shown:
-                self.store().mark_seen(rule_key(spec.rule, spec.prompt), [(str(p), str(d)) for p, d in shown])
+                self.store().mark_seen(rule_key(SmartSettings.of(spec)), [(str(p), str(d)) for p, d in shown])
 
     def _writes(
         self, tool_name: str, tool_input: dict[str, Any], cwd: str, payload: dict[str, Any], decision: Decision | None
@@ -437,7 +439,7 @@ def _above(root: str) -> list[str]:
 
 def _how_decided(decision: Decision) -> str:
     """How the call that writes was let through: in a lane with no judge, judged by a model, or by its cache."""
-    smart = [h for h in decision.hooks if h.type == "smart" and h.decision is not None]
+    smart = [h for h in decision.hooks if judged(h.type) and h.decision is not None]
     if not smart:
         return " (no rule judged it)"
     if all(h.details.get("decided_by") for h in smart):

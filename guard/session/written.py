@@ -34,10 +34,14 @@ import time
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from guard.core.record import Record
 from guard.storage.database import open_state_file, state_file
 from guard.storage.secret import seal, verify
+
+if TYPE_CHECKING:
+    from guard.core.spec import SmartSettings
 
 __all__ = [
     "DELETED",
@@ -80,9 +84,9 @@ def content_digest(data: bytes) -> str:
 
 
 @lru_cache(maxsize=64)
-def rule_key(rule: str | None, prompt: str | None) -> str:
+def rule_key(rule: SmartSettings) -> str:
     """What "the same rule" is for "seen": its text (a rule edited is a new rule, which has seen nothing)."""
-    return hashlib.blake2b(json.dumps([rule, prompt]).encode(), digest_size=12).hexdigest()
+    return hashlib.blake2b(json.dumps([rule.rule, rule.prompt]).encode(), digest_size=12).hexdigest()
 
 
 def written_db_path(env: Mapping[str, str] | None = None) -> Path:

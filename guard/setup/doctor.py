@@ -35,6 +35,7 @@ from guard.core.extras import DISTRIBUTION
 from guard.core.kinds import judged
 from guard.core.matching import matcher_report
 from guard.core.settings import CLAUDE_BIN_ENV, LoadedConfig, from_env
+from guard.core.spec import SmartSettings
 from guard.judge.keys import tiers_for
 from guard.judge.model import RetryPolicy, complete, load_client
 from guard.judge.providers import ModelUnusable, model_origin, preflight
@@ -228,17 +229,20 @@ def _models(loaded: LoadedConfig, timeout: float) -> Iterator[Finding]:
     settings = loaded.settings
     needed: dict[str, _Model] = {}
     missing: set[str] = set()  # tiers a hook needs and has no model for: said once per tier, never also "not needed"
-    for spec in (s for s in loaded.specs if judged(s.kind)):
+    for judged_spec in (s for s in loaded.specs if judged(s.kind)):
+        # a plugin's kind a model judges has no smart settings: it is looked at as a smart hook's defaults (the tiers' models)
+        smart = judged_spec.options if isinstance(judged_spec.options, SmartSettings) else SmartSettings()
+        spec = judged_spec.replace(options=smart)
         try:
             models = models_for(spec, settings)
         except ModelNotConfigured as exc:
-            tiers = set(tiers_for(spec.depth)) - missing
+            tiers = set(tiers_for(smart.depth)) - missing
             missing |= tiers
             if tiers:
                 yield Finding("fail", "model", str(exc), "set the model; until then this hook cannot judge anything")
             continue
         for tier, model in models.items():
-            written = spec.model or settings.model_for(tier) or model
+            written = smart.model or settings.model_for(tier) or model
             needed.setdefault(model, _Model(set(), written, model_origin(spec, settings, tier))).tiers.add(tier)
     for tier in ("quick", "thorough"):
         if tier not in missing and not any(tier in m.tiers for m in needed.values()) and not settings.model_for(tier):

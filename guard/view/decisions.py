@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from guard.audit import redacted, redacted_details, redacted_hook, redacted_text
+from guard.core.kinds import quiet
 from guard.view.audit_integrity import AuditIntegrity
 from guard.view.audit_queries import AuditQueries, DecisionFilters
 from guard.view.sources import ViewSources, index_param, local_time
@@ -79,7 +80,7 @@ def _shown(row: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     payload = redacted_text(row["payload"], names) if row["payload_truncated"] else redacted(row["payload"], names)
     warnings = [redacted_text(w, names) for w in row["warnings"]]
     judging = [
-        h for h in hooks if h.get("type") != "protect" or h.get("decision")
+        h for h in hooks if h.get("decision") or not quiet(str(h.get("type")))
     ]  # the self-protection rule, silent on every call, is noise
     models = sorted(
         {" · ".join(str(h[k]) for k in ("tier", "model") if h.get(k)) for h in hooks if h.get("model") or h.get("tier")}

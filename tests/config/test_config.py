@@ -2,15 +2,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from guard.config.loading import load_config
 from guard.config.search import find_config
+from guard.config.snapshot import FORMAT
 from guard.core.errors import ConfigError
 from guard.core.settings import LoadedConfig
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.protection.targets import HOOK_ID
 
 
@@ -66,7 +69,7 @@ def test_contract_example_loads(write_config, monkeypatch) -> None:  # type: ign
         ("stop[0]", "smart", "stop"),
     ]
     smart, http = specs[0], specs[1]
-    assert smart.failure_mode == "fail_closed" and smart.timeout == 20 and smart.depth == "auto"
+    assert smart.failure_mode == "fail_closed" and smart.timeout == 20 and smart.options["depth"] == "auto"
     assert http.options["secret"] == "s3cret" and http.tools == ("mcp__github__*",) and http.fire_and_forget
     assert specs[2].failure_mode == "fail_open"  # the default
 
@@ -146,7 +149,7 @@ def test_claude_settings_json_hooks_become_guard_hooks(isolated_home: Path) -> N
     cfg = load_config(str(path))
     specs = _own(cfg)
     assert [(s.kind, s.matcher) for s in specs] == [("command", "Bash"), ("smart", "Bash"), ("http", "mcp__.*")]
-    assert specs[0].timeout == 5 and specs[1].prompt == "Is this safe? $ARGUMENTS"
+    assert specs[0].timeout == 5 and specs[1].options["prompt"] == "Is this safe? $ARGUMENTS"
 
 
 def test_bad_timeout_in_claude_settings_is_named(isolated_home: Path) -> None:
@@ -193,20 +196,33 @@ def test_secrets_stay_out_of_the_snapshot_and_env_changes_apply(write_config, mo
     assert _own(load_config())[0].options["secret"] == "rotated"
 
 
+def _written_before(config: Path, isolated_home: Path, older: int, rewrite: Callable[[dict[str, Any]], None]) -> Path:
+    """The trusted copy's compiled snapshot, each spec rewritten by ``rewrite`` and sealed, as a guard whose snapshot
+    format was ``older`` wrote it."""
+    from guard.config.pinning import load_trusted
+    from guard.storage.secret import seal
+
+    assert load_trusted().status == "trusted"
+    [snapshot] = (isolated_home.parent / "home/.cache/guard/config").glob("*-*.json")  # the trusted copy's
+    data = json.loads(snapshot.read_text().partition("\n")[2])
+    for spec in data["specs"]:
+        rewrite(spec)
+    body = json.dumps({**data, "format": older})
+    snapshot.write_text(f"{seal('snapshot', str(config.resolve()), body)}\n{body}")
+    return snapshot
+
+
 def test_a_config_trusted_before_http_options_moved_still_loads(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
     """A compiled snapshot of the trusted copy from before an http hook's url, secret and headers moved into its options
     (format 4, those keys beside every hook's) is not believed: the trusted copy is parsed again and the snapshot re-made."""
     from guard.config.pinning import load_trusted
-    from guard.storage.secret import seal
 
     config = write_config(
         "webhooks:\n  allow_networks: [127.0.0.0/8]\nhooks:\n  PreToolUse:\n    - id: remote\n"
         "      url: http://127.0.0.1:9/hook\n      secret: s3cret\n      headers: {X-Team: ops}\n"
     )
-    assert load_trusted().status == "trusted"
-    [snapshot] = (isolated_home.parent / "home/.cache/guard/config").glob("*-*.json")  # the trusted copy's
-    data = json.loads(snapshot.read_text().partition("\n")[2])
-    for spec in data["specs"]:  # as guard wrote them before
+
+    def http_keys_beside_every_hooks(spec: dict[str, Any]) -> None:
         options = spec.pop("options", {})
         spec.update(
             url=options.get("url"),
@@ -214,8 +230,8 @@ def test_a_config_trusted_before_http_options_moved_still_loads(write_config, is
             fire_and_forget=options.get("fire_and_forget", False),
             headers=[[name, value] for name, value in (options.get("headers") or {}).items()],
         )
-    body = json.dumps({**data, "format": 4})
-    snapshot.write_text(f"{seal('snapshot', str(config.resolve()), body)}\n{body}")
+
+    snapshot = _written_before(config, isolated_home, 4, http_keys_beside_every_hooks)
     [remote] = [spec for spec in load_trusted().loaded.specs if spec.id == "remote"]
     assert dict(remote.options) == {
         "url": "http://127.0.0.1:9/hook",
@@ -223,7 +239,35 @@ def test_a_config_trusted_before_http_options_moved_still_loads(write_config, is
         "fire_and_forget": False,
         "headers": {"X-Team": "ops"},
     }
-    assert json.loads(snapshot.read_text().partition("\n")[2])["format"] == 5
+    assert json.loads(snapshot.read_text().partition("\n")[2])["format"] == FORMAT
+
+
+def test_a_config_trusted_before_smart_settings_moved_still_loads(write_config, isolated_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A compiled snapshot from before a smart hook's settings moved into its options (format 5: rule, depth, model …
+    beside every hook's keys) is not believed: the trusted copy is parsed again, the hook judges by its rule."""
+    from guard.config.pinning import load_trusted
+
+    config = write_config(
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      rule: Deny deletes.\n      depth: quick\n"
+        "      model: openai/own\n      cache_keep: [sample]\n"
+    )
+
+    def smart_keys_beside_every_hooks(spec: dict[str, Any]) -> None:
+        spec.pop("typed")
+        spec.update(spec.pop("options"))
+
+    snapshot = _written_before(config, isolated_home, 5, smart_keys_beside_every_hooks)
+    [rule] = [spec for spec in load_trusted().loaded.specs if spec.id == "no-delete"]
+    settings = SmartSettings.of(rule)
+    assert (settings.rule, settings.depth, settings.model, settings.cache_keep) == (
+        "Deny deletes.",
+        "quick",
+        "openai/own",
+        ("sample",),
+    )
+    assert json.loads(snapshot.read_text().partition("\n")[2])["format"] == FORMAT
+    [again] = [spec for spec in load_trusted().loaded.specs if spec.id == "no-delete"]  # now from the new snapshot
+    assert again == rule and isinstance(again.options, SmartSettings)
 
 
 def test_env_default_syntax(write_config) -> None:  # type: ignore[no-untyped-def]
@@ -238,3 +282,14 @@ def test_model_env_overrides_config(write_config, monkeypatch) -> None:  # type:
     monkeypatch.setenv("GUARD_API_BASE", "http://127.0.0.1:9/v1")
     assert s.model_for("quick") == "openai/env" and s.model_for("thorough") == "openai/b"
     assert s.effective_api_base() == "http://127.0.0.1:9/v1"
+
+
+def test_a_config_cannot_name_the_self_protection_kind(tmp_path: Path) -> None:
+    """guard adds its self-protection rule itself (``Kind.written`` is false): ``kind: protect`` was read as a second
+    such rule with no paths to protect; it is refused as an unknown kind is, and the choices leave it out."""
+    from guard.core.errors import UnknownName
+
+    config = tmp_path / "guard.yaml"
+    config.write_text("hooks:\n  pre_tool_use:\n    - id: mine\n      kind: protect\n")
+    with pytest.raises(UnknownName, match="unknown hook kind 'protect'; choose one of smart, command, http, callable,"):
+        load_config(str(config))

@@ -51,10 +51,10 @@ def test_labels_tags_and_notes_never_reach_the_event() -> None:
 
 def test_a_shadow_rule_is_scored_as_if_enforced() -> None:
     """An eval of a rule still in shadow measures its verdicts (a shadow hook's verdict is never the engine's answer)."""
-    from guard.core.spec import HookSpec
+    from guard.core.spec import HookSpec, SmartSettings
     from guard.eval.cases import select_hooks
 
-    spec = HookSpec("no-deletes", "smart", "pre_tool_use", rule="Deny deletes.", mode="shadow")
+    spec = HookSpec("no-deletes", "smart", "pre_tool_use", mode="shadow", options=SmartSettings(rule="Deny deletes."))
     case = Case(id="c1", event="PreToolUse", tool_name="Bash", tool_input={"command": "rm -rf build"}, label="deny")
     assert [s.mode for s in select_hooks(case, [spec], "cases.jsonl", {})] == ["enforce"]
     assert [

@@ -14,6 +14,7 @@ from fixtures.processes import SOURCE_ROOT
 
 from guard.core.decision import HookResult
 from guard.core.settings import Settings
+from guard.core.spec import SmartSettings
 from guard.judge.keys import cache_value, result_from_cache, smart_cache_key
 
 SETTINGS = Settings(models={"quick": "openai/a", "thorough": "openai/b"})
@@ -54,6 +55,34 @@ def test_volatile_ids_do_not_change_the_key() -> None:
 )
 def test_what_changes_the_verdict_changes_the_key(changed) -> None:  # type: ignore[no-untyped-def]
     assert changed() != key()
+
+
+#: A smart hook's settings a model's verdict does not depend on: which calls are decided without the model (the lanes)
+#: and what such a call may not name.
+NOT_IN_THE_KEY = {"skip_read_only", "skip_project_writes", "paths"}
+#: Every other setting, changed from the default of an auto-depth rule (whose threshold counts).
+CHANGED = {
+    "rule": "Deny force pushes.",
+    "prompt": "Is it safe? $ARGUMENTS",
+    "depth": "thorough",
+    "model": "openai/c",
+    "confidence_threshold": 0.9,
+    "cache_ignore": ("cwd",),
+    "cache_keep": ("session_id",),
+    "context": "request",
+    "judge_together": False,
+}
+
+
+def test_every_smart_setting_a_verdict_depends_on_changes_the_key() -> None:
+    """The settings moved from HookSpec's fields into SmartSettings: none of them may drop out of the key unseen,
+    and a setting added later must be put in one list or the other."""
+    assert set(SmartSettings.__slots__) == CHANGED.keys() | NOT_IN_THE_KEY
+    base = key({"depth": "auto"}, session_id="s1")
+    for name, value in CHANGED.items():
+        assert key({"depth": "auto", name: value}, session_id="s1") != base, name
+    for name, value in {"skip_read_only": True, "skip_project_writes": True, "paths": (("config", "/p"),)}.items():
+        assert key({"depth": "auto", name: value}, session_id="s1") == base, name
 
 
 def test_threshold_counts_only_for_auto_and_thorough_model_only_when_it_may_run() -> None:
@@ -109,14 +138,15 @@ def test_cached_value_round_trips_without_errors_or_costs() -> None:
 def test_key_computation_loads_no_heavy_module() -> None:
     code = (
         "import sys, json\n"
-        "from guard.core.spec import HookSpec\nfrom guard.core.settings import Settings\n"
+        "from guard.core.spec import HookSpec, SmartSettings\nfrom guard.core.settings import Settings\n"
         "from guard.judge.keys import smart_cache_key, result_from_cache\n"
-        "spec = HookSpec(id='r', kind='smart', event='pre_tool_use', rule='no deletes', depth='auto')\n"
+        "spec = HookSpec(id='r', kind='smart', event='pre_tool_use', options=SmartSettings(rule='no deletes'))\n"
         "k = smart_cache_key(spec, Settings(models={'quick': 'openai/a', 'thorough': 'openai/b'}), {'hook_event_name': 'PreToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'ls'}})\n"
         "result_from_cache(spec, {'decision': 'allow', 'reason': 'ok'})\n"
         "print(json.dumps([m for m in ('pydantic', 'asyncio', 'litellm', 'httpx', 'tenacity') if m in sys.modules]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    env = {**os.environ, "PYTHONPATH": SOURCE_ROOT}  # the tree this run imports, not the installed one
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env)
     assert json.loads(out.stdout) == []
 
 

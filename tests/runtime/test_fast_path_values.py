@@ -11,7 +11,7 @@ import pytest
 
 from guard.core.decision import Decision, HookResult, merge
 from guard.core.settings import LoadedConfig, Settings, default_audit_path, default_cache_url
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 
 
 def verdict(**changes: object) -> HookResult:
@@ -51,6 +51,20 @@ def test_to_dict_is_a_detached_json_copy_that_from_dict_reads_back() -> None:
     )
 
 
+def test_a_reason_names_its_hook_only_when_several_hooks_answered() -> None:
+    """The self-protection rule runs on every call and says nothing on nearly all (its kind is ``quiet``): beside it, a
+    rule's deny reads as the rule's own words; once another hook (or the protection rule itself) answers, each reason
+    is named by its hook."""
+    silent = HookResult("guard.protect", "protect")
+    assert merge([verdict(), silent]).reason == "deletes a home folder"
+    other = HookResult("audit", "command", decision="allow")
+    assert merge([verdict(), other]).reason == "[no-delete] deletes a home folder"
+    spoke = HookResult("guard.protect", "protect", decision="deny", reason="changes guard's config")
+    assert (
+        merge([verdict(), spoke]).reason == "[no-delete] deletes a home folder; [guard.protect] changes guard's config"
+    )
+
+
 def test_repr_names_the_fields() -> None:
     assert (
         repr(Decision(reason="r"))
@@ -64,8 +78,8 @@ def spec(**changes: object) -> HookSpec:
             "id": "no-delete",
             "kind": "smart",
             "event": "pre_tool_use",
-            "rule": "Deny deletes",
             "tools": ("Bash",),
+            "options": SmartSettings(rule="Deny deletes"),
             **changes,
         }
     )  # type: ignore[arg-type]
@@ -75,30 +89,43 @@ def test_hook_spec_is_a_frozen_value_hashed_without_its_callable() -> None:
     assert (
         spec() == spec(func=print) and hash(spec()) == hash(spec(func=print)) and len({spec(), spec(func=print)}) == 1
     )
-    assert spec() != spec(depth="quick") and spec() != "no-delete"
+    assert spec() != spec(options=SmartSettings(rule="Deny deletes", depth="quick")) and spec() != "no-delete"
     assert (
-        HookSpec("no-delete", "smart", "pre_tool_use", None, ("Bash",), rule="Deny deletes") == spec()
+        HookSpec("no-delete", "smart", "pre_tool_use", None, ("Bash",), options=SmartSettings(rule="Deny deletes"))
+        == spec()
     )  # positional order kept
     with pytest.raises(AttributeError):
-        spec().rule = "Allow everything"  # type: ignore[misc]
+        spec().kind = "http"  # type: ignore[misc]
     with pytest.raises(AttributeError):
-        del spec().rule
+        del spec().id
+    settings = SmartSettings.of(spec())  # the kind's settings are a frozen value too
+    with pytest.raises(AttributeError):
+        settings.rule = "Allow everything"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del settings.rule
     assert "func" not in repr(spec(func=print)) and repr(spec()).startswith(
         "HookSpec(id='no-delete', kind='smart', event='pre_tool_use'"
     )
 
 
 def test_hook_spec_replace_round_trip_copy_and_pickle() -> None:
-    original = spec(func=print, options={"headers": {"X-Key": "v"}}, paths=(("config", "/p/guard.yaml"),))
-    changed = original.replace(depth="quick")
-    assert changed.depth == "quick" and original.depth == "auto" and changed.func is print
+    smart = SmartSettings(rule="Deny deletes", cache_keep=["sample"], paths=[["config", "/p/guard.yaml"]])
+    original = spec(func=print, options=smart)
+    changed = original.replace(options=smart.replace(depth="quick"))
+    assert SmartSettings.of(changed).depth == "quick" and smart.depth == "auto" and changed.func is print
     with pytest.raises(TypeError):
         original.replace(colour="red")
+    with pytest.raises(TypeError):
+        smart.replace(colour="red")
     data = original.to_dict()
-    assert "func" not in data and data["tools"] == ["Bash"] and data["options"] == {"headers": {"X-Key": "v"}}
-    assert HookSpec.from_dict(json.loads(json.dumps(data))) == original
+    assert "func" not in data and data["tools"] == ["Bash"] and data["options"]["rule"] == "Deny deletes"
+    restored = HookSpec.from_dict(json.loads(json.dumps(data)))  # as the compiled snapshot reads it back
+    assert restored == original and SmartSettings.of(restored).paths == (("config", "/p/guard.yaml"),)
+    assert SmartSettings.of(restored).cache_keep == ("sample",)
+    http = HookSpec("h", "http", "pre_tool_use", options={"url": "https://h", "headers": {"X-Key": "v"}})
+    assert HookSpec.from_dict(json.loads(json.dumps(http.to_dict()))) == http and "typed" not in http.to_dict()
     assert copy.deepcopy(original) == original and copy.copy(original).func is print
-    assert pickle.loads(pickle.dumps(spec())) == spec()
+    assert pickle.loads(pickle.dumps(spec())) == spec() and isinstance(pickle.loads(pickle.dumps(smart)), SmartSettings)
 
 
 def test_settings_default_to_the_project_folders_of_the_working_directory(

@@ -75,7 +75,7 @@ def test_frontmatter_hooks_become_external_specs(tmp_path: Path, monkeypatch: py
         "fail_open",
     )
     assert (notify.event, notify.options["secret"], notify.fire_and_forget) == ("session_end", "from-env", True)
-    assert (judge.kind, judge.event, judge.prompt) == (
+    assert (judge.kind, judge.event, judge.options["prompt"]) == (
         "smart",
         "stop",
         "Did the agent do what the user asked? $ARGUMENTS",

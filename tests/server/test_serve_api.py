@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from guard.core.decision import Decision, HookResult
 from guard.core.events.model import Event
 from guard.core.settings import Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.judge.model import client_status
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry
@@ -232,7 +232,12 @@ def test_metrics_derive_cache_hits_misses_and_model_latency_from_smart_hooks() -
 
 def test_warm_loads_the_model_client_only_when_a_smart_hook_needs_it(engine: Engine) -> None:
     assert warm(engine) == []
-    smart = HookSpec(id="judge", kind="smart", event="pre_tool_use", rule="Deny deletes.", model="anthropic/own-model")
+    smart = HookSpec(
+        id="judge",
+        kind="smart",
+        event="pre_tool_use",
+        options=SmartSettings(rule="Deny deletes.", model="anthropic/own-model"),
+    )
     settings = Settings(models={"quick": "openai/stub-quick"}, audit_path=None, cache_url="off")
     assert warm(Engine(settings, Registry([smart]))) == ["anthropic/own-model", "openai/stub-quick"]
     deadline = time.monotonic() + 60

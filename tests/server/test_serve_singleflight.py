@@ -22,7 +22,7 @@ from conftest import trust_config
 from fixtures.cache import free_port, service_auth, wait_for_port
 
 from guard.core.settings import Settings
-from guard.core.spec import HookSpec
+from guard.core.spec import HookSpec, SmartSettings
 from guard.runtime.engine import Engine
 from guard.runtime.registry import Registry
 from guard.testing.openai_stub import Reply, StubServer
@@ -55,7 +55,12 @@ async def test_the_engine_shares_one_call_then_serves_the_cache(slow_stub: StubS
         audit_path=None,
     )
     spec = HookSpec(
-        id="no-delete", kind="smart", event="pre_tool_use", matcher="Bash", rule=RULE, depth="quick", timeout=120
+        id="no-delete",
+        kind="smart",
+        event="pre_tool_use",
+        matcher="Bash",
+        timeout=120,
+        options=SmartSettings(rule=RULE, depth="quick"),
     )
     engine = Engine(settings, Registry([spec]))
     decisions = await asyncio.gather(*(engine.decide(event(n)) for n in range(12)))

@@ -62,7 +62,7 @@ def read_event(session: str, path: str) -> dict[str, Any]:
 
 def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: Path, policy_stub: StubServer) -> None:
     [spec] = [s for s in load_config(str(imported / "guard.yaml")).specs if s.id == "claude-auto-mode"]
-    assert spec.context == "session" and spec.event == "pre_tool_use" and spec.kind == "smart"
+    assert spec.options["context"] == "session" and spec.event == "pre_tool_use" and spec.kind == "smart"
     for line in (
         f"hard_deny[1]: {HARD_PUSH}",
         f"hard_deny[2]: {HARD_UPLOAD}",
@@ -70,9 +70,9 @@ def test_the_imported_policy_carries_every_entry_into_the_judges_rule(imported: 
         f"allow[1]: {ALLOW_TMP}",
         f"environment[1]: {ENVIRONMENT}",
     ):
-        assert line in (spec.rule or "")
-    assert "$defaults" not in (spec.rule or "")
-    assert "Nothing clears a hard deny" in (spec.rule or "") and "quote the user's words" in (spec.rule or "")
+        assert line in spec.options["rule"]
+    assert "$defaults" not in spec.options["rule"]
+    assert "Nothing clears a hard deny" in spec.options["rule"] and "quote the user's words" in spec.options["rule"]
 
 
 @pytest.mark.slow

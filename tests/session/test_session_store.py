@@ -98,7 +98,7 @@ def test_every_shipped_intent_case_is_judged_on_its_session() -> None:
 def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
     from guard.core.session import SESSION_FIELD
     from guard.core.settings import Settings
-    from guard.core.spec import HookSpec
+    from guard.core.spec import HookSpec, SmartSettings
     from guard.judge.keys import smart_cache_key
     from guard.judge.prompts import render
     from guard.judge.view import session_shown
@@ -107,9 +107,7 @@ def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
         id="asked",
         kind="smart",
         event="pre_tool_use",
-        rule="Deletes need the user's request.",
-        depth="quick",
-        context="request",
+        options=SmartSettings(rule="Deletes need the user's request.", depth="quick", context="request"),
     )
     first = {
         "hook_event_name": "PreToolUse",
@@ -131,10 +129,10 @@ def test_a_request_rule_is_shown_the_requests_and_keyed_on_them_alone() -> None:
         "new actions do not change a request rule's key"
     )
     assert smart_cache_key(spec, settings, first) != smart_cache_key(spec, settings, other)
-    user = render("quick", later, rule=spec.rule, session=session_shown(spec, later)).messages[1]["content"]
+    user = render("quick", later, rule=spec.options["rule"], session=session_shown(spec, later)).messages[1]["content"]
     shown = json.loads(FENCE_RE.findall(user)[1][1])
     assert shown == {"user_messages": ["delete build"]}
-    session_spec = spec.replace(context="session")
+    session_spec = spec.replace(options=spec.options.replace(context="session"))
     assert smart_cache_key(session_spec, settings, first) != smart_cache_key(session_spec, settings, later)
 
 

@@ -61,7 +61,7 @@ class GuardClaims:
     """guard's own answers, asked the way its hooks ask them (a Bash call run in the world's project folder)."""
 
     def __init__(self, world: World) -> None:
-        from guard.core.spec import HookSpec
+        from guard.core.spec import HookSpec, ProtectSettings, SmartSettings
         from guard.protection.readonly import prove_script
 
         self.world = world
@@ -69,17 +69,23 @@ class GuardClaims:
         self._prove = prove_script
         paths = world.protected()
         self._protect = HookSpec(
-            id="guard.protect", kind="protect", event="pre_tool_use", source="builtin", paths=paths
+            id="guard.protect",
+            kind="protect",
+            event="pre_tool_use",
+            source="builtin",
+            options=ProtectSettings(paths=paths),
         )
         self._lanes = {
             writes: HookSpec(
                 id="verifier.rule",
                 kind="smart",
                 event="pre_tool_use",
-                rule="reads and project writes cannot break it",
-                skip_read_only=True,
-                skip_project_writes=writes,
-                paths=paths,
+                options=SmartSettings(
+                    rule="reads and project writes cannot break it",
+                    skip_read_only=True,
+                    skip_project_writes=writes,
+                    paths=paths,
+                ),
             )
             for writes in (False, True)
         }
