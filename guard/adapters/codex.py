@@ -36,7 +36,8 @@ __all__ = [
 #: The permission profile ``guard install codex`` writes (:mod:`guard.sandbox.codex`).
 PROFILE = "guard"
 #: The table of a profile's ``filesystem`` whose keys are paths relative to the folder the session starts in (Codex
-#: 0.171 resolves them against the session's working directory), so a committed profile covers each checkout's files.
+#: 0.171 resolves them against the session's working directory). guard wrote one before it found that a session
+#: started in a subfolder then fails to start (:mod:`guard.sandbox.codex`); such a profile is still read.
 PROJECT_ROOTS = ":project_roots"
 #: Told as a session starts in a git worktree whose own ``.codex/config.toml`` lacks the profile its main checkout's has.
 NOT_SET_UP_HERE = (
@@ -51,11 +52,9 @@ PROFILE_OVERRIDDEN = (
 )
 #: Told as a session starts where the project's ``.codex/config.toml`` selects guard's profile for another folder's files.
 SANDBOX_ELSEWHERE = (
-    "the sandbox profile in {settings} does not protect {config} (it names another folder's files, as guard install "
-    "codex wrote it before it named the project's paths relative to the checkout: a git worktree or clone got the main "
-    "checkout's copy, a moved folder kept the old paths), so guard's files here are within the agent's reach. Run "
-    "guard install codex in {project} (once, and commit .codex/config.toml: the profile it writes holds in every "
-    "checkout)"
+    "the sandbox profile in {settings} does not protect {config} (it names another folder's files: a git worktree or "
+    "clone got the main checkout's copy, a moved folder kept the old paths), so guard's files here are within the "
+    "agent's reach. Run guard install codex in {project}"
 )
 
 
@@ -74,8 +73,8 @@ def render(payload: dict[str, Any], decision: Decision) -> Rendered:
 
 def path_rules(filesystem: Mapping[str, Any], project: str) -> dict[str, Any]:
     """A profile's ``filesystem`` table as absolute path → access, for a session started in ``project``: the absolute
-    keys as they are (what ``guard install codex`` wrote before 0.171's ``:project_roots`` was used, and what lies
-    outside the project), and those of its ``:project_roots`` table joined to ``project``."""
+    keys as they are (all ``guard install codex`` writes), and those of a ``:project_roots`` table (an older install's)
+    joined to ``project``."""
     relative = filesystem.get(PROJECT_ROOTS)
     pairs = [(k, v) for k, v in filesystem.items() if isinstance(k, str) and k.startswith("/")]
     if isinstance(relative, Mapping):

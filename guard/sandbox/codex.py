@@ -56,57 +56,37 @@ def _key(path: str) -> str:
     return json.dumps(path)  # a TOML basic string: JSON's escapes are TOML's
 
 
-def _listed(paths: tuple[str, ...], project_dir: Path) -> list[str]:
-    """The paths Codex's bubblewrap can mount: those that exist, and missing ones in a folder of the project that does.
+def _listed(paths: tuple[str, ...]) -> list[str]:
+    """The paths Codex's bubblewrap can mount without making anything: those that exist.
 
-    It makes a read-only placeholder for a missing file in an existing folder of
-    a writable root, but refuses to start (every command fails) on any other
-    missing path — a missing folder such as a project's ``.cursor/`` included, so
-    a missing path is listed only when its name is a file's (it has an extension);
-    outside the workspace and the temp folders nothing is writable anyway.
+    For a missing one, Codex (0.171) makes a placeholder on the host, mounts over it and removes it afterwards; a
+    session starts several sandboxes at once (its skills and AGENTS.md are read through them), one takes another's
+    placeholder for a real path, and the session fails to start (``bwrap: Can't find source path …``), most times
+    in a real session. Outside the workspace and the temp folders nothing is writable anyway; a protected file made
+    there later needs ``guard install codex`` again (``guard doctor`` says so).
     """
-    inside = str(project_dir.resolve()).rstrip("/") + "/"
-    return [
-        p
-        for p in paths
-        if os.path.lexists(p)
-        or (p.startswith(inside) and os.path.isdir(os.path.dirname(p)) and os.path.splitext(os.path.basename(p))[1])
-    ]
+    return [p for p in paths if os.path.lexists(p)]
 
 
-def _in_project(path: str, project_dir: Path) -> str | None:
-    """``path`` relative to the project when it lies inside it (by either of the project's names), else None."""
-    for root in {str(project_dir.absolute()), str(project_dir.resolve())}:
-        inside = root.rstrip("/") + "/"
-        if path.startswith(inside):
-            return path[len(inside) :]
-    return None
+def _blocks(paths: ProtectedPaths) -> tuple[str, str]:
+    """The top block (the profile's selection) and the bottom one (the profile), every path by its absolute name.
 
-
-def _blocks(paths: ProtectedPaths, project_dir: Path) -> tuple[str, str]:
-    """The top block (the profile's selection) and the bottom one (the profile).
-
-    A path inside the project goes in the ``:project_roots`` table, relative: Codex (0.171) joins it to the folder
-    the session starts in, so the profile travels with ``.codex/`` and keeps each clone's, copy's and git worktree's
-    own files read-only. Codex's ``:workspace`` lets commands write only in that folder, so when a session starts in
-    a subfolder the project's files above it stay read-only all the same, but those below it are joined to the
-    subfolder (``src/policy.py`` became ``src/src/policy.py``, and a session started in ``src/`` wrote the hook's
-    module): so each is listed by its absolute path too, which holds for this checkout wherever a session starts.
-    What lies outside (guard's state and config folders, the secret, the home's settings) keeps its absolute path.
+    Not relative to the session's folder (``:project_roots``), though that would travel with a committed ``.codex/``
+    to a worktree: Codex (0.171) joins those keys to the folder the session starts in, so in a subfolder they name
+    paths that do not exist (``docs/guard.yaml``), whose placeholders made most sessions started there fail (see
+    :func:`_listed`), and two below one missing folder (``docs/.claude/settings.json`` and
+    ``docs/.claude/settings.local.json``) made every one fail. A worktree's session is told its files are not covered
+    (:data:`guard.adapters.codex.SANDBOX_ELSEWHERE`).
     """
-    unreadable = _listed(paths.read_roots(), project_dir)
+    unreadable = _listed(paths.read_roots())
     read_only = [
         p
-        for p in _listed(paths.write_roots(), project_dir)
+        for p in _listed(paths.write_roots())
         if not any(p == r or p.startswith(r.rstrip("/") + "/") for r in unreadable)
     ]
-    rules = [(p, _in_project(p, project_dir), "read") for p in read_only]
-    rules += [(p, _in_project(p, project_dir), "none") for p in unreadable]
     lines = [f"[permissions.{PROFILE}]", 'extends = ":workspace"', "", f"[permissions.{PROFILE}.filesystem]"]
-    lines += [f'{_key(p)} = "{access}"' for p, access in dict((p, access) for p, _, access in rules).items()]
-    if any(inside for _, inside, _ in rules):
-        lines += ["", f"[permissions.{PROFILE}.filesystem.{_key(PROJECT_ROOTS)}]"]
-        lines += [f'{_key(inside)} = "{access}"' for _, inside, access in rules if inside]
+    lines += [f'{_key(p)} = "read"' for p in read_only]
+    lines += [f'{_key(p)} = "none"' for p in unreadable]
     top = f'{_BEGIN}\ndefault_permissions = "{PROFILE}"\n{_END}\n'
     return top, f"{_BEGIN}\n" + "\n".join(lines) + f"\n{_END}\n"
 
@@ -152,7 +132,7 @@ def apply(
         refusal = _refusal(parsed)
         if refusal:
             raise ConfigError(f"{refusal}; nothing was written", file=str(path))
-        top, bottom = _blocks(paths, project_dir)
+        top, bottom = _blocks(paths)
         text = top + (f"\n{theirs}\n" if theirs else "") + bottom
         _parse(text, path)  # what Codex will read must parse
     if text == original:
@@ -189,6 +169,11 @@ def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> list[str]:
     )
     filesystem = profile.get("filesystem")
     rules = path_rules(filesystem, str(project_dir.resolve())) if isinstance(filesystem, dict) else {}
+    if isinstance(filesystem, dict) and PROJECT_ROOTS in filesystem:
+        found.append(
+            f"guard's profile names paths relative to the session's folder ({PROJECT_ROOTS}, an older guard install "
+            "codex): a Codex session started in a subfolder fails to start; run guard install codex again"
+        )
 
     def held(path: str, access: frozenset[str]) -> bool:
         return any((path == p or path.startswith(p.rstrip("/") + "/")) and rules[p] in access for p in rules)
@@ -202,11 +187,9 @@ def gaps(paths: ProtectedPaths, project_dir: Path, home: Path) -> list[str]:
     def reachable(path: str) -> bool:
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in writable)
 
-    # what the profile can list (a path that does not exist outside the project cannot be, see _listed) and commands could reach
-    open_writes = [
-        p for p in _listed(paths.write, project_dir) if reachable(p) and not held(p, frozenset({"read", "none"}))
-    ]
-    open_reads = [p for p in _listed(paths.read, project_dir) if not held(p, frozenset({"none"}))]
+    # what the profile can list (a path that does not exist cannot be, see _listed) and commands could reach
+    open_writes = [p for p in _listed(paths.write) if reachable(p) and not held(p, frozenset({"read", "none"}))]
+    open_reads = [p for p in _listed(paths.read) if not held(p, frozenset({"none"}))]
     if open_writes:
         found.append(f"{len(open_writes)} protected path(s) are writable under guard's profile, e.g. {open_writes[0]}")
     if open_reads:

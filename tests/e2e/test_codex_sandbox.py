@@ -83,6 +83,37 @@ def test_a_protected_file_below_the_folder_a_session_starts_in_stays_read_only(c
     assert "policy=0" not in done.stdout and "planted" not in (source / "policy.py").read_text(), done.stdout
 
 
+def test_a_session_started_in_a_subfolder_runs_its_commands_and_keeps_guards_files_read_only(
+    codex_project: AgentProject,
+) -> None:
+    """Codex (0.171) joined the profile's relative keys (``:project_roots``) to the folder a session starts in, and
+    for a path missing there makes a placeholder, mounts over it and removes it: the session starts several sandboxes
+    at once (skills, AGENTS.md), which took each other's placeholders for real paths or stacked two on ``docs/.claude``
+    (``.claude/settings.json`` and ``.claude/settings.local.json``), and the session failed to start. The profile now
+    names only paths that exist, by their absolute names; guard's files above the folder stay read-only, and a
+    missing ``settings.local.json`` is left to the hook, which refuses a write it can read (in the project's folder,
+    that file's placeholder made some sessions fail to start)."""
+    project = codex_project
+    subprocess.run(["git", "init", "-q", str(project.dir)], check=True)  # the root Codex reads .codex/ up to
+    (project.dir / ".claude").mkdir()
+    (project.dir / ".claude" / "settings.json").write_text("{}\n")  # as guard install claude leaves it
+    docs = project.dir / "docs"
+    docs.mkdir()
+    project.configure(CONFIG)
+    yaml_before = (project.dir / "guard.yaml").read_text()
+    script = (
+        f"touch made-here; echo made=$?; echo '{{}}' >> {project.dir}/.claude/settings.json; echo settings=$?; "
+        f"echo 'protect: false' >> {project.dir}/guard.yaml; echo config=$?"
+    )
+
+    _, agent = project.run(tool_use("exec_command", {"cmd": hidden(script)}), final_text("ok"), cwd=docs)
+
+    shown = str(agent.agent_requests[1].tool_outputs())
+    assert "made=0" in shown and (docs / "made-here").exists(), shown
+    assert "settings=0" not in shown and (project.dir / ".claude" / "settings.json").read_text() == "{}\n", shown
+    assert "config=0" not in shown and (project.dir / "guard.yaml").read_text() == yaml_before, shown
+
+
 @pytest.mark.parametrize(
     ("options", "overridden"),
     [((), False), (("-s", "workspace-write"), True), (("-c", 'sandbox_mode="danger-full-access"'), True)],

@@ -1,17 +1,16 @@
-"""The real Codex CLI in a git worktree, a clone and a copy of a project whose ``.codex/`` (guard's hooks and sandbox
-profile) is committed.
+"""The real Codex CLI in a git worktree of a project whose ``.codex/`` (guard's hooks and sandbox profile) is committed.
 
 Codex (0.171) trusts a worktree as its main checkout (``--trust`` there records the main checkout's folder), runs the
 *main checkout's* ``.codex/hooks.json`` there (guard's hook anchored to the main checkout, ``--project``) and reads
-the worktree's own copy of ``.codex/config.toml``; a clone or copy runs its own copies of both. The hook sees the session's
+the worktree's own copy of ``.codex/config.toml``. The hook sees the session's
 folder (the event's ``cwd``) is a worktree of the same repository and enforces the worktree's own trusted config, not
-the main checkout's it was installed for, and the profile names the project's files relative to the folder the session starts in (``:project_roots``): a write
-into each checkout's own guard.yaml fails at the OS, with no install there.
+the main checkout's it was installed for. The profile names files by their absolute paths (relative ones broke sessions
+started in a subfolder, ``guard.sandbox.codex``): once ``guard install codex`` ran in the worktree, a write into its
+guard.yaml fails at the OS.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,38 +39,25 @@ def _session(project: AgentProject, checkout: Path) -> str:
     return str(agent.agent_requests[1].tool_outputs())
 
 
-def test_a_worktree_clone_and_copy_are_guarded_by_the_committed_profile_without_an_install_there(
+def test_a_worktree_is_judged_by_its_own_config_and_sandboxed_once_guard_is_installed_there(
     codex_project: AgentProject,
 ) -> None:
     project = codex_project
     project.configure(CONFIG)
     commit(project.dir)  # .codex/ committed, as a team shares it
-    worktree, clone, copy = (project.dir.parent / name for name in ("feature", "clone", "copy"))
+    worktree = project.dir.parent / "feature"
     git(project.dir, "worktree", "add", "-q", str(worktree))
-    git(project.dir.parent, "clone", "-q", str(project.dir), str(clone))
-    shutil.copytree(project.dir, copy, symlinks=True)
     (worktree / "guard.yaml").write_text(FEATURE_RULE)
     trust_config(worktree / "guard.yaml")  # the user reviewed the branch's guard.yaml and trusted it
 
     told = _session(project, worktree)
     assert "the feature branch runs no commands" in told and "wrote=" not in told, told
 
+    # the committed profile names the main checkout's files (the session's first message says so:
+    # tests/setup/test_other_checkout.py); guard install codex in the worktree names its own
     (worktree / "guard.yaml").write_text(CONFIG)
+    replace(project, dir=worktree).install()
     trust_config(worktree / "guard.yaml")
     told = _session(project, worktree)  # the main checkout's hook judges, the worktree's profile holds
     assert "wrote=0" not in told and "Read-only file system" in told, told
     assert "# planted" not in (worktree / "guard.yaml").read_text()
-
-    # a clone's or copy's hooks name the first folder and refuse every call there (tests/setup/test_other_checkout.py):
-    # with Codex's hooks off, what is left is the profile each carries, which keeps its own guard.yaml read-only
-    hooked = project.cli
-    project.cli = replace(
-        hooked, headless_args=(hooked.headless_args[0], "--disable", "hooks", *hooked.headless_args[1:])
-    )
-    try:
-        for checkout in (clone, copy):
-            told = _session(project, checkout)
-            assert "wrote=0" not in told and "Read-only file system" in told, (checkout, told)
-            assert "# planted" not in (checkout / "guard.yaml").read_text()
-    finally:
-        project.cli = hooked

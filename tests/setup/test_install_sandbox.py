@@ -158,6 +158,8 @@ def test_codex_install_writes_a_permission_profile_beside_the_users_config(proje
     (project / ".codex").mkdir()
     original = 'model = "o3"\n\n[tools]\nweb_search = true\n'
     (project / ".codex/config.toml").write_text(original)
+    (project / ".claude").mkdir()
+    (project / ".claude/settings.json").write_text("{}\n")  # settings.local.json is missing
 
     assert guard(project, "install", "codex").returncode == 0
     text = (project / ".codex/config.toml").read_text()
@@ -172,10 +174,22 @@ def test_codex_install_writes_a_permission_profile_beside_the_users_config(proje
     write, read = protected(project)
     assert config["permissions"]["guard"]["extends"] == ":workspace"
     assert any(rules.get(p) == "none" for p in read)  # the secret, outside the project: by its absolute path
-    # the project's own files relative to the folder a session starts in, so the committed file holds in each checkout
-    assert rules[":project_roots"]["guard.yaml"] == "read" and rules[":project_roots"][".codex"] == "read"
-    # and by their absolute paths: Codex joins the relative ones to a subfolder a session starts in
+    # the project's files by their absolute paths, and only those that exist: Codex joins relative keys to the folder
+    # a session starts in, and its placeholders for missing paths made sessions fail to start (tests/e2e)
     assert rules[str(project.resolve() / "guard.yaml")] == "read" and rules[str(project.resolve() / ".codex")] == "read"
+    assert ":project_roots" not in rules and all(os.path.lexists(p) for p in rules if p.startswith("/")), rules
+    claude = project.resolve() / ".claude"
+    assert rules[str(claude / "settings.json")] == "read" and str(claude / "settings.local.json") not in rules
+    old = text.replace(
+        "[permissions.guard.filesystem]",
+        '[permissions.guard.filesystem.":project_roots"]\n"guard.yaml" = "read"\n\n[permissions.guard.filesystem]',
+    )
+    (project / ".codex/config.toml").write_text(old)  # as an older guard install codex wrote it
+    assert (
+        "a Codex session started in a subfolder fails to start"
+        in guard(project, "doctor", "--model-timeout", "1").stdout
+    )
+    assert guard(project, "install", "codex").returncode == 0 and (project / ".codex/config.toml").read_text() == text
     assert guard(project, "install", "codex", "--uninstall").returncode == 0
     assert (project / ".codex/config.toml").read_text() == original
 

@@ -5,9 +5,9 @@ keeps it. Codex (0.171, ``tests/e2e/test_codex_worktree.py``) starts each hook i
 ``cwd``); in a git worktree it runs the *main checkout's* hooks.json and reads the worktree's own config.toml, in a
 clone or copy that folder's own copies. A worktree's own trusted config decides, not the first
 folder's the hook names; a clone, copy or moved folder is refused until ``guard install codex`` is run there. The
-sandbox profile names the project's files relative to the session's folder (``:project_roots``), so it holds in every
-checkout; one written before with the first folder's absolute paths is still read, and the session's first message
-says it protects other files. Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR``: the same holds for
+sandbox profile names the project's files by their absolute paths (``guard.sandbox.codex``: relative ones broke
+sessions started in a subfolder), so a worktree's committed copy protects the main checkout's files, and the session's
+first message says so. Gemini CLI names the session's project in ``GEMINI_PROJECT_DIR``: the same holds for
 its hook (``tests/e2e/test_gemini_worktree.py``).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -68,19 +67,6 @@ def _hook(installed_in: Path, session: Path, command: str = "git push") -> tuple
     return said[0], said[1]
 
 
-def _with_absolute_paths(settings: Path, first: Path) -> None:
-    """``settings``' guard profile as ``guard install codex`` wrote it before it used ``:project_roots``: the
-    project's files named by their absolute paths in ``first``."""
-    text = settings.read_text()
-    head, _, relative = text.partition('[permissions.guard.filesystem.":project_roots"]\n')
-    rules, end, tail = relative.partition("# <<< guard sandbox")
-    keys = [json.loads(key) for key, _, _ in (line.partition(" = ") for line in rules.splitlines() if line)]
-    assert keys and tomllib.loads(text)["permissions"]["guard"]["filesystem"][":project_roots"]["guard.yaml"] == "read"
-    absolute = "".join(f'{json.dumps(str(first / key))} = "read"\n' for key in keys if str(first / key) not in head)
-    settings.write_text(head + absolute + end + tail)
-    assert str(first / "guard.yaml") in tomllib.loads(settings.read_text())["permissions"]["guard"]["filesystem"]
-
-
 def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_the_main_checkouts_files(
     tmp_path: Path,
 ) -> None:
@@ -95,16 +81,13 @@ def test_a_worktree_is_judged_by_its_own_config_and_told_when_its_profile_names_
         trust_config(worktree / "guard.yaml")
         pre, start = _hook(main, worktree)  # Codex runs the main checkout's hook in a worktree
         assert f"{worktree.name} says no" in pre and "main says no" not in pre, pre
-        assert "guard:" not in start, start  # the committed profile's paths are the worktree's own: nothing to do
-
-        _with_absolute_paths(worktree / ".codex/config.toml", main)  # as guard install codex wrote it before
-        _, start = _hook(main, worktree)
+        # the committed profile names the main checkout's files
         assert f"does not protect {worktree / 'guard.yaml'}" in start, start
         assert f"Run guard install codex in {worktree}" in start, start
         doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
         assert f"writable under guard's profile, e.g. {worktree}" in doctor, doctor
 
-        _install(worktree)  # what the message says: the worktree's profile is rewritten, relative
+        _install(worktree)  # what the message says: the worktree's profile is rewritten with its own paths
         _, start = _hook(main, worktree)
         assert "guard:" not in start, start
         doctor = run_guard(["doctor", "--model-timeout", "1"], worktree, no_terminal=True).stdout
