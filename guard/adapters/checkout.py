@@ -2,9 +2,8 @@
 
 ``guard install codex`` writes the project's absolute path into ``.codex/hooks.json`` (``guard hook --project``; Codex
 gives hooks no variable for the project's folder). That file travels: a team commits it, so a clone or a
-``git worktree`` gets it, and a moved or copied folder keeps it. (The sandbox profile in ``.codex/config.toml`` names
-the project's files relative to the session's folder, so it holds in each of them; one written before, with absolute
-paths, is read too.) Codex (0.171) starts every hook in the session's folder, the event's ``cwd``, which the agent's
+``git worktree`` gets it, and a moved or copied folder keeps it. (So does the sandbox profile in
+``.codex/config.toml``, which names the first folder's files: the session is told.) Codex (0.171) starts every hook in the session's folder, the event's ``cwd``, which the agent's
 commands cannot move, and:
 
 - in a linked worktree runs the *main checkout's* ``.codex/hooks.json`` (never the worktree's), while it reads the
@@ -51,11 +50,31 @@ def protected_by(folders: Iterable[str], path: Path) -> bool:
     return any(_within(name, folder) for folder in folders for name in names)
 
 
+def _marks_a_root(path: str) -> bool:
+    """Whether ``path`` (a root marker's name) is one: anything there but an empty file or folder.
+
+    Codex (0.171) keeps a workspace's ``.git`` read-only, and for a session started in a subfolder, which has none,
+    makes an empty ``.git`` there on the host while each of its sandboxes runs: taken for a checkout's root, it made
+    the subfolder another checkout, and the hook refused the session's calls now and then. Git leaves neither (a
+    ``.git`` folder holds ``HEAD``, a worktree's ``.git`` file names its folder); one the agent plants only makes the
+    folder part of the checkout above it, whose config then decides.
+    """
+    try:
+        if os.path.islink(path):
+            return True
+        if os.path.isdir(path):
+            with os.scandir(path) as entries:
+                return next(entries, None) is not None
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
 def checkout_root(folder: str) -> str | None:
     """The nearest folder at or above ``folder`` holding a root marker (a ``.git`` file in a linked worktree), or None."""
     here = os.path.realpath(folder)
     while True:
-        if any(os.path.lexists(os.path.join(here, marker)) for marker in ROOT_MARKERS):
+        if any(_marks_a_root(os.path.join(here, marker)) for marker in ROOT_MARKERS):
             return here
         parent = os.path.dirname(here)
         if parent == here:

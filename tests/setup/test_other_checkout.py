@@ -204,3 +204,19 @@ def test_another_clients_worktree_is_judged_by_its_own_config_and_a_copy_refused
     assert "feature says no" in pre_tool(worktree)
     refused = pre_tool(copy)
     assert ELSEWHERE in refused and f"guard install {client} in {copy}" in refused, refused
+
+
+def test_an_empty_git_placeholder_codex_makes_in_the_session_s_subfolder_leaves_it_in_the_project(
+    tmp_path: Path,
+) -> None:
+    """Codex (0.171) keeps a workspace's ``.git`` read-only and, for a session started in a subfolder, makes an empty
+    ``.git`` there while each of its sandboxes runs (``tests/e2e/test_codex_sandbox.py``): a hook running meanwhile
+    took the subfolder for another checkout and refused the session's calls."""
+    main = _installed_repository(tmp_path)
+    sub = main / "docs"
+    sub.mkdir()
+    for make in (lambda git: git.write_text(""), lambda git: git.mkdir()):
+        make(sub / ".git")
+        pre, _ = _hook(main, sub)
+        assert "main says no" in pre and ELSEWHERE not in pre, pre
+        (sub / ".git").unlink() if (sub / ".git").is_file() else (sub / ".git").rmdir()
