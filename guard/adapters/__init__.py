@@ -59,6 +59,7 @@ class Client:
         "normalize",
         "project_var",
         "render",
+        "sandbox_replaced",
         "session_folder",
         "starts_elsewhere",
     )
@@ -76,6 +77,7 @@ class Client:
         defers: bool = False,
         missing_setup: Callable[[str | None, Mapping[str, str]], str | None] | None = None,
         session_folder: str | None = None,
+        sandbox_replaced: Callable[[str, Mapping[str, str]], str | None] | None = None,
     ) -> None:
         #: the ``--format`` name, and the name the audit row gives the client
         self.name = name
@@ -101,6 +103,10 @@ class Client:
         #: Codex) or a variable it sets (Gemini CLI's project folder). A hook anchored to another checkout enforces that
         #: checkout's config or blocks there (:mod:`guard.adapters.checkout`); None: not known to be fixed
         self.session_folder = session_folder
+        #: ``(project, env) -> text | None``: why the session runs without the sandbox ``guard install`` configured for
+        #: the project (its client was started with options that replace it), asked on every event: every tool call of
+        #: such a session is denied with the text (:class:`~guard.core.errors.SandboxReplaced`)
+        self.sandbox_replaced = sandbox_replaced
 
     def __repr__(self) -> str:
         return f"Client({self.name!r})"

@@ -31,6 +31,7 @@ __all__ = [
     "path_rules",
     "read_config",
     "render",
+    "sandbox_replaced",
 ]
 
 #: The permission profile ``guard install codex`` writes (:mod:`guard.sandbox.codex`).
@@ -45,10 +46,12 @@ NOT_SET_UP_HERE = (
     "trusted here, but Codex reads the worktree's own .codex/config.toml, which selects no guard sandbox profile "
     "(the main checkout's does), so guard's files and secret are within the agent's reach. Run guard install codex there"
 )
-#: Told as a session starts whose command line puts another sandbox in place of guard's profile.
+#: Why every tool call of a session whose command line puts another sandbox in place of guard's profile is denied.
 PROFILE_OVERRIDDEN = (
     "this Codex session was started with {option}, which puts another sandbox in place of guard's profile (selected "
-    "in {settings}), so guard's files and secret are within the agent's reach. Start codex without it"
+    "in {settings}), so guard's files and secret would be within the agent's reach. Start codex without it (guard's "
+    "profile already lets commands write in the project), or run guard install codex --no-sandbox to use guard "
+    "without Codex's sandbox"
 )
 #: Told as a session starts where the project's ``.codex/config.toml`` selects guard's profile for another folder's files.
 SANDBOX_ELSEWHERE = (
@@ -113,9 +116,8 @@ def _guard_rules(settings: Path) -> dict[str, Any] | None:
 def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
     """What a session's first message says when the project's ``.codex/config.toml`` does not keep its config read-only
     the way ``guard install codex`` set up: a profile written for another folder (Codex reads a worktree's own copy,
-    committed with the main checkout's paths), in a git worktree none where the main checkout has one, or a profile
-    the session's command line puts aside (``codex -s workspace-write``). No guard profile anywhere is the user's
-    choice (``--no-sandbox``), not a miss."""
+    committed with the main checkout's paths), or in a git worktree none where the main checkout has one. No guard
+    profile anywhere is the user's choice (``--no-sandbox``), not a miss."""
     if project is None:
         return None
     from guard.adapters.checkout import config_in, in_main_checkout, protected_by
@@ -127,16 +129,28 @@ def missing_setup(project: str | None, env: Mapping[str, str]) -> str | None:
         if main is not None and _guard_rules(Path(main, ".codex", "config.toml")) is not None:
             return NOT_SET_UP_HERE.format(project=project)
         return None
-    from guard.adapters.codex_command_line import profile_override
-
-    option = profile_override()
-    if option is not None:
-        return PROFILE_OVERRIDDEN.format(option=option, settings=settings)
     config = config_in(project)
     unwritable = (rule for rule, access in rules.items() if access in ("read", "none"))
     if config is None or protected_by(unwritable, config):
         return None
     return SANDBOX_ELSEWHERE.format(settings=settings, config=config, project=project)
+
+
+def sandbox_replaced(project: str, env: Mapping[str, str]) -> str | None:
+    """Why this session runs without guard's profile, when its ``codex`` was started with an option that puts another
+    sandbox in its place (``-s``, ``-c sandbox_mode=…``, ``--dangerously-bypass-approvals-and-sandbox`` …) and the
+    project's or the user's ``config.toml`` selects guard's profile; else None. Asked on every event: the session's
+    command line is read first (``/proc``, a few small files), the config only when an option is found."""
+    from guard.adapters.codex_command_line import profile_override
+
+    option = profile_override(env)
+    if option is None:
+        return None
+    home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    for settings in (Path(project, ".codex", "config.toml"), Path(home, "config.toml")):
+        if _guard_rules(settings) is not None:
+            return PROFILE_OVERRIDDEN.format(option=option, settings=settings)
+    return None
 
 
 CLIENT = Client(
@@ -147,4 +161,5 @@ CLIENT = Client(
     installer="guard.adapters.installers:CODEX",
     missing_setup=missing_setup,
     session_folder="cwd",
+    sandbox_replaced=sandbox_replaced,
 )

@@ -1,9 +1,9 @@
 """Whether the Codex session a hook runs in was started with options that put another sandbox in place of guard's profile.
 
-``codex -s workspace-write``, ``-c sandbox_mode=…``, ``-c default_permissions=…`` or
-``--dangerously-bypass-approvals-and-sandbox`` on the session's command line select another sandbox than the
-``default_permissions = "guard"`` that ``guard install codex`` writes: with the real CLI (0.171) a command the hook
-could not read then wrote guard.yaml. Neither the config files (``guard doctor``) nor the event's payload (its
+``codex -s workspace-write``, ``-c sandbox_mode=…``, ``-c default_permissions=…``,
+``--dangerously-bypass-approvals-and-sandbox`` or ``-p NAME`` naming a profile file that sets one of those keys, on the
+session's command line, select another sandbox than the ``default_permissions = "guard"`` that ``guard install codex``
+writes: with the real CLI (0.171) a command the hook could not read then wrote guard.yaml. Neither the config files (``guard doctor``) nor the event's payload (its
 ``permission_mode`` stays ``bypassPermissions`` either way) show it; the command line does. Codex starts each hook
 itself, so the hook's parent process is the session's ``codex``: on Linux its arguments are in
 ``/proc/PID/cmdline``. Elsewhere this says nothing.
@@ -12,14 +12,15 @@ itself, so the hook's parent process is the session's ``codex``: on Linux its ar
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = ["profile_override"]
 
 #: Options that select another sandbox than the config's profile (0.171, ``codex --help``): a legacy sandbox mode,
-#: none at all, automatic review "using the workspace-write sandbox", or another profile file's settings.
+#: none at all, or automatic review "using the workspace-write sandbox".
 _OPTIONS = frozenset({"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--approve-for-me"})
+#: The option naming a profile file (``$CODEX_HOME/NAME.config.toml``), whose settings are laid over the config's.
 _PROFILE_FILE = frozenset({"-p", "--profile"})
 #: The configuration keys that do it from ``-c KEY=VALUE``.
 _KEYS = frozenset({"sandbox_mode", "default_permissions", "permissions"})
@@ -40,7 +41,20 @@ def _ancestors(pid: int) -> Iterable[list[str]]:
         yield [word.decode(errors="replace") for word in words if word]
 
 
-def _overriding(args: list[str]) -> str | None:
+def _profile_file_sets(name: str, env: Mapping[str, str]) -> bool:
+    """Whether the profile file ``-p NAME`` lays over the config sets one of :data:`_KEYS` (with the real CLI, one that
+    does not kept guard's profile); False for a file Codex could not read either."""
+    import tomllib  # only for a session started with -p
+
+    home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    try:
+        settings = tomllib.loads(Path(home, f"{name}.config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return any(key in settings for key in _KEYS)
+
+
+def _overriding(args: list[str], env: Mapping[str, str]) -> str | None:
     """The first of ``args`` (Codex's) that selects another sandbox than the config's profile, or None."""
     rest = iter(args)
     for arg in rest:
@@ -50,8 +64,12 @@ def _overriding(args: list[str]) -> str | None:
             name, equals, value = arg.partition("=")
         else:  # -cKEY=VALUE, -sMODE
             name, equals, value = arg[:2], "=", arg[2:].removeprefix("=")
-        if name in _OPTIONS or name in _PROFILE_FILE:
+        if name in _OPTIONS:
             return name
+        if name in _PROFILE_FILE:
+            profile = value if equals else next(rest, "")
+            if _profile_file_sets(profile, env):
+                return f"{name} {profile}"
         if name in _CONFIG:
             key = (value if equals else next(rest, "")).partition("=")[0].strip()
             if key.split(".", 1)[0] in _KEYS:
@@ -59,10 +77,10 @@ def _overriding(args: list[str]) -> str | None:
     return None
 
 
-def profile_override() -> str | None:
+def profile_override(env: Mapping[str, str]) -> str | None:
     """The option the Codex session this hook runs in was started with that puts another sandbox in place of guard's
     profile (``-s``, ``-c sandbox_mode`` …), or None (none, or no Codex process found above the hook)."""
     for args in _ancestors(os.getpid()):
         if args and os.path.basename(args[0]) == "codex":
-            return _overriding(args[1:])
+            return _overriding(args[1:], env)
     return None

@@ -285,7 +285,8 @@ def run(args: Arguments) -> int:
     raw = sys.stdin.buffer.read()
     project = _anchor(args, client, raw, env)
     project, elsewhere = _in_session_checkout(client, project, raw, env) if project is not None else (None, None)
-    gate = _gate(args, project, elsewhere, env)
+    replaced = client.sandbox_replaced(project, env) if project is not None and client.sandbox_replaced else None
+    gate = _gate(args, project, elsewhere, env, replaced)
     deadline = args.deadline or _float(from_env(DEADLINE_ENV, env)) or client.deadline
     by = answer_by(deadline, started)
     if by is not None:
@@ -350,7 +351,9 @@ def run(args: Arguments) -> int:
     return code
 
 
-def _gate(args: Arguments, project: str | None, elsewhere: str | None, env: Mapping[str, str]) -> Gate:
+def _gate(
+    args: Arguments, project: str | None, elsewhere: str | None, env: Mapping[str, str], replaced: str | None = None
+) -> Gate:
     """``guard hook``'s gate: the config the user trusted for ``project``, and its deciders, which this builder makes."""
     from guard.runtime.deciders import FastPath, LocalEngine, OnFirstUse
     from guard.runtime.gate import ConfigFile, FailurePolicy, Gate
@@ -358,7 +361,7 @@ def _gate(args: Arguments, project: str | None, elsewhere: str | None, env: Mapp
     local = LocalEngine()  # builds the engine when a call first gets past the fast path and the service
     return Gate(
         # the config the user trusted, never whatever the agent left on disk
-        ConfigFile(args.config, pinned=True, project=project, elsewhere=elsewhere),
+        ConfigFile(args.config, pinned=True, project=project, elsewhere=elsewhere, sandbox_replaced=replaced),
         # a running guard serve (--server, GUARD_SERVER, server.url, a session's) answers what the fast path cannot
         deciders=(FastPath(local), OnFirstUse(lambda: _service(args.server)), local),
         policy=FailurePolicy(

@@ -100,6 +100,15 @@ class MissingConfig(ConfigError):
     """
 
 
+class SandboxReplaced(ConfigError):
+    """The session's client was started with options that put another sandbox in place of the one ``guard install``
+    configured around guard's files (``codex -s …``): guard's files and secret are within the agent's reach.
+
+    The gate denies every tool call with the reason, as for the org policy (``GUARD_FAIL_OPEN`` does not relax it):
+    the way out is to start the client without the option, or to install guard without the client's sandbox.
+    """
+
+
 class EventError(GuardError):
     """The event JSON is malformed or misses what the chosen client format requires."""
 

@@ -54,7 +54,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from guard.core.decision import DecidingRule, Decision
-from guard.core.errors import ConfigError, EventError, EventTooLarge, MissingConfig, OrgPolicyError, UntrustedConfig
+from guard.core.errors import (
+    ConfigError,
+    EventError,
+    EventTooLarge,
+    MissingConfig,
+    OrgPolicyError,
+    SandboxReplaced,
+    UntrustedConfig,
+)
 from guard.core.events.payload import check_fields, event_name, read_json
 from guard.core.logs import LazyLogger
 from guard.core.session import FILES_FIELD, SESSION_FIELD, WRITTEN_FIELD, reads_session
@@ -79,6 +87,24 @@ log = LazyLogger("guard.gate")
 
 #: Events a config that cannot be loaded blocks: the calls a guard.yaml exists to guard.
 CONFIG_BLOCKED_EVENTS = frozenset({"pre_tool_use", "permission_request"})
+#: The config failures nothing relaxes (``--fail-open``): each one's ``details.failure``, deciding rule (id, text, by)
+#: and what an event that is not a tool call is told.
+_UNRELAXED: dict[type[ConfigError], tuple[str, str, str, str, str]] = {
+    OrgPolicyError: (
+        "org_policy",
+        "guard.org_policy",
+        "the org policy is enforced as signed, or every tool call is denied",
+        "the org policy",
+        ": no rule is enforced",
+    ),
+    SandboxReplaced: (
+        "sandbox",
+        "guard.client_sandbox",
+        "a session keeps the sandbox guard install configured, or every tool call is denied",
+        "the sandbox check",
+        "; guard blocks its tool calls",
+    ),
+}
 _SESSION_WARNING = "guard_session_warning"  # carried on the payload from _prepare to _finish
 _CONFIG_WARNING = (
     "guard_config_warning"  # likewise: a project config that failed while the org policy's hooks still ran
@@ -104,13 +130,15 @@ class ConfigFile(NamedTuple):
     ``pinned`` (``guard hook``, the SDKs): the trusted copy (:mod:`guard.config.pinning`), never the disk as it is
     now. ``project``: the folder ``guard install`` anchored the hook to (``guard hook --project``), where finding no
     config is an error, never "nothing is enforced"; ``elsewhere``: why that anchor is another checkout's (a copied
-    ``.codex/hooks.json``), an error as well.
+    ``.codex/hooks.json``), an error as well; ``sandbox_replaced``: why the session's client runs without the sandbox
+    guard configured (:class:`~guard.core.errors.SandboxReplaced`).
     """
 
     path: str | None = None
     pinned: bool = False
     project: str | None = None
     elsewhere: str | None = None
+    sandbox_replaced: str | None = None
 
 
 class FailurePolicy(NamedTuple):
@@ -187,6 +215,8 @@ class Gate:
                     config.elsewhere
                 ):  # anchored to another checkout (guard.adapters.checkout): its config is not this one's
                     raise MissingConfig(config.elsewhere)
+                if config.sandbox_replaced:
+                    raise SandboxReplaced(config.sandbox_replaced)
                 loaded = self._load(config)
             except ConfigError as exc:
                 self.config_error, self.searched, loaded = exc, False, _org_alone(exc)
@@ -342,30 +372,26 @@ class Gate:
     def _failed_config(self) -> str:
         if isinstance(self.config_error, OrgPolicyError):
             return "an org policy that cannot be enforced"
+        if isinstance(self.config_error, SandboxReplaced):
+            return "a session without guard's sandbox"
         return (
             "an untrusted config" if isinstance(self.config_error, UntrustedConfig) else "a config that does not load"
         )
 
     def _config_relaxed(self) -> bool:
-        """Whether the config failure lets calls through (``--fail-open``): a project's may, the org policy's never."""
-        return self.policy.fail_open_config and not isinstance(self.config_error, OrgPolicyError)
+        """Whether the config failure lets calls through (``--fail-open``): a project's may, those of :data:`_UNRELAXED` never."""
+        return self.policy.fail_open_config and not isinstance(self.config_error, tuple(_UNRELAXED))
 
     def _config_failure(self, event: str) -> Decision:
         assert self.config_error is not None
-        if isinstance(self.config_error, OrgPolicyError):
+        for kind, (failure, rule_id, rule_text, by, unblocked) in _UNRELAXED.items():
+            if not isinstance(self.config_error, kind):
+                continue
             if event not in CONFIG_BLOCKED_EVENTS:
-                return Decision(
-                    details={"failure": "org_policy"}, warnings=[f"{self.config_error}: no rule is enforced"]
-                )
+                return Decision(details={"failure": failure}, warnings=[f"{self.config_error}{unblocked}"])
+            rule = DecidingRule(rule_id, rule_text, by, True, str(self.config_error))
             reason = f"guard blocks tool calls: {self.config_error}"
-            rule = DecidingRule(
-                "guard.org_policy",
-                "the org policy is enforced as signed, or every tool call is denied",
-                "the org policy",
-                True,
-                str(self.config_error),
-            )
-            return Decision("deny", reason, details={"failure": "org_policy"}, decided_by=[rule])
+            return Decision("deny", reason, details={"failure": failure}, decided_by=[rule])
         untrusted, missing = (
             isinstance(self.config_error, UntrustedConfig),
             isinstance(self.config_error, MissingConfig),

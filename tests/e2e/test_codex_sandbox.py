@@ -115,24 +115,38 @@ def test_a_session_started_in_a_subfolder_runs_its_commands_and_keeps_guards_fil
 
 
 @pytest.mark.parametrize(
-    ("options", "overridden"),
-    [((), False), (("-s", "workspace-write"), True), (("-c", 'sandbox_mode="danger-full-access"'), True)],
-    ids=["plain", "sandbox", "sandbox_mode"],
+    ("options", "named"),
+    [
+        ((), None),
+        (("-s", "workspace-write"), "-s"),
+        (("-c", 'sandbox_mode="danger-full-access"'), "-c sandbox_mode"),
+        (("--dangerously-bypass-approvals-and-sandbox",), "--dangerously-bypass-approvals-and-sandbox"),
+    ],
+    ids=["plain", "sandbox", "sandbox_mode", "bypass"],
 )
-def test_a_session_whose_command_line_puts_the_profile_aside_leaves_guard_s_files_writable(
-    codex_project: AgentProject, options: tuple[str, ...], overridden: bool
+def test_a_session_whose_command_line_puts_the_profile_aside_has_its_tool_calls_denied(
+    codex_project: AgentProject, options: tuple[str, ...], named: str | None
 ) -> None:
-    """``codex -s workspace-write`` (or ``-c sandbox_mode=…``) selects another sandbox than guard's profile: a command
-    no hook could read then wrote guard.yaml. Neither the config files nor the event say so; the hook's parent process
-    is the session's ``codex``, whose arguments do, and the session's first message names the option
-    (``tests/adapters/test_codex_command_line.py``)."""
+    """``codex -s workspace-write`` (or ``-c sandbox_mode=…``, or no sandbox at all) selects another sandbox than
+    guard's profile: a command no hook could read then wrote guard.yaml. Neither the config files nor the event say
+    so; the hook's parent process is the session's ``codex``, whose arguments do. ``codex exec`` (0.171) shows no
+    SessionStart message (neither its text output nor its ``--json`` stream prints a hook's ``systemMessage`` or
+    ``stopReason``), so guard denies each tool call of the session, naming the option: the model is told, and
+    ``codex exec``'s text output prints the denial (its ``--json`` stream prints no hook output at all;
+    ``tests/setup/test_codex_command_line.py``)."""
     project = codex_project
     project.configure(CONFIG)
-    args = project.cli.headless_args
+    args = [arg for arg in project.cli.headless_args if arg != "--json" or named is None]  # text output: what it shows
     cli = replace(project.cli, headless_args=(args[0], *options, *args[1:]))
     write = tool_use("exec_command", {"cmd": hidden("echo '# planted' >> guard.yaml; echo config=$?")})
+    yaml_before = (project.dir / "guard.yaml").read_text()
 
-    _, agent = replace(project, cli=cli).run(write, final_text("ok"))
+    run, agent = replace(project, cli=cli).run(write, final_text("ok"))
 
     shown = str(agent.agent_requests[1].tool_outputs())
-    assert ("config=0" in shown) == overridden, shown
+    assert "config=0" not in shown and (project.dir / "guard.yaml").read_text() == yaml_before, shown
+    if named is None:
+        assert "Read-only file system" in shown, shown  # guard's profile refused the write
+    else:
+        assert "config=" not in shown and f"started with {named}, which puts another sandbox" in shown, shown
+        assert f"was started with {named}, which puts another sandbox" in run.stderr, run.stderr
