@@ -22,9 +22,13 @@ __all__ = ["profile_override"]
 _OPTIONS = frozenset({"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--approve-for-me"})
 #: The option naming a profile file (``$CODEX_HOME/NAME.config.toml``), whose settings are laid over the config's.
 _PROFILE_FILE = frozenset({"-p", "--profile"})
-#: The configuration keys that do it from ``-c KEY=VALUE``.
+#: The configuration keys that do it from ``-c KEY=VALUE`` or a profile file (``default_permissions`` naming another
+#: profile than guard's).
 _KEYS = frozenset({"sandbox_mode", "default_permissions", "permissions"})
 _CONFIG = frozenset({"-c", "--config"})
+#: The profile ``guard install codex`` selects (:data:`guard.adapters.codex.PROFILE`, not imported: this module loads
+#: on every Codex event).
+_GUARD = "guard"
 #: How many processes up from the hook the session's ``codex`` may be (a launcher script between them).
 _DEPTH = 3
 
@@ -51,7 +55,9 @@ def _profile_file_sets(name: str, env: Mapping[str, str]) -> bool:
         settings = tomllib.loads(Path(home, f"{name}.config.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
-    return any(key in settings for key in _KEYS)
+    return (
+        "sandbox_mode" in settings or "permissions" in settings or settings.get("default_permissions", _GUARD) != _GUARD
+    )
 
 
 def _overriding(args: list[str], env: Mapping[str, str]) -> str | None:
@@ -71,7 +77,10 @@ def _overriding(args: list[str], env: Mapping[str, str]) -> str | None:
             if _profile_file_sets(profile, env):
                 return f"{name} {profile}"
         if name in _CONFIG:
-            key = (value if equals else next(rest, "")).partition("=")[0].strip()
+            key, _, setting = (value if equals else next(rest, "")).partition("=")
+            key = key.strip()
+            if key == "default_permissions" and setting.strip().strip("'\"") == _GUARD:
+                continue  # guard's own profile, named again
             if key.split(".", 1)[0] in _KEYS:
                 return f"{name} {key}"
     return None

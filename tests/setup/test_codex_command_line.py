@@ -62,8 +62,21 @@ def _denied(answer: dict) -> str | None:
         (("--dangerously-bypass-approvals-and-sandbox",), "--dangerously-bypass-approvals-and-sandbox"),
         (("exec", "-p", "loose"), "-p loose"),
         (("exec", "--profile=fast"), None),
+        (("exec", "-p", "guarded"), None),
+        (("-c", 'default_permissions="guard"', "exec"), None),
     ],
-    ids=["plain", "model", "sandbox", "sandbox_mode", "default_permissions", "bypass", "profile", "profile_model"],
+    ids=[
+        "plain",
+        "model",
+        "sandbox",
+        "sandbox_mode",
+        "default_permissions",
+        "bypass",
+        "profile",
+        "profile_model",
+        "profile_guard",
+        "guard_s_profile",
+    ],
 )
 def test_a_session_started_with_another_sandbox_has_its_tool_calls_denied_naming_the_option(
     tmp_path: Path, options: tuple[str, ...], named: str | None
@@ -73,6 +86,7 @@ def test_a_session_started_with_another_sandbox_has_its_tool_calls_denied_naming
     home.mkdir()
     (home / "loose.config.toml").write_text('sandbox_mode = "danger-full-access"\n')
     (home / "fast.config.toml").write_text('model = "o3"\n')  # a profile file that leaves the sandbox as it is
+    (home / "guarded.config.toml").write_text('model = "o3"\ndefault_permissions = "guard"\n')
 
     answer, start = _answers(project, *options, home=home)
 
