@@ -166,9 +166,13 @@ def agent_message(decision: Decision) -> str | None:
     rules = "; ".join(_named(rule) for rule in decision.decided_by)
     if decision.decision == "ask":
         return f"guard asks the user to approve this call: {rules}."
-    unjudged = all(rule.by.startswith(FAILURE_POLICY) for rule in decision.decided_by)
-    advice = FINAL_ADVICE if decision.final else UNJUDGED_ADVICE if unjudged else JUDGEMENT_ADVICE
+    advice = FINAL_ADVICE if decision.final else UNJUDGED_ADVICE if _unjudged(decision) else JUDGEMENT_ADVICE
     return f"guard denied this call: {rules}. {advice}"
+
+
+def _unjudged(decision: Decision) -> bool:
+    """Whether only the failure policy stopped the call: nothing was judged, so nothing is a judgement to override."""
+    return all(rule.by.startswith(FAILURE_POLICY) for rule in decision.decided_by)
 
 
 def user_message(decision: Decision, tool: str | None) -> str | None:
@@ -176,6 +180,12 @@ def user_message(decision: Decision, tool: str | None) -> str | None:
     if decision.decision == "allow" or not decision.decided_by:
         return None
     verb = "denied" if decision.decision == "deny" else "asks about"
-    finality = "final" if decision.final else "a judgement you can override"
+    finality = (
+        "final"
+        if decision.final
+        else "not a judgement: guard could not judge it (guard log shows why)"
+        if decision.decision == "deny" and _unjudged(decision)
+        else "a judgement you can override"
+    )
     rules = ", ".join(f"{rule.id} ({rule.by})" for rule in decision.decided_by)
     return f"guard {verb} {tool or 'this call'}: rule {rules}; {finality}."

@@ -120,10 +120,13 @@ def test_a_fail_closed_failure_is_not_final(isolated_home: Path) -> None:
         'hooks:\n  PreToolUse:\n    - id: flaky\n      matcher: Bash\n      failure_mode: fail_closed\n      command: "exit 7"\n'
     )
     trust_config(isolated_home / "guard.yaml")
-    decision, model, _ = told(hook(isolated_home, bash_event("s1", "ls")))
+    decision, model, user = told(hook(isolated_home, bash_event("s1", "ls")))
     assert decision == "deny" and "decided by the failure policy (flaky is fail_closed and could not judge)" in model
     assert model.endswith(UNJUDGED_ADVICE), (
         "guard could not judge: it says so, and does not claim another form would be refused"
+    )
+    assert user.endswith("; not a judgement: guard could not judge it (guard log shows why)."), (
+        f"the person is not told a failure is a judgement they can override: {user}"
     )
 
 
