@@ -408,7 +408,8 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
 
 _RISKY = re.compile(
     # rm -rf / -fr of something outside the project: /…, ~…, $VAR, *, .., . (not ./build, not node_modules)
-    r"rm\s+(?:-\S+\s+)*-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*\s+(?:[^;&|\n]*\s)?(?:\\?[\"'])?(?:[/~*$]|\.\.|\./?(?=[\s\\\"';&|]|$))"
+    # (lazy before the target, so a deny's reason quotes the command up to it, not the rest of the event)
+    r"rm\s+(?:-\S+\s+)*-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*\s+(?:[^;&|\n]*?\s)??(?:\\?[\"'])?(?:[/~*$]|\.\.|\./?(?=[\s\\\"';&|]|$))"
     r"|(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"  # curl … | sh
     r"|\.ssh\b|id_rsa|/etc/shadow|\.aws/credentials|\.env\b|secret|api[_-]?key|password"
     r"|push\s+(?:[^\n]*\s)?(?:--force\b|-f\b)|reset\s+--hard|mkfs|dd\s+if=|chmod\s+(?:-R\s+)?777"

@@ -139,6 +139,13 @@ def test_keyword_policy_reads_only_the_fenced_data(data: str, decision: str) -> 
     assert json.loads(keyword_policy(body).content or "")["decision"] == decision
 
 
+def test_keyword_policy_quotes_the_marker_not_the_rest_of_the_event() -> None:
+    """A deny's reason reaches the agent and the audit log: the first path after rm -rf, not the event after it."""
+    data = '{"command": "rm -rf ~/old-project", "deferred": {"files": [{"path": "a b/c", "content": "x y /z"}]}}'
+    body = {"messages": [{"role": "user", "content": fence(data)[0]}]}
+    assert json.loads(keyword_policy(body).content or "")["reason"] == "stub keyword policy: risky marker 'rm -rf ~'"
+
+
 def test_cli_prints_the_base_url_and_serves_the_policy() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "guard.testing.openai_stub", "--mode", "deny"], stdout=subprocess.PIPE, text=True
