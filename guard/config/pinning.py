@@ -285,11 +285,17 @@ def trust_note(config: str | None = None) -> str | None:
     ``guard check: note: …`` on stderr, never a warning on the decision: the check
     itself judged what is on disk, as asked.
     """
+    explicit = config or from_env(CONFIG_ENV) or None
     try:
         pinned = load_trusted(config)
     except ConfigError as exc:
+        try:
+            _org_in_force()
+        except ConfigError as org:
+            return str(org)  # it names the org policy and says every tool call is denied
+        if trust_store.read(trust_store.trust_key(explicit)) is None:
+            return None  # nothing trusted here: the config on disk does not load, which the command reading it reports
         return f"the trusted copy that guard hook enforces does not load: {exc}"
     if pinned.status == "untrusted":
-        explicit = config or from_env(CONFIG_ENV) or None
         return f"this config is not trusted: guard hook and guard serve do not enforce it until you run `{accept_command(explicit)}`"
     return pinned.notes[0] if pinned.notes else None

@@ -82,6 +82,18 @@ def test_a_bad_dataset_line_exits_1_naming_file_and_line(
     assert f"{bad}:13" in err and "label" in err
 
 
+def test_a_config_that_is_not_there_is_one_error_naming_it_not_a_note_on_trust(
+    suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The guide's eval run outside a clone named a config that is not there: the error said so, after a note that
+    blamed "the trusted copy that guard hook enforces", which the user never had."""
+    missing = tmp_path / "datasets" / "shell.guard.yaml"
+    assert main(["eval", suite["dataset"], "--config", str(missing), "--out", suite["out"]]) == 1
+    err = capsys.readouterr().err
+    assert err.count("cannot read config") == 1 and str(missing) in err, err
+    assert "trusted" not in err, err
+
+
 def test_an_unknown_gate_metric_exits_1_before_any_call(
     suite: dict[str, str], stub: StubServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
