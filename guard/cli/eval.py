@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from guard.cli.arguments import whole_number
 from guard.config.pinning import trust_note
 from guard.core.extras import require
+from guard.core.settings import MODEL_ENV, from_env
 from guard.eval.runner import DEFAULT_CONCURRENCY
 from guard.eval.session import EXIT_GATE, EXIT_NOT_JUDGED, EXIT_UNRECORDED, evaluate
 from guard.eval.tables import (
@@ -187,6 +188,11 @@ def _threshold_line(point: OperatingPoint) -> str:
     return f"{budget}: confidence_threshold: {point.threshold:g}  ({reached})"
 
 
+def _model_overrides() -> str:
+    """``GUARD_MODEL_QUICK=stub`` and the like, as set: what a five-minute-guide shell still exports."""
+    return ", ".join(f"{name}={value}" for name in MODEL_ENV.values() if (value := from_env(name)))
+
+
 def interrupted(args: argparse.Namespace) -> int:
     """Ctrl-C: the rows judged so far stay in results.jsonl, and the same command picks up from them."""
     try:
@@ -259,6 +265,13 @@ def run(args: argparse.Namespace) -> int:
         print(outcome)
     if result.exit_code == EXIT_UNRECORDED:
         print(f"guard eval: {rerecord_line(report)}", file=sys.stderr)
+        if (overrides := _model_overrides()) and not args.model:
+            print(
+                f"guard eval: note: {overrides} in the environment replace the config's models, and a recording is "
+                "found by the model it was asked for: unset them to replay what was recorded with the config's models "
+                "(re-recording would replace those answers with this model's)",
+                file=sys.stderr,
+            )
     elif result.exit_code == EXIT_NOT_JUDGED:
         print(f"guard eval: {not_judged_line(report)}", file=sys.stderr)
     elif result.exit_code == EXIT_GATE:

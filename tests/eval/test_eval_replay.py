@@ -205,6 +205,22 @@ def test_one_changed_case_is_the_only_one_not_judged(
     assert report.unrecorded[0].cases == [f"shell/benign-{BENIGN.index('npm test')}"] and report.variants[0].cases == 11
 
 
+def test_a_replay_missed_because_the_environment_names_another_model_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The guide's shell still exports GUARD_MODEL_* for the stub when it replays guard's own recordings: every case
+    missed, and the only advice was to re-record over the shipped cassettes."""
+    monkeypatch.setenv("GUARD_MODEL_QUICK", "stub")
+    monkeypatch.setenv("GUARD_MODEL_THOROUGH", "stub")
+    evals = Path(__file__).resolve().parents[2] / "evals"
+    argv = ["eval", str(evals / "shell-subset.jsonl"), "--config", str(evals / "shell-subset.guard.yaml")]
+    argv += ["--replay", str(evals / "cassettes"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "GUARD_MODEL_QUICK=stub, GUARD_MODEL_THOROUGH=stub in the environment replace the config's models" in err
+    assert "unset them" in err, err
+
+
 def test_replay_without_a_cassette_exits_1(
     suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
