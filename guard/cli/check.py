@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from guard.cli.terminal import DECISION_STYLES, console, say
 from guard.config.pinning import trust_note
 from guard.core.errors import PROVIDER_NOTE, EventError
-from guard.core.events.names import canonical_event
+from guard.core.events.names import CANONICAL_EVENTS, canonical_event, suggest_event
 from guard.core.explanation import coverage, user_message
 from guard.core.matching import matcher_report
 from guard.core.spec import DEPTHS, HookSpec, SmartSettings
@@ -137,6 +137,30 @@ def _gate(config: str | None, specs: list[HookSpec] | None) -> Gate:
     return Gate(ConfigFile(config), deciders=deciders, specs=specs)
 
 
+def _event(name: str) -> str:
+    """``--event`` as canonical; a malformed name is bad input, not a traceback."""
+    try:
+        return canonical_event(name)
+    except ValueError as exc:
+        raise EventError(f"--event: {exc}") from exc
+
+
+def _known_event(name: str, gate: Gate) -> None:
+    """Refuse an ``--event`` that no config could hook: a misspelt one matched nothing and printed a bare allow."""
+    event = _event(name)
+    if event in CANONICAL_EVENTS or any(spec.event == event for spec in gate.registry.specs()):
+        return
+    meant = suggest_event(name)
+    raise EventError(
+        f"--event {name!r} is not an event guard knows, nor a custom event the config's hooks are under"
+        + (
+            f": did you mean {meant}?"
+            if meant
+            else " (PreToolUse, PostToolUse, UserPromptSubmit, Stop … docs/configuration.md)"
+        )
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     payload = _payload(args)
     specs: list[HookSpec] | None = None
@@ -145,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             HookSpec(
                 id="cli-rule",
                 kind="smart",
-                event=canonical_event(args.event),
+                event=_event(args.event),
                 timeout=60.0,
                 source="library",
                 options=SmartSettings(rule=args.rule, depth=args.depth),
@@ -154,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
     gate = _gate(args.config, specs)
     if gate.config_error is not None:
         raise gate.config_error
+    _known_event(args.event, gate)
     if specs is None:
         _trust_note(args.config)
         _matcher_notes(gate)
