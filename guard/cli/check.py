@@ -196,6 +196,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"guard check: hook {h.id} failed: {h.error}", file=sys.stderr)
     for warning in decision.warnings:
         print(f"guard check: warning: {warning}", file=sys.stderr)
+    if not decision.hooks:  # a bare allow is what the hook answers too, but a person reads it as "judged and allowed"
+        print(
+            f"guard check: note: no hook runs for {args.tool} at {args.event}, so nothing judged this call "
+            "(a hook's matcher names the tools it runs for: docs/actions.md)",
+            file=sys.stderr,
+        )
     if not decision.judged or any(h.error for h in decision.hooks):
         return 3
     return _EXIT[decision.decision]

@@ -1,7 +1,8 @@
-"""``guard check --event`` names an event no hook could be under, instead of a bare allow for a call it never judged.
+"""``guard check`` says when nothing judged a call: an --event no hook could be under is an error, a tool no hook matches a note.
 
 A user who typed ``--event PreTool`` (or ``pretooluse``) was shown ``decision: allow``, exit 0, for ``rm -rf ~/x``:
-no hook is under a misspelt event, so nothing ran and nothing said so.
+no hook is under a misspelt event, so nothing ran and nothing said so. A tool no hook matches is allowed, as the
+hook allows it, and says that nothing judged it.
 """
 
 from __future__ import annotations
@@ -42,3 +43,11 @@ def test_an_event_by_any_of_its_names_or_a_declared_custom_one_is_judged(
 ) -> None:
     out = guard_cli([*CALL, "--event", event], project)
     assert out.returncode == 1 and "decision: deny" in out.stdout, out
+
+
+def test_a_tool_no_hook_matches_is_allowed_and_says_nothing_judged_it(guard_cli: GuardCli, project: Path) -> None:
+    out = guard_cli(["check", "--tool", "Bsh", "--input", '{"command": "rm -rf ~/x"}'], project)
+    assert out.returncode == 0 and "decision: allow" in out.stdout, out
+    assert "no hook runs for Bsh at PreToolUse, so nothing judged this call" in out.stderr, out.stderr
+    judged = guard_cli(CALL, project)
+    assert judged.returncode == 1 and "nothing judged" not in judged.stderr, judged
