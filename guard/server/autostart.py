@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import guard
+from guard.core.extras import require
 from guard.core.logs import LazyLogger
 from guard.core.settings import API_BASE_ENV, MODEL_ENV, LoadedConfig, from_env, user_dir
 from guard.storage.secret import seal, verify
@@ -178,7 +179,12 @@ def service_command() -> list[str]:
 
 
 def start(loaded: LoadedConfig) -> bool:
-    """Start this config's service in the background unless one is up or starting; True if started."""
+    """Start this config's service in the background unless one is up or starting; True if started.
+
+    :class:`~guard.core.extras.MissingExtra` without the serve extra: a service that cannot start is not launched
+    (once per miss, as it was, each a Python process that only printed the install line into its log).
+    """
+    require("serve", "the warm guard serve (server.url: auto)")
     path = state_path(loaded)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from guard.core.decision import Decision
+from guard.core.extras import MissingExtra
 from guard.core.kinds import judged
 from guard.core.logs import LazyLogger
 from guard.core.session import WRITTEN_FIELD
@@ -97,12 +98,16 @@ class ServiceDecider:
         if server == "auto" and not self.start_service:
             note = "no guard serve runs for this config; judged in-process"
         elif server == "auto":
-            started = autostart.start(gate.loaded)
-            note = (
-                "started guard serve in the background for later calls; judged in-process"
-                if started
-                else "guard serve is starting; judged in-process"
-            )
+            try:
+                started = autostart.start(gate.loaded)
+            except MissingExtra as exc:
+                note = f"{exc}; judged in-process"
+            else:
+                note = (
+                    "started guard serve in the background for later calls; judged in-process"
+                    if started
+                    else "guard serve is starting; judged in-process"
+                )
         else:
             note = f"guard serve at {url} unreachable; judged in-process"
         call.notes["server_fallback"] = note
@@ -126,5 +131,7 @@ class ServiceDecider:
         try:
             if autostart.running_url(gate.loaded) is None:
                 autostart.start(gate.loaded)
+        except MissingExtra:  # guard install and guard doctor say so; each call is judged in-process
+            return
         except Exception:  # warming is an optimisation: the session's calls are judged in-process instead
             log.warning("could not start the warm service", exc_info=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import trust_config
 from fixtures.cache import service_auth
+from fixtures.importers import trapped_env
 from fixtures.judge import bash_event
 from fixtures.processes import SOURCE_ROOT, run_guard, serve_argv
 
@@ -86,6 +87,30 @@ def test_first_miss_starts_a_service_and_later_misses_use_it(stub: StubServer, i
         assert third.returncode == 0 and len(list(states.glob("*.json"))) == 1  # no second service
     finally:
         os.kill(state["pid"], signal.SIGTERM)
+
+
+def test_without_the_serve_extra_a_miss_launches_no_service_and_the_decision_says_why(
+    stub: StubServer, isolated_home: Path
+) -> None:
+    """A bare ``pip install plainguard`` with the guide's ``server: {url: auto}``: every miss launched a guard serve
+    that only printed the serve extra's install line into its log."""
+    (isolated_home / "guard.yaml").write_text(
+        "models: {quick: openai/stub-quick}\nserver: {url: auto}\ncache: {url: 'off'}\n"
+        "hooks:\n  PreToolUse:\n    - id: no-delete\n      matcher: Bash\n      depth: quick\n      timeout: 60\n"
+        "      rule: Deny shell commands that delete files outside the project.\n"
+    )
+    trust_config(isolated_home / "guard.yaml")
+    trapped = trapped_env(isolated_home, refuse=["starlette", "uvicorn"])
+    env = {**trapped, "PYTHONPATH": os.pathsep.join([trapped["PYTHONPATH"], SOURCE_ROOT]), "GUARD_API_BASE": stub.url}
+    start = {"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": str(isolated_home)}
+    assert guard(["hook"], isolated_home, env, json.dumps(start)).returncode == 0  # where a session launches it
+    for command in ("rm -rf ~/a", "rm -rf ~/b"):
+        done = guard(["hook"], isolated_home, env, json.dumps(bash_event(command)))
+        assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", done.stderr
+    states = isolated_home.parent / "home/.cache/guard/serve"
+    assert not list(states.glob("*")), [p.read_text() for p in states.glob("*.log")]
+    logged = json.loads(guard(["log", "--json", "-n", "1"], isolated_home, {}).stdout.splitlines()[0])
+    assert "needs the serve extra" in logged["details"]["server_fallback"], logged["details"]
 
 
 def test_an_auto_started_service_leaves_when_idle(isolated_home: Path) -> None:
