@@ -61,8 +61,11 @@ def _listed(variants: Sequence[VariantMetrics], baseline: Sequence[BaselineCompa
 
 def _stub(rows: Sequence[ResultRow]) -> str | None:
     """Why the figures are a stub's: a call guard's own stub answered (it says so), wherever it listened; None for a real model, a local one included."""
-    found = next((call for row in rows for call in row.calls if call.stub), None)
-    return f"{found.model}'s answers came from guard's stub (its replies say so)" if found else None
+    models = list(dict.fromkeys(call.model for row in rows for call in row.calls if call.stub))
+    if not models:
+        return None
+    named = models[0] if len(models) == 1 else f"{', '.join(models[:-1])} and {models[-1]}"
+    return f"the answers of {named} came from guard's stub (its replies say so)"
 
 
 def _not_judged(rows: Sequence[ResultRow]) -> list[NotJudged]:

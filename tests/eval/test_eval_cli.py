@@ -216,6 +216,9 @@ def test_two_models_are_compared_and_model_overrides_the_environment(
         and "Holm p < 0.001" in report.ranking.headline
     )
     assert report.ranking.agreement is not None and report.ranking.agreement.method == "Cohen's kappa"
+    assert report.stub_reason == f"the answers of {GOOD} and {BAD} came from guard's stub (its replies say so)", (
+        "every stub-answered model is named, not the first alone"
+    )
 
 
 def test_clustered_cases_get_cluster_bootstrap_intervals_and_tests(tmp_path: Path, stub: StubServer) -> None:
