@@ -33,6 +33,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def write_starter_files(folder: Path, who: str) -> Path:
+    """The starter guard.yaml and its labeled calls in ``folder``, each said (``guard init``, and ``guard install`` where
+    there is no config); the config's path. OSError when the config cannot be written; an existing cases file is kept."""
+    path = write_starter(folder / "guard.yaml")
+    print(f"wrote {path}: rules on @shell, @write, @edit, @fetch and @mcp, for every client (docs/init.md)")
+    try:
+        cases = write_starter_cases(folder / CASES_FILE)
+        print(f"wrote {cases}: 12 labeled calls for its rules; guard eval {CASES_FILE} scores them")
+    except FileExistsError:
+        print(f"kept {CASES_FILE}: it exists", file=sys.stderr)
+    except OSError as exc:
+        print(f"{who}: warning: {exc.filename or CASES_FILE}: {exc.strerror or exc}", file=sys.stderr)
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     if args.print_only:
         sys.stdout.write(STARTER)
@@ -49,18 +64,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        path = write_starter(Path.cwd() / "guard.yaml")
+        write_starter_files(Path.cwd(), "guard init")
     except OSError as exc:
         print(f"guard init: error: {exc.filename or 'guard.yaml'}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    print(f"wrote {path}: rules on @shell, @write, @edit, @fetch and @mcp, for every client (docs/init.md)")
-    try:
-        cases = write_starter_cases(Path.cwd() / CASES_FILE)
-        print(f"wrote {cases}: 12 labeled calls for its rules; guard eval {CASES_FILE} scores them")
-    except FileExistsError:
-        print(f"kept {CASES_FILE}: it exists", file=sys.stderr)
-    except OSError as exc:
-        print(f"guard init: warning: {exc.filename or CASES_FILE}: {exc.strerror or exc}", file=sys.stderr)
     if has_terminal():
         adopt_config()
     else:

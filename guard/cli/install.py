@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard.adapters.installers import CLAUDE, CODEX, installable, profile
+from guard.cli.init import write_starter_files
 from guard.cli.trust import adopt_config
 from guard.cli.user_consent import refusal as agent_refusal
 from guard.config.loading import load_config
 from guard.config.search import find_config
-from guard.config.starter import write_starter
 from guard.core.errors import GuardError, UnknownName
 from guard.core.events.names import client_event_name
 from guard.core.extras import DISTRIBUTION, MissingExtra, require
@@ -462,12 +462,9 @@ def _config_warnings(timeout_s: int) -> list[str]:
 
 
 def _write_starter_if_none() -> None:
-    """No config here: write the starter guard.yaml (every route: shell, writes, edits, MCP), which the install then trusts (at a terminal)."""
+    """No config here: write guard init's starter and its labeled calls, which the install then trusts (at a terminal)."""
     if find_config() is None:
-        path = write_starter(Path.cwd() / "guard.yaml")
-        print(
-            f"wrote the starter {path}: rules on @shell, @write, @edit and @mcp, so every client's routes are judged (docs/init.md)"
-        )
+        write_starter_files(Path.cwd(), "guard install")
 
 
 def _warn_if_not_runnable(command: str, client: str) -> None:

@@ -110,7 +110,10 @@ def test_install_with_no_config_writes_and_trusts_a_starter_that_judges_every_ro
         env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
     )  # at the user's terminal: install trusts what it wrote
     assert code == 0, shown
-    assert "wrote the starter" in shown and "trusted" in shown and "is not trusted" not in shown, shown
+    assert "wrote" in shown and "trusted" in shown and "is not trusted" not in shown, shown
+    assert "@fetch" in shown and (isolated_home / "guard-cases.jsonl").exists(), (
+        "install writes guard init's starter as init does: its labeled calls too, its routes named as they are"
+    )
 
     hook = guard(
         "hook",
