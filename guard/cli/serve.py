@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from guard.server.app import create_app
-    from guard.server.listening import Service
+    from guard.server.listening import Service, refuse_taken_port
 
     watch = Watch(args.config)  # before loading: a change while it loads is seen too
     trusted = load_trusted(args.config)  # the config the user trusted, as guard hook enforces it
@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
             f"spend your model budget. Set GUARD_SERVE_TOKEN (or --token, or server.token in guard.yaml) and have "
             f"clients send it as 'Authorization: Bearer <token>', or listen on 127.0.0.1"
         )
+    refuse_taken_port(args.host, args.port, "guard serve")
     engine = Engine(loaded.settings, Registry([*loaded.specs, *default_registry.specs()]))
     counted = for_service(loaded.settings)
     if counted is not None:  # lookups on the event loop only read; hit and miss counts are written in batches

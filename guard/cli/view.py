@@ -77,10 +77,11 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-    from guard.server.listening import Announcing
+    from guard.server.listening import Announcing, refuse_taken_port
     from guard.server.ui import LOOPBACK_NAMES
     from guard.view import ViewSources, create_view
 
+    refuse_taken_port(args.host, args.port, "guard view")
     loaded = load_config(args.config)
     settings = loaded.settings
     evals = tuple(Path(d) for d in args.evals)

@@ -6,6 +6,7 @@ Imported only inside those commands' ``run``: uvicorn is the ``serve`` extra's, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -16,16 +17,37 @@ from collections.abc import Callable
 import uvicorn
 
 from guard.config.watch import Watch
+from guard.core.errors import GuardError
 from guard.server.autostart import write_state
 from guard.server.metrics import Metrics
 
-__all__ = ["Announcing", "Service", "bound_url"]
+__all__ = ["Announcing", "Service", "bound_url", "refuse_taken_port"]
 
 
 def bound_url(server: uvicorn.Server) -> str:
     """Where a started uvicorn server listens, with the port it was given (``--port 0`` picks one)."""
     host, port = server.servers[0].sockets[0].getsockname()[:2]
     return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def refuse_taken_port(host: str, port: int, who: str) -> None:
+    """GuardError when another program listens on ``host:port``: said in guard's words before any work, where uvicorn
+    logged a bind error after its start-up lines and exited 3. ``--port 0`` is never taken."""
+    if port == 0:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError:
+        return  # a host that does not resolve: uvicorn says so
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closing socket is no owner
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise GuardError(
+                    f"{host}:{port} is already in use (another {who}?): stop it, or pass --port N (0 picks a free one)"
+                ) from exc
 
 
 class Announcing(uvicorn.Server):
