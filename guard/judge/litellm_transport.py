@@ -75,9 +75,12 @@ def _cost(litellm: Any, response: Any) -> float | None:
 async def warm(model: str) -> None:
     """Run LiteLLM's call path once with a mocked answer (no request leaves): the lazy imports, logging workers and
     provider set-up its first call does, done before anything is timed, instead of inside a judge's first calls."""
-    await load().acompletion(
-        model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="{}", max_tokens=1
-    )
+    try:
+        await load().acompletion(
+            model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="{}", max_tokens=1
+        )
+    except Exception:  # a model LiteLLM cannot route (no provider): its calls say so, case by case, in guard's words
+        return
 
 
 async def complete(request: ChatRequest) -> ChatReply:

@@ -125,10 +125,6 @@ def preflight(model: str, api_base: str | None, origin: str) -> None:
     """
     if api_base:
         return  # spoken to as OpenAI at that endpoint, whatever the prefix: the endpoint decides about keys
-    from guard.judge import cassette
-
-    if cassette.replaying():
-        return  # a recording answers: no key is sent, so none is needed
     from guard.judge.transport import TRANSPORTS, transport_name
 
     if transport_name(model) not in TRANSPORTS.builtins:
@@ -145,6 +141,10 @@ def preflight(model: str, api_base: str | None, origin: str) -> None:
         near = difflib.get_close_matches(provider, sorted(known_providers() | set(KEY_VARIABLES)), n=1, cutoff=0.75)
         meant = f" (did you mean {near[0]}/{model.split('/', 1)[1]}?)" if near else ""
         raise ModelUnusable(f"model {model}: unknown provider {prefix!r}{meant}: set {origin} to {example}")
+    from guard.judge import cassette
+
+    if cassette.replaying():
+        return  # a recording answers: no key is sent, so none is needed (a model no provider routes has none either)
     variables = KEY_VARIABLES.get(provider)
     if variables and not any(os.environ.get(name) for name in variables):
         raise ModelUnusable(

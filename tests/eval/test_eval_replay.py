@@ -221,6 +221,33 @@ def test_a_replay_missed_because_the_environment_names_another_model_says_so(
     assert "unset them" in err, err
 
 
+@pytest.mark.slow
+def test_a_model_no_provider_routes_is_named_on_replay_not_a_traceback(
+    suite: dict[str, str],
+    stub: StubServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Recorded through GUARD_API_BASE with GUARD_MODEL_QUICK=stub, replayed in a shell without GUARD_API_BASE: the
+    warm-up before the clock started raised LiteLLM's "LLM Provider NOT provided" as a traceback."""
+    config = tmp_path / "bare.yaml"
+    config.write_text(Path(suite["config"]).read_text().replace(f"  api_base: {stub.url}\n", ""))
+    monkeypatch.setenv("GUARD_MODEL_QUICK", "stub")
+    monkeypatch.setenv("GUARD_MODEL_THOROUGH", "stub")
+    monkeypatch.setenv("GUARD_API_BASE", stub.url)
+    common = ["eval", suite["dataset"], "--config", str(config)]
+    assert main([*common, "--record", str(tmp_path / "cassettes"), "--out", str(tmp_path / "recorded")]) == 0
+    monkeypatch.delenv("GUARD_API_BASE")
+    capsys.readouterr()
+    code = main([*common, "--replay", str(tmp_path / "cassettes"), "--out", str(tmp_path / "replayed")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err and "LLM Provider NOT provided" not in err, err
+    assert (
+        "model 'stub' names no provider LiteLLM knows: set GUARD_MODEL_QUICK to provider/model, e.g. openai/stub" in err
+    )
+
+
 def test_replay_without_a_cassette_exits_1(
     suite: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
