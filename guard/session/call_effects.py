@@ -14,7 +14,9 @@ Three questions the record of what the agent wrote (:mod:`guard.session.provenan
 - :func:`runs_code`: whether the call may run code of the project without naming it. Proven not to only for a shell
   line whose every command is a reading program the prover knows (:mod:`guard.protection.readonly`) or a file utility
   that runs nothing (``rm``, ``mkdir``, ``cp``, ``mv`` …), each a shell builtin or found on ``PATH`` in a system folder
-  (not one the agent could have written), with no assignment before it and nothing substituted. Any other program
+  (not one the agent could have written), with no assignment before it and nothing substituted, in its words, its
+  redirections or its here-documents (a file utility's operands may name files through ``~`` or a pattern:
+  ``rm -rf ~/old``, ``rm *.pyc``). Any other program
   (``python``, ``pytest``, ``make``, ``npm``, ``cargo``, ``go``, ``tox``, an unknown runner) and every MCP tool may.
 - :func:`run_identity`: the code a shell call runs, spelled one way, so a judgement of ``python3 x.py`` answers
   ``python x.py``, ``./x.py`` (a Python shebang), ``/abs/x.py`` and ``cd /p && python x.py 2>&1`` too. Only a line of
@@ -159,6 +161,18 @@ def _literal(word: Word) -> bool:
     return not (word.dynamic or word.glob or word.substitutions or word.process or word.escapes or word.tilde)
 
 
+def _named(word: Word) -> bool:
+    """Whether the word is literal but for a leading ``~`` or a file-name pattern: expanding it runs nothing."""
+    return not (word.dynamic or word.substitutions or word.process or word.escapes)
+
+
+def _made_by_running(part: Command) -> bool:
+    """Whether making an assignment, a redirection's target or a here-document may run a command: a substitution, or
+    any parameter expansion (``$((x))``, ``${!x}`` and ``${x@P}`` run the substitutions a variable's value holds)."""
+    words = [*part.assignments, *(r.target for r in part.redirects), *(r.body for r in part.redirects if r.body)]
+    return any(word.dynamic or word.substitutions or word.process for word in words)
+
+
 def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> bool:
     """Whether the call, run in ``cwd``, may run code of the project that it does not name (see the module's docstring).
 
@@ -181,10 +195,18 @@ def runs_code(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapp
         return True
     for pipeline in script.pipelines:
         for part in pipeline.commands:
+            if _made_by_running(part):
+                return True
             if not part.words:
                 continue
             head = part.words[0]
-            if part.assignments or not all(_literal(w) for w in part.words) or not _system_program(head.text, env):
+            if part.assignments or not _literal(head) or not _system_program(head.text, env):
+                return True
+            if not all(_literal(w) for w in part.words[1:]):
+                # a file utility's operands may name files through the home folder or a pattern (rm -rf ~/old,
+                # rm *.pyc): that expansion runs nothing, where a parameter's may ($((x)), ${x@P}, ${!x})
+                if os.path.basename(head.text) in _FILE_UTILITIES and all(_named(w) for w in part.words[1:]):
+                    continue
                 return True
             if os.path.basename(head.text) == "git":
                 from guard.protection.git_config import git_problem

@@ -41,6 +41,16 @@ ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent-home"}
         "find . -name '*.pyc' -exec rm {} +",
         "xargs rm < list",
         "some-unknown-runner --all",
+        'rm a > "$(python3 evil.py)"',
+        "rm a 2>`./x`",
+        "> $(./x)",
+        "X=$(./x)",
+        "rm a <<EOF\n$(./x)\nEOF",
+        "rm a < <(./x)",
+        "echo a > $((x))",  # arithmetic on a variable runs the substitutions its value holds
+        "rm $((x))",
+        "rm ${!x}",
+        "rm ${x@P}",
     ],
 )
 def test_any_program_not_known_to_run_nothing_may_run_project_code(tmp_path: Path, command: str) -> None:
@@ -59,6 +69,9 @@ def test_any_program_not_known_to_run_nothing_may_run_project_code(tmp_path: Pat
         "echo done > notes.txt",
         "git status",
         "git log --oneline -5",
+        "rm -rf ~/old-project",
+        "rm -f build/*.pyc",
+        "cat <<'EOF' > notes.txt\n$(not run: the document is quoted)\nEOF",
     ],
 )
 def test_reads_and_file_utilities_run_no_project_code(tmp_path: Path, command: str) -> None:

@@ -218,6 +218,42 @@ def test_a_file_a_program_wrote_without_naming_it_is_shown_before_code_runs(
     )
 
 
+@pytest.mark.parametrize(
+    "runs",
+    [
+        'rm -f old.log > "$(python3 cleanup.py)"',  # a redirection's target is made by running the script
+        "X=$(python3 cleanup.py)",  # so is an assignment's value
+        "rm -f old.log <<EOF\n$(python3 cleanup.py)\nEOF",  # and a here-document's text
+    ],
+)
+def test_a_script_run_to_make_a_redirection_assignment_or_here_document_is_shown(
+    isolated_home: Path, stub: StubServer, project: Path, runs: str
+) -> None:
+    agent = Agent(isolated_home, stub, project)
+    script = "import shutil\nshutil.rmtree('/nonexistent-guard-test/backups')\n"
+    asked = stub.calls
+    assert agent.bash(f"cat <<'EOF' > cleanup.py\n{script}EOF") == "allow"
+    assert stub.calls == asked  # written in the lane
+    agent.bash(runs)
+    assert stub.calls == asked + 1
+    [file] = judge_view(stub)["deferred"]["files"]
+    assert (file["path"], file["content"]) == ("cleanup.py", script)
+
+
+def test_a_file_utility_naming_files_through_the_home_folder_or_a_pattern_is_not_shown_what_the_agent_wrote(
+    isolated_home: Path, stub: StubServer, project: Path
+) -> None:
+    """``rm -rf ~/old-project`` runs no project code: its judge is asked about the deletion alone, not shown the
+    files the agent wrote (which would make the guide's first judged call a larger one, and run on every such call)."""
+    agent = Agent(isolated_home, stub, project)
+    assert agent.bash("cat <<'EOF' > task.py\nprint('task')\nEOF") == "allow"
+    for line in ("rm -rf ~/old-project", "rm -f /nonexistent-guard-test/*.log"):
+        asked = stub.calls
+        agent.bash(line)
+        assert stub.calls == asked + 1, line  # outside the project: judged
+        assert not judge_view(stub).get("deferred"), line
+
+
 def test_a_write_the_client_never_confirmed_is_shown_as_recorded_when_allowed(
     isolated_home: Path, stub: StubServer, project: Path
 ) -> None:
