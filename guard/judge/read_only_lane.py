@@ -5,8 +5,10 @@ pushing or uploading). A ``PreToolUse`` call is then allowed without a model cal
 :func:`guard.protection.readonly.prove` proves it only reads, every path it names is inside
 the project (the event's ``cwd``; never the root or the home folder), none is protected
 (the hook's ``paths``: what the self-protection rule guards, and the event's own project
-settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …); a ``git diff`` /
-``show`` / ``grep`` / ``log -p`` reads the whole tree, like ``grep -r``. Whatever is
+settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …: as typed, as a glob
+matches, where a link leads; a file with a second name is left out, as a hard link may be one); a search of a tree
+(``grep -r``) is left out when a credential-looking or hard-linked file is anywhere below; a ``git diff`` / ``show`` /
+``grep`` / ``log -p`` prints the history, which may hold a credential no file shows, so is left to the judge. Whatever is
 not proven goes to the judge as before. The result says where it came from:
 ``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
 the audit log and ``guard view``.
@@ -53,6 +55,9 @@ _NOT_IN_LANE = frozenset({"env", "printenv"})
 #: the options that make a diff print only names and counts.
 _GIT_CONTENTS = frozenset({"diff", "show", "grep"})
 _GIT_PATCH = re.compile(r"^-(?:p|u|U\d*|L.*)$|^--(?:patch|unified|word-diff|full-diff)(?:=.*)?$")
+#: git's pickaxe (``-S``, ``-G``, alone or after clustered flags): which commits or files hold a string is read from the
+#: contents of every version, an oracle into a credential the history holds.
+_GIT_PICKAXE = re.compile(r"^-[^-]*[SG]")
 _GIT_SUMMARY = frozenset(
     {"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--no-patch", "-s", "--quiet"}
 )
@@ -85,6 +90,8 @@ _BUILTINS = frozenset({"echo", "printf", "pwd", "true", "false", ":", "cd", "tes
 #: A name a written file may have, each part of its path below the project: no dot first (``.git``, ``.github``,
 #: ``.claude``, ``.envrc``, ``.mcp.json``: what tools read as config), no dash first (an option), nothing the shell expands.
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+,=@-]*$")
+#: The most files and folders a search of a tree is looked through for credentials before the lane leaves it to the judge.
+_MOST_LOOKED_AT = 20_000
 _BARE_CD = re.compile(r"(?:^|[;&|(\n])\s*cd\s*(?:$|[;&|)\n]|-(?:\s|$))")
 
 
@@ -124,8 +131,9 @@ def _operands(command: str) -> list[str] | None:
 
 
 def _git_reads_contents(command: str) -> bool:
-    """Whether a ``git`` command of the line prints files' contents from the whole tree: ``git diff``, ``git show``, ``git grep``,
-    ``git log -p`` (not ``git diff --stat``, ``git log --oneline``, ``git status``: names and counts)."""
+    """Whether a ``git`` command of the line prints files' contents from the repository: ``git diff``, ``git show``,
+    ``git grep``, ``git log -p`` (not ``git diff --stat``, ``git log --oneline``, ``git status``: names and counts; not
+    ``git show --stat`` of the last commit, though ``git show --stat SHA`` prints the blob SHA names)."""
     from guard.command_analysis.shell_syntax import ShellSyntaxError, parse
 
     try:
@@ -139,8 +147,12 @@ def _git_reads_contents(command: str) -> bool:
                 continue
             args = [t for t in texts[1:] if t not in ("--no-pager", "-P", "--no-optional-locks")]
             sub, options = (args[0], args[1:]) if args else ("", [])
-            patch = any(_GIT_PATCH.match(o) for o in options)
-            if (sub in _GIT_CONTENTS and (patch or not _GIT_SUMMARY & set(options))) or (sub == "log" and patch):
+            patch = any(_GIT_PATCH.match(o) or _GIT_PICKAXE.match(o) for o in options)
+            # git show prints a blob, or a tag pointing at one, whole whatever its options say: git show --stat <sha>
+            named = sub == "show" and any(not o.startswith("-") for o in options)
+            if (sub in _GIT_CONTENTS and (patch or named or not _GIT_SUMMARY & set(options))) or (
+                sub == "log" and patch
+            ):
                 return True
     return False
 
@@ -227,7 +239,20 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
         for label, path in protected:
             if (glob and fnmatch.fnmatchcase(path, form)) or form == path or form.startswith(path.rstrip("/") + "/"):
                 return f"it names {path} ({label})"
+        if looks_like_credential(form[len(cwd) :]):  # what a glob matches, or a link leads to: cat .e*, cat link
+            return f"{word!r} reaches {os.path.relpath(form, cwd)!r}, which may hold credentials"
+        if not glob and _other_names(form):
+            return f"{word!r} is a file with other names (a hard link may be a credential or a protected file)"
     return None
+
+
+def _other_names(path: str) -> bool:
+    """Whether ``path`` is a regular file that has another name: a hard link the agent made to a secret reads as it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
 
 
 def _write_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
@@ -303,17 +328,12 @@ def _reads_a_tree(tool: str, words: list[str]) -> bool:
 
 
 def _above_guarded(root: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
-    """Why reading the tree at ``root`` would read a protected path or a credential file that is there."""
+    """Why reading the tree at ``root`` would read a protected path that is there."""
     folder = os.path.normpath(os.path.join(cwd, os.path.expanduser(root)))
     for label, path in protected:
         if path.startswith(folder.rstrip("/") + "/") and os.path.lexists(path):
             return f"{root!r} holds {path} ({label})"
-    try:
-        names = os.listdir(folder) if os.path.isdir(folder) else []
-    except OSError:
-        return None
-    found = [name for name in names if looks_like_credential(name)]
-    return f"{root!r} holds {found[0]!r}, which may hold credentials" if found else None
+    return None
 
 
 def _guarded(
@@ -353,11 +373,43 @@ def _guarded(
     planted = _planted(command, cwd, env) if command is not None else None
     if planted:
         return planted
-    if walks or _reads_a_tree(tool, words) or (command is not None and "git" in words and _git_reads_contents(command)):
+    if command is not None and "git" in words and _git_reads_contents(command):
+        return (
+            "git diff, show, grep, log -p and the pickaxe (-S, -G) read the contents of the repository's index and "
+            "history, which may hold a credential no file of the folder shows"
+        )
+    if walks or _reads_a_tree(tool, words):
         for root in [cwd, *(w for w in words if not w.startswith("-"))]:
             problem = _above_guarded(root, cwd, protected)
             if problem:
                 return problem
+        return _credential_below(cwd)
+    return None
+
+
+def _credential_below(folder: str) -> str | None:
+    """Why a search of the tree at ``folder`` may print a credential: a file or folder below it named like one, or a
+    file with other names (a hard link to one); links are not followed, as the proven searches do not follow them.
+    Past :data:`_MOST_LOOKED_AT` entries, the tree is too large to look through."""
+    pending, seen = [folder], 0
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > _MOST_LOOKED_AT:
+                        return f"{folder!r} holds more than {_MOST_LOOKED_AT} files and folders to look through"
+                    if looks_like_credential(entry.name):
+                        return f"{os.path.relpath(entry.path, folder)!r} may hold credentials"
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink > 1:
+                        return (
+                            f"{os.path.relpath(entry.path, folder)!r} has other names (a hard link may be a credential)"
+                        )
+        except OSError:
+            return f"{current!r} cannot be looked through"
     return None
 
 

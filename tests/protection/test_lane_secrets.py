@@ -1,0 +1,121 @@
+"""The read-only lane never prints a credential without the judge, however the read reaches it.
+
+The lane checks the names a read gives (``cat .env`` goes to the judge); these are the routes where
+the name given is not the credential's: a glob that matches one (``cat sub/.e*``), a link or a hard
+link the agent made in an earlier call, a search that walks down to one below the folder's top
+(``grep -rn KEY .`` with ``config/.env``), and git, which prints a credential from its history or a
+blob by its hash (``git show --stat SHA``), or says which commits hold a string (``git log -S``). Each is asked of a real ``guard hook`` process (the agent
+working in ``app/`` below the project's trusted guard.yaml, the home folder elsewhere) whose stub
+model denies: a call decided without it would be allowed. Each was decided in the lane before the
+fix, and its real effect was seen in a sandbox: the secret printed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fixtures.guide import hook_decision
+
+from guard.testing.openai_stub import Reply, StubServer
+
+RULE = "Deny shell commands that delete or overwrite files outside the project directory."
+CONFIG = (
+    'models:\n  quick: openai/stub-judge\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
+    f'    - id: no-destructive\n      matcher: "Bash"\n      depth: quick\n      rule: {RULE}\n'
+    "      skip_read_only: true\n"
+)
+
+pytestmark = pytest.mark.stub(default=Reply.verdict("deny", "judged by the stub", confidence=0.95))
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def _secret_at_home(app: Path) -> Path:
+    key = Path.home() / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text("SECRET KEY\n")
+    return key
+
+
+def _history(app: Path) -> None:
+    """A .env committed once, then removed: only git's history holds it."""
+    (app / ".env").write_text("API_KEY=SECRET\n")
+    _git(app, "add", ".env")
+    _git(app, "commit", "-qm", "env")
+    _git(app, "rm", "-q", ".env")
+    _git(app, "commit", "-qm", "no env")
+
+
+def _blob(app: Path) -> str:
+    (app / "sub" / ".env").write_text("API_KEY=SECRET\n")
+    _git(app, "add", "-f", "sub/.env")
+    _git(app, "commit", "-qm", "env")
+    sha = _git(app, "rev-parse", "HEAD:./sub/.env")
+    _git(app, "rm", "-q", "sub/.env")
+    _git(app, "commit", "-qm", "no env")
+    return sha
+
+
+#: (what an earlier call left in app/, the read) -> the read prints a credential.
+ROUTES: list[tuple[Callable[[Path], object], Callable[[Path], str]]] = [
+    (lambda app: (app / "sub" / ".env").write_text("API_KEY=SECRET\n"), lambda app: "cat sub/.e*"),
+    (lambda app: (app / "sub" / ".env").write_text("API_KEY=SECRET\n"), lambda app: "head -n 5 sub/.en?"),
+    (
+        lambda app: ((app / "sub" / ".env").write_text("API_KEY=SECRET\n"), (app / "data.txt").symlink_to("sub/.env")),
+        lambda app: "cat data.txt",
+    ),
+    (lambda app: os.link(_secret_at_home(app), app / "data.txt"), lambda app: "cat data.txt"),
+    (lambda app: (app / "sub" / ".env").write_text("API_KEY=SECRET\n"), lambda app: "grep -rn SECRET ."),
+    (lambda app: (app / "sub" / "deep").mkdir() or (app / "sub/deep/id_rsa").write_text("K\n"), lambda app: "rg -uu K"),
+    (lambda app: os.link(_secret_at_home(app), app / "sub" / "notes.md"), lambda app: "grep -r SECRET sub"),
+    (_history, lambda app: "git log -p"),
+    (lambda app: None, lambda app: f"git show --stat {_blob(app)}"),
+    (_history, lambda app: "git log --oneline --all -SY=SECR"),  # an oracle: which commits hold the string
+    (_history, lambda app: "git log --oneline -sGY=SEC"),
+]
+
+
+@pytest.fixture
+def app(isolated_home: Path, write_config: Callable[..., Path]) -> Path:
+    write_config(CONFIG)
+    app = isolated_home / "app"
+    (app / "sub").mkdir(parents=True)
+    (app / "notes.txt").write_text("notes\n")
+    (app / "sub" / "x.py").write_text("x = 1\n")
+    _git(isolated_home, "init", "-q")
+    _git(isolated_home, "add", "app")
+    _git(isolated_home, "commit", "-qm", "app")
+    return app
+
+
+def _decide(app: Path, command: str, stub: StubServer) -> tuple[str, int]:
+    """The decision for a Bash call in ``app``, and how many judge requests it made."""
+    before = stub.calls
+    decision, _ = hook_decision(app, command, env={"GUARD_API_BASE": stub.url}, started_in=app.parent)
+    return decision, stub.calls - before
+
+
+@pytest.mark.parametrize("route", range(len(ROUTES)), ids=[str(i) for i in range(len(ROUTES))])
+def test_a_read_that_reaches_a_credential_goes_to_the_judge(app: Path, stub: StubServer, route: int) -> None:
+    setup, read = ROUTES[route]
+    setup(app)
+    command = read(app)
+    assert _decide(app, command, stub) == ("deny", 1), command
+
+
+def test_the_same_reads_of_a_project_without_credentials_stay_in_the_lane(app: Path, stub: StubServer) -> None:
+    _git(app, "commit", "-q", "--allow-empty", "-m", "second")
+    for command in ("cat sub/x.p*", "cat notes.txt", "grep -rn x .", "rg -uu x", "git show --stat", "git log --stat"):
+        assert _decide(app, command, stub) == ("allow", 0), command
