@@ -344,7 +344,7 @@ def _guarded(
     expansions (``cat {../x,y}`` opens ``../x``), checked with the words as typed; ``walks``: the proof read a program that
     searches a whole tree (``grep --dereferen``, an abbreviation of ``-R``)."""
     from guard.protection import targets
-    from guard.protection.readonly import SHELL_TOOLS, command_text
+    from guard.protection.readonly import SHELL_TOOLS, command_folder, command_text
 
     tool_input = payload.get("tool_input")
     assert isinstance(tool_input, Mapping)
@@ -353,6 +353,12 @@ def _guarded(
     if closed:
         return closed
     protected = SmartSettings.of(spec).paths + targets.event_paths(payload)
+    folder = command_folder(tool_input)
+    if folder is not None:  # the command runs there (Codex's workdir, Gemini's directory): its words are read from it
+        problem = _place(folder, cwd, protected)
+        if problem:
+            return f"it runs in {folder}: {problem}"
+        cwd = os.path.normpath(os.path.join(cwd, folder))
     tool = str(payload.get("tool_name") or "").lower()
     words = list(_candidates(tool, tool_input)) + list(names)
     if set(words) & _NOT_IN_LANE:

@@ -51,6 +51,7 @@ __all__ = [
     "READ_TOOLS",
     "SHELL_TOOLS",
     "Proof",
+    "command_folder",
     "command_text",
     "TreeWalk",
     "claude_code_shell",
@@ -692,6 +693,12 @@ def which(name: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def command_folder(tool_input: Mapping[str, Any]) -> str | None:
+    """The folder a shell tool's input says its command runs in (Gemini's ``directory``, Codex's ``workdir`` …), as
+    given: absolute, or relative to the event's ``cwd``; None when it names none."""
+    return next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
+
+
 def prove(
     tool_name: str,
     tool_input: Mapping[str, Any],
@@ -716,7 +723,7 @@ def prove(
         problem = _shell_problem(tool_name, tool_input, env)
         if problem:
             return Proof(False, problem)
-        folder = next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
+        folder = command_folder(tool_input)
         if folder and writes:
             return Proof(False, f"{tool_name} runs in {folder}: the files it writes are not the ones checked")
         return prove_script(command, os.path.join(cwd, folder) if folder else cwd, env, writes=writes, changes=changes)

@@ -12,6 +12,7 @@ fix, and its real effect was seen in a sandbox: the secret printed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -19,13 +20,14 @@ from pathlib import Path
 
 import pytest
 from fixtures.guide import hook_decision
+from fixtures.processes import run_guard
 
 from guard.testing.openai_stub import Reply, StubServer
 
 RULE = "Deny shell commands that delete or overwrite files outside the project directory."
 CONFIG = (
     'models:\n  quick: openai/stub-judge\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
-    f'    - id: no-destructive\n      matcher: "Bash"\n      depth: quick\n      rule: {RULE}\n'
+    f'    - id: no-destructive\n      matcher: "@shell"\n      depth: quick\n      rule: {RULE}\n'
     "      skip_read_only: true\n"
 )
 
@@ -119,3 +121,35 @@ def test_the_same_reads_of_a_project_without_credentials_stay_in_the_lane(app: P
     _git(app, "commit", "-q", "--allow-empty", "-m", "second")
     for command in ("cat sub/x.p*", "cat notes.txt", "grep -rn x .", "rg -uu x", "git show --stat", "git log --stat"):
         assert _decide(app, command, stub) == ("allow", 0), command
+
+
+@pytest.mark.parametrize(
+    ("client", "event_name", "tool", "key"),
+    [("codex", "PreToolUse", "Bash", "workdir"), ("gemini", "BeforeTool", "run_shell_command", "directory")],
+)
+def test_a_read_in_the_folder_a_tool_input_names_is_checked_there(
+    app: Path, stub: StubServer, client: str, event_name: str, tool: str, key: str
+) -> None:
+    """Codex's ``workdir`` and Gemini's ``directory`` say where the command runs: ``cat config`` there is ~/.aws/config,
+    not the project's ``config``; before, its words were checked against the event's folder and it was in the lane."""
+    aws = Path.home() / ".aws"
+    aws.mkdir()
+    (aws / "config").write_text("[default]\naws_secret_access_key = SECRET\n")
+    for folder, judged in ((str(aws), 1), ("../../home/.aws", 1), ("sub", 0), (str(app), 0)):
+        event = {
+            "hook_event_name": event_name,
+            "session_id": "s",
+            "cwd": str(app),
+            "tool_name": tool,
+            "tool_input": {
+                "command": "cat x.py" if folder == "sub" else "cat config" if judged else "cat notes.txt",
+                key: folder,
+            },
+        }
+        before = stub.calls
+        proc = run_guard(
+            ["hook", "--format", client], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+        )
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert stub.calls - before == judged, (folder, proc.stdout)
+        assert (proc.returncode == 2 or '"deny"' in proc.stdout) == bool(judged), (folder, proc.stdout)
