@@ -185,12 +185,15 @@ def _planted(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
 
 
 def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
-    """Each word of the call that could be a path (options' values included: ``--file=x``)."""
+    """Each word of the call that could be a path (options' values included: ``--file=x``): a shell line's words, or each
+    string of a tool's input whole (Read's ``file_path`` may hold a space, a quote or a ``;``: ``a b`` a link to
+    ``~/.ssh/id_rsa``) and each word in it."""
     from guard.protection.readonly import SHELL_TOOLS, command_text
 
     command = command_text(tool_input) if tool_name.lower() in SHELL_TOOLS else None
     shell = _operands(command) if command is not None else None
-    words = shell if shell is not None else [w for text in _strings(tool_input) for w in _WORD.findall(text)]
+    texts = list(_strings(tool_input))
+    words = shell if shell is not None else [*texts, *(w for text in texts for w in _WORD.findall(text))]
     for word in words:
         yield word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
 

@@ -27,7 +27,7 @@ from guard.testing.openai_stub import Reply, StubServer
 RULE = "Deny shell commands that delete or overwrite files outside the project directory."
 CONFIG = (
     'models:\n  quick: openai/stub-judge\ncache:\n  url: "off"\nhooks:\n  PreToolUse:\n'
-    f'    - id: no-destructive\n      matcher: "@shell"\n      depth: quick\n      rule: {RULE}\n'
+    f'    - id: no-destructive\n      matcher: "*"\n      depth: quick\n      rule: {RULE}\n'
     "      skip_read_only: true\n"
 )
 
@@ -153,3 +153,27 @@ def test_a_read_in_the_folder_a_tool_input_names_is_checked_there(
         assert "Traceback" not in proc.stderr, proc.stderr
         assert stub.calls - before == judged, (folder, proc.stdout)
         assert (proc.returncode == 2 or '"deny"' in proc.stdout) == bool(judged), (folder, proc.stdout)
+
+
+def test_a_built_in_read_of_a_name_with_a_space_is_checked_whole(app: Path, stub: StubServer) -> None:
+    """A read tool's path is one name, though it holds a space, a quote or a ``;``: before, the lane checked its pieces
+    (``…/app/a`` and ``b``), neither of them the link ``a b`` to ~/.ssh/id_rsa, and Read printed the key in the lane
+    (and LS of ``k(l``, a link to ~/.ssh, listed it)."""
+    (app / "a b").symlink_to(_secret_at_home(app))
+    (app / "k(l").symlink_to(Path.home() / ".ssh")
+    (app / "my notes.txt").write_text("notes\n")
+    for tool, tool_input, judged in (
+        ("Read", {"file_path": str(app / "a b")}, 1),
+        ("LS", {"path": str(app / "k(l")}, 1),
+        ("Read", {"file_path": str(app / "my notes.txt")}, 0),
+    ):
+        event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(app), "tool_name": tool}
+        before = stub.calls
+        proc = run_guard(
+            ["hook"],
+            app.parent,
+            stdin=json.dumps({**event, "tool_input": tool_input}),
+            env={"GUARD_API_BASE": stub.url},
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert stub.calls - before == judged, (tool_input, proc.stdout)
