@@ -40,6 +40,7 @@ __all__ = [
     "VALUE",
     "Program",
     "follows_links",
+    "implied_names",
     "option_table",
     "program",
     "roles_of",
@@ -616,6 +617,22 @@ def program(name: str) -> Program | None:
     if name == "hostname":
         return Program(_data_only, operands="hostname with an operand sets the host's name", most=0)
     return None
+
+
+def implied_names(name: str, parsed: Parsed) -> list[str]:
+    """The files ``name`` may open that no argument names: ``diff FILE DIR`` compares FILE with ``DIR/FILE`` (its last
+    part), as ``--from-file``/``--to-file`` do with each operand. Whichever of the two is a folder when it runs, both
+    joins are named."""
+    if name != "diff":
+        return []
+    given = [u.value for u in parsed.uses if u.option.key in ("FROM_FILE", "TO_FILE") and u.value is not None]
+    files = [*given, *(field.text for field in parsed.operands)]
+    return [
+        f"{folder.rstrip('/')}/{file.rstrip('/').rsplit('/', 1)[-1]}"
+        for folder in files
+        for file in files
+        if folder != file and file.rstrip("/") and folder
+    ]
 
 
 def walks(name: str, parsed: Parsed) -> bool:

@@ -275,6 +275,7 @@ def _arguments(name: str, args: list[Field], names: list[str], walking: list[boo
         SCRIPT,
         VALUE,
         follows_links,
+        implied_names,
         program,
         roles_of,
         walks,
@@ -309,6 +310,7 @@ def _arguments(name: str, args: list[Field], names: list[str], walking: list[boo
                 return f"{field.text!r}: the names a glob matches here could be read as options or as something other than files"
         if role == FILE:
             names.append(field.text)
+    names += implied_names(name, parsed)
     return prog.check(parsed) if prog.check is not None else None
 
 
