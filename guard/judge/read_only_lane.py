@@ -244,18 +244,29 @@ def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str |
                 return f"it names {path} ({label})"
         if looks_like_credential(form[len(cwd) :]):  # what a glob matches, or a link leads to: cat .e*, cat link
             return f"{word!r} reaches {os.path.relpath(form, cwd)!r}, which may hold credentials"
-        if not glob and _other_names(form):
-            return f"{word!r} is a file with other names (a hard link may be a credential or a protected file)"
+        odd = None if glob else _odd_file(form)
+        if odd:
+            return f"{word!r} is {odd}"
     return None
 
 
-def _other_names(path: str) -> bool:
-    """Whether ``path`` is a regular file that has another name: a hard link the agent made to a secret reads as it."""
+def _odd_file(path: str, *, follow: bool = True) -> str | None:
+    """What ``path`` is when reading it may read something other than a plain file of the project: a file with another
+    name (a hard link the agent made to a secret reads as it), a device (``mknod disk b 8 0`` reads the whole disk), a
+    FIFO or a socket (what another process writes)."""
     try:
-        info = os.stat(path)
+        info = os.stat(path) if follow else os.lstat(path)
     except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+        return None
+    if stat.S_ISREG(info.st_mode):
+        return (
+            "a file with other names (a hard link may be a credential or a protected file)"
+            if info.st_nlink > 1
+            else None
+        )
+    if stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+        return None
+    return "a device, a FIFO or a socket, not a file"
 
 
 def _write_problem(word: str, cwd: str, env: Mapping[str, str]) -> str | None:
@@ -397,8 +408,8 @@ def _guarded(
 
 
 def _credential_below(folder: str) -> str | None:
-    """Why a search of the tree at ``folder`` may print a credential: a file or folder below it named like one, or a
-    file with other names (a hard link to one); links are not followed, as the proven searches do not follow them.
+    """Why a search of the tree at ``folder`` may print a credential: a file or folder below it named like one, a file
+    with other names (a hard link to one), a device, a FIFO or a socket; links are not followed, as the proven searches do not follow them.
     Past :data:`_MOST_LOOKED_AT` entries, the tree is too large to look through."""
     pending, seen = [folder], 0
     while pending:
@@ -413,10 +424,10 @@ def _credential_below(folder: str) -> str | None:
                         return f"{os.path.relpath(entry.path, folder)!r} may hold credentials"
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink > 1:
-                        return (
-                            f"{os.path.relpath(entry.path, folder)!r} has other names (a hard link may be a credential)"
-                        )
+                        continue
+                    odd = None if entry.is_symlink() else _odd_file(entry.path, follow=False)
+                    if odd:
+                        return f"{os.path.relpath(entry.path, folder)!r} is {odd}"
         except OSError:
             return f"{current!r} cannot be looked through"
     return None

@@ -3,7 +3,7 @@
 The lane checks the names a read gives (``cat .env`` goes to the judge); these are the routes where
 the name given is not the credential's: a glob that matches one (``cat sub/.e*``), a link or a hard
 link the agent made in an earlier call, a search that walks down to one below the folder's top
-(``grep -rn KEY .`` with ``config/.env``), ``diff FILE DIR`` (which reads ``DIR/FILE``), and git, which prints a credential from its history or a
+(``grep -rn KEY .`` with ``config/.env``), ``diff FILE DIR`` (which reads ``DIR/FILE``), a FIFO or a device node (``mknod disk b 8 0``), and git, which prints a credential from its history or a
 blob by its hash (``git show --stat SHA``), or says which commits hold a string (``git log -S``). Each is asked of a real ``guard hook`` process (the agent
 working in ``app/`` below the project's trusted guard.yaml, the home folder elsewhere) whose stub
 model denies: a call decided without it would be allowed. Each was decided in the lane before the
@@ -87,6 +87,7 @@ ROUTES: list[tuple[Callable[[Path], object], Callable[[Path], str]]] = [
         lambda app: (app / "sub" / "notes.txt").symlink_to(_secret_at_home(app)),
         lambda app: "diff --to-file=sub notes.txt",
     ),
+    (lambda app: os.mkfifo(app / "sub" / "pipe"), lambda app: "head -c 100 sub/pipe"),  # what another process writes
     (_history, lambda app: "git log -p"),
     (lambda app: None, lambda app: f"git show --stat {_blob(app)}"),
     (_history, lambda app: "git log --oneline --all -SY=SECR"),  # an oracle: which commits hold the string
