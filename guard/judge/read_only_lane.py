@@ -7,7 +7,7 @@ the project (the event's ``cwd``; never the root or the home folder), none is pr
 (the hook's ``paths``: what the self-protection rule guards, and the event's own project
 settings and transcript) and none looks like a credential (``.env``, ``.ssh``, ``*.pem`` …: as typed, as a glob
 matches, where a link leads; a file with a second name is left out, as a hard link may be one); a search of a tree
-(``grep -r``) is left out when a credential-looking or hard-linked file is anywhere below; a ``git diff`` / ``show`` /
+that prints contents (``grep -r``, ``rg``) is left out when a credential-looking or hard-linked file is anywhere below; a ``git diff`` / ``show`` /
 ``grep`` / ``log -p`` prints the history, which may hold a credential no file shows, so is left to the judge. Whatever is
 not proven goes to the judge as before. The result says where it came from:
 ``tier: read_only`` and ``details.decided_by: read_only_lane``, in the decision JSON,
@@ -79,6 +79,10 @@ _TREE_READERS = frozenset(
         "glob_tool",
         "read_many_files",
     }
+)
+#: Programs and tools among them that print what the files they walk hold (the others print names, sizes and dates).
+_CONTENT_SEARCHES = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "diff", "search_file_content", "grep_search", "read_many_files"}
 )
 _RECURSIVE_OPTION = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--(?:dereference-)?recursive$|^-d$|^--directories=recurse$")
 _GLOB = re.compile(r"[*?\[]")
@@ -403,7 +407,8 @@ def _guarded(
             problem = _above_guarded(root, cwd, protected)
             if problem:
                 return problem
-        return _credential_below(cwd)
+        prints_contents = tool in _CONTENT_SEARCHES or any(os.path.basename(w) in _CONTENT_SEARCHES for w in words)
+        return _credential_below(cwd) if prints_contents else None
     return None
 
 

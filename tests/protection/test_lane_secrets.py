@@ -127,6 +127,9 @@ def test_the_same_reads_of_a_project_without_credentials_stay_in_the_lane(app: P
     _git(app, "commit", "-q", "--allow-empty", "-m", "second")
     for command in ("cat sub/x.p*", "cat notes.txt", "grep -rn x .", "rg -uu x", "git show --stat", "git log --stat"):
         assert _decide(app, command, stub) == ("allow", 0), command
+    (app / "sub" / ".env").write_text("API_KEY=SECRET\n")
+    for command in ("find . -type f", "tree -a", "ls -laR"):  # names, not what the files hold
+        assert _decide(app, command, stub) == ("allow", 0), command
 
 
 @pytest.mark.parametrize(
