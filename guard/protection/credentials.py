@@ -41,6 +41,13 @@ _SENSITIVE_NAMES = frozenset(
         "sudoers",
         ".bash_history",
         ".zsh_history",
+        ".envrc",
+        ".my.cnf",
+        ".s3cfg",
+        ".boto",
+        "_netrc",
+        ".dev.vars",
+        "kubeconfig",
     }
 )
 _SENSITIVE_PATTERNS = (
@@ -60,6 +67,8 @@ _SENSITIVE_PATTERNS = (
     "*service?account*",
     "*api?key*",
     "*.kdbx",
+    "*.ppk",
+    "*.jks",
     "*.tfstate",
     "*.tfvars",
 )

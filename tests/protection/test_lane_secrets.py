@@ -7,7 +7,8 @@ link the agent made in an earlier call, a search that walks down to one below th
 blob by its hash (``git show --stat SHA``), or says which commits hold a string (``git log -S``). Each is asked of a real ``guard hook`` process (the agent
 working in ``app/`` below the project's trusted guard.yaml, the home folder elsewhere) whose stub
 model denies: a call decided without it would be allowed. Each was decided in the lane before the
-fix, and its real effect was seen in a sandbox: the secret printed.
+fix, and its real effect was seen in a sandbox: the secret printed. Two are names the credential list lacked
+(direnv's ``.envrc``, MySQL's ``.my.cnf``).
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ ROUTES: list[tuple[Callable[[Path], object], Callable[[Path], str]]] = [
         lambda app: "diff --to-file=sub notes.txt",
     ),
     (lambda app: os.mkfifo(app / "sub" / "pipe"), lambda app: "head -c 100 sub/pipe"),  # what another process writes
+    (lambda app: (app / ".envrc").write_text("export AWS_SECRET_ACCESS_KEY=SECRET\n"), lambda app: "cat .envrc"),
+    (lambda app: (app / "sub" / ".my.cnf").write_text("[client]\npassword=SECRET\n"), lambda app: "head sub/.my.cnf"),
     (_history, lambda app: "git log -p"),
     (lambda app: None, lambda app: f"git show --stat {_blob(app)}"),
     (_history, lambda app: "git log --oneline --all -SY=SECR"),  # an oracle: which commits hold the string
