@@ -130,7 +130,10 @@ _SYSTEM_BIN = ("/usr/bin", "/bin")
 #: bash's PATH when none is set (``config-top.h``'s DEFAULT_PATH_VALUE).
 _BASH_DEFAULT_PATH = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:."
 #: Keys of a shell tool's input that name the folder its command runs in (Gemini's ``directory``, Codex's ``workdir``).
-_FOLDER_KEYS = ("directory", "dir_path", "workdir", "cwd")
+_FOLDER_KEYS = ("directory", "dir_path", "workdir", "cwd", "dir", "working_directory", "working_dir", "root")
+#: Keys of a shell tool's input that change what its command runs with: variables (Codex's ``local_shell`` ``env``:
+#: ``LD_PRELOAD``, ``BASH_ENV``, ``PAGER``, ``GIT_*``), or the user it runs as.
+_RUN_WITH_KEYS = ("env", "environment", "user")
 #: Redirections that write only to a standard stream or /dev/null.
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Environment variables that change how the modelled programs read their arguments.
@@ -423,11 +426,12 @@ def _prove_simple(
 
 def line_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """Why no command of this shell call can be proven alone (self-protection proves each command of a line on its own):
-    the line runs elsewhere than bash on GNU/Linux, or holds a construct bash reads otherwise than the shell reader."""
+    the line runs elsewhere than bash on GNU/Linux, with variables its tool's input sets, or holds a construct bash reads
+    otherwise than the shell reader."""
     command = command_text(tool_input)
     if command is None:
         return f"{tool_name} has no command to read"
-    problem = _shell_problem(tool_name, tool_input, env) or _line_problem(env)
+    problem = _shell_problem(tool_name, tool_input, env) or _input_problem(tool_name, tool_input) or _line_problem(env)
     if problem:
         return problem
     try:
@@ -701,6 +705,18 @@ def command_folder(tool_input: Mapping[str, Any]) -> str | None:
     return next((v for v in (tool_input.get(k) for k in _FOLDER_KEYS) if isinstance(v, str) and v), None)
 
 
+def _input_problem(tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+    """Why a shell tool's input may run its command otherwise than the line says: with variables or as another user it
+    sets, or in a folder it names other than as one string (two keys that differ, a list …)."""
+    given = next((key for key in _RUN_WITH_KEYS if tool_input.get(key)), None)
+    if given:
+        return f"{tool_name}'s {given!r} sets what its command runs with"
+    folders = {repr(v) for v in (tool_input.get(k) for k in _FOLDER_KEYS) if v not in (None, "")}
+    if len(folders) > 1 or (folders and command_folder(tool_input) is None):
+        return f"{tool_name} names the folder its command runs in otherwise than as one string"
+    return None
+
+
 def prove(
     tool_name: str,
     tool_input: Mapping[str, Any],
@@ -722,7 +738,7 @@ def prove(
         command = command_text(tool_input)
         if command is None:
             return Proof(False, f"{tool_name} has no command to read")
-        problem = _shell_problem(tool_name, tool_input, env)
+        problem = _shell_problem(tool_name, tool_input, env) or _input_problem(tool_name, tool_input)
         if problem:
             return Proof(False, problem)
         folder = command_folder(tool_input)

@@ -189,3 +189,35 @@ def test_a_built_in_read_of_a_name_with_a_space_is_checked_whole(app: Path, stub
         )
         assert proc.returncode == 0, proc.stderr
         assert stub.calls - before == judged, (tool_input, proc.stdout)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"env": {"LD_PRELOAD": "./evil.so"}},  # the library runs as cat starts
+        {"working_directory": "../../home/.aws"},  # local_shell's own name for the folder
+        {"workdir": ".", "cwd": "../../home/.aws"},  # two folders: which one the client takes is not known
+        {"user": "root"},
+    ],
+    ids=["env", "working_directory", "two-folders", "user"],
+)
+def test_a_shell_tool_input_that_changes_how_its_command_runs_goes_to_the_judge(
+    app: Path, stub: StubServer, extra: dict[str, object]
+) -> None:
+    """Codex's ``local_shell`` carries ``env``, ``working_directory`` and ``user`` beside its command: before, the lane
+    proved ``cat notes.txt`` whatever they said (with ``LD_PRELOAD`` a library the agent wrote runs, unjudged)."""
+    event = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": str(app),
+        "tool_name": "local_shell",
+        "tool_input": {"command": ["cat", "notes.txt"], **extra},
+    }
+    proc = run_guard(
+        ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert stub.calls == 1, proc.stdout
+    event["tool_input"] = {"command": ["cat", "notes.txt"], "workdir": str(app)}
+    run_guard(["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url})
+    assert stub.calls == 1  # the same read, in the folder it names as one string, stays in the lane
