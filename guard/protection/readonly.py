@@ -626,17 +626,22 @@ def _static(word: Word) -> bool:
 
 
 def command_text(tool_input: Mapping[str, Any]) -> str | None:
-    """A shell tool's command line: ``command`` / ``cmd`` as a string, or an argv list (Codex) joined back."""
-    for key in ("command", "cmd"):
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            if len(value) >= 3 and os.path.basename(value[0]) in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
-                return str(value[2])  # Codex runs ["bash", "-lc", SCRIPT]
-            import shlex
+    """A shell tool's command line: ``command`` / ``cmd`` as a string, or an argv list (Codex) joined back. None when
+    there is none, or when both keys hold different lines: which one the client runs is not known (Codex's
+    ``exec_command`` runs ``cmd``), so neither is read as the call's."""
+    lines = {text for text in (_line(tool_input.get(key)) for key in ("command", "cmd")) if text is not None}
+    return lines.pop() if len(lines) == 1 else None
 
-            return shlex.join(value)
+
+def _line(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if len(value) >= 3 and os.path.basename(value[0]) in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
+            return str(value[2])  # Codex runs ["bash", "-lc", SCRIPT]
+        import shlex
+
+        return shlex.join(value)
     return None
 
 

@@ -221,3 +221,23 @@ def test_a_shell_tool_input_that_changes_how_its_command_runs_goes_to_the_judge(
     event["tool_input"] = {"command": ["cat", "notes.txt"], "workdir": str(app)}
     run_guard(["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url})
     assert stub.calls == 1  # the same read, in the folder it names as one string, stays in the lane
+
+
+def test_a_shell_tool_input_with_two_different_lines_is_read_as_neither(app: Path, stub: StubServer) -> None:
+    """Codex's ``exec_command`` runs ``cmd``: with ``command`` beside it holding another line, the lane proved
+    ``command`` and allowed the call unjudged, and self-protection never read ``cmd`` (rm guard.yaml ran)."""
+    for cmd, refused_by_protection in (("pwd", False), ("rm ../guard.yaml", True)):
+        event = {
+            "hook_event_name": "PreToolUse",
+            "session_id": "s",
+            "cwd": str(app),
+            "tool_name": "exec_command",
+            "tool_input": {"command": "cat notes.txt", "cmd": cmd},
+        }
+        before = stub.calls
+        proc = run_guard(
+            ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+        )
+        assert proc.returncode == 2 or '"deny"' in proc.stdout, (cmd, proc.stdout)
+        assert stub.calls - before == (0 if refused_by_protection else 1), (cmd, proc.stdout + proc.stderr)
+        assert ("guard.protect" in proc.stdout + proc.stderr) == refused_by_protection, (cmd, proc.stdout + proc.stderr)
