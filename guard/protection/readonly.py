@@ -648,9 +648,18 @@ def _line(value: Any) -> str | None:
 def _shell_problem(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """Why the shell that runs this call's line may not read it as bash does."""
     shell = line_shell(tool_name, tool_input, env)
-    if shell is None or os.path.basename(shell) in _BASH_LIKE:
+    if shell is None:
         return None
-    return f"the line runs in {shell}, not bash"
+    if os.path.basename(shell) not in _BASH_LIKE:
+        return f"the line runs in {shell}, not bash"
+    if not any(isinstance(tool_input.get(key), list) for key in ("command", "cmd")):
+        return None  # the client's own shell (Claude Code's, found as it finds it), not one the call names
+    # an argv the client runs as given (Codex's ["bash", "-lc", LINE]): ./bash may be a program the agent wrote
+    if "/" in shell:
+        folder = os.path.dirname(os.path.normpath(shell))
+        real = os.path.dirname(os.path.realpath(shell))
+        return None if folder in _SYSTEM_BIN and real in _SYSTEM_BIN else f"{shell} is not the system's shell"
+    return _resolve(shell, None, env)
 
 
 def line_shell(tool_name: str, tool_input: Mapping[str, Any], env: Mapping[str, str]) -> str | None:

@@ -241,3 +241,24 @@ def test_a_shell_tool_input_with_two_different_lines_is_read_as_neither(app: Pat
         assert proc.returncode == 2 or '"deny"' in proc.stdout, (cmd, proc.stdout)
         assert stub.calls - before == (0 if refused_by_protection else 1), (cmd, proc.stdout + proc.stderr)
         assert ("guard.protect" in proc.stdout + proc.stderr) == refused_by_protection, (cmd, proc.stdout + proc.stderr)
+
+
+def test_an_argv_whose_shell_is_not_the_system_s_goes_to_the_judge(app: Path, stub: StubServer) -> None:
+    """Codex runs ``["bash", "-lc", LINE]`` as given: with ``./bash`` (a program the agent wrote) in its place, the lane
+    proved LINE and the agent's program ran unjudged."""
+    (app / "bash").write_text("#!/bin/sh\necho ran > ran.txt\n")
+    (app / "bash").chmod(0o755)
+    for shell, judged in (("./bash", 1), (str(app / "bash"), 1), ("bash", 0), ("/bin/sh", 0)):
+        event = {
+            "hook_event_name": "PreToolUse",
+            "session_id": "s",
+            "cwd": str(app),
+            "tool_name": "shell",
+            "tool_input": {"command": [shell, "-lc", "cat notes.txt"]},
+        }
+        before = stub.calls
+        proc = run_guard(
+            ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+        )
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert stub.calls - before == judged, (shell, proc.stdout)
