@@ -192,9 +192,9 @@ def _candidates(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
     """Each word of the call that could be a path (options' values included: ``--file=x``): a shell line's words, or each
     string of a tool's input whole (Read's ``file_path`` may hold a space, a quote or a ``;``: ``a b`` a link to
     ``~/.ssh/id_rsa``) and each word in it."""
-    from guard.protection.readonly import SHELL_TOOLS, command_text
+    from guard.protection.readonly import command_text, is_shell_tool
 
-    command = command_text(tool_input) if tool_name.lower() in SHELL_TOOLS else None
+    command = command_text(tool_input) if is_shell_tool(tool_name) else None
     shell = _operands(command) if command is not None else None
     texts = list(_strings(tool_input))
     words = shell if shell is not None else [*texts, *(w for text in texts for w in _WORD.findall(text))]
@@ -362,7 +362,7 @@ def _guarded(
     expansions (``cat {../x,y}`` opens ``../x``), checked with the words as typed; ``walks``: the proof read a program that
     searches a whole tree (``grep --dereferen``, an abbreviation of ``-R``)."""
     from guard.protection import targets
-    from guard.protection.readonly import SHELL_TOOLS, command_folder, command_text
+    from guard.protection.readonly import command_folder, command_text, is_shell_tool
 
     tool_input = payload.get("tool_input")
     assert isinstance(tool_input, Mapping)
@@ -393,7 +393,7 @@ def _guarded(
         problem = _place(word, cwd, protected)
         if problem:
             return problem
-    command = command_text(tool_input) if tool in SHELL_TOOLS else None
+    command = command_text(tool_input) if is_shell_tool(tool) else None
     planted = _planted(command, cwd, env) if command is not None else None
     if planted:
         return planted

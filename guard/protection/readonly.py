@@ -53,6 +53,7 @@ __all__ = [
     "Proof",
     "command_folder",
     "command_text",
+    "is_shell_tool",
     "TreeWalk",
     "claude_code_shell",
     "dash_names",
@@ -713,6 +714,13 @@ def which(name: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def is_shell_tool(tool_name: str) -> bool:
+    """Whether ``tool_name`` runs its input's ``command`` as a shell line: a client's shell tool, or an MCP server's
+    ``…__bash`` / ``…__shell``."""
+    name = tool_name.lower()
+    return name in SHELL_TOOLS or name.endswith(("__bash", "__shell"))
+
+
 def command_folder(tool_input: Mapping[str, Any]) -> str | None:
     """The folder a shell tool's input says its command runs in (Gemini's ``directory``, Codex's ``workdir`` …), as
     given: absolute, or relative to the event's ``cwd``; None when it names none."""
@@ -748,7 +756,7 @@ def prove(
     name = tool_name.lower()
     if name in READ_TOOLS:
         return Proof(True, f"{tool_name} is a built-in read tool")
-    if name in SHELL_TOOLS or name.endswith(("__bash", "__shell")):
+    if is_shell_tool(name):
         command = command_text(tool_input)
         if command is None:
             return Proof(False, f"{tool_name} has no command to read")

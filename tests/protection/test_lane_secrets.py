@@ -135,36 +135,45 @@ def test_the_same_reads_of_a_project_without_credentials_stay_in_the_lane(app: P
         assert _decide(app, command, stub) == ("allow", 0), command
 
 
+def _call(
+    app: Path, stub: StubServer, tool: str, tool_input: dict[str, object], client: str = "claude"
+) -> tuple[bool, int, str]:
+    """One tool call in ``app`` through ``guard hook --format CLIENT``: (denied, judge requests it made, what guard said)."""
+    event = {
+        "hook_event_name": "BeforeTool" if client == "gemini" else "PreToolUse",
+        "session_id": "s",
+        "cwd": str(app),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+    before = stub.calls
+    proc = run_guard(
+        ["hook", "--format", client], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
+    )
+    said = proc.stdout + proc.stderr
+    assert "Traceback" not in said, said
+    return proc.returncode == 2 or '"deny"' in proc.stdout, stub.calls - before, said
+
+
 @pytest.mark.parametrize(
-    ("client", "event_name", "tool", "key"),
-    [("codex", "PreToolUse", "Bash", "workdir"), ("gemini", "BeforeTool", "run_shell_command", "directory")],
+    ("client", "tool", "key"), [("codex", "Bash", "workdir"), ("gemini", "run_shell_command", "directory")]
 )
 def test_a_read_in_the_folder_a_tool_input_names_is_checked_there(
-    app: Path, stub: StubServer, client: str, event_name: str, tool: str, key: str
+    app: Path, stub: StubServer, client: str, tool: str, key: str
 ) -> None:
     """Codex's ``workdir`` and Gemini's ``directory`` say where the command runs: ``cat config`` there is ~/.aws/config,
     not the project's ``config``; before, its words were checked against the event's folder and it was in the lane."""
     aws = Path.home() / ".aws"
     aws.mkdir()
     (aws / "config").write_text("[default]\naws_secret_access_key = SECRET\n")
-    for folder, judged in ((str(aws), 1), ("../../home/.aws", 1), ("sub", 0), (str(app), 0)):
-        event = {
-            "hook_event_name": event_name,
-            "session_id": "s",
-            "cwd": str(app),
-            "tool_name": tool,
-            "tool_input": {
-                "command": "cat x.py" if folder == "sub" else "cat config" if judged else "cat notes.txt",
-                key: folder,
-            },
-        }
-        before = stub.calls
-        proc = run_guard(
-            ["hook", "--format", client], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
-        )
-        assert "Traceback" not in proc.stderr, proc.stderr
-        assert stub.calls - before == judged, (folder, proc.stdout)
-        assert (proc.returncode == 2 or '"deny"' in proc.stdout) == bool(judged), (folder, proc.stdout)
+    for folder, command, judged in (
+        (str(aws), "cat config", 1),
+        ("../../home/.aws", "cat config", 1),
+        ("sub", "cat x.py", 0),
+        (str(app), "cat notes.txt", 0),
+    ):
+        denied, calls, said = _call(app, stub, tool, {"command": command, key: folder}, client)
+        assert (denied, calls) == (bool(judged), judged), (folder, said)
 
 
 def test_a_built_in_read_of_a_name_with_a_space_is_checked_whole(app: Path, stub: StubServer) -> None:
@@ -179,16 +188,7 @@ def test_a_built_in_read_of_a_name_with_a_space_is_checked_whole(app: Path, stub
         ("LS", {"path": str(app / "k(l")}, 1),
         ("Read", {"file_path": str(app / "my notes.txt")}, 0),
     ):
-        event = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(app), "tool_name": tool}
-        before = stub.calls
-        proc = run_guard(
-            ["hook"],
-            app.parent,
-            stdin=json.dumps({**event, "tool_input": tool_input}),
-            env={"GUARD_API_BASE": stub.url},
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert stub.calls - before == judged, (tool_input, proc.stdout)
+        assert _call(app, stub, tool, tool_input)[1] == judged, tool_input
 
 
 @pytest.mark.parametrize(
@@ -206,41 +206,19 @@ def test_a_shell_tool_input_that_changes_how_its_command_runs_goes_to_the_judge(
 ) -> None:
     """Codex's ``local_shell`` carries ``env``, ``working_directory`` and ``user`` beside its command: before, the lane
     proved ``cat notes.txt`` whatever they said (with ``LD_PRELOAD`` a library the agent wrote runs, unjudged)."""
-    event = {
-        "hook_event_name": "PreToolUse",
-        "session_id": "s",
-        "cwd": str(app),
-        "tool_name": "local_shell",
-        "tool_input": {"command": ["cat", "notes.txt"], **extra},
-    }
-    proc = run_guard(
-        ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert stub.calls == 1, proc.stdout
-    event["tool_input"] = {"command": ["cat", "notes.txt"], "workdir": str(app)}
-    run_guard(["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url})
-    assert stub.calls == 1  # the same read, in the folder it names as one string, stays in the lane
+    assert _call(app, stub, "local_shell", {"command": ["cat", "notes.txt"], **extra}, "codex")[1] == 1
+    # the same read, in the folder it names as one string, stays in the lane
+    assert _call(app, stub, "local_shell", {"command": ["cat", "notes.txt"], "workdir": str(app)}, "codex")[1] == 0
 
 
 def test_a_shell_tool_input_with_two_different_lines_is_read_as_neither(app: Path, stub: StubServer) -> None:
     """Codex's ``exec_command`` runs ``cmd``: with ``command`` beside it holding another line, the lane proved
     ``command`` and allowed the call unjudged, and self-protection never read ``cmd`` (rm guard.yaml ran)."""
     for cmd, refused_by_protection in (("pwd", False), ("rm ../guard.yaml", True)):
-        event = {
-            "hook_event_name": "PreToolUse",
-            "session_id": "s",
-            "cwd": str(app),
-            "tool_name": "exec_command",
-            "tool_input": {"command": "cat notes.txt", "cmd": cmd},
-        }
-        before = stub.calls
-        proc = run_guard(
-            ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
-        )
-        assert proc.returncode == 2 or '"deny"' in proc.stdout, (cmd, proc.stdout)
-        assert stub.calls - before == (0 if refused_by_protection else 1), (cmd, proc.stdout + proc.stderr)
-        assert ("guard.protect" in proc.stdout + proc.stderr) == refused_by_protection, (cmd, proc.stdout + proc.stderr)
+        denied, calls, said = _call(app, stub, "exec_command", {"command": "cat notes.txt", "cmd": cmd}, "codex")
+        assert denied, (cmd, said)
+        assert calls == (0 if refused_by_protection else 1), (cmd, said)
+        assert ("guard.protect" in said) == refused_by_protection, (cmd, said)
 
 
 def test_an_argv_whose_shell_is_not_the_system_s_goes_to_the_judge(app: Path, stub: StubServer) -> None:
@@ -249,16 +227,11 @@ def test_an_argv_whose_shell_is_not_the_system_s_goes_to_the_judge(app: Path, st
     (app / "bash").write_text("#!/bin/sh\necho ran > ran.txt\n")
     (app / "bash").chmod(0o755)
     for shell, judged in (("./bash", 1), (str(app / "bash"), 1), ("bash", 0), ("/bin/sh", 0)):
-        event = {
-            "hook_event_name": "PreToolUse",
-            "session_id": "s",
-            "cwd": str(app),
-            "tool_name": "shell",
-            "tool_input": {"command": [shell, "-lc", "cat notes.txt"]},
-        }
-        before = stub.calls
-        proc = run_guard(
-            ["hook", "--format", "codex"], app.parent, stdin=json.dumps(event), env={"GUARD_API_BASE": stub.url}
-        )
-        assert "Traceback" not in proc.stderr, proc.stderr
-        assert stub.calls - before == judged, (shell, proc.stdout)
+        assert _call(app, stub, "shell", {"command": [shell, "-lc", "cat notes.txt"]}, "codex")[1] == judged, shell
+
+
+def test_an_mcp_server_s_shell_tool_is_read_as_a_shell_tool(app: Path, stub: StubServer) -> None:
+    """The prover reads ``mcp__srv__bash``'s command as a shell line; the lane read it as a tool's words, so git's content
+    reads, which it leaves to the judge, were never looked for: ``git log -p`` printed a removed .env unjudged."""
+    _history(app)
+    assert _call(app, stub, "mcp__srv__bash", {"command": "git log -p"})[1] == 1
