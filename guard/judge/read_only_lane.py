@@ -54,7 +54,9 @@ _NOT_IN_LANE = frozenset({"env", "printenv"})
 #: git subcommands that print contents from anywhere in the tree (a diff, a patch, a search), read like ``grep -r``;
 #: the options that make a diff print only names and counts.
 _GIT_CONTENTS = frozenset({"diff", "show", "grep"})
-_GIT_PATCH = re.compile(r"^-(?:p|u|U\d*|L.*)$|^--(?:patch|unified|word-diff|full-diff)(?:=.*)?$")
+#: Options that print what the files held: a patch (``-p``, ``-u``, ``-U3``, ``-L``, alone or clustered: ``-wp``;
+#: ``--binary`` implies one), or each line ``--check`` finds fault with.
+_GIT_PATCH = re.compile(r"^-[^-]*[puUL]|^--(?:patch|unified|word-diff|full-diff|binary|check)(?:=.*)?$")
 #: git's pickaxe (``-S``, ``-G``, alone or after clustered flags): which commits or files hold a string is read from the
 #: contents of every version, an oracle into a credential the history holds.
 _GIT_PICKAXE = re.compile(r"^-[^-]*[SG]")

@@ -92,6 +92,9 @@ ROUTES: list[tuple[Callable[[Path], object], Callable[[Path], str]]] = [
     (lambda app: (app / ".envrc").write_text("export AWS_SECRET_ACCESS_KEY=SECRET\n"), lambda app: "cat .envrc"),
     (lambda app: (app / "sub" / ".my.cnf").write_text("[client]\npassword=SECRET\n"), lambda app: "head sub/.my.cnf"),
     (_history, lambda app: "git log -p"),
+    (_history, lambda app: "git log -wp"),  # -w -p clustered
+    (_history, lambda app: "git log --binary"),  # implies -p
+    (_history, lambda app: "git log --check"),  # prints each line with a whitespace error
     (lambda app: None, lambda app: f"git show --stat {_blob(app)}"),
     (_history, lambda app: "git log --oneline --all -SY=SECR"),  # an oracle: which commits hold the string
     (_history, lambda app: "git log --oneline -sGY=SEC"),
