@@ -227,7 +227,8 @@ def _odd_folder(folder: str, *, hidden: bool) -> str | None:
 
 def _place(word: str, cwd: str, protected: tuple[tuple[str, str], ...]) -> str | None:
     """Why ``word``, read as a path, keeps the call out of the lane: outside the project, or protected."""
-    from guard.protection.naming import TooLarge, glob_matches
+    from guard.protection.glob_matching import glob_matches
+    from guard.protection.naming import TooLarge
 
     joined = os.path.join(cwd, os.path.expanduser(word))
     target = os.path.normpath(joined)

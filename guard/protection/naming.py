@@ -7,29 +7,34 @@ string into the absolute paths it can stand for:
 
 * quotes and escapes (the shell reader), braces (``guard.yam{l,}``), tilde,
   ``$HOME``, ``$XDG_*``, ``${…}`` and ``${X:-default}`` from the hook's
-  environment and from literal assignments earlier in the command;
+  environment and from literal assignments earlier in the command
+  (:mod:`guard.protection.word_expansion`);
 * each word is also split at ``' " ( ) , ; = : < > | &`` and spaces, so a
   path inside code or an option (``open('guard.yaml')``, ``--output=x``,
   ``file:///…``) is seen;
 * globs, matched against the file system as bash may match them under any of its
-  glob options (a call whose globs list more than the budget is too large), and
-  against the protected paths themselves; ``//``, ``.`` and ``..`` against ``cwd``,
-  the command's earlier literal ``cd`` and any directory-like field (Gemini's
-  ``directory``, Codex's ``workdir``); symlinks resolved.
+  glob options (:mod:`guard.protection.glob_matching`; a call whose globs list
+  more than the budget is too large), and against the protected paths themselves;
+  ``//``, ``.`` and ``..`` against ``cwd``, the command's earlier literal ``cd``
+  and any directory-like field (Gemini's ``directory``, Codex's ``workdir``);
+  symlinks resolved;
+* what a command runs besides itself, read as lines of their own: a runner's
+  command, a shell's ``-c`` text and what it is fed, git's aliases, ``*COMMAND``
+  variables (:mod:`guard.protection.runners`), a program's own code
+  (:mod:`guard.protection.program_code`).
 
-Fields that hold what a tool writes into a file (``content``, ``new_string`` …)
-and prose (``description``) are data, not names. Every step is bounded: a call
-with more text, words or expansions than :data:`LIMITS` allows raises
-:class:`TooLarge` (the caller refuses it: the agent chose its size).
-Standard library only: it runs on the ``guard hook`` fast path.
+The modules named load only for a line that needs them. Fields that hold what a
+tool writes into a file (``content``, ``new_string`` …) and prose
+(``description``) are data, not names. Every step is bounded: a call with more
+text, words or expansions than :data:`LIMITS` allows raises :class:`TooLarge`
+(the caller refuses it: the agent chose its size). Standard library only: it runs
+on the ``guard hook`` fast path.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -41,7 +46,21 @@ from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, pr
 if TYPE_CHECKING:
     from guard.protection.derived_names import Kind
 
-__all__ = ["LIMITS", "SECONDS", "UNKNOWN", "TooLarge", "Unit", "glob_matches", "named_by", "units"]
+__all__ = [
+    "COMMAND_VARIABLE",
+    "FED_SHELLS",
+    "LIMITS",
+    "MAGIC",
+    "PACKAGE_RUNNERS",
+    "SECONDS",
+    "UNKNOWN",
+    "Budget",
+    "TooLarge",
+    "Unit",
+    "named_by",
+    "units",
+    "value_of",
+]
 
 #: The bounds on what one call may make guard look at.
 LIMITS = {
@@ -177,19 +196,20 @@ _ASSIGNMENT_LIKE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PRINTS = "echo"
 #: Redirections that feed text to a command's input, not a file: a here-document (its delimiter is no name) or here-string.
 _FED = frozenset({"<<", "<<-", "<<<"})
-_MAGIC = frozenset("*?[")
-#: An extglob group (``@(…)``, ``!(…)``, ``+(…)``, ``*(…)``, ``?(…)``), which bash reads under ``shopt -s extglob``: a line
-#: may set that option itself, on an earlier line, so every group is read as a glob.
-_EXTGLOB = re.compile(r"[?*+@!]\((?:[^()]|\([^()]*\))*\)")
-#: A bracket expression as bash writes it: ``[^…]`` (as ``[!…]``), a first ``]`` among its characters, a class ``[:alpha:]``.
-_BRACKET = re.compile(r"\[[!^]?\]?(?:\[[:=.][^]]*[:=.]\]|[^]])*\]")
+MAGIC = frozenset("*?[")
 #: Shells, whose arguments are code (``bash -c 'rm ../g*'``): a glob there is matched when the shell runs it, quoted or not.
 _SHELL_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+#: Programs that run the shell text they are given or fed (a shell's ``-c``, ``echo '…' | bash``, ``at now <<< '…'``).
+FED_SHELLS = frozenset({*_SHELL_PROGRAMS, "at", "batch"})
+#: The JavaScript package runners, which run a command they are given as npm does (``npx -c '…'``, ``pnpm exec …``,
+#: ``yarn exec …``, ``bun x …``): read by :mod:`guard.protection.runners` only, and only then, so that ``yarn add guard``
+#: is not taken for running guard.
+PACKAGE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "pnpm", "yarn", "bun"})
+#: An assignment whose value a program runs as a shell line (``GIT_SSH_COMMAND=…``, ``PAGER=…``, ``EDITOR=…``).
+COMMAND_VARIABLE = re.compile(r"^\w*(?:COMMAND|PAGER|EDITOR|VISUAL|ASKPASS|EXTERNAL_DIFF|GIT_SSH|LESSOPEN|LESSCLOSE)=")
 #: Programs whose own code (an awk program, a makefile, a crontab, Tcl) runs shell lines and writes files:
 #: :mod:`guard.protection.program_code` reads it, loaded only for them.
 _RUNS_ITS_CODE = frozenset({"awk", "gawk", "mawk", "nawk", "make", "gmake", "crontab", "expect", "tclsh", "wish"})
-#: A path part bash (``shopt -s globstar``) or zsh (``**``, ``***``) reads as any number of folders, through links too.
-_RECURSIVE = re.compile(r"\*{2,}")
 
 
 class TooLarge(ValueError):
@@ -255,7 +275,7 @@ class Unit:
         self.fed_by: Unit | None = None
 
 
-class _Budget:
+class Budget:
     """What is left of :data:`LIMITS` for one call; the clock too, so a slow machine still answers in time."""
 
     def __init__(self) -> None:
@@ -323,7 +343,7 @@ class _Budget:
 
 def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str]) -> list[Unit]:
     """Every unit of the call ``tool_name(tool_input)`` with what it names. Raises :class:`TooLarge`."""
-    budget = _Budget()
+    budget = Budget()
     fields, directories = _strings(tool_input, budget)
     bases = [cwd] + [os.path.normpath(os.path.join(cwd, _expand_vars(d, env, {}))) for d in directories]
     workdir = bases[-1]  # a shell runs in its directory field, if it has one
@@ -361,13 +381,13 @@ def units(tool_name: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[
 
 def named_by(word: str, cwd: str, env: Mapping[str, str]) -> Unit:
     """A unit holding what one shell word names (a redirection's target)."""
-    unit, budget = Unit(word, cwd), _Budget()
+    unit, budget = Unit(word, cwd), Budget()
     for token, glob in _tokens(word, env, {}, glob=True):
         _resolve(token, cwd, unit, budget, glob=glob)
     return unit
 
 
-def _strings(value: Any, budget: _Budget, key: str = "", depth: int = 0) -> tuple[list[tuple[str, str]], list[str]]:
+def _strings(value: Any, budget: Budget, key: str = "", depth: int = 0) -> tuple[list[tuple[str, str]], list[str]]:
     """(field name, string) for every string in ``value`` outside data fields, and the directory fields' values."""
     if depth > LIMITS["depth"]:
         raise TooLarge(f"the tool input nests deeper than {LIMITS['depth']} levels")
@@ -401,7 +421,7 @@ def _strings(value: Any, budget: _Budget, key: str = "", depth: int = 0) -> tupl
 class _Shell:
     """Walks a parsed command line: one unit per simple command, with the folder each runs in."""
 
-    def __init__(self, env: Mapping[str, str], budget: _Budget, found: list[Unit]) -> None:
+    def __init__(self, env: Mapping[str, str], budget: Budget, found: list[Unit]) -> None:
         self.env, self.budget, self.found = env, budget, found
         self.assigned: dict[str, str] = {}
         #: files the line's earlier commands wrote with known text; those they may have written otherwise; whether an earlier
@@ -421,18 +441,21 @@ class _Shell:
         for pipeline in script.pipelines:
             piped: list[str] = []  # what reading programs earlier in the pipeline pass on
             before: Unit | None = None
-            for command in pipeline.commands:
-                cwd = self.command(command, cwd, depth, piped, piped_into=before is not None)
+            for k, command in enumerate(pipeline.commands):
+                feeds = k + 1 < len(pipeline.commands)
+                cwd = self.command(command, cwd, depth, piped, piped_into=before is not None, feeds=feeds)
                 unit = self.found[-1]
                 unit.fed_by, before = before, unit
         return cwd
 
-    def command(self, command: Command, cwd: str, depth: int, piped: list[str], *, piped_into: bool) -> str:
+    def command(
+        self, command: Command, cwd: str, depth: int, piped: list[str], *, piped_into: bool, feeds: bool
+    ) -> str:
         self.budget.spend_command()
         # echo prints its words whatever their values: one guard does not compute (${f%.txt}) is data there too
         reads = prove_command(command, writes=True, env=self.env, cwd=cwd, alone=_prints(command)).proven
         words = _named_words(command, reads)
-        data = _data(command) if reads else []
+        data = _data(command) if reads and feeds else []  # what it passes on to the next command of its pipeline
         for word in [*command.assignments, *command.words, *(r.target for r in command.redirects), *_bodies(command)]:
             for sub in word.substitutions:
                 self.script(sub, cwd, depth + 1)
@@ -515,21 +538,21 @@ class _Shell:
         if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
             unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
-        if invocation is not None and program in (*_SHELL_PROGRAMS, "at", "batch"):  # -c, what it is fed, a script
-            fed = [*received, " ".join(received), self._stdin(command, cwd) or ""]
-            fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
-            self._runs(invocation, cwd, depth, fed)
-        elif invocation is not None and program is not None and _runs_a_command(program, args):
-            fed = [text for text in (*received, self._stdin(command, cwd)) if text][:4]
-            self._runs(invocation, cwd, depth, [], tuple(fed))
+        if invocation is not None and program is not None and _runs_others(program):
+            from guard.protection.runners import runner_lines
+
+            written = [self.written[p] for p in sorted(unit.paths) if p in self.written]
+            self._run_texts(
+                runner_lines(program, args, invocation, received, self._stdin(command, cwd), written), cwd, depth
+            )
         if program in _RUNS_ITS_CODE:
             fed = [*received, self._stdin(command, cwd) or ""]
             fed += [self.written[p] for p in sorted(unit.paths) if p in self.written]
             self._program_code(unit, program or "", cwd, depth, fed)
-        if program == "git" or any(_COMMAND_VARIABLE.match(word.text) for word in command.assignments):
-            lines = _git_commands(args) if program == "git" else []
-            lines += [_COMMAND_VARIABLE.sub("", word.text) for word in command.assignments]
-            self._run_texts({line for line in lines if "=" not in line[:1]}, cwd, depth)
+        if program == "git" or any(COMMAND_VARIABLE.match(word.text) for word in command.assignments):
+            from guard.protection.runners import configured_lines
+
+            self._run_texts(configured_lines(program, args, command.assignments), cwd, depth)
         self._after(command, program, reads, cwd)
         folder = cwd
         if program in ("cd", "pushd", "popd") and invocation is not None:
@@ -544,24 +567,6 @@ class _Shell:
         if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
             self.earlier.append(cwd)
         return folder
-
-    def _runs(self, invocation: Invocation, cwd: str, depth: int, fed: list[str], given: tuple[str, ...] = ()) -> None:
-        """What a program that runs a command it is given runs (``sudo tar -x -C ..``, ``strace -o x mv ../../proj /p``,
-        ``su -c 'rm -rf ..'``, ``bash -c '…'``), read as commands of their own, so each is judged as any command is
-        (a sweep, a move, a name it makes): the words from each of its first few operands on, as words and as a line
-        (``watch``, ``su -c`` and a shell's ``-c`` run text), and the text a shell is ``fed`` (``echo '…' | bash``,
-        ``bash <<< '…'``, a script the line wrote); what the runner is ``given`` on its input, its command reads
-        (``sudo sh <<< '…'``, ``echo '…' | sudo sh``). They run in a process of their own: a ``cd`` or an assignment
-        there does not last."""
-        if depth >= LIMITS["depth"]:
-            return
-        words = invocation.args
-        starts = [k for k, word in enumerate(words) if not word.text.startswith("-")][:4]
-        texts = {" ".join(w.raw for w in words[k:]) for k in starts} | {
-            " ".join(w.text for w in words[k:]) for k in starts
-        }
-        texts |= {f"{text} <<< {shlex.quote(data)}" for text in list(texts) for data in given}  # sudo sh <<< '…'
-        self._run_texts(texts | set(fed), cwd, depth)
 
     def _program_code(self, unit: Unit, program: str, cwd: str, depth: int, fed: list[str]) -> None:
         """What a program's own code runs and writes (:mod:`guard.protection.program_code`): its shell lines read as
@@ -589,7 +594,8 @@ class _Shell:
         return lambda name: None if UNKNOWN in name else self._text(os.path.join(cwd, name))
 
     def _run_texts(self, texts: set[str], cwd: str, depth: int) -> None:
-        """Each of ``texts`` read as a line a shell of its own runs (a ``cd`` or an assignment there does not last)."""
+        """Each of ``texts`` read as a line a shell of its own runs (a ``cd`` or an assignment there does not last): what
+        a runner, a shell or a program's code runs (:mod:`guard.protection.runners`, :mod:`~guard.protection.program_code`)."""
         if depth >= LIMITS["depth"]:
             return
         assigned = dict(self.assigned)
@@ -657,7 +663,7 @@ class _Shell:
             return self._stdin(command, cwd)
         if name.startswith(("/dev/", "/proc/")) or UNKNOWN in name:
             return None
-        folders = [] if "/" in name else (_value("PATH", self.env, self.assigned) or "").split(":")
+        folders = [] if "/" in name else (value_of("PATH", self.env, self.assigned) or "").split(":")
         for path in [os.path.join(cwd, folder, name) for folder in folders] + [os.path.join(cwd, name)]:
             path = os.path.normpath(path)
             if UNKNOWN in path:
@@ -689,14 +695,14 @@ class _Shell:
         if program == "popd" or (program == "pushd" and not operands):
             return cwd
         if not operands:
-            target = _value("HOME", self.env, self.assigned) or cwd
+            target = value_of("HOME", self.env, self.assigned) or cwd
         elif operands[0] == "-":
             target = self.assigned.get("OLDPWD", self.env.get("OLDPWD", cwd))
         else:
             target = _tilde(_expand_vars(operands[0], self.env, self.assigned), self.env, self.assigned)
         joined = os.path.join(cwd, target)
         if not target.startswith(("/", "./", "../")) and target not in (".", ".."):
-            for entry in (_value("CDPATH", self.env, self.assigned) or "").split(":"):
+            for entry in (value_of("CDPATH", self.env, self.assigned) or "").split(":"):
                 found = os.path.join(cwd, entry or ".", target)
                 if os.path.isdir(found):
                     joined = found if entry else joined
@@ -857,42 +863,14 @@ def _named_words(command: Command, reads: bool) -> list[Word]:
 
 
 def _data(command: Command) -> list[str]:
-    """The text a reading program passes on without opening it: its here-documents and here-strings, ``echo``'s words,
-    ``printf``'s output (read loosely: each ``%`` conversion takes the next argument, the rest follow)."""
+    """The text a reading program passes on without opening it: its here-documents and here-strings, and what ``echo``
+    and ``printf`` print (:func:`guard.protection.runners.printed`)."""
     fed = [r.body.text if r.body is not None else r.target.text for r in command.redirects if r.op in _FED]
-    if command.words and os.path.basename(command.words[0].text) == "printf":
-        texts = [w.text for w in command.words[1:] if w.text != "--"]
-        arguments = iter([_decoded(text) for text in texts[1:]])  # %b decodes its argument's escapes
-        out = _CONVERSION.sub(lambda _: next(arguments, ""), _decoded(texts[0])) if texts else ""
-        return [*fed, " ".join([out, *arguments])]
-    if not _prints(command):
-        return fed
-    words = [w.text for w in command.words[1:]]
-    said = " ".join(words[next((k for k, w in enumerate(words) if not _ECHO_OPTIONS.fullmatch(w)), len(words)) :])
-    return [*fed, said, *({_decoded(said)} - {said})]  # echo -e, and sh's echo, decode escapes
+    if command.words and os.path.basename(command.words[0].text) in (_PRINTS, "printf"):
+        from guard.protection.runners import printed
 
-
-#: echo's options: the words before what it prints (``echo -ne 'rm -rf ..'`` prints ``rm -rf ..``).
-_ECHO_OPTIONS = re.compile(r"-[neE]+")
-#: printf's conversions (``%s``, ``%-5d``, ``%b``), each of which prints an argument.
-_CONVERSION = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]")
-#: The escapes printf's format, its %b and ``echo -e`` decode: a character, \xHH, \uHHHH, \UHHHHHHHH, octal \[0]NNN.
-_ESCAPES = re.compile(r"\\(?:x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|0?[0-7]{1,3}|.)", re.DOTALL)
-_CHARACTERS = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "a": "\a", "b": "\b", "f": "\f", "e": "\x1b", "E": "\x1b"}
-
-
-def _decoded(text: str) -> str:
-    """``text`` with the escapes printf and ``echo -e`` decode decoded (``rm\\x20-rf\\040..`` is ``rm -rf ..``)."""
-    return _ESCAPES.sub(_escaped, text) if "\\" in text else text
-
-
-def _escaped(found: re.Match[str]) -> str:
-    body = found.group(0)[1:]
-    if body[0] in "xuU" and len(body) > 1:
-        return chr(min(int(body[1:], 16), 0x10FFFF))
-    if body[0] in "01234567":
-        return chr(int(body, 8))
-    return _CHARACTERS.get(body, body)
+        fed += printed(command)
+    return fed
 
 
 def _into_folders(unit: Unit) -> None:
@@ -920,44 +898,13 @@ def _into_folders(unit: Unit) -> None:
             unit.onto_root |= onto
 
 
-#: An assignment whose value a program runs as a shell line (``GIT_SSH_COMMAND=…``, ``PAGER=…``, ``EDITOR=…``).
-_COMMAND_VARIABLE = re.compile(r"^\w*(?:COMMAND|PAGER|EDITOR|VISUAL|ASKPASS|EXTERNAL_DIFF|GIT_SSH|LESSOPEN|LESSCLOSE)=")
-#: git options whose value is a command it runs: rebase's exec, a remote's upload-pack and receive-pack.
-_GIT_COMMAND_OPTIONS = ("--exec", "--upload-pack", "--receive-pack")
-
-
-def _git_commands(args: list[str]) -> list[str]:
-    """The shell lines ``git ARGS`` may run that its words give, read loosely: each ``-c KEY=VALUE``'s value (an alias's
-    ``!…``, a pager, an editor, an ssh command, a diff driver), rebase's ``--exec``/``-x``, ``--upload-pack``,
-    ``--receive-pack``, ``bisect run``'s words and ``submodule foreach``'s line."""
-    lines: list[str] = []
-    for k, arg in enumerate(args):
-        following = args[k + 1] if k + 1 < len(args) else ""
-        if arg in ("-c", "-x", "-u") or arg in _GIT_COMMAND_OPTIONS:
-            lines.append(following.partition("=")[2] if arg == "-c" else following)
-        elif arg.startswith("-c") or arg.startswith(tuple(option + "=" for option in _GIT_COMMAND_OPTIONS)):
-            lines.append(arg.partition("=")[2])
-        elif arg in ("run", "foreach") and k and args[k - 1] in ("bisect", "submodule"):
-            rest = [word for word in args[k + 1 :] if word not in ("--recursive", "-q", "--quiet")]
-            lines += [" ".join(rest), *rest[:1]]
-    return [line.removeprefix("!") for line in lines]
-
-
-#: The JavaScript package runners, which run a command they are given as npm does (``npx -c '…'``, ``pnpm exec …``,
-#: ``yarn exec …``, ``bun x …``), and the words that make pnpm, yarn and bun do it: read here only, and only then, so
-#: that ``yarn add guard`` is not taken for running guard.
-_PACKAGE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "pnpm", "yarn", "bun"})
-_PACKAGE_EXEC = frozenset({"exec", "dlx", "x", "-c", "--call"})
-
-
-def _runs_a_command(program: str, args: list[str]) -> bool:
-    """Whether ``program ARGS`` runs a command it is given (:data:`guard.protection.self_invocation.RUNS_A_COMMAND`, a
-    package runner's)."""
+def _runs_others(program: str) -> bool:
+    """Whether ``program`` may run a command or shell text it is given or fed (:mod:`guard.protection.runners` reads
+    which): a shell, ``at``, a JavaScript package runner, or one of
+    :data:`guard.protection.self_invocation.RUNS_A_COMMAND`."""
     from guard.protection.self_invocation import RUNS_A_COMMAND  # it imports this module; loaded on every call anyway
 
-    if program in _PACKAGE_RUNNERS:
-        return program.endswith("x") or bool(_PACKAGE_EXEC.intersection(args[:3]))
-    return program in RUNS_A_COMMAND
+    return program in FED_SHELLS or program in PACKAGE_RUNNERS or program in RUNS_A_COMMAND
 
 
 def _move_targets(program: str, args: list[str]) -> list[str]:
@@ -1107,238 +1054,48 @@ def _unknowns(text: str) -> list[str]:
 
 def _tilde(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
     if text == "~" or text.startswith("~/"):
-        home = _value("HOME", env, assigned)  # the line may have set it (HOME=/; cat ~/x)
+        home = value_of("HOME", env, assigned)  # the line may have set it (HOME=/; cat ~/x)
         return (home if home is not None else env.get("HOME", os.path.expanduser("~"))) + text[1:]
     folder = _TILDE_FOLDERS.get(text[:2])
     if folder is not None and (len(text) == 2 or text[2] == "/"):
-        return (_value(folder, env, assigned) or "~") + text[2:]
+        return (value_of(folder, env, assigned) or "~") + text[2:]
     if text.startswith("~") and len(text) < 256:
         return os.path.expanduser(text)
     return text
 
 
-def _value(name: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str | None:
+def value_of(name: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str | None:
     """NAME's value: as the line assigned it, any text once it ran code guard does not follow, else the environment's."""
     if name in assigned:
         return assigned[name]
     return UNKNOWN if UNKNOWN in assigned else env.get(name)
 
 
-def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int = 0) -> str:
-    """``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` from ``assigned`` then ``env``; unset is empty."""
-    if "$" not in text or depth > 4:
+def _expand_vars(text: str, env: Mapping[str, str], assigned: Mapping[str, str]) -> str:
+    """``text`` with its ``$NAME`` and ``${…}`` expanded (:func:`guard.protection.word_expansion.expand_vars`, loaded only
+    for a text that holds a ``$``)."""
+    if "$" not in text:
         return text
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c != "$" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        if text[i + 1] == "{":
-            end, level, j = -1, 1, i + 2
-            while j < n:  # the matching brace (defaults may nest ${…})
-                if text[j] == "{":
-                    level += 1
-                elif text[j] == "}":
-                    level -= 1
-                    if level == 0:
-                        end = j
-                        break
-                j += 1
-            if end < 0:
-                out.append(text[i:])
-                break
-            inner = text[i + 2 : end]
-            k = 0
-            while k < len(inner) and (inner[k].isalnum() or inner[k] == "_"):
-                k += 1
-            name, rest = inner[:k], inner[k:]
-            value = _value(name, env, assigned)
-            unset = value is None or (not value and rest[:1] == ":")
-            word = rest[2:] if rest[:1] == ":" else rest[1:]
-            if rest[:2] in (":-", ":=") or rest[:1] in ("-", "="):
-                value = _expand_vars(word, env, assigned, depth + 1) if unset else value
-            elif rest[:2] == ":+" or rest[:1] == "+":  # the word when set: ${HOME:+/} is /
-                value = "" if unset else _expand_vars(word, env, assigned, depth + 1)
-            elif not name or rest[:2] not in ("", ":?") and rest[:1] != "?":
-                # ${x#…}, ${x%…}, ${x/…}, ${x:1:2}, ${x^^} of a known value are computed; ${#x}, ${!x} and the rest are
-                # a value guard does not compute
-                known = value is not None and UNKNOWN not in value and bool(name)
-                value = (
-                    _operate(value, rest, env, assigned, depth) if known and value is not None else None
-                ) or UNKNOWN
-            out.append(value or "")
-            i = end + 1
-            continue
-        j = i + 1
-        while j < n and (text[j].isalnum() or text[j] == "_"):
-            j += 1
-        if j == i + 1:
-            out.append(c)
-            i += 1
-            continue
-        out.append(_value(text[i + 1 : j], env, assigned) or "")
-        i = j
-    return "".join(out)
+    from guard.protection.word_expansion import expand_vars
 
-
-#: ``${x:OFFSET}`` and ``${x:OFFSET:LENGTH}`` with plain numbers.
-_SLICE = re.compile(r":\s*(-?[0-9]+)(?::\s*(-?[0-9]+))?")
-
-
-def _operate(value: str, rest: str, env: Mapping[str, str], assigned: Mapping[str, str], depth: int) -> str | None:
-    """bash's ``${x OPERATION}`` on the known ``value`` of x: removing a prefix or suffix (``#``, ``##``, ``%``,
-    ``%%``), replacing (``/``, ``//``, ``/#``, ``/%``), a slice with plain numbers, changing case; None for any other,
-    or a pattern guard cannot read exactly (quoted, escaped, or holding what it does not know)."""
-    if len(value) > 256:
-        return None
-    if rest[:1] in "^,":
-        upper = rest[0] == "^"
-        if rest not in ("^", "^^", ",", ",,"):
-            return None
-        changed = value.upper() if upper else value.lower()
-        return changed if len(rest) == 2 else changed[:1] + value[1:]
-    if rest[:1] == ":":
-        sliced = _SLICE.fullmatch(rest)
-        if sliced is None:
-            return None
-        start = int(sliced.group(1))
-        if -start > len(value):
-            return ""
-        start = len(value) + start if start < 0 else start
-        if sliced.group(2) is None:
-            return value[start:]
-        length = int(sliced.group(2))
-        return value[start : start + length] if length >= 0 else value[start : max(len(value) + length, start)]
-    operator = next((op for op in ("##", "#", "%%", "%", "//", "/#", "/%", "/") if rest.startswith(op)), None)
-    if operator is None:
-        return None
-    operand = rest[len(operator) :]
-    if operator[0] == "/" and operand.startswith("/"):
-        return None  # ${x///}: where bash ends such a pattern is not modelled
-    pattern, _, replacement = operand.partition("/") if operator[0] == "/" else (operand, "", "")
-    pattern = _expand_vars(pattern, env, assigned, depth + 1)
-    replacement = _expand_vars(replacement, env, assigned, depth + 1)
-    if any(c in pattern + replacement for c in "'\"\\" + UNKNOWN) or re.search(r"\[(\^|[!^]?\[[:=.])", pattern):
-        return None  # quotes, escapes, bash's [^…] and its classes ([[:alpha:]]): read otherwise by fnmatch
-    spans = range(len(value) + 1)
-    if operator in ("#", "##"):
-        cuts = [i for i in spans if fnmatch.fnmatchcase(value[:i], pattern)]
-        return value[(max(cuts) if operator == "##" else min(cuts)) :] if cuts else value
-    if operator in ("%", "%%"):
-        cuts = [i for i in spans if fnmatch.fnmatchcase(value[i:], pattern)]
-        return value[: (min(cuts) if operator == "%%" else max(cuts))] if cuts else value
-    if operator == "/#":
-        ends = [j for j in spans if fnmatch.fnmatchcase(value[:j], pattern)]
-        return replacement + value[max(ends) :] if ends else value
-    if operator == "/%":
-        starts = [i for i in spans if fnmatch.fnmatchcase(value[i:], pattern)]
-        return value[: min(starts)] + replacement if starts else value
-    if not value:
-        return replacement if pattern and fnmatch.fnmatchcase("", pattern) else value
-    out, i = [], 0  # / and //: the leftmost longest match; // goes on after it
-    while i < len(value) and pattern:
-        end = next((j for j in range(len(value), i, -1) if fnmatch.fnmatchcase(value[i:j], pattern)), None)
-        if end is None:
-            out.append(value[i])
-            i += 1
-            continue
-        out.append(replacement)
-        i = end
-        if operator == "/":
-            break
-    return "".join(out) + value[i:]
+    return expand_vars(text, env, assigned)
 
 
 def _braces(text: str) -> tuple[list[str], bool]:
-    """Bash brace expansion, bounded: past :data:`LIMITS` ``braces`` results, each ``{…}`` becomes a ``*`` glob."""
+    """``text``'s brace expansions (:func:`guard.protection.word_expansion.braces`, loaded only for a text that holds
+    ``{`` and ``}``), and whether they were too many to list and became globs."""
     if "{" not in text or "}" not in text:
         return [text], False
-    if text.count("{") > LIMITS["brace_groups"]:
-        return [_brace_glob(text)], True
-    results = [text]
-    done: list[str] = []
-    while results:
-        current = results.pop()
-        group = _first_group(current)
-        if group is None:
-            done.append(current)
-        else:
-            start, end, choices = group
-            results.extend(current[:start] + choice + current[end + 1 :] for choice in choices)
-        if len(results) + len(done) > LIMITS["braces"]:
-            return [_brace_glob(text)], True
-    return done, False
+    from guard.protection.word_expansion import braces
 
-
-def _first_group(text: str) -> tuple[int, int, list[str]] | None:
-    """The first ``{a,b}`` or ``{1..9}`` group: (start, end, its choices)."""
-    i = text.find("{")
-    while 0 <= i:
-        level, j, commas = 0, i, [i]
-        while j < len(text):
-            if text[j] == "{":
-                level += 1
-            elif text[j] == "}":
-                level -= 1
-                if level == 0:
-                    break
-            elif text[j] == "," and level == 1:
-                commas.append(j)
-            j += 1
-        if j >= len(text):
-            return None
-        if len(commas) > 1:
-            commas.append(j)
-            return i, j, [text[a + 1 : b] for a, b in zip(commas, commas[1:], strict=False)]
-        sequence = _sequence(text[i + 1 : j])
-        if sequence is not None:
-            return i, j, sequence
-        i = text.find("{", i + 1)
-    return None
-
-
-def _sequence(inner: str) -> list[str] | None:
-    low, sep, high = inner.partition("..")
-    if not sep:
-        return None
-    try:
-        a, b = int(low), int(high)
-    except ValueError:
-        if len(low) == len(high) == 1:
-            a, b = ord(low), ord(high)
-            if abs(b - a) > LIMITS["braces"]:
-                return None
-            step = 1 if b >= a else -1
-            return [chr(x) for x in range(a, b + step, step)]
-        return None
-    if abs(b - a) > LIMITS["braces"]:
-        return None  # more numbers than are worth listing: left as written
-    step = 1 if b >= a else -1
-    return [str(x) for x in range(a, b + step, step)]
-
-
-def _brace_glob(text: str) -> str:
-    out, level = [], 0
-    for c in text:
-        if c == "{":
-            if level == 0:
-                out.append("*")
-            level += 1
-        elif c == "}" and level:
-            level -= 1
-        elif level == 0:
-            out.append(c)
-    return "".join(out)
+    return braces(text)
 
 
 #: The start of a path into the process's own folder of ``/proc``: its working directory or root, as it sees them.
 _OWN_PROC = re.compile(r"^/+proc/+(?:self|thread-self)(?:/+task/+[^/]+)?/+(cwd|root)(?=/|$)")
 
 
-def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
+def _resolve(token: str, base: str, unit: Unit, budget: Budget, *, glob: bool) -> None:
     """Add the absolute paths ``token`` names, relative to ``base``; a glob's are every path it may match.
 
     The program that opens it, not guard, is the process ``/proc/self`` means: ``/proc/self/cwd/x`` is ``x`` in ``base``.
@@ -1353,41 +1110,25 @@ def _resolve(token: str, base: str, unit: Unit, budget: _Budget, *, glob: bool) 
     _resolve_joined(joined, unit, budget, glob=glob)
 
 
-def _fnmatch_brackets(pattern: str) -> str:
-    """``pattern`` with its bracket expressions as :mod:`fnmatch` reads them (:func:`_fnmatch_bracket`)."""
-    return _BRACKET.sub(_fnmatch_bracket, pattern) if "[" in pattern else pattern
-
-
-def _fnmatch_bracket(found: re.Match[str]) -> str:
-    """A bracket expression fnmatch reads as bash does: ``[^x]`` (bash's and zsh's "not x") as ``[!x]``; one holding a
-    class (``[[:alpha:]]``, which fnmatch reads as other characters) as ``?``, any character."""
-    bracket = found.group(0)
-    if any(opener in bracket[1:] for opener in ("[:", "[=", "[.")):
-        return "?"
-    return "[!" + bracket[2:] if bracket.startswith("[^") else bracket
-
-
-def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> None:
+def _resolve_joined(joined: str, unit: Unit, budget: Budget, *, glob: bool) -> None:
     """:func:`_resolve` of a path already joined to its folder."""
     physical = ".." in joined.split("/")
     full = os.path.normpath(joined)
     if full.startswith("//"):
         full = "/" + full.lstrip("/")
-    if glob and "(" in full:
-        full = _EXTGLOB.sub("*", full)  # a group matches no more than ``*`` does in the same place
-    if glob:
-        full, joined = _fnmatch_brackets(full), _fnmatch_brackets(joined)
-    if glob and _MAGIC & set(full):
-        if full not in unit.patterns:
-            budget.patterns -= 1
-            if budget.patterns < 0:
-                raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
-        unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
-        if "(" in joined:
-            joined = _EXTGLOB.sub("*", joined)
-        for match in _glob(full, budget) + (_glob(joined, budget) if physical else []):
-            _add(match, unit, budget)  # a folder of the pattern's written path is listed as the kernel finds it
-        return
+    if glob and (MAGIC & set(joined) or "(" in joined):  # a pattern: guard.protection.glob_matching reads it
+        from guard.protection.glob_matching import as_patterns, matches
+
+        full, joined = as_patterns(full, joined)
+        if MAGIC & set(full):
+            if full not in unit.patterns:
+                budget.patterns -= 1
+                if budget.patterns < 0:
+                    raise TooLarge(f"the call holds more than {LIMITS['patterns']} glob patterns")
+            unit.patterns.add(full)  # also matched against protected paths: a missing file may be created
+            for match in matches(full, joined, physical, budget):
+                _add(match, unit, budget)  # a folder of the pattern's written path is listed as the kernel finds it
+            return
     if physical:
         try:
             unit.paths.add(os.path.realpath(joined))
@@ -1396,7 +1137,7 @@ def _resolve_joined(joined: str, unit: Unit, budget: _Budget, *, glob: bool) -> 
     _add(full, unit, budget)
 
 
-def _add(full: str, unit: Unit, budget: _Budget) -> None:
+def _add(full: str, unit: Unit, budget: Budget) -> None:
     """``full`` and the same with symlinks resolved: its folder resolved and listed once per call, the file looked up there."""
     unit.paths.add(full)
     parent, name = os.path.split(full)
@@ -1411,65 +1152,3 @@ def _add(full: str, unit: Unit, budget: _Budget) -> None:
         unit.paths.add(os.path.realpath(full))
     except (OSError, ValueError):
         pass
-
-
-def glob_matches(pattern: str) -> list[str]:
-    """Every path the absolute glob ``pattern`` may match, as :func:`_glob` matches them (an extglob group as ``*``).
-    Raises :class:`TooLarge` past the budget."""
-    return _glob(_EXTGLOB.sub("*", pattern), _Budget())
-
-
-def _glob(pattern: str, budget: _Budget) -> list[str]:
-    """Every path ``pattern`` may match on disk, whatever the shell's glob options: dotfiles (``dotglob``), either case
-    (``nocaseglob``), and any depth through links for ``**`` (``globstar``; zsh's ``***``). A line may set each option
-    itself, so the matches are a superset of bash's. Past the budget, :class:`TooLarge`: a link below the folders listed
-    could lead anywhere, so what is not listed is not known."""
-    current = ["/"]
-    for part in pattern.split("/")[1:]:
-        if not part:
-            continue
-        if not (_MAGIC & set(part)):
-            current = [os.path.join(c, part) for c in current]
-            continue
-        if _RECURSIVE.fullmatch(part):
-            current = _below(current, budget)
-            continue
-        folded = part.lower()
-        current = [
-            os.path.join(folder, name)
-            for folder in current
-            for name in _listed(folder, budget)
-            if fnmatch.fnmatchcase(name.lower(), folded)
-        ]
-        if not current:
-            return []
-    return [c for c in current if os.path.lexists(c)]
-
-
-def _listed(folder: str, budget: _Budget) -> list[str]:
-    """The names in ``folder`` (none when it cannot be listed), each spent from the budget."""
-    try:
-        with os.scandir(folder) as entries:
-            names = [entry.name for entry in entries]
-    except (OSError, ValueError):
-        return []
-    budget.entries -= len(names)
-    if budget.entries < 0:
-        raise TooLarge(f"its globs list more than {LIMITS['entries']} names on disk")
-    return names
-
-
-def _below(folders: list[str], budget: _Budget) -> list[str]:
-    """``folders`` and every folder below them, following links (each real folder once)."""
-    found: list[str] = []
-    seen: set[str] = set()
-    queue = list(folders)
-    while queue:
-        folder = queue.pop()
-        real = os.path.realpath(folder)
-        if real in seen:
-            continue
-        seen.add(real)
-        found.append(folder)
-        queue.extend(path for name in _listed(folder, budget) if os.path.isdir(path := os.path.join(folder, name)))
-    return found
