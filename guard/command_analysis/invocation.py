@@ -41,7 +41,6 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
         ),
         0,
     ),
-    "flock": (frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
     "chrt": (frozenset(), 1),
     "taskset": (frozenset(), 1),
     "unbuffer": (frozenset(), 0),
@@ -128,6 +127,12 @@ def unwrap(command: Command, upstream: list[Command], reread: int) -> Invocation
             return _env_split_string(command, words[i + 1 :], upstream, reread)
         if name == "command" and i + 1 < len(words) and words[i + 1].text in ("-v", "-V"):
             return None  # a lookup, not a run
+        if name == "flock" and not words[i].dynamic:
+            found = _flock(command, i, upstream, reread)
+            if not isinstance(found, int):
+                return found
+            i = found
+            continue
         if name not in _WRAPPERS or words[i].dynamic:
             break
         with_value, positional = _WRAPPERS[name]
@@ -147,6 +152,66 @@ def unwrap(command: Command, upstream: list[Command], reread: int) -> Invocation
     if i >= len(words):
         return None
     return Invocation(command_name(words[i].text), words[i], list(words[i + 1 :]), command, upstream, reread, splice)
+
+
+#: flock's long options (util-linux 2.38 to 2.41, ``sys-utils/flock.c``) and whether each takes a value; its short
+#: options are ``-sexnoFuhV`` and, taking a value, ``-w`` and ``-E``. ``-c``/``--command`` is not among them: flock
+#: reads it apart, spelt in full, after the lock file (or, with ``--fd``, among the options).
+_FLOCK_LONG = {
+    **dict.fromkeys(("shared", "exclusive", "unlock", "nonblocking", "nb", "close", "no-fork", "verbose"), False),
+    **dict.fromkeys(("fcntl", "help", "version"), False),
+    **dict.fromkeys(("timeout", "wait", "conflict-exit-code", "start", "length", "fd"), True),
+}
+_FLOCK_SHORT, _FLOCK_SHORT_VALUE = frozenset("sexnoFuhV"), frozenset("wE")
+_FLOCK_COMMAND = ("-c", "--command")
+
+
+def _flock(command: Command, at: int, upstream: list[Command], reread: int) -> Invocation | int | None:
+    """What ``flock`` at ``command.words[at]`` runs, read as util-linux reads it (getopt stopping at the first operand):
+    ``flock [OPTIONS] FILE|DIR COMMAND [ARGS]`` and ``--fd N COMMAND [ARGS]`` run COMMAND (the index of its word);
+    ``flock [OPTIONS] FILE|DIR -c STRING`` and ``--fd N -c STRING`` run STRING through the shell (``sh -c STRING``);
+    ``flock [OPTIONS] N`` and a lone FILE run nothing (None). A line flock would refuse (``-c`` with more than one
+    string, ``-c`` with no ``--fd``) is read as the command it names all the same. An option it does not know, an
+    ambiguous abbreviation, or a word up to the command whose value is not known leaves flock itself the command: what
+    a runner runs is then read loosely by whoever reads it (self-protection's runners)."""
+    words, i, fd, shell = command.words, at + 1, False, False
+    unread = Invocation("flock", words[at], list(words[at + 1 :]), command, upstream, reread)
+    while i < len(words) and words[i].text.startswith("-") and words[i].text != "-" and not shell:
+        text, i = words[i].text, i + 1
+        if text == "--":
+            break
+        shell = text in _FLOCK_COMMAND
+        if shell:
+            continue
+        if text.startswith("--"):
+            name, eq, _ = text[2:].partition("=")
+            known = (
+                [name]
+                if name in _FLOCK_LONG
+                else [option for option in _FLOCK_LONG if name and option.startswith(name)]
+            )
+            if len({_FLOCK_LONG[option] for option in known}) != 1 or (eq and not _FLOCK_LONG[known[0]]):
+                return unread
+            fd = fd or known == ["fd"]
+            i += 1 if _FLOCK_LONG[known[0]] and not eq else 0
+            continue
+        for k, letter in enumerate(text[1:], 1):
+            if letter in _FLOCK_SHORT_VALUE:
+                i += 0 if text[k + 1 :] else 1
+                break
+            if letter not in _FLOCK_SHORT:
+                return unread
+    if not shell and not fd:
+        i += 1  # the lock file or folder
+        shell = i < len(words) and words[i].text in _FLOCK_COMMAND and not words[i].dynamic
+        i += 1 if shell else 0
+    if any(word.dynamic for word in words[at + 1 : i + 1]):  # flock -w $t f …, flock $f …, flock f $c …
+        return unread  # where its command starts, or what it is, is not known
+    if i >= len(words):
+        return None
+    if shell:
+        return Invocation("sh", Word("sh"), [Word("-c"), words[i]], command, upstream, reread)
+    return i
 
 
 def _xargs_placeholder(option: str, following: str) -> str | None:

@@ -127,6 +127,7 @@ COMMAND_RUNNERS = frozenset(
         "strace",
         "ltrace",
         "faketime",
+        "flock",
         "fakeroot",
         "firejail",
         "bwrap",

@@ -401,7 +401,8 @@ def _detaches(command: Command) -> bool:
     from guard.command_analysis.invocation import command_name, unwrap
 
     invocation = unwrap(command, [], 0)
-    ahead = command.words if invocation is None else command.words[: command.words.index(invocation.head) + 1]
+    at = next((k for k, word in enumerate(command.words) if invocation is not None and word is invocation.head), None)
+    ahead = command.words if at is None else command.words[: at + 1]  # a head a wrapper made (env -S, flock -c): all
     return any(command_name(word.text) in _DETACHING for word in ahead)
 
 

@@ -184,6 +184,8 @@ REFUSED: list[tuple[str, str, str]] = [
     ("bash -c 'sudo ls'", B, B),
     ("sh -c \"sh -c 'rm -rf /'\"", B, B),
     ("env -S 'sudo ls'", B, B),
+    ("flock /tmp/l -c 'sudo ls'", B, B),  # flock's -c string is a shell line, its lock file no program
+    ("flock -nw 5 /tmp/l sudo ls", B, B),
     ("bash <<'EOF'\nhistory -c\nEOF", B, B),
     ("echo 'sudo ls' | sh", B, B),
     ("echo ok; (cd / && sudo ls)", B, B),

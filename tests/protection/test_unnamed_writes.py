@@ -124,6 +124,8 @@ ORDINARY = [
     "curl -sSfL https://example.com/x -o out.txt",
     "curl --compressed https://example.com/",
     "wget -q https://example.com/data.csv",
+    "flock /tmp/l make test",
+    "flock -w 5 /tmp/l -c 'ls -la'",
     "gpg --verify x.sig",
     "sudo ls -la",
     "sudo -u nobody cat notes.txt",
@@ -213,6 +215,11 @@ RUN_BY_A_RUNNER = [
     ("a crontab sudo's crontab reads", "sudo crontab - <<< '* * * * * rm -rf ..'"),
     ("npx -c", "npx -c 'rm -rf ..'"),
     ("pnpm exec", "pnpm exec rm -rf .."),
+    ("flock's -c, after its lock file", "flock /tmp/l -c 'rm -rf ..'"),
+    ("flock's --command", "flock /tmp/l --command 'mv ../../work /srv/p'"),
+    ("flock's -w in a cluster", "flock -nw 5 /tmp/l rm -rf .."),
+    ("flock --fd's -c", "flock --fd 3 -c 'rm -rf ..'"),
+    ("flock with an option it may not know", "flock --bogus 5 /tmp/l rm -rf .."),
 ]
 #: (case, line): a shell line in a program's own code (awk, a makefile, a crontab, Tcl), which the shell reads as words.
 RUN_BY_ITS_CODE = [

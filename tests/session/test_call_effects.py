@@ -226,6 +226,9 @@ def test_one_identity_for_the_spellings_of_one_run(tmp_path: Path) -> None:
         ("echo 'x\\'; (sleep 9; cp a \"$D/b\") &", True),  # a backslash in single quotes hides no &
         ("echo $'\\'' & '", True),
         ('env setsid -f cp a "$D/b"', True),  # behind a wrapper
+        ("flock /tmp/l -c 'cp a b'", False),  # a shell the wrapper starts, whose word is not the line's
+        ("env -S 'sh -c ls'", False),
+        ("nohup flock /tmp/l -c 'cp a b'", True),
         ("echo $'&' '<(x)' at", False),
     ],
 )
