@@ -96,17 +96,45 @@ _URL_PART = re.compile(r"#\d+")
 MAX_OPTIONS_FILE = 64 * 1024
 
 
+#: wget's options known to keep a recursive download inside a folder per host (``-r -np -l 2 -P dir``), short without
+#: a value, short with one, ``-n``'s letters (``-np``, ``-nv``: not ``-nH`` or ``-nd``), long without and with a value.
+#: Any other (``-nH``, ``-nd``, ``-H``, ``-i``, ``-e``, ``--trust-server-names``, an abbreviation) may save elsewhere.
+_WGET_SHORT, _WGET_SHORT_VALUED, _WGET_N = frozenset("rkKNcqvxEmpLS46"), frozenset("lPARwtTUIXoaDQO"), frozenset("vcpr")
+_WGET_LONG = frozenset(
+    "recursive no-parent convert-links backup-converted timestamping no-clobber continue quiet no-verbose verbose "
+    "force-directories adjust-extension html-extension mirror page-requisites relative no-check-certificate "
+    "random-wait server-response show-progress inet4-only inet6-only ignore-case no-cache no-cookies".split()
+)
+_WGET_LONG_VALUED = frozenset(
+    "level directory-prefix accept reject wait tries timeout user-agent cut-dirs include-directories "
+    "exclude-directories limit-rate header output-file append-output domains exclude-domains accept-regex "
+    "reject-regex user password http-user http-password referer quota output-document".split()
+)
+#: wgetrc commands known to leave where wget saves alone (written as wget reads them: no ``_`` or ``-``, any case);
+#: Debian's /etc/wgetrc sets ``passive_ftp``.
+_WGETRC_KEEPS = frozenset(
+    "passiveftp robots tries timeout waitretry checkcertificate useproxy httpproxy httpsproxy ftpproxy noproxy "
+    "verbose quiet".split()
+)
+#: The wgetrc every user's wget reads first.
+_SYSTEM_WGETRC = ("$SYSTEM_WGETRC", "/etc/wgetrc", "/usr/local/etc/wgetrc")
+#: A host as a URL spells it, which a recursive wget makes a folder of (``example.com``, ``example.com:8080``).
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?")
+
+
 class Download:
     """What a downloader writes: ``names`` (a URL's last part, in the folder it saves to), ``patterns`` (relative globs:
     curl's ``-o '#1.yaml'`` takes a part of the URL), ``anywhere`` (names the server or a listing chooses: any file below
-    that folder), ``options`` (the text of the options files it reads)."""
+    that folder), ``hosts`` (for a recursive wget that keeps a folder per host: those folders, below each of which it
+    may save any file), ``options`` (the text of the options files it reads)."""
 
-    __slots__ = ("names", "patterns", "anywhere", "options")
+    __slots__ = ("names", "patterns", "anywhere", "hosts", "options")
 
     def __init__(self) -> None:
         self.names: set[str] = set()
         self.patterns: set[str] = set()
         self.anywhere = False
+        self.hosts: set[str] = set()
         self.options: list[str] = []
 
 
@@ -134,9 +162,68 @@ def download(program: str, args: list[str], env: Mapping[str, str]) -> Download:
             path = url.partition("://")[2].partition("/")[2]
             for name in {path.rsplit("/", 1)[-1], path.split("?")[0].split("#")[0].rsplit("/", 1)[-1]}:
                 found.names |= {name, unquote(name)} - {""}
+    unreadable = False
     if not (args[:1] == ["-q"] and program == "curl"):  # curl -q first reads no .curlrc
-        found.anywhere = _options_files(program, env, found.options) or found.anywhere
+        unreadable = _options_files(program, env, found.options)
+    if program == "wget" and found.anywhere and not unreadable:
+        found.hosts = _host_folders(args, found.options, env)
+        found.anywhere = not found.hosts
+    found.anywhere = unreadable or found.anywhere
     return found
+
+
+def _host_folders(args: list[str], options: list[str], env: Mapping[str, str]) -> set[str]:
+    """The folders a recursive ``wget ARGS`` saves every file below, one per host of its URLs (it follows no link to
+    another host without ``-H``, and names what a redirect brings after the URL asked for: wget 1.21's ``http.c`` and
+    ``recur.c``): when every option is known
+    to keep them (:data:`_WGET_LONG` …) and every wgetrc command too; else none (it may save anywhere)."""
+    hosts: set[str] = set()
+    rest = iter(args)
+    for arg in rest:
+        if arg.startswith("--") and arg != "--":
+            name, equals, _ = arg[2:].partition("=")
+            if name in _WGET_LONG_VALUED and not equals:
+                next(rest, "")
+            elif name not in _WGET_LONG_VALUED and (name not in _WGET_LONG or equals):
+                return set()
+        elif arg.startswith("-n") and arg != "-n":
+            if not set(arg[2:]) <= _WGET_N:
+                return set()
+        elif arg.startswith("-") and arg not in ("-", "--"):
+            for k, letter in enumerate(arg[1:], 1):
+                if letter in _WGET_SHORT_VALUED:
+                    if not arg[k + 1 :]:
+                        next(rest, "")
+                    break
+                if letter not in _WGET_SHORT:
+                    return set()
+        elif arg != "--":  # a URL, with its scheme or without (wget reads example.com/docs as http://example.com/docs)
+            host = re.split(r"[/?#]", arg.partition("://")[2] if "://" in arg else arg)[0].rpartition("@")[2]
+            if not _HOST.fullmatch(host):
+                return set()
+            hosts |= {host.lower(), host.lower().partition(":")[0]}
+    system = _system_wgetrc(env)
+    if system is None:
+        return set()
+    commands = {line.split("#")[0].partition("=")[0] for text in [*options, *system] for line in text.splitlines()}
+    if {c.strip().lower().replace("_", "").replace("-", "") for c in commands} - {""} - _WGETRC_KEEPS:
+        return set()
+    return hosts
+
+
+def _system_wgetrc(env: Mapping[str, str]) -> list[str] | None:
+    """The text of the system wgetrc files that exist (one read ahead of the user's), or None when one cannot be read."""
+    from guard.core.regular_file import read_bytes
+
+    texts = []
+    for spelt in _SYSTEM_WGETRC:
+        path = env.get(spelt[1:], "") if spelt.startswith("$") else spelt
+        if path and os.path.lexists(path):
+            data = read_bytes(path, MAX_OPTIONS_FILE)
+            if data is None or len(data) > MAX_OPTIONS_FILE:
+                return None
+            texts.append(data.decode("utf-8", "replace"))
+    return texts
 
 
 def _options_files(program: str, env: Mapping[str, str], options: list[str]) -> bool:

@@ -201,10 +201,10 @@ MAGIC = frozenset("*?[")
 _SHELL_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 #: Programs that run the shell text they are given or fed (a shell's ``-c``, ``echo '…' | bash``, ``at now <<< '…'``).
 FED_SHELLS = frozenset({*_SHELL_PROGRAMS, "at", "batch"})
-#: The JavaScript package runners, which run a command they are given as npm does (``npx -c '…'``, ``pnpm exec …``,
-#: ``yarn exec …``, ``bun x …``): read by :mod:`guard.protection.runners` only, and only then, so that ``yarn add guard``
-#: is not taken for running guard.
-PACKAGE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "pnpm", "yarn", "bun"})
+#: The JavaScript package managers and runners, which run a command they are given (``npx -c '…'``, ``npm exec …``,
+#: ``pnpm exec …``, ``yarn exec …``, ``bun x …``): read by :mod:`guard.protection.runners` only, and only then, so that
+#: ``yarn add guard`` is not taken for running guard, nor ``npm view @openai/codex`` for vim's ``view``.
+PACKAGE_RUNNERS = frozenset({"npm", "npx", "pnpx", "bunx", "pnpm", "yarn", "bun"})
 #: An assignment whose value a program runs as a shell line (``GIT_SSH_COMMAND=…``, ``PAGER=…``, ``EDITOR=…``).
 COMMAND_VARIABLE = re.compile(r"^\w*(?:COMMAND|PAGER|EDITOR|VISUAL|ASKPASS|EXTERNAL_DIFF|GIT_SSH|LESSOPEN|LESSCLOSE)=")
 #: Programs whose own code (an awk program, a makefile, a crontab, Tcl) runs shell lines and writes files:
@@ -619,7 +619,8 @@ class _Shell:
     def _downloads(self, unit: Unit, cwd: str) -> None:
         """What a downloader saves under names no word spells (:func:`guard.protection.derived_names.download`): the
         URL's last part in the working directory and each folder it names, any file below it for a name the server
-        gives, and the paths its options files name."""
+        gives (below the folder of each host, for a recursive wget that keeps them), and the paths its options files
+        name."""
         from guard.protection.derived_names import download
 
         found = download(unit.program or "", unit.args, self.env)
@@ -629,6 +630,10 @@ class _Shell:
         if found.anywhere:
             unit.tree = unit.creates = True
             unit.paths.add(os.path.normpath(cwd))
+        for host in sorted(found.hosts)[:16]:  # wget -r: a folder per host, where it may save any file
+            unit.tree = unit.creates = True
+            for folder in folders:
+                _resolve(host, folder, unit, self.budget, glob=False)
         for text in found.options:
             unit.texts.append(text)
             for token, glob in _tokens(text, self.env, self.assigned, glob=False):

@@ -49,7 +49,8 @@ class AgentCli:
     optional one); ``sessions``: the commands that start a session or print, whose own options follow;
     ``commands``: its management commands; ``prefixes``: the namespace of its variables, of which ``variables`` are
     known to leave hooks alone; ``config``: the options that set one configuration key (``codex -c KEY=VALUE``), and
-    ``keys``: the keys they may set.
+    ``keys``: the keys they may set; ``prints``: the options that, alone, print its version or help and end it before
+    any settings, hook or session (each real CLI run so, with a project's settings starting hooks, ran none).
     """
 
     name: str
@@ -62,6 +63,7 @@ class AgentCli:
     sessions: frozenset[str] = frozenset()
     config: frozenset[str] = frozenset()
     keys: frozenset[str] = frozenset()
+    prints: frozenset[str] = frozenset({"-v", "--version", "-h", "--help"})
 
     def names(self, arg: str) -> bool:
         """Whether ``arg`` names this client's program or package (``codex``, ``@openai/codex@0.171``, a path into it)."""
@@ -135,6 +137,7 @@ CODEX = AgentCli(
     variables=frozenset({"CODEX_API_KEY"}),
     config=frozenset({"-c", "--config"}),
     keys=frozenset({"model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity"}),
+    prints=frozenset({"-V", "--version", "-h", "--help"}),
 )
 
 #: Gemini CLI 0.61 (``gemini --help``; tests/e2e/test_agents_nested.py). Left out: ``-e/--extensions``,
@@ -232,6 +235,8 @@ def unhooked_agent(unit: Unit, said: Iterable[str], cwd: str, changed: str | Non
     for agent in AGENTS:
         args = _session_args(unit, agent)
         if args is not None:
+            if len(args) == 1 and args[0] in agent.prints:
+                return None  # claude --version: no session starts, in whatever folder and with whatever variables
             moved = os.path.normpath(unit.cwd) != os.path.normpath(cwd)
             return _unhooked(agent, args, [*said, *unit.texts], moved, changed)
     through = _through(unit)

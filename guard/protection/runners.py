@@ -29,9 +29,10 @@ from guard.protection.naming import COMMAND_VARIABLE, FED_SHELLS, PACKAGE_RUNNER
 
 __all__ = ["configured_lines", "printed", "runner_lines"]
 
-#: The words that make pnpm, yarn and bun run a command they are given (``pnpm exec …``, ``yarn dlx …``, ``bun x …``,
-#: ``npx -c '…'``); npx, pnpx and bunx always do.
-_PACKAGE_EXEC = frozenset({"exec", "dlx", "x", "-c", "--call"})
+#: The words that make npm, pnpm, yarn and bun run a command they are given (``npm exec …``, ``npm explore PKG -- …``,
+#: ``pnpm exec …``, ``yarn dlx …``, ``bun x …``, ``npx -c '…'``), anywhere before a ``--`` (options with values may
+#: come first: ``pnpm -r --filter app exec …``); npx, pnpx and bunx always do.
+_PACKAGE_EXEC = frozenset({"exec", "dlx", "x", "explore", "-c", "--call"})
 #: git options whose value is a command it runs: rebase's exec, a remote's upload-pack and receive-pack.
 _GIT_COMMAND_OPTIONS = ("--exec", "--upload-pack", "--receive-pack")
 #: echo's options: the words before what it prints (``echo -ne 'rm -rf ..'`` prints ``rm -rf ..``).
@@ -56,8 +57,9 @@ def runner_lines(
     ``stdin`` redirection, a script of the line ``written`` that it names); for a runner, that input as its command's."""
     if program in FED_SHELLS:  # -c, what it is fed, a script
         return _operand_lines(invocation) | {*received, " ".join(received), stdin or "", *written}
-    if program in PACKAGE_RUNNERS and not (program.endswith("x") or _PACKAGE_EXEC.intersection(args[:3])):
-        return set()  # yarn add, pnpm install: no command of the line's runs
+    own = args[: args.index("--")] if "--" in args else args
+    if program in PACKAGE_RUNNERS and not (program.endswith("x") or _PACKAGE_EXEC.intersection(own)):
+        return set()  # yarn add, pnpm install, npm view: no command of the line's runs
     return _operand_lines(invocation, tuple(text for text in (*received, stdin) if text)[:4])
 
 

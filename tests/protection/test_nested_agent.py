@@ -51,6 +51,8 @@ UNHOOKED = [
     ("codex", "Bash", "node node_modules/@openai/codex/bin/codex.js exec --worktree 'fix'", "--worktree"),
     ("codex", "Bash", "codex features enable unified_exec", "`features`"),
     ("codex", "Bash", "cd /tmp && codex exec 'fix'", "another folder"),
+    ("claude", "Bash", "cd sub && claude --version -p 'clean up'", "another folder"),
+    ("codex", "Bash", "npm exec -- codex --disable hooks exec 'fix'", "--disable"),
     ("codex", "Bash", "export OTHER=1; codex exec 'fix'", "may change which settings"),
     ("codex", "Bash", "sudo codex exec 'fix'", "through sudo"),
     ("codex", "Bash", "bash -lc \"codex exec 'fix'\"", "through bash"),
@@ -71,6 +73,9 @@ KEEPS_HOOKS = [
     ("claude", "Bash", "claude -p 'explain the failing test' --output-format json --allowedTools Read"),
     ("claude", "Bash", "claude -p 'fix it' --model sonnet --max-turns 3 --permission-mode acceptEdits"),
     ("claude", "Bash", "claude --version"),
+    ("claude", "Bash", "cd sub && claude --version"),  # it prints its version: no session, in any folder
+    ("codex", "Bash", "cd sub && CODEX_HOME=/tmp/other codex -V"),
+    ("codex", "Bash", "npm view @openai/codex version"),  # npm's view, not vim's
     ("claude", "Bash", "echo 'claude --bare is a flag' > notes.txt"),
     ("claude", "Bash", "echo $HOME; claude -p 'fix it'"),
     ("codex", "Bash", "codex exec --skip-git-repo-check --json -m gpt-5 -c model_reasoning_effort=high 'fix'"),

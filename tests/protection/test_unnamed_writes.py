@@ -93,6 +93,9 @@ NOT_RUN = [
     ("gpg --use-embedded-filename", "gpg --use-embedded-filename /srv/x.gpg"),
     ("wget saves to the URL's last part", "cd .. && wget -N https://example.com/guard.yaml"),
     ("wget -r saves what the server lists", "wget -r -nH -P .. https://example.com/"),
+    ("wget -r -nd saves what the server lists in its folder", "cd .. && wget -r -np -nd https://example.com/docs/"),
+    ("wget -r -H keeps a folder for any host", "cd .. && wget -r -np -H https://example.com/docs/"),
+    ("wget -r makes a folder of the URL's host", "cd .. && wget -r http://guard.yaml/"),
     ("curl -J saves under the name the server gives", "curl -sOJ --output-dir .. https://example.com/x"),
     ("aria2c saves under the name the server gives", "aria2c -d .. https://example.com/x"),
 ]
@@ -124,6 +127,8 @@ ORDINARY = [
     "curl -sSfL https://example.com/x -o out.txt",
     "curl --compressed https://example.com/",
     "wget -q https://example.com/data.csv",
+    "cd .. && wget -r -np https://example.com/docs/",  # in the project: all of it lands below ./example.com
+    "cd .. && wget -m -k -E -l 2 -np example.com/docs/",
     "flock /tmp/l make test",
     "flock -w 5 /tmp/l -c 'ls -la'",
     "gpg --verify x.sig",
@@ -215,6 +220,8 @@ RUN_BY_A_RUNNER = [
     ("a crontab sudo's crontab reads", "sudo crontab - <<< '* * * * * rm -rf ..'"),
     ("npx -c", "npx -c 'rm -rf ..'"),
     ("pnpm exec", "pnpm exec rm -rf .."),
+    ("pnpm exec after options with values", "pnpm -r --filter app exec rm -rf .."),
+    ("npm explore", "npm explore x -- rm -rf .."),
     ("flock's -c, after its lock file", "flock /tmp/l -c 'rm -rf ..'"),
     ("flock's --command", "flock /tmp/l --command 'mv ../../work /srv/p'"),
     ("flock's -w in a cluster", "flock -nw 5 /tmp/l rm -rf .."),
