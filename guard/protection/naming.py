@@ -618,14 +618,17 @@ class _Shell:
 
     def _downloads(self, unit: Unit, cwd: str) -> None:
         """What a downloader saves under names no word spells (:func:`guard.protection.derived_names.download`): the
-        URL's last part in the working directory and each folder it names, any file below it for a name the server
+        URL's last part in the working directory and each folder it names (and where a link of that name leads: curl
+        and wget write through it), any file below it for a name the server
         gives (below the folder of each host, for a recursive wget that keeps them), and the paths its options files
         name."""
         from guard.protection.derived_names import download
 
         found = download(unit.program or "", unit.args, self.env)
         folders = [cwd, *(p for p in sorted(unit.paths)[:256] if os.path.isdir(p))][:16]
-        unit.paths |= {os.path.join(f, name) for f in folders for name in found.names if name not in (".", "..")}
+        for name in sorted(found.names - {".", ".."})[:64]:  # through a link there too: x.txt -> ../guard.yaml
+            for folder in folders:
+                _resolve(name, folder, unit, self.budget, glob=False)
         unit.patterns |= {os.path.normpath(os.path.join(cwd, pattern)) for pattern in found.patterns}
         if found.anywhere:
             unit.tree = unit.creates = True

@@ -298,6 +298,33 @@ def test_curl_s_options_file_is_read_for_the_output_it_names(project: Path, stub
 
 
 @pytest.mark.slow
+def test_a_download_through_a_link_of_the_name_it_saves_to_is_refused(
+    project: Path, stub: StubServer, tmp_path: Path
+) -> None:
+    """curl -O and wget save to the URL's last part and write through a link of that name: with ``x.txt`` a link to
+    ``../guard.yaml`` (made by code that spells no protected name), ``curl -O …/x.txt`` overwrites guard.yaml, as it
+    does under bash here; the name counts where the link leads."""
+    make_link = "python3 -c \"import os; os.symlink('../gu' + 'ard.yaml', 'x.txt')\""
+    subprocess.run(["bash", "-c", make_link], cwd=project, check=True)
+    for line in ('curl -sO "file://$PWD/../../dl/x.txt"', "wget -N https://example.com/x.txt"):
+        decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+        assert (decision, stub.calls) == ("deny", 0), reason
+    ordinary = hook_decision(
+        project, "curl -sO https://example.com/y.txt", env={"GUARD_API_BASE": stub.url}, started_in=project.parent
+    )
+    assert ordinary[0] == "allow", ordinary
+    require("bash", "curl", install="apt-get install curl")
+    (tmp_path / "scratch" / "dl").mkdir(parents=True)
+    (tmp_path / "scratch" / "dl" / "x.txt").write_text("evil\n")
+    scratch = tmp_path / "scratch" / "work" / "app"
+    scratch.mkdir(parents=True)
+    (scratch.parent / "guard.yaml").write_text("hooks: {}\n")
+    subprocess.run(["bash", "-c", make_link], cwd=scratch, check=True)
+    subprocess.run(["bash", "-c", 'curl -sO "file://$PWD/../../dl/x.txt"'], cwd=scratch, check=True)
+    assert (scratch.parent / "guard.yaml").read_text() == "evil\n"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_of_the_same_programs_are_not_refused(project: Path, stub: StubServer, line: str) -> None:
     decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
