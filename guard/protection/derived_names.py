@@ -6,7 +6,9 @@ writes ``../guard.yaml``; ``split -a1 --additional-suffix=.yaml x ../guar`` writ
 these names guard's file, so each path such a program names also stands for the names it may make of it: any name that
 starts with it (the pattern ``PATH*``: a suffix added) and each shorter one (a suffix taken off). A backup suffix
 holding ``*`` (GNU sed) is a name of its own, with the file's name for the ``*`` (a glob's: any name). A downloader
-saves to the URL's last part, or to a name the server gives (:func:`download`). Options are read loosely: a word that
+saves to the URL's last part, or to a name the server gives (:func:`download`); Perl's rename to the name its
+expression makes (:func:`renamed`: a plain substitution is applied, any other code may make any name). Options are
+read loosely: a word that
 only looks like one counts, at the cost of a name that is not guard's. Standard library only: loaded by
 :mod:`guard.protection.naming` for these programs alone.
 """
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal
 from urllib.parse import unquote
 
-__all__ = ["DOWNLOADERS", "Download", "Kind", "derived", "download"]
+__all__ = ["DOWNLOADERS", "Download", "Kind", "derived", "download", "renamed"]
 
 #: How a program makes names: coreutils' backups (``-b``, ``-S``, ``--backup``, ``--suffix``), sed's in-place backup
 #: (``-iSUFFIX``, ``--in-place=SUFFIX``), split's and csplit's pieces, a compressor's output (suffix added or taken off),
@@ -242,3 +244,95 @@ def _options_files(program: str, env: Mapping[str, str], options: list[str]) -> 
             return True
         options.append(data.decode("utf-8", "replace"))
     return False
+
+
+#: Perl's ``s/FROM/TO/`` with flags ``g`` and ``i`` only, any one-character delimiter but a bracket.
+_SUBSTITUTION = re.compile(r"s([^\w\s\\{(<\[])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1([gi]*)", re.DOTALL)
+#: Perl rename's options that take no value (file-rename 1.30: ``-v``, ``-n``, ``-f``, ``-0``, ``-d`` …); ``-e`` and ``-E``
+#: take an expression each. Any other may read the names from somewhere else.
+_RENAME_SHORT = frozenset("vnf0dhmV")
+_RENAME_LONG = frozenset("verbose nono force null filename nopath path fullpath help man version".split())
+#: What a regular expression or a Perl string reads as more than the characters themselves.
+_REGEX_SPECIAL, _INTERPOLATES = frozenset(".^$*+?()[]{}|\\"), frozenset("$@\\")
+
+
+def renamed(args: list[str], matches: Callable[[str], list[str] | None]) -> list[str] | None:
+    """The names Perl's ``rename`` (Debian's ``rename``, ``file-rename``, ``prename``) gives the files ``args`` name, or
+    None when they may be any: its expression (``-e``/``-E`` each, else the first operand) is Perl code that makes the
+    name, so it is read only as a plain substitution (:func:`_plain`: ``s/evil/app/``, ``s/\\.txt$/.md/g``), applied
+    to the whole operand and, for ``-d``, to its last part. Files named by ``matches`` where an operand is a glob or
+    holds an expansion (None: not known); none named reads them from the input (any). util-linux's ``rename FROM TO
+    FILES`` reads as an expression that is no substitution: guard cannot tell which rename runs, so it is any name."""
+    expressions: list[str] = []
+    operands: list[str] = []
+    rest = iter(args)
+    for arg in rest:  # Getopt::Long with bundling: options may follow the operands
+        if arg == "--":
+            operands += list(rest)
+        elif arg == "-" or not arg.startswith("-"):
+            operands.append(arg)
+        elif arg.startswith("--"):
+            if arg[2:] not in _RENAME_LONG:
+                return None
+        else:
+            at = next((k for k, letter in enumerate(arg[1:], 1) if letter in "eE"), len(arg))
+            if not set(arg[1:at]) <= _RENAME_SHORT:
+                return None
+            if at < len(arg):
+                expressions.append(arg[at + 1 :] or next(rest, ""))
+    if not expressions and operands:
+        expressions.append(operands.pop(0))
+    found = [_plain(expression) for expression in expressions]
+    substitutions = [substitute for substitute in found if substitute is not None]
+    if not operands or not substitutions or len(substitutions) < len(found):
+        return None
+    names: list[str] = []
+    for operand in operands:
+        files = matches(operand) if set(operand) & set("*?[$`") else [operand]
+        if files is None:
+            return None
+        for name in files:
+            whole, last = name, os.path.basename(name)
+            for substitute in substitutions:
+                whole, last = substitute(whole), substitute(last)
+            names += [whole, os.path.join(os.path.dirname(name), last)]
+    return names
+
+
+def _plain(expression: str) -> Callable[[str], str] | None:
+    """``s/FROM/TO/`` whose FROM is a literal text (``\\.`` and an escaped delimiter allowed), anchored by ``^`` or
+    ``$`` or not, and TO a literal text, as a function of the name; None for any other Perl code."""
+    found = _SUBSTITUTION.fullmatch(expression.strip())
+    if found is None:
+        return None
+    delimiter, source, target, flags = found.groups()
+    start, end = source.startswith("^"), source.endswith("$") and not source.endswith("\\$")
+    literal = _literal(source[int(start) : len(source) - int(end)], delimiter, _REGEX_SPECIAL)
+    replacement = _literal(target, delimiter, _INTERPOLATES)
+    if not literal or replacement is None:
+        return None
+    pattern = re.compile(
+        ("^" if start else "") + re.escape(literal) + ("$" if end else ""), re.I if "i" in flags else 0
+    )
+    count = 0 if "g" in flags else 1
+    return lambda name: pattern.sub(lambda _: replacement, name, count=count)
+
+
+def _literal(text: str, delimiter: str, special: frozenset[str]) -> str | None:
+    """``text`` as the characters it stands for, when it holds none of ``special`` but ``\\.`` and an escaped
+    delimiter; else None."""
+    out: list[str] = []
+    escaped = False
+    for c in text:
+        if escaped:
+            if c not in (".", delimiter):
+                return None
+            out.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in special:
+            return None
+        else:
+            out.append(c)
+    return None if escaped else "".join(out)

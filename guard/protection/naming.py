@@ -168,7 +168,11 @@ DERIVES_NAMES: dict[str, Kind] = {
 }
 #: Programs that move or rename the paths they are given (a folder with all it holds): coreutils' mv, util-linux's
 #: and perl's rename (each of whose operands is renamed), GLib's gio (move, rename, trash) and the trash commands.
-MOVERS = frozenset({"mv", "rename", "file-rename", "prename", "gio", "gvfs-move", "gvfs-trash", "trash-put", "trash"})
+MOVERS = frozenset(
+    {"mv", "rename", "rename.ul", "file-rename", "prename", "gio", "gvfs-move", "gvfs-trash", "trash-put", "trash"}
+)
+#: Perl's rename, whose expression makes each new name (:func:`guard.protection.derived_names.renamed`).
+_PERL_RENAMES = frozenset({"rename", "file-rename", "prename"})
 #: gio's commands that move what they name (``gio info ..`` and ``gio list ..`` only read it).
 _GIO_MOVES = frozenset({"move", "rename", "trash"})
 #: Programs where ``-r``/``-R``/``--recursive`` (and ``-a``/``--archive``) mean the whole tree.
@@ -535,6 +539,8 @@ class _Shell:
             unit.moves = frozenset(
                 p for word in _move_targets(program, args) for p in named_by(word, cwd, self.env).paths
             )
+        if program in _PERL_RENAMES:
+            self._renamed(unit, cwd)
         if self.anywhere:  # a file named into a folder it names (cp x .) may land in any folder
             unit.patterns |= {f"*/{os.path.basename(p)}" for p in list(unit.paths)[:256] if os.path.basename(p)}
         self.found.append(unit)
@@ -642,6 +648,27 @@ class _Shell:
             for token, glob in _tokens(text, self.env, self.assigned, glob=False):
                 self.budget.spend_token()
                 self._resolve(token, cwd, unit, glob=glob)
+
+    def _renamed(self, unit: Unit, cwd: str) -> None:
+        """The names Perl's rename makes of those it is given (:func:`guard.protection.derived_names.renamed`), each a
+        path the unit names; where they may be any name, any path (``*``). A glob operand stands for what it matches
+        now, unless an earlier command of the line may have made other files."""
+        from guard.protection.derived_names import renamed
+        from guard.protection.glob_matching import glob_matches
+
+        def matches(word: str) -> list[str] | None:
+            if self.unsure or "$" in word or "`" in word:
+                return None
+            found = glob_matches(os.path.normpath(os.path.join(cwd, word)))
+            return [path if os.path.isabs(word) else os.path.relpath(path, cwd) for path in found]
+
+        names = renamed(unit.args, matches)
+        if names is None:
+            unit.patterns.add("*")
+            return
+        for name in names:
+            self.budget.spend_token()
+            self._resolve(name, cwd, unit, glob=False)
 
     def _resolve(self, token: str, cwd: str, unit: Unit, *, glob: bool) -> None:
         """``token`` from each folder the shell may be in: ``cwd``, the folders it was in before, and, once it ran text

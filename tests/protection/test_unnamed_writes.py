@@ -79,6 +79,7 @@ ROUTES = [
     ("mv of the folder above", "", "mv ../../work ../../moved", "guard.yaml"),
     ("mv of the folder above, spelt from $PWD", "", 'mv "$PWD/../../work" ../../moved', "guard.yaml"),
     ("mv -t of the folder above", "mkdir ../../moved", "mv -t ../../moved ../../work", "guard.yaml"),
+    ("util-linux's rename of the folder above", "", "rename.ul work moved ../../work", "guard.yaml"),
     ("awk's system()", "", "awk 'BEGIN{system(\"mv ../../work ../../moved\")}'", "guard.yaml"),
     ("a line awk prints to sh", "", 'awk \'BEGIN{print "mv ../../work ../../moved" | "sh"}\'', "guard.yaml"),
     ("awk's file named by a concatenation", "", 'awk \'BEGIN{f="../gu" "ard.yaml"; print 1 > f}\'', "guard.yaml"),
@@ -98,6 +99,11 @@ NOT_RUN = [
     ("wget -r makes a folder of the URL's host", "cd .. && wget -r http://guard.yaml/"),
     ("curl -J saves under the name the server gives", "curl -sOJ --output-dir .. https://example.com/x"),
     ("aria2c saves under the name the server gives", "aria2c -d .. https://example.com/x"),
+    ("Perl rename's substitution makes the agent's folder's name", "cd .. && rename 's/evil/app/' evil"),
+    ("Perl rename's substitution makes guard.yaml", "cd .. && rename -f 's/\\.yml$/.yaml/' guard.yml"),
+    ("Perl rename's -e, another delimiter", "rename -e 's|x|../guard.yaml|' x"),
+    ("Perl rename's expression is code that may make any name", "cd .. && rename 'y/a-z/A-Z/' notes.txt"),
+    ("Perl rename reading its names from its input", "ls | rename 's/a/b/'"),
 ]
 #: (case, line): an archiver extracting over guard.yaml, or cmake -E moving or copying over it.
 EXTRACTIONS = [
@@ -130,6 +136,8 @@ ORDINARY = [
     "cd .. && wget -r -np https://example.com/docs/",  # in the project: all of it lands below ./example.com
     "cd .. && wget -m -k -E -l 2 -np example.com/docs/",
     "flock /tmp/l make test",
+    "rename 's/\\.txt$/.md/' notes.txt",
+    "rename -v 's/notes/readme/' *.txt",
     "flock -w 5 /tmp/l -c 'ls -la'",
     "gpg --verify x.sig",
     "sudo ls -la",
