@@ -76,6 +76,8 @@ LIMITS = {
     "listing": 20_000,
     "command": MAX_COMMAND,
 }
+#: The most folders a writing command may name, each of which may be where what it names goes (``cp a b … dir``).
+MAX_FOLDERS = 16
 #: How long looking at one call may take, whatever the machine's load: past it, the call is too large to judge.
 SECONDS = 1.0
 #: Fields whose text a tool writes or shows, never opens: file contents, replacements, prose.
@@ -530,7 +532,7 @@ class _Shell:
             unit.paths.add(os.path.normpath(cwd))
             if self.anywhere:
                 unit.patterns.add("*")
-        _into_folders(unit)
+        _into_folders(unit, writes=not reads)
         if DERIVES_NAMES.get(program or "") == "download":
             self._downloads(unit, cwd)
         elif program in DERIVES_NAMES:
@@ -584,15 +586,15 @@ class _Shell:
                 path = os.path.join(cwd, name)
                 fed += [self.written.get(path, ""), *self.fed.get(path, [])]
         found = program_code.code(program, unit.args, [text for text in fed if text], self._reader(cwd))
-        self.budget.spend_text(sum(map(len, found.lines[:64])))
+        self.budget.spend_text(sum(map(len, found.lines)))
         line = dict(self.assigned)
         for word in unit.command.assignments if unit.command is not None else []:
             self._assign(word.text)  # X=.. awk …: its environment, which ENVIRON["X"] and make's $(X) read
-        for text in found.writes[:64]:
+        for text in found.writes:
             for token, glob in _tokens(text, self.env, self.assigned, glob=False):
                 self.budget.spend_token()
                 self._resolve(token, cwd, unit, glob=glob)
-        self._run_texts(set(found.lines[:64]), cwd, depth)
+        self._run_texts(set(found.lines), cwd, depth)
         self.assigned = line
 
     def _reader(self, cwd: str) -> Callable[[str], str | None]:
@@ -631,15 +633,19 @@ class _Shell:
         from guard.protection.derived_names import download
 
         found = download(unit.program or "", unit.args, self.env)
-        folders = [cwd, *(p for p in sorted(unit.paths)[:256] if os.path.isdir(p))][:16]
-        for name in sorted(found.names - {".", ".."})[:64]:  # through a link there too: x.txt -> ../guard.yaml
+        folders = [cwd, *(p for p in sorted(unit.paths) if os.path.isdir(p))]
+        if len(folders) > MAX_FOLDERS:
+            raise TooLarge(f"the command `{unit.label[:80]}` names more than {MAX_FOLDERS} folders to download into")
+        for name in sorted(found.names - {".", ".."}):  # through a link there too: x.txt -> ../guard.yaml
+            self.budget.spend_token()
             for folder in folders:
                 _resolve(name, folder, unit, self.budget, glob=False)
         unit.patterns |= {os.path.normpath(os.path.join(cwd, pattern)) for pattern in found.patterns}
         if found.anywhere:
             unit.tree = unit.creates = True
             unit.paths.add(os.path.normpath(cwd))
-        for host in sorted(found.hosts)[:16]:  # wget -r: a folder per host, where it may save any file
+        for host in sorted(found.hosts):  # wget -r: a folder per host, where it may save any file
+            self.budget.spend_token()
             unit.tree = unit.creates = True
             for folder in folders:
                 _resolve(host, folder, unit, self.budget, glob=False)
@@ -908,7 +914,7 @@ def _data(command: Command) -> list[str]:
     return fed
 
 
-def _into_folders(unit: Unit) -> None:
+def _into_folders(unit: Unit, *, writes: bool = False) -> None:
     """Each named file's name inside each named folder: ``cp x/settings.json .claude/`` and ``cp -t. x/guard.yaml`` write there.
 
     The root takes only names of what exists, unless ``/`` is a word of its own
@@ -917,8 +923,13 @@ def _into_folders(unit: Unit) -> None:
     where they name the folders holding guard's installation. What goes onto the
     root is kept apart (``onto_root``): it counts even where it holds the project,
     as guard's installation may live in the same top folder (``/tmp``, ``/home``).
+    A command that ``writes`` (one not proven to only read) and names more folders than
+    :data:`MAX_FOLDERS` is too large: each may be where its files go (``cp x/guard.yaml a1 … a16 ..``).
     """
-    folders = [p for p in sorted(unit.paths)[:256] if os.path.isdir(p)][:16]
+    folders = [p for p in (sorted(unit.paths) if writes else sorted(unit.paths)[:256]) if os.path.isdir(p)]
+    if len(folders) > MAX_FOLDERS and writes:
+        raise TooLarge(f"the command `{unit.label[:80]}` names more than {MAX_FOLDERS} folders to write into")
+    folders = folders[:MAX_FOLDERS]
     if folders:
         names = {os.path.basename(p) for p in unit.paths} - {""}
         unit.paths |= {os.path.join(folder, name) for folder in folders if folder != "/" for name in names}

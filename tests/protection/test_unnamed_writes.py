@@ -274,6 +274,10 @@ RUN_BY_ITS_CODE = [
     ("awk's sprintf", 'awk \'BEGIN{system(sprintf("rm -rf %s", ".."))}\''),
     ("awk's ENVIRON", 'X=.. awk \'BEGIN{system("rm -rf " ENVIRON["X"])}\''),
     ("make's variable from the environment", "D=.. make -f - <<< $'all:\\n\\trm -rf $(D)'"),
+    (
+        "awk's 71st file, a name it joins (the first 64 were read)",
+        "awk 'BEGIN{" + "".join(f'print 1 > "f{i}"; ' for i in range(70)) + 'f="../gu" "ard.yaml"; print 1 > f}\'',
+    ),
 ]
 REFUSED = [(case, line) for case, _, line, _ in ROUTES] + NOT_RUN + EXTRACTIONS + RUN_BY_A_RUNNER + RUN_BY_ITS_CODE
 
@@ -329,6 +333,25 @@ def test_a_download_through_a_link_of_the_name_it_saves_to_is_refused(
     (scratch.parent / "guard.yaml").write_text("hooks: {}\n")
     subprocess.run(["bash", "-c", make_link], cwd=scratch, check=True)
     subprocess.run(["bash", "-c", 'curl -sO "file://$PWD/../../dl/x.txt"'], cwd=scratch, check=True)
+    assert (scratch.parent / "guard.yaml").read_text() == "evil\n"
+
+
+@pytest.mark.slow
+def test_a_copy_into_one_of_many_folders_is_refused(project: Path, stub: StubServer, tmp_path: Path) -> None:
+    """cp copies what it names into its last operand, whatever folders come before it: the name of each file it names
+    counts in each folder it names, and past 16 folders (the first 16 were looked at, the rest not) a writing command
+    is too large to judge. With 17 folders before ``..``, ``cp sub/guard.yaml … ..`` overwrites guard.yaml under bash."""
+    line = "cp sub/guard.yaml " + " ".join(f"../../a{i:02}" for i in range(17)) + " .."
+    for root in (tmp_path, tmp_path / "scratch"):
+        for i in range(17):
+            (root / f"a{i:02}").mkdir(parents=True)
+    decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+    assert (decision, stub.calls) == ("deny", 0), reason
+    scratch = tmp_path / "scratch" / "work" / "app"
+    (scratch / "sub").mkdir(parents=True)
+    (scratch / "sub" / "guard.yaml").write_text("evil\n")
+    (scratch.parent / "guard.yaml").write_text("hooks: {}\n")
+    subprocess.run(["bash", "-c", line], cwd=scratch, capture_output=True)  # cp omits the folders and fails
     assert (scratch.parent / "guard.yaml").read_text() == "evil\n"
 
 
