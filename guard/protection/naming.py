@@ -73,6 +73,7 @@ LIMITS = {
     "brace_groups": 64,
     "patterns": 512,
     "entries": 20_000,
+    "folders": 64,
     "listing": 20_000,
     "command": MAX_COMMAND,
 }
@@ -572,7 +573,9 @@ class _Shell:
                 pass
         elif program in ("source", ".") and invocation is not None:  # so does sourced text, when guard can read it
             folder = self._source(None if piped_into else self._sourced(invocation, command, cwd), cwd, depth)
-        if folder != cwd and cwd not in self.earlier and len(self.earlier) < 64:
+        if folder != cwd and cwd not in self.earlier:
+            if len(self.earlier) >= LIMITS["folders"]:  # the shell may be in any of them: none may be left out
+                raise TooLarge(f"the line changes folder more than {LIMITS['folders']} times")
             self.earlier.append(cwd)
         return folder
 

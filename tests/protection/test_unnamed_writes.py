@@ -356,6 +356,24 @@ def test_a_copy_into_one_of_many_folders_is_refused(project: Path, stub: StubSer
 
 
 @pytest.mark.slow
+def test_a_line_changing_folder_past_what_is_followed_is_refused(
+    project: Path, stub: StubServer, tmp_path: Path
+) -> None:
+    """A ``cd`` that fails leaves the shell where it was, so each folder a line was in is one it may still be in, and
+    relative paths are read from each: after 65 of them the earliest ones were no longer kept, and
+    ``cd d1; …; cd d65; cd missing; rm -rf ../…/.claude`` (66 levels up from d65: the project's) went to the judge. Past
+    64 folders a line is too large to judge. Under bash the line deletes the project's .claude."""
+    line = "; ".join(f"cd d{i}" for i in range(1, 66)) + "; cd missing; rm -rf " + "../" * 66 + ".claude"
+    decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
+    assert (decision, stub.calls) == ("deny", 0), reason
+    scratch = tmp_path / "scratch" / "work" / "app"
+    scratch.joinpath(*(f"d{i}" for i in range(1, 66))).mkdir(parents=True)
+    (scratch.parent / ".claude").mkdir()
+    subprocess.run(["bash", "-c", line], cwd=scratch, capture_output=True)
+    assert not (scratch.parent / ".claude").exists()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_of_the_same_programs_are_not_refused(project: Path, stub: StubServer, line: str) -> None:
     decision, reason = hook_decision(project, line, env={"GUARD_API_BASE": stub.url}, started_in=project.parent)
