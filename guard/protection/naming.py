@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from guard.command_analysis.invocation import Invocation, command_name, unwrap
-from guard.command_analysis.shell_syntax import Command, Script, ShellSyntaxError, Word, parse
+from guard.command_analysis.shell_syntax import Command, Redirect, Script, ShellSyntaxError, Word, parse
 from guard.protection.readonly import MAX_COMMAND, SHELL_TOOLS, command_text, prove_command
 
 if TYPE_CHECKING:
@@ -572,6 +572,7 @@ class _Shell:
             except ShellSyntaxError:
                 pass
         elif program in ("source", ".") and invocation is not None:  # so does sourced text, when guard can read it
+            self._run_texts(set(received), cwd, depth)  # echo '…' > s.sh; . s.sh: what the line wrote into it runs
             folder = self._source(None if piped_into else self._sourced(invocation, command, cwd), cwd, depth)
         if folder != cwd and cwd not in self.earlier:
             if len(self.earlier) >= LIMITS["folders"]:  # the shell may be in any of them: none may be left out
@@ -777,11 +778,12 @@ class _Shell:
         if not reads:
             self.unsure = True
             return
-        body = next((r.body for r in command.redirects if r.op in ("<<", "<<-") and r.body is not None), None)
+        last = _last_input(command)  # cat reads the last of its here-documents, not the first
+        body = last.body if last is not None and last.op in ("<<", "<<-") else None
         for redirect in command.redirects:
             if redirect.op in (">", ">>"):
                 target = os.path.normpath(os.path.join(cwd, redirect.target.text))
-                self.fed.setdefault(target, []).extend(_data(command)[:8])
+                self.fed.setdefault(target, []).extend(_data(command))
                 text = (
                     body.text + "\n"
                     if program == "cat" and redirect.op == ">" and body is not None and len(command.words) == 1
@@ -835,14 +837,9 @@ class _Shell:
 
     def _stdin(self, command: Command, cwd: str) -> str | None:
         """What a command's own last input redirection feeds it: a file, a here-document or a here-string (None: not known)."""
-        inputs = [
-            r
-            for r in command.redirects
-            if r.op in ("<", "<<", "<<-", "<<<", "<&", "<>") or (r.op[:1].isdigit() and "<" in r.op)
-        ]
-        if not inputs or inputs[-1].op not in ("<", "<<", "<<-", "<<<"):
+        last = _last_input(command)
+        if last is None or last.op not in ("<", "<<", "<<-", "<<<"):
             return None
-        last = inputs[-1]
         if last.op == "<":
             return None if last.target.dynamic or last.target.glob else self._text(os.path.join(cwd, last.target.text))
         word = last.body if last.op != "<<<" else last.target
@@ -885,6 +882,16 @@ class _Shell:
         name, eq, value = text.partition("=")
         if eq and name.isidentifier() and len(self.assigned) < 256:
             self.assigned[name] = _expand_vars(value, self.env, self.assigned)[:4096]
+
+
+def _last_input(command: Command) -> Redirect | None:
+    """The command's last input redirection, which is what it reads (bash opens each in turn, the last one wins)."""
+    inputs = [
+        r
+        for r in command.redirects
+        if r.op in ("<", "<<", "<<-", "<<<", "<&", "<>") or (r.op[:1].isdigit() and "<" in r.op)
+    ]
+    return inputs[-1] if inputs else None
 
 
 def _bodies(command: Command) -> list[Word]:
