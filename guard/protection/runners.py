@@ -64,10 +64,14 @@ def runner_lines(
 
 
 def _operand_lines(invocation: Invocation, given: tuple[str, ...] = ()) -> set[str]:
-    """The words from each of a runner's first few operands on, as words and as a line (``watch``, ``su -c`` and a
-    shell's ``-c`` run text), each also fed what the runner is ``given`` on its input (``sudo sh <<< '…'``)."""
+    """The words from each word where a runner's command may start on, as words and as a line (``watch``, ``su -c``
+    and a shell's ``-c`` run text), each also fed what the runner is ``given`` on its input (``sudo sh <<< '…'``).
+    Which of its options take a value is not known, so its command may start at any of its first four operands and at
+    any operand up to three words after an option (``sudo -u a -g b -h c -p d rm -rf ..``, ``bwrap --bind / / rm``)."""
     words = invocation.args
-    starts = [k for k, word in enumerate(words) if not word.text.startswith("-")][:4]
+    operands = [k for k, word in enumerate(words) if not word.text.startswith("-")]
+    after = {k for k in operands if any(words[j].text.startswith("-") for j in range(max(0, k - 3), k))}
+    starts = sorted({*operands[:4], *after})
     texts = {" ".join(w.raw for w in words[k:]) for k in starts} | {" ".join(w.text for w in words[k:]) for k in starts}
     return texts | {f"{text} <<< {shlex.quote(data)}" for text in texts for data in given}
 
