@@ -28,7 +28,7 @@ MAP_START, MAP_END = "<!-- hot path: made by python3 tests/cli/test_hot_path.py 
 
 #: guard's own modules a cache hit may import: the figure measured when the budget was set (issue 38 aims at 25), so a
 #: change that spreads the hit path further fails here instead of going unseen.
-HIT_MODULE_BUDGET = 65
+HIT_MODULE_BUDGET = 63
 
 #: The packages a hit passes through, in the order the pipeline reaches them (docs/architecture.md draws it).
 PIPELINE = (
